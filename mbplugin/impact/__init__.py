@@ -1,0 +1,487 @@
+"""The impact analyser: one binary collinear impact, solved with exact location of its events.
+
+This is the setting of the source papers. Two bodies of masses ``m1`` and ``m2`` (``m2`` may be
+infinite: a fixed wall) meet with approach speed ``v0``; the contact law turns the indentation
+``delta`` and its rate into a force, and the relative motion obeys
+
+    m_eff * delta'' = press + force_ext(t) - F(delta, delta', state),   m_eff = m1 m2/(m1 + m2),
+
+from delta = 0, delta' = v0 at t = 0. ``press`` (N) and ``force_ext(t)`` are the effective external
+force pressing the bodies together (for a ball on the ground: its weight). The contact ends at the
+first instant the force is <= 0 while the bodies recede (Milehins & Marghitu 2026, Eq. 17) -- not
+when delta returns to 0, which would be wrong for hysteretic laws; laws that may pull end at
+delta = 0 instead. No separation before the cut-off means the bodies were captured: c_r = 0.
+
+Reported quantities (see :class:`ImpactResult`): Newton's, Poisson's and Stronge's coefficients
+of restitution, the duration, the peak force and its time, the maximum and residual indentation,
+the energy absorbed by the contact, and whether the bodies were captured.
+
+>>> from mbplugin.laws import make_law
+>>> from mbplugin.impact import impact
+>>> r = impact(make_law("hunt_crossley", k=2.4144e10, n=1.5, cr=0.8892), mass=0.54, v0=0.15)
+>>> round(r.cr_out, 4)
+0.9002
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.laws.base import Law
+
+#: The keys of :meth:`ImpactResult.to_dict` (and of ``mbplugin impact --json``).
+RESULT_KEYS = (
+    "cr_out",
+    "cr_poisson",
+    "cr_stronge",
+    "duration",
+    "f_max",
+    "t_f_max",
+    "delta_max",
+    "delta_residual",
+    "energy_dissipated",
+    "captured",
+)
+
+DEFAULT_RTOL = 1e-10
+DEFAULT_CUTOFF = 400.0  # cut-off time in units of the law's contact time scale
+
+
+@dataclass(frozen=True)
+class ImpactSeries:
+    """Time series of one impact sampled on the integrator's dense output.
+
+    ``t`` (s), ``delta`` (m), ``ddelta`` (m/s), ``force`` (N, as applied to the bodies) and
+    ``state`` (one column per law ODE state, named in ``state_names``).
+    """
+
+    t: np.ndarray
+    delta: np.ndarray
+    ddelta: np.ndarray
+    force: np.ndarray
+    state: np.ndarray
+    state_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ImpactResult:
+    """Outcome of one impact (SI units).
+
+    ``cr_out``          Newton's coefficient: -ddelta(end)/v0 (0 when captured)
+    ``cr_poisson``      restitution impulse / compression impulse of the contact force
+    ``cr_stronge``      sqrt(work returned in restitution / work absorbed in compression)
+    ``duration``        contact duration (s); ``inf`` when captured
+    ``f_max``           peak contact force (N); ``t_f_max`` its time (s)
+    ``delta_max``       maximum indentation (m); ``delta_residual`` indentation at separation (m)
+    ``energy_dissipated`` net work absorbed by the contact, int F ddelta dt (J)
+    ``captured``        True when the bodies did not separate before the cut-off
+
+    Extra attributes (not in :meth:`to_dict`): ``duration_overlap`` is the time until the overlap
+    delta returns to 0, continuing the force-free relative motion after separation (equal to
+    ``duration`` unless the law separates with a residual overlap; the convention of Zhang et al.
+    2022, Tables 1-2); ``t_max_compression`` the time of maximum compression; ``steps`` and
+    ``nfev`` the integrator's accepted steps and right-hand-side evaluations; ``state_end`` the
+    law's state at the end; ``series`` the recorded time series.
+    """
+
+    cr_out: float
+    cr_poisson: float
+    cr_stronge: float
+    duration: float
+    f_max: float
+    t_f_max: float
+    delta_max: float
+    delta_residual: float
+    energy_dissipated: float
+    captured: bool
+    law: str = ""
+    duration_overlap: float = math.nan
+    t_max_compression: float = math.nan
+    steps: int = 0
+    nfev: int = 0
+    state_end: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    series: ImpactSeries | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Exactly the keys of :data:`RESULT_KEYS`; infinities become ``None`` (JSON null)."""
+        out: dict[str, Any] = {}
+        for key in RESULT_KEYS:
+            val = getattr(self, key)
+            if isinstance(val, (bool, np.bool_)):
+                out[key] = bool(val)
+            else:
+                val = float(val)
+                out[key] = val if math.isfinite(val) else None
+        return out
+
+
+# --------------------------------------------------------------------------------------------------
+# input checks
+# --------------------------------------------------------------------------------------------------
+def _positive(name: str, value: Any, allow_inf: bool = False) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    bad = np.isnan(arr) | (arr <= 0) | (~np.isfinite(arr) if not allow_inf else np.isnan(arr))
+    if np.any(bad):
+        shown = float(np.atleast_1d(arr)[np.atleast_1d(bad)][0])
+        rng = "(0, inf]" if allow_inf else "(0, inf)"
+        raise ParameterError(f"{name} = {shown:g} is outside its allowed range {rng}")
+    return arr
+
+
+def _finite(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(f"{name} must be finite, allowed range (-inf, inf)")
+    return arr
+
+
+def _check_rtol(rtol: float) -> float:
+    rtol = float(rtol)
+    if not (1e-13 <= rtol <= 1e-3):
+        raise ParameterError(f"rtol = {rtol:g} is outside its allowed range [1e-13, 1e-3]")
+    return rtol
+
+
+def effective_mass(mass: Any, mass2: Any = math.inf) -> np.ndarray:
+    """m1 m2 / (m1 + m2), with m2 = inf giving m1 (kg)."""
+    m1 = _positive("mass", mass)
+    m2 = _positive("mass2", mass2, allow_inf=True)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isinf(m2), m1, m1 * m2 / (m1 + m2))
+
+
+# --------------------------------------------------------------------------------------------------
+# results
+# --------------------------------------------------------------------------------------------------
+def _derive(
+    status: np.ndarray,
+    ts: np.ndarray,
+    vs: np.ndarray,
+    ds: np.ndarray,
+    pc: np.ndarray,
+    pt: np.ndarray,
+    wc: np.ndarray,
+    wt: np.ndarray,
+    tm: np.ndarray,
+    v0: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Coefficients of restitution and duration from the integrator's raw outputs."""
+    captured = status == 1
+    have_tm = np.isfinite(tm)
+    cr_out = np.where(captured, 0.0, -np.real(vs) / v0)
+    cr_out = np.where(np.iscomplexobj(vs) & ~captured, np.abs(vs) / v0, cr_out)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        poisson = np.where(have_tm & (pc > 0), (pt - pc) / np.where(pc > 0, pc, 1.0), 0.0)
+        returned = np.maximum(wc - wt, 0.0)
+        stronge = np.where(have_tm & (wc > 0), np.sqrt(returned / np.where(wc > 0, wc, 1.0)),
+                           0.0)
+    poisson = np.where(captured, 0.0, poisson)
+    stronge = np.where(captured, 0.0, stronge)
+    return {
+        "cr_out": np.real(cr_out).astype(float),
+        "cr_poisson": poisson,
+        "cr_stronge": stronge,
+        "duration": np.where(captured, np.inf, ts),
+        "delta_residual": ds,
+        "energy_dissipated": wt,
+        "captured": captured,
+    }
+
+
+def _law_setup(
+    law: Law, n: int, m: np.ndarray, v0: np.ndarray, radius: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Coefficients, initial state, time scale and state scales for n impacts of one law."""
+    if law.size not in (1, n):
+        raise ParameterError(
+            f"{law.name}: array-valued parameters have length {law.size}, but the batch has {n}"
+        )
+    r = None if radius is None else _positive("radius", radius)
+    v_in, m_eff, r_eff = law.latch_arrays(n, v_in=v0, m_eff=m, r_eff=r)
+    coef = np.ascontiguousarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
+    if coef.shape[0] != n:
+        coef = np.ascontiguousarray(np.broadcast_to(coef, (n, coef.shape[1])))
+    if not np.all(np.isfinite(coef)):
+        raise ParameterError(f"{law.name}: the parameters give non-finite force coefficients")
+    s_init = np.ascontiguousarray(law.initial_state(coef), dtype=float)
+    tc = np.broadcast_to(np.asarray(law.timescale(m_eff, v_in), dtype=float), (n,)).copy()
+    if not np.all(np.isfinite(tc) & (tc > 0)):
+        raise ParameterError(f"{law.name}: could not estimate a contact time scale")
+    from mbplugin.laws.kernels import NODE_MAX
+
+    scale = np.repeat((v0 * tc)[:, None], NODE_MAX, axis=1)
+    return coef, s_init, tc, scale
+
+
+def impact(
+    law: Law,
+    mass: float,
+    v0: float,
+    *,
+    mass2: float = math.inf,
+    press: float = 0.0,
+    force_ext: Callable[[float], float] | None = None,
+    radius: float | None = None,
+    rtol: float = DEFAULT_RTOL,
+    t_max: float | None = None,
+    record: bool = False,
+    method: str = "auto",
+) -> ImpactResult:
+    """Simulate one binary collinear impact.
+
+    Parameters
+    ----------
+    law:
+        The contact law (a scalar-parameter :class:`~mbplugin.laws.Law`).
+    mass, mass2:
+        Masses of the two bodies (kg); ``mass2 = inf`` is a fixed wall.
+    v0:
+        Approach speed at first contact (m/s, > 0).
+    press:
+        Constant effective force pressing the bodies together (N); negative pulls them apart.
+    force_ext:
+        Optional time-dependent effective force (N) pressing the bodies together, a function of
+        the time since first contact (s). Runs on the reference (SciPy) integrator.
+    radius:
+        Effective radius (m) for laws that need it (e.g. Azad-Featherstone with ``lam_star``).
+    rtol:
+        Relative tolerance of the adaptive integrator (default 1e-10, c_r error < 1e-8).
+    t_max:
+        Cut-off time (s) after which the bodies count as captured; default 400 contact time
+        scales of the law.
+    record:
+        Keep the time series (:attr:`ImpactResult.series`) for plots.
+    method:
+        ``"auto"`` (compiled when possible), ``"compiled"`` or ``"reference"``.
+    """
+    if not isinstance(law, Law):
+        raise ParameterError(f"law must be an mbplugin Law, got {type(law).__name__}")
+    if law.size != 1:
+        raise ParameterError(f"{law.name}: impact() needs scalar parameters; use impact_batch()")
+    if method not in ("auto", "compiled", "reference"):
+        raise ParameterError(f"method = {method!r} is not one of {{auto, compiled, reference}}")
+    m = effective_mass(mass, mass2).reshape(1)
+    v = _positive("v0", v0).reshape(1)
+    p = float(_finite("press", press))
+    rtol = _check_rtol(rtol)
+    if force_ext is not None and not callable(force_ext):
+        raise ParameterError("force_ext must be a callable f(t) returning a force in N")
+    complex_mode = getattr(law, "power", None) == "complex"
+    coef, s_init, tc, scale = _law_setup(law, 1, m, v, radius)
+    cutoff = DEFAULT_CUTOFF * tc[0] if t_max is None else float(_positive("t_max", t_max))
+    use_ref = method == "reference" or force_ext is not None or law.kernel is None
+    if method == "compiled" and use_ref:
+        raise ParameterError(
+            "method='compiled' cannot run a Python force_ext or a law without a compiled kernel"
+        )
+    if use_ref:
+        from mbplugin.impact._reference import impact_reference
+
+        raw, state_end, rec = impact_reference(
+            law, coef[0], s_init[0], float(m[0]), float(v[0]), p, force_ext, float(tc[0]),
+            cutoff, rtol, scale[0], record, complex_mode=complex_mode,
+        )
+        status = np.array([raw["status"]])
+        vals = {k: np.array([raw[k]]) for k in ("ts", "vs", "ds", "pc", "pt", "wc", "wt", "tm")}
+        fmax, tfmax, dmax = raw["fmax"], raw["tfmax"], raw["dmax"]
+        steps, nfev = int(raw["steps"]), int(raw["nfev"])
+    else:
+        from mbplugin.impact import _compiled as cc
+        from mbplugin.laws import kernels
+
+        cpad = kernels.pad_coef(coef)
+        spad = kernels.pack_state(s_init, law.n_state, law.n_memory)
+        res, s_end, rec = cc.impact_core(
+            law.kernel, law.contact_mode, kernels.ctuple(cpad, 0), kernels.stuple(spad, 0),
+            law.n_state, float(m[0]), float(v[0]), p, float(tc[0]), cutoff, rtol, scale[0],
+            record,
+        )
+        state_end = kernels.unpack_state(np.array([s_end]), law.n_state, law.n_memory)[0]
+        if res[cc.R_STATUS] == 2:
+            raise IntegrationError(f"{law.name}: the integrator's step size underflowed")
+        status = np.array([res[cc.R_STATUS]])
+        vals = {
+            "ts": res[[cc.R_TS]], "vs": res[[cc.R_VS]], "ds": res[[cc.R_DS]],
+            "pc": res[[cc.R_PC]], "pt": res[[cc.R_PT]], "wc": res[[cc.R_WC]],
+            "wt": res[[cc.R_WT]], "tm": res[[cc.R_TM]],
+        }
+        fmax, tfmax, dmax = res[cc.R_FMAX], res[cc.R_TFMAX], res[cc.R_DMAX]
+        steps, nfev = int(res[cc.R_STEPS]), int(res[cc.R_NFEV])
+    d = _derive(status, **vals, v0=v)
+    series = None
+    overlap = float(d["duration"][0])
+    ds_, vs_ = float(d["delta_residual"][0]), float(np.real(vals["vs"][0]))
+    if force_ext is None and not d["captured"][0] and ds_ > 0.0:
+        # free flight after separation: ds + vs*tau + (press/m) tau^2 / 2 = 0
+        a = 0.5 * p / float(m[0])
+        if a == 0.0:
+            overlap += ds_ / abs(vs_) if vs_ < 0 else math.inf
+        else:
+            disc = vs_ * vs_ - 4.0 * a * ds_
+            overlap += (-vs_ - math.sqrt(disc)) / (2.0 * a) if disc >= 0 else math.inf
+    if record:
+        series = ImpactSeries(
+            t=rec[:, 0], delta=rec[:, 1], ddelta=rec[:, 2], force=rec[:, 3],
+            state=rec[:, 4 : 4 + law.n_state], state_names=tuple(law.state_names),
+        )
+    return ImpactResult(
+        cr_out=float(d["cr_out"][0]),
+        cr_poisson=float(d["cr_poisson"][0]),
+        cr_stronge=float(d["cr_stronge"][0]),
+        duration=float(d["duration"][0]),
+        f_max=float(fmax),
+        t_f_max=float(tfmax),
+        delta_max=float(dmax),
+        delta_residual=float(d["delta_residual"][0]),
+        energy_dissipated=float(d["energy_dissipated"][0]),
+        captured=bool(d["captured"][0]),
+        law=law.name,
+        duration_overlap=overlap,
+        t_max_compression=float(vals["tm"][0]),
+        steps=steps,
+        nfev=nfev,
+        state_end=np.asarray(state_end, dtype=float),
+        series=series,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# many impacts at once
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class _Group:
+    law: Law
+    m: np.ndarray
+    v0: np.ndarray
+    press: np.ndarray
+    coef: np.ndarray
+    s_init: np.ndarray
+    tc: np.ndarray
+    scale: np.ndarray
+    cutoff: np.ndarray
+
+
+class ImpactBatch:
+    """Many independent impacts, possibly of different laws, integrated in one compiled loop.
+
+    >>> batch = ImpactBatch()
+    >>> batch.add(make_law("hunt_crossley", k=1e9, cr=cr_array), mass=1.0, v0=v_array)
+    >>> batch.add(make_law("flores", k=1e9, cr=0.5), mass=1.0, v0=v_array)
+    >>> result = batch.run()          # dict of arrays keyed like ImpactResult.to_dict()
+    """
+
+    def __init__(self, rtol: float = DEFAULT_RTOL) -> None:
+        self.rtol = _check_rtol(rtol)
+        self._groups: list[_Group] = []
+
+    def add(
+        self,
+        law: Law,
+        mass: Any,
+        v0: Any,
+        *,
+        mass2: Any = math.inf,
+        press: Any = 0.0,
+        radius: Any = None,
+        t_max: Any = None,
+    ) -> ImpactBatch:
+        """Add impacts of one law; every argument broadcasts against the law's array parameters."""
+        if not isinstance(law, Law):
+            raise ParameterError(f"law must be an mbplugin Law, got {type(law).__name__}")
+        if law.kernel is None:
+            raise ParameterError(f"{law.name}: batches need a compiled law; use impact() instead")
+        m = effective_mass(mass, mass2)
+        v = _positive("v0", v0)
+        p = _finite("press", press)
+        shape = np.broadcast_shapes(
+            np.shape(m), np.shape(v), np.shape(p), (law.size,) if law.size > 1 else ()
+        )
+        n = shape[0] if shape else 1
+        m, v, p = (np.broadcast_to(a, (n,)).astype(float) for a in (m, v, p))
+        coef, s_init, tc, scale = _law_setup(law, n, m, v, radius)
+        cutoff = (DEFAULT_CUTOFF * tc if t_max is None
+                  else np.broadcast_to(_positive("t_max", t_max), (n,)).astype(float))
+        self._groups.append(_Group(law, m, v, p, coef, s_init, tc, scale, cutoff))
+        return self
+
+    def __len__(self) -> int:
+        return sum(g.m.shape[0] for g in self._groups)
+
+    def run(self) -> dict[str, np.ndarray]:
+        """Integrate every impact; returns arrays keyed like :data:`RESULT_KEYS`, plus ``law``."""
+        from mbplugin.impact import _compiled as cc
+
+        if not self._groups:
+            raise ParameterError("ImpactBatch.run: the batch is empty (call add() first)")
+        from mbplugin.laws import kernels
+
+        def cat(fn: Callable[[_Group], Any], dtype: Any = float) -> np.ndarray:
+            return np.concatenate([np.broadcast_to(fn(g), g.m.shape) for g in self._groups]
+                                  ).astype(dtype)
+
+        coef = np.vstack([kernels.pad_coef(g.coef) for g in self._groups])
+        s_init = np.vstack([kernels.pack_state(g.s_init, g.law.n_state, g.law.n_memory)
+                            for g in self._groups])
+        scale = np.ascontiguousarray(np.vstack([g.scale for g in self._groups]))
+        kid = cat(lambda g: g.law.kernel, np.int64)
+        mode = cat(lambda g: g.law.contact_mode, np.int64)
+        n_ode = cat(lambda g: g.law.n_state, np.int64)
+        m = cat(lambda g: g.m)
+        v0 = cat(lambda g: g.v0)
+        press = cat(lambda g: g.press)
+        tc = cat(lambda g: g.tc)
+        cutoff = cat(lambda g: g.cutoff)
+        out = cc.impact_batch_core(
+            kid, mode, coef, s_init, n_ode, m, v0, press, tc, cutoff, self.rtol, scale
+        )
+        if np.any(out[:, cc.R_STATUS] == 2):
+            bad = int(np.argmax(out[:, cc.R_STATUS] == 2))
+            raise IntegrationError(f"impact {bad} of the batch: the step size underflowed")
+        d = _derive(
+            out[:, cc.R_STATUS], out[:, cc.R_TS], out[:, cc.R_VS], out[:, cc.R_DS],
+            out[:, cc.R_PC], out[:, cc.R_PT], out[:, cc.R_WC], out[:, cc.R_WT], out[:, cc.R_TM],
+            v0,
+        )
+        d["f_max"] = out[:, cc.R_FMAX]
+        d["t_f_max"] = out[:, cc.R_TFMAX]
+        d["delta_max"] = out[:, cc.R_DMAX]
+        d["steps"] = out[:, cc.R_STEPS].astype(np.int64)
+        d["law"] = np.concatenate([np.full(g.m.shape[0], g.law.name) for g in self._groups])
+        return d
+
+
+def impact_batch(
+    laws: Law | Sequence[Law],
+    mass: Any,
+    v0: Any,
+    **kwargs: Any,
+) -> dict[str, np.ndarray]:
+    """Run many impacts: one law (array parameters allowed) or a list of laws sharing inputs."""
+    rtol = kwargs.pop("rtol", DEFAULT_RTOL)
+    batch = ImpactBatch(rtol=rtol)
+    for law in [laws] if isinstance(laws, Law) else list(laws):
+        batch.add(law, mass, v0, **kwargs)
+    return batch.run()
+
+
+__all__ = [
+    "RESULT_KEYS",
+    "ImpactBatch",
+    "ImpactResult",
+    "ImpactSeries",
+    "effective_mass",
+    "impact",
+    "impact_batch",
+]

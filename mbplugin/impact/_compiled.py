@@ -1,0 +1,535 @@
+"""Compiled integrator of an isolated binary collinear impact (DOP853 with event location).
+
+The method is Dormand & Prince's explicit Runge-Kutta 8(5,3) with its 7th-order dense output
+(Hairer, Norsett & Wanner, Solving ODEs I, Sect. II.10); the coefficient tables are SciPy's
+(``scipy.integrate._ivp.dop853_coefficients``) and the step-size control follows
+``scipy.integrate.DOP853`` so that both behave alike. What SciPy cannot do is run the loop
+compiled, with the contact laws compiled alongside; that is all this module adds.
+
+State vector ``y``::
+
+    [delta, ddelta, impulse = int F dt, work = int F ddelta dt, law ODE states...]
+
+The law's coefficients and state cross into the kernels as tuples (see
+:mod:`mbplugin.laws.kernels`), so the hot loop does no array reference counting.
+
+Two events are located on the dense output after every accepted step:
+
+* maximum compression (ddelta crosses zero downwards): the integration restarts there, the law's
+  memory is updated (plastic laws latch delta_max) and the compression-phase impulse and work
+  are recorded for the Poisson and Stronge coefficients;
+* end of contact (terminal): the first instant the raw force is <= 0 while the bodies recede
+  (Milehins & Marghitu 2026, Eq. 17), or for tension-capable laws delta <= 0 while receding.
+
+The peak force is located by a golden-section search on the dense output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.integrate._ivp import dop853_coefficients as _dc
+
+from mbplugin._jit import njit, njit_inline
+from mbplugin.laws import kernels
+
+_NS = _dc.N_STAGES  # 12
+_A = np.ascontiguousarray(_dc.A[:_NS, :_NS])
+_B = np.ascontiguousarray(_dc.B)
+_C = np.ascontiguousarray(_dc.C[:_NS])
+_E3 = np.ascontiguousarray(_dc.E3)
+_E5 = np.ascontiguousarray(_dc.E5)
+_D = np.ascontiguousarray(_dc.D)
+_A_EXTRA = np.ascontiguousarray(_dc.A[_NS + 1 :])
+_C_EXTRA = np.ascontiguousarray(_dc.C[_NS + 1 :])
+_NS_EXT = _dc.N_STAGES_EXTENDED  # 16
+_NPOW = _dc.INTERPOLATOR_POWER  # 7
+
+SAFETY = 0.9
+MIN_FACTOR = 0.2
+MAX_FACTOR = 10.0
+N_SAMPLES = 8  # dense-output samples per accepted step (events, peak force, recording)
+
+# result vector layout
+R_STATUS = 0  # 0 separated, 1 captured (cut-off reached), 2 integration failure
+R_TS = 1
+R_VS = 2
+R_DS = 3
+R_FMAX = 4
+R_TFMAX = 5
+R_DMAX = 6
+R_PC = 7
+R_PT = 8
+R_WC = 9
+R_WT = 10
+R_TM = 11
+R_STEPS = 12
+R_NFEV = 13
+R_LEN = 14
+
+
+@njit_inline
+def _stup(y, n_ode, mem):
+    """State tuple for the kernels: ODE states from y[4:], then the memory tuple."""
+    s0 = y[4] if n_ode > 0 else 0.0
+    s1 = y[5] if n_ode > 1 else 0.0
+    s2 = y[6] if n_ode > 2 else 0.0
+    s3 = y[7] if n_ode > 3 else 0.0
+    return (s0, s1, s2, s3, mem[0], mem[1], mem[2], mem[3])
+
+
+@njit_inline
+def _rhs(kid, mode, c, n_ode, mem, m, press, y, out, row):
+    """Right-hand side at state ``y``, written into ``out[row]``."""
+    d = y[0]
+    v = y[1]
+    st = _stup(y, n_ode, mem)
+    f = kernels.clip(mode, kernels.force(kid, d, v, c, st))
+    out[row, 0] = v
+    out[row, 1] = (press - f) / m
+    out[row, 2] = f
+    out[row, 3] = f * v
+    if n_ode > 0:
+        r = kernels.rate(kid, d, v, c, st)
+        for j in range(n_ode):
+            out[row, 4 + j] = r[j]
+
+
+@njit_inline
+def _force_at(kid, mode, c, n_ode, mem, y, clipped):
+    f = kernels.force(kid, y[0], y[1], c, _stup(y, n_ode, mem))
+    if clipped:
+        return kernels.clip(mode, f)
+    return f
+
+
+@njit_inline
+def _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
+    """Separation function: <= 0 exactly when the contact has ended."""
+    if mode == 1:
+        a = y[0] / xscale
+    else:
+        a = _force_at(kid, mode, c, n_ode, mem, y, False) / fscale
+    b = y[1] / v0
+    return a if a > b else b
+
+
+@njit_inline
+def _interp(y_old, Fd, x, out):
+    """DOP853 dense output at fraction x in [0, 1] of the step (SciPy's evaluation order)."""
+    n = y_old.shape[0]
+    for i in range(n):
+        acc = 0.0
+        for p in range(_NPOW - 1, -1, -1):
+            acc += Fd[p, i]
+            if (_NPOW - 1 - p) % 2 == 0:
+                acc *= x
+            else:
+                acc *= 1.0 - x
+        out[i] = acc + y_old[i]
+
+
+@njit_inline
+def _event_value(which, kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
+    if which == 0:
+        return y[1]
+    return _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0)
+
+
+@njit
+def _locate(which, lo, hi, glo, ghi, y_old, Fd, tmp, kid, mode, c, n_ode, mem, fscale, xscale, v0):
+    """Brent's method for the event root in (lo, hi] of the step fraction (glo > 0 >= ghi)."""
+    a = lo
+    b = hi
+    fa = glo
+    fb = ghi
+    if fb == 0.0:
+        return b
+    cc = a
+    fc = fa
+    d = b - a
+    e = d
+    for _ in range(200):
+        if (fb > 0.0) == (fc > 0.0):
+            cc = a
+            fc = fa
+            d = b - a
+            e = d
+        if abs(fc) < abs(fb):
+            a = b
+            b = cc
+            cc = a
+            fa = fb
+            fb = fc
+            fc = fa
+        tol = 4e-16 * abs(b) + 1e-16
+        xm = 0.5 * (cc - b)
+        if abs(xm) <= tol or fb == 0.0:
+            break
+        if abs(e) >= tol and abs(fa) > abs(fb):
+            s = fb / fa
+            if a == cc:
+                p = 2.0 * xm * s
+                q = 1.0 - s
+            else:
+                q = fa / fc
+                r = fb / fc
+                p = s * (2.0 * xm * q * (q - r) - (b - a) * (r - 1.0))
+                q = (q - 1.0) * (r - 1.0) * (s - 1.0)
+            if p > 0.0:
+                q = -q
+            else:
+                p = -p
+            if 2.0 * p < min(3.0 * xm * q - abs(tol * q), abs(e * q)):
+                e = d
+                d = p / q
+            else:
+                d = xm
+                e = d
+        else:
+            d = xm
+            e = d
+        a = b
+        fa = fb
+        if abs(d) > tol:
+            b += d
+        else:
+            b += tol if xm > 0 else -tol
+        _interp(y_old, Fd, b, tmp)
+        fb = _event_value(which, kid, mode, c, n_ode, mem, tmp, fscale, xscale, v0)
+    # return the side of the bracket where the event has happened (value <= 0)
+    if fb <= 0.0:
+        return b
+    return cc
+
+
+@njit
+def _golden_max(lo, hi, y_old, Fd, tmp, kid, mode, c, n_ode, mem):
+    """Maximum of the clipped force on [lo, hi] (step fractions) by golden-section search."""
+    invphi = 0.6180339887498949
+    a = lo
+    b = hi
+    x1 = b - invphi * (b - a)
+    x2 = a + invphi * (b - a)
+    _interp(y_old, Fd, x1, tmp)
+    f1 = _force_at(kid, mode, c, n_ode, mem, tmp, True)
+    _interp(y_old, Fd, x2, tmp)
+    f2 = _force_at(kid, mode, c, n_ode, mem, tmp, True)
+    for _ in range(60):
+        if b - a < 1e-12:
+            break
+        if f1 < f2:
+            a = x1
+            x1 = x2
+            f1 = f2
+            x2 = a + invphi * (b - a)
+            _interp(y_old, Fd, x2, tmp)
+            f2 = _force_at(kid, mode, c, n_ode, mem, tmp, True)
+        else:
+            b = x2
+            x2 = x1
+            f2 = f1
+            x1 = b - invphi * (b - a)
+            _interp(y_old, Fd, x1, tmp)
+            f1 = _force_at(kid, mode, c, n_ode, mem, tmp, True)
+    if f1 > f2:
+        return x1, f1
+    return x2, f2
+
+
+@njit
+def _record(rec, nrec, t, y, f, n_ode):
+    if nrec >= rec.shape[0]:
+        bigger = np.empty((2 * rec.shape[0], rec.shape[1]))
+        bigger[: rec.shape[0]] = rec
+        rec = bigger
+    rec[nrec, 0] = t
+    rec[nrec, 1] = y[0]
+    rec[nrec, 2] = y[1]
+    rec[nrec, 3] = f
+    for j in range(n_ode):
+        rec[nrec, 4 + j] = y[4 + j]
+    return rec, nrec + 1
+
+
+@njit
+def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale, record):
+    """Integrate one impact.
+
+    ``c`` is the coefficient tuple, ``s_init`` the initial state tuple (NS_MAX floats: ODE
+    states, then memory). Returns (result vector, final state tuple, recorded samples).
+    """
+    n = 4 + n_ode
+    mem = (s_init[4], s_init[5], s_init[6], s_init[7])
+    y = np.zeros(n)
+    y[1] = v0
+    for j in range(n_ode):
+        y[4 + j] = s_init[j]
+    xscale = v0 * tc
+    fscale = m * v0 / tc
+    atol = np.empty(n)
+    atol[0] = 1e-2 * rtol * xscale
+    atol[1] = 1e-2 * rtol * v0
+    atol[2] = 1e-2 * rtol * m * v0
+    atol[3] = 1e-2 * rtol * m * v0 * v0
+    for j in range(n_ode):
+        atol[4 + j] = 1e-2 * rtol * state_scale[j]
+
+    res = np.zeros(R_LEN)
+    res[R_TM] = np.nan
+    rec = np.empty((256 if record else 1, 4 + n_ode))
+    nrec = 0
+
+    K = np.empty((_NS_EXT, n))
+    Fd = np.empty((_NPOW, n))
+    F0 = np.empty((1, n))
+    y_new = np.empty(n)
+    ytmp = np.empty(n)
+    ysamp = np.empty(n)
+    _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+    nfev = 1
+    steps = 0
+    t = 0.0
+    h = 1e-4 * tc
+    h_next = h
+    max_step = 0.25 * tc
+    fmax = 0.0
+    tfmax = 0.0
+    dmax = 0.0
+    have_tm = False
+    status = 1
+    pk_y = np.zeros(n)
+    pk_F = np.zeros((_NPOW, n))
+    pk_t = -1.0
+    pk_h = 0.0
+    pk_x = 0.0
+    pk_hi = 1.0
+    if record:
+        rec, nrec = _record(rec, nrec, t, y, _force_at(kid, mode, c, n_ode, mem, y, True), n_ode)
+    err_exp = -1.0 / 8.0
+
+    while True:
+        if t >= t_max:
+            status = 1
+            break
+        if h > max_step:
+            h = max_step
+        if t + h > t_max:
+            h = t_max - t
+        rejected = False
+        # ---- one accepted step ---------------------------------------------------------------
+        while True:
+            if h < 10.0 * max(abs(t) * 2.220446049250313e-16, 5e-324):
+                status = 2
+                break
+            for i in range(n):
+                K[0, i] = F0[0, i]
+            for st in range(1, _NS):
+                for i in range(n):
+                    acc = 0.0
+                    for j in range(st):
+                        acc += _A[st, j] * K[j, i]
+                    ytmp[i] = y[i] + h * acc
+                _rhs(kid, mode, c, n_ode, mem, m, press, ytmp, K, st)
+            for i in range(n):
+                acc = 0.0
+                for j in range(_NS):
+                    acc += _B[j] * K[j, i]
+                y_new[i] = y[i] + h * acc
+            _rhs(kid, mode, c, n_ode, mem, m, press, y_new, K, _NS)
+            nfev += _NS
+            finite = True
+            e5 = 0.0
+            e3 = 0.0
+            for i in range(n):
+                if not math.isfinite(y_new[i]):
+                    finite = False
+                sc = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
+                a5 = 0.0
+                a3 = 0.0
+                for j in range(_NS + 1):
+                    a5 += _E5[j] * K[j, i]
+                    a3 += _E3[j] * K[j, i]
+                a5 /= sc
+                a3 /= sc
+                e5 += a5 * a5
+                e3 += a3 * a3
+            if not finite:
+                h *= 0.25
+                rejected = True
+                continue
+            if e5 == 0.0 and e3 == 0.0:
+                err = 0.0
+            else:
+                err = h * e5 / math.sqrt((e5 + 0.01 * e3) * n)
+            if err < 1.0:
+                if err == 0.0:
+                    factor = MAX_FACTOR
+                else:
+                    factor = min(MAX_FACTOR, SAFETY * err**err_exp)
+                if rejected:
+                    factor = min(1.0, factor)
+                h_next = h * factor
+                break
+            h *= max(MIN_FACTOR, SAFETY * err**err_exp)
+            rejected = True
+        if status == 2:
+            break
+        steps += 1
+        # ---- dense output ------------------------------------------------------------------------
+        for st in range(_NS + 1, _NS_EXT):
+            for i in range(n):
+                acc = 0.0
+                for j in range(st):
+                    acc += _A_EXTRA[st - _NS - 1, j] * K[j, i]
+                ytmp[i] = y[i] + h * acc
+            _rhs(kid, mode, c, n_ode, mem, m, press, ytmp, K, st)
+        nfev += _NS_EXT - _NS - 1
+        for i in range(n):
+            dy = y_new[i] - y[i]
+            Fd[0, i] = dy
+            Fd[1, i] = h * K[0, i] - dy
+            Fd[2, i] = 2.0 * dy - h * (K[_NS, i] + K[0, i])
+            for p in range(_NPOW - 3):
+                acc = 0.0
+                for j in range(_NS_EXT):
+                    acc += _D[p, j] * K[j, i]
+                Fd[3 + p, i] = h * acc
+        # ---- samples: events and peak force ------------------------------------------------
+        event = -1
+        x_event = 1.0
+        xprev = 0.0
+        vprev = y[1]
+        gprev = _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0)
+        best_x = -1.0
+        best_f = fmax
+        for js in range(1, N_SAMPLES + 1):
+            x = js / N_SAMPLES
+            if js == N_SAMPLES:
+                for i in range(n):
+                    ysamp[i] = y_new[i]
+            else:
+                _interp(y, Fd, x, ysamp)
+            vs = ysamp[1]
+            fr = _force_at(kid, mode, c, n_ode, mem, ysamp, False)
+            if mode == 1:
+                gs = max(ysamp[0] / xscale, vs / v0)
+            else:
+                gs = max(fr / fscale, vs / v0)
+            fs = kernels.clip(mode, fr)
+            if vprev > 0.0 and vs <= 0.0:
+                x_event = _locate(0, xprev, x, vprev, vs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
+                                  fscale, xscale, v0)
+                event = 0
+            if gprev > 0.0 and gs <= 0.0:
+                xs_ = _locate(1, xprev, x, gprev, gs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
+                              fscale, xscale, v0)
+                if event < 0 or xs_ <= x_event:
+                    event = 1
+                    x_event = xs_
+            if event >= 0:
+                break
+            if fs > best_f:
+                best_f = fs
+                best_x = x
+            if ysamp[0] > dmax:
+                dmax = ysamp[0]
+            if record:
+                rec, nrec = _record(rec, nrec, t + x * h, ysamp, fs, n_ode)
+            xprev = x
+            vprev = vs
+            gprev = gs
+        if best_x > 0.0:
+            # remember the step holding the best sample; the peak is refined once, at the end
+            fmax = best_f
+            tfmax = t + best_x * h
+            pk_t = t
+            pk_h = h
+            pk_x = best_x
+            pk_hi = x_event
+            for i in range(n):
+                pk_y[i] = y[i]
+                for p in range(_NPOW):
+                    pk_F[p, i] = Fd[p, i]
+        if event < 0:
+            t = t + h
+            for i in range(n):
+                y[i] = y_new[i]
+                F0[0, i] = K[_NS, i]
+            mem2 = kernels.update(kid, y[0], y[1], c, _stup(y, n_ode, mem))
+            if mem2 != mem:
+                mem = mem2
+                _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+                nfev += 1
+            h = h_next
+            continue
+        # ---- an event inside the step: move to it ------------------------------------------------
+        _interp(y, Fd, x_event, ytmp)
+        t = t + x_event * h
+        for i in range(n):
+            y[i] = ytmp[i]
+        fe = _force_at(kid, mode, c, n_ode, mem, y, True)
+        if fe > fmax:
+            fmax = fe
+            tfmax = t
+            pk_t = -1.0
+        if y[0] > dmax:
+            dmax = y[0]
+        if record:
+            rec, nrec = _record(rec, nrec, t, y, fe, n_ode)
+        if event == 1:
+            status = 0
+            break
+        # maximum compression: latch phase quantities, update memory, restart from here
+        if not have_tm:
+            have_tm = True
+            res[R_TM] = t
+            res[R_PC] = y[2]
+            res[R_WC] = y[3]
+        mem = kernels.update(kid, y[0], y[1], c, _stup(y, n_ode, mem))
+        # keep the event's ddelta <= 0 so that it is not detected twice
+        if y[1] > 0.0:
+            y[1] = 0.0
+        _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+        nfev += 1
+        h = 0.5 * h_next
+
+    if pk_t >= 0.0:
+        lo = max(0.0, pk_x - 1.0 / N_SAMPLES)
+        hi = min(pk_hi, pk_x + 1.0 / N_SAMPLES)
+        xb, fb = _golden_max(lo, hi, pk_y, pk_F, ytmp, kid, mode, c, n_ode, mem)
+        if fb > fmax:
+            fmax = fb
+            tfmax = pk_t + xb * pk_h
+    res[R_STATUS] = status
+    res[R_TS] = t
+    res[R_VS] = y[1]
+    res[R_DS] = y[0]
+    res[R_FMAX] = fmax
+    res[R_TFMAX] = tfmax
+    res[R_DMAX] = dmax
+    res[R_PT] = y[2]
+    res[R_WT] = y[3]
+    res[R_STEPS] = steps
+    res[R_NFEV] = nfev
+    s_end = _stup(y, n_ode, mem)
+    return res, s_end, rec[:nrec].copy()
+
+
+@njit
+def impact_batch_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale):
+    """Integrate many independent impacts (mixed kernels allowed); results (N, R_LEN).
+
+    ``c`` is (N, NC_MAX), ``s_init`` (N, NS_MAX), ``state_scale`` (N, NODE_MAX).
+    """
+    nimp = kid.shape[0]
+    out = np.empty((nimp, R_LEN))
+    for i in range(nimp):
+        res, _, _ = impact_core(
+            kid[i], mode[i], kernels.ctuple(c, i), kernels.stuple(s_init, i), n_ode[i], m[i],
+            v0[i], press[i], tc[i], t_max[i], rtol, state_scale[i], False,
+        )
+        for j in range(R_LEN):
+            out[i, j] = res[j]
+    return out

@@ -1,0 +1,169 @@
+"""Reference impact integrator: SciPy ``solve_ivp`` (DOP853) with a Python right-hand side.
+
+Used where the compiled path cannot go: a time-dependent external force given as a Python
+callable, third-party laws without a compiled kernel, and the complex-power mode of Zhang et al.
+(2022). It follows the same event rules as :mod:`mbplugin.impact._compiled` (restart at maximum
+compression with a memory update; contact end by Eq. 17 of Milehins & Marghitu 2026), and it is
+the "Python right-hand side" baseline of the benchmarks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.optimize import minimize_scalar
+
+from mbplugin.errors import IntegrationError
+from mbplugin.laws.base import MODE_CLIP, MODE_TENSION, Law
+
+N_SAMPLES = 8
+
+
+def impact_reference(
+    law: Law,
+    coef: np.ndarray,
+    s_init: np.ndarray,
+    m: float,
+    v0: float,
+    press: float,
+    force_ext: Callable[[float], float] | None,
+    tc: float,
+    t_max: float,
+    rtol: float,
+    state_scale: np.ndarray,
+    record: bool,
+    complex_mode: bool = False,
+) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+    """Integrate one impact with SciPy; returns (raw results, final state, samples)."""
+    n_ode = law.n_state
+    n_mem = law.n_memory
+    mode = MODE_TENSION if complex_mode else law.contact_mode
+    dtype = complex if complex_mode else float
+    state = np.array(s_init, dtype=float).reshape(1, -1).copy()
+    c1 = np.atleast_2d(coef)
+    xscale = v0 * tc
+    fscale = m * v0 / tc
+
+    def raw_force(y: np.ndarray) -> complex | float:
+        if n_ode:
+            state[0, :n_ode] = np.real(y[2 : 2 + n_ode])
+        f = law.force_raw(np.array([y[0]]), np.array([y[1]]), c1, state)[0]
+        return f
+
+    def applied(y: np.ndarray) -> complex | float:
+        f = raw_force(y)
+        if mode == MODE_CLIP and np.real(f) < 0.0:
+            return 0.0
+        return f
+
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
+        f = applied(y)
+        dy = np.empty_like(y)
+        dy[0] = y[1]
+        ext = press + (force_ext(t) if force_ext is not None else 0.0)
+        dy[1] = (ext - f) / m
+        if n_ode:
+            state[0, :n_ode] = np.real(y[2 : 2 + n_ode])
+            dy[2 : 2 + n_ode] = law.state_rate(
+                np.array([np.real(y[0])]), np.array([np.real(y[1])]), c1, state
+            )[0]
+        dy[2 + n_ode] = f
+        dy[3 + n_ode] = f * y[1]
+        return dy
+
+    def ev_compression(t: float, y: np.ndarray) -> float:
+        return float(np.real(y[1]))
+
+    ev_compression.terminal = True  # type: ignore[attr-defined]
+    ev_compression.direction = -1  # type: ignore[attr-defined]
+
+    def ev_separation(t: float, y: np.ndarray) -> float:
+        if mode == MODE_TENSION:
+            a = float(np.real(y[0])) / xscale
+        else:
+            a = float(np.real(raw_force(y))) / fscale
+        b = float(np.real(y[1])) / v0
+        return max(a, b)
+
+    ev_separation.terminal = True  # type: ignore[attr-defined]
+    ev_separation.direction = -1  # type: ignore[attr-defined]
+
+    y = np.zeros(4 + n_ode, dtype=dtype)
+    y[1] = v0
+    y[2 : 2 + n_ode] = s_init[:n_ode]
+    t = 0.0
+    out = {"status": 1.0, "tm": np.nan, "pc": 0.0, "wc": 0.0, "steps": 0.0, "nfev": 0.0}
+    fmax, tfmax, dmax = 0.0, 0.0, 0.0
+    samples: list[np.ndarray] = []
+    atol = 1e-2 * rtol * np.concatenate(
+        ([xscale, v0], state_scale[:n_ode], [m * v0, m * v0 * v0])
+    )
+    first = True
+    while True:
+        sol = solve_ivp(
+            rhs, (t, t_max), y, method="DOP853", rtol=rtol, atol=atol,
+            events=[ev_compression, ev_separation], dense_output=True,
+            first_step=1e-4 * tc if first else None, max_step=0.25 * tc,
+        )
+        first = False
+        out["steps"] += len(sol.t) - 1
+        out["nfev"] += sol.nfev
+        if sol.status == -1:
+            raise IntegrationError(f"reference integrator failed: {sol.message}")
+        ts = sol.t
+        # dense samples for the peak force and the recorded series
+        if len(ts) > 1:
+            frac = np.arange(N_SAMPLES) / N_SAMPLES
+            grid = (ts[:-1, None] + np.diff(ts)[:, None] * frac).ravel()
+            grid = np.append(grid, ts[-1])
+        else:
+            grid = ts.copy()
+        ys = sol.sol(grid)
+        fs = np.array([np.real(applied(ys[:, j])) for j in range(ys.shape[1])])
+        j = int(np.argmax(fs))
+        if fs[j] > fmax:
+            lo = grid[max(j - 1, 0)]
+            hi = grid[min(j + 1, len(grid) - 1)]
+            if hi > lo:
+                r = minimize_scalar(
+                    lambda tt: -np.real(applied(sol.sol(tt))), bounds=(lo, hi),
+                    method="bounded", options={"xatol": 1e-13 * max(hi, tc)},
+                )
+                if -r.fun > fs[j]:
+                    fmax, tfmax = float(-r.fun), float(r.x)
+                else:
+                    fmax, tfmax = float(fs[j]), float(grid[j])
+            else:
+                fmax, tfmax = float(fs[j]), float(grid[j])
+        dmax = max(dmax, float(np.max(np.real(ys[0]))))
+        if record:
+            samples.append(np.column_stack([grid, np.real(ys[0]), np.real(ys[1]), fs,
+                                            np.real(ys[2 : 2 + n_ode]).T]))
+        y = sol.y[:, -1].copy()
+        t = float(sol.t[-1])
+        if sol.status == 1 and len(sol.t_events[1]):
+            out["status"] = 0.0
+            break
+        if sol.status == 1 and len(sol.t_events[0]):
+            if np.isnan(out["tm"]):
+                out["tm"] = t
+                out["pc"] = float(np.real(y[2 + n_ode]))
+                out["wc"] = float(np.real(y[3 + n_ode]))
+            if n_mem:
+                state[0, :n_ode] = np.real(y[2 : 2 + n_ode])
+                law.update_memory(np.array([np.real(y[0])]), np.array([np.real(y[1])]), c1,
+                                  state)
+            if np.real(y[1]) > 0:
+                y[1] = 0.0
+            continue
+        out["status"] = 1.0  # reached the cut-off
+        break
+    out.update(
+        ts=t, vs=y[1], ds=float(np.real(y[0])), fmax=fmax, tfmax=tfmax, dmax=dmax,
+        pt=float(np.real(y[2 + n_ode])), wt=float(np.real(y[3 + n_ode])),
+    )
+    state[0, :n_ode] = np.real(y[2 : 2 + n_ode])
+    rec = np.vstack(samples) if samples else np.empty((0, 4 + n_ode))
+    return out, state[0].copy(), rec

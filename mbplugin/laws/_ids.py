@@ -1,0 +1,9 @@
+"""Ids of the compiled force kernels (see :mod:`mbplugin.laws.kernels`).
+
+Many laws share one kernel: every law of the form k*delta^n + lam*delta^m*ddelta^q, whatever
+its damping formula, evaluates through :data:`POWER` with its own onset coefficients.
+"""
+
+POWER = 0  #: k delta^n + lam |delta|^m sign(ddelta)|ddelta|^q (Hunt-Crossley general form)
+BOUC_WEN_HC = 1  #: Bouc-Wen-Simon-Hunt-Crossley (Milehins & Marghitu 2026, Eq. 38-39)
+BOUC_WEN_MAXWELL = 2  #: Bouc-Wen-Maxwell (Milehins & Marghitu 2026, Eq. 46-47)

@@ -1,0 +1,141 @@
+"""Dispatch from a kernel id to the compiled law kernels, and batch loops over contacts.
+
+Each kernel's formula lives in its law module; this module only routes to it, so the impact
+analyser, the engines and the per-contact batch evaluation all run the same code. The routing is a
+static chain of ids (rather than functions passed as arguments) so that numba can cache every
+compiled caller on disk.
+
+Kernel protocol (all scalar, per contact; no arrays cross a kernel call, so the compiled hot loops
+do no reference counting):
+
+``force(d, v, c, s) -> float``
+    Raw force (N), continued to d < 0. ``d`` is the indentation (m), ``v`` its rate (m/s),
+    ``c`` the coefficient tuple (``NC_MAX`` floats), ``s`` the state tuple (``NS_MAX`` floats:
+    ``NODE_MAX`` ODE states, then ``NMEM_MAX`` memory values).
+``rate(d, v, c, s) -> tuple``
+    The ``NODE_MAX`` ODE state derivatives (zeros beyond the law's own states).
+``update(d, v, c, s) -> tuple``
+    The ``NMEM_MAX`` memory values after an accepted step (unchanged for laws without memory).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.laws import _ids, bouc_wen, power
+
+NC_MAX = 12  #: coefficient slots per contact
+NODE_MAX = 4  #: ODE state slots per contact
+NMEM_MAX = 4  #: memory slots per contact
+NS_MAX = NODE_MAX + NMEM_MAX
+
+
+@njit
+def force(kid, d, v, c, s):
+    """Raw force of kernel ``kid``."""
+    if kid == _ids.POWER:
+        return power.power_force(d, v, c, s)
+    if kid == _ids.BOUC_WEN_HC:
+        return bouc_wen.hc_force(d, v, c, s)
+    if kid == _ids.BOUC_WEN_MAXWELL:
+        return bouc_wen.maxwell_force(d, v, c, s)
+    return np.nan
+
+
+@njit
+def rate(kid, d, v, c, s):
+    """ODE state derivatives of kernel ``kid`` (zeros for stateless kernels)."""
+    if kid == _ids.BOUC_WEN_HC:
+        return bouc_wen.hc_rate(d, v, c, s)
+    if kid == _ids.BOUC_WEN_MAXWELL:
+        return bouc_wen.maxwell_rate(d, v, c, s)
+    return (0.0, 0.0, 0.0, 0.0)
+
+
+@njit
+def update(kid, d, v, c, s):
+    """Memory after an accepted step (unchanged for kernels without memory)."""
+    return (s[4], s[5], s[6], s[7])
+
+
+@njit
+def clip(mode, f):
+    """The force applied to the bodies from the raw force (see ``MODE_*`` in laws.base)."""
+    if mode == 0 and f < 0.0:
+        return 0.0
+    return f
+
+
+@njit
+def ctuple(c, i):
+    """Row ``i`` of a (N, NC_MAX) coefficient array as a tuple."""
+    return (
+        c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5],
+        c[i, 6], c[i, 7], c[i, 8], c[i, 9], c[i, 10], c[i, 11],
+    )
+
+
+@njit
+def stuple(s, i):
+    """Row ``i`` of a (N, NS_MAX) state array as a tuple."""
+    return (s[i, 0], s[i, 1], s[i, 2], s[i, 3], s[i, 4], s[i, 5], s[i, 6], s[i, 7])
+
+
+@njit
+def force_raw_batch(kid, d, v, c, s):
+    """Raw force of every contact of a batch (one kernel); c (N, NC_MAX), s (N, NS_MAX)."""
+    out = np.empty(d.shape[0])
+    for i in range(d.shape[0]):
+        out[i] = force(kid, d[i], v[i], ctuple(c, i), stuple(s, i))
+    return out
+
+
+@njit
+def rate_batch(kid, d, v, c, s):
+    """ODE state derivatives of every contact of a batch, shape (N, NODE_MAX)."""
+    out = np.zeros((d.shape[0], NODE_MAX))
+    for i in range(d.shape[0]):
+        r = rate(kid, d[i], v[i], ctuple(c, i), stuple(s, i))
+        for j in range(NODE_MAX):
+            out[i, j] = r[j]
+    return out
+
+
+@njit
+def update_batch(kid, d, v, c, s):
+    """Memory update of every contact of a batch, in place on s[:, NODE_MAX:]."""
+    for i in range(d.shape[0]):
+        mem = update(kid, d[i], v[i], ctuple(c, i), stuple(s, i))
+        for j in range(NMEM_MAX):
+            s[i, NODE_MAX + j] = mem[j]
+
+
+def pad_coef(coef: np.ndarray) -> np.ndarray:
+    """Coefficient rows padded with zeros to NC_MAX columns (C-contiguous float64)."""
+    coef = np.atleast_2d(np.asarray(coef, dtype=float))
+    if coef.shape[1] > NC_MAX:
+        raise ValueError(f"a law may use at most {NC_MAX} coefficients, got {coef.shape[1]}")
+    out = np.zeros((coef.shape[0], NC_MAX))
+    out[:, : coef.shape[1]] = coef
+    return out
+
+
+def pack_state(state: np.ndarray, n_ode: int, n_mem: int) -> np.ndarray:
+    """Law state rows (N, n_ode + n_mem) laid out in the kernel's (N, NS_MAX) slots."""
+    if n_ode > NODE_MAX or n_mem > NMEM_MAX:
+        raise ValueError(f"a law may have at most {NODE_MAX} ODE states and {NMEM_MAX} memory values")
+    state = np.atleast_2d(np.asarray(state, dtype=float))
+    if state.shape[1] != n_ode + n_mem:
+        raise ValueError(f"state rows have {state.shape[1]} values, the law has {n_ode + n_mem}")
+    out = np.zeros((state.shape[0], NS_MAX))
+    out[:, :n_ode] = state[:, :n_ode]
+    out[:, NODE_MAX : NODE_MAX + n_mem] = state[:, n_ode:]
+    return out
+
+
+def unpack_state(packed: np.ndarray, n_ode: int, n_mem: int) -> np.ndarray:
+    """Inverse of :func:`pack_state`."""
+    return np.concatenate(
+        [packed[:, :n_ode], packed[:, NODE_MAX : NODE_MAX + n_mem]], axis=1
+    )

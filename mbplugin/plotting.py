@@ -1,0 +1,64 @@
+"""Plot helpers (matplotlib, optional dependency ``mbplugin[plot]``) with atomic file writes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mbplugin.errors import ParameterError
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the non-interactive Agg backend, or a clear error if missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ParameterError(
+            "plotting needs matplotlib: pip install 'mbplugin[plot]'"
+        ) from None
+    return plt
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 130) -> Path:
+    """Write ``fig`` to ``path`` through a temporary file and a rename (never half-written)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".pdf", ".svg"):
+        raise ParameterError(f"plot file {str(path)!r}: allowed extensions are .png, .pdf, .svg")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        pyplot().close(fig)
+    return path
+
+
+def plot_loops(
+    results: Sequence[Any], path: str | os.PathLike[str], title: str = ""
+) -> Path:
+    """Force-indentation loops of recorded impacts (each an ImpactResult with a series)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
+    for r in results:
+        s = r.series
+        if s is None:
+            raise ParameterError("plot_loops needs impacts run with record=True")
+        ax.plot(s.delta * 1e6, s.force, label=f"{r.law} (c_out={r.cr_out:.3f})", lw=1.4)
+    ax.set_xlabel("indentation delta (um)")
+    ax.set_ylabel("contact force F (N)")
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return save_figure(fig, path)
