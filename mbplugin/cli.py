@@ -27,9 +27,10 @@ COMMAND_MODULES: tuple[str, ...] = ()
 DEFAULT_COMPARE = (
     "hunt_crossley",
     "lankarani_nikravesh",
-    "flores",
+    "zhiying_qishao",
     "gonthier",
-    "hu_guo",
+    "flores",
+    "safaeifar_farshidianfar",
     "zhang2022",
 )
 
