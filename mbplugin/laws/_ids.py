@@ -7,3 +7,4 @@ its damping formula, evaluates through :data:`POWER` with its own onset coeffici
 POWER = 0  #: k delta^n + lam |delta|^m sign(ddelta)|ddelta|^q (Hunt-Crossley general form)
 BOUC_WEN_HC = 1  #: Bouc-Wen-Simon-Hunt-Crossley (Milehins & Marghitu 2026, Eq. 38-39)
 BOUC_WEN_MAXWELL = 2  #: Bouc-Wen-Maxwell (Milehins & Marghitu 2026, Eq. 46-47)
+POWER_COMPLEX = 3  #: Zhang et al. 2022 with ddelta^q as a principal complex power (the paper's)

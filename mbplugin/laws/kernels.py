@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.laws import _ids, bouc_wen, power
+from mbplugin.laws import _ids, bouc_wen, power, zhang2022
 
 NC_MAX = 12  #: coefficient slots per contact
 NODE_MAX = 4  #: ODE state slots per contact
@@ -40,6 +40,8 @@ def force(kid, d, v, c, s):
         return bouc_wen.hc_force(d, v, c, s)
     if kid == _ids.BOUC_WEN_MAXWELL:
         return bouc_wen.maxwell_force(d, v, c, s)
+    if kid == _ids.POWER_COMPLEX:
+        return zhang2022.complex_force(d, v, c, s)
     return np.nan
 
 
@@ -50,6 +52,8 @@ def rate(kid, d, v, c, s):
         return bouc_wen.hc_rate(d, v, c, s)
     if kid == _ids.BOUC_WEN_MAXWELL:
         return bouc_wen.maxwell_rate(d, v, c, s)
+    if kid == _ids.POWER_COMPLEX:
+        return zhang2022.complex_rate(d, v, c, s)
     return (0.0, 0.0, 0.0, 0.0)
 
 
