@@ -221,7 +221,10 @@ def _law_setup(
         raise ParameterError(f"{law.name}: could not estimate a contact time scale")
     from mbplugin.laws.kernels import NODE_MAX
 
-    scale = np.repeat((v0 * tc)[:, None], NODE_MAX, axis=1)
+    scale = np.ones((n, NODE_MAX))
+    for i in range(n) if law.n_state else ():
+        sc = law.state_scale(float(v0[i] * tc[i]), float(v0[i]), float(tc[i]))
+        scale[i, : len(sc)] = sc
     return coef, s_init, tc, scale
 
 

@@ -258,6 +258,12 @@ class Law:
         """State rows at contact onset, shape (N, NS + NM); zeros unless a law says otherwise."""
         return np.zeros((coef.shape[0], self.n_state + self.n_memory))
 
+    def state_scale(self, x_c: float, v_c: float, t_c: float) -> tuple[float, ...]:
+        """Magnitude scales of the ODE states for error control, from the contact's length
+        ``x_c`` (m), speed ``v_c`` (m/s) and time ``t_c`` (s) scales; default ``x_c`` for each
+        (states with units of length)."""
+        return (x_c,) * self.n_state
+
     def timescale(self, m_eff: np.ndarray, v0: np.ndarray) -> np.ndarray:
         """An estimate (s) of the contact duration scale, used for step sizes and cut-offs.
 
@@ -393,14 +399,32 @@ class Law:
             "title": cls.title,
             "equation": cls.equation,
             "params": params,
-            "state": list(cls.state_names),
-            "memory": list(cls.memory_names),
+            "state": _class_tuple(cls, "state_names"),
+            "memory": _class_tuple(cls, "memory_names"),
             "needs": getattr(cls, "needs_doc", None) or list(cls.needs),
             "cr_range": cls.cr_range,
             "tension": cls.tension,
             "source": cls.source,
-            "compiled": cls.kernel is not None,
+            "compiled": _class_value(cls, "kernel") is not None,
         }
+
+
+def _class_value(cls: type, name: str) -> Any:
+    """A class attribute, or the value of a property on a default instance when it is one."""
+    raw = getattr(cls, name)
+    if not isinstance(raw, property):
+        return raw
+    try:
+        inst = cls(**{p.name: 1.0 for p in cls.params
+                      if isinstance(p, Param) and p.required and p.default is None})
+        return getattr(inst, name)
+    except Exception:
+        return None
+
+
+def _class_tuple(cls: type, name: str) -> list[str]:
+    val = _class_value(cls, name)
+    return list(val) if val else []
 
 
 def _short(v: Any) -> str:
