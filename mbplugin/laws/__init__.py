@@ -15,6 +15,9 @@ from mbplugin.laws.base import (
     Param,
 )
 from mbplugin.laws.bouc_wen import BoucWenHuntCrossley, BoucWenMaxwell
+from mbplugin.laws.dashpot import Anagnostopoulos, Choi, Goyal, Jankowski
+from mbplugin.laws.exact import Khatiwada, Yu, ZhangSharf, exact_chi
+from mbplugin.laws.granular import Alizadeh, BordbarHyppanen, Falcon, Ristow, Schafer, Tsuji
 from mbplugin.laws.hunt_crossley import (
     Flores,
     GharibHurmuzlu,
@@ -30,6 +33,8 @@ from mbplugin.laws.hunt_crossley import (
     ZhiyingQishao,
     exact_cr,
 )
+from mbplugin.laws.jian import Jian
+from mbplugin.laws.plastic import Goldsmith, Thornton, Wang, Yigit
 from mbplugin.laws.power import (
     AzadFeatherstone,
     Hertz,
@@ -47,6 +52,8 @@ from mbplugin.laws.registry import (
     register,
     reload_entry_points,
 )
+from mbplugin.laws.viscoelastic import Brilliantov1996, Brilliantov2015, KuwabaraKono, Zheng
+from mbplugin.laws.xiong import Xiong
 from mbplugin.laws.zhang2022 import Zhang2022, zhang2022_lambda
 
 _BUILTIN = (
@@ -69,6 +76,29 @@ _BUILTIN = (
     Zhang2022,
     BoucWenHuntCrossley,
     BoucWenMaxwell,
+    ZhangSharf,
+    Khatiwada,
+    Yu,
+    Anagnostopoulos,
+    Goyal,
+    Jankowski,
+    Tsuji,
+    KuwabaraKono,
+    Brilliantov1996,
+    Zheng,
+    Brilliantov2015,
+    Falcon,
+    BordbarHyppanen,
+    Ristow,
+    Schafer,
+    Alizadeh,
+    Wang,
+    Goldsmith,
+    Thornton,
+    Yigit,
+    Choi,
+    Xiong,
+    Jian,
 )
 for _cls in _BUILTIN:
     register(_cls)
@@ -82,12 +112,21 @@ __all__ = [
     "MODE_CLIP",
     "MODE_RAW",
     "MODE_TENSION",
+    "Alizadeh",
+    "Anagnostopoulos",
     "AzadFeatherstone",
+    "BordbarHyppanen",
     "BoucWenHuntCrossley",
     "BoucWenMaxwell",
+    "Brilliantov1996",
+    "Brilliantov2015",
+    "Choi",
+    "Falcon",
     "Flores",
     "GharibHurmuzlu",
+    "Goldsmith",
     "Gonthier",
+    "Goyal",
     "HerbertMcWhannell",
     "Hertz",
     "Hooke",
@@ -95,17 +134,32 @@ __all__ = [
     "HuntCrossley",
     "HuntCrossleyFamily",
     "HuntCrossleyGeneral",
+    "Jankowski",
+    "Jian",
     "KelvinVoigt",
+    "Khatiwada",
+    "KuwabaraKono",
     "LankaraniNikravesh",
     "Law",
     "LeeWang",
     "Option",
     "Param",
     "PowerLaw",
+    "Ristow",
     "SafaeifarFarshidianfar",
+    "Schafer",
+    "Thornton",
+    "Tsuji",
+    "Wang",
+    "Xiong",
+    "Yigit",
+    "Yu",
     "Zhang2020",
     "Zhang2022",
+    "ZhangSharf",
+    "Zheng",
     "ZhiyingQishao",
+    "exact_chi",
     "exact_cr",
     "get_law_class",
     "law_classes",

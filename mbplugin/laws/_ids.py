@@ -8,3 +8,9 @@ POWER = 0  #: k delta^n + lam |delta|^m sign(ddelta)|ddelta|^q (Hunt-Crossley ge
 BOUC_WEN_HC = 1  #: Bouc-Wen-Simon-Hunt-Crossley (Milehins & Marghitu 2026, Eq. 38-39)
 BOUC_WEN_MAXWELL = 2  #: Bouc-Wen-Maxwell (Milehins & Marghitu 2026, Eq. 46-47)
 POWER_COMPLEX = 3  #: Zhang et al. 2022 with ddelta^q as a principal complex power (the paper's)
+# 10-19: plastic, internal-state and time-dependent laws of the review's catalogue
+GOLDSMITH = 10  #: Goldsmith modified Hertz with permanent indentation (plastic.py)
+THORNTON = 11  #: Thornton elastic-perfectly plastic spheres (plastic.py)
+YIGIT = 12  #: Yigit et al. three-phase / linearised elastoplastic (plastic.py)
+XIONG = 13  #: Xiong et al. internal state with residual indentation (xiong.py)
+JIAN = 14  #: Jian et al. relaxing viscoelastic damping, time since onset as state (jian.py)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.laws import _ids, bouc_wen, power, zhang2022
+from mbplugin.laws import _ids, bouc_wen, jian, plastic, power, xiong, zhang2022
 
 NC_MAX = 12  #: coefficient slots per contact
 NODE_MAX = 4  #: ODE state slots per contact
@@ -42,6 +42,16 @@ def force(kid, d, v, c, s):
         return bouc_wen.maxwell_force(d, v, c, s)
     if kid == _ids.POWER_COMPLEX:
         return zhang2022.complex_force(d, v, c, s)
+    if kid == _ids.GOLDSMITH:
+        return plastic.goldsmith_force(d, v, c, s)
+    if kid == _ids.THORNTON:
+        return plastic.thornton_force(d, v, c, s)
+    if kid == _ids.YIGIT:
+        return plastic.yigit_force(d, v, c, s)
+    if kid == _ids.XIONG:
+        return xiong.xiong_force(d, v, c, s)
+    if kid == _ids.JIAN:
+        return jian.jian_force(d, v, c, s)
     return np.nan
 
 
@@ -54,12 +64,22 @@ def rate(kid, d, v, c, s):
         return bouc_wen.maxwell_rate(d, v, c, s)
     if kid == _ids.POWER_COMPLEX:
         return zhang2022.complex_rate(d, v, c, s)
+    if kid == _ids.XIONG:
+        return xiong.xiong_rate(d, v, c, s)
+    if kid == _ids.JIAN:
+        return jian.jian_rate(d, v, c, s)
     return (0.0, 0.0, 0.0, 0.0)
 
 
 @njit
 def update(kid, d, v, c, s):
     """Memory after an accepted step (unchanged for kernels without memory)."""
+    if kid == _ids.GOLDSMITH:
+        return plastic.goldsmith_update(d, v, c, s)
+    if kid == _ids.THORNTON:
+        return plastic.thornton_update(d, v, c, s)
+    if kid == _ids.YIGIT:
+        return plastic.yigit_update(d, v, c, s)
     return (s[4], s[5], s[6], s[7])
 
 
