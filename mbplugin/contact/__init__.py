@@ -1,9 +1,58 @@
 """Contact detection: shapes, materials, narrow and broad phase, persistent contacts.
 
-See :mod:`mbplugin.contact.batch` for the data the detection layer hands to the force laws.
+* :mod:`~mbplugin.contact.batch`   ``ContactBatch``: the contacts of one evaluation, as arrays
+* :mod:`~mbplugin.contact.bodies`  ``BodyState``: the rigid-body state the detection reads
+* :mod:`~mbplugin.contact.shapes`  shapes (sphere, plane, box, capsule, holes) and ``Material``
+* :mod:`~mbplugin.contact.mesh`    triangle meshes (trimesh) and the mesh pairs
+* :mod:`~mbplugin.contact.narrow`  closed-form narrow phase of the primitive pairs
+* :mod:`~mbplugin.contact.broad`   broad phase (k-d tree on bounding spheres)
+* :mod:`~mbplugin.contact.model`   ``ContactModel``: shapes on bodies, pair laws, ``detect``
+* :mod:`~mbplugin.contact.store`   ``ContactStore``: persistence, onset/separation, law state
 """
 
 from mbplugin.contact.batch import ContactBatch
+from mbplugin.contact.bodies import BodyState, axis_angle_quat, quat_to_matrix
 from mbplugin.contact.materials import effective_modulus, effective_radius, hertz_stiffness
+from mbplugin.contact.mesh import Mesh
+from mbplugin.contact.model import ContactModel, as_pair_law
+from mbplugin.contact.shapes import (
+    Box,
+    Capsule,
+    CylindricalHole,
+    Material,
+    Plane,
+    Sphere,
+    SphericalHole,
+)
+from mbplugin.contact.store import (
+    BOUNCE_DTYPE,
+    EVENT_DTYPE,
+    AlignedContacts,
+    ContactStore,
+    PairLaw,
+)
 
-__all__ = ["ContactBatch", "effective_modulus", "effective_radius", "hertz_stiffness"]
+__all__ = [
+    "BOUNCE_DTYPE",
+    "EVENT_DTYPE",
+    "AlignedContacts",
+    "BodyState",
+    "Box",
+    "Capsule",
+    "ContactBatch",
+    "ContactModel",
+    "ContactStore",
+    "CylindricalHole",
+    "Material",
+    "Mesh",
+    "PairLaw",
+    "Plane",
+    "Sphere",
+    "SphericalHole",
+    "as_pair_law",
+    "axis_angle_quat",
+    "effective_modulus",
+    "effective_radius",
+    "hertz_stiffness",
+    "quat_to_matrix",
+]

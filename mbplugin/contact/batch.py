@@ -27,10 +27,17 @@ class ContactBatch:
     ``normal``         (N, 3): unit normal from a to b
     ``delta``          (N,): indentation (m), >= 0 for a touching pair
     ``ddelta``         (N,): indentation rate (m/s), > 0 approaching
-    ``vt``             (N, 3): tangential relative velocity of b with respect to a at the point (m/s)
+    ``vt``             (N, 3): relative tangential velocity of b w.r.t. a at the point (m/s)
     ``m_eff``          (N,): effective mass along the normal, rotational inertia included (kg)
     ``r_eff``          (N,): effective radius (m); NaN where the geometry gives none
     ``ra``, ``rb``     (N, 3): contact point relative to the centres of mass of a and b (m)
+
+    Optional fields (added by the detection layer; default when not given):
+
+    ``law``            int64 (N,): index of the contact's law in the list the
+                       :class:`~mbplugin.contact.store.ContactStore` was built with (default 0)
+    ``k_hertz``        (N,): Hertz stiffness (4/3) E* sqrt(r_eff) (N/m^1.5) from the two
+                       materials, used by laws assigned without a ``k`` (default NaN: unknown)
     """
 
     a: np.ndarray
@@ -45,6 +52,15 @@ class ContactBatch:
     r_eff: np.ndarray
     ra: np.ndarray
     rb: np.ndarray
+    law: np.ndarray | None = None
+    k_hertz: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = int(np.shape(self.delta)[0])
+        if self.law is None:
+            self.law = np.zeros(n, dtype=np.int64)
+        if self.k_hertz is None:
+            self.k_hertz = np.full(n, np.nan)
 
     def __len__(self) -> int:
         return int(self.delta.shape[0])

@@ -27,7 +27,9 @@ def _check(name: str, value: Any, lo: float, hi: float, lo_open: bool, hi_open: 
         left = "(" if lo_open else "["
         right = ")" if hi_open else "]"
         bad = float(np.atleast_1d(arr)[~np.atleast_1d(ok)][0])
-        raise ParameterError(f"{name} = {bad:g} is outside its allowed range {left}{lo:g}, {hi:g}{right}")
+        raise ParameterError(
+            f"{name} = {bad:g} is outside its allowed range {left}{lo:g}, {hi:g}{right}"
+        )
     return arr
 
 

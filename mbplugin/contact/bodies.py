@@ -1,0 +1,213 @@
+"""The rigid-body state the contact detection reads, as a structure of arrays.
+
+:class:`BodyState` holds N rigid bodies. It is deliberately small so that an engine can own it (or
+copy its arrays into its own structure) and hand it to :meth:`mbplugin.contact.ContactModel.detect`
+at every evaluation.
+
+Conventions
+
+* ``pos`` is the position of the body's **centre of mass** in the world frame (m). Shapes are
+  attached to a body with a local offset and rotation relative to that point.
+* ``quat`` is the orientation as a unit quaternion ``[w, x, y, z]`` rotating body-frame vectors
+  into the world frame (it is normalised on use).
+* ``vel`` is the velocity of the centre of mass (m/s), ``omega`` the angular velocity **in the
+  world frame** (rad/s); the velocity of a material point at world offset r from the centre of
+  mass is ``vel + omega x r``.
+* ``mass`` (kg) and ``inv_inertia`` (the inverse of the inertia tensor about the centre of mass,
+  in the **body** frame, 1/(kg m^2)). In the world frame I^-1 = R I_body^-1 R^T.
+* ``fixed`` marks bodies of infinite mass (grounded or driven): they contribute nothing to the
+  effective mass but their given velocities still count in the relative velocity.
+* Body index ``-1`` is the static world (for geometry that belongs to no body, e.g. the ground
+  plane). The helpers below append one row for it, so ``array[-1]`` is the world row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mbplugin.errors import ParameterError
+
+
+def quat_to_matrix(quat: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) ``[w, x, y, z]`` (normalised here)."""
+    q = np.asarray(quat, dtype=float)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    out = np.empty((*q.shape[:-1], 3, 3))
+    out[..., 0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    out[..., 0, 1] = 2.0 * (x * y - w * z)
+    out[..., 0, 2] = 2.0 * (x * z + w * y)
+    out[..., 1, 0] = 2.0 * (x * y + w * z)
+    out[..., 1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    out[..., 1, 2] = 2.0 * (y * z - w * x)
+    out[..., 2, 0] = 2.0 * (x * z - w * y)
+    out[..., 2, 1] = 2.0 * (y * z + w * x)
+    out[..., 2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    return out
+
+
+def axis_angle_quat(axis: Any, angle: float) -> np.ndarray:
+    """The unit quaternion ``[w, x, y, z]`` of a rotation by ``angle`` (rad) about ``axis``."""
+    a = np.asarray(axis, dtype=float)
+    a = a / np.linalg.norm(a)
+    return np.concatenate([[np.cos(angle / 2.0)], np.sin(angle / 2.0) * a])
+
+
+@dataclass
+class BodyState:
+    """State and inertia of N rigid bodies (see the module docstring for the conventions).
+
+    ``pos`` (N, 3) m, ``quat`` (N, 4) [w, x, y, z], ``vel`` (N, 3) m/s, ``omega`` (N, 3) rad/s in
+    the world frame, ``mass`` (N,) kg, ``inv_inertia`` (N, 3, 3) 1/(kg m^2) in the body frame,
+    ``fixed`` (N,) bool.
+    """
+
+    pos: np.ndarray
+    quat: np.ndarray
+    vel: np.ndarray
+    omega: np.ndarray
+    mass: np.ndarray
+    inv_inertia: np.ndarray
+    fixed: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.pos.shape[0])
+
+    @classmethod
+    def create(
+        cls,
+        pos: Any,
+        quat: Any = None,
+        vel: Any = None,
+        omega: Any = None,
+        mass: Any = 1.0,
+        inertia: Any = None,
+        fixed: Any = False,
+    ) -> BodyState:
+        """Build a state from array-likes, filling defaults and checking shapes and values.
+
+        ``quat`` defaults to the identity, ``vel``/``omega`` to zero. ``inertia`` is the inertia
+        tensor about the centre of mass in the body frame (N, 3, 3), or its diagonal (N, 3), or
+        ``None`` for a point mass (no rotational inertia: the inverse is taken as zero, so the
+        body does not rotate under contact torques). It is inverted here.
+        """
+        p = np.array(pos, dtype=float, ndmin=2)
+        n = p.shape[0]
+        q = (np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)) if quat is None
+             else np.array(quat, dtype=float, ndmin=2))
+        v = np.zeros((n, 3)) if vel is None else np.array(vel, dtype=float, ndmin=2)
+        w = np.zeros((n, 3)) if omega is None else np.array(omega, dtype=float, ndmin=2)
+        m = np.broadcast_to(np.asarray(mass, dtype=float), (n,)).copy()
+        fx = np.broadcast_to(np.asarray(fixed, dtype=bool), (n,)).copy()
+        if inertia is None:
+            inv_i = np.zeros((n, 3, 3))
+        else:
+            inertia_arr = np.asarray(inertia, dtype=float)
+            if inertia_arr.shape[-2:] != (3, 3):
+                inertia_arr = np.broadcast_to(inertia_arr, (n, 3))
+                inertia_arr = inertia_arr[:, :, None] * np.eye(3)
+            inertia_arr = np.broadcast_to(inertia_arr, (n, 3, 3))
+            ev = np.linalg.eigvalsh(inertia_arr)
+            if not np.all(np.isfinite(ev)) or np.any(ev[~fx] <= 0):
+                raise ParameterError(
+                    "inertia must be a symmetric positive definite (3, 3) tensor per body "
+                    "(eigenvalues in (0, inf))"
+                )
+            inv_i = np.zeros((n, 3, 3))
+            inv_i[~fx] = np.linalg.inv(inertia_arr[~fx])
+        state = cls(p, q, v, w, m, inv_i, fx)
+        state.validate()
+        return state
+
+    def validate(self) -> None:
+        """Raise :class:`ParameterError` for wrong shapes, NaN poses/velocities or bad masses."""
+        n = len(self)
+        shapes = {
+            "pos": (self.pos, (n, 3)),
+            "quat": (self.quat, (n, 4)),
+            "vel": (self.vel, (n, 3)),
+            "omega": (self.omega, (n, 3)),
+            "mass": (self.mass, (n,)),
+            "inv_inertia": (self.inv_inertia, (n, 3, 3)),
+            "fixed": (self.fixed, (n,)),
+        }
+        for name, (arr, shape) in shapes.items():
+            if np.shape(arr) != shape:
+                raise ParameterError(
+                    f"body state '{name}' has shape {np.shape(arr)}, expected {shape}"
+                )
+        for name in ("pos", "quat", "vel", "omega"):
+            arr = getattr(self, name)
+            if not np.all(np.isfinite(arr)):
+                i = int(np.argwhere(~np.isfinite(arr))[0, 0])
+                raise ParameterError(
+                    f"body {i}: '{name}' is not finite ({arr[i]}); allowed range (-inf, inf)"
+                )
+        qn = np.linalg.norm(self.quat, axis=1)
+        if np.any(qn < 1e-12):
+            i = int(np.argmin(qn))
+            raise ParameterError(
+                f"body {i}: quaternion has zero norm; expected a unit [w, x, y, z]"
+            )
+        free = ~np.asarray(self.fixed, dtype=bool)
+        bad = ~np.isfinite(self.mass) | (self.mass <= 0)
+        if np.any(bad & free):
+            i = int(np.argwhere(bad & free)[0, 0])
+            raise ParameterError(f"body {i}: mass = {self.mass[i]:g} kg, allowed range (0, inf)")
+        if not np.all(np.isfinite(self.inv_inertia)):
+            raise ParameterError("inv_inertia must be finite")
+
+    @classmethod
+    def from_body_frame(
+        cls,
+        pos: np.ndarray,
+        quat: np.ndarray,
+        vel: np.ndarray,
+        omega_body: np.ndarray,
+        mass: np.ndarray,
+        inv_inertia: np.ndarray,
+        fixed: np.ndarray,
+    ) -> BodyState:
+        """A state from arrays whose angular velocity is in the body frame (omega_w = R omega_b).
+
+        For engines that integrate the body-frame angular velocity; no other copies are made.
+        """
+        rot = quat_to_matrix(quat)
+        return cls(pos, quat, vel, np.einsum("nij,nj->ni", rot, omega_body), mass, inv_inertia,
+                   fixed)
+
+    # -- derived arrays with one extra row for the static world (index -1) ------------------------
+    def rotations_ext(self) -> np.ndarray:
+        """Rotation matrices (N + 1, 3, 3); the last row (index -1) is the world's identity."""
+        out = np.empty((len(self) + 1, 3, 3))
+        out[:-1] = quat_to_matrix(self.quat)
+        out[-1] = np.eye(3)
+        return out
+
+    def kinematics_ext(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``pos``, ``vel``, ``omega`` with a zero world row appended, each (N + 1, 3)."""
+        z = np.zeros((1, 3))
+        return (
+            np.concatenate([self.pos, z]),
+            np.concatenate([self.vel, z]),
+            np.concatenate([self.omega, z]),
+        )
+
+    def inv_mass_ext(self) -> np.ndarray:
+        """1/m (N + 1,) with 0 for fixed bodies and for the world row."""
+        out = np.zeros(len(self) + 1)
+        free = ~np.asarray(self.fixed, dtype=bool)
+        out[:-1][free] = 1.0 / self.mass[free]
+        return out
+
+    def inv_inertia_world_ext(self, rot_ext: np.ndarray | None = None) -> np.ndarray:
+        """World-frame inverse inertia R I_body^-1 R^T (N + 1, 3, 3); 0 for fixed bodies/world."""
+        rot = self.rotations_ext() if rot_ext is None else rot_ext
+        out = np.zeros((len(self) + 1, 3, 3))
+        free = ~np.asarray(self.fixed, dtype=bool)
+        r = rot[:-1][free]
+        out[:-1][free] = np.einsum("nij,njk,nlk->nil", r, self.inv_inertia[free], r)
+        return out

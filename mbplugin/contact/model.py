@@ -1,0 +1,622 @@
+"""ContactModel: shapes on bodies, materials, the pair law table, and detection into a batch.
+
+The model is the immutable-in-use description (MuJoCo's "model"): which shapes hang on which
+bodies, what they are made of and which force law acts between which pair. The bodies' state
+changes every step and is passed to :meth:`ContactModel.detect`, which returns a
+:class:`~mbplugin.contact.batch.ContactBatch` (arrays) for the :class:`~mbplugin.contact.store.
+ContactStore` built by :meth:`ContactModel.make_store`.
+
+Example::
+
+    model = ContactModel()
+    model.add_material("steel", E=207e9, nu=0.3, rho=7800)
+    model.add_shape(Plane(), body=-1, material="steel")                 # ground
+    model.add_shape(Sphere(0.01), body=0, material="steel")
+    model.set_default_law({"name": "hunt_crossley", "cr": 0.8})         # k from Hertz
+    store = model.make_store()
+    batch = model.detect(bodies)                                         # BodyState
+
+Pair law table. The law of a contact is, in order of priority: the law set for its two bodies
+(:meth:`set_pair_law` with ``bodies=``), the law set for its two materials (``materials=``), the
+default law. A law is given as a :class:`~mbplugin.laws.Law` instance (its ``k`` is used as is), or
+as a name / ``{"name": ..., params}`` mapping; without ``k`` the stiffness is Hertz's
+k = (4/3) E* sqrt(r_eff) of each contact (Hertz 1881; Corral et al. 2021, Eqs. 5.3-5.5), computed
+from the two shapes' materials and the contact's effective radius.
+
+Effective radius rule (``r_eff``; 1/r_eff = 1/R_a + 1/R_b, a plane has R = inf, a concave
+surface R < 0, review Eq. 5.3):
+
+* sphere: its radius; capsule: its radius on the caps; on the cylindrical part against a sphere of
+  radius R the equivalent radius sqrt(R' R'') of the elliptic Hertz contact with
+  R' = R r_c/(R + r_c), R'' = R (Johnson, *Contact Mechanics*, 1985, Sect. 4.2);
+* plane, box face: flat (R = inf); box corners and edges: the box's ``radius`` if given, else flat
+  for a sphere against them and undefined (NaN) for a box corner on a plane;
+* spherical hole: -R_hole; cylindrical hole: R' from -R_hole and R'' = R_sphere combined as above;
+* mesh: the local radius of curvature where the surface is smooth, else the mesh's ``radius``,
+  else undefined (see :mod:`mbplugin.contact.mesh`).
+
+Stable keys: ``key = (shape_a * S + shape_b) * 2**20 + feature`` with S the number of shapes and
+``feature`` 0 for pairs that touch at one place (sphere pairs, sphere-box, convex meshes), the end
+(0, 1) for capsule-plane, the corner (0-7) for box-plane and the patch for non-convex mesh-plane.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mbplugin.contact import narrow
+from mbplugin.contact.batch import ContactBatch
+from mbplugin.contact.bodies import BodyState, quat_to_matrix
+from mbplugin.contact.broad import sphere_pairs
+from mbplugin.contact.shapes import (
+    Box,
+    Capsule,
+    CylindricalHole,
+    Material,
+    Plane,
+    Sphere,
+    SphericalHole,
+)
+from mbplugin.contact.store import ContactStore, PairLaw
+from mbplugin.errors import ParameterError
+from mbplugin.laws.base import Law
+from mbplugin.laws.registry import make_law
+
+SPHERE, CAPSULE, BOX, MESH, PLANE, SPHERE_HOLE, CYLINDER_HOLE = range(7)
+_TYPE_NAMES = ("sphere", "capsule", "box", "mesh", "plane", "spherical hole", "cylindrical hole")
+FEATURE_BITS = 20
+_FEATURE_SPAN = 1 << FEATURE_BITS
+
+
+def as_pair_law(law: Any) -> PairLaw:
+    """A :class:`PairLaw` from a law instance, a registry name, a mapping or (name, params)."""
+    if isinstance(law, PairLaw):
+        return law
+    if isinstance(law, Law):
+        return PairLaw(law)
+    if isinstance(law, str):
+        name, params = law, {}
+    elif isinstance(law, Mapping):
+        params = dict(law)
+        name = params.pop("name", None)
+        if name is None:
+            raise ParameterError("law mapping needs a 'name' entry, e.g. {'name': 'hertz'}")
+    elif isinstance(law, tuple) and len(law) == 2 and isinstance(law[0], str):
+        name, params = law[0], dict(law[1])
+    else:
+        raise ParameterError(
+            f"a law must be a Law instance, a registry name or {{'name': ..., params}}, got {law!r}"
+        )
+    if params.get("k") is not None:
+        return PairLaw(make_law(name, **params))
+    params.pop("k", None)
+    return PairLaw(make_law(name, k=1.0, **params), hertz_k=True)
+
+
+def _equiv_radius(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
+    """1/(1/r1 + 1/r2) with inf = flat and NaN propagating; <= 0 results give NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(np.isinf(r1), 0.0, 1.0 / r1) + np.where(np.isinf(r2), 0.0, 1.0 / r2)
+        out = np.where(inv > 0, 1.0 / inv, np.nan)
+    return out
+
+
+@dataclass
+class _Part:
+    """Narrow-phase output of one pair type (shape ids, geometry, effective radius, feature)."""
+
+    sa: np.ndarray
+    sb: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    delta: np.ndarray
+    r_eff: np.ndarray
+    feature: np.ndarray
+
+
+@dataclass
+class _ShapeEntry:
+    shape: Any
+    kind: int
+    body: int
+    material: str | None
+    pos: np.ndarray
+    rot: np.ndarray
+
+
+class ContactModel:
+    """Shapes attached to bodies, materials and pair laws; :meth:`detect` finds the contacts."""
+
+    def __init__(self) -> None:
+        self.materials: dict[str, Material] = {}
+        self._shapes: list[_ShapeEntry] = []
+        self._default: PairLaw | None = None
+        self._mat_laws: dict[tuple[str, str], PairLaw] = {}
+        self._body_laws: dict[tuple[int, int], PairLaw] = {}
+        self._excluded: set[tuple[int, int]] = set()
+        self._c: Any = None
+
+    # -- building -----------------------------------------------------------------------------
+    def add_material(
+        self, name: str, E: float, nu: float, rho: float | None = None
+    ) -> Material:
+        """Define a material: Young's modulus ``E`` (Pa), Poisson ratio ``nu``, density ``rho``."""
+        mat = Material(name, E, nu, rho)
+        self.materials[name] = mat
+        self._c = None
+        return mat
+
+    def _check_material(self, name: str | None) -> None:
+        if name is not None and name not in self.materials:
+            known = ", ".join(sorted(self.materials)) or "(none)"
+            raise ParameterError(f"unknown material {name!r}; defined: {known}")
+
+    def add_shape(
+        self,
+        shape: Any,
+        body: int = -1,
+        material: str | None = None,
+        pos: Any = (0.0, 0.0, 0.0),
+        quat: Any = (1.0, 0.0, 0.0, 0.0),
+    ) -> int:
+        """Attach ``shape`` to ``body`` (-1: static world) at the local pose ``pos`` (m) /
+        ``quat`` [w, x, y, z] relative to the body's centre of mass; returns the shape id."""
+        from mbplugin.contact.mesh import Mesh
+
+        kinds = {Sphere: SPHERE, Capsule: CAPSULE, Box: BOX, Mesh: MESH, Plane: PLANE,
+                 SphericalHole: SPHERE_HOLE, CylindricalHole: CYLINDER_HOLE}
+        kind = kinds.get(type(shape))
+        if kind is None:
+            raise ParameterError(
+                f"unknown shape {shape!r}; allowed: Sphere, Plane, Box, Capsule, Mesh, "
+                "SphericalHole, CylindricalHole"
+            )
+        if isinstance(body, bool) or not isinstance(body, int | np.integer) or body < -1:
+            raise ParameterError(f"body = {body!r} must be an integer >= -1 (-1 = static world)")
+        self._check_material(material)
+        p = np.asarray(pos, dtype=float)
+        q = np.asarray(quat, dtype=float)
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise ParameterError(f"shape pos = {pos!r} must be a finite 3-vector (m)")
+        if q.shape != (4,) or not np.all(np.isfinite(q)) or np.linalg.norm(q) < 1e-12:
+            raise ParameterError(f"shape quat = {quat!r} must be a finite non-zero [w, x, y, z]")
+        self._shapes.append(
+            _ShapeEntry(shape, kind, int(body), material, p, quat_to_matrix(q[None])[0])
+        )
+        self._c = None
+        return len(self._shapes) - 1
+
+    def set_default_law(self, law: Any) -> None:
+        """The law of every pair without an override (see :func:`as_pair_law`)."""
+        self._default = as_pair_law(law)
+        self._c = None
+
+    def set_pair_law(
+        self,
+        law: Any,
+        materials: tuple[str, str] | None = None,
+        bodies: tuple[int, int] | None = None,
+    ) -> None:
+        """Override the law for a material pair or a body pair (the body pair wins)."""
+        if (materials is None) == (bodies is None):
+            raise ParameterError("set_pair_law: give exactly one of materials=(m1, m2) or "
+                                 "bodies=(b1, b2)")
+        entry = as_pair_law(law)
+        if materials is not None:
+            m1, m2 = materials
+            for m in (m1, m2):
+                if m not in self.materials:
+                    self._check_material(m)
+            self._mat_laws[tuple(sorted((m1, m2)))] = entry  # type: ignore[index]
+        else:
+            b1, b2 = (int(x) for x in bodies)  # type: ignore[union-attr]
+            if min(b1, b2) < -1:
+                raise ParameterError(f"bodies = {bodies} must be integers >= -1")
+            self._body_laws[(min(b1, b2), max(b1, b2))] = entry
+        self._c = None
+
+    def exclude(self, b1: int, b2: int) -> None:
+        """Never report contacts between bodies ``b1`` and ``b2`` (e.g. jointed neighbours)."""
+        self._excluded.add((min(int(b1), int(b2)), max(int(b1), int(b2))))
+        self._c = None
+
+    @property
+    def n_shapes(self) -> int:
+        return len(self._shapes)
+
+    def shape(self, i: int) -> Any:
+        """The shape object with id ``i``."""
+        return self._shapes[i].shape
+
+    # -- laws ---------------------------------------------------------------------------------
+    @property
+    def laws(self) -> list[PairLaw]:
+        """The model's laws; a batch's ``law`` field indexes this list (0 = default)."""
+        return list(self._compiled().laws)
+
+    def make_store(self) -> ContactStore:
+        """A :class:`ContactStore` with this model's laws."""
+        return ContactStore(self.laws)
+
+    # -- mass properties ----------------------------------------------------------------------
+    def body_mass_properties(self, n_bodies: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mass (N,) kg, centre of mass (N, 3) m and inertia about it (N, 3, 3) kg m^2 per body,
+        from the shapes attached to it and their materials' density (parallel axis theorem).
+
+        Bodies without a massive shape get mass 0 (the caller must give those). The centre of
+        mass is in the body frame; a body whose shapes were placed about its centre of mass gives
+        (0, 0, 0).
+        """
+        mass = np.zeros(n_bodies)
+        first = np.zeros((n_bodies, 3))
+        second = np.zeros((n_bodies, 3, 3))
+        for e in self._shapes:
+            if e.body < 0:
+                continue
+            if e.body >= n_bodies:
+                raise ParameterError(f"shape on body {e.body} but n_bodies = {n_bodies}")
+            if e.kind in (PLANE, SPHERE_HOLE, CYLINDER_HOLE):
+                continue
+            rho = self.materials[e.material].rho if e.material else None
+            if rho is None:
+                raise ParameterError(
+                    f"body {e.body}: a {_TYPE_NAMES[e.kind]} without a material density rho; "
+                    "give the material's rho or the body's mass and inertia"
+                )
+            m, com, inertia = e.shape.mass_properties(rho)
+            c = e.pos + e.rot @ com
+            i_body = e.rot @ inertia @ e.rot.T
+            # inertia about the body origin: I + m (|c|^2 E - c c^T)
+            mass[e.body] += m
+            first[e.body] += m * c
+            second[e.body] += i_body + m * (c @ c * np.eye(3) - np.outer(c, c))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            com_all = np.where(mass[:, None] > 0, first / mass[:, None], 0.0)
+        shift = mass[:, None, None] * (
+            np.einsum("ni,ni->n", com_all, com_all)[:, None, None] * np.eye(3)
+            - np.einsum("ni,nj->nij", com_all, com_all)
+        )
+        return mass, com_all, second - shift
+
+    # -- compilation --------------------------------------------------------------------------
+    def _compiled(self) -> Any:
+        if self._c is None:
+            self._c = _Compiled(self)
+        return self._c
+
+    # -- detection ----------------------------------------------------------------------------
+    def detect(self, bodies: BodyState, margin: float = 0.0) -> ContactBatch:
+        """All contacts at the bodies' current state, as one :class:`ContactBatch`.
+
+        Contacts with ``delta > -margin`` are reported (``margin`` >= 0, m; the default 0 reports
+        touching pairs only; a positive margin also reports near pairs with a negative delta, the
+        gap, which an engine can use to locate the instant of contact).
+        """
+        if not (math.isfinite(margin) and margin >= 0):
+            raise ParameterError(f"margin = {margin:g} m is outside its allowed range [0, inf)")
+        bodies.validate()
+        c = self._compiled()
+        nb = len(bodies)
+        if c.max_body >= nb:
+            raise ParameterError(
+                f"a shape is attached to body {c.max_body} but the state has {nb} bodies"
+            )
+        rot_ext = bodies.rotations_ext()
+        pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
+        fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
+        R_w = np.einsum("sij,sjk->sik", rot_ext[c.body], c.lrot)
+        c_w = pos_ext[c.body] + np.einsum("sij,sj->si", rot_ext[c.body], c.lpos)
+        geo = _World(c, R_w, c_w, fixed_ext)
+        parts = c.pairs(geo, margin)
+        parts = [p for p in parts if len(p.delta)]
+        if not parts:
+            return ContactBatch.empty()
+        cat = {f: np.concatenate([getattr(p, f) for p in parts])
+               for f in _Part.__dataclass_fields__}
+        keep = cat["delta"] > -margin
+        if not keep.all():
+            cat = {k: v[keep] for k, v in cat.items()}
+        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+
+
+@dataclass
+class _World:
+    c: Any
+    R: np.ndarray
+    center: np.ndarray
+    fixed_ext: np.ndarray
+
+
+class _Compiled:
+    """Arrays derived from a model (rebuilt when the model changes)."""
+
+    def __init__(self, model: ContactModel) -> None:
+        from mbplugin.contact import mesh as meshmod
+
+        shapes = model._shapes
+        self.n = n = len(shapes)
+        if n and n * n >= (1 << 62) // _FEATURE_SPAN:
+            raise ParameterError(f"too many shapes ({n}) for 64-bit contact keys")
+        self.kind = np.array([e.kind for e in shapes], dtype=np.int64)
+        self.body = np.array([e.body for e in shapes], dtype=np.int64)
+        self.max_body = int(self.body.max()) if n else -1
+        self.lpos = np.array([e.pos for e in shapes]).reshape(n, 3)
+        self.lrot = np.array([e.rot for e in shapes]).reshape(n, 3, 3)
+        # scalar size parameters
+        self.radius = np.full(n, np.nan)  # sphere, capsule, holes
+        self.half_length = np.full(n, np.nan)  # capsule
+        self.half = np.full((n, 3), np.nan)  # box
+        self.user_radius = np.full(n, np.nan)  # box, mesh
+        self.bound = np.full(n, np.inf)
+        self.bound_center = np.zeros((n, 3))
+        self.plane_n = np.zeros((n, 3))
+        self.plane_p = np.zeros((n, 3))
+        for i, e in enumerate(shapes):
+            s = e.shape
+            if e.kind in (SPHERE, CAPSULE, SPHERE_HOLE, CYLINDER_HOLE):
+                self.radius[i] = s.radius
+            if e.kind == CAPSULE:
+                self.half_length[i] = s.half_length
+            if e.kind == BOX:
+                self.half[i] = s.half_extents
+            if e.kind in (BOX, MESH) and s.radius is not None:
+                self.user_radius[i] = s.radius
+            if e.kind == PLANE:
+                self.plane_n[i] = s.normal
+                self.plane_p[i] = s.point
+            if e.kind in (SPHERE, CAPSULE, BOX, MESH):
+                self.bound[i] = s.bounding_radius
+                if e.kind == MESH:
+                    self.bound_center[i] = s.bounding_center
+        self.mesh = meshmod.MeshSet([e.shape if e.kind == MESH else None for e in shapes])
+        # materials
+        names = sorted(model.materials)
+        mat_index = {m: i for i, m in enumerate(names)}
+        nm = len(names)
+        self.mat = np.array(
+            [mat_index[e.material] if e.material is not None else nm for e in shapes],
+            dtype=np.int64,
+        )
+        E = np.array([model.materials[m].E for m in names] + [np.nan])
+        nu = np.array([model.materials[m].nu for m in names] + [np.nan])
+        sig = (1.0 - nu**2) / E
+        self.e_star = 1.0 / (sig[:, None] + sig[None, :])
+        # laws
+        if model._default is None:
+            raise ParameterError(
+                "no default law: call model.set_default_law(...) (e.g. {'name': 'hertz'})"
+            )
+        laws: list[PairLaw] = [model._default]
+        self.mat_law = np.zeros((nm + 1, nm + 1), dtype=np.int64)
+        for (m1, m2), entry in model._mat_laws.items():
+            laws.append(entry)
+            i1, i2 = mat_index[m1], mat_index[m2]
+            self.mat_law[i1, i2] = self.mat_law[i2, i1] = len(laws) - 1
+        nb1 = self.max_body + 2
+        codes, idx = [], []
+        for (b1, b2), entry in model._body_laws.items():
+            laws.append(entry)
+            codes.append((b1 + 1) * (1 << 31) + (b2 + 1))
+            idx.append(len(laws) - 1)
+        order = np.argsort(np.array(codes, dtype=np.int64))
+        self.body_law_code = np.array(codes, dtype=np.int64)[order]
+        self.body_law_idx = np.array(idx, dtype=np.int64)[order]
+        self.excluded = np.sort(
+            np.array([(a + 1) * (1 << 31) + (b + 1) for a, b in model._excluded], dtype=np.int64)
+        )
+        del nb1
+        self.laws = tuple(laws)
+        # shape groups
+        self.ids = {k: np.flatnonzero(self.kind == k) for k in range(7)}
+        self.bounded = np.flatnonzero(np.isin(self.kind, (SPHERE, CAPSULE, BOX, MESH)))
+        # pair type table of bounded shapes: canonical order (a, b) of each type pair
+        self._check_pairs()
+
+    def _check_pairs(self) -> None:
+        """Errors at the door: a law that needs Hertz k on shapes without materials."""
+        mats_missing = self.mat == len(self.e_star) - 1
+        if mats_missing.any() and any(e.hertz_k for e in self.laws):
+            # only an error if such a shape can meet a law without k: check the default
+            if self.laws[0].hertz_k:
+                i = int(np.flatnonzero(mats_missing)[0])
+                raise ParameterError(
+                    f"shape {i} ({_TYPE_NAMES[self.kind[i]]}) has no material, but the default "
+                    f"law {self.laws[0].law.name!r} was given without 'k' (Hertz k needs E and "
+                    "nu of both shapes); add a material or give 'k'"
+                )
+
+    # -- pair enumeration ---------------------------------------------------------------------
+    def _allowed(self, sa: np.ndarray, sb: np.ndarray, fixed_ext: np.ndarray) -> np.ndarray:
+        ba, bb = self.body[sa], self.body[sb]
+        ok = ba != bb
+        ok &= ~(fixed_ext[ba] & fixed_ext[bb])
+        if len(self.excluded):
+            lo, hi = np.minimum(ba, bb), np.maximum(ba, bb)
+            code = (lo + 1) * (1 << 31) + (hi + 1)
+            pos = np.searchsorted(self.excluded, code)
+            pos = np.minimum(pos, len(self.excluded) - 1)
+            ok &= self.excluded[pos] != code
+        return ok
+
+    def pairs(self, w: _World, margin: float) -> list[_Part]:
+        parts: list[_Part] = []
+        # bounded shapes: broad phase on bounding spheres
+        bi = self.bounded
+        if len(bi) > 1:
+            centers = w.center[bi] + np.einsum("sij,sj->si", w.R[bi], self.bound_center[bi])
+            i, j = sphere_pairs(centers, self.bound[bi], margin)
+            sa, sb = bi[i], bi[j]
+            ok = self._allowed(sa, sb, w.fixed_ext)
+            sa, sb = sa[ok], sb[ok]
+            ka, kb = self.kind[sa], self.kind[sb]
+            # canonical order: the sphere is b; otherwise the lower type/id is a
+            swap = (ka == SPHERE) & (kb != SPHERE)
+            swap |= (ka != SPHERE) & (kb != SPHERE) & (ka > kb)
+            sa, sb = np.where(swap, sb, sa), np.where(swap, sa, sb)
+            ka, kb = self.kind[sa], self.kind[sb]
+            for k_a, k_b, fn in (
+                (SPHERE, SPHERE, self._sphere_sphere),
+                (CAPSULE, SPHERE, self._capsule_sphere),
+                (BOX, SPHERE, self._box_sphere),
+                (MESH, SPHERE, self._mesh_sphere),
+            ):
+                sel = (ka == k_a) & (kb == k_b)
+                if sel.any():
+                    parts.append(fn(w, sa[sel], sb[sel]))
+            other = ~((kb == SPHERE) & np.isin(ka, (SPHERE, CAPSULE, BOX, MESH)))
+            if other.any():
+                parts.extend(self.mesh.general_pairs(self, w, sa[other], sb[other], margin))
+        # unbounded shapes against the bounded ones
+        for p in self.ids[PLANE]:
+            for kind, fn in ((SPHERE, self._plane_sphere), (CAPSULE, self._plane_capsule),
+                             (BOX, self._plane_box)):
+                ids = self.ids[kind]
+                if not len(ids):
+                    continue
+                ids = self._near_plane(w, p, ids, margin)
+                if len(ids):
+                    parts.append(fn(w, np.full(len(ids), p), ids))
+            mids = self.ids[MESH]
+            if len(mids):
+                mids = self._near_plane(w, p, mids, margin)
+                if len(mids):
+                    parts.extend(self.mesh.plane_meshes(self, w, p, mids))
+        sph = self.ids[SPHERE]
+        for kind, fn in ((SPHERE_HOLE, self._sphere_hole), (CYLINDER_HOLE, self._cylinder_hole)):
+            for h in self.ids[kind]:
+                if len(sph):
+                    ha = np.full(len(sph), h)
+                    ok = self._allowed(ha, sph, w.fixed_ext)
+                    if ok.any():
+                        parts.append(fn(w, ha[ok], sph[ok]))
+        return parts
+
+    def _near_plane(self, w: _World, p: int, ids: np.ndarray, margin: float) -> np.ndarray:
+        ok = self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
+        ids = ids[ok]
+        pn = w.R[p] @ self.plane_n[p]
+        p0 = w.center[p] + w.R[p] @ self.plane_p[p]
+        centers = w.center[ids] + np.einsum("sij,sj->si", w.R[ids], self.bound_center[ids])
+        s = (centers - p0) @ pn
+        return ids[s < self.bound[ids] + margin]
+
+    def _plane_frame(self, w: _World, sa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pn = np.einsum("sij,sj->si", w.R[sa], self.plane_n[sa])
+        p0 = w.center[sa] + np.einsum("sij,sj->si", w.R[sa], self.plane_p[sa])
+        return p0, pn
+
+    # -- primitive pairs ----------------------------------------------------------------------
+    def _sphere_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        ra, rb = self.radius[sa], self.radius[sb]
+        pt, n, d = narrow.sphere_sphere(w.center[sa], ra, w.center[sb], rb)
+        return _Part(sa, sb, pt, n, d, ra * rb / (ra + rb), np.zeros(len(sa), np.int64))
+
+    def _plane_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        p0, pn = self._plane_frame(w, sa)
+        r = self.radius[sb]
+        pt, n, d = narrow.plane_sphere(p0, pn, w.center[sb], r)
+        return _Part(sa, sb, pt, n, d, r.copy(), np.zeros(len(sa), np.int64))
+
+    def _box_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        r = self.radius[sb]
+        pt, n, d = narrow.box_sphere(w.center[sa], w.R[sa], self.half[sa], w.center[sb], r)
+        # face region (sphere centre over a face) is flat; edges/corners use the box radius
+        p_loc = np.einsum("kji,kj->ki", w.R[sa], w.center[sb] - w.center[sa])
+        outside_axes = (np.abs(p_loc) > self.half[sa]).sum(axis=1)
+        ur = self.user_radius[sa]
+        edge = (outside_axes >= 2) & np.isfinite(ur)
+        r_eff = np.where(edge, _equiv_radius(r, ur), r)
+        return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
+
+    def _capsule_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        rc, r = self.radius[sa], self.radius[sb]
+        pt, n, d, cap = narrow.capsule_sphere(
+            w.center[sa], w.R[sa], rc, self.half_length[sa], w.center[sb], r
+        )
+        r1 = rc * r / (rc + r)
+        r_eff = np.where(cap, r1, np.sqrt(r1 * r))
+        return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
+
+    def _plane_capsule(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        p0, pn = self._plane_frame(w, sa)
+        rc = self.radius[sb]
+        pt, n, d = narrow.plane_capsule(p0, pn, w.center[sb], w.R[sb], rc, self.half_length[sb])
+        k = len(sa)
+        return _Part(
+            np.repeat(sa, 2), np.repeat(sb, 2), pt.reshape(-1, 3), n.reshape(-1, 3),
+            d.reshape(-1), np.repeat(rc, 2), np.tile(np.arange(2, dtype=np.int64), k),
+        )
+
+    def _plane_box(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        p0, pn = self._plane_frame(w, sa)
+        pt, n, d = narrow.plane_box(p0, pn, w.center[sb], w.R[sb], self.half[sb])
+        k = len(sa)
+        return _Part(
+            np.repeat(sa, 8), np.repeat(sb, 8), pt.reshape(-1, 3), n.reshape(-1, 3),
+            d.reshape(-1), np.repeat(self.user_radius[sb], 8),
+            np.tile(np.arange(8, dtype=np.int64), k),
+        )
+
+    def _sphere_hole(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        rh, r = self.radius[sa], self.radius[sb]
+        pt, n, d = narrow.sphere_hole_sphere(w.center[sa], rh, w.center[sb], r)
+        return _Part(sa, sb, pt, n, d, _equiv_radius(r, -rh), np.zeros(len(sa), np.int64))
+
+    def _cylinder_hole(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        rh, r = self.radius[sa], self.radius[sb]
+        pt, n, d = narrow.cylinder_hole_sphere(w.center[sa], w.R[sa], rh, w.center[sb], r)
+        r1 = _equiv_radius(r, -rh)
+        return _Part(sa, sb, pt, n, d, np.sqrt(r1 * r), np.zeros(len(sa), np.int64))
+
+    def _mesh_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
+        return self.mesh.mesh_sphere(self, w, sa, sb)
+
+    # -- kinematics, keys, laws ---------------------------------------------------------------
+    def finish(
+        self, cat: dict[str, np.ndarray], bodies: BodyState, rot_ext: np.ndarray,
+        pos_ext: np.ndarray, vel_ext: np.ndarray, om_ext: np.ndarray,
+    ) -> ContactBatch:
+        sa, sb = cat["sa"], cat["sb"]
+        a, b = self.body[sa], self.body[sb]
+        point, n = cat["point"], cat["normal"]
+        ra = point - pos_ext[a]
+        rb = point - pos_ext[b]
+        va = vel_ext[a] + np.cross(om_ext[a], ra)
+        vb = vel_ext[b] + np.cross(om_ext[b], rb)
+        vrel = vb - va
+        vn = np.einsum("ij,ij->i", vrel, n)
+        ddelta = -vn
+        vt = vrel - vn[:, None] * n
+        inv_m = bodies.inv_mass_ext()
+        inv_i = bodies.inv_inertia_world_ext(rot_ext)
+        ca = np.cross(ra, n)
+        cb = np.cross(rb, n)
+        w_inv = (
+            inv_m[a] + inv_m[b]
+            + np.einsum("ki,kij,kj->k", ca, inv_i[a], ca)
+            + np.einsum("ki,kij,kj->k", cb, inv_i[b], cb)
+        )
+        with np.errstate(divide="ignore"):
+            m_eff = np.where(w_inv > 0, 1.0 / w_inv, np.inf)
+        key = (sa * self.n + sb) * _FEATURE_SPAN + cat["feature"]
+        # laws: body pair > material pair > default
+        ma, mb = self.mat[sa], self.mat[sb]
+        law = self.mat_law[ma, mb].copy()
+        if len(self.body_law_code):
+            lo, hi = np.minimum(a, b), np.maximum(a, b)
+            code = (lo + 1) * (1 << 31) + (hi + 1)
+            pos = np.minimum(np.searchsorted(self.body_law_code, code), len(self.body_law_code) - 1)
+            hit = self.body_law_code[pos] == code
+            law[hit] = self.body_law_idx[pos[hit]]
+        r_eff = cat["r_eff"]
+        with np.errstate(invalid="ignore"):
+            k_hertz = 4.0 / 3.0 * self.e_star[ma, mb] * np.sqrt(r_eff)
+        return ContactBatch(
+            a.astype(np.int64), b.astype(np.int64), key.astype(np.int64), point, n,
+            cat["delta"], ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
+        )

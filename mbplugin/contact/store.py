@@ -1,0 +1,588 @@
+"""ContactStore: persistent contacts, onset/separation events and per-contact law state.
+
+The store sits between the detection layer (which produces a fresh :class:`ContactBatch` at every
+evaluation of the bodies' state) and the force laws (which need values latched at contact onset
+and per-contact state that lives as long as the contact). It matches the contacts of a batch to
+the ones it already knows by their stable ``key`` and keeps, for every *active* contact, one row:
+
+``keys`` (M,)             the contact keys, sorted ascending (row order of every array below)
+``law`` (M,)              index of the contact's law in :attr:`ContactStore.laws`
+``a``, ``b`` (M,)         body indices (-1 = static world)
+``coef`` (M, NC_MAX)      the law's coefficient row from ``law.coefficients(v_in, m_eff, r_eff)``
+                          computed once at onset (zero padded)
+``ode`` (M, NODE_MAX)     the law's ODE states (``law.state_names``, zero padded); the engine
+                          integrates them and hands them back to :meth:`ContactStore.commit`
+``mem`` (M, NMEM_MAX)     the law's memory values (``law.memory_names``), updated at commit
+``v_in``, ``m_eff``, ``r_eff``, ``t_on`` (M,)   the values latched at onset
+
+Engine protocol (one accepted step from t0 to t1)::
+
+    store = model.make_store()            # or ContactStore([law_0, law_1, ...])
+    batch0 = model.detect(bodies0)
+    store.begin(batch0, t0)               # onsets of contacts present at t0
+    y_ode = store.ode.copy()              # (M, NODE_MAX), row order = store.keys
+    # ... every stage of the integrator, at a trial state:
+    batch = model.detect(bodies)
+    f = store.forces(batch, y_ode_stage)  # (N,) clipped normal force, aligned with batch
+    dy = store.state_rates(batch, y_ode_stage)   # (M, NODE_MAX), aligned with store rows
+    # ... after the step is accepted:
+    batch1 = model.detect(bodies1)
+    store.commit(batch1, t1, y_ode_new)   # memory, separations, onsets; rows may change
+    y_ode = store.ode.copy()              # re-read: rows were added/removed/reordered
+
+Rules applied by :meth:`ContactStore.commit` (and :meth:`ContactStore.begin`):
+
+* **Onset.** A contact whose key is not known, with ``delta > 0``, starts: its law's
+  coefficients are computed from ``v_in = max(ddelta, 0)`` (laws that divide by the impact speed
+  floor it themselves, e.g. the Hunt-Crossley family's ``v_min``), ``m_eff`` and ``r_eff`` of the
+  batch; its state starts at ``law.initial_state`` (zero for the built-in laws): *a new contact
+  starts clean*. Laws assigned without a stiffness (:class:`PairLaw` with ``hertz_k=True``) get
+  the batch's Hertz stiffness ``k_hertz`` baked into their coefficient row.
+* **Memory.** ``law.update_memory`` runs on every active contact present in the batch.
+* **End of contact** (by ``law.contact_mode``; Milehins & Marghitu 2026, Eq. 17): for
+  ``MODE_CLIP`` and ``MODE_RAW`` the first commit where the raw force is <= 0 while the bodies
+  recede (``ddelta <= 0``); for ``MODE_TENSION`` where ``delta <= 0`` while receding. A known key
+  that is missing from the batch has lost geometric contact and ends too. Its row is dropped.
+* **Separated latch** (spec ``bouc-wen-collision-laws.md`` section 10, items 5-6). A contact that
+  ends with a residual overlap ``delta_sep > 0`` (hysteretic laws; a Kelvin-Voigt dashpot that
+  lets go early) is latched "separated": while latched it gets no force and no onset, until the
+  gap opens (``delta <= 0`` or the pair is no longer reported), or the bodies come back and press
+  deeper than the separation overlap (``delta > delta_sep`` while approaching), which fires a new
+  onset.
+
+Between commits the row set is frozen: :meth:`ContactStore.forces` evaluates known contacts with
+their stored coefficients and the given ODE states; a contact the integrator meets inside a step
+that the store does not know yet gets a *provisional* force (coefficients from the current
+``ddelta``, initial state) and becomes a real contact at the next commit.
+
+Events. Every commit appends onset and separation records (structured arrays of
+:data:`EVENT_DTYPE`: time, key, bodies, law, speed, delta); :attr:`ContactStore.onsets`,
+:attr:`ContactStore.separations` hold all of them, :attr:`ContactStore.last_onsets` /
+:attr:`ContactStore.last_separations` those of the latest commit, and
+:meth:`ContactStore.bounces` pairs them into one row per completed contact with Newton's
+coefficient of restitution ``v_out / v_in`` of that bounce.
+
+Laws are evaluated group by group: one vectorised call per distinct law present (a loop over
+the few laws, never over contacts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mbplugin.contact.batch import ContactBatch
+from mbplugin.errors import ParameterError
+from mbplugin.laws.base import MODE_TENSION, Law
+from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
+
+#: Record of one onset or separation event. ``v`` is the approach speed ``ddelta`` at onset
+#: (m/s, > 0 approaching) or the separation speed ``-ddelta`` at separation (m/s, > 0 receding);
+#: ``delta`` the indentation at that instant (m); ``t`` the time given to the commit (s); ``step``
+#: the number of the commit (0, 1, ...) that recorded it.
+EVENT_DTYPE = np.dtype(
+    [("t", "f8"), ("key", "i8"), ("a", "i8"), ("b", "i8"), ("law", "i8"), ("v", "f8"),
+     ("delta", "f8"), ("step", "i8")]
+)
+
+#: One completed contact: onset and separation of the same key, Newton's c_r = v_out / v_in.
+BOUNCE_DTYPE = np.dtype(
+    [("key", "i8"), ("a", "i8"), ("b", "i8"), ("law", "i8"), ("t_in", "f8"), ("t_out", "f8"),
+     ("v_in", "f8"), ("v_out", "f8"), ("delta_out", "f8"), ("cr", "f8")]
+)
+
+
+def _law_exponent(law: Law) -> float | None:
+    values = law.values()
+    for name in ("n", "p"):
+        if name in values and values[name] is not None:
+            return float(np.asarray(values[name]).flat[0])
+    return None
+
+
+@dataclass(frozen=True)
+class PairLaw:
+    """A law assigned to contacts, with or without its own stiffness.
+
+    ``hertz_k=True`` means the user gave no ``k``: at onset each contact's coefficient row is
+    computed with ``k`` = the batch's ``k_hertz`` (4/3 E* sqrt(r_eff), Hertz 1881; Corral et al.
+    2021, Eqs. 5.3-5.5). Only laws with a Hertz exponent of 1.5 accept that. ``law`` then holds a
+    placeholder ``k`` that is never used for the force.
+    """
+
+    law: Law
+    hertz_k: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.law, Law):
+            raise ParameterError(f"PairLaw: {self.law!r} is not an mbplugin law instance")
+        if getattr(self.law, "size", 1) != 1:
+            raise ParameterError(
+                f"{self.law.name}: a law assigned to contacts must have scalar parameters "
+                "(array-valued parameters are for batch studies)"
+            )
+        if self.law.n_coef > NC_MAX or self.law.n_state > NODE_MAX or self.law.n_memory > NMEM_MAX:
+            raise ParameterError(
+                f"{self.law.name}: at most {NC_MAX} coefficients, {NODE_MAX} ODE states and "
+                f"{NMEM_MAX} memory values per contact"
+            )
+        if self.hertz_k:
+            if "k" not in self.law.values():
+                raise ParameterError(
+                    f"{self.law.name}: has no stiffness parameter 'k'; Hertz k cannot be used"
+                )
+            expo = _law_exponent(self.law)
+            if expo is not None and expo != 1.5:
+                raise ParameterError(
+                    f"{self.law.name}: Hertz stiffness from materials needs the exponent 1.5, "
+                    f"got {expo:g}; give 'k' explicitly"
+                )
+            if expo is None and "1.5" not in next(
+                (p.unit for p in self.law.params if p.name == "k"), ""
+            ):
+                raise ParameterError(
+                    f"{self.law.name}: its stiffness is not a Hertz (N/m^1.5) stiffness; give 'k'"
+                )
+
+
+@dataclass
+class AlignedContacts:
+    """Store rows seen from a batch: everything aligned with the batch's N contacts.
+
+    ``rows`` (N,) store row of each contact or -1 (not active); ``active`` (N,) bool;
+    ``law`` (N,) law index (the store's for active contacts, the batch's otherwise);
+    ``coef`` (N, NC_MAX) and ``ode`` (N, NODE_MAX), ``mem`` (N, NMEM_MAX): zeros where not active.
+    """
+
+    rows: np.ndarray
+    active: np.ndarray
+    law: np.ndarray
+    coef: np.ndarray
+    ode: np.ndarray
+    mem: np.ndarray
+
+
+def _empty_events() -> np.ndarray:
+    return np.zeros(0, dtype=EVENT_DTYPE)
+
+
+class ContactStore:
+    """Persistent contacts with per-contact law coefficients and state (see the module docs).
+
+    ``laws``: one law (used for every contact) or a sequence of :class:`~mbplugin.laws.Law` /
+    :class:`PairLaw`; a batch's ``law`` field indexes this sequence.
+    """
+
+    def __init__(self, laws: Law | PairLaw | Sequence[Law | PairLaw]) -> None:
+        if isinstance(laws, Law | PairLaw):
+            laws = [laws]
+        entries = [x if isinstance(x, PairLaw) else PairLaw(x) for x in laws]
+        if not entries:
+            raise ParameterError("ContactStore needs at least one law")
+        self.pair_laws: tuple[PairLaw, ...] = tuple(entries)
+        self.laws: tuple[Law, ...] = tuple(e.law for e in entries)
+        self._n_state = np.array([law.n_state for law in self.laws])
+        self._n_mem = np.array([law.n_memory for law in self.laws])
+        self.reset()
+
+    # -- state ------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget every contact, latch and event."""
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.law = np.zeros(0, dtype=np.int64)
+        self.a = np.zeros(0, dtype=np.int64)
+        self.b = np.zeros(0, dtype=np.int64)
+        self.coef = np.zeros((0, NC_MAX))
+        self.ode = np.zeros((0, NODE_MAX))
+        self.mem = np.zeros((0, NMEM_MAX))
+        self.v_in = np.zeros(0)
+        self.m_eff = np.zeros(0)
+        self.r_eff = np.zeros(0)
+        self.t_on = np.zeros(0)
+        self._delta_last = np.zeros(0)
+        self._ddelta_last = np.zeros(0)
+        # separated latch: sorted keys and the overlap at separation
+        self.latched_keys = np.zeros(0, dtype=np.int64)
+        self.latched_delta = np.zeros(0)
+        self._onsets: list[np.ndarray] = []
+        self._separations: list[np.ndarray] = []
+        self.last_onsets = _empty_events()
+        self.last_separations = _empty_events()
+        self._seq = 0
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[0])
+
+    @property
+    def ode_mask(self) -> np.ndarray:
+        """(M, NODE_MAX) bool: which ODE slots of each row are real states of its law."""
+        return np.arange(NODE_MAX)[None, :] < self._n_state[self.law][:, None]
+
+    @property
+    def onsets(self) -> np.ndarray:
+        """All onset events so far (structured array of :data:`EVENT_DTYPE`)."""
+        return np.concatenate(self._onsets) if self._onsets else _empty_events()
+
+    @property
+    def separations(self) -> np.ndarray:
+        """All separation events so far (structured array of :data:`EVENT_DTYPE`)."""
+        return np.concatenate(self._separations) if self._separations else _empty_events()
+
+    # -- matching ---------------------------------------------------------------------------------
+    def rows(self, batch: ContactBatch) -> np.ndarray:
+        """The store row of each contact of ``batch`` (N,), -1 where the key is not active."""
+        return _lookup(self.keys, batch.key)
+
+    def latched(self, batch: ContactBatch) -> np.ndarray:
+        """(N,) bool: contacts of ``batch`` whose key is latched "separated"."""
+        return _lookup(self.latched_keys, batch.key) >= 0
+
+    def aligned(self, batch: ContactBatch) -> AlignedContacts:
+        """Coefficients and state of the store's contacts, aligned with ``batch``."""
+        rows = self.rows(batch)
+        act = rows >= 0
+        n = len(batch)
+        law = np.asarray(batch.law, dtype=np.int64).copy()
+        coef = np.zeros((n, NC_MAX))
+        ode = np.zeros((n, NODE_MAX))
+        mem = np.zeros((n, NMEM_MAX))
+        r = rows[act]
+        law[act] = self.law[r]
+        coef[act] = self.coef[r]
+        ode[act] = self.ode[r]
+        mem[act] = self.mem[r]
+        return AlignedContacts(rows, act, law, coef, ode, mem)
+
+    # -- evaluation between commits ---------------------------------------------------------------
+    def forces(
+        self, batch: ContactBatch, ode: np.ndarray | None = None, raw: bool = False
+    ) -> np.ndarray:
+        """Normal force magnitudes (N,) of the contacts of ``batch`` (N, > 0 repulsive).
+
+        ``ode`` (M, NODE_MAX) are the ODE states of the store's rows at this trial state (default:
+        the stored ones). The force is clipped per law (``law.force``) unless ``raw=True``
+        (``law.force_raw``, for event location). Latched ("separated") contacts and contacts with
+        ``delta <= 0`` the store does not know give 0; contacts with ``delta > 0`` it does not
+        know yet give a provisional onset force (see the module docstring).
+        """
+        self._check_batch(batch)
+        ode_src = self._ode_arg(ode)
+        n = len(batch)
+        out = np.zeros(n)
+        rows = self.rows(batch)
+        known = rows >= 0
+        if known.any():
+            idx = np.flatnonzero(known)
+            r = rows[idx]
+            for li in np.unique(self.law[r]):
+                sel = self.law[r] == li
+                law = self.laws[li]
+                ii, rr = idx[sel], r[sel]
+                state = self._state(li, ode_src[rr], self.mem[rr])
+                c = self.coef[rr, : law.n_coef]
+                fn = law.force_raw if raw else law.force
+                out[ii] = fn(batch.delta[ii], batch.ddelta[ii], c, state)
+        new = ~known & (batch.delta > 0) & ~self.latched(batch)
+        if new.any():
+            idx = np.flatnonzero(new)
+            for li in np.unique(batch.law[idx]):
+                ii = idx[batch.law[idx] == li]
+                law = self.laws[li]
+                coef = self._onset_coef(li, batch, ii)
+                state = law.initial_state(coef)
+                fn = law.force_raw if raw else law.force
+                out[ii] = fn(batch.delta[ii], batch.ddelta[ii], coef, state)
+        return out
+
+    def state_rates(self, batch: ContactBatch, ode: np.ndarray | None = None) -> np.ndarray:
+        """Time derivatives (M, NODE_MAX) of the ODE states of the store's rows.
+
+        Aligned with the store rows (``store.keys``), not with the batch. Rows whose key is not in
+        ``batch`` (geometric contact lost inside the step) and unused slots get 0.
+        """
+        self._check_batch(batch)
+        ode_src = self._ode_arg(ode)
+        out = np.zeros((len(self), NODE_MAX))
+        if not len(self):
+            return out
+        pos = _find(batch.key, self.keys)  # batch index of each store row
+        present = pos >= 0
+        for li in np.unique(self.law[present]):
+            law = self.laws[li]
+            if law.n_state == 0:
+                continue
+            rr = np.flatnonzero(present & (self.law == li))
+            ii = pos[rr]
+            state = self._state(li, ode_src[rr], self.mem[rr])
+            c = self.coef[rr, : law.n_coef]
+            out[rr, : law.n_state] = law.state_rate(batch.delta[ii], batch.ddelta[ii], c, state)
+        return out
+
+    # -- bookkeeping at accepted states -----------------------------------------------------------
+    def begin(self, batch: ContactBatch, t: float) -> AlignedContacts:
+        """Register the contacts of a state (onsets, latches, ends) without a memory update.
+
+        Use it for the initial state of a simulation (or after moving bodies by hand). Returns the
+        store's rows aligned with ``batch``.
+        """
+        return self.commit(batch, t, None, update_memory=False)
+
+    def commit(
+        self,
+        batch: ContactBatch,
+        t: float,
+        ode: np.ndarray | None = None,
+        update_memory: bool = True,
+    ) -> AlignedContacts:
+        """Book an accepted state: ODE states, memory, separations, latches and onsets.
+
+        ``batch`` is the detection at the accepted state (time ``t``, s) and ``ode``
+        (M, NODE_MAX) the integrated ODE states of the store's rows as they were before this call
+        (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
+        Returns the new rows aligned with ``batch``.
+        """
+        self._check_batch(batch)
+        if ode is not None:
+            self.ode = self._ode_arg(ode).copy()
+        t = float(t)
+        delta = batch.delta
+        ddelta = batch.ddelta
+
+        # 1. keys known before this commit that are no longer reported: geometric contact lost
+        gone = _find(batch.key, self.keys) < 0
+        sep_chunks: list[np.ndarray] = []
+        if gone.any():
+            sep_chunks.append(
+                self._events(t, self.keys[gone], self.a[gone], self.b[gone], self.law[gone],
+                             -self._ddelta_last[gone], self._delta_last[gone])
+            )
+            self._keep_rows(~gone)
+
+        # 2. separated latches: released when the gap opens or the bodies press deeper
+        lat = _lookup(self.latched_keys, batch.key)
+        is_lat = lat >= 0
+        if len(self.latched_keys):
+            keep = np.zeros(len(self.latched_keys), dtype=bool)
+            ii = np.flatnonzero(is_lat)
+            li = lat[ii]
+            deeper = (delta[ii] > self.latched_delta[li]) & (ddelta[ii] > 0)
+            still = (delta[ii] > 0) & ~deeper
+            keep[li[still]] = True
+            self.latched_keys = self.latched_keys[keep]
+            self.latched_delta = self.latched_delta[keep]
+            is_lat = _lookup(self.latched_keys, batch.key) >= 0
+
+        # 3. onsets: unknown, touching, not latched
+        rows = self.rows(batch)
+        new = (rows < 0) & (delta > 0) & ~is_lat
+        on_chunk = _empty_events()
+        if new.any():
+            on_chunk = self._onset(batch, np.flatnonzero(new), t)
+            rows = self.rows(batch)
+
+        # 4. memory update and end-of-contact test on every active row (all present now)
+        present = rows >= 0
+        end_rows = np.zeros(len(self), dtype=bool)
+        if present.any():
+            idx = np.flatnonzero(present)
+            r = rows[idx]
+            for li in np.unique(self.law[r]):
+                law = self.laws[li]
+                sel = self.law[r] == li
+                ii, rr = idx[sel], r[sel]
+                state = self._state(li, self.ode[rr], self.mem[rr])
+                c = self.coef[rr, : law.n_coef]
+                if update_memory and law.n_memory:
+                    law.update_memory(delta[ii], ddelta[ii], c, state)
+                    self.mem[rr, : law.n_memory] = state[:, law.n_state :]
+                receding = ddelta[ii] <= 0.0
+                if law.contact_mode == MODE_TENSION:
+                    ends = receding & (delta[ii] <= 0.0)
+                else:
+                    f = law.force_raw(delta[ii], ddelta[ii], c, state)
+                    ends = receding & (f <= 0.0)
+                end_rows[rr[ends]] = True
+            where = _find(batch.key, self.keys)
+            self._delta_last = delta[where].copy()
+            self._ddelta_last = ddelta[where].copy()
+
+        if end_rows.any():
+            bi = _find(batch.key, self.keys[end_rows])
+            sep_chunks.append(
+                self._events(t, self.keys[end_rows], self.a[end_rows], self.b[end_rows],
+                             self.law[end_rows], -ddelta[bi], delta[bi])
+            )
+            residual = delta[bi] > 0
+            if residual.any():
+                lk = np.concatenate([self.latched_keys, self.keys[end_rows][residual]])
+                ld = np.concatenate([self.latched_delta, delta[bi][residual]])
+                order = np.argsort(lk, kind="stable")
+                self.latched_keys, self.latched_delta = lk[order], ld[order]
+            self._keep_rows(~end_rows)
+
+        self.last_onsets = on_chunk
+        self.last_separations = (
+            np.concatenate(sep_chunks) if sep_chunks else _empty_events()
+        )
+        if len(on_chunk):
+            self._onsets.append(on_chunk)
+        if len(self.last_separations):
+            self._separations.append(self.last_separations)
+        self._seq += 1
+        return self.aligned(batch)
+
+    def bounces(self) -> np.ndarray:
+        """One row per completed contact (onset then separation of the same key), in time order.
+
+        ``cr = v_out / v_in`` is Newton's coefficient of restitution of that bounce (review
+        Corral et al. 2021, Eq. 2.2), meaningful for a collinear impact.
+        """
+        on, off = self.onsets, self.separations
+        if not len(off):
+            return np.zeros(0, dtype=BOUNCE_DTYPE)
+        ev = np.concatenate([on, off])
+        kind = np.concatenate([np.zeros(len(on), dtype=np.int8), np.ones(len(off), dtype=np.int8)])
+        order = np.lexsort((kind, ev["step"], ev["key"]))
+        ev, kind = ev[order], kind[order]
+        is_off = np.flatnonzero(kind == 1)
+        is_off = is_off[is_off > 0]
+        ok = (kind[is_off - 1] == 0) & (ev["key"][is_off - 1] == ev["key"][is_off])
+        is_off = is_off[ok]
+        o, s = ev[is_off - 1], ev[is_off]
+        out = np.zeros(len(is_off), dtype=BOUNCE_DTYPE)
+        for name in ("key", "a", "b", "law"):
+            out[name] = s[name]
+        out["t_in"], out["t_out"] = o["t"], s["t"]
+        out["v_in"], out["v_out"], out["delta_out"] = o["v"], s["v"], s["delta"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["cr"] = np.where(o["v"] > 0, s["v"] / o["v"], np.nan)
+        return out[np.argsort(out["t_out"], kind="stable")]
+
+    # -- internals --------------------------------------------------------------------------------
+    def _events(
+        self, t: float, key: np.ndarray, a: np.ndarray, b: np.ndarray, law: np.ndarray,
+        v: np.ndarray, delta: np.ndarray,
+    ) -> np.ndarray:
+        ev = np.zeros(len(key), dtype=EVENT_DTYPE)
+        ev["t"], ev["key"], ev["a"], ev["b"], ev["law"] = t, key, a, b, law
+        ev["v"], ev["delta"], ev["step"] = v, delta, self._seq
+        return ev
+
+    def _check_batch(self, batch: ContactBatch) -> None:
+        n = len(batch)
+        if n and (batch.law.min() < 0 or batch.law.max() >= len(self.laws)):
+            raise ParameterError(
+                f"batch law index out of range: allowed [0, {len(self.laws) - 1}] "
+                f"for the {len(self.laws)} laws of this store"
+            )
+        if n > 1:
+            k = np.sort(batch.key)
+            if np.any(k[1:] == k[:-1]):
+                dup = int(k[1:][k[1:] == k[:-1]][0])
+                raise ParameterError(f"batch has duplicate contact key {dup}; keys must be unique")
+
+    def _ode_arg(self, ode: np.ndarray | None) -> np.ndarray:
+        if ode is None:
+            return self.ode
+        arr = np.asarray(ode, dtype=float)
+        if arr.shape != (len(self), NODE_MAX):
+            raise ParameterError(
+                f"ode has shape {arr.shape}, expected ({len(self)}, {NODE_MAX}): one row per "
+                "active contact in the order of store.keys (re-read store.ode after commit)"
+            )
+        return arr
+
+    def _state(self, li: int, ode: np.ndarray, mem: np.ndarray) -> np.ndarray:
+        ns, nm = int(self._n_state[li]), int(self._n_mem[li])
+        return np.ascontiguousarray(np.concatenate([ode[:, :ns], mem[:, :nm]], axis=1))
+
+    def _onset_coef(self, li: int, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
+        """Coefficient rows (len(ii), n_coef) of the new contacts ``ii`` with law ``li``."""
+        entry = self.pair_laws[li]
+        law = entry.law
+        v_in = np.maximum(batch.ddelta[ii], 0.0)
+        m_eff = batch.m_eff[ii]
+        r_eff = batch.r_eff[ii]
+        needs = tuple(law.needs)
+        if "m_eff" in needs and not np.all(np.isfinite(m_eff) & (m_eff > 0)):
+            raise ParameterError(
+                f"{law.name}: needs a finite effective mass m_eff > 0 (kg); contact between "
+                f"bodies {int(batch.a[ii][0])} and {int(batch.b[ii][0])} has none"
+            )
+        if "r_eff" in needs and not np.all(np.isfinite(r_eff) & (r_eff > 0)):
+            raise ParameterError(
+                f"{law.name}: needs an effective radius r_eff > 0 (m); give the shape a radius "
+                f"(contact between bodies {int(batch.a[ii][0])} and {int(batch.b[ii][0])})"
+            )
+        if entry.hertz_k:
+            k = batch.k_hertz[ii]
+            bad = ~(np.isfinite(k) & (k > 0))
+            if bad.any():
+                j = ii[np.argmax(bad)]
+                raise ParameterError(
+                    f"{law.name}: no 'k' was given and the contact between bodies "
+                    f"{int(batch.a[j])} and {int(batch.b[j])} has no Hertz stiffness "
+                    "(needs materials E, nu on both shapes and a finite effective radius); "
+                    "give 'k' or a shape radius"
+                )
+            law = law.replace(k=k)
+        coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
+        return np.atleast_2d(coef).reshape(len(ii), -1)
+
+    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float) -> np.ndarray:
+        m = len(idx)
+        law_idx = batch.law[idx].astype(np.int64)
+        coef = np.zeros((m, NC_MAX))
+        ode = np.zeros((m, NODE_MAX))
+        mem = np.zeros((m, NMEM_MAX))
+        for li in np.unique(law_idx):
+            sel = np.flatnonzero(law_idx == li)
+            law = self.laws[li]
+            c = self._onset_coef(li, batch, idx[sel])
+            s0 = np.asarray(law.initial_state(c), dtype=float).reshape(len(sel), -1)
+            coef[sel, : c.shape[1]] = c
+            ode[sel, : law.n_state] = s0[:, : law.n_state]
+            mem[sel, : law.n_memory] = s0[:, law.n_state :]
+        keys = batch.key[idx]
+        self.keys = np.concatenate([self.keys, keys])
+        self.law = np.concatenate([self.law, law_idx])
+        self.a = np.concatenate([self.a, batch.a[idx]])
+        self.b = np.concatenate([self.b, batch.b[idx]])
+        self.coef = np.concatenate([self.coef, coef])
+        self.ode = np.concatenate([self.ode, ode])
+        self.mem = np.concatenate([self.mem, mem])
+        self.v_in = np.concatenate([self.v_in, batch.ddelta[idx]])
+        self.m_eff = np.concatenate([self.m_eff, batch.m_eff[idx]])
+        self.r_eff = np.concatenate([self.r_eff, batch.r_eff[idx]])
+        self.t_on = np.concatenate([self.t_on, np.full(m, t)])
+        self._delta_last = np.concatenate([self._delta_last, batch.delta[idx]])
+        self._ddelta_last = np.concatenate([self._ddelta_last, batch.ddelta[idx]])
+        self._keep_rows(np.argsort(self.keys, kind="stable"))
+        return self._events(t, keys, batch.a[idx], batch.b[idx], law_idx, batch.ddelta[idx],
+                            batch.delta[idx])
+
+    _ROW_FIELDS = ("keys", "law", "a", "b", "coef", "ode", "mem", "v_in", "m_eff", "r_eff",
+                   "t_on", "_delta_last", "_ddelta_last")
+
+    def _keep_rows(self, index: np.ndarray) -> None:
+        for name in self._ROW_FIELDS:
+            setattr(self, name, getattr(self, name)[index])
+
+
+def _find(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Index of each ``query`` key in the unsorted unique array ``keys``, -1 if absent."""
+    order = np.argsort(keys, kind="stable")
+    pos = _lookup(np.asarray(keys, dtype=np.int64)[order], query)
+    return np.where(pos >= 0, order[np.maximum(pos, 0)] if len(order) else pos, -1)
+
+
+def _lookup(sorted_keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Index of each ``query`` key in the sorted unique array ``sorted_keys``, -1 if absent."""
+    q = np.asarray(query, dtype=np.int64)
+    if not len(sorted_keys):
+        return np.full(q.shape, -1, dtype=np.int64)
+    pos = np.searchsorted(sorted_keys, q)
+    pos_c = np.minimum(pos, len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos_c] == q, pos_c, -1).astype(np.int64)

@@ -1,0 +1,296 @@
+"""ContactStore: persistence by key, onset latching, ODE state, separation and the residual latch.
+
+Expected values are closed forms of the laws' equations (not outputs of the code under test).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mbplugin.contact import ContactBatch, ContactStore, PairLaw
+from mbplugin.errors import ParameterError
+from mbplugin.laws import make_law
+
+
+def one(delta, ddelta, key=7, law=0, m_eff=1.0, r_eff=0.01, k_hertz=np.nan, a=-1, b=0):
+    """A batch of contacts given by their scalars (arrays broadcast)."""
+    delta = np.atleast_1d(np.asarray(delta, dtype=float))
+    n = len(delta)
+    z3 = np.zeros((n, 3))
+    nrm = np.tile([0.0, 0.0, 1.0], (n, 1))
+    return ContactBatch(
+        np.broadcast_to(np.asarray(a, dtype=np.int64), (n,)).copy(),
+        np.broadcast_to(np.asarray(b, dtype=np.int64), (n,)).copy(),
+        np.broadcast_to(np.asarray(key, dtype=np.int64), (n,)).copy(),
+        z3, nrm, delta, np.broadcast_to(np.asarray(ddelta, float), (n,)).copy(), z3.copy(),
+        np.broadcast_to(np.asarray(m_eff, float), (n,)).copy(),
+        np.broadcast_to(np.asarray(r_eff, float), (n,)).copy(), z3.copy(), z3.copy(),
+        np.broadcast_to(np.asarray(law, dtype=np.int64), (n,)).copy(),
+        np.broadcast_to(np.asarray(k_hertz, float), (n,)).copy(),
+    )
+
+
+def test_onset_latches_impact_speed_and_keeps_it():
+    """Hunt-Crossley: F = k d^n (1 + 3(1 - cr)/2 * dd / v_in) with v_in from the onset step."""
+    k, cr = 1e7, 0.8
+    store = ContactStore(make_law("hunt_crossley", k=k, cr=cr))
+    store.begin(one(1e-6, 2.0), 0.0)
+    assert store.v_in[0] == 2.0
+    chi = 1.5 * (1 - cr)
+    for i, (d, dd) in enumerate([(1e-4, 1.5), (2e-4, 0.5), (1.5e-4, -1.0)]):
+        b = one(d, dd)
+        f = store.forces(b)
+        assert f[0] == pytest.approx(k * d**1.5 * (1 + chi * dd / 2.0), rel=1e-12)
+        store.commit(b, 1e-4 * (i + 1))
+        assert len(store) == 1 and store.v_in[0] == 2.0
+    assert len(store.onsets) == 1 and len(store.separations) == 0
+
+
+def test_slow_onset_uses_the_laws_speed_floor():
+    """Onset while receding: v_in = max(ddelta, 0) is floored by the law's v_min (1e-3 m/s)."""
+    k, cr, vmin = 1e6, 0.5, 1e-3
+    store = ContactStore(make_law("hunt_crossley", k=k, cr=cr, v_min=vmin))
+    b = one(1e-3, 0.0)
+    store.begin(b, 0.0)
+    lam = k * 1.5 * (1 - cr) / vmin
+    b2 = one(1e-3, 1e-4)
+    assert store.forces(b2)[0] == pytest.approx(k * 1e-3**1.5 + lam * 1e-3**1.5 * 1e-4)
+
+
+def bw_hc(**kw):
+    base = dict(k=1e8, p=1.5, alpha=0.5, c=0.0, A=1.0, beta=0.0, gamma=0.0, n=1.0)
+    base.update(kw)
+    return make_law("bouc_wen_hunt_crossley", **base)
+
+
+def rk4_prescribed(store, delta_of_t, rate_of_t, t0, t1, steps, key=7):
+    """Integrate the store's ODE states along a prescribed delta(t), committing every step."""
+    h = (t1 - t0) / steps
+    t = t0
+    for _ in range(steps):
+        y = store.ode.copy()
+
+        def f(tt, yy):
+            return store.state_rates(one(delta_of_t(tt), rate_of_t(tt), key=key), yy)
+
+        k1 = f(t, y)
+        k2 = f(t + h / 2, y + h / 2 * k1)
+        k3 = f(t + h / 2, y + h / 2 * k2)
+        k4 = f(t + h, y + h * k3)
+        t += h
+        y_new = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        store.commit(one(delta_of_t(t), rate_of_t(t), key=key), t, y_new)
+
+
+def test_bouc_wen_state_is_carried_across_many_steps():
+    """beta = gamma = 0: zeta' = A ddelta, so zeta = A (delta - delta_onset) exactly."""
+    A = 0.7
+    store = ContactStore(bw_hc(A=A))
+    v = 0.3
+    d0 = 1e-5
+    store.begin(one(d0, v), 0.0)
+    rk4_prescribed(store, lambda t: d0 + v * t, lambda t: v, 0.0, 1e-3, 400)
+    assert len(store) == 1
+    assert store.ode[0, 0] == pytest.approx(A * v * 1e-3, rel=1e-10)
+    # the force uses the carried state: alpha k d^p + (1 - alpha) k zeta^p
+    d = d0 + v * 1e-3
+    z = A * v * 1e-3
+    f = store.forces(one(d, v))[0]
+    assert f == pytest.approx(0.5 * 1e8 * (d**1.5 + z**1.5), rel=1e-9)
+
+
+def test_bouc_wen_saturating_state_matches_closed_form():
+    """n = 1, loading: zeta' = ddelta (A - (beta + gamma) zeta) -> A/(b+g) (1 - exp(-(b+g) x))."""
+    A, beta, gamma = 1.0, 3000.0, 1000.0
+    store = ContactStore(bw_hc(A=A, beta=beta, gamma=gamma))
+    v = 1.0
+    store.begin(one(1e-9, v), 0.0)
+    T = 5e-4
+    rk4_prescribed(store, lambda t: 1e-9 + v * t, lambda t: v, 0.0, T, 200)
+    s = beta + gamma
+    assert store.ode[0, 0] == pytest.approx(A / s * (1 - math.exp(-s * v * T)), rel=1e-8)
+
+
+def test_bouc_wen_maxwell_invariant_in_a_dynamic_impact():
+    """Maxwell law, free body on the contact: m ddelta' = -F and rho' = F/c give
+    m ddelta + c rho = m v_in for the whole contact (Milehins & Marghitu 2026, Eq. 46)."""
+    m, c, v0 = 0.05, 2000.0, 1.0
+    law = make_law("bouc_wen_maxwell", k=1e8, p=1.5, alpha=0.5, c=c, A=1.0, beta=1e3,
+                   gamma=0.0, n=1.0)
+    store = ContactStore(law)
+    d, dd = 0.0, v0
+    h = 1e-6
+    store.begin(one(1e-12, dd, m_eff=m), 0.0)
+    d = 1e-12
+    t = 0.0
+    checked = 0
+    while len(store) and t < 5e-3:
+        y = store.ode.copy()
+
+        def rhs(state, yy):
+            dl, ddl = state
+            b = one(dl, ddl, m_eff=m)
+            f = store.forces(b, yy, raw=True)[0]
+            return np.array([ddl, -f / m]), store.state_rates(b, yy)
+
+        s0 = np.array([d, dd])
+        k1, q1 = rhs(s0, y)
+        k2, q2 = rhs(s0 + h / 2 * k1, y + h / 2 * q1)
+        k3, q3 = rhs(s0 + h / 2 * k2, y + h / 2 * q2)
+        k4, q4 = rhs(s0 + h * k3, y + h * q3)
+        s1 = s0 + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        y1 = y + h / 6 * (q1 + 2 * q2 + 2 * q3 + q4)
+        d, dd = s1
+        t += h
+        if len(store) and checked < 10**6:
+            rho = y1[0, 0]
+            assert m * dd + c * rho == pytest.approx(m * v0, rel=1e-8)
+            checked += 1
+        store.commit(one(d, dd, m_eff=m), t, y1)
+    assert checked > 300
+    assert len(store) == 0 and len(store.separations) == 1
+    # Maxwell separates with a residual overlap (its dashpot is in series): latched
+    assert store.separations["delta"][0] > 0
+    assert len(store.latched_keys) == 1
+
+
+def test_separation_drops_state_and_new_contact_starts_clean():
+    """Hertz (clip): contact ends when the raw force <= 0 while receding; a later onset of the
+    same key starts from a fresh state (Bouc-Wen zeta = 0)."""
+    store = ContactStore(bw_hc(A=1.0))
+    store.begin(one(1e-6, 1.0), 0.0)
+    store.commit(one(1e-4, 0.5), 1e-4, np.array([[2e-5, 0, 0, 0]]))
+    assert store.ode[0, 0] == 2e-5
+    # geometric contact lost: the key is absent from the batch
+    store.commit(ContactBatch.empty(), 2e-4)
+    assert len(store) == 0 and len(store.separations) == 1
+    store.commit(one(1e-6, 0.2), 3e-4)
+    assert len(store) == 1 and store.ode[0, 0] == 0.0 and store.v_in[0] == 0.2
+    assert len(store.onsets) == 2
+
+
+def test_residual_overlap_latches_until_the_gap_opens():
+    """Bouc-Wen ends at F <= 0 while receding with delta > 0 (Eq. 17): the key is latched, gets no
+    force and no onset, until delta <= 0 (then a later overlap is a new contact)."""
+    store = ContactStore(bw_hc(A=1.0))
+    store.begin(one(1e-4, 1.0), 0.0)
+    # state zeta strongly negative: F = 0.5k(d^1.5 - |z|^1.5) < 0 while receding -> ends
+    store.commit(one(1e-4, -0.5), 1e-5, np.array([[-4e-4, 0, 0, 0]]))
+    assert len(store) == 0
+    sep = store.last_separations
+    assert len(sep) == 1 and sep["delta"][0] == 1e-4 and sep["v"][0] == 0.5
+    assert list(store.latched_keys) == [7]
+    # still overlapping, receding: no force, no onset
+    b = one(5e-5, -0.4)
+    assert store.forces(b)[0] == 0.0
+    store.commit(b, 2e-5)
+    assert len(store) == 0 and len(store.onsets) == 1
+    # gap opens: released; touching again later is a new onset
+    store.commit(one(-1e-6, -0.4), 3e-5)
+    assert len(store.latched_keys) == 0
+    store.commit(one(1e-6, 0.3), 4e-5)
+    assert len(store) == 1 and len(store.onsets) == 2 and store.ode[0, 0] == 0.0
+
+
+def test_latched_contact_pressed_deeper_than_separation_restarts():
+    store = ContactStore(bw_hc())
+    store.begin(one(2e-4, 1.0), 0.0)
+    store.commit(one(2e-4, -0.1), 1e-5, np.array([[-1e-3, 0, 0, 0]]))
+    assert len(store.latched_keys) == 1
+    store.commit(one(1.5e-4, 0.1), 2e-5)  # approaching but not deeper: still latched
+    assert len(store) == 0
+    store.commit(one(2.5e-4, 0.1), 3e-5)  # deeper than 2e-4 while approaching: new onset
+    assert len(store) == 1 and len(store.latched_keys) == 0
+
+
+def test_tension_law_ends_at_zero_indentation():
+    """Kelvin-Voigt with tension: F = k d + c dd may pull; the contact ends only at delta <= 0."""
+    k, c = 1e5, 50.0
+    store = ContactStore(make_law("kelvin_voigt", k=k, c=c, allow_tension="yes"))
+    store.begin(one(1e-4, 1.0), 0.0)
+    b = one(1e-4, -1.0)  # raw force k d + c dd = 10 - 50 < 0 while receding, delta > 0
+    assert store.forces(b)[0] == pytest.approx(k * 1e-4 - c)
+    store.commit(b, 1e-5)
+    assert len(store) == 1
+    store.commit(one(-1e-7, -1.0), 2e-5)
+    assert len(store) == 0 and len(store.latched_keys) == 0
+
+
+def test_clipped_law_ends_with_residual_overlap():
+    """The same Kelvin-Voigt without tension ends when k d + c dd <= 0 while receding."""
+    k, c = 1e5, 50.0
+    store = ContactStore(make_law("kelvin_voigt", k=k, c=c))
+    store.begin(one(1e-4, 1.0), 0.0)
+    b = one(1e-4, -1.0)
+    assert store.forces(b)[0] == 0.0
+    store.commit(b, 1e-5)
+    assert len(store) == 0 and list(store.latched_keys) == [7]
+
+
+def test_groups_of_laws_evaluate_with_their_own_coefficients():
+    """Three contacts, two laws: Hooke F = k d and Hertz F = k d^1.5, aligned with the batch."""
+    store = ContactStore([make_law("hooke", k=100.0), make_law("hertz", k=1e6)])
+    b = one([1e-3, 2e-3, 4e-3], 1.0, key=[30, 10, 20], law=[1, 0, 1])
+    store.begin(b, 0.0)
+    f = store.forces(b)
+    assert f == pytest.approx([1e6 * 1e-3**1.5, 100 * 2e-3, 1e6 * 4e-3**1.5])
+    assert list(store.keys) == [10, 20, 30]
+    al = store.aligned(b)
+    assert list(al.rows) == [2, 0, 1] and list(al.law) == [1, 0, 1]
+
+
+def test_hertz_stiffness_from_batch_when_no_k_given():
+    """PairLaw(hertz_k=True): k = k_hertz of the contact at onset."""
+    tmpl = PairLaw(make_law("hertz", k=1.0), hertz_k=True)
+    store = ContactStore([tmpl])
+    kh = 1.5164835e10  # 10 mm steel sphere on steel (Corral et al. 2021 worked example)
+    b = one(1e-5, 1.0, k_hertz=kh)
+    store.begin(b, 0.0)
+    assert store.forces(b)[0] == pytest.approx(kh * 1e-5**1.5)
+    with pytest.raises(ParameterError, match="Hertz"):
+        ContactStore([tmpl]).begin(one(1e-5, 1.0), 0.0)  # NaN k_hertz
+    with pytest.raises(ParameterError, match=r"exponent 1\.5"):
+        PairLaw(make_law("hertz", k=1.0, n=1.0), hertz_k=True)
+
+
+def test_elastic_bounces_give_unit_restitution():
+    """A mass on a Hertz contact bounces elastically: energy conservation gives v_out = v_in."""
+    m, k, v0 = 0.01, 1e9, 0.5
+    store = ContactStore(make_law("hertz", k=k))
+    # free flight and contact for one body above a plane, delta = -z
+    z, vz = 1e-4, -v0
+    h = 1e-7
+    t = 0.0
+    for _ in range(20000):
+        def acc(zz, vv):
+            b = one(-zz, -vv, m_eff=m)
+            return store.forces(b)[0] / m if -zz > 0 else 0.0
+
+        k1z, k1v = vz, acc(z, vz)
+        k2z, k2v = vz + h / 2 * k1v, acc(z + h / 2 * k1z, vz + h / 2 * k1v)
+        k3z, k3v = vz + h / 2 * k2v, acc(z + h / 2 * k2z, vz + h / 2 * k2v)
+        k4z, k4v = vz + h * k3v, acc(z + h * k3z, vz + h * k3v)
+        z += h / 6 * (k1z + 2 * k2z + 2 * k3z + k4z)
+        vz += h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        t += h
+        store.commit(one(-z, -vz, m_eff=m) if z < 0 else ContactBatch.empty(), t)
+        if len(store.separations):
+            break
+    bo = store.bounces()
+    assert len(bo) == 1
+    assert bo["cr"][0] == pytest.approx(1.0, abs=2e-3)
+    assert bo["t_out"][0] > bo["t_in"][0]
+
+
+def test_bad_batches_are_rejected():
+    store = ContactStore(make_law("hooke", k=1.0))
+    with pytest.raises(ParameterError, match="duplicate contact key"):
+        store.begin(one([1e-3, 1e-3], 1.0, key=[5, 5]), 0.0)
+    with pytest.raises(ParameterError, match="law index out of range"):
+        store.begin(one(1e-3, 1.0, law=3), 0.0)
+    store.begin(one(1e-3, 1.0), 0.0)
+    with pytest.raises(ParameterError, match="ode has shape"):
+        store.forces(one(1e-3, 1.0), np.zeros((3, 4)))
