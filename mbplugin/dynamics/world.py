@@ -1,0 +1,125 @@
+"""The world: bodies, gravity, external loads and contacts, and its equations of motion.
+
+Newton-Euler equations of every movable body (SI units; Goldstein, Classical Mechanics, Sect. 5.5
+for Euler's equations)::
+
+    m dv/dt          = F_contact + F_load + s m g
+    I dw/dt          = tau_body - w x (I w)            (body frame; tau_body = R^T tau_world)
+    dx/dt = v,       dq/dt = 1/2 q (x) (0, w)
+
+with ``s`` the body's gravity scale. The contacts (when a contact model is attached, see
+:mod:`mbplugin.dynamics.contacts`) add their forces and torques and the laws' ODE states.
+
+Three work integrals ride along with the state so that energy can be accounted for exactly:
+
+``w_normal``    work done by the bodies on the normal contact forces, int sum F_n ddelta dt (J)
+``w_friction``  energy dissipated by friction, int sum -F_t . v_t dt (J, >= 0)
+``w_ext``       work of the external loads (gravity excluded: it has a potential), J
+
+so that ``kinetic + potential + w_normal + w_friction - w_ext`` is constant along exact
+solutions (the energy balance the summary's ``energy_drift`` measures).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin.dynamics import _kernels as _k
+from mbplugin.dynamics.bodies import Bodies
+from mbplugin.dynamics.loads import Loads
+from mbplugin.errors import ParameterError
+
+N_WORK = 3  #: work integrals carried in the state (w_normal, w_friction, w_ext)
+
+
+class World:
+    """Rigid bodies, gravity, loads and (optionally) a contact model.
+
+    ``contacts`` is an object with ``n_ode`` (number of law ODE values it integrates) and
+    ``evaluate(t, pos, quat, R, vel, omega_world, ode)`` returning
+    ``(force (n,3), torque (n,3) world, ode_rate (n_ode,), p_normal, p_friction)``; see
+    :class:`mbplugin.dynamics.contacts.EngineContacts`.
+    """
+
+    def __init__(
+        self,
+        bodies: Bodies,
+        gravity: Any = (0.0, 0.0, -9.81),
+        loads: Loads | None = None,
+        contacts: Any = None,
+    ) -> None:
+        g = np.asarray(gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ParameterError(f"gravity must be 3 finite numbers (m/s^2), got {gravity!r}")
+        self.bodies = bodies
+        self.gravity = g
+        self.loads = loads if loads is not None else Loads(len(bodies))
+        if self.loads.n != len(bodies):
+            raise ParameterError("loads were built for a different number of bodies")
+        self.contacts = contacts
+        self.movable = ~bodies.fixed
+        self._gacc = bodies.gravity_scale[:, None] * g[None, :] * self.movable[:, None]
+
+    # -- sizes ------------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.bodies)
+
+    @property
+    def n_ode(self) -> int:
+        return 0 if self.contacts is None else int(self.contacts.n_ode)
+
+    # -- equations of motion ----------------------------------------------------------------------
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """dy/dt of the flat state ``y`` = [pos, quat, vel, omega, law ODE states, work]."""
+        n = self.n
+        b = self.bodies
+        n_ode = self.n_ode
+        pos = y[: 3 * n].reshape(n, 3)
+        quat = y[3 * n : 7 * n].reshape(n, 4)
+        vel = y[7 * n : 10 * n].reshape(n, 3)
+        omega = y[10 * n : 13 * n].reshape(n, 3)
+        R = np.empty((n, 3, 3))
+        omega_w = np.empty((n, 3))
+        _k.kinematics(quat, omega, R, omega_w)
+        force, torque = self.loads.evaluate(t)
+        p_ext = 0.0 if self.loads.empty else _k.power(force, torque, vel, omega_w)
+        out = np.empty_like(y)
+        if self.contacts is not None:
+            fc, tc, ode_rate, p_n, p_f = self.contacts.evaluate(
+                t, pos, quat, R, vel, omega_w, y[13 * n : 13 * n + n_ode]
+            )
+            force = force + fc
+            torque = torque + tc
+            out[13 * n : 13 * n + n_ode] = ode_rate
+        else:
+            p_n = p_f = 0.0
+        _k.dynamics(quat, vel, omega, R, force, torque, b.inv_mass, b.inertia, b.inv_inertia,
+                    self._gacc, b.fixed, out)
+        out[13 * n + n_ode] = p_n
+        out[13 * n + n_ode + 1] = p_f
+        out[13 * n + n_ode + 2] = p_ext
+        return out
+
+    # -- flat state ----------------------------------------------------------------------------
+    def pack(self, ode: np.ndarray | None = None, work: np.ndarray | None = None) -> np.ndarray:
+        """Flat state from the bodies' arrays, the law ODE states and the work integrals."""
+        ode = np.zeros(self.n_ode) if ode is None else np.asarray(ode, dtype=float).ravel()
+        work = np.zeros(N_WORK) if work is None else np.asarray(work, dtype=float)
+        return np.concatenate([self.bodies.state_vector(), ode, work])
+
+    def split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(law ODE states, work integrals) of a flat state."""
+        n13 = 13 * self.n
+        return y[n13 : n13 + self.n_ode], y[n13 + self.n_ode : n13 + self.n_ode + N_WORK]
+
+    # -- energy ----------------------------------------------------------------------------------
+    def mechanical_energy(self, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray) -> tuple[
+        float, float
+    ]:
+        """(kinetic, gravitational potential) energy in J."""
+        return self.bodies.kinetic_energy(vel, omega), self.bodies.potential_energy(
+            pos, self.gravity
+        )
