@@ -106,7 +106,7 @@ class BodyState:
             inv_i = np.zeros((n, 3, 3))
         else:
             inertia_arr = np.asarray(inertia, dtype=float)
-            if inertia_arr.shape[-2:] != (3, 3):
+            if inertia_arr.ndim <= 2:  # principal moments, (3,) or (N, 3)
                 inertia_arr = np.broadcast_to(inertia_arr, (n, 3))
                 inertia_arr = inertia_arr[:, :, None] * np.eye(3)
             inertia_arr = np.broadcast_to(inertia_arr, (n, 3, 3))
