@@ -51,14 +51,14 @@ class Ristow(PowerLaw):
 
 
 class Schafer(PowerLaw):
-    """Schafer, Dippel & Wolf (1996): F = k delta^(3/2) + chi ddelta (review Eq. 5.14 ff.).
+    """Schafer, Dippel & Wolf (1996): F = k delta^(3/2) + chi ddelta (review Sect. 5.1, Table 1).
 
     A constant linear dashpot on a Hertz spring (granular spheres); ``chi`` is empirical.
     """
 
     name = "schafer"
     title = "Schafer et al."
-    source = "Schafer, Dippel & Wolf, J. Phys. I France 6 (1996); Corral et al. (2021) Sect. 5.1"
+    source = "Schafer, Dippel & Wolf, J. Phys. I France 6 (1996); Corral et al. (2021) Table 1"
     equation = "F = k delta^(3/2) + chi ddelta"
     params = (_K_HERTZ, Param("chi", "linear damping coefficient (empirical)", "N s/m", lo=0.0))
     cr_range = "empirical chi; c_r rises with impact speed (no c_r input)"
