@@ -15,6 +15,7 @@ from mbplugin.laws.base import (
     Param,
 )
 from mbplugin.laws.bouc_wen import BoucWenHuntCrossley, BoucWenMaxwell
+from mbplugin.laws.calibrate import Calibration, calibrate
 from mbplugin.laws.dashpot import Anagnostopoulos, Choi, Goyal, Jankowski
 from mbplugin.laws.exact import Khatiwada, Yu, ZhangSharf, exact_chi
 from mbplugin.laws.granular import Alizadeh, BordbarHyppanen, Falcon, Ristow, Schafer, Tsuji
@@ -120,6 +121,7 @@ __all__ = [
     "BoucWenMaxwell",
     "Brilliantov1996",
     "Brilliantov2015",
+    "Calibration",
     "Choi",
     "Falcon",
     "Flores",
@@ -159,6 +161,7 @@ __all__ = [
     "ZhangSharf",
     "Zheng",
     "ZhiyingQishao",
+    "calibrate",
     "exact_chi",
     "exact_cr",
     "get_law_class",

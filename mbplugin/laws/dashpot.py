@@ -60,6 +60,7 @@ class Anagnostopoulos(PowerLaw):
     cr_range = "whole range (0, 1], exact with allow_tension='yes'; restricted per the review"
     tension = "pulls at the end of restitution (allow_tension='yes', default); 'no' clips at 0"
     calibration_params = ("cr",)
+    calibration_invariant = ("allow_tension",)  # c_r depends on xi(cr) and the contact rule
 
     @property
     def contact_mode(self) -> int:
@@ -139,6 +140,7 @@ class Goyal(PowerLaw):
     needs = ("m_eff",)
     cr_range = "[exp(-2), 1] = [0.1353, 1], exact (underdamped zeta <= 1)"
     calibration_params = ("cr",)
+    calibration_invariant = ("factor",)
 
     def _check(self) -> None:
         floor = math.exp(-float(self.factor))
@@ -201,6 +203,7 @@ class Jankowski(PowerLaw):
     needs = ("m_eff",)
     cr_range = "whole range (0, 1] (approximate xi(c_r)); independent of impact speed"
     calibration_params = ("cr",)
+    calibration_invariant = ("xi_formula",)
 
     def coefficients(self, v_in, m_eff, r_eff):
         xi = jankowski_xi(self.cr, self.xi_formula)

@@ -156,6 +156,7 @@ class Tsuji(PowerLaw):
     needs = ("m_eff",)
     cr_range = "any c_r via alpha; independent of impact speed and mass"
     calibration_params = ("alpha",)
+    calibration_invariant = ()  # c_r depends on alpha only
 
     def coefficients(self, v_in, m_eff, r_eff):
         lam = self.alpha * np.sqrt(np.asarray(m_eff, dtype=float) * self.k)

@@ -148,7 +148,9 @@ def pad_coef(coef: np.ndarray) -> np.ndarray:
 def pack_state(state: np.ndarray, n_ode: int, n_mem: int) -> np.ndarray:
     """Law state rows (N, n_ode + n_mem) laid out in the kernel's (N, NS_MAX) slots."""
     if n_ode > NODE_MAX or n_mem > NMEM_MAX:
-        raise ValueError(f"a law may have at most {NODE_MAX} ODE states and {NMEM_MAX} memory values")
+        raise ValueError(
+            f"a law may have at most {NODE_MAX} ODE states and {NMEM_MAX} memory values"
+        )
     state = np.atleast_2d(np.asarray(state, dtype=float))
     if state.shape[1] != n_ode + n_mem:
         raise ValueError(f"state rows have {state.shape[1]} values, the law has {n_ode + n_mem}")

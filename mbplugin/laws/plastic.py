@@ -93,6 +93,7 @@ class Goldsmith(Law):
     cr_range = "whole range (0, 1], exact (plastic energy loss)"
     tension = "clipped at F >= 0 (never pulls); contact ends at delta = delta_p > 0"
     calibration_params = ("cr",)
+    calibration_invariant = ()  # output c_r = cr exactly
 
     def coefficients(self, v_in, m_eff, r_eff):
         nrows = np.size(v_in)
