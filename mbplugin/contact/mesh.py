@@ -1,38 +1,454 @@
-"""Triangle-mesh shapes (trimesh) and the mesh pairs of the narrow phase (in progress)."""
+"""Triangle-mesh shapes (trimesh) and the mesh pairs of the narrow phase.
+
+:class:`Mesh` wraps a closed, consistently oriented triangle mesh: a ``trimesh.Trimesh``, any
+object trimesh can turn into one, or a file (STL, OBJ, PLY, GLB, ...). A mesh that is not
+watertight, has inconsistent winding, inward normals or degenerate faces is rejected with a
+:class:`~mbplugin.errors.ParameterError`, unless ``repair=True`` (merge duplicate vertices, drop
+degenerate/duplicate faces, fill holes, fix winding and normals), after which it is checked again.
+
+Pairs (all in :class:`MeshSet`, used by :class:`~mbplugin.contact.model.ContactModel`):
+
+* **mesh-plane**: every vertex below the plane is penetrating; the penetrating vertices split into
+  connected regions along mesh edges (``scipy.sparse.csgraph.connected_components``), and each
+  region is reported as **one** contact at its deepest vertex (delta = its depth; point halfway
+  between the vertex and the plane; normal = the plane's). The force therefore does not grow
+  with the number of vertices as a spring-per-vertex model would: refining a mesh only moves the
+  deepest vertex closer to the true surface (chordal error). All meshes touching a plane are
+  handled in one vectorised pass. A convex mesh has one region, keyed ``feature = 0``; a
+  non-convex one keys each region by its lowest vertex index.
+* **mesh-sphere**: the closest point of the mesh to the sphere's centre
+  (``trimesh.proximity.closest_point``), inside/outside from the face normal (convex meshes) or
+  ``mesh.contains`` (others); one contact per pair.
+* **mesh-mesh** and every other pair without a closed form (box-box, capsule-capsule,
+  box-capsule, mesh-box, mesh-capsule): python-fcl (GJK/EPA on convex geometry,
+  ``fcl.Convex``/``fcl.Box``/``fcl.Capsule``), one contact per pair with fcl's penetration depth
+  and normal; the point keeps fcl's position across the normal and is moved along the normal to
+  the middle of the overlap (halfway between the two bodies' extreme planes). One point per
+  pair: a face-to-face resting contact (box on box, parallel capsules) is represented by a single
+  point, which is not enough for a stable stack; use primitives on a plane for those.
+  Mesh-mesh contact needs convex meshes: split a concave body into
+  convex parts (e.g. ``trimesh.decomposition``) and attach each part as its own shape.
+
+Effective radius of a mesh (rule). At each vertex the surface is fitted, in the frame of the
+vertex normal, by the quadric z = a x^2 + b xy + c y^2 + d x + e y through its one-ring
+neighbours (least squares); the principal curvatures k1, k2 are the eigenvalues of the negated
+Hessian [[2a, b], [b, 2c]] (positive = convex). The vertex radius is
+R_v = 1/sqrt(k1 k2) for a convex elliptic point (exact on a sphere: the Hertz equivalent radius
+sqrt(R' R'') of Johnson, *Contact Mechanics* 1985, Sect. 4.2, against a plane), -1/sqrt(k1 k2)
+for a concave one, infinite (flat) when both curvatures are below 1e-6 of the mesh's inverse size,
+and *undefined* where the surface is not smooth (a face around the vertex deviates more than
+``smooth_angle`` from the vertex normal: an edge or corner) or is saddle/cylindrical. Where it is
+undefined the user-given ``radius`` is used; without one, a sphere against that feature uses the
+sphere's radius alone (the feature is treated as flat, as for box edges) and a mesh-plane contact
+has no radius (NaN, so a law without ``k`` cannot be used there). A contact takes R_v of the
+deepest vertex (mesh-plane) or of the vertex nearest the contact point (mesh-sphere, fcl pairs);
+radii combine as 1/r_eff = 1/R_a + 1/R_b.
+"""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import trimesh
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from mbplugin.errors import ParameterError
 
 
+def _load(mesh: Any) -> trimesh.Trimesh:
+    if isinstance(mesh, trimesh.Trimesh):
+        return mesh.copy()
+    if isinstance(mesh, str | Path):
+        path = Path(mesh)
+        if not path.exists():
+            raise ParameterError(f"Mesh: file {str(path)!r} does not exist")
+        try:
+            loaded = trimesh.load(str(path), force="mesh")
+        except Exception as exc:
+            raise ParameterError(f"Mesh: trimesh cannot read {str(path)!r}: {exc}") from None
+    elif isinstance(mesh, trimesh.Scene):
+        loaded = mesh.to_geometry() if hasattr(mesh, "to_geometry") else mesh.dump(concatenate=True)
+    else:
+        try:
+            loaded = trimesh.Trimesh(**mesh) if isinstance(mesh, dict) else trimesh.load(mesh)
+        except Exception:
+            raise ParameterError(
+                f"Mesh: {type(mesh).__name__} is not a trimesh object or a mesh file"
+            ) from None
+    if not isinstance(loaded, trimesh.Trimesh):
+        raise ParameterError(f"Mesh: {type(loaded).__name__} is not a triangle mesh")
+    return loaded
+
+
+def _problems(m: trimesh.Trimesh) -> list[str]:
+    out = []
+    if len(m.faces) < 4 or len(m.vertices) < 4:
+        out.append(f"has {len(m.faces)} faces (a closed mesh needs at least 4)")
+        return out
+    if not np.all(np.isfinite(m.vertices)):
+        out.append("has non-finite vertex coordinates")
+        return out
+    area = m.area_faces
+    scale = max(float(m.scale), 1e-300)
+    if np.any(area <= 1e-14 * scale * scale):
+        out.append(f"has {int(np.sum(area <= 1e-14 * scale * scale))} degenerate (zero-area) faces")
+        return out
+    if not m.is_watertight:
+        out.append("is not watertight (it has open edges or holes)")
+    if not m.is_winding_consistent:
+        out.append("has inconsistent face winding")
+    if m.is_watertight and m.is_winding_consistent and m.volume <= 0:
+        out.append("has inward-pointing normals (negative volume)")
+    return out
+
+
+def _repair(m: trimesh.Trimesh) -> trimesh.Trimesh:
+    m = m.copy()
+    m.merge_vertices()
+    m.update_faces(m.nondegenerate_faces())
+    m.update_faces(m.unique_faces())
+    m.remove_unreferenced_vertices()
+    trimesh.repair.fill_holes(m)
+    trimesh.repair.fix_winding(m)
+    trimesh.repair.fix_normals(m)
+    return m
+
+
+def _frames(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    helper = np.where(np.abs(n[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]])
+    t1 = np.cross(n, helper)
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    return t1, np.cross(n, t1)
+
+
+def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0) -> np.ndarray:
+    """Per-vertex radius of curvature (m) by the rule in the module docstring (NaN: undefined)."""
+    p = np.asarray(m.vertices, dtype=float)
+    n = np.asarray(m.vertex_normals, dtype=float)
+    nv = len(p)
+    e = np.asarray(m.edges_unique)
+    i = np.concatenate([e[:, 0], e[:, 1]])
+    j = np.concatenate([e[:, 1], e[:, 0]])
+    t1, t2 = _frames(n)
+    q = p[j] - p[i]
+    x = np.einsum("ij,ij->i", q, t1[i])
+    y = np.einsum("ij,ij->i", q, t2[i])
+    z = np.einsum("ij,ij->i", q, n[i])
+    f = np.stack([x * x, x * y, y * y, x, y], axis=1)
+    valence = np.bincount(i, minlength=nv)
+    npar = 5
+    mat = np.zeros((nv, npar, npar))
+    rhs = np.zeros((nv, npar))
+    np.add.at(mat, i, f[:, :, None] * f[:, None, :])
+    np.add.at(rhs, i, f * z[:, None])
+    h2 = float(np.median(np.einsum("ij,ij->i", q, q)))
+    # tiny ridge on the quadratic terms, a larger one on the tilt terms of low-valence vertices
+    ridge = np.zeros((nv, npar))
+    ridge[:, :3] = 1e-12 * h2 * h2
+    ridge[:, 3:] = np.where(valence[:, None] < 5, 1e3 * h2, 1e-12 * h2)
+    mat[:, np.arange(npar), np.arange(npar)] += ridge
+    coef = np.linalg.solve(mat, rhs[:, :, None])[:, :, 0]
+    hess = np.empty((nv, 2, 2))
+    hess[:, 0, 0] = 2.0 * coef[:, 0]
+    hess[:, 0, 1] = hess[:, 1, 0] = coef[:, 1]
+    hess[:, 1, 1] = 2.0 * coef[:, 2]
+    k = -np.linalg.eigvalsh(hess)  # principal curvatures, positive = convex
+    k1, k2 = k[:, 0], k[:, 1]
+    size = max(float(m.scale), 1e-300)
+    flat = (np.abs(k1) < 1e-6 / size) & (np.abs(k2) < 1e-6 / size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(k1 * k2 > 0, np.sign(k1) / np.sqrt(k1 * k2), np.nan)
+    r = np.where(flat, np.inf, r)
+    # smoothness: every face around the vertex within smooth_angle of the vertex normal
+    fn = np.asarray(m.face_normals)
+    faces = np.asarray(m.faces)
+    cos_min = np.ones(nv)
+    for c in range(3):
+        np.minimum.at(cos_min, faces[:, c], np.einsum("ij,ij->i", fn, n[faces[:, c]]))
+    sharp = cos_min < math.cos(math.radians(smooth_angle))
+    r[sharp] = np.nan
+    return r
+
+
 class Mesh:
-    """A closed triangle mesh (placeholder until the mesh narrow phase lands)."""
+    """A closed triangle mesh in its own local frame (see the module docstring).
 
-    def __init__(self, mesh: Any, radius: float | None = None, repair: bool = False) -> None:
-        raise ParameterError("Mesh shapes are not available yet")
+    ``mesh``: a ``trimesh.Trimesh`` (copied), a ``trimesh.Scene`` or a file path.
+    ``radius`` (m): effective radius to use where the curvature is undefined.
+    ``repair``: try to fix a broken mesh instead of rejecting it.
+    ``smooth_angle`` (deg): faces deviating more than this from a vertex normal make the vertex
+    sharp (curvature undefined).
+    """
 
-    radius: float | None = None
-    bounding_radius: float = 0.0
-    bounding_center: np.ndarray = np.zeros(3)
+    def __init__(
+        self, mesh: Any, radius: float | None = None, repair: bool = False,
+        smooth_angle: float = 30.0,
+    ) -> None:
+        m = _load(mesh)
+        problems = _problems(m)
+        if problems and repair:
+            m = _repair(m)
+            problems = _problems(m)
+            if problems:
+                raise ParameterError("Mesh: repair failed, the mesh still " + "; ".join(problems))
+        elif problems:
+            raise ParameterError(
+                "Mesh: the mesh " + "; ".join(problems)
+                + ". A contact mesh must be closed (watertight) with consistent outward normals; "
+                "pass repair=True to try trimesh's repair"
+            )
+        if radius is not None:
+            radius = float(radius)
+            if not (math.isfinite(radius) and radius > 0):
+                raise ParameterError(
+                    f"Mesh: 'radius' = {radius:g} m is outside its allowed range (0, inf)"
+                )
+        if not (0.0 < float(smooth_angle) < 90.0):
+            raise ParameterError(
+                f"Mesh: 'smooth_angle' = {smooth_angle} deg is outside its allowed range (0, 90)"
+            )
+        self.trimesh = m
+        self.radius = radius
+        self.vertices = np.ascontiguousarray(m.vertices, dtype=float)
+        self.faces = np.ascontiguousarray(m.faces, dtype=np.int64)
+        self.edges = np.ascontiguousarray(m.edges_unique, dtype=np.int64)
+        self.is_convex = bool(m.is_convex)
+        lo, hi = self.vertices.min(axis=0), self.vertices.max(axis=0)
+        self.bounding_center = 0.5 * (lo + hi)
+        self.bounding_radius = float(
+            np.linalg.norm(self.vertices - self.bounding_center, axis=1).max()
+        )
+        self.vertex_radius = vertex_radii(m, smooth_angle)
+        self._fcl: Any = None
+
+    def __repr__(self) -> str:
+        return (f"Mesh({len(self.vertices)} vertices, {len(self.faces)} faces, "
+                f"convex={self.is_convex}, radius={self.radius})")
+
+    def mass_properties(self, rho: float) -> tuple[float, np.ndarray, np.ndarray]:
+        """Mass rho V (kg), centre of mass (3,) and inertia about it (3, 3), from trimesh."""
+        m = self.trimesh
+        return (float(rho * m.volume), np.asarray(m.center_mass, dtype=float),
+                rho * np.asarray(m.moment_inertia, dtype=float))
+
+    def fcl_geometry(self) -> Any:
+        """The mesh as an ``fcl.Convex`` (convex meshes only)."""
+        if self._fcl is None:
+            import fcl
+
+            faces = np.hstack([np.full((len(self.faces), 1), 3), self.faces]).ravel()
+            self._fcl = fcl.Convex(self.vertices, len(self.faces), faces)
+        return self._fcl
+
+
+def _equiv(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(np.isinf(r1), 0.0, 1.0 / r1) + np.where(np.isinf(r2), 0.0, 1.0 / r2)
+        return np.where(inv > 0, 1.0 / inv, np.nan)
 
 
 class MeshSet:
-    """Mesh data of a compiled model."""
+    """Mesh data of a compiled model: all meshes' vertices and edges concatenated."""
 
-    def __init__(self, meshes: list[Any]) -> None:
-        self.meshes = meshes
+    def __init__(self, shapes: list[Any]) -> None:
+        self.shapes = shapes
+        ids = [i for i, s in enumerate(shapes) if s is not None]
+        n = len(shapes)
+        self.v_start = np.zeros(n + 1, dtype=np.int64)
+        counts = np.zeros(n, dtype=np.int64)
+        for i in ids:
+            counts[i] = len(shapes[i].vertices)
+        self.v_start[1:] = np.cumsum(counts)
+        self.v_count = counts
+        if ids:
+            self.vertices = np.concatenate([shapes[i].vertices for i in ids])
+            self.v_shape = np.repeat(np.array(ids, dtype=np.int64), counts[ids])
+            self.v_radius = np.concatenate([shapes[i].vertex_radius for i in ids])
+            self.edges = np.concatenate([shapes[i].edges + self.v_start[i] for i in ids])
+        else:
+            self.vertices = np.zeros((0, 3))
+            self.v_shape = np.zeros(0, dtype=np.int64)
+            self.v_radius = np.zeros(0)
+            self.edges = np.zeros((0, 2), dtype=np.int64)
+        self.convex = np.array([bool(s is not None and s.is_convex) for s in shapes], dtype=bool)
+        self.user_radius = np.array(
+            [s.radius if (s is not None and s.radius is not None) else np.nan for s in shapes]
+        )
 
-    def general_pairs(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray,
-                      margin: float) -> list[Any]:
-        kinds = sorted({(int(c.kind[i]), int(c.kind[j])) for i, j in zip(sa, sb, strict=True)})
-        raise ParameterError(f"shape pairs {kinds} are not supported yet")
+    def _radius(self, vid: np.ndarray, sid: np.ndarray) -> np.ndarray:
+        r = self.v_radius[vid]
+        return np.where(np.isnan(r), self.user_radius[sid], r)
 
-    def plane_meshes(self, c: Any, w: Any, p: int, mids: np.ndarray) -> list[Any]:
-        return []
+    # -- mesh-plane ---------------------------------------------------------------------------
+    def plane_meshes(
+        self, c: Any, w: Any, p: int, mids: np.ndarray, margin: float = 0.0
+    ) -> list[Any]:
+        """One contact per connected penetrating region of each mesh in ``mids`` on plane ``p``."""
+        from mbplugin.contact.model import _Part
 
+        pn = w.R[p] @ c.plane_n[p]
+        p0 = w.center[p] + w.R[p] @ c.plane_p[p]
+        counts = self.v_count[mids]
+        starts = self.v_start[mids]
+        total = int(counts.sum())
+        if total == 0:
+            return []
+        owner = np.repeat(mids, counts)
+        vid = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(
+            starts, counts)
+        x = w.center[owner] + np.einsum("vij,vj->vi", w.R[owner], self.vertices[vid])
+        depth = -(x - p0) @ pn
+        pen = depth > -margin
+        if not pen.any():
+            return []
+        vid, owner, x, depth = vid[pen], owner[pen], x[pen], depth[pen]
+        # connected regions along the edges between penetrating vertices
+        local = np.full(len(self.vertices), -1, dtype=np.int64)
+        local[vid] = np.arange(len(vid))
+        ea, eb = local[self.edges[:, 0]], local[self.edges[:, 1]]
+        both = (ea >= 0) & (eb >= 0)
+        k = len(vid)
+        graph = coo_matrix(
+            (np.ones(int(both.sum())), (ea[both], eb[both])), shape=(k, k)
+        )
+        _, label = connected_components(graph, directed=False)
+        # deepest vertex of each region
+        order = np.lexsort((-depth, label))
+        first = np.concatenate([[True], label[order][1:] != label[order][:-1]])
+        deep = order[first]
+        lab = label[deep]
+        sid = owner[deep]
+        # lowest vertex index of each region (feature of non-convex meshes)
+        lowest = np.full(int(label.max()) + 1, np.iinfo(np.int64).max)
+        np.minimum.at(lowest, label, vid - self.v_start[owner])
+        feature = np.where(self.convex[sid], 0, lowest[lab]).astype(np.int64)
+        d = depth[deep]
+        point = x[deep] + (0.5 * d)[:, None] * pn
+        normal = np.tile(pn, (len(deep), 1))
+        r_eff = self._radius(vid[deep], sid)
+        return [_Part(np.full(len(deep), p), sid, point, normal, d, r_eff, feature)]
+
+    # -- mesh-sphere --------------------------------------------------------------------------
     def mesh_sphere(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray) -> Any:
-        raise ParameterError("mesh-sphere pairs are not supported yet")
+        """Mesh a against sphere b (one contact per pair), grouped by mesh."""
+        from mbplugin.contact.model import _Part
+
+        k = len(sa)
+        point = np.zeros((k, 3))
+        normal = np.zeros((k, 3))
+        delta = np.zeros(k)
+        r_eff = np.zeros(k)
+        rs = c.radius[sb]
+        for mid in np.unique(sa):
+            sel = np.flatnonzero(sa == mid)
+            shape = self.shapes[mid]
+            R = w.R[mid]
+            cm = w.center[mid]
+            centre = w.center[sb[sel]]
+            p_loc = (centre - cm) @ R
+            q, dist, tri = trimesh.proximity.closest_point(shape.trimesh, p_loc)
+            fn = shape.trimesh.face_normals[tri]
+            diff = p_loc - q
+            side = np.einsum("ij,ij->i", diff, fn)
+            if shape.is_convex:
+                inside = side < 0
+            else:
+                inside = shape.trimesh.contains(p_loc)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                u = diff / dist[:, None]
+            u = np.where((dist > 1e-12 * shape.bounding_radius)[:, None], u, fn)
+            u = np.where(inside[:, None], -u, u)
+            n_w = u @ R.T
+            d = np.where(inside, rs[sel] + dist, rs[sel] - dist)
+            q_w = cm + q @ R.T
+            point[sel] = 0.5 * (q_w + (centre - rs[sel][:, None] * n_w))
+            normal[sel] = n_w
+            delta[sel] = d
+            # radius at the triangle vertex nearest the closest point
+            corners = shape.faces[tri]
+            dv = np.linalg.norm(shape.vertices[corners] - q[:, None, :], axis=2)
+            v = corners[np.arange(len(sel)), np.argmin(dv, axis=1)] + self.v_start[mid]
+            rm = self._radius(v, np.full(len(sel), mid))
+            r_eff[sel] = np.where(np.isnan(rm), rs[sel], _equiv(rs[sel], rm))
+        return _Part(sa, sb, point, normal, delta, r_eff, np.zeros(k, dtype=np.int64))
+
+    # -- everything else through fcl ------------------------------------------------------------
+    def _fcl_object(self, c: Any, w: Any, s: int) -> Any:
+        import fcl
+
+        kind = int(c.kind[s])
+        if kind == 3:  # MESH
+            geom = self.shapes[s].fcl_geometry()
+        elif kind == 2:  # BOX
+            geom = fcl.Box(*(2.0 * c.half[s]))
+        elif kind == 1:  # CAPSULE
+            geom = fcl.Capsule(float(c.radius[s]), float(2.0 * c.half_length[s]))
+        else:  # pragma: no cover - spheres never reach this path
+            geom = fcl.Sphere(float(c.radius[s]))
+        return fcl.CollisionObject(geom, fcl.Transform(w.R[s], w.center[s]))
+
+    def _feature_radius(self, c: Any, w: Any, s: np.ndarray, point: np.ndarray) -> np.ndarray:
+        out = np.full(len(s), np.inf)
+        kind = c.kind[s]
+        out[kind == 1] = c.radius[s[kind == 1]]
+        box = kind == 2
+        out[box] = np.where(np.isnan(c.user_radius[s[box]]), np.inf, c.user_radius[s[box]])
+        for i in np.flatnonzero(kind == 3):
+            sid = int(s[i])
+            loc = (point[i] - w.center[sid]) @ w.R[sid]
+            v = int(np.argmin(np.linalg.norm(self.shapes[sid].vertices - loc, axis=1)))
+            rv = self._radius(np.array([v + self.v_start[sid]]), np.array([sid]))[0]
+            out[i] = np.inf if np.isnan(rv) else rv
+        return out
+
+    def _support(self, c: Any, w: Any, s: int, n: np.ndarray) -> float:
+        """max over the shape of x.n (m): its extent along the world direction ``n``."""
+        kind = int(c.kind[s])
+        R, cen = w.R[s], w.center[s]
+        if kind == 3:
+            return float(np.max((self.shapes[s].vertices @ R.T + cen) @ n))
+        if kind == 2:
+            return float(cen @ n + np.sum(c.half[s] * np.abs(R.T @ n)))
+        return float(cen @ n + c.half_length[s] * abs(R[:, 2] @ n) + c.radius[s])
+
+    def general_pairs(
+        self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray, margin: float
+    ) -> list[Any]:
+        """Pairs without a closed form, one fcl query each (one contact per pair)."""
+        import fcl
+
+        from mbplugin.contact.model import _Part
+
+        if not len(sa):
+            return []
+        request = fcl.CollisionRequest(num_max_contacts=1, enable_contact=True)
+        out_i, pts, nrm, dep = [], [], [], []
+        for idx, (s1, s2) in enumerate(zip(sa.tolist(), sb.tolist(), strict=True)):
+            result = fcl.CollisionResult()
+            if fcl.collide(self._fcl_object(c, w, s1), self._fcl_object(c, w, s2), request,
+                           result) and result.contacts:
+                ct = result.contacts[0]
+                nv = np.asarray(ct.normal, dtype=float)
+                nv = nv / np.linalg.norm(nv)
+                # keep fcl's tangential position, move the point along n to the middle of the
+                # overlap: between a's extreme plane (max x.n over a) and b's (min x.n over b)
+                mid = 0.5 * (self._support(c, w, s1, nv) - self._support(c, w, s2, -nv))
+                pos = np.asarray(ct.pos, dtype=float)
+                out_i.append(idx)
+                pts.append(pos + (mid - pos @ nv) * nv)
+                nrm.append(nv)
+                dep.append(ct.penetration_depth)
+        if not out_i:
+            return []
+        ii = np.array(out_i, dtype=np.int64)
+        point = np.array(pts, dtype=float).reshape(-1, 3)
+        normal = np.array(nrm, dtype=float).reshape(-1, 3)
+        normal /= np.linalg.norm(normal, axis=1)[:, None]
+        a, b = sa[ii], sb[ii]
+        r_eff = _equiv(self._feature_radius(c, w, a, point), self._feature_radius(c, w, b, point))
+        return [_Part(a, b, point, normal, np.array(dep, dtype=float), r_eff,
+                      np.zeros(len(ii), dtype=np.int64))]

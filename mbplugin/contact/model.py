@@ -414,8 +414,19 @@ class _Compiled:
         # shape groups
         self.ids = {k: np.flatnonzero(self.kind == k) for k in range(7)}
         self.bounded = np.flatnonzero(np.isin(self.kind, (SPHERE, CAPSULE, BOX, MESH)))
-        # pair type table of bounded shapes: canonical order (a, b) of each type pair
         self._check_pairs()
+        # mesh-mesh (fcl) needs convex meshes: check at the door
+        for i in self.ids[MESH]:
+            if not shapes[i].shape.is_convex:
+                others = (self.body != self.body[i]) & np.isin(self.kind, (CAPSULE, BOX, MESH))
+                if others.any():
+                    j = int(np.flatnonzero(others)[0])
+                    raise ParameterError(
+                        f"shape {i} is a non-convex mesh and may touch shape {j} "
+                        f"({_TYPE_NAMES[self.kind[j]]}) on another body: contact between a "
+                        "mesh and a non-sphere needs convex meshes (python-fcl GJK/EPA); split it "
+                        "into convex parts (trimesh.decomposition) and add each as a shape"
+                    )
 
     def _check_pairs(self) -> None:
         """Errors at the door: a law that needs Hertz k on shapes without materials."""
@@ -485,7 +496,7 @@ class _Compiled:
             if len(mids):
                 mids = self._near_plane(w, p, mids, margin)
                 if len(mids):
-                    parts.extend(self.mesh.plane_meshes(self, w, p, mids))
+                    parts.extend(self.mesh.plane_meshes(self, w, p, mids, margin))
         sph = self.ids[SPHERE]
         for kind, fn in ((SPHERE_HOLE, self._sphere_hole), (CYLINDER_HOLE, self._cylinder_hole)):
             for h in self.ids[kind]:
