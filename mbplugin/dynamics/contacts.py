@@ -1,0 +1,376 @@
+"""The engine's side of the contact pipeline: a thin adapter over :mod:`mbplugin.contact`.
+
+:class:`EngineContacts` connects the integrators' flat state ``y`` (see
+:mod:`mbplugin.dynamics.world`) to a :class:`~mbplugin.contact.ContactModel` (shapes, materials,
+pair laws, detection) and its :class:`~mbplugin.contact.ContactStore` (persistent contacts, law
+coefficients latched at onset, ODE state, memory, onset/separation events).
+
+* **Right-hand side.** Between two accepted states the store's row set is frozen: only its
+  active contacts exert forces (no provisional onset forces), so the right-hand side is smooth
+  inside a step and the integrator meets every onset or separation as an event. The laws' ODE
+  states of the active rows (``ns`` slots per row, the most any law of the model needs) sit in
+  ``y`` after the bodies' block, in the store's row order.
+* **Events** (adaptive integrator). For every pair being watched the adapter returns one value
+  per possible transition that turns from > 0 to <= 0 exactly when the transition happens:
+
+  - free pair, onset: ``-delta`` (the pair starts to overlap);
+  - active contact, end (Milehins & Marghitu 2026, Eq. 17; the store's rule):
+    ``max(F_raw / f_s, ddelta / v_s)``, or ``max(delta / x_s, ddelta / v_s)`` for laws that may
+    pull (they end at delta = 0 while receding);
+  - latched pair (separated with a residual overlap ``delta_sep``): release ``delta / x_s`` and
+    new onset ``-min((delta - delta_sep) / x_s, ddelta / v_s)`` (pressed deeper while approaching).
+
+  The integrator locates the first sign change; the store then books it at that state.
+* **Commit.** After each accepted step or event, :meth:`EngineContacts.commit` hands the state's
+  detection and the integrated ODE states to ``store.commit`` (memory, separations, latches,
+  onsets) and rebuilds ``y`` for the new row set.
+* **Friction** (:mod:`mbplugin.dynamics.friction`) per law index of the model, on the normal force
+  the law gives (clipped at zero).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mbplugin.contact import BodyState, ContactBatch, ContactModel
+from mbplugin.dynamics import _kernels as _k
+from mbplugin.dynamics.advisor import friction_step, stable_step
+from mbplugin.dynamics.bodies import Bodies
+from mbplugin.dynamics.energy import stored_energy
+from mbplugin.dynamics.friction import Friction, friction_force, friction_stiffness
+from mbplugin.errors import ParameterError
+from mbplugin.laws.base import MODE_TENSION
+from mbplugin.laws.kernels import NODE_MAX
+
+#: Event-function scales: only the sign of each value matters; these make the two halves of a
+#: max() comparable for the root finder (m, m/s, N).
+X_SCALE = 1e-6
+V_SCALE = 1e-3
+F_SCALE = 1.0
+#: Margin (m) within which the watched pairs are reported when the model is small: effectively
+#: "every pair", so that no onset inside a long free-flight step can be missed.
+WATCH_ALL = 1e6
+SMALL_MODEL = 64
+
+
+class EngineContacts:
+    """Contacts of a world: detection, persistent state, forces, events and energy.
+
+    ``model``     the contact model (its shapes name body indices of ``bodies``)
+    ``bodies``    the world's bodies (mass properties are read from here)
+    ``friction``  one :class:`Friction` (or None) per law of ``model.laws``, or a single one for all
+    ``margin``    detection margin (m) of the force evaluation: active contacts keep their
+                  (continued) law force down to delta = -margin; default 5 % of the smallest
+                  bounding radius
+    ``watch_margin``  margin (m) of the pairs watched for onset events; default: every pair for
+                  models of up to 64 shapes, else twice the largest bounding radius
+    """
+
+    def __init__(
+        self,
+        model: ContactModel,
+        bodies: Bodies,
+        friction: Friction | Sequence[Friction | None] | None = None,
+        margin: float | None = None,
+        watch_margin: float | None = None,
+    ) -> None:
+        self.model = model
+        self.bodies = bodies
+        self.store = model.make_store()
+        self.laws = self.store.laws
+        self.ns = max((law.n_state for law in self.laws), default=0)
+        n_laws = len(self.laws)
+        if friction is None or isinstance(friction, Friction):
+            table: list[Friction | None] = [friction] * n_laws
+        else:
+            table = list(friction)
+            if len(table) != n_laws:
+                raise ParameterError(
+                    f"friction: got {len(table)} entries for the model's {n_laws} laws"
+                )
+        self.frictions = table
+        f = [t if t is not None else Friction() for t in table]
+        self._mu = np.array([t.mu for t in f])
+        self._mu_s = np.array([t.static for t in f])
+        self._v_s = np.array([t.v_s for t in f])
+        self._v_eps = np.array([t.v_eps for t in f])
+        self._visc = np.array([t.viscous for t in f])
+        self._lin = np.array([t.regularisation == "linear" for t in f])
+        self._has_friction = any(t.active for t in f)
+        comp = model._compiled()
+        bounds = comp.bound[np.isfinite(comp.bound)]
+        rmin = float(bounds.min()) if len(bounds) else 1e-3
+        rmax = float(bounds.max()) if len(bounds) else 1e-3
+        self.margin = 0.05 * rmin if margin is None else float(margin)
+        if watch_margin is None:
+            watch_margin = WATCH_ALL if model.n_shapes <= SMALL_MODEL else 2.0 * rmax
+        self.watch_margin = float(watch_margin)
+        if comp.max_body >= len(bodies):
+            raise ParameterError(
+                f"a contact shape is attached to body {comp.max_body}, but there are only "
+                f"{len(bodies)} bodies"
+            )
+        self._tension = np.array([law.contact_mode == MODE_TENSION for law in self.laws])
+        self._wkeys = np.zeros(0, dtype=np.int64)
+        self._wmode = np.zeros(0, dtype=np.int8)
+        self._wlat_delta = np.zeros(0)
+
+    # -- sizes ------------------------------------------------------------------------------------
+    @property
+    def n_ode(self) -> int:
+        return len(self.store) * self.ns
+
+    # -- state helpers --
+    def body_state(self, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+                   omega_w: np.ndarray) -> BodyState:
+        b = self.bodies
+        return BodyState(pos, quat, vel, omega_w, b.mass, b.inv_inertia, b.fixed)
+
+    def state_from_y(self, y: np.ndarray) -> BodyState:
+        n = len(self.bodies)
+        pos = y[: 3 * n].reshape(n, 3)
+        quat = y[3 * n : 7 * n].reshape(n, 4)
+        vel = y[7 * n : 10 * n].reshape(n, 3)
+        omega = y[10 * n : 13 * n].reshape(n, 3)
+        R = np.empty((n, 3, 3))
+        omega_w = np.empty((n, 3))
+        _k.kinematics(np.ascontiguousarray(quat), np.ascontiguousarray(omega), R, omega_w)
+        return self.body_state(pos, quat, vel, omega_w)
+
+    def _ode_full(self, ode_flat: np.ndarray) -> np.ndarray:
+        m = len(self.store)
+        out = np.zeros((m, NODE_MAX))
+        if self.ns:
+            out[:, : self.ns] = np.asarray(ode_flat).reshape(m, self.ns)
+        return out
+
+    def _ode_of(self, y: np.ndarray) -> np.ndarray:
+        n13 = 13 * len(self.bodies)
+        return self._ode_full(y[n13 : n13 + self.n_ode])
+
+    def _rebuild(self, y: np.ndarray, n_ode_old: int) -> np.ndarray:
+        n13 = 13 * len(self.bodies)
+        ode = self.store.ode[:, : self.ns].ravel() if self.ns else np.zeros(0)
+        return np.concatenate([y[:n13], ode, y[n13 + n_ode_old :]])
+
+    # -- forces --
+    def active_batch(self, batch: ContactBatch) -> ContactBatch:
+        """The contacts of ``batch`` that are active rows of the store."""
+        return batch.take(self.store.rows(batch) >= 0)
+
+    def evaluate(
+        self,
+        t: float,
+        pos: np.ndarray,
+        quat: np.ndarray,
+        R: np.ndarray,
+        vel: np.ndarray,
+        omega_w: np.ndarray,
+        ode_flat: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+        """Contact forces and torques on the bodies (n, 3) (world frame), the law-state rates
+        (n_ode,), the power absorbed by the normal forces and the friction power (W)."""
+        n = len(self.bodies)
+        force = np.zeros((n, 3))
+        torque = np.zeros((n, 3))
+        m = len(self.store)
+        if m == 0:
+            return force, torque, np.zeros(0), 0.0, 0.0
+        batch = self.model.detect(self.body_state(pos, quat, vel, omega_w), self.margin)
+        kb = self.active_batch(batch)
+        if len(kb) == 0:
+            return force, torque, np.zeros(self.n_ode), 0.0, 0.0
+        ode = self._ode_full(ode_flat)
+        fn = self.store.forces(kb, ode)
+        ft = self._friction(kb, fn)
+        _k.scatter_contacts(kb.a, kb.b, fn, kb.normal, ft, kb.ra, kb.rb, force, torque)
+        rates = self.store.state_rates(kb, ode)[:, : self.ns].ravel() if self.ns else np.zeros(0)
+        p_n = float(np.dot(fn, kb.ddelta))
+        p_f = -float(np.einsum("ij,ij->", ft, kb.vt)) if self._has_friction else 0.0
+        return force, torque, rates, p_n, p_f
+
+    def _friction(self, kb: ContactBatch, fn: np.ndarray) -> np.ndarray:
+        if not self._has_friction:
+            return np.zeros((len(kb), 3))
+        li = kb.law
+        return friction_force(kb.vt, fn, self._mu[li], self._mu_s[li], self._v_s[li],
+                              self._v_eps[li], self._visc[li], self._lin[li])
+
+    # -- bookkeeping ------------------------------------------------------------------------------
+    def begin(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Register the contacts of the initial state; returns ``y`` with their ODE states.
+
+        A pair touching exactly (delta = 0) while approaching starts in contact: the initial
+        state is then the instant of first contact (as in the papers' impact setting).
+        """
+        self.store.reset()
+        batch = self.model.detect(self.state_from_y(y), self.margin)
+        if len(batch):
+            touching = (batch.delta == 0.0) & (batch.ddelta > 0.0)
+            if touching.any():
+                batch.delta = np.where(touching, np.nextafter(0.0, 1.0), batch.delta)
+        n_old = self.n_ode
+        self.store.begin(batch, t)
+        return self._rebuild(y, n_old)
+
+    def commit(self, t: float, y: np.ndarray) -> tuple[bool, np.ndarray]:
+        """Book the accepted state ``y`` at ``t``: (whether the contact set or a law's memory
+        changed, the state rebuilt for the new row set)."""
+        s = self.store
+        keys0, lat0, mem0 = s.keys.copy(), s.latched_keys.copy(), s.mem.copy()
+        n_old = self.n_ode
+        batch = self.model.detect(self.state_from_y(y), self.margin)
+        s.commit(batch, t, self._ode_of(y))
+        changed = (
+            not np.array_equal(keys0, s.keys)
+            or not np.array_equal(lat0, s.latched_keys)
+            or not np.array_equal(mem0, s.mem)
+        )
+        return changed, self._rebuild(y, n_old)
+
+    # -- events --
+    def watch(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Fix the pairs watched during the next step; returns their event values at ``y``."""
+        batch = self.model.detect(self.state_from_y(y), self.watch_margin)
+        s = self.store
+        keys = np.unique(np.concatenate([batch.key, s.keys, s.latched_keys]))
+        mode = np.zeros(len(keys), dtype=np.int8)  # 0 free, 1 active, 2 latched
+        mode[np.isin(keys, s.keys)] = 1
+        lat = np.isin(keys, s.latched_keys)
+        mode[lat] = 2
+        self._wkeys = keys
+        self._wmode = mode
+        pos = np.searchsorted(s.latched_keys, keys[lat])
+        self._wlat_delta = s.latched_delta[pos] if len(pos) else np.zeros(0)
+        return self._values(batch, y)
+
+    def event_values(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Event values of the watched pairs at state ``y`` (see the module docstring)."""
+        batch = self.model.detect(self.state_from_y(y), self.watch_margin)
+        return self._values(batch, y)
+
+    def _values(self, batch: ContactBatch, y: np.ndarray) -> np.ndarray:
+        keys, mode = self._wkeys, self._wmode
+        nw = len(keys)
+        if nw == 0:
+            return np.zeros(0)
+        order = np.argsort(batch.key)
+        sk = batch.key[order]
+        p = np.searchsorted(sk, keys)
+        pc = np.minimum(p, max(len(sk) - 1, 0))
+        found = (p < len(sk)) & (sk[pc] == keys) if len(sk) else np.zeros(nw, bool)
+        bi = np.where(found, order[pc] if len(sk) else 0, -1)
+        delta = np.where(found, batch.delta[np.maximum(bi, 0)] if len(sk) else 0.0, -np.inf)
+        ddelta = np.where(found, batch.ddelta[np.maximum(bi, 0)] if len(sk) else 0.0, 0.0)
+        out = np.empty(nw)
+        # free: onset when the pair overlaps
+        free = mode == 0
+        out[free] = np.where(found[free], -delta[free] / X_SCALE, 1.0)
+        # active: end of contact
+        act = mode == 1
+        if act.any():
+            ia = np.flatnonzero(act)
+            e = np.full(len(ia), -1.0)  # lost from the detection: ended
+            ok = found[ia]
+            if ok.any():
+                sub = batch.take(bi[ia[ok]])
+                rows = self.store.rows(sub)
+                fr = self.store.forces(sub, self._ode_of(y), raw=True)
+                tens = self._tension[self.store.law[rows]]
+                first = np.where(tens, sub.delta / X_SCALE, fr / F_SCALE)
+                e[ok] = np.maximum(first, sub.ddelta / V_SCALE)
+            out[ia] = e
+        # latched: release when the gap opens
+        lat = mode == 2
+        out[lat] = np.where(found[lat], delta[lat] / X_SCALE, -1.0)
+        # latched: new onset when pressed deeper than at separation while approaching
+        il = np.flatnonzero(lat)
+        re = np.where(
+            found[il],
+            -np.minimum((delta[il] - self._wlat_delta) / X_SCALE, ddelta[il] / V_SCALE),
+            1.0,
+        )
+        return np.concatenate([out, re])
+
+    # -- diagnostics --
+    def stored_energy(self, y: np.ndarray) -> float:
+        """Elastic energy (J) held by the active contacts at state ``y`` (NaN-free: contacts of
+        laws without a known potential count 0; see :attr:`unknown_potential`)."""
+        s = self.store
+        if not len(s):
+            return 0.0
+        batch = self.model.detect(self.state_from_y(y), self.margin)
+        rows = s.rows(batch)
+        ok = rows >= 0
+        total = 0.0
+        self.unknown_potential = False
+        if not ok.any():
+            return 0.0
+        r = rows[ok]
+        d = batch.delta[ok]
+        ode = self._ode_of(y)
+        for li in np.unique(s.law[r]):
+            law = self.laws[li]
+            sel = s.law[r] == li
+            rr = r[sel]
+            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
+            u = stored_energy(law, d[sel], s.coef[rr], state)
+            if np.any(np.isnan(u)):
+                self.unknown_potential = True
+            total += float(np.nansum(u))
+        return total
+
+    unknown_potential: bool = False
+
+    def contact_table(self, y: np.ndarray) -> dict[str, np.ndarray]:
+        """The active contacts at ``y``: key, a, b, delta, ddelta, force (N) and ODE states."""
+        s = self.store
+        batch = self.model.detect(self.state_from_y(y), self.margin)
+        kb = self.active_batch(batch)
+        ode = self._ode_of(y)
+        fn = s.forces(kb, ode) if len(kb) else np.zeros(0)
+        rows = s.rows(kb)
+        return {
+            "key": kb.key, "a": kb.a, "b": kb.b, "delta": kb.delta, "ddelta": kb.ddelta,
+            "force": fn, "state": ode[rows, : max(self.ns, 0)] if len(kb) else np.zeros(
+                (0, self.ns)),
+        }
+
+    def stable_step(self, y: np.ndarray, method: str) -> tuple[float, dict[str, float]]:
+        """The largest stable fixed step (s) over the active contacts at ``y`` and what sets it.
+
+        Local stiffness and damping by central differences of the law force in delta and ddelta.
+        """
+        s = self.store
+        batch = self.model.detect(self.state_from_y(y), self.margin)
+        kb = self.active_batch(batch)
+        if not len(kb):
+            return float("inf"), {}
+        ode = self._ode_of(y)
+        d = kb.delta
+        eps_d = np.maximum(1e-6 * np.abs(d), 1e-12)
+        eps_v = np.maximum(1e-6 * np.abs(kb.ddelta), 1e-9)
+
+        def force(delta: np.ndarray, ddelta: np.ndarray) -> np.ndarray:
+            b2 = kb.take(np.arange(len(kb)))
+            b2.delta = delta
+            b2.ddelta = ddelta
+            return s.forces(b2, ode, raw=True)
+
+        k = (force(d + eps_d, kb.ddelta) - force(d - eps_d, kb.ddelta)) / (2 * eps_d)
+        c = (force(d, kb.ddelta + eps_v) - force(d, kb.ddelta - eps_v)) / (2 * eps_v)
+        h = stable_step(k, c, kb.m_eff, method)
+        info: dict[str, float] = {}
+        if self._has_friction:
+            fn = s.forces(kb, ode)
+            li = kb.law
+            ct = friction_stiffness(fn, self._mu_s[li], self._v_eps[li], self._visc[li])
+            hf = friction_step(ct, kb.m_eff, method)
+            h = np.minimum(h, hf)
+        i = int(np.argmin(h))
+        w = float(np.sqrt(max(k[i], 0.0) / kb.m_eff[i]))
+        info = {"k": float(k[i]), "c": float(c[i]), "m_eff": float(kb.m_eff[i]),
+                "omega": w, "a": int(kb.a[i]), "b": int(kb.b[i])}
+        return float(h[i]), info
