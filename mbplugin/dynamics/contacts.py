@@ -36,12 +36,13 @@ import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel
 from mbplugin.dynamics import _kernels as _k
+from mbplugin.dynamics import _pairs
 from mbplugin.dynamics.advisor import friction_step, stable_step
 from mbplugin.dynamics.bodies import Bodies
 from mbplugin.dynamics.energy import stored_energy
 from mbplugin.dynamics.friction import Friction, friction_force, friction_stiffness
 from mbplugin.errors import ParameterError
-from mbplugin.laws.base import MODE_TENSION
+from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NODE_MAX
 
 #: Event-function scales: only the sign of each value matters; these make the two halves of a
@@ -113,6 +114,31 @@ class EngineContacts:
                 f"{len(bodies)} bodies"
             )
         self._tension = np.array([law.contact_mode == MODE_TENSION for law in self.laws])
+        # compiled fast path: shape arrays of the model, kernels of the laws
+        self._S = model.n_shapes
+        self._kind = comp.kind
+        self._sbody = comp.body
+        self._lpos = np.ascontiguousarray(comp.lpos)
+        self._lrot = np.ascontiguousarray(comp.lrot)
+        self._radius = np.ascontiguousarray(comp.radius)
+        self._plane_n = np.ascontiguousarray(comp.plane_n)
+        self._plane_p = np.ascontiguousarray(comp.plane_p)
+        self._half = np.ascontiguousarray(comp.half)
+        self._law_kid = np.array([law.kernel if law.kernel is not None else -1
+                                  for law in self.laws], dtype=np.int64)
+        self._law_mode = np.array([law.contact_mode for law in self.laws], dtype=np.int64)
+        self._law_ns = np.array([law.n_state for law in self.laws], dtype=np.int64)
+        self._compiled_laws = all(
+            law.kernel is not None
+            and type(law).force_raw is Law.force_raw
+            and type(law).force is Law.force
+            and type(law).state_rate is Law.state_rate
+            for law in self.laws
+        )
+        self.fast = True  #: use the compiled pair path when every pair type allows it
+        self._rows_keys = np.zeros(0, dtype=np.int64)
+        self._rows_geo: tuple[np.ndarray, ...] | None = None
+        self._w_geo: tuple[np.ndarray, ...] | None = None
         self._wkeys = np.zeros(0, dtype=np.int64)
         self._wmode = np.zeros(0, dtype=np.int8)
         self._wlat_delta = np.zeros(0)
@@ -178,6 +204,21 @@ class EngineContacts:
         m = len(self.store)
         if m == 0:
             return force, torque, np.zeros(0), 0.0, 0.0
+        geo = self._row_pairs()
+        if geo is not None:
+            sa, sb, feat, ptype = geo
+            a, b, d, v, nrm, vt, ra, rb = self._geometry(ptype, sa, sb, feat, pos, R, vel,
+                                                         omega_w)
+            rates = np.zeros(self.n_ode)
+            fn = np.empty(m)
+            st = self.store
+            p_n, p_f = _pairs.contact_forces(
+                np.arange(m), st.law, a, b, d, v, nrm, vt, ra, rb, st.coef,
+                np.ascontiguousarray(ode_flat, dtype=float), self.ns, st.mem, self._law_kid,
+                self._law_mode, self._law_ns, self._mu, self._mu_s, self._v_s, self._v_eps,
+                self._visc, self._lin, self._has_friction, force, torque, rates, fn,
+            )
+            return force, torque, rates, float(p_n), float(p_f)
         batch = self.model.detect(self.body_state(pos, quat, vel, omega_w), self.margin)
         kb = self.active_batch(batch)
         if len(kb) == 0:
@@ -190,6 +231,55 @@ class EngineContacts:
         p_n = float(np.dot(fn, kb.ddelta))
         p_f = -float(np.einsum("ij,ij->", ft, kb.vt)) if self._has_friction else 0.0
         return force, torque, rates, p_n, p_f
+
+    def _pair_info(self, keys: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """Decoded (sa, sb, feature, pair type) of ``keys``, or None without a compiled path."""
+        if not (self.fast and self._compiled_laws):
+            return None
+        sa, sb, feat = _pairs.decode_keys(keys, self._S)
+        ptype = _pairs.pair_types(self._kind, sa, sb)
+        if np.any(ptype < 0):
+            return None
+        return sa, sb, feat, ptype
+
+    def _row_pairs(self) -> tuple[np.ndarray, ...] | None:
+        keys = self.store.keys
+        if self._rows_geo is None or not np.array_equal(keys, self._rows_keys):
+            self._rows_keys = keys.copy()
+            info = self._pair_info(keys)
+            self._rows_geo = info if info is not None else ()
+        return self._rows_geo if self._rows_geo else None
+
+    def _geometry(
+        self, ptype: np.ndarray, sa: np.ndarray, sb: np.ndarray, feat: np.ndarray,
+        pos: np.ndarray, R: np.ndarray, vel: np.ndarray, omega_w: np.ndarray,
+    ) -> tuple[np.ndarray, ...]:
+        k = len(sa)
+        a = np.empty(k, dtype=np.int64)
+        b = np.empty(k, dtype=np.int64)
+        d = np.empty(k)
+        v = np.empty(k)
+        nrm = np.empty((k, 3))
+        vt = np.empty((k, 3))
+        ra = np.empty((k, 3))
+        rb = np.empty((k, 3))
+        _pairs.pair_geometry(
+            ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
+            self._plane_n, self._plane_p, self._half, np.ascontiguousarray(pos), R,
+            np.ascontiguousarray(vel), omega_w, a, b, d, v, nrm, vt, ra, rb,
+        )
+        return a, b, d, v, nrm, vt, ra, rb
+
+    def _kin_from_y(self, y: np.ndarray) -> tuple[np.ndarray, ...]:
+        n = len(self.bodies)
+        pos = np.ascontiguousarray(y[: 3 * n]).reshape(n, 3)
+        quat = np.ascontiguousarray(y[3 * n : 7 * n]).reshape(n, 4)
+        vel = np.ascontiguousarray(y[7 * n : 10 * n]).reshape(n, 3)
+        omega = np.ascontiguousarray(y[10 * n : 13 * n]).reshape(n, 3)
+        R = np.empty((n, 3, 3))
+        omega_w = np.empty((n, 3))
+        _k.kinematics(quat, omega, R, omega_w)
+        return pos, R, vel, omega_w
 
     def _friction(self, kb: ContactBatch, fn: np.ndarray) -> np.ndarray:
         if not self._has_friction:
@@ -206,22 +296,35 @@ class EngineContacts:
         state is then the instant of first contact (as in the papers' impact setting).
         """
         self.store.reset()
-        batch = self.model.detect(self.state_from_y(y), self.margin)
-        if len(batch):
-            touching = (batch.delta == 0.0) & (batch.ddelta > 0.0)
-            if touching.any():
-                batch.delta = np.where(touching, np.nextafter(0.0, 1.0), batch.delta)
+        batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
         n_old = self.n_ode
         self.store.begin(batch, t)
+        self._rows_geo = None
         return self._rebuild(y, n_old)
 
-    def commit(self, t: float, y: np.ndarray) -> tuple[bool, np.ndarray]:
+    @property
+    def n_active(self) -> int:
+        """Number of active contacts (store rows)."""
+        return len(self.store)
+
+    def commit(self, t: float, y: np.ndarray, quick: bool = False,
+               values: np.ndarray | None = None) -> tuple[bool, np.ndarray]:
         """Book the accepted state ``y`` at ``t``: (whether the contact set or a law's memory
-        changed, the state rebuilt for the new row set)."""
+        changed, the state rebuilt for the new row set).
+
+        ``quick=True`` (an adaptive step in which no event function changed sign) skips the
+        detection when every pair is watched by the compiled path and every event value at
+        ``y`` (``values``) is still > 0: the contact set cannot have changed; only the laws'
+        memory is updated. A pair that touches exactly (delta = 0) while approaching is booked
+        as an onset (the event locator stops on the contact side, which can be delta = 0).
+        """
         s = self.store
+        if (quick and self._w_geo is not None and self.watch_margin >= WATCH_ALL
+                and values is not None and np.all(values > 0.0)):
+            return self._memory_only(y), y
         keys0, lat0, mem0 = s.keys.copy(), s.latched_keys.copy(), s.mem.copy()
         n_old = self.n_ode
-        batch = self.model.detect(self.state_from_y(y), self.margin)
+        batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
         s.commit(batch, t, self._ode_of(y))
         changed = (
             not np.array_equal(keys0, s.keys)
@@ -229,6 +332,33 @@ class EngineContacts:
             or not np.array_equal(mem0, s.mem)
         )
         return changed, self._rebuild(y, n_old)
+
+    def _memory_only(self, y: np.ndarray) -> bool:
+        """Update the laws' memory of the active rows at ``y``; True if any value changed."""
+        s = self.store
+        if not len(s) or not np.any(self._law_ns_mem()):
+            return False
+        geo = self._row_pairs()
+        if geo is None:
+            return False
+        sa, sb, feat, ptype = geo
+        pos, R, vel, omega_w = self._kin_from_y(y)
+        _, _, d, v, _, _, _, _ = self._geometry(ptype, sa, sb, feat, pos, R, vel, omega_w)
+        ode = self._ode_of(y)
+        mem0 = s.mem.copy()
+        for li in np.unique(s.law):
+            law = self.laws[li]
+            if law.n_memory == 0:
+                continue
+            rr = np.flatnonzero(s.law == li)
+            state = np.ascontiguousarray(
+                np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1))
+            law.update_memory(d[rr], v[rr], s.coef[rr, : law.n_coef], state)
+            s.mem[rr, : law.n_memory] = state[:, law.n_state :]
+        return not np.array_equal(mem0, s.mem)
+
+    def _law_ns_mem(self) -> np.ndarray:
+        return np.array([law.n_memory for law in self.laws])
 
     # -- events --
     def watch(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -244,12 +374,46 @@ class EngineContacts:
         self._wmode = mode
         pos = np.searchsorted(s.latched_keys, keys[lat])
         self._wlat_delta = s.latched_delta[pos] if len(pos) else np.zeros(0)
+        self._w_geo = self._pair_info(keys)
+        if self._w_geo is not None:
+            self._w_rows = s.rows_of_keys(keys[mode == 1]) if hasattr(s, "rows_of_keys") else (
+                np.searchsorted(s.keys, keys[mode == 1]))
+            return self._values_fast(y)
         return self._values(batch, y)
 
     def event_values(self, t: float, y: np.ndarray) -> np.ndarray:
         """Event values of the watched pairs at state ``y`` (see the module docstring)."""
+        if self._w_geo is not None:
+            return self._values_fast(y)
         batch = self.model.detect(self.state_from_y(y), self.watch_margin)
         return self._values(batch, y)
+
+    def _values_fast(self, y: np.ndarray) -> np.ndarray:
+        assert self._w_geo is not None
+        sa, sb, feat, ptype = self._w_geo
+        pos, R, vel, omega_w = self._kin_from_y(y)
+        _, _, delta, ddelta, _, _, _, _ = self._geometry(ptype, sa, sb, feat, pos, R, vel,
+                                                         omega_w)
+        mode = self._wmode
+        out = np.empty(len(mode))
+        free = mode == 0
+        out[free] = -delta[free] / X_SCALE
+        act = mode == 1
+        if act.any():
+            rows = self._w_rows
+            st = self.store
+            fr = np.empty(len(rows))
+            n13 = 13 * len(self.bodies)
+            _pairs.raw_forces(rows, st.law, delta[act], ddelta[act], st.coef,
+                              np.ascontiguousarray(y[n13 : n13 + self.n_ode]), self.ns, st.mem,
+                              self._law_kid, self._law_ns, fr)
+            tens = self._tension[st.law[rows]]
+            first = np.where(tens, delta[act] / X_SCALE, fr / F_SCALE)
+            out[act] = np.maximum(first, ddelta[act] / V_SCALE)
+        lat = mode == 2
+        out[lat] = delta[lat] / X_SCALE
+        re = -np.minimum((delta[lat] - self._wlat_delta) / X_SCALE, ddelta[lat] / V_SCALE)
+        return np.concatenate([out, re])
 
     def _values(self, batch: ContactBatch, y: np.ndarray) -> np.ndarray:
         keys, mode = self._wkeys, self._wmode
@@ -374,3 +538,13 @@ class EngineContacts:
         info = {"k": float(k[i]), "c": float(c[i]), "m_eff": float(kb.m_eff[i]),
                 "omega": w, "a": int(kb.a[i]), "b": int(kb.b[i])}
         return float(h[i]), info
+
+
+def _nudge_touching(batch: ContactBatch) -> ContactBatch:
+    """Pairs touching exactly (delta == 0) while approaching get the smallest positive delta, so
+    that the store (which starts contacts at delta > 0) books their onset now."""
+    if len(batch):
+        touching = (batch.delta == 0.0) & (batch.ddelta > 0.0)
+        if touching.any():
+            batch.delta = np.where(touching, np.nextafter(0.0, 1.0), batch.delta)
+    return batch

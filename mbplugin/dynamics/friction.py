@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 
 REGULARISATIONS = ("tanh", "linear")
@@ -102,9 +103,30 @@ def _check(name: str, value: float, lo: float, hi: float, lo_open: bool) -> None
                              f"{left}{lo:g}, inf)")
 
 
-def stribeck_mu(s: np.ndarray, mu: np.ndarray, mu_s: np.ndarray, v_s: np.ndarray) -> np.ndarray:
-    """mu(s) = mu + (mu_s - mu) exp(-(s/v_s)^2) (vectorised)."""
-    return mu + (mu_s - mu) * np.exp(-((s / v_s) ** 2))
+@njit
+def friction_scalar(v0, v1, v2, fn, mu, mu_s, v_s, v_eps, viscous, linear):
+    """Friction force (f0, f1, f2) on body b for the slip velocity (v0, v1, v2) (see module doc)."""
+    s = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    x = s / v_eps
+    if linear:
+        r_over_x = 1.0 if x < 1.0 else 1.0 / x
+    elif x < 1e-6:
+        r_over_x = 1.0 - x * x / 3.0
+    else:
+        r_over_x = math.tanh(x) / x
+    mu_eff = mu + (mu_s - mu) * math.exp(-((s / v_s) ** 2))
+    g = mu_eff * max(fn, 0.0) * r_over_x / v_eps + viscous
+    return -g * v0, -g * v1, -g * v2
+
+
+@njit
+def _friction_batch(vt, fn, mu, mu_s, v_s, v_eps, viscous, linear, out):
+    for k in range(vt.shape[0]):
+        f0, f1, f2 = friction_scalar(vt[k, 0], vt[k, 1], vt[k, 2], fn[k], mu[k], mu_s[k], v_s[k],
+                                     v_eps[k], viscous[k], linear[k])
+        out[k, 0] = f0
+        out[k, 1] = f1
+        out[k, 2] = f2
 
 
 def friction_force(
@@ -119,18 +141,19 @@ def friction_force(
 ) -> np.ndarray:
     """Friction force (N) on body b for slip velocities ``vt`` (N, 3), normal forces ``fn`` (N,).
 
-    Parameter arrays are per contact (N,); ``linear`` (bool) selects the linear regularisation.
-    The force vanishes where ``fn <= 0`` except for the viscous part.
+    Parameter arrays are per contact (N,) (scalars broadcast); ``linear`` (bool) selects the
+    linear regularisation. Only the viscous part remains where ``fn <= 0``.
     """
-    s = np.sqrt(np.einsum("ni,ni->n", vt, vt))
-    x = s / v_eps
-    # r(s)/s, finite at s = 0
-    tiny = x < 1e-6
-    xs = np.where(tiny, 1.0, x)
-    r_over_x = np.where(linear, np.where(x < 1.0, 1.0, 1.0 / xs),
-                        np.where(tiny, 1.0 - x * x / 3.0, np.tanh(xs) / xs))
-    g = stribeck_mu(s, mu, mu_s, v_s) * np.maximum(fn, 0.0) * r_over_x / v_eps + viscous
-    return -g[:, None] * vt
+    vt = np.ascontiguousarray(vt, dtype=float).reshape(-1, 3)
+    n = vt.shape[0]
+
+    def arr(x: object, dtype: type = float) -> np.ndarray:
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=dtype), (n,)))
+
+    out = np.empty((n, 3))
+    _friction_batch(vt, arr(fn), arr(mu), arr(mu_s), arr(v_s), arr(v_eps), arr(viscous),
+                    arr(linear, bool), out)
+    return out
 
 
 def friction_stiffness(fn: np.ndarray, mu_s: np.ndarray, v_eps: np.ndarray,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ from mbplugin.errors import IntegrationError, ParameterError
 
 FIXED_METHODS = ("symplectic_euler", "rk4")
 METHODS = (*FIXED_METHODS, "adaptive")
-SOLVERS = ("Radau", "DOP853", "RK45", "RK23", "BDF", "LSODA")
+SOLVERS = ("auto", "Radau", "DOP853", "RK45", "RK23", "BDF")
 
 
 @dataclass(frozen=True)
@@ -54,16 +54,19 @@ class IntegratorSettings:
     ``max_step``      largest adaptive step (default: unbounded)
     ``first_step``    first adaptive step (default: chosen by the solver)
     ``event_samples`` dense-output samples per step at which the event functions are checked
+    ``switch_steps``  "auto" solver: explicit steps in one unbroken contact phase after which the
+                      contact counts as resting (stiff) and the implicit solver takes over
     """
 
     method: str = "adaptive"
     dt: float | None = None
-    solver: str = "Radau"
+    solver: str = "auto"
     rtol: float = 1e-8
     atol: float | None = None
     max_step: float = math.inf
     first_step: float | None = None
     event_samples: int = 4
+    switch_steps: int = 100
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -100,6 +103,11 @@ class IntegratorSettings:
                 f"integrator.first_step = {self.first_step:g} s is outside its allowed range "
                 "(0, inf)"
             )
+        if int(self.switch_steps) < 1:
+            raise ParameterError(
+                f"integrator.switch_steps = {self.switch_steps} is outside its allowed range "
+                "[1, inf)"
+            )
         if not (1 <= int(self.event_samples) <= 64):
             raise ParameterError(
                 f"integrator.event_samples = {self.event_samples} is outside its allowed range "
@@ -120,6 +128,7 @@ class RunStats:
     events: int = 0
     nfev: int = 0
     wall_time: float = 0.0
+    solver_steps: dict[str, int] = field(default_factory=dict)
     t_end: float = 0.0
 
 
@@ -248,8 +257,9 @@ def _first_event(
     t_new: float,
     g_prev: np.ndarray,
     n_samples: int,
-) -> float | None:
-    """Earliest time in (t_old, t_new] where an event function goes from > 0 to <= 0."""
+) -> tuple[float | None, np.ndarray | None]:
+    """Earliest time in (t_old, t_new] where an event function goes from > 0 to <= 0, and the
+    event values at t_new (None when there was an event)."""
     ga = g_prev
     ta = t_old
     for k in range(1, n_samples + 1):
@@ -263,9 +273,9 @@ def _first_event(
                     return float(contacts.event_values(tt, sol(tt))[j])
 
                 best = min(best, _illinois(gj, ta, tb, float(ga[j]), float(gb[j])))
-            return best
+            return best, None
         ga, ta = gb, tb
-    return None
+    return None, ga
 
 
 def run_adaptive(
@@ -278,12 +288,11 @@ def run_adaptive(
     progress: Callable[[float], None] | None = None,
 ) -> tuple[np.ndarray, RunStats]:
     """Integrate adaptively from ``t0`` to ``t_end`` with contact events; (final state, stats)."""
-    solver_cls = _solver_class(settings.solver)
     contacts = world.contacts
     stats = RunStats()
     wall0 = time.perf_counter()
     rtol = settings.rtol
-    atol = settings.atol if settings.atol is not None else 1e-6 * rtol
+    atol = settings.atol if settings.atol is not None else 1e-3 * rtol
     y = np.asarray(y0, dtype=float).copy()
     t = t0
     if contacts is not None:
@@ -293,6 +302,9 @@ def run_adaptive(
     h_next = settings.first_step
     n_samples = int(settings.event_samples)
     n = world.n
+    auto = settings.solver == "auto"
+    current = "DOP853" if auto else settings.solver
+    stats.solver_steps = {}
 
     def normalise(v: np.ndarray) -> np.ndarray:
         q = v[3 * n : 7 * n].reshape(n, 4)
@@ -303,15 +315,18 @@ def run_adaptive(
         kw: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": settings.max_step}
         if h_next is not None:
             kw["first_step"] = min(h_next, t_end - t)
-        solver = solver_cls(world.rhs, t, y, t_end, **kw)
+        solver = _solver_class(current)(world.rhs, t, y, t_end, **kw)
         g_prev = contacts.watch(t, y) if contacts is not None else None
+        in_contact_steps = 0
+        switch = False
         while True:
             msg = solver.step()
             if solver.status == "failed":
                 raise IntegrationError(
-                    f"the {settings.solver} solver failed at t = {solver.t:.9g} s: {msg}"
+                    f"the {current} solver failed at t = {solver.t:.9g} s: {msg}"
                 )
             stats.steps += 1
+            stats.solver_steps[current] = stats.solver_steps.get(current, 0) + 1
             t_old, t_new = solver.t_old, solver.t
             h_next = max(float(getattr(solver, "h_abs", 0.0) or (t_new - t_old)), 1e-15)
             if not np.all(np.isfinite(solver.y)):
@@ -323,7 +338,8 @@ def run_adaptive(
                     callback(t, y, "")
             else:
                 sol = solver.dense_output()
-                event_t = _first_event(contacts, sol, solver.y, t_old, t_new, g_prev, n_samples)
+                event_t, g_end = _first_event(contacts, sol, solver.y, t_old, t_new, g_prev,
+                                              n_samples)
                 if event_t is not None:
                     t = event_t
                     y = normalise(np.array(sol(t), dtype=float))
@@ -332,17 +348,25 @@ def run_adaptive(
                     if callback is not None:
                         callback(t, y, "event")
                     restart = True
+                    if auto and contacts.n_active == 0:
+                        current = "DOP853"
                 else:
                     t = t_new
-                    changed, y = contacts.commit(t, normalise(solver.y.copy()))
+                    changed, y = contacts.commit(t, normalise(solver.y.copy()), quick=True,
+                                                 values=g_end)
                     if callback is not None:
                         callback(t, y, "")
                     restart = changed
                     if not changed:
-                        g_prev = contacts.event_values(t, y)
+                        g_prev = g_end
+                    if auto and current != "Radau" and contacts.n_active > 0:
+                        in_contact_steps += 1
+                        if in_contact_steps >= settings.switch_steps:
+                            current = "Radau"
+                            switch = True
             if progress is not None:
                 progress(t)
-            if restart or solver.status == "finished":
+            if restart or switch or solver.status == "finished":
                 break
         stats.nfev += solver.nfev
     stats.wall_time = time.perf_counter() - wall0
