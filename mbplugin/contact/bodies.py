@@ -209,5 +209,5 @@ class BodyState:
         out = np.zeros((len(self) + 1, 3, 3))
         free = ~np.asarray(self.fixed, dtype=bool)
         r = rot[:-1][free]
-        out[:-1][free] = np.einsum("nij,njk,nlk->nil", r, self.inv_inertia[free], r)
+        out[:-1][free] = np.matmul(np.matmul(r, self.inv_inertia[free]), np.swapaxes(r, 1, 2))
         return out

@@ -309,8 +309,11 @@ class ContactModel:
         rot_ext = bodies.rotations_ext()
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
-        R_w = np.einsum("sij,sjk->sik", rot_ext[c.body], c.lrot)
-        c_w = pos_ext[c.body] + np.einsum("sij,sj->si", rot_ext[c.body], c.lpos)
+        rb = rot_ext[c.body]
+        R_w = rb if c.identity_rot else np.matmul(rb, c.lrot)
+        c_w = pos_ext[c.body]
+        if not c.zero_pos:
+            c_w = c_w + np.matmul(rb, c.lpos[:, :, None])[:, :, 0]
         geo = _World(c, R_w, c_w, fixed_ext)
         parts = c.pairs(geo, margin)
         parts = [p for p in parts if len(p.delta)]
@@ -347,6 +350,8 @@ class _Compiled:
         self.max_body = int(self.body.max()) if n else -1
         self.lpos = np.array([e.pos for e in shapes]).reshape(n, 3)
         self.lrot = np.array([e.rot for e in shapes]).reshape(n, 3, 3)
+        self.identity_rot = bool(np.all(self.lrot == np.eye(3)))
+        self.zero_pos = bool(np.all(self.lpos == 0.0))
         # scalar size parameters
         self.radius = np.full(n, np.nan)  # sphere, capsule, holes
         self.half_length = np.full(n, np.nan)  # capsule
@@ -459,7 +464,7 @@ class _Compiled:
         # bounded shapes: broad phase on bounding spheres
         bi = self.bounded
         if len(bi) > 1:
-            centers = w.center[bi] + np.einsum("sij,sj->si", w.R[bi], self.bound_center[bi])
+            centers = w.center[bi] + np.matmul(w.R[bi], self.bound_center[bi][:, :, None])[:, :, 0]
             i, j = sphere_pairs(centers, self.bound[bi], margin)
             sa, sb = bi[i], bi[j]
             ok = self._allowed(sa, sb, w.fixed_ext)
@@ -512,7 +517,7 @@ class _Compiled:
         ids = ids[ok]
         pn = w.R[p] @ self.plane_n[p]
         p0 = w.center[p] + w.R[p] @ self.plane_p[p]
-        centers = w.center[ids] + np.einsum("sij,sj->si", w.R[ids], self.bound_center[ids])
+        centers = w.center[ids] + np.matmul(w.R[ids], self.bound_center[ids][:, :, None])[:, :, 0]
         s = (centers - p0) @ pn
         return ids[s < self.bound[ids] + margin]
 
@@ -609,8 +614,8 @@ class _Compiled:
         cb = np.cross(rb, n)
         w_inv = (
             inv_m[a] + inv_m[b]
-            + np.einsum("ki,kij,kj->k", ca, inv_i[a], ca)
-            + np.einsum("ki,kij,kj->k", cb, inv_i[b], cb)
+            + np.sum(ca * np.matmul(inv_i[a], ca[:, :, None])[:, :, 0], axis=1)
+            + np.sum(cb * np.matmul(inv_i[b], cb[:, :, None])[:, :, 0], axis=1)
         )
         with np.errstate(divide="ignore"):
             m_eff = np.where(w_inv > 0, 1.0 / w_inv, np.inf)

@@ -243,16 +243,18 @@ class ContactStore:
         """Coefficients and state of the store's contacts, aligned with ``batch``."""
         rows = self.rows(batch)
         act = rows >= 0
-        n = len(batch)
-        law = np.asarray(batch.law, dtype=np.int64).copy()
-        coef = np.zeros((n, NC_MAX))
-        ode = np.zeros((n, NODE_MAX))
-        mem = np.zeros((n, NMEM_MAX))
-        r = rows[act]
-        law[act] = self.law[r]
-        coef[act] = self.coef[r]
-        ode[act] = self.ode[r]
-        mem[act] = self.mem[r]
+        if not len(self):
+            n = len(batch)
+            return AlignedContacts(rows, act, np.asarray(batch.law, dtype=np.int64).copy(),
+                                   np.zeros((n, NC_MAX)), np.zeros((n, NODE_MAX)),
+                                   np.zeros((n, NMEM_MAX)))
+        r = np.maximum(rows, 0)
+        law = np.where(act, self.law[r], batch.law)
+        coef, ode, mem = self.coef[r], self.ode[r], self.mem[r]
+        if not act.all():
+            coef[~act] = 0.0
+            ode[~act] = 0.0
+            mem[~act] = 0.0
         return AlignedContacts(rows, act, law, coef, ode, mem)
 
     # -- evaluation between commits ---------------------------------------------------------------
