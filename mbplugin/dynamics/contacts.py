@@ -465,15 +465,11 @@ class EngineContacts:
         s = self.store
         if not len(s):
             return 0.0
-        batch = self.model.detect(self.state_from_y(y), self.margin)
-        rows = s.rows(batch)
-        ok = rows >= 0
         total = 0.0
         self.unknown_potential = False
-        if not ok.any():
+        r, d, _, _ = self._rows_state(y)
+        if not len(r):
             return 0.0
-        r = rows[ok]
-        d = batch.delta[ok]
         ode = self._ode_of(y)
         for li in np.unique(s.law[r]):
             law = self.laws[li]
@@ -491,16 +487,33 @@ class EngineContacts:
     def contact_table(self, y: np.ndarray) -> dict[str, np.ndarray]:
         """The active contacts at ``y``: key, a, b, delta, ddelta, force (N) and ODE states."""
         s = self.store
+        rows, d, v, ab = self._rows_state(y)
+        ode = self._ode_of(y)
+        fn = np.zeros(len(rows))
+        for li in np.unique(s.law[rows]):
+            law = self.laws[li]
+            sel = s.law[rows] == li
+            rr = rows[sel]
+            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
+            fn[sel] = law.force(d[sel], v[sel], s.coef[rr, : law.n_coef], state)
+        return {
+            "key": s.keys[rows], "a": ab[0], "b": ab[1], "delta": d, "ddelta": v, "force": fn,
+            "state": ode[rows, : self.ns],
+        }
+
+    def _rows_state(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                    tuple[np.ndarray, np.ndarray]]:
+        """(store rows present, delta, ddelta, (a, b)) of the active contacts at ``y``."""
+        s = self.store
+        geo = self._row_pairs()
+        if geo is not None:
+            sa, sb, feat, ptype = geo
+            pos, R, vel, omega_w = self._kin_from_y(y)
+            a, b, d, v, _, _, _, _ = self._geometry(ptype, sa, sb, feat, pos, R, vel, omega_w)
+            return np.arange(len(s)), d, v, (a, b)
         batch = self.model.detect(self.state_from_y(y), self.margin)
         kb = self.active_batch(batch)
-        ode = self._ode_of(y)
-        fn = s.forces(kb, ode) if len(kb) else np.zeros(0)
-        rows = s.rows(kb)
-        return {
-            "key": kb.key, "a": kb.a, "b": kb.b, "delta": kb.delta, "ddelta": kb.ddelta,
-            "force": fn, "state": ode[rows, : max(self.ns, 0)] if len(kb) else np.zeros(
-                (0, self.ns)),
-        }
+        return s.rows(kb), kb.delta, kb.ddelta, (kb.a, kb.b)
 
     def stable_step(self, y: np.ndarray, method: str) -> tuple[float, dict[str, float]]:
         """The largest stable fixed step (s) over the active contacts at ``y`` and what sets it.
