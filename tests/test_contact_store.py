@@ -294,3 +294,58 @@ def test_bad_batches_are_rejected():
     store.begin(one(1e-3, 1.0), 0.0)
     with pytest.raises(ParameterError, match="ode has shape"):
         store.forces(one(1e-3, 1.0), np.zeros((3, 4)))
+
+
+def test_memory_of_a_plastic_law_is_updated_at_commits():
+    """Goldsmith (review Eq. 5.7, delta_p = (1 - cr^2) delta_max): loading F = k d^n, unloading
+    F = F_max ((d - d_p)/(d_max - d_p))^n from the remembered maximum; the contact ends at
+    d = d_p with a residual overlap, which latches the key."""
+    k, n, cr = 1e6, 1.5, 0.6
+    store = ContactStore(make_law("goldsmith", k=k, n=n, cr=cr))
+    store.begin(one(1e-5, 1.0), 0.0)
+    for i, d in enumerate([1e-4, 2e-4, 3e-4]):
+        b = one(d, 1.0)
+        assert store.forces(b)[0] == pytest.approx(k * d**n)
+        store.commit(b, 1e-5 * (i + 1))
+    dmax = 3e-4
+    dp = (1 - cr**2) * dmax
+    fmax = k * dmax**n
+    b = one(2.5e-4, -1.0)
+    assert store.forces(b)[0] == pytest.approx(fmax * ((2.5e-4 - dp) / (dmax - dp)) ** n)
+    store.commit(b, 5e-5)
+    assert len(store) == 1
+    b = one(0.9 * dp, -1.0)
+    assert store.forces(b)[0] == 0.0
+    store.commit(b, 6e-5)
+    assert len(store) == 0 and list(store.latched_keys) == [7]
+    assert store.separations["delta"][0] == pytest.approx(0.9 * dp)
+
+
+def test_persistence_through_the_detection_layer():
+    """A sphere driven into the ground through ContactModel.detect: the key is stable over 300
+    steps and the Bouc-Wen state follows zeta = A (delta - delta_onset) (beta = gamma = 0)."""
+    from mbplugin.contact import BodyState, ContactModel, Plane, Sphere
+
+    A = 0.8
+    model = ContactModel()
+    model.add_shape(Plane(), -1)
+    model.add_shape(Sphere(0.01), 0)
+    model.set_default_law(bw_hc(A=A))
+    store = model.make_store()
+    v = 0.2
+    z0 = 0.01 - 1e-7
+    st = BodyState.create([[0, 0, z0]], vel=[[0, 0, -v]], mass=0.01, inertia=[4e-7] * 3)
+    store.begin(model.detect(st), 0.0)
+    key = int(store.keys[0])
+    h = 1e-6
+    for step in range(1, 301):
+        rates = store.state_rates(model.detect(st))  # zeta' = A ddelta, constant here
+        st.pos[0, 2] = z0 - v * h * step
+        store.commit(model.detect(st), h * step, store.ode + h * rates)
+        assert list(store.keys) == [key]
+    assert store.ode[0, 0] == pytest.approx(A * v * 300 * h, rel=1e-9)
+    assert len(store.onsets) == 1
+    # lift it off: the contact ends and its state is dropped
+    st.pos[0, 2] = 0.02
+    store.commit(model.detect(st), 1.0)
+    assert len(store) == 0 and len(store.separations) == 1 and len(store.latched_keys) == 0

@@ -269,23 +269,25 @@ class ContactStore:
         ``delta <= 0`` the store does not know give 0; contacts with ``delta > 0`` it does not
         know yet give a provisional onset force (see the module docstring).
         """
-        self._check_batch(batch)
+        self._check_batch(batch, unique=False)
         ode_src = self._ode_arg(ode)
         n = len(batch)
         out = np.zeros(n)
         rows = self.rows(batch)
         known = rows >= 0
-        if known.any():
-            idx = np.flatnonzero(known)
-            r = rows[idx]
-            for li in np.unique(self.law[r]):
-                sel = self.law[r] == li
+        all_known = bool(known.all())
+        if all_known or known.any():
+            idx = np.arange(n) if all_known else np.flatnonzero(known)
+            r = rows if all_known else rows[idx]
+            for li, sel in self._groups(self.law[r]):
                 law = self.laws[li]
-                ii, rr = idx[sel], r[sel]
+                ii, rr = (idx, r) if sel is None else (idx[sel], r[sel])
                 state = self._state(li, ode_src[rr], self.mem[rr])
                 c = self.coef[rr, : law.n_coef]
                 fn = law.force_raw if raw else law.force
                 out[ii] = fn(batch.delta[ii], batch.ddelta[ii], c, state)
+        if all_known:
+            return out
         new = ~known & (batch.delta > 0) & ~self.latched(batch)
         if new.any():
             idx = np.flatnonzero(new)
@@ -304,10 +306,10 @@ class ContactStore:
         Aligned with the store rows (``store.keys``), not with the batch. Rows whose key is not in
         ``batch`` (geometric contact lost inside the step) and unused slots get 0.
         """
-        self._check_batch(batch)
+        self._check_batch(batch, unique=False)
         ode_src = self._ode_arg(ode)
         out = np.zeros((len(self), NODE_MAX))
-        if not len(self):
+        if not len(self) or not self._n_state.any():
             return out
         pos = _find(batch.key, self.keys)  # batch index of each store row
         present = pos >= 0
@@ -472,14 +474,23 @@ class ContactStore:
         ev["v"], ev["delta"], ev["step"] = v, delta, self._seq
         return ev
 
-    def _check_batch(self, batch: ContactBatch) -> None:
+    def _groups(self, law_idx: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+        """(law index, selection mask or None for all) of the distinct laws in ``law_idx``."""
+        if len(self.laws) == 1:
+            return [(0, None)]
+        uniq = np.unique(law_idx)
+        if len(uniq) == 1:
+            return [(int(uniq[0]), None)]
+        return [(int(li), law_idx == li) for li in uniq]
+
+    def _check_batch(self, batch: ContactBatch, unique: bool = True) -> None:
         n = len(batch)
         if n and (batch.law.min() < 0 or batch.law.max() >= len(self.laws)):
             raise ParameterError(
                 f"batch law index out of range: allowed [0, {len(self.laws) - 1}] "
                 f"for the {len(self.laws)} laws of this store"
             )
-        if n > 1:
+        if unique and n > 1:
             k = np.sort(batch.key)
             if np.any(k[1:] == k[:-1]):
                 dup = int(k[1:][k[1:] == k[:-1]][0])
