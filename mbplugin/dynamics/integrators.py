@@ -129,6 +129,7 @@ class RunStats:
     nfev: int = 0
     wall_time: float = 0.0
     solver_steps: dict[str, int] = field(default_factory=dict)
+    step_times: Any = None
     t_end: float = 0.0
 
 

@@ -82,6 +82,7 @@ class SimulationResult:
     name: str = ""
     state_names: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    final_state: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def energy_drift(self) -> float:
@@ -268,7 +269,11 @@ class Simulation:
         method = self.integrator.method if fixed else "symplectic_euler"
         advise_every = max(1, every)
 
+        step_times: list[float] = []
+
         def callback(t: float, y: np.ndarray, event: str) -> None:
+            if event != "start":
+                step_times.append(t)
             counter["steps"] += 1 if event == "" else 0
             if event == "" and counter["steps"] % every:
                 if advise and fixed and counter["steps"] % advise_every == 0:
@@ -297,7 +302,8 @@ class Simulation:
                 self._advise(y, method, advice)
 
         y0 = w.pack()
-        _y, stats = integrate(w, y0, 0.0, self.duration, self.integrator, callback, progress)
+        y_end, stats = integrate(w, y0, 0.0, self.duration, self.integrator, callback, progress)
+        stats.step_times = np.array(step_times)
         if advise and math.isfinite(advice["h_stable_min"]):
             h = advice["h_stable_min"]
             advice["recommended_dt"] = 0.5 * h
@@ -339,6 +345,7 @@ class Simulation:
             omega=omega, energy={k: np.array(v) for k, v in energy.items()},
             contacts=contacts_out, bounces=bounces, stats=stats, duration=self.duration,
             advice=advice, warnings=warn, name=self.name, state_names=state_names,
+            final_state=y_end,
         )
 
     def _advise(self, y: np.ndarray, method: str, advice: dict[str, Any]) -> None:
