@@ -21,7 +21,11 @@ from mbplugin import __version__
 from mbplugin.errors import MBPluginError, ParameterError
 
 #: Modules that add subcommands (``add_parser(subparsers)``); imported lazily.
-COMMAND_MODULES: tuple[str, ...] = ("mbplugin.laws.calibrate_cli", "mbplugin.scene_cli")
+COMMAND_MODULES: tuple[str, ...] = (
+    "mbplugin.laws.calibrate_cli",
+    "mbplugin.scene_cli",
+    "mbplugin.validation.cli",
+)
 
 #: The laws compared by ``mbplugin compare`` unless --laws is given.
 DEFAULT_COMPARE = (
