@@ -233,8 +233,8 @@ def _plot_pipe(ctx: Context, runs: dict[str, Any]) -> None:
     for j, model in enumerate(LAW):
         t, x1, x2, v1, v2, F, u1, u2 = runs[model + "_bodies"]
         tm = t * 1e3
-        axes[0, j].plot(tm, x1 * 1e3, label="x_m,1 (ball 1)")
-        axes[0, j].plot(tm, x2 * 1e3, label="x_m,2 (ball 2)")
+        axes[0, j].plot(tm, (x1 - x1[0]) * 1e3, label="x_m,1 - l1 (ball 1)")
+        axes[0, j].plot(tm, (x2 - x2[0]) * 1e3, label="x_m,2 + l2 (ball 2)")
         axes[1, j].plot(tm, v1, label="v_m,1")
         axes[1, j].plot(tm, v2, label="v_m,2")
         axes[2, j].plot(tm, F, label="contact force F")
@@ -247,7 +247,7 @@ def _plot_pipe(ctx: Context, runs: dict[str, Any]) -> None:
             ax.grid(True, alpha=0.3)
             ax.tick_params(labelsize=7)
             ax.legend(fontsize=6)
-    axes[0, 0].set_ylabel("CoM position (mm)")
+    axes[0, 0].set_ylabel("CoM displacement (mm)")
     axes[1, 0].set_ylabel("velocity (m/s)")
     axes[2, 0].set_ylabel("force (N)")
     fig.tight_layout()

@@ -99,8 +99,14 @@ def hc_exact_cr(chi: float) -> float:
         L = chi - math.log1p(chi)
     # start: small L -> s ~ sqrt(2L); large L -> s ~ L + 1
     s = math.sqrt(2.0 * L) if L < 1.0 else L + 1.0
+
+    def h(s: float) -> float:  # s - (1 - e^-s), by its series where the difference cancels
+        if s < 0.1:
+            return sum((-1.0) ** j * s**j / math.factorial(j) for j in range(2, 14))
+        return s + math.expm1(-s)
+
     for _ in range(100):
-        g = s + math.expm1(-s) - L
+        g = h(s) - L
         dg = -math.expm1(-s)
         step = g / dg
         s_new = s - step

@@ -99,11 +99,11 @@ def _table(ctx: Context, table: int) -> None:
                 ctx.abs_check(f"{key}: F_max, {label} power", f_pub, r.f_max, TOL_F,
                               source=src, unit="N")
                 ctx.rel_check(f"{key}: duration (overlap), {label} power", dur_pub,
-                              r.duration_overlap * 1e4, TOL_DUR, source=src, unit="1e-4 s")
+                              r.duration_overlap * 1e4, TOL_DUR, source=src, unit="x 1e-4 s")
             if extra["m"] < N:
                 ctx.info(f"{key}: duration (force end, Eq. 17), signed", dur_pub,
                          r_s.duration * 1e4, r_s.duration * 1e4 / dur_pub - 1.0, source=src,
-                         unit="1e-4 s")
+                         unit="x 1e-4 s")
             continue
         r = impact(make_law(name, **params), M0, v0)
         if name == "zhang2020":
@@ -114,7 +114,7 @@ def _table(ctx: Context, table: int) -> None:
                      source=src, unit="N", note="open question (see README)")
             ctx.info(f"{key} (review's printed chi): duration", dur_pub,
                      r.duration_overlap * 1e4, r.duration_overlap * 1e4 / dur_pub - 1.0,
-                     source=src, unit="1e-4 s", note="open question (see README)")
+                     source=src, unit="x 1e-4 s", note="open question (see README)")
             chi_print = float(get_law_class(name).chi(cr_in))
             ctx.abs_check(f"{key}: simulated c_r = exact relation at the printed chi",
                           hc_exact_cr(chi_print), r.cr_out, 1e-6, source="closed form")
@@ -129,7 +129,7 @@ def _table(ctx: Context, table: int) -> None:
         ctx.abs_check(f"{key}: c_r", cr_pub, r.cr_out, TOL_CR, source=src)
         ctx.abs_check(f"{key}: F_max", f_pub, r.f_max, TOL_F, source=src, unit="N")
         ctx.rel_check(f"{key}: duration (overlap)", dur_pub, r.duration_overlap * 1e4, TOL_DUR,
-                      source=src, unit="1e-4 s")
+                      source=src, unit="x 1e-4 s")
 
 
 @case("zhang2022.table1", "Table 1: steel ball at 0.15 m/s, all rows and columns", "zhang2022")
