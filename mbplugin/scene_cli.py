@@ -144,8 +144,9 @@ def write_plots(result: Any, out_dir: Path, which: list[str], title: str = "") -
     if "energy" in which and len(t):
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
         e = result.energy
+        pe_min = e["potential"].min()
         for key in ("kinetic", "potential", "stored", "dissipated", "total"):
-            ax.plot(t, e[key] - (e["potential"].min() if key == "potential" else 0.0),
+            ax.plot(t, e[key] - (pe_min if key in ("potential", "total") else 0.0),
                     lw=1.2 if key == "total" else 1.0, label=key)
         ax.set_xlabel("t (s)")
         ax.set_ylabel("energy (J), potential from its minimum")

@@ -243,12 +243,29 @@ class EngineContacts:
         return sa, sb, feat, ptype
 
     def _row_pairs(self) -> tuple[np.ndarray, ...] | None:
-        keys = self.store.keys
-        if self._rows_geo is None or not np.array_equal(keys, self._rows_keys):
-            self._rows_keys = keys.copy()
-            info = self._pair_info(keys)
+        """Decoded pairs of the store's rows (cached until the rows change at a commit)."""
+        if self._rows_geo is None:
+            info = self._pair_info(self.store.keys)
             self._rows_geo = info if info is not None else ()
         return self._rows_geo if self._rows_geo else None
+
+    def first_step_hint(self) -> float:
+        """A first step (s) after an event: 1/5 of the shortest contact time scale of the
+        active contacts (the law's ``timescale`` at the latched mass and impact speed)."""
+        s = self.store
+        best = np.inf
+        for li in np.unique(s.law):
+            law = self.laws[li]
+            rows = s.law == li
+            v = np.maximum(np.abs(s.v_in[rows]), 1e-3)
+            try:
+                tc = np.asarray(law.timescale(s.m_eff[rows], v), dtype=float)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue
+            tc = tc[np.isfinite(tc) & (tc > 0)]
+            if len(tc):
+                best = min(best, float(tc.min()) / 5.0)
+        return best
 
     def _geometry(
         self, ptype: np.ndarray, sa: np.ndarray, sb: np.ndarray, feat: np.ndarray,
@@ -331,6 +348,8 @@ class EngineContacts:
             or not np.array_equal(lat0, s.latched_keys)
             or not np.array_equal(mem0, s.mem)
         )
+        if not np.array_equal(keys0, s.keys):
+            self._rows_geo = None
         return changed, self._rebuild(y, n_old)
 
     def _memory_only(self, y: np.ndarray) -> bool:
@@ -521,35 +540,37 @@ class EngineContacts:
         Local stiffness and damping by central differences of the law force in delta and ddelta.
         """
         s = self.store
-        batch = self.model.detect(self.state_from_y(y), self.margin)
-        kb = self.active_batch(batch)
-        if not len(kb):
+        rows, d, v, ab = self._rows_state(y)
+        if not len(rows):
             return float("inf"), {}
         ode = self._ode_of(y)
-        d = kb.delta
+        m_eff = s.m_eff[rows]
         eps_d = np.maximum(1e-6 * np.abs(d), 1e-12)
-        eps_v = np.maximum(1e-6 * np.abs(kb.ddelta), 1e-9)
-
-        def force(delta: np.ndarray, ddelta: np.ndarray) -> np.ndarray:
-            b2 = kb.take(np.arange(len(kb)))
-            b2.delta = delta
-            b2.ddelta = ddelta
-            return s.forces(b2, ode, raw=True)
-
-        k = (force(d + eps_d, kb.ddelta) - force(d - eps_d, kb.ddelta)) / (2 * eps_d)
-        c = (force(d, kb.ddelta + eps_v) - force(d, kb.ddelta - eps_v)) / (2 * eps_v)
-        h = stable_step(k, c, kb.m_eff, method)
-        info: dict[str, float] = {}
+        eps_v = np.maximum(1e-6 * np.abs(v), 1e-9)
+        k = np.zeros(len(rows))
+        c = np.zeros(len(rows))
+        fn = np.zeros(len(rows))
+        for li in np.unique(s.law[rows]):
+            law = self.laws[li]
+            sel = s.law[rows] == li
+            rr = rows[sel]
+            coef = s.coef[rr, : law.n_coef]
+            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
+            ds, vs, ed, ev = d[sel], v[sel], eps_d[sel], eps_v[sel]
+            k[sel] = (law.force_raw(ds + ed, vs, coef, state)
+                      - law.force_raw(ds - ed, vs, coef, state)) / (2 * ed)
+            c[sel] = (law.force_raw(ds, vs + ev, coef, state)
+                      - law.force_raw(ds, vs - ev, coef, state)) / (2 * ev)
+            fn[sel] = law.force(ds, vs, coef, state)
+        h = stable_step(k, c, m_eff, method)
         if self._has_friction:
-            fn = s.forces(kb, ode)
-            li = kb.law
+            li = s.law[rows]
             ct = friction_stiffness(fn, self._mu_s[li], self._v_eps[li], self._visc[li])
-            hf = friction_step(ct, kb.m_eff, method)
-            h = np.minimum(h, hf)
+            h = np.minimum(h, friction_step(ct, m_eff, method))
         i = int(np.argmin(h))
-        w = float(np.sqrt(max(k[i], 0.0) / kb.m_eff[i]))
-        info = {"k": float(k[i]), "c": float(c[i]), "m_eff": float(kb.m_eff[i]),
-                "omega": w, "a": int(kb.a[i]), "b": int(kb.b[i])}
+        w = float(np.sqrt(max(k[i], 0.0) / m_eff[i]))
+        info = {"k": float(k[i]), "c": float(c[i]), "m_eff": float(m_eff[i]),
+                "omega": w, "a": int(ab[0][i]), "b": int(ab[1][i])}
         return float(h[i]), info
 
 

@@ -349,6 +349,7 @@ def run_adaptive(
                     if callback is not None:
                         callback(t, y, "event")
                     restart = True
+                    h_next = min(h_next, contacts.first_step_hint())
                     if auto and contacts.n_active == 0:
                         current = "DOP853"
                 else:

@@ -109,6 +109,7 @@ class Loads:
         self.const_force = np.zeros((n_bodies, 3))
         self.const_torque = np.zeros((n_bodies, 3))
         self.varying: list[Load] = []
+        self.empty = True  #: no load at all (kept up to date by :meth:`add`)
         for ld in loads:
             self.add(ld)
 
@@ -133,10 +134,8 @@ class Loads:
             self.const_torque[load.body] += tq
         else:
             self.varying.append(load)
-
-    @property
-    def empty(self) -> bool:
-        return not self.varying and not self.const_force.any() and not self.const_torque.any()
+        self.empty = not self.varying and not self.const_force.any() and not (
+            self.const_torque.any())
 
     def evaluate(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Per-body (force, torque) arrays (N, 3) at time ``t``."""

@@ -45,6 +45,8 @@ from mbplugin.dynamics.world import World
 from mbplugin.errors import ParameterError
 
 FORMATS = ("npz", "csv")
+#: With an adaptive integrator the step advice is informative only: sample every n-th record.
+ADVISE_EVERY_RECORDS = 50
 
 
 @dataclass(frozen=True)
@@ -298,7 +300,7 @@ class Simulation:
                 c_rows["t"].append(np.full(m, t))
                 for k in ("key", "a", "b", "delta", "ddelta", "force", "state"):
                     c_rows[k].append(tab[k])
-            if advise:
+            if advise and (fixed or len(rec_t) % ADVISE_EVERY_RECORDS == 1):
                 self._advise(y, method, advice)
 
         y0 = w.pack()
