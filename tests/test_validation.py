@@ -206,6 +206,15 @@ def test_cli_bad_input_exit_2(capsys, argv):
     assert err.startswith("mbplugin") and len(err.splitlines()) == 1
 
 
+def test_cli_report_path_is_a_file(tmp_path, capsys):
+    """--report naming an existing file: one line on stderr, exit 2."""
+    f = tmp_path / "a_file"
+    f.write_text("x")
+    assert main(["validate", "--only", "closed.hertz", "--report", str(f)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not a directory" in err and len(err.splitlines()) == 1
+
+
 def test_cli_json(capsys):
     """--json prints one document with the checks and consistent counts."""
     assert main(["validate", "--only", "closed.hertz", "--json"]) == 0

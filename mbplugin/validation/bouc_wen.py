@@ -311,6 +311,16 @@ def table3(ctx: Context) -> None:
                               f"{KG_RANGE[1]} m/s", rms, bound,
                               published="<= sqrt(J1_a) + sqrt(J1_b)", source="Table 3 J1")
                 worst_any[(a, b)] = rms / bound
+    for lo, hi in ((0.2, 6.0), (0.1, 10.0)):
+        sel2 = (v >= lo * (1 - 1e-9)) & (v <= hi * (1 + 1e-9))
+        ratio = max(
+            float(np.sqrt(np.mean((curves[a][sel2] - curves[b][sel2]) ** 2)))
+            / (math.sqrt(TABLE3[a][1]) + math.sqrt(TABLE3[b][1]))
+            for ds in ("DSS", "DSA") for a in TABLE3 for b in TABLE3
+            if ds in a and ds in b and a < b
+        )
+        ctx.info(f"sensitivity: largest RMS difference / bound over {lo}-{hi} m/s", 1.0, ratio,
+                 note="pass would need <= 1 (range assumption)", source="Table 3 J1")
     # cross-route: dimensional parameters with m = k = 1 and T_b = 1 give the same c_r
     vv = np.array([0.3, 1.0, 3.0])
     for key, (base, _) in TABLE3.items():

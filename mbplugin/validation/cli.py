@@ -7,7 +7,9 @@ run unless ``--strict``), 1 when a check failed, 2 for bad command-line input.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from mbplugin.errors import ParameterError
@@ -49,6 +51,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not 20 <= args.dpi <= 300:
         raise ParameterError(f"--dpi {args.dpi} is outside its allowed range [20, 300]")
+    if args.report:
+        out = Path(args.report)
+        if out.exists() and not out.is_dir():
+            raise ParameterError(f"--report {args.report}: exists and is not a directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ParameterError(f"--report {args.report}: cannot create it ({exc.strerror})"
+                                 ) from None
+        if not os.access(out, os.W_OK):
+            raise ParameterError(f"--report {args.report}: directory is not writable")
     cases = select_cases(args.only)
     if not cases:
         raise ParameterError(

@@ -47,6 +47,10 @@ def fmt_err(v: Any) -> str:
     return f"{f:+.3g}"
 
 
+def _short(text: str, width: int = 44) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def text_table(report: ValidationReport) -> str:
     """The terminal table: case, quantity, published, ours, error, tolerance, result."""
     from mbplugin.cli import format_table
@@ -54,7 +58,8 @@ def text_table(report: ValidationReport) -> str:
     rows = []
     for cr in report.cases:
         for c in cr.checks:
-            rows.append((c.case, c.quantity, fmt(c.published), fmt(c.ours), fmt_err(c.error),
+            rows.append((c.case, c.quantity, _short(fmt(c.published)), _short(fmt(c.ours)),
+                         fmt_err(c.error),
                          c.tol, c.status.upper() if c.status == FAIL else c.status))
         if cr.error:
             rows.append((cr.id, "case raised an exception", "-", "-", "-", cr.error[:60], "FAIL"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin.impact import impact
-from mbplugin.laws import HuntCrossleyFamily, law_classes, make_law
+from mbplugin.laws import HuntCrossleyFamily, Param, law_classes, make_law
 from mbplugin.validation.core import Context, case, law_available, missing_reason
 from mbplugin.validation.sim import sweep
 
@@ -32,8 +32,19 @@ FITTED_EXACT = ("yu",)
 
 
 def family_names() -> list[str]:
-    """Registered laws of the Hunt-Crossley family (built-in and third-party), sorted."""
-    return [c.name for c in law_classes() if issubclass(c, HuntCrossleyFamily)]
+    """Registered laws of the Hunt-Crossley family (built-in and third-party), sorted.
+
+    Only laws that need nothing beyond k, n and cr (the family's common parameters) qualify.
+    """
+    out = []
+    for cls in law_classes():
+        if not issubclass(cls, HuntCrossleyFamily):
+            continue
+        extra = [p.name for p in cls.params if isinstance(p, Param) and p.required
+                 and p.default is None and p.name not in ("k", "n", "cr")]
+        if not extra:
+            out.append(cls.name)
+    return out
 
 
 def family_sweep(ctx: Context, c_in: np.ndarray) -> dict[str, np.ndarray]:
