@@ -534,6 +534,38 @@ class EngineContacts:
         kb = self.active_batch(batch)
         return s.rows(kb), kb.delta, kb.ddelta, (kb.a, kb.b)
 
+    def stiffness_rate(self, y: np.ndarray) -> float:
+        """The fastest linearised contact rate (1/s) at ``y``: max over the active contacts of
+        sqrt(k/m) + c/m, with the local stiffness k and damping c of the law (0 if none)."""
+        s = self.store
+        if not len(s):
+            return 0.0
+        rows, d, v, _ = self._rows_state(y)
+        if not len(rows):
+            return 0.0
+        ode = self._ode_of(y)
+        m_eff = s.m_eff[rows]
+        rate = 0.0
+        for li in np.unique(s.law[rows]):
+            law = self.laws[li]
+            sel = s.law[rows] == li
+            rr = rows[sel]
+            coef = s.coef[rr, : law.n_coef]
+            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
+            ds, vs = d[sel], v[sel]
+            ed = np.maximum(1e-6 * np.abs(ds), 1e-12)
+            ev = np.maximum(1e-6 * np.abs(vs), 1e-9)
+            k = (law.force_raw(ds + ed, vs, coef, state)
+                 - law.force_raw(ds - ed, vs, coef, state)) / (2 * ed)
+            c = (law.force_raw(ds, vs + ev, coef, state)
+                 - law.force_raw(ds, vs - ev, coef, state)) / (2 * ev)
+            m = m_eff[sel]
+            r = np.sqrt(np.maximum(k, 0.0) / m) + np.maximum(c, 0.0) / m
+            r = r[np.isfinite(r)]
+            if len(r):
+                rate = max(rate, float(r.max()))
+        return rate
+
     def stable_step(self, y: np.ndarray, method: str) -> tuple[float, dict[str, float]]:
         """The largest stable fixed step (s) over the active contacts at ``y`` and what sets it.
 

@@ -39,6 +39,11 @@ from mbplugin.dynamics.world import N_WORK, World
 from mbplugin.errors import IntegrationError, ParameterError
 
 FIXED_METHODS = ("symplectic_euler", "rk4")
+#: "auto" solver: the explicit step counts as stability-limited when h (sqrt(k/m) + c/m) of the
+#: stiffest active contact exceeds STIFF_HW for STIFF_STEPS consecutive steps (in an impact the
+#: accuracy keeps h w near 0.1; DOP853 is stable up to h w of about 3).
+STIFF_HW = 1.0
+STIFF_STEPS = 3
 METHODS = (*FIXED_METHODS, "adaptive")
 SOLVERS = ("auto", "Radau", "DOP853", "RK45", "RK23", "BDF")
 
@@ -55,7 +60,9 @@ class IntegratorSettings:
     ``first_step``    first adaptive step (default: chosen by the solver)
     ``event_samples`` dense-output samples per step at which the event functions are checked
     ``switch_steps``  "auto" solver: explicit steps in one unbroken contact phase after which the
-                      contact counts as resting (stiff) and the implicit solver takes over
+                      contact counts as resting (stiff) and the implicit solver takes over; it
+                      also switches as soon as the step outgrows the contact time scale
+                      (``STIFF_HW``)
     """
 
     method: str = "adaptive"
@@ -269,14 +276,35 @@ def _first_event(
         crossed = np.flatnonzero((ga > 0.0) & (gb <= 0.0))
         if crossed.size:
             best = tb
+            best_j = int(crossed[0])
             for j in crossed:
                 def gj(tt: float, j: int = int(j)) -> float:
                     return float(contacts.event_values(tt, sol(tt))[j])
 
-                best = min(best, _illinois(gj, ta, tb, float(ga[j]), float(gb[j])))
-            return best, None
+                tj = _illinois(gj, ta, tb, float(ga[j]), float(gb[j]))
+                if tj < best:
+                    best, best_j = tj, int(j)
+            return _strict_side(contacts, sol, best, tb, best_j), None
         ga, ta = gb, tb
     return None, ga
+
+
+def _strict_side(contacts: Any, sol: Callable[[float], np.ndarray], t: float, t_max: float,
+                 j: int) -> float:
+    """Move an event time a few ulps forward until the event value is strictly negative.
+
+    The located point has g <= 0; g == 0 exactly (e.g. an overlap of exactly 0 at the release of
+    a latched pair) would leave the next event function at 0, and a whole short flight inside the
+    next step could then go unnoticed. The state moves by a negligible amount.
+    """
+    d = float(np.spacing(max(abs(t), 1e-300)))
+    tt = t
+    for _ in range(64):
+        if float(contacts.event_values(tt, sol(tt))[j]) < 0.0 or tt >= t_max:
+            return tt
+        tt = min(t + d, t_max)
+        d *= 2.0
+    return tt
 
 
 def run_adaptive(
@@ -319,6 +347,7 @@ def run_adaptive(
         solver = _solver_class(current)(world.rhs, t, y, t_end, **kw)
         g_prev = contacts.watch(t, y) if contacts is not None else None
         in_contact_steps = 0
+        stiff_steps = 0
         switch = False
         while True:
             msg = solver.step()
@@ -362,8 +391,13 @@ def run_adaptive(
                     if not changed:
                         g_prev = g_end
                     if auto and current != "Radau" and contacts.n_active > 0:
+                        # stiffness detection: the explicit step has outgrown the contact's
+                        # time scale, so stability rather than accuracy limits it
                         in_contact_steps += 1
-                        if in_contact_steps >= settings.switch_steps:
+                        hw = (t_new - t_old) * contacts.stiffness_rate(y)
+                        stiff_steps = stiff_steps + 1 if hw > STIFF_HW else 0
+                        if (stiff_steps >= STIFF_STEPS
+                                or in_contact_steps >= settings.switch_steps):
                             current = "Radau"
                             switch = True
             if progress is not None:
