@@ -65,6 +65,16 @@ def cr_vs_speed(ctx: Context) -> None:
                        ours=f"slope {slope:.4f} per ln(m/s)", source="Sect. III, Fig. 3")
     ctx.max_check("linear spring-damper: max - min of c_r over the speeds (constant)",
                   float(lin.max() - lin.min()), 1e-8, source="Sect. III, Fig. 3")
+    # with gravity (their Sect. II-C: g = 10 m/s^2) slow impacts do not bounce
+    vg = np.logspace(-5, 0, ctx.n(26, 11))
+    rg = sweep("azad_featherstone", {"k": K, "lam": 1e5}, mass=MASS, v0=vg, press=MASS * 10.0)
+    cap = rg["captured"]
+    n_cap = int(cap.sum())
+    ok = 0 < n_cap < vg.size and bool(np.all(cap[:n_cap])) and not bool(np.any(cap[n_cap:]))
+    ctx.bool_check("with gravity (g = 10 m/s^2, lambda = 1e5): no bounce below a threshold speed",
+                   ok, published="c_r = 0 below a threshold (Sect. III)",
+                   ours=f"captured for v0 < {vg[min(n_cap, vg.size - 1)]:.2g} m/s "
+                        f"({n_cap} of {vg.size} speeds 1e-5..1 m/s)", source="Sect. III")
     ctx.fact("r2_af", r2_af)
     ctx.fact("r2_hc", r2_hc)
     if ctx.plots:

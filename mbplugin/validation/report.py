@@ -280,6 +280,18 @@ def markdown(report: ValidationReport) -> str:
                 lines.append("")
             for fig in cr.figures:
                 lines += [f"![{fig.caption}]({fig.name})", "", f"*{fig.caption}*", ""]
+    lines += [
+        "",
+        "## Regenerating and extending",
+        "",
+        "`mbplugin validate --report docs/validation` rewrites this file and the figures "
+        "(`--quick` for coarser sweeps, `--only PATTERN` for a selection, `--json` for machines, "
+        "`--strict` to fail on checks that could not run). A case is a function decorated with "
+        "`@case(id, title, paper)` in `mbplugin/validation/<paper>.py` that records its checks "
+        "through the `Context` it receives (`abs_check`, `rel_check`, `max_check`, `min_check`, "
+        "`bool_check`, `info`, `not_run`) and its figures through `ctx.figure`; the expected "
+        "value of a check must come from a paper or a closed form.",
+    ]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -343,8 +343,37 @@ def fig7(ctx: Context) -> None:
     ctx.bool_check("effect of (m, q) on F_max grows as c_r falls (panels f, c, g)",
                    s9 < s6 < s3, published="spread(0.9) < spread(0.6) < spread(0.3)",
                    ours=f"{s9:.3f} < {s6:.3f} < {s3:.3f}", source="Sect. 5")
+    _scale_invariance(ctx)
     if ctx.plots:
         _plot_fig7(ctx)
+
+
+def delta_max_eq31(m0: float, k: float, n: float, q: float, cr: float, v0: float) -> float:
+    """Peak indentation of Zhang et al. (2022) Eq. 31 (m)."""
+    cq = cr**q
+    return (m0 * (n + 1) * v0**2 / (2 * k) * (cr * cr + cq) / (1 + cq)) ** (1 / (n + 1))
+
+
+def _scale_invariance(ctx: Context) -> None:
+    """Sect. 3.1: the nondimensional system depends on n, m, q and c_r only.
+
+    The steel-ball impacts of Tables 1-2, scaled by delta_max of Eq. 31 and v0, must give the
+    nondimensional peak force, peak indentation and c_r of the m0 = v0 = 1, k = k_non run.
+    """
+    worst = {"F": 0.0, "delta": 0.0, "cr": 0.0}
+    for v0, cr in ((0.15, 0.8892), (0.5, 0.7568)):
+        for m, q in PAIRS_15:
+            dim = impact(make_law("zhang2022", k=K, n=N, m=m, q=q, cr=cr), M0, v0)
+            nd = impact(make_law("zhang2022", k=k_non(N, q, cr), n=N, m=m, q=q, cr=cr), 1.0, 1.0)
+            dm = delta_max_eq31(M0, K, N, q, cr, v0)
+            worst["F"] = max(worst["F"], abs(dim.f_max * dm / (M0 * v0**2) / nd.f_max - 1))
+            worst["delta"] = max(worst["delta"], abs(dim.delta_max / dm / nd.delta_max - 1))
+            worst["cr"] = max(worst["cr"], abs(dim.cr_out - nd.cr_out))
+    ctx.max_check("scale invariance (Sect. 3.1): steel-ball runs of Tables 1-2 vs Eq. 40, max "
+                  "rel. diff of F_max delta_max/(m0 v0^2)", worst["F"], 1e-6, source="Eqs. 37-46")
+    ctx.max_check("scale invariance: max rel. diff of delta_max / delta_max(Eq. 31)",
+                  worst["delta"], 1e-6, source="Eqs. 37-46")
+    ctx.max_check("scale invariance: max diff of c_r", worst["cr"], 1e-7, source="Eqs. 37-46")
 
 
 def _plot_fig7(ctx: Context) -> None:
