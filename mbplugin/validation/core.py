@@ -172,10 +172,9 @@ class Context:
 
     def max_check(self, quantity: str, ours: float, limit: float, *, published: Any = None,
                   source: str = "", unit: str = "") -> Check:
-        """Pass when ours <= limit (e.g. a largest deviation); the error column is ``ours``."""
+        """Pass when ours <= limit (e.g. a largest deviation from a closed form)."""
         ok = bool(np.isfinite(ours) and ours <= limit)
-        pub = published if published is not None else 0.0
-        return self._add(quantity, pub, ours, float(ours), f"<= {limit:.3g}", ok, source, unit)
+        return self._add(quantity, published, ours, None, f"<= {limit:.3g}", ok, source, unit)
 
     def min_check(self, quantity: str, ours: float, limit: float, *, published: Any = None,
                   source: str = "", unit: str = "") -> Check:

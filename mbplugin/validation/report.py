@@ -271,7 +271,8 @@ def markdown(report: ValidationReport) -> str:
                 lines += ["| quantity | published / expected | ours | error | tolerance | "
                           "result | source |", "|---|---|---|---|---|---|---|"]
                 for c in cr.checks:
-                    unit = f" {c.unit}" if c.unit else ""
+                    unit = f" {c.unit}" if c.unit and isinstance(c.published, (int, float)) \
+                        else ""
                     lines.append(
                         f"| {_md_cell(c.quantity)} | {_md_cell(fmt(c.published))}{unit} | "
                         f"{_md_cell(fmt(c.ours))} | {fmt_err(c.error)} | {_md_cell(c.tol)} | "

@@ -101,9 +101,9 @@ def cr_curves(ctx: Context) -> None:
                        bool(np.all(zq < other)), published="smaller error (Alves et al.)",
                        ours=f"max ZQ {zq.max():.3f} vs min(LW, LN) >= {other.min():.3f}",
                        source="review Sect. 5.3")
-        ctx.info("zhiying_qishao: |err| at c_in = 0.05 (review: 'low and medium c_r')", 0.0,
-                 float(out["zhiying_qishao"][0]), float(err["zhiying_qishao"][0]),
-                 source="review Sect. 5.3")
+        ctx.info(f"zhiying_qishao: c_out at c_in = {c_in[0]:g} (review: good at 'low and "
+                 "medium c_r')", float(c_in[0]), float(out["zhiying_qishao"][0]),
+                 float(err["zhiying_qishao"][0]), source="review Sect. 5.3")
     else:
         ctx.not_run("zhiying_qishao vs Lee-Wang and LN", "a compared law is not registered")
     for name in EXACT_LAWS:
