@@ -98,12 +98,33 @@ def base_from_dimensional(model: str, m: float, k: float, c: float, n: float, p:
                       alpha / S, sb, n, p, Tb / m, Tb)
 
 
+def dimensional_from_base(base: BaseParams, m: float, k: float) -> dict[str, float]:
+    """Inverse of the base map when m and k are known (spec 2.7): S = (m/k)/T_b^(p+1),
+    alpha = kappa S, A = ((S - alpha)/(1 - alpha))^(1/p), beta = B_b/(A^(n-1) T_b^n), gamma
+    likewise, c = sigma_b k S (SHCCM) or m/(sigma_b T_b) (MCM)."""
+    S = (m / k) / base.Tb ** (base.p + 1.0)
+    alpha = base.kappa * S
+    A = ((S - alpha) / (1.0 - alpha)) ** (1.0 / base.p)
+    scale = A ** (base.n - 1.0) * base.Tb**base.n
+    c = base.sigma_b * k * S if base.model == "shccm" else m / (base.sigma_b * base.Tb)
+    return {"S": S, "alpha": alpha, "A": A, "beta": base.Bb / scale, "gamma": base.Gb / scale,
+            "c": c}
+
+
 # --------------------------------------------------------------------------------------------------
 # Sect. 6: two balls in a pipe
 # --------------------------------------------------------------------------------------------------
 PIPE = {"g": 9.81, "omega": 1e3, "D": 250.0, "a": 0.05, "rho1": 3e3, "rho2": 1e3, "k": 1e6,
         "c": 1e3, "n": 1.5, "p": 1.5, "alpha": 0.5, "beta": 1e4, "gamma": -5e3, "A": 1.0,
         "v1": -0.5, "v2": 1.5}
+
+
+#: Table 2 in ND form: Table 1 and Eq. 40 evaluated independently (spec 4.3).
+PIPE_ND = {
+    model: {"T_c": 2.38461e-3, "B": 3.293608, "Gamma": -1.646804, "U(0)": -0.0116965,
+            "U(inf)": -0.309773, "sigma": sigma}
+    for model, sigma in (("shccm", 0.002), ("mcm", 0.164680))
+}
 
 
 def _pipe_setup() -> dict[str, float]:
@@ -168,6 +189,14 @@ def pipe(ctx: Context) -> None:
                                      P["beta"], P["gamma"], P["A"])
         tc = float(base.time_scale(v0))
         nd = make_law(law_name, **base.nd_law_params(v0))
+        ndp = base.nd(v0)
+        u0 = -tc / (m * v0) * press0
+        u_inf = -tc / (m * v0) * (press0 + m * P["D"])
+        for name, ours in (("T_c", tc), ("B", ndp["B"]), ("Gamma", ndp["G"]),
+                           ("sigma", ndp["sigma"]), ("U(0)", u0), ("U(inf)", u_inf)):
+            ctx.rel_check(f"{model}: ND parameter {name} from Table 2 (Table 1, Eq. 40)",
+                          PIPE_ND[model][name], float(ours), 1e-5,
+                          source="Table 1 closed forms (values: spec 4.3)")
 
         def fext_nd(T: float, tc: float = tc) -> float:
             return tc / (m * v0) * fext(tc * T)
@@ -362,6 +391,13 @@ TABLE4 = {
     "mcm": {"k": 253000000.0, "c": 2811.0, "n": 1.2, "p": 1.8, "alpha": 0.15, "beta": 1200.0,
             "gamma": -1200.0, "A": 1.01},
 }
+#: Table 4 in base parameters: Table 1's closed forms evaluated independently (spec 5.3).
+TABLE4_BASE = {
+    "shccm": {"kappa": 0.11258, "T_b": 5.24956e-4, "U_b": 3.62039e-3, "B_b": 0.240127,
+              "Gamma_b": -0.235317, "sigma_b": 0.0562882},
+    "mcm": {"kappa": 0.14773, "T_b": 4.97748e-4, "U_b": 3.43275e-3, "B_b": 0.130755,
+            "Gamma_b": -0.130755, "sigma_b": 0.103633},
+}
 BALL_MASS = 0.145  # kg (Cross 2011)
 BALL_SPEEDS = (1.0, 2.0, 3.0, 4.0, 5.0)  # m/s (the paper does not give the loop speeds)
 
@@ -389,10 +425,11 @@ def table4(ctx: Context) -> None:
     for model, prm in TABLE4.items():
         law_name = LAW[model]
         base = base_from_dimensional(model, BALL_MASS, **prm)
-        ctx.info(f"{model}: derived base parameters (B_b, Gamma_b, kappa, sigma_b, T_b)",
-                 "spec 5.3 (derived)",
-                 f"{base.Bb:.6g}, {base.Gb:.6g}, {base.kappa:.5g}, {base.sigma_b:.6g}, "
-                 f"{base.Tb:.6g} s", source="Table 1")
+        for name, ours in (("kappa", base.kappa), ("T_b", base.Tb), ("U_b", base.Ub),
+                           ("B_b", base.Bb), ("Gamma_b", base.Gb), ("sigma_b", base.sigma_b)):
+            ctx.rel_check(f"{model}: base parameter {name} from Table 4 (Table 1 formulas)",
+                          TABLE4_BASE[model][name], ours, 1e-4,
+                          source="Table 1 closed forms (values: spec 5.3)")
         dim = sweep(law_name, prm, mass=BALL_MASS, v0=speeds)
         nd = _base_sweep(base, speeds)
         ctx.max_check(f"{model}: c_r dimensional vs ND (base map), max diff",
@@ -452,6 +489,12 @@ CART_K = 255.0  # N/m
 CART_G = 9.78  # m/s^2
 CART_THETA = math.pi / 36.0
 CART_U = -CART_M * CART_G * math.sin(CART_THETA)  # N, pressing the cart onto the stop
+#: Table 5's implied physical parameters, Table 1 inverted independently (spec 5.4).
+TABLE5_PHYSICAL = {
+    "shccm": {"alpha": 0.98872, "S": 3.0516, "A": 182.94, "c": 61.786, "beta": 682.35,
+              "gamma": 513.73},
+    "mcm": {"alpha": 0.99434, "S": 2.1902, "A": 211.13},
+}
 TABLE5: dict[str, tuple[BaseParams, float]] = {
     "shccm": (BaseParams("shccm", 17.4, 13.1, 0.324, 0.0794, 1.0, 1.0, 0.0503, 0.0255), 1.02e-4),
     "mcm": (BaseParams("mcm", 14.9, 14.7, 0.454, 0.099, 1.09, 1.0, 0.0595, 0.0301), 1.31e-4),
@@ -479,6 +522,10 @@ def table5(ctx: Context) -> None:
         ctx.rel_check(f"{model}: constraint (63) T_b = m U_b", base.Tb, CART_M * base.Ub,
                       tol63, source="Eq. 63", unit="s")
         alpha = CART_M / CART_K * base.kappa / base.Tb ** (base.p + 1.0)
+        phys = dimensional_from_base(base, CART_M, CART_K)
+        for name, val in TABLE5_PHYSICAL[model].items():
+            ctx.rel_check(f"{model}: implied physical {name} (m, k known; inverse base map)",
+                          val, phys[name], 2e-4, source="Table 1 closed forms (values: spec 5.4)")
         ctx.max_check(f"{model}: constraint (64) alpha = (m/k) kappa / T_b^(p+1) <= 1", alpha,
                       1.0, source="Eq. 64")
         press = base.pressing(CART_U, v)
