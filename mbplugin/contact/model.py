@@ -289,6 +289,19 @@ class ContactModel:
             self._c = _Compiled(self)
         return self._c
 
+    @property
+    def arrays(self) -> Any:
+        """The model's shape arrays (read-only use), rebuilt when the model changes.
+
+        Stable fields, one row per shape id: ``kind`` (SPHERE, CAPSULE, BOX, MESH, PLANE,
+        SPHERE_HOLE, CYLINDER_HOLE), ``body``, ``lpos`` (S, 3) and ``lrot`` (S, 3, 3) local pose,
+        ``radius`` (spheres, capsules, holes), ``half_length`` (capsules), ``half`` (S, 3) (boxes),
+        ``plane_n``/``plane_p`` (planes, local), ``user_radius``, ``bound`` (bounding radius,
+        inf for unbounded shapes), ``mat`` (material index), ``max_body``, ``laws`` (PairLaw
+        tuple). Used by engines that evaluate known pairs with their own compiled code.
+        """
+        return self._compiled()
+
     # -- detection ----------------------------------------------------------------------------
     def detect(self, bodies: BodyState, margin: float = 0.0) -> ContactBatch:
         """All contacts at the bodies' current state, as one :class:`ContactBatch`.
@@ -402,7 +415,6 @@ class _Compiled:
             laws.append(entry)
             i1, i2 = mat_index[m1], mat_index[m2]
             self.mat_law[i1, i2] = self.mat_law[i2, i1] = len(laws) - 1
-        nb1 = self.max_body + 2
         codes, idx = [], []
         for (b1, b2), entry in model._body_laws.items():
             laws.append(entry)
@@ -414,7 +426,6 @@ class _Compiled:
         self.excluded = np.sort(
             np.array([(a + 1) * (1 << 31) + (b + 1) for a, b in model._excluded], dtype=np.int64)
         )
-        del nb1
         self.laws = tuple(laws)
         # shape groups
         self.ids = {k: np.flatnonzero(self.kind == k) for k in range(7)}
