@@ -187,6 +187,35 @@ def test_capsule_capsule_and_box_box_through_fcl():
     assert np.isnan(b.r_eff[0])
 
 
+@pytest.mark.parametrize("ext", ["obj", "ply", "glb"])
+def test_mesh_files_of_common_formats(tmp_path, ext):
+    tm = trimesh.creation.icosphere(3, radius=R)
+    path = tmp_path / f"ball.{ext}"
+    tm.export(path)
+    mesh = Mesh(path)
+    assert len(mesh.faces) == len(tm.faces)
+    assert mesh.trimesh.volume == pytest.approx(tm.volume, rel=1e-6)
+
+
+def test_sphere_against_a_non_convex_mesh():
+    # two disjoint icospheres (radius R at the origin and at x = 0.2) as one non-convex mesh:
+    # a sphere of radius 0.02 whose centre is 0.06 from the second part's centre along +z
+    # overlaps it by about 0.01; inside/outside comes from mesh.contains
+    a = trimesh.creation.icosphere(5, radius=R)
+    b = a.copy()
+    b.apply_translation([0.2, 0, 0])
+    mesh = Mesh(trimesh.util.concatenate([a, b]))
+    assert not mesh.is_convex
+    batch = two_body(mesh, Sphere(0.02), [[0, 0, 0], [0.2, 0, 0.06]])
+    chord = chordal_error(a)
+    assert len(batch) == 1
+    assert 0.01 - chord <= batch.delta[0] <= 0.01 + 1e-12
+    assert batch.normal[0] == pytest.approx([0, 0, 1], abs=0.02)
+    # centre inside the part: the penetration is R - 0.03 + 0.02 (signed distance inside)
+    batch = two_body(mesh, Sphere(0.02), [[0, 0, 0], [0.2, 0, 0.03]])
+    assert 0.04 - chord <= batch.delta[0] <= 0.04 + 1e-12
+
+
 def test_mesh_mass_properties_and_file_loading(tmp_path):
     tm = trimesh.creation.icosphere(5, radius=R)
     path = tmp_path / "ball.stl"

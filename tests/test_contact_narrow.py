@@ -328,3 +328,24 @@ def test_mass_properties_from_density():
     msph = 1000 * 4 / 3 * math.pi * 1e-3
     assert com[2] == pytest.approx([0, 0, 0])
     assert inertia[2][1, 1] == pytest.approx(2 * (0.4 * msph * 0.01 + msph))
+
+
+def test_pair_law_table_priority_body_then_material_then_default():
+    # Hooke laws with distinct k make the law of each contact visible in its force k * delta.
+    m = ContactModel()
+    m.add_material("steel", E=2e11, nu=0.3)
+    m.add_material("rubber", E=1e7, nu=0.49)
+    m.add_shape(Plane(), -1, "steel")
+    m.add_shape(Sphere(0.1), 0, "steel")
+    m.add_shape(Sphere(0.1), 1, "rubber")
+    m.add_shape(Sphere(0.1), 2, "rubber")
+    m.set_default_law({"name": "hooke", "k": 1.0})
+    m.set_pair_law({"name": "hooke", "k": 10.0}, materials=("rubber", "steel"))
+    m.set_pair_law({"name": "hooke", "k": 100.0}, bodies=(2, -1))
+    st = BodyState.create([[0, 0, 0.09], [1, 0, 0.09], [2, 0, 0.09]], mass=1.0,
+                          inertia=[1.0] * 3)
+    b = m.detect(st)
+    store = m.make_store()
+    store.begin(b, 0.0)
+    k_of = dict(zip(b.b.tolist(), (store.forces(b) / b.delta).tolist(), strict=True))
+    assert k_of == pytest.approx({0: 1.0, 1: 10.0, 2: 100.0})
