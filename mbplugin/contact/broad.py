@@ -17,6 +17,9 @@ from scipy.spatial import cKDTree
 
 from mbplugin._jit import njit
 
+#: Up to this many shapes every pair is tested directly (cheaper than building a tree).
+SMALL_N = 32
+
 
 def _filter(
     i: np.ndarray, j: np.ndarray, centers: np.ndarray, radii: np.ndarray, margin: float
@@ -41,6 +44,10 @@ def sphere_pairs(
     if n < 2:
         z = np.zeros(0, dtype=np.int64)
         return z, z.copy()
+    if n <= SMALL_N:  # a few shapes: every pair, no tree
+        i, j = np.triu_indices(n, 1)
+        i, j = _filter(i.astype(np.int64), j.astype(np.int64), c, r, margin)
+        return i, j
     med = float(np.median(r))
     big = r > big_factor * med
     if big.sum() > max(8, n // 100):  # not a few outliers: one uniform search
