@@ -349,3 +349,14 @@ def test_pair_law_table_priority_body_then_material_then_default():
     store.begin(b, 0.0)
     k_of = dict(zip(b.b.tolist(), (store.forces(b) / b.delta).tolist(), strict=True))
     assert k_of == pytest.approx({0: 1.0, 1: 10.0, 2: 100.0})
+
+
+def test_fixed_body_contributes_nothing_to_the_effective_mass():
+    # Free sphere (m = 2) on a fixed sphere moving at a prescribed velocity (a driven body):
+    # m_eff = m_free, but the driven body's velocity enters ddelta: -n.(v_b - v_a).
+    m = model_with((Sphere(0.1), 0), (Sphere(0.1), 1))
+    st = BodyState.create([[0, 0, 0], [0, 0, 0.19]], vel=[[0, 0, 0.5], [0, 0, -0.25]],
+                          mass=[1.0, 2.0], inertia=[[1.0] * 3, [1.0] * 3], fixed=[True, False])
+    b = m.detect(st)
+    assert b.m_eff[0] == pytest.approx(2.0)
+    assert b.ddelta[0] == pytest.approx(0.75)
