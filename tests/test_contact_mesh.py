@@ -263,3 +263,21 @@ def test_non_convex_mesh_against_a_box_is_refused_at_the_door():
     m.set_default_law({"name": "hooke", "k": 1.0})
     with pytest.raises(ParameterError, match="non-convex mesh"):
         m.detect(BodyState.create([[0, 0, 0], [1, 1, 1]], mass=1.0, inertia=[1.0] * 3))
+
+
+def test_moving_spinning_mesh_on_plane():
+    # Icosphere falling at 0.3 m/s and spinning about the plane normal at 50 rad/s: omega x r is
+    # horizontal for every contact point, so ddelta = 0.3; its tangential slip is omega x r.
+    tm = trimesh.creation.icosphere(4, radius=R)
+    m = ContactModel()
+    m.add_shape(Plane(), -1)
+    m.add_shape(Mesh(tm), 0)
+    m.set_default_law({"name": "hooke", "k": 1.0})
+    q = axis_angle_quat([0.3, -1.0, 0.5], 0.9)
+    st = BodyState.create([[0, 0, R - 1e-3]], quat=[q], vel=[[0.1, 0, -0.3]], omega=[[0, 0, 50.0]],
+                          mass=1.0, inertia=[1.0] * 3)
+    b = m.detect(st)
+    assert len(b) == 1
+    assert b.ddelta[0] == pytest.approx(0.3)
+    r = b.rb[0]
+    assert b.vt[0] == pytest.approx(np.array([0.1, 0, 0]) + np.cross([0, 0, 50.0], r))
