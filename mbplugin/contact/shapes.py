@@ -23,7 +23,7 @@ shape's features (a fillet radius) where the geometry defines none: box corners 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -200,7 +200,6 @@ class Material:
     E: float
     nu: float
     rho: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
