@@ -186,8 +186,8 @@ def calibrate(
                 else "(no valid value)")
         raise ParameterError(
             f"calibrate: target_cr = {target:g} is unreachable for {law.name} by varying "
-            f"'{name}' in its allowed range {spec.range_text()} at v0 = {v0:g} m/s, "
-            f"m_eff = {m_eff:g} kg: the c_r reached spans {span}"
+            f"'{name}' over the values the law accepts (declared range {spec.range_text()}) at "
+            f"v0 = {v0:g} m/s, m_eff = {m_eff:g} kg: the c_r reached spans {span}"
         )
     if fa == 0.0:
         value = a

@@ -156,7 +156,8 @@ class Goyal(PowerLaw):
         cr = np.asarray(self.cr, dtype=float)
         if cr.ndim == 0:
             return goyal_zeta(float(cr), f)
-        return np.array([goyal_zeta(float(c), f) for c in cr])
+        uniq, inv = np.unique(cr, return_inverse=True)  # one root per distinct c_r, at onset
+        return np.array([goyal_zeta(float(c), f) for c in uniq])[inv].reshape(cr.shape)
 
     def coefficients(self, v_in, m_eff, r_eff):
         c = 2.0 * self.zeta() * np.sqrt(self.k * np.asarray(m_eff, dtype=float))
