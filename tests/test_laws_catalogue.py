@@ -87,6 +87,20 @@ def test_hunt_crossley_family_membership():
     assert "wang" not in HUNT_CROSSLEY_FAMILY
 
 
+def test_hunt_crossley_general_special_cases():
+    """Hunt & Crossley's general law: with m = n, q = 1 its c_r solves Eq. 5.23 at
+    chi = lam v0/k; with n = 1, m = 0, q = 1 it is the clipped linear spring-dashpot, whose
+    rebound is exp(-(2 zeta/s) atan(s/zeta)), zeta = lam/(2 sqrt(k m)), s = sqrt(1 - zeta^2)."""
+    k, m, v, lam = 1e9, 0.8, 2.0, 4e8
+    r = impact(make_law("hunt_crossley_general", k=k, n=1.5, lam=lam, m=1.5, q=1.0), m, v)
+    assert r.cr_out == pytest.approx(_hc_output_cr(lam * v / k), abs=1e-8)
+    k1, c = 1e6, 600.0
+    z = c / (2 * math.sqrt(k1 * m))
+    s = math.sqrt(1 - z * z)
+    lin = impact(make_law("hunt_crossley_general", k=k1, n=1.0, lam=c, m=0.0, q=1.0), m, v)
+    assert lin.cr_out == pytest.approx(math.exp(-(2 * z / s) * math.atan(s / z)), abs=1e-8)
+
+
 # --------------------------------------------------------------------------------------------------
 # Group 2: exact c_r relation
 # --------------------------------------------------------------------------------------------------
