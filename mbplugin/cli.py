@@ -246,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_impact)
 
     p = sub.add_parser("compare", help="compare laws at one prescribed c_r (table + loop plot)")
-    p.add_argument("--laws", help=f"comma-separated law names (default: {','.join(DEFAULT_COMPARE)})")
+    p.add_argument("--laws",
+                   help=f"comma-separated law names (default: {','.join(DEFAULT_COMPARE)})")
     p.add_argument("--cr", type=float, default=0.5, help="prescribed c_r (default 0.5)")
     p.add_argument("--k", type=float, default=1e9, help="stiffness (default 1e9)")
     p.add_argument("--n", type=float, default=1.5, help="stiffness exponent (default 1.5)")

@@ -36,6 +36,9 @@ def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 130) -> Path:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=dpi, bbox_inches="tight")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

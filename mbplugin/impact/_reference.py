@@ -127,8 +127,9 @@ def impact_reference(
             lo = grid[max(j - 1, 0)]
             hi = grid[min(j + 1, len(grid) - 1)]
             if hi > lo:
+                dense = sol.sol
                 r = minimize_scalar(
-                    lambda tt: -np.real(applied(sol.sol(tt))), bounds=(lo, hi),
+                    lambda tt, dense=dense: -np.real(applied(dense(tt))), bounds=(lo, hi),
                     method="bounded", options={"xatol": 1e-13 * max(hi, tc)},
                 )
                 if -r.fun > fs[j]:
@@ -155,8 +156,9 @@ def impact_reference(
                 state[0, :n_ode] = np.real(y[2 : 2 + n_ode])
                 law.update_memory(np.array([np.real(y[0])]), np.array([np.real(y[1])]), c1,
                                   state)
-            if np.real(y[1]) > 0:
-                y[1] = 0.0
+            # restart just past the event: ddelta strictly negative so that SciPy does not take
+            # the restart point for another downward crossing of ddelta = 0
+            y[1] = min(np.real(y[1]), -1e-14 * v0)
             continue
         out["status"] = 1.0  # reached the cut-off
         break

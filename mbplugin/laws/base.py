@@ -168,6 +168,14 @@ class Law:
     #: Width of the coefficient rows produced by :meth:`coefficients`.
     n_coef: ClassVar[int] = 0
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for p in cls.__dict__.get("params", ()):
+            if hasattr(Law, p.name):
+                raise TypeError(
+                    f"{cls.__name__}: parameter name {p.name!r} shadows a Law attribute; rename it"
+                )
+
     def __init__(self, **values: Any) -> None:
         known = {p.name: p for p in self.params}
         unknown = sorted(set(values) - set(known))

@@ -271,10 +271,8 @@ def exact_cr(chi: float) -> float:
     if chi == 0.0:
         return 1.0
     lhs = chi - math.log1p(chi)
-
-    def g(c: float) -> float:
-        w = chi * c
-        return -w - math.log1p(-w) - lhs
-
-    hi = (1.0 - 1e-15) / chi
-    return brentq(g, 0.0, min(1.0, hi), xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    # In s = -ln(1 - chi c), so that c stays representable when chi c -> 1 (small c_r):
+    # -chi c - ln(1 - chi c) = s - (1 - e^-s) = s + expm1(-s)
+    s_root = brentq(lambda s: s + math.expm1(-s) - lhs, 0.0, lhs + 1.0, xtol=1e-300,
+                    rtol=4 * np.finfo(float).eps)
+    return -math.expm1(-s_root) / chi

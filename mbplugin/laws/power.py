@@ -119,7 +119,7 @@ N_PARAM = Param("n", "stiffness exponent", "-", default=1.5, lo=0.0, lo_open=Tru
 
 
 class Hooke(PowerLaw):
-    """Linear spring F = k delta (Hooke 1678; review Corral et al. 2021, Eq. 5.1). No dissipation."""
+    """Linear spring F = k delta (Hooke 1678; review Corral et al. 2021, Eq. 5.1); no damping."""
 
     name = "hooke"
     title = "Hooke linear spring"
@@ -161,8 +161,9 @@ class KelvinVoigt(PowerLaw):
     xi = -ln(c_r) / sqrt(pi^2 + ln^2 c_r) (Anagnostopoulos 1988; review Eqs. 5.39-5.40).
 
     That ratio reproduces ``cr`` exactly only when the contact is kept until delta returns to 0
-    and the force may pull (``tension='yes'``). With the default ``tension='no'`` the force is
-    clipped at zero and the contact ends when the force vanishes, which gives a higher c_r.
+    and the force may pull (``allow_tension='yes'``). With the default ``allow_tension='no'`` the
+    force is clipped at zero and the contact ends when the force vanishes, which gives a higher
+    c_r.
     The force jumps to c*v_in at first contact (a known defect of the model).
     """
 
@@ -172,7 +173,9 @@ class KelvinVoigt(PowerLaw):
         "Kelvin-Voigt; Corral et al. (2021) Eq. 5.8; damping ratio from c_r: Anagnostopoulos, "
         "Earthq. Eng. Struct. Dyn. 16 (1988), review Eqs. 5.39-5.40"
     )
-    equation = "F = k delta + c ddelta,  c = 2 xi sqrt(k m_eff),  xi = -ln cr / sqrt(pi^2 + ln^2 cr)"
+    equation = (
+        "F = k delta + c ddelta,  c = 2 xi sqrt(k m_eff),  xi = -ln cr / sqrt(pi^2 + ln^2 cr)"
+    )
     params = (
         Param("k", "linear contact stiffness", "N/m", lo=0.0, lo_open=True),
         Param("c", "damping coefficient (give c or cr)", "N s/m", lo=0.0, required=False),
@@ -180,10 +183,13 @@ class KelvinVoigt(PowerLaw):
             "cr", "target coefficient of restitution (give c or cr)", "-",
             lo=0.0, hi=1.0, lo_open=True, required=False,
         ),
-        Option("tension", "allow a pulling force and end contact at delta = 0", ("no", "yes"), "no"),
+        Option(
+            "allow_tension", "allow a pulling force and end contact at delta = 0", ("no", "yes"),
+            "no",
+        ),
     )
-    cr_range = "any c_r with tension='yes' (exact); c_r is overestimated when clipped"
-    tension = "clipped at F >= 0 by default; option tension='yes' lets it pull"
+    cr_range = "any c_r with allow_tension='yes' (exact); c_r is overestimated when clipped"
+    tension = "clipped at F >= 0 by default; option allow_tension='yes' lets it pull"
 
     needs_doc = "m_eff when cr is given"
 
@@ -197,7 +203,7 @@ class KelvinVoigt(PowerLaw):
 
     @property
     def contact_mode(self) -> int:
-        return MODE_TENSION if self.tension == "yes" else MODE_CLIP
+        return MODE_TENSION if self.allow_tension == "yes" else MODE_CLIP
 
     def coefficients(self, v_in, m_eff, r_eff):
         n = np.size(v_in)

@@ -29,12 +29,11 @@ conventions are identical. Evidence and numbers are in docs/validation.
 
 from __future__ import annotations
 
+import cmath
+import math
 from typing import Any
 
 import numpy as np
-
-import cmath
-import math
 
 from mbplugin._jit import njit
 from mbplugin.laws import _ids
