@@ -344,6 +344,8 @@ def run_adaptive(
         kw: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": settings.max_step}
         if h_next is not None:
             kw["first_step"] = min(h_next, t_end - t)
+        if current in ("Radau", "BDF") and world.n > 1:
+            kw["jac_sparsity"] = world.jac_sparsity()
         solver = _solver_class(current)(world.rhs, t, y, t_end, **kw)
         g_prev = contacts.watch(t, y) if contacts is not None else None
         in_contact_steps = 0
