@@ -408,9 +408,15 @@ class ImpactBatch:
         m = effective_mass(mass, mass2)
         v = _positive("v0", v0)
         p = _finite("press", press)
-        shape = np.broadcast_shapes(
-            np.shape(m), np.shape(v), np.shape(p), (law.size,) if law.size > 1 else ()
-        )
+        try:
+            shape = np.broadcast_shapes(
+                np.shape(m), np.shape(v), np.shape(p), (law.size,) if law.size > 1 else ()
+            )
+        except ValueError:
+            raise ParameterError(
+                f"{law.name}: mass {np.shape(m)}, v0 {np.shape(v)}, press {np.shape(p)} and the "
+                f"law's array parameters (length {law.size}) must have the same length"
+            ) from None
         n = shape[0] if shape else 1
         m, v, p = (np.broadcast_to(a, (n,)).astype(float) for a in (m, v, p))
         coef, s_init, tc, scale = _law_setup(law, n, m, v, radius)

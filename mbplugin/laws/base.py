@@ -292,20 +292,23 @@ class Law:
         """The law's force before clipping (N), continued to delta < 0 for event location."""
         from mbplugin.laws import kernels
 
-        d, v, c, s = _as_batch(delta, ddelta, coef, state)
-        return kernels.force_raw_batch(
-            self._kid(), d, v, kernels.pad_coef(c), kernels.pack_state(s, self.n_state,
-                                                                        self.n_memory)
-        )
+        d, v, c, s = self._batch(delta, ddelta, coef, state)
+        return kernels.force_raw_batch(self._kid(), d, v, c, s, self.n_state, self.n_memory)
 
     def force(
         self, delta: np.ndarray, ddelta: np.ndarray, coef: np.ndarray, state: np.ndarray
     ) -> np.ndarray:
         """The contact force (N) applied to the bodies: clipped at 0 unless the law may pull."""
-        f = self.force_raw(delta, ddelta, coef, state)
-        if self.contact_mode == MODE_CLIP:
-            np.maximum(f, 0.0, out=f)
-        return f
+        if self.kernel is None or type(self).force_raw is not Law.force_raw:
+            f = self.force_raw(delta, ddelta, coef, state)
+            if self.contact_mode == MODE_CLIP:
+                np.maximum(f, 0.0, out=f)
+            return f
+        from mbplugin.laws import kernels
+
+        d, v, c, s = self._batch(delta, ddelta, coef, state)
+        return kernels.force_batch(self._kid(), self.contact_mode, d, v, c, s, self.n_state,
+                                   self.n_memory)
 
     def state_rate(
         self, delta: np.ndarray, ddelta: np.ndarray, coef: np.ndarray, state: np.ndarray
@@ -313,12 +316,10 @@ class Law:
         """Time derivatives of the ODE states, shape (N, NS)."""
         from mbplugin.laws import kernels
 
-        d, v, c, s = _as_batch(delta, ddelta, coef, state)
+        d, v, c, s = self._batch(delta, ddelta, coef, state)
         if self.n_state == 0:
             return np.zeros((d.shape[0], 0))
-        packed = kernels.pack_state(s, self.n_state, self.n_memory)
-        rates = kernels.rate_batch(self._kid(), d, v, kernels.pad_coef(c), packed)
-        return rates[:, : self.n_state]
+        return kernels.rate_batch(self._kid(), d, v, c, s, self.n_state, self.n_memory)
 
     def update_memory(
         self, delta: np.ndarray, ddelta: np.ndarray, coef: np.ndarray, state: np.ndarray
@@ -328,10 +329,22 @@ class Law:
             return
         from mbplugin.laws import kernels
 
+        d, v, c, s = self._batch(delta, ddelta, coef, state)
+        if s is not state:
+            raise ParameterError("update_memory: state must be a C-contiguous float64 array")
+        kernels.update_batch(self._kid(), d, v, c, s, self.n_state, self.n_memory)
+
+    def _batch(
+        self, delta: Any, ddelta: Any, coef: Any, state: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         d, v, c, s = _as_batch(delta, ddelta, coef, state)
-        packed = kernels.pack_state(s, self.n_state, self.n_memory)
-        kernels.update_batch(self._kid(), d, v, kernels.pad_coef(c), packed)
-        state[:, self.n_state :] = packed[:, kernels.NODE_MAX : kernels.NODE_MAX + self.n_memory]
+        need = self.n_state + self.n_memory
+        if s.shape[1] < need:
+            raise ParameterError(
+                f"{self.name}: state rows have {s.shape[1]} values, the law needs {need} "
+                f"({', '.join((*self.state_names, *self.memory_names))})"
+            )
+        return d, v, c, s
 
     def evaluate(
         self,
@@ -450,6 +463,8 @@ def _as_batch(
     v = np.ascontiguousarray(np.atleast_1d(ddelta), dtype=float)
     c = np.ascontiguousarray(np.atleast_2d(coef), dtype=float)
     n = d.shape[0]
+    if c.shape[1] > 12:
+        raise ParameterError(f"coefficient rows have {c.shape[1]} values; at most 12 allowed")
     if state is None:
         s = np.zeros((n, 0))
     else:

@@ -93,46 +93,83 @@ def clip(mode, f):
 
 @njit
 def ctuple(c, i):
-    """Row ``i`` of a (N, NC_MAX) coefficient array as a tuple."""
+    """Row ``i`` of a (N, w) coefficient array, w <= NC_MAX, as a NC_MAX-tuple (zero padded)."""
+    w = c.shape[1]
     return (
-        c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5],
-        c[i, 6], c[i, 7], c[i, 8], c[i, 9], c[i, 10], c[i, 11],
+        c[i, 0] if w > 0 else 0.0, c[i, 1] if w > 1 else 0.0, c[i, 2] if w > 2 else 0.0,
+        c[i, 3] if w > 3 else 0.0, c[i, 4] if w > 4 else 0.0, c[i, 5] if w > 5 else 0.0,
+        c[i, 6] if w > 6 else 0.0, c[i, 7] if w > 7 else 0.0, c[i, 8] if w > 8 else 0.0,
+        c[i, 9] if w > 9 else 0.0, c[i, 10] if w > 10 else 0.0, c[i, 11] if w > 11 else 0.0,
     )
 
 
 @njit
 def stuple(s, i):
-    """Row ``i`` of a (N, NS_MAX) state array as a tuple."""
+    """Row ``i`` of a packed (N, NS_MAX) state array as a tuple."""
     return (s[i, 0], s[i, 1], s[i, 2], s[i, 3], s[i, 4], s[i, 5], s[i, 6], s[i, 7])
 
 
 @njit
-def force_raw_batch(kid, d, v, c, s):
-    """Raw force of every contact of a batch (one kernel); c (N, NC_MAX), s (N, NS_MAX)."""
+def stuple_law(s, i, n_ode, n_mem):
+    """Row ``i`` of a law's own state array (N, n_ode + n_mem) as the kernel's state tuple."""
+    m = n_ode
+    return (
+        s[i, 0] if n_ode > 0 else 0.0, s[i, 1] if n_ode > 1 else 0.0,
+        s[i, 2] if n_ode > 2 else 0.0, s[i, 3] if n_ode > 3 else 0.0,
+        s[i, m] if n_mem > 0 else 0.0, s[i, m + 1] if n_mem > 1 else 0.0,
+        s[i, m + 2] if n_mem > 2 else 0.0, s[i, m + 3] if n_mem > 3 else 0.0,
+    )
+
+
+@njit
+def force_raw_batch(kid, d, v, c, s, n_ode, n_mem):
+    """Raw force of every contact of a batch of one law (natural-width coef and state arrays)."""
     out = np.empty(d.shape[0])
     for i in range(d.shape[0]):
-        out[i] = force(kid, d[i], v[i], ctuple(c, i), stuple(s, i))
+        out[i] = force(kid, d[i], v[i], ctuple(c, i), stuple_law(s, i, n_ode, n_mem))
     return out
 
 
 @njit
-def rate_batch(kid, d, v, c, s):
-    """ODE state derivatives of every contact of a batch, shape (N, NODE_MAX)."""
-    out = np.zeros((d.shape[0], NODE_MAX))
+def _power_batch(mode, d, v, c, out):
+    """The power kernel over a batch: only its 7 coefficients are read (a hot path)."""
+    zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(d.shape[0]):
-        r = rate(kid, d[i], v[i], ctuple(c, i), stuple(s, i))
-        for j in range(NODE_MAX):
+        t = (c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5], c[i, 6],
+             0.0, 0.0, 0.0, 0.0, 0.0)
+        out[i] = clip(mode, power.power_force(d[i], v[i], t, zs))
+
+
+@njit
+def force_batch(kid, mode, d, v, c, s, n_ode, n_mem):
+    """Applied (clipped per ``mode``) force of every contact of a batch of one law."""
+    out = np.empty(d.shape[0])
+    if kid == _ids.POWER and c.shape[1] >= 7:
+        _power_batch(mode, d, v, c, out)
+        return out
+    for i in range(d.shape[0]):
+        out[i] = clip(mode, force(kid, d[i], v[i], ctuple(c, i), stuple_law(s, i, n_ode, n_mem)))
+    return out
+
+
+@njit
+def rate_batch(kid, d, v, c, s, n_ode, n_mem):
+    """ODE state derivatives of every contact of a batch, shape (N, n_ode)."""
+    out = np.zeros((d.shape[0], n_ode))
+    for i in range(d.shape[0]):
+        r = rate(kid, d[i], v[i], ctuple(c, i), stuple_law(s, i, n_ode, n_mem))
+        for j in range(n_ode):
             out[i, j] = r[j]
     return out
 
 
 @njit
-def update_batch(kid, d, v, c, s):
-    """Memory update of every contact of a batch, in place on s[:, NODE_MAX:]."""
+def update_batch(kid, d, v, c, s, n_ode, n_mem):
+    """Memory update of every contact of a batch, in place on s[:, n_ode:]."""
     for i in range(d.shape[0]):
-        mem = update(kid, d[i], v[i], ctuple(c, i), stuple(s, i))
-        for j in range(NMEM_MAX):
-            s[i, NODE_MAX + j] = mem[j]
+        mem = update(kid, d[i], v[i], ctuple(c, i), stuple_law(s, i, n_ode, n_mem))
+        for j in range(n_mem):
+            s[i, n_ode + j] = mem[j]
 
 
 def pad_coef(coef: np.ndarray) -> np.ndarray:
