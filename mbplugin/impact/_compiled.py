@@ -49,7 +49,8 @@ _NPOW = _dc.INTERPOLATOR_POWER  # 7
 SAFETY = 0.9
 MIN_FACTOR = 0.2
 MAX_FACTOR = 10.0
-N_SAMPLES = 8  # dense-output samples per accepted step (events, peak force, recording)
+N_SAMPLES = 4  # dense-output samples per accepted step (events, peak force)
+N_SAMPLES_RECORD = 16  # samples per step when the time series is recorded (smooth plots)
 
 # result vector layout
 R_STATUS = 0  # 0 separated, 1 captured (cut-off reached), 2 integration failure
@@ -308,6 +309,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     if record:
         rec, nrec = _record(rec, nrec, t, y, _force_at(kid, mode, c, n_ode, mem, y, True), n_ode)
     err_exp = -1.0 / 8.0
+    nsamp = N_SAMPLES_RECORD if record else N_SAMPLES
 
     while True:
         if t >= t_max:
@@ -404,9 +406,9 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         gprev = _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0)
         best_x = -1.0
         best_f = fmax
-        for js in range(1, N_SAMPLES + 1):
-            x = js / N_SAMPLES
-            if js == N_SAMPLES:
+        for js in range(1, nsamp + 1):
+            x = js / nsamp
+            if js == nsamp:
                 for i in range(n):
                     ysamp[i] = y_new[i]
             else:
@@ -496,8 +498,8 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         h = 0.5 * h_next
 
     if pk_t >= 0.0:
-        lo = max(0.0, pk_x - 1.0 / N_SAMPLES)
-        hi = min(pk_hi, pk_x + 1.0 / N_SAMPLES)
+        lo = max(0.0, pk_x - 1.0 / nsamp)
+        hi = min(pk_hi, pk_x + 1.0 / nsamp)
         xb, fb = _golden_max(lo, hi, pk_y, pk_F, ytmp, kid, mode, c, n_ode, mem)
         if fb > fmax:
             fmax = fb
