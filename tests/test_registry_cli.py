@@ -182,3 +182,13 @@ def test_evaluate_convenience():
     f = law.evaluate([1e-4, 2e-4], [0.5, -0.1], v_in=1.0)
     assert f == pytest.approx(1e9 * np.array([1e-4, 2e-4]) ** 1.5 * (1 + 0.75 * np.array(
         [0.5, -0.1])), rel=1e-12)
+
+
+def test_docs_laws_md_is_generated_from_the_registry():
+    """docs/laws.md is the registry's own description (regenerate with
+    `mbplugin laws --markdown > docs/laws.md`)."""
+    from mbplugin.cli import laws_markdown
+    from mbplugin.laws import law_classes
+
+    committed = (Path(__file__).resolve().parents[1] / "docs" / "laws.md").read_text()
+    assert committed == laws_markdown([c.describe() for c in law_classes()]) + "\n"
