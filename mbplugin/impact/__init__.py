@@ -180,8 +180,7 @@ def _derive(
     """Coefficients of restitution and duration from the integrator's raw outputs."""
     captured = status == 1
     have_tm = np.isfinite(tm)
-    cr_out = np.where(captured, 0.0, -np.real(vs) / v0)
-    cr_out = np.where(np.iscomplexobj(vs) & ~captured, np.abs(vs) / v0, cr_out)
+    cr_out = np.where(captured, 0.0, -vs / v0)
     with np.errstate(divide="ignore", invalid="ignore"):
         poisson = np.where(have_tm & (pc > 0), (pt - pc) / np.where(pc > 0, pc, 1.0), 0.0)
         returned = np.maximum(wc - wt, 0.0)
@@ -190,7 +189,7 @@ def _derive(
     poisson = np.where(captured, 0.0, poisson)
     stronge = np.where(captured, 0.0, stronge)
     return {
-        "cr_out": np.real(cr_out).astype(float),
+        "cr_out": cr_out.astype(float),
         "cr_poisson": poisson,
         "cr_stronge": stronge,
         "duration": np.where(captured, np.inf, ts),
@@ -281,7 +280,6 @@ def impact(
     rtol = _check_rtol(rtol)
     if force_ext is not None and not callable(force_ext):
         raise ParameterError("force_ext must be a callable f(t) returning a force in N")
-    complex_mode = getattr(law, "power", None) == "complex"
     coef, s_init, tc, scale = _law_setup(law, 1, m, v, radius)
     cutoff = DEFAULT_CUTOFF * tc[0] if t_max is None else float(_positive("t_max", t_max))
     use_ref = method == "reference" or force_ext is not None or law.kernel is None
@@ -294,7 +292,7 @@ def impact(
 
         raw, state_end, rec = impact_reference(
             law, coef[0], s_init[0], float(m[0]), float(v[0]), p, force_ext, float(tc[0]),
-            cutoff, rtol, scale[0], record, complex_mode=complex_mode,
+            cutoff, rtol, scale[0], record,
         )
         status = np.array([raw["status"]])
         vals = {k: np.array([raw[k]]) for k in ("ts", "vs", "ds", "pc", "pt", "wc", "wt", "tm")}
@@ -325,7 +323,7 @@ def impact(
     d = _derive(status, **vals, v0=v)
     series = None
     overlap = float(d["duration"][0])
-    ds_, vs_ = float(d["delta_residual"][0]), float(np.real(vals["vs"][0]))
+    ds_, vs_ = float(d["delta_residual"][0]), float(vals["vs"][0])
     if force_ext is None and not d["captured"][0] and ds_ > 0.0:
         # free flight after separation: ds + vs*tau + (press/m) tau^2 / 2 = 0
         a = 0.5 * p / float(m[0])

@@ -300,12 +300,30 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     dmax = 0.0
     have_tm = False
     status = 1
+    # dense output of the step holding the best force sample (pk), of the step before it (pkp)
+    # and after it (pkn), and of the last step (pv): the peak is refined once, at the end
     pk_y = np.zeros(n)
     pk_F = np.zeros((_NPOW, n))
     pk_t = -1.0
     pk_h = 0.0
     pk_x = 0.0
     pk_hi = 1.0
+    pkp_y = np.zeros(n)
+    pkp_F = np.zeros((_NPOW, n))
+    pkp_t = -1.0
+    pkp_h = 0.0
+    pkp_hi = 1.0
+    pkn_y = np.zeros(n)
+    pkn_F = np.zeros((_NPOW, n))
+    pkn_t = -1.0
+    pkn_h = 0.0
+    pkn_hi = 1.0
+    pv_y = np.zeros(n)
+    pv_F = np.zeros((_NPOW, n))
+    pv_t = -1.0
+    pv_h = 0.0
+    pv_hi = 1.0
+    need_next = False
     if record:
         rec, nrec = _record(rec, nrec, t, y, _force_at(kid, mode, c, n_ode, mem, y, True), n_ode)
     err_exp = -1.0 / 8.0
@@ -442,18 +460,41 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             xprev = x
             vprev = vs
             gprev = gs
+        if need_next and best_x <= 0.0:
+            # the step after the one whose last sample was the best: keep it for the refinement
+            need_next = False
+            pkn_t = t
+            pkn_h = h
+            pkn_hi = x_event
+            for i in range(n):
+                pkn_y[i] = y[i]
+                for p in range(_NPOW):
+                    pkn_F[p, i] = Fd[p, i]
         if best_x > 0.0:
-            # remember the step holding the best sample; the peak is refined once, at the end
             fmax = best_f
             tfmax = t + best_x * h
             pk_t = t
             pk_h = h
             pk_x = best_x
             pk_hi = x_event
+            pkp_t = pv_t
+            pkp_h = pv_h
+            pkp_hi = pv_hi
+            pkn_t = -1.0
+            need_next = best_x >= 1.0 - 1e-12
             for i in range(n):
                 pk_y[i] = y[i]
+                pkp_y[i] = pv_y[i]
                 for p in range(_NPOW):
                     pk_F[p, i] = Fd[p, i]
+                    pkp_F[p, i] = pv_F[p, i]
+        pv_t = t
+        pv_h = h
+        pv_hi = x_event
+        for i in range(n):
+            pv_y[i] = y[i]
+            for p in range(_NPOW):
+                pv_F[p, i] = Fd[p, i]
         if event < 0:
             t = t + h
             for i in range(n):
@@ -498,12 +539,24 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         h = 0.5 * h_next
 
     if pk_t >= 0.0:
-        lo = max(0.0, pk_x - 1.0 / nsamp)
-        hi = min(pk_hi, pk_x + 1.0 / nsamp)
-        xb, fb = _golden_max(lo, hi, pk_y, pk_F, ytmp, kid, mode, c, n_ode, mem)
+        w = 1.0 / nsamp
+        xb, fb = _golden_max(max(0.0, pk_x - w), min(pk_hi, pk_x + w), pk_y, pk_F, ytmp, kid,
+                             mode, c, n_ode, mem)
         if fb > fmax:
             fmax = fb
             tfmax = pk_t + xb * pk_h
+        if pk_x <= w + 1e-12 and pkp_t >= 0.0:
+            xb, fb = _golden_max(max(0.0, pkp_hi - w), pkp_hi, pkp_y, pkp_F, ytmp, kid, mode, c,
+                                 n_ode, mem)
+            if fb > fmax:
+                fmax = fb
+                tfmax = pkp_t + xb * pkp_h
+        if pk_x >= 1.0 - 1e-12 and pkn_t >= 0.0:
+            xb, fb = _golden_max(0.0, min(pkn_hi, w), pkn_y, pkn_F, ytmp, kid, mode, c, n_ode,
+                                 mem)
+            if fb > fmax:
+                fmax = fb
+                tfmax = pkn_t + xb * pkn_h
     res[R_STATUS] = status
     res[R_TS] = t
     res[R_VS] = y[1]
