@@ -129,8 +129,10 @@ class World:
 
         Each body's block depends on itself; the velocity and angular velocity of the two bodies
         of an active contact depend on each other's whole state and on the contact's law states,
-        which depend on both bodies. The work integrals are left out: they feed back into
-        nothing, and an approximate Jacobian only slows Newton's iteration, never the accuracy.
+        which depend on both bodies. The work integrals' rows are left out: they feed back into
+        nothing (an approximate Jacobian only slows Newton's iteration, never the accuracy);
+        every column a row truly depends on is declared, since SciPy groups the columns it
+        differences together by this pattern.
         """
         from scipy.sparse import coo_matrix
 
@@ -163,9 +165,12 @@ class World:
             ns = c.ns
             for r in range(len(a)):  # once per solver restart, not per step
                 ode = np.arange(13 * n + r * ns, 13 * n + (r + 1) * ns)
-                members = [int(x) for x in (a[r], b[r]) if x >= 0 and not self.bodies.fixed[x]]
+                # every body of the contact, fixed ones included: their state enters the
+                # geometry, and an undeclared dependency would corrupt the grouped differences
+                bodies_rc = [int(x) for x in (a[r], b[r]) if x >= 0]
+                members = [i for i in bodies_rc if not self.bodies.fixed[i]]
                 for i in members:
-                    for j in members:
+                    for j in bodies_rc:
                         block(dyn_idx(i), body_idx(j))
                     block(dyn_idx(i), ode)
                     if ns:
