@@ -44,6 +44,9 @@ FIXED_METHODS = ("symplectic_euler", "rk4")
 #: accuracy keeps h w near 0.1; DOP853 is stable up to h w of about 3).
 STIFF_HW = 1.0
 STIFF_STEPS = 3
+IMPLICIT = ("Radau", "BDF")
+#: Default absolute tolerance floor of the implicit solvers (SI units of each state).
+IMPLICIT_ATOL_FLOOR = 1e-8
 METHODS = (*FIXED_METHODS, "adaptive")
 SOLVERS = ("auto", "Radau", "DOP853", "RK45", "RK23", "BDF")
 
@@ -55,7 +58,8 @@ class IntegratorSettings:
     ``method``        "symplectic_euler", "rk4" or "adaptive"
     ``dt``            fixed step (required for the fixed-step methods)
     ``solver``        SciPy solver of the adaptive method
-    ``rtol``, ``atol`` tolerances of the adaptive method (``atol`` default: 1e-6 rtol)
+    ``rtol``, ``atol`` tolerances of the adaptive method (``atol`` default: 1e-3 rtol, at least
+                      1e-8 for the implicit solvers)
     ``max_step``      largest adaptive step (default: unbounded)
     ``first_step``    first adaptive step (default: chosen by the solver)
     ``event_samples`` dense-output samples per step at which the event functions are checked
@@ -321,7 +325,6 @@ def run_adaptive(
     stats = RunStats()
     wall0 = time.perf_counter()
     rtol = settings.rtol
-    atol = settings.atol if settings.atol is not None else 1e-3 * rtol
     y = np.asarray(y0, dtype=float).copy()
     t = t0
     if contacts is not None:
@@ -341,11 +344,19 @@ def run_adaptive(
         return v
 
     while t < t_end:
+        if settings.atol is not None:
+            atol = settings.atol
+        elif current in IMPLICIT:
+            # Newton's iteration cannot resolve increments far below the finite-difference
+            # Jacobian's noise: a floor on the absolute tolerance of the stiff (resting) phases
+            atol = max(1e-3 * rtol, IMPLICIT_ATOL_FLOOR)
+        else:
+            atol = 1e-3 * rtol
         kw: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": settings.max_step}
         if h_next is not None:
             kw["first_step"] = min(h_next, t_end - t)
-        if current in ("Radau", "BDF") and world.n > 1:
-            kw["jac_sparsity"] = world.jac_sparsity()
+        if current in IMPLICIT:
+            kw["jac"] = world.jacobian_function()
         solver = _solver_class(current)(world.rhs, t, y, t_end, **kw)
         g_prev = contacts.watch(t, y) if contacts is not None else None
         in_contact_steps = 0
