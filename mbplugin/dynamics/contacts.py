@@ -249,9 +249,10 @@ class EngineContacts:
             self._rows_geo = info if info is not None else ()
         return self._rows_geo if self._rows_geo else None
 
-    def first_step_hint(self) -> float:
-        """A first step (s) after an event: 1/5 of the shortest contact time scale of the
-        active contacts (the law's ``timescale`` at the latched mass and impact speed)."""
+    def time_scale(self) -> float:
+        """The shortest contact time scale (s) of the active contacts: the law's ``timescale``
+        at the latched effective mass and impact speed (floored at 1 mm/s), with each contact's
+        own stiffness where the law took Hertz's k from the materials; inf without contacts."""
         s = self.store
         best = np.inf
         for li in np.unique(s.law):
@@ -259,13 +260,20 @@ class EngineContacts:
             rows = s.law == li
             v = np.maximum(np.abs(s.v_in[rows]), 1e-3)
             try:
+                if self.store.pair_laws[li].hertz_k:
+                    law = law.replace(k=s.coef[rows, 0])
                 tc = np.asarray(law.timescale(s.m_eff[rows], v), dtype=float)
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue
+            tc = np.atleast_1d(tc)
             tc = tc[np.isfinite(tc) & (tc > 0)]
             if len(tc):
-                best = min(best, float(tc.min()) / 5.0)
+                best = min(best, float(tc.min()))
         return best
+
+    def first_step_hint(self) -> float:
+        """A first step (s) after an event: 1/5 of the shortest contact time scale."""
+        return self.time_scale() / 5.0
 
     def _geometry(
         self, ptype: np.ndarray, sa: np.ndarray, sb: np.ndarray, feat: np.ndarray,
