@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.dynamics.contacts import WATCH_ALL
 from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.dynamics.world import N_WORK, World
 from mbplugin.errors import IntegrationError, ParameterError
@@ -196,8 +197,15 @@ def run_fixed(
     n_steps = max(1, math.ceil((t_end - t0) / h - 1e-9))
     y = np.asarray(y0, dtype=float).copy()
     t = t0
+    quick = False
     if contacts is not None:
         y = contacts.begin(t, y)
+        # small models: every pair is watched by the compiled path, and a step whose event
+        # values all stay positive cannot have changed the contact set (no detection needed)
+        quick = contacts.watch_margin >= WATCH_ALL
+        if quick:
+            contacts.watch(t, y)
+            quick = contacts._w_geo is not None
     if callback is not None:
         callback(t, y, "start")
     nf = 4 if settings.method == "rk4" else 1
@@ -212,7 +220,13 @@ def run_fixed(
                 f"dt = {h:g} s is probably above the stability limit (see the step advisor)"
             )
         if contacts is not None:
-            y = contacts.commit(t, y)[1]
+            if quick:
+                changed, y = contacts.commit(t, y, quick=True,
+                                             values=contacts.event_values(t, y))
+                if changed:
+                    contacts.watch(t, y)
+            else:
+                y = contacts.commit(t, y)[1]
         stats.steps += 1
         if callback is not None:
             callback(t, y, "")
