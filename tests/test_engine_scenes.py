@@ -81,3 +81,43 @@ def test_two_balls_pipe_matches_impact_analyser(law: str) -> None:
     assert first["t_out"] == pytest.approx(ref.duration, rel=1e-4)
     # a hysteretic law lets go with a residual overlap (Eq. 17, spec section 1.3)
     assert ref.delta_residual > 0
+
+
+def test_newtons_cradle_with_and_without_gaps() -> None:
+    """Equal elastic balls with gaps: each impact is a binary elastic collision that swaps the
+    velocities, so the last ball leaves at v0 and the others stop. Touching Hertz balls: the
+    contacts overlap and the pulse disperses (the last ball leaves slower, the striker recoils);
+    momentum and energy are still conserved."""
+    v0 = 0.5
+    names = ["striker", "ball_0", "ball_1", "ball_2", "ball_3"]
+    gapped = load_scene("scenes/newtons_cradle.toml").run()
+    v = np.array([gapped.vel[-1, gapped.body_names.index(n), 0] for n in names])
+    np.testing.assert_allclose(v, [0, 0, 0, 0, v0], atol=1e-6 * v0)
+    touching = load_scene("scenes/newtons_cradle.toml", ["gap=0"]).run()
+    v = np.array([touching.vel[-1, touching.body_names.index(n), 0] for n in names])
+    assert v.sum() == pytest.approx(v0, rel=1e-9)  # equal masses: momentum
+    assert (v**2).sum() == pytest.approx(v0**2, rel=1e-7)  # energy (all contacts ended)
+    assert 0.95 * v0 < v[-1] < 0.9999 * v0
+    assert v[0] < 0
+
+
+def test_stacked_balls_sequential_elastic_collision() -> None:
+    """With a gap the floor bounce ends before the balls meet: the top ball leaves with the
+    elastic two-body result v' = ((m_t - m_b) v_t + 2 m_b v_b)/(m_t + m_b) of the velocities at
+    contact onset (gravity acts on both alike), about 2.6x the impact speed for m_t/m_b = 0.095
+    (the (3 - mu)/(1 + mu) limit of the classic demonstration)."""
+    result = load_scene("scenes/stacked_balls.toml").run()
+    pair = [b for b in result.bounces if {b["body"], b["other"]} == {"basketball", "tennis"}]
+    assert len(pair) == 1
+    t_on = pair[0]["t"]
+    k = int(np.argmin(np.abs(result.t - t_on)))
+    assert result.t[k] == pytest.approx(t_on, abs=1e-12)
+    ib, it = result.body_names.index("basketball"), result.body_names.index("tennis")
+    vb, vt = result.vel[k, ib, 2], result.vel[k, it, 2]
+    mb, mt = 0.6, 0.057
+    expected = ((mt - mb) * vt + 2 * mb * vb) / (mt + mb)
+    v_after = result.extra["analysis"]["max_velocity"]["tennis"][2]
+    assert v_after == pytest.approx(expected, rel=2e-3)
+    v_impact = math.sqrt(2 * 9.81 * 1.0)
+    mu = mt / mb
+    assert v_after / v_impact == pytest.approx((3 - mu) / (1 + mu), rel=0.01)
