@@ -1,6 +1,6 @@
 """``mbplugin calibrate``: the damping value that reproduces a target c_r (see :mod:`.calibrate`).
 
-    mbplugin calibrate --law hunt_crossley -p k=1e9 -p cr=0.5 --target 0.7 --v0 1 --mass 1
+    mbplugin calibrate --law hunt_crossley -p k=1e9 --target 0.7 --v0 1 --mass 1
     mbplugin calibrate --law tsuji -p k=1e9 -p alpha=0.1 --target 0.5 --v0 1 --mass 1 --json
     mbplugin calibrate --law xiong -p k=1e9 -p beta1=1e-5 -p gamma=1e5 --param beta1 ...
 """
@@ -42,10 +42,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from mbplugin.cli import format_table, parse_params, print_json
-    from mbplugin.laws import make_law
+    from mbplugin.laws import get_law_class, make_law
     from mbplugin.laws.calibrate import calibrate
 
-    law = make_law(args.law, **parse_params(args.law_params))
+    params = parse_params(args.law_params)
+    names = {q.name for q in get_law_class(args.law).params}
+    if "cr" in names and "cr" not in params and args.cal_param in (None, "cr"):
+        params["cr"] = args.target  # start the search from the target itself
+    law = make_law(args.law, **params)
     cal = calibrate(law, args.target, args.v0, args.mass, param=args.cal_param,
                     mass2=args.mass2, press=args.press, radius=args.radius, rtol=args.rtol)
     if args.json:
