@@ -142,6 +142,21 @@ def time_bullet(n: int, warmup: int, steps: int) -> dict:
             "contacts": contacts, "sim_second_s": wall_t / steps / DT_BULLET}
 
 
+def time_bullet_isolated(n: int, warmup: int, steps: int, mem_gb: float) -> dict:
+    """:func:`time_bullet` in a child process limited to ``mem_gb`` GiB of address space, so that
+    a PyBullet run that exhausts memory is reported instead of killing the benchmark."""
+    cmd = [sys.executable, __file__, "--bullet-only", str(n), str(warmup), str(steps),
+           "--mem-gb", str(mem_gb)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+    if res.returncode == 0 and lines:
+        return json.loads(lines[-1])
+    reason = "out of memory" if ("MemoryError" in res.stderr or res.returncode in (-9, 137)
+                                 or "bad_alloc" in res.stderr) else f"exit {res.returncode}"
+    return {"error": f"{reason} (limit {mem_gb:g} GiB)", "step_ms": math.nan,
+            "sim_second_s": math.nan, "contacts": -1}
+
+
 def machine() -> dict:
     info: dict = {"python": sys.version.split()[0], "platform": platform.platform()}
     try:
@@ -165,25 +180,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=int, nargs="*", help="numbers of spheres")
     ap.add_argument("--steps", type=int, default=None, help="timed steps per size")
     ap.add_argument("--json", action="store_true", help="print JSON")
+    ap.add_argument("--mem-gb", type=float, default=12.0,
+                    help="address-space limit of the PyBullet child process (GiB)")
+    ap.add_argument("--bullet-only", type=int, nargs=3, metavar=("N", "WARMUP", "STEPS"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.bullet_only:
+        import resource
+
+        lim = int(args.mem_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+        print(json.dumps(time_bullet(*args.bullet_only)))
+        return 0
     sizes = args.sizes or ([1000] if args.quick else [1000, 10000, 100000])
     rows = []
+    if not args.json:
+        print(f"{'N':>7} {'contacts ours':>13} {'ours ms/step':>12} {'pybullet ms/step':>16} "
+              f"{'ratio':>6} {'ours s/sim-s':>12} {'pybullet s/sim-s':>16}", flush=True)
     for n in sizes:
         steps = args.steps or (10 if args.quick else max(5, int(200_000 / n)))
         warm = 3 if args.quick else max(3, steps // 4)
         ours = time_ours(n, warm, steps)
-        bullet = time_bullet(n, warm, steps)
-        rows.append({"n": n, "ours": ours, "pybullet": bullet,
-                     "ratio_step": ours["step_ms"] / bullet["step_ms"]})
+        bullet = time_bullet_isolated(n, warm, steps, args.mem_gb)
+        r = {"n": n, "ours": ours, "pybullet": bullet,
+             "ratio_step": ours["step_ms"] / bullet["step_ms"]}
+        rows.append(r)
+        if not args.json:  # one row as soon as it is measured
+            o, b = r["ours"], r["pybullet"]
+            print(f"{n:>7} {o['contacts']:>13} {o['step_ms']:>12.3f} {b['step_ms']:>16.3f} "
+                  f"{r['ratio_step']:>6.2f} {o['sim_second_s']:>12.1f} "
+                  f"{b['sim_second_s']:>16.2f}  {b.get('error', '')}", flush=True)
     if args.json:
         print(json.dumps({"machine": machine(), "rows": rows}, indent=2))
         return 0
-    print(f"{'N':>7} {'contacts ours':>13} {'ours ms/step':>12} {'pybullet ms/step':>16} "
-          f"{'ratio':>6} {'ours s/sim-s':>12} {'pybullet s/sim-s':>16}")
-    for r in rows:
-        o, b = r["ours"], r["pybullet"]
-        print(f"{r['n']:>7} {o['contacts']:>13} {o['step_ms']:>12.3f} {b['step_ms']:>16.3f} "
-              f"{r['ratio_step']:>6.2f} {o['sim_second_s']:>12.1f} {b['sim_second_s']:>16.2f}")
     print(f"(ours: dt = {DT_OURS:g} s semi-implicit Euler; pybullet: dt = 1/240 s)")
     return 0
 
