@@ -151,8 +151,12 @@ def time_bullet_isolated(n: int, warmup: int, steps: int, mem_gb: float) -> dict
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     if res.returncode == 0 and lines:
         return json.loads(lines[-1])
-    reason = "out of memory" if ("MemoryError" in res.stderr or res.returncode in (-9, 137)
-                                 or "bad_alloc" in res.stderr) else f"exit {res.returncode}"
+    if "MemoryError" in res.stderr or "bad_alloc" in res.stderr or res.returncode in (-9, 137):
+        reason = "out of memory"
+    elif res.returncode == -11:
+        reason = "segmentation fault (failed allocation at the memory limit)"
+    else:
+        reason = f"exit {res.returncode}"
     return {"error": f"{reason} (limit {mem_gb:g} GiB)", "step_ms": math.nan,
             "sim_second_s": math.nan, "contacts": -1}
 
