@@ -681,6 +681,11 @@ def _law_entry(table: dict[str, Any], where: str) -> Any:
         if not (_is_num(v) or isinstance(v, str | bool)):
             raise _err(f"{where}.params.{k}", f"expected a number or a string, got {_show(v)}")
     try:
+        if "k" not in accepted:  # a law without a stiffness parameter (e.g. Jian's)
+            from mbplugin.contact import PairLaw
+            from mbplugin.laws import make_law
+
+            return PairLaw(make_law(name, **params))
         return as_pair_law({"name": name, **params})
     except ParameterError as exc:
         raise _err(f"{where}.params", str(exc)) from None
