@@ -141,42 +141,49 @@ class World:
         rows: list[np.ndarray] = []
         cols: list[np.ndarray] = []
 
+        def body_idx(i: np.ndarray) -> np.ndarray:
+            """(K, 13) state indices of bodies i."""
+            i = i[:, None]
+            return np.concatenate([3 * i + np.arange(3), 3 * n + 4 * i + np.arange(4),
+                                   7 * n + 3 * i + np.arange(3), 10 * n + 3 * i + np.arange(3)],
+                                  axis=1)
+
+        def dyn_idx(i: np.ndarray) -> np.ndarray:
+            """(K, 6) velocity and angular-velocity indices of bodies i."""
+            i = i[:, None]
+            return np.concatenate([7 * n + 3 * i + np.arange(3), 10 * n + 3 * i + np.arange(3)],
+                                  axis=1)
+
         def block(r: np.ndarray, c: np.ndarray) -> None:
-            rr, cc = np.meshgrid(r, c, indexing="ij")
-            rows.append(rr.ravel())
-            cols.append(cc.ravel())
+            """All (row, col) of r (K, p) x c (K, q), contact by contact."""
+            rows.append(np.broadcast_to(r[:, :, None], (*r.shape, c.shape[1])).ravel())
+            cols.append(np.broadcast_to(c[:, None, :], (r.shape[0], r.shape[1], c.shape[1]))
+                        .ravel())
 
-        def body_idx(i: int) -> np.ndarray:
-            return np.concatenate([np.arange(3 * i, 3 * i + 3), np.arange(3 * n + 4 * i,
-                                   3 * n + 4 * i + 4), np.arange(7 * n + 3 * i, 7 * n + 3 * i
-                                   + 3), np.arange(10 * n + 3 * i, 10 * n + 3 * i + 3)])
-
-        def dyn_idx(i: int) -> np.ndarray:
-            return np.concatenate([np.arange(7 * n + 3 * i, 7 * n + 3 * i + 3),
-                                   np.arange(10 * n + 3 * i, 10 * n + 3 * i + 3)])
-
-        for i in range(n):
-            idx = body_idx(i)
-            block(idx, idx)
+        all_b = np.arange(n)
+        block(body_idx(all_b), body_idx(all_b))
         c = self.contacts
         if c is not None and c.n_active:
-            a = np.asarray(c.store.a)
-            b = np.asarray(c.store.b)
+            a = np.asarray(c.store.a, dtype=np.int64)
+            b = np.asarray(c.store.b, dtype=np.int64)
             ns = c.ns
-            for r in range(len(a)):  # once per solver restart, not per step
-                ode = np.arange(13 * n + r * ns, 13 * n + (r + 1) * ns)
-                # every body of the contact, fixed ones included: their state enters the
-                # geometry, and an undeclared dependency would corrupt the grouped differences
-                bodies_rc = [int(x) for x in (a[r], b[r]) if x >= 0]
-                members = [i for i in bodies_rc if not self.bodies.fixed[i]]
-                for i in members:
-                    for j in bodies_rc:
-                        block(dyn_idx(i), body_idx(j))
-                    block(dyn_idx(i), ode)
-                    if ns:
-                        block(ode, body_idx(i))
-                if ns:
-                    block(ode, ode)
+            ode = 13 * n + np.arange(len(a))[:, None] * ns + np.arange(ns)
+            fixed = np.concatenate([self.bodies.fixed, [True]])  # index -1: the world
+            # every body of a contact, fixed ones included: their state enters the geometry,
+            # and an undeclared dependency would corrupt the grouped differences
+            for i_arr in (a, b):
+                moving = (i_arr >= 0) & ~fixed[i_arr]
+                for j_arr in (a, b):
+                    sel = moving & (j_arr >= 0)
+                    if sel.any():
+                        block(dyn_idx(i_arr[sel]), body_idx(j_arr[sel]))
+                if ns and moving.any():
+                    block(dyn_idx(i_arr[moving]), ode[moving])
+                present = i_arr >= 0
+                if ns and present.any():
+                    block(ode[present], body_idx(i_arr[present]))
+            if ns:
+                block(ode, ode)
         r_all = np.concatenate(rows)
         c_all = np.concatenate(cols)
         data = np.ones(len(r_all), dtype=bool)
