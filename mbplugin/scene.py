@@ -55,7 +55,7 @@ SCHEMA: dict[str, Any] = {
     "world": {"gravity": VEC3},
     "integrator": {"method": STR, "dt": NUM, "solver": STR, "rtol": NUM, "atol": NUM,
                    "max_step": NUM, "first_step": NUM, "event_samples": INT,
-                   "switch_steps": INT},
+                   "switch_steps": INT, "contact_samples": INT},
     "output": {"format": STR, "record_every": INT, "bodies": BOOL, "contacts": BOOL,
                "plots": LIST_STR},
     "materials": TABLE,

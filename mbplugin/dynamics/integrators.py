@@ -64,6 +64,8 @@ class IntegratorSettings:
     ``max_step``      largest adaptive step (default: unbounded)
     ``first_step``    first adaptive step (default: chosen by the solver)
     ``event_samples`` dense-output samples per step at which the event functions are checked
+    ``contact_samples`` extra records per adaptive step while a contact is active, taken from
+                      the dense output (for smooth force-indentation loops)
     ``switch_steps``  "auto" solver: explicit steps in one unbroken contact phase after which the
                       contact counts as resting (stiff) and the implicit solver takes over; it
                       also switches as soon as the step outgrows the contact time scale
@@ -79,6 +81,7 @@ class IntegratorSettings:
     first_step: float | None = None
     event_samples: int = 4
     switch_steps: int = 100
+    contact_samples: int = 0
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -115,6 +118,11 @@ class IntegratorSettings:
                 f"integrator.first_step = {self.first_step:g} s is outside its allowed range "
                 "(0, inf)"
             )
+        if not (0 <= int(self.contact_samples) <= 64):
+            raise ParameterError(
+                f"integrator.contact_samples = {self.contact_samples} is outside its allowed "
+                "range [0, 64]"
+            )
         if int(self.switch_steps) < 1:
             raise ParameterError(
                 f"integrator.switch_steps = {self.switch_steps} is outside its allowed range "
@@ -127,7 +135,8 @@ class IntegratorSettings:
             )
 
 
-#: Called after every accepted step: (t, y, event) with event "" / "event" / "start".
+#: Called after every accepted step: (t, y, event) with event "" / "event" / "start", and with
+#: "sample" for the extra records inside a contact step (``contact_samples``).
 StepCallback = Callable[[float, np.ndarray, str], None]
 
 
@@ -404,6 +413,14 @@ def run_adaptive(
                 sol = solver.dense_output()
                 event_t, g_end = _first_event(contacts, sol, solver.y, t_old, t_new, g_prev,
                                               n_samples)
+                if callback is not None and settings.contact_samples and contacts.n_active:
+                    # extra records inside a contact step, from the dense output (smooth
+                    # force-indentation loops); the contact set is the step's
+                    t_stop = t_new if event_t is None else event_t
+                    k = int(settings.contact_samples)
+                    for j in range(1, k + 1):
+                        ts = t_old + (t_stop - t_old) * j / (k + 1)
+                        callback(ts, normalise(np.array(sol(ts), dtype=float)), "sample")
                 if event_t is not None:
                     t = event_t
                     y = normalise(np.array(sol(t), dtype=float))

@@ -274,10 +274,10 @@ class Simulation:
         step_times: list[float] = []
 
         def callback(t: float, y: np.ndarray, event: str) -> None:
-            if event != "start":
+            if event in ("", "event"):
                 step_times.append(t)
             counter["steps"] += 1 if event == "" else 0
-            if event == "" and counter["steps"] % every:
+            if (event == "" and counter["steps"] % every) or (event == "sample" and every > 1):
                 if advise and fixed and counter["steps"] % advise_every == 0:
                     self._advise(y, method, advice)
                 return
