@@ -100,7 +100,7 @@ class EngineContacts:
         self._visc = np.array([t.viscous for t in f])
         self._lin = np.array([t.regularisation == "linear" for t in f])
         self._has_friction = any(t.active for t in f)
-        comp = model._compiled()
+        comp = model.arrays
         bounds = comp.bound[np.isfinite(comp.bound)]
         rmin = float(bounds.min()) if len(bounds) else 1e-3
         rmax = float(bounds.max()) if len(bounds) else 1e-3
