@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, njit_inline
 
 
 @njit
@@ -104,28 +104,34 @@ def empty_like_bodies(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.empty((n, 3, 3)), np.empty((n, 3))
 
 
+@njit_inline
+def add_contact_wrench(k, a, b, ra, rb, f0, f1, f2, force, torque):
+    """Add contact ``k``'s force F = (f0, f1, f2) on body b[k] and -F on body a[k] (index -1 =
+    world geometry, skipped), with the torques r x F about each centre of mass."""
+    j = b[k]
+    if j >= 0:
+        force[j, 0] += f0
+        force[j, 1] += f1
+        force[j, 2] += f2
+        torque[j, 0] += rb[k, 1] * f2 - rb[k, 2] * f1
+        torque[j, 1] += rb[k, 2] * f0 - rb[k, 0] * f2
+        torque[j, 2] += rb[k, 0] * f1 - rb[k, 1] * f0
+    i = a[k]
+    if i >= 0:
+        force[i, 0] -= f0
+        force[i, 1] -= f1
+        force[i, 2] -= f2
+        torque[i, 0] -= ra[k, 1] * f2 - ra[k, 2] * f1
+        torque[i, 1] -= ra[k, 2] * f0 - ra[k, 0] * f2
+        torque[i, 2] -= ra[k, 0] * f1 - ra[k, 1] * f0
+
+
 @njit
 def scatter_contacts(a, b, fn, normal, ft, ra, rb, force, torque):
     """Add the contact forces to the bodies: F = fn n + ft acts on b, -F on a (index -1 = world
     geometry, skipped), with the torques r x F about each centre of mass. ``force``/``torque``
     (n_bodies, 3) are accumulated in place."""
     for k in range(a.shape[0]):
-        f0 = fn[k] * normal[k, 0] + ft[k, 0]
-        f1 = fn[k] * normal[k, 1] + ft[k, 1]
-        f2 = fn[k] * normal[k, 2] + ft[k, 2]
-        j = b[k]
-        if j >= 0:
-            force[j, 0] += f0
-            force[j, 1] += f1
-            force[j, 2] += f2
-            torque[j, 0] += rb[k, 1] * f2 - rb[k, 2] * f1
-            torque[j, 1] += rb[k, 2] * f0 - rb[k, 0] * f2
-            torque[j, 2] += rb[k, 0] * f1 - rb[k, 1] * f0
-        i = a[k]
-        if i >= 0:
-            force[i, 0] -= f0
-            force[i, 1] -= f1
-            force[i, 2] -= f2
-            torque[i, 0] -= ra[k, 1] * f2 - ra[k, 2] * f1
-            torque[i, 1] -= ra[k, 2] * f0 - ra[k, 0] * f2
-            torque[i, 2] -= ra[k, 0] * f1 - ra[k, 1] * f0
+        add_contact_wrench(k, a, b, ra, rb, fn[k] * normal[k, 0] + ft[k, 0],
+                           fn[k] * normal[k, 1] + ft[k, 1], fn[k] * normal[k, 2] + ft[k, 2],
+                           force, torque)

@@ -30,6 +30,7 @@ import numpy as np
 
 from mbplugin._jit import njit
 from mbplugin.contact.model import BOX, FEATURE_BITS, PLANE, SPHERE
+from mbplugin.dynamics._kernels import add_contact_wrench
 from mbplugin.dynamics.friction import friction_scalar
 from mbplugin.laws import kernels
 
@@ -252,23 +253,6 @@ def contact_forces(rows, law, a, b, delta, ddelta, normal, vt, ra, rb, coef, ode
             f2 = 0.0
         p_n += fn * v
         p_f -= f0 * vt[k, 0] + f1 * vt[k, 1] + f2 * vt[k, 2]
-        g0 = fn * normal[k, 0] + f0
-        g1 = fn * normal[k, 1] + f1
-        g2 = fn * normal[k, 2] + f2
-        j = b[k]
-        if j >= 0:
-            force[j, 0] += g0
-            force[j, 1] += g1
-            force[j, 2] += g2
-            torque[j, 0] += rb[k, 1] * g2 - rb[k, 2] * g1
-            torque[j, 1] += rb[k, 2] * g0 - rb[k, 0] * g2
-            torque[j, 2] += rb[k, 0] * g1 - rb[k, 1] * g0
-        i = a[k]
-        if i >= 0:
-            force[i, 0] -= g0
-            force[i, 1] -= g1
-            force[i, 2] -= g2
-            torque[i, 0] -= ra[k, 1] * g2 - ra[k, 2] * g1
-            torque[i, 1] -= ra[k, 2] * g0 - ra[k, 0] * g2
-            torque[i, 2] -= ra[k, 0] * g1 - ra[k, 1] * g0
+        add_contact_wrench(k, a, b, ra, rb, fn * normal[k, 0] + f0, fn * normal[k, 1] + f1,
+                           fn * normal[k, 2] + f2, force, torque)
     return p_n, p_f
