@@ -40,6 +40,7 @@ from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
 from mbplugin.laws.base import MODE_RAW, Law, Param, broadcast_param
+from mbplugin.laws.power import _abs_pow
 
 N_COEF = 8
 
@@ -49,13 +50,13 @@ def _spow(x: float, p: float) -> float:
     """Signed power |x|^(p-1) x = sign(x)|x|^p (0 at x = 0 for every p >= 0)."""
     if x == 0.0:
         return 0.0
-    return math.copysign(abs(x) ** p, x)
+    return math.copysign(_abs_pow(abs(x), p), x)
 
 
 @njit
 def _zeta_rate(zeta: float, rate: float, A: float, beta: float, gamma: float, n: float) -> float:
     """Bouc-Wen evolution zeta' = A u - beta |zeta|^(n-1) zeta |u| - gamma |zeta|^n u."""
-    zn = abs(zeta) ** n
+    zn = _abs_pow(abs(zeta), n)
     return A * rate - beta * math.copysign(zn, zeta) * abs(rate) - gamma * zn * rate
 
 
@@ -66,7 +67,8 @@ def hc_force(d: float, v: float, c: tuple, s: tuple) -> float:
     p = c[1]
     alpha = c[2]
     return (
-        alpha * k * _spow(d, p) + (1.0 - alpha) * k * _spow(s[0], p) + c[3] * abs(d) ** p * v
+        alpha * k * _spow(d, p) + (1.0 - alpha) * k * _spow(s[0], p)
+        + c[3] * _abs_pow(abs(d), p) * v
     )
 
 
