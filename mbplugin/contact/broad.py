@@ -102,27 +102,29 @@ def sphere_pairs(
 
 
 @njit
+def _touch(c, r, margin, i, j):
+    """Whether the bounding spheres of i and j come within ``margin`` of each other."""
+    dx = c[i, 0] - c[j, 0]
+    dy = c[i, 1] - c[j, 1]
+    dz = c[i, 2] - c[j, 2]
+    reach = r[i] + r[j] + margin
+    return dx * dx + dy * dy + dz * dz < reach * reach
+
+
+@njit
 def _brute(c, r, margin):
     n = c.shape[0]
     count = 0
     for i in range(n):
         for j in range(i + 1, n):
-            dx = c[i, 0] - c[j, 0]
-            dy = c[i, 1] - c[j, 1]
-            dz = c[i, 2] - c[j, 2]
-            reach = r[i] + r[j] + margin
-            if dx * dx + dy * dy + dz * dz < reach * reach:
+            if _touch(c, r, margin, i, j):
                 count += 1
     out_i = np.empty(count, dtype=np.int64)
     out_j = np.empty(count, dtype=np.int64)
     k = 0
     for i in range(n):
         for j in range(i + 1, n):
-            dx = c[i, 0] - c[j, 0]
-            dy = c[i, 1] - c[j, 1]
-            dz = c[i, 2] - c[j, 2]
-            reach = r[i] + r[j] + margin
-            if dx * dx + dy * dy + dz * dz < reach * reach:
+            if _touch(c, r, margin, i, j):
                 out_i[k] = i
                 out_j[k] = j
                 k += 1
