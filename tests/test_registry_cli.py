@@ -187,7 +187,7 @@ def test_evaluate_convenience():
 def test_docs_laws_md_is_generated_from_the_registry():
     """docs/laws.md is the registry's own description (regenerate with
     `mbplugin laws --markdown > docs/laws.md`)."""
-    from mbplugin.cli import laws_markdown
+    from mbplugin.cli.laws import laws_markdown
     from mbplugin.laws import law_classes
 
     committed = (Path(__file__).resolve().parents[1] / "docs" / "laws.md").read_text()

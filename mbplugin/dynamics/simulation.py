@@ -43,6 +43,7 @@ import numpy as np
 from mbplugin.dynamics.integrators import FIXED_METHODS, IntegratorSettings, RunStats, integrate
 from mbplugin.dynamics.world import World
 from mbplugin.errors import ParameterError
+from mbplugin.formatting import json_safe
 
 FORMATS = ("npz", "csv")
 #: With an adaptive integrator the step advice is informative only: sample every n-th record.
@@ -148,7 +149,7 @@ class SimulationResult:
             written.append(_atomic_write(out / "contacts.csv", self._contacts_csv().encode()))
             written.append(_atomic_write(out / "energy.csv", self._energy_csv().encode()))
             written.append(_atomic_write(out / "bounces.csv", self._bounces_csv().encode()))
-        text = json.dumps(_json_safe(self.summary()), indent=2, allow_nan=False)
+        text = json.dumps(json_safe(self.summary()), indent=2, allow_nan=False)
         written.append(_atomic_write(out / "summary.json", text.encode()))
         return written
 
@@ -201,18 +202,6 @@ class SimulationResult:
 
 def _f(x: Any) -> str:
     return repr(float(x))
-
-
-def _json_safe(obj: Any) -> Any:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return _json_safe(obj.item())
-    return obj
 
 
 def _atomic_write(path: Path, data: bytes) -> Path:

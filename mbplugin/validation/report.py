@@ -53,7 +53,7 @@ def _short(text: str, width: int = 44) -> str:
 
 def text_table(report: ValidationReport) -> str:
     """The terminal table: case, quantity, published, ours, error, tolerance, result."""
-    from mbplugin.cli import format_table
+    from mbplugin.formatting import format_table
 
     rows = []
     for cr in report.cases:

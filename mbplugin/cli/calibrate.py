@@ -41,7 +41,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from mbplugin.cli import format_table, parse_params, print_json
+    from mbplugin.cli.common import parse_params, print_json
+    from mbplugin.formatting import format_table
     from mbplugin.laws import get_law_class, make_law
     from mbplugin.laws.calibrate import calibrate
 

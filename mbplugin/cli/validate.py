@@ -40,7 +40,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``mbplugin validate``."""
-    from mbplugin.cli import format_table, print_json
+    from mbplugin.cli.common import print_json
+    from mbplugin.formatting import format_table
     from mbplugin.validation.core import all_cases, run_validation, select_cases
     from mbplugin.validation.report import summary_line, text_table, to_json, write_report
 

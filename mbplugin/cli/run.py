@@ -67,7 +67,8 @@ class _Progress:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from mbplugin.cli import format_table, print_json
+    from mbplugin.cli.common import print_json
+    from mbplugin.formatting import format_table
     from mbplugin.scene import load_scene
 
     scene = load_scene(args.scene, args.overrides)
