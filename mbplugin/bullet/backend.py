@@ -1,0 +1,511 @@
+"""``BulletContacts``: any law of the catalogue inside an existing PyBullet scene.
+
+The user names what the backend manages: pairs of bodies or links, or every pair involving a
+body (e.g. the ground). For exactly those pairs PyBullet's own contact response is switched off
+(``setCollisionFilterPair``); every other pair keeps PyBullet's native behaviour. At every host
+step the backend
+
+1. reads the state of the links involved (poses, velocities) into a
+   :class:`~mbplugin.contact.BodyState` and runs the contact layer's detection
+   (:meth:`~mbplugin.contact.ContactModel.detect`) with a predictive margin;
+2. integrates the managed contacts in contact space over the host step
+   (:mod:`mbplugin.bullet.substep`) with the Delassus operator of the links
+   (:mod:`mbplugin.bullet.delassus`), the store's laws and rules and regularised friction;
+3. applies the impulse-equivalent force P / dt of every contact with ``applyExternalForce`` and
+   calls ``stepSimulation``;
+4. for free bodies, moves the bodies along the contact normals so that the contacts' overlap
+   equals the integrated one (PyBullet's semi-implicit Euler step would otherwise place a body
+   that bounced inside the step as if it had bounced at the step start); velocities are kept.
+
+Geometry comes from ``getCollisionShapeData`` (:mod:`mbplugin.bullet.geometry`), materials and
+laws from the same :class:`~mbplugin.contact.ContactModel` tables as the standalone engine.
+
+Example::
+
+    contacts = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.8},
+                              material={"E": 2e11, "nu": 0.3})
+    for _ in range(n):
+        contacts.step()          # instead of p.stepSimulation()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mbplugin.bullet.client import Client
+from mbplugin.bullet.delassus import articulated_delassus, free_body_delassus
+from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
+from mbplugin.bullet.substep import ContactSpace, SubstepStats
+from mbplugin.contact import BodyState, ContactBatch, ContactModel, axis_angle_quat
+from mbplugin.dynamics.friction import Friction
+from mbplugin.errors import ParameterError
+
+FREE, STATIC, ARTICULATED = 0, 1, 2
+_MAT = "__default__"
+
+
+@dataclass
+class StepInfo:
+    """What the last host step did: managed contacts integrated, solver counters, forces."""
+
+    contacts: int
+    stats: SubstepStats
+    normal_force: np.ndarray  # (K,) mean normal force over the step (N)
+    keys: np.ndarray
+    links: np.ndarray  # (K, 2, 2) (body, link) of sides a and b
+
+
+def _as_friction(friction: Any) -> Friction | None:
+    if friction is None or isinstance(friction, Friction):
+        return friction
+    if isinstance(friction, Mapping):
+        return Friction(**friction)
+    raise ParameterError(f"friction = {friction!r} must be a Friction, a mapping of its "
+                         "parameters (mu, mu_s, v_s, v_eps, viscous, regularisation) or None")
+
+
+class BulletContacts:
+    """Compliant contact laws for chosen pairs of a PyBullet client (see the module docstring).
+
+    ``client``   PyBullet client id or ``bullet_client.BulletClient``
+    ``manage``   items: a body id (every pair involving it), or a pair ``(x, y)`` where x and y
+                 are body ids or ``(body, link)`` tuples
+    ``law``      the default law (a Law, a registry name, or ``{"name": ..., params}``; without
+                 ``k`` Hertz's stiffness from the materials)
+    ``material`` default material ``{"E": Pa, "nu": -}`` of every link (None: laws need ``k``)
+    ``materials`` per body or (body, link): ``{"E": ..., "nu": ...}``
+    ``pair_laws`` ``[(law, (x, y)), ...]`` per pair of bodies / links (wins over ``law``)
+    ``friction`` :class:`~mbplugin.dynamics.friction.Friction` (or its parameters) or None
+    ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
+    ``rtol``     relative tolerance of the contact-space integration
+    ``correct_positions``  step 4 of the module docstring (free bodies)
+    """
+
+    def __init__(
+        self,
+        client: Any = 0,
+        *,
+        manage: Iterable[Any],
+        law: Any,
+        material: Mapping[str, float] | None = None,
+        materials: Mapping[Any, Mapping[str, float]] | None = None,
+        pair_laws: Iterable[tuple[Any, tuple[Any, Any]]] = (),
+        friction: Any = None,
+        flat_box: float = 20.0,
+        rtol: float = 1e-8,
+        correct_positions: bool = True,
+    ) -> None:
+        self.client = Client(client)
+        if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
+            raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
+        self.friction = _as_friction(friction)
+        self.rtol = float(rtol)
+        self.flat_box = float(flat_box)
+        self.correct_positions = bool(correct_positions)
+        self._law = law
+        self._material = dict(material) if material is not None else None
+        self._materials = {self._link_key(k): dict(v) for k, v in (materials or {}).items()}
+        self._pair_laws = [(lw, (self._link_key(x), self._link_key(y))) for lw, (x, y) in pair_laws]
+        self._manage: list[Any] = []
+        for item in manage:
+            self._manage.append(self._parse_item(item))
+        if not self._manage:
+            raise ParameterError("manage: name at least one body or pair to manage")
+        self.t = 0.0
+        self.last: StepInfo | None = None
+        self._a_corr: dict[int, np.ndarray] = {}
+        self._prev: tuple[np.ndarray, np.ndarray] | None = None
+        self._build()
+
+    # -- building ---------------------------------------------------------------------------------
+    @staticmethod
+    def _link_key(x: Any) -> tuple[int, int | None]:
+        if isinstance(x, tuple) and len(x) == 2:
+            return int(x[0]), int(x[1])
+        if isinstance(x, int | np.integer) and not isinstance(x, bool):
+            return int(x), None
+        raise ParameterError(f"{x!r} is not a body id or a (body, link) tuple")
+
+    def _parse_item(self, item: Any) -> Any:
+        if isinstance(item, int | np.integer) and not isinstance(item, bool):
+            return ("body", int(item))
+        if isinstance(item, tuple) and len(item) == 2:
+            return ("pair", self._link_key(item[0]), self._link_key(item[1]))
+        raise ParameterError(f"manage item {item!r}: give a body id or a pair (x, y) of body ids "
+                             "or (body, link) tuples")
+
+    def add_body(self, body: int) -> None:
+        """Register a body added to the client after the backend was built (its pairs with the
+        managed bodies become managed)."""
+        self._build()
+
+    def _links_of(self, body: int) -> list[int]:
+        c = self.client
+        return [-1, *range(int(c("getNumJoints", body)))]
+
+    def _build(self) -> None:
+        """Resolve everything, validate, then switch PyBullet's response off for the pairs."""
+        c = self.client
+        c.check()
+        bodies = c.body_ids()
+        known = set(bodies)
+        for key in list(self._materials) + [k for _, pair in self._pair_laws for k in pair]:
+            if key[0] not in known:
+                raise ParameterError(f"body id {key[0]} is not in PyBullet client {c.id}")
+        wanted: set[tuple[tuple[int, int], tuple[int, int]]] = set()
+        shapes_of: dict[tuple[int, int], list[Any]] = {}
+        kinds: dict[tuple[int, int], int] = {}
+
+        def links(x: tuple[int, int | None]) -> list[tuple[int, int]]:
+            b, lk = x
+            if b not in known:
+                raise ParameterError(f"manage: body id {b} is not in PyBullet client {c.id} "
+                                     f"(bodies: {sorted(known)})")
+            n = int(c("getNumJoints", b))
+            if lk is not None and not (-1 <= lk < n):
+                raise ParameterError(f"manage: link {lk} of body {b} does not exist (allowed "
+                                     f"-1 .. {n - 1})")
+            return [(b, lk)] if lk is not None else [(b, j) for j in self._links_of(b)]
+
+        for item in self._manage:
+            if item[0] == "body":
+                mine = links((item[1], None))
+                others = [bl for b in bodies if b != item[1] for bl in links((b, None))]
+                pairs = [(x, y) for x in mine for y in others]
+            else:
+                pairs = [(x, y) for x in links(item[1]) for y in links(item[2]) if x[0] != y[0]
+                         or x[1] != y[1]]
+            for x, y in pairs:
+                wanted.add((min(x, y), max(x, y)))
+        # shapes (errors for unmodellable shapes of links that take part)
+        for pair in wanted:
+            for bl in pair:
+                if bl not in shapes_of:
+                    kinds[bl] = self._kind(*bl)
+                    shapes_of[bl] = link_shapes(c, bl[0], bl[1], kinds[bl] == STATIC,
+                                                self.flat_box)
+        pairs_list = sorted(p for p in wanted if shapes_of[p[0]] and shapes_of[p[1]])
+        rows = sorted({bl for p in pairs_list for bl in p})
+        index = {bl: i for i, bl in enumerate(rows)}
+        model = ContactModel()
+        mats: dict[tuple[int, int], str | None] = {}
+        for bl in rows:
+            spec = self._materials.get((bl[0], bl[1]), self._materials.get((bl[0], None)))
+            name = None
+            if spec is not None:
+                name = f"b{bl[0]}l{bl[1]}"
+                model.add_material(name, **spec)
+            elif self._material is not None:
+                if _MAT not in model.materials:
+                    model.add_material(_MAT, **self._material)
+                name = _MAT
+            mats[bl] = name
+            for s in shapes_of[bl]:
+                model.add_shape(s.shape, index[bl], name, s.pos, s.quat)
+        model.set_default_law(self._law)
+        for lw, (x, y) in self._pair_laws:
+            for bx in links(x):
+                for by in links(y):
+                    if bx in index and by in index:
+                        model.set_pair_law(lw, bodies=(index[bx], index[by]))
+        store = model.make_store()
+        if any(pl.hertz_k for pl in store.pair_laws):
+            missing = [bl for bl in rows if mats[bl] is None]
+            if missing:
+                raise ParameterError(
+                    f"law {store.laws[0].name}: no 'k' given and link(s) {missing[:3]} have no "
+                    "material (E, nu) for Hertz's stiffness; give 'k' or material=/materials="
+                )
+        n = len(rows)
+        managed = np.zeros((n, n), dtype=bool)
+        for x, y in pairs_list:
+            managed[index[x], index[y]] = managed[index[y], index[x]] = True
+        # everything is valid: commit
+        old = getattr(self, "_pairs", [])
+        for x, y in old:
+            if (min(x, y), max(x, y)) not in wanted:
+                c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
+        for x, y in sorted(wanted):
+            c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 0)
+        self._pairs = sorted(wanted)
+        self.model = model
+        keep = getattr(self, "store", None)
+        self.store = store if keep is None else keep
+        self.rows = rows
+        self.kind = np.array([kinds[bl] for bl in rows], dtype=np.int64)
+        self.managed = managed
+        self._mass_info()
+
+    def _kind(self, body: int, link: int) -> int:
+        c = self.client
+        nj = int(c("getNumJoints", body))
+        base_mass = float(c("getDynamicsInfo", body, -1)[0])
+        if nj == 0:
+            return STATIC if base_mass <= 0 else FREE
+        if link == -1 and base_mass <= 0:
+            return STATIC
+        return ARTICULATED
+
+    def _mass_info(self) -> None:
+        c = self.client
+        n = len(self.rows)
+        self.mass = np.zeros(n)
+        self.inertia = np.zeros((n, 3))
+        for i, (b, lk) in enumerate(self.rows):
+            info = c("getDynamicsInfo", b, lk)
+            self.mass[i] = info[0]
+            self.inertia[i] = info[2]
+        fixed = self.kind == STATIC
+        self.inv_inertia = np.zeros((n, 3, 3))
+        for i in np.flatnonzero(~fixed):
+            with np.errstate(divide="ignore"):
+                d = np.where(self.inertia[i] > 0, 1.0 / self.inertia[i], 0.0)
+            self.inv_inertia[i] = np.diag(d)
+        self.mass = np.where(fixed, np.inf, self.mass)
+        self._artic = sorted({b for (b, _), k in zip(self.rows, self.kind, strict=True)
+                              if k == ARTICULATED})
+
+    # -- state --
+    def body_state(self) -> BodyState:
+        """The rows' state (centre-of-mass poses and velocities) as a BodyState."""
+        c = self.client
+        c.check()
+        n = len(self.rows)
+        pos = np.zeros((n, 3))
+        quat = np.zeros((n, 4))
+        vel = np.zeros((n, 3))
+        om = np.zeros((n, 3))
+        for i, (b, lk) in enumerate(self.rows):
+            if lk == -1:
+                p_, q_ = c("getBasePositionAndOrientation", b)
+                v_, w_ = c("getBaseVelocity", b)
+            else:
+                st = c("getLinkState", b, lk, computeLinkVelocity=1)
+                p_, q_, v_, w_ = st[0], st[1], st[6], st[7]
+            pos[i], quat[i], vel[i], om[i] = p_, xyzw_to_wxyz(q_), v_, w_
+        fixed = self.kind == STATIC
+        mass = np.where(fixed, 1.0, self.mass)
+        return BodyState(pos, quat, vel, om, mass, self.inv_inertia, fixed)
+
+    def _detect(self, bodies: BodyState, margin: float) -> ContactBatch:
+        batch = self.model.detect(bodies, margin=margin)
+        if len(batch):
+            keep = self.managed[batch.a, batch.b]
+            if not keep.all():
+                batch = batch.take(keep)
+        return batch
+
+    def _delassus(self, batch: ContactBatch, bodies: BodyState) -> sp.csr_matrix:
+        k = len(batch)
+        rot = bodies.rotations_ext()
+        inv_i_w = bodies.inv_inertia_world_ext(rot)[:-1]
+        inv_m = bodies.inv_mass_ext()[:-1]
+        contact = np.concatenate([np.arange(k), np.arange(k)])
+        side = np.concatenate([batch.a, batch.b])
+        sign = np.concatenate([-np.ones(k), np.ones(k)])
+        r = np.concatenate([batch.ra, batch.rb])
+        free = self.kind[side] == FREE
+        W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                               inv_i_w)
+        art = self.kind[side] == ARTICULATED
+        if art.any():
+            c = self.client
+            point = np.concatenate([batch.point, batch.point])
+            for body in self._artic:
+                sel = np.flatnonzero(art & (np.array([self.rows[s][0] for s in side]) == body))
+                if not len(sel):
+                    continue
+                joints = [j for j in range(int(c("getNumJoints", body)))
+                          if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
+                q = [float(c("getJointState", body, j)[0]) for j in joints]
+                zero = [0.0] * len(q)
+                mm = np.array(c("calculateMassMatrix", body, q))
+                jac = []
+                for e in sel:
+                    lk = self.rows[side[e]][1]
+                    st = c("getLinkState", body, lk)
+                    R = bodies.rotations_ext()[side[e]]
+                    local = R.T @ (point[e] - np.asarray(st[0]))
+                    lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
+                    jac.append(np.array(lin))
+                W = W + articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
+        return sp.csr_matrix(W)
+
+    # -- stepping --
+    def before_step(self, dt: float | None = None) -> StepInfo:
+        """Integrate the managed contacts over the coming host step and apply their forces
+        (``applyExternalForce``, consumed by the next ``stepSimulation``)."""
+        c = self.client
+        dt = c.time_step() if dt is None else float(dt)
+        g = c.gravity()
+        bodies = self.body_state()
+        vmax = float(np.max(np.linalg.norm(bodies.vel, axis=1), initial=0.0))
+        wr = float(np.max(np.linalg.norm(bodies.omega, axis=1), initial=0.0))
+        margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
+        batch = self._detect(bodies, margin)
+        k = len(batch)
+        self.store.commit(batch, self.t)
+        if k == 0:
+            self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)))
+            self._pending = None
+            return self.last
+        W = self._delassus(batch, bodies)
+        wdiag = W.diagonal().reshape(k, 3)
+        n = batch.normal
+        # normal-normal entry: 1/m_eff of each contact (rotation and articulation included)
+        wnn = np.einsum("ki,kij,kj->k", n, _blocks(W, k), n)
+        with np.errstate(divide="ignore"):
+            batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
+        del wdiag
+        a_free = self._a_free(batch, g)
+        u0 = batch.vt - batch.ddelta[:, None] * n
+        space = ContactSpace(self.store, batch, W, a_free, self.friction, self.rtol)
+        res = space.integrate(self.t, dt, batch.delta.copy(), u0)
+        force = res.impulse / dt
+        self._apply(batch, force)
+        info = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n), batch.key.copy(),
+                        np.array([[self.rows[a], self.rows[b]] for a, b in zip(batch.a, batch.b,
+                                                                                strict=True)]))
+        self.last = info
+        self._pending = (batch, W, res, a_free)
+        return info
+
+    def _a_free(self, batch: ContactBatch, g: np.ndarray) -> np.ndarray:
+        """Relative acceleration of the contact points without the managed forces (m/s^2):
+        gravity for free bodies and links; for contacts on articulated links corrected by the
+        residual observed over the previous host step (actuation, joint reactions)."""
+        ga = np.where((self.kind[batch.a] != STATIC)[:, None], g, 0.0)
+        gb = np.where((self.kind[batch.b] != STATIC)[:, None], g, 0.0)
+        a = gb - ga
+        if self._a_corr:
+            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+            for i in np.flatnonzero(art):
+                corr = self._a_corr.get(int(batch.key[i]))
+                if corr is not None:
+                    a[i] = corr
+        return a
+
+    def _apply(self, batch: ContactBatch, force: np.ndarray) -> None:
+        c = self.client
+        nz = np.flatnonzero(np.any(force != 0, axis=1))
+        for i in nz:
+            for side, sgn in ((batch.b[i], 1.0), (batch.a[i], -1.0)):
+                if self.kind[side] == STATIC:
+                    continue
+                b, lk = self.rows[side]
+                c("applyExternalForce", b, lk, list(sgn * force[i]), list(batch.point[i]),
+                  c.p.WORLD_FRAME)
+
+    def after_step(self, dt: float | None = None) -> None:
+        """Book the host step: position correction of free bodies, the residual acceleration of
+        articulated contacts, the time."""
+        c = self.client
+        dt = c.time_step() if dt is None else float(dt)
+        pend = getattr(self, "_pending", None)
+        self._pending = None
+        if pend is not None:
+            batch, W, res, a_free = pend
+            bodies = self.body_state()
+            now = self.model.detect(bodies, margin=1.0)
+            pos = _lookup(now.key, batch.key)
+            ok = pos >= 0
+            u_now = np.zeros_like(res.u)
+            d_now = np.full(len(batch), np.nan)
+            if ok.any():
+                pp = pos[ok]
+                u_now[ok] = now.vt[pp] - now.ddelta[pp][:, None] * now.normal[pp]
+                d_now[ok] = now.delta[pp]
+            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+            self._a_corr = {}
+            for i in np.flatnonzero(art & ok):
+                self._a_corr[int(batch.key[i])] = a_free[i] + (u_now[i] - res.u[i]) / dt
+            if self.correct_positions:
+                self._correct(batch, W, res, d_now, bodies)
+        self.t += dt
+
+    def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
+                 bodies: BodyState) -> None:
+        free_pair = ((self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED))
+        sel = np.flatnonzero(res.loaded & free_pair & np.isfinite(d_now))
+        if not len(sel):
+            return
+        n = batch.normal[sel]
+        blocks = _blocks(W, len(batch))
+        # normal-normal Delassus among the selected contacts
+        Wd = W.toarray().reshape(len(batch), 3, len(batch), 3)[sel][:, :, sel, :]
+        wnn = np.einsum("ia,iajb,jb->ij", n, Wd, n)
+        del blocks
+        mu = np.linalg.lstsq(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)[0]
+        # position impulse mu along n on b, -mu on a: displacement of the free bodies
+        nb = len(self.rows)
+        dx = np.zeros((nb, 3))
+        dth = np.zeros((nb, 3))
+        rot = bodies.rotations_ext()
+        inv_i_w = bodies.inv_inertia_world_ext(rot)[:-1]
+        for side, sgn, r in ((batch.b[sel], 1.0, batch.rb[sel]), (batch.a[sel], -1.0,
+                                                                   batch.ra[sel])):
+            f = sgn * mu[:, None] * n
+            free = self.kind[side] == FREE
+            np.add.at(dx, side[free], f[free] / self.mass[side[free]][:, None])
+            np.add.at(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
+                                                 np.cross(r[free], f[free])))
+        c = self.client
+        for i in np.flatnonzero(np.any(dx != 0, axis=1) | np.any(dth != 0, axis=1)):
+            b = self.rows[i][0]
+            pos = bodies.pos[i] + dx[i]
+            ang = float(np.linalg.norm(dth[i]))
+            q = bodies.quat[i]
+            if ang > 0:
+                q = _quat_mul(axis_angle_quat(dth[i], ang), q)
+            c("resetBasePositionAndOrientation", b, list(pos), [q[1], q[2], q[3], q[0]])
+            c("resetBaseVelocity", b, list(bodies.vel[i]), list(bodies.omega[i]))
+
+    def step(self) -> StepInfo:
+        """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
+        info = self.before_step()
+        self.client("stepSimulation")
+        self.after_step()
+        return info
+
+    def bounces(self) -> np.ndarray:
+        """Completed contacts with their c_r (the store's :meth:`ContactStore.bounces`)."""
+        return self.store.bounces()
+
+    def release(self) -> None:
+        """Give every managed pair back to PyBullet's native response."""
+        for x, y in getattr(self, "_pairs", []):
+            self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
+        self._pairs = []
+
+
+def _blocks(W: sp.csr_matrix, k: int) -> np.ndarray:
+    """The diagonal 3x3 blocks (K, 3, 3) of W."""
+    out = np.zeros((k, 3, 3))
+    d = W.tocsr()
+    for a in range(3):
+        for b in range(3):
+            out[:, a, b] = np.asarray(d[np.arange(k) * 3 + a, np.arange(k) * 3 + b]).ravel()
+    return out
+
+
+def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    w1, x1, y1, z1 = p
+    w2, x2, y2, z2 = q
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    if not len(sk):
+        return np.full(len(query), -1)
+    pos = np.minimum(np.searchsorted(sk, query), len(sk) - 1)
+    return np.where(sk[pos] == query, order[pos], -1)

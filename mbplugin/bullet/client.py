@@ -1,0 +1,70 @@
+"""Access to a PyBullet physics client given as an id (``p.DIRECT`` / ``p.GUI``) or a
+``pybullet_utils.bullet_client.BulletClient`` object.
+
+Every PyBullet call of the backend goes through :class:`Client`, which passes the client id, so
+several clients can be driven at once from one process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin.errors import ParameterError
+
+
+class Client:
+    """A connected PyBullet client; ``client`` is an int id or a BulletClient object."""
+
+    def __init__(self, client: Any = 0) -> None:
+        import pybullet
+
+        self.p = pybullet
+        if isinstance(client, bool):
+            raise ParameterError(f"client = {client!r} must be a PyBullet client id (int) or a "
+                                 "bullet_client.BulletClient")
+        if isinstance(client, int | np.integer):
+            cid = int(client)
+        elif hasattr(client, "_client"):
+            cid = int(client._client)
+        else:
+            raise ParameterError(f"client = {client!r} must be a PyBullet client id (int) or a "
+                                 "bullet_client.BulletClient")
+        self.id = cid
+        self.check()
+
+    def check(self) -> None:
+        """Raise :class:`ParameterError` if the client is not connected."""
+        if cid_connected(self.p, self.id):
+            return
+        raise ParameterError(f"PyBullet client {self.id} is not connected (p.connect(...) first, "
+                             "and do not disconnect it while the backend uses it)")
+
+    def __call__(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.p, name)(*args, physicsClientId=self.id, **kwargs)
+
+    # -- queries --------------------------------------------------------------------------------
+    def body_ids(self) -> list[int]:
+        """Unique ids of every body in the client."""
+        return [int(self("getBodyUniqueId", i)) for i in range(int(self("getNumBodies")))]
+
+    def has_body(self, body: int) -> bool:
+        return int(body) in self.body_ids()
+
+    def gravity(self) -> np.ndarray:
+        """The client's gravity vector (m/s^2)."""
+        prm = self("getPhysicsEngineParameters")
+        return np.array([prm["gravityAccelerationX"], prm["gravityAccelerationY"],
+                         prm["gravityAccelerationZ"]], dtype=float)
+
+    def time_step(self) -> float:
+        """The host step (s): ``fixedTimeStep`` of the client (PyBullet default 1/240 s)."""
+        return float(self("getPhysicsEngineParameters")["fixedTimeStep"])
+
+
+def cid_connected(p: Any, cid: int) -> bool:
+    try:
+        return bool(p.isConnected(physicsClientId=cid))
+    except Exception:  # pybullet raises plain errors for bad ids
+        return False

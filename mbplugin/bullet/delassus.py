@@ -1,0 +1,98 @@
+"""The Delassus operator W = J M^-1 J^T of a set of contacts, per 3-D contact force.
+
+For K contacts, ``u_i`` is the velocity of body b_i relative to body a_i at the contact point
+(world frame) and ``f_j`` the force of contact j on its body b_j (and -f_j on a_j). Over a short
+interval with the bodies' mass matrices and the contact geometry frozen,
+
+    du/dt = a_free + W f,         W (3K, 3K),   W_ij = sum_c s_ic s_jc J_ic M_c^-1 J_jc^T
+
+over the bodies c shared by contacts i and j (s = +1 for side b, -1 for side a; static bodies
+contribute nothing). For a free rigid body J_ic = [I, -[r_ic]x] on the twist (v, omega) and
+M^-1 = diag(I/m, I_w^-1), so the block is I/m - [r_i]x I_w^-1 [r_j]x (Featherstone, *Rigid Body
+Dynamics Algorithms*, 2008, Sect. 11.2; Moreau's "Delassus operator"). For a link of an
+articulated body the point Jacobians J (3 x n_dof) and the joint-space mass matrix M come from
+PyBullet (``calculateJacobian`` / ``calculateMassMatrix``).
+
+The normal-normal part ``n_i^T W_ii n_i`` is 1/m_eff of contact i, rotations included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _skew(r: np.ndarray) -> np.ndarray:
+    """[r]x (N, 3, 3) of vectors r (N, 3)."""
+    out = np.zeros((r.shape[0], 3, 3))
+    out[:, 0, 1], out[:, 0, 2] = -r[:, 2], r[:, 1]
+    out[:, 1, 0], out[:, 1, 2] = r[:, 2], -r[:, 0]
+    out[:, 2, 0], out[:, 2, 1] = -r[:, 1], r[:, 0]
+    return out
+
+
+def group_pairs(obj: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All ordered pairs (e1, e2) of entries with the same ``obj`` value (including e1 == e2)."""
+    order = np.argsort(obj, kind="stable")
+    so = obj[order]
+    if not len(so):
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    starts = np.flatnonzero(np.r_[True, so[1:] != so[:-1]])
+    sizes = np.diff(np.r_[starts, len(so)])
+    size_of = np.repeat(sizes, sizes)
+    start_of = np.repeat(starts, sizes)
+    e1 = np.repeat(np.arange(len(so)), size_of)
+    # partner offsets 0..size-1 within the group
+    off = np.arange(len(e1)) - np.repeat(np.cumsum(size_of) - size_of, size_of)
+    e2 = np.repeat(start_of, size_of) + off
+    return order[e1], order[e2]
+
+
+def free_body_delassus(
+    k: int,
+    contact: np.ndarray,
+    sign: np.ndarray,
+    obj: np.ndarray,
+    r: np.ndarray,
+    inv_mass: np.ndarray,
+    inv_inertia_world: np.ndarray,
+) -> sp.csr_matrix:
+    """W (3K, 3K) contributed by free rigid bodies.
+
+    Entries e (one per contact side on a free body): ``contact`` (E,) contact index, ``sign``
+    (E,) +1 for side b / -1 for side a, ``obj`` (E,) body index, ``r`` (E, 3) contact point
+    minus the body's centre of mass (m), ``inv_mass`` (B,) 1/kg, ``inv_inertia_world``
+    (B, 3, 3) world-frame inverse inertia.
+    """
+    e1, e2 = group_pairs(np.asarray(obj, dtype=np.int64))
+    if not len(e1):
+        return sp.csr_matrix((3 * k, 3 * k))
+    b = obj[e1]
+    s = (sign[e1] * sign[e2]).astype(float)
+    blocks = np.einsum("n,ij->nij", inv_mass[b], np.eye(3))
+    blocks -= _skew(r[e1]) @ inv_inertia_world[b] @ _skew(r[e2])
+    blocks *= s[:, None, None]
+    return _assemble(k, contact[e1], contact[e2], blocks)
+
+
+def _assemble(k: int, ci: np.ndarray, cj: np.ndarray, blocks: np.ndarray) -> sp.csr_matrix:
+    rows = (3 * ci[:, None, None] + np.arange(3)[None, :, None]) * np.ones((1, 1, 3), dtype=int)
+    cols = (3 * cj[:, None, None] + np.arange(3)[None, None, :]) * np.ones((1, 3, 1), dtype=int)
+    return sp.csr_matrix((blocks.ravel(), (rows.ravel(), cols.ravel())), shape=(3 * k, 3 * k))
+
+
+def articulated_delassus(
+    k: int, contact: np.ndarray, sign: np.ndarray, jac: np.ndarray, mass_matrix: np.ndarray
+) -> sp.csr_matrix:
+    """W (3K, 3K) contributed by one articulated body: entries e with point Jacobians ``jac``
+    (E, 3, n_dof) in the coordinates of ``mass_matrix`` (n_dof, n_dof)."""
+    minv_jt = np.linalg.solve(mass_matrix, np.concatenate(list(jac), axis=0).T)  # (n, 3E)
+    e = len(contact)
+    full = np.concatenate(list(jac), axis=0) @ minv_jt  # (3E, 3E)
+    blocks = full.reshape(e, 3, e, 3).transpose(0, 2, 1, 3)  # (E, E, 3, 3)
+    s = np.outer(sign, sign).astype(float)
+    blocks = blocks * s[:, :, None, None]
+    ci = np.repeat(contact, e)
+    cj = np.tile(contact, e)
+    return _assemble(k, ci, cj, blocks.reshape(e * e, 3, 3))

@@ -1,0 +1,312 @@
+"""Contact-space integration of the managed contacts inside one host step.
+
+A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact lasts tens of
+microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
+contacts found at the step start (with a predictive margin), the state
+
+    y = [ delta (K), u (K, 3), law ODE states (store rows, NODE_MAX), impulse P (K, 3) ]
+
+with ``u`` the velocity of body b relative to body a at the contact point (world frame):
+
+    d delta/dt = -n . u                (ddelta = -n . u > 0 approaching)
+    du/dt      = a_free + W f          (W: the Delassus operator, :mod:`mbplugin.bullet.delassus`)
+    dP/dt      = f                     f = F_N n + F_t  (force on body b)
+
+where F_N comes from the contact store (``ContactStore.forces``, the laws with their per-contact
+coefficients and state), the law ODE states from ``ContactStore.state_rates`` and F_t from the
+engine's regularised Coulomb friction (:func:`mbplugin.dynamics.friction.friction_force`). The
+geometry (normals, lever arms) and W are frozen over the host step. The solver is SciPy's Radau
+IIA (order 5, implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. IV.8) with a
+sparse finite-difference Jacobian.
+
+After every accepted solver step the store books the state (``ContactStore.commit``: its onset,
+end, latch and memory rules); a change of sign inside a step of a new contact's delta (onset), of
+an active contact's raw force (end; delta for laws that may pull) or of ddelta (maximum
+compression, for laws with memory) is located by the Illinois method on the dense output and the
+store books the state just past it, so the latched impact speed and the separation speed are
+those of the located instants. The impulse P / dt is the force the host applies for its step.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.integrate import Radau
+
+from mbplugin.contact import ContactBatch, ContactStore
+from mbplugin.dynamics.friction import Friction, friction_force
+from mbplugin.errors import IntegrationError
+from mbplugin.laws.base import MODE_TENSION
+from mbplugin.laws.kernels import NODE_MAX
+
+
+@dataclass
+class SubstepStats:
+    """Counters of one host step: solver steps, right-hand sides, events, wall time (s)."""
+
+    steps: int = 0
+    nfev: int = 0
+    events: int = 0
+    wall: float = 0.0
+
+
+@dataclass
+class StepResult:
+    """End of a host step: impulse per contact (K, 3) on body b (N s), delta (K,) and u (K, 3)
+    at the end, and whether the contact carried force during the step (K,)."""
+
+    impulse: np.ndarray
+    delta: np.ndarray
+    u: np.ndarray
+    loaded: np.ndarray
+    stats: SubstepStats
+
+
+def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
+    """A point just past the sign change of ``g`` on [a, b] (``ga`` and ``gb`` of opposite
+    sign, or ``gb`` == 0): the right end of a bracket narrower than ``tol``."""
+    side = 0
+    for _ in range(200):
+        if b - a <= tol:
+            break
+        c = b - gb * (b - a) / (gb - ga) if gb != ga else 0.5 * (a + b)
+        if not (a < c < b):
+            c = 0.5 * (a + b)
+        gc = g(c)
+        if (gc > 0) == (gb > 0) and gc != 0:
+            b, gb = c, gc
+            if side == -1:
+                ga *= 0.5
+            side = -1
+        else:
+            a, ga = c, gc
+            if side == 1:
+                gb *= 0.5
+            side = 1
+    return b
+
+
+class ContactSpace:
+    """The managed contacts of one host step (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: ContactStore,
+        batch: ContactBatch,
+        W: sp.csr_matrix,
+        a_free: np.ndarray,
+        friction: Friction | None,
+        rtol: float = 1e-8,
+    ) -> None:
+        self.store = store
+        self.batch = batch
+        self.k = len(batch)
+        self.W = W.toarray() if W.shape[0] <= 96 else W
+        self.a_free = a_free
+        self.n = batch.normal
+        self.friction = friction if (friction is not None and friction.active) else None
+        self.rtol = rtol
+        self._memory = np.array([law.n_memory > 0 for law in store.laws])
+        self.nfev = 0
+
+    # -- state layout ---------------------------------------------------------------------------
+    def split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        k, m = self.k, len(self.store)
+        d = y[:k]
+        u = y[k : 4 * k].reshape(k, 3)
+        ode = y[4 * k : 4 * k + m * NODE_MAX].reshape(m, NODE_MAX)
+        p = y[4 * k + m * NODE_MAX :].reshape(k, 3)
+        return d, u, ode, p
+
+    def pack(self, d: np.ndarray, u: np.ndarray, p: np.ndarray) -> np.ndarray:
+        return np.concatenate([d, u.ravel(), self.store.ode.ravel(), p.ravel()])
+
+    def at(self, d: np.ndarray, u: np.ndarray) -> ContactBatch:
+        """The batch at a trial state (geometry frozen, delta and velocities replaced)."""
+        un = np.einsum("ij,ij->i", u, self.n)
+        return replace(self.batch, delta=d, ddelta=-un, vt=u - un[:, None] * self.n)
+
+    # -- dynamics -------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Group the store's active contacts by law (after every commit: rows may change).
+
+        Between commits the right-hand side evaluates each law once on its contacts with the
+        coefficient rows and memory the store holds (``law.force`` / ``law.state_rate``); a
+        contact the store does not know gets no force (its onset is located as an event)."""
+        al = self.store.aligned(self.batch)
+        self._al = al
+        self._groups = []
+        for li in np.unique(al.law[al.active]):
+            law = self.store.laws[int(li)]
+            idx = np.flatnonzero(al.active & (al.law == li))
+            r = al.rows[idx]
+            self._groups.append((law, idx, r, self.store.coef[r, : law.n_coef].copy(),
+                                 self.store.mem[r, : law.n_memory].copy()))
+
+    def normal(self, d: np.ndarray, dd: np.ndarray, ode: np.ndarray,
+               rates: bool = False, raw: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Normal force (K,) (``raw``: unclipped, delta for laws that may pull: the value whose
+        sign change ends the contact) and the law states' rates (M, NODE_MAX)."""
+        fn = np.zeros(self.k)
+        dode = np.zeros((len(self.store), NODE_MAX))
+        for law, idx, r, coef, mem in self._groups:
+            state = np.ascontiguousarray(np.concatenate([ode[r, : law.n_state], mem], axis=1))
+            if raw:
+                fn[idx] = (d[idx] if law.contact_mode == MODE_TENSION
+                           else law.force_raw(d[idx], dd[idx], coef, state))
+                continue
+            fn[idx] = law.force(d[idx], dd[idx], coef, state)
+            if rates and law.n_state:
+                dode[r, : law.n_state] = law.state_rate(d[idx], dd[idx], coef, state)
+        return fn, dode
+
+    def forces(self, y: np.ndarray, rates: bool = False) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+        """Force on body b (K, 3), ddelta (K,) and the law states' rates at state ``y``."""
+        d, u, ode, _ = self.split(y)
+        un = np.einsum("ij,ij->i", u, self.n)
+        fn, dode = self.normal(d, -un, ode, rates)
+        f = fn[:, None] * self.n
+        if self.friction is not None:
+            fr = self.friction
+            vt = u - un[:, None] * self.n
+            f = f + friction_force(vt, fn, fr.mu, fr.static, fr.v_s, fr.v_eps, fr.viscous,
+                                   fr.regularisation == "linear")
+        return f, -un, dode
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        self.nfev += 1
+        f, dd, dode = self.forces(y, rates=True)
+        du = self.a_free + (self.W @ f.ravel()).reshape(-1, 3)
+        return np.concatenate([dd, du.ravel(), dode.ravel(), f.ravel()])
+
+    def sparsity(self) -> sp.csr_matrix:
+        """Jacobian pattern: contacts couple through W; law states to their own contact."""
+        k, m = self.k, len(self.store)
+        nd = 4 * k + m * NODE_MAX + 3 * k
+        cpl = sp.csr_matrix((abs(self.W) > 0).astype(float))
+        # contact-level coupling (K, K)
+        c = sp.kron(sp.eye(k), np.ones((1, 3))) @ cpl @ sp.kron(sp.eye(k), np.ones((3, 1)))
+        c = (c + sp.eye(k)) > 0
+        # the owner contact of every state
+        owner = np.concatenate([
+            np.arange(k), np.repeat(np.arange(k), 3),
+            np.repeat(self._row_contact(), NODE_MAX), np.repeat(np.arange(k), 3),
+        ])
+        valid = owner >= 0
+        o = np.where(valid, owner, 0)
+        own = sp.csr_matrix((valid.astype(float), (np.arange(nd), o)), shape=(nd, max(k, 1)))
+        pat = own @ c.astype(float) @ own.T
+        return (pat > 0).astype(float)
+
+    def _row_contact(self) -> np.ndarray:
+        """The contact index of each store row (-1 if its key is not in the batch)."""
+        pos = np.searchsorted(self._sorted_keys, self.store.keys)
+        pos = np.minimum(pos, max(self.k - 1, 0))
+        hit = self._sorted_keys[pos] == self.store.keys if self.k else np.zeros(0, bool)
+        return np.where(hit, self._key_order[pos], -1)
+
+    # -- events ---------------------------------------------------------------------------------
+    def _watch(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per contact: delta, raw force (or delta for tension laws), ddelta."""
+        d, u, ode, _ = self.split(y)
+        dd = -np.einsum("ij,ij->i", u, self.n)
+        raw, _ = self.normal(d, dd, ode, raw=True)
+        return d, raw, dd
+
+    def _event(self, sol: Any, t_old: float, t_new: float, y_old: np.ndarray,
+               y_new: np.ndarray) -> float | None:
+        """The earliest event time inside (t_old, t_new] (the point just past it), or None."""
+        d0, r0, v0 = self._watch(y_old)
+        d1, r1, v1 = self._watch(y_new)
+        al = self._al
+        new = ~al.active & ~self.store.latched(self.batch)
+        onset = new & (d0 <= 0) & (d1 > 0)
+        end = al.active & (r0 > 0) & (r1 <= 0)
+        peak = al.active & self._memory[al.law] & (v0 > 0) & (v1 <= 0)
+        tol = 1e-13 + 1e-12 * abs(t_new)
+        best: float | None = None
+        for kind, mask in ((0, onset), (1, end), (2, peak)):
+            for i in np.flatnonzero(mask):
+                def g(t: float, i: int = i, kind: int = kind) -> float:
+                    w = self._watch(np.asarray(sol(t), dtype=float))[kind]
+                    return float(w[i])
+                ga = (float(d0[i]), float(r0[i]), float(v0[i]))[kind]
+                gb = (float(d1[i]), float(r1[i]), float(v1[i]))[kind]
+                if kind == 0:
+                    te = _illinois(g, t_old, t_new, ga, gb, tol)
+                else:
+                    te = _illinois(lambda t, g=g: -g(t), t_old, t_new, -ga, -gb, tol)
+                if best is None or te < best:
+                    best = te
+        return best
+
+    # -- driver ---------------------------------------------------------------------------------
+    def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray) -> StepResult:
+        """Integrate over [t0, t0 + dt] (s) from delta ``d0`` (K,) and velocity ``u0`` (K, 3)."""
+        wall = time.perf_counter()
+        stats = SubstepStats()
+        self._key_order = np.argsort(self.batch.key)
+        self._sorted_keys = self.batch.key[self._key_order]
+        k = self.k
+        p = np.zeros((k, 3))
+        y = self.pack(d0, u0, p)
+        loaded = np.zeros(k, dtype=bool)
+        t, t_end = 0.0, dt
+        h = None
+        while t < t_end:
+            self.prepare()
+            kw: dict[str, Any] = {"rtol": self.rtol, "atol": self._atol(y), "max_step": dt}
+            if len(y) > 40:
+                kw["jac_sparsity"] = self.sparsity()
+            if h is not None:
+                kw["first_step"] = min(h, t_end - t)
+            solver = Radau(self.rhs, t, y, t_end, **kw)
+            keys = self.store.keys.copy()
+            while True:
+                msg = solver.step()
+                if solver.status == "failed":
+                    raise IntegrationError(f"contact-space solver failed at t = {t0 + solver.t:.9g}"
+                                           f" s: {msg}")
+                stats.steps += 1
+                y_old, t_old = y, t
+                t_new, y_new = solver.t, solver.y.copy()
+                if not np.all(np.isfinite(y_new)):
+                    raise IntegrationError(f"contact state became non-finite at t = "
+                                           f"{t0 + t_new:.9g} s")
+                h = max(t_new - t_old, 1e-15)
+                te = self._event(solver.dense_output(), t_old, t_new, y_old, y_new)
+                if te is not None and te < t_new:
+                    y_new = np.asarray(solver.dense_output()(te), dtype=float)
+                    t_new = te
+                    stats.events += 1
+                d, u, ode, p = self.split(y_new)
+                f, _, _ = self.forces(y_new)
+                loaded |= np.any(f != 0, axis=1)
+                self.store.commit(self.at(d, u), t0 + t_new, ode)
+                self.prepare()
+                t = t_new
+                changed = (len(self.store.keys) != len(keys)
+                           or not np.array_equal(self.store.keys, keys))
+                y = self.pack(d, u, p)
+                if te is not None or changed or solver.status == "finished":
+                    break
+            stats.nfev += solver.nfev
+        d, u, _, p = self.split(y)
+        stats.wall = time.perf_counter() - wall
+        stats.nfev = self.nfev
+        return StepResult(p.copy(), d.copy(), u.copy(), loaded, stats)
+
+    def _atol(self, y: np.ndarray) -> np.ndarray:
+        k, m = self.k, len(self.store)
+        _, u, _, _ = self.split(y)
+        vs = max(float(np.max(np.abs(u))) if k else 0.0, 1e-3)
+        ds = 1e-9 * math.sqrt(max(vs, 1e-3))
+        mass = 1.0 / max(float(np.max(self.W.diagonal(), initial=1e-12)), 1e-12)
+        return np.concatenate([np.full(k, ds * 1e-2), np.full(3 * k, vs * 1e-7),
+                               np.full(m * NODE_MAX, 1e-9), np.full(3 * k, mass * vs * 1e-7)])
