@@ -4,13 +4,13 @@ A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact la
 microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
 contacts found at the step start (with a predictive margin), the state
 
-    y = [ delta (K), u (K, 3), law ODE states (store rows, NODE_MAX), impulse P (K, 3) ]
+    y = [ delta (K), u (K, 3), the law ODE states of the store rows ]
 
 with ``u`` the velocity of body b relative to body a at the contact point (world frame):
 
     d delta/dt = -n . u                (ddelta = -n . u > 0 approaching)
     du/dt      = a_free + W f          (W: the Delassus operator, :mod:`mbplugin.bullet.delassus`)
-    dP/dt      = f                     f = F_N n + F_t  (force on body b)
+    f = F_N n + F_t                    (force on body b)
 
 where F_N comes from the contact store (``ContactStore.forces``, the laws with their per-contact
 coefficients and state), the law ODE states from ``ContactStore.state_rates`` and F_t from the
@@ -24,7 +24,9 @@ end, latch and memory rules); a change of sign inside a step of a new contact's 
 an active contact's raw force (end; delta for laws that may pull) or of ddelta (maximum
 compression, for laws with memory) is located by the Illinois method on the dense output and the
 store books the state just past it, so the latched impact speed and the separation speed are
-those of the located instants. The impulse P / dt is the force the host applies for its step.
+those of the located instants. The impulse P of the step is the integral of f, by three-point
+Gauss-Legendre quadrature on the dense output of every accepted solver step (exact for the
+degree-5 collocation polynomial of Radau IIA); P / dt is the force the host applies.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ from mbplugin.dynamics.friction import Friction, friction_force
 from mbplugin.errors import IntegrationError
 from mbplugin.laws.base import MODE_TENSION
 from mbplugin.laws.kernels import NODE_MAX
+
+#: Gauss-Legendre nodes on [0, 1] and weights (3 points, exact to degree 5)
+_GAUSS = ((0.5 - math.sqrt(15.0) / 10.0, 5.0 / 18.0), (0.5, 8.0 / 18.0),
+          (0.5 + math.sqrt(15.0) / 10.0, 5.0 / 18.0))
 
 
 @dataclass
@@ -116,15 +122,16 @@ class ContactSpace:
 
     # -- state layout ---------------------------------------------------------------------------
     def split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        k, m = self.k, len(self.store)
+        k = self.k
         d = y[:k]
         u = y[k : 4 * k].reshape(k, 3)
-        ode = y[4 * k : 4 * k + m * NODE_MAX].reshape(m, NODE_MAX)
-        p = y[4 * k + m * NODE_MAX :].reshape(k, 3)
-        return d, u, ode, p
+        ode = np.zeros((len(self.store), NODE_MAX))
+        ode[self._mask] = y[4 * k :]
+        return d, u, ode, None
 
-    def pack(self, d: np.ndarray, u: np.ndarray, p: np.ndarray) -> np.ndarray:
-        return np.concatenate([d, u.ravel(), self.store.ode.ravel(), p.ravel()])
+    def pack(self, d: np.ndarray, u: np.ndarray, p: Any = None) -> np.ndarray:
+        self._mask = self.store.ode_mask
+        return np.concatenate([d, u.ravel(), self.store.ode[self._mask]])
 
     def at(self, d: np.ndarray, u: np.ndarray) -> ContactBatch:
         """The batch at a trial state (geometry frozen, delta and velocities replaced)."""
@@ -183,12 +190,12 @@ class ContactSpace:
         self.nfev += 1
         f, dd, dode = self.forces(y, rates=True)
         du = self.a_free + (self.W @ f.ravel()).reshape(-1, 3)
-        return np.concatenate([dd, du.ravel(), dode.ravel(), f.ravel()])
+        return np.concatenate([dd, du.ravel(), dode[self._mask]])
 
     def sparsity(self) -> sp.csr_matrix:
         """Jacobian pattern: contacts couple through W; law states to their own contact."""
-        k, m = self.k, len(self.store)
-        nd = 4 * k + m * NODE_MAX + 3 * k
+        k = self.k
+        nd = 4 * k + int(self._mask.sum())
         cpl = sp.csr_matrix((abs(self.W) > 0).astype(float))
         # contact-level coupling (K, K)
         c = sp.kron(sp.eye(k), np.ones((1, 3))) @ cpl @ sp.kron(sp.eye(k), np.ones((3, 1)))
@@ -196,7 +203,7 @@ class ContactSpace:
         # the owner contact of every state
         owner = np.concatenate([
             np.arange(k), np.repeat(np.arange(k), 3),
-            np.repeat(self._row_contact(), NODE_MAX), np.repeat(np.arange(k), 3),
+            np.repeat(self._row_contact(), NODE_MAX)[self._mask.ravel()],
         ])
         valid = owner >= 0
         o = np.where(valid, owner, 0)
@@ -254,15 +261,15 @@ class ContactSpace:
         self._key_order = np.argsort(self.batch.key)
         self._sorted_keys = self.batch.key[self._key_order]
         k = self.k
+        y = self.pack(d0, u0)
         p = np.zeros((k, 3))
-        y = self.pack(d0, u0, p)
         loaded = np.zeros(k, dtype=bool)
         t, t_end = 0.0, dt
         h = None
         while t < t_end:
             self.prepare()
             kw: dict[str, Any] = {"rtol": self.rtol, "atol": self._atol(y), "max_step": dt}
-            if len(y) > 40:
+            if len(y) > 64:
                 kw["jac_sparsity"] = self.sparsity()
             if h is not None:
                 kw["first_step"] = min(h, t_end - t)
@@ -285,7 +292,12 @@ class ContactSpace:
                     y_new = np.asarray(solver.dense_output()(te), dtype=float)
                     t_new = te
                     stats.events += 1
-                d, u, ode, p = self.split(y_new)
+                d, u, ode, _ = self.split(y_new)
+                sol = solver.dense_output()
+                for xg, wg in _GAUSS:
+                    fg, _, _ = self.forces(np.asarray(sol(t_old + xg * (t_new - t_old)),
+                                                      dtype=float))
+                    p += wg * (t_new - t_old) * fg
                 f, _, _ = self.forces(y_new)
                 loaded |= np.any(f != 0, axis=1)
                 self.store.commit(self.at(d, u), t0 + t_new, ode)
@@ -293,20 +305,18 @@ class ContactSpace:
                 t = t_new
                 changed = (len(self.store.keys) != len(keys)
                            or not np.array_equal(self.store.keys, keys))
-                y = self.pack(d, u, p)
+                y = self.pack(d, u)
                 if te is not None or changed or solver.status == "finished":
                     break
             stats.nfev += solver.nfev
-        d, u, _, p = self.split(y)
+        d, u, _, _ = self.split(y)
         stats.wall = time.perf_counter() - wall
         stats.nfev = self.nfev
         return StepResult(p.copy(), d.copy(), u.copy(), loaded, stats)
 
     def _atol(self, y: np.ndarray) -> np.ndarray:
-        k, m = self.k, len(self.store)
+        k = self.k
         _, u, _, _ = self.split(y)
         vs = max(float(np.max(np.abs(u))) if k else 0.0, 1e-3)
-        ds = 1e-9 * math.sqrt(max(vs, 1e-3))
-        mass = 1.0 / max(float(np.max(self.W.diagonal(), initial=1e-12)), 1e-12)
-        return np.concatenate([np.full(k, ds * 1e-2), np.full(3 * k, vs * 1e-7),
-                               np.full(m * NODE_MAX, 1e-9), np.full(3 * k, mass * vs * 1e-7)])
+        return np.concatenate([np.full(k, 1e-11 * math.sqrt(vs)), np.full(3 * k, vs * 1e-7),
+                               np.full(len(y) - 4 * k, 1e-9)])

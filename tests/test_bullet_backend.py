@@ -1,0 +1,200 @@
+"""The PyBullet backend against references from outside the backend.
+
+* c_r of every bounce: the exact impact analyser ``impact(law, m, v_in, press=m g)`` (the papers'
+  binary collinear impact, an independent integrator) for Hunt-Crossley and exact-COR laws;
+* a resting ball: the static Hertz overlap (m g / k)^(2/3);
+* a stack: the static contact forces (N - i) m g;
+* unmanaged pairs: PyBullet's own native trajectory, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+import pytest
+
+from mbplugin.bullet import BulletContacts
+from mbplugin.contact import effective_modulus
+from mbplugin.errors import ParameterError
+from mbplugin.impact import impact
+from mbplugin.laws import make_law
+
+G = 9.81
+R = 0.01
+STEEL = {"E": 2e11, "nu": 0.3}
+
+
+@pytest.fixture
+def client():
+    cid = p.connect(p.DIRECT)
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+    p.setGravity(0, 0, -G, physicsClientId=cid)
+    yield cid
+    if p.isConnected(physicsClientId=cid):
+        p.disconnect(physicsClientId=cid)
+
+
+def ball(cid: int, z: float, mass: float, x: float = 0.0, radius: float = R) -> int:
+    s = p.createCollisionShape(p.GEOM_SPHERE, radius=radius, physicsClientId=cid)
+    b = p.createMultiBody(mass, s, basePosition=[x, 0, z], physicsClientId=cid)
+    p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
+    return b
+
+
+def z_of(cid: int, b: int) -> float:
+    return p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2]
+
+
+STEEL_MASS = 7800 * 4 / 3 * math.pi * R**3
+K_STEEL = 4 / 3 * float(effective_modulus(2e11, 0.3)) * math.sqrt(R)  # Hertz, rigid plane
+
+
+@pytest.mark.parametrize(
+    ("dt", "stiff", "law"),
+    [(1 / 240, "steel", "hunt_crossley"), (1 / 1000, "steel", "khatiwada"),
+     (1 / 240, "soft", "khatiwada"), (1 / 1000, "soft", "hunt_crossley")],
+)
+def test_drop_ball_cr_matches_impact_analyser(client, dt, stiff, law) -> None:
+    p.setTimeStep(dt, physicsClientId=client)
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    if stiff == "steel":
+        m, k, spec = STEEL_MASS, K_STEEL, {"name": law, "cr": 0.7}
+        kw = {"material": STEEL}
+    else:
+        m, k = 0.05, 1e5
+        spec = {"name": law, "cr": 0.7, "k": k}
+        kw = {}
+    b = ball(client, 0.1 + R, m)
+    bk = BulletContacts(client, manage=[plane], law=spec, **kw)
+    for _ in range(int(0.75 / dt)):
+        bk.step()
+    bounces = bk.bounces()
+    fast = bounces[bounces["v_in"] > 0.15]
+    assert len(fast) >= 3
+    ref_law = make_law(law, k=k, cr=0.7)
+    for row in fast:
+        ref = impact(ref_law, m, float(row["v_in"]), press=m * G)
+        assert abs(row["cr"] - ref.cr_out) < 1e-3, (row, ref.cr_out)
+    assert z_of(client, b) > R - 1e-3  # never fell through
+
+
+def test_ball_at_rest_static_overlap_and_no_drift(client) -> None:
+    p.setTimeStep(1 / 60, physicsClientId=client)
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    m, k = 0.05, 1e5
+    b = ball(client, R, m)  # touching, at rest
+    bk = BulletContacts(client, manage=[plane], law={"name": "hunt_crossley", "cr": 0.3, "k": k})
+    for _ in range(180):  # 3 s: settles
+        bk.step()
+    d_static = (m * G / k) ** (2 / 3)
+    z0 = z_of(client, b)
+    assert abs((R - z0) - d_static) < 0.01 * d_static
+    for _ in range(600):  # 10 s more
+        bk.step()
+    assert abs(z_of(client, b) - z0) < 1e-6
+
+
+def test_stack_of_five_holds_with_static_forces(client) -> None:
+    p.setTimeStep(1 / 240, physicsClientId=client)
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    m, k, n = 0.05, 1e5, 5
+    # static overlaps of the Hertz law: contact i below ball i carries (n - i) m g
+    d = [((n - i) * m * G / k) ** (2 / 3) for i in range(n)]
+    z, balls = R - d[0], []
+    for i in range(n):
+        balls.append(ball(client, z, m))
+        if i + 1 < n:
+            z += 2 * R - d[i + 1]
+    pairs = [(balls[i], balls[i + 1]) for i in range(n - 1)]
+    bk = BulletContacts(client, manage=[plane, *pairs],
+                        law={"name": "hunt_crossley", "cr": 0.5, "k": k})
+    z0 = np.array([z_of(client, b) for b in balls])
+    for _ in range(48):  # 0.2 s
+        info = bk.step()
+    z1 = np.array([z_of(client, b) for b in balls])
+    assert np.max(np.abs(z1 - z0)) < 1e-6
+    # normal force of each contact vs the weight above it
+    below = {int(a[1][0]): f  # side b: the upper body
+             for a, f in zip(info.links, info.normal_force, strict=True)}
+    for i, b in enumerate(balls):
+        assert below[b] == pytest.approx((n - i) * m * G, rel=0.01)
+
+
+def test_unmanaged_pairs_are_native(client) -> None:
+    """Ball 1 is managed, ball 2 is not: ball 2 follows PyBullet's native trajectory exactly
+    (compared with a second client running the same scene without the backend)."""
+    other = p.connect(p.DIRECT)
+    try:
+        traj = []
+        for cid, manage in ((client, True), (other, False)):
+            p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+            p.setGravity(0, 0, -G, physicsClientId=cid)
+            plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+            b1 = ball(cid, 0.1, 0.05, x=0.0)
+            b2 = ball(cid, 0.1, 0.05, x=1.0)
+            bk = (BulletContacts(cid, manage=[(plane, b1)],
+                                 law={"name": "hunt_crossley", "cr": 0.8, "k": 1e5})
+                  if manage else None)
+            zs = []
+            for _ in range(240):
+                if bk is None:
+                    p.stepSimulation(physicsClientId=cid)
+                else:
+                    bk.step()
+                zs.append(p.getBasePositionAndOrientation(b2, physicsClientId=cid)[0])
+            traj.append(np.array(zs))
+        assert np.array_equal(traj[0], traj[1])
+        assert traj[0][-1][2] > 0.0  # rests on the plane (native contact)
+    finally:
+        p.disconnect(physicsClientId=other)
+
+
+def test_several_clients_and_bullet_client_object() -> None:
+    from pybullet_utils import bullet_client
+
+    crs = []
+    for _ in range(2):
+        bc = bullet_client.BulletClient(connection_mode=p.DIRECT)
+        bc.setAdditionalSearchPath(pybullet_data.getDataPath())
+        bc.setGravity(0, 0, -G)
+        plane = bc.loadURDF("plane.urdf")
+        s = bc.createCollisionShape(p.GEOM_SPHERE, radius=R)
+        b = bc.createMultiBody(0.05, s, basePosition=[0, 0, 0.05])
+        bc.changeDynamics(b, -1, linearDamping=0)
+        crs.append((bc, BulletContacts(bc, manage=[plane],
+                                       law={"name": "khatiwada", "cr": 0.6, "k": 1e5})))
+    for _ in range(60):
+        for _, bk in crs:
+            bk.step()
+    first = [bk.bounces()[0]["cr"] for _, bk in crs]
+    assert first[0] == first[1]
+    assert abs(first[0] - 0.6) < 0.05
+
+
+def test_bad_input_errors_and_nothing_applied(client) -> None:
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    b = ball(client, 0.05, 0.05)
+    law = {"name": "hunt_crossley", "cr": 0.8, "k": 1e5}
+    with pytest.raises(ParameterError, match="body id 99"):
+        BulletContacts(client, manage=[99], law=law)
+    with pytest.raises(ParameterError, match="link 3"):
+        BulletContacts(client, manage=[((b, 3), plane)], law=law)
+    with pytest.raises(ParameterError, match="cr"):
+        BulletContacts(client, manage=[plane], law={"name": "hunt_crossley", "k": 1e5})
+    with pytest.raises(ParameterError, match="material"):
+        BulletContacts(client, manage=[plane], law={"name": "hunt_crossley", "cr": 0.8})
+    cyl = p.createCollisionShape(p.GEOM_CYLINDER, radius=0.02, height=0.1, physicsClientId=client)
+    c = p.createMultiBody(1.0, cyl, basePosition=[1, 0, 0.2], physicsClientId=client)
+    with pytest.raises(ParameterError, match="cylinder"):
+        BulletContacts(client, manage=[(plane, c)], law=law)
+    # nothing was applied: the ball still rests on the plane with PyBullet's native contact
+    for _ in range(240):
+        p.stepSimulation(physicsClientId=client)
+    assert z_of(client, b) > R - 1e-3
+    other = p.connect(p.DIRECT)
+    p.disconnect(physicsClientId=other)
+    with pytest.raises(ParameterError, match="not connected"):
+        BulletContacts(other, manage=[0], law=law)
