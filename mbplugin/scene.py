@@ -52,7 +52,7 @@ _LAW_KEYS = {"law": STR, "params": TABLE, "params_optional": TABLE, "friction": 
 SCHEMA: dict[str, Any] = {
     "scene": {"name": STR, "description": STR, "duration": NUM},
     "parameters": None,  # free-form
-    "world": {"gravity": VEC3},
+    "world": {"gravity": VEC3, "backend": STR, "host_dt": NUM},
     "integrator": {"method": STR, "dt": NUM, "solver": STR, "rtol": NUM, "atol": NUM,
                    "max_step": NUM, "first_step": NUM, "event_samples": INT,
                    "switch_steps": INT, "contact_samples": INT},
@@ -406,7 +406,15 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
     doc = apply_overrides(doc, overrides)
     doc = resolve_parameters(doc, source)
     validate_document(doc, source)
+    backend = doc.get("world", {}).get("backend", "standalone")
+    if backend not in ("standalone", "pybullet"):
+        raise SceneError(f"{source}: world.backend = {backend!r} is not one of "
+                         "{standalone, pybullet}")
     try:
+        if backend == "pybullet":
+            from mbplugin.bullet.scene import build_bullet_scene
+
+            return build_bullet_scene(doc, source, _law_entry, _friction)  # type: ignore[return-value]
         return _build(doc, source)
     except SceneError:
         raise

@@ -1,0 +1,251 @@
+"""Scene files with ``world.backend = "pybullet"``: the bodies are built in a PyBullet client
+(``p.DIRECT``) and every pair is managed by :class:`~mbplugin.bullet.BulletContacts`.
+
+What the backend accepts from the scene format (``docs/scenes.md``): ``[world] gravity``,
+``host_dt`` (PyBullet's step, s; default 1/240), ``[materials]``, ``[contact]`` (law, params,
+params_optional, friction), ``[[pairs]]`` with ``bodies``, and ``[[bodies]]`` of shape sphere,
+box or plane with ``radius`` / ``half_extents``, ``material``, ``mass`` or ``density``,
+``position``, ``orientation``, ``velocity``, ``angular_velocity``, ``fixed``. ``count`` / ``grid``,
+loads and ``[integrator]`` are standalone-engine features: a clear error names them.
+
+The run gives the standalone engine's summary keys: ``steps`` (host steps), ``events`` (contact
+onsets and separations), ``wall_time``, ``sim_time``, ``energy_drift`` (``None``: the dissipated
+work is not tracked inside PyBullet), ``bounces`` (body, other, t, t_out, v_in, v_out, cr),
+``bodies``, ``records``, plus ``backend = "pybullet"`` and ``host_dt``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mbplugin.errors import ParameterError
+from mbplugin.formatting import dumps_json
+
+UNSUPPORTED_BODY = ("count", "grid", "spacing", "jitter", "seed", "rpy_deg", "gravity_scale",
+                    "inertia")
+
+
+@dataclass
+class BulletResult:
+    """Records (host-step times, body positions) and the summary of a PyBullet scene run."""
+
+    name: str
+    body_names: list[str]
+    t: np.ndarray
+    pos: np.ndarray
+    bounces: list[dict[str, Any]]
+    steps: int
+    events: int
+    wall_time: float
+    host_dt: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        out = {"scene": self.name, "backend": "pybullet", "host_dt": self.host_dt,
+               "steps": self.steps, "events": self.events, "wall_time": self.wall_time,
+               "sim_time": float(self.t[-1]) if len(self.t) else 0.0, "energy_drift": None,
+               "bounces": self.bounces, "bodies": list(self.body_names), "records": len(self.t)}
+        out.update(self.extra)
+        return out
+
+    def write(self, out_dir: str | os.PathLike[str], fmt: str = "npz") -> list[Path]:
+        """Write the records (npz or csv) and ``summary.json`` (temp file + rename)."""
+        if fmt not in ("npz", "csv"):
+            raise ParameterError(f"output.format = {fmt!r} is not one of {{npz, csv}}")
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        if fmt == "npz":
+            target = out / "records.npz"
+            with tempfile.NamedTemporaryFile(dir=out, suffix=".npz", delete=False) as fh:
+                np.savez(fh, t=self.t, pos=self.pos, body_names=np.array(self.body_names))
+            os.replace(fh.name, target)
+        else:
+            target = out / "records.csv"
+            cols = [self.t[:, None], self.pos.reshape(len(self.t), -1)]
+            head = ["t"] + [f"{n}_{a}" for n in self.body_names for a in "xyz"]
+            with tempfile.NamedTemporaryFile("w", dir=out, suffix=".csv", delete=False) as fh:
+                np.savetxt(fh, np.hstack(cols), delimiter=",", header=",".join(head), comments="")
+            os.replace(fh.name, target)
+        paths.append(target)
+        with tempfile.NamedTemporaryFile("w", dir=out, suffix=".json", delete=False) as fh:
+            fh.write(dumps_json(self.summary()))
+        os.replace(fh.name, out / "summary.json")
+        paths.append(out / "summary.json")
+        return paths
+
+
+@dataclass
+class BulletScene:
+    """A validated scene for the PyBullet backend (same interface as the standalone Scene)."""
+
+    path: str
+    name: str
+    description: str
+    duration: float
+    doc: dict[str, Any]
+    law: Any
+    pair_laws: list[tuple[Any, tuple[str, str]]]
+    friction: Any
+    output_format: str = "npz"
+    plots: list[str] = field(default_factory=list)
+
+    def run(self, progress: Callable[[float], None] | None = None) -> BulletResult:
+        """Build the bodies in a new ``p.DIRECT`` client, run ``duration`` s, disconnect."""
+        import pybullet as p
+
+        from mbplugin.bullet.backend import BulletContacts
+
+        doc = self.doc
+        world = doc.get("world", {})
+        dt = float(world.get("host_dt", 1.0 / 240.0))
+        cid = p.connect(p.DIRECT)
+        try:
+            p.setGravity(*world.get("gravity", [0.0, 0.0, -9.81]), physicsClientId=cid)
+            p.setTimeStep(dt, physicsClientId=cid)
+            ids, names, mats = self._bodies(p, cid)
+            materials = doc.get("materials", {})
+            per = {ids[n]: {"E": materials[m]["E"], "nu": materials[m]["nu"]}
+                   for n, m in mats.items() if m is not None}
+            pair_laws = [(lw, (ids[a], ids[b])) for lw, (a, b) in self.pair_laws]
+            movable = [ids[n] for n in names]
+            manage = [(movable[i], movable[j]) for i in range(len(movable))
+                      for j in range(i + 1, len(movable))]
+            contacts = BulletContacts(cid, manage=manage, law=self.law, materials=per,
+                                      pair_laws=pair_laws, friction=self.friction)
+            n = round(self.duration / dt)
+            t = np.zeros(n + 1)
+            pos = np.zeros((n + 1, len(names), 3))
+            pos[0] = [p.getBasePositionAndOrientation(ids[nm], physicsClientId=cid)[0]
+                      for nm in names]
+            wall = time.perf_counter()
+            for i in range(1, n + 1):
+                contacts.step()
+                t[i] = i * dt
+                pos[i] = [p.getBasePositionAndOrientation(ids[nm], physicsClientId=cid)[0]
+                          for nm in names]
+                if progress is not None:
+                    progress(t[i])
+            wall = time.perf_counter() - wall
+        finally:
+            p.disconnect(physicsClientId=cid)
+        by_id = {(v, -1): k for k, v in ids.items()}
+        bounces = []
+        for row in contacts.bounces():
+            a = by_id[contacts.rows[int(row["a"])]]
+            b = by_id[contacts.rows[int(row["b"])]]
+            bounces.append({"body": b, "other": a, "t": float(row["t_in"]),
+                            "t_out": float(row["t_out"]), "v_in": float(row["v_in"]),
+                            "v_out": float(row["v_out"]), "cr": float(row["cr"])})
+        events = len(contacts.store.onsets) + len(contacts.store.separations)
+        return BulletResult(self.name, names, t, pos, bounces, n, events, wall, dt)
+
+    def _bodies(self, p: Any, cid: int) -> tuple[dict[str, int], list[str], dict[str, Any]]:
+        from mbplugin.contact import Box, Sphere
+
+        ids: dict[str, int] = {}
+        names: list[str] = []
+        mats: dict[str, Any] = {}
+        materials = self.doc.get("materials", {})
+        for b in self.doc["bodies"]:
+            fixed = bool(b.get("fixed", False))
+            shape = b["shape"]
+            if shape == "sphere":
+                geom = p.createCollisionShape(p.GEOM_SPHERE, radius=b["radius"],
+                                              physicsClientId=cid)
+                solid: Any = Sphere(b["radius"])
+            elif shape == "box":
+                geom = p.createCollisionShape(p.GEOM_BOX, halfExtents=b["half_extents"],
+                                              physicsClientId=cid)
+                solid = Box(tuple(b["half_extents"]))
+            else:
+                geom = p.createCollisionShape(p.GEOM_PLANE,
+                                              planeNormal=b.get("normal", [0, 0, 1]),
+                                              physicsClientId=cid)
+                solid = None
+            if fixed:
+                mass = 0.0
+            elif "mass" in b:
+                mass = float(b["mass"])
+            else:
+                rho = b.get("density", materials.get(b.get("material"), {}).get("density"))
+                mass = float(solid.mass_properties(rho)[0])
+            q = b.get("orientation", [1.0, 0.0, 0.0, 0.0])
+            bid = p.createMultiBody(mass, geom, basePosition=b.get("position", [0, 0, 0]),
+                                    baseOrientation=[q[1], q[2], q[3], q[0]],
+                                    physicsClientId=cid)
+            p.changeDynamics(bid, -1, linearDamping=0.0, angularDamping=0.0,
+                             physicsClientId=cid)
+            if not fixed:
+                p.resetBaseVelocity(bid, b.get("velocity", [0, 0, 0]),
+                                    b.get("angular_velocity", [0, 0, 0]), physicsClientId=cid)
+            ids[b["name"]] = bid
+            names.append(b["name"])
+            mats[b["name"]] = b.get("material")
+        return ids, names, mats
+
+
+def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[..., Any],
+                       friction_entry: Callable[..., Any]) -> BulletScene:
+    """A :class:`BulletScene` from a resolved, validated scene document.
+
+    ``law_entry(table, where)`` and ``friction_entry(table, where)`` are the scene loader's
+    resolvers of ``[contact]`` / ``[[pairs]]`` laws and friction (one resolution rule for both
+    backends).
+    """
+    from mbplugin.scene import SceneError
+
+    sc = doc["scene"]
+    duration = float(sc["duration"])
+    if not (math.isfinite(duration) and duration > 0):
+        raise SceneError(f"{source}: scene.duration: {duration:g} s is outside its allowed range "
+                         "(0, inf)")
+    host_dt = doc.get("world", {}).get("host_dt", 1.0 / 240.0)
+    if not (isinstance(host_dt, int | float) and 1e-6 <= host_dt <= 0.1):
+        raise SceneError(f"{source}: world.host_dt = {host_dt!r} s is outside its allowed range "
+                         "[1e-6, 0.1]")
+    for key in ("loads", "integrator"):
+        if doc.get(key):
+            raise SceneError(f"{source}: [{key}] is a standalone-engine feature, not supported "
+                             "with world.backend = 'pybullet'")
+    names = []
+    for i, b in enumerate(doc["bodies"]):
+        bad = [k for k in UNSUPPORTED_BODY if k in b]
+        if bad:
+            raise SceneError(f"{source}: bodies[{i}].{bad[0]} is not supported with "
+                             "world.backend = 'pybullet'")
+        if b["shape"] not in ("sphere", "box", "plane"):
+            raise SceneError(f"{source}: bodies[{i}].shape = {b['shape']!r} is not one of "
+                             "{sphere, box, plane}")
+        if b["shape"] == "plane" and not b.get("fixed", False):
+            raise SceneError(f"{source}: bodies[{i}]: a plane must have fixed = true")
+        if not b.get("fixed", False) and "mass" not in b and "density" not in b and \
+                "density" not in doc.get("materials", {}).get(b.get("material"), {}):
+            raise SceneError(f"{source}: bodies[{i}]: missing field 'mass' (or 'density')")
+        names.append(b["name"])
+    contact = doc.get("contact")
+    if not contact or "law" not in contact:
+        raise SceneError(f"{source}: [contact] law is required")
+    law = law_entry(contact, f"{source}: contact")
+    pair_laws = []
+    for j, pr in enumerate(doc.get("pairs", [])):
+        if "bodies" not in pr or "law" not in pr:
+            raise SceneError(f"{source}: pairs[{j}]: the pybullet backend takes pairs with "
+                             "'bodies' and 'law'")
+        for nm in pr["bodies"]:
+            if nm not in names:
+                raise SceneError(f"{source}: pairs[{j}].bodies: unknown body {nm!r}")
+        pair_laws.append((law_entry(pr, f"{source}: pairs[{j}]"), tuple(pr["bodies"])))
+    out = doc.get("output", {})
+    return BulletScene(source, sc.get("name", Path(source).stem), sc.get("description", ""),
+                       duration, doc, law, pair_laws, friction_entry(contact, f"{source}: contact"),
+                       out.get("format", "npz"), [])
