@@ -1,0 +1,65 @@
+"""Scene files with world.backend = "pybullet" through `mbplugin run`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mbplugin.cli import main
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_drop_ball_summary_has_the_engine_keys(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["run", "scenes/bullet_drop_ball.toml", "--set", "duration=0.5",
+                         "--json", "--out", str(tmp_path)], capsys)
+    assert code == 0
+    ours = json.loads(out)
+    code, out, _ = _run(["run", "scenes/drop_ball.toml", "--set", "duration=0.5", "--json",
+                         "--out", str(tmp_path / "engine")], capsys)
+    engine = json.loads(out)
+    for key in ("steps", "events", "wall_time", "sim_time", "energy_drift", "bounces", "bodies",
+                "records"):
+        assert key in ours, key
+    assert ours["backend"] == "pybullet"
+    assert ours["sim_time"] == pytest.approx(0.5)
+    assert (tmp_path / "summary.json").exists() and (tmp_path / "records.csv").exists()
+    # the same law and ball: the bounce's c_r equals the standalone engine's
+    assert len(ours["bounces"]) == len(engine["bounces"]) == 1
+    assert ours["bounces"][0]["cr"] == pytest.approx(engine["bounces"][0]["cr"], abs=1e-3)
+
+
+def test_stacked_balls_rebound_matches_engine(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Tennis ball on basketball: the tennis ball's rebound speed (relative to the basketball,
+    over the basketball's impact speed) within 1 % of the standalone engine's."""
+    res = {}
+    for scene in ("bullet_stacked_balls", "stacked_balls"):
+        code, out, _ = _run(["run", f"scenes/{scene}.toml", "--json", "--out",
+                             str(tmp_path / scene)], capsys)
+        assert code == 0
+        b = {(x["body"], x["other"]): x for x in json.loads(out)["bounces"]}
+        res[scene] = (b[("tennis", "basketball")]["v_out"], b[("basketball", "floor")]["v_in"])
+    ours, engine = res["bullet_stacked_balls"], res["stacked_balls"]
+    assert ours[0] == pytest.approx(engine[0], rel=0.01)
+    assert ours[0] / ours[1] == pytest.approx(engine[0] / engine[1], rel=1e-3)
+    # elastic (Hertz) contacts: the relative speed is reversed, 2 v_in (both balls at v_in)
+    assert ours[0] / ours[1] == pytest.approx(2.0, rel=1e-3)
+
+
+def test_bad_backend_and_unsupported_keys_one_line_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["run", "scenes/bullet_drop_ball.toml", "--set", "world.backend=mujoco",
+                         "--out", str(tmp_path / "x")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "world.backend" in err
+    assert not (tmp_path / "x").exists()
+    code, _, err = _run(["run", "scenes/bullet_drop_ball.toml", "--set", "host_dt=1.0",
+                         "--out", str(tmp_path / "y")], capsys)
+    assert code == 2 and "host_dt" in err
