@@ -30,7 +30,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,13 @@ from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import articulated_delassus, free_body_delassus
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.bullet.substep import ContactSpace, SubstepStats
-from mbplugin.contact import BodyState, ContactBatch, ContactModel, axis_angle_quat
+from mbplugin.contact import (
+    BodyState,
+    ContactBatch,
+    ContactModel,
+    axis_angle_quat,
+    quat_to_matrix,
+)
 from mbplugin.dynamics.friction import Friction
 from mbplugin.errors import ParameterError
 
@@ -84,6 +90,8 @@ class BulletContacts:
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
+    ``probe``    measure the free acceleration of contacts on articulated links with a probe
+                 step of the host (see :meth:`_a_free`); otherwise gravity only
     """
 
     def __init__(
@@ -99,6 +107,7 @@ class BulletContacts:
         flat_box: float = 20.0,
         rtol: float = 1e-8,
         correct_positions: bool = True,
+        probe: bool = True,
     ) -> None:
         self.client = Client(client)
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
@@ -107,6 +116,7 @@ class BulletContacts:
         self.rtol = float(rtol)
         self.flat_box = float(flat_box)
         self.correct_positions = bool(correct_positions)
+        self.probe = bool(probe)
         self._law = law
         self._material = dict(material) if material is not None else None
         self._materials = {self._link_key(k): dict(v) for k, v in (materials or {}).items()}
@@ -118,7 +128,8 @@ class BulletContacts:
             raise ParameterError("manage: name at least one body or pair to manage")
         self.t = 0.0
         self.last: StepInfo | None = None
-        self._a_corr: dict[int, np.ndarray] = {}
+        self._h: float | None = None
+        self._keys: np.ndarray | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
 
@@ -325,6 +336,10 @@ class BulletContacts:
                 q = [float(c("getJointState", body, j)[0]) for j in joints]
                 zero = [0.0] * len(q)
                 mm = np.array(c("calculateMassMatrix", body, q))
+                # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
+                # they do not change when the base turns); the contact layer works in world
+                base_q = xyzw_to_wxyz(c("getBasePositionAndOrientation", body)[1])
+                r_base = quat_to_matrix(base_q[None])[0]
                 jac = []
                 for e in sel:
                     lk = self.rows[side[e]][1]
@@ -332,14 +347,22 @@ class BulletContacts:
                     R = bodies.rotations_ext()[side[e]]
                     local = R.T @ (point[e] - np.asarray(st[0]))
                     lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
-                    jac.append(np.array(lin))
+                    jac.append(r_base @ np.array(lin))
                 W = W + articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
         return sp.csr_matrix(W)
 
     # -- stepping --
-    def before_step(self, dt: float | None = None) -> StepInfo:
+    def before_step(self, dt: float | None = None,
+                    control: Callable[[], None] | None = None) -> StepInfo:
         """Integrate the managed contacts over the coming host step and apply their forces
-        (``applyExternalForce``, consumed by the next ``stepSimulation``)."""
+        (``applyExternalForce``, consumed by the next ``stepSimulation``).
+
+        ``control``: a function that sets the user's per-step inputs (``TORQUE_CONTROL``
+        torques, external forces); it is called here (before the probe step of articulated
+        contacts and again before the real step). Inputs that persist (position/velocity motors)
+        need no callback."""
+        if control is not None:
+            control()
         c = self.client
         dt = c.time_step() if dt is None else float(dt)
         g = c.gravity()
@@ -362,10 +385,13 @@ class BulletContacts:
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         del wdiag
-        a_free = self._a_free(batch, g)
+        a_free = self._a_free(batch, g, bodies, dt, control)
         u0 = batch.vt - batch.ddelta[:, None] * n
         space = ContactSpace(self.store, batch, W, a_free, self.friction, self.rtol)
-        res = space.integrate(self.t, dt, batch.delta.copy(), u0)
+        h0 = self._h if (self._h and self._keys is not None
+                         and np.array_equal(self._keys, self.store.keys)) else None
+        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0)
+        self._h, self._keys = res.last_step, self.store.keys.copy()
         force = res.impulse / dt
         self._apply(batch, force)
         info = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n), batch.key.copy(),
@@ -375,20 +401,43 @@ class BulletContacts:
         self._pending = (batch, W, res, a_free)
         return info
 
-    def _a_free(self, batch: ContactBatch, g: np.ndarray) -> np.ndarray:
-        """Relative acceleration of the contact points without the managed forces (m/s^2):
-        gravity for free bodies and links; for contacts on articulated links corrected by the
-        residual observed over the previous host step (actuation, joint reactions)."""
+    def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
+                dt: float, control: Callable[[], None] | None) -> np.ndarray:
+        """Relative acceleration of the contact points without the managed forces (m/s^2).
+
+        Free bodies: gravity. Contacts on articulated links: measured by a probe step of the
+        host (``saveState``, ``stepSimulation`` with the managed pairs' response off,
+        ``restoreState``): it holds everything the host applies over the step (actuators,
+        gravity, joint reactions, Coriolis terms, unmanaged contacts). PyBullet consumes
+        ``TORQUE_CONTROL`` torques and external forces at every ``stepSimulation``: ``control``
+        (the user's function that sets them) is called again after the probe."""
         ga = np.where((self.kind[batch.a] != STATIC)[:, None], g, 0.0)
         gb = np.where((self.kind[batch.b] != STATIC)[:, None], g, 0.0)
         a = gb - ga
-        if self._a_corr:
-            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-            for i in np.flatnonzero(art):
-                corr = self._a_corr.get(int(batch.key[i]))
-                if corr is not None:
-                    a[i] = corr
+        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+        if art.any() and self.probe:
+            c = self.client
+            sid = c("saveState")
+            try:
+                c("stepSimulation")
+                after = self.body_state()
+            finally:
+                c("restoreState", sid)
+                c("removeState", sid)
+            if control is not None:
+                control()
+            u0 = self._point_velocity(bodies, batch)
+            u1 = self._point_velocity(after, batch)
+            a[art] = (u1[art] - u0[art]) / dt
         return a
+
+    @staticmethod
+    def _point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
+        """u = v_b(P) - v_a(P) with the batch's lever arms (K, 3)."""
+        _, vel, om = bodies.kinematics_ext()
+        va = vel[batch.a] + np.cross(om[batch.a], batch.ra)
+        vb = vel[batch.b] + np.cross(om[batch.b], batch.rb)
+        return vb - va
 
     def _apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         c = self.client
@@ -409,7 +458,7 @@ class BulletContacts:
         pend = getattr(self, "_pending", None)
         self._pending = None
         if pend is not None:
-            batch, W, res, a_free = pend
+            batch, W, res, _ = pend
             bodies = self.body_state()
             now = self.model.detect(bodies, margin=1.0)
             pos = _lookup(now.key, batch.key)
@@ -420,10 +469,6 @@ class BulletContacts:
                 pp = pos[ok]
                 u_now[ok] = now.vt[pp] - now.ddelta[pp][:, None] * now.normal[pp]
                 d_now[ok] = now.delta[pp]
-            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-            self._a_corr = {}
-            for i in np.flatnonzero(art & ok):
-                self._a_corr[int(batch.key[i])] = a_free[i] + (u_now[i] - res.u[i]) / dt
             if self.correct_positions:
                 self._correct(batch, W, res, d_now, bodies)
         self.t += dt
@@ -465,9 +510,9 @@ class BulletContacts:
             c("resetBasePositionAndOrientation", b, list(pos), [q[1], q[2], q[3], q[0]])
             c("resetBaseVelocity", b, list(bodies.vel[i]), list(bodies.omega[i]))
 
-    def step(self) -> StepInfo:
+    def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
-        info = self.before_step()
+        info = self.before_step(control=control)
         self.client("stepSimulation")
         self.after_step()
         return info

@@ -71,6 +71,7 @@ class StepResult:
     u: np.ndarray
     loaded: np.ndarray
     stats: SubstepStats
+    last_step: float = 0.0
 
 
 def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
@@ -254,8 +255,10 @@ class ContactSpace:
         return best
 
     # -- driver ---------------------------------------------------------------------------------
-    def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray) -> StepResult:
-        """Integrate over [t0, t0 + dt] (s) from delta ``d0`` (K,) and velocity ``u0`` (K, 3)."""
+    def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
+                  h0: float | None = None) -> StepResult:
+        """Integrate over [t0, t0 + dt] (s) from delta ``d0`` (K,) and velocity ``u0`` (K, 3);
+        ``h0`` (s) is a first step to try (e.g. the last step of the previous host step)."""
         wall = time.perf_counter()
         stats = SubstepStats()
         self._key_order = np.argsort(self.batch.key)
@@ -265,7 +268,7 @@ class ContactSpace:
         p = np.zeros((k, 3))
         loaded = np.zeros(k, dtype=bool)
         t, t_end = 0.0, dt
-        h = None
+        h = h0
         while t < t_end:
             self.prepare()
             kw: dict[str, Any] = {"rtol": self.rtol, "atol": self._atol(y), "max_step": dt}
@@ -312,11 +315,11 @@ class ContactSpace:
         d, u, _, _ = self.split(y)
         stats.wall = time.perf_counter() - wall
         stats.nfev = self.nfev
-        return StepResult(p.copy(), d.copy(), u.copy(), loaded, stats)
+        return StepResult(p.copy(), d.copy(), u.copy(), loaded, stats, float(h or dt))
 
     def _atol(self, y: np.ndarray) -> np.ndarray:
-        k = self.k
-        _, u, _, _ = self.split(y)
-        vs = max(float(np.max(np.abs(u))) if k else 0.0, 1e-3)
-        return np.concatenate([np.full(k, 1e-11 * math.sqrt(vs)), np.full(3 * k, vs * 1e-7),
-                               np.full(len(y) - 4 * k, 1e-9)])
+        """Absolute tolerances: rtol x (0.1 mm for overlaps, 1 cm/s for velocities, 1e-4 for
+        the law states)."""
+        k, r = self.k, self.rtol
+        return np.concatenate([np.full(k, 1e-4 * r), np.full(3 * k, 1e-2 * r),
+                               np.full(len(y) - 4 * k, 1e-4 * r)])
