@@ -90,6 +90,8 @@ class BulletContacts:
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
+    ``correct_articulated``  the same correction for articulated links through the joint-space
+                 mass matrix (experimental: off by default, it was unstable on a quadruped)
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only
     """
@@ -107,6 +109,7 @@ class BulletContacts:
         flat_box: float = 20.0,
         rtol: float = 1e-8,
         correct_positions: bool = True,
+        correct_articulated: bool = False,
         probe: bool = True,
     ) -> None:
         self.client = Client(client)
@@ -117,6 +120,7 @@ class BulletContacts:
         self.flat_box = float(flat_box)
         self.correct_positions = bool(correct_positions)
         self.probe = bool(probe)
+        self.correct_articulated = bool(correct_articulated)
         self._law = law
         self._material = dict(material) if material is not None else None
         self._materials = {self._link_key(k): dict(v) for k, v in (materials or {}).items()}
@@ -324,6 +328,7 @@ class BulletContacts:
         W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
                                inv_i_w)
         art = self.kind[side] == ARTICULATED
+        self._art_cache = {}
         if art.any():
             c = self.client
             point = np.concatenate([batch.point, batch.point])
@@ -343,12 +348,14 @@ class BulletContacts:
                 jac = []
                 for e in sel:
                     lk = self.rows[side[e]][1]
-                    st = c("getLinkState", body, lk)
+                    st = c("getLinkState", body, lk, computeForwardKinematics=1)
                     R = bodies.rotations_ext()[side[e]]
                     local = R.T @ (point[e] - np.asarray(st[0]))
                     lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
                     jac.append(r_base @ np.array(lin))
                 W = W + articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
+                self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
+                                         joints, q)
         return sp.csr_matrix(W)
 
     # -- stepping --
@@ -475,16 +482,16 @@ class BulletContacts:
 
     def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
                  bodies: BodyState) -> None:
-        free_pair = ((self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED))
-        sel = np.flatnonzero(res.loaded & free_pair & np.isfinite(d_now))
+        ok = res.loaded & np.isfinite(d_now)
+        if not self.correct_articulated:
+            ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
+        sel = np.flatnonzero(ok)
         if not len(sel):
             return
         n = batch.normal[sel]
-        blocks = _blocks(W, len(batch))
         # normal-normal Delassus among the selected contacts
         Wd = W.toarray().reshape(len(batch), 3, len(batch), 3)[sel][:, :, sel, :]
         wnn = np.einsum("ia,iajb,jb->ij", n, Wd, n)
-        del blocks
         mu = np.linalg.lstsq(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)[0]
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
@@ -509,6 +516,35 @@ class BulletContacts:
                 q = _quat_mul(axis_angle_quat(dth[i], ang), q)
             c("resetBasePositionAndOrientation", b, list(pos), [q[1], q[2], q[3], q[0]])
             c("resetBaseVelocity", b, list(bodies.vel[i]), list(bodies.omega[i]))
+        # articulated bodies: the same position impulse through the joint-space mass matrix,
+        # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
+        # the base frame, then the joints)
+        mu_of = np.zeros(len(batch))
+        mu_of[sel] = mu
+        for body, (cont, sgn, jac, mm, r_base, joints, _) in self._art_cache.items():
+            if not self.correct_articulated:
+                break
+            f = (sgn * mu_of[cont])[:, None] * batch.normal[cont]
+            if not np.any(f):
+                continue
+            dq = np.linalg.solve(mm, np.einsum("eij,ei->j", jac, f))
+            qd = [float(c("getJointState", body, j)[1]) for j in joints]
+            qs = [float(c("getJointState", body, j)[0]) for j in joints]
+            floating = mm.shape[0] == len(joints) + 6
+            if floating:
+                pos, orn = c("getBasePositionAndOrientation", body)
+                vel, om = c("getBaseVelocity", body)
+                dth = r_base @ dq[:3]
+                qb = xyzw_to_wxyz(orn)
+                ang = float(np.linalg.norm(dth))
+                if ang > 0:
+                    qb = _quat_mul(axis_angle_quat(dth, ang), qb)
+                c("resetBasePositionAndOrientation", body, list(np.asarray(pos) + r_base @ dq[3:6]),
+                  [qb[1], qb[2], qb[3], qb[0]])
+                c("resetBaseVelocity", body, list(vel), list(om))
+            dj = dq[6:] if floating else dq
+            for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
+                c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
 
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
