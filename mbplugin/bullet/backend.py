@@ -64,6 +64,8 @@ class StepInfo:
     normal_force: np.ndarray  # (K,) mean normal force over the step (N)
     keys: np.ndarray
     links: np.ndarray  # (K, 2, 2) (body, link) of sides a and b
+    delta: np.ndarray | None = None  # (K,) overlap at the end of the step (m)
+    slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
 
 
 def _as_friction(friction: Any) -> Friction | None:
@@ -381,7 +383,8 @@ class BulletContacts:
         k = len(batch)
         self.store.commit(batch, self.t)
         if k == 0:
-            self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)))
+            self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
+                                 np.zeros(0), np.zeros(0))
             self._pending = None
             return self.last
         W = self._delassus(batch, bodies)
@@ -401,9 +404,11 @@ class BulletContacts:
         self._h, self._keys = res.last_step, self.store.keys.copy()
         force = res.impulse / dt
         self._apply(batch, force)
+        un = np.einsum("ki,ki->k", res.u, n)
         info = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n), batch.key.copy(),
                         np.array([[self.rows[a], self.rows[b]] for a, b in zip(batch.a, batch.b,
-                                                                                strict=True)]))
+                                                                                strict=True)]),
+                        res.delta.copy(), np.linalg.norm(res.u - un[:, None] * n, axis=1))
         self.last = info
         self._pending = (batch, W, res, a_free)
         return info

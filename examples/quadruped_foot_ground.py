@@ -1,0 +1,170 @@
+"""The A1 quadruped of ``pybullet_data`` on compliant ground, against PyBullet's native contact.
+
+The four toe spheres (R = 2 cm) touch a rubber-like ground (E = 10 MPa, nu = 0.45) through a
+Hunt-Crossley law with Hertz's stiffness and regularised Coulomb friction (mu = 0.8); every other
+pair (a fallen body, a knee) keeps PyBullet's contact. The robot stands under a joint PD
+controller (torque control, |tau| <= 33.5 N m), then trots open loop (diagonal pairs, 2.5 Hz).
+The same script runs with PyBullet's native contact. Printed: summed foot normal force over the
+weight in quiet stance, sinkage vs the static Hertz estimate (W / (4 k))^(2/3), distance
+trotted, per-foot force spikes; the full mode writes plots of per-foot normal force,
+penetration and slip.
+
+    python examples/quadruped_foot_ground.py [--short] [--out DIR]
+
+Checks (exit 1 if one fails): in quiet stance the summed foot force equals the weight within
+2 % and the sinkage is within 20 % of the static Hertz estimate; the full mode also requires the
+trot to move the robot forward >= 0.3 m (the short mode trots only briefly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+
+E_GROUND, NU_GROUND, E_TOE, NU_TOE = 1e7, 0.45, 1e9, 0.4
+TOE_R = 0.02
+STAND = np.array([0.0, 0.8, -1.6] * 4)
+PHASE = np.array([0.0, np.pi, np.pi, 0.0])  # FR, FL, RR, RL: diagonal pairs
+FREQ, THIGH, CALF = 2.5, 0.2, 0.4
+MAX_TORQUE = 33.5  # N m (A1 motor limit)
+KP, KD = 80.0, 1.5  # joint PD gains (N m/rad, N m s/rad)
+
+
+def targets(t: float, t_trot: float) -> np.ndarray:
+    tgt = STAND.copy()
+    if t > t_trot:
+        ph = 2 * np.pi * FREQ * (t - t_trot) + PHASE
+        tgt[1::3] -= THIGH * np.sin(ph)
+        tgt[2::3] -= CALF * np.maximum(0.0, np.cos(ph))
+    return tgt
+
+
+def run(ours: bool, t_stand: float, t_trot: float, dt: float) -> dict[str, np.ndarray]:
+    """Stand ``t_stand`` s then trot ``t_trot`` s; per-step records."""
+    cid = p.connect(p.DIRECT)
+    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+    p.setGravity(0, 0, -9.81, physicsClientId=cid)
+    p.setTimeStep(dt, physicsClientId=cid)
+    plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.32], physicsClientId=cid)
+    nj = p.getNumJoints(robot, physicsClientId=cid)
+    info = [p.getJointInfo(robot, j, physicsClientId=cid) for j in range(nj)]
+    motors = [j for j in range(nj) if info[j][2] == p.JOINT_REVOLUTE]
+    toes = [j for j in range(nj) if info[j][12].decode().endswith("toe")]
+    for j, q0 in zip(motors, STAND, strict=True):
+        p.resetJointState(robot, j, q0, physicsClientId=cid)
+    p.setJointMotorControlArray(robot, motors, p.VELOCITY_CONTROL, forces=[0.0] * 12,
+                                physicsClientId=cid)  # motors off: torque control
+    mass = sum(p.getDynamicsInfo(robot, j, physicsClientId=cid)[0] for j in range(-1, nj))
+    contacts = None
+    if ours:
+        from mbplugin.bullet import BulletContacts
+
+        contacts = BulletContacts(
+            cid, manage=[(plane, (robot, t)) for t in toes],
+            law={"name": "hunt_crossley", "cr": 0.3},
+            materials={plane: {"E": E_GROUND, "nu": NU_GROUND},
+                       robot: {"E": E_TOE, "nu": NU_TOE}},
+            friction={"mu": 0.8, "v_eps": 1e-2}, rtol=1e-6)
+    n = round((t_stand + t_trot) / dt)
+    rec = {k: np.zeros((n, 4)) for k in ("force", "depth", "slip")}
+    rec["base"] = np.zeros((n, 3))
+    wall = time.perf_counter()
+    for i in range(n):
+        t = i * dt
+        js = p.getJointStates(robot, motors, physicsClientId=cid)
+        q = np.array([x[0] for x in js])
+        qd = np.array([x[1] for x in js])
+        tau = np.clip(KP * (targets(t, t_stand) - q) - KD * qd, -MAX_TORQUE, MAX_TORQUE)
+
+        def control(tau: np.ndarray = tau) -> None:
+            # TORQUE_CONTROL torques last one stepSimulation: set again before each
+            p.setJointMotorControlArray(robot, motors, p.TORQUE_CONTROL, forces=tau.tolist(),
+                                        physicsClientId=cid)
+
+        if contacts is not None:
+            st = contacts.step(control=control)
+            for (_, (_, link)), f, d, s in zip(st.links, st.normal_force, st.delta, st.slip,
+                                                  strict=True):
+                k = toes.index(int(link))
+                rec["force"][i, k], rec["depth"][i, k] = f, max(d, 0.0)
+                rec["slip"][i, k] = s if f > 0 else 0.0
+        else:
+            control()
+            p.stepSimulation(physicsClientId=cid)
+            for k, toe in enumerate(toes):
+                cps = p.getContactPoints(robot, plane, toe, -1, physicsClientId=cid)
+                rec["force"][i, k] = sum(c[9] for c in cps)
+                rec["depth"][i, k] = max([-c[8] for c in cps], default=0.0)
+                if cps:
+                    v = p.getLinkState(robot, toe, computeLinkVelocity=1,
+                                       physicsClientId=cid)[6]
+                    rec["slip"][i, k] = float(np.hypot(v[0], v[1]))
+        rec["base"][i] = p.getBasePositionAndOrientation(robot, physicsClientId=cid)[0]
+    rec["wall"] = np.array(time.perf_counter() - wall)
+    rec["weight"] = np.array(mass * 9.81)
+    p.disconnect(physicsClientId=cid)
+    return rec
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--short", action="store_true", help="quick mode (CI)")
+    ap.add_argument("--out", default="out/quadruped_foot_ground", help="plots go here")
+    args = ap.parse_args(argv)
+    dt = 1 / 240
+    t_stand, t_trot = (0.75, 0.0) if args.short else (10.0, 10.0)
+    e_star = 1.0 / ((1 - NU_GROUND**2) / E_GROUND + (1 - NU_TOE**2) / E_TOE)
+    k = 4 / 3 * e_star * np.sqrt(TOE_R)
+    ok = True
+    runs = {}
+    for name, ours in (("native", False), ("mbplugin", True)):
+        rec = runs[name] = run(ours, t_stand, t_trot, dt)
+        w = float(rec["weight"])
+        quiet = slice(int(0.5 * t_stand / dt), int(t_stand / dt))  # second half of the stance
+        fsum = rec["force"][quiet].sum(axis=1) / w
+        sink = rec["depth"][quiet].mean()
+        hertz = (w / 4 / k) ** (2 / 3)
+        print(f"{name:8s}: stance sum(F)/W = {fsum.mean():.4f} (min {fsum.min():.3f}, max "
+              f"{fsum.max():.3f}); sinkage {sink * 1e3:.3f} mm (static Hertz "
+              f"{hertz * 1e3:.3f} mm); peak foot force {rec['force'].max() / w:.2f} W; "
+              f"wall {float(rec['wall']):.1f} s")
+        if t_trot:
+            x0 = rec["base"][int(t_stand / dt) - 1]
+            x1 = rec["base"][-1]
+            print(f"          trot: {x1[0] - x0[0]:+.3f} m forward, {x1[1] - x0[1]:+.3f} m "
+                  f"sideways, base height {x1[2]:.3f} m")
+        if ours:
+            ok &= abs(fsum.mean() - 1) < 0.02 and abs(sink / hertz - 1) < 0.2
+            if t_trot:
+                ok &= bool(rec["base"][-1][0] - rec["base"][int(t_stand / dt) - 1][0] >= 0.3)
+    if not args.short:
+        from mbplugin.plotting import pyplot, save_figure
+
+        plt = pyplot()
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for key, label in (("force", "normal force (N)"), ("depth", "penetration (m)"),
+                           ("slip", "slip speed (m/s)")):
+            fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+            for ax, name in zip(axes, ("native", "mbplugin"), strict=True):
+                t = np.arange(len(runs[name][key])) * dt
+                ax.plot(t, runs[name][key], lw=0.7)
+                ax.set_ylabel(label)
+                ax.set_title(name)
+            axes[-1].set_xlabel("t (s)")
+            save_figure(fig, out / f"{key}.png")
+    if not ok:
+        print("FAILED: the stance / trot checks above", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
