@@ -380,6 +380,7 @@ class BulletContacts:
         wr = float(np.max(np.linalg.norm(bodies.omega, axis=1), initial=0.0))
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
+        self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t)
         if k == 0:
@@ -472,7 +473,7 @@ class BulletContacts:
         if pend is not None:
             batch, W, res, _ = pend
             bodies = self.body_state()
-            now = self.model.detect(bodies, margin=1.0)
+            now = self.model.detect(bodies, margin=self._margin)
             pos = _lookup(now.key, batch.key)
             ok = pos >= 0
             u_now = np.zeros_like(res.u)

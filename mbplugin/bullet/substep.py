@@ -19,11 +19,11 @@ geometry (normals, lever arms) and W are frozen over the host step. The solver i
 IIA (order 5, implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. IV.8) with a
 sparse finite-difference Jacobian.
 
-After every accepted solver step the store books the state (``ContactStore.commit``: its onset,
-end, latch and memory rules); a change of sign inside a step of a new contact's delta (onset), of
-an active contact's raw force (end; delta for laws that may pull) or of ddelta (maximum
-compression, for laws with memory) is located by the Illinois method on the dense output and the
-store books the state just past it, so the latched impact speed and the separation speed are
+A change of sign inside a solver step of a new contact's delta (onset), of an active contact's
+raw force (end; delta for laws that may pull) or of ddelta (maximum compression, for laws with
+memory) is located by the Illinois method on the dense output and the store books the state just
+past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it does at the end
+of the host step, so the latched impact speed and the separation speed are
 those of the located instants. The impulse P of the step is the integral of f, by three-point
 Gauss-Legendre quadrature on the dense output of every accepted solver step (exact for the
 degree-5 collocation polynomial of Radau IIA); P / dt is the force the host applies.
@@ -197,10 +197,9 @@ class ContactSpace:
         """Jacobian pattern: contacts couple through W; law states to their own contact."""
         k = self.k
         nd = 4 * k + int(self._mask.sum())
-        cpl = sp.csr_matrix((abs(self.W) > 0).astype(float))
-        # contact-level coupling (K, K)
-        c = sp.kron(sp.eye(k), np.ones((1, 3))) @ cpl @ sp.kron(sp.eye(k), np.ones((3, 1)))
-        c = (c + sp.eye(k)) > 0
+        w = sp.coo_matrix(self.W)
+        c = sp.csr_matrix((np.ones(len(w.row)), (w.row // 3, w.col // 3)), shape=(k, k))
+        c = c + sp.eye(k, format="csr")
         # the owner contact of every state
         owner = np.concatenate([
             np.arange(k), np.repeat(np.arange(k), 3),
@@ -209,8 +208,9 @@ class ContactSpace:
         valid = owner >= 0
         o = np.where(valid, owner, 0)
         own = sp.csr_matrix((valid.astype(float), (np.arange(nd), o)), shape=(nd, max(k, 1)))
-        pat = own @ c.astype(float) @ own.T
-        return (pat > 0).astype(float)
+        pat = own @ c @ own.T
+        pat.data[:] = 1.0
+        return pat
 
     def _row_contact(self) -> np.ndarray:
         """The contact index of each store row (-1 if its key is not in the batch)."""
@@ -269,11 +269,14 @@ class ContactSpace:
         loaded = np.zeros(k, dtype=bool)
         t, t_end = 0.0, dt
         h = h0
+        sparsity = None
         while t < t_end:
             self.prepare()
             kw: dict[str, Any] = {"rtol": self.rtol, "atol": self._atol(y), "max_step": dt}
-            if len(y) > 64:
-                kw["jac_sparsity"] = self.sparsity()
+            if self.k > 2:
+                if sparsity is None or sparsity.shape[0] != len(y):
+                    sparsity = self.sparsity()
+                kw["jac_sparsity"] = sparsity
             if h is not None:
                 kw["first_step"] = min(h, t_end - t)
             solver = Radau(self.rhs, t, y, t_end, **kw)
@@ -290,27 +293,32 @@ class ContactSpace:
                     raise IntegrationError(f"contact state became non-finite at t = "
                                            f"{t0 + t_new:.9g} s")
                 h = max(t_new - t_old, 1e-15)
-                te = self._event(solver.dense_output(), t_old, t_new, y_old, y_new)
+                sol = solver.dense_output()
+                te = self._event(sol, t_old, t_new, y_old, y_new)
                 if te is not None and te < t_new:
-                    y_new = np.asarray(solver.dense_output()(te), dtype=float)
+                    y_new = np.asarray(sol(te), dtype=float)
                     t_new = te
                     stats.events += 1
-                d, u, ode, _ = self.split(y_new)
-                sol = solver.dense_output()
                 for xg, wg in _GAUSS:
                     fg, _, _ = self.forces(np.asarray(sol(t_old + xg * (t_new - t_old)),
                                                       dtype=float))
                     p += wg * (t_new - t_old) * fg
                 f, _, _ = self.forces(y_new)
                 loaded |= np.any(f != 0, axis=1)
-                self.store.commit(self.at(d, u), t0 + t_new, ode)
+                t, y = t_new, y_new
+                if te is None and solver.status != "finished":
+                    continue
+                # an event or the end of the host step: the store books the state (its rules
+                # for onset, end, latch and memory), rows may change
+                d, u, ode, _ = self.split(y)
+                self.store.commit(self.at(d, u), t0 + t, ode)
                 self.prepare()
-                t = t_new
+                y = self.pack(d, u)
                 changed = (len(self.store.keys) != len(keys)
                            or not np.array_equal(self.store.keys, keys))
-                y = self.pack(d, u)
-                if te is not None or changed or solver.status == "finished":
-                    break
+                if changed:
+                    sparsity = None
+                break
             stats.nfev += solver.nfev
         d, u, _, _ = self.split(y)
         stats.wall = time.perf_counter() - wall
