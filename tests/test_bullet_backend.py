@@ -257,3 +257,34 @@ def test_mesh_ball_bounces_like_the_sphere(client, tmp_path) -> None:
     after = slice(40, None)  # after the first bounce (t = 0.1 s at 1/240 s)
     assert zs[after].max() > 0.02  # it did bounce
     assert abs(zs[after].max() - zm[after].max()) < sagitta
+
+
+@pytest.mark.parametrize("mode", ["regularised", "stick"])
+def test_friction_creep_and_stick_on_a_slope(client, mode) -> None:
+    """A non-rotating ball on a slope (gravity tilted by atan 0.3, mu = 0.6). Regularised
+    Coulomb friction creeps at the closed-form v_eps atanh(tan(theta) / mu) (the engine's
+    friction model, Andersson et al. 2007); the tangential spring (Dahl) holds: its drift is
+    below 1 % of that creep."""
+    tan, mu, v_eps = 0.3, 0.6, 1e-3
+    th = math.atan(tan)
+    p.setGravity(-G * math.sin(th), 0, -G * math.cos(th), physicsClientId=client)
+    p.setTimeStep(1 / 60, physicsClientId=client)
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    m, k, r = 1.0, 1e7, 0.02
+    d = (m * G * math.cos(th) / k) ** (2 / 3)
+    b = ball(client, r - d, m, radius=r)
+    p.changeDynamics(b, -1, localInertiaDiagonal=[1e3] * 3, physicsClientId=client)
+    kw = ({"friction": {"mu": mu, "v_eps": v_eps}} if mode == "regularised"
+          else {"stick": {"k_t": 1e4, "mu": mu, "c_t": 200.0}})
+    bk = BulletContacts(client, manage=[plane], law={"name": "hunt_crossley", "cr": 0.3, "k": k},
+                        **kw)
+    xs = []
+    for _ in range(120):
+        bk.step()
+        xs.append(p.getBasePositionAndOrientation(b, physicsClientId=client)[0][0])
+    speed = abs(xs[-1] - xs[60])  # over the last second
+    creep = v_eps * math.atanh(tan / mu)
+    if mode == "regularised":
+        assert speed == pytest.approx(creep, rel=0.05)
+    else:
+        assert speed < 0.01 * creep

@@ -40,6 +40,7 @@ import scipy.sparse as sp
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import articulated_delassus, free_body_delassus
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
+from mbplugin.bullet.stick import Stick
 from mbplugin.bullet.substep import ContactSpace, SubstepStats
 from mbplugin.contact import (
     BodyState,
@@ -94,6 +95,8 @@ class BulletContacts:
     ``correct_positions``  step 4 of the module docstring (free bodies)
     ``correct_articulated``  the same correction for articulated links through the joint-space
                  mass matrix (experimental: off by default, it was unstable on a quadruped)
+    ``stick``    a tangential spring instead of regularised friction (:class:`Stick`: ``k_t``,
+                 ``mu``, ``c_t``; Dahl's model, no creep under a tangential load below mu F_N)
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only
     """
@@ -113,6 +116,7 @@ class BulletContacts:
         correct_positions: bool = True,
         correct_articulated: bool = False,
         probe: bool = True,
+        stick: Any = None,
     ) -> None:
         self.client = Client(client)
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
@@ -123,6 +127,14 @@ class BulletContacts:
         self.correct_positions = bool(correct_positions)
         self.probe = bool(probe)
         self.correct_articulated = bool(correct_articulated)
+        if stick is not None and not isinstance(stick, Stick):
+            if not isinstance(stick, Mapping):
+                raise ParameterError(f"stick = {stick!r} must be a Stick or a mapping of k_t, "
+                                     "mu, c_t")
+            stick = Stick(**stick)
+        self.stick = stick
+        self._stick_keys = np.zeros(0, dtype=np.int64)
+        self._stick_s = np.zeros((0, 3))
         self._law = law
         self._material = dict(material) if material is not None else None
         self._materials = {self._link_key(k): dict(v) for k, v in (materials or {}).items()}
@@ -398,11 +410,20 @@ class BulletContacts:
         del wdiag
         a_free = self._a_free(batch, g, bodies, dt, control)
         u0 = batch.vt - batch.ddelta[:, None] * n
-        space = ContactSpace(self.store, batch, W, a_free, self.friction, self.rtol)
+        s0 = None
+        if self.stick is not None:
+            pos = _lookup(self._stick_keys, batch.key)
+            s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
+                if len(self._stick_keys) else np.zeros((k, 3))
+        space = ContactSpace(self.store, batch, W, a_free, self.friction, self.rtol,
+                             self.stick, s0)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
         res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
+        if self.stick is not None:
+            keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
+            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
         force = res.impulse / dt
         self._apply(batch, force)
         un = np.einsum("ki,ki->k", res.u, n)

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import Radau
 
+from mbplugin.bullet.stick import Stick, stick_force, stick_rate
 from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.dynamics.friction import Friction, friction_force
 from mbplugin.errors import IntegrationError
@@ -109,6 +110,8 @@ class ContactSpace:
         a_free: np.ndarray,
         friction: Friction | None,
         rtol: float = 1e-8,
+        stick: Stick | None = None,
+        s0: np.ndarray | None = None,
     ) -> None:
         self.store = store
         self.batch = batch
@@ -118,6 +121,8 @@ class ContactSpace:
         self.n = batch.normal
         self.friction = friction if (friction is not None and friction.active) else None
         self.rtol = rtol
+        self.stick = stick
+        self.s0 = np.zeros((self.k, 3)) if s0 is None else s0
         self._memory = np.array([law.n_memory > 0 for law in store.laws])
         self.nfev = 0
 
@@ -127,12 +132,18 @@ class ContactSpace:
         d = y[:k]
         u = y[k : 4 * k].reshape(k, 3)
         ode = np.zeros((len(self.store), NODE_MAX))
-        ode[self._mask] = y[4 * k :]
-        return d, u, ode, None
+        nm = self._n_ode
+        ode[self._mask] = y[4 * k : 4 * k + nm]
+        s = y[4 * k + nm :].reshape(-1, 3) if self.stick is not None else None
+        return d, u, ode, s
 
-    def pack(self, d: np.ndarray, u: np.ndarray, p: Any = None) -> np.ndarray:
+    def pack(self, d: np.ndarray, u: np.ndarray, s: np.ndarray | None = None) -> np.ndarray:
         self._mask = self.store.ode_mask
-        return np.concatenate([d, u.ravel(), self.store.ode[self._mask]])
+        self._n_ode = int(self._mask.sum())
+        parts = [d, u.ravel(), self.store.ode[self._mask]]
+        if self.stick is not None:
+            parts.append((self.s0 if s is None else s).ravel())
+        return np.concatenate(parts)
 
     def at(self, d: np.ndarray, u: np.ndarray) -> ContactBatch:
         """The batch at a trial state (geometry frozen, delta and velocities replaced)."""
@@ -176,13 +187,18 @@ class ContactSpace:
     def forces(self, y: np.ndarray, rates: bool = False) -> tuple[np.ndarray, np.ndarray,
                                                                   np.ndarray]:
         """Force on body b (K, 3), ddelta (K,) and the law states' rates at state ``y``."""
-        d, u, ode, _ = self.split(y)
+        d, u, ode, s = self.split(y)
         un = np.einsum("ij,ij->i", u, self.n)
         fn, dode = self.normal(d, -un, ode, rates)
         f = fn[:, None] * self.n
-        if self.friction is not None:
+        vt = u - un[:, None] * self.n
+        self._ds = None
+        if self.stick is not None:
+            f = f + stick_force(s, vt, fn, self.stick)
+            if rates:
+                self._ds = stick_rate(s, vt, fn, self.stick)
+        elif self.friction is not None:
             fr = self.friction
-            vt = u - un[:, None] * self.n
             f = f + friction_force(vt, fn, fr.mu, fr.static, fr.v_s, fr.v_eps, fr.viscous,
                                    fr.regularisation == "linear")
         return f, -un, dode
@@ -191,12 +207,15 @@ class ContactSpace:
         self.nfev += 1
         f, dd, dode = self.forces(y, rates=True)
         du = self.a_free + (self.W @ f.ravel()).reshape(-1, 3)
-        return np.concatenate([dd, du.ravel(), dode[self._mask]])
+        parts = [dd, du.ravel(), dode[self._mask]]
+        if self._ds is not None:
+            parts.append(self._ds.ravel())
+        return np.concatenate(parts)
 
     def sparsity(self) -> sp.csr_matrix:
         """Jacobian pattern: contacts couple through W; law states to their own contact."""
         k = self.k
-        nd = 4 * k + int(self._mask.sum())
+        nd = 4 * k + int(self._mask.sum()) + (3 * k if self.stick is not None else 0)
         w = sp.coo_matrix(self.W)
         c = sp.csr_matrix((np.ones(len(w.row)), (w.row // 3, w.col // 3)), shape=(k, k))
         c = c + sp.eye(k, format="csr")
@@ -204,6 +223,7 @@ class ContactSpace:
         owner = np.concatenate([
             np.arange(k), np.repeat(np.arange(k), 3),
             np.repeat(self._row_contact(), NODE_MAX)[self._mask.ravel()],
+            np.repeat(np.arange(k), 3) if self.stick is not None else np.zeros(0, dtype=int),
         ])
         valid = owner >= 0
         o = np.where(valid, owner, 0)
@@ -310,17 +330,18 @@ class ContactSpace:
                     continue
                 # an event or the end of the host step: the store books the state (its rules
                 # for onset, end, latch and memory), rows may change
-                d, u, ode, _ = self.split(y)
+                d, u, ode, s_t = self.split(y)
                 self.store.commit(self.at(d, u), t0 + t, ode)
                 self.prepare()
-                y = self.pack(d, u)
+                y = self.pack(d, u, s_t)
                 changed = (len(self.store.keys) != len(keys)
                            or not np.array_equal(self.store.keys, keys))
                 if changed:
                     sparsity = None
                 break
             stats.nfev += solver.nfev
-        d, u, _, _ = self.split(y)
+        d, u, _, s_end = self.split(y)
+        self.s_end = s_end
         stats.wall = time.perf_counter() - wall
         stats.nfev = self.nfev
         return StepResult(p.copy(), d.copy(), u.copy(), loaded, stats, float(h or dt))
@@ -330,4 +351,4 @@ class ContactSpace:
         the law states)."""
         k, r = self.k, self.rtol
         return np.concatenate([np.full(k, 1e-4 * r), np.full(3 * k, 1e-2 * r),
-                               np.full(len(y) - 4 * k, 1e-4 * r)])
+                               np.full(len(y) - 4 * k, 1e-4 * r)])  # law states, springs (m)
