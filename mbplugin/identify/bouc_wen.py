@@ -11,7 +11,7 @@ error (Eq. 58), here combined with weights.
 
 Constraints (Eq. 60, 63, 64):
 
-* B_b >= 0 and |Gamma_b| <= B_b (linear; COBYQA takes them as constraints);
+* B_b >= 0 and |Gamma_b| <= B_b (with both free, fitted as g = Gamma_b / B_b in [-1, 1]);
 * kappa in (0, 1); sigma_b >= 0 (> 0 for the Maxwell variant); n, p >= 1; T_b > 0;
 * with the mass m known, U_b = T_b / m (Eq. 63) -- U_b is never free;
 * with the spring stiffness k known, alpha = (m/k) kappa / T_b^(p+1) <= 1 (Eq. 64, nonlinear).
@@ -186,21 +186,32 @@ def fit_bouc_wen_base(
         raise ParameterError(f"{data.name}: a base-parameter fit with durations or a pressing "
                              "force needs one mass for all rows (Eq. 63: Ub = Tb / mass)")
     vals = {n: float(start[n]) for n in need}
+    # |Gamma_b| <= B_b as a box: with both free, fit g = Gamma_b / B_b in [-1, 1]
+    use_g = "Bb" in free and "Gb" in free
+    inner = tuple("g" if (n == "Gb" and use_g) else n for n in free)
+    if use_g:
+        if abs(vals["Gb"]) > vals["Bb"]:
+            raise ParameterError(f"start: |Gb| = {abs(vals['Gb']):g} exceeds Bb = "
+                                 f"{vals['Bb']:g} (Eq. 60: |Gamma_b| <= B_b)")
+        vals["g"] = vals["Gb"] / vals["Bb"] if vals["Bb"] > 0 else 0.0
     lo, hi = [], []
-    for name in free:
-        a, b = _RANGES[name]
+    for name, key in zip(free, inner, strict=True):
+        a, b = (-1.0, 1.0) if key == "g" else _RANGES[name]
         if name == "sigma_b" and mk == "mcm":
             a = 1e-300
-        if name == "Bb" and "Gb" not in free:
+        if name == "Bb" and not use_g:
             a = max(a, abs(vals["Gb"]))
-        if name == "Gb" and "Bb" not in free:
+        if name == "Gb" and not use_g:
             a, b = -vals["Bb"], vals["Bb"]
         if bounds and name in bounds:
             ub = [float(v) for v in bounds[name]]
             if len(ub) != 2 or not ub[0] < ub[1]:
                 raise ParameterError(f"bounds of {name!r}: expected LO < HI, got {bounds[name]}")
+            if key == "g":
+                raise ParameterError("bounds of 'Gb': with Bb free too, Gb is bounded by "
+                                     "|Gb| <= Bb (Eq. 60); bound Bb instead")
             a, b = max(a, ub[0]), min(b, ub[1])
-        if not a <= vals[name] <= b:
+        if not a <= vals[key] <= b:
             raise ParameterError(f"bounds of {name!r} = [{a:g}, {b:g}] exclude its start value "
                                  f"{vals[name]:g} (paper's range Eq. 60)")
         lo.append(a)
@@ -211,8 +222,15 @@ def fit_bouc_wen_base(
         raise ParameterError(f"too few points: {n_res} measured values for {len(free)} free "
                              f"parameters ({', '.join(free)}); need at least {len(free)}")
 
+    def physical(p: np.ndarray) -> dict[str, float]:
+        v = {**vals, **dict(zip(inner, map(float, p), strict=True))}
+        if use_g:
+            v["Gb"] = v["g"] * v["Bb"]
+        v.pop("g", None)
+        return v
+
     def base_of(p: np.ndarray) -> BaseParams | None:
-        v = {**vals, **dict(zip(free, map(float, p), strict=True))}
+        v = physical(p)
         if abs(v["Gb"]) > v["Bb"] * (1 + 1e-12) or v["Bb"] < 0:
             return None
         tb = v.get("Tb", math.nan)
@@ -223,16 +241,6 @@ def fit_bouc_wen_base(
     def predict(ps: list[np.ndarray]) -> list[dict[str, np.ndarray] | None]:
         return _predict_many([base_of(p) for p in ps], data, use, rtol)
 
-    idx = {n: i for i, n in enumerate(free)}
-    linear = []
-    if "Bb" in idx and "Gb" in idx:
-        def _lin(sc: np.ndarray) -> Any:
-            A = np.zeros((2, len(free)))
-            A[0, idx["Bb"]], A[0, idx["Gb"]] = sc[idx["Bb"]], sc[idx["Gb"]]
-            A[1, idx["Bb"]], A[1, idx["Gb"]] = sc[idx["Bb"]], -sc[idx["Gb"]]
-            return optimize.LinearConstraint(A, 0.0, np.inf)
-
-        linear.append(_lin)
     nonlinear = []
     if k is not None and mass is not None and needs_tb:
         kk = float(k)
@@ -241,21 +249,27 @@ def fit_bouc_wen_base(
 
         def _alpha(sc: np.ndarray) -> Any:
             def fun(x: np.ndarray) -> float:
-                v = {**vals, **dict(zip(free, x * sc, strict=True))}
+                v = physical(x * sc)
                 return mass / kk * v["kappa"] / v["Tb"] ** (v["p"] + 1.0)
 
             return optimize.NonlinearConstraint(fun, -np.inf, 1.0)
 
         nonlinear.append(_alpha)
-    x0 = np.array([vals[n] for n in free])
-    prob = _Problem(free, x0, np.array(lo), np.array(hi), predict, residual, n_res,
-                    linear, nonlinear)
+    x0 = np.array([vals[n] for n in inner])
+    prob = _Problem(inner, x0, np.array(lo), np.array(hi), predict, residual, n_res,
+                    [], nonlinear)
     x, r, ok, msg = _optimise(prob, method, n_starts, seed, max_nfev)
     p = x * prob.scale
-    se = _stderr(prob, x, r)
+    se_inner = dict(zip(inner, map(float, _stderr(prob, x, r)), strict=True))
+    fitted = physical(p)
+    values = {n: float(fitted[n]) for n in free}
+    se = {n: se_inner.get(n, math.nan) for n in free}
+    if use_g:  # delta method, covariance of (g, Bb) neglected
+        g = fitted["Gb"] / fitted["Bb"] if fitted["Bb"] > 0 else 0.0
+        se["Gb"] = math.hypot(fitted["Bb"] * se_inner["g"], g * se_inner["Bb"])
     base = base_of(p)
     pred = predict([p])[0] or {}
-    params: dict[str, Any] = {**vals, **dict(zip(free, map(float, p), strict=True))}
+    params: dict[str, Any] = {k: v for k, v in fitted.items()}
     warnings: list[str] = []
     if base is not None and mass is not None and math.isfinite(base.Tb):
         params["Ub"] = base.Ub
@@ -273,9 +287,8 @@ def fit_bouc_wen_base(
             ok_ = np.isfinite(d) & np.isfinite(mdl)
             params[f"J_{key}"] = float(np.mean((mdl[ok_] - d[ok_]) ** 2)) if ok_.any() else math.nan
     return FitResult(
-        law=LAW[mk], names=free, values=dict(zip(free, map(float, p), strict=True)),
-        stderr=dict(zip(free, map(float, se), strict=True)),
-        start=dict(zip(free, map(float, x0), strict=True)), params=params,
+        law=LAW[mk], names=free, values=values, stderr=se,
+        start={n: float(start[n]) for n in free}, params=params,
         cost=0.5 * float(np.sum(r**2)), rms=rms, residuals=res, predictions=pred,
         method=method, n_points=int(r.size), n_starts=int(n_starts), nfev=prob.nfev,
         success=ok, message=msg, base_model=mk, warnings=warnings, data=data, model=base,

@@ -21,6 +21,7 @@ J^T J is singular or N <= n.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -440,10 +441,13 @@ def fit_law(
             if k not in data.targets:
                 raise ParameterError(f"targets: {k!r} is not in the data (it holds "
                                      f"{', '.join(data.targets)})")
+        unused = [k for k in data.params if k not in known]
+        if unused:
+            warnings.append(f"{data.name}: columns {', '.join('p_' + k for k in unused)} "
+                            f"ignored ({cls.name} has no such parameter)")
+            data = copy.copy(data)
+            data.params = {k: v for k, v in data.params.items() if k in known}
         for k in data.params:
-            if k not in known:
-                raise ParameterError(f"{data.name}: column 'p_{k}': {cls.name} has no parameter "
-                                     f"{k!r}; allowed: {', '.join(known)}")
             if k in free:
                 raise ParameterError(f"{data.name}: column 'p_{k}' fixes {k!r} per row; it "
                                      "cannot also be free")
