@@ -170,5 +170,6 @@ def test_scene_sweep(tmp_path: Path) -> None:
     rows = table.to_pylist()
     assert [r["set.law"] for r in rows] == ["hunt_crossley"] * 2 + ["flores"] * 2
     assert all(r["error"] == "" and r["n_bounces"] >= 1 for r in rows)
+    assert [r["set.cr"] for r in rows] == [0.5, 0.9, 0.5, 0.9]
     # a lower target c_r gives a lower first-bounce c_r, for both laws
     assert rows[0]["cr_first"] < rows[1]["cr_first"] and rows[2]["cr_first"] < rows[3]["cr_first"]

@@ -45,7 +45,7 @@ def plot_fit(res: FitResult, path: str | os.PathLike[str]) -> Path:
         ax.plot(data.v0[order], data.targets[key][order], "o", label="data")
         mdl = np.asarray(res.predictions.get(key, []), dtype=float)
         if mdl.size:
-            ax.plot(data.v0[order], mdl[order], "-", label=f"fit (rms {res.rms[key]:.3g})")
+            ax.plot(data.v0[order], mdl[order], "x-", label=f"fit (rms {res.rms[key]:.3g})")
         ax.set_xlabel("approach speed v0 (m/s)")
         ax.set_ylabel(_LABELS.get(key, key))
         ax.grid(True, alpha=0.3)

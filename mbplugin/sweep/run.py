@@ -149,8 +149,7 @@ def _scene_chunk(spec: SweepSpec, chunk: int) -> dict[str, np.ndarray]:
     keys = list(spec.scene_sets[0]) if spec.scene_sets else []
     for i in range(a, b):
         s = spec.scene_sets[i]
-        row: dict[str, Any] = {"run": i, **{f"set.{k}": _toml(v) if not isinstance(v, str)
-                                            else v for k, v in s.items()}}
+        row: dict[str, Any] = {"run": i, **{f"set.{k}": v for k, v in s.items()}}
         try:
             result = build_scene(copy.deepcopy(spec.scene_doc), spec.scene_source,
                                  [f"{k}={_toml(v)}" for k, v in s.items()]).run()
@@ -169,7 +168,11 @@ def _scene_chunk(spec: SweepSpec, chunk: int) -> dict[str, np.ndarray]:
         rows.append(row)
     cols: dict[str, np.ndarray] = {"run": np.array([r["run"] for r in rows], dtype=np.int64)}
     for k in keys:
-        cols[f"set.{k}"] = np.array([r[f"set.{k}"] for r in rows], dtype=object)
+        vals = [r[f"set.{k}"] for r in rows]
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+        cols[f"set.{k}"] = (np.array(vals, dtype=float) if numeric else
+                            np.array([v if isinstance(v, str) else _toml(v) for v in vals],
+                                     dtype=object))
     for k in SCENE_KEYS:
         vals = [r.get(k) for r in rows]
         cols[k] = np.array([np.nan if v is None else float(v) for v in vals])
@@ -366,7 +369,10 @@ def run_sweep(
     todo = store.prepare(overwrite)
     skipped = spec.n_chunks - len(todo)
     t0 = time.perf_counter()
-    if scheduler or dask_local:
+    if not todo:
+        name = "none (every chunk already written)"
+        it: Iterable[tuple[int, Any]] = iter(())
+    elif scheduler or dask_local:
         name = f"dask ({scheduler or f'LocalCluster x {dask_local}'})"
         it = _dask(spec, todo, scheduler, dask_local, dask_processes)
     else:
