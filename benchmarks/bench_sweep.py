@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -38,9 +39,20 @@ def _spec(n_cr: int, chunk: int | None = None):
     return build_spec(doc)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (pool and cluster workers)."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+CPU: dict[str, float] = {}
+
+
 def _timed(spec, tmp: Path, name: str, **kw) -> float:
+    c0 = _cpu()
     t0 = time.perf_counter()
     run_sweep(spec, tmp / f"{name}.parquet", **kw)
+    CPU[name] = _cpu() - c0
     return time.perf_counter() - t0
 
 
@@ -94,16 +106,17 @@ def main(argv: list[str] | None = None) -> int:
         baseline_dop853(*c)
     t_dop = (time.perf_counter() - t0) / len(cases)
     rows = [
-        ("one process (workers=1)", t_one),
-        (f"local processes (workers={args.workers})", t_proc),
-        (f"Dask LocalCluster ({args.workers} workers)", t_dask),
+        ("one process (workers=1)", t_one, CPU["one"]),
+        (f"local processes (workers={args.workers})", t_proc, CPU["procs"]),
+        (f"Dask LocalCluster ({args.workers} workers)", t_dask, CPU["dask"]),
     ]
     res = {
         "impacts": n, "chunks": spec.n_chunks, "chunk_size": spec.chunk_size,
         "machine": machine(), "load_before": load0, "load_after": os.getloadavg(),
         "dop853_per_impact_s": t_dop,
-        "runs": {name: {"wall_s": t, "impacts_per_s": n / t, "vs_one_process": t_one / t,
-                        "vs_dop853": t_dop * n / t} for name, t in rows},
+        "runs": {name: {"wall_s": t, "cpu_s": c, "impacts_per_s": n / t,
+                        "vs_one_process": t_one / t, "vs_dop853": t_dop * n / t,
+                        "cpu_us_per_impact": c / n * 1e6} for name, t, c in rows},
         "dask_cluster_start_s": t_start, "dask_overhead_per_task_s": overhead,
         "dask_tiny_tasks": n_tasks,
     }
@@ -113,12 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{res['machine']}; load average before {load0[0]:.2f}, after "
           f"{res['load_after'][0]:.2f}")
     print(f"c_r map: {n} impacts in {spec.n_chunks} chunks of {spec.chunk_size}")
-    print(f"{'executor':<34} {'wall (s)':>9} {'impacts/s':>11} {'vs 1 proc':>10} "
-          f"{'vs DOP853':>10}")
-    for name, t in rows:
+    print(f"{'executor':<34} {'wall (s)':>9} {'CPU (s)':>8} {'impacts/s':>11} "
+          f"{'vs 1 proc':>10} {'vs DOP853':>10}")
+    for name, t, c in rows:
         r = res["runs"][name]
-        print(f"{name:<34} {t:9.2f} {r['impacts_per_s']:11.4g} {r['vs_one_process']:10.2f} "
-              f"{r['vs_dop853']:10.0f}")
+        print(f"{name:<34} {t:9.2f} {c:8.1f} {r['impacts_per_s']:11.4g} "
+              f"{r['vs_one_process']:10.2f} {r['vs_dop853']:10.0f}")
     print(f"SciPy DOP853 (Python RHS, rtol 1e-10): {t_dop * 1e3:.2f} ms per impact "
           f"-> {t_dop * n:.0f} s for the map")
     print(f"Dask: cluster start-up {t_start:.2f} s; overhead per task "
