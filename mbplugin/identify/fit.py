@@ -457,7 +457,8 @@ def fit_law(
             raise ParameterError(f"too few points: {n_res} measured values for {len(free)} free "
                                  f"parameters ({', '.join(free)}); need at least {len(free)}")
         if "cr" in use:
-            warnings += _check_reach(cls.name, fixed, free, lo, hi, x0, data, rtol)
+            with np.errstate(all="ignore"):
+                warnings += _check_reach(cls.name, fixed, free, lo, hi, x0, data, rtol)
         kw = {"mass": data.mass, "v0": data.v0, "mass2": data.mass2, "press": data.press}
 
         def predict(ps: list[np.ndarray]) -> list[dict[str, np.ndarray] | None]:
@@ -476,7 +477,8 @@ def fit_law(
     p = x * prob.scale
     se = _stderr(prob, x, r)
     values = dict(zip(free, map(float, p), strict=True))
-    pred = prob.predict([p])[0] or {}
+    with np.errstate(all="ignore"):
+        pred = prob.predict([p])[0] or {}
     per_row = data.params if isinstance(data, ImpactData) else {}
     model = make_law(cls.name, **fixed, **per_row, **values)
     res, rms = _per_target(data, use, pred, r)
