@@ -26,7 +26,7 @@ from mbplugin.identify import (
 from mbplugin.identify.data import LoopData, LoopRun
 from mbplugin.impact import impact, impact_batch
 from mbplugin.laws import make_law
-from mbplugin.validation.bouc_wen import CART_M, CART_U, TABLE3, TABLE5
+from mbplugin.validation.bouc_wen import CART_M, CART_U, TABLE3, TABLE5, TABLE5_PHYSICAL
 from mbplugin.validation.zhang2022 import M0, TABLES, K, N
 
 #: alternating +-30 % perturbations of the start
@@ -127,6 +127,26 @@ def test_round_trip_bouc_wen_table5_cart(model: str) -> None:
     res = fit_bouc_wen_base(model, data, BASE_NAMES, start=start, method="least_squares")
     _within(res.values, truth)
     assert res.params["Ub"] == pytest.approx(res.values["Tb"] / CART_M, rel=1e-12)
+
+
+def test_round_trip_bouc_wen_dimensional_cart() -> None:
+    # a direct dimensional fit: the physical parameters Table 5's SHCCM set implies for the
+    # cart (m = 0.506 kg, k = 255 N/m known; spec 5.4), pressed by m g sin(theta)
+    base = TABLE5["shccm"][0]
+    ph = TABLE5_PHYSICAL["shccm"]
+    prm = {"k": 255.0, "p": base.p, "n": base.n, "alpha": ph["alpha"], "A": ph["A"],
+           "c": ph["c"], "beta": ph["beta"], "gamma": ph["gamma"]}
+    v = np.geomspace(0.08, 1.0, 8)
+    out = impact_batch(make_law("bouc_wen_hunt_crossley", **prm), mass=CART_M, v0=v,
+                       press=-CART_U)
+    data = impact_data({"v0": v, "cr": out["cr_out"], "duration": out["duration"],
+                        "f_max": out["f_max"]},
+                       meta={"mass": str(CART_M), "press": str(-CART_U)})
+    free = ("c", "beta", "gamma", "A")
+    # +-30 %, keeping the start admissible (|gamma| <= beta)
+    start = {**prm, **{k: prm[k] * f for k, f in zip(free, (1.3, 0.7, 0.7, 1.3), strict=True)}}
+    res = fit_law("bouc_wen_hunt_crossley", data, free, start=start)
+    _within(res.values, {k: prm[k] for k in free})
 
 
 def test_bouc_wen_cobyqa_respects_the_papers_constraints() -> None:
