@@ -56,19 +56,14 @@ def _timed(spec, tmp: Path, name: str, **kw) -> float:
     return time.perf_counter() - t0
 
 
-def dask_overhead(workers: int, n_tasks: int = 400) -> tuple[float, float, int]:
-    """(cluster start-up s, overhead per task s, tasks): one-impact chunks of the c_r map on
-    one LocalCluster, against the same chunks run in this process."""
+def _dask_session(spec, workers: int, todo: list[int]) -> tuple[float, float, float]:
+    """(start-up wall s, wall s of the tasks ``todo``, CPU s of the whole session incl.
+    workers) on a fresh LocalCluster."""
     from distributed import Client, LocalCluster
 
     from mbplugin.sweep import run_chunk
 
-    spec = _spec(2, chunk=1)
-    todo = list(range(n_tasks))
-    t0 = time.perf_counter()
-    for i in todo:
-        run_chunk(spec, i)
-    t_serial = time.perf_counter() - t0
+    c0 = _cpu()
     t0 = time.perf_counter()
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
     client = Client(cluster)
@@ -82,7 +77,27 @@ def dask_overhead(workers: int, n_tasks: int = 400) -> tuple[float, float, int]:
     finally:
         client.close()
         cluster.close()
-    return t_start, max(0.0, (t_tasks * workers - t_serial) / n_tasks), n_tasks
+    return t_start, t_tasks, _cpu() - c0
+
+
+def dask_overhead(workers: int, n_tasks: int = 400) -> dict[str, float]:
+    """Dask's cost per task, with one-impact chunks of the c_r map: wall time x workers and
+    CPU time of a LocalCluster session, each minus the same chunks run in this process."""
+    from mbplugin.sweep import run_chunk
+
+    spec = _spec(2, chunk=1)
+    todo = list(range(n_tasks))
+    c0 = _cpu()
+    t0 = time.perf_counter()
+    for i in todo:
+        run_chunk(spec, i)
+    t_serial = time.perf_counter() - t0
+    c_serial = _cpu() - c0
+    t_start, _, c_empty = _dask_session(spec, workers, [])
+    _, t_tasks, c_full = _dask_session(spec, workers, todo)
+    return {"start_s": t_start, "tasks": n_tasks,
+            "wall_per_task_s": max(0.0, (t_tasks * workers - t_serial) / n_tasks),
+            "cpu_per_task_s": max(0.0, (c_full - c_empty - c_serial) / n_tasks)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         t_one = _timed(spec, tmp, "one", workers=1)
         t_proc = _timed(spec, tmp, "procs", workers=args.workers)
         t_dask = _timed(spec, tmp, "dask", dask_local=args.workers)
-    t_start, overhead, n_tasks = dask_overhead(args.workers)
+    dov = dask_overhead(args.workers)
     cases = _cases(60, 1)
     t0 = time.perf_counter()
     for c in cases:
@@ -117,8 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": {name: {"wall_s": t, "cpu_s": c, "impacts_per_s": n / t,
                         "vs_one_process": t_one / t, "vs_dop853": t_dop * n / t,
                         "cpu_us_per_impact": c / n * 1e6} for name, t, c in rows},
-        "dask_cluster_start_s": t_start, "dask_overhead_per_task_s": overhead,
-        "dask_tiny_tasks": n_tasks,
+        "dask_overhead": dov,
     }
     if args.json:
         print(json.dumps(res, indent=2))
@@ -134,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['vs_one_process']:10.2f} {r['vs_dop853']:10.0f}")
     print(f"SciPy DOP853 (Python RHS, rtol 1e-10): {t_dop * 1e3:.2f} ms per impact "
           f"-> {t_dop * n:.0f} s for the map")
-    print(f"Dask: cluster start-up {t_start:.2f} s; overhead per task "
-          f"{overhead * 1e3:.2f} ms ({n_tasks} one-impact tasks)")
+    print(f"Dask: LocalCluster start-up {dov['start_s']:.2f} s; overhead per task "
+          f"{dov['wall_per_task_s'] * 1e3:.2f} ms wall x workers, "
+          f"{dov['cpu_per_task_s'] * 1e3:.2f} ms CPU ({dov['tasks']} one-impact tasks)")
     return 0
 
 
