@@ -70,6 +70,21 @@ def test_local_processes_and_dask_give_identical_tables(tmp_path: Path) -> None:
     assert rep1.errors == 0
 
 
+def test_scheduler_address(tmp_path: Path) -> None:
+    # --scheduler tcp://HOST:PORT: a cluster started elsewhere (here a LocalCluster on TCP)
+    from distributed import LocalCluster
+
+    spec = load_spec(_spec(tmp_path))
+    _, serial = run_sweep(spec, tmp_path / "serial.parquet", workers=1)
+    with LocalCluster(n_workers=1, processes=False, protocol="tcp://",
+                      dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")
+        rep, remote = run_sweep(spec, tmp_path / "remote.parquet",
+                                scheduler=cluster.scheduler_address)
+    assert rep.executor == f"dask ({cluster.scheduler_address})"
+    _equal(serial, remote)
+
+
 def test_hunt_crossley_rows_follow_the_exact_relation(tmp_path: Path) -> None:
     # Hunt-Crossley family: c_r out depends on chi(c_r in) only, through the exact relation
     # (Gonthier et al. 2004; Corral et al. 2021, Eq. 5.23) -- not on speed or mass
