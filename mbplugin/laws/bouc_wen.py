@@ -40,7 +40,7 @@ from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
 from mbplugin.laws.base import MODE_RAW, Law, Param, broadcast_param
-from mbplugin.laws.power import _abs_pow
+from mbplugin.laws.power import _abs_pow, power_energy
 
 N_COEF = 8
 
@@ -136,6 +136,28 @@ class _BoucWenBase(Law):
             out[:, j] = broadcast_param(self._values[key], nrows)
         return out
 
+    def _spring_and_zeta(self, delta, state):
+        """(psi, zeta): the elastic spring's stretch and the hysteretic variable (m)."""
+        raise NotImplementedError
+
+    def potential(self, delta, coef, state):
+        """alpha k |psi|^(p+1)/(p+1) + (1 - alpha) k |zeta|^(p+1)/(A (p+1)) (J).
+
+        The energy balance of the paper (Milehins & Marghitu 2026, App. B for the
+        Hunt-Crossley variant, App. C for the Maxwell variant; spec ``bouc-wen-collision-laws.md``
+        Sect. 2.8): the elastic spring holds its Hertz-type energy at the stretch psi
+        (psi = delta, or delta - rho behind the Maxwell dashpot) and the hysteretic element
+        the energy of a spring (1 - alpha) k |zeta|^p seen through the gain A (zeta' = A psi'
+        without hysteresis).
+        """
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        c = np.atleast_2d(coef)
+        st = np.atleast_2d(state)
+        k, p, alpha, a_gain = c[:, 0], c[:, 1], c[:, 2], c[:, 4]
+        psi, zeta = self._spring_and_zeta(d, st)
+        return (power_energy(alpha * k, p, np.abs(psi))
+                + power_energy((1.0 - alpha) * k / a_gain, p, np.abs(zeta)))
+
     def scale_S(self):  # noqa: N802
         """S = alpha + (1 - alpha) A^p, the stiffness share seen at first loading."""
         return self.alpha + (1.0 - self.alpha) * np.asarray(self.A) ** self.p
@@ -171,6 +193,9 @@ class BoucWenHuntCrossley(_BoucWenBase):
     state_names = ("zeta",)
     kernel = _ids.BOUC_WEN_HC
 
+    def _spring_and_zeta(self, delta, state):
+        return delta, state[:, 0]
+
 
 class BoucWenMaxwell(_BoucWenBase):
     """Bouc-Wen-Maxwell collision law (Milehins & Marghitu 2026, Eqs. 46-47, corrected).
@@ -194,3 +219,6 @@ class BoucWenMaxwell(_BoucWenBase):
     )
     state_names = ("rho", "zeta")
     kernel = _ids.BOUC_WEN_MAXWELL
+
+    def _spring_and_zeta(self, delta, state):
+        return delta - state[:, 0], state[:, 1]

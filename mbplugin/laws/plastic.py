@@ -32,7 +32,14 @@ from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Option, Param
 from mbplugin.laws.hunt_crossley import CR_PARAM, V_MIN_PARAM, ZhiyingQishao
-from mbplugin.laws.power import K_PARAM, N_PARAM, PowerLaw, one_of_error, power_coefficients
+from mbplugin.laws.power import (
+    K_PARAM,
+    N_PARAM,
+    PowerLaw,
+    one_of_error,
+    power_coefficients,
+    power_energy,
+)
 
 
 @njit
@@ -41,6 +48,20 @@ def _spow(x: float, p: float) -> float:
     if x >= 0.0:
         return x**p
     return -((-x) ** p)
+
+
+def _memory_if_unloaded_now(law: Law, delta: np.ndarray, coef: np.ndarray,
+                            state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(delta, memory) with the memory updated as if maximum compression were at ``delta``.
+
+    The elastic energy of a plastic law is what its unloading branch returns. While the contact
+    is still loading (delta above the stored delta_max) that branch is the one the memory
+    update would latch now; below it the stored branch applies unchanged.
+    """
+    d = np.ascontiguousarray(np.atleast_1d(delta), dtype=float)
+    st = np.array(np.atleast_2d(state), dtype=float, order="C")
+    law.update_memory(d, np.zeros_like(d), coef, st)
+    return d, st[:, law.n_state:]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -102,6 +123,18 @@ class Goldsmith(Law):
         out[:, 1] = self.n
         out[:, 2] = 1.0 - np.asarray(self.cr, dtype=float) ** 2
         return out
+
+    def potential(self, delta, coef, state):
+        """Energy (J) the unloading branch returns from delta down to delta_p:
+        F_max (delta_max - delta_p)/(n + 1) ((delta - delta_p)/(delta_max - delta_p))^(n+1),
+        i.e. a spring k_u (delta - delta_p)^n with k_u = F_max/(delta_max - delta_p)^n."""
+        d, mem = _memory_if_unloaded_now(self, delta, coef, state)
+        n = np.atleast_2d(coef)[:, 1]
+        dmax, fmax, dp = mem[:, 0], mem[:, 1], mem[:, 2]
+        span = dmax - dp
+        safe = np.where(span > 0.0, span, 1.0)
+        x = np.clip(d - dp, 0.0, None)
+        return np.where(span > 0.0, power_energy(fmax / safe**n, n, x), 0.0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -210,6 +243,12 @@ class Thornton(Law):
             out[:, j] = np.broadcast_to(np.asarray(col, dtype=float), (nrows,))
         return out
 
+    def potential(self, delta, coef, state):
+        """Energy (J) of the elastic recovery k_H (delta - delta_p)^(3/2) from delta down to
+        delta_p: k_H (delta - delta_p)^(5/2)/(5/2) (k_H = k_L, delta_p = 0 below yield)."""
+        d, mem = _memory_if_unloaded_now(self, delta, coef, state)
+        return power_energy(mem[:, 2], 1.5, np.clip(d - mem[:, 3], 0.0, None))
+
 
 # --------------------------------------------------------------------------------------------------
 # Yigit et al.: three-phase elastoplastic law and its linearised form
@@ -309,6 +348,29 @@ class Yigit(Law):
         out[:, 3] = 1.0 if self.variant == "linearised" else 0.0
         out[:, 4] = 2.0 if self.unloading_slope == "printed" else 1.0
         return out
+
+    def potential(self, delta, coef, state):
+        """Energy (J) the unloading branch returns from delta down to where it reaches F = 0.
+
+        Three-phase: F_u = k (s^(3/2) - delta_max^(3/2) + delta_y^(3/2)) + k_y (delta_max -
+        delta_y) integrates to k (delta^(5/2) - delta_f^(5/2))/(5/2) + C (delta - delta_f),
+        C = k_y (delta_max - delta_y) - k (delta_max^(3/2) - delta_y^(3/2)), delta_f the
+        permanent set (F_u = 0); Hertz k delta^(5/2)/(5/2) if delta_max <= delta_y.
+        Linearised: k_u (delta - delta_f)^2/2 with the latched slope k_u.
+        """
+        d, mem = _memory_if_unloaded_now(self, delta, coef, state)
+        c = np.atleast_2d(coef)
+        k, dy, ky, linear = c[:, 0], c[:, 1], c[:, 2], c[:, 3]
+        dmax = mem[:, 0]
+        lin = power_energy(mem[:, 2], 1.0, np.clip(d - mem[:, 1], 0.0, None))
+        plastic = dmax > dy
+        const = ky * (dmax - dy) - k * (dmax**1.5 - dy**1.5)
+        df = np.where(plastic, np.clip(-const / np.where(plastic, k, 1.0), 0.0, None), 0.0)
+        df = df ** (2.0 / 3.0)
+        x = np.maximum(d, df)
+        three = power_energy(k, 1.5, x) - power_energy(k, 1.5, df) + np.where(
+            plastic, const, 0.0) * (x - df)
+        return np.where(linear == 1.0, lin, three)
 
     def timescale(self, m_eff, v0):
         m = np.asarray(m_eff, dtype=float)

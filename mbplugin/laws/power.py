@@ -89,6 +89,13 @@ def power_force(d: float, v: float, c: tuple, s: tuple) -> float:
     return f
 
 
+def power_energy(k: Any, n: Any, x: Any) -> Any:
+    """Energy (J) of the spring k x^n stretched to x >= 0: k x^(n+1)/(n+1) (vectorised)."""
+    x = np.asarray(x, dtype=float)
+    n = np.asarray(n, dtype=float)
+    return np.asarray(k, dtype=float) * x ** (n + 1.0) / (n + 1.0)
+
+
 def power_coefficients(
     n_rows: int,
     k: Any,
@@ -112,6 +119,16 @@ class PowerLaw(Law):
 
     kernel = _ids.POWER
     n_coef = N_COEF
+
+    def potential(self, delta, coef, state):
+        """k delta^(n+1)/(n+1) (J), the energy of the spring term k delta^n (the damping term
+        does no recoverable work). A law that may pull stores k |delta|^(n+1)/(n+1) at
+        delta < 0 too (the odd continuation of its spring); a clipped law stores nothing there.
+        """
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        c = np.atleast_2d(coef)
+        x = np.abs(d) if self.contact_mode == MODE_TENSION else np.maximum(d, 0.0)
+        return power_energy(c[:, 0], c[:, 1], x)
 
 
 K_PARAM = Param("k", "contact stiffness", "N/m^n", lo=0.0, lo_open=True)

@@ -27,6 +27,7 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Param
+from mbplugin.laws.power import power_energy
 
 
 @njit
@@ -96,6 +97,15 @@ class Xiong(Law):
         for j, key in enumerate(("k", "n", "beta1", "beta2", "gamma")):
             out[:, j] = np.broadcast_to(np.asarray(self._values[key], dtype=float), (nrows,))
         return out
+
+    def potential(self, delta, coef, state):
+        """k delta^(n+1)/(n+1) (J): the energy of the force k q the law exerts when its state
+        follows the indentation (a = q, the quasi-static limit, and the whole force when
+        beta1 = beta2 = 0). The part k gamma B (q - a) comes from the lag of ``a`` behind q and
+        is counted as dissipated, residual indentation included."""
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        c = np.atleast_2d(coef)
+        return power_energy(c[:, 0], c[:, 1], np.maximum(d, 0.0))
 
     def state_scale(self, x_c: float, v_c: float, t_c: float) -> tuple[float, ...]:
         """``a`` has the units of delta^n."""
