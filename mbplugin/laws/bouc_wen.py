@@ -40,17 +40,9 @@ from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
 from mbplugin.laws.base import MODE_RAW, Law, Param, broadcast_param
-from mbplugin.laws.power import _abs_pow, power_energy
+from mbplugin.laws.power import _abs_pow, power_energy, signed_pow
 
 N_COEF = 8
-
-
-@njit
-def _spow(x: float, p: float) -> float:
-    """Signed power |x|^(p-1) x = sign(x)|x|^p (0 at x = 0 for every p >= 0)."""
-    if x == 0.0:
-        return 0.0
-    return math.copysign(_abs_pow(abs(x), p), x)
 
 
 @njit
@@ -67,7 +59,7 @@ def hc_force(d: float, v: float, c: tuple, s: tuple) -> float:
     p = c[1]
     alpha = c[2]
     return (
-        alpha * k * _spow(d, p) + (1.0 - alpha) * k * _spow(s[0], p)
+        alpha * k * signed_pow(d, p) + (1.0 - alpha) * k * signed_pow(s[0], p)
         + c[3] * _abs_pow(abs(d), p) * v
     )
 
@@ -84,7 +76,7 @@ def maxwell_force(d: float, v: float, c: tuple, s: tuple) -> float:
     k = c[0]
     p = c[1]
     alpha = c[2]
-    return alpha * k * _spow(d - s[0], p) + (1.0 - alpha) * k * _spow(s[1], p)
+    return alpha * k * signed_pow(d - s[0], p) + (1.0 - alpha) * k * signed_pow(s[1], p)
 
 
 @njit

@@ -36,18 +36,12 @@ from mbplugin.laws.power import (
     K_PARAM,
     N_PARAM,
     PowerLaw,
+    hertz_k,
     one_of_error,
     power_coefficients,
     power_energy,
+    signed_pow,
 )
-
-
-@njit
-def _spow(x: float, p: float) -> float:
-    """sign(x) |x|^p."""
-    if x >= 0.0:
-        return x**p
-    return -((-x) ** p)
 
 
 def _memory_if_unloaded_now(law: Law, delta: np.ndarray, coef: np.ndarray,
@@ -72,9 +66,9 @@ def goldsmith_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Goldsmith's law (N): k d^n while loading, F_max ((d - d_p)/(d_max - d_p))^n unloading."""
     dmax = s[4]
     if d >= dmax or dmax <= 0.0:
-        return c[0] * _spow(d, c[1])
+        return c[0] * signed_pow(d, c[1])
     dp = s[6]
-    return s[5] * _spow((d - dp) / (dmax - dp), c[1])
+    return s[5] * signed_pow((d - dp) / (dmax - dp), c[1])
 
 
 @njit
@@ -144,7 +138,7 @@ class Goldsmith(Law):
 def _thornton_loading(d: float, c: tuple) -> float:
     """Hertz up to yield, then P_y + pi sigma_y R (d - d_y) (N)."""
     if d <= c[1]:
-        return c[0] * _spow(d, 1.5)
+        return c[0] * signed_pow(d, 1.5)
     r = (0.75 * c[0] / c[3]) ** 2
     return c[2] + math.pi * c[4] * r * (d - c[1])
 
@@ -155,7 +149,7 @@ def thornton_force(d: float, v: float, c: tuple, s: tuple) -> float:
     dmax = s[4]
     if d >= dmax or dmax <= c[1]:
         return _thornton_loading(d, c)
-    return s[6] * _spow(d - s[7], 1.5)
+    return s[6] * signed_pow(d - s[7], 1.5)
 
 
 @njit
@@ -169,7 +163,7 @@ def thornton_update(d: float, v: float, c: tuple, s: tuple) -> tuple:
     e_star = c[3]
     py = c[2]
     r_p = 4.0 * e_star / (3.0 * p_star) * ((2.0 * p_star + py) / (2.0 * math.pi * c[4])) ** 1.5
-    k_h = 4.0 / 3.0 * e_star * math.sqrt(r_p)
+    k_h = hertz_k(e_star, r_p)
     return (d, p_star, k_h, d - (p_star / k_h) ** (2.0 / 3.0))
 
 
@@ -267,11 +261,11 @@ def yigit_force(d: float, v: float, c: tuple, s: tuple) -> float:
         return s[6] * (d - s[5])
     if loading:
         if d <= dy:
-            return k * _spow(d, 1.5)
+            return k * signed_pow(d, 1.5)
         return k * dy**1.5 + ky * (d - dy)
     if dmax <= dy:
-        return k * _spow(d, 1.5)
-    return k * (_spow(d, 1.5) - dmax**1.5 + dy**1.5) + ky * (dmax - dy)
+        return k * signed_pow(d, 1.5)
+    return k * (signed_pow(d, 1.5) - dmax**1.5 + dy**1.5) + ky * (dmax - dy)
 
 
 @njit

@@ -53,6 +53,28 @@ def _abs_pow(a: float, p: float) -> float:
 
 
 @njit
+def signed_pow(x: float, p: float) -> float:
+    """sign(x)|x|^p = |x|^(p-1) x (0 at x = 0 for every p), with the fast paths of |x|^p.
+
+    The odd continuation every law uses for a spring past delta = 0 (power, Bouc-Wen, plastic,
+    Xiong, Jian kernels).
+    """
+    if x > 0.0:
+        return _abs_pow(x, p)
+    if x < 0.0:
+        return -_abs_pow(-x, p)
+    return 0.0
+
+
+@njit
+def hertz_k(e_star: float, r_eff: float) -> float:
+    """Hertz stiffness k = (4/3) E* sqrt(R) (N/m^1.5) of a sphere-sphere or sphere-plane contact
+    (Hertz 1881; Corral et al. 2021, Eqs. 5.3-5.5) from the effective modulus E* (Pa) and
+    radius R (m); scalars or arrays."""
+    return 4.0 / 3.0 * e_star * np.sqrt(r_eff)
+
+
+@njit
 def power_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Raw force (N) of k sign(d)|d|^n + lam |d|^m sign(v)|v|^q, with the mode/floor options.
 

@@ -27,20 +27,13 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Param
-from mbplugin.laws.power import power_energy
-
-
-@njit
-def _q(d: float, n: float) -> float:
-    if d >= 0.0:
-        return d**n
-    return -((-d) ** n)
+from mbplugin.laws.power import power_energy, signed_pow
 
 
 @njit
 def xiong_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Raw force k (q + gamma B (q - a)) (N), before the max(0, .) of Eq. 5.82."""
-    q = _q(d, c[1])
+    q = signed_pow(d, c[1])
     a = s[0]
     b = c[2] + c[3] * a
     return c[0] * (q + c[4] * b * (q - a))
@@ -49,7 +42,7 @@ def xiong_force(d: float, v: float, c: tuple, s: tuple) -> float:
 @njit
 def xiong_rate(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """a' = max(-gamma a/(1 + gamma B), gamma (q - a)) (Eq. 5.82)."""
-    q = _q(d, c[1])
+    q = signed_pow(d, c[1])
     a = s[0]
     g = c[4]
     b = c[2] + c[3] * a
