@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.impact.calibration import Calibration, calibrate, clear_cache
 from mbplugin.laws.base import Law
 
 #: The keys of :meth:`ImpactResult.to_dict` (and of ``mbplugin impact --json``).
@@ -485,9 +486,12 @@ def impact_batch(
 
 __all__ = [
     "RESULT_KEYS",
+    "Calibration",
     "ImpactBatch",
     "ImpactResult",
     "ImpactSeries",
+    "calibrate",
+    "clear_cache",
     "effective_mass",
     "impact",
     "impact_batch",

@@ -310,6 +310,19 @@ class Law:
         return kernels.force_batch(self._kid(), self.contact_mode, d, v, c, s, self.n_state,
                                    self.n_memory)
 
+    def potential(self, delta: np.ndarray, coef: np.ndarray, state: np.ndarray) -> np.ndarray:
+        """Elastic energy (J) each contact holds at indentation ``delta`` (m), shape (N,).
+
+        The energy the law's elastic part would return if the contact were unloaded now: the
+        integral of its elastic force from the unloaded configuration (delta = 0, or the
+        residual indentation of a plastic law) to ``delta``, with the state ``state``
+        (N, NS + NM). Damping and hysteresis are not in it. Every built-in law overrides this
+        with the closed form in its own module; a third-party law that does not returns NaN
+        (its whole contact work then counts as dissipated in energy bookkeeping).
+        """
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        return np.full(d.shape, np.nan)
+
     def state_rate(
         self, delta: np.ndarray, ddelta: np.ndarray, coef: np.ndarray, state: np.ndarray
     ) -> np.ndarray:
