@@ -176,6 +176,36 @@ def test_round_trip_loops() -> None:
     _within(res.values, truth)
 
 
+def test_third_party_numpy_law(monkeypatch) -> None:
+    # a law without a compiled kernel runs impact by impact on the reference integrator; a
+    # linear spring's contact lasts half a period, pi sqrt(m / s) (closed form), so durations
+    # at three masses determine s
+    from mbplugin.laws import Law, Param, registry
+
+    class LinearSpring(Law):
+        """F = s delta (test fixture)."""
+
+        name = "test_fit_linear_spring"
+        params = (Param("s", "spring stiffness", "N/m", lo=0.0, lo_open=True),)
+        kernel = None
+
+        def coefficients(self, v_in, m_eff, r_eff):
+            return np.full((np.size(v_in), 1), self.s)
+
+        def force_raw(self, delta, ddelta, coef, state):
+            return np.asarray(coef)[:, 0] * np.asarray(delta)
+
+        def timescale(self, m_eff, v0):
+            return np.sqrt(np.asarray(m_eff) / self.s)
+
+    monkeypatch.setitem(registry._LAWS, LinearSpring.name, LinearSpring)
+    m = np.array([0.5, 1.0, 2.0])
+    data = impact_data({"v0": np.full(3, 0.3), "mass": m,
+                        "duration": math.pi * np.sqrt(m / 4e4)})
+    res = fit_law(LinearSpring.name, data, ["s"], start={"s": 4e4 * 1.3})
+    _within(res.values, {"s": 4e4}, tol=1e-6)
+
+
 # --------------------------------------------------------------------------------------------------
 # Zhang et al. (2022) Tables 1-2: which exponents fit the peak force best
 # --------------------------------------------------------------------------------------------------

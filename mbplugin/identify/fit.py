@@ -259,8 +259,12 @@ def _run_batch(laws: list[Any], inputs: list[dict[str, Any]], rtol: float
     """One ImpactBatch for every law (``None`` entries skipped); failed batches retried alone."""
     batch = ImpactBatch(rtol=rtol)
     sizes, idx = [], []
+    out: list[dict[str, np.ndarray] | None] = [None] * len(laws)
     for i, (law, kw) in enumerate(zip(laws, inputs, strict=True)):
         if law is None:
+            continue
+        if law.kernel is None:  # a third-party NumPy law: impact by impact (reference path)
+            out[i] = _run_scalar(law, kw, rtol)
             continue
         try:
             batch.add(law, **kw)
@@ -268,7 +272,6 @@ def _run_batch(laws: list[Any], inputs: list[dict[str, Any]], rtol: float
             continue
         sizes.append(len(batch) - sum(sizes))
         idx.append(i)
-    out: list[dict[str, np.ndarray] | None] = [None] * len(laws)
     if not idx:
         return out
     try:
@@ -282,6 +285,22 @@ def _run_batch(laws: list[Any], inputs: list[dict[str, Any]], rtol: float
     for i, part in zip(idx, parts, strict=True):
         out[i] = part
     return out
+
+
+def _run_scalar(law: Any, kw: dict[str, Any], rtol: float) -> dict[str, np.ndarray] | None:
+    """The impacts of a law without a compiled kernel, one :func:`impact` call each."""
+    n = int(np.size(kw["v0"]))
+    cols = {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in kw.items()}
+    rows = []
+    try:
+        for j in range(n):
+            r = impact(law, float(cols["mass"][j]), float(cols["v0"][j]),
+                       mass2=float(cols["mass2"][j]), press=float(cols["press"][j]), rtol=rtol)
+            rows.append(r.to_dict())
+    except (ParameterError, IntegrationError):
+        return None
+    return {k: np.array([np.nan if r[k] is None else float(r[k]) for r in rows])
+            for k in rows[0]}
 
 
 # --------------------------------------------------------------------------------------------------
