@@ -203,6 +203,10 @@ class Law:
             else:
                 resolved[p.name] = None
         object.__setattr__(self, "_values", resolved)
+        cls = type(self)
+        for key, val in resolved.items():
+            if not hasattr(cls, key):  # plain attribute reads (no __getattr__ round trip)
+                self.__dict__[key] = val
         sizes = {np.size(v) for v in resolved.values() if isinstance(v, np.ndarray)}
         if len(sizes) > 1:
             raise ParameterError(

@@ -129,10 +129,10 @@ def power_coefficients(
     rc: Any = 0.0,
 ) -> np.ndarray:
     """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays."""
-    out = np.empty((n_rows, N_COEF))
+    cols = np.empty((N_COEF, n_rows))  # filled by rows (contiguous), returned transposed
     for j, col in enumerate((k, n, lam, m, q, mode, rc)):
-        out[:, j] = col  # NumPy broadcasts a scalar or a length-N array (or raises)
-    return out
+        cols[j] = col  # NumPy broadcasts a scalar or a length-N array (or raises)
+    return np.ascontiguousarray(cols.T)
 
 
 class PowerLaw(Law):
