@@ -19,6 +19,7 @@ against the exact output c_r of the Hunt-Crossley family (``exact_cr``).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import platform
@@ -124,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer impacts")
     ap.add_argument("--json", action="store_true", help="print JSON")
+    ap.add_argument("--interleave", action="store_true",
+                    help="alternate the methods impact by impact (cold caches)")
     ap.add_argument("--rounds", type=int, default=3,
                     help="interleaved rounds of the single-impact methods (best round kept)")
     args = ap.parse_args(argv)
@@ -139,16 +142,39 @@ def main(argv: list[str] | None = None) -> int:
     def ours(name, cr, v0, rtol=1e-10):
         return impact(make_law(name, k=K, n=N_EXP, cr=cr), M0, v0, rtol=rtol).cr_out
 
-    # rounds interleaved, best round per method: a shared machine's load shifts between
-    # rounds, and the ratios compare methods under the same conditions
-    best: dict[str, tuple[float, float]] = {}
+    # Several rounds, the best round of each method kept; within a round each method runs all
+    # the impacts in a block (the historical set-up of this benchmark), or with --interleave the
+    # methods alternate impact by impact in a rotating order (then the caches are cold for every
+    # call: a harsher test for the faster method). The garbage collector is off while timing
+    # (as in timeit): one method's garbage is not charged to the next.
     methods = {"dop": baseline_dop853, "ours": ours,
                "ours8": lambda a, b, c: ours(a, b, c, rtol=1e-8)}
+    keys = list(methods)
+    exact = [_exact(name, cr) for name, cr, _ in cases]
+    best = {key: math.inf for key in methods}
+    err = {key: 0.0 for key in methods}
     for _ in range(args.rounds):
-        for key, fn in methods.items():
-            t, e = _time(fn, cases)
-            best[key] = (min(t, best.get(key, (math.inf, 0.0))[0]), e)
-    (t_dop, e_dop), (t_ours, e_ours), (t_ours8, e_ours8) = best["dop"], best["ours"], best["ours8"]
+        spent = dict.fromkeys(methods, 0.0)
+        gc.collect()
+        gc.disable()
+        try:
+            if args.interleave:
+                order = [(i, key) for i in range(len(cases))
+                         for key in keys[i % 3:] + keys[: i % 3]]
+            else:
+                order = [(i, key) for key in keys for i in range(len(cases))]
+            for i, key in order:
+                name, cr, v0 = cases[i]
+                t0 = time.perf_counter()
+                out = methods[key](name, cr, v0)
+                spent[key] += time.perf_counter() - t0
+                err[key] = max(err[key], abs(out - exact[i]))
+        finally:
+            gc.enable()
+        for key in methods:
+            best[key] = min(best[key], spent[key] / len(cases))
+    (t_dop, e_dop), (t_ours, e_ours), (t_ours8, e_ours8) = (
+        (best[k], err[k]) for k in ("dop", "ours", "ours8"))
     t_rk4, e_rk4 = _time(baseline_rk4, cases[:n_rk4])
 
     # the batch: mixed laws (the HC family plus Zhang 2022 with m != n, q != 1), c_r and speed
