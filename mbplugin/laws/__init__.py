@@ -172,16 +172,16 @@ __all__ = [
 
 
 #: Names that moved out of this package, and where they live now.
-MOVED = {
+_MOVED = {
     "calibrate": "mbplugin.impact.calibrate (or mbplugin.calibrate)",
     "Calibration": "mbplugin.impact.Calibration (or mbplugin.Calibration)",
 }
 
 
 def __getattr__(name: str) -> object:
-    if name in MOVED:
+    if name in _MOVED:
         raise ImportError(
-            f"mbplugin.laws.{name} moved to {MOVED[name]}: calibration drives the impact "
+            f"mbplugin.laws.{name} moved to {_MOVED[name]}: calibration drives the impact "
             f"analyser, and mbplugin.laws imports nothing above it"
         )
     raise AttributeError(f"module 'mbplugin.laws' has no attribute {name!r}")

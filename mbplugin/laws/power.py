@@ -31,7 +31,7 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
-from mbplugin.laws.base import MODE_CLIP, MODE_TENSION, Law, Option, Param, broadcast_param
+from mbplugin.laws.base import MODE_CLIP, MODE_TENSION, Law, Option, Param
 
 N_COEF = 7
 
@@ -129,11 +129,10 @@ def power_coefficients(
     rc: Any = 0.0,
 ) -> np.ndarray:
     """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays."""
-    cols = (k, n, lam, m, q, mode, rc)
-    out = np.empty((n_rows, N_COEF))
-    for j, col in enumerate(cols):
-        out[:, j] = broadcast_param(col, n_rows)
-    return out
+    cols = np.empty((N_COEF, n_rows))  # filled by rows (contiguous), returned transposed
+    for j, col in enumerate((k, n, lam, m, q, mode, rc)):
+        cols[j] = col  # NumPy broadcasts a scalar or a length-N array (or raises)
+    return np.ascontiguousarray(cols.T)
 
 
 class PowerLaw(Law):
