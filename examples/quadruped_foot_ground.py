@@ -13,7 +13,8 @@ penetration and slip.
 
 Checks (exit 1 if one fails): in quiet stance the summed foot force equals the weight within
 2 % and the sinkage is within 20 % of the static Hertz estimate; the full mode also requires the
-trot to move the robot forward >= 0.3 m (the short mode trots only briefly).
+trot to move the robot forward >= 0.3 m with no toe sliding backwards more than 1 cm within a
+stance (the short mode does not trot).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def run(ours: bool, t_stand: float, t_trot: float, dt: float) -> dict[str, np.nd
     n = round((t_stand + t_trot) / dt)
     rec = {k: np.zeros((n, 4)) for k in ("force", "depth", "slip")}
     rec["base"] = np.zeros((n, 3))
+    rec["toe_x"] = np.zeros((n, 4))
     wall = time.perf_counter()
     for i in range(n):
         t = i * dt
@@ -107,10 +109,23 @@ def run(ours: bool, t_stand: float, t_trot: float, dt: float) -> dict[str, np.nd
                                        physicsClientId=cid)[6]
                     rec["slip"][i, k] = float(np.hypot(v[0], v[1]))
         rec["base"][i] = p.getBasePositionAndOrientation(robot, physicsClientId=cid)[0]
+        rec["toe_x"][i] = [p.getLinkState(robot, toe, physicsClientId=cid)[0][0] for toe in toes]
     rec["wall"] = np.array(time.perf_counter() - wall)
     rec["weight"] = np.array(mass * 9.81)
     p.disconnect(physicsClientId=cid)
     return rec
+
+
+def backward_slide(force: np.ndarray, x: np.ndarray) -> float:
+    """Largest backward (-x) travel of a toe within one stance (force > 0 throughout), m."""
+    worst = 0.0
+    for k in range(force.shape[1]):
+        on = force[:, k] > 0
+        edges = np.flatnonzero(np.diff(np.r_[0, on.astype(int), 0]))
+        for a, b in zip(edges[::2], edges[1::2], strict=True):
+            seg = x[a:b, k]
+            worst = max(worst, float(seg[0] - seg.min()))
+    return worst
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,12 +153,16 @@ def main(argv: list[str] | None = None) -> int:
         if t_trot:
             x0 = rec["base"][int(t_stand / dt) - 1]
             x1 = rec["base"][-1]
+            trot = slice(int(t_stand / dt), None)
+            slide = backward_slide(rec["force"][trot], rec["toe_x"][trot])
             print(f"          trot: {x1[0] - x0[0]:+.3f} m forward, {x1[1] - x0[1]:+.3f} m "
-                  f"sideways, base height {x1[2]:.3f} m")
+                  f"sideways, base height {x1[2]:.3f} m; largest backward toe slide in one "
+                  f"stance {slide * 1e3:.1f} mm")
         if ours:
             ok &= abs(fsum.mean() - 1) < 0.02 and abs(sink / hertz - 1) < 0.2
             if t_trot:
                 ok &= bool(rec["base"][-1][0] - rec["base"][int(t_stand / dt) - 1][0] >= 0.3)
+                ok &= slide <= 0.01
     if not args.short:
         from mbplugin.plotting import pyplot, save_figure
 
