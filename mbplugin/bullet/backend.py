@@ -147,6 +147,7 @@ class BulletContacts:
         self.t = 0.0
         self.last: StepInfo | None = None
         self._h: float | None = None
+        self._reset_links = False  # joints were reset since the last host step
         self._keys: np.ndarray | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
@@ -314,7 +315,8 @@ class BulletContacts:
                 p_, q_ = c("getBasePositionAndOrientation", b)
                 v_, w_ = c("getBaseVelocity", b)
             else:
-                st = c("getLinkState", b, lk, computeLinkVelocity=1)
+                st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
+                      if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
                 p_, q_, v_, w_ = st[0], st[1], st[6], st[7]
             pos[i], quat[i], vel[i], om[i] = p_, xyzw_to_wxyz(q_), v_, w_
         fixed = self.kind == STATIC
@@ -575,11 +577,13 @@ class BulletContacts:
             dj = dq[6:] if floating else dq
             for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
                 c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
+            self._reset_links = True
 
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
         self.client("stepSimulation")
+        self._reset_links = False
         self.after_step()
         return info
 

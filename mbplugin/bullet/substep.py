@@ -293,7 +293,7 @@ class ContactSpace:
         while t < t_end:
             self.prepare()
             kw: dict[str, Any] = {"rtol": self.rtol, "atol": self._atol(y), "max_step": dt}
-            if self.k > 2:
+            if self.k > 16:
                 if sparsity is None or sparsity.shape[0] != len(y):
                     sparsity = self.sparsity()
                 kw["jac_sparsity"] = sparsity
