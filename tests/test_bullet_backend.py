@@ -291,3 +291,20 @@ def test_friction_creep_and_stick_on_a_slope(client, mode) -> None:
         assert speed == pytest.approx(creep, rel=0.05)
     else:
         assert speed < 0.01 * creep
+
+
+def test_body_added_later_is_managed(client) -> None:
+    """A ball created after the backend, registered with add_body, bounces with the law
+    (c_r of the exact analyser) instead of PyBullet's contact."""
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    k, m = 1e5, 0.05
+    bk = BulletContacts(client, manage=[plane], law={"name": "khatiwada", "cr": 0.6, "k": k})
+    bk.step()
+    b = ball(client, 0.05 + R, m)
+    bk.add_body(b)
+    for _ in range(60):
+        bk.step()
+    rows = bk.bounces()
+    assert len(rows) >= 1
+    ref = impact(make_law("khatiwada", k=k, cr=0.6), m, float(rows[0]["v_in"]), press=m * G)
+    assert abs(rows[0]["cr"] - ref.cr_out) < 1e-3
