@@ -33,68 +33,109 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--plot", action="store_true",
                    help="write trajectory, energy, per-bounce c_r and force-indentation plots")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress indication")
+    p.add_argument("--progress", action="store_true",
+                   help="progress even when stderr is not a terminal (one line per 10 %%)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with code 3 when the run finished with a warning (a step above "
+                        "the advisor's recommendation, a diverging energy balance)")
     p.set_defaults(func=_cmd_run)
 
 
 class _Progress:
-    """A one-line progress bar on stderr, redrawn at most ten times per second."""
+    """Progress of the simulated time on stderr: a ``tqdm`` bar on a terminal; with
+    ``--progress`` (or stderr redirected to a file) one line per 10 %."""
 
-    def __init__(self, total: float, enabled: bool) -> None:
+    def __init__(self, total: float, enabled: bool, force: bool = False) -> None:
         self.total = total
+        self.bar: Any = None
         self.enabled = enabled
-        self.last = 0.0
+        tty = sys.stderr.isatty()
+        self.lines = enabled and (force or not tty)
+        self.next_tenth = 1
         self.t0 = time.perf_counter()
+        self.last = 0.0
+        if enabled and tty and not force:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=sys.stderr, leave=True,
+                            bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} s simulated "
+                                       "[{elapsed}<{remaining}]")
 
     def __call__(self, t: float) -> None:
         if not self.enabled:
             return
-        now = time.perf_counter()
-        if now - self.last < 0.1 and t < self.total:
+        if self.bar is not None:
+            now = time.perf_counter()
+            if now - self.last >= 0.1 or t >= self.total:
+                self.last = now
+                self.bar.update(min(t, self.total) - self.bar.n)
             return
-        self.last = now
-        frac = min(1.0, max(0.0, t / self.total))
-        width = 30
-        fill = round(frac * width)
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {100 * frac:5.1f}%  "
-                         f"t = {t:.4g}/{self.total:.4g} s  {now - self.t0:6.1f} s wall")
-        sys.stderr.flush()
+        if self.lines:
+            frac = t / self.total
+            while self.next_tenth <= 10 and frac >= self.next_tenth / 10 - 1e-12:
+                sys.stderr.write(f"mbplugin run: {10 * self.next_tenth:3d} %  t = {t:.4g} s, "
+                                 f"{time.perf_counter() - self.t0:.1f} s wall\n")
+                sys.stderr.flush()
+                self.next_tenth += 1
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    import warnings
+
     from mbplugin.cli.common import print_json
+    from mbplugin.dynamics.outputs import prepare_output_dir
+    from mbplugin.dynamics.simulation import SimulationWarning
     from mbplugin.formatting import format_table
     from mbplugin.scene import load_scene
 
     scene = load_scene(args.scene, args.overrides)
     fmt = args.format or scene.output_format
     out_dir = Path(args.out) if args.out else Path("out") / scene.name
-    prog = _Progress(scene.duration, enabled=not args.quiet and sys.stderr.isatty())
+    if args.plot:
+        from mbplugin.plotting import pyplot
+
+        pyplot()  # matplotlib missing: say so before the run, not after it
+    scene.simulation.preflight()  # initial overlaps, work and memory: before any output
+    prepare_output_dir(out_dir)   # unwritable or foreign --out: before the run, not after
+    prog = _Progress(scene.duration, enabled=not args.quiet, force=args.progress)
     try:
-        result = scene.run(prog)
+        with warnings.catch_warnings():
+            # the run's warnings are printed below, once, from the summary
+            warnings.simplefilter("ignore", SimulationWarning)
+            result = scene.run(prog)
     finally:
         prog.close()
-    written = result.write(out_dir, fmt)
     plots: list[Path] = []
     if args.plot:
         plots = write_plots(result, out_dir, scene.plots, title=scene.name)
+    written = result.write(out_dir, fmt, also=plots)
     summary = result.summary()
     summary["output"] = [str(p) for p in written + plots]
+    code = 3 if (args.strict and summary.get("warnings")) else 0
     if args.json:
         print_json(summary)
-        return 0
+        return code
     print(f"{scene.name}: {scene.description}".rstrip(": "))
     print(f"  {summary['steps']} accepted steps ({summary['events']} contact events), "
           f"{summary['sim_time']:.6g} s simulated in {summary['wall_time']:.3g} s wall time")
     drift = summary["energy_drift"]
     if drift is not None and math.isfinite(drift):
         print(f"  energy balance drift {drift:.3g} (relative)")
-    bounces = summary["bounces"]
+    advice = summary.get("step_advice") or {}
+    if "recommended_dt" in advice and "dt" in advice:
+        print(f"  step {advice['dt']:.3g} s; the advisor recommends <= "
+              f"{advice['recommended_dt']:.3g} s ({advice.get('limited_by', '')})")
+    if summary.get("initial_overlaps"):
+        ov = summary["initial_overlaps"]
+        print(f"  {len(ov)} initial overlaps accepted as a pre-load (deepest "
+              f"{max(o['delta'] for o in ov):.3g} m), stored energy "
+              f"{summary['energy_initial']['stored']:.4g} J counted in the balance")
+    bounces = result.bounces
     if bounces:
         rows = [(i + 1, b["body"], b["other"], b["t"], b["v_in"], b["v_out"], b["cr"])
                 for i, b in enumerate(bounces[:MAX_TABLE_ROWS])]
@@ -103,9 +144,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            rows))
         if len(bounces) > MAX_TABLE_ROWS:
             print(f"... {len(bounces) - MAX_TABLE_ROWS} more bounces in "
-                  f"{out_dir / 'summary.json'}")
+                  f"{out_dir / 'bounces.csv'}")
     else:
         print("  no completed bounce")
+    if result.contacts_at_rest:
+        print(f"  {len(result.contacts_at_rest)} contacts started without an approach speed "
+              f"(at rest, no c_r): listed in {out_dir / 'bounces.csv'}")
     analysis = summary.get("analysis") or {}
     for key in ("height_below_threshold_at", "micro_bounces", "resting_frequency_hz"):
         if key in analysis:
@@ -116,7 +160,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for w in summary.get("warnings", []):
         print(f"  warning: {w}")
     print(f"\nresults written to {out_dir}/ ({', '.join(p.name for p in written + plots)})")
-    return 0
+    return code
 
 
 # --------------------------------------------------------------------------------------------------
