@@ -15,6 +15,16 @@ from typing import Any
 import numpy as np
 
 MAX_TABLE_ROWS = 30
+#: Up to this many moving bodies get a labelled line each in trajectory.png; more are summarised.
+MAX_TRAJECTORIES = 12
+
+
+def moving_axis(pos: np.ndarray) -> int:
+    """The coordinate (0 x, 1 y, 2 z) with the largest range over time among bodies ``pos``
+    (records, bodies, 3)."""
+    if pos.size == 0:
+        return 2
+    return int(np.argmax(np.ptp(pos, axis=0).max(axis=0)))
 
 
 def add_parser(subparsers: Any) -> None:
@@ -177,14 +187,27 @@ def write_plots(result: Any, out_dir: Path, which: list[str], title: str = "") -
                if len(t) and np.any(result.pos[:, i] != result.pos[0, i])]
     if "trajectory" in which and len(t):
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
-        for i in movable[:12]:
-            ax.plot(t, result.pos[:, i, 2], lw=1.0, label=result.body_names[i])
-        ax.set_xlabel("t (s)")
-        ax.set_ylabel("height of the centre of mass z (m)")
-        ax.set_title(f"{title}: trajectories")
-        ax.grid(True, alpha=0.3)
-        if movable and len(movable) <= 12:
+        axis = moving_axis(result.pos[:, movable]) if movable else 2
+        label = "xyz"[axis]
+        if len(movable) <= MAX_TRAJECTORIES:
+            for i in movable:
+                ax.plot(t, result.pos[:, i, axis], lw=1.0, label=result.body_names[i])
+            if movable:
+                ax.legend(fontsize=8, ncol=2 if len(movable) > 6 else 1)
+        else:
+            # a large scene: the spread of the coordinate over the bodies, not a tangle of lines
+            c = result.pos[:, movable, axis]
+            ax.fill_between(t, c.min(axis=1), c.max(axis=1), alpha=0.25, label="min - max")
+            ax.fill_between(t, np.percentile(c, 25, axis=1), np.percentile(c, 75, axis=1),
+                            alpha=0.4, label="quartiles")
+            ax.plot(t, np.median(c, axis=1), lw=1.2, label="median")
             ax.legend(fontsize=8)
+        ax.set_xlabel("t (s)")
+        ax.set_ylabel(f"centre of mass {label} (m)")
+        what = (f"{len(movable)} moving bodies" if len(movable) > MAX_TRAJECTORIES
+                else "trajectories")
+        ax.set_title(f"{title}: {what} ({label}, the coordinate that moves most)")
+        ax.grid(True, alpha=0.3)
         paths.append(save_figure(fig, out_dir / "trajectory.png"))
     if "energy" in which and len(t):
         fig, ax = plt.subplots(figsize=(7.5, 4.5))

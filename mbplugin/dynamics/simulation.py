@@ -300,8 +300,8 @@ class SimulationResult:
         w.writerow([*cols, "kind"])
         for kind, rows in (("bounce", self.bounces), ("at_rest", self.contacts_at_rest)):
             for b in rows:
-                w.writerow([*(b[c] if isinstance(b[c], str) else _f(b[c]) if c in b else ""
-                              for c in cols), kind])
+                w.writerow([*("" if c not in b else b[c] if isinstance(b[c], str)
+                               else _f(b[c]) for c in cols), kind])
         return buf.getvalue()
 
     def _name(self, i: int) -> str:
