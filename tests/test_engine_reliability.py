@@ -464,3 +464,16 @@ def test_laws_table_fits_the_terminal(capsys: pytest.CaptureFixture[str],
     assert main(["laws"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_quick_start_shows_hunt_crossley_bias_and_the_exact_law() -> None:
+    """The quick start's Hunt-Crossley ball at target c_r 0.8 bounces at the c_r that the exact
+    relation (Corral et al. 2021, Eq. 5.23) gives for chi = 3(1 - 0.8)/2, i.e. 0.833; the exact
+    law (Zhang & Sharf 2004) returns the target."""
+    from mbplugin.laws.hunt_crossley import exact_cr
+
+    hc = load_scene("scenes/drop_ball.toml", ["duration=0.7"]).run()
+    assert hc.bounces[0]["cr"] == pytest.approx(exact_cr(0.3), abs=2e-3)
+    assert hc.bounces[0]["cr"] == pytest.approx(0.833, abs=2e-3)
+    zs = load_scene("scenes/drop_ball.toml", ["duration=0.7", "law=zhang_sharf"]).run()
+    assert zs.bounces[0]["cr"] == pytest.approx(0.8, abs=2e-3)
