@@ -122,7 +122,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         prog.close()
     plots: list[Path] = []
     if args.plot:
-        plots = write_plots(result, out_dir, scene.plots, title=scene.name)
+        try:
+            plots = write_plots(result, out_dir, scene.plots, title=scene.name)
+        except Exception as exc:  # a figure must never cost the run's records
+            result.warnings.append(f"the plots could not be written: {exc}")
     written = result.write(out_dir, fmt, also=plots)
     summary = result.summary()
     summary["output"] = [str(p) for p in written + plots]

@@ -68,6 +68,10 @@ from mbplugin.formatting import json_safe
 FORMATS = ("npz", "csv")
 #: With an adaptive integrator the step advice is informative only: sample every n-th record.
 ADVISE_EVERY_RECORDS = 50
+#: Fixed steps: the advisor re-linearises a contact whose overlap grew by this fraction beyond
+#: the largest it had at an earlier look, at every onset and end, and every n-th step anyway.
+ADVISE_GROWTH = 0.01
+ADVISE_EVERY_STEPS = 16
 #: The advisor recommends this fraction of the linear stability limit ...
 STABILITY_SAFETY = 0.5
 #: ... and at most 1/ACCURACY_STEPS of the shortest contact time scale (m/(k v^(n-1)))^(1/(n+1))
@@ -392,6 +396,28 @@ class Simulation:
         trap = {"w": 0.0, "keys": np.zeros(0, np.int64), "f": np.zeros(0), "d": np.zeros(0)}
         trapezoid = fixed and contacts is not None
 
+        seen = {"keys": None, "d": np.zeros(0), "age": 0}
+
+        def needs_advice() -> bool:
+            """True when the contacts of this step may be stiffer than at the advisor's last
+            look: a contact started or ended, an overlap grew by ADVISE_GROWTH beyond the
+            largest seen for that contact (the laws stiffen with the overlap), or
+            ADVISE_EVERY_STEPS steps passed."""
+            keys, d = trap["keys"], trap["d"]
+            seen["age"] += 1
+            if not len(keys):
+                seen["keys"] = keys
+                return False
+            if (seen["keys"] is None or len(seen["keys"]) != len(keys)
+                    or not np.array_equal(seen["keys"], keys)):
+                seen["keys"], seen["d"], seen["age"] = keys, d.copy(), 0
+                return True
+            grew = d > seen["d"] * (1.0 + ADVISE_GROWTH) + 1e-300
+            if grew.any() or seen["age"] >= ADVISE_EVERY_STEPS:
+                seen["d"], seen["age"] = np.maximum(seen["d"], d), 0
+                return True
+            return False
+
         def trapezoid_work(y: np.ndarray) -> float:
             tab = contacts.contact_table(y)
             keys, f, d = tab["key"], tab["force"], tab["delta"]
@@ -418,9 +444,6 @@ class Simulation:
             if event in ("", "event"):
                 step_times.append(t)
             counter["steps"] += 1 if event == "" else 0
-            if advise and fixed and event != "sample":
-                # the advisor looks at every step of a fixed-step run (not only recorded ones)
-                self._advise(y, method, advice)
             if trapezoid and event != "sample":
                 if event == "start":
                     trap["keys"] = np.zeros(0, np.int64)
@@ -428,6 +451,10 @@ class Simulation:
                     trap["w"] = 0.0  # an initial pre-load did no work: its energy is stored
                 else:
                     trapezoid_work(y)
+                if advise and needs_advice():
+                    # the advisor looks at every step of a fixed-step run (not only recorded
+                    # ones) and re-linearises where the stable step can have shrunk
+                    self._advise(y, method, advice)
             if (event == "" and counter["steps"] % every) or (event == "sample" and every > 1):
                 return
             rec_t.append(t)
