@@ -48,17 +48,23 @@ class BulletResult:
     wall_time: float
     host_dt: float
     extra: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    contacts_at_rest: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         out = {"scene": self.name, "backend": "pybullet", "host_dt": self.host_dt,
                "steps": self.steps, "events": self.events, "wall_time": self.wall_time,
                "sim_time": float(self.t[-1]) if len(self.t) else 0.0, "energy_drift": None,
                "bounces": self.bounces, "bodies": list(self.body_names), "records": len(self.t)}
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         out.update(self.extra)
         return out
 
-    def write(self, out_dir: str | os.PathLike[str], fmt: str = "npz") -> list[Path]:
-        """Write the records (npz or csv) and ``summary.json`` (temp file + rename)."""
+    def write(self, out_dir: str | os.PathLike[str], fmt: str = "npz",
+              also: Any = ()) -> list[Path]:
+        """Write the records (npz or csv) and ``summary.json`` (temp file + rename); ``also``
+        (files written beside them, e.g. plots) is accepted for the engine's interface."""
         if fmt not in ("npz", "csv"):
             raise ParameterError(f"output.format = {fmt!r} is not one of {{npz, csv}}")
         out = Path(out_dir)
@@ -98,6 +104,18 @@ class BulletScene:
     friction: Any
     output_format: str = "npz"
     plots: list[str] = field(default_factory=list)
+
+    @property
+    def simulation(self) -> BulletScene:
+        """The object ``mbplugin run`` asks for its pre-flight check (this scene)."""
+        return self
+
+    def preflight(self) -> None:
+        """Checks before any output is written: PyBullet importable."""
+        try:
+            import pybullet  # noqa: F401
+        except ImportError as exc:
+            raise ParameterError(f"world.backend = 'pybullet' needs pybullet ({exc})") from None
 
     def run(self, progress: Callable[[float], None] | None = None) -> BulletResult:
         """Build the bodies in a new ``p.DIRECT`` client, run ``duration`` s, disconnect."""
