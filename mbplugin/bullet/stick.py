@@ -25,6 +25,9 @@ import numpy as np
 
 from mbplugin.errors import ParameterError
 
+#: Floor of the Coulomb limit mu F_N in the spring's rate (N)
+FC_FLOOR = 1e-3
+
 
 @dataclass(frozen=True)
 class Stick:
@@ -51,7 +54,8 @@ def stick_force(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.n
 def stick_rate(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:
     """ds/dt (K, 3) of Dahl's model (frozen where fn <= 0)."""
     speed = np.linalg.norm(vt, axis=1)
-    fc = p.mu * np.maximum(fn, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        decay = np.where(fc > 0, speed * p.k_t / fc, 0.0)
+    # the Coulomb limit, floored at FC_FLOOR so that the rate stays finite as F_N -> 0 at
+    # lift-off (there the spring force is below the floor anyway)
+    fc = np.maximum(p.mu * np.maximum(fn, 0.0), FC_FLOOR)
+    decay = speed * p.k_t / fc
     return np.where((fn > 0)[:, None], vt - decay[:, None] * s, 0.0)
