@@ -77,6 +77,7 @@ from mbplugin.contact.batch import ContactBatch
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
+from mbplugin.pipeline import rules
 
 #: Record of one onset or separation event. ``v`` is the approach speed ``ddelta`` at onset
 #: (m/s, > 0 approaching) or the separation speed ``-ddelta`` at separation (m/s, > 0 receding);
@@ -371,8 +372,7 @@ class ContactStore:
             keep = np.zeros(len(self.latched_keys), dtype=bool)
             ii = np.flatnonzero(is_lat)
             li = lat[ii]
-            deeper = (delta[ii] > self.latched_delta[li]) & (ddelta[ii] > 0)
-            still = (delta[ii] > 0) & ~deeper
+            still = rules.latch_holds_batch(delta[ii], ddelta[ii], self.latched_delta[li])
             keep[li[still]] = True
             self.latched_keys = self.latched_keys[keep]
             self.latched_delta = self.latched_delta[keep]
@@ -401,12 +401,10 @@ class ContactStore:
                 if update_memory and law.n_memory:
                     law.update_memory(delta[ii], ddelta[ii], c, state)
                     self.mem[rr, : law.n_memory] = state[:, law.n_state :]
-                receding = ddelta[ii] <= 0.0
-                if law.contact_mode == MODE_TENSION:
-                    ends = receding & (delta[ii] <= 0.0)
-                else:
-                    f = law.force_raw(delta[ii], ddelta[ii], c, state)
-                    ends = receding & (f <= 0.0)
+                mode = np.full(len(ii), law.contact_mode, dtype=np.int64)
+                f = (np.zeros(len(ii)) if law.contact_mode == MODE_TENSION
+                     else law.force_raw(delta[ii], ddelta[ii], c, state))
+                ends = rules.ended_batch(mode, delta[ii], ddelta[ii], np.asarray(f, dtype=float))
                 end_rows[rr[ends]] = True
             where = _find(batch.key, self.keys)
             self._delta_last = delta[where].copy()
@@ -515,7 +513,7 @@ class ContactStore:
         """Coefficient rows (len(ii), n_coef) of the new contacts ``ii`` with law ``li``."""
         entry = self.pair_laws[li]
         law = entry.law
-        v_in = np.maximum(batch.ddelta[ii], 0.0)
+        v_in = np.maximum(batch.ddelta[ii], 0.0)  # rules.onset_speed
         m_eff = batch.m_eff[ii]
         r_eff = batch.r_eff[ii]
         needs = tuple(law.needs)

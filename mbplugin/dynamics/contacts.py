@@ -36,20 +36,16 @@ import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel
 from mbplugin.dynamics import _kernels as _k
-from mbplugin.dynamics import _pairs
 from mbplugin.dynamics.advisor import friction_step, stable_step
 from mbplugin.dynamics.bodies import Bodies
 from mbplugin.dynamics.energy import stored_energy
-from mbplugin.dynamics.friction import Friction, friction_force, friction_stiffness
 from mbplugin.errors import ParameterError
-from mbplugin.laws.base import MODE_TENSION, Law
+from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.pipeline import pairs, rules
+from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
+from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 
-#: Event-function scales: only the sign of each value matters; these make the two halves of a
-#: max() comparable for the root finder (m, m/s, N).
-X_SCALE = 1e-6
-V_SCALE = 1e-3
-F_SCALE = 1.0
 #: Margin (m) within which the watched pairs are reported when the model is small: effectively
 #: "every pair", so that no onset inside a long free-flight step can be missed.
 WATCH_ALL = 1e6
@@ -113,7 +109,6 @@ class EngineContacts:
                 f"a contact shape is attached to body {comp.max_body}, but there are only "
                 f"{len(bodies)} bodies"
             )
-        self._tension = np.array([law.contact_mode == MODE_TENSION for law in self.laws])
         # compiled fast path: shape arrays of the model, kernels of the laws
         self._S = model.n_shapes
         self._kind = comp.kind
@@ -212,7 +207,7 @@ class EngineContacts:
             rates = np.zeros(self.n_ode)
             fn = np.empty(m)
             st = self.store
-            p_n, p_f = _pairs.contact_forces(
+            p_n, p_f = pairs.contact_forces(
                 np.arange(m), st.law, a, b, d, v, nrm, vt, ra, rb, st.coef,
                 np.ascontiguousarray(ode_flat, dtype=float), self.ns, st.mem, self._law_kid,
                 self._law_mode, self._law_ns, self._mu, self._mu_s, self._v_s, self._v_eps,
@@ -226,7 +221,7 @@ class EngineContacts:
         ode = self._ode_full(ode_flat)
         fn = self.store.forces(kb, ode)
         ft = self._friction(kb, fn)
-        _k.scatter_contacts(kb.a, kb.b, fn, kb.normal, ft, kb.ra, kb.rb, force, torque)
+        pairs.scatter_contacts(kb.a, kb.b, fn, kb.normal, ft, kb.ra, kb.rb, force, torque)
         rates = self.store.state_rates(kb, ode)[:, : self.ns].ravel() if self.ns else np.zeros(0)
         p_n = float(np.dot(fn, kb.ddelta))
         p_f = -float(np.einsum("ij,ij->", ft, kb.vt)) if self._has_friction else 0.0
@@ -236,8 +231,8 @@ class EngineContacts:
         """Decoded (sa, sb, feature, pair type) of ``keys``, or None without a compiled path."""
         if not (self.fast and self._compiled_laws):
             return None
-        sa, sb, feat = _pairs.decode_keys(keys, self._S)
-        ptype = _pairs.pair_types(self._kind, sa, sb)
+        sa, sb, feat = pairs.decode_keys(keys, self._S)
+        ptype = pairs.pair_types(self._kind, sa, sb)
         if np.any(ptype < 0):
             return None
         return sa, sb, feat, ptype
@@ -288,7 +283,7 @@ class EngineContacts:
         vt = np.empty((k, 3))
         ra = np.empty((k, 3))
         rb = np.empty((k, 3))
-        _pairs.pair_geometry(
+        pairs.pair_geometry(
             ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
             self._plane_n, self._plane_p, self._half, np.ascontiguousarray(pos), R,
             np.ascontiguousarray(vel), omega_w, a, b, d, v, nrm, vt, ra, rb,
@@ -424,22 +419,22 @@ class EngineContacts:
         mode = self._wmode
         out = np.empty(len(mode))
         free = mode == 0
-        out[free] = -delta[free] / X_SCALE
+        out[free] = rules.onset_value(delta[free], X_SCALE)
         act = mode == 1
         if act.any():
             rows = self._w_rows
             st = self.store
             fr = np.empty(len(rows))
             n13 = 13 * len(self.bodies)
-            _pairs.raw_forces(rows, st.law, delta[act], ddelta[act], st.coef,
+            pairs.raw_forces(rows, st.law, delta[act], ddelta[act], st.coef,
                               np.ascontiguousarray(y[n13 : n13 + self.n_ode]), self.ns, st.mem,
                               self._law_kid, self._law_ns, fr)
-            tens = self._tension[st.law[rows]]
-            first = np.where(tens, delta[act] / X_SCALE, fr / F_SCALE)
-            out[act] = np.maximum(first, ddelta[act] / V_SCALE)
+            out[act] = rules.end_value_batch(self._law_mode[st.law[rows]], delta[act],
+                                             ddelta[act], fr, X_SCALE, F_SCALE, V_SCALE)
         lat = mode == 2
-        out[lat] = delta[lat] / X_SCALE
-        re = -np.minimum((delta[lat] - self._wlat_delta) / X_SCALE, ddelta[lat] / V_SCALE)
+        out[lat] = rules.latch_release_value(delta[lat], X_SCALE)
+        re = rules.latch_renew_value_batch(delta[lat], ddelta[lat], self._wlat_delta, X_SCALE,
+                                           V_SCALE)
         return np.concatenate([out, re])
 
     def _values(self, batch: ContactBatch, y: np.ndarray) -> np.ndarray:
@@ -458,7 +453,7 @@ class EngineContacts:
         out = np.empty(nw)
         # free: onset when the pair overlaps
         free = mode == 0
-        out[free] = np.where(found[free], -delta[free] / X_SCALE, 1.0)
+        out[free] = np.where(found[free], rules.onset_value(delta[free], X_SCALE), 1.0)
         # active: end of contact
         act = mode == 1
         if act.any():
@@ -469,18 +464,18 @@ class EngineContacts:
                 sub = batch.take(bi[ia[ok]])
                 rows = self.store.rows(sub)
                 fr = self.store.forces(sub, self._ode_of(y), raw=True)
-                tens = self._tension[self.store.law[rows]]
-                first = np.where(tens, sub.delta / X_SCALE, fr / F_SCALE)
-                e[ok] = np.maximum(first, sub.ddelta / V_SCALE)
+                e[ok] = rules.end_value_batch(self._law_mode[self.store.law[rows]], sub.delta,
+                                              sub.ddelta, fr, X_SCALE, F_SCALE, V_SCALE)
             out[ia] = e
         # latched: release when the gap opens
         lat = mode == 2
-        out[lat] = np.where(found[lat], delta[lat] / X_SCALE, -1.0)
+        out[lat] = np.where(found[lat], rules.latch_release_value(delta[lat], X_SCALE), -1.0)
         # latched: new onset when pressed deeper than at separation while approaching
         il = np.flatnonzero(lat)
         re = np.where(
             found[il],
-            -np.minimum((delta[il] - self._wlat_delta) / X_SCALE, ddelta[il] / V_SCALE),
+            rules.latch_renew_value_batch(delta[il], ddelta[il], self._wlat_delta, X_SCALE,
+                                          V_SCALE),
             1.0,
         )
         return np.concatenate([out, re])

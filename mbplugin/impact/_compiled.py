@@ -33,6 +33,7 @@ from scipy.integrate._ivp import dop853_coefficients as _dc
 
 from mbplugin._jit import njit, njit_inline
 from mbplugin.laws import kernels
+from mbplugin.pipeline import rules
 
 _NS = _dc.N_STAGES  # 12
 _A = np.ascontiguousarray(_dc.A[:_NS, :_NS])
@@ -86,7 +87,7 @@ def _rhs(kid, mode, c, n_ode, mem, m, press, y, out, row):
     d = y[0]
     v = y[1]
     st = _stup(y, n_ode, mem)
-    f = kernels.clip(mode, kernels.force(kid, d, v, c, st))
+    f = rules.applied(mode, kernels.force(kid, d, v, c, st))
     out[row, 0] = v
     out[row, 1] = (press - f) / m
     out[row, 2] = f
@@ -101,19 +102,15 @@ def _rhs(kid, mode, c, n_ode, mem, m, press, y, out, row):
 def _force_at(kid, mode, c, n_ode, mem, y, clipped):
     f = kernels.force(kid, y[0], y[1], c, _stup(y, n_ode, mem))
     if clipped:
-        return kernels.clip(mode, f)
+        return rules.applied(mode, f)
     return f
 
 
 @njit_inline
 def _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
     """Separation function: <= 0 exactly when the contact has ended."""
-    if mode == 1:
-        a = y[0] / xscale
-    else:
-        a = _force_at(kid, mode, c, n_ode, mem, y, False) / fscale
-    b = y[1] / v0
-    return a if a > b else b
+    return rules.end_value(mode, y[0], y[1], _force_at(kid, mode, c, n_ode, mem, y, False),
+                           xscale, fscale, v0)
 
 
 @njit_inline
@@ -433,11 +430,8 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                 _interp(y, Fd, x, ysamp)
             vs = ysamp[1]
             fr = _force_at(kid, mode, c, n_ode, mem, ysamp, False)
-            if mode == 1:
-                gs = max(ysamp[0] / xscale, vs / v0)
-            else:
-                gs = max(fr / fscale, vs / v0)
-            fs = kernels.clip(mode, fr)
+            gs = rules.end_value(mode, ysamp[0], vs, fr, xscale, fscale, v0)
+            fs = rules.applied(mode, fr)
             if vprev > 0.0 and vs <= 0.0:
                 x_event = _locate(0, xprev, x, vprev, vs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
                                   fscale, xscale, v0)
