@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, njit_inline
 
 #: Contact keys: ``key = (shape_a * S + shape_b) * 2**FEATURE_BITS + feature`` (S shapes).
 FEATURE_BITS = 20
@@ -45,7 +45,7 @@ def quat_matrices(quat, out):
                 out[i, a, b] = m[3 * a + b]
 
 
-@njit
+@njit_inline
 def shape_pose(s, body, lpos, lrot, pos, R, Rw):
     """World rotation ``Rw`` (3, 3, written) and centre (tuple) of shape ``s``: the body's pose
     (``pos``, ``R``; body -1 = the world) composed with the shape's local pose."""
@@ -103,7 +103,7 @@ def plane_sphere(q0, q1, q2, n0, n1, n2, c0, c1, c2, r):
     return c0 - w * n0, c1 - w * n1, c2 - w * n2, n0, n1, n2, dl
 
 
-@njit
+@njit_inline
 def box_corner(c0, c1, c2, Rb, h0, h1, h2, corner):
     """World position of corner ``corner`` (index sx + 2 sy + 4 sz, s = 0 for -, 1 for +) of the
     box with centre c, rotation Rb (3, 3) and half extents h."""
@@ -123,7 +123,7 @@ def plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2):
     return x0 + 0.5 * dl * n0, x1 + 0.5 * dl * n1, x2 + 0.5 * dl * n2, n0, n1, n2, dl
 
 
-@njit
+@njit_inline
 def plane_frame(Rw, c0, c1, c2, pn, pp):
     """World surface point and unit normal of a plane shape (local normal ``pn``, local point
     ``pp``) at the world pose (Rw, c)."""
@@ -136,7 +136,7 @@ def plane_frame(Rw, c0, c1, c2, pn, pp):
     return q0, q1, q2, n0, n1, n2
 
 
-@njit
+@njit_inline
 def point_velocity(bi, p0, p1, p2, pos, vel, omega_w):
     """(r, v) of the material point P of body ``bi`` (-1: the world, at rest, r = P):
     r = P - x_cm, v = v_cm + omega x r (6-tuple)."""
@@ -151,7 +151,7 @@ def point_velocity(bi, p0, p1, p2, pos, vel, omega_w):
             vel[bi, 2] + omega_w[bi, 0] * r1 - omega_w[bi, 1] * r0)
 
 
-@njit
+@njit_inline
 def contact_kinematics(ba, bb, p0, p1, p2, n0, n1, n2, pos, vel, omega_w):
     """Kinematics of a contact at P with normal n (a to b): (ra, rb, ddelta, vt) as a 10-tuple.
 

@@ -31,6 +31,7 @@ coefficients latched at onset, ODE state, memory, onset/separation events).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -137,6 +138,7 @@ class EngineContacts:
         self._wkeys = np.zeros(0, dtype=np.int64)
         self._wmode = np.zeros(0, dtype=np.int8)
         self._wlat_delta = np.zeros(0)
+        self._all_keys: np.ndarray | None = None
 
     # -- sizes ------------------------------------------------------------------------------------
     @property
@@ -316,6 +318,7 @@ class EngineContacts:
         state is then the instant of first contact (as in the papers' impact setting).
         """
         self.store.reset()
+        self._all_keys = None
         batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
         n_old = self.n_ode
         self.store.begin(batch, t)
@@ -385,9 +388,18 @@ class EngineContacts:
     # -- events --
     def watch(self, t: float, y: np.ndarray) -> np.ndarray:
         """Fix the pairs watched during the next step; returns their event values at ``y``."""
-        batch = self.model.detect(self.state_from_y(y), self.watch_margin)
         s = self.store
-        keys = np.unique(np.concatenate([batch.key, s.keys, s.latched_keys]))
+        small = self.watch_margin >= WATCH_ALL
+        batch = None
+        if small and self._all_keys is not None:
+            # every pair of a small model is watched: the key set found once stays valid
+            found = self._all_keys
+        else:
+            batch = self.model.detect(self.state_from_y(y), self.watch_margin)
+            found = batch.key
+            if small:
+                self._all_keys = np.unique(found)
+        keys = np.unique(np.concatenate([found, s.keys, s.latched_keys]))
         mode = np.zeros(len(keys), dtype=np.int8)  # 0 free, 1 active, 2 latched
         mode[np.isin(keys, s.keys)] = 1
         lat = np.isin(keys, s.latched_keys)
@@ -401,7 +413,54 @@ class EngineContacts:
             self._w_rows = s.rows_of_keys(keys[mode == 1]) if hasattr(s, "rows_of_keys") else (
                 np.searchsorted(s.keys, keys[mode == 1]))
             return self._values_fast(y)
+        if batch is None:
+            batch = self.model.detect(self.state_from_y(y), self.watch_margin)
         return self._values(batch, y)
+
+    def compiled_arrays(self, world: Any) -> tuple | None:
+        """The arrays of the compiled segment (:mod:`mbplugin.dynamics.compiled`) for the
+        current rows and watched pairs (call :meth:`watch` first), or None when the compiled
+        path does not apply (a pair type or law without a compiled path, pairs not all watched,
+        external loads)."""
+        if (self._w_geo is None or self.watch_margin < WATCH_ALL
+                or not getattr(world.loads, "empty", False)):
+            return None
+        st = self.store
+        m = len(st)
+        geo = self._row_pairs() if m else self._pair_info(st.keys)
+        if geo is None:
+            return None
+        i64 = np.int64
+        r_pt, r_sa, r_sb, r_ft = (np.ascontiguousarray(x, dtype=i64) for x in
+                                  (geo[3], geo[0], geo[1], geo[2]))
+        if not st.mem.flags.c_contiguous:
+            st.mem = np.ascontiguousarray(st.mem)
+        b = self.bodies
+        n = len(b)
+        BD = (np.ascontiguousarray(b.inv_mass, dtype=float), np.ascontiguousarray(b.inertia),
+              np.ascontiguousarray(b.inv_inertia), np.ascontiguousarray(world._gacc),
+              np.ascontiguousarray(b.fixed, dtype=np.bool_))
+        G = (np.ascontiguousarray(self._sbody, dtype=i64), self._lpos, self._lrot, self._radius,
+             self._plane_n, self._plane_p, self._half)
+        CR = (r_pt, r_sa, r_sb, r_ft, np.ascontiguousarray(st.law, dtype=i64),
+              np.ascontiguousarray(st.coef), st.mem, int(self.ns), self._law_kid, self._law_mode,
+              self._law_ns, np.ascontiguousarray(st.m_eff, dtype=float))
+        FR = (self._mu, self._mu_s, self._v_s, self._v_eps, self._visc, self._lin,
+              bool(self._has_friction))
+        sa, sb, feat, ptype = self._w_geo
+        mode = np.asarray(self._wmode, dtype=i64)
+        w_row = np.full(len(mode), -1, dtype=i64)
+        w_row[mode == 1] = self._w_rows
+        w_dsep = np.zeros(len(mode))
+        w_dsep[mode == 2] = self._wlat_delta
+        WP = (np.ascontiguousarray(ptype, dtype=i64), np.ascontiguousarray(sa, dtype=i64),
+              np.ascontiguousarray(sb, dtype=i64), np.ascontiguousarray(feat, dtype=i64), mode,
+              w_row, w_dsep)
+        W = (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
+             np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m), np.empty(m),
+             np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
+             np.empty(m), np.arange(m, dtype=i64))
+        return n, BD, G, CR, FR, WP, W
 
     def event_values(self, t: float, y: np.ndarray) -> np.ndarray:
         """Event values of the watched pairs at state ``y`` (see the module docstring)."""

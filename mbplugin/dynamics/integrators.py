@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.dynamics.compiled import COMMIT, EVENT, FAILED, SWITCH, run_segment
 from mbplugin.dynamics.contacts import WATCH_ALL
 from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.dynamics.world import N_WORK, World
@@ -360,6 +361,7 @@ def run_adaptive(
     n_samples = int(settings.event_samples)
     n = world.n
     auto = settings.solver == "auto"
+    compiled_path = getattr(world, "compiled_path", True)
     current = "DOP853" if auto else settings.solver
     stats.solver_steps = {}
 
@@ -382,6 +384,43 @@ def run_adaptive(
             # an explicit step never spans more than a contact time: a step that jumps over
             # the whole contact can pass the error test with every stage outside the overlap
             max_step = min(max_step, contacts.time_scale())
+        if contacts is not None and current == "DOP853" and compiled_path:
+            g_prev = contacts.watch(t, y)
+            arrays = contacts.compiled_arrays(world)
+            if arrays is not None:
+                seg = run_segment(
+                    arrays, y, t, t_end, h_next, rtol, atol, max_step, n_samples,
+                    int(settings.contact_samples) if callback is not None else 0, auto,
+                    int(settings.switch_steps), STIFF_HW, STIFF_STEPS, g_prev)
+                stats.steps += seg.steps
+                stats.solver_steps["DOP853"] = stats.solver_steps.get("DOP853", 0) + seg.steps
+                stats.nfev += seg.nfev
+                if seg.status == FAILED:
+                    raise IntegrationError(
+                        f"the DOP853 solver failed at t = {seg.t:.9g} s: step size too small")
+                recs = seg.records
+                if seg.status == COMMIT and len(recs):
+                    recs = recs[:-1]  # recorded below, after the commit
+                if callback is not None:
+                    for row in recs:
+                        callback(float(row[0]), row[2:].copy(), "sample" if row[1] else "")
+                t, y = seg.t, seg.y
+                h_next = max(seg.h_next, 1e-15)
+                if seg.status == EVENT:
+                    stats.events += 1
+                    y = contacts.commit(t, y)[1]
+                    if callback is not None:
+                        callback(t, y, "event")
+                    h_next = min(h_next, contacts.first_step_hint())
+                elif seg.status == COMMIT:
+                    y = contacts.commit(t, y)[1]
+                    if callback is not None:
+                        callback(t, y, "")
+                elif seg.status == SWITCH:
+                    current = "Radau"
+                if progress is not None:
+                    progress(t)
+                continue
         kw: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": max_step}
         if h_next is not None:
             kw["first_step"] = min(h_next, t_end - t, max_step)

@@ -29,27 +29,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.integrate._ivp import dop853_coefficients as _dc
 
 from mbplugin._jit import njit, njit_inline
 from mbplugin.laws import kernels
+from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import rules
 
-_NS = _dc.N_STAGES  # 12
-_A = np.ascontiguousarray(_dc.A[:_NS, :_NS])
-_B = np.ascontiguousarray(_dc.B)
-_C = np.ascontiguousarray(_dc.C[:_NS])
-_E3 = np.ascontiguousarray(_dc.E3)
-_E5 = np.ascontiguousarray(_dc.E5)
-_D = np.ascontiguousarray(_dc.D)
-_A_EXTRA = np.ascontiguousarray(_dc.A[_NS + 1 :])
-_C_EXTRA = np.ascontiguousarray(_dc.C[_NS + 1 :])
-_NS_EXT = _dc.N_STAGES_EXTENDED  # 16
-_NPOW = _dc.INTERPOLATOR_POWER  # 7
+_NS = dop.NS
+_A = dop.A
+_B = dop.B
+_E3 = dop.E3
+_E5 = dop.E5
+_D = dop.D
+_A_EXTRA = dop.A_EXTRA
+_NS_EXT = dop.NS_EXT
+_NPOW = dop.NPOW
 
-SAFETY = 0.9
-MIN_FACTOR = 0.2
-MAX_FACTOR = 10.0
+SAFETY = dop.SAFETY
+MIN_FACTOR = dop.MIN_FACTOR
+MAX_FACTOR = dop.MAX_FACTOR
 N_SAMPLES = 4  # dense-output samples per accepted step (events, peak force)
 N_SAMPLES_RECORD = 16  # samples per step when the time series is recorded (smooth plots)
 
@@ -113,19 +111,7 @@ def _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
                            xscale, fscale, v0)
 
 
-@njit_inline
-def _interp(y_old, Fd, x, out):
-    """DOP853 dense output at fraction x in [0, 1] of the step (SciPy's evaluation order)."""
-    n = y_old.shape[0]
-    for i in range(n):
-        acc = 0.0
-        for p in range(_NPOW - 1, -1, -1):
-            acc += Fd[p, i]
-            if (_NPOW - 1 - p) % 2 == 0:
-                acc *= x
-            else:
-                acc *= 1.0 - x
-        out[i] = acc + y_old[i]
+_interp = dop.interp
 
 
 @njit_inline

@@ -7,8 +7,8 @@ See ``docs/architecture.md`` ("The pipeline") and DESIGN.md "One pipeline, three
 * :mod:`mbplugin.pipeline.pairs` - known contact pairs of primitive shapes: geometry and
   kinematics through the narrow phase's compiled scalar kernels, law forces, friction and the
   per-body wrenches, in one compiled loop.
-* :mod:`mbplugin.pipeline.run` - the compiled end-to-end path for small scenes: detection of
-  the known pairs, laws, wrenches, a DOP853 step with dense output and event location.
+* :mod:`mbplugin.pipeline.dop853` - Dormand-Prince 8(5,3) tables, step control and dense output
+  shared by the compiled drivers (the analyser; the engine's :mod:`mbplugin.dynamics.compiled`).
 
 This package imports :mod:`mbplugin.laws` and :mod:`mbplugin.contact`; the contact store imports
 only :mod:`mbplugin.pipeline.rules` (which imports nothing but the laws), so importing either

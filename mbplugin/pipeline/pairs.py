@@ -46,7 +46,7 @@ def pair_types(kind: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit
+@njit_inline
 def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, pos, R, vel,
              omega_w, Ra, Rb):
     """Geometry and kinematics of one known pair: (delta, ddelta, n0, n1, n2, ra (3), rb (3),
@@ -68,7 +68,7 @@ def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, p
     return (g[6], k[6], g[3], g[4], g[5], k[0], k[1], k[2], k[3], k[4], k[5], k[7], k[8], k[9])
 
 
-@njit
+@njit_inline
 def pair_geometry(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
                   pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb):
     """Geometry and kinematics of the listed pairs, written into the output arrays."""
@@ -142,7 +142,7 @@ def scatter_contacts(a, b, fn, normal, ft, ra, rb, force, torque):
                            force, torque)
 
 
-@njit
+@njit_inline
 def contact_forces(rows, law, a, b, delta, ddelta, normal, vt, ra, rb, coef, ode, ns, mem,
                    law_kid, law_mode, law_ns, mu, mu_s, v_s, v_eps, visc, lin, fric,
                    force, torque, rates, fn_out):

@@ -1,0 +1,509 @@
+"""The engine's compiled end-to-end path for small scenes: known pairs -> laws -> wrenches -> DOP853 step
+-> event location, in one compiled loop.
+
+The standalone engine's adaptive integrator (:mod:`mbplugin.dynamics.integrators`) hands a
+*segment* to :func:`run_segment` when every watched pair is of a primitive type with a compiled
+path (:mod:`mbplugin.pipeline.pairs`), every law has a compiled kernel, there are no external
+loads and the explicit solver is active. The segment integrates the whole flat state of the
+world (bodies, law ODE states, work integrals; see :mod:`mbplugin.dynamics.world`) with
+Dormand-Prince 8(5,3) and SciPy's step control (:mod:`mbplugin.pipeline.dop853`), and stops at
+the first of:
+
+* ``DONE``    the end time;
+* ``EVENT``   an event function of a watched pair changed sign: the contact rules
+  (:mod:`mbplugin.pipeline.rules`) are evaluated on the dense output after every accepted step
+  (``n_samples`` samples), the crossing is located by Illinois' regula falsi to a few ulps and
+  moved to where the value is strictly negative, exactly as the Python path does;
+* ``SWITCH``  (``auto`` solver) the contact has become stiff: the step outgrew the contact time
+  scale (h (sqrt(k/m) + c/m) > ``stiff_hw`` for ``stiff_steps`` steps) or ``switch_steps``
+  steps passed in one contact phase; the implicit solver takes over;
+* ``COMMIT``  an event value is <= 0 without a crossing: the driver books the state in full.
+
+Between events the laws' memory is updated after every accepted step (the rule of the contact
+store's commit) and the step continues with the new memory. The accepted states (and, with
+``contact_samples``, extra dense-output samples inside contact steps) are returned for the
+driver to record. The driver (the engine) owns the bookkeeping at events: detection and the
+contact store's commit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.dynamics._kernels import dynamics as _dyn
+from mbplugin.dynamics._kernels import kinematics as _kin
+from mbplugin.laws import kernels
+from mbplugin.pipeline import dop853 as dop
+from mbplugin.pipeline import pairs, rules
+from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
+
+DONE = 0
+EVENT = 1
+SWITCH = 2
+COMMIT = 3
+FAILED = 4
+
+
+@njit
+def _contact_rhs(y, out, n, BD, G, CR, FR, W):
+    """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
+    inv_mass, inertia, inv_inertia, gacc, fixed = BD
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    mu, mu_s, v_s, v_eps, visc, lin, fric = FR
+    R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows = W
+    m = r_sa.shape[0]
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    force[:] = 0.0
+    torque[:] = 0.0
+    n_ode = m * ns
+    o = 13 * n
+    for j in range(n_ode):
+        out[o + j] = 0.0
+    p_n = 0.0
+    p_f = 0.0
+    if m:
+        pairs.pair_geometry(r_ptype, r_sa, r_sb, r_feat, body, lpos, lrot, radius, plane_n,
+                            plane_p, half, pos, R, vel, omega_w, a, b, d, v, nrm, vt, ra, rb)
+        p_n, p_f = pairs.contact_forces(rows, r_law, a, b, d, v, nrm, vt, ra, rb, coef,
+                                        y[o : o + n_ode], ns, mem, law_kid, law_mode, law_ns,
+                                        mu, mu_s, v_s, v_eps, visc, lin, fric, force, torque,
+                                        out[o : o + n_ode], fn)
+    _dyn(quat, vel, omega, R, force, torque, inv_mass, inertia, inv_inertia, gacc, fixed, out)
+    out[o + n_ode] = p_n
+    out[o + n_ode + 1] = p_f
+    out[o + n_ode + 2] = 0.0
+
+
+@njit
+def _event_values(y, g, n, G, CR, WP, W):
+    """Event values of the watched pairs at ``y`` into ``g`` (the rules of
+    :mod:`mbplugin.pipeline.rules`): one per pair, then one per latched pair (renewal)."""
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
+    R, omega_w = W[0], W[1]
+    Ra = np.empty((3, 3))
+    Rb = np.empty((3, 3))
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    o = 13 * n
+    ode = y[o : o + r_sa.shape[0] * ns]
+    nw = w_sa.shape[0]
+    il = nw
+    for j in range(nw):
+        gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
+                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        d = gg[0]
+        v = gg[1]
+        kind = w_kind[j]
+        if kind == 0:
+            g[j] = rules.onset_value(d, X_SCALE)
+        elif kind == 1:
+            r = w_row[j]
+            li = r_law[r]
+            f = kernels.force(law_kid[li], d, v, kernels.ctuple(coef, r),
+                              pairs.state_tuple(r, ode, ns, law_ns[li], mem))
+            g[j] = rules.end_value(law_mode[li], d, v, f, X_SCALE, F_SCALE, V_SCALE)
+        else:
+            g[j] = rules.latch_release_value(d, X_SCALE)
+            g[il] = rules.latch_renew_value(d, v, w_dsep[j], X_SCALE, V_SCALE)
+            il += 1
+
+
+@njit
+def _memory_update(y, n, G, CR, W):
+    """The laws' memory of every active row after an accepted step; True if any changed."""
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    R, omega_w = W[0], W[1]
+    Ra = np.empty((3, 3))
+    Rb = np.empty((3, 3))
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    o = 13 * n
+    ode = y[o : o + r_sa.shape[0] * ns]
+    changed = False
+    for r in range(r_sa.shape[0]):
+        li = r_law[r]
+        kid = law_kid[li]
+        gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
+                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        m2 = kernels.update(kid, gg[0], gg[1], kernels.ctuple(coef, r),
+                            pairs.state_tuple(r, ode, ns, law_ns[li], mem))
+        for j in range(4):
+            if m2[j] != mem[r, j]:
+                mem[r, j] = m2[j]
+                changed = True
+    return changed
+
+
+@njit
+def _stiffness_rate(y, n, G, CR, W):
+    """max over the active rows of sqrt(k/m_eff) + c/m_eff (1/s), with the local stiffness k and
+    damping c of the law by central differences (as the engine's ``stiffness_rate``)."""
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    R, omega_w = W[0], W[1]
+    Ra = np.empty((3, 3))
+    Rb = np.empty((3, 3))
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    o = 13 * n
+    ode = y[o : o + r_sa.shape[0] * ns]
+    best = 0.0
+    for r in range(r_sa.shape[0]):
+        li = r_law[r]
+        kid = law_kid[li]
+        gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
+                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        d = gg[0]
+        v = gg[1]
+        c = kernels.ctuple(coef, r)
+        s = pairs.state_tuple(r, ode, ns, law_ns[li], mem)
+        ed = max(1e-6 * abs(d), 1e-12)
+        ev = max(1e-6 * abs(v), 1e-9)
+        k = (kernels.force(kid, d + ed, v, c, s) - kernels.force(kid, d - ed, v, c, s)) / (2 * ed)
+        cd = (kernels.force(kid, d, v + ev, c, s) - kernels.force(kid, d, v - ev, c, s)) / (2 * ev)
+        mm = m_eff[r]
+        rate = math.sqrt(max(k, 0.0) / mm) + max(cd, 0.0) / mm
+        if math.isfinite(rate) and rate > best:
+            best = rate
+    return best
+
+
+@njit
+def _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
+    _interp_t(tt, t_old, h, y_old, Fd, ytmp)
+    _event_values(ytmp, gtmp, n, G, CR, WP, W)
+    return gtmp[j]
+
+
+@njit
+def _interp_t(tt, t_old, h, y_old, Fd, out):
+    dop.interp(y_old, Fd, (tt - t_old) / h, out)
+
+
+@njit
+def _illinois(a, b, ga, gb, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
+    """Root of g_j in (a, b] with g(a) > 0 >= g(b): Illinois' regula falsi (Dowell & Jarratt
+    1971) with a periodic bisection safeguard, to a few ulps; returns the event side."""
+    side = 0
+    for it in range(300):
+        if b - a <= 4.0 * np.spacing(max(abs(a), abs(b))) + 1e-300:
+            break
+        mid = 0.5 * (a + b)
+        if math.isfinite(ga) and math.isfinite(gb) and ga != gb:
+            c = (a * gb - b * ga) / (gb - ga)
+        else:
+            c = mid
+        if not (a < c < b) or it % 4 == 3:
+            c = mid
+        gc = _g_at(c, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W)
+        if gc <= 0.0:
+            b = c
+            gb = gc
+            if side == -1 and math.isfinite(ga):
+                ga *= 0.5
+            side = -1
+        else:
+            a = c
+            ga = gc
+            if side == 1 and math.isfinite(gb):
+                gb *= 0.5
+            side = 1
+    return b
+
+
+@njit
+def _strict_side(t, t_max, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
+    """Move an event time a few ulps forward until the event value is strictly negative."""
+    d = np.spacing(max(abs(t), 1e-300))
+    tt = t
+    for _ in range(64):
+        if _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W) < 0.0 or tt >= t_max:
+            return tt
+        tt = min(t + d, t_max)
+        d *= 2.0
+    return tt
+
+
+@njit
+def _record(rec, nrec, t, kind, y, n):
+    if nrec >= rec.shape[0]:
+        bigger = np.empty((2 * rec.shape[0], rec.shape[1]))
+        bigger[: rec.shape[0]] = rec
+        rec = bigger
+    rec[nrec, 0] = t
+    rec[nrec, 1] = kind
+    for i in range(y.shape[0]):
+        rec[nrec, 2 + i] = y[i]
+    _normalise(rec[nrec, 2:], n)
+    return rec, nrec + 1
+
+
+@njit
+def _normalise(y, n):
+    for i in range(n):
+        o = 3 * n + 4 * i
+        s = math.sqrt(y[o] ** 2 + y[o + 1] ** 2 + y[o + 2] ** 2 + y[o + 3] ** 2)
+        for k in range(4):
+            y[o + k] /= s
+
+
+@njit
+def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, n, BD, G, CR, FR, W):
+    """SciPy's ``select_initial_step`` (Hairer, Norsett & Wanner, Sect. II.4) for DOP853."""
+    length = t_end - t
+    nn = y.shape[0]
+    d0 = 0.0
+    d1 = 0.0
+    for i in range(nn):
+        sc = atol[i] + abs(y[i]) * rtol
+        d0 += (y[i] / sc) ** 2
+        d1 += (f0[i] / sc) ** 2
+    d0 = math.sqrt(d0 / nn)
+    d1 = math.sqrt(d1 / nn)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, length)
+    for i in range(nn):
+        ytmp[i] = y[i] + h0 * f0[i]
+    _contact_rhs(ytmp, f1, n, BD, G, CR, FR, W)
+    d2 = 0.0
+    for i in range(nn):
+        sc = atol[i] + abs(y[i]) * rtol
+        d2 += ((f1[i] - f0[i]) / sc) ** 2
+    d2 = math.sqrt(d2 / nn) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (dop.ORDER + 1))
+    return min(100 * h0, h1, length, max_step)
+
+
+@njit
+def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples, auto,
+            switch_steps, stiff_hw, stiff_steps, g_prev_in, n, BD, G, CR, FR, WP, W):
+    """Integrate from (t0, y0) until an event, a solver switch or ``t_end`` (module docs).
+
+    Returns (status, t, y, h_next, steps, nfev, records (K, 2 + len(y)): t, kind (0 step,
+    1 sample), state).
+    """
+    nn = y0.shape[0]
+    m_rows = CR[1].shape[0]
+    atol = np.full(nn, atol_s)
+    y = y0.copy()
+    t = t0
+    K = np.empty((dop.NS_EXT, nn))
+    Fd = np.empty((dop.NPOW, nn))
+    F0 = np.empty(nn)
+    y_new = np.empty(nn)
+    ytmp = np.empty(nn)
+    ysamp = np.empty(nn)
+    kbuf = np.empty(nn)
+    nw = WP[1].shape[0]
+    nlat = 0
+    for j in range(nw):
+        if WP[4][j] == 2:
+            nlat += 1
+    ng = nw + nlat
+    ga = g_prev_in.copy()
+    gb = np.empty(ng)
+    gtmp = np.empty(ng)
+    rec = np.empty((64, 2 + nn))
+    nrec = 0
+    _contact_rhs(y, F0, n, BD, G, CR, FR, W)
+    nfev = 1
+    if h_in > 0.0:
+        h = min(h_in, t_end - t, max_step)
+    else:
+        h = _initial_step(y, F0, t, t_end, max_step, rtol, atol, ytmp, kbuf, n, BD, G, CR, FR, W)
+        nfev += 1
+    steps = 0
+    in_contact = 0
+    stiff = 0
+    status = DONE
+    while True:
+        # ---- one accepted step (SciPy's DOP853 control) ----------------------------------------
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h > max_step:
+            h = max_step
+        elif h < min_step:
+            h = min_step
+        rejected = False
+        h_next = h
+        while True:
+            if h < min_step:
+                status = FAILED
+                break
+            t_new = t + h
+            if t_new > t_end:
+                t_new = t_end
+            hh = t_new - t
+            for i in range(nn):
+                K[0, i] = F0[i]
+            for st in range(1, dop.NS):
+                for i in range(nn):
+                    acc = 0.0
+                    for jj in range(st):
+                        acc += dop.A[st, jj] * K[jj, i]
+                    ytmp[i] = y[i] + hh * acc
+                _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+                for i in range(nn):
+                    K[st, i] = kbuf[i]
+            for i in range(nn):
+                acc = 0.0
+                for jj in range(dop.NS):
+                    acc += dop.B[jj] * K[jj, i]
+                y_new[i] = y[i] + hh * acc
+            _contact_rhs(y_new, kbuf, n, BD, G, CR, FR, W)
+            for i in range(nn):
+                K[dop.NS, i] = kbuf[i]
+            nfev += dop.NS
+            err = dop.error_norm(K, hh, y, y_new, rtol, atol)
+            if not math.isfinite(err):
+                h = 0.25 * hh
+                rejected = True
+                continue
+            if err < 1.0:
+                if err == 0.0:
+                    factor = dop.MAX_FACTOR
+                else:
+                    factor = min(dop.MAX_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
+                if rejected:
+                    factor = min(1.0, factor)
+                h_next = hh * factor
+                h = hh
+                break
+            h = hh * max(dop.MIN_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
+            rejected = True
+        if status == FAILED:
+            break
+        steps += 1
+        # ---- dense output ------------------------------------------------------------------------
+        for st in range(dop.NS + 1, dop.NS_EXT):
+            for i in range(nn):
+                acc = 0.0
+                for jj in range(st):
+                    acc += dop.A_EXTRA[st - dop.NS - 1, jj] * K[jj, i]
+                ytmp[i] = y[i] + h * acc
+            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+            for i in range(nn):
+                K[st, i] = kbuf[i]
+        nfev += dop.NS_EXT - dop.NS - 1
+        dop.dense_coefficients(K, h, y, y_new, Fd)
+        # ---- events on the dense output ----------------------------------------------------
+        t_old = t
+        ta = t_old
+        event_t = -1.0
+        for ks in range(1, n_samples + 1):
+            if ks < n_samples:
+                tb = t_old + (t_new - t_old) * ks / n_samples
+                _interp_t(tb, t_old, h, y, Fd, ysamp)
+                _event_values(ysamp, gb, n, G, CR, WP, W)
+            else:
+                tb = t_new
+                _event_values(y_new, gb, n, G, CR, WP, W)
+            best = tb
+            best_j = -1
+            for jj in range(ng):
+                if ga[jj] > 0.0 and gb[jj] <= 0.0:
+                    tj = _illinois(ta, tb, ga[jj], gb[jj], t_old, h, y, Fd, ytmp, gtmp, jj, n,
+                                   G, CR, WP, W)
+                    if best_j < 0 or tj < best:
+                        best = tj
+                        best_j = jj
+            if best_j >= 0:
+                event_t = _strict_side(best, tb, t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR,
+                                       WP, W)
+                break
+            for jj in range(ng):
+                ga[jj] = gb[jj]
+            ta = tb
+        if contact_samples > 0 and m_rows > 0:
+            t_stop = t_new if event_t < 0.0 else event_t
+            for js in range(1, contact_samples + 1):
+                ts = t_old + (t_stop - t_old) * js / (contact_samples + 1)
+                _interp_t(ts, t_old, h, y, Fd, ysamp)
+                rec, nrec = _record(rec, nrec, ts, 1.0, ysamp, n)
+        if event_t >= 0.0:
+            _interp_t(event_t, t_old, h, y, Fd, ytmp)
+            for i in range(nn):
+                y[i] = ytmp[i]
+            _normalise(y, n)
+            t = event_t
+            status = EVENT
+            break
+        t = t_new
+        for i in range(nn):
+            y[i] = y_new[i]
+            F0[i] = K[dop.NS, i]
+        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
+        h = h_next
+        any_le = False
+        for jj in range(ng):
+            if ga[jj] <= 0.0:
+                any_le = True
+        if any_le:
+            status = COMMIT
+            break
+        if m_rows and _memory_update(y, n, G, CR, W):
+            _contact_rhs(y, F0, n, BD, G, CR, FR, W)
+            nfev += 1
+        if auto and m_rows > 0:
+            in_contact += 1
+            hw = (t - t_old) * _stiffness_rate(y, n, G, CR, W)
+            stiff = stiff + 1 if hw > stiff_hw else 0
+            if stiff >= stiff_steps or in_contact >= switch_steps:
+                status = SWITCH
+                break
+        if t >= t_end:
+            status = DONE
+            break
+    _normalise(y, n)
+    return status, t, y, h_next, steps, nfev, rec[:nrec].copy()
+
+
+@dataclass
+class SegmentResult:
+    """What :func:`run_segment` returns to the driver (see :func:`segment`)."""
+
+    status: int
+    t: float
+    y: np.ndarray
+    h_next: float
+    steps: int
+    nfev: int
+    records: np.ndarray
+
+
+def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
+                rtol: float, atol: float, max_step: float, n_samples: int,
+                contact_samples: int, auto: bool, switch_steps: int, stiff_hw: float,
+                stiff_steps: int, g_prev: np.ndarray) -> SegmentResult:
+    """Run one compiled segment on the arrays of ``EngineContacts.compiled_arrays()``."""
+    n, BD, G, CR, FR, WP, W = arrays
+    out = segment(np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
+                  -1.0 if h is None else float(h), float(rtol), float(atol),
+                  float(min(max_step, 1e300)), int(n_samples), int(contact_samples), bool(auto),
+                  int(switch_steps), float(stiff_hw), int(stiff_steps),
+                  np.ascontiguousarray(g_prev, dtype=float), n, BD, G, CR, FR, WP, W)
+    status, t1, y1, h_next, steps, nfev, rec = out
+    return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec)
