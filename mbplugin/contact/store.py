@@ -14,6 +14,9 @@ the ones it already knows by their stable ``key`` and keeps, for every *active* 
                           integrates them and hands them back to :meth:`ContactStore.commit`
 ``mem`` (M, NMEM_MAX)     the law's memory values (``law.memory_names``), updated at commit
 ``v_in``, ``m_eff``, ``r_eff``, ``t_on`` (M,)   the values latched at onset
+``k_on`` (M,)             Hertz's stiffness baked into the row at onset (NaN: the law's own k)
+``t_c`` (M,)              the contact time scale at onset: ``law.timescale(m_eff, v)`` with
+                          v = max(v_in, 1 mm/s) and the row's stiffness (inf where unknown)
 
 Engine protocol (one accepted step from t0 to t1)::
 
@@ -202,6 +205,8 @@ class ContactStore:
         self.m_eff = np.zeros(0)
         self.r_eff = np.zeros(0)
         self.t_on = np.zeros(0)
+        self.k_on = np.zeros(0)
+        self.t_c = np.zeros(0)
         self._delta_last = np.zeros(0)
         self._ddelta_last = np.zeros(0)
         # separated latch: sorted keys and the overlap at separation
@@ -509,6 +514,20 @@ class ContactStore:
         ns, nm = int(self._n_state[li]), int(self._n_mem[li])
         return np.ascontiguousarray(np.concatenate([ode[:, :ns], mem[:, :nm]], axis=1))
 
+    def _time_scale(self, li: int, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
+        """Contact time scales (s) of the new contacts ``ii`` with law ``li`` (inf if unknown)."""
+        entry = self.pair_laws[li]
+        law = entry.law
+        v = np.maximum(np.abs(batch.ddelta[ii]), 1e-3)
+        try:
+            if entry.hertz_k:
+                law = law.replace(k=batch.k_hertz[ii])
+            tc = np.broadcast_to(np.asarray(law.timescale(batch.m_eff[ii], v), dtype=float),
+                                 (len(ii),))
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return np.full(len(ii), np.inf)
+        return np.where(np.isfinite(tc) & (tc > 0), tc, np.inf)
+
     def _onset_coef(self, li: int, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
         """Coefficient rows (len(ii), n_coef) of the new contacts ``ii`` with law ``li``."""
         entry = self.pair_laws[li]
@@ -548,10 +567,15 @@ class ContactStore:
         coef = np.zeros((m, NC_MAX))
         ode = np.zeros((m, NODE_MAX))
         mem = np.zeros((m, NMEM_MAX))
+        k_on = np.full(m, np.nan)
+        t_c = np.full(m, np.inf)
         for li in np.unique(law_idx):
             sel = np.flatnonzero(law_idx == li)
             law = self.laws[li]
             c = self._onset_coef(li, batch, idx[sel])
+            t_c[sel] = self._time_scale(li, batch, idx[sel])
+            if self.pair_laws[li].hertz_k:
+                k_on[sel] = batch.k_hertz[idx[sel]]
             s0 = np.asarray(law.initial_state(c), dtype=float).reshape(len(sel), -1)
             coef[sel, : c.shape[1]] = c
             ode[sel, : law.n_state] = s0[:, : law.n_state]
@@ -568,6 +592,8 @@ class ContactStore:
         self.m_eff = np.concatenate([self.m_eff, batch.m_eff[idx]])
         self.r_eff = np.concatenate([self.r_eff, batch.r_eff[idx]])
         self.t_on = np.concatenate([self.t_on, np.full(m, t)])
+        self.k_on = np.concatenate([self.k_on, k_on])
+        self.t_c = np.concatenate([self.t_c, t_c])
         self._delta_last = np.concatenate([self._delta_last, batch.delta[idx]])
         self._ddelta_last = np.concatenate([self._ddelta_last, batch.ddelta[idx]])
         self._keep_rows(np.argsort(self.keys, kind="stable"))
@@ -575,7 +601,7 @@ class ContactStore:
                             batch.delta[idx])
 
     _ROW_FIELDS = ("keys", "law", "a", "b", "coef", "ode", "mem", "v_in", "m_eff", "r_eff",
-                   "t_on", "_delta_last", "_ddelta_last")
+                   "t_on", "k_on", "t_c", "_delta_last", "_ddelta_last")
 
     def _keep_rows(self, index: np.ndarray) -> None:
         for name in self._ROW_FIELDS:

@@ -248,25 +248,10 @@ class EngineContacts:
 
     def time_scale(self) -> float:
         """The shortest contact time scale (s) of the active contacts: the law's ``timescale``
-        at the latched effective mass and impact speed (floored at 1 mm/s), with each contact's
-        own stiffness where the law took Hertz's k from the materials; inf without contacts."""
-        s = self.store
-        best = np.inf
-        for li in np.unique(s.law):
-            law = self.laws[li]
-            rows = s.law == li
-            v = np.maximum(np.abs(s.v_in[rows]), 1e-3)
-            try:
-                if self.store.pair_laws[li].hertz_k:
-                    law = law.replace(k=s.coef[rows, 0])
-                tc = np.asarray(law.timescale(s.m_eff[rows], v), dtype=float)
-            except (KeyError, TypeError, ValueError, AttributeError):
-                continue
-            tc = np.atleast_1d(tc)
-            tc = tc[np.isfinite(tc) & (tc > 0)]
-            if len(tc):
-                best = min(best, float(tc.min()))
-        return best
+        at the latched effective mass and impact speed (floored at 1 mm/s) and the contact's
+        stiffness, latched by the store at onset (``store.t_c``); inf without contacts."""
+        t_c = self.store.t_c
+        return float(t_c.min()) if len(t_c) else np.inf
 
     def first_step_hint(self) -> float:
         """A first step (s) after an event: 1/5 of the shortest contact time scale."""
