@@ -33,7 +33,9 @@ Engine protocol (one accepted step from t0 to t1)::
     store.commit(batch1, t1, y_ode_new)   # memory, separations, onsets; rows may change
     y_ode = store.ode.copy()              # re-read: rows were added/removed/reordered
 
-Rules applied by :meth:`ContactStore.commit` (and :meth:`ContactStore.begin`):
+Rules applied by :meth:`ContactStore.commit` (and :meth:`ContactStore.begin`), each evaluated
+by the compiled functions of :mod:`mbplugin.pipeline.rules` (written once, shared with the
+engine's event functions and the impact analyser):
 
 * **Onset.** A contact whose key is not known, with ``delta > 0``, starts: its law's
   coefficients are computed from ``v_in = max(ddelta, 0)`` (laws that divide by the impact speed
@@ -294,7 +296,7 @@ class ContactStore:
                 out[ii] = fn(batch.delta[ii], batch.ddelta[ii], c, state)
         if all_known:
             return out
-        new = ~known & (batch.delta > 0) & ~self.latched(batch)
+        new = ~known & rules.starts_batch(batch.delta) & ~self.latched(batch)
         if new.any():
             idx = np.flatnonzero(new)
             for li in np.unique(batch.law[idx]):
@@ -385,7 +387,7 @@ class ContactStore:
 
         # 3. onsets: unknown, touching, not latched
         rows = self.rows(batch)
-        new = (rows < 0) & (delta > 0) & ~is_lat
+        new = (rows < 0) & rules.starts_batch(delta) & ~is_lat
         on_chunk = _empty_events()
         if new.any():
             on_chunk = self._onset(batch, np.flatnonzero(new), t)
@@ -532,7 +534,7 @@ class ContactStore:
         """Coefficient rows (len(ii), n_coef) of the new contacts ``ii`` with law ``li``."""
         entry = self.pair_laws[li]
         law = entry.law
-        v_in = np.maximum(batch.ddelta[ii], 0.0)  # rules.onset_speed
+        v_in = rules.onset_speed_batch(np.ascontiguousarray(batch.ddelta[ii], dtype=float))
         m_eff = batch.m_eff[ii]
         r_eff = batch.r_eff[ii]
         needs = tuple(law.needs)

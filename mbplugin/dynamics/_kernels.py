@@ -93,3 +93,23 @@ def power(force, torque_w, vel, omega_w):
 def empty_like_bodies(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Work arrays (R (n,3,3), omega_w (n,3))."""
     return np.empty((n, 3, 3)), np.empty((n, 3))
+
+
+@njit
+def kinetic(mass, inertia, fixed, vel, omega):
+    """Kinetic energy (J): sum over the movable bodies of m v.v / 2 + omega.(I omega) / 2
+    (body-frame omega and inertia)."""
+    acc = 0.0
+    for i in range(mass.shape[0]):
+        if fixed[i]:
+            continue
+        w0 = omega[i, 0]
+        w1 = omega[i, 1]
+        w2 = omega[i, 2]
+        acc += 0.5 * mass[i] * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2)
+        acc += 0.5 * (w0 * (inertia[i, 0, 0] * w0 + inertia[i, 0, 1] * w1 + inertia[i, 0, 2] * w2)
+                      + w1 * (inertia[i, 1, 0] * w0 + inertia[i, 1, 1] * w1
+                              + inertia[i, 1, 2] * w2)
+                      + w2 * (inertia[i, 2, 0] * w0 + inertia[i, 2, 1] * w1
+                              + inertia[i, 2, 2] * w2))
+    return acc

@@ -1,5 +1,5 @@
-"""The engine's compiled end-to-end path for small scenes: known pairs -> laws -> wrenches -> DOP853 step
--> event location, in one compiled loop.
+"""The engine's compiled end-to-end path for small scenes: known pairs -> laws -> wrenches ->
+DOP853 (or Radau) step -> event location, in one compiled loop.
 
 The standalone engine's adaptive integrator (:mod:`mbplugin.dynamics.integrators`) hands a
 *segment* to :func:`run_segment` when every watched pair is of a primitive type with a compiled
@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.integrate._ivp import radau as _radau
 
 from mbplugin._jit import njit
 from mbplugin.dynamics._kernels import dynamics as _dyn
@@ -53,7 +54,7 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
     inv_mass, inertia, inv_inertia, gacc, fixed = BD
     body, lpos, lrot, radius, plane_n, plane_p, half = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     mu, mu_s, v_s, v_eps, visc, lin, fric = FR
     R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows = W
     m = r_sa.shape[0]
@@ -88,7 +89,7 @@ def _event_values(y, g, n, G, CR, WP, W):
     """Event values of the watched pairs at ``y`` into ``g`` (the rules of
     :mod:`mbplugin.pipeline.rules`): one per pair, then one per latched pair (renewal)."""
     body, lpos, lrot, radius, plane_n, plane_p, half = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
     R, omega_w = W[0], W[1]
     Ra = np.empty((3, 3))
@@ -126,7 +127,7 @@ def _event_values(y, g, n, G, CR, WP, W):
 def _memory_update(y, n, G, CR, W):
     """The laws' memory of every active row after an accepted step; True if any changed."""
     body, lpos, lrot, radius, plane_n, plane_p, half = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, _m_eff = CR
     R, omega_w = W[0], W[1]
     Ra = np.empty((3, 3))
     Rb = np.empty((3, 3))
@@ -157,7 +158,7 @@ def _stiffness_rate(y, n, G, CR, W):
     """max over the active rows of sqrt(k/m_eff) + c/m_eff (1/s), with the local stiffness k and
     damping c of the law by central differences (as the engine's ``stiffness_rate``)."""
     body, lpos, lrot, radius, plane_n, plane_p, half = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, m_eff = CR
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
     R, omega_w = W[0], W[1]
     Ra = np.empty((3, 3))
     Rb = np.empty((3, 3))
@@ -198,7 +199,14 @@ def _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
 
 @njit
 def _interp_t(tt, t_old, h, y_old, Fd, out):
-    dop.interp(y_old, Fd, (tt - t_old) / h, out)
+    """Dense output at time ``tt`` of the step (t_old, t_old + h): DOP853's (``Fd`` has NPOW
+    rows) or Radau's collocation polynomial y_old + sum_k Fd[k] x^(k+1) (3 rows)."""
+    x = (tt - t_old) / h
+    if Fd.shape[0] == dop.NPOW:
+        dop.interp(y_old, Fd, x, out)
+        return
+    for i in range(y_old.shape[0]):
+        out[i] = y_old[i] + x * (Fd[0, i] + x * (Fd[1, i] + x * Fd[2, i]))
 
 
 @njit
@@ -269,8 +277,8 @@ def _normalise(y, n):
 
 
 @njit
-def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, n, BD, G, CR, FR, W):
-    """SciPy's ``select_initial_step`` (Hairer, Norsett & Wanner, Sect. II.4) for DOP853."""
+def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD, G, CR, FR, W):
+    """SciPy's ``select_initial_step`` (Hairer, Norsett & Wanner, Sect. II.4)."""
     length = t_end - t
     nn = y.shape[0]
     d0 = 0.0
@@ -294,8 +302,51 @@ def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, n, BD, G, CR,
     if d1 <= 1e-15 and d2 <= 1e-15:
         h1 = max(1e-6, h0 * 1e-3)
     else:
-        h1 = (0.01 / max(d1, d2)) ** (1.0 / (dop.ORDER + 1))
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
     return min(100 * h0, h1, length, max_step)
+
+
+@njit
+def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samples,
+                contact_samples, m_rows, rec, nrec, n, G, CR, WP, W):
+    """Event scan of an accepted step on its dense output (the engine's rule: ``n_samples``
+    samples, the earliest crossing located by Illinois' method and moved to the strict side)
+    and the extra samples inside contact steps. Returns (event time or -1, records, count);
+    without an event ``ga`` holds the values at ``t_new``."""
+    ng = ga.shape[0]
+    ta = t_old
+    event_t = -1.0
+    for ks in range(1, n_samples + 1):
+        if ks < n_samples:
+            tb = t_old + (t_new - t_old) * ks / n_samples
+            _interp_t(tb, t_old, h, y, Fd, ysamp)
+            _event_values(ysamp, gb, n, G, CR, WP, W)
+        else:
+            tb = t_new
+            _event_values(y_new, gb, n, G, CR, WP, W)
+        best = tb
+        best_j = -1
+        for jj in range(ng):
+            if ga[jj] > 0.0 and gb[jj] <= 0.0:
+                tj = _illinois(ta, tb, ga[jj], gb[jj], t_old, h, y, Fd, ytmp, gtmp, jj, n,
+                               G, CR, WP, W)
+                if best_j < 0 or tj < best:
+                    best = tj
+                    best_j = jj
+        if best_j >= 0:
+            event_t = _strict_side(best, tb, t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR,
+                                   WP, W)
+            break
+        for jj in range(ng):
+            ga[jj] = gb[jj]
+        ta = tb
+    if contact_samples > 0 and m_rows > 0:
+        t_stop = t_new if event_t < 0.0 else event_t
+        for js in range(1, contact_samples + 1):
+            ts = t_old + (t_stop - t_old) * js / (contact_samples + 1)
+            _interp_t(ts, t_old, h, y, Fd, ysamp)
+            rec, nrec = _record(rec, nrec, ts, 1.0, ysamp, n)
+    return event_t, rec, nrec
 
 
 @njit
@@ -334,7 +385,8 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     if h_in > 0.0:
         h = min(h_in, t_end - t, max_step)
     else:
-        h = _initial_step(y, F0, t, t_end, max_step, rtol, atol, ytmp, kbuf, n, BD, G, CR, FR, W)
+        h = _initial_step(y, F0, t, t_end, max_step, rtol, atol, ytmp, kbuf, dop.ORDER, n, BD, G,
+                          CR, FR, W)
         nfev += 1
     steps = 0
     in_contact = 0
@@ -409,40 +461,10 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
                 K[st, i] = kbuf[i]
         nfev += dop.NS_EXT - dop.NS - 1
         dop.dense_coefficients(K, h, y, y_new, Fd)
-        # ---- events on the dense output ----------------------------------------------------
         t_old = t
-        ta = t_old
-        event_t = -1.0
-        for ks in range(1, n_samples + 1):
-            if ks < n_samples:
-                tb = t_old + (t_new - t_old) * ks / n_samples
-                _interp_t(tb, t_old, h, y, Fd, ysamp)
-                _event_values(ysamp, gb, n, G, CR, WP, W)
-            else:
-                tb = t_new
-                _event_values(y_new, gb, n, G, CR, WP, W)
-            best = tb
-            best_j = -1
-            for jj in range(ng):
-                if ga[jj] > 0.0 and gb[jj] <= 0.0:
-                    tj = _illinois(ta, tb, ga[jj], gb[jj], t_old, h, y, Fd, ytmp, gtmp, jj, n,
-                                   G, CR, WP, W)
-                    if best_j < 0 or tj < best:
-                        best = tj
-                        best_j = jj
-            if best_j >= 0:
-                event_t = _strict_side(best, tb, t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR,
-                                       WP, W)
-                break
-            for jj in range(ng):
-                ga[jj] = gb[jj]
-            ta = tb
-        if contact_samples > 0 and m_rows > 0:
-            t_stop = t_new if event_t < 0.0 else event_t
-            for js in range(1, contact_samples + 1):
-                ts = t_old + (t_stop - t_old) * js / (contact_samples + 1)
-                _interp_t(ts, t_old, h, y, Fd, ysamp)
-                rec, nrec = _record(rec, nrec, ts, 1.0, ysamp, n)
+        event_t, rec, nrec = _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp,
+                                         ytmp, n_samples, contact_samples, m_rows, rec, nrec, n,
+                                         G, CR, WP, W)
         if event_t >= 0.0:
             _interp_t(event_t, t_old, h, y, Fd, ytmp)
             for i in range(nn):
@@ -481,6 +503,345 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     return status, t, y, h_next, steps, nfev, rec[:nrec].copy()
 
 
+# ---- Radau IIA (order 5): SciPy's ``scipy.integrate.Radau``, compiled --------------------------
+_RC = _radau.C
+_RE = _radau.E
+_RT = np.ascontiguousarray(_radau.T)
+_RTI = np.ascontiguousarray(_radau.TI)
+_RP = np.ascontiguousarray(_radau.P)
+_MU_REAL = float(_radau.MU_REAL)
+_MU_COMPLEX = complex(_radau.MU_COMPLEX)
+_NEWTON_MAXITER = int(_radau.NEWTON_MAXITER)
+_RMIN = float(_radau.MIN_FACTOR)
+_RMAX = float(_radau.MAX_FACTOR)
+_EPS = float(np.finfo(float).eps)
+
+
+@njit
+def _rms(x, scale):
+    """RMS of x / scale over all entries (SciPy's ``norm``); x is (k, n), scale (n,)."""
+    acc = 0.0
+    for r in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            v = x[r, i] / scale[i]
+            acc += v * v
+    return math.sqrt(acc / (x.shape[0] * x.shape[1]))
+
+
+@njit
+def _jacobian(y, f0, J, jscale, n_work, ytmp, f1, n, BD, G, CR, FR, W):
+    """Forward-difference Jacobian with the engine's steps h_j = sqrt(eps) max(|y_j|, s_j)
+    (:meth:`mbplugin.dynamics.world.World.jacobian_function`); the work integrals' rows are
+    left at 0 as there (nothing depends on them)."""
+    nn = y.shape[0]
+    sq = math.sqrt(_EPS)
+    for i in range(nn):
+        ytmp[i] = y[i]
+    for j in range(nn):
+        hj = sq * max(abs(y[j]), jscale[j])
+        hj = (y[j] + hj) - y[j]
+        ytmp[j] = y[j] + hj
+        _contact_rhs(ytmp, f1, n, BD, G, CR, FR, W)
+        ytmp[j] = y[j]
+        for i in range(nn):
+            J[i, j] = (f1[i] - f0[i]) / hj
+    for i in range(nn - n_work, nn):
+        for j in range(nn):
+            J[i, j] = 0.0
+
+
+@njit
+def _collocation(y, h, Z0, scale, tol, LUr, LUc, Z, F, Wm, dW, ytmp, kbuf, n, BD, G, CR, FR,
+                 W):
+    """Newton's iteration on the collocation system (SciPy's ``solve_collocation_system``,
+    with inverses in place of LU factors). Returns (converged, iterations, rate or -1, nfev);
+    the solution is written into Z."""
+    nn = y.shape[0]
+    m_real = _MU_REAL / h
+    m_complex = _MU_COMPLEX / h
+    for r in range(3):
+        for i in range(nn):
+            acc = 0.0
+            for q in range(3):
+                acc += _RTI[r, q] * Z0[q, i]
+            Wm[r, i] = acc
+            Z[r, i] = Z0[r, i]
+    dw_old = -1.0
+    rate = -1.0
+    converged = False
+    nfev = 0
+    k = 0
+    f_real = np.empty(nn)
+    f_cplx = np.empty(nn, dtype=np.complex128)
+    for k in range(_NEWTON_MAXITER):
+        finite = True
+        for r in range(3):
+            for i in range(nn):
+                ytmp[i] = y[i] + Z[r, i]
+            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+            nfev += 1
+            for i in range(nn):
+                F[r, i] = kbuf[i]
+                if not math.isfinite(kbuf[i]):
+                    finite = False
+        if not finite:
+            break
+        for i in range(nn):
+            f_real[i] = (F[0, i] * _RTI[0, 0] + F[1, i] * _RTI[0, 1] + F[2, i] * _RTI[0, 2]
+                         - m_real * Wm[0, i])
+            fc = (F[0, i] * (_RTI[1, 0] + 1j * _RTI[2, 0])
+                  + F[1, i] * (_RTI[1, 1] + 1j * _RTI[2, 1])
+                  + F[2, i] * (_RTI[1, 2] + 1j * _RTI[2, 2]))
+            f_cplx[i] = fc - m_complex * (Wm[1, i] + 1j * Wm[2, i])
+        dr = LUr @ f_real
+        dc = LUc @ f_cplx
+        for i in range(nn):
+            dW[0, i] = dr[i]
+            dW[1, i] = dc[i].real
+            dW[2, i] = dc[i].imag
+        dw = _rms(dW, scale)
+        if dw_old >= 0.0:
+            rate = dw / dw_old
+        if rate >= 0.0 and (rate >= 1.0
+                            or rate ** (_NEWTON_MAXITER - k) / (1.0 - rate) * dw > tol):
+            break
+        for r in range(3):
+            for i in range(nn):
+                Wm[r, i] += dW[r, i]
+        for r in range(3):
+            for i in range(nn):
+                Z[r, i] = _RT[r, 0] * Wm[0, i] + _RT[r, 1] * Wm[1, i] + _RT[r, 2] * Wm[2, i]
+        if dw == 0.0 or (rate >= 0.0 and rate / (1.0 - rate) * dw < tol):
+            converged = True
+            break
+        dw_old = dw
+    return converged, k + 1, rate, nfev
+
+
+@njit
+def _predict_factor(h_abs, h_abs_old, err, err_old):
+    if err_old < 0.0 or h_abs_old < 0.0 or err == 0.0:
+        multiplier = 1.0
+    else:
+        multiplier = h_abs / h_abs_old * (err_old / err) ** 0.25
+    if err == 0.0:
+        return np.inf
+    return min(1.0, multiplier) * err ** -0.25
+
+
+@njit
+def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
+                  jscale, n_work, g_prev_in, n, BD, G, CR, FR, WP, W):
+    """As :func:`segment`, with Radau IIA of order 5 (Hairer & Wanner 1996, Sect. IV.8) and
+    SciPy's step-size, Newton and Jacobian-reuse control; for the stiff (resting) phases.
+    Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
+    nn = y0.shape[0]
+    m_rows = CR[1].shape[0]
+    atol = np.full(nn, atol_s)
+    y = y0.copy()
+    t = t0
+    eye = np.eye(nn)
+    J = np.empty((nn, nn))
+    Z0 = np.zeros((3, nn))
+    Z = np.empty((3, nn))
+    F = np.empty((3, nn))
+    Wm = np.empty((3, nn))
+    dW = np.empty((3, nn))
+    Dq = np.empty((3, nn))
+    y_new = np.empty(nn)
+    y_old = np.empty(nn)
+    ytmp = np.empty(nn)
+    ysamp = np.empty(nn)
+    kbuf = np.empty(nn)
+    f = np.empty(nn)
+    f_new = np.empty(nn)
+    scale = np.empty(nn)
+    err_v = np.empty((1, nn))
+    ng = g_prev_in.shape[0]
+    ga = g_prev_in.copy()
+    gb = np.empty(ng)
+    gtmp = np.empty(ng)
+    rec = np.empty((64, 2 + nn))
+    nrec = 0
+    _contact_rhs(y, f, n, BD, G, CR, FR, W)
+    nfev = 1
+    if h_in > 0.0:
+        h_self = h_in
+    else:
+        h_self = _initial_step(y, f, t, t_end, max_step, rtol, atol, ytmp, kbuf, 3, n, BD, G,
+                               CR, FR, W)
+        nfev += 1
+    h_old_self = -1.0
+    err_old_self = -1.0
+    newton_tol = max(10.0 * _EPS / rtol, min(0.03, rtol ** 0.5))
+    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
+    nfev += nn
+    current_jac = True
+    have_lu = False
+    LUr = np.empty((nn, nn))
+    LUc = np.empty((nn, nn), dtype=np.complex128)
+    have_sol = False
+    t_sol = 0.0
+    h_sol = 1.0
+    steps = 0
+    status = DONE
+    while True:
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h_self > max_step:
+            h_abs = max_step
+            h_abs_old = -1.0
+            err_old = -1.0
+        elif h_self < min_step:
+            h_abs = min_step
+            h_abs_old = -1.0
+            err_old = -1.0
+        else:
+            h_abs = h_self
+            h_abs_old = h_old_self
+            err_old = err_old_self
+        rejected = False
+        accepted = False
+        n_iter = 0
+        rate = -1.0
+        err = 0.0
+        safety = 0.9
+        t_new = t
+        h = h_abs
+        while not accepted:
+            if h_abs < min_step:
+                status = FAILED
+                break
+            t_new = t + h_abs
+            if t_new > t_end:
+                t_new = t_end
+            h = t_new - t
+            h_abs = abs(h)
+            if have_sol:
+                for r in range(3):
+                    _interp_t(t + h * _RC[r], t_sol, h_sol, y_old, Dq, ytmp)
+                    for i in range(nn):
+                        Z0[r, i] = ytmp[i] - y[i]
+            else:
+                Z0[:, :] = 0.0
+            for i in range(nn):
+                scale[i] = atol[i] + abs(y[i]) * rtol
+            converged = False
+            while not converged:
+                if not have_lu:
+                    LUr[:, :] = np.linalg.inv(_MU_REAL / h * eye - J)
+                    LUc[:, :] = np.linalg.inv(_MU_COMPLEX / h * eye - J)
+                    have_lu = True
+                converged, n_iter, rate, nf = _collocation(y, h, Z0, scale, newton_tol, LUr,
+                                                           LUc, Z, F, Wm, dW, ytmp, kbuf, n,
+                                                           BD, G, CR, FR, W)
+                nfev += nf
+                if not converged:
+                    if current_jac:
+                        break
+                    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
+                    nfev += nn
+                    current_jac = True
+                    have_lu = False
+            if not converged:
+                h_abs *= 0.5
+                have_lu = False
+                continue
+            for i in range(nn):
+                y_new[i] = y[i] + Z[2, i]
+            for i in range(nn):
+                ytmp[i] = f[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1] + Z[2, i] * _RE[2]) / h
+            ev = LUr @ ytmp
+            for i in range(nn):
+                scale[i] = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
+                err_v[0, i] = ev[i]
+            err = _rms(err_v, scale)
+            safety = 0.9 * (2 * _NEWTON_MAXITER + 1) / (2 * _NEWTON_MAXITER + n_iter)
+            if rejected and err > 1.0:
+                for i in range(nn):
+                    ysamp[i] = y[i] + ev[i]
+                _contact_rhs(ysamp, kbuf, n, BD, G, CR, FR, W)
+                nfev += 1
+                for i in range(nn):
+                    ysamp[i] = kbuf[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1]
+                                          + Z[2, i] * _RE[2]) / h
+                ev = LUr @ ysamp
+                for i in range(nn):
+                    err_v[0, i] = ev[i]
+                err = _rms(err_v, scale)
+            if not (err <= 1.0):
+                factor = _predict_factor(h_abs, h_abs_old, err, err_old)
+                h_abs *= max(_RMIN, safety * factor)
+                have_lu = False
+                rejected = True
+            else:
+                accepted = True
+        if status == FAILED:
+            break
+        steps += 1
+        recompute_jac = n_iter > 2 and rate > 1e-3
+        factor = _predict_factor(h_abs, h_abs_old, err, err_old)
+        factor = min(_RMAX, safety * factor)
+        if not recompute_jac and factor < 1.2:
+            factor = 1.0
+        else:
+            have_lu = False
+        _contact_rhs(y_new, f_new, n, BD, G, CR, FR, W)
+        nfev += 1
+        if recompute_jac:
+            _jacobian(y_new, f_new, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
+            nfev += nn
+            current_jac = True
+        else:
+            current_jac = False
+        h_old_self = h_self
+        err_old_self = err
+        h_self = h_abs * factor
+        # dense output: y_old + sum_k (Z^T P)[:, k] x^(k+1)
+        for k in range(3):
+            for i in range(nn):
+                Dq[k, i] = Z[0, i] * _RP[0, k] + Z[1, i] * _RP[1, k] + Z[2, i] * _RP[2, k]
+        for i in range(nn):
+            y_old[i] = y[i]
+        t_sol = t
+        h_sol = h
+        have_sol = True
+        t_old = t
+        event_t, rec, nrec = _after_step(t_old, t_new, h, y_old, y_new, Dq, ga, gb, gtmp,
+                                         ysamp, ytmp, n_samples, contact_samples, m_rows, rec,
+                                         nrec, n, G, CR, WP, W)
+        if event_t >= 0.0:
+            _interp_t(event_t, t_old, h, y_old, Dq, ytmp)
+            for i in range(nn):
+                y[i] = ytmp[i]
+            _normalise(y, n)
+            t = event_t
+            status = EVENT
+            break
+        t = t_new
+        for i in range(nn):
+            y[i] = y_new[i]
+            f[i] = f_new[i]
+        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
+        any_le = False
+        for jj in range(ng):
+            if ga[jj] <= 0.0:
+                any_le = True
+        if any_le:
+            status = COMMIT
+            break
+        if m_rows and _memory_update(y, n, G, CR, W):
+            _contact_rhs(y, f, n, BD, G, CR, FR, W)
+            nfev += 1
+        if t >= t_end:
+            status = DONE
+            break
+    h_next = h_self
+    _normalise(y, n)
+    return status, t, y, h_next, steps, nfev, rec[:nrec].copy()
+
+
+
+
 @dataclass
 class SegmentResult:
     """What :func:`run_segment` returns to the driver (see :func:`segment`)."""
@@ -497,9 +858,21 @@ class SegmentResult:
 def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
                 rtol: float, atol: float, max_step: float, n_samples: int,
                 contact_samples: int, auto: bool, switch_steps: int, stiff_hw: float,
-                stiff_steps: int, g_prev: np.ndarray) -> SegmentResult:
-    """Run one compiled segment on the arrays of ``EngineContacts.compiled_arrays()``."""
+                stiff_steps: int, g_prev: np.ndarray, implicit: bool = False,
+                jscale: np.ndarray | None = None) -> SegmentResult:
+    """Run one compiled segment on the arrays of ``EngineContacts.compiled_arrays()``:
+    DOP853 (:func:`segment`) or, with ``implicit=True``, Radau (:func:`radau_segment`, with the
+    Jacobian's difference scales ``jscale``)."""
     n, BD, G, CR, FR, WP, W = arrays
+    if implicit:
+        out = radau_segment(
+            np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
+            -1.0 if h is None else float(h), float(rtol), float(atol),
+            float(min(max_step, 1e300)), int(n_samples), int(contact_samples), jscale, 3,
+            np.ascontiguousarray(g_prev, dtype=float), n, BD, G, CR, FR, WP, W)
+        status, t1, y1, h_next, steps, nfev, rec = out
+        return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
+                             rec)
     out = segment(np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
                   -1.0 if h is None else float(h), float(rtol), float(atol),
                   float(min(max_step, 1e300)), int(n_samples), int(contact_samples), bool(auto),

@@ -556,6 +556,16 @@ class EngineContacts:
         rows, d, v, ab = self._rows_state(y)
         ode = self._ode_of(y)
         fn = np.zeros(len(rows))
+        if self._compiled_laws and len(rows):
+            n13 = 13 * len(self.bodies)
+            pairs.raw_forces(rows, s.law, d, v, s.coef,
+                             np.ascontiguousarray(y[n13 : n13 + self.n_ode]), self.ns, s.mem,
+                             self._law_kid, self._law_ns, fn)
+            fn = rules.applied_batch(self._law_mode[s.law[rows]], fn)
+            return {
+                "key": s.keys[rows], "a": ab[0], "b": ab[1], "delta": d, "ddelta": v,
+                "force": fn, "state": ode[rows, : self.ns],
+            }
         for li in np.unique(s.law[rows]):
             law = self.laws[li]
             sel = s.law[rows] == li
@@ -569,7 +579,19 @@ class EngineContacts:
 
     def _rows_state(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                     tuple[np.ndarray, np.ndarray]]:
-        """(store rows present, delta, ddelta, (a, b)) of the active contacts at ``y``."""
+        """(store rows present, delta, ddelta, (a, b)) of the active contacts at ``y`` (cached
+        for the same state and rows: a recorder asks for energy and contacts of one state)."""
+        c = self._rs_cache
+        if c is not None and c[0] is y and c[1] is self.store.keys and np.array_equal(c[2], y):
+            return c[3]
+        out = self._rows_state_eval(y)
+        self._rs_cache = (y, self.store.keys, y.copy(), out)
+        return out
+
+    _rs_cache: tuple | None = None
+
+    def _rows_state_eval(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                         tuple[np.ndarray, np.ndarray]]:
         s = self.store
         geo = self._row_pairs()
         if geo is not None:

@@ -384,20 +384,26 @@ def run_adaptive(
             # an explicit step never spans more than a contact time: a step that jumps over
             # the whole contact can pass the error test with every stage outside the overlap
             max_step = min(max_step, contacts.time_scale())
-        if contacts is not None and current == "DOP853" and compiled_path:
+        if contacts is not None and current in ("DOP853", "Radau") and compiled_path:
             g_prev = contacts.watch(t, y)
             arrays = contacts.compiled_arrays(world)
             if arrays is not None:
+                implicit = current == "Radau"
+                jscale = None
+                if implicit:
+                    jscale = np.full(len(y), 1e-3)
+                    jscale[13 * n : 13 * n + world.n_ode] = 1e-6
+                    jscale[13 * n + world.n_ode :] = 1.0
                 seg = run_segment(
                     arrays, y, t, t_end, h_next, rtol, atol, max_step, n_samples,
                     int(settings.contact_samples) if callback is not None else 0, auto,
-                    int(settings.switch_steps), STIFF_HW, STIFF_STEPS, g_prev)
+                    int(settings.switch_steps), STIFF_HW, STIFF_STEPS, g_prev, implicit, jscale)
                 stats.steps += seg.steps
-                stats.solver_steps["DOP853"] = stats.solver_steps.get("DOP853", 0) + seg.steps
+                stats.solver_steps[current] = stats.solver_steps.get(current, 0) + seg.steps
                 stats.nfev += seg.nfev
                 if seg.status == FAILED:
                     raise IntegrationError(
-                        f"the DOP853 solver failed at t = {seg.t:.9g} s: step size too small")
+                        f"the {current} solver failed at t = {seg.t:.9g} s: step size too small")
                 recs = seg.records
                 if seg.status == COMMIT and len(recs):
                     recs = recs[:-1]  # recorded below, after the commit
@@ -412,6 +418,8 @@ def run_adaptive(
                     if callback is not None:
                         callback(t, y, "event")
                     h_next = min(h_next, contacts.first_step_hint())
+                    if auto and contacts.n_active == 0:
+                        current = "DOP853"
                 elif seg.status == COMMIT:
                     y = contacts.commit(t, y)[1]
                     if callback is not None:

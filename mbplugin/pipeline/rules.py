@@ -40,9 +40,10 @@ V_SCALE = 1e-3
 F_SCALE = 1.0
 
 __all__ = [
-    "F_SCALE", "V_SCALE", "X_SCALE", "applied", "end_value", "ended", "ended_batch",
+    "F_SCALE", "V_SCALE", "X_SCALE", "applied", "applied_batch", "end_value", "ended",
+    "ended_batch",
     "latch_holds", "latch_holds_batch", "latch_release_value", "latch_renew_value",
-    "onset_speed", "onset_value", "renews", "starts",
+    "onset_speed", "onset_speed_batch", "onset_value", "renews", "starts", "starts_batch",
 ]
 
 
@@ -150,4 +151,31 @@ def latch_renew_value_batch(d, v, d_sep, xs, vs):
     out = np.empty(d.shape[0])
     for i in range(d.shape[0]):
         out[i] = latch_renew_value(d[i], v[i], d_sep[i], xs, vs)
+    return out
+
+
+@njit
+def applied_batch(mode, f_raw):
+    """:func:`applied` of every contact (``mode`` per contact)."""
+    out = np.empty(f_raw.shape[0])
+    for i in range(f_raw.shape[0]):
+        out[i] = applied(mode[i], f_raw[i])
+    return out
+
+
+@njit
+def starts_batch(d):
+    """:func:`starts` of every pair, as a bool array."""
+    out = np.empty(d.shape[0], dtype=np.bool_)
+    for i in range(d.shape[0]):
+        out[i] = starts(d[i])
+    return out
+
+
+@njit
+def onset_speed_batch(v):
+    """:func:`onset_speed` of every new contact."""
+    out = np.empty(v.shape[0])
+    for i in range(v.shape[0]):
+        out[i] = onset_speed(v[i])
     return out
