@@ -341,6 +341,54 @@ class ContactModel:
             cat = {k: v[keep] for k, v in cat.items()}
         return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
 
+    def detect_pairs(self, bodies: BodyState, keys: np.ndarray, margin: float = 0.0
+                     ) -> ContactBatch:
+        """The contacts of known pairs (``keys`` of sphere-sphere, plane-sphere and plane-box
+        corner contacts, e.g. every pair of a small model found once by :meth:`detect`) at the
+        bodies' state: the same narrow-phase kernels and batch fields as :meth:`detect`,
+        without the broad phase. Contacts with ``delta > -margin`` are reported."""
+        c = self._compiled()
+        keys = np.unique(np.asarray(keys, dtype=np.int64))
+        sa, sb, _ = _k.decode_keys(keys, self.n_shapes)
+        ka, kb = c.kind[sa], c.kind[sb]
+        known = (((ka == SPHERE) | (ka == PLANE)) & (kb == SPHERE)) | ((ka == PLANE) & (kb == BOX))
+        if not known.all():
+            raise ParameterError(
+                "detect_pairs: only sphere-sphere, plane-sphere and plane-box keys are allowed; "
+                f"key {int(keys[~known][0])} is another pair type (use detect)")
+        rot_ext = bodies.rotations_ext()
+        pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
+        fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
+        n_s = len(c.body)
+        R_w = np.empty((n_s, 3, 3))
+        c_w = np.empty((n_s, 3))
+        _k.shape_poses(c.body, c.lpos, c.lrot, np.ascontiguousarray(pos_ext),
+                       np.ascontiguousarray(rot_ext), R_w, c_w)
+        geo = _World(c, R_w, c_w, fixed_ext)
+        parts = []
+        for k_a, k_b, fn in ((SPHERE, SPHERE, c._sphere_sphere), (PLANE, SPHERE, c._plane_sphere),
+                             (PLANE, BOX, c._plane_box)):
+            sel = (ka == k_a) & (kb == k_b)
+            if not sel.any():
+                continue
+            if k_b == BOX:
+                pair = np.unique(sa[sel] * n_s + sb[sel])
+                part = fn(geo, pair // n_s, pair % n_s)
+                want = _k.encode_keys(part.sa, part.sb, part.feature, n_s)
+                keep = np.isin(want, keys[sel])
+                part = _Part(*(getattr(part, f)[keep] for f in _Part.__dataclass_fields__))
+            else:
+                part = fn(geo, sa[sel], sb[sel])
+            parts.append(part)
+        if not parts:
+            return ContactBatch.empty()
+        cat = {f: np.concatenate([getattr(p, f) for p in parts])
+               for f in _Part.__dataclass_fields__}
+        keep = cat["delta"] > -margin
+        if not keep.all():
+            cat = {k: v[keep] for k, v in cat.items()}
+        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+
 
 @dataclass
 class _World:

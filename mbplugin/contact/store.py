@@ -516,14 +516,11 @@ class ContactStore:
         ns, nm = int(self._n_state[li]), int(self._n_mem[li])
         return np.ascontiguousarray(np.concatenate([ode[:, :ns], mem[:, :nm]], axis=1))
 
-    def _time_scale(self, li: int, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
-        """Contact time scales (s) of the new contacts ``ii`` with law ``li`` (inf if unknown)."""
-        entry = self.pair_laws[li]
-        law = entry.law
+    def _time_scale(self, law: Law, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
+        """Contact time scales (s) of the new contacts ``ii`` whose coefficients ``law`` gave
+        (with its Hertz k, if any); inf where unknown."""
         v = np.maximum(np.abs(batch.ddelta[ii]), 1e-3)
         try:
-            if entry.hertz_k:
-                law = law.replace(k=batch.k_hertz[ii])
             tc = np.broadcast_to(np.asarray(law.timescale(batch.m_eff[ii], v), dtype=float),
                                  (len(ii),))
         except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
@@ -532,6 +529,12 @@ class ContactStore:
 
     def _onset_coef(self, li: int, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
         """Coefficient rows (len(ii), n_coef) of the new contacts ``ii`` with law ``li``."""
+        return self._onset_coef_law(li, batch, ii)[0]
+
+    def _onset_coef_law(self, li: int, batch: ContactBatch, ii: np.ndarray
+                        ) -> tuple[np.ndarray, Law]:
+        """(coefficient rows, the law that computed them: with the contacts' Hertz k if the
+        pair law takes it from the materials) of the new contacts ``ii`` with law ``li``."""
         entry = self.pair_laws[li]
         law = entry.law
         v_in = rules.onset_speed_batch(np.ascontiguousarray(batch.ddelta[ii], dtype=float))
@@ -561,7 +564,7 @@ class ContactStore:
                 )
             law = law.replace(k=k)
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
-        return np.atleast_2d(coef).reshape(len(ii), -1)
+        return np.atleast_2d(coef).reshape(len(ii), -1), law
 
     def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float) -> np.ndarray:
         m = len(idx)
@@ -574,8 +577,8 @@ class ContactStore:
         for li in np.unique(law_idx):
             sel = np.flatnonzero(law_idx == li)
             law = self.laws[li]
-            c = self._onset_coef(li, batch, idx[sel])
-            t_c[sel] = self._time_scale(li, batch, idx[sel])
+            c, law_k = self._onset_coef_law(li, batch, idx[sel])
+            t_c[sel] = self._time_scale(law_k, batch, idx[sel])
             if self.pair_laws[li].hertz_k:
                 k_on[sel] = batch.k_hertz[idx[sel]]
             s0 = np.asarray(law.initial_state(c), dtype=float).reshape(len(sel), -1)

@@ -332,7 +332,7 @@ class EngineContacts:
             return self._memory_only(y), y
         keys0, lat0, mem0 = s.keys.copy(), s.latched_keys.copy(), s.mem.copy()
         n_old = self.n_ode
-        batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
+        batch = _nudge_touching(self._detect(y))
         s.commit(batch, t, self._ode_of(y))
         changed = (
             not np.array_equal(keys0, s.keys)
@@ -342,6 +342,14 @@ class EngineContacts:
         if not np.array_equal(keys0, s.keys):
             self._rows_geo = None
         return changed, self._rebuild(y, n_old)
+
+    def _detect(self, y: np.ndarray) -> ContactBatch:
+        """Detection at ``y`` with the force margin: for a small model whose pairs are all
+        known and primitive, only those pairs (:meth:`ContactModel.detect_pairs`, the same
+        kernels without the broad phase); otherwise the full :meth:`ContactModel.detect`."""
+        if self._all_keys is not None and self._w_geo is not None:
+            return self.model.detect_pairs(self.state_from_y(y), self._all_keys, self.margin)
+        return self.model.detect(self.state_from_y(y), self.margin)
 
     def _memory_only(self, y: np.ndarray) -> bool:
         """Update the laws' memory of the active rows at ``y``; True if any value changed."""
