@@ -54,9 +54,11 @@ def run_engine(cr: float) -> dict:
 
     scene = build_scene(scene_doc(cr))
     t0 = time.perf_counter()
+    c0 = time.process_time()
     res = scene.run()
     wall = time.perf_counter() - t0
-    return {"wall": wall, "steps": int(res.stats.steps), "bounces": len(res.bounces),
+    cpu = time.process_time() - c0
+    return {"wall": wall, "cpu": cpu, "steps": int(res.stats.steps), "bounces": len(res.bounces),
             "cr_first": float(res.bounces[0]["cr"]) if res.bounces else math.nan}
 
 
@@ -66,6 +68,7 @@ def engine_times(repeat: int) -> dict:
     for cr in CRS:
         runs = [run_engine(cr) for _ in range(repeat)]
         best = min(runs, key=lambda r: r["wall"])
+        best["cpu"] = min(r["cpu"] for r in runs)
         out[str(cr)] = best
     return out
 
@@ -82,6 +85,7 @@ def run_scipy(cr: float) -> dict:
     k = 4.0 / 3.0 * e_star * math.sqrt(R)
     law = make_law("zhang_sharf", k=k, n=1.5, cr=cr)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     t, z, vz = 0.0, H, 0.0
     steps = 0
     bounces = 0
@@ -120,8 +124,8 @@ def run_scipy(cr: float) -> dict:
             if bounces == 1:
                 cr_first = vz / v_in
             z = max(z, 0.0)
-    return {"wall": time.perf_counter() - t0, "steps": steps, "bounces": bounces,
-            "cr_first": cr_first}
+    return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "steps": steps,
+            "bounces": bounces, "cr_first": cr_first}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     for cr in CRS:
         runs = [run_scipy(cr) for _ in range(max(1, args.repeat // 2))]
         scipy[str(cr)] = min(runs, key=lambda r: r["wall"])
+        scipy[str(cr)]["cpu"] = min(r["cpu"] for r in runs)
     other = None
     if args.engine_path:
         env = dict(os.environ, PYTHONPATH=os.path.abspath(args.engine_path))
@@ -151,18 +156,22 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"ours": ours, "scipy": scipy, "other": other}, indent=2))
         return 0
     print("steel drop ball, R = 1 cm, 32.7 g, 10 cm, 5 s, zhang_sharf (exact c_r), rtol 1e-8")
-    head = f"{'c_r':>5} {'ours ms':>9} {'steps':>6} {'bounces':>8}"
-    head += f" {'DOP853 ms':>10} {'x DOP853':>9}"
+    print("times in ms, best of --repeat: wall (CPU); ratios of wall times")
+    head = f"{'c_r':>5} {'ours':>15} {'steps':>6} {'bounces':>8} {'SciPy DOP853':>15} {'x':>6}"
     if other:
-        head += f" {'other ms':>9} {'steps':>6} {'x other':>8}"
+        head += f" {'other':>17} {'steps':>6} {'x':>6}"
     print(head)
+
+    def ms(r: dict) -> str:
+        return f"{1e3 * r['wall']:.1f} ({1e3 * r['cpu']:.1f})"
+
     for cr in CRS:
         o, s = ours[str(cr)], scipy[str(cr)]
-        line = (f"{cr:5.2f} {1e3 * o['wall']:9.1f} {o['steps']:6d} {o['bounces']:8d}"
-                f" {1e3 * s['wall']:10.1f} {s['wall'] / o['wall']:9.1f}")
+        line = (f"{cr:5.2f} {ms(o):>15} {o['steps']:6d} {o['bounces']:8d} {ms(s):>15}"
+                f" {s['wall'] / o['wall']:6.1f}")
         if other:
             b = other[str(cr)]
-            line += f" {1e3 * b['wall']:9.1f} {b['steps']:6d} {b['wall'] / o['wall']:8.1f}"
+            line += f" {ms(b):>17} {b['steps']:6d} {b['wall'] / o['wall']:6.1f}"
         print(line)
     return 0
 

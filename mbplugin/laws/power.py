@@ -99,9 +99,12 @@ def power_coefficients(
     mode: Any = 0.0,
     rc: Any = 0.0,
 ) -> np.ndarray:
-    """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays."""
+    """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays.
+
+    Stored column by column (Fortran order), so that a batch evaluation reads only the columns
+    that vary per contact (k and lam; see ``laws.kernels.force_batch``)."""
     cols = (k, n, lam, m, q, mode, rc)
-    out = np.empty((n_rows, N_COEF))
+    out = np.empty((N_COEF, n_rows)).T
     for j, col in enumerate(cols):
         out[:, j] = broadcast_param(col, n_rows)
     return out
