@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -38,32 +37,25 @@ def add_parser(subparsers: Any) -> None:
 
 
 class _Progress:
-    """A one-line progress bar on stderr, redrawn at most ten times per second."""
+    """Simulated-time progress bar on stderr (tqdm), redrawn at most ten times per second."""
 
     def __init__(self, total: float, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled
-        self.last = 0.0
-        self.t0 = time.perf_counter()
+        from tqdm import tqdm
+
+        self.total = float(total)
+        self.done = 0.0
+        self.bar = tqdm(total=self.total, disable=not enabled, unit="s sim", leave=False,
+                        mininterval=0.1, bar_format="{l_bar}{bar}| t = {n:.4g}/{total:.4g} s "
+                        "[{elapsed}]")
 
     def __call__(self, t: float) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self.last < 0.1 and t < self.total:
-            return
-        self.last = now
-        frac = min(1.0, max(0.0, t / self.total))
-        width = 30
-        fill = round(frac * width)
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {100 * frac:5.1f}%  "
-                         f"t = {t:.4g}/{self.total:.4g} s  {now - self.t0:6.1f} s wall")
-        sys.stderr.flush()
+        t = min(max(float(t), 0.0), self.total)
+        if t > self.done:
+            self.bar.update(t - self.done)
+            self.done = t
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        self.bar.close()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
