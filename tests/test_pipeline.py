@@ -100,3 +100,22 @@ def test_compiled_path_matches_scipy_dop853() -> None:
     for a, b in zip(fast.bounces, slow.bounces, strict=True):
         assert a["t"] == pytest.approx(b["t"], rel=1e-7)
         assert a["cr"] == pytest.approx(b["cr"], abs=1e-6)
+
+
+def test_compiled_radau_rests_at_the_hertz_indentation() -> None:
+    """With the ``auto`` solver the ball comes to rest through the compiled Radau segments
+    and sits at the static Hertz indentation (m g / k)^(2/3) (Hertz 1881), as with SciPy's
+    Radau stepped from Python; both give the same bounces."""
+    doc = _steel_drop(0.3, 1.0, 1e-8)
+    fast = build_scene(doc).run()
+    scene = build_scene(doc)
+    scene.world.compiled_path = False
+    slow = scene.run()
+    assert fast.stats.solver_steps.get("Radau", 0) > 0
+    z_rest = R - (MASS * G / K_HERTZ) ** (2.0 / 3.0)
+    for res in (fast, slow):
+        assert res.pos[-1, 1, 2] == pytest.approx(z_rest, abs=1e-3 * (R - z_rest))
+        assert abs(res.vel[-1, 1, 2]) < 1e-6
+    assert len(fast.bounces) == len(slow.bounces)
+    for a, b in zip(fast.bounces, slow.bounces, strict=True):
+        assert a["cr"] == pytest.approx(b["cr"], abs=1e-6)

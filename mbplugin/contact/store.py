@@ -347,13 +347,14 @@ class ContactStore:
         t: float,
         ode: np.ndarray | None = None,
         update_memory: bool = True,
-    ) -> AlignedContacts:
+        aligned: bool = True,
+    ) -> AlignedContacts | None:
         """Book an accepted state: ODE states, memory, separations, latches and onsets.
 
         ``batch`` is the detection at the accepted state (time ``t``, s) and ``ode``
         (M, NODE_MAX) the integrated ODE states of the store's rows as they were before this call
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
-        Returns the new rows aligned with ``batch``.
+        Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
         """
         self._check_batch(batch)
         if ode is not None:
@@ -440,7 +441,7 @@ class ContactStore:
         if len(self.last_separations):
             self._separations.append(self.last_separations)
         self._seq += 1
-        return self.aligned(batch)
+        return self.aligned(batch) if aligned else None
 
     def bounces(self) -> np.ndarray:
         """One row per completed contact (onset then separation of the same key), in time order.

@@ -56,7 +56,7 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     body, lpos, lrot, radius, plane_n, plane_p, half = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     mu, mu_s, v_s, v_eps, visc, lin, fric = FR
-    R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows = W
+    R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows, Ra, Rb = W
     m = r_sa.shape[0]
     pos = y[0 : 3 * n].reshape((n, 3))
     quat = y[3 * n : 7 * n].reshape((n, 4))
@@ -72,8 +72,9 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     p_n = 0.0
     p_f = 0.0
     if m:
-        pairs.pair_geometry(r_ptype, r_sa, r_sb, r_feat, body, lpos, lrot, radius, plane_n,
-                            plane_p, half, pos, R, vel, omega_w, a, b, d, v, nrm, vt, ra, rb)
+        pairs.pair_geometry_into(r_ptype, r_sa, r_sb, r_feat, body, lpos, lrot, radius,
+                                 plane_n, plane_p, half, pos, R, vel, omega_w, a, b, d, v, nrm,
+                                 vt, ra, rb, Ra, Rb)
         p_n, p_f = pairs.contact_forces(rows, r_law, a, b, d, v, nrm, vt, ra, rb, coef,
                                         y[o : o + n_ode], ns, mem, law_kid, law_mode, law_ns,
                                         mu, mu_s, v_s, v_eps, visc, lin, fric, force, torque,
@@ -91,9 +92,7 @@ def _event_values(y, g, n, G, CR, WP, W):
     body, lpos, lrot, radius, plane_n, plane_p, half = G
     _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
-    R, omega_w = W[0], W[1]
-    Ra = np.empty((3, 3))
-    Rb = np.empty((3, 3))
+    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos = y[0 : 3 * n].reshape((n, 3))
     quat = y[3 * n : 7 * n].reshape((n, 4))
     vel = y[7 * n : 10 * n].reshape((n, 3))
@@ -128,9 +127,7 @@ def _memory_update(y, n, G, CR, W):
     """The laws' memory of every active row after an accepted step; True if any changed."""
     body, lpos, lrot, radius, plane_n, plane_p, half = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, _m_eff = CR
-    R, omega_w = W[0], W[1]
-    Ra = np.empty((3, 3))
-    Rb = np.empty((3, 3))
+    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos = y[0 : 3 * n].reshape((n, 3))
     quat = y[3 * n : 7 * n].reshape((n, 4))
     vel = y[7 * n : 10 * n].reshape((n, 3))
@@ -159,9 +156,7 @@ def _stiffness_rate(y, n, G, CR, W):
     damping c of the law by central differences (as the engine's ``stiffness_rate``)."""
     body, lpos, lrot, radius, plane_n, plane_p, half = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
-    R, omega_w = W[0], W[1]
-    Ra = np.empty((3, 3))
-    Rb = np.empty((3, 3))
+    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos = y[0 : 3 * n].reshape((n, 3))
     quat = y[3 * n : 7 * n].reshape((n, 4))
     vel = y[7 * n : 10 * n].reshape((n, 3))
@@ -351,7 +346,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
 
 @njit
 def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples, auto,
-            switch_steps, stiff_hw, stiff_steps, g_prev_in, n, BD, G, CR, FR, WP, W):
+            switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W):
     """Integrate from (t0, y0) until an event, a solver switch or ``t_end`` (module docs).
 
     Returns (status, t, y, h_next, steps, nfev, records (K, 2 + len(y)): t, kind (0 step,
@@ -375,7 +370,8 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
         if WP[4][j] == 2:
             nlat += 1
     ng = nw + nlat
-    ga = g_prev_in.copy()
+    ga = np.empty(ng)
+    _event_values(y0, ga, n, G, CR, WP, W)
     gb = np.empty(ng)
     gtmp = np.empty(ng)
     rec = np.empty((64, 2 + nn))
@@ -631,7 +627,7 @@ def _predict_factor(h_abs, h_abs_old, err, err_old):
 
 @njit
 def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
-                  jscale, n_work, g_prev_in, n, BD, G, CR, FR, WP, W):
+                  jscale, n_work, n, BD, G, CR, FR, WP, W):
     """As :func:`segment`, with Radau IIA of order 5 (Hairer & Wanner 1996, Sect. IV.8) and
     SciPy's step-size, Newton and Jacobian-reuse control; for the stiff (resting) phases.
     Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
@@ -657,8 +653,13 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     f_new = np.empty(nn)
     scale = np.empty(nn)
     err_v = np.empty((1, nn))
-    ng = g_prev_in.shape[0]
-    ga = g_prev_in.copy()
+    nlat = 0
+    for j in range(WP[1].shape[0]):
+        if WP[4][j] == 2:
+            nlat += 1
+    ng = WP[1].shape[0] + nlat
+    ga = np.empty(ng)
+    _event_values(y0, ga, n, G, CR, WP, W)
     gb = np.empty(ng)
     gtmp = np.empty(ng)
     rec = np.empty((64, 2 + nn))
@@ -858,7 +859,7 @@ class SegmentResult:
 def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
                 rtol: float, atol: float, max_step: float, n_samples: int,
                 contact_samples: int, auto: bool, switch_steps: int, stiff_hw: float,
-                stiff_steps: int, g_prev: np.ndarray, implicit: bool = False,
+                stiff_steps: int, implicit: bool = False,
                 jscale: np.ndarray | None = None) -> SegmentResult:
     """Run one compiled segment on the arrays of ``EngineContacts.compiled_arrays()``:
     DOP853 (:func:`segment`) or, with ``implicit=True``, Radau (:func:`radau_segment`, with the
@@ -869,14 +870,13 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
             np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
             -1.0 if h is None else float(h), float(rtol), float(atol),
             float(min(max_step, 1e300)), int(n_samples), int(contact_samples), jscale, 3,
-            np.ascontiguousarray(g_prev, dtype=float), n, BD, G, CR, FR, WP, W)
+            n, BD, G, CR, FR, WP, W)
         status, t1, y1, h_next, steps, nfev, rec = out
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
                              rec)
     out = segment(np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
                   -1.0 if h is None else float(h), float(rtol), float(atol),
                   float(min(max_step, 1e300)), int(n_samples), int(contact_samples), bool(auto),
-                  int(switch_steps), float(stiff_hw), int(stiff_steps),
-                  np.ascontiguousarray(g_prev, dtype=float), n, BD, G, CR, FR, WP, W)
+                  int(switch_steps), float(stiff_hw), int(stiff_steps), n, BD, G, CR, FR, WP, W)
     status, t1, y1, h_next, steps, nfev, rec = out
     return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec)

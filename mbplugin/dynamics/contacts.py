@@ -139,6 +139,8 @@ class EngineContacts:
         self._wmode = np.zeros(0, dtype=np.int8)
         self._wlat_delta = np.zeros(0)
         self._all_keys: np.ndarray | None = None
+        self._w_info: tuple[np.ndarray, ...] | None = None
+        self._w_info_keys: np.ndarray | None = None
 
     # -- sizes ------------------------------------------------------------------------------------
     @property
@@ -304,6 +306,7 @@ class EngineContacts:
         """
         self.store.reset()
         self._all_keys = None
+        self._w_info_keys = None
         batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
         n_old = self.n_ode
         self.store.begin(batch, t)
@@ -333,7 +336,7 @@ class EngineContacts:
         keys0, lat0, mem0 = s.keys.copy(), s.latched_keys.copy(), s.mem.copy()
         n_old = self.n_ode
         batch = _nudge_touching(self._detect(y))
-        s.commit(batch, t, self._ode_of(y))
+        s.commit(batch, t, self._ode_of(y), aligned=False)
         changed = (
             not np.array_equal(keys0, s.keys)
             or not np.array_equal(lat0, s.latched_keys)
@@ -379,8 +382,10 @@ class EngineContacts:
         return np.array([law.n_memory for law in self.laws])
 
     # -- events --
-    def watch(self, t: float, y: np.ndarray) -> np.ndarray:
-        """Fix the pairs watched during the next step; returns their event values at ``y``."""
+    def watch(self, t: float, y: np.ndarray, values: bool = True) -> np.ndarray | None:
+        """Fix the pairs watched during the next step; returns their event values at ``y``
+        (None with ``values=False`` when the compiled path applies: a compiled segment
+        evaluates them itself)."""
         s = self.store
         small = self.watch_margin >= WATCH_ALL
         batch = None
@@ -392,7 +397,10 @@ class EngineContacts:
             found = batch.key
             if small:
                 self._all_keys = np.unique(found)
-        keys = np.unique(np.concatenate([found, s.keys, s.latched_keys]))
+        if len(found) and self._all_keys is found:
+            keys = found  # the stored keys and latches are pairs of the model: a subset
+        else:
+            keys = np.unique(np.concatenate([found, s.keys, s.latched_keys]))
         mode = np.zeros(len(keys), dtype=np.int8)  # 0 free, 1 active, 2 latched
         mode[np.isin(keys, s.keys)] = 1
         lat = np.isin(keys, s.latched_keys)
@@ -401,11 +409,13 @@ class EngineContacts:
         self._wmode = mode
         pos = np.searchsorted(s.latched_keys, keys[lat])
         self._wlat_delta = s.latched_delta[pos] if len(pos) else np.zeros(0)
-        self._w_geo = self._pair_info(keys)
+        if self._w_info_keys is not keys:
+            self._w_info = self._pair_info(keys)
+            self._w_info_keys = keys
+        self._w_geo = self._w_info
         if self._w_geo is not None:
-            self._w_rows = s.rows_of_keys(keys[mode == 1]) if hasattr(s, "rows_of_keys") else (
-                np.searchsorted(s.keys, keys[mode == 1]))
-            return self._values_fast(y)
+            self._w_rows = np.searchsorted(s.keys, keys[mode == 1])
+            return self._values_fast(y) if values else None
         if batch is None:
             batch = self.model.detect(self.state_from_y(y), self.watch_margin)
         return self._values(batch, y)
@@ -452,7 +462,7 @@ class EngineContacts:
         W = (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
              np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m), np.empty(m),
              np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
-             np.empty(m), np.arange(m, dtype=i64))
+             np.empty(m), np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
         return n, BD, G, CR, FR, WP, W
 
     def event_values(self, t: float, y: np.ndarray) -> np.ndarray:

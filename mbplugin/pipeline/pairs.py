@@ -72,8 +72,16 @@ def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, p
 def pair_geometry(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
                   pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb):
     """Geometry and kinematics of the listed pairs, written into the output arrays."""
-    Ra = np.empty((3, 3))
-    Rb = np.empty((3, 3))
+    pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
+                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       np.empty((3, 3)), np.empty((3, 3)))
+
+
+@njit_inline
+def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
+                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       Ra, Rb):
+    """:func:`pair_geometry` with caller-owned (3, 3) work arrays ``Ra``, ``Rb``."""
     for k in range(sa.shape[0]):
         g = pair_one(ptype[k], sa[k], sb[k], feat[k], body, lpos, lrot, radius, plane_n,
                      plane_p, half, pos, R, vel, omega_w, Ra, Rb)
