@@ -4,10 +4,12 @@ DOP853 (or Radau) step -> event location, in one compiled loop.
 The standalone engine's adaptive integrator (:mod:`mbplugin.dynamics.integrators`) hands a
 *segment* to :func:`run_segment` when every watched pair is of a primitive type with a compiled
 path (:mod:`mbplugin.pipeline.pairs`), every law has a compiled kernel, there are no external
-loads and the explicit solver is active. The segment integrates the whole flat state of the
-world (bodies, law ODE states, work integrals; see :mod:`mbplugin.dynamics.world`) with
-Dormand-Prince 8(5,3) and SciPy's step control (:mod:`mbplugin.pipeline.dop853`), and stops at
-the first of:
+loads and the solver is DOP853 or (for worlds of up to ``COMPILED_RADAU_MAX_STATES`` state
+values) Radau. The segment integrates the whole flat state of the world (bodies, law ODE
+states, work integrals; see :mod:`mbplugin.dynamics.world`) with Dormand-Prince 8(5,3) and
+SciPy's step control (:mod:`mbplugin.pipeline.dop853`; :func:`segment`) or with Radau IIA of
+order 5 and SciPy's Newton, step and Jacobian-reuse control (:func:`radau_segment`; Hairer &
+Wanner 1996, Sect. IV.8), and stops at the first of:
 
 * ``DONE``    the end time;
 * ``EVENT``   an event function of a watched pair changed sign: the contact rules
