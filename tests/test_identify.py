@@ -26,7 +26,7 @@ from mbplugin.identify import (
 from mbplugin.identify.data import LoopData, LoopRun
 from mbplugin.impact import impact, impact_batch
 from mbplugin.laws import make_law
-from mbplugin.validation.bouc_wen import CART_M, CART_U, TABLE3, TABLE5
+from mbplugin.validation.bouc_wen import CART_M, CART_U, TABLE3, TABLE5, TABLE5_PHYSICAL
 from mbplugin.validation.zhang2022 import M0, TABLES, K, N
 
 #: alternating +-30 % perturbations of the start
@@ -129,6 +129,26 @@ def test_round_trip_bouc_wen_table5_cart(model: str) -> None:
     assert res.params["Ub"] == pytest.approx(res.values["Tb"] / CART_M, rel=1e-12)
 
 
+def test_round_trip_bouc_wen_dimensional_cart() -> None:
+    # a direct dimensional fit: the physical parameters Table 5's SHCCM set implies for the
+    # cart (m = 0.506 kg, k = 255 N/m known; spec 5.4), pressed by m g sin(theta)
+    base = TABLE5["shccm"][0]
+    ph = TABLE5_PHYSICAL["shccm"]
+    prm = {"k": 255.0, "p": base.p, "n": base.n, "alpha": ph["alpha"], "A": ph["A"],
+           "c": ph["c"], "beta": ph["beta"], "gamma": ph["gamma"]}
+    v = np.geomspace(0.08, 1.0, 8)
+    out = impact_batch(make_law("bouc_wen_hunt_crossley", **prm), mass=CART_M, v0=v,
+                       press=-CART_U)
+    data = impact_data({"v0": v, "cr": out["cr_out"], "duration": out["duration"],
+                        "f_max": out["f_max"]},
+                       meta={"mass": str(CART_M), "press": str(-CART_U)})
+    free = ("c", "beta", "gamma", "A")
+    # +-30 %, keeping the start admissible (|gamma| <= beta)
+    start = {**prm, **{k: prm[k] * f for k, f in zip(free, (1.3, 0.7, 0.7, 1.3), strict=True)}}
+    res = fit_law("bouc_wen_hunt_crossley", data, free, start=start)
+    _within(res.values, {k: prm[k] for k in free})
+
+
 def test_bouc_wen_cobyqa_respects_the_papers_constraints() -> None:
     # COBYQA with |Gamma_b| <= B_b and alpha <= 1 (Eqs. 60, 64): the Table 5 SHCCM set is
     # feasible, so the fit from a perturbed start of (B_b, Gamma_b, kappa) must stay feasible
@@ -154,6 +174,36 @@ def test_round_trip_loops() -> None:
     res = fit_law("hunt_crossley", data, ["k", "cr"],
                   start={"n": N, "k": K * 1.3, "cr": truth["cr"] * 0.7})
     _within(res.values, truth)
+
+
+def test_third_party_numpy_law(monkeypatch) -> None:
+    # a law without a compiled kernel runs impact by impact on the reference integrator; a
+    # linear spring's contact lasts half a period, pi sqrt(m / s) (closed form), so durations
+    # at three masses determine s
+    from mbplugin.laws import Law, Param, registry
+
+    class LinearSpring(Law):
+        """F = s delta (test fixture)."""
+
+        name = "test_fit_linear_spring"
+        params = (Param("s", "spring stiffness", "N/m", lo=0.0, lo_open=True),)
+        kernel = None
+
+        def coefficients(self, v_in, m_eff, r_eff):
+            return np.full((np.size(v_in), 1), self.s)
+
+        def force_raw(self, delta, ddelta, coef, state):
+            return np.asarray(coef)[:, 0] * np.asarray(delta)
+
+        def timescale(self, m_eff, v0):
+            return np.sqrt(np.asarray(m_eff) / self.s)
+
+    monkeypatch.setitem(registry._LAWS, LinearSpring.name, LinearSpring)
+    m = np.array([0.5, 1.0, 2.0])
+    data = impact_data({"v0": np.full(3, 0.3), "mass": m,
+                        "duration": math.pi * np.sqrt(m / 4e4)})
+    res = fit_law(LinearSpring.name, data, ["s"], start={"s": 4e4 * 1.3})
+    _within(res.values, {"s": 4e4}, tol=1e-6)
 
 
 # --------------------------------------------------------------------------------------------------

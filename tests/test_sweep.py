@@ -70,6 +70,21 @@ def test_local_processes_and_dask_give_identical_tables(tmp_path: Path) -> None:
     assert rep1.errors == 0
 
 
+def test_scheduler_address(tmp_path: Path) -> None:
+    # --scheduler tcp://HOST:PORT: a cluster started elsewhere (here a LocalCluster on TCP)
+    from distributed import LocalCluster
+
+    spec = load_spec(_spec(tmp_path))
+    _, serial = run_sweep(spec, tmp_path / "serial.parquet", workers=1)
+    with LocalCluster(n_workers=1, processes=False, protocol="tcp://",
+                      dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")
+        rep, remote = run_sweep(spec, tmp_path / "remote.parquet",
+                                scheduler=cluster.scheduler_address)
+    assert rep.executor == f"dask ({cluster.scheduler_address})"
+    _equal(serial, remote)
+
+
 def test_hunt_crossley_rows_follow_the_exact_relation(tmp_path: Path) -> None:
     # Hunt-Crossley family: c_r out depends on chi(c_r in) only, through the exact relation
     # (Gonthier et al. 2004; Corral et al. 2021, Eq. 5.23) -- not on speed or mass
@@ -173,3 +188,36 @@ def test_scene_sweep(tmp_path: Path) -> None:
     assert [r["set.cr"] for r in rows] == [0.5, 0.9, 0.5, 0.9]
     # a lower target c_r gives a lower first-bounce c_r, for both laws
     assert rows[0]["cr_first"] < rows[1]["cr_first"] and rows[2]["cr_first"] < rows[3]["cr_first"]
+
+
+def test_third_party_law_sweep(tmp_path: Path, monkeypatch) -> None:
+    # a law without a compiled kernel runs impact by impact; a linear spring's contact lasts
+    # half a period, pi sqrt(m / s) (closed form); an invalid grid value becomes an error row
+    from mbplugin.laws import Law, Param, registry
+    from mbplugin.sweep import build_spec
+
+    class LinearSpring(Law):
+        """F = s delta (test fixture)."""
+
+        name = "test_sweep_linear_spring"
+        params = (Param("s", "spring stiffness", "N/m", lo=0.0, lo_open=True),)
+        kernel = None
+
+        def coefficients(self, v_in, m_eff, r_eff):
+            return np.full((np.size(v_in), 1), self.s)
+
+        def force_raw(self, delta, ddelta, coef, state):
+            return np.asarray(coef)[:, 0] * np.asarray(delta)
+
+        def timescale(self, m_eff, v0):
+            return np.sqrt(np.asarray(m_eff) / self.s)
+
+    monkeypatch.setitem(registry._LAWS, LinearSpring.name, LinearSpring)
+    spec = build_spec({"laws": [{"name": LinearSpring.name, "grid": {"s": [1e4, 4e4, -1.0]}}],
+                       "impacts": {"v0": [0.3], "mass": [1.0, 2.0]}})
+    rep, table = run_sweep(spec, tmp_path / "spring.csv", workers=1)
+    rows = table.to_pylist()
+    assert rep.errors == 2 and all("outside its allowed range" in r["error"] for r in rows[4:])
+    for r in rows[:4]:
+        assert r["duration"] == pytest.approx(np.pi * np.sqrt(r["mass"] / r["s"]), rel=1e-9)
+        assert r["cr_out"] == pytest.approx(1.0, abs=1e-8)

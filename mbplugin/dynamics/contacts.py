@@ -676,10 +676,12 @@ class EngineContacts:
             coef = s.coef[rr, : law.n_coef]
             state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
             ds, vs, ed, ev = d[sel], v[sel], eps_d[sel], eps_v[sel]
-            k[sel] = (law.force_raw(ds + ed, vs, coef, state)
-                      - law.force_raw(ds - ed, vs, coef, state)) / (2 * ed)
-            c[sel] = (law.force_raw(ds, vs + ev, coef, state)
-                      - law.force_raw(ds, vs - ev, coef, state)) / (2 * ev)
+            # the four central-difference evaluations in one batch (one call per law)
+            f4 = law.force_raw(np.concatenate([ds + ed, ds - ed, ds, ds]),
+                               np.concatenate([vs, vs, vs + ev, vs - ev]),
+                               np.tile(coef, (4, 1)), np.tile(state, (4, 1))).reshape(4, -1)
+            k[sel] = (f4[0] - f4[1]) / (2 * ed)
+            c[sel] = (f4[2] - f4[3]) / (2 * ev)
             fn[sel] = law.force(ds, vs, coef, state)
         h = stable_step(k, c, m_eff, method)
         if self._has_friction:

@@ -259,8 +259,12 @@ def _run_batch(laws: list[Any], inputs: list[dict[str, Any]], rtol: float
     """One ImpactBatch for every law (``None`` entries skipped); failed batches retried alone."""
     batch = ImpactBatch(rtol=rtol)
     sizes, idx = [], []
+    out: list[dict[str, np.ndarray] | None] = [None] * len(laws)
     for i, (law, kw) in enumerate(zip(laws, inputs, strict=True)):
         if law is None:
+            continue
+        if law.kernel is None:  # a third-party NumPy law: impact by impact (reference path)
+            out[i] = _run_scalar(law, kw, rtol)
             continue
         try:
             batch.add(law, **kw)
@@ -268,7 +272,6 @@ def _run_batch(laws: list[Any], inputs: list[dict[str, Any]], rtol: float
             continue
         sizes.append(len(batch) - sum(sizes))
         idx.append(i)
-    out: list[dict[str, np.ndarray] | None] = [None] * len(laws)
     if not idx:
         return out
     try:
@@ -282,6 +285,22 @@ def _run_batch(laws: list[Any], inputs: list[dict[str, Any]], rtol: float
     for i, part in zip(idx, parts, strict=True):
         out[i] = part
     return out
+
+
+def _run_scalar(law: Any, kw: dict[str, Any], rtol: float) -> dict[str, np.ndarray] | None:
+    """The impacts of a law without a compiled kernel, one :func:`impact` call each."""
+    n = int(np.size(kw["v0"]))
+    cols = {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in kw.items()}
+    rows = []
+    try:
+        for j in range(n):
+            r = impact(law, float(cols["mass"][j]), float(cols["v0"][j]),
+                       mass2=float(cols["mass2"][j]), press=float(cols["press"][j]), rtol=rtol)
+            rows.append(r.to_dict())
+    except (ParameterError, IntegrationError):
+        return None
+    return {k: np.array([np.nan if r[k] is None else float(r[k]) for r in rows])
+            for k in rows[0]}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -457,7 +476,8 @@ def fit_law(
             raise ParameterError(f"too few points: {n_res} measured values for {len(free)} free "
                                  f"parameters ({', '.join(free)}); need at least {len(free)}")
         if "cr" in use:
-            warnings += _check_reach(cls.name, fixed, free, lo, hi, x0, data, rtol)
+            with np.errstate(all="ignore"):
+                warnings += _check_reach(cls.name, fixed, free, lo, hi, x0, data, rtol)
         kw = {"mass": data.mass, "v0": data.v0, "mass2": data.mass2, "press": data.press}
 
         def predict(ps: list[np.ndarray]) -> list[dict[str, np.ndarray] | None]:
@@ -476,7 +496,8 @@ def fit_law(
     p = x * prob.scale
     se = _stderr(prob, x, r)
     values = dict(zip(free, map(float, p), strict=True))
-    pred = prob.predict([p])[0] or {}
+    with np.errstate(all="ignore"):
+        pred = prob.predict([p])[0] or {}
     per_row = data.params if isinstance(data, ImpactData) else {}
     model = make_law(cls.name, **fixed, **per_row, **values)
     res, rms = _per_target(data, use, pred, r)

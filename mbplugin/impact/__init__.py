@@ -255,8 +255,20 @@ def _law_setup(
     return coef, s_init, tc, scale
 
 
+def _as_law(law: Any) -> Law:
+    """``law`` itself, or the calibrated law of a :class:`~mbplugin.impact.Calibration`
+    (so ``impact(calibrate(...), ...)`` works)."""
+    if isinstance(law, Law):
+        return law
+    inner = getattr(law, "law", None)
+    if isinstance(inner, Law):
+        return inner
+    raise ParameterError(f"law must be an mbplugin Law (or a Calibration), got "
+                         f"{type(law).__name__}")
+
+
 def impact(
-    law: Law,
+    law: Law | Any,
     mass: float,
     v0: float,
     *,
@@ -296,8 +308,7 @@ def impact(
     method:
         ``"auto"`` (compiled when possible), ``"compiled"`` or ``"reference"``.
     """
-    if not isinstance(law, Law):
-        raise ParameterError(f"law must be an mbplugin Law, got {type(law).__name__}")
+    law = _as_law(law)
     if law.size != 1:
         raise ParameterError(f"{law.name}: impact() needs scalar parameters; use impact_batch()")
     if method not in ("auto", "compiled", "reference"):
@@ -415,7 +426,7 @@ class ImpactBatch:
 
     def add(
         self,
-        law: Law,
+        law: Law | Any,
         mass: Any,
         v0: Any,
         *,
@@ -425,8 +436,7 @@ class ImpactBatch:
         t_max: Any = None,
     ) -> ImpactBatch:
         """Add impacts of one law; every argument broadcasts against the law's array parameters."""
-        if not isinstance(law, Law):
-            raise ParameterError(f"law must be an mbplugin Law, got {type(law).__name__}")
+        law = _as_law(law)
         if law.kernel is None:
             raise ParameterError(f"{law.name}: batches need a compiled law; use impact() instead")
         m = effective_mass(mass, mass2)

@@ -124,6 +124,8 @@ def _solve(name: str, law_kw: dict[str, Any], imp: dict[str, np.ndarray], rows: 
 
     try:
         law = make_law(name, **sub(law_kw))
+        if law.kernel is None:  # a third-party NumPy law: impact by impact
+            return _solve_scalar(name, sub(law_kw), sub(imp), n, rtol)
         batch = ImpactBatch(rtol=rtol)
         batch.add(law, **sub(imp))
         res = batch.run()
@@ -137,6 +139,29 @@ def _solve(name: str, law_kw: dict[str, Any], imp: dict[str, np.ndarray], rows: 
         return {k: np.concatenate([r1[k], r2[k]]) for k in r1}, np.concatenate([e1, e2])
     for k in OUTPUT_KEYS:
         out[k] = np.asarray(res[k]).astype(out[k].dtype)
+    return out, err
+
+
+def _solve_scalar(name: str, law_kw: dict[str, Any], imp: dict[str, np.ndarray], n: int,
+                  rtol: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Rows of a law without a compiled kernel, one :func:`~mbplugin.impact.impact` each."""
+    from mbplugin.impact import impact
+    from mbplugin.laws import make_law
+
+    out = _empty_results(n)
+    err = np.full(n, "", dtype=object)
+    for j in range(n):
+        kw = {k: (v[j] if isinstance(v, np.ndarray) and v.ndim == 1 else v)
+              for k, v in law_kw.items()}
+        try:
+            r = impact(make_law(name, **kw), float(imp["mass"][j]), float(imp["v0"][j]),
+                       mass2=float(imp["mass2"][j]), press=float(imp["press"][j]), rtol=rtol)
+        except (ParameterError, IntegrationError, ValueError) as exc:
+            err[j] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            continue
+        for k in RESULT_KEYS:
+            out[k][j] = getattr(r, k)
+        out["steps"][j] = r.steps
     return out, err
 
 
