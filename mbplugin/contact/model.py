@@ -66,6 +66,7 @@ from mbplugin.contact.shapes import (
 from mbplugin.contact.store import ContactStore, PairLaw
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
+from mbplugin.laws.power import hertz_k
 from mbplugin.laws.registry import make_law
 
 SPHERE, CAPSULE, BOX, MESH, PLANE, SPHERE_HOLE, CYLINDER_HOLE = range(7)
@@ -689,7 +690,7 @@ class _Compiled:
             law[hit] = self.body_law_idx[pos[hit]]
         r_eff = cat["r_eff"]
         with np.errstate(invalid="ignore"):
-            k_hertz = 4.0 / 3.0 * self.e_star[ma, mb] * np.sqrt(r_eff)
+            k_hertz = hertz_k(self.e_star[ma, mb], r_eff)
         return ContactBatch(
             a.astype(np.int64), b.astype(np.int64), key.astype(np.int64), point, n,
             cat["delta"], ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
