@@ -191,6 +191,7 @@ class ContactStore:
         self.laws: tuple[Law, ...] = tuple(e.law for e in entries)
         self._n_state = np.array([law.n_state for law in self.laws])
         self._n_mem = np.array([law.n_memory for law in self.laws])
+        self._hertz_laws: dict[tuple[int, float], Law] = {}  # (pair law, Hertz k) -> law
         self.reset()
 
     # -- state ------------------------------------------------------------------------------------
@@ -586,7 +587,18 @@ class ContactStore:
                     "(needs materials E, nu on both shapes and a finite effective radius); "
                     "give 'k' or a shape radius"
                 )
-            law = law.replace(k=k)
+            if len(k) == 1:
+                # one contact (an event of a small scene): the law with this Hertz k, cached
+                # per pair law and k (a contact pair's k never changes)
+                tag = (li, float(k[0]))
+                cached = self._hertz_laws.get(tag)
+                if cached is None:
+                    if len(self._hertz_laws) >= 256:
+                        self._hertz_laws.clear()
+                    cached = self._hertz_laws[tag] = law.replace(k=float(k[0]))
+                law = cached
+            else:
+                law = law.replace(k=k)
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
         return np.atleast_2d(coef).reshape(len(ii), -1), law
 
