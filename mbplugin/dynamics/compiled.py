@@ -25,7 +25,8 @@ Between events the laws' memory is updated after every accepted step (the rule o
 store's commit) and the step continues with the new memory. The accepted states (and, with
 ``contact_samples``, extra dense-output samples inside contact steps) are returned for the
 driver to record. The driver (the engine) owns the bookkeeping at events: detection and the
-contact store's commit.
+contact store's commit. :func:`segment_chain` continues past a lone end of contact (laws
+without ODE states or memory) and hands the end to the driver with the records.
 """
 
 from __future__ import annotations
