@@ -51,6 +51,24 @@ def run(dt: float | None, duration: float, n: int) -> dict:
     }
 
 
+def overhead(n: int, steps: int = 300) -> dict:
+    """ms/step of the pile with and without the step advisor, same process, after a warm-up."""
+    from mbplugin.dynamics.simulation import SimulationWarning
+    from mbplugin.scene import load_scene
+
+    out = {}
+    for advise in (True, False, True, False):
+        scene = load_scene("scenes/pile.toml", [f"nx={n}", f"ny={n}", f"nz={n}",
+                                                f"duration={steps * 1e-5}"])
+        scene.simulation.advise = advise
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulationWarning)
+            scene.run()
+        out[advise] = 1e3 * (time.perf_counter() - t0) / steps  # the second run of each counts
+    return {"ms_per_step_with_advisor": out[True], "ms_per_step_without": out[False]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=0.3)
@@ -58,7 +76,15 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--with-old-step", action="store_true",
                     help="also run at the scene's former dt = 2e-5 s")
+    ap.add_argument("--overhead", action="store_true",
+                    help="only the advisor's cost: ms/step with and without it")
     args = ap.parse_args()
+    if args.overhead:
+        o = overhead(args.n)
+        print(f"N = {args.n**3}: {o['ms_per_step_with_advisor']:.2f} ms/step with the step "
+              f"advisor, {o['ms_per_step_without']:.2f} without "
+              f"(x{o['ms_per_step_with_advisor'] / o['ms_per_step_without']:.2f})")
+        return
     rows = [run(None, args.duration, args.n)]
     if args.with_old_step:
         rows.append(run(2e-5, args.duration, args.n))

@@ -16,7 +16,8 @@ import argparse
 import math
 import sys
 
-from mbplugin.laws import calibrate, make_law
+from mbplugin.impact import calibrate
+from mbplugin.laws import make_law
 from mbplugin.scene import build_scene
 
 M, R, H, G, TARGET = 0.05, 0.01, 0.05, 9.81, 0.7

@@ -446,7 +446,7 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
                 overrides: Overrides = None, base_dir: str | Path | None = None) -> Scene:
     """Build a scene from a document: the parsed TOML of a scene file, or a dict written in
     Python with the same tables (see ``docs/scenes.md``). In a Python document a ``law`` may be
-    a :class:`~mbplugin.laws.Law` or a :class:`~mbplugin.laws.calibrate.Calibration` instead of a
+    a :class:`~mbplugin.laws.Law` or a :class:`~mbplugin.impact.Calibration` instead of a
     name. Mesh files are read relative to ``base_dir`` (default: the working directory).
 
     >>> scene = build_scene({"scene": {"duration": 0.5},

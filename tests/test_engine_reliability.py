@@ -373,8 +373,8 @@ def test_output_modes_stale_files_and_capped_summary(tmp_path: Path,
 # -- usability ------------------------------------------------------------------------------------
 def test_calibration_plugs_into_impact_and_scenes() -> None:
     """calibrate() returns a Calibration: impact() and scene documents take it as the law."""
-    from mbplugin.impact import impact
-    from mbplugin.laws import calibrate, make_law
+    from mbplugin.impact import calibrate, impact
+    from mbplugin.laws import make_law
 
     law = make_law("hunt_crossley", k=2.4144e10, n=1.5, cr=0.8892)
     exact = calibrate(law, target_cr=0.8892, v0=0.15, mass=0.54)

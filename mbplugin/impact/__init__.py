@@ -256,7 +256,7 @@ def _law_setup(
 
 
 def _as_law(law: Any) -> Law:
-    """``law`` itself, or the calibrated law of a :class:`~mbplugin.laws.calibrate.Calibration`
+    """``law`` itself, or the calibrated law of a :class:`~mbplugin.impact.Calibration`
     (so ``impact(calibrate(...), ...)`` works)."""
     if isinstance(law, Law):
         return law
