@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.contact import kernels as _k
 from mbplugin.contact import narrow
 from mbplugin.contact.batch import ContactBatch
 from mbplugin.contact.bodies import BodyState, quat_to_matrix
@@ -65,12 +66,13 @@ from mbplugin.contact.shapes import (
 from mbplugin.contact.store import ContactStore, PairLaw
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
+from mbplugin.laws.power import hertz_k
 from mbplugin.laws.registry import make_law
 
 SPHERE, CAPSULE, BOX, MESH, PLANE, SPHERE_HOLE, CYLINDER_HOLE = range(7)
 _TYPE_NAMES = ("sphere", "capsule", "box", "mesh", "plane", "spherical hole", "cylindrical hole")
-FEATURE_BITS = 20
-_FEATURE_SPAN = 1 << FEATURE_BITS
+FEATURE_BITS = _k.FEATURE_BITS
+_FEATURE_SPAN = _k.FEATURE_SPAN
 
 
 def as_pair_law(law: Any) -> PairLaw:
@@ -104,14 +106,6 @@ def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     out[:, 0] = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
     out[:, 1] = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
     out[:, 2] = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
-    return out
-
-
-def _equiv_radius(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
-    """1/(1/r1 + 1/r2) with inf = flat and NaN propagating; <= 0 results give NaN."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where(np.isinf(r1), 0.0, 1.0 / r1) + np.where(np.isinf(r2), 0.0, 1.0 / r2)
-        out = np.where(inv > 0, 1.0 / inv, np.nan)
     return out
 
 
@@ -331,11 +325,11 @@ class ContactModel:
         rot_ext = bodies.rotations_ext()
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
-        rb = rot_ext[c.body]
-        R_w = rb if c.identity_rot else np.matmul(rb, c.lrot)
-        c_w = pos_ext[c.body]
-        if not c.zero_pos:
-            c_w = c_w + np.matmul(rb, c.lpos[:, :, None])[:, :, 0]
+        n_s = len(c.body)
+        R_w = np.empty((n_s, 3, 3))
+        c_w = np.empty((n_s, 3))
+        _k.shape_poses(c.body, c.lpos, c.lrot, np.ascontiguousarray(pos_ext),
+                       np.ascontiguousarray(rot_ext), R_w, c_w)
         geo = _World(c, R_w, c_w, fixed_ext)
         parts = c.pairs(geo, margin)
         parts = [p for p in parts if len(p.delta)]
@@ -347,6 +341,78 @@ class ContactModel:
         if not keep.all():
             cat = {k: v[keep] for k, v in cat.items()}
         return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+
+    def detect_pairs(self, bodies: BodyState, keys: np.ndarray, margin: float = 0.0
+                     ) -> ContactBatch:
+        """The contacts of known pairs (``keys`` of sphere-sphere, plane-sphere and plane-box
+        corner contacts, e.g. every pair of a small model found once by :meth:`detect`) at the
+        bodies' state: the same narrow-phase kernels and batch fields as :meth:`detect`,
+        without the broad phase. Contacts with ``delta > -margin`` are reported."""
+        c = self._compiled()
+        keys = np.asarray(keys, dtype=np.int64)
+        tag = keys.tobytes()
+        parts_plan = c.pair_plans.get(tag)
+        if parts_plan is None:
+            parts_plan = self._pair_plan(c, keys)
+            if len(c.pair_plans) >= 16:
+                c.pair_plans.clear()
+            c.pair_plans[tag] = parts_plan
+        rot_ext = bodies.rotations_ext()
+        pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
+        fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
+        n_s = len(c.body)
+        R_w = np.empty((n_s, 3, 3))
+        c_w = np.empty((n_s, 3))
+        _k.shape_poses(c.body, c.lpos, c.lrot, np.ascontiguousarray(pos_ext),
+                       np.ascontiguousarray(rot_ext), R_w, c_w)
+        geo = _World(c, R_w, c_w, fixed_ext)
+        parts = []
+        for name, a_ids, b_ids, corners in parts_plan:
+            part = getattr(c, name)(geo, a_ids, b_ids)
+            if corners is not None:
+                part = _Part(*(getattr(part, f)[corners] for f in _Part.__dataclass_fields__))
+            parts.append(part)
+        if not parts:
+            return ContactBatch.empty()
+        if len(parts) == 1:
+            cat = {f: getattr(parts[0], f) for f in _Part.__dataclass_fields__}
+        else:
+            cat = {f: np.concatenate([getattr(p, f) for p in parts])
+                   for f in _Part.__dataclass_fields__}
+        keep = cat["delta"] > -margin
+        if not keep.all():
+            cat = {k: v[keep] for k, v in cat.items()}
+        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+
+    def _pair_plan(self, c: Any, keys: np.ndarray) -> list[tuple]:
+        """The narrow-phase calls of :meth:`detect_pairs` for ``keys``, fixed by the keys and
+        worked out once per key set: (name of the pair-type method, shape ids a, b, the
+        plane-box corners wanted or None)."""
+        keys = np.unique(keys)
+        n_s = len(c.body)
+        sa, sb, _ = _k.decode_keys(keys, self.n_shapes)
+        ka, kb = c.kind[sa], c.kind[sb]
+        known = (((ka == SPHERE) | (ka == PLANE)) & (kb == SPHERE)) | ((ka == PLANE) & (kb == BOX))
+        if not known.all():
+            raise ParameterError(
+                "detect_pairs: only sphere-sphere, plane-sphere and plane-box keys are allowed; "
+                f"key {int(keys[~known][0])} is another pair type (use detect)")
+        plan: list[tuple] = []
+        for k_a, k_b, name in ((SPHERE, SPHERE, "_sphere_sphere"),
+                               (PLANE, SPHERE, "_plane_sphere"), (PLANE, BOX, "_plane_box")):
+            sel = (ka == k_a) & (kb == k_b)
+            if not sel.any():
+                continue
+            if k_b == BOX:
+                pair = np.unique(sa[sel] * n_s + sb[sel])
+                a_ids, b_ids = pair // n_s, pair % n_s
+                # _plane_box reports the 8 corners of each pair in this order
+                want = _k.encode_keys(np.repeat(a_ids, 8), np.repeat(b_ids, 8),
+                                      np.tile(np.arange(8, dtype=np.int64), len(pair)), n_s)
+                plan.append((name, a_ids, b_ids, np.isin(want, keys[sel])))
+            else:
+                plan.append((name, sa[sel], sb[sel], None))
+        return plan
 
 
 @dataclass
@@ -372,6 +438,7 @@ class _Compiled:
         self.max_body = int(self.body.max()) if n else -1
         self.lpos = np.array([e.pos for e in shapes]).reshape(n, 3)
         self.lrot = np.array([e.rot for e in shapes]).reshape(n, 3, 3)
+        self.pair_plans: dict[bytes, list] = {}  # detect_pairs: key set -> narrow-phase calls
         self.identity_rot = bool(np.all(self.lrot == np.eye(3)))
         self.zero_pos = bool(np.all(self.lpos == 0.0))
         # scalar size parameters
@@ -550,7 +617,7 @@ class _Compiled:
     def _sphere_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         ra, rb = self.radius[sa], self.radius[sb]
         pt, n, d = narrow.sphere_sphere(w.center[sa], ra, w.center[sb], rb)
-        return _Part(sa, sb, pt, n, d, ra * rb / (ra + rb), np.zeros(len(sa), np.int64))
+        return _Part(sa, sb, pt, n, d, _k.equiv_radius(ra, rb), np.zeros(len(sa), np.int64))
 
     def _plane_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         p0, pn = self._plane_frame(w, sa)
@@ -566,7 +633,7 @@ class _Compiled:
         outside_axes = (np.abs(p_loc) > self.half[sa]).sum(axis=1)
         ur = self.user_radius[sa]
         edge = (outside_axes >= 2) & np.isfinite(ur)
-        r_eff = np.where(edge, _equiv_radius(r, ur), r)
+        r_eff = np.where(edge, _k.equiv_radius(r, ur), r)
         return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
 
     def _capsule_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
@@ -601,12 +668,12 @@ class _Compiled:
     def _sphere_hole(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         rh, r = self.radius[sa], self.radius[sb]
         pt, n, d = narrow.sphere_hole_sphere(w.center[sa], rh, w.center[sb], r)
-        return _Part(sa, sb, pt, n, d, _equiv_radius(r, -rh), np.zeros(len(sa), np.int64))
+        return _Part(sa, sb, pt, n, d, _k.equiv_radius(r, -rh), np.zeros(len(sa), np.int64))
 
     def _cylinder_hole(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         rh, r = self.radius[sa], self.radius[sb]
         pt, n, d = narrow.cylinder_hole_sphere(w.center[sa], w.R[sa], rh, w.center[sb], r)
-        r1 = _equiv_radius(r, -rh)
+        r1 = _k.equiv_radius(r, -rh)
         return _Part(sa, sb, pt, n, d, np.sqrt(r1 * r), np.zeros(len(sa), np.int64))
 
     def _mesh_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
@@ -620,14 +687,11 @@ class _Compiled:
         sa, sb = cat["sa"], cat["sb"]
         a, b = self.body[sa], self.body[sb]
         point, n = cat["point"], cat["normal"]
-        ra = point - pos_ext[a]
-        rb = point - pos_ext[b]
-        va = vel_ext[a] + _cross(om_ext[a], ra)
-        vb = vel_ext[b] + _cross(om_ext[b], rb)
-        vrel = vb - va
-        vn = np.einsum("ij,ij->i", vrel, n)
-        ddelta = -vn
-        vt = vrel - vn[:, None] * n
+        k = len(sa)
+        ra, rb, ddelta, vt = np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3))
+        _k.contact_kinematics_batch(a, b, np.ascontiguousarray(point), np.ascontiguousarray(n),
+                                    np.ascontiguousarray(pos_ext), np.ascontiguousarray(vel_ext),
+                                    np.ascontiguousarray(om_ext), ra, rb, ddelta, vt)
         inv_m = bodies.inv_mass_ext()
         inv_i = bodies.inv_inertia_world_ext(rot_ext)
         ca = _cross(ra, n)
@@ -639,7 +703,7 @@ class _Compiled:
         )
         with np.errstate(divide="ignore"):
             m_eff = np.where(w_inv > 0, 1.0 / w_inv, np.inf)
-        key = (sa * self.n + sb) * _FEATURE_SPAN + cat["feature"]
+        key = _k.encode_keys(sa, sb, cat["feature"], self.n)
         # laws: body pair > material pair > default
         ma, mb = self.mat[sa], self.mat[sb]
         law = self.mat_law[ma, mb].copy()
@@ -651,7 +715,7 @@ class _Compiled:
             law[hit] = self.body_law_idx[pos[hit]]
         r_eff = cat["r_eff"]
         with np.errstate(invalid="ignore"):
-            k_hertz = 4.0 / 3.0 * self.e_star[ma, mb] * np.sqrt(r_eff)
+            k_hertz = hertz_k(self.e_star[ma, mb], r_eff)
         return ContactBatch(
             a.astype(np.int64), b.astype(np.int64), key.astype(np.int64), point, n,
             cat["delta"], ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,

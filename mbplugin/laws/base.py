@@ -316,6 +316,10 @@ class Law:
         from mbplugin.laws import kernels
 
         d, v, c, s = self._batch(delta, ddelta, coef, state)
+        if self.size == 1:
+            # rows of this law's coefficients(): only its per-contact columns vary
+            return kernels.force_batch_uniform(self._kid(), self.contact_mode, d, v, c, s,
+                                               self.n_state, self.n_memory)
         return kernels.force_batch(self._kid(), self.contact_mode, d, v, c, s, self.n_state,
                                    self.n_memory)
 
@@ -484,7 +488,7 @@ def _as_batch(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     d = np.ascontiguousarray(np.atleast_1d(delta), dtype=float)
     v = np.ascontiguousarray(np.atleast_1d(ddelta), dtype=float)
-    c = np.ascontiguousarray(np.atleast_2d(coef), dtype=float)
+    c = np.atleast_2d(np.asarray(coef, dtype=float))  # any memory layout (rows or columns)
     n = d.shape[0]
     if c.shape[1] > 12:
         raise ParameterError(f"coefficient rows have {c.shape[1]} values; at most 12 allowed")

@@ -128,11 +128,15 @@ def power_coefficients(
     mode: Any = 0.0,
     rc: Any = 0.0,
 ) -> np.ndarray:
-    """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays."""
-    cols = np.empty((N_COEF, n_rows))  # filled by rows (contiguous), returned transposed
+    """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays.
+
+    Stored column by column (the rows are a transposed view of contiguous columns), so that a
+    batch evaluation reads only the columns that vary per contact (k and lam; see
+    ``laws.kernels.force_batch_uniform``)."""
+    cols = np.empty((N_COEF, n_rows))  # filled by columns (contiguous), returned transposed
     for j, col in enumerate((k, n, lam, m, q, mode, rc)):
         cols[j] = col  # NumPy broadcasts a scalar or a length-N array (or raises)
-    return np.ascontiguousarray(cols.T)
+    return cols.T
 
 
 class PowerLaw(Law):
