@@ -20,7 +20,8 @@ IIA (order 5, implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. 
 sparse finite-difference Jacobian.
 
 A change of sign inside a solver step of a new contact's delta (onset), of an active contact's
-raw force (end; delta for laws that may pull) or of ddelta (maximum compression, for laws with
+end-of-contact event value (``mbplugin.pipeline.rules.end_value``: the raw force, or delta for
+laws that may pull, while the bodies recede) or of ddelta (maximum compression, for laws with
 memory) is located by the Illinois method on the dense output and the store books the state just
 past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it does at the end
 of the host step, so the latched impact speed and the separation speed are
@@ -44,8 +45,8 @@ from mbplugin.bullet.stick import Stick, stick_force, stick_rate
 from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.dynamics.friction import Friction, friction_force
 from mbplugin.errors import IntegrationError
-from mbplugin.laws.base import MODE_TENSION
 from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, end_value_batch
 
 #: Gauss-Legendre nodes on [0, 1] and weights (3 points, exact to degree 5)
 _GAUSS = ((0.5 - math.sqrt(15.0) / 10.0, 5.0 / 18.0), (0.5, 8.0 / 18.0),
@@ -159,25 +160,26 @@ class ContactSpace:
         contact the store does not know gets no force (its onset is located as an event)."""
         al = self.store.aligned(self.batch)
         self._al = al
+        self._mode = np.zeros(self.k, dtype=np.int64)
         self._groups = []
         for li in np.unique(al.law[al.active]):
             law = self.store.laws[int(li)]
             idx = np.flatnonzero(al.active & (al.law == li))
             r = al.rows[idx]
+            self._mode[idx] = law.contact_mode
             self._groups.append((law, idx, r, self.store.coef[r, : law.n_coef].copy(),
                                  self.store.mem[r, : law.n_memory].copy()))
 
     def normal(self, d: np.ndarray, dd: np.ndarray, ode: np.ndarray,
                rates: bool = False, raw: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Normal force (K,) (``raw``: unclipped, delta for laws that may pull: the value whose
-        sign change ends the contact) and the law states' rates (M, NODE_MAX)."""
+        """Normal force (K,) (``raw``: the law's unclipped force) and the law states' rates
+        (M, NODE_MAX)."""
         fn = np.zeros(self.k)
         dode = np.zeros((len(self.store), NODE_MAX))
         for law, idx, r, coef, mem in self._groups:
             state = np.ascontiguousarray(np.concatenate([ode[r, : law.n_state], mem], axis=1))
             if raw:
-                fn[idx] = (d[idx] if law.contact_mode == MODE_TENSION
-                           else law.force_raw(d[idx], dd[idx], coef, state))
+                fn[idx] = law.force_raw(d[idx], dd[idx], coef, state)
                 continue
             fn[idx] = law.force(d[idx], dd[idx], coef, state)
             if rates and law.n_state:
@@ -241,11 +243,15 @@ class ContactSpace:
 
     # -- events ---------------------------------------------------------------------------------
     def _watch(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per contact: delta, raw force (or delta for tension laws), ddelta."""
+        """Per contact: delta, the end-of-contact event value of the pipeline's rules
+        (:func:`mbplugin.pipeline.rules.end_value`: <= 0 exactly when an active contact has
+        ended), ddelta."""
         d, u, ode, _ = self.split(y)
         dd = -np.einsum("ij,ij->i", u, self.n)
         raw, _ = self.normal(d, dd, ode, raw=True)
-        return d, raw, dd
+        end = end_value_batch(self._mode, np.ascontiguousarray(d), np.ascontiguousarray(dd),
+                              raw, X_SCALE, F_SCALE, V_SCALE)
+        return d, end, dd
 
     def _event(self, sol: Any, t_old: float, t_new: float, y_old: np.ndarray,
                y_new: np.ndarray) -> float | None:
