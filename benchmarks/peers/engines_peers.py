@@ -118,8 +118,10 @@ def run_mujoco(spec: SceneSpec, setting: dict) -> Trajectory:
             note = f"stopped at t = {done * h:.3g} s (wall-time cap {cap:.0f} s)"
             break
     wall = time.perf_counter() - t0
-    return Trajectory(np.concatenate(ts), np.concatenate(zs), np.concatenate(vs), wall, done,
-                      note=note)
+    t = np.concatenate(ts)
+    if np.any(np.diff(t) < 0) or not np.all(np.isfinite(np.concatenate(zs))):
+        note = "unstable: MuJoCo's divergence check reset the state during the run"
+    return Trajectory(t, np.concatenate(zs), np.concatenate(vs), wall, done, note=note)
 
 
 # --------------------------------------------------------------------------------------------------
