@@ -15,8 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from mbplugin import calibrate
 from mbplugin.impact import impact
-from mbplugin.laws import calibrate, make_law
+from mbplugin.laws import make_law
 
 MASS, V0, K, TARGET = 0.54, 0.15, 2.4144e10, 0.8
 

@@ -19,7 +19,7 @@ import itertools
 import math
 import operator
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,8 @@ GRID = "3 integers"
 _FRICTION = {"mu": NUM, "mu_s": NUM, "v_s": NUM, "v_eps": NUM, "viscous": NUM,
              "regularisation": STR}
 _PROFILE = {"type": STR, "t0": NUM, "t1": NUM, "freq": NUM, "phase": NUM, "rate": NUM}
-_LAW_KEYS = {"law": STR, "params": TABLE, "params_optional": TABLE, "friction": TABLE}
+LAW = "law name (or, from Python, a Law or Calibration object)"
+_LAW_KEYS = {"law": LAW, "params": TABLE, "params_optional": TABLE, "friction": TABLE}
 
 SCHEMA: dict[str, Any] = {
     "scene": {"name": STR, "description": STR, "duration": NUM},
@@ -66,7 +67,8 @@ SCHEMA: dict[str, Any] = {
         "material": STR, "mass": NUM, "density": NUM, "inertia": INERTIA,
         "position": VEC3, "orientation": VEC4, "rpy_deg": VEC3, "velocity": VEC3,
         "angular_velocity": VEC3, "fixed": BOOL, "gravity_scale": NUM, "count": INT,
-        "spacing": VEC3, "grid": GRID, "jitter": NUM, "seed": INT,
+        "spacing": VEC3, "grid": GRID, "jitter": NUM, "seed": INT, "half_length": NUM,
+        "kind": STR, "file": STR, "scale": NUM,
     }],
     "loads": [{"body": STR, "force": VEC3, "torque": VEC3, "profile": TABLE, "t": LIST_NUM,
                "force_table": LIST_VEC3, "torque_table": LIST_VEC3}],
@@ -79,7 +81,13 @@ REQUIRED = {
     "loads[]": ("body",),
     "materials.*": ("E", "nu"),
 }
-SHAPES = ("sphere", "box", "plane")
+SHAPES = ("sphere", "box", "plane", "capsule", "hole", "mesh")
+#: Fields each shape needs, and the fields that belong to one shape only.
+SHAPE_NEEDS = {"sphere": ("radius",), "box": ("half_extents",), "plane": (),
+               "capsule": ("radius", "half_length"), "hole": ("radius",), "mesh": ("file",)}
+SHAPE_ONLY = {"half_extents": ("box",), "normal": ("plane",), "half_length": ("capsule",),
+              "kind": ("hole",), "file": ("mesh",), "scale": ("mesh",)}
+HOLE_KINDS = ("spherical", "cylindrical")
 PLOTS = ("trajectory", "energy", "bounces", "loops")
 
 
@@ -103,6 +111,8 @@ def _check_type(where: str, v: Any, kind: str) -> None:
         ok = isinstance(v, int) and not isinstance(v, bool)
     elif kind == STR:
         ok = isinstance(v, str)
+    elif kind == LAW:
+        ok = isinstance(v, str) or _as_law_object(v) is not None
     elif kind == BOOL:
         ok = isinstance(v, bool)
     elif kind in (VEC3, VEC4):
@@ -128,6 +138,16 @@ def _check_type(where: str, v: Any, kind: str) -> None:
             isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
     if not ok:
         raise _err(where, f"expected {_article(kind)}, got {_show(v)}")
+
+
+def _as_law_object(v: Any) -> Any:
+    """A Law given directly (or a Calibration's calibrated law), else None."""
+    from mbplugin.laws.base import Law
+
+    if isinstance(v, Law):
+        return v
+    law = getattr(v, "law", None)
+    return law if isinstance(law, Law) else None
 
 
 def _article(kind: str) -> str:
@@ -213,16 +233,35 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def apply_overrides(doc: dict[str, Any], items: Sequence[str] | None) -> dict[str, Any]:
-    """Apply ``KEY=VALUE`` overrides: a name of ``[parameters]`` or a dotted TOML path
-    (``integrator.rtol=1e-8``, ``bodies.0.position=[0, 0, 2]``)."""
-    doc = copy.deepcopy(doc)
-    for item in items or ():
+Overrides = str | Mapping[str, Any] | Sequence[str] | None
+
+
+def _override_items(items: Overrides) -> list[tuple[str, Any]]:
+    """``"law=flores"``, ``["law=flores", "cr=0.5"]`` or ``{"law": "flores", "cr": 0.5}`` as
+    (key, value) pairs (strings parsed as TOML values, mapping values taken as they are)."""
+    if items is None:
+        return []
+    if isinstance(items, str):
+        items = [items]
+    if isinstance(items, Mapping):
+        return [(str(k).strip(), v) for k, v in items.items()]
+    out = []
+    for item in items:
+        if not isinstance(item, str):
+            raise SceneError(f"--set {item!r}: expected a 'KEY=VALUE' string")
         if "=" not in item:
             raise SceneError(f"--set {item!r}: expected KEY=VALUE, e.g. --set law=hertz")
         key, _, raw = item.partition("=")
-        key = key.strip()
-        value = parse_value(raw.strip())
+        out.append((key.strip(), parse_value(raw.strip())))
+    return out
+
+
+def apply_overrides(doc: dict[str, Any], items: Overrides) -> dict[str, Any]:
+    """Apply overrides: a name of ``[parameters]`` or a dotted TOML path
+    (``integrator.rtol=1e-8``, ``bodies.0.position=[0, 0, 2]``), given as one ``KEY=VALUE``
+    string, a list of them or a mapping ``{KEY: value}``."""
+    doc = copy.deepcopy(doc)
+    for key, value in _override_items(items):
         params = doc.get("parameters")
         if "." not in key and isinstance(params, dict) and key in params:
             params[key] = value
@@ -385,8 +424,11 @@ class Scene:
         return result
 
 
-def load_scene(path: str | Path, overrides: Sequence[str] | None = None) -> Scene:
-    """Read, override, resolve, validate and build a scene file (SceneError if invalid)."""
+def load_scene(path: str | Path, overrides: Overrides = None) -> Scene:
+    """Read, override, resolve, validate and build a scene file (SceneError if invalid).
+
+    ``overrides``: ``"law=flores"``, ``["law=flores", "cr=0.5"]`` or ``{"law": "flores"}``.
+    Mesh files named in the scene are read relative to the scene file's folder."""
     p = Path(path)
     src = str(path)
     try:
@@ -397,29 +439,41 @@ def load_scene(path: str | Path, overrides: Sequence[str] | None = None) -> Scen
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SceneError(f"{src}: not valid TOML: {exc}") from None
-    return build_scene(doc, src, overrides)
+    return build_scene(doc, src, overrides, base_dir=p.parent)
 
 
 def build_scene(doc: dict[str, Any], source: str = "scene",
-                overrides: Sequence[str] | None = None) -> Scene:
-    """Build a scene from a parsed TOML document (see :func:`load_scene`)."""
+                overrides: Overrides = None, base_dir: str | Path | None = None) -> Scene:
+    """Build a scene from a document: the parsed TOML of a scene file, or a dict written in
+    Python with the same tables (see ``docs/scenes.md``). In a Python document a ``law`` may be
+    a :class:`~mbplugin.laws.Law` or a :class:`~mbplugin.impact.Calibration` instead of a
+    name. Mesh files are read relative to ``base_dir`` (default: the working directory).
+
+    >>> scene = build_scene({"scene": {"duration": 0.5},
+    ...                      "bodies": [{"name": "floor", "shape": "plane", "fixed": True},
+    ...                                 {"name": "ball", "shape": "sphere", "radius": 0.01,
+    ...                                  "mass": 0.05, "position": [0, 0, 0.1]}],
+    ...                      "contact": {"law": "hertz", "params": {"k": 1e9}}})
+    >>> result = scene.run()
+    """
     doc = apply_overrides(doc, overrides)
     doc = resolve_parameters(doc, source)
     validate_document(doc, source)
     try:
-        return _build(doc, source)
+        return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise
     except MBPluginError as exc:
         raise SceneError(f"{source}: {exc}") from None
 
 
-def _build(doc: dict[str, Any], src: str) -> Scene:
-    from mbplugin.contact import Box, ContactModel, Plane, Sphere
+def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
+    from mbplugin.contact import ContactModel
     from mbplugin.dynamics.bodies import Bodies
     from mbplugin.dynamics.contacts import EngineContacts
     from mbplugin.dynamics.integrators import IntegratorSettings
     from mbplugin.dynamics.loads import Loads
+    from mbplugin.dynamics.preflight import check_body_count
     from mbplugin.dynamics.rotation import quat_from_euler_xyz, quat_normalize, quat_to_matrix
     from mbplugin.dynamics.simulation import FORMATS, RecordSettings, Simulation
     from mbplugin.dynamics.world import World
@@ -447,10 +501,12 @@ def _build(doc: dict[str, Any], src: str) -> Scene:
         shape = b["shape"]
         if shape not in SHAPES:
             raise _err(f"{where}.shape", f"'{shape}' is not one of {{{', '.join(SHAPES)}}}")
-        need = {"sphere": ("radius",), "box": ("half_extents",), "plane": ()}[shape]
-        for k in need:
+        for k in SHAPE_NEEDS[shape]:
             if k not in b:
                 raise _err(where, f"missing field '{k}' (a {shape} needs it)")
+        for k, owners in SHAPE_ONLY.items():
+            if k in b and shape not in owners:
+                raise _err(f"{where}.{k}", f"belongs to a {' or '.join(owners)}, not a {shape}")
         if "material" in b and b["material"] not in materials:
             raise _err(f"{where}.material", f"unknown material '{b['material']}'; defined: "
                                             f"{', '.join(materials) or '(none)'}")
@@ -461,6 +517,11 @@ def _build(doc: dict[str, Any], src: str) -> Scene:
             dims = b["grid"] if "grid" in b else [b["count"], 1, 1]
             if "count" in b and b["count"] < 1:
                 raise _err(f"{where}.count", f"{b['count']} is outside its allowed range [1, inf)")
+            n_new = math.prod(int(x) for x in dims)
+            try:
+                check_body_count(len(specs) + n_new, where)
+            except ParameterError as exc:
+                raise _err(where, str(exc).split(": ", 1)[-1]) from None
             sp = np.array(b.get("spacing", [0.0, 0.0, 0.0]), dtype=float)
             idx = np.indices(dims).reshape(3, -1).T
             if "count" in b:
@@ -488,6 +549,7 @@ def _build(doc: dict[str, Any], src: str) -> Scene:
         seen.add(s.name)
 
     n = len(specs)
+    shapes_cache: dict[int, Any] = {}
     mass = np.zeros(n)
     inertia = np.zeros((n, 3, 3))
     fixed = np.zeros(n, bool)
@@ -518,18 +580,18 @@ def _build(doc: dict[str, Any], src: str) -> Scene:
         w_world = np.array(b.get("angular_velocity", [0.0, 0.0, 0.0]), dtype=float)
         omega[i] = quat_to_matrix(quat[i][None])[0].T @ w_world
         # shape
-        try:
-            if s.shape == "sphere":
-                shp: Any = Sphere(b["radius"])
-            elif s.shape == "box":
-                shp = Box(tuple(b["half_extents"]), b.get("radius"))
-            else:
-                shp = Plane(tuple(b.get("normal", [0.0, 0.0, 1.0])))
-        except ParameterError as exc:
-            raise _err(where, str(exc)) from None
+        shp = shapes_cache.get(id(b)) if s.shape == "mesh" else None
+        if shp is None:
+            shp = _shape(s.shape, b, where, base_dir)
+            if s.shape == "mesh":
+                shapes_cache[id(b)] = shp
         if s.shape == "plane" and not fixed[i]:
             raise _err(where, "a plane is a half-space without mass: it must have fixed = true")
-        model.add_shape(shp, body=i, material=b.get("material"))
+        com = np.zeros(3)
+        if s.shape == "mesh":
+            # the body's position is its centre of mass: the mesh sits at -com in its frame
+            com = np.asarray(shp.mass_properties(1.0)[1], dtype=float)
+        model.add_shape(shp, body=i, material=b.get("material"), pos=tuple(-com))
         shape_owner.append(s.name)
         # mass properties
         if fixed[i]:
@@ -547,7 +609,13 @@ def _build(doc: dict[str, Any], src: str) -> Scene:
             if rho is None:
                 raise _err(where, "missing field 'mass' (or 'density', or a material with a "
                                   "density)")
-        m1, _, i1 = shp.mass_properties(1.0)
+        if s.shape == "hole" and "mass" not in b:
+            raise _err(where, "a hole (a cavity) has no volume of its own: give its 'mass' "
+                              "(and 'inertia'), or make it fixed")
+        if s.shape == "hole":
+            m1, i1 = 1.0, np.eye(3) * (0.4 * float(b["radius"]) ** 2)
+        else:
+            m1, _, i1 = shp.mass_properties(1.0)
         if "mass" in b:
             mass[i] = float(b["mass"])
             if not (math.isfinite(mass[i]) and mass[i] > 0):
@@ -658,6 +726,57 @@ def _build(doc: dict[str, Any], src: str) -> Scene:
                  analysis=analysis, shape_owner=shape_owner)
 
 
+def _shape(kind: str, b: dict[str, Any], where: str, base_dir: Path) -> Any:
+    """The contact shape of a [[bodies]] entry."""
+    from mbplugin.contact import (
+        Box,
+        Capsule,
+        CylindricalHole,
+        Mesh,
+        Plane,
+        Sphere,
+        SphericalHole,
+    )
+
+    try:
+        if kind == "sphere":
+            return Sphere(b["radius"])
+        if kind == "box":
+            return Box(tuple(b["half_extents"]), b.get("radius"))
+        if kind == "plane":
+            return Plane(tuple(b.get("normal", [0.0, 0.0, 1.0])))
+        if kind == "capsule":
+            return Capsule(b["radius"], b["half_length"])
+        if kind == "hole":
+            hk = b.get("kind", "spherical")
+            if hk not in HOLE_KINDS:
+                raise _err(f"{where}.kind", f"'{hk}' is not one of {{{', '.join(HOLE_KINDS)}}}")
+            return (SphericalHole if hk == "spherical" else CylindricalHole)(b["radius"])
+        # mesh: a file relative to the scene file's folder
+        path = Path(b["file"])
+        if not path.is_absolute():
+            path = base_dir / path
+        if not path.is_file():
+            raise _err(f"{where}.file", f"no mesh file {str(path)!r} (mesh files are read "
+                                        "relative to the scene file)")
+        import trimesh
+
+        try:
+            tm = trimesh.load(str(path), force="mesh")
+        except Exception as exc:  # trimesh raises many types for unreadable files
+            raise _err(f"{where}.file", f"cannot read the mesh {str(path)!r}: {exc}") from None
+        scale = float(b.get("scale", 1.0))
+        if not scale > 0:
+            raise _err(f"{where}.scale", f"{scale:g} is outside its allowed range (0, inf)")
+        if scale != 1.0:
+            tm.apply_scale(scale)
+        return Mesh(tm, b.get("radius"))
+    except ParameterError as exc:
+        if isinstance(exc, SceneError):
+            raise
+        raise _err(where, str(exc)) from None
+
+
 def _list(names: Sequence[str], k: int = 8) -> str:
     return ", ".join(names[:k]) + (", ..." if len(names) > k else "")
 
@@ -667,6 +786,14 @@ def _law_entry(table: dict[str, Any], where: str) -> Any:
     from mbplugin.contact import as_pair_law
     from mbplugin.laws import get_law_class
 
+    obj = _as_law_object(table["law"])
+    if obj is not None:
+        from mbplugin.contact import PairLaw
+
+        if table.get("params") or table.get("params_optional"):
+            raise _err(f"{where}.params", "a law given as an object carries its own "
+                                          "parameters: leave 'params' out")
+        return PairLaw(obj)
     name = table["law"]
     try:
         cls = get_law_class(name)

@@ -10,9 +10,8 @@ from scipy.optimize import brentq
 
 from mbplugin.cli import main
 from mbplugin.errors import ParameterError
-from mbplugin.impact import impact
-from mbplugin.laws import calibrate, make_law
-from mbplugin.laws.calibrate import clear_cache
+from mbplugin.impact import calibrate, clear_cache, impact
+from mbplugin.laws import make_law
 
 
 def _chi_exact(cr: float) -> float:
@@ -160,3 +159,18 @@ def test_cli_json_and_errors(capsys):
                  "--target", "0.05", "--v0", "1", "--mass", "1"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "unreachable" in err
+
+
+def test_old_import_paths_name_the_new_one():
+    """Calibration moved beside the analyser (mbplugin.laws imports nothing above it): the old
+    paths fail at import with a message naming the replacement; the new ones are one object."""
+    import mbplugin
+    import mbplugin.impact
+
+    with pytest.raises(ImportError, match=r"mbplugin\.impact"):
+        from mbplugin.laws import calibrate as _
+    with pytest.raises(ImportError, match=r"mbplugin\.impact"):
+        from mbplugin.laws.calibrate import clear_cache as _
+    with pytest.raises(ImportError, match=r"mbplugin\.impact\.Calibration"):
+        from mbplugin.laws import Calibration as _  # noqa: F401
+    assert mbplugin.calibrate is mbplugin.impact.calibrate is calibrate

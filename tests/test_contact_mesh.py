@@ -225,7 +225,11 @@ def test_mesh_mass_properties_and_file_loading(tmp_path):
     exact = 1000 * 4 / 3 * math.pi * R**3
     assert exact * 0.99 < mass < exact  # inscribed polyhedron: slightly less than the sphere
     assert com == pytest.approx([0, 0, 0], abs=1e-12)
-    assert np.diag(inertia) == pytest.approx([0.4 * exact * R * R] * 3, rel=0.02)
+    # the inscribed icosphere (subdivision 5) has 5.4e-4 less volume and 9.0e-4 less inertia
+    # than the sphere: 1.5e-3 bounds that discretisation error, from below only
+    assert np.diag(inertia) == pytest.approx([0.4 * exact * R * R] * 3, rel=1.5e-3)
+    assert np.all(np.diag(inertia) < 0.4 * exact * R * R)
+    assert np.abs(inertia - np.diag(np.diag(inertia))).max() < 1e-12 * inertia[0, 0]
 
 
 def test_bad_meshes_are_rejected_with_clear_messages(tmp_path):

@@ -360,3 +360,57 @@ def test_fixed_body_contributes_nothing_to_the_effective_mass():
     b = m.detect(st)
     assert b.m_eff[0] == pytest.approx(2.0)
     assert b.ddelta[0] == pytest.approx(0.75)
+
+
+def _rodrigues(axis, angle):
+    """Rotation matrix of ``angle`` about ``axis`` (Rodrigues' formula, written out here)."""
+    k = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + math.sin(angle) * kx + (1 - math.cos(angle)) * kx @ kx
+
+
+def test_box_corner_effective_mass_yawed_unequal_inertias():
+    # Box of half extents (a, b, c) with its principal inertias m(b^2+c^2)/3, m(a^2+c^2)/3,
+    # m(a^2+b^2)/3, lying flat and turned 45 deg about the plane normal z. A rotation about n
+    # leaves (r x n).I_world^-1.(r x n) as in the body frame: with r_body = (+-a, +-b, -c),
+    # r x n = (+-b, -+a, 0) -> 1/m_eff = 1/m + b^2/I_x + a^2/I_y at every corner. The
+    # transposed world inverse inertia R^T I^-1 R turns the lever by 90 deg instead and gives
+    # 1/m + a^2/I_x + b^2/I_y (here 33 % off in m_eff).
+    a, b, c, mass = 0.05, 0.15, 0.1, 3.0
+    ix, iy, iz = mass * (b * b + c * c) / 3, mass * (a * a + c * c) / 3, mass * (a * a + b * b) / 3
+    q = axis_angle_quat([0, 0, 1], math.pi / 4)
+    m = model_with((Plane(), -1), (Box((a, b, c)), 0))
+    st = BodyState.create([[0, 0, c - 1e-3]], quat=[q], mass=mass, inertia=[[ix, iy, iz]])
+    bt = m.detect(st)
+    assert len(bt) == 4
+    expected = 1 / (1 / mass + b * b / ix + a * a / iy)
+    transposed = 1 / (1 / mass + a * a / ix + b * b / iy)
+    assert abs(transposed / expected - 1) > 0.3
+    assert bt.m_eff == pytest.approx([expected] * 4, rel=1e-12)
+
+
+def test_box_corner_effective_mass_tilted_unequal_inertias():
+    # A box tilted about a skew axis so one corner is lowest, 0.1 mm into the ground.
+    # 1/m_eff = 1/m + (r x n).(R I^-1 R^T).(r x n), r = R r_body of the lowest corner, n = z;
+    # R from Rodrigues' formula here, the inertia diagonal in the body frame.
+    a, b, c, mass = 0.04, 0.12, 0.07, 2.0
+    inertia = np.array([(b * b + c * c), (a * a + c * c), (a * a + b * b)]) * mass / 3
+    axis, angle = np.array([0.3, 1.0, 2.0]), 0.7
+    rot = _rodrigues(axis, angle)
+    corners = np.array([[sx * a, sy * b, sz * c] for sx in (-1, 1) for sy in (-1, 1)
+                        for sz in (-1, 1)]) @ rot.T
+    low = corners[np.argmin(corners[:, 2])]
+    assert np.sort(corners[:, 2])[1] - low[2] > 1e-3  # one corner clearly lowest
+    z0 = -low[2] - 1e-4
+    m = model_with((Plane(), -1), (Box((a, b, c)), 0))
+    st = BodyState.create([[0.3, -0.2, z0]], quat=[axis_angle_quat(axis, angle)], mass=mass,
+                          inertia=[inertia])
+    bt = m.detect(st)
+    assert len(bt) == 1
+    assert bt.delta[0] == pytest.approx(1e-4, rel=1e-9)
+    u = np.cross(low, [0.0, 0.0, 1.0])
+    w_world = rot @ np.diag(1 / inertia) @ rot.T
+    expected = 1 / (1 / mass + u @ w_world @ u)
+    transposed = 1 / (1 / mass + u @ (rot.T @ np.diag(1 / inertia) @ rot) @ u)
+    assert abs(transposed / expected - 1) > 0.5  # 53 % for this pose
+    assert bt.m_eff[0] == pytest.approx(expected, rel=1e-12)

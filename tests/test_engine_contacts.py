@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin.contact import Box, ContactModel, Plane, Sphere
-from mbplugin.dynamics import _pairs
 from mbplugin.dynamics.bodies import make_bodies
 from mbplugin.dynamics.contacts import EngineContacts
 from mbplugin.dynamics.rotation import quat_from_rotvec
+from mbplugin.pipeline import pairs as _pairs
 
 
 def test_compiled_pairs_match_detect() -> None:
@@ -49,3 +49,36 @@ def test_compiled_pairs_match_detect() -> None:
     np.testing.assert_allclose(vt, batch.vt, rtol=0, atol=1e-12)
     np.testing.assert_allclose(rb, batch.rb, rtol=0, atol=1e-14)
     np.testing.assert_allclose(ra, batch.ra, rtol=0, atol=1e-14)
+
+
+def test_detect_pairs_equals_detect() -> None:
+    """The known-pair detection (no broad phase) reports the same contacts with the same
+    fields as the full detection, for sphere-sphere, plane-sphere and plane-box pairs."""
+    rng = np.random.default_rng(11)
+    n = 5
+    model = ContactModel()
+    model.add_shape(Plane(normal=(0.0, 0.1, 1.0)), body=0)
+    for i in range(1, n - 1):
+        model.add_shape(Sphere(0.04 + 0.01 * i), body=i)
+    model.add_shape(Box((0.05, 0.04, 0.03)), body=n - 1)
+    model.set_default_law({"name": "hertz", "k": 1e8})
+    bodies = make_bodies([f"b{i}" for i in range(n)], [1.0] * n, [np.eye(3) * 1e-3] * n,
+                         fixed=[True] + [False] * (n - 1),
+                         pos=rng.uniform(-0.05, 0.05, (n, 3)) + np.array([0.0, 0.0, 0.03]),
+                         quat=quat_from_rotvec(rng.normal(size=(n, 3))),
+                         vel=rng.normal(size=(n, 3)), omega=rng.normal(size=(n, 3)))
+    ec = EngineContacts(model, bodies)
+    state = ec.state_from_y(bodies.state_vector())
+    every = model.detect(state, margin=1e6).key  # every pair of the model (box-sphere too)
+    sa, sb, _ = _pairs.decode_keys(every, model.n_shapes)
+    every = every[_pairs.pair_types(ec._kind, sa, sb) >= 0]
+    full = model.detect(state, margin=0.01)
+    full = full.take(np.isin(full.key, every))
+    known = model.detect_pairs(state, every, margin=0.01)
+    assert len(full) >= 4
+    o1, o2 = np.argsort(full.key), np.argsort(known.key)
+    np.testing.assert_array_equal(full.key[o1], known.key[o2])
+    for f in ("delta", "ddelta", "m_eff", "r_eff", "k_hertz"):
+        np.testing.assert_array_equal(getattr(full, f)[o1], getattr(known, f)[o2])
+    for f in ("point", "normal", "vt", "ra", "rb"):
+        np.testing.assert_array_equal(getattr(full, f)[o1], getattr(known, f)[o2])

@@ -18,8 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "peers"))
 
-import common  # noqa: E402
-import engines_ours  # noqa: E402
+import common
+import engines_ours
 
 R, RHO, E, NU, H, G = 0.01, 7800.0, 2.0e11, 0.3, 0.10, 9.81
 

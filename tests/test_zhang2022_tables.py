@@ -54,10 +54,23 @@ def _run(table: int, name: str, extra: dict, power: str = "signed"):
 
 @pytest.mark.parametrize(("table", "name", "extra", "cr", "dur", "fmax"), ROWS)
 def test_peak_force_and_duration(table, name, extra, cr, dur, fmax):
-    """F_max within 0.2 N and duration within 0.5 % of the printed values, every row."""
+    """F_max within 0.2 N and the duration within a small multiple of the measured deviation.
+
+    Tolerances on the duration (the printed rows of Table 1 span only 0.31 %, adjacent rows
+    0.08 %, so a looser bound would let rows swap):
+
+    * Hunt-Crossley and Lankarani-Nikravesh: 3e-4. Their force has no ambiguity; the
+      measured deviation is <= 2.0e-4, the rounding of the printed value (3 decimals) alone is
+      up to 2.4e-4.
+    * the new model: 1.5e-3. The measured deviation is up to 1.34e-3 (Table 2, m = 1.8,
+      q = 1.1), for both conventions of ddelta^q and for q = 1 as well (-1.2e-3), so it comes
+      from the paper's integration (RK4 at a fixed step, end of contact at a step), not from the
+      law.
+    """
     r, _ = _run(table, name, extra)
     assert abs(r.f_max - fmax) <= 0.2
-    assert abs(r.duration_overlap * 1e4 - dur) <= 0.005 * dur
+    tol = 1.5e-3 if name == "zhang2022" else 3e-4
+    assert abs(r.duration_overlap * 1e4 - dur) <= tol * dur
 
 
 @pytest.mark.parametrize(("table", "name", "extra", "cr", "dur", "fmax"), [

@@ -107,8 +107,9 @@ K_SOFT = 1.0e5
 
 def calibrated_cr(k: float, m: float, v0: float, cr: float) -> float:
     """The ``cr`` parameter of ``zhang_sharf`` that gives ``cr`` at the first bounce with gravity
-    pressing during the contact (``mbplugin.laws.calibrate``; without gravity it is ``cr``)."""
-    from mbplugin.laws import calibrate, make_law
+    pressing during the contact (``mbplugin.impact.calibrate``; without gravity it is ``cr``)."""
+    from mbplugin.impact import calibrate
+    from mbplugin.laws import make_law
 
     if cr >= 1.0:
         return 1.0

@@ -10,7 +10,7 @@ parameters (from its own documentation / source; see RESULTS.md):
   unit mass. stiffness = omega^2 with omega = pi / t_Hertz (the same contact duration as Hertz),
   damping = 2 zeta omega with the oscillator's damping ratio for the requested c_r
   (zeta = -ln c_r / sqrt(pi^2 + ln^2 c_r), ``mbplugin.laws.power.anagnostopoulos_xi``) or,
-  in the "calibrated" row, the zeta that ``mbplugin.laws.calibrate`` finds for the clipped
+  in the "calibrated" row, the zeta that ``mbplugin.impact.calibrate`` finds for the clipped
   linear law. Mixing: geoms of equal priority average solref/solimp weighted by ``solmix``,
   except that a direct-format solref on either geom takes the element-wise minimum; friction is
   the element-wise maximum. Both geoms get the same values here.
@@ -18,7 +18,7 @@ parameters (from its own documentation / source; see RESULTS.md):
   per-geometry k combine in series k1 k2 / (k1 + k2), d as (k2 d1 + k1 d2) / (k1 + k2); a rigid
   floor (k = 1e20 here) leaves the ball's values. k = m omega^2 (Hertz's duration), d = chi / v_in
   from the exact Hunt-Crossley relation (``mbplugin.laws.exact_chi``): exact for the first
-  bounce with gravity pressing (``mbplugin.laws.calibrate(..., press=m g)`` on the same law),
+  bounce with gravity pressing (``mbplugin.impact.calibrate(..., press=m g)`` on the same law),
   c_r then rises as v_in falls. SAP uses a linear Kelvin-Voigt dissipation
   (``relaxation_time`` tau, combined as tau1 + tau2) instead: tau = 2 zeta / omega.
 * **PyBullet** native: ``restitution`` per body, combined as the product (floor 1, ball c_r);
@@ -33,7 +33,8 @@ import time
 import numpy as np
 from common import G, SceneSpec, Trajectory
 
-from mbplugin.laws import calibrate, exact_chi, make_law
+from mbplugin.impact import calibrate
+from mbplugin.laws import exact_chi, make_law
 from mbplugin.laws.power import anagnostopoulos_xi
 
 #: stiffness of the floor geometry in Drake (N/m); an infinite value gave NaN in the combination

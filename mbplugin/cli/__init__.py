@@ -30,6 +30,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mbplugin.cli.calibrate",
     "mbplugin.cli.run",
     "mbplugin.cli.validate",
+    "mbplugin.cli.fit",
+    "mbplugin.cli.sweep",
 )
 
 

@@ -43,8 +43,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from mbplugin.cli.common import parse_params, print_json
     from mbplugin.formatting import format_table
+    from mbplugin.impact import calibrate
     from mbplugin.laws import get_law_class, make_law
-    from mbplugin.laws.calibrate import calibrate
 
     params = parse_params(args.law_params)
     names = {q.name for q in get_law_class(args.law).params}

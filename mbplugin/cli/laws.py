@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,13 +48,34 @@ def _cmd_laws(args: argparse.Namespace) -> int:
             unit = f" [{p['unit']}]" if p.get("unit") and p["unit"] != "-" else ""
             print(f"    {p['name']:<9} {p['range']:<16} {p['doc']}{unit}{default}")
         return 0
-    rows = [
-        (d["name"], " ".join(p["name"] for p in d["params"]), d["cr_range"], d["source"][:60])
-        for d in described
-    ]
-    print(format_table(("law", "parameters", "valid c_r", "source"), rows))
+    rows = [(d["name"], " ".join(p["name"] for p in d["params"]), d["cr_range"], d["source"])
+            for d in described]
+    print(format_table(("law", "parameters", "valid c_r", "source"), _fit(rows)))
     print(f"\n{len(rows)} laws; `mbplugin laws NAME` for details, --json for machines.")
     return 0
+
+
+def _fit(rows: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """Shorten the last columns so that every line fits the terminal (``COLUMNS``)."""
+    width = shutil.get_terminal_size((100, 24)).columns
+    heads = ("law", "parameters", "valid c_r")
+    fixed_w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads[:1])]
+    # law names stay whole; parameters, c_r and source share what is left
+    left = width - fixed_w[0] - 2 * 3
+    out = []
+    for name, params, cr, src in rows:
+        out.append((name, params, cr, src))
+    for col, share in ((1, 0.3), (2, 0.25)):
+        cap = max(8, int(left * share))
+        out = [tuple(_cut(v, cap) if i == col else v for i, v in enumerate(r)) for r in out]
+    used = fixed_w[0] + sum(max(len(h), *(len(r[i]) for r in out))
+                            for i, h in enumerate(heads) if i) + 2 * 3
+    cap = max(8, width - used)
+    return [(a, b, c, _cut(d, cap)) for a, b, c, d in out]
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: max(n - 3, 1)] + "..."
 
 
 def laws_markdown(described: Sequence[dict[str, Any]]) -> str:

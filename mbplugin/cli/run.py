@@ -15,6 +15,16 @@ from typing import Any
 import numpy as np
 
 MAX_TABLE_ROWS = 30
+#: Up to this many moving bodies get a labelled line each in trajectory.png; more are summarised.
+MAX_TRAJECTORIES = 12
+
+
+def moving_axis(pos: np.ndarray) -> int:
+    """The coordinate (0 x, 1 y, 2 z) with the largest range over time among bodies ``pos``
+    (records, bodies, 3)."""
+    if pos.size == 0:
+        return 2
+    return int(np.argmax(np.ptp(pos, axis=0).max(axis=0)))
 
 
 def add_parser(subparsers: Any) -> None:
@@ -33,68 +43,112 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--plot", action="store_true",
                    help="write trajectory, energy, per-bounce c_r and force-indentation plots")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress indication")
+    p.add_argument("--progress", action="store_true",
+                   help="progress even when stderr is not a terminal (one line per 10 %%)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with code 3 when the run finished with a warning (a step above "
+                        "the advisor's recommendation, a diverging energy balance)")
     p.set_defaults(func=_cmd_run)
 
 
 class _Progress:
-    """A one-line progress bar on stderr, redrawn at most ten times per second."""
+    """Progress of the simulated time on stderr: a ``tqdm`` bar on a terminal; with
+    ``--progress`` (or stderr redirected to a file) one line per 10 %."""
 
-    def __init__(self, total: float, enabled: bool) -> None:
+    def __init__(self, total: float, enabled: bool, force: bool = False) -> None:
         self.total = total
+        self.bar: Any = None
         self.enabled = enabled
-        self.last = 0.0
+        tty = sys.stderr.isatty()
+        self.lines = enabled and (force or not tty)
+        self.next_tenth = 1
         self.t0 = time.perf_counter()
+        self.last = 0.0
+        if enabled and tty and not force:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, file=sys.stderr, leave=True,
+                            bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} s simulated "
+                                       "[{elapsed}<{remaining}]")
 
     def __call__(self, t: float) -> None:
         if not self.enabled:
             return
-        now = time.perf_counter()
-        if now - self.last < 0.1 and t < self.total:
+        if self.bar is not None:
+            now = time.perf_counter()
+            if now - self.last >= 0.1 or t >= self.total:
+                self.last = now
+                self.bar.update(min(t, self.total) - self.bar.n)
             return
-        self.last = now
-        frac = min(1.0, max(0.0, t / self.total))
-        width = 30
-        fill = round(frac * width)
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {100 * frac:5.1f}%  "
-                         f"t = {t:.4g}/{self.total:.4g} s  {now - self.t0:6.1f} s wall")
-        sys.stderr.flush()
+        if self.lines:
+            frac = t / self.total
+            while self.next_tenth <= 10 and frac >= self.next_tenth / 10 - 1e-12:
+                sys.stderr.write(f"mbplugin run: {10 * self.next_tenth:3d} %  t = {t:.4g} s, "
+                                 f"{time.perf_counter() - self.t0:.1f} s wall\n")
+                sys.stderr.flush()
+                self.next_tenth += 1
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    import warnings
+
     from mbplugin.cli.common import print_json
+    from mbplugin.dynamics.outputs import prepare_output_dir
+    from mbplugin.dynamics.simulation import SimulationWarning
     from mbplugin.formatting import format_table
     from mbplugin.scene import load_scene
 
     scene = load_scene(args.scene, args.overrides)
     fmt = args.format or scene.output_format
     out_dir = Path(args.out) if args.out else Path("out") / scene.name
-    prog = _Progress(scene.duration, enabled=not args.quiet and sys.stderr.isatty())
+    if args.plot:
+        from mbplugin.plotting import pyplot
+
+        pyplot()  # matplotlib missing: say so before the run, not after it
+    scene.simulation.preflight()  # initial overlaps, work and memory: before any output
+    prepare_output_dir(out_dir)   # unwritable or foreign --out: before the run, not after
+    prog = _Progress(scene.duration, enabled=not args.quiet, force=args.progress)
     try:
-        result = scene.run(prog)
+        with warnings.catch_warnings():
+            # the run's warnings are printed below, once, from the summary
+            warnings.simplefilter("ignore", SimulationWarning)
+            result = scene.run(prog)
     finally:
         prog.close()
-    written = result.write(out_dir, fmt)
     plots: list[Path] = []
     if args.plot:
-        plots = write_plots(result, out_dir, scene.plots, title=scene.name)
+        try:
+            plots = write_plots(result, out_dir, scene.plots, title=scene.name)
+        except Exception as exc:  # a figure must never cost the run's records
+            result.warnings.append(f"the plots could not be written: {exc}")
+    written = result.write(out_dir, fmt, also=plots)
     summary = result.summary()
     summary["output"] = [str(p) for p in written + plots]
+    code = 3 if (args.strict and summary.get("warnings")) else 0
     if args.json:
         print_json(summary)
-        return 0
+        return code
     print(f"{scene.name}: {scene.description}".rstrip(": "))
     print(f"  {summary['steps']} accepted steps ({summary['events']} contact events), "
           f"{summary['sim_time']:.6g} s simulated in {summary['wall_time']:.3g} s wall time")
     drift = summary["energy_drift"]
     if drift is not None and math.isfinite(drift):
         print(f"  energy balance drift {drift:.3g} (relative)")
-    bounces = summary["bounces"]
+    advice = summary.get("step_advice") or {}
+    if "recommended_dt" in advice and "dt" in advice:
+        print(f"  step {advice['dt']:.3g} s; the advisor recommends <= "
+              f"{advice['recommended_dt']:.3g} s ({advice.get('limited_by', '')})")
+    if summary.get("initial_overlaps"):
+        ov = summary["initial_overlaps"]
+        print(f"  {len(ov)} initial overlaps accepted as a pre-load (deepest "
+              f"{max(o['delta'] for o in ov):.3g} m), stored energy "
+              f"{summary['energy_initial']['stored']:.4g} J counted in the balance")
+    bounces = result.bounces
     if bounces:
         rows = [(i + 1, b["body"], b["other"], b["t"], b["v_in"], b["v_out"], b["cr"])
                 for i, b in enumerate(bounces[:MAX_TABLE_ROWS])]
@@ -103,9 +157,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            rows))
         if len(bounces) > MAX_TABLE_ROWS:
             print(f"... {len(bounces) - MAX_TABLE_ROWS} more bounces in "
-                  f"{out_dir / 'summary.json'}")
+                  f"{out_dir / 'bounces.csv'}")
     else:
         print("  no completed bounce")
+    if result.contacts_at_rest:
+        print(f"  {len(result.contacts_at_rest)} contacts started without an approach speed "
+              f"(at rest, no c_r): listed in {out_dir / 'bounces.csv'}")
     analysis = summary.get("analysis") or {}
     for key in ("height_below_threshold_at", "micro_bounces", "resting_frequency_hz"):
         if key in analysis:
@@ -116,7 +173,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for w in summary.get("warnings", []):
         print(f"  warning: {w}")
     print(f"\nresults written to {out_dir}/ ({', '.join(p.name for p in written + plots)})")
-    return 0
+    return code
 
 
 # --------------------------------------------------------------------------------------------------
@@ -133,14 +190,27 @@ def write_plots(result: Any, out_dir: Path, which: list[str], title: str = "") -
                if len(t) and np.any(result.pos[:, i] != result.pos[0, i])]
     if "trajectory" in which and len(t):
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
-        for i in movable[:12]:
-            ax.plot(t, result.pos[:, i, 2], lw=1.0, label=result.body_names[i])
-        ax.set_xlabel("t (s)")
-        ax.set_ylabel("height of the centre of mass z (m)")
-        ax.set_title(f"{title}: trajectories")
-        ax.grid(True, alpha=0.3)
-        if movable and len(movable) <= 12:
+        axis = moving_axis(result.pos[:, movable]) if movable else 2
+        label = "xyz"[axis]
+        if len(movable) <= MAX_TRAJECTORIES:
+            for i in movable:
+                ax.plot(t, result.pos[:, i, axis], lw=1.0, label=result.body_names[i])
+            if movable:
+                ax.legend(fontsize=8, ncol=2 if len(movable) > 6 else 1)
+        else:
+            # a large scene: the spread of the coordinate over the bodies, not a tangle of lines
+            c = result.pos[:, movable, axis]
+            ax.fill_between(t, c.min(axis=1), c.max(axis=1), alpha=0.25, label="min - max")
+            ax.fill_between(t, np.percentile(c, 25, axis=1), np.percentile(c, 75, axis=1),
+                            alpha=0.4, label="quartiles")
+            ax.plot(t, np.median(c, axis=1), lw=1.2, label="median")
             ax.legend(fontsize=8)
+        ax.set_xlabel("t (s)")
+        ax.set_ylabel(f"centre of mass {label} (m)")
+        what = (f"{len(movable)} moving bodies" if len(movable) > MAX_TRAJECTORIES
+                else "trajectories")
+        ax.set_title(f"{title}: {what} ({label}, the coordinate that moves most)")
+        ax.grid(True, alpha=0.3)
         paths.append(save_figure(fig, out_dir / "trajectory.png"))
     if "energy" in which and len(t):
         fig, ax = plt.subplots(figsize=(7.5, 4.5))

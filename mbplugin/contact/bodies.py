@@ -28,25 +28,18 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.contact import kernels as _k
 from mbplugin.errors import ParameterError
 
 
 def quat_to_matrix(quat: np.ndarray) -> np.ndarray:
-    """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) ``[w, x, y, z]`` (normalised here)."""
+    """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) ``[w, x, y, z]`` (normalised here;
+    compiled kernel :func:`mbplugin.contact.kernels.quat_matrix`)."""
     q = np.asarray(quat, dtype=float)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    out = np.empty((*q.shape[:-1], 3, 3))
-    out[..., 0, 0] = 1.0 - 2.0 * (y * y + z * z)
-    out[..., 0, 1] = 2.0 * (x * y - w * z)
-    out[..., 0, 2] = 2.0 * (x * z + w * y)
-    out[..., 1, 0] = 2.0 * (x * y + w * z)
-    out[..., 1, 1] = 1.0 - 2.0 * (x * x + z * z)
-    out[..., 1, 2] = 2.0 * (y * z - w * x)
-    out[..., 2, 0] = 2.0 * (x * z - w * y)
-    out[..., 2, 1] = 2.0 * (y * z + w * x)
-    out[..., 2, 2] = 1.0 - 2.0 * (x * x + y * y)
-    return out
+    flat = np.ascontiguousarray(q.reshape(-1, 4))
+    out = np.empty((flat.shape[0], 3, 3))
+    _k.quat_matrices(flat, out)
+    return out.reshape(*q.shape[:-1], 3, 3)
 
 
 def axis_angle_quat(axis: Any, angle: float) -> np.ndarray:

@@ -56,6 +56,7 @@ import trimesh
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from mbplugin.contact.kernels import equiv_radius
 from mbplugin.errors import ParameterError
 
 
@@ -245,10 +246,7 @@ class Mesh:
         return self._fcl
 
 
-def _equiv(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where(np.isinf(r1), 0.0, 1.0 / r1) + np.where(np.isinf(r2), 0.0, 1.0 / r2)
-        return np.where(inv > 0, 1.0 / inv, np.nan)
+_equiv = equiv_radius  # one formula: mbplugin.contact.kernels.equiv_radius
 
 
 class MeshSet:

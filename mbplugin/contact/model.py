@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.contact import kernels as _k
 from mbplugin.contact import narrow
 from mbplugin.contact.batch import ContactBatch
 from mbplugin.contact.bodies import BodyState, quat_to_matrix
@@ -69,8 +70,8 @@ from mbplugin.laws.registry import make_law
 
 SPHERE, CAPSULE, BOX, MESH, PLANE, SPHERE_HOLE, CYLINDER_HOLE = range(7)
 _TYPE_NAMES = ("sphere", "capsule", "box", "mesh", "plane", "spherical hole", "cylindrical hole")
-FEATURE_BITS = 20
-_FEATURE_SPAN = 1 << FEATURE_BITS
+FEATURE_BITS = _k.FEATURE_BITS
+_FEATURE_SPAN = _k.FEATURE_SPAN
 
 
 def as_pair_law(law: Any) -> PairLaw:
@@ -104,14 +105,6 @@ def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     out[:, 0] = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
     out[:, 1] = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
     out[:, 2] = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
-    return out
-
-
-def _equiv_radius(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
-    """1/(1/r1 + 1/r2) with inf = flat and NaN propagating; <= 0 results give NaN."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv = np.where(np.isinf(r1), 0.0, 1.0 / r1) + np.where(np.isinf(r2), 0.0, 1.0 / r2)
-        out = np.where(inv > 0, 1.0 / inv, np.nan)
     return out
 
 
@@ -331,14 +324,62 @@ class ContactModel:
         rot_ext = bodies.rotations_ext()
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
-        rb = rot_ext[c.body]
-        R_w = rb if c.identity_rot else np.matmul(rb, c.lrot)
-        c_w = pos_ext[c.body]
-        if not c.zero_pos:
-            c_w = c_w + np.matmul(rb, c.lpos[:, :, None])[:, :, 0]
+        n_s = len(c.body)
+        R_w = np.empty((n_s, 3, 3))
+        c_w = np.empty((n_s, 3))
+        _k.shape_poses(c.body, c.lpos, c.lrot, np.ascontiguousarray(pos_ext),
+                       np.ascontiguousarray(rot_ext), R_w, c_w)
         geo = _World(c, R_w, c_w, fixed_ext)
         parts = c.pairs(geo, margin)
         parts = [p for p in parts if len(p.delta)]
+        if not parts:
+            return ContactBatch.empty()
+        cat = {f: np.concatenate([getattr(p, f) for p in parts])
+               for f in _Part.__dataclass_fields__}
+        keep = cat["delta"] > -margin
+        if not keep.all():
+            cat = {k: v[keep] for k, v in cat.items()}
+        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+
+    def detect_pairs(self, bodies: BodyState, keys: np.ndarray, margin: float = 0.0
+                     ) -> ContactBatch:
+        """The contacts of known pairs (``keys`` of sphere-sphere, plane-sphere and plane-box
+        corner contacts, e.g. every pair of a small model found once by :meth:`detect`) at the
+        bodies' state: the same narrow-phase kernels and batch fields as :meth:`detect`,
+        without the broad phase. Contacts with ``delta > -margin`` are reported."""
+        c = self._compiled()
+        keys = np.unique(np.asarray(keys, dtype=np.int64))
+        sa, sb, _ = _k.decode_keys(keys, self.n_shapes)
+        ka, kb = c.kind[sa], c.kind[sb]
+        known = (((ka == SPHERE) | (ka == PLANE)) & (kb == SPHERE)) | ((ka == PLANE) & (kb == BOX))
+        if not known.all():
+            raise ParameterError(
+                "detect_pairs: only sphere-sphere, plane-sphere and plane-box keys are allowed; "
+                f"key {int(keys[~known][0])} is another pair type (use detect)")
+        rot_ext = bodies.rotations_ext()
+        pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
+        fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
+        n_s = len(c.body)
+        R_w = np.empty((n_s, 3, 3))
+        c_w = np.empty((n_s, 3))
+        _k.shape_poses(c.body, c.lpos, c.lrot, np.ascontiguousarray(pos_ext),
+                       np.ascontiguousarray(rot_ext), R_w, c_w)
+        geo = _World(c, R_w, c_w, fixed_ext)
+        parts = []
+        for k_a, k_b, fn in ((SPHERE, SPHERE, c._sphere_sphere), (PLANE, SPHERE, c._plane_sphere),
+                             (PLANE, BOX, c._plane_box)):
+            sel = (ka == k_a) & (kb == k_b)
+            if not sel.any():
+                continue
+            if k_b == BOX:
+                pair = np.unique(sa[sel] * n_s + sb[sel])
+                part = fn(geo, pair // n_s, pair % n_s)
+                want = _k.encode_keys(part.sa, part.sb, part.feature, n_s)
+                keep = np.isin(want, keys[sel])
+                part = _Part(*(getattr(part, f)[keep] for f in _Part.__dataclass_fields__))
+            else:
+                part = fn(geo, sa[sel], sb[sel])
+            parts.append(part)
         if not parts:
             return ContactBatch.empty()
         cat = {f: np.concatenate([getattr(p, f) for p in parts])
@@ -550,7 +591,7 @@ class _Compiled:
     def _sphere_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         ra, rb = self.radius[sa], self.radius[sb]
         pt, n, d = narrow.sphere_sphere(w.center[sa], ra, w.center[sb], rb)
-        return _Part(sa, sb, pt, n, d, ra * rb / (ra + rb), np.zeros(len(sa), np.int64))
+        return _Part(sa, sb, pt, n, d, _k.equiv_radius(ra, rb), np.zeros(len(sa), np.int64))
 
     def _plane_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         p0, pn = self._plane_frame(w, sa)
@@ -566,7 +607,7 @@ class _Compiled:
         outside_axes = (np.abs(p_loc) > self.half[sa]).sum(axis=1)
         ur = self.user_radius[sa]
         edge = (outside_axes >= 2) & np.isfinite(ur)
-        r_eff = np.where(edge, _equiv_radius(r, ur), r)
+        r_eff = np.where(edge, _k.equiv_radius(r, ur), r)
         return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
 
     def _capsule_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
@@ -601,12 +642,12 @@ class _Compiled:
     def _sphere_hole(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         rh, r = self.radius[sa], self.radius[sb]
         pt, n, d = narrow.sphere_hole_sphere(w.center[sa], rh, w.center[sb], r)
-        return _Part(sa, sb, pt, n, d, _equiv_radius(r, -rh), np.zeros(len(sa), np.int64))
+        return _Part(sa, sb, pt, n, d, _k.equiv_radius(r, -rh), np.zeros(len(sa), np.int64))
 
     def _cylinder_hole(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         rh, r = self.radius[sa], self.radius[sb]
         pt, n, d = narrow.cylinder_hole_sphere(w.center[sa], w.R[sa], rh, w.center[sb], r)
-        r1 = _equiv_radius(r, -rh)
+        r1 = _k.equiv_radius(r, -rh)
         return _Part(sa, sb, pt, n, d, np.sqrt(r1 * r), np.zeros(len(sa), np.int64))
 
     def _mesh_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
@@ -620,14 +661,11 @@ class _Compiled:
         sa, sb = cat["sa"], cat["sb"]
         a, b = self.body[sa], self.body[sb]
         point, n = cat["point"], cat["normal"]
-        ra = point - pos_ext[a]
-        rb = point - pos_ext[b]
-        va = vel_ext[a] + _cross(om_ext[a], ra)
-        vb = vel_ext[b] + _cross(om_ext[b], rb)
-        vrel = vb - va
-        vn = np.einsum("ij,ij->i", vrel, n)
-        ddelta = -vn
-        vt = vrel - vn[:, None] * n
+        k = len(sa)
+        ra, rb, ddelta, vt = np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3))
+        _k.contact_kinematics_batch(a, b, np.ascontiguousarray(point), np.ascontiguousarray(n),
+                                    np.ascontiguousarray(pos_ext), np.ascontiguousarray(vel_ext),
+                                    np.ascontiguousarray(om_ext), ra, rb, ddelta, vt)
         inv_m = bodies.inv_mass_ext()
         inv_i = bodies.inv_inertia_world_ext(rot_ext)
         ca = _cross(ra, n)
@@ -639,7 +677,7 @@ class _Compiled:
         )
         with np.errstate(divide="ignore"):
             m_eff = np.where(w_inv > 0, 1.0 / w_inv, np.inf)
-        key = (sa * self.n + sb) * _FEATURE_SPAN + cat["feature"]
+        key = _k.encode_keys(sa, sb, cat["feature"], self.n)
         # laws: body pair > material pair > default
         ma, mb = self.mat[sa], self.mat[sb]
         law = self.mat_law[ma, mb].copy()

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mbplugin.contact import kernels as _k
+
 _EPS = 1e-300
 _Z = np.array([0.0, 0.0, 1.0])
 
@@ -37,12 +39,13 @@ def sphere_sphere(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sphere a (centre ``ca``, radius ``ra``) against sphere b.
 
-    n = (c_b - c_a)/|c_b - c_a|, delta = r_a + r_b - |c_b - c_a|, P = c_a + (r_a - delta/2) n.
+    n = (c_b - c_a)/|c_b - c_a|, delta = r_a + r_b - |c_b - c_a|, P = c_a + (r_a - delta/2) n
+    (compiled scalar kernel :func:`mbplugin.contact.kernels.sphere_sphere`).
     """
-    n, d = _unit(cb - ca)
-    delta = ra + rb - d
-    point = ca + (ra - 0.5 * delta)[:, None] * n
-    return point, n, delta
+    k = len(ca)
+    point, normal, delta = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    _k.sphere_sphere_batch(_f2(ca), _f1(ra, k), _f2(cb), _f1(rb, k), point, normal, delta)
+    return point, normal, delta
 
 
 def plane_sphere(
@@ -51,12 +54,21 @@ def plane_sphere(
     """Half-space a (surface point ``p0``, outward unit normal ``pn``) against sphere b.
 
     delta = r - (c - p0).n_p, n = n_p (from the plane towards the sphere),
-    P = c - (r - delta/2) n_p.
+    P = c - (r - delta/2) n_p
+    (compiled scalar kernel :func:`mbplugin.contact.kernels.plane_sphere`).
     """
-    s = np.einsum("ij,ij->i", c - p0, pn)
-    delta = r - s
-    point = c - (r - 0.5 * delta)[:, None] * pn
-    return point, pn.copy(), delta
+    k = len(c)
+    point, normal, delta = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    _k.plane_sphere_batch(_f2(p0), _f2(pn), _f2(c), _f1(r, k), point, normal, delta)
+    return point, normal, delta
+
+
+def _f2(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=float)
+
+
+def _f1(a: np.ndarray, k: int) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=float), (k,)))
 
 
 def box_sphere(
@@ -155,14 +167,12 @@ def plane_box(
     """Half-space a against box b: the 8 corners, shape (K, 8, ...) (feature = corner index).
 
     delta_i = -(x_i - p0).n_p for corner x_i = c_b + R_b (s_i * h); the point is the midpoint of
-    the corner and its projection on the plane.
+    the corner and its projection on the plane (compiled scalar kernels
+    :func:`mbplugin.contact.kernels.box_corner` and :func:`~mbplugin.contact.kernels.plane_point`).
     """
-    local = BOX_CORNERS[None, :, :] * h[:, None, :]
-    corners = cb[:, None, :] + np.einsum("kij,kcj->kci", Rb, local)
-    s = np.einsum("kci,ki->kc", corners - p0[:, None, :], pn)
-    delta = -s
-    point = corners + (0.5 * delta)[:, :, None] * pn[:, None, :]
-    normal = np.broadcast_to(pn[:, None, :], corners.shape).copy()
+    k = len(cb)
+    point, normal, delta = np.empty((k, 8, 3)), np.empty((k, 8, 3)), np.empty((k, 8))
+    _k.plane_box_batch(_f2(p0), _f2(pn), _f2(cb), _f2(Rb), _f2(h), point, normal, delta)
     return point, normal, delta
 
 

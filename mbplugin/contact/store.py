@@ -14,6 +14,9 @@ the ones it already knows by their stable ``key`` and keeps, for every *active* 
                           integrates them and hands them back to :meth:`ContactStore.commit`
 ``mem`` (M, NMEM_MAX)     the law's memory values (``law.memory_names``), updated at commit
 ``v_in``, ``m_eff``, ``r_eff``, ``t_on`` (M,)   the values latched at onset
+``k_on`` (M,)             Hertz's stiffness baked into the row at onset (NaN: the law's own k)
+``t_c`` (M,)              the contact time scale at onset: ``law.timescale(m_eff, v)`` with
+                          v = max(v_in, 1 mm/s) and the row's stiffness (inf where unknown)
 
 Engine protocol (one accepted step from t0 to t1)::
 
@@ -30,7 +33,9 @@ Engine protocol (one accepted step from t0 to t1)::
     store.commit(batch1, t1, y_ode_new)   # memory, separations, onsets; rows may change
     y_ode = store.ode.copy()              # re-read: rows were added/removed/reordered
 
-Rules applied by :meth:`ContactStore.commit` (and :meth:`ContactStore.begin`):
+Rules applied by :meth:`ContactStore.commit` (and :meth:`ContactStore.begin`), each evaluated
+by the compiled functions of :mod:`mbplugin.pipeline.rules` (written once, shared with the
+engine's event functions and the impact analyser):
 
 * **Onset.** A contact whose key is not known, with ``delta > 0``, starts: its law's
   coefficients are computed from ``v_in = max(ddelta, 0)`` (laws that divide by the impact speed
@@ -77,6 +82,7 @@ from mbplugin.contact.batch import ContactBatch
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
+from mbplugin.pipeline import rules
 
 #: Record of one onset or separation event. ``v`` is the approach speed ``ddelta`` at onset
 #: (m/s, > 0 approaching) or the separation speed ``-ddelta`` at separation (m/s, > 0 receding);
@@ -201,6 +207,8 @@ class ContactStore:
         self.m_eff = np.zeros(0)
         self.r_eff = np.zeros(0)
         self.t_on = np.zeros(0)
+        self.k_on = np.zeros(0)
+        self.t_c = np.zeros(0)
         self._delta_last = np.zeros(0)
         self._ddelta_last = np.zeros(0)
         # separated latch: sorted keys and the overlap at separation
@@ -288,7 +296,7 @@ class ContactStore:
                 out[ii] = fn(batch.delta[ii], batch.ddelta[ii], c, state)
         if all_known:
             return out
-        new = ~known & (batch.delta > 0) & ~self.latched(batch)
+        new = ~known & rules.starts_batch(batch.delta) & ~self.latched(batch)
         if new.any():
             idx = np.flatnonzero(new)
             for li in np.unique(batch.law[idx]):
@@ -339,13 +347,14 @@ class ContactStore:
         t: float,
         ode: np.ndarray | None = None,
         update_memory: bool = True,
-    ) -> AlignedContacts:
+        aligned: bool = True,
+    ) -> AlignedContacts | None:
         """Book an accepted state: ODE states, memory, separations, latches and onsets.
 
         ``batch`` is the detection at the accepted state (time ``t``, s) and ``ode``
         (M, NODE_MAX) the integrated ODE states of the store's rows as they were before this call
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
-        Returns the new rows aligned with ``batch``.
+        Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
         """
         self._check_batch(batch)
         if ode is not None:
@@ -371,8 +380,7 @@ class ContactStore:
             keep = np.zeros(len(self.latched_keys), dtype=bool)
             ii = np.flatnonzero(is_lat)
             li = lat[ii]
-            deeper = (delta[ii] > self.latched_delta[li]) & (ddelta[ii] > 0)
-            still = (delta[ii] > 0) & ~deeper
+            still = rules.latch_holds_batch(delta[ii], ddelta[ii], self.latched_delta[li])
             keep[li[still]] = True
             self.latched_keys = self.latched_keys[keep]
             self.latched_delta = self.latched_delta[keep]
@@ -380,7 +388,7 @@ class ContactStore:
 
         # 3. onsets: unknown, touching, not latched
         rows = self.rows(batch)
-        new = (rows < 0) & (delta > 0) & ~is_lat
+        new = (rows < 0) & rules.starts_batch(delta) & ~is_lat
         on_chunk = _empty_events()
         if new.any():
             on_chunk = self._onset(batch, np.flatnonzero(new), t)
@@ -401,12 +409,10 @@ class ContactStore:
                 if update_memory and law.n_memory:
                     law.update_memory(delta[ii], ddelta[ii], c, state)
                     self.mem[rr, : law.n_memory] = state[:, law.n_state :]
-                receding = ddelta[ii] <= 0.0
-                if law.contact_mode == MODE_TENSION:
-                    ends = receding & (delta[ii] <= 0.0)
-                else:
-                    f = law.force_raw(delta[ii], ddelta[ii], c, state)
-                    ends = receding & (f <= 0.0)
+                mode = np.full(len(ii), law.contact_mode, dtype=np.int64)
+                f = (np.zeros(len(ii)) if law.contact_mode == MODE_TENSION
+                     else law.force_raw(delta[ii], ddelta[ii], c, state))
+                ends = rules.ended_batch(mode, delta[ii], ddelta[ii], np.asarray(f, dtype=float))
                 end_rows[rr[ends]] = True
             where = _find(batch.key, self.keys)
             self._delta_last = delta[where].copy()
@@ -435,7 +441,7 @@ class ContactStore:
         if len(self.last_separations):
             self._separations.append(self.last_separations)
         self._seq += 1
-        return self.aligned(batch)
+        return self.aligned(batch) if aligned else None
 
     def bounces(self) -> np.ndarray:
         """One row per completed contact (onset then separation of the same key), in time order.
@@ -511,11 +517,28 @@ class ContactStore:
         ns, nm = int(self._n_state[li]), int(self._n_mem[li])
         return np.ascontiguousarray(np.concatenate([ode[:, :ns], mem[:, :nm]], axis=1))
 
+    def _time_scale(self, law: Law, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
+        """Contact time scales (s) of the new contacts ``ii`` whose coefficients ``law`` gave
+        (with its Hertz k, if any); inf where unknown."""
+        v = np.maximum(np.abs(batch.ddelta[ii]), 1e-3)
+        try:
+            tc = np.broadcast_to(np.asarray(law.timescale(batch.m_eff[ii], v), dtype=float),
+                                 (len(ii),))
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            return np.full(len(ii), np.inf)
+        return np.where(np.isfinite(tc) & (tc > 0), tc, np.inf)
+
     def _onset_coef(self, li: int, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
         """Coefficient rows (len(ii), n_coef) of the new contacts ``ii`` with law ``li``."""
+        return self._onset_coef_law(li, batch, ii)[0]
+
+    def _onset_coef_law(self, li: int, batch: ContactBatch, ii: np.ndarray
+                        ) -> tuple[np.ndarray, Law]:
+        """(coefficient rows, the law that computed them: with the contacts' Hertz k if the
+        pair law takes it from the materials) of the new contacts ``ii`` with law ``li``."""
         entry = self.pair_laws[li]
         law = entry.law
-        v_in = np.maximum(batch.ddelta[ii], 0.0)
+        v_in = rules.onset_speed_batch(np.ascontiguousarray(batch.ddelta[ii], dtype=float))
         m_eff = batch.m_eff[ii]
         r_eff = batch.r_eff[ii]
         needs = tuple(law.needs)
@@ -542,7 +565,7 @@ class ContactStore:
                 )
             law = law.replace(k=k)
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
-        return np.atleast_2d(coef).reshape(len(ii), -1)
+        return np.atleast_2d(coef).reshape(len(ii), -1), law
 
     def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float) -> np.ndarray:
         m = len(idx)
@@ -550,10 +573,15 @@ class ContactStore:
         coef = np.zeros((m, NC_MAX))
         ode = np.zeros((m, NODE_MAX))
         mem = np.zeros((m, NMEM_MAX))
+        k_on = np.full(m, np.nan)
+        t_c = np.full(m, np.inf)
         for li in np.unique(law_idx):
             sel = np.flatnonzero(law_idx == li)
             law = self.laws[li]
-            c = self._onset_coef(li, batch, idx[sel])
+            c, law_k = self._onset_coef_law(li, batch, idx[sel])
+            t_c[sel] = self._time_scale(law_k, batch, idx[sel])
+            if self.pair_laws[li].hertz_k:
+                k_on[sel] = batch.k_hertz[idx[sel]]
             s0 = np.asarray(law.initial_state(c), dtype=float).reshape(len(sel), -1)
             coef[sel, : c.shape[1]] = c
             ode[sel, : law.n_state] = s0[:, : law.n_state]
@@ -570,6 +598,8 @@ class ContactStore:
         self.m_eff = np.concatenate([self.m_eff, batch.m_eff[idx]])
         self.r_eff = np.concatenate([self.r_eff, batch.r_eff[idx]])
         self.t_on = np.concatenate([self.t_on, np.full(m, t)])
+        self.k_on = np.concatenate([self.k_on, k_on])
+        self.t_c = np.concatenate([self.t_c, t_c])
         self._delta_last = np.concatenate([self._delta_last, batch.delta[idx]])
         self._ddelta_last = np.concatenate([self._ddelta_last, batch.ddelta[idx]])
         self._keep_rows(np.argsort(self.keys, kind="stable"))
@@ -577,7 +607,7 @@ class ContactStore:
                             batch.delta[idx])
 
     _ROW_FIELDS = ("keys", "law", "a", "b", "coef", "ode", "mem", "v_in", "m_eff", "r_eff",
-                   "t_on", "_delta_last", "_ddelta_last")
+                   "t_on", "k_on", "t_c", "_delta_last", "_ddelta_last")
 
     def _keep_rows(self, index: np.ndarray) -> None:
         for name in self._ROW_FIELDS:

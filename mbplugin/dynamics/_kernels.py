@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import njit
+from mbplugin.contact.kernels import quat_matrix
 
 
 @njit
@@ -16,20 +17,10 @@ def kinematics(quat, omega, R, omega_w):
     """Rotation matrices R (n,3,3) of the (normalised on the fly) quaternions and the world
     angular velocities omega_w = R omega (n,3), written in place."""
     for i in range(quat.shape[0]):
-        w = quat[i, 0]
-        x = quat[i, 1]
-        y = quat[i, 2]
-        z = quat[i, 3]
-        s = 2.0 / (w * w + x * x + y * y + z * z)
-        R[i, 0, 0] = 1.0 - s * (y * y + z * z)
-        R[i, 0, 1] = s * (x * y - w * z)
-        R[i, 0, 2] = s * (x * z + w * y)
-        R[i, 1, 0] = s * (x * y + w * z)
-        R[i, 1, 1] = 1.0 - s * (x * x + z * z)
-        R[i, 1, 2] = s * (y * z - w * x)
-        R[i, 2, 0] = s * (x * z - w * y)
-        R[i, 2, 1] = s * (y * z + w * x)
-        R[i, 2, 2] = 1.0 - s * (x * x + y * y)
+        m = quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+        for a in range(3):
+            for b in range(3):
+                R[i, a, b] = m[3 * a + b]
         for a in range(3):
             omega_w[i, a] = R[i, a, 0] * omega[i, 0] + R[i, a, 1] * omega[i, 1] + R[i, a, 2] * (
                 omega[i, 2])
@@ -104,34 +95,21 @@ def empty_like_bodies(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.empty((n, 3, 3)), np.empty((n, 3))
 
 
-@njit_inline
-def add_contact_wrench(k, a, b, ra, rb, f0, f1, f2, force, torque):
-    """Add contact ``k``'s force F = (f0, f1, f2) on body b[k] and -F on body a[k] (index -1 =
-    world geometry, skipped), with the torques r x F about each centre of mass."""
-    j = b[k]
-    if j >= 0:
-        force[j, 0] += f0
-        force[j, 1] += f1
-        force[j, 2] += f2
-        torque[j, 0] += rb[k, 1] * f2 - rb[k, 2] * f1
-        torque[j, 1] += rb[k, 2] * f0 - rb[k, 0] * f2
-        torque[j, 2] += rb[k, 0] * f1 - rb[k, 1] * f0
-    i = a[k]
-    if i >= 0:
-        force[i, 0] -= f0
-        force[i, 1] -= f1
-        force[i, 2] -= f2
-        torque[i, 0] -= ra[k, 1] * f2 - ra[k, 2] * f1
-        torque[i, 1] -= ra[k, 2] * f0 - ra[k, 0] * f2
-        torque[i, 2] -= ra[k, 0] * f1 - ra[k, 1] * f0
-
-
 @njit
-def scatter_contacts(a, b, fn, normal, ft, ra, rb, force, torque):
-    """Add the contact forces to the bodies: F = fn n + ft acts on b, -F on a (index -1 = world
-    geometry, skipped), with the torques r x F about each centre of mass. ``force``/``torque``
-    (n_bodies, 3) are accumulated in place."""
-    for k in range(a.shape[0]):
-        add_contact_wrench(k, a, b, ra, rb, fn[k] * normal[k, 0] + ft[k, 0],
-                           fn[k] * normal[k, 1] + ft[k, 1], fn[k] * normal[k, 2] + ft[k, 2],
-                           force, torque)
+def kinetic(mass, inertia, fixed, vel, omega):
+    """Kinetic energy (J): sum over the movable bodies of m v.v / 2 + omega.(I omega) / 2
+    (body-frame omega and inertia)."""
+    acc = 0.0
+    for i in range(mass.shape[0]):
+        if fixed[i]:
+            continue
+        w0 = omega[i, 0]
+        w1 = omega[i, 1]
+        w2 = omega[i, 2]
+        acc += 0.5 * mass[i] * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2)
+        acc += 0.5 * (w0 * (inertia[i, 0, 0] * w0 + inertia[i, 0, 1] * w1 + inertia[i, 0, 2] * w2)
+                      + w1 * (inertia[i, 1, 0] * w0 + inertia[i, 1, 1] * w1
+                              + inertia[i, 1, 2] * w2)
+                      + w2 * (inertia[i, 2, 0] * w0 + inertia[i, 2, 1] * w1
+                              + inertia[i, 2, 2] * w2))
+    return acc

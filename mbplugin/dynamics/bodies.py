@@ -180,12 +180,11 @@ class Bodies:
     # -- physics ----------------------------------------------------------------------------------
     def kinetic_energy(self, vel: np.ndarray, omega: np.ndarray) -> float:
         """Translational plus rotational kinetic energy (J) of the movable bodies."""
-        m = ~self.fixed
-        if not m.any():
-            return 0.0
-        lin = 0.5 * float(np.sum(self.mass[m] * np.einsum("ni,ni->n", vel[m], vel[m])))
-        Iw = np.einsum("nij,nj->ni", self.inertia[m], omega[m])
-        return lin + 0.5 * float(np.sum(np.einsum("ni,ni->n", omega[m], Iw)))
+        from mbplugin.dynamics._kernels import kinetic
+
+        return float(kinetic(self.mass, self.inertia, np.asarray(self.fixed, dtype=np.bool_),
+                             np.ascontiguousarray(vel, dtype=float),
+                             np.ascontiguousarray(omega, dtype=float)))
 
     def potential_energy(self, pos: np.ndarray, gravity: np.ndarray) -> float:
         """Gravitational potential energy (J), zero at the origin: -sum m s g . x."""

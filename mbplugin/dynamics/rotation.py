@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mbplugin.contact.bodies import quat_to_matrix as _quat_to_matrix
 from mbplugin.errors import ParameterError
 
 
@@ -54,22 +55,9 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     """Rotation matrices (N, 3, 3) of (not necessarily unit) quaternions (N, 4).
 
     The quaternion is normalised on the fly, so a slightly drifted integrator state still gives
-    an orthonormal matrix.
+    an orthonormal matrix (one formula: :func:`mbplugin.contact.bodies.quat_to_matrix`).
     """
-    n2 = np.einsum("...i,...i->...", q, q)
-    s = 2.0 / n2
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    out = np.empty((*q.shape[:-1], 3, 3))
-    out[..., 0, 0] = 1.0 - s * (y * y + z * z)
-    out[..., 0, 1] = s * (x * y - w * z)
-    out[..., 0, 2] = s * (x * z + w * y)
-    out[..., 1, 0] = s * (x * y + w * z)
-    out[..., 1, 1] = 1.0 - s * (x * x + z * z)
-    out[..., 1, 2] = s * (y * z - w * x)
-    out[..., 2, 0] = s * (x * z - w * y)
-    out[..., 2, 1] = s * (y * z + w * x)
-    out[..., 2, 2] = 1.0 - s * (x * x + y * y)
-    return out
+    return _quat_to_matrix(q)
 
 
 def quat_from_rotvec(rv: np.ndarray) -> np.ndarray:

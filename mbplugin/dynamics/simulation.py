@@ -12,16 +12,36 @@ Energy balance (exact for the exact solution)::
 
     kinetic + potential + stored + dissipated - external_work = constant
 
-``energy_drift`` in the summary is the largest relative deviation of that sum from its initial
-value (relative to the largest kinetic-plus-potential energy range of the run).
+``stored`` at t = 0 is the elastic energy of the contacts present in the initial state (an
+accepted pre-load, see :mod:`mbplugin.dynamics.preflight`); ``dissipated`` is the contact work
+minus the change of the stored energy, so the initial stored energy is part of the balance.
+
+``energy_drift`` in the summary is the largest deviation of that sum from its initial value,
+relative to the energy the run had to spend: initial kinetic + initial stored + the potential
+energy released (initial minus lowest potential) + the largest external work. It is not capped:
+a blow-up reads a drift of 10 or 1e6. ``energy_rise`` is the largest rise of the mechanical
+energy (kinetic + potential + stored - external work) on the same scale: contacts only store or
+dissipate, so a rise is energy created by the integration; above ``DRIFT_WARN`` the run is
+flagged as ``diverged`` (a warning; ``mbplugin run --strict`` exits non-zero). A drift above
+``DRIFT_WARN`` without a rise is warned about as an inaccurate dissipation account (the fixed-step
+methods integrate the contact work to first order in the step).
 
 Bounces: one record per contact that started and ended, with Newton's c_r = v_out / v_in
 (approach speed latched at onset, separation speed at the end by Eq. 17 of Milehins & Marghitu
-2026).
+2026). A contact that starts without an approach speed (released touching, pushed into contact
+by a neighbour, resting chatter of a fixed-step run: ``v_in <= v_rest``, see
+:func:`rest_speed`) is not a bounce: it is reported in ``contacts_at_rest`` without a c_r.
+
+Before the run (:meth:`Simulation.preflight`): initial overlaps are checked and the fixed-step
+work and record memory estimated (:mod:`mbplugin.dynamics.preflight`). During a fixed-step run
+the step advisor looks at every step; a step above its recommendation is warned about once.
 
 Output (:meth:`SimulationResult.write`): ``result.npz`` or ``bodies.csv``/``contacts.csv``/
-``energy.csv``/``bounces.csv``, and ``summary.json``, each written to a temporary file in the
-output directory and renamed into place (a reader never sees a half-written file).
+``energy.csv``, always ``bounces.csv`` (every bounce and contact at rest) and ``summary.json``
+(at most ``MAX_SUMMARY_ROWS`` rows of each list, with the totals), each written to a temporary
+file in the output directory and renamed into place (a reader never sees a half-written file),
+with the user's usual file mode; files of an earlier run that this one did not rewrite are
+removed (:mod:`mbplugin.dynamics.outputs`).
 """
 
 from __future__ import annotations
@@ -31,7 +51,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.dynamics import outputs, preflight
 from mbplugin.dynamics.integrators import FIXED_METHODS, IntegratorSettings, RunStats, integrate
 from mbplugin.dynamics.world import World
 from mbplugin.errors import ParameterError
@@ -48,6 +68,35 @@ from mbplugin.formatting import json_safe
 FORMATS = ("npz", "csv")
 #: With an adaptive integrator the step advice is informative only: sample every n-th record.
 ADVISE_EVERY_RECORDS = 50
+#: Fixed steps: the advisor re-linearises a contact whose overlap grew by this fraction beyond
+#: the largest it had at an earlier look, at every onset and end, and every n-th step anyway.
+ADVISE_GROWTH = 0.01
+ADVISE_EVERY_STEPS = 16
+#: The advisor recommends this fraction of the linear stability limit ...
+STABILITY_SAFETY = 0.5
+#: ... and at most 1/ACCURACY_STEPS of the shortest contact time scale (m/(k v^(n-1)))^(1/(n+1))
+#: (a Hertz contact lasts about 3.2 of them: some 16 steps per contact).
+ACCURACY_STEPS = 5.0
+#: Relative energy-balance drift above which a run is flagged as diverging.
+DRIFT_WARN = 0.02
+#: A contact whose approach speed is at most REST_SPEED_REL times the run's largest body speed
+#: (or, with fixed steps, REST_SPEED_STEPS |g| dt) started at rest: not a bounce.
+REST_SPEED_REL = 1e-5
+REST_SPEED_STEPS = 4.0
+#: Rows of each list (bounces, contacts at rest, final contacts) kept in summary.json.
+MAX_SUMMARY_ROWS = 200
+
+
+class SimulationWarning(UserWarning):
+    """A run finished but something in it deserves attention (the step, the energy balance)."""
+
+
+def rest_speed(v_char: float, gravity: float, dt: float | None) -> float:
+    """Approach speed (m/s) at or below which a contact counts as starting at rest."""
+    v = REST_SPEED_REL * max(v_char, 0.0)
+    if dt is not None:
+        v = max(v, REST_SPEED_STEPS * gravity * dt)
+    return max(v, 1e-300)
 
 
 @dataclass(frozen=True)
@@ -86,18 +135,58 @@ class SimulationResult:
     state_names: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     final_state: np.ndarray | None = field(default=None, repr=False)
+    contacts_at_rest: list[dict[str, Any]] = field(default_factory=list)
+    final_contacts: list[dict[str, Any]] = field(default_factory=list)
+    initial_overlaps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def energy_scale(self) -> float:
+        """The energy (J) the run had to spend: initial kinetic + initial stored + potential
+        released (initial minus lowest) + largest |external work|."""
+        e = self.energy
+        if not len(e.get("total", ())):
+            return math.nan
+        pe = e["potential"]
+        return (float(e["kinetic"][0]) + float(e["stored"][0])
+                + max(float(pe[0] - np.min(pe)), 0.0)
+                + float(np.max(np.abs(e["external_work"]))))
 
     @property
     def energy_drift(self) -> float:
-        """max |E_total(t) - E_total(0)| / E_scale (see the module docstring)."""
+        """max |E_total(t) - E_total(0)| / :attr:`energy_scale`, not capped (module docstring)."""
         e = self.energy
         if not len(e.get("total", ())):
             return math.nan
         total = e["total"]
-        mech = e["kinetic"] + e["potential"]
-        scale = max(float(np.max(e["kinetic"])), float(np.ptp(mech)), float(np.ptp(e["potential"])),
-                    abs(float(total[0])) if abs(float(total[0])) > 0 else 0.0, 1e-300)
-        return float(np.max(np.abs(total - total[0])) / scale)
+        return self._relative(float(np.max(np.abs(total - total[0]))))
+
+    def _relative(self, dev: float) -> float:
+        if dev <= 0.0:
+            return 0.0
+        e = self.energy
+        scale = self.energy_scale
+        # a scene with nothing to spend (bodies at rest, no pre-load): relative to the largest
+        # energy seen, else infinite
+        if not scale > 0.0:
+            scale = max(float(np.max(np.abs(e["kinetic"]))), float(np.ptp(e["potential"])))
+        return dev / scale if scale > 0.0 else math.inf
+
+    @property
+    def energy_rise(self) -> float:
+        """Largest rise of the mechanical energy (kinetic + potential + stored) above its
+        initial value plus the external work, relative to :attr:`energy_scale`: the energy the
+        integration created (0 for an exact solution; contacts only dissipate or store)."""
+        e = self.energy
+        if not len(e.get("total", ())):
+            return math.nan
+        mech = e["kinetic"] + e["potential"] + e["stored"] - e["external_work"]
+        return self._relative(float(np.max(mech - mech[0])))
+
+    @property
+    def diverged(self) -> bool:
+        """True when the integration created more than ``DRIFT_WARN`` of the run's energy."""
+        d = self.energy_rise
+        return bool(not math.isnan(d) and d > DRIFT_WARN)
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary (``mbplugin run --json``)."""
@@ -110,10 +199,19 @@ class SimulationResult:
             "wall_time": float(st.wall_time),
             "sim_time": float(st.t_end),
             "energy_drift": self.energy_drift,
-            "bounces": self.bounces,
+            "energy_rise": self.energy_rise,
+            "diverged": self.diverged,
+            "bounces": self.bounces[:MAX_SUMMARY_ROWS],
+            "bounces_total": len(self.bounces),
+            "contacts_at_rest": self.contacts_at_rest[:MAX_SUMMARY_ROWS],
+            "contacts_at_rest_total": len(self.contacts_at_rest),
+            "final_contacts": self.final_contacts[:MAX_SUMMARY_ROWS],
+            "final_contacts_total": len(self.final_contacts),
             "bodies": list(self.body_names),
             "records": len(self.t),
         }
+        if self.initial_overlaps:
+            out["initial_overlaps"] = self.initial_overlaps[:MAX_SUMMARY_ROWS]
         if st.solver_steps:
             out["solver_steps"] = dict(st.solver_steps)
         if len(self.energy.get("total", ())):
@@ -127,12 +225,17 @@ class SimulationResult:
         return out
 
     # -- files ----------------------------------------------------------------------------------
-    def write(self, out_dir: str | os.PathLike[str], fmt: str = "npz") -> list[Path]:
-        """Write the records and ``summary.json`` into ``out_dir`` (created); returns the paths."""
+    def write(self, out_dir: str | os.PathLike[str], fmt: str = "npz",
+              also: list[Path] | None = None) -> list[Path]:
+        """Write the records, ``bounces.csv`` and ``summary.json`` into ``out_dir``; returns the
+        paths. ``out_dir`` must be empty, new or hold an earlier run (whose files this run does
+        not rewrite are removed, see :mod:`mbplugin.dynamics.outputs`); ``also`` lists files
+        already written there for this run (plots), recorded in the summary's ``output``."""
         if fmt not in FORMATS:
             raise ParameterError(f"output.format = {fmt!r} is not one of {{npz, csv}}")
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        previous = outputs.previous_run_files(out) if out.is_dir() else None
+        outputs.prepare_output_dir(out)
         written: list[Path] = []
         if fmt == "npz":
             arrays: dict[str, np.ndarray] = {
@@ -143,14 +246,20 @@ class SimulationResult:
             arrays.update({f"contact_{k}": v for k, v in self.contacts.items()})
             buf = io.BytesIO()
             np.savez_compressed(buf, **arrays)
-            written.append(_atomic_write(out / "result.npz", buf.getvalue()))
+            written.append(outputs.atomic_write(out / "result.npz", buf.getvalue()))
         else:
-            written.append(_atomic_write(out / "bodies.csv", self._bodies_csv().encode()))
-            written.append(_atomic_write(out / "contacts.csv", self._contacts_csv().encode()))
-            written.append(_atomic_write(out / "energy.csv", self._energy_csv().encode()))
-            written.append(_atomic_write(out / "bounces.csv", self._bounces_csv().encode()))
-        text = json.dumps(json_safe(self.summary()), indent=2, allow_nan=False)
-        written.append(_atomic_write(out / "summary.json", text.encode()))
+            written.append(outputs.atomic_write(out / "bodies.csv", self._bodies_csv().encode()))
+            written.append(outputs.atomic_write(out / "contacts.csv",
+                                                self._contacts_csv().encode()))
+            written.append(outputs.atomic_write(out / "energy.csv", self._energy_csv().encode()))
+        written.append(outputs.atomic_write(out / "bounces.csv", self._bounces_csv().encode()))
+        summary_path = out / "summary.json"
+        files = [*written, *(also or []), summary_path]
+        summary = self.summary()
+        summary["output"] = [str(p) for p in files]
+        text = json.dumps(json_safe(summary), indent=2, allow_nan=False)
+        written.append(outputs.atomic_write(summary_path, text.encode()))
+        outputs.remove_stale(out, previous, files)
         return written
 
     def _bodies_csv(self) -> str:
@@ -188,12 +297,15 @@ class SimulationResult:
         return buf.getvalue()
 
     def _bounces_csv(self) -> str:
+        """Every bounce, then every contact at rest (``kind``; c_r empty for the latter)."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         cols = ["body", "other", "t", "t_out", "v_in", "v_out", "cr"]
-        w.writerow(cols)
-        for b in self.bounces:
-            w.writerow([b[c] if isinstance(b[c], str) else _f(b[c]) for c in cols])
+        w.writerow([*cols, "kind"])
+        for kind, rows in (("bounce", self.bounces), ("at_rest", self.contacts_at_rest)):
+            for b in rows:
+                w.writerow([*("" if c not in b else b[c] if isinstance(b[c], str)
+                               else _f(b[c]) for c in cols), kind])
         return buf.getvalue()
 
     def _name(self, i: int) -> str:
@@ -204,21 +316,13 @@ def _f(x: Any) -> str:
     return repr(float(x))
 
 
-def _atomic_write(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
 class Simulation:
-    """A world, how long to run it, how to integrate and what to record."""
+    """A world, how long to run it, how to integrate and what to record.
+
+    >>> sim = Simulation(world, 1.0, IntegratorSettings(method="adaptive"))
+    >>> result = sim.run()            # checks first (preflight), then integrates
+    >>> result.summary()["bounces"]
+    """
 
     def __init__(
         self,
@@ -237,9 +341,34 @@ class Simulation:
         self.record = record or RecordSettings()
         self.name = name
         self.advise = advise
+        self._preflight: dict[str, Any] | None = None
+
+    # -- before the run ---------------------------------------------------------------------------
+    def preflight(self) -> dict[str, Any]:
+        """Check the run before it starts (raises ParameterError subclasses; see
+        :mod:`mbplugin.dynamics.preflight`): initial overlaps (rejected beyond the pre-load
+        tolerance, else listed with their stored energy) and the fixed-step work and record
+        memory (refused beyond the machine, warned about when long). Cached."""
+        if self._preflight is not None:
+            return self._preflight
+        w = self.world
+        y0 = w.pack()
+        overlaps, stored = preflight.check_initial_overlaps(w, y0)
+        contacts = w.contacts
+        est = preflight.estimate_run(
+            w.n, self.duration, self.integrator, self.record,
+            n_contacts=contacts.n_active if contacts is not None else 0,
+            n_state=contacts.ns if contacts is not None else 0)
+        msgs = preflight.check_run_size(est, self.integrator.dt)
+        self._preflight = {"initial_overlaps": overlaps, "initial_stored": stored,
+                           "estimate": est, "warnings": msgs}
+        return self._preflight
 
     def run(self, progress: Callable[[float], None] | None = None) -> SimulationResult:
-        """Integrate from t = 0 to the duration; returns the recorded result."""
+        """Check (:meth:`preflight`), then integrate from t = 0 to the duration; returns the
+        recorded result."""
+        pre = self.preflight()
+        self._preflight = None  # the world may change before a next run
         w = self.world
         n = w.n
         contacts = w.contacts
@@ -251,14 +380,63 @@ class Simulation:
             "t", "key", "a", "b", "delta", "ddelta", "force", "state")}
         counter = {"steps": 0}
         fixed = self.integrator.method in FIXED_METHODS
-        advice: dict[str, Any] = {"h_stable_min": math.inf}
-        warn: list[str] = []
+        advice: dict[str, Any] = {"h_stable_min": math.inf, "time_scale_min": math.inf}
+        warn: list[str] = list(pre["warnings"])
         every = self.record.every
         rec_bodies = self.record.bodies
         rec_contacts = self.record.contacts and contacts is not None
         advise = self.advise and contacts is not None
         method = self.integrator.method if fixed else "symplectic_euler"
-        advise_every = max(1, every)
+        stored0: list[float] = []
+        vmax = [0.0]
+        # fixed steps: the normal-contact work by the trapezoidal rule over each step's actual
+        # displacement, sum (F_n + F_n+1)/2 (delta_n+1 - delta_n) (second order, consistent with
+        # the stored energy), instead of the integrator's explicit F_n ddelta_n h (first order:
+        # it under-reads the work of every contact by about h int F^2/m dt)
+        trap = {"w": 0.0, "keys": np.zeros(0, np.int64), "f": np.zeros(0), "d": np.zeros(0)}
+        trapezoid = fixed and contacts is not None
+
+        seen = {"keys": None, "d": np.zeros(0), "age": 0}
+
+        def needs_advice() -> bool:
+            """True when the contacts of this step may be stiffer than at the advisor's last
+            look: a contact started or ended, an overlap grew by ADVISE_GROWTH beyond the
+            largest seen for that contact (the laws stiffen with the overlap), or
+            ADVISE_EVERY_STEPS steps passed."""
+            keys, d = trap["keys"], trap["d"]
+            seen["age"] += 1
+            if not len(keys):
+                seen["keys"] = keys
+                return False
+            if (seen["keys"] is None or len(seen["keys"]) != len(keys)
+                    or not np.array_equal(seen["keys"], keys)):
+                seen["keys"], seen["d"], seen["age"] = keys, d.copy(), 0
+                return True
+            grew = d > seen["d"] * (1.0 + ADVISE_GROWTH) + 1e-300
+            if grew.any() or seen["age"] >= ADVISE_EVERY_STEPS:
+                seen["d"], seen["age"] = np.maximum(seen["d"], d), 0
+                return True
+            return False
+
+        def trapezoid_work(y: np.ndarray) -> float:
+            tab = contacts.contact_table(y)
+            keys, f, d = tab["key"], tab["force"], tab["delta"]
+            order = np.argsort(keys, kind="stable")
+            keys, f, d = keys[order], f[order], d[order]
+            pk, pf, pd = trap["keys"], trap["f"], trap["d"]
+            pos = np.searchsorted(pk, keys)
+            pos_c = np.minimum(pos, max(len(pk) - 1, 0))
+            known = (pos < len(pk)) & (pk[pos_c] == keys) if len(pk) else np.zeros(len(keys), bool)
+            f0 = np.where(known, pf[pos_c] if len(pk) else 0.0, 0.0)
+            d0 = np.where(known, pd[pos_c] if len(pk) else 0.0, 0.0)  # onset: from delta = 0
+            w_ = float(np.sum(0.5 * (f0 + f) * (d - d0)))
+            # contacts that ended during the step: their force fell to 0 by delta = 0
+            gone = ~np.isin(pk, keys)
+            if gone.any():
+                w_ += float(np.sum(0.5 * pf[gone] * (0.0 - pd[gone])))
+            trap["w"] += w_
+            trap["keys"], trap["f"], trap["d"] = keys, f, d
+            return trap["w"]
 
         step_times: list[float] = []
 
@@ -266,17 +444,33 @@ class Simulation:
             if event in ("", "event"):
                 step_times.append(t)
             counter["steps"] += 1 if event == "" else 0
-            if (event == "" and counter["steps"] % every) or (event == "sample" and every > 1):
-                if advise and fixed and counter["steps"] % advise_every == 0:
+            if trapezoid and event != "sample":
+                if event == "start":
+                    trap["keys"] = np.zeros(0, np.int64)
+                    trapezoid_work(y)
+                    trap["w"] = 0.0  # an initial pre-load did no work: its energy is stored
+                else:
+                    trapezoid_work(y)
+                if advise and needs_advice():
+                    # the advisor looks at every step of a fixed-step run (not only recorded
+                    # ones) and re-linearises where the stable step can have shrunk
                     self._advise(y, method, advice)
+            if (event == "" and counter["steps"] % every) or (event == "sample" and every > 1):
                 return
             rec_t.append(t)
             rec_y.append(y[: 13 * n].copy() if rec_bodies else y[: 0].copy())
             pos, _quat, vel, omega = w.bodies.layout.split(y)
+            if len(vel):
+                vmax[0] = max(vmax[0], float(np.max(np.abs(vel))))
             ke, pe = w.mechanical_energy(pos, vel, omega)
             _, work = w.split(y)
             stored = contacts.stored_energy(y) if contacts is not None else 0.0
-            diss = float(work[0] + work[1] - stored)
+            if not stored0:
+                stored0.append(stored)
+            # the contact work minus the change of the stored energy (an initial pre-load's
+            # energy is in "stored" at t = 0, not a negative dissipation)
+            w_normal = trap["w"] if trapezoid else float(work[0])
+            diss = float(w_normal + work[1] - (stored - stored0[0]))
             energy["kinetic"].append(ke)
             energy["potential"].append(pe)
             energy["stored"].append(stored)
@@ -289,23 +483,13 @@ class Simulation:
                 c_rows["t"].append(np.full(m, t))
                 for k in ("key", "a", "b", "delta", "ddelta", "force", "state"):
                     c_rows[k].append(tab[k])
-            if advise and (fixed or len(rec_t) % ADVISE_EVERY_RECORDS == 1):
+            if advise and not fixed and len(rec_t) % ADVISE_EVERY_RECORDS == 1:
                 self._advise(y, method, advice)
 
         y0 = w.pack()
         y_end, stats = integrate(w, y0, 0.0, self.duration, self.integrator, callback, progress)
         stats.step_times = np.array(step_times)
-        if advise and math.isfinite(advice["h_stable_min"]):
-            h = advice["h_stable_min"]
-            advice["recommended_dt"] = 0.5 * h
-            if fixed and self.integrator.dt is not None and self.integrator.dt > h:
-                msg = (f"integrator.dt = {self.integrator.dt:g} s exceeds the stable step "
-                       f"{h:.3g} s of the stiffest contact ({advice.get('between', '?')}); "
-                       f"use dt <= {0.5 * h:.3g} s")
-                warn.append(msg)
-                warnings.warn(msg, stacklevel=2)
-        else:
-            advice = {}
+        advice = self._finish_advice(advice, fixed, warn) if advise else {}
         ns = contacts.ns if contacts is not None else 0
         contacts_out: dict[str, np.ndarray] = {}
         if rec_contacts:
@@ -322,7 +506,11 @@ class Simulation:
         quat = Y[:, 3 * n : 7 * n].reshape(K, n, 4)
         vel = Y[:, 7 * n : 10 * n].reshape(K, n, 3)
         omega = Y[:, 10 * n : 13 * n].reshape(K, n, 3)
-        bounces = self._bounces()
+        v0 = np.abs(w.bodies.vel) if hasattr(w.bodies, "vel") else np.zeros(1)
+        v_char = max(vmax[0], float(np.max(v0)) if np.size(v0) else 0.0)
+        v_rest = rest_speed(v_char, float(np.linalg.norm(w.gravity)),
+                            self.integrator.dt if fixed else None)
+        bounces, at_rest = self._bounces(v_rest)
         state_names: list[str] = []
         if contacts is not None:
             for law in contacts.laws:
@@ -331,18 +519,41 @@ class Simulation:
                         state_names.append(nm)
                     elif state_names[j] != nm:
                         state_names[j] = f"state{j}"
-        return SimulationResult(
+        final_contacts = self._final_contacts(y_end)
+        result = SimulationResult(
             body_names=list(w.bodies.names), t=np.array(rec_t), pos=pos, quat=quat, vel=vel,
             omega=omega, energy={k: np.array(v) for k, v in energy.items()},
             contacts=contacts_out, bounces=bounces, stats=stats, duration=self.duration,
             advice=advice, warnings=warn, name=self.name, state_names=state_names,
-            final_state=y_end,
+            final_state=y_end, contacts_at_rest=at_rest, final_contacts=final_contacts,
+            initial_overlaps=pre["initial_overlaps"],
         )
+        hint = (f" (the advisor recommends dt <= {advice['recommended_dt']:.3g} s)"
+                if fixed and "recommended_dt" in advice else "")
+        if result.diverged:
+            warn.append(
+                f"the mechanical energy rose by {result.energy_rise:.3g} of the run's energy "
+                f"({result.energy_scale:.4g} J): the integration creates energy (diverging or "
+                f"too large a step); use a smaller step" + hint)
+        elif result.energy_drift > DRIFT_WARN:
+            warn.append(
+                f"the energy balance closes only to {result.energy_drift:.3g} of the run's "
+                f"energy ({result.energy_scale:.4g} J): the dissipated energy is inaccurate "
+                f"(first order in the step for fixed steps); use a smaller step" + hint)
+        for msg in warn:
+            warnings.warn(msg, SimulationWarning, stacklevel=2)
+        return result
 
+    # -- step advice ------------------------------------------------------------------------------
     def _advise(self, y: np.ndarray, method: str, advice: dict[str, Any]) -> None:
         contacts = self.world.contacts
         if contacts is None or contacts.n_active == 0:
             return
+        keys = contacts.store.keys
+        if keys is not advice.get("_keys"):
+            # the contact time scale is latched at onset: look again when the contact set changes
+            advice["_keys"] = keys
+            advice["time_scale_min"] = min(advice["time_scale_min"], contacts.time_scale())
         h, info = contacts.stable_step(y, method)
         if h < advice["h_stable_min"]:
             advice["h_stable_min"] = h
@@ -358,23 +569,83 @@ class Simulation:
                 advice["m_eff"] = info["m_eff"]
                 advice["frequency_hz"] = info["omega"] / (2 * math.pi)
 
-    def _bounces(self) -> list[dict[str, Any]]:
+    def _finish_advice(self, advice: dict[str, Any], fixed: bool,
+                       warn: list[str]) -> dict[str, Any]:
+        """The recommendation (min of the stability and accuracy limits) and, for a fixed step
+        above it, one warning."""
+        advice.pop("_keys", None)
+        h = advice["h_stable_min"]
+        tau = advice["time_scale_min"]
+        if not (math.isfinite(h) or math.isfinite(tau)):
+            return {}
+        stab = STABILITY_SAFETY * h
+        acc = tau / ACCURACY_STEPS
+        advice["recommended_dt"] = min(stab, acc)
+        advice["limited_by"] = "stability" if stab <= acc else "accuracy"
+        if not math.isfinite(h):
+            advice.pop("h_stable_min")
+        if not math.isfinite(tau):
+            advice.pop("time_scale_min")
+        dt = self.integrator.dt
+        if fixed and dt is not None:
+            advice["dt"] = dt
+            rec = advice["recommended_dt"]
+            between = advice.get("between", "?")
+            if math.isfinite(h) and dt > h:
+                warn.append(
+                    f"integrator.dt = {dt:g} s exceeds the stable step {h:.3g} s of the "
+                    f"stiffest contact ({between}): the run is unstable; use dt <= {rec:.3g} s")
+            elif dt > rec * (1.0 + 1e-9):
+                why = ("half the stable step of the stiffest contact"
+                       if advice["limited_by"] == "stability"
+                       else f"1/{ACCURACY_STEPS:g} of the shortest contact time scale")
+                warn.append(
+                    f"integrator.dt = {dt:g} s is above the step advisor's recommendation "
+                    f"{rec:.3g} s ({why}, {between}): bounces and energies are inaccurate")
+        return advice
+
+    # -- contacts after the run -------------------------------------------------------------------
+    def _final_contacts(self, y: np.ndarray | None) -> list[dict[str, Any]]:
+        """The contacts active at the end: bodies, overlap (m), rate (m/s), normal force (N)."""
         contacts = self.world.contacts
-        if contacts is None:
+        if contacts is None or y is None or contacts.n_active == 0:
             return []
+        tab = contacts.contact_table(y)
         names = self.world.bodies.names
 
         def nm(i: int) -> str:
             return names[i] if 0 <= i < len(names) else "world"
 
-        out = []
+        order = np.argsort(-np.abs(tab["force"]), kind="stable")
+        return [{"a": nm(int(tab["a"][j])), "b": nm(int(tab["b"][j])),
+                 "delta": float(tab["delta"][j]), "ddelta": float(tab["ddelta"][j]),
+                 "force": float(tab["force"][j])} for j in order]
+
+    def _bounces(self, v_rest: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Completed contacts from the store's events: (bounces, contacts at rest). A contact
+        whose approach speed at onset is at most ``v_rest`` (m/s) started at rest: it has no
+        meaningful c_r and is not a bounce."""
+        contacts = self.world.contacts
+        if contacts is None:
+            return [], []
+        names = self.world.bodies.names
+
+        def nm(i: int) -> str:
+            return names[i] if 0 <= i < len(names) else "world"
+
+        out: list[dict[str, Any]] = []
+        rest: list[dict[str, Any]] = []
         for r in contacts.store.bounces():
             a, b = int(r["a"]), int(r["b"])
             # report the movable body first
             body, other = (b, a) if (b >= 0 and not self.world.bodies.fixed[b]) else (a, b)
-            out.append({
+            row = {
                 "body": nm(body), "other": nm(other), "t": float(r["t_in"]),
                 "t_out": float(r["t_out"]), "v_in": float(r["v_in"]), "v_out": float(r["v_out"]),
-                "cr": float(r["cr"]),
-            })
-        return out
+            }
+            if not float(r["v_in"]) > v_rest:
+                rest.append(row)
+            else:
+                row["cr"] = float(r["cr"])
+                out.append(row)
+        return out, rest

@@ -59,6 +59,9 @@ class World:
         if self.loads.n != len(bodies):
             raise ParameterError("loads were built for a different number of bodies")
         self.contacts = contacts
+        #: let the adaptive integrator run small scenes through the compiled end-to-end path
+        #: (:mod:`mbplugin.dynamics.compiled`) where it applies; False forces SciPy's solvers
+        self.compiled_path = True
         self.movable = ~bodies.fixed
         self._gacc = bodies.gravity_scale[:, None] * g[None, :] * self.movable[:, None]
 

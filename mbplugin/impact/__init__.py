@@ -33,6 +33,9 @@ from typing import Any
 import numpy as np
 
 from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.impact import _compiled as cc
+from mbplugin.impact.calibration import Calibration, calibrate, clear_cache
+from mbplugin.laws import kernels
 from mbplugin.laws.base import Law
 
 #: The keys of :meth:`ImpactResult.to_dict` (and of ``mbplugin impact --json``).
@@ -162,9 +165,41 @@ def effective_mass(mass: Any, mass2: Any = math.inf) -> np.ndarray:
         return np.where(np.isinf(m2), m1, m1 * m2 / (m1 + m2))
 
 
+def _scalar(name: str, value: Any, positive: bool, allow_inf: bool = False) -> float:
+    """One number checked as :func:`_positive` / :func:`_finite` do, without NumPy for the
+    common case of a Python float or int (a single impact's inputs)."""
+    if type(value) is float or type(value) is int:
+        x = float(value)
+        if positive:
+            if x > 0.0 and (allow_inf or x != math.inf):
+                return x
+        elif math.isfinite(x):
+            return x
+    arr = _positive(name, value, allow_inf) if positive else _finite(name, value)
+    if arr.size != 1:
+        raise ParameterError(f"{name} must be a single number for impact(); use ImpactBatch")
+    return float(arr.reshape(-1)[0])
+
+
 # --------------------------------------------------------------------------------------------------
 # results
 # --------------------------------------------------------------------------------------------------
+def _restitution(
+    status: float, ts: float, vs: float, pc: float, pt: float, wc: float, wt: float, tm: float,
+    v0: float,
+) -> tuple[float, float, float, float, bool]:
+    """(cr_out, cr_poisson, cr_stronge, duration, captured) of one impact from the
+    integrator's raw outputs: end time ``ts``, separation speed ``vs`` (< 0), compression and
+    total impulses ``pc``/``pt``, compression and total work ``wc``/``wt`` and the time of
+    maximum compression ``tm`` (NaN if never reached)."""
+    if status == 1:  # captured: no separation before the cut-off
+        return 0.0, 0.0, 0.0, math.inf, True
+    have_tm = math.isfinite(tm)
+    poisson = (pt - pc) / pc if have_tm and pc > 0 else 0.0
+    stronge = math.sqrt(max(wc - wt, 0.0) / wc) if have_tm and wc > 0 else 0.0
+    return -vs / v0, poisson, stronge, ts, False
+
+
 def _derive(
     status: np.ndarray,
     ts: np.ndarray,
@@ -177,25 +212,19 @@ def _derive(
     tm: np.ndarray,
     v0: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """Coefficients of restitution and duration from the integrator's raw outputs."""
-    captured = status == 1
-    have_tm = np.isfinite(tm)
-    cr_out = np.where(captured, 0.0, -vs / v0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        poisson = np.where(have_tm & (pc > 0), (pt - pc) / np.where(pc > 0, pc, 1.0), 0.0)
-        returned = np.maximum(wc - wt, 0.0)
-        stronge = np.where(have_tm & (wc > 0), np.sqrt(returned / np.where(wc > 0, wc, 1.0)),
-                           0.0)
-    poisson = np.where(captured, 0.0, poisson)
-    stronge = np.where(captured, 0.0, stronge)
+    """:func:`_restitution` of every impact of a batch, as arrays keyed like the results."""
+    cols = (status, ts, vs, pc, pt, wc, wt, tm, v0)
+    rows = [_restitution(*r) for r in zip(*(np.asarray(c, dtype=float).tolist() for c in cols),
+                                          strict=True)]
+    cr_out, poisson, stronge, duration, captured = (np.array(c) for c in zip(*rows, strict=True))
     return {
         "cr_out": cr_out.astype(float),
-        "cr_poisson": poisson,
-        "cr_stronge": stronge,
-        "duration": np.where(captured, np.inf, ts),
-        "delta_residual": ds,
-        "energy_dissipated": wt,
-        "captured": captured,
+        "cr_poisson": poisson.astype(float),
+        "cr_stronge": stronge.astype(float),
+        "duration": duration.astype(float),
+        "delta_residual": np.asarray(ds, dtype=float),
+        "energy_dissipated": np.asarray(wt, dtype=float),
+        "captured": captured.astype(bool),
     }
 
 
@@ -212,23 +241,34 @@ def _law_setup(
     coef = np.ascontiguousarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
     if coef.shape[0] != n:
         coef = np.ascontiguousarray(np.broadcast_to(coef, (n, coef.shape[1])))
-    if not np.all(np.isfinite(coef)):
+    if not np.isfinite(coef).all():
         raise ParameterError(f"{law.name}: the parameters give non-finite force coefficients")
     s_init = np.ascontiguousarray(law.initial_state(coef), dtype=float)
-    tc = np.broadcast_to(np.asarray(law.timescale(m_eff, v_in), dtype=float), (n,)).copy()
-    if not np.all(np.isfinite(tc) & (tc > 0)):
+    tc = np.empty(n)
+    tc[:] = law.timescale(m_eff, v_in)
+    if n and not (tc.min() > 0.0 and tc.max() < math.inf):  # False for NaN too
         raise ParameterError(f"{law.name}: could not estimate a contact time scale")
-    from mbplugin.laws.kernels import NODE_MAX
-
-    scale = np.ones((n, NODE_MAX))
+    scale = np.ones((n, kernels.NODE_MAX))
     for i in range(n) if law.n_state else ():
         sc = law.state_scale(float(v0[i] * tc[i]), float(v0[i]), float(tc[i]))
         scale[i, : len(sc)] = sc
     return coef, s_init, tc, scale
 
 
+def _as_law(law: Any) -> Law:
+    """``law`` itself, or the calibrated law of a :class:`~mbplugin.impact.Calibration`
+    (so ``impact(calibrate(...), ...)`` works)."""
+    if isinstance(law, Law):
+        return law
+    inner = getattr(law, "law", None)
+    if isinstance(inner, Law):
+        return inner
+    raise ParameterError(f"law must be an mbplugin Law (or a Calibration), got "
+                         f"{type(law).__name__}")
+
+
 def impact(
-    law: Law,
+    law: Law | Any,
     mass: float,
     v0: float,
     *,
@@ -268,20 +308,23 @@ def impact(
     method:
         ``"auto"`` (compiled when possible), ``"compiled"`` or ``"reference"``.
     """
-    if not isinstance(law, Law):
-        raise ParameterError(f"law must be an mbplugin Law, got {type(law).__name__}")
+    law = _as_law(law)
     if law.size != 1:
         raise ParameterError(f"{law.name}: impact() needs scalar parameters; use impact_batch()")
     if method not in ("auto", "compiled", "reference"):
         raise ParameterError(f"method = {method!r} is not one of {{auto, compiled, reference}}")
-    m = effective_mass(mass, mass2).reshape(1)
-    v = _positive("v0", v0).reshape(1)
-    p = float(_finite("press", press))
+    # scalars checked without NumPy: this wrapper costs less than the compiled integration
+    m1 = _scalar("mass", mass, positive=True)
+    m2 = _scalar("mass2", mass2, positive=True, allow_inf=True)
+    m_eff = m1 if m2 == math.inf else m1 * m2 / (m1 + m2)
+    v0f = _scalar("v0", v0, positive=True)
+    p = _scalar("press", press, positive=False)
     rtol = _check_rtol(rtol)
     if force_ext is not None and not callable(force_ext):
         raise ParameterError("force_ext must be a callable f(t) returning a force in N")
-    coef, s_init, tc, scale = _law_setup(law, 1, m, v, radius)
-    cutoff = DEFAULT_CUTOFF * tc[0] if t_max is None else float(_positive("t_max", t_max))
+    coef, s_init, tc_arr, scale = _law_setup(law, 1, np.array([m_eff]), np.array([v0f]), radius)
+    tc = float(tc_arr[0])
+    cutoff = DEFAULT_CUTOFF * tc if t_max is None else _scalar("t_max", t_max, positive=True)
     use_ref = method == "reference" or force_ext is not None or law.kernel is None
     if method == "compiled" and use_ref:
         raise ParameterError(
@@ -291,66 +334,60 @@ def impact(
         from mbplugin.impact._reference import impact_reference
 
         raw, state_end, rec = impact_reference(
-            law, coef[0], s_init[0], float(m[0]), float(v[0]), p, force_ext, float(tc[0]),
-            cutoff, rtol, scale[0], record,
+            law, coef[0], s_init[0], m_eff, v0f, p, force_ext, tc, cutoff, rtol, scale[0], record,
         )
-        status = np.array([raw["status"]])
-        vals = {k: np.array([raw[k]]) for k in ("ts", "vs", "ds", "pc", "pt", "wc", "wt", "tm")}
-        fmax, tfmax, dmax = raw["fmax"], raw["tfmax"], raw["dmax"]
+        status, ts, vs, ds, pc, pt, wc, wt, tm = (
+            float(raw[k]) for k in ("status", "ts", "vs", "ds", "pc", "pt", "wc", "wt", "tm"))
+        fmax, tfmax, dmax = float(raw["fmax"]), float(raw["tfmax"]), float(raw["dmax"])
         steps, nfev = int(raw["steps"]), int(raw["nfev"])
     else:
-        from mbplugin.impact import _compiled as cc
-        from mbplugin.laws import kernels
-
-        cpad = kernels.pad_coef(coef)
-        spad = kernels.pack_state(s_init, law.n_state, law.n_memory)
-        res, s_end, rec = cc.impact_core(
-            law.kernel, law.contact_mode, kernels.ctuple(cpad, 0), kernels.stuple(spad, 0),
-            law.n_state, float(m[0]), float(v[0]), p, float(tc[0]), cutoff, rtol, scale[0],
-            record,
+        n_ode, n_mem = law.n_state, law.n_memory
+        res_arr, s_end, rec = cc.impact_core(
+            law.kernel, law.contact_mode, kernels.ctuple(coef, 0),
+            kernels.stuple_law(s_init, 0, n_ode, n_mem), n_ode, m_eff, v0f, p, tc, cutoff, rtol,
+            scale[0], record,
         )
-        state_end = kernels.unpack_state(np.array([s_end]), law.n_state, law.n_memory)[0]
+        state_end = (kernels.unpack_state(np.array([s_end]), n_ode, n_mem)[0] if n_ode + n_mem
+                     else np.zeros(0))
+        res = res_arr.tolist()
         if res[cc.R_STATUS] == 2:
             raise IntegrationError(f"{law.name}: the integrator's step size underflowed")
-        status = np.array([res[cc.R_STATUS]])
-        vals = {
-            "ts": res[[cc.R_TS]], "vs": res[[cc.R_VS]], "ds": res[[cc.R_DS]],
-            "pc": res[[cc.R_PC]], "pt": res[[cc.R_PT]], "wc": res[[cc.R_WC]],
-            "wt": res[[cc.R_WT]], "tm": res[[cc.R_TM]],
-        }
+        status, ts, vs, ds, pc, pt, wc, wt, tm = (
+            res[cc.R_STATUS], res[cc.R_TS], res[cc.R_VS], res[cc.R_DS], res[cc.R_PC],
+            res[cc.R_PT], res[cc.R_WC], res[cc.R_WT], res[cc.R_TM])
         fmax, tfmax, dmax = res[cc.R_FMAX], res[cc.R_TFMAX], res[cc.R_DMAX]
         steps, nfev = int(res[cc.R_STEPS]), int(res[cc.R_NFEV])
-    d = _derive(status, **vals, v0=v)
+    cr_out, poisson, stronge, duration, captured = _restitution(
+        status, ts, vs, pc, pt, wc, wt, tm, v0f)
     series = None
-    overlap = float(d["duration"][0])
-    ds_, vs_ = float(d["delta_residual"][0]), float(vals["vs"][0])
-    if force_ext is None and not d["captured"][0] and ds_ > 0.0:
+    overlap = duration
+    if force_ext is None and not captured and ds > 0.0:
         # free flight after separation: ds + vs*tau + (press/m) tau^2 / 2 = 0
-        a = 0.5 * p / float(m[0])
+        a = 0.5 * p / m_eff
         if a == 0.0:
-            overlap += ds_ / abs(vs_) if vs_ < 0 else math.inf
+            overlap += ds / abs(vs) if vs < 0 else math.inf
         else:
-            disc = vs_ * vs_ - 4.0 * a * ds_
-            overlap += (-vs_ - math.sqrt(disc)) / (2.0 * a) if disc >= 0 else math.inf
+            disc = vs * vs - 4.0 * a * ds
+            overlap += (-vs - math.sqrt(disc)) / (2.0 * a) if disc >= 0 else math.inf
     if record:
         series = ImpactSeries(
             t=rec[:, 0], delta=rec[:, 1], ddelta=rec[:, 2], force=rec[:, 3],
             state=rec[:, 4 : 4 + law.n_state], state_names=tuple(law.state_names),
         )
     return ImpactResult(
-        cr_out=float(d["cr_out"][0]),
-        cr_poisson=float(d["cr_poisson"][0]),
-        cr_stronge=float(d["cr_stronge"][0]),
-        duration=float(d["duration"][0]),
-        f_max=float(fmax),
-        t_f_max=float(tfmax),
-        delta_max=float(dmax),
-        delta_residual=float(d["delta_residual"][0]),
-        energy_dissipated=float(d["energy_dissipated"][0]),
-        captured=bool(d["captured"][0]),
+        cr_out=cr_out,
+        cr_poisson=poisson,
+        cr_stronge=stronge,
+        duration=duration,
+        f_max=fmax,
+        t_f_max=tfmax,
+        delta_max=dmax,
+        delta_residual=ds,
+        energy_dissipated=wt,
+        captured=captured,
         law=law.name,
         duration_overlap=overlap,
-        t_max_compression=float(vals["tm"][0]),
+        t_max_compression=tm,
         steps=steps,
         nfev=nfev,
         state_end=np.asarray(state_end, dtype=float),
@@ -389,7 +426,7 @@ class ImpactBatch:
 
     def add(
         self,
-        law: Law,
+        law: Law | Any,
         mass: Any,
         v0: Any,
         *,
@@ -399,8 +436,7 @@ class ImpactBatch:
         t_max: Any = None,
     ) -> ImpactBatch:
         """Add impacts of one law; every argument broadcasts against the law's array parameters."""
-        if not isinstance(law, Law):
-            raise ParameterError(f"law must be an mbplugin Law, got {type(law).__name__}")
+        law = _as_law(law)
         if law.kernel is None:
             raise ParameterError(f"{law.name}: batches need a compiled law; use impact() instead")
         m = effective_mass(mass, mass2)
@@ -428,11 +464,8 @@ class ImpactBatch:
 
     def run(self) -> dict[str, np.ndarray]:
         """Integrate every impact; returns arrays keyed like :data:`RESULT_KEYS`, plus ``law``."""
-        from mbplugin.impact import _compiled as cc
-
         if not self._groups:
             raise ParameterError("ImpactBatch.run: the batch is empty (call add() first)")
-        from mbplugin.laws import kernels
 
         def cat(fn: Callable[[_Group], Any], dtype: Any = float) -> np.ndarray:
             return np.concatenate([np.broadcast_to(fn(g), g.m.shape) for g in self._groups]
@@ -485,9 +518,12 @@ def impact_batch(
 
 __all__ = [
     "RESULT_KEYS",
+    "Calibration",
     "ImpactBatch",
     "ImpactResult",
     "ImpactSeries",
+    "calibrate",
+    "clear_cache",
     "effective_mass",
     "impact",
     "impact_batch",

@@ -29,26 +29,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.integrate._ivp import dop853_coefficients as _dc
 
 from mbplugin._jit import njit, njit_inline
 from mbplugin.laws import kernels
+from mbplugin.pipeline import dop853 as dop
+from mbplugin.pipeline import rules
 
-_NS = _dc.N_STAGES  # 12
-_A = np.ascontiguousarray(_dc.A[:_NS, :_NS])
-_B = np.ascontiguousarray(_dc.B)
-_C = np.ascontiguousarray(_dc.C[:_NS])
-_E3 = np.ascontiguousarray(_dc.E3)
-_E5 = np.ascontiguousarray(_dc.E5)
-_D = np.ascontiguousarray(_dc.D)
-_A_EXTRA = np.ascontiguousarray(_dc.A[_NS + 1 :])
-_C_EXTRA = np.ascontiguousarray(_dc.C[_NS + 1 :])
-_NS_EXT = _dc.N_STAGES_EXTENDED  # 16
-_NPOW = _dc.INTERPOLATOR_POWER  # 7
+_NS = dop.NS
+_A = dop.A
+_B = dop.B
+_E3 = dop.E3
+_E5 = dop.E5
+_D = dop.D
+_A_EXTRA = dop.A_EXTRA
+_NS_EXT = dop.NS_EXT
+_NPOW = dop.NPOW
 
-SAFETY = 0.9
-MIN_FACTOR = 0.2
-MAX_FACTOR = 10.0
+SAFETY = dop.SAFETY
+MIN_FACTOR = dop.MIN_FACTOR
+MAX_FACTOR = dop.MAX_FACTOR
 N_SAMPLES = 4  # dense-output samples per accepted step (events, peak force)
 N_SAMPLES_RECORD = 16  # samples per step when the time series is recorded (smooth plots)
 
@@ -86,7 +85,7 @@ def _rhs(kid, mode, c, n_ode, mem, m, press, y, out, row):
     d = y[0]
     v = y[1]
     st = _stup(y, n_ode, mem)
-    f = kernels.clip(mode, kernels.force(kid, d, v, c, st))
+    f = rules.applied(mode, kernels.force(kid, d, v, c, st))
     out[row, 0] = v
     out[row, 1] = (press - f) / m
     out[row, 2] = f
@@ -101,34 +100,18 @@ def _rhs(kid, mode, c, n_ode, mem, m, press, y, out, row):
 def _force_at(kid, mode, c, n_ode, mem, y, clipped):
     f = kernels.force(kid, y[0], y[1], c, _stup(y, n_ode, mem))
     if clipped:
-        return kernels.clip(mode, f)
+        return rules.applied(mode, f)
     return f
 
 
 @njit_inline
 def _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
     """Separation function: <= 0 exactly when the contact has ended."""
-    if mode == 1:
-        a = y[0] / xscale
-    else:
-        a = _force_at(kid, mode, c, n_ode, mem, y, False) / fscale
-    b = y[1] / v0
-    return a if a > b else b
+    return rules.end_value(mode, y[0], y[1], _force_at(kid, mode, c, n_ode, mem, y, False),
+                           xscale, fscale, v0)
 
 
-@njit_inline
-def _interp(y_old, Fd, x, out):
-    """DOP853 dense output at fraction x in [0, 1] of the step (SciPy's evaluation order)."""
-    n = y_old.shape[0]
-    for i in range(n):
-        acc = 0.0
-        for p in range(_NPOW - 1, -1, -1):
-            acc += Fd[p, i]
-            if (_NPOW - 1 - p) % 2 == 0:
-                acc *= x
-            else:
-                acc *= 1.0 - x
-        out[i] = acc + y_old[i]
+_interp = dop.interp
 
 
 @njit_inline
@@ -433,11 +416,8 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                 _interp(y, Fd, x, ysamp)
             vs = ysamp[1]
             fr = _force_at(kid, mode, c, n_ode, mem, ysamp, False)
-            if mode == 1:
-                gs = max(ysamp[0] / xscale, vs / v0)
-            else:
-                gs = max(fr / fscale, vs / v0)
-            fs = kernels.clip(mode, fr)
+            gs = rules.end_value(mode, ysamp[0], vs, fr, xscale, fscale, v0)
+            fs = rules.applied(mode, fr)
             if vprev > 0.0 and vs <= 0.0:
                 x_event = _locate(0, xprev, x, vprev, vs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
                                   fscale, xscale, v0)

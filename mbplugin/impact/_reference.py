@@ -18,7 +18,8 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import minimize_scalar
 
 from mbplugin.errors import IntegrationError
-from mbplugin.laws.base import MODE_CLIP, MODE_TENSION, Law
+from mbplugin.laws.base import MODE_TENSION, Law
+from mbplugin.pipeline import rules
 
 N_SAMPLES = 8
 
@@ -53,10 +54,7 @@ def impact_reference(
         return f
 
     def applied(y: np.ndarray) -> float:
-        f = raw_force(y)
-        if mode == MODE_CLIP and f < 0.0:
-            return 0.0
-        return f
+        return float(rules.applied(mode, raw_force(y)))
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
         f = applied(y)
@@ -80,12 +78,8 @@ def impact_reference(
     ev_compression.direction = -1  # type: ignore[attr-defined]
 
     def ev_separation(t: float, y: np.ndarray) -> float:
-        if mode == MODE_TENSION:
-            a = float(y[0]) / xscale
-        else:
-            a = float(raw_force(y)) / fscale
-        b = float(y[1]) / v0
-        return max(a, b)
+        f = 0.0 if mode == MODE_TENSION else float(raw_force(y))
+        return float(rules.end_value(mode, float(y[0]), float(y[1]), f, xscale, fscale, v0))
 
     ev_separation.terminal = True  # type: ignore[attr-defined]
     ev_separation.direction = -1  # type: ignore[attr-defined]

@@ -15,7 +15,6 @@ from mbplugin.laws.base import (
     Param,
 )
 from mbplugin.laws.bouc_wen import BoucWenHuntCrossley, BoucWenMaxwell
-from mbplugin.laws.calibrate import Calibration, calibrate
 from mbplugin.laws.dashpot import Anagnostopoulos, Choi, Goyal, Jankowski
 from mbplugin.laws.exact import Khatiwada, Yu, ZhangSharf, exact_chi
 from mbplugin.laws.granular import Alizadeh, BordbarHyppanen, Falcon, Ristow, Schafer, Tsuji
@@ -121,7 +120,6 @@ __all__ = [
     "BoucWenMaxwell",
     "Brilliantov1996",
     "Brilliantov2015",
-    "Calibration",
     "Choi",
     "Falcon",
     "Flores",
@@ -161,7 +159,6 @@ __all__ = [
     "ZhangSharf",
     "Zheng",
     "ZhiyingQishao",
-    "calibrate",
     "exact_chi",
     "exact_cr",
     "get_law_class",
@@ -172,3 +169,19 @@ __all__ = [
     "reload_entry_points",
     "zhang2022_lambda",
 ]
+
+
+#: Names that moved out of this package, and where they live now.
+_MOVED = {
+    "calibrate": "mbplugin.impact.calibrate (or mbplugin.calibrate)",
+    "Calibration": "mbplugin.impact.Calibration (or mbplugin.Calibration)",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _MOVED:
+        raise ImportError(
+            f"mbplugin.laws.{name} moved to {_MOVED[name]}: calibration drives the impact "
+            f"analyser, and mbplugin.laws imports nothing above it"
+        )
+    raise AttributeError(f"module 'mbplugin.laws' has no attribute {name!r}")

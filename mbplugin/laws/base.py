@@ -71,6 +71,11 @@ class Param:
 
     def check(self, law: str, value: Any) -> float | np.ndarray:
         """Validate ``value`` and return it as a float (or a read-only float array)."""
+        if type(value) is float or type(value) is int:  # the common case, without NumPy
+            x = float(value)
+            if (math.isfinite(x) and (x > self.lo if self.lo_open else x >= self.lo)
+                    and (x < self.hi if self.hi_open else x <= self.hi)):
+                return x
         if isinstance(value, bool):
             value = float(value)
         try:
@@ -198,6 +203,10 @@ class Law:
             else:
                 resolved[p.name] = None
         object.__setattr__(self, "_values", resolved)
+        cls = type(self)
+        for key, val in resolved.items():
+            if not hasattr(cls, key):  # plain attribute reads (no __getattr__ round trip)
+                self.__dict__[key] = val
         sizes = {np.size(v) for v in resolved.values() if isinstance(v, np.ndarray)}
         if len(sizes) > 1:
             raise ParameterError(
@@ -278,9 +287,9 @@ class Law:
         The default reads the parameters ``k`` and ``n`` (a Hertz-like spring k*delta^n) and
         returns (m / (k v0^(n-1)))^(1/(n+1)).
         """
-        k = np.asarray(self._values["k"], dtype=float)
-        n_val = self._values.get("n")
-        n = np.asarray(1.5 if n_val is None else n_val, dtype=float)
+        k = self._values["k"]  # a float or a read-only float array (checked by Param)
+        n = self._values.get("n")
+        n = 1.5 if n is None else n
         m = np.asarray(m_eff, dtype=float)
         v = np.asarray(v0, dtype=float)
         return (m / (k * v ** (n - 1.0))) ** (1.0 / (n + 1.0))
@@ -307,8 +316,25 @@ class Law:
         from mbplugin.laws import kernels
 
         d, v, c, s = self._batch(delta, ddelta, coef, state)
+        if self.size == 1:
+            # rows of this law's coefficients(): only its per-contact columns vary
+            return kernels.force_batch_uniform(self._kid(), self.contact_mode, d, v, c, s,
+                                               self.n_state, self.n_memory)
         return kernels.force_batch(self._kid(), self.contact_mode, d, v, c, s, self.n_state,
                                    self.n_memory)
+
+    def potential(self, delta: np.ndarray, coef: np.ndarray, state: np.ndarray) -> np.ndarray:
+        """Elastic energy (J) each contact holds at indentation ``delta`` (m), shape (N,).
+
+        The energy the law's elastic part would return if the contact were unloaded now: the
+        integral of its elastic force from the unloaded configuration (delta = 0, or the
+        residual indentation of a plastic law) to ``delta``, with the state ``state``
+        (N, NS + NM). Damping and hysteresis are not in it. Every built-in law overrides this
+        with the closed form in its own module; a third-party law that does not returns NaN
+        (its whole contact work then counts as dissipated in energy bookkeeping).
+        """
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        return np.full(d.shape, np.nan)
 
     def state_rate(
         self, delta: np.ndarray, ddelta: np.ndarray, coef: np.ndarray, state: np.ndarray
@@ -370,22 +396,23 @@ class Law:
         self, n: int, v_in: Any = None, m_eff: Any = None, r_eff: Any = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Broadcast the onset values to length ``n``, checking the ones this law needs."""
-        given = {"v_in": v_in, "m_eff": m_eff, "r_eff": r_eff}
+        needs = self.needs
         out = []
-        for key in LATCHABLE:
-            val = given[key]
+        for key, val in zip(LATCHABLE, (v_in, m_eff, r_eff), strict=True):
+            arr = np.empty(n)
             if val is None:
-                if key in self.needs:
+                if key in needs:
                     what = {
                         "v_in": "the impact speed v_in (m/s)",
                         "m_eff": "the effective mass m_eff (kg)",
                         "r_eff": "the effective radius r_eff (m): pass radius=...",
                     }[key]
                     raise ParameterError(f"{self.name}: this law needs {what}")
-                arr = np.full(n, np.nan)
+                arr.fill(np.nan)
             else:
-                arr = np.broadcast_to(np.asarray(val, dtype=float), (n,)).astype(float)
-                if key in self.needs and not (np.all(np.isfinite(arr)) and np.all(arr > 0)):
+                arr[:] = val
+                # min > 0 is False for NaN; max < inf excludes inf
+                if key in needs and n and not (arr.min() > 0.0 and arr.max() < math.inf):
                     raise ParameterError(
                         f"{self.name}: {key} must be finite and > 0, allowed range (0, inf)"
                     )
@@ -461,7 +488,7 @@ def _as_batch(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     d = np.ascontiguousarray(np.atleast_1d(delta), dtype=float)
     v = np.ascontiguousarray(np.atleast_1d(ddelta), dtype=float)
-    c = np.ascontiguousarray(np.atleast_2d(coef), dtype=float)
+    c = np.atleast_2d(np.asarray(coef, dtype=float))  # any memory layout (rows or columns)
     n = d.shape[0]
     if c.shape[1] > 12:
         raise ParameterError(f"coefficient rows have {c.shape[1]} values; at most 12 allowed")

@@ -40,17 +40,9 @@ from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
 from mbplugin.laws.base import MODE_RAW, Law, Param, broadcast_param
-from mbplugin.laws.power import _abs_pow
+from mbplugin.laws.power import _abs_pow, power_energy, signed_pow
 
 N_COEF = 8
-
-
-@njit
-def _spow(x: float, p: float) -> float:
-    """Signed power |x|^(p-1) x = sign(x)|x|^p (0 at x = 0 for every p >= 0)."""
-    if x == 0.0:
-        return 0.0
-    return math.copysign(_abs_pow(abs(x), p), x)
 
 
 @njit
@@ -67,7 +59,7 @@ def hc_force(d: float, v: float, c: tuple, s: tuple) -> float:
     p = c[1]
     alpha = c[2]
     return (
-        alpha * k * _spow(d, p) + (1.0 - alpha) * k * _spow(s[0], p)
+        alpha * k * signed_pow(d, p) + (1.0 - alpha) * k * signed_pow(s[0], p)
         + c[3] * _abs_pow(abs(d), p) * v
     )
 
@@ -84,7 +76,7 @@ def maxwell_force(d: float, v: float, c: tuple, s: tuple) -> float:
     k = c[0]
     p = c[1]
     alpha = c[2]
-    return alpha * k * _spow(d - s[0], p) + (1.0 - alpha) * k * _spow(s[1], p)
+    return alpha * k * signed_pow(d - s[0], p) + (1.0 - alpha) * k * signed_pow(s[1], p)
 
 
 @njit
@@ -136,6 +128,28 @@ class _BoucWenBase(Law):
             out[:, j] = broadcast_param(self._values[key], nrows)
         return out
 
+    def _spring_and_zeta(self, delta, state):
+        """(psi, zeta): the elastic spring's stretch and the hysteretic variable (m)."""
+        raise NotImplementedError
+
+    def potential(self, delta, coef, state):
+        """alpha k |psi|^(p+1)/(p+1) + (1 - alpha) k |zeta|^(p+1)/(A (p+1)) (J).
+
+        The energy balance of the paper (Milehins & Marghitu 2026, App. B for the
+        Hunt-Crossley variant, App. C for the Maxwell variant; spec ``bouc-wen-collision-laws.md``
+        Sect. 2.8): the elastic spring holds its Hertz-type energy at the stretch psi
+        (psi = delta, or delta - rho behind the Maxwell dashpot) and the hysteretic element
+        the energy of a spring (1 - alpha) k |zeta|^p seen through the gain A (zeta' = A psi'
+        without hysteresis).
+        """
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        c = np.atleast_2d(coef)
+        st = np.atleast_2d(state)
+        k, p, alpha, a_gain = c[:, 0], c[:, 1], c[:, 2], c[:, 4]
+        psi, zeta = self._spring_and_zeta(d, st)
+        return (power_energy(alpha * k, p, np.abs(psi))
+                + power_energy((1.0 - alpha) * k / a_gain, p, np.abs(zeta)))
+
     def scale_S(self):  # noqa: N802
         """S = alpha + (1 - alpha) A^p, the stiffness share seen at first loading."""
         return self.alpha + (1.0 - self.alpha) * np.asarray(self.A) ** self.p
@@ -171,6 +185,9 @@ class BoucWenHuntCrossley(_BoucWenBase):
     state_names = ("zeta",)
     kernel = _ids.BOUC_WEN_HC
 
+    def _spring_and_zeta(self, delta, state):
+        return delta, state[:, 0]
+
 
 class BoucWenMaxwell(_BoucWenBase):
     """Bouc-Wen-Maxwell collision law (Milehins & Marghitu 2026, Eqs. 46-47, corrected).
@@ -194,3 +211,6 @@ class BoucWenMaxwell(_BoucWenBase):
     )
     state_names = ("rho", "zeta")
     kernel = _ids.BOUC_WEN_MAXWELL
+
+    def _spring_and_zeta(self, delta, state):
+        return delta - state[:, 0], state[:, 1]

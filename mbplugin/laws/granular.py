@@ -145,7 +145,7 @@ class Tsuji(PowerLaw):
     Review Eqs. 5.45-5.46 (granular plug flow). With the damping exponent 1/4 and the factor
     sqrt(m_eff k), c_r depends on ``alpha`` alone: not on mass, stiffness or impact speed.
     Tsuji et al. related alpha to c_r through an empirical curve the review does not give; use
-    :func:`mbplugin.laws.calibrate` to get alpha for a target c_r.
+    :func:`mbplugin.impact.calibrate` to get alpha for a target c_r.
     """
 
     name = "tsuji"

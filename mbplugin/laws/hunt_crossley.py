@@ -54,7 +54,7 @@ class HuntCrossleyFamily(PowerLaw):
     def coefficients(self, v_in, m_eff, r_eff):
         v = np.maximum(np.asarray(v_in, dtype=float), self.v_min)
         lam = self.k * self.chi(self.cr) / v
-        return power_coefficients(np.size(v_in), self.k, self.n, lam, self.n, 1.0)
+        return power_coefficients(np.size(v), self.k, self.n, lam, self.n, 1.0)
 
     @classmethod
     def _eq(cls) -> str:

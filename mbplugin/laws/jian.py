@@ -24,16 +24,14 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Param
+from mbplugin.laws.power import power_energy, signed_pow
 
 
 @njit
 def jian_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """F_el + F_dis (N); coefficients [k_el, c_dis, 1/T], state [t]."""
-    ad = abs(d)
-    fel = c[0] * ad * math.sqrt(ad)
-    if d < 0.0:
-        fel = -fel
-    return fel + c[1] * (-math.expm1(-s[0] * c[2])) * math.sqrt(ad) * v
+    return (c[0] * signed_pow(d, 1.5)
+            + c[1] * (-math.expm1(-s[0] * c[2])) * math.sqrt(abs(d)) * v)
 
 
 @njit
@@ -87,6 +85,11 @@ class Jian(Law):
         for j, col in enumerate(cols):
             out[:, j] = np.broadcast_to(np.asarray(col, dtype=float), (nrows,))
         return out
+
+    def potential(self, delta, coef, state):
+        """Energy (J) of the elastic term F_el = k_el delta^(3/2): k_el delta^(5/2)/(5/2)."""
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        return power_energy(np.atleast_2d(coef)[:, 0], 1.5, np.maximum(d, 0.0))
 
     def timescale(self, m_eff, v0):
         m = np.asarray(m_eff, dtype=float)

@@ -141,6 +141,28 @@ def _power_batch(mode, d, v, c, out):
 
 
 @njit
+def _power_batch_cols(mode, d, v, k, lam, c0, out):
+    """The power kernel over a batch of one law with scalar parameters: per contact only the
+    columns that vary (``k``, ``lam``) are read; exponents and options come from ``c0`` (the
+    first row). With column-major coefficients that is 2 doubles per contact instead of 7."""
+    zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for i in range(d.shape[0]):
+        t = (k[i], c0[1], lam[i], c0[3], c0[4], c0[5], c0[6], 0.0, 0.0, 0.0, 0.0, 0.0)
+        out[i] = clip(mode, power.power_force(d[i], v[i], t, zs))
+
+
+def force_batch_uniform(kid: int, mode: int, d: np.ndarray, v: np.ndarray, c: np.ndarray,
+                        s: np.ndarray, n_ode: int, n_mem: int) -> np.ndarray:
+    """:func:`force_batch` for coefficient rows of one law with scalar parameters (only the
+    power kernel's k and lam columns vary then): reads the varying columns only."""
+    if kid == _ids.POWER and c.shape[1] >= 7 and c.shape[0] > 0:
+        out = np.empty(d.shape[0])
+        _power_batch_cols(mode, d, v, c[:, 0], c[:, 2], np.ascontiguousarray(c[0]), out)
+        return out
+    return force_batch(kid, mode, d, v, c, s, n_ode, n_mem)
+
+
+@njit
 def force_batch(kid, mode, d, v, c, s, n_ode, n_mem):
     """Applied (clipped per ``mode``) force of every contact of a batch of one law."""
     out = np.empty(d.shape[0])

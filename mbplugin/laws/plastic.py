@@ -32,15 +32,30 @@ from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Option, Param
 from mbplugin.laws.hunt_crossley import CR_PARAM, V_MIN_PARAM, ZhiyingQishao
-from mbplugin.laws.power import K_PARAM, N_PARAM, PowerLaw, one_of_error, power_coefficients
+from mbplugin.laws.power import (
+    K_PARAM,
+    N_PARAM,
+    PowerLaw,
+    hertz_k,
+    one_of_error,
+    power_coefficients,
+    power_energy,
+    signed_pow,
+)
 
 
-@njit
-def _spow(x: float, p: float) -> float:
-    """sign(x) |x|^p."""
-    if x >= 0.0:
-        return x**p
-    return -((-x) ** p)
+def _memory_if_unloaded_now(law: Law, delta: np.ndarray, coef: np.ndarray,
+                            state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(delta, memory) with the memory updated as if maximum compression were at ``delta``.
+
+    The elastic energy of a plastic law is what its unloading branch returns. While the contact
+    is still loading (delta above the stored delta_max) that branch is the one the memory
+    update would latch now; below it the stored branch applies unchanged.
+    """
+    d = np.ascontiguousarray(np.atleast_1d(delta), dtype=float)
+    st = np.array(np.atleast_2d(state), dtype=float, order="C")
+    law.update_memory(d, np.zeros_like(d), coef, st)
+    return d, st[:, law.n_state:]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -51,9 +66,9 @@ def goldsmith_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Goldsmith's law (N): k d^n while loading, F_max ((d - d_p)/(d_max - d_p))^n unloading."""
     dmax = s[4]
     if d >= dmax or dmax <= 0.0:
-        return c[0] * _spow(d, c[1])
+        return c[0] * signed_pow(d, c[1])
     dp = s[6]
-    return s[5] * _spow((d - dp) / (dmax - dp), c[1])
+    return s[5] * signed_pow((d - dp) / (dmax - dp), c[1])
 
 
 @njit
@@ -103,6 +118,18 @@ class Goldsmith(Law):
         out[:, 2] = 1.0 - np.asarray(self.cr, dtype=float) ** 2
         return out
 
+    def potential(self, delta, coef, state):
+        """Energy (J) the unloading branch returns from delta down to delta_p:
+        F_max (delta_max - delta_p)/(n + 1) ((delta - delta_p)/(delta_max - delta_p))^(n+1),
+        i.e. a spring k_u (delta - delta_p)^n with k_u = F_max/(delta_max - delta_p)^n."""
+        d, mem = _memory_if_unloaded_now(self, delta, coef, state)
+        n = np.atleast_2d(coef)[:, 1]
+        dmax, fmax, dp = mem[:, 0], mem[:, 1], mem[:, 2]
+        span = dmax - dp
+        safe = np.where(span > 0.0, span, 1.0)
+        x = np.clip(d - dp, 0.0, None)
+        return np.where(span > 0.0, power_energy(fmax / safe**n, n, x), 0.0)
+
 
 # --------------------------------------------------------------------------------------------------
 # Thornton: elastic-perfectly plastic spheres
@@ -111,7 +138,7 @@ class Goldsmith(Law):
 def _thornton_loading(d: float, c: tuple) -> float:
     """Hertz up to yield, then P_y + pi sigma_y R (d - d_y) (N)."""
     if d <= c[1]:
-        return c[0] * _spow(d, 1.5)
+        return c[0] * signed_pow(d, 1.5)
     r = (0.75 * c[0] / c[3]) ** 2
     return c[2] + math.pi * c[4] * r * (d - c[1])
 
@@ -122,7 +149,7 @@ def thornton_force(d: float, v: float, c: tuple, s: tuple) -> float:
     dmax = s[4]
     if d >= dmax or dmax <= c[1]:
         return _thornton_loading(d, c)
-    return s[6] * _spow(d - s[7], 1.5)
+    return s[6] * signed_pow(d - s[7], 1.5)
 
 
 @njit
@@ -136,7 +163,7 @@ def thornton_update(d: float, v: float, c: tuple, s: tuple) -> tuple:
     e_star = c[3]
     py = c[2]
     r_p = 4.0 * e_star / (3.0 * p_star) * ((2.0 * p_star + py) / (2.0 * math.pi * c[4])) ** 1.5
-    k_h = 4.0 / 3.0 * e_star * math.sqrt(r_p)
+    k_h = hertz_k(e_star, r_p)
     return (d, p_star, k_h, d - (p_star / k_h) ** (2.0 / 3.0))
 
 
@@ -210,6 +237,12 @@ class Thornton(Law):
             out[:, j] = np.broadcast_to(np.asarray(col, dtype=float), (nrows,))
         return out
 
+    def potential(self, delta, coef, state):
+        """Energy (J) of the elastic recovery k_H (delta - delta_p)^(3/2) from delta down to
+        delta_p: k_H (delta - delta_p)^(5/2)/(5/2) (k_H = k_L, delta_p = 0 below yield)."""
+        d, mem = _memory_if_unloaded_now(self, delta, coef, state)
+        return power_energy(mem[:, 2], 1.5, np.clip(d - mem[:, 3], 0.0, None))
+
 
 # --------------------------------------------------------------------------------------------------
 # Yigit et al.: three-phase elastoplastic law and its linearised form
@@ -228,11 +261,11 @@ def yigit_force(d: float, v: float, c: tuple, s: tuple) -> float:
         return s[6] * (d - s[5])
     if loading:
         if d <= dy:
-            return k * _spow(d, 1.5)
+            return k * signed_pow(d, 1.5)
         return k * dy**1.5 + ky * (d - dy)
     if dmax <= dy:
-        return k * _spow(d, 1.5)
-    return k * (_spow(d, 1.5) - dmax**1.5 + dy**1.5) + ky * (dmax - dy)
+        return k * signed_pow(d, 1.5)
+    return k * (signed_pow(d, 1.5) - dmax**1.5 + dy**1.5) + ky * (dmax - dy)
 
 
 @njit
@@ -309,6 +342,29 @@ class Yigit(Law):
         out[:, 3] = 1.0 if self.variant == "linearised" else 0.0
         out[:, 4] = 2.0 if self.unloading_slope == "printed" else 1.0
         return out
+
+    def potential(self, delta, coef, state):
+        """Energy (J) the unloading branch returns from delta down to where it reaches F = 0.
+
+        Three-phase: F_u = k (s^(3/2) - delta_max^(3/2) + delta_y^(3/2)) + k_y (delta_max -
+        delta_y) integrates to k (delta^(5/2) - delta_f^(5/2))/(5/2) + C (delta - delta_f),
+        C = k_y (delta_max - delta_y) - k (delta_max^(3/2) - delta_y^(3/2)), delta_f the
+        permanent set (F_u = 0); Hertz k delta^(5/2)/(5/2) if delta_max <= delta_y.
+        Linearised: k_u (delta - delta_f)^2/2 with the latched slope k_u.
+        """
+        d, mem = _memory_if_unloaded_now(self, delta, coef, state)
+        c = np.atleast_2d(coef)
+        k, dy, ky, linear = c[:, 0], c[:, 1], c[:, 2], c[:, 3]
+        dmax = mem[:, 0]
+        lin = power_energy(mem[:, 2], 1.0, np.clip(d - mem[:, 1], 0.0, None))
+        plastic = dmax > dy
+        const = ky * (dmax - dy) - k * (dmax**1.5 - dy**1.5)
+        df = np.where(plastic, np.clip(-const / np.where(plastic, k, 1.0), 0.0, None), 0.0)
+        df = df ** (2.0 / 3.0)
+        x = np.maximum(d, df)
+        three = power_energy(k, 1.5, x) - power_energy(k, 1.5, df) + np.where(
+            plastic, const, 0.0) * (x - df)
+        return np.where(linear == 1.0, lin, three)
 
     def timescale(self, m_eff, v0):
         m = np.asarray(m_eff, dtype=float)

@@ -31,7 +31,7 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
-from mbplugin.laws.base import MODE_CLIP, MODE_TENSION, Law, Option, Param, broadcast_param
+from mbplugin.laws.base import MODE_CLIP, MODE_TENSION, Law, Option, Param
 
 N_COEF = 7
 
@@ -50,6 +50,28 @@ def _abs_pow(a: float, p: float) -> float:
     if p == 2.0:
         return a * a
     return a**p
+
+
+@njit
+def signed_pow(x: float, p: float) -> float:
+    """sign(x)|x|^p = |x|^(p-1) x (0 at x = 0 for every p), with the fast paths of |x|^p.
+
+    The odd continuation every law uses for a spring past delta = 0 (power, Bouc-Wen, plastic,
+    Xiong, Jian kernels).
+    """
+    if x > 0.0:
+        return _abs_pow(x, p)
+    if x < 0.0:
+        return -_abs_pow(-x, p)
+    return 0.0
+
+
+@njit
+def hertz_k(e_star: float, r_eff: float) -> float:
+    """Hertz stiffness k = (4/3) E* sqrt(R) (N/m^1.5) of a sphere-sphere or sphere-plane contact
+    (Hertz 1881; Corral et al. 2021, Eqs. 5.3-5.5) from the effective modulus E* (Pa) and
+    radius R (m); scalars or arrays."""
+    return 4.0 / 3.0 * e_star * np.sqrt(r_eff)
 
 
 @njit
@@ -89,6 +111,13 @@ def power_force(d: float, v: float, c: tuple, s: tuple) -> float:
     return f
 
 
+def power_energy(k: Any, n: Any, x: Any) -> Any:
+    """Energy (J) of the spring k x^n stretched to x >= 0: k x^(n+1)/(n+1) (vectorised)."""
+    x = np.asarray(x, dtype=float)
+    n = np.asarray(n, dtype=float)
+    return np.asarray(k, dtype=float) * x ** (n + 1.0) / (n + 1.0)
+
+
 def power_coefficients(
     n_rows: int,
     k: Any,
@@ -99,12 +128,15 @@ def power_coefficients(
     mode: Any = 0.0,
     rc: Any = 0.0,
 ) -> np.ndarray:
-    """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays."""
-    cols = (k, n, lam, m, q, mode, rc)
-    out = np.empty((n_rows, N_COEF))
-    for j, col in enumerate(cols):
-        out[:, j] = broadcast_param(col, n_rows)
-    return out
+    """Stack the kernel's coefficient rows (N, 7) from scalars or length-N arrays.
+
+    Stored column by column (the rows are a transposed view of contiguous columns), so that a
+    batch evaluation reads only the columns that vary per contact (k and lam; see
+    ``laws.kernels.force_batch_uniform``)."""
+    cols = np.empty((N_COEF, n_rows))  # filled by columns (contiguous), returned transposed
+    for j, col in enumerate((k, n, lam, m, q, mode, rc)):
+        cols[j] = col  # NumPy broadcasts a scalar or a length-N array (or raises)
+    return cols.T
 
 
 class PowerLaw(Law):
@@ -112,6 +144,16 @@ class PowerLaw(Law):
 
     kernel = _ids.POWER
     n_coef = N_COEF
+
+    def potential(self, delta, coef, state):
+        """k delta^(n+1)/(n+1) (J), the energy of the spring term k delta^n (the damping term
+        does no recoverable work). A law that may pull stores k |delta|^(n+1)/(n+1) at
+        delta < 0 too (the odd continuation of its spring); a clipped law stores nothing there.
+        """
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        c = np.atleast_2d(coef)
+        x = np.abs(d) if self.contact_mode == MODE_TENSION else np.maximum(d, 0.0)
+        return power_energy(c[:, 0], c[:, 1], x)
 
 
 K_PARAM = Param("k", "contact stiffness", "N/m^n", lo=0.0, lo_open=True)

@@ -27,19 +27,13 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Param
-
-
-@njit
-def _q(d: float, n: float) -> float:
-    if d >= 0.0:
-        return d**n
-    return -((-d) ** n)
+from mbplugin.laws.power import power_energy, signed_pow
 
 
 @njit
 def xiong_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Raw force k (q + gamma B (q - a)) (N), before the max(0, .) of Eq. 5.82."""
-    q = _q(d, c[1])
+    q = signed_pow(d, c[1])
     a = s[0]
     b = c[2] + c[3] * a
     return c[0] * (q + c[4] * b * (q - a))
@@ -48,7 +42,7 @@ def xiong_force(d: float, v: float, c: tuple, s: tuple) -> float:
 @njit
 def xiong_rate(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """a' = max(-gamma a/(1 + gamma B), gamma (q - a)) (Eq. 5.82)."""
-    q = _q(d, c[1])
+    q = signed_pow(d, c[1])
     a = s[0]
     g = c[4]
     b = c[2] + c[3] * a
@@ -96,6 +90,15 @@ class Xiong(Law):
         for j, key in enumerate(("k", "n", "beta1", "beta2", "gamma")):
             out[:, j] = np.broadcast_to(np.asarray(self._values[key], dtype=float), (nrows,))
         return out
+
+    def potential(self, delta, coef, state):
+        """k delta^(n+1)/(n+1) (J): the energy of the force k q the law exerts when its state
+        follows the indentation (a = q, the quasi-static limit, and the whole force when
+        beta1 = beta2 = 0). The part k gamma B (q - a) comes from the lag of ``a`` behind q and
+        is counted as dissipated, residual indentation included."""
+        d = np.atleast_1d(np.asarray(delta, dtype=float))
+        c = np.atleast_2d(coef)
+        return power_energy(c[:, 0], c[:, 1], np.maximum(d, 0.0))
 
     def state_scale(self, x_c: float, v_c: float, t_c: float) -> tuple[float, ...]:
         """``a`` has the units of delta^n."""

@@ -39,7 +39,7 @@ from mbplugin._jit import njit
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Option, Param
 from mbplugin.laws.hunt_crossley import CR_PARAM, V_MIN_PARAM
-from mbplugin.laws.power import K_PARAM, N_PARAM, PowerLaw, power_coefficients
+from mbplugin.laws.power import K_PARAM, N_PARAM, PowerLaw, power_coefficients, power_force
 
 
 def zhang2022_lambda(m0: Any, k: Any, n: Any, m: Any, q: Any, cr: Any, v0: Any) -> Any:
@@ -74,14 +74,10 @@ def _complex_force(d: float, v: float, c: tuple, s: tuple) -> complex:
     m = c[3]
     q = c[4]
     if q <= 1.0:
-        # sliding on the branch cut: the real-part force with a real state
-        dd = abs(d)
-        fel = k * dd**n if d >= 0.0 else -k * dd**n
-        if v >= 0.0:
-            vq = v**q
-        else:
-            vq = abs(v) ** q * math.cos(math.pi * q)
-        return complex(fel + lam * dd**m * vq, 0.0)
+        # sliding on the branch cut: the real-part force with a real state, i.e. the power
+        # kernel in its mode 2 (|ddelta|^q cos(pi q) for ddelta < 0)
+        t = (k, n, lam, m, q, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        return complex(power_force(d, v, t, s), 0.0)
     dz = complex(d, s[0])
     vz = complex(v, s[1])
     if v < 0.0 and s[1] == 0.0:

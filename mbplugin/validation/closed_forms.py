@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from mbplugin.laws import get_law_class
+from mbplugin.laws.power import hertz_k
 from mbplugin.validation.core import Context, case, law_available, missing_reason
 from mbplugin.validation.formulas import (
     goyal_cr,
@@ -147,7 +148,7 @@ def thornton(ctx: Context) -> None:
         return
     # steel sphere R = 10 mm on a steel plane: E* = 115 GPa, m = 32.7 g, delta_y = 1 um
     e_star, radius, mass, d_y = 1.15e11, 0.01, 3.26726e-2, 1e-6
-    k = 4.0 / 3.0 * e_star * math.sqrt(radius)
+    k = hertz_k(e_star, radius)
     v_y = math.sqrt(4.0 * k * d_y**2.5 / (5.0 * mass))
     ratio = np.logspace(-0.3, 2.0, ctx.n(24, 8))
     r = sweep("thornton", {"k": k, "E": e_star, "delta_y": d_y}, mass=mass, v0=ratio * v_y)

@@ -1,0 +1,260 @@
+"""Compiled scalar geometry kernels: shape poses, closed-form narrow phase, point kinematics, keys.
+
+Each function here is one formula for one pair or one contact, on scalars (tuples in, tuples
+out, no arrays cross a call). The vectorised detection (:mod:`mbplugin.contact.narrow`,
+:meth:`mbplugin.contact.ContactModel.detect`) loops over them, and so does the pipeline's
+known-pair path (:mod:`mbplugin.pipeline.pairs`), so a closed form exists exactly once.
+
+Conventions: the normal points from shape ``a`` to shape ``b``; ``delta`` > 0 is the overlap (m);
+the contact point is the middle of the overlap. Closed forms: standard geometry (review Corral et
+al. 2021, Sect. 4, Eqs. 4.1-4.5; spec ``review-corral2021.md`` section 1.5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbplugin._jit import njit, njit_inline
+
+#: Contact keys: ``key = (shape_a * S + shape_b) * 2**FEATURE_BITS + feature`` (S shapes).
+FEATURE_BITS = 20
+FEATURE_SPAN = 1 << FEATURE_BITS
+_EPS = 1e-300
+
+
+@njit
+def quat_matrix(w, x, y, z):
+    """Rotation matrix (row-major 9-tuple) of the quaternion [w, x, y, z], normalised here."""
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    return (
+        1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y),
+        s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x),
+        s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y),
+    )
+
+
+@njit
+def quat_matrices(quat, out):
+    """Rotation matrices (N, 3, 3) of the quaternions (N, 4), written into ``out``."""
+    for i in range(quat.shape[0]):
+        m = quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+        for a in range(3):
+            for b in range(3):
+                out[i, a, b] = m[3 * a + b]
+
+
+@njit_inline
+def shape_pose(s, body, lpos, lrot, pos, R, Rw):
+    """World rotation ``Rw`` (3, 3, written) and centre (tuple) of shape ``s``: the body's pose
+    (``pos``, ``R``; body -1 = the world) composed with the shape's local pose."""
+    bi = body[s]
+    if bi < 0:
+        for i in range(3):
+            for j in range(3):
+                Rw[i, j] = lrot[s, i, j]
+        return lpos[s, 0], lpos[s, 1], lpos[s, 2]
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += R[bi, i, k] * lrot[s, k, j]
+            Rw[i, j] = acc
+    c0 = pos[bi, 0] + R[bi, 0, 0] * lpos[s, 0] + R[bi, 0, 1] * lpos[s, 1] + R[bi, 0, 2] * lpos[s, 2]
+    c1 = pos[bi, 1] + R[bi, 1, 0] * lpos[s, 0] + R[bi, 1, 1] * lpos[s, 1] + R[bi, 1, 2] * lpos[s, 2]
+    c2 = pos[bi, 2] + R[bi, 2, 0] * lpos[s, 0] + R[bi, 2, 1] * lpos[s, 1] + R[bi, 2, 2] * lpos[s, 2]
+    return c0, c1, c2
+
+
+@njit
+def sphere_sphere(ca0, ca1, ca2, ra, cb0, cb1, cb2, rb):
+    """Sphere a against sphere b: (point, normal, delta) as a 7-tuple.
+
+    n = (c_b - c_a)/|c_b - c_a| (+z for coincident centres), delta = r_a + r_b - |c_b - c_a|,
+    P = c_a + (r_a - delta/2) n.
+    """
+    d0 = cb0 - ca0
+    d1 = cb1 - ca1
+    d2 = cb2 - ca2
+    dist = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+    if dist > _EPS:
+        n0 = d0 / dist
+        n1 = d1 / dist
+        n2 = d2 / dist
+    else:
+        n0 = 0.0
+        n1 = 0.0
+        n2 = 1.0
+    dl = ra + rb - dist
+    w = ra - 0.5 * dl
+    return ca0 + w * n0, ca1 + w * n1, ca2 + w * n2, n0, n1, n2, dl
+
+
+@njit
+def plane_sphere(q0, q1, q2, n0, n1, n2, c0, c1, c2, r):
+    """Half-space a (surface point q, outward unit normal n) against sphere b (centre c, radius r).
+
+    delta = r - (c - q).n, normal n, P = c - (r - delta/2) n.
+    """
+    sd = (c0 - q0) * n0 + (c1 - q1) * n1 + (c2 - q2) * n2
+    dl = r - sd
+    w = r - 0.5 * dl
+    return c0 - w * n0, c1 - w * n1, c2 - w * n2, n0, n1, n2, dl
+
+
+@njit_inline
+def box_corner(c0, c1, c2, Rb, h0, h1, h2, corner):
+    """World position of corner ``corner`` (index sx + 2 sy + 4 sz, s = 0 for -, 1 for +) of the
+    box with centre c, rotation Rb (3, 3) and half extents h."""
+    l0 = (2.0 * (corner & 1) - 1.0) * h0
+    l1 = (2.0 * ((corner >> 1) & 1) - 1.0) * h1
+    l2 = (2.0 * ((corner >> 2) & 1) - 1.0) * h2
+    return (c0 + Rb[0, 0] * l0 + Rb[0, 1] * l1 + Rb[0, 2] * l2,
+            c1 + Rb[1, 0] * l0 + Rb[1, 1] * l1 + Rb[1, 2] * l2,
+            c2 + Rb[2, 0] * l0 + Rb[2, 1] * l1 + Rb[2, 2] * l2)
+
+
+@njit
+def plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2):
+    """Half-space a against a point x of shape b (a box corner): delta = -(x - q).n, the
+    normal n, the point midway between x and its projection on the plane."""
+    dl = -((x0 - q0) * n0 + (x1 - q1) * n1 + (x2 - q2) * n2)
+    return x0 + 0.5 * dl * n0, x1 + 0.5 * dl * n1, x2 + 0.5 * dl * n2, n0, n1, n2, dl
+
+
+@njit_inline
+def plane_frame(Rw, c0, c1, c2, pn, pp):
+    """World surface point and unit normal of a plane shape (local normal ``pn``, local point
+    ``pp``) at the world pose (Rw, c)."""
+    n0 = Rw[0, 0] * pn[0] + Rw[0, 1] * pn[1] + Rw[0, 2] * pn[2]
+    n1 = Rw[1, 0] * pn[0] + Rw[1, 1] * pn[1] + Rw[1, 2] * pn[2]
+    n2 = Rw[2, 0] * pn[0] + Rw[2, 1] * pn[1] + Rw[2, 2] * pn[2]
+    q0 = c0 + Rw[0, 0] * pp[0] + Rw[0, 1] * pp[1] + Rw[0, 2] * pp[2]
+    q1 = c1 + Rw[1, 0] * pp[0] + Rw[1, 1] * pp[1] + Rw[1, 2] * pp[2]
+    q2 = c2 + Rw[2, 0] * pp[0] + Rw[2, 1] * pp[1] + Rw[2, 2] * pp[2]
+    return q0, q1, q2, n0, n1, n2
+
+
+@njit_inline
+def point_velocity(bi, p0, p1, p2, pos, vel, omega_w):
+    """(r, v) of the material point P of body ``bi`` (-1: the world, at rest, r = P):
+    r = P - x_cm, v = v_cm + omega x r (6-tuple)."""
+    if bi < 0:
+        return p0, p1, p2, 0.0, 0.0, 0.0
+    r0 = p0 - pos[bi, 0]
+    r1 = p1 - pos[bi, 1]
+    r2 = p2 - pos[bi, 2]
+    return (r0, r1, r2,
+            vel[bi, 0] + omega_w[bi, 1] * r2 - omega_w[bi, 2] * r1,
+            vel[bi, 1] + omega_w[bi, 2] * r0 - omega_w[bi, 0] * r2,
+            vel[bi, 2] + omega_w[bi, 0] * r1 - omega_w[bi, 1] * r0)
+
+
+@njit_inline
+def contact_kinematics(ba, bb, p0, p1, p2, n0, n1, n2, pos, vel, omega_w):
+    """Kinematics of a contact at P with normal n (a to b): (ra, rb, ddelta, vt) as a 10-tuple.
+
+    ddelta = -n . (v_b(P) - v_a(P)) (> 0 approaching), vt the tangential relative velocity.
+    """
+    ra0, ra1, ra2, va0, va1, va2 = point_velocity(ba, p0, p1, p2, pos, vel, omega_w)
+    rb0, rb1, rb2, vb0, vb1, vb2 = point_velocity(bb, p0, p1, p2, pos, vel, omega_w)
+    w0 = vb0 - va0
+    w1 = vb1 - va1
+    w2 = vb2 - va2
+    vn = w0 * n0 + w1 * n1 + w2 * n2
+    return (ra0, ra1, ra2, rb0, rb1, rb2, -vn, w0 - vn * n0, w1 - vn * n1, w2 - vn * n2)
+
+
+@njit
+def contact_kinematics_batch(a, b, point, normal, pos, vel, omega_w, ra, rb, ddelta, vt):
+    """:func:`contact_kinematics` of every contact, written into ``ra``, ``rb`` (K, 3),
+    ``ddelta`` (K,), ``vt`` (K, 3). ``pos``, ``vel``, ``omega_w`` are the bodies' arrays."""
+    for k in range(a.shape[0]):
+        t = contact_kinematics(a[k], b[k], point[k, 0], point[k, 1], point[k, 2], normal[k, 0],
+                               normal[k, 1], normal[k, 2], pos, vel, omega_w)
+        ra[k, 0] = t[0]
+        ra[k, 1] = t[1]
+        ra[k, 2] = t[2]
+        rb[k, 0] = t[3]
+        rb[k, 1] = t[4]
+        rb[k, 2] = t[5]
+        ddelta[k] = t[6]
+        vt[k, 0] = t[7]
+        vt[k, 1] = t[8]
+        vt[k, 2] = t[9]
+
+
+@njit
+def sphere_sphere_batch(ca, ra, cb, rb, point, normal, delta):
+    """:func:`sphere_sphere` of every row, written into the output arrays."""
+    for k in range(ca.shape[0]):
+        t = sphere_sphere(ca[k, 0], ca[k, 1], ca[k, 2], ra[k], cb[k, 0], cb[k, 1], cb[k, 2], rb[k])
+        _put(k, t, point, normal, delta)
+
+
+@njit
+def plane_sphere_batch(p0, pn, c, r, point, normal, delta):
+    """:func:`plane_sphere` of every row, written into the output arrays."""
+    for k in range(c.shape[0]):
+        t = plane_sphere(p0[k, 0], p0[k, 1], p0[k, 2], pn[k, 0], pn[k, 1], pn[k, 2], c[k, 0],
+                         c[k, 1], c[k, 2], r[k])
+        _put(k, t, point, normal, delta)
+
+
+@njit
+def plane_box_batch(p0, pn, cb, Rb, h, point, normal, delta):
+    """The 8 corners of every box against its plane: outputs (K, 8, ...) (feature = corner)."""
+    for k in range(cb.shape[0]):
+        for f in range(8):
+            x0, x1, x2 = box_corner(cb[k, 0], cb[k, 1], cb[k, 2], Rb[k], h[k, 0], h[k, 1],
+                                    h[k, 2], f)
+            t = plane_point(p0[k, 0], p0[k, 1], p0[k, 2], pn[k, 0], pn[k, 1], pn[k, 2], x0, x1,
+                            x2)
+            for j in range(3):
+                point[k, f, j] = t[j]
+                normal[k, f, j] = t[3 + j]
+            delta[k, f] = t[6]
+
+
+@njit
+def _put(k, t, point, normal, delta):
+    point[k, 0] = t[0]
+    point[k, 1] = t[1]
+    point[k, 2] = t[2]
+    normal[k, 0] = t[3]
+    normal[k, 1] = t[4]
+    normal[k, 2] = t[5]
+    delta[k] = t[6]
+
+
+def decode_keys(keys: np.ndarray, n_shapes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(shape a, shape b, feature) of contact keys (inverse of :func:`encode_keys`)."""
+    keys = np.asarray(keys, dtype=np.int64)
+    feat = keys & (FEATURE_SPAN - 1)
+    pair = keys >> FEATURE_BITS
+    return pair // n_shapes, pair % n_shapes, feat
+
+
+def encode_keys(sa: np.ndarray, sb: np.ndarray, feature: np.ndarray, n_shapes: int) -> np.ndarray:
+    """Contact keys of (shape a, shape b, feature)."""
+    return (np.asarray(sa, dtype=np.int64) * n_shapes + sb) * FEATURE_SPAN + feature
+
+
+def equiv_radius(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
+    """Effective radius 1/(1/r1 + 1/r2) (inf = flat, a negative radius = concave side; NaN
+    propagates; results <= 0 give NaN)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = np.where(np.isinf(r1), 0.0, 1.0 / r1) + np.where(np.isinf(r2), 0.0, 1.0 / r2)
+        out = np.where(inv > 0, 1.0 / inv, np.nan)
+    return out
+
+
+@njit
+def shape_poses(body, lpos, lrot, pos, R, Rw, cw):
+    """World rotation (S, 3, 3) and centre (S, 3) of every shape (see :func:`shape_pose`)."""
+    for s in range(body.shape[0]):
+        c = shape_pose(s, body, lpos, lrot, pos, R, Rw[s])
+        cw[s, 0] = c[0]
+        cw[s, 1] = c[1]
+        cw[s, 2] = c[2]

@@ -1,0 +1,884 @@
+"""The engine's compiled end-to-end path for small scenes: known pairs -> laws -> wrenches ->
+DOP853 (or Radau) step -> event location, in one compiled loop.
+
+The standalone engine's adaptive integrator (:mod:`mbplugin.dynamics.integrators`) hands a
+*segment* to :func:`run_segment` when every watched pair is of a primitive type with a compiled
+path (:mod:`mbplugin.pipeline.pairs`), every law has a compiled kernel, there are no external
+loads and the solver is DOP853 or (for worlds of up to ``COMPILED_RADAU_MAX_STATES`` state
+values) Radau. The segment integrates the whole flat state of the world (bodies, law ODE
+states, work integrals; see :mod:`mbplugin.dynamics.world`) with Dormand-Prince 8(5,3) and
+SciPy's step control (:mod:`mbplugin.pipeline.dop853`; :func:`segment`) or with Radau IIA of
+order 5 and SciPy's Newton, step and Jacobian-reuse control (:func:`radau_segment`; Hairer &
+Wanner 1996, Sect. IV.8), and stops at the first of:
+
+* ``DONE``    the end time;
+* ``EVENT``   an event function of a watched pair changed sign: the contact rules
+  (:mod:`mbplugin.pipeline.rules`) are evaluated on the dense output after every accepted step
+  (``n_samples`` samples), the crossing is located by Illinois' regula falsi to a few ulps and
+  moved to where the value is strictly negative, exactly as the Python path does;
+* ``SWITCH``  (``auto`` solver) the contact has become stiff: the step outgrew the contact time
+  scale (h (sqrt(k/m) + c/m) > ``stiff_hw`` for ``stiff_steps`` steps) or ``switch_steps``
+  steps passed in one contact phase; the implicit solver takes over;
+* ``COMMIT``  an event value is <= 0 without a crossing: the driver books the state in full.
+
+Between events the laws' memory is updated after every accepted step (the rule of the contact
+store's commit) and the step continues with the new memory. The accepted states (and, with
+``contact_samples``, extra dense-output samples inside contact steps) are returned for the
+driver to record. The driver (the engine) owns the bookkeeping at events: detection and the
+contact store's commit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate._ivp import radau as _radau
+
+from mbplugin._jit import njit
+from mbplugin.dynamics._kernels import dynamics as _dyn
+from mbplugin.dynamics._kernels import kinematics as _kin
+from mbplugin.laws import kernels
+from mbplugin.pipeline import dop853 as dop
+from mbplugin.pipeline import pairs, rules
+from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
+
+DONE = 0
+EVENT = 1
+SWITCH = 2
+COMMIT = 3
+FAILED = 4
+
+
+@njit
+def _contact_rhs(y, out, n, BD, G, CR, FR, W):
+    """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
+    inv_mass, inertia, inv_inertia, gacc, fixed = BD
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
+    mu, mu_s, v_s, v_eps, visc, lin, fric = FR
+    R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows, Ra, Rb = W
+    m = r_sa.shape[0]
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    force[:] = 0.0
+    torque[:] = 0.0
+    n_ode = m * ns
+    o = 13 * n
+    for j in range(n_ode):
+        out[o + j] = 0.0
+    p_n = 0.0
+    p_f = 0.0
+    if m:
+        pairs.pair_geometry_into(r_ptype, r_sa, r_sb, r_feat, body, lpos, lrot, radius,
+                                 plane_n, plane_p, half, pos, R, vel, omega_w, a, b, d, v, nrm,
+                                 vt, ra, rb, Ra, Rb)
+        p_n, p_f = pairs.contact_forces(rows, r_law, a, b, d, v, nrm, vt, ra, rb, coef,
+                                        y[o : o + n_ode], ns, mem, law_kid, law_mode, law_ns,
+                                        mu, mu_s, v_s, v_eps, visc, lin, fric, force, torque,
+                                        out[o : o + n_ode], fn)
+    _dyn(quat, vel, omega, R, force, torque, inv_mass, inertia, inv_inertia, gacc, fixed, out)
+    out[o + n_ode] = p_n
+    out[o + n_ode + 1] = p_f
+    out[o + n_ode + 2] = 0.0
+
+
+@njit
+def _event_values(y, g, n, G, CR, WP, W):
+    """Event values of the watched pairs at ``y`` into ``g`` (the rules of
+    :mod:`mbplugin.pipeline.rules`): one per pair, then one per latched pair (renewal)."""
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
+    w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
+    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    o = 13 * n
+    ode = y[o : o + r_sa.shape[0] * ns]
+    nw = w_sa.shape[0]
+    il = nw
+    for j in range(nw):
+        gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
+                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        d = gg[0]
+        v = gg[1]
+        kind = w_kind[j]
+        if kind == 0:
+            g[j] = rules.onset_value(d, X_SCALE)
+        elif kind == 1:
+            r = w_row[j]
+            li = r_law[r]
+            f = kernels.force(law_kid[li], d, v, kernels.ctuple(coef, r),
+                              pairs.state_tuple(r, ode, ns, law_ns[li], mem))
+            g[j] = rules.end_value(law_mode[li], d, v, f, X_SCALE, F_SCALE, V_SCALE)
+        else:
+            g[j] = rules.latch_release_value(d, X_SCALE)
+            g[il] = rules.latch_renew_value(d, v, w_dsep[j], X_SCALE, V_SCALE)
+            il += 1
+
+
+@njit
+def _memory_update(y, n, G, CR, W):
+    """The laws' memory of every active row after an accepted step; True if any changed."""
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, _m_eff = CR
+    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    o = 13 * n
+    ode = y[o : o + r_sa.shape[0] * ns]
+    changed = False
+    for r in range(r_sa.shape[0]):
+        li = r_law[r]
+        kid = law_kid[li]
+        gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
+                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        m2 = kernels.update(kid, gg[0], gg[1], kernels.ctuple(coef, r),
+                            pairs.state_tuple(r, ode, ns, law_ns[li], mem))
+        for j in range(4):
+            if m2[j] != mem[r, j]:
+                mem[r, j] = m2[j]
+                changed = True
+    return changed
+
+
+@njit
+def _stiffness_rate(y, n, G, CR, W):
+    """max over the active rows of sqrt(k/m_eff) + c/m_eff (1/s), with the local stiffness k and
+    damping c of the law by central differences (as the engine's ``stiffness_rate``)."""
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
+    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    pos = y[0 : 3 * n].reshape((n, 3))
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    vel = y[7 * n : 10 * n].reshape((n, 3))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    o = 13 * n
+    ode = y[o : o + r_sa.shape[0] * ns]
+    best = 0.0
+    for r in range(r_sa.shape[0]):
+        li = r_law[r]
+        kid = law_kid[li]
+        gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
+                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        d = gg[0]
+        v = gg[1]
+        c = kernels.ctuple(coef, r)
+        s = pairs.state_tuple(r, ode, ns, law_ns[li], mem)
+        ed = max(1e-6 * abs(d), 1e-12)
+        ev = max(1e-6 * abs(v), 1e-9)
+        k = (kernels.force(kid, d + ed, v, c, s) - kernels.force(kid, d - ed, v, c, s)) / (2 * ed)
+        cd = (kernels.force(kid, d, v + ev, c, s) - kernels.force(kid, d, v - ev, c, s)) / (2 * ev)
+        mm = m_eff[r]
+        rate = math.sqrt(max(k, 0.0) / mm) + max(cd, 0.0) / mm
+        if math.isfinite(rate) and rate > best:
+            best = rate
+    return best
+
+
+@njit
+def _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
+    _interp_t(tt, t_old, h, y_old, Fd, ytmp)
+    _event_values(ytmp, gtmp, n, G, CR, WP, W)
+    return gtmp[j]
+
+
+@njit
+def _interp_t(tt, t_old, h, y_old, Fd, out):
+    """Dense output at time ``tt`` of the step (t_old, t_old + h): DOP853's (``Fd`` has NPOW
+    rows) or Radau's collocation polynomial y_old + sum_k Fd[k] x^(k+1) (3 rows)."""
+    x = (tt - t_old) / h
+    if Fd.shape[0] == dop.NPOW:
+        dop.interp(y_old, Fd, x, out)
+        return
+    for i in range(y_old.shape[0]):
+        out[i] = y_old[i] + x * (Fd[0, i] + x * (Fd[1, i] + x * Fd[2, i]))
+
+
+@njit
+def _illinois(a, b, ga, gb, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
+    """Root of g_j in (a, b] with g(a) > 0 >= g(b): Illinois' regula falsi (Dowell & Jarratt
+    1971) with a periodic bisection safeguard, to a few ulps; returns the event side."""
+    side = 0
+    for it in range(300):
+        if b - a <= 4.0 * np.spacing(max(abs(a), abs(b))) + 1e-300:
+            break
+        mid = 0.5 * (a + b)
+        if math.isfinite(ga) and math.isfinite(gb) and ga != gb:
+            c = (a * gb - b * ga) / (gb - ga)
+        else:
+            c = mid
+        if not (a < c < b) or it % 4 == 3:
+            c = mid
+        gc = _g_at(c, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W)
+        if gc <= 0.0:
+            b = c
+            gb = gc
+            if side == -1 and math.isfinite(ga):
+                ga *= 0.5
+            side = -1
+        else:
+            a = c
+            ga = gc
+            if side == 1 and math.isfinite(gb):
+                gb *= 0.5
+            side = 1
+    return b
+
+
+@njit
+def _strict_side(t, t_max, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
+    """Move an event time a few ulps forward until the event value is strictly negative."""
+    d = np.spacing(max(abs(t), 1e-300))
+    tt = t
+    for _ in range(64):
+        if _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W) < 0.0 or tt >= t_max:
+            return tt
+        tt = min(t + d, t_max)
+        d *= 2.0
+    return tt
+
+
+@njit
+def _record(rec, nrec, t, kind, y, n):
+    if nrec >= rec.shape[0]:
+        bigger = np.empty((2 * rec.shape[0], rec.shape[1]))
+        bigger[: rec.shape[0]] = rec
+        rec = bigger
+    rec[nrec, 0] = t
+    rec[nrec, 1] = kind
+    for i in range(y.shape[0]):
+        rec[nrec, 2 + i] = y[i]
+    _normalise(rec[nrec, 2:], n)
+    return rec, nrec + 1
+
+
+@njit
+def _normalise(y, n):
+    for i in range(n):
+        o = 3 * n + 4 * i
+        s = math.sqrt(y[o] ** 2 + y[o + 1] ** 2 + y[o + 2] ** 2 + y[o + 3] ** 2)
+        for k in range(4):
+            y[o + k] /= s
+
+
+@njit
+def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD, G, CR, FR, W):
+    """SciPy's ``select_initial_step`` (Hairer, Norsett & Wanner, Sect. II.4)."""
+    length = t_end - t
+    nn = y.shape[0]
+    d0 = 0.0
+    d1 = 0.0
+    for i in range(nn):
+        sc = atol[i] + abs(y[i]) * rtol
+        d0 += (y[i] / sc) ** 2
+        d1 += (f0[i] / sc) ** 2
+    d0 = math.sqrt(d0 / nn)
+    d1 = math.sqrt(d1 / nn)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, length)
+    for i in range(nn):
+        ytmp[i] = y[i] + h0 * f0[i]
+    _contact_rhs(ytmp, f1, n, BD, G, CR, FR, W)
+    d2 = 0.0
+    for i in range(nn):
+        sc = atol[i] + abs(y[i]) * rtol
+        d2 += ((f1[i] - f0[i]) / sc) ** 2
+    d2 = math.sqrt(d2 / nn) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
+    return min(100 * h0, h1, length, max_step)
+
+
+@njit
+def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samples,
+                contact_samples, m_rows, rec, nrec, n, G, CR, WP, W):
+    """Event scan of an accepted step on its dense output (the engine's rule: ``n_samples``
+    samples, the earliest crossing located by Illinois' method and moved to the strict side)
+    and the extra samples inside contact steps. Returns (event time or -1, records, count);
+    without an event ``ga`` holds the values at ``t_new``."""
+    ng = ga.shape[0]
+    ta = t_old
+    event_t = -1.0
+    for ks in range(1, n_samples + 1):
+        if ks < n_samples:
+            tb = t_old + (t_new - t_old) * ks / n_samples
+            _interp_t(tb, t_old, h, y, Fd, ysamp)
+            _event_values(ysamp, gb, n, G, CR, WP, W)
+        else:
+            tb = t_new
+            _event_values(y_new, gb, n, G, CR, WP, W)
+        best = tb
+        best_j = -1
+        for jj in range(ng):
+            if ga[jj] > 0.0 and gb[jj] <= 0.0:
+                tj = _illinois(ta, tb, ga[jj], gb[jj], t_old, h, y, Fd, ytmp, gtmp, jj, n,
+                               G, CR, WP, W)
+                if best_j < 0 or tj < best:
+                    best = tj
+                    best_j = jj
+        if best_j >= 0:
+            event_t = _strict_side(best, tb, t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR,
+                                   WP, W)
+            break
+        for jj in range(ng):
+            ga[jj] = gb[jj]
+        ta = tb
+    if contact_samples > 0 and m_rows > 0:
+        t_stop = t_new if event_t < 0.0 else event_t
+        for js in range(1, contact_samples + 1):
+            ts = t_old + (t_stop - t_old) * js / (contact_samples + 1)
+            _interp_t(ts, t_old, h, y, Fd, ysamp)
+            rec, nrec = _record(rec, nrec, ts, 1.0, ysamp, n)
+    return event_t, rec, nrec
+
+
+@njit
+def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples, auto,
+            switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W):
+    """Integrate from (t0, y0) until an event, a solver switch or ``t_end`` (module docs).
+
+    Returns (status, t, y, h_next, steps, nfev, records (K, 2 + len(y)): t, kind (0 step,
+    1 sample), state).
+    """
+    nn = y0.shape[0]
+    m_rows = CR[1].shape[0]
+    atol = np.full(nn, atol_s)
+    y = y0.copy()
+    t = t0
+    K = np.empty((dop.NS_EXT, nn))
+    Fd = np.empty((dop.NPOW, nn))
+    F0 = np.empty(nn)
+    y_new = np.empty(nn)
+    ytmp = np.empty(nn)
+    ysamp = np.empty(nn)
+    kbuf = np.empty(nn)
+    nw = WP[1].shape[0]
+    nlat = 0
+    for j in range(nw):
+        if WP[4][j] == 2:
+            nlat += 1
+    ng = nw + nlat
+    ga = np.empty(ng)
+    _event_values(y0, ga, n, G, CR, WP, W)
+    gb = np.empty(ng)
+    gtmp = np.empty(ng)
+    rec = np.empty((64, 2 + nn))
+    nrec = 0
+    _contact_rhs(y, F0, n, BD, G, CR, FR, W)
+    nfev = 1
+    if h_in > 0.0:
+        h = min(h_in, t_end - t, max_step)
+    else:
+        h = _initial_step(y, F0, t, t_end, max_step, rtol, atol, ytmp, kbuf, dop.ORDER, n, BD, G,
+                          CR, FR, W)
+        nfev += 1
+    steps = 0
+    in_contact = 0
+    stiff = 0
+    status = DONE
+    while True:
+        # ---- one accepted step (SciPy's DOP853 control) ----------------------------------------
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h > max_step:
+            h = max_step
+        elif h < min_step:
+            h = min_step
+        rejected = False
+        h_next = h
+        while True:
+            if h < min_step:
+                status = FAILED
+                break
+            t_new = t + h
+            if t_new > t_end:
+                t_new = t_end
+            hh = t_new - t
+            for i in range(nn):
+                K[0, i] = F0[i]
+            for st in range(1, dop.NS):
+                for i in range(nn):
+                    acc = 0.0
+                    for jj in range(st):
+                        acc += dop.A[st, jj] * K[jj, i]
+                    ytmp[i] = y[i] + hh * acc
+                _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+                for i in range(nn):
+                    K[st, i] = kbuf[i]
+            for i in range(nn):
+                acc = 0.0
+                for jj in range(dop.NS):
+                    acc += dop.B[jj] * K[jj, i]
+                y_new[i] = y[i] + hh * acc
+            _contact_rhs(y_new, kbuf, n, BD, G, CR, FR, W)
+            for i in range(nn):
+                K[dop.NS, i] = kbuf[i]
+            nfev += dop.NS
+            err = dop.error_norm(K, hh, y, y_new, rtol, atol)
+            if not math.isfinite(err):
+                h = 0.25 * hh
+                rejected = True
+                continue
+            if err < 1.0:
+                if err == 0.0:
+                    factor = dop.MAX_FACTOR
+                else:
+                    factor = min(dop.MAX_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
+                if rejected:
+                    factor = min(1.0, factor)
+                h_next = hh * factor
+                h = hh
+                break
+            h = hh * max(dop.MIN_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
+            rejected = True
+        if status == FAILED:
+            break
+        steps += 1
+        # ---- dense output ------------------------------------------------------------------------
+        for st in range(dop.NS + 1, dop.NS_EXT):
+            for i in range(nn):
+                acc = 0.0
+                for jj in range(st):
+                    acc += dop.A_EXTRA[st - dop.NS - 1, jj] * K[jj, i]
+                ytmp[i] = y[i] + h * acc
+            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+            for i in range(nn):
+                K[st, i] = kbuf[i]
+        nfev += dop.NS_EXT - dop.NS - 1
+        dop.dense_coefficients(K, h, y, y_new, Fd)
+        t_old = t
+        event_t, rec, nrec = _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp,
+                                         ytmp, n_samples, contact_samples, m_rows, rec, nrec, n,
+                                         G, CR, WP, W)
+        if event_t >= 0.0:
+            _interp_t(event_t, t_old, h, y, Fd, ytmp)
+            for i in range(nn):
+                y[i] = ytmp[i]
+            _normalise(y, n)
+            t = event_t
+            status = EVENT
+            break
+        t = t_new
+        for i in range(nn):
+            y[i] = y_new[i]
+            F0[i] = K[dop.NS, i]
+        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
+        h = h_next
+        any_le = False
+        for jj in range(ng):
+            if ga[jj] <= 0.0:
+                any_le = True
+        if any_le:
+            status = COMMIT
+            break
+        if m_rows and _memory_update(y, n, G, CR, W):
+            _contact_rhs(y, F0, n, BD, G, CR, FR, W)
+            nfev += 1
+        if auto and m_rows > 0:
+            in_contact += 1
+            hw = (t - t_old) * _stiffness_rate(y, n, G, CR, W)
+            stiff = stiff + 1 if hw > stiff_hw else 0
+            if stiff >= stiff_steps or in_contact >= switch_steps:
+                status = SWITCH
+                break
+        if t >= t_end:
+            status = DONE
+            break
+    _normalise(y, n)
+    return status, t, y, h_next, steps, nfev, rec[:nrec].copy()
+
+
+# ---- Radau IIA (order 5): SciPy's ``scipy.integrate.Radau``, compiled --------------------------
+_RC = _radau.C
+_RE = _radau.E
+_RT = np.ascontiguousarray(_radau.T)
+_RTI = np.ascontiguousarray(_radau.TI)
+_RP = np.ascontiguousarray(_radau.P)
+_MU_REAL = float(_radau.MU_REAL)
+_MU_COMPLEX = complex(_radau.MU_COMPLEX)
+_NEWTON_MAXITER = int(_radau.NEWTON_MAXITER)
+_RMIN = float(_radau.MIN_FACTOR)
+_RMAX = float(_radau.MAX_FACTOR)
+_EPS = float(np.finfo(float).eps)
+
+
+@njit
+def _rms(x, scale):
+    """RMS of x / scale over all entries (SciPy's ``norm``); x is (k, n), scale (n,)."""
+    acc = 0.0
+    for r in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            v = x[r, i] / scale[i]
+            acc += v * v
+    return math.sqrt(acc / (x.shape[0] * x.shape[1]))
+
+
+@njit
+def _jacobian(y, f0, J, jscale, n_work, ytmp, f1, n, BD, G, CR, FR, W):
+    """Forward-difference Jacobian with the engine's steps h_j = sqrt(eps) max(|y_j|, s_j)
+    (:meth:`mbplugin.dynamics.world.World.jacobian_function`); the work integrals' rows are
+    left at 0 as there (nothing depends on them)."""
+    nn = y.shape[0]
+    sq = math.sqrt(_EPS)
+    for i in range(nn):
+        ytmp[i] = y[i]
+    for j in range(nn):
+        hj = sq * max(abs(y[j]), jscale[j])
+        hj = (y[j] + hj) - y[j]
+        ytmp[j] = y[j] + hj
+        _contact_rhs(ytmp, f1, n, BD, G, CR, FR, W)
+        ytmp[j] = y[j]
+        for i in range(nn):
+            J[i, j] = (f1[i] - f0[i]) / hj
+    for i in range(nn - n_work, nn):
+        for j in range(nn):
+            J[i, j] = 0.0
+
+
+@njit
+def _collocation(y, h, Z0, scale, tol, LUr, LUc, Z, F, Wm, dW, ytmp, kbuf, n, BD, G, CR, FR,
+                 W):
+    """Newton's iteration on the collocation system (SciPy's ``solve_collocation_system``,
+    with inverses in place of LU factors). Returns (converged, iterations, rate or -1, nfev);
+    the solution is written into Z."""
+    nn = y.shape[0]
+    m_real = _MU_REAL / h
+    m_complex = _MU_COMPLEX / h
+    for r in range(3):
+        for i in range(nn):
+            acc = 0.0
+            for q in range(3):
+                acc += _RTI[r, q] * Z0[q, i]
+            Wm[r, i] = acc
+            Z[r, i] = Z0[r, i]
+    dw_old = -1.0
+    rate = -1.0
+    converged = False
+    nfev = 0
+    k = 0
+    f_real = np.empty(nn)
+    f_cplx = np.empty(nn, dtype=np.complex128)
+    for k in range(_NEWTON_MAXITER):
+        finite = True
+        for r in range(3):
+            for i in range(nn):
+                ytmp[i] = y[i] + Z[r, i]
+            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+            nfev += 1
+            for i in range(nn):
+                F[r, i] = kbuf[i]
+                if not math.isfinite(kbuf[i]):
+                    finite = False
+        if not finite:
+            break
+        for i in range(nn):
+            f_real[i] = (F[0, i] * _RTI[0, 0] + F[1, i] * _RTI[0, 1] + F[2, i] * _RTI[0, 2]
+                         - m_real * Wm[0, i])
+            fc = (F[0, i] * (_RTI[1, 0] + 1j * _RTI[2, 0])
+                  + F[1, i] * (_RTI[1, 1] + 1j * _RTI[2, 1])
+                  + F[2, i] * (_RTI[1, 2] + 1j * _RTI[2, 2]))
+            f_cplx[i] = fc - m_complex * (Wm[1, i] + 1j * Wm[2, i])
+        dr = LUr @ f_real
+        dc = LUc @ f_cplx
+        for i in range(nn):
+            dW[0, i] = dr[i]
+            dW[1, i] = dc[i].real
+            dW[2, i] = dc[i].imag
+        dw = _rms(dW, scale)
+        if dw_old >= 0.0:
+            rate = dw / dw_old
+        if rate >= 0.0 and (rate >= 1.0
+                            or rate ** (_NEWTON_MAXITER - k) / (1.0 - rate) * dw > tol):
+            break
+        for r in range(3):
+            for i in range(nn):
+                Wm[r, i] += dW[r, i]
+        for r in range(3):
+            for i in range(nn):
+                Z[r, i] = _RT[r, 0] * Wm[0, i] + _RT[r, 1] * Wm[1, i] + _RT[r, 2] * Wm[2, i]
+        if dw == 0.0 or (rate >= 0.0 and rate / (1.0 - rate) * dw < tol):
+            converged = True
+            break
+        dw_old = dw
+    return converged, k + 1, rate, nfev
+
+
+@njit
+def _predict_factor(h_abs, h_abs_old, err, err_old):
+    if err_old < 0.0 or h_abs_old < 0.0 or err == 0.0:
+        multiplier = 1.0
+    else:
+        multiplier = h_abs / h_abs_old * (err_old / err) ** 0.25
+    if err == 0.0:
+        return np.inf
+    return min(1.0, multiplier) * err ** -0.25
+
+
+@njit
+def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
+                  jscale, n_work, n, BD, G, CR, FR, WP, W):
+    """As :func:`segment`, with Radau IIA of order 5 (Hairer & Wanner 1996, Sect. IV.8) and
+    SciPy's step-size, Newton and Jacobian-reuse control; for the stiff (resting) phases.
+    Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
+    nn = y0.shape[0]
+    m_rows = CR[1].shape[0]
+    atol = np.full(nn, atol_s)
+    y = y0.copy()
+    t = t0
+    eye = np.eye(nn)
+    J = np.empty((nn, nn))
+    Z0 = np.zeros((3, nn))
+    Z = np.empty((3, nn))
+    F = np.empty((3, nn))
+    Wm = np.empty((3, nn))
+    dW = np.empty((3, nn))
+    Dq = np.empty((3, nn))
+    y_new = np.empty(nn)
+    y_old = np.empty(nn)
+    ytmp = np.empty(nn)
+    ysamp = np.empty(nn)
+    kbuf = np.empty(nn)
+    f = np.empty(nn)
+    f_new = np.empty(nn)
+    scale = np.empty(nn)
+    err_v = np.empty((1, nn))
+    nlat = 0
+    for j in range(WP[1].shape[0]):
+        if WP[4][j] == 2:
+            nlat += 1
+    ng = WP[1].shape[0] + nlat
+    ga = np.empty(ng)
+    _event_values(y0, ga, n, G, CR, WP, W)
+    gb = np.empty(ng)
+    gtmp = np.empty(ng)
+    rec = np.empty((64, 2 + nn))
+    nrec = 0
+    _contact_rhs(y, f, n, BD, G, CR, FR, W)
+    nfev = 1
+    if h_in > 0.0:
+        h_self = h_in
+    else:
+        h_self = _initial_step(y, f, t, t_end, max_step, rtol, atol, ytmp, kbuf, 3, n, BD, G,
+                               CR, FR, W)
+        nfev += 1
+    h_old_self = -1.0
+    err_old_self = -1.0
+    newton_tol = max(10.0 * _EPS / rtol, min(0.03, rtol ** 0.5))
+    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
+    nfev += nn
+    current_jac = True
+    have_lu = False
+    LUr = np.empty((nn, nn))
+    LUc = np.empty((nn, nn), dtype=np.complex128)
+    have_sol = False
+    t_sol = 0.0
+    h_sol = 1.0
+    steps = 0
+    status = DONE
+    while True:
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h_self > max_step:
+            h_abs = max_step
+            h_abs_old = -1.0
+            err_old = -1.0
+        elif h_self < min_step:
+            h_abs = min_step
+            h_abs_old = -1.0
+            err_old = -1.0
+        else:
+            h_abs = h_self
+            h_abs_old = h_old_self
+            err_old = err_old_self
+        rejected = False
+        accepted = False
+        n_iter = 0
+        rate = -1.0
+        err = 0.0
+        safety = 0.9
+        t_new = t
+        h = h_abs
+        while not accepted:
+            if h_abs < min_step:
+                status = FAILED
+                break
+            t_new = t + h_abs
+            if t_new > t_end:
+                t_new = t_end
+            h = t_new - t
+            h_abs = abs(h)
+            if have_sol:
+                for r in range(3):
+                    _interp_t(t + h * _RC[r], t_sol, h_sol, y_old, Dq, ytmp)
+                    for i in range(nn):
+                        Z0[r, i] = ytmp[i] - y[i]
+            else:
+                Z0[:, :] = 0.0
+            for i in range(nn):
+                scale[i] = atol[i] + abs(y[i]) * rtol
+            converged = False
+            while not converged:
+                if not have_lu:
+                    LUr[:, :] = np.linalg.inv(_MU_REAL / h * eye - J)
+                    LUc[:, :] = np.linalg.inv(_MU_COMPLEX / h * eye - J)
+                    have_lu = True
+                converged, n_iter, rate, nf = _collocation(y, h, Z0, scale, newton_tol, LUr,
+                                                           LUc, Z, F, Wm, dW, ytmp, kbuf, n,
+                                                           BD, G, CR, FR, W)
+                nfev += nf
+                if not converged:
+                    if current_jac:
+                        break
+                    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
+                    nfev += nn
+                    current_jac = True
+                    have_lu = False
+            if not converged:
+                h_abs *= 0.5
+                have_lu = False
+                continue
+            for i in range(nn):
+                y_new[i] = y[i] + Z[2, i]
+            for i in range(nn):
+                ytmp[i] = f[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1] + Z[2, i] * _RE[2]) / h
+            ev = LUr @ ytmp
+            for i in range(nn):
+                scale[i] = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
+                err_v[0, i] = ev[i]
+            err = _rms(err_v, scale)
+            safety = 0.9 * (2 * _NEWTON_MAXITER + 1) / (2 * _NEWTON_MAXITER + n_iter)
+            if rejected and err > 1.0:
+                for i in range(nn):
+                    ysamp[i] = y[i] + ev[i]
+                _contact_rhs(ysamp, kbuf, n, BD, G, CR, FR, W)
+                nfev += 1
+                for i in range(nn):
+                    ysamp[i] = kbuf[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1]
+                                          + Z[2, i] * _RE[2]) / h
+                ev = LUr @ ysamp
+                for i in range(nn):
+                    err_v[0, i] = ev[i]
+                err = _rms(err_v, scale)
+            if not (err <= 1.0):
+                factor = _predict_factor(h_abs, h_abs_old, err, err_old)
+                h_abs *= max(_RMIN, safety * factor)
+                have_lu = False
+                rejected = True
+            else:
+                accepted = True
+        if status == FAILED:
+            break
+        steps += 1
+        recompute_jac = n_iter > 2 and rate > 1e-3
+        factor = _predict_factor(h_abs, h_abs_old, err, err_old)
+        factor = min(_RMAX, safety * factor)
+        if not recompute_jac and factor < 1.2:
+            factor = 1.0
+        else:
+            have_lu = False
+        _contact_rhs(y_new, f_new, n, BD, G, CR, FR, W)
+        nfev += 1
+        if recompute_jac:
+            _jacobian(y_new, f_new, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
+            nfev += nn
+            current_jac = True
+        else:
+            current_jac = False
+        h_old_self = h_self
+        err_old_self = err
+        h_self = h_abs * factor
+        # dense output: y_old + sum_k (Z^T P)[:, k] x^(k+1)
+        for k in range(3):
+            for i in range(nn):
+                Dq[k, i] = Z[0, i] * _RP[0, k] + Z[1, i] * _RP[1, k] + Z[2, i] * _RP[2, k]
+        for i in range(nn):
+            y_old[i] = y[i]
+        t_sol = t
+        h_sol = h
+        have_sol = True
+        t_old = t
+        event_t, rec, nrec = _after_step(t_old, t_new, h, y_old, y_new, Dq, ga, gb, gtmp,
+                                         ysamp, ytmp, n_samples, contact_samples, m_rows, rec,
+                                         nrec, n, G, CR, WP, W)
+        if event_t >= 0.0:
+            _interp_t(event_t, t_old, h, y_old, Dq, ytmp)
+            for i in range(nn):
+                y[i] = ytmp[i]
+            _normalise(y, n)
+            t = event_t
+            status = EVENT
+            break
+        t = t_new
+        for i in range(nn):
+            y[i] = y_new[i]
+            f[i] = f_new[i]
+        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
+        any_le = False
+        for jj in range(ng):
+            if ga[jj] <= 0.0:
+                any_le = True
+        if any_le:
+            status = COMMIT
+            break
+        if m_rows and _memory_update(y, n, G, CR, W):
+            _contact_rhs(y, f, n, BD, G, CR, FR, W)
+            nfev += 1
+        if t >= t_end:
+            status = DONE
+            break
+    h_next = h_self
+    _normalise(y, n)
+    return status, t, y, h_next, steps, nfev, rec[:nrec].copy()
+
+
+
+
+@dataclass
+class SegmentResult:
+    """What :func:`run_segment` returns to the driver (see :func:`segment`)."""
+
+    status: int
+    t: float
+    y: np.ndarray
+    h_next: float
+    steps: int
+    nfev: int
+    records: np.ndarray
+
+
+def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
+                rtol: float, atol: float, max_step: float, n_samples: int,
+                contact_samples: int, auto: bool, switch_steps: int, stiff_hw: float,
+                stiff_steps: int, implicit: bool = False,
+                jscale: np.ndarray | None = None) -> SegmentResult:
+    """Run one compiled segment on the arrays of ``EngineContacts.compiled_arrays()``:
+    DOP853 (:func:`segment`) or, with ``implicit=True``, Radau (:func:`radau_segment`, with the
+    Jacobian's difference scales ``jscale``)."""
+    n, BD, G, CR, FR, WP, W = arrays
+    if implicit:
+        out = radau_segment(
+            np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
+            -1.0 if h is None else float(h), float(rtol), float(atol),
+            float(min(max_step, 1e300)), int(n_samples), int(contact_samples), jscale, 3,
+            n, BD, G, CR, FR, WP, W)
+        status, t1, y1, h_next, steps, nfev, rec = out
+        return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
+                             rec)
+    out = segment(np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
+                  -1.0 if h is None else float(h), float(rtol), float(atol),
+                  float(min(max_step, 1e300)), int(n_samples), int(contact_samples), bool(auto),
+                  int(switch_steps), float(stiff_hw), int(stiff_steps), n, BD, G, CR, FR, WP, W)
+    status, t1, y1, h_next, steps, nfev, rec = out
+    return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec)

@@ -1,0 +1,204 @@
+"""Checks made before a run starts: initial overlaps and the work and memory a run will take.
+
+Initial overlaps (policy, documented in ``docs/scenes.md``)
+    A contact that exists in the initial state holds elastic energy the bodies never did work
+    for. An overlap is accepted as a *pre-load* when it is small:
+
+    * its law's force at that overlap (at the initial approach speed) is at most
+      ``PRELOAD_WEIGHTS`` times the weight of all the movable bodies (the most a contact can
+      carry at rest under gravity, with a margin: a ball placed at its static indentation, a
+      stack placed touching), or
+    * the overlap is at most ``OVERLAP_REL_TOL`` of the contact's effective radius (rounding of a
+      placement "touching exactly").
+
+    Larger overlaps raise :class:`InitialOverlapError` before anything is integrated, naming the
+    bodies, the overlap, the force and the stored energy. The energy of an accepted pre-load
+    (the law's elastic potential, ``stored`` at t = 0) is part of the initial energy, so the
+    balance ``kinetic + potential + stored + dissipated - external_work`` stays honest.
+
+Work and memory
+    A fixed-step run of ``duration / dt`` steps records ``steps / record_every`` states of
+    ``13 n`` numbers each; a run whose records would not fit in the available memory, or that
+    would take more than ``MAX_FIXED_STEPS`` steps, raises :class:`RunTooLargeError` with the
+    numbers before it starts; one of more than ``WARN_FIXED_STEPS`` steps is warned about.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from mbplugin.errors import ParameterError
+
+#: An initial overlap whose law force exceeds this many times the total weight is rejected.
+PRELOAD_WEIGHTS = 2.0
+#: ... unless the overlap is below this fraction of the effective radius (rounding).
+OVERLAP_REL_TOL = 1e-6
+#: Absolute overlap tolerance (m) where the geometry gives no effective radius.
+OVERLAP_ABS_TOL = 1e-9
+#: Fixed-step runs longer than this are refused, longer than WARN_FIXED_STEPS warned about.
+MAX_FIXED_STEPS = 10**9
+WARN_FIXED_STEPS = 10**7
+#: Rough engine memory per body (state, mass properties, contact model rows, work arrays), bytes.
+BYTES_PER_BODY = 4096
+
+
+class InitialOverlapError(ParameterError):
+    """Bodies overlap in the initial state by more than the pre-load tolerance."""
+
+
+class RunTooLargeError(ParameterError):
+    """A run would need more memory or steps than this machine can give (numbers in the text)."""
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation (MemAvailable on Linux, else physical)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * 1024**3
+
+
+def human_bytes(n: float) -> str:
+    """``1.5e9`` -> ``'1.4 GiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024.0 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024.0
+    return f"{n:.3g} PiB"
+
+
+def check_body_count(n_bodies: int, where: str = "bodies") -> None:
+    """Refuse to build more bodies than the memory can hold (before any array is allocated)."""
+    need = n_bodies * BYTES_PER_BODY
+    avail = available_memory()
+    if need > avail:
+        raise RunTooLargeError(
+            f"{where}: {n_bodies:.4g} bodies need about {human_bytes(need)} of memory "
+            f"(~{BYTES_PER_BODY} B each), {human_bytes(avail)} is available; use fewer bodies"
+        )
+
+
+def total_weight(world: Any) -> float:
+    """Weight (N) of all the movable bodies: sum m_i |g| |gravity_scale_i|."""
+    b = world.bodies
+    mov = ~b.fixed
+    g = float(np.linalg.norm(world.gravity))
+    return float(np.sum(b.mass[mov] * np.abs(b.gravity_scale[mov]))) * g
+
+
+def initial_overlaps(world: Any, y0: np.ndarray) -> tuple[list[dict[str, Any]], float]:
+    """The contacts of the initial state ``y0``: one dict per overlapping pair (bodies, overlap
+    delta (m), law force (N), effective radius (m), ``accepted``), and the elastic energy (J)
+    they store. The contact store is left empty (the integrator registers the initial
+    contacts again)."""
+    contacts = world.contacts
+    if contacts is None:
+        return [], 0.0
+    try:
+        return _initial_overlaps(world, contacts, y0)
+    finally:
+        contacts.store.reset()
+
+
+def _initial_overlaps(world: Any, contacts: Any, y0: np.ndarray
+                      ) -> tuple[list[dict[str, Any]], float]:
+    y = contacts.begin(0.0, np.asarray(y0, dtype=float))
+    if contacts.n_active == 0:
+        return [], 0.0
+    tab = contacts.contact_table(y)
+    store = contacts.store
+    rows = np.searchsorted(store.keys, tab["key"])
+    rows = np.clip(rows, 0, max(len(store.keys) - 1, 0))
+    r_eff = np.asarray(store.r_eff, dtype=float)[rows] if len(store.keys) else np.zeros(0)
+    stored = float(contacts.stored_energy(y))
+    weight = total_weight(world)
+    names = world.bodies.names
+    out = []
+    for j in range(len(tab["key"])):
+        d = float(tab["delta"][j])
+        if not d > 0.0:
+            continue
+        r = float(r_eff[j]) if j < len(r_eff) else math.nan
+        geo_tol = OVERLAP_REL_TOL * r if math.isfinite(r) and r > 0 else OVERLAP_ABS_TOL
+        f = float(tab["force"][j])
+        ok = d <= geo_tol or abs(f) <= PRELOAD_WEIGHTS * weight
+        a, b = int(tab["a"][j]), int(tab["b"][j])
+        out.append({
+            "a": names[a] if 0 <= a < len(names) else "world",
+            "b": names[b] if 0 <= b < len(names) else "world",
+            "delta": d, "force": f, "r_eff": r, "accepted": bool(ok),
+        })
+    return out, stored
+
+
+def check_initial_overlaps(world: Any, y0: np.ndarray) -> tuple[list[dict[str, Any]], float]:
+    """:func:`initial_overlaps`, raising :class:`InitialOverlapError` for the rejected ones."""
+    found, stored = initial_overlaps(world, y0)
+    bad = [o for o in found if not o["accepted"]]
+    if bad:
+        worst = max(bad, key=lambda o: o["delta"])
+        weight = total_weight(world)
+        more = f" (and {len(bad) - 1} more overlapping pairs)" if len(bad) > 1 else ""
+        raise InitialOverlapError(
+            f"bodies '{worst['a']}' and '{worst['b']}' overlap by {worst['delta']:.4g} m in the "
+            f"initial state{more}: the contact law pushes them apart with {worst['force']:.4g} N "
+            f"(more than {PRELOAD_WEIGHTS:g}x the total weight {weight:.4g} N) and the initial "
+            f"overlaps store {stored:.4g} J; move the bodies apart (see docs/scenes.md, "
+            f"'Initial overlaps')"
+        )
+    return found, stored
+
+
+def estimate_run(n_bodies: int, duration: float, settings: Any, record: Any,
+                 n_contacts: int = 0, n_state: int = 0) -> dict[str, Any]:
+    """Steps, records and record memory (bytes) of a run; ``steps`` is None for adaptive runs
+    (unknown before the run)."""
+    per_record = 8 * (6 + (13 * n_bodies if record.bodies else 0))
+    if record.contacts:
+        per_record += 8 * n_contacts * (8 + n_state)
+    if settings.method == "adaptive":
+        return {"steps": None, "records": None, "bytes_per_record": per_record,
+                "record_bytes": None}
+    steps = math.ceil(duration / float(settings.dt) - 1e-9)
+    records = steps // int(record.every) + 1
+    return {"steps": steps, "records": records, "bytes_per_record": per_record,
+            "record_bytes": records * per_record}
+
+
+def check_run_size(estimate: dict[str, Any], dt: float | None = None) -> list[str]:
+    """Refuse (:class:`RunTooLargeError`) a run that cannot fit; returns warnings for long ones."""
+    msgs: list[str] = []
+    steps = estimate["steps"]
+    if steps is None:
+        return msgs
+    rec_bytes = estimate["record_bytes"]
+    avail = available_memory()
+    if rec_bytes > 0.5 * avail:
+        raise RunTooLargeError(
+            f"the run would record {estimate['records']:.4g} states of "
+            f"{human_bytes(estimate['bytes_per_record'])} each ({human_bytes(rec_bytes)}), more "
+            f"than half the available memory ({human_bytes(avail)}); raise output.record_every "
+            f"or integrator.dt, or shorten scene.duration"
+        )
+    if steps > MAX_FIXED_STEPS:
+        raise RunTooLargeError(
+            f"integrator.dt = {dt:g} s needs {steps:.4g} fixed steps (more than "
+            f"{MAX_FIXED_STEPS:.0e}; days of computing at ~10-100 us per step); raise "
+            f"integrator.dt (the step advisor's recommendation is in summary.json, "
+            f"step_advice) or shorten scene.duration"
+        )
+    if steps > WARN_FIXED_STEPS:
+        msgs.append(f"the run takes {steps:.4g} fixed steps (dt = {dt:g} s): expect a long "
+                    f"wall time (~10-100 us per step)")
+    return msgs

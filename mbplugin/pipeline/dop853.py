@@ -1,0 +1,90 @@
+"""Dormand-Prince 8(5,3) tables, step-size control and dense output, shared by the compiled
+drivers (the impact analyser, :mod:`mbplugin.pipeline.run`).
+
+Coefficients are SciPy's (``scipy.integrate._ivp.dop853_coefficients``; Hairer, Norsett &
+Wanner, Solving ODEs I, Sect. II.10) and the step-size control follows ``scipy.integrate.DOP853``
+so that a compiled driver steps as SciPy would.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.integrate._ivp import dop853_coefficients as _dc
+
+from mbplugin._jit import njit, njit_inline
+
+NS = _dc.N_STAGES  # 12
+A = np.ascontiguousarray(_dc.A[:NS, :NS])
+B = np.ascontiguousarray(_dc.B)
+C = np.ascontiguousarray(_dc.C[:NS])
+E3 = np.ascontiguousarray(_dc.E3)
+E5 = np.ascontiguousarray(_dc.E5)
+D = np.ascontiguousarray(_dc.D)
+A_EXTRA = np.ascontiguousarray(_dc.A[NS + 1 :])
+C_EXTRA = np.ascontiguousarray(_dc.C[NS + 1 :])
+NS_EXT = _dc.N_STAGES_EXTENDED  # 16
+NPOW = _dc.INTERPOLATOR_POWER  # 7
+ORDER = 7  #: error estimator order (SciPy's ``error_estimator_order``)
+
+SAFETY = 0.9
+MIN_FACTOR = 0.2
+MAX_FACTOR = 10.0
+ERR_EXP = -1.0 / (ORDER + 1)
+
+
+@njit_inline
+def interp(y_old, Fd, x, out):
+    """Dense output at fraction x in [0, 1] of the step (SciPy's evaluation order)."""
+    n = y_old.shape[0]
+    for i in range(n):
+        acc = 0.0
+        for p in range(NPOW - 1, -1, -1):
+            acc += Fd[p, i]
+            if (NPOW - 1 - p) % 2 == 0:
+                acc *= x
+            else:
+                acc *= 1.0 - x
+        out[i] = acc + y_old[i]
+
+
+@njit
+def error_norm(K, h, y, y_new, rtol, atol):
+    """SciPy's DOP853 error norm of a step (K: the stages, K[NS] = f(y_new)); NaN if the new
+    state is not finite."""
+    n = y.shape[0]
+    e5 = 0.0
+    e3 = 0.0
+    for i in range(n):
+        if not math.isfinite(y_new[i]):
+            return np.nan
+        sc = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
+        a5 = 0.0
+        a3 = 0.0
+        for j in range(NS + 1):
+            a5 += E5[j] * K[j, i]
+            a3 += E3[j] * K[j, i]
+        a5 /= sc
+        a3 /= sc
+        e5 += a5 * a5
+        e3 += a3 * a3
+    if e5 == 0.0 and e3 == 0.0:
+        return 0.0
+    return abs(h) * e5 / math.sqrt((e5 + 0.01 * e3) * n)
+
+
+@njit
+def dense_coefficients(K, h, y, y_new, Fd):
+    """The interpolation coefficients ``Fd`` (NPOW, n) of a step from its extended stages K."""
+    n = y.shape[0]
+    for i in range(n):
+        dy = y_new[i] - y[i]
+        Fd[0, i] = dy
+        Fd[1, i] = h * K[0, i] - dy
+        Fd[2, i] = 2.0 * dy - h * (K[NS, i] + K[0, i])
+        for p in range(NPOW - 3):
+            acc = 0.0
+            for j in range(NS_EXT):
+                acc += D[p, j] * K[j, i]
+            Fd[3 + p, i] = h * acc

@@ -1,0 +1,162 @@
+"""Regularised Coulomb friction with an optional Stribeck curve and viscous term.
+
+For a contact with normal force ``F_N >= 0`` (from the normal law) and tangential slip velocity
+``v_t`` (of body b relative to body a at the contact point), the friction force on body b is
+
+    F_t = -( mu(s) F_N r(s) + c_v s ) v_t / s,          s = |v_t|,
+
+with the Stribeck curve (Armstrong-Helouvry, Dupont & Canudas de Wit 1994, Eq. 4; the Gaussian
+form of Andersson, Soderberg & Bjorklund 2007, Eq. 4)
+
+    mu(s) = mu_c + (mu_s - mu_c) exp(-(s / v_s)^2)
+
+and a regularisation ``r`` of the sign function (Andersson et al. 2007, Sect. 3.1):
+
+    r(s) = tanh(s / v_eps)                  ("tanh", smooth, the default)
+    r(s) = min(s / v_eps, 1)                ("linear", Karnopp-like viscous band)
+
+Regularisation creep (documented behaviour): a regularised law cannot hold a body exactly at
+rest under a tangential load. A block of any mass on a slope of angle theta with
+mu_s > tan(theta) slides steadily at
+
+    v_creep = v_eps * atanh(tan(theta) / mu_s)              (tanh regularisation)
+    v_creep = v_eps * tan(theta) / mu_s                     (linear regularisation)
+
+(neglecting the Stribeck drop, valid while v_creep << v_s). Choose ``v_eps`` so that this creep is
+acceptable over the simulated time; the smaller ``v_eps``, the stiffer the equations
+(dF_t/dv_t = mu_s F_N / v_eps at s = 0, see :func:`friction_stiffness`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.errors import ParameterError
+
+REGULARISATIONS = ("tanh", "linear")
+
+
+@dataclass(frozen=True)
+class Friction:
+    """Friction parameters of one contact pair rule.
+
+    ``mu``      kinetic (Coulomb) coefficient mu_c (-), >= 0
+    ``mu_s``    static coefficient (-), >= mu; default ``mu`` (no Stribeck effect)
+    ``v_s``     Stribeck velocity (m/s), > 0
+    ``v_eps``   regularisation velocity (m/s), > 0
+    ``viscous`` viscous coefficient c_v (N s/m), >= 0
+    ``regularisation``  "tanh" or "linear"
+    """
+
+    mu: float = 0.0
+    mu_s: float | None = None
+    v_s: float = 0.01
+    v_eps: float = 1e-4
+    viscous: float = 0.0
+    regularisation: str = "tanh"
+
+    def __post_init__(self) -> None:
+        _check("mu", self.mu, 0.0, math.inf, False)
+        if self.mu_s is not None:
+            _check("mu_s", self.mu_s, 0.0, math.inf, False)
+            if self.mu_s < self.mu:
+                raise ParameterError(
+                    f"friction: mu_s = {self.mu_s:g} must be >= mu = {self.mu:g}; allowed range "
+                    "[mu, inf)"
+                )
+        _check("v_s", self.v_s, 0.0, math.inf, True)
+        _check("v_eps", self.v_eps, 0.0, math.inf, True)
+        _check("viscous", self.viscous, 0.0, math.inf, False)
+        if self.regularisation not in REGULARISATIONS:
+            raise ParameterError(
+                f"friction: regularisation = {self.regularisation!r} is not one of "
+                f"{{{', '.join(REGULARISATIONS)}}}"
+            )
+
+    @property
+    def static(self) -> float:
+        return self.mu if self.mu_s is None else self.mu_s
+
+    @property
+    def active(self) -> bool:
+        return self.mu > 0.0 or self.static > 0.0 or self.viscous > 0.0
+
+    def creep_speed(self, slope_rad: float) -> float:
+        """Steady sliding speed (m/s) of a block on a slope under this regularisation."""
+        ratio = math.tan(slope_rad) / self.static if self.static > 0 else math.inf
+        if ratio >= 1.0:
+            return math.inf
+        if self.regularisation == "tanh":
+            return self.v_eps * math.atanh(ratio)
+        return self.v_eps * ratio
+
+
+def _check(name: str, value: float, lo: float, hi: float, lo_open: bool) -> None:
+    ok = math.isfinite(value) and (value > lo if lo_open else value >= lo) and value <= hi
+    if not ok:
+        left = "(" if lo_open else "["
+        raise ParameterError(f"friction: {name} = {value:g} is outside its allowed range "
+                             f"{left}{lo:g}, inf)")
+
+
+@njit
+def friction_scalar(v0, v1, v2, fn, mu, mu_s, v_s, v_eps, viscous, linear):
+    """Friction force (f0, f1, f2) on body b for the slip velocity (v0, v1, v2) (see module doc)."""
+    s = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    x = s / v_eps
+    if linear:
+        r_over_x = 1.0 if x < 1.0 else 1.0 / x
+    elif x < 1e-6:
+        r_over_x = 1.0 - x * x / 3.0
+    else:
+        r_over_x = math.tanh(x) / x
+    mu_eff = mu + (mu_s - mu) * math.exp(-((s / v_s) ** 2))
+    g = mu_eff * max(fn, 0.0) * r_over_x / v_eps + viscous
+    return -g * v0, -g * v1, -g * v2
+
+
+@njit
+def _friction_batch(vt, fn, mu, mu_s, v_s, v_eps, viscous, linear, out):
+    for k in range(vt.shape[0]):
+        f0, f1, f2 = friction_scalar(vt[k, 0], vt[k, 1], vt[k, 2], fn[k], mu[k], mu_s[k], v_s[k],
+                                     v_eps[k], viscous[k], linear[k])
+        out[k, 0] = f0
+        out[k, 1] = f1
+        out[k, 2] = f2
+
+
+def friction_force(
+    vt: np.ndarray,
+    fn: np.ndarray,
+    mu: np.ndarray,
+    mu_s: np.ndarray,
+    v_s: np.ndarray,
+    v_eps: np.ndarray,
+    viscous: np.ndarray,
+    linear: np.ndarray,
+) -> np.ndarray:
+    """Friction force (N) on body b for slip velocities ``vt`` (N, 3), normal forces ``fn`` (N,).
+
+    Parameter arrays are per contact (N,) (scalars broadcast); ``linear`` (bool) selects the
+    linear regularisation. Only the viscous part remains where ``fn <= 0``.
+    """
+    vt = np.ascontiguousarray(vt, dtype=float).reshape(-1, 3)
+    n = vt.shape[0]
+
+    def arr(x: object, dtype: type = float) -> np.ndarray:
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=dtype), (n,)))
+
+    out = np.empty((n, 3))
+    _friction_batch(vt, arr(fn), arr(mu), arr(mu_s), arr(v_s), arr(v_eps), arr(viscous),
+                    arr(linear, bool), out)
+    return out
+
+
+def friction_stiffness(fn: np.ndarray, mu_s: np.ndarray, v_eps: np.ndarray,
+                       viscous: np.ndarray) -> np.ndarray:
+    """dF_t/dv_t at zero slip (N s/m): mu_s F_N / v_eps + c_v (the stiffest point)."""
+    return mu_s * np.maximum(fn, 0.0) / v_eps + viscous

@@ -1,0 +1,189 @@
+"""Known contact pairs of primitive shapes: geometry, kinematics, forces and wrenches, compiled.
+
+Inside an integration step a driver needs the geometry of a *fixed* list of pairs (the active
+contacts, the watched pairs) at many trial states. :meth:`~mbplugin.contact.ContactModel.detect`
+answers the general question (broad phase, every shape pair, batch assembly); this module
+evaluates a known list of pairs of the three primitive types
+
+* sphere a - sphere b, plane a - sphere b, plane a - box b (corner ``feature``)
+
+in one compiled loop through the *same* scalar kernels the detection loops over
+(:mod:`mbplugin.contact.kernels`: shape poses, closed forms, point kinematics), so both paths give
+identical numbers. Pairs of other types make the caller fall back to ``detect``.
+
+The force loop evaluates the laws through their compiled kernels (:mod:`mbplugin.laws.kernels`)
+with the data's coefficient rows and state layout (ODE slots, then memory), applies the contact
+rules (:mod:`mbplugin.pipeline.rules`), adds regularised friction and scatters each contact's
+force onto its two bodies (:func:`add_contact_wrench`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbplugin._jit import njit, njit_inline
+from mbplugin.contact import kernels as ck
+from mbplugin.contact.model import BOX, PLANE, SPHERE
+from mbplugin.laws import kernels
+from mbplugin.pipeline import rules
+from mbplugin.pipeline.friction import friction_scalar
+
+PAIR_SS = 0
+PAIR_PS = 1
+PAIR_PB = 2
+PAIR_OTHER = -1
+
+decode_keys = ck.decode_keys
+
+
+def pair_types(kind: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
+    """PAIR_* code of each pair (PAIR_OTHER for types without a compiled path)."""
+    ka, kb = kind[sa], kind[sb]
+    out = np.full(len(sa), PAIR_OTHER, dtype=np.int64)
+    out[(ka == SPHERE) & (kb == SPHERE)] = PAIR_SS
+    out[(ka == PLANE) & (kb == SPHERE)] = PAIR_PS
+    out[(ka == PLANE) & (kb == BOX)] = PAIR_PB
+    return out
+
+
+@njit_inline
+def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, pos, R, vel,
+             omega_w, Ra, Rb):
+    """Geometry and kinematics of one known pair: (delta, ddelta, n0, n1, n2, ra (3), rb (3),
+    vt (3)) as a 14-tuple. ``Ra``, ``Rb`` are (3, 3) work arrays."""
+    ca0, ca1, ca2 = ck.shape_pose(s_a, body, lpos, lrot, pos, R, Ra)
+    cb0, cb1, cb2 = ck.shape_pose(s_b, body, lpos, lrot, pos, R, Rb)
+    if t == PAIR_SS:
+        g = ck.sphere_sphere(ca0, ca1, ca2, radius[s_a], cb0, cb1, cb2, radius[s_b])
+    else:
+        q0, q1, q2, n0, n1, n2 = ck.plane_frame(Ra, ca0, ca1, ca2, plane_n[s_a], plane_p[s_a])
+        if t == PAIR_PS:
+            g = ck.plane_sphere(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, radius[s_b])
+        else:
+            x0, x1, x2 = ck.box_corner(cb0, cb1, cb2, Rb, half[s_b, 0], half[s_b, 1],
+                                       half[s_b, 2], f)
+            g = ck.plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2)
+    k = ck.contact_kinematics(body[s_a], body[s_b], g[0], g[1], g[2], g[3], g[4], g[5], pos,
+                              vel, omega_w)
+    return (g[6], k[6], g[3], g[4], g[5], k[0], k[1], k[2], k[3], k[4], k[5], k[7], k[8], k[9])
+
+
+@njit_inline
+def pair_geometry(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
+                  pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb):
+    """Geometry and kinematics of the listed pairs, written into the output arrays."""
+    pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
+                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       np.empty((3, 3)), np.empty((3, 3)))
+
+
+@njit_inline
+def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
+                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       Ra, Rb):
+    """:func:`pair_geometry` with caller-owned (3, 3) work arrays ``Ra``, ``Rb``."""
+    for k in range(sa.shape[0]):
+        g = pair_one(ptype[k], sa[k], sb[k], feat[k], body, lpos, lrot, radius, plane_n,
+                     plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        a_out[k] = body[sa[k]]
+        b_out[k] = body[sb[k]]
+        delta[k] = g[0]
+        ddelta[k] = g[1]
+        for j in range(3):
+            normal[k, j] = g[2 + j]
+            ra[k, j] = g[5 + j]
+            rb[k, j] = g[8 + j]
+            vt[k, j] = g[11 + j]
+
+
+@njit_inline
+def state_tuple(row, ode, ns, nsl, mem):
+    """Kernel state tuple of data row ``row``: its ``nsl`` ODE states from the flat ``ode``
+    (``ns`` slots per row), then its memory row."""
+    s0 = ode[row * ns + 0] if nsl > 0 else 0.0
+    s1 = ode[row * ns + 1] if nsl > 1 else 0.0
+    s2 = ode[row * ns + 2] if nsl > 2 else 0.0
+    s3 = ode[row * ns + 3] if nsl > 3 else 0.0
+    return (s0, s1, s2, s3, mem[row, 0], mem[row, 1], mem[row, 2], mem[row, 3])
+
+
+@njit
+def raw_forces(rows, law, delta, ddelta, coef, ode, ns, mem, law_kid, law_ns, out):
+    """Unclipped law forces of the contacts (data rows ``rows``) at (delta, ddelta)."""
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        li = law[r]
+        out[k] = kernels.force(law_kid[li], delta[k], ddelta[k], kernels.ctuple(coef, r),
+                               state_tuple(r, ode, ns, law_ns[li], mem))
+
+
+@njit_inline
+def add_contact_wrench(k, a, b, ra, rb, f0, f1, f2, force, torque):
+    """Add contact ``k``'s force F = (f0, f1, f2) on body b[k] and -F on body a[k] (index -1 =
+    world geometry, skipped), with the torques r x F about each centre of mass."""
+    j = b[k]
+    if j >= 0:
+        force[j, 0] += f0
+        force[j, 1] += f1
+        force[j, 2] += f2
+        torque[j, 0] += rb[k, 1] * f2 - rb[k, 2] * f1
+        torque[j, 1] += rb[k, 2] * f0 - rb[k, 0] * f2
+        torque[j, 2] += rb[k, 0] * f1 - rb[k, 1] * f0
+    i = a[k]
+    if i >= 0:
+        force[i, 0] -= f0
+        force[i, 1] -= f1
+        force[i, 2] -= f2
+        torque[i, 0] -= ra[k, 1] * f2 - ra[k, 2] * f1
+        torque[i, 1] -= ra[k, 2] * f0 - ra[k, 0] * f2
+        torque[i, 2] -= ra[k, 0] * f1 - ra[k, 1] * f0
+
+
+@njit
+def scatter_contacts(a, b, fn, normal, ft, ra, rb, force, torque):
+    """Per-body wrenches: F = fn n + ft acts on b, -F on a (index -1 = world geometry, skipped),
+    with the torques r x F about each centre of mass; ``force``/``torque`` (n_bodies, 3) are
+    accumulated in place."""
+    for k in range(a.shape[0]):
+        add_contact_wrench(k, a, b, ra, rb, fn[k] * normal[k, 0] + ft[k, 0],
+                           fn[k] * normal[k, 1] + ft[k, 1], fn[k] * normal[k, 2] + ft[k, 2],
+                           force, torque)
+
+
+@njit_inline
+def contact_forces(rows, law, a, b, delta, ddelta, normal, vt, ra, rb, coef, ode, ns, mem,
+                   law_kid, law_mode, law_ns, mu, mu_s, v_s, v_eps, visc, lin, fric,
+                   force, torque, rates, fn_out):
+    """Law forces, friction, law-state rates; forces/torques scattered onto the bodies.
+
+    Returns (power absorbed by the normal forces, friction power) in W.
+    """
+    p_n = 0.0
+    p_f = 0.0
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        li = law[r]
+        kid = law_kid[li]
+        c = kernels.ctuple(coef, r)
+        s = state_tuple(r, ode, ns, law_ns[li], mem)
+        d = delta[k]
+        v = ddelta[k]
+        fn = rules.applied(law_mode[li], kernels.force(kid, d, v, c, s))
+        fn_out[k] = fn
+        nsl = law_ns[li]
+        if nsl > 0:
+            rt = kernels.rate(kid, d, v, c, s)
+            for j in range(nsl):
+                rates[r * ns + j] = rt[j]
+        if fric:
+            f0, f1, f2 = friction_scalar(vt[k, 0], vt[k, 1], vt[k, 2], fn, mu[li], mu_s[li],
+                                         v_s[li], v_eps[li], visc[li], lin[li])
+        else:
+            f0 = 0.0
+            f1 = 0.0
+            f2 = 0.0
+        p_n += fn * v
+        p_f -= f0 * vt[k, 0] + f1 * vt[k, 1] + f2 * vt[k, 2]
+        add_contact_wrench(k, a, b, ra, rb, fn * normal[k, 0] + f0, fn * normal[k, 1] + f1,
+                           fn * normal[k, 2] + f2, force, torque)
+    return p_n, p_f

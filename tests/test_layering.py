@@ -1,0 +1,116 @@
+"""The package's dependency rules, checked by walking every module's imports with ``ast``.
+
+* ``mbplugin.laws`` is the bottom layer: it imports nothing of the package but itself, the
+  error types and the JIT shim (not contact, dynamics, impact, pipeline, cli, scene, bullet, ...).
+* Only ``mbplugin/cli/`` imports ``mbplugin.cli`` (library code never depends on the CLI).
+* No module imports another package's private module: ``mbplugin.X._y`` only from inside
+  ``mbplugin.X`` (lazy imports inside functions included).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "mbplugin"
+#: What mbplugin.laws may import from the package.
+LAWS_MAY_IMPORT = ("mbplugin.laws", "mbplugin.errors", "mbplugin._jit")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted name) of every mbplugin module a file imports, anywhere in the file.
+
+    ``from a.b import c`` yields ``a.b.c`` when ``c`` is a submodule (a file or package of
+    ``a/b``), else ``a.b``; relative imports are resolved against the file's package.
+    """
+    tree = ast.parse(path.read_text(), filename=str(path))
+    me = _module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join([*base, node.module] if node.module else base)
+            else:
+                mod = node.module or ""
+            for a in node.names:
+                sub = ROOT.parent.joinpath(*mod.split("."), a.name)
+                is_module = sub.with_suffix(".py").exists() or (sub / "__init__.py").exists()
+                out.append((node.lineno, f"{mod}.{a.name}" if is_module else mod))
+    return [(line, name) for line, name in out if name.split(".")[0] == "mbplugin"]
+
+
+def _all_imports() -> list[tuple[str, str, int, str]]:
+    """(module, file, line, imported) for every import of every module of the package."""
+    rows = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for line, name in _imports(path):
+            rows.append((_module_name(path), str(path.relative_to(ROOT.parent)), line, name))
+    return rows
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_the_walk_sees_the_package():
+    """The walk finds the modules and their imports (the checks below are not vacuous)."""
+    rows = _all_imports()
+    modules = {r[0] for r in rows}
+    assert {"mbplugin.laws.power", "mbplugin.impact", "mbplugin.cli"} <= modules
+    assert any(r[0] == "mbplugin.laws.power" and r[3] == "mbplugin.laws.base" for r in rows)
+    assert any(r[0].startswith("mbplugin.cli") and _within(r[3], "mbplugin.cli") for r in rows)
+
+
+def test_laws_is_the_bottom_layer():
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in _all_imports()
+           if _within(mod, "mbplugin.laws")
+           and not any(_within(name, ok) for ok in LAWS_MAY_IMPORT)]
+    assert not bad, "mbplugin.laws may import only " + ", ".join(LAWS_MAY_IMPORT) + ":\n" + \
+        "\n".join(bad)
+
+
+def test_only_the_cli_imports_the_cli():
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in _all_imports()
+           if _within(name, "mbplugin.cli") and not _within(mod, "mbplugin.cli")]
+    assert not bad, "library code must not import mbplugin.cli:\n" + "\n".join(bad)
+
+
+def test_no_private_module_of_another_package():
+    bad = []
+    for mod, f, line, name in _all_imports():
+        parts = name.split(".")
+        for k in range(1, len(parts)):
+            if parts[k].startswith("_") and not parts[k].startswith("__"):
+                owner = ".".join(parts[:k])  # the package the private module belongs to
+                if not _within(mod, owner):
+                    bad.append(f"{f}:{line} imports {name} (private to {owner})")
+                break
+    assert not bad, "private modules imported from outside their package:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("from mbplugin.laws import _ids\n", "mbplugin.laws._ids"),
+    ("from mbplugin.laws.power import power_force\n", "mbplugin.laws.power"),
+    ("def f():\n    from mbplugin.impact import impact\n", "mbplugin.impact"),
+    ("from ..laws import kernels\n", "mbplugin.laws.kernels"),
+])
+def test_import_walk_resolves_forms(tmp_path, monkeypatch, source, expected):
+    """The walk resolves submodule, name, lazy and relative imports (checked on a fake file
+    placed inside the package tree's naming scheme)."""
+    fake = ROOT / "dynamics" / "_layering_probe.py"
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source)
+    assert [name for _, name in _imports(fake)] == [expected]

@@ -1,0 +1,121 @@
+"""The contact pipeline: the rules written once, and the engine's compiled path against the
+analyser and against SciPy's integrator."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mbplugin.impact import impact
+from mbplugin.laws import make_law
+from mbplugin.laws.base import MODE_CLIP, MODE_RAW, MODE_TENSION
+from mbplugin.pipeline import rules
+from mbplugin.scene import build_scene
+
+# steel ball on a steel plane (benchmarks/bench_dropball.py): R = 1 cm, rho = 7800 kg/m^3
+R, RHO, E, NU, H, G = 0.01, 7800.0, 210e9, 0.3, 0.1, 9.81
+MASS = RHO * 4.0 / 3.0 * math.pi * R**3
+# Hertz (1881): k = 4/3 E* sqrt(R) for a sphere on a half-space, 1/E* = 2 (1 - nu^2) / E
+K_HERTZ = 4.0 / 3.0 * E / (2.0 * (1.0 - NU**2)) * math.sqrt(R)
+
+
+def _steel_drop(cr: float, duration: float, rtol: float) -> dict:
+    return {
+        "scene": {"duration": duration},
+        "world": {"gravity": [0.0, 0.0, -G]},
+        "materials": {"steel": {"E": E, "nu": NU, "density": RHO}},
+        "integrator": {"method": "adaptive", "rtol": rtol},
+        "output": {"contacts": False},
+        "bodies": [
+            {"name": "floor", "shape": "plane", "fixed": True, "material": "steel"},
+            {"name": "ball", "shape": "sphere", "radius": R, "material": "steel",
+             "position": [0.0, 0.0, R + H]},
+        ],
+        "contact": {"law": "zhang_sharf", "params": {"cr": cr}},
+    }
+
+
+def test_end_of_contact_rule_is_eq17() -> None:
+    """Milehins & Marghitu (2026), Eq. 17: a contact ends while the bodies recede (ddelta <= 0)
+    once the raw force is <= 0; a law that may pull ends at delta <= 0 instead. The event
+    function is <= 0 exactly then, whatever its (positive) scales."""
+    for mode in (MODE_CLIP, MODE_RAW):
+        assert rules.ended(mode, 1e-6, -0.1, 0.0)
+        assert rules.ended(mode, 1e-6, -0.1, -1.0)
+        assert not rules.ended(mode, 1e-6, -0.1, 1e-9)  # still pushing
+        assert not rules.ended(mode, 1e-6, 1e-9, -1.0)  # still approaching
+        assert rules.end_value(mode, 1e-6, -0.1, -2.0, 1e-6, 3.0, 1e-3) <= 0.0
+    assert rules.ended(MODE_TENSION, 0.0, -0.1, -5.0)
+    assert not rules.ended(MODE_TENSION, 1e-9, -0.1, -5.0)  # pulls until the surfaces part
+    assert rules.applied(MODE_CLIP, -3.0) == 0.0
+    assert rules.applied(MODE_TENSION, -3.0) == -3.0
+    assert rules.applied(MODE_RAW, -3.0) == -3.0
+
+
+def test_separated_latch_rule() -> None:
+    """Spec bouc-wen-collision-laws.md section 10, items 5-6: a pair that separated with a
+    residual overlap d_sep stays latched until the gap opens, or until it is pressed deeper
+    than d_sep while approaching (then a new contact starts)."""
+    d_sep = 2e-6
+    assert rules.latch_holds(1e-6, -0.1, d_sep)
+    assert rules.latch_holds(3e-6, -0.1, d_sep)  # deeper but receding
+    assert rules.latch_holds(1e-6, 0.1, d_sep)  # approaching, not yet deeper
+    assert not rules.latch_holds(0.0, 0.1, d_sep)  # gap open
+    assert not rules.latch_holds(3e-6, 0.1, d_sep)  # pressed deeper: renewed
+    assert rules.latch_renew_value(3e-6, 0.1, d_sep, 1e-6, 1e-3) < 0.0
+    assert rules.latch_release_value(-1e-9, 1e-6) < 0.0
+    assert rules.onset_speed(-0.2) == 0.0 and rules.onset_speed(0.3) == 0.3
+    assert rules.starts(1e-12) and not rules.starts(0.0)
+
+
+def test_every_bounce_equals_impact_analyser_down_to_1mm_per_s() -> None:
+    """Every bounce of the steel drop ball has the c_r of the isolated impact with the ball's
+    weight pressing (press = m g) at the latched impact speed, within 1e-6, down to
+    v_in = 1 mm/s: the engine meets onset and end of contact (Eq. 17) as events on the
+    dense output and the analyser integrates the same law to its own tolerance."""
+    cr = 0.8
+    result = build_scene(_steel_drop(cr, 5.0, 1e-10)).run()
+    law = make_law("zhang_sharf", k=K_HERTZ, n=1.5, cr=cr)
+    v_in = np.array([b["v_in"] for b in result.bounces])
+    got = np.array([b["cr"] for b in result.bounces])
+    assert v_in[0] == pytest.approx(math.sqrt(2 * G * H), rel=1e-9)
+    checked = v_in >= 1e-3
+    assert checked.sum() >= 25 and v_in[checked].min() < 2e-3  # the range down to 1 mm/s
+    ref = np.array([impact(law, MASS, v, press=MASS * G).cr_out for v in v_in[checked]])
+    assert np.max(np.abs(got[checked] - ref)) < 1e-6
+
+
+def test_compiled_path_matches_scipy_dop853() -> None:
+    """The compiled segment and SciPy's DOP853 stepped from Python integrate the same world
+    with the same step control: the bounce sequence agrees to the integration tolerance."""
+    doc = _steel_drop(0.5, 1.0, 1e-9)
+    doc["integrator"]["solver"] = "DOP853"
+    fast = build_scene(doc).run()
+    scene = build_scene(doc)
+    scene.world.compiled_path = False
+    slow = scene.run()
+    assert len(fast.bounces) == len(slow.bounces) >= 5
+    for a, b in zip(fast.bounces, slow.bounces, strict=True):
+        assert a["t"] == pytest.approx(b["t"], rel=1e-7)
+        assert a["cr"] == pytest.approx(b["cr"], abs=1e-6)
+
+
+def test_compiled_radau_rests_at_the_hertz_indentation() -> None:
+    """With the ``auto`` solver the ball comes to rest through the compiled Radau segments
+    and sits at the static Hertz indentation (m g / k)^(2/3) (Hertz 1881), as with SciPy's
+    Radau stepped from Python; both give the same bounces."""
+    doc = _steel_drop(0.3, 1.0, 1e-8)
+    fast = build_scene(doc).run()
+    scene = build_scene(doc)
+    scene.world.compiled_path = False
+    slow = scene.run()
+    assert fast.stats.solver_steps.get("Radau", 0) > 0
+    z_rest = R - (MASS * G / K_HERTZ) ** (2.0 / 3.0)
+    for res in (fast, slow):
+        assert res.pos[-1, 1, 2] == pytest.approx(z_rest, abs=1e-3 * (R - z_rest))
+        assert abs(res.vel[-1, 1, 2]) < 1e-6
+    assert len(fast.bounces) == len(slow.bounces)
+    for a, b in zip(fast.bounces, slow.bounces, strict=True):
+        assert a["cr"] == pytest.approx(b["cr"], abs=1e-6)
