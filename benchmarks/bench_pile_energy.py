@@ -51,6 +51,37 @@ def run(dt: float | None, duration: float, n: int) -> dict:
     }
 
 
+def overhead(n: int, steps: int = 200) -> dict:
+    """ms/step on bench_pile.py's packed lattice (about 3 contacts per ball from the first
+    step): the bare integrator, Simulation.run without the step advisor (energy records,
+    trapezoidal contact work) and with it; same process, each after a warm-up run."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_pile import DT_OURS, build_ours
+
+    from mbplugin.dynamics.integrators import IntegratorSettings, integrate
+    from mbplugin.dynamics.simulation import SimulationWarning
+
+    out: dict[str, float] = {}
+    for key in ("bare", "no_advisor", "advisor", "bare", "no_advisor", "advisor"):
+        scene = build_ours(n)
+        sim = scene.simulation
+        sim.duration = steps * DT_OURS
+        sim.integrator = IntegratorSettings("symplectic_euler", dt=DT_OURS)
+        sim.advise = key == "advisor"
+        t0 = time.perf_counter()
+        if key == "bare":
+            integrate(scene.world, scene.world.pack(), 0.0, sim.duration, sim.integrator)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SimulationWarning)
+                sim.run()
+        out[key] = 1e3 * (time.perf_counter() - t0) / steps  # the second run of each counts
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=0.3)
@@ -58,7 +89,16 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--with-old-step", action="store_true",
                     help="also run at the scene's former dt = 2e-5 s")
+    ap.add_argument("--overhead", action="store_true",
+                    help="only the advisor's cost: ms/step with and without it")
     args = ap.parse_args()
+    if args.overhead:
+        o = overhead(args.n**3)
+        print(f"N = {args.n**3} (packed lattice): bare integrator {o['bare']:.2f} ms/step, "
+              f"Simulation.run without the advisor {o['no_advisor']:.2f} "
+              f"(x{o['no_advisor'] / o['bare']:.2f}), with it {o['advisor']:.2f} "
+              f"(x{o['advisor'] / o['bare']:.2f})")
+        return
     rows = [run(None, args.duration, args.n)]
     if args.with_old_step:
         rows.append(run(2e-5, args.duration, args.n))

@@ -196,6 +196,32 @@ def test_residual_overlap_latches_until_the_gap_opens():
     assert len(store) == 1 and len(store.onsets) == 2 and store.ode[0, 0] == 0.0
 
 
+def test_end_books_what_commit_books_for_an_ending_contact():
+    """``ContactStore.end`` (an end located by the driver, e.g. a compiled engine segment) and
+    ``commit`` with the same state give the same separation (v_out = -ddelta, delta) and, for
+    a residual overlap, the same latch; a later touch is a new onset in both."""
+    # Hunt-Crossley, cr 0.2: F = k d^1.5 (1 + 1.2 dd / v_in) <= 0 once dd <= -v_in / 1.2
+    law = make_law("hunt_crossley", k=1e9, cr=0.2)
+    for d_end in (2e-7, -1e-9):  # residual overlap (latched) / the gap already open
+        stores = [ContactStore(law), ContactStore(law)]
+        for s in stores:
+            s.begin(one(1e-9, 1.0), 0.0)
+            s.commit(one(1e-5, 0.2), 1e-5)
+        stores[0].commit(one(d_end, -0.9), 2e-5)
+        stores[1].end(2e-5, np.array([0]), np.array([d_end]), np.array([-0.9]))
+        for s in stores:
+            assert len(s) == 0
+            sep = s.last_separations
+            assert len(sep) == 1 and sep["t"][0] == 2e-5
+            assert sep["v"][0] == 0.9 and sep["delta"][0] == d_end
+            assert list(s.latched_keys) == ([7] if d_end > 0 else [])
+            assert list(s.latched_delta) == ([d_end] if d_end > 0 else [])
+            assert len(s.bounces()) == 1 and s.bounces()["cr"][0] == pytest.approx(0.9)
+            s.commit(one(-1e-6, -0.5), 3e-5)
+            s.commit(one(1e-9, 0.4), 4e-5)
+            assert len(s) == 1 and len(s.onsets) == 2
+
+
 def test_latched_contact_pressed_deeper_than_separation_restarts():
     store = ContactStore(bw_hc())
     store.begin(one(2e-4, 1.0), 0.0)

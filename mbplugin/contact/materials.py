@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.errors import ParameterError
+from mbplugin.laws.power import hertz_k
 
 
 def _check(name: str, value: Any, lo: float, hi: float, lo_open: bool, hi_open: bool) -> np.ndarray:
@@ -65,4 +66,4 @@ def hertz_stiffness(
 
     ``R2 = inf`` (default) is a sphere on a plane; ``E2 = inf`` a rigid counterpart.
     """
-    return 4.0 / 3.0 * effective_modulus(E1, nu1, E2, nu2) * np.sqrt(effective_radius(R1, R2))
+    return np.asarray(hertz_k(effective_modulus(E1, nu1, E2, nu2), effective_radius(R1, R2)))

@@ -66,6 +66,7 @@ from mbplugin.contact.shapes import (
 from mbplugin.contact.store import ContactStore, PairLaw
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
+from mbplugin.laws.power import hertz_k
 from mbplugin.laws.registry import make_law
 
 SPHERE, CAPSULE, BOX, MESH, PLANE, SPHERE_HOLE, CYLINDER_HOLE = range(7)
@@ -348,14 +349,14 @@ class ContactModel:
         bodies' state: the same narrow-phase kernels and batch fields as :meth:`detect`,
         without the broad phase. Contacts with ``delta > -margin`` are reported."""
         c = self._compiled()
-        keys = np.unique(np.asarray(keys, dtype=np.int64))
-        sa, sb, _ = _k.decode_keys(keys, self.n_shapes)
-        ka, kb = c.kind[sa], c.kind[sb]
-        known = (((ka == SPHERE) | (ka == PLANE)) & (kb == SPHERE)) | ((ka == PLANE) & (kb == BOX))
-        if not known.all():
-            raise ParameterError(
-                "detect_pairs: only sphere-sphere, plane-sphere and plane-box keys are allowed; "
-                f"key {int(keys[~known][0])} is another pair type (use detect)")
+        keys = np.asarray(keys, dtype=np.int64)
+        tag = keys.tobytes()
+        parts_plan = c.pair_plans.get(tag)
+        if parts_plan is None:
+            parts_plan = self._pair_plan(c, keys)
+            if len(c.pair_plans) >= 16:
+                c.pair_plans.clear()
+            c.pair_plans[tag] = parts_plan
         rot_ext = bodies.rotations_ext()
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
@@ -366,28 +367,52 @@ class ContactModel:
                        np.ascontiguousarray(rot_ext), R_w, c_w)
         geo = _World(c, R_w, c_w, fixed_ext)
         parts = []
-        for k_a, k_b, fn in ((SPHERE, SPHERE, c._sphere_sphere), (PLANE, SPHERE, c._plane_sphere),
-                             (PLANE, BOX, c._plane_box)):
+        for name, a_ids, b_ids, corners in parts_plan:
+            part = getattr(c, name)(geo, a_ids, b_ids)
+            if corners is not None:
+                part = _Part(*(getattr(part, f)[corners] for f in _Part.__dataclass_fields__))
+            parts.append(part)
+        if not parts:
+            return ContactBatch.empty()
+        if len(parts) == 1:
+            cat = {f: getattr(parts[0], f) for f in _Part.__dataclass_fields__}
+        else:
+            cat = {f: np.concatenate([getattr(p, f) for p in parts])
+                   for f in _Part.__dataclass_fields__}
+        keep = cat["delta"] > -margin
+        if not keep.all():
+            cat = {k: v[keep] for k, v in cat.items()}
+        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+
+    def _pair_plan(self, c: Any, keys: np.ndarray) -> list[tuple]:
+        """The narrow-phase calls of :meth:`detect_pairs` for ``keys``, fixed by the keys and
+        worked out once per key set: (name of the pair-type method, shape ids a, b, the
+        plane-box corners wanted or None)."""
+        keys = np.unique(keys)
+        n_s = len(c.body)
+        sa, sb, _ = _k.decode_keys(keys, self.n_shapes)
+        ka, kb = c.kind[sa], c.kind[sb]
+        known = (((ka == SPHERE) | (ka == PLANE)) & (kb == SPHERE)) | ((ka == PLANE) & (kb == BOX))
+        if not known.all():
+            raise ParameterError(
+                "detect_pairs: only sphere-sphere, plane-sphere and plane-box keys are allowed; "
+                f"key {int(keys[~known][0])} is another pair type (use detect)")
+        plan: list[tuple] = []
+        for k_a, k_b, name in ((SPHERE, SPHERE, "_sphere_sphere"),
+                               (PLANE, SPHERE, "_plane_sphere"), (PLANE, BOX, "_plane_box")):
             sel = (ka == k_a) & (kb == k_b)
             if not sel.any():
                 continue
             if k_b == BOX:
                 pair = np.unique(sa[sel] * n_s + sb[sel])
-                part = fn(geo, pair // n_s, pair % n_s)
-                want = _k.encode_keys(part.sa, part.sb, part.feature, n_s)
-                keep = np.isin(want, keys[sel])
-                part = _Part(*(getattr(part, f)[keep] for f in _Part.__dataclass_fields__))
+                a_ids, b_ids = pair // n_s, pair % n_s
+                # _plane_box reports the 8 corners of each pair in this order
+                want = _k.encode_keys(np.repeat(a_ids, 8), np.repeat(b_ids, 8),
+                                      np.tile(np.arange(8, dtype=np.int64), len(pair)), n_s)
+                plan.append((name, a_ids, b_ids, np.isin(want, keys[sel])))
             else:
-                part = fn(geo, sa[sel], sb[sel])
-            parts.append(part)
-        if not parts:
-            return ContactBatch.empty()
-        cat = {f: np.concatenate([getattr(p, f) for p in parts])
-               for f in _Part.__dataclass_fields__}
-        keep = cat["delta"] > -margin
-        if not keep.all():
-            cat = {k: v[keep] for k, v in cat.items()}
-        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+                plan.append((name, sa[sel], sb[sel], None))
+        return plan
 
 
 @dataclass
@@ -413,6 +438,7 @@ class _Compiled:
         self.max_body = int(self.body.max()) if n else -1
         self.lpos = np.array([e.pos for e in shapes]).reshape(n, 3)
         self.lrot = np.array([e.rot for e in shapes]).reshape(n, 3, 3)
+        self.pair_plans: dict[bytes, list] = {}  # detect_pairs: key set -> narrow-phase calls
         self.identity_rot = bool(np.all(self.lrot == np.eye(3)))
         self.zero_pos = bool(np.all(self.lpos == 0.0))
         # scalar size parameters
@@ -689,7 +715,7 @@ class _Compiled:
             law[hit] = self.body_law_idx[pos[hit]]
         r_eff = cat["r_eff"]
         with np.errstate(invalid="ignore"):
-            k_hertz = 4.0 / 3.0 * self.e_star[ma, mb] * np.sqrt(r_eff)
+            k_hertz = hertz_k(self.e_star[ma, mb], r_eff)
         return ContactBatch(
             a.astype(np.int64), b.astype(np.int64), key.astype(np.int64), point, n,
             cat["delta"], ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,

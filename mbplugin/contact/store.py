@@ -191,6 +191,7 @@ class ContactStore:
         self.laws: tuple[Law, ...] = tuple(e.law for e in entries)
         self._n_state = np.array([law.n_state for law in self.laws])
         self._n_mem = np.array([law.n_memory for law in self.laws])
+        self._hertz_laws: dict[tuple[int, float], Law] = {}  # (pair law, Hertz k) -> law
         self.reset()
 
     # -- state ------------------------------------------------------------------------------------
@@ -420,17 +421,7 @@ class ContactStore:
 
         if end_rows.any():
             bi = _find(batch.key, self.keys[end_rows])
-            sep_chunks.append(
-                self._events(t, self.keys[end_rows], self.a[end_rows], self.b[end_rows],
-                             self.law[end_rows], -ddelta[bi], delta[bi])
-            )
-            residual = delta[bi] > 0
-            if residual.any():
-                lk = np.concatenate([self.latched_keys, self.keys[end_rows][residual]])
-                ld = np.concatenate([self.latched_delta, delta[bi][residual]])
-                order = np.argsort(lk, kind="stable")
-                self.latched_keys, self.latched_delta = lk[order], ld[order]
-            self._keep_rows(~end_rows)
+            sep_chunks.append(self._end_rows(t, end_rows, delta[bi], ddelta[bi]))
 
         self.last_onsets = on_chunk
         self.last_separations = (
@@ -442,6 +433,39 @@ class ContactStore:
             self._separations.append(self.last_separations)
         self._seq += 1
         return self.aligned(batch) if aligned else None
+
+    def _end_rows(self, t: float, end_rows: np.ndarray, delta: np.ndarray,
+                  ddelta: np.ndarray) -> np.ndarray:
+        """End the contacts of the rows ``end_rows`` (bool mask) at time ``t`` with their
+        overlap ``delta`` and its rate ``ddelta`` there: separation events, a latch for a
+        residual overlap (delta > 0), rows removed. Returns the separation events."""
+        ev = self._events(t, self.keys[end_rows], self.a[end_rows], self.b[end_rows],
+                          self.law[end_rows], -ddelta, delta)
+        residual = delta > 0
+        if residual.any():
+            lk = np.concatenate([self.latched_keys, self.keys[end_rows][residual]])
+            ld = np.concatenate([self.latched_delta, delta[residual]])
+            order = np.argsort(lk, kind="stable")
+            self.latched_keys, self.latched_delta = lk[order], ld[order]
+        self._keep_rows(~end_rows)
+        return ev
+
+    def end(self, t: float, rows: np.ndarray, delta: np.ndarray, ddelta: np.ndarray) -> None:
+        """Book the end of contact of ``rows`` (indices), found by a driver that located the
+        end itself (the rule of :func:`mbplugin.pipeline.rules.ended`, e.g. a compiled engine
+        segment) at time ``t`` (s) with overlap ``delta`` (m) and rate ``ddelta`` (m/s) there:
+        what :meth:`commit` does for those rows (separation events, latch, rows removed), with
+        no other change."""
+        mask = np.zeros(len(self), dtype=bool)
+        mask[np.asarray(rows, dtype=np.int64)] = True
+        order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
+        d = np.asarray(delta, dtype=float)[order]
+        v = np.asarray(ddelta, dtype=float)[order]
+        self.last_onsets = _empty_events()
+        self.last_separations = self._end_rows(float(t), mask, d, v)
+        if len(self.last_separations):
+            self._separations.append(self.last_separations)
+        self._seq += 1
 
     def bounces(self) -> np.ndarray:
         """One row per completed contact (onset then separation of the same key), in time order.
@@ -563,7 +587,18 @@ class ContactStore:
                     "(needs materials E, nu on both shapes and a finite effective radius); "
                     "give 'k' or a shape radius"
                 )
-            law = law.replace(k=k)
+            if len(k) == 1:
+                # one contact (an event of a small scene): the law with this Hertz k, cached
+                # per pair law and k (a contact pair's k never changes)
+                tag = (li, float(k[0]))
+                cached = self._hertz_laws.get(tag)
+                if cached is None:
+                    if len(self._hertz_laws) >= 256:
+                        self._hertz_laws.clear()
+                    cached = self._hertz_laws[tag] = law.replace(k=float(k[0]))
+                law = cached
+            else:
+                law = law.replace(k=k)
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
         return np.atleast_2d(coef).reshape(len(ii), -1), law
 

@@ -25,7 +25,8 @@ Between events the laws' memory is updated after every accepted step (the rule o
 store's commit) and the step continues with the new memory. The accepted states (and, with
 ``contact_samples``, extra dense-output samples inside contact steps) are returned for the
 driver to record. The driver (the engine) owns the bookkeeping at events: detection and the
-contact store's commit.
+contact store's commit. :func:`segment_chain` continues past a lone end of contact (laws
+without ODE states or memory) and hands the end to the driver with the records.
 """
 
 from __future__ import annotations
@@ -501,6 +502,90 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     return status, t, y, h_next, steps, nfev, rec[:nrec].copy()
 
 
+@njit
+def _lone_end(y, n, G, CR, WP, W):
+    """Watch index of the one active contact when its end-of-contact value is <= 0 at ``y``
+    and every other event value is > 0 (a lone end of contact), else -1."""
+    w_kind = WP[4]
+    nw = w_kind.shape[0]
+    nlat = 0
+    for j in range(nw):
+        if w_kind[j] == 2:
+            nlat += 1
+    g = np.empty(nw + nlat)
+    _event_values(y, g, n, G, CR, WP, W)
+    j1 = -1
+    for j in range(g.shape[0]):
+        if j < nw and w_kind[j] == 1:
+            if g[j] > 0.0 or j1 >= 0:
+                return -1
+            j1 = j
+        elif not g[j] > 0.0:
+            return -1
+    return j1
+
+
+@njit
+def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_samples,
+                  contact_samples, auto, switch_steps, stiff_hw, stiff_steps, absorb_ends, n,
+                  BD, G, CR, FR, WP, W):
+    """:func:`segment`, continued past a lone end of contact (``absorb_ends``: the world's laws
+    have no ODE states and no memory). When the segment stops at the end of the only active
+    contact, the end is applied to the watch arrays here (the pair becomes free, or latched
+    with its residual overlap, as :meth:`ContactStore.commit` books it) and a second segment
+    runs from the event with no active contact (step limit ``max_step_free``), as the driver
+    would start it. Returns :func:`segment`'s tuple with the records of both segments (the
+    event as a record of kind 2 between them) and the ends applied, (k, 3): t, delta, ddelta
+    of the ended row (row 0), for the driver to book in the contact store."""
+    out = segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
+                  auto, switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W)
+    status, t, y, h_next, steps, nfev, rec = out
+    ends = np.empty((0, 3))
+    if not (absorb_ends and status == EVENT and CR[1].shape[0] == 1 and t < t_end):
+        return status, t, y, h_next, steps, nfev, rec, ends
+    j1 = _lone_end(y, n, G, CR, WP, W)
+    if j1 < 0:
+        return status, t, y, h_next, steps, nfev, rec, ends
+    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
+    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    nn = y.shape[0]
+    quat = y[3 * n : 7 * n].reshape((n, 4))
+    omega = y[10 * n : 13 * n].reshape((n, 3))
+    _kin(quat, omega, R, omega_w)
+    gg = pairs.pair_one(w_ptype[j1], w_sa[j1], w_sb[j1], w_feat[j1], body, lpos, lrot, radius,
+                        plane_n, plane_p, half, y[0 : 3 * n].reshape((n, 3)), R,
+                        y[7 * n : 10 * n].reshape((n, 3)), omega_w, Ra, Rb)
+    d = gg[0]
+    v = gg[1]
+    w_row[j1] = -1
+    if d > 0.0:  # residual overlap: latched (rules.latch_*), as the store books it
+        w_kind[j1] = 2
+        w_dsep[j1] = d
+    else:
+        w_kind[j1] = 0
+    ends = np.empty((1, 3))
+    ends[0, 0] = t
+    ends[0, 1] = d
+    ends[0, 2] = v
+    CR0 = (CR[0][:0], CR[1][:0], CR[2][:0], CR[3][:0], CR[4][:0], CR[5][:0], CR[6][:0], CR[7],
+           CR[8], CR[9], CR[10], CR[11][:0])
+    W0 = (W[0], W[1], W[2], W[3], W[4][:0], W[5][:0], W[6][:0], W[7][:0], W[8][:0], W[9][:0],
+          W[10][:0], W[11][:0], W[12][:0], W[13][:0], W[14], W[15])
+    out2 = segment(y, t, t_end, max(h_next, 1e-15), rtol, atol_s, max_step_free, n_samples,
+                   contact_samples, auto, switch_steps, stiff_hw, stiff_steps, n, BD, G, CR0,
+                   FR, WP, W0)
+    status2, t2, y2, h2, steps2, nfev2, rec2 = out2
+    k1 = rec.shape[0]
+    allrec = np.empty((k1 + 1 + rec2.shape[0], 2 + nn))
+    allrec[:k1] = rec
+    allrec[k1, 0] = t
+    allrec[k1, 1] = 2.0
+    allrec[k1, 2:] = y
+    allrec[k1 + 1 :] = rec2
+    return status2, t2, y2, h2, steps + steps2, nfev + nfev2, allrec, ends
+
+
 # ---- Radau IIA (order 5): SciPy's ``scipy.integrate.Radau``, compiled --------------------------
 _RC = _radau.C
 _RE = _radau.E
@@ -856,16 +941,21 @@ class SegmentResult:
     steps: int
     nfev: int
     records: np.ndarray
+    #: ends of contact located and applied by the segment (:func:`segment_chain`), (k, 3):
+    #: t, delta, ddelta of the store's row 0; the driver books them (``ContactStore.end``)
+    ends: np.ndarray | None = None
 
 
 def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
                 rtol: float, atol: float, max_step: float, n_samples: int,
                 contact_samples: int, auto: bool, switch_steps: int, stiff_hw: float,
                 stiff_steps: int, implicit: bool = False,
-                jscale: np.ndarray | None = None) -> SegmentResult:
+                jscale: np.ndarray | None = None, absorb_ends: bool = False,
+                max_step_free: float | None = None) -> SegmentResult:
     """Run one compiled segment on the arrays of ``EngineContacts.compiled_arrays()``:
-    DOP853 (:func:`segment`) or, with ``implicit=True``, Radau (:func:`radau_segment`, with the
-    Jacobian's difference scales ``jscale``)."""
+    DOP853 (:func:`segment_chain`: with ``absorb_ends`` it continues past a lone end of
+    contact with the step limit ``max_step_free``) or, with ``implicit=True``, Radau
+    (:func:`radau_segment`, with the Jacobian's difference scales ``jscale``)."""
     n, BD, G, CR, FR, WP, W = arrays
     if implicit:
         out = radau_segment(
@@ -876,9 +966,12 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
         status, t1, y1, h_next, steps, nfev, rec = out
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
                              rec)
-    out = segment(np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
-                  -1.0 if h is None else float(h), float(rtol), float(atol),
-                  float(min(max_step, 1e300)), int(n_samples), int(contact_samples), bool(auto),
-                  int(switch_steps), float(stiff_hw), int(stiff_steps), n, BD, G, CR, FR, WP, W)
-    status, t1, y1, h_next, steps, nfev, rec = out
-    return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec)
+    out = segment_chain(
+        np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
+        -1.0 if h is None else float(h), float(rtol), float(atol), float(min(max_step, 1e300)),
+        float(min(max_step if max_step_free is None else max_step_free, 1e300)),
+        int(n_samples), int(contact_samples), bool(auto), int(switch_steps), float(stiff_hw),
+        int(stiff_steps), bool(absorb_ends), n, BD, G, CR, FR, WP, W)
+    status, t1, y1, h_next, steps, nfev, rec, ends = out
+    return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec,
+                         ends)

@@ -346,6 +346,27 @@ class EngineContacts:
             self._rows_geo = None
         return changed, self._rebuild(y, n_old)
 
+    @property
+    def ends_in_segment(self) -> bool:
+        """True when a compiled segment may book a lone end of contact itself and continue
+        (:func:`mbplugin.dynamics.compiled.segment_chain`): the laws carry no ODE states and no
+        memory, so ending the only active row changes neither the state layout nor a law's
+        memory; the driver then calls :meth:`end_row`."""
+        if self._ends_ok is None:
+            self._ends_ok = bool(self.ns == 0 and all(law.n_memory == 0 for law in self.laws))
+        return self._ends_ok
+
+    _ends_ok: bool | None = None
+
+    def end_row(self, t: float, delta: float, ddelta: float) -> None:
+        """Book the end of contact of the only active row at time ``t`` (s), located by a
+        compiled segment, with the overlap ``delta`` (m) and its rate ``ddelta`` (m/s) there
+        (:meth:`ContactStore.end`: separation event, latch for a residual overlap)."""
+        if len(self.store) != 1:
+            raise RuntimeError(f"end_row: {len(self.store)} active contacts, expected 1")
+        self.store.end(t, np.zeros(1, dtype=np.int64), np.array([delta]), np.array([ddelta]))
+        self._rows_geo = None
+
     def _detect(self, y: np.ndarray) -> ContactBatch:
         """Detection at ``y`` with the force margin: for a small model whose pairs are all
         known and primitive, only those pairs (:meth:`ContactModel.detect_pairs`, the same

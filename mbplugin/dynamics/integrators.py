@@ -404,7 +404,8 @@ def run_adaptive(
                 seg = run_segment(
                     arrays, y, t, t_end, h_next, rtol, atol, max_step, n_samples,
                     int(settings.contact_samples) if callback is not None else 0, auto,
-                    int(settings.switch_steps), STIFF_HW, STIFF_STEPS, implicit, jscale)
+                    int(settings.switch_steps), STIFF_HW, STIFF_STEPS, implicit, jscale,
+                    absorb_ends=contacts.ends_in_segment, max_step_free=settings.max_step)
                 stats.steps += seg.steps
                 stats.solver_steps[current] = stats.solver_steps.get(current, 0) + seg.steps
                 stats.nfev += seg.nfev
@@ -414,8 +415,18 @@ def run_adaptive(
                 recs = seg.records
                 if seg.status == COMMIT and len(recs):
                     recs = recs[:-1]  # recorded below, after the commit
-                if callback is not None:
-                    for row in recs:
+                ends = seg.ends if seg.ends is not None else np.zeros((0, 3))
+                ie = 0
+                for row in recs:
+                    if row[1] == 2.0:
+                        # an end of contact the segment located and continued past: booked now
+                        contacts.end_row(float(ends[ie, 0]), float(ends[ie, 1]),
+                                         float(ends[ie, 2]))
+                        ie += 1
+                        stats.events += 1
+                        if callback is not None:
+                            callback(float(row[0]), row[2:].copy(), "event")
+                    elif callback is not None:
                         callback(float(row[0]), row[2:].copy(), "sample" if row[1] else "")
                 t, y = seg.t, seg.y
                 h_next = max(seg.h_next, 1e-15)

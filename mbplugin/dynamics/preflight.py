@@ -98,10 +98,10 @@ def total_weight(world: Any) -> float:
 
 
 def initial_overlaps(world: Any, y0: np.ndarray) -> tuple[list[dict[str, Any]], float]:
-    """The contacts of the initial state ``y0``: one dict per overlapping pair (bodies, overlap
-    delta (m), law force (N), effective radius (m), ``accepted``), and the elastic energy (J)
-    they store. The contact store is left empty (the integrator registers the initial
-    contacts again)."""
+    """The overlaps of the initial state ``y0`` beyond rounding (``OVERLAP_REL_TOL``): one dict
+    per pair (bodies, overlap delta (m), law force (N), effective radius (m), ``accepted``), and
+    the elastic energy (J) all initial contacts store. The contact store is left empty (the
+    integrator registers the initial contacts again)."""
     contacts = world.contacts
     if contacts is None:
         return [], 0.0
@@ -131,8 +131,10 @@ def _initial_overlaps(world: Any, contacts: Any, y0: np.ndarray
             continue
         r = float(r_eff[j]) if j < len(r_eff) else math.nan
         geo_tol = OVERLAP_REL_TOL * r if math.isfinite(r) and r > 0 else OVERLAP_ABS_TOL
+        if d <= geo_tol:
+            continue  # rounding of a placement "touching": not a pre-load
         f = float(tab["force"][j])
-        ok = d <= geo_tol or abs(f) <= PRELOAD_WEIGHTS * weight
+        ok = abs(f) <= PRELOAD_WEIGHTS * weight
         a, b = int(tab["a"][j]), int(tab["b"][j])
         out.append({
             "a": names[a] if 0 <= a < len(names) else "world",
