@@ -616,12 +616,87 @@ class EngineContacts:
             "state": ode[rows, : self.ns],
         }
 
+    def records(self, Y: np.ndarray, table: bool = True) -> tuple[
+            np.ndarray, dict[str, np.ndarray] | None, np.ndarray]:
+        """:meth:`stored_energy` and :meth:`contact_table` of K states ``Y`` (K, len(y)) with
+        this store's rows (a recorder's records between two contact events): (stored energy
+        (K,) J, the K tables concatenated or None without ``table``, rows per state (K,)).
+
+        With a compiled path (known primitive pairs, compiled laws) the geometry, forces and
+        potentials of all K x m contacts are one call each; otherwise state by state."""
+        K = len(Y)
+        s = self.store
+        m = len(s)
+        if m == 0:
+            return np.zeros(K), None, np.zeros(K, dtype=np.int64)
+        geo = self._row_pairs()
+        if geo is None:
+            stored = np.zeros(K)
+            tabs = []
+            for i in range(K):
+                y = Y[i]
+                stored[i] = self.stored_energy(y)
+                if table:
+                    tabs.append(self.contact_table(y))
+            counts = np.array([len(tb["key"]) for tb in tabs], dtype=np.int64) if table else (
+                np.zeros(K, dtype=np.int64))
+            if not table or not tabs:
+                return stored, None, counts
+            return stored, {k: np.concatenate([tb[k] for tb in tabs])
+                            for k in tabs[0]}, counts
+        sa, sb, feat, ptype = geo
+        n = len(self.bodies)
+        n13 = 13 * n
+        pos = np.ascontiguousarray(Y[:, : 3 * n]).reshape(K, n, 3)
+        quat = np.ascontiguousarray(Y[:, 3 * n : 7 * n]).reshape(K * n, 4)
+        vel = np.ascontiguousarray(Y[:, 7 * n : 10 * n]).reshape(K, n, 3)
+        omega = np.ascontiguousarray(Y[:, 10 * n : n13]).reshape(K * n, 3)
+        R = np.empty((K * n, 3, 3))
+        omega_w = np.empty((K * n, 3))
+        _k.kinematics(quat, omega, R, omega_w)
+        d = np.empty((K, m))
+        v = np.empty((K, m))
+        pairs.pair_geometry_records(
+            ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
+            self._plane_n, self._plane_p, self._half, pos, R.reshape(K, n, 3, 3), vel,
+            omega_w.reshape(K, n, 3), d, v,
+        )
+        ode_flat = np.ascontiguousarray(Y[:, n13 : n13 + self.n_ode])
+        ode = ode_flat.reshape(K, m, self.ns)
+        # stored energy, law by law (the laws' potentials are NumPy batches)
+        stored = np.zeros(K)
+        self.unknown_potential = False
+        for li in np.unique(s.law):
+            law = self.laws[li]
+            rr = np.flatnonzero(s.law == li)
+            st_ode = ode[:, rr, : law.n_state]
+            st_mem = np.broadcast_to(s.mem[rr, : law.n_memory], (K, len(rr), law.n_memory))
+            state = np.concatenate([st_ode, st_mem], axis=2).reshape(K * len(rr), -1)
+            u = stored_energy(law, d[:, rr].ravel(), np.tile(s.coef[rr], (K, 1)),
+                              state).reshape(K, len(rr))
+            if np.any(np.isnan(u)):
+                self.unknown_potential = True
+            stored += np.nansum(u, axis=1)
+        counts = np.full(K, m, dtype=np.int64)
+        if not table:
+            return stored, None, counts
+        fn = np.empty((K, m))
+        pairs.raw_forces_records(s.law, d, v, s.coef, ode_flat, self.ns, s.mem, self._law_kid,
+                                 self._law_ns, fn)
+        fn = rules.applied_batch(np.tile(self._law_mode[s.law], K), fn.ravel())
+        return stored, {
+            "key": np.tile(s.keys, K), "a": np.tile(self._sbody[sa], K),
+            "b": np.tile(self._sbody[sb], K), "delta": d.ravel(), "ddelta": v.ravel(),
+            "force": fn, "state": ode.reshape(K * m, self.ns),
+        }, counts
+
     def _rows_state(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                     tuple[np.ndarray, np.ndarray]]:
         """(store rows present, delta, ddelta, (a, b)) of the active contacts at ``y`` (cached
         for the same state and rows: a recorder asks for energy and contacts of one state)."""
         c = self._rs_cache
-        if c is not None and c[0] is y and c[1] is self.store.keys and np.array_equal(c[2], y):
+        if (c is not None and c[1] is self.store.keys and c[2].shape == y.shape
+                and np.array_equal(c[2], y)):
             return c[3]
         out = self._rows_state_eval(y)
         self._rs_cache = (y, self.store.keys, y.copy(), out)
