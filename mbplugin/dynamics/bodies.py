@@ -210,7 +210,8 @@ class Bodies:
         if not m.any():
             return np.zeros(len(pos))
         w = self.mass[m] * self.gravity_scale[m]
-        return -np.sum(w * (pos[:, m] @ gravity), axis=1)
+        K = len(pos)
+        return -np.sum(w * (pos[:, m].reshape(-1, 3) @ gravity).reshape(K, -1), axis=1)
 
     def linear_momentum(self, vel: np.ndarray) -> np.ndarray:
         """Total linear momentum (kg m/s) of the movable bodies."""

@@ -51,6 +51,8 @@ from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 #: "every pair", so that no onset inside a long free-flight step can be missed.
 WATCH_ALL = 1e6
 SMALL_MODEL = 64
+#: Key sets whose decoded pairs `_pair_info` keeps (cleared when full).
+PAIR_INFO_CACHE = 256
 
 
 class EngineContacts:
@@ -132,6 +134,7 @@ class EngineContacts:
             for law in self.laws
         )
         self.fast = True  #: use the compiled pair path when every pair type allows it
+        self._pair_info_cache: dict[bytes, tuple[np.ndarray, ...]] = {}
         self._rows_keys = np.zeros(0, dtype=np.int64)
         self._rows_geo: tuple[np.ndarray, ...] | None = None
         self._w_geo: tuple[np.ndarray, ...] | None = None
@@ -235,11 +238,19 @@ class EngineContacts:
         """Decoded (sa, sb, feature, pair type) of ``keys``, or None without a compiled path."""
         if not (self.fast and self._compiled_laws):
             return None
+        # a pure function of the keys (the model is frozen): cached per key set, since a run
+        # meets the same few sets again at every onset and end
+        tag = keys.tobytes()
+        hit = self._pair_info_cache.get(tag)
+        if hit is not None:
+            return hit or None
         sa, sb, feat = pairs.decode_keys(keys, self._S)
         ptype = pairs.pair_types(self._kind, sa, sb)
-        if np.any(ptype < 0):
-            return None
-        return sa, sb, feat, ptype
+        out: tuple[np.ndarray, ...] = () if np.any(ptype < 0) else (sa, sb, feat, ptype)
+        if len(self._pair_info_cache) >= PAIR_INFO_CACHE:
+            self._pair_info_cache.clear()
+        self._pair_info_cache[tag] = out
+        return out or None
 
     def _row_pairs(self) -> tuple[np.ndarray, ...] | None:
         """Decoded pairs of the store's rows (cached until the rows change at a commit)."""
@@ -672,21 +683,27 @@ class EngineContacts:
             st_ode = ode[:, rr, : law.n_state]
             st_mem = np.broadcast_to(s.mem[rr, : law.n_memory], (K, len(rr), law.n_memory))
             state = np.concatenate([st_ode, st_mem], axis=2).reshape(K * len(rr), -1)
-            u = stored_energy(law, d[:, rr].ravel(), np.tile(s.coef[rr], (K, 1)),
-                              state).reshape(K, len(rr))
-            if np.any(np.isnan(u)):
+            coef = np.broadcast_to(s.coef[rr], (K, len(rr), s.coef.shape[1])).reshape(
+                K * len(rr), -1)
+            u = stored_energy(law, d[:, rr].ravel(), coef, state).reshape(K, len(rr))
+            nan = np.isnan(u)
+            if nan.any():
                 self.unknown_potential = True
-            stored += np.nansum(u, axis=1)
+                u = np.where(nan, 0.0, u)
+            stored += u.sum(axis=1)
         counts = np.full(K, m, dtype=np.int64)
         if not table:
             return stored, None, counts
         fn = np.empty((K, m))
         pairs.raw_forces_records(s.law, d, v, s.coef, ode_flat, self.ns, s.mem, self._law_kid,
                                  self._law_ns, fn)
-        fn = rules.applied_batch(np.tile(self._law_mode[s.law], K), fn.ravel())
+        def tile(x: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(x, (K, m)).ravel()
+
+        fn = rules.applied_batch(tile(self._law_mode[s.law]), fn.ravel())
         return stored, {
-            "key": np.tile(s.keys, K), "a": np.tile(self._sbody[sa], K),
-            "b": np.tile(self._sbody[sb], K), "delta": d.ravel(), "ddelta": v.ravel(),
+            "key": tile(s.keys), "a": tile(self._sbody[sa]),
+            "b": tile(self._sbody[sb]), "delta": d.ravel(), "ddelta": v.ravel(),
             "force": fn, "state": ode.reshape(K * m, self.ns),
         }, counts
 
