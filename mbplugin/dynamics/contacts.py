@@ -627,14 +627,16 @@ class EngineContacts:
             "state": ode[rows, : self.ns],
         }
 
-    def records(self, Y: np.ndarray, table: bool = True) -> tuple[
-            np.ndarray, dict[str, np.ndarray] | None, np.ndarray]:
+    def records(self, Y: np.ndarray, table: bool = True, y: np.ndarray | None = None
+                ) -> tuple[np.ndarray, dict[str, np.ndarray] | None, np.ndarray]:
         """:meth:`stored_energy` and :meth:`contact_table` of K states ``Y`` (K, len(y)) with
         this store's rows (a recorder's records between two contact events): (stored energy
         (K,) J, the K tables concatenated or None without ``table``, rows per state (K,)).
 
         With a compiled path (known primitive pairs, compiled laws) the geometry, forces and
-        potentials of all K x m contacts are one call each; otherwise state by state."""
+        potentials of all K x m contacts are one call each; otherwise state by state. ``y``:
+        the state vector ``Y[0]`` was taken from when K = 1 (reuses a detection cached for
+        it)."""
         K = len(Y)
         s = self.store
         m = len(s)
@@ -645,10 +647,10 @@ class EngineContacts:
             stored = np.zeros(K)
             tabs = []
             for i in range(K):
-                y = Y[i]
-                stored[i] = self.stored_energy(y)
+                yi = y if (y is not None and K == 1) else Y[i]
+                stored[i] = self.stored_energy(yi)
                 if table:
-                    tabs.append(self.contact_table(y))
+                    tabs.append(self.contact_table(yi))
             counts = np.array([len(tb["key"]) for tb in tabs], dtype=np.int64) if table else (
                 np.zeros(K, dtype=np.int64))
             if not table or not tabs:
@@ -712,8 +714,7 @@ class EngineContacts:
         """(store rows present, delta, ddelta, (a, b)) of the active contacts at ``y`` (cached
         for the same state and rows: a recorder asks for energy and contacts of one state)."""
         c = self._rs_cache
-        if (c is not None and c[1] is self.store.keys and c[2].shape == y.shape
-                and np.array_equal(c[2], y)):
+        if c is not None and c[0] is y and c[1] is self.store.keys and np.array_equal(c[2], y):
             return c[3]
         out = self._rows_state_eval(y)
         self._rs_cache = (y, self.store.keys, y.copy(), out)

@@ -463,7 +463,7 @@ class Simulation:
                     self._advise(y, method, advice)
             if (event == "" and counter["steps"] % every) or (event == "sample" and every > 1):
                 return
-            store(np.array([t]), np.asarray(y)[None, :])
+            store(np.array([t]), np.asarray(y)[None, :], y)
 
         def records(ts: np.ndarray, Y: np.ndarray, kind: np.ndarray) -> None:
             """The records of a compiled segment between two contact events (kind 0 step,
@@ -478,9 +478,10 @@ class Simulation:
             elif keep.any():
                 store(ts[keep], Y[keep])
 
-        def store(ts: np.ndarray, Y: np.ndarray) -> None:
+        def store(ts: np.ndarray, Y: np.ndarray, y1: np.ndarray | None = None) -> None:
             """Record K states (K, len(y)) with the contact store as it is now: bodies,
-            energies and the contacts, each computed for the K states at once."""
+            energies and the contacts, each computed for the K states at once (``y1``: the
+            state vector of a single record, see :meth:`EngineContacts.records`)."""
             K = len(ts)
             k0 = len(rec_t)
             rec_t.extend(ts.tolist())
@@ -495,7 +496,7 @@ class Simulation:
             work = Y[:, n13 : n13 + N_WORK]
             tab = None
             if contacts is not None:
-                stored, tab, counts = contacts.records(Y, table=rec_contacts)
+                stored, tab, counts = contacts.records(Y, table=rec_contacts, y=y1)
             else:
                 stored = np.zeros(K)
             if not stored0:
