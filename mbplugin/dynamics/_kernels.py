@@ -113,3 +113,10 @@ def kinetic(mass, inertia, fixed, vel, omega):
                       + w2 * (inertia[i, 2, 0] * w0 + inertia[i, 2, 1] * w1
                               + inertia[i, 2, 2] * w2))
     return acc
+
+
+@njit
+def kinetic_records(mass, inertia, fixed, vel, omega, out):
+    """:func:`kinetic` of K recorded states at once: vel, omega (K, n, 3) -> out (K,)."""
+    for k in range(vel.shape[0]):
+        out[k] = kinetic(mass, inertia, fixed, vel[k], omega[k])

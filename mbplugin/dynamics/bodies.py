@@ -194,6 +194,25 @@ class Bodies:
         w = self.mass[m] * self.gravity_scale[m]
         return -float(np.sum(w * (pos[m] @ gravity)))
 
+    def kinetic_energy_records(self, vel: np.ndarray, omega: np.ndarray) -> np.ndarray:
+        """:meth:`kinetic_energy` (J) of K states: vel, omega (K, n, 3) -> (K,)."""
+        from mbplugin.dynamics._kernels import kinetic_records
+
+        out = np.empty(len(vel))
+        kinetic_records(self.mass, self.inertia, np.asarray(self.fixed, dtype=np.bool_),
+                        np.ascontiguousarray(vel, dtype=float),
+                        np.ascontiguousarray(omega, dtype=float), out)
+        return out
+
+    def potential_energy_records(self, pos: np.ndarray, gravity: np.ndarray) -> np.ndarray:
+        """:meth:`potential_energy` (J) of K states: pos (K, n, 3) -> (K,)."""
+        m = ~self.fixed
+        if not m.any():
+            return np.zeros(len(pos))
+        w = self.mass[m] * self.gravity_scale[m]
+        K = len(pos)
+        return -np.sum(w * (pos[:, m].reshape(-1, 3) @ gravity).reshape(K, -1), axis=1)
+
     def linear_momentum(self, vel: np.ndarray) -> np.ndarray:
         """Total linear momentum (kg m/s) of the movable bodies."""
         m = ~self.fixed

@@ -51,6 +51,8 @@ from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 #: "every pair", so that no onset inside a long free-flight step can be missed.
 WATCH_ALL = 1e6
 SMALL_MODEL = 64
+#: Key sets whose decoded pairs `_pair_info` keeps (cleared when full).
+PAIR_INFO_CACHE = 256
 
 
 class EngineContacts:
@@ -132,6 +134,7 @@ class EngineContacts:
             for law in self.laws
         )
         self.fast = True  #: use the compiled pair path when every pair type allows it
+        self._pair_info_cache: dict[bytes, tuple[np.ndarray, ...]] = {}
         self._rows_keys = np.zeros(0, dtype=np.int64)
         self._rows_geo: tuple[np.ndarray, ...] | None = None
         self._w_geo: tuple[np.ndarray, ...] | None = None
@@ -235,11 +238,19 @@ class EngineContacts:
         """Decoded (sa, sb, feature, pair type) of ``keys``, or None without a compiled path."""
         if not (self.fast and self._compiled_laws):
             return None
+        # a pure function of the keys (the model is frozen): cached per key set, since a run
+        # meets the same few sets again at every onset and end
+        tag = keys.tobytes()
+        hit = self._pair_info_cache.get(tag)
+        if hit is not None:
+            return hit or None
         sa, sb, feat = pairs.decode_keys(keys, self._S)
         ptype = pairs.pair_types(self._kind, sa, sb)
-        if np.any(ptype < 0):
-            return None
-        return sa, sb, feat, ptype
+        out: tuple[np.ndarray, ...] = () if np.any(ptype < 0) else (sa, sb, feat, ptype)
+        if len(self._pair_info_cache) >= PAIR_INFO_CACHE:
+            self._pair_info_cache.clear()
+        self._pair_info_cache[tag] = out
+        return out or None
 
     def _row_pairs(self) -> tuple[np.ndarray, ...] | None:
         """Decoded pairs of the store's rows (cached until the rows change at a commit)."""
@@ -615,6 +626,88 @@ class EngineContacts:
             "key": s.keys[rows], "a": ab[0], "b": ab[1], "delta": d, "ddelta": v, "force": fn,
             "state": ode[rows, : self.ns],
         }
+
+    def records(self, Y: np.ndarray, table: bool = True, y: np.ndarray | None = None
+                ) -> tuple[np.ndarray, dict[str, np.ndarray] | None, np.ndarray]:
+        """:meth:`stored_energy` and :meth:`contact_table` of K states ``Y`` (K, len(y)) with
+        this store's rows (a recorder's records between two contact events): (stored energy
+        (K,) J, the K tables concatenated or None without ``table``, rows per state (K,)).
+
+        With a compiled path (known primitive pairs, compiled laws) the geometry, forces and
+        potentials of all K x m contacts are one call each; otherwise state by state. ``y``:
+        the state vector ``Y[0]`` was taken from when K = 1 (reuses a detection cached for
+        it)."""
+        K = len(Y)
+        s = self.store
+        m = len(s)
+        if m == 0:
+            return np.zeros(K), None, np.zeros(K, dtype=np.int64)
+        geo = self._row_pairs()
+        if geo is None:
+            stored = np.zeros(K)
+            tabs = []
+            for i in range(K):
+                yi = y if (y is not None and K == 1) else Y[i]
+                stored[i] = self.stored_energy(yi)
+                if table:
+                    tabs.append(self.contact_table(yi))
+            counts = np.array([len(tb["key"]) for tb in tabs], dtype=np.int64) if table else (
+                np.zeros(K, dtype=np.int64))
+            if not table or not tabs:
+                return stored, None, counts
+            return stored, {k: np.concatenate([tb[k] for tb in tabs])
+                            for k in tabs[0]}, counts
+        sa, sb, feat, ptype = geo
+        n = len(self.bodies)
+        n13 = 13 * n
+        pos = np.ascontiguousarray(Y[:, : 3 * n]).reshape(K, n, 3)
+        quat = np.ascontiguousarray(Y[:, 3 * n : 7 * n]).reshape(K * n, 4)
+        vel = np.ascontiguousarray(Y[:, 7 * n : 10 * n]).reshape(K, n, 3)
+        omega = np.ascontiguousarray(Y[:, 10 * n : n13]).reshape(K * n, 3)
+        R = np.empty((K * n, 3, 3))
+        omega_w = np.empty((K * n, 3))
+        _k.kinematics(quat, omega, R, omega_w)
+        d = np.empty((K, m))
+        v = np.empty((K, m))
+        pairs.pair_geometry_records(
+            ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
+            self._plane_n, self._plane_p, self._half, pos, R.reshape(K, n, 3, 3), vel,
+            omega_w.reshape(K, n, 3), d, v,
+        )
+        ode_flat = np.ascontiguousarray(Y[:, n13 : n13 + self.n_ode])
+        ode = ode_flat.reshape(K, m, self.ns)
+        # stored energy, law by law (the laws' potentials are NumPy batches)
+        stored = np.zeros(K)
+        self.unknown_potential = False
+        for li in np.unique(s.law):
+            law = self.laws[li]
+            rr = np.flatnonzero(s.law == li)
+            st_ode = ode[:, rr, : law.n_state]
+            st_mem = np.broadcast_to(s.mem[rr, : law.n_memory], (K, len(rr), law.n_memory))
+            state = np.concatenate([st_ode, st_mem], axis=2).reshape(K * len(rr), -1)
+            coef = np.broadcast_to(s.coef[rr], (K, len(rr), s.coef.shape[1])).reshape(
+                K * len(rr), -1)
+            u = stored_energy(law, d[:, rr].ravel(), coef, state).reshape(K, len(rr))
+            nan = np.isnan(u)
+            if nan.any():
+                self.unknown_potential = True
+                u = np.where(nan, 0.0, u)
+            stored += u.sum(axis=1)
+        counts = np.full(K, m, dtype=np.int64)
+        if not table:
+            return stored, None, counts
+        fn = np.empty((K, m))
+        pairs.raw_forces_records(s.law, d, v, s.coef, ode_flat, self.ns, s.mem, self._law_kid,
+                                 self._law_ns, fn)
+        def tile(x: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(x, (K, m)).ravel()
+
+        fn = rules.applied_batch(tile(self._law_mode[s.law]), fn.ravel())
+        return stored, {
+            "key": tile(s.keys), "a": tile(self._sbody[sa]),
+            "b": tile(self._sbody[sb]), "delta": d.ravel(), "ddelta": v.ravel(),
+            "force": fn, "state": ode.reshape(K * m, self.ns),
+        }, counts
 
     def _rows_state(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                     tuple[np.ndarray, np.ndarray]]:

@@ -144,6 +144,11 @@ class IntegratorSettings:
 #: "sample" for the extra records inside a contact step (``contact_samples``).
 StepCallback = Callable[[float, np.ndarray, str], None]
 
+#: Optional batch form of the callback for the records of a compiled segment: (t (K,), y (K,
+#: len(y)), kind (K,): 0 a step, 1 a sample, 2 an event), called with the records between two
+#: bookings of the contact store (the store is the same for all K), in time order.
+RecordsCallback = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+
 
 @dataclass
 class RunStats:
@@ -349,8 +354,11 @@ def run_adaptive(
     settings: IntegratorSettings,
     callback: StepCallback | None = None,
     progress: Callable[[float], None] | None = None,
+    records: RecordsCallback | None = None,
 ) -> tuple[np.ndarray, RunStats]:
-    """Integrate adaptively from ``t0`` to ``t_end`` with contact events; (final state, stats)."""
+    """Integrate adaptively from ``t0`` to ``t_end`` with contact events; (final state, stats).
+    With ``records`` (and ``callback``) the records of a compiled segment go to ``records`` in
+    blocks instead of one ``callback`` call each."""
     contacts = world.contacts
     stats = RunStats()
     wall0 = time.perf_counter()
@@ -417,6 +425,21 @@ def run_adaptive(
                     recs = recs[:-1]  # recorded below, after the commit
                 ends = seg.ends if seg.ends is not None else np.zeros((0, 3))
                 ie = 0
+                if records is not None and callback is not None:
+                    # blocks of records between the ends of contact the segment continued
+                    # past; each end is booked before its own record
+                    start = 0
+                    for j in np.flatnonzero(recs[:, 1] == 2.0) if len(recs) else ():
+                        if j > start:
+                            records(recs[start:j, 0], recs[start:j, 2:], recs[start:j, 1])
+                        contacts.end_row(float(ends[ie, 0]), float(ends[ie, 1]),
+                                         float(ends[ie, 2]))
+                        ie += 1
+                        stats.events += 1
+                        start = j
+                    if start < len(recs):
+                        records(recs[start:, 0], recs[start:, 2:], recs[start:, 1])
+                    recs = recs[:0]
                 for row in recs:
                     if row[1] == 2.0:
                         # an end of contact the segment located and continued past: booked now
@@ -537,13 +560,15 @@ def integrate(
     settings: IntegratorSettings,
     callback: StepCallback | None = None,
     progress: Callable[[float], None] | None = None,
+    records: RecordsCallback | None = None,
 ) -> tuple[np.ndarray, RunStats]:
-    """Integrate ``world`` from state ``y0`` (see :meth:`World.pack`) over [t0, t_end]."""
+    """Integrate ``world`` from state ``y0`` (see :meth:`World.pack`) over [t0, t_end];
+    ``records``: see :func:`run_adaptive`."""
     if not (math.isfinite(t_end) and t_end > t0):
         raise ParameterError(f"duration must be > 0 s, got t_end - t0 = {t_end - t0:g}")
     if settings.method in FIXED_METHODS:
         return run_fixed(world, y0, t0, t_end, settings, callback, progress)
-    return run_adaptive(world, y0, t0, t_end, settings, callback, progress)
+    return run_adaptive(world, y0, t0, t_end, settings, callback, progress, records)
 
 
 __all__ = [
@@ -552,7 +577,9 @@ __all__ = [
     "N_WORK",
     "SOLVERS",
     "IntegratorSettings",
+    "RecordsCallback",
     "RunStats",
+    "StepCallback",
     "integrate",
     "run_adaptive",
     "run_fixed",

@@ -60,7 +60,13 @@ from typing import Any
 import numpy as np
 
 from mbplugin.dynamics import outputs, preflight
-from mbplugin.dynamics.integrators import FIXED_METHODS, IntegratorSettings, RunStats, integrate
+from mbplugin.dynamics.integrators import (
+    FIXED_METHODS,
+    N_WORK,
+    IntegratorSettings,
+    RunStats,
+    integrate,
+)
 from mbplugin.dynamics.world import World
 from mbplugin.errors import ParameterError
 from mbplugin.formatting import json_safe
@@ -457,37 +463,66 @@ class Simulation:
                     self._advise(y, method, advice)
             if (event == "" and counter["steps"] % every) or (event == "sample" and every > 1):
                 return
-            rec_t.append(t)
-            rec_y.append(y[: 13 * n].copy() if rec_bodies else y[: 0].copy())
-            pos, _quat, vel, omega = w.bodies.layout.split(y)
-            if len(vel):
+            store(np.array([t]), np.asarray(y)[None, :], y)
+
+        def records(ts: np.ndarray, Y: np.ndarray, kind: np.ndarray) -> None:
+            """The records of a compiled segment between two contact events (kind 0 step,
+            1 sample, 2 event): :func:`callback`'s selection, then one :func:`store`."""
+            step = kind == 0.0
+            step_times.extend(ts[kind != 1.0].tolist())
+            count = counter["steps"] + np.cumsum(step)
+            counter["steps"] = int(count[-1])
+            keep = ~((step & (count % every != 0)) | ((kind == 1.0) & (every > 1)))
+            if keep.all():
+                store(ts, Y)
+            elif keep.any():
+                store(ts[keep], Y[keep])
+
+        def store(ts: np.ndarray, Y: np.ndarray, y1: np.ndarray | None = None) -> None:
+            """Record K states (K, len(y)) with the contact store as it is now: bodies,
+            energies and the contacts, each computed for the K states at once (``y1``: the
+            state vector of a single record, see :meth:`EngineContacts.records`)."""
+            K = len(ts)
+            k0 = len(rec_t)
+            rec_t.extend(ts.tolist())
+            rec_y.append(Y[:, : 13 * n].copy() if rec_bodies else Y[:, :0].copy())
+            pos = Y[:, : 3 * n].reshape(K, n, 3)
+            vel = Y[:, 7 * n : 10 * n].reshape(K, n, 3)
+            omega = Y[:, 10 * n : 13 * n].reshape(K, n, 3)
+            if n:
                 vmax[0] = max(vmax[0], float(np.max(np.abs(vel))))
-            ke, pe = w.mechanical_energy(pos, vel, omega)
-            _, work = w.split(y)
-            stored = contacts.stored_energy(y) if contacts is not None else 0.0
+            ke, pe = w.mechanical_energy_records(pos, vel, omega)
+            n13 = 13 * n + w.n_ode
+            work = Y[:, n13 : n13 + N_WORK]
+            tab = None
+            if contacts is not None:
+                stored, tab, counts = contacts.records(Y, table=rec_contacts, y=y1)
+            else:
+                stored = np.zeros(K)
             if not stored0:
-                stored0.append(stored)
+                stored0.append(float(stored[0]))
             # the contact work minus the change of the stored energy (an initial pre-load's
             # energy is in "stored" at t = 0, not a negative dissipation)
-            w_normal = trap["w"] if trapezoid else float(work[0])
-            diss = float(w_normal + work[1] - (stored - stored0[0]))
-            energy["kinetic"].append(ke)
-            energy["potential"].append(pe)
-            energy["stored"].append(stored)
-            energy["dissipated"].append(diss)
-            energy["external_work"].append(float(work[2]))
-            energy["total"].append(ke + pe + stored + diss - float(work[2]))
-            if rec_contacts:
-                tab = contacts.contact_table(y)
-                m = len(tab["key"])
-                c_rows["t"].append(np.full(m, t))
+            w_normal = trap["w"] if trapezoid else work[:, 0]
+            diss = w_normal + work[:, 1] - (stored - stored0[0])
+            energy["kinetic"].extend(ke.tolist())
+            energy["potential"].extend(pe.tolist())
+            energy["stored"].extend(stored.tolist())
+            energy["dissipated"].extend(diss.tolist())
+            energy["external_work"].extend(work[:, 2].tolist())
+            energy["total"].extend((ke + pe + stored + diss - work[:, 2]).tolist())
+            if rec_contacts and tab is not None:
+                c_rows["t"].append(np.repeat(ts, counts))
                 for k in ("key", "a", "b", "delta", "ddelta", "force", "state"):
                     c_rows[k].append(tab[k])
-            if advise and not fixed and len(rec_t) % ADVISE_EVERY_RECORDS == 1:
-                self._advise(y, method, advice)
+            if advise and not fixed:
+                for i in range(K):
+                    if (k0 + i + 1) % ADVISE_EVERY_RECORDS == 1:
+                        self._advise(Y[i], method, advice)
 
         y0 = w.pack()
-        y_end, stats = integrate(w, y0, 0.0, self.duration, self.integrator, callback, progress)
+        y_end, stats = integrate(w, y0, 0.0, self.duration, self.integrator, callback, progress,
+                                 records)
         stats.step_times = np.array(step_times)
         advice = self._finish_advice(advice, fixed, warn) if advise else {}
         ns = contacts.ns if contacts is not None else 0
@@ -500,7 +535,8 @@ class Simulation:
                     dt = np.int64 if k in ("key", "a", "b") else float
                     contacts_out[k] = np.concatenate(parts).astype(dt) if parts else np.zeros(
                         0, dtype=dt)
-        Y = np.array(rec_y) if rec_bodies else np.zeros((len(rec_t), 13 * n))
+        Y = (np.concatenate(rec_y) if rec_y else np.zeros((0, 13 * n))) if rec_bodies else (
+            np.zeros((len(rec_t), 13 * n)))
         K = len(rec_t)
         pos = Y[:, : 3 * n].reshape(K, n, 3)
         quat = Y[:, 3 * n : 7 * n].reshape(K, n, 4)

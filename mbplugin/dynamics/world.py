@@ -127,6 +127,13 @@ class World:
             pos, self.gravity
         )
 
+    def mechanical_energy_records(self, pos: np.ndarray, vel: np.ndarray,
+                                  omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(kinetic, gravitational potential) energy (J) of K states: pos, vel, omega
+        (K, n, 3) -> two (K,) arrays."""
+        return (self.bodies.kinetic_energy_records(vel, omega),
+                self.bodies.potential_energy_records(pos, self.gravity))
+
     def jac_sparsity(self) -> Any:
         """Sparsity pattern (scipy.sparse, n_y x n_y) of d rhs / d y for the implicit solvers.
 

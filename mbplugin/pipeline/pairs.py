@@ -96,6 +96,22 @@ def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, p
             vt[k, j] = g[11 + j]
 
 
+@njit
+def pair_geometry_records(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p,
+                          half, pos, R, vel, omega_w, delta, ddelta):
+    """delta and ddelta (K, m) of the listed pairs at K states of the bodies (a recorder's
+    records): pos, vel, omega_w (K, n, 3), R (K, n, 3, 3); the scalars of
+    :func:`pair_geometry`."""
+    Ra = np.empty((3, 3))
+    Rb = np.empty((3, 3))
+    for i in range(pos.shape[0]):
+        for k in range(sa.shape[0]):
+            g = pair_one(ptype[k], sa[k], sb[k], feat[k], body, lpos, lrot, radius, plane_n,
+                         plane_p, half, pos[i], R[i], vel[i], omega_w[i], Ra, Rb)
+            delta[i, k] = g[0]
+            ddelta[i, k] = g[1]
+
+
 @njit_inline
 def state_tuple(row, ode, ns, nsl, mem):
     """Kernel state tuple of data row ``row``: its ``nsl`` ODE states from the flat ``ode``
@@ -115,6 +131,18 @@ def raw_forces(rows, law, delta, ddelta, coef, ode, ns, mem, law_kid, law_ns, ou
         li = law[r]
         out[k] = kernels.force(law_kid[li], delta[k], ddelta[k], kernels.ctuple(coef, r),
                                state_tuple(r, ode, ns, law_ns[li], mem))
+
+
+@njit
+def raw_forces_records(law, delta, ddelta, coef, ode, ns, mem, law_kid, law_ns, out):
+    """:func:`raw_forces` of data rows 0..m-1 at K states: delta, ddelta, out (K, m), the flat
+    ODE states ``ode`` (K, m ns)."""
+    for i in range(delta.shape[0]):
+        for r in range(delta.shape[1]):
+            li = law[r]
+            out[i, r] = kernels.force(law_kid[li], delta[i, r], ddelta[i, r],
+                                      kernels.ctuple(coef, r),
+                                      state_tuple(r, ode[i], ns, law_ns[li], mem))
 
 
 @njit_inline
