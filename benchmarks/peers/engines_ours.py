@@ -35,7 +35,8 @@ def _from_result(result: object, wall: float) -> Trajectory:
     c = getattr(result, "contacts", None) or {}
     if len(c.get("t", ())) and len(idx) == 1:
         force = (np.asarray(c["t"]), np.asarray(c["force"]))
-    steps = int(getattr(result.stats, "steps", 0))
+    stats = getattr(result, "stats", None)  # the PyBullet backend's result counts host steps
+    steps = int(getattr(stats, "steps", 0) if stats is not None else getattr(result, "steps", 0))
     return Trajectory(t, z, v, wall, steps, force)
 
 

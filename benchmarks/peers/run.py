@@ -70,7 +70,7 @@ def engines() -> list[Engine]:
         Engine("ours", "mbplugin standalone (zhang_sharf, adaptive + events)", ours.run_standalone,
                {"set": ["integrator.contact_samples=0"]}, None),
         Engine("bullet", "mbplugin on PyBullet (zhang_sharf)", ours.run_bullet,
-               {"set": ["dt=0.004166666666666667"]}, None, ("drop", "tennis")),
+               {"set": ["world.host_dt=0.004166666666666667"]}, None, ("drop", "tennis")),
         Engine("scipy", "SciPy DOP853, Python RHS (zhang_sharf)", ours.run_scipy, {"rtol": 1e-3},
                _rtol, ("drop",)),
         Engine("mj_docs", "MuJoCo, direct solref, zeta from the oscillator formula",
@@ -112,8 +112,8 @@ def setting_label(s: dict) -> str:
         return f"accuracy {s['accuracy']:.0e}"
     if "rtol" in s:
         return f"rtol {s['rtol']:.0e}"
-    if any(x.startswith("dt=") for x in s.get("set", ())):
-        dt = next(float(x[3:]) for x in s["set"] if x.startswith("dt="))
+    if any(x.startswith("world.host_dt=") for x in s.get("set", ())):
+        dt = next(float(x.partition("=")[2]) for x in s["set"] if x.startswith("world.host_dt="))
         return f"host step {dt:.3g} s"
     return "scene file's adaptive integrator"
 

@@ -50,6 +50,8 @@ class BulletResult:
     extra: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     contacts_at_rest: list[dict[str, Any]] = field(default_factory=list)
+    #: linear velocities of the bodies' centres of mass (m/s), aligned with ``pos``
+    vel: np.ndarray | None = None
 
     def summary(self) -> dict[str, Any]:
         out = {"scene": self.name, "backend": "pybullet", "host_dt": self.host_dt,
@@ -143,14 +145,17 @@ class BulletScene:
             n = round(self.duration / dt)
             t = np.zeros(n + 1)
             pos = np.zeros((n + 1, len(names), 3))
+            vel = np.zeros_like(pos)
             pos[0] = [p.getBasePositionAndOrientation(ids[nm], physicsClientId=cid)[0]
                       for nm in names]
+            vel[0] = [p.getBaseVelocity(ids[nm], physicsClientId=cid)[0] for nm in names]
             wall = time.perf_counter()
             for i in range(1, n + 1):
                 contacts.step()
                 t[i] = i * dt
                 pos[i] = [p.getBasePositionAndOrientation(ids[nm], physicsClientId=cid)[0]
                           for nm in names]
+                vel[i] = [p.getBaseVelocity(ids[nm], physicsClientId=cid)[0] for nm in names]
                 if progress is not None:
                     progress(t[i])
             wall = time.perf_counter() - wall
@@ -165,7 +170,7 @@ class BulletScene:
                             "t_out": float(row["t_out"]), "v_in": float(row["v_in"]),
                             "v_out": float(row["v_out"]), "cr": float(row["cr"])})
         events = len(contacts.store.onsets) + len(contacts.store.separations)
-        return BulletResult(self.name, names, t, pos, bounces, n, events, wall, dt)
+        return BulletResult(self.name, names, t, pos, bounces, n, events, wall, dt, vel=vel)
 
     def _bodies(self, p: Any, cid: int) -> tuple[dict[str, int], list[str], dict[str, Any]]:
         from mbplugin.contact import Box, Sphere
