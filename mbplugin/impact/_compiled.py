@@ -38,8 +38,6 @@ from mbplugin.pipeline import rules
 _NS = dop.NS
 _A = dop.A
 _B = dop.B
-_E3 = dop.E3
-_E5 = dop.E5
 _D = dop.D
 _A_EXTRA = dop.A_EXTRA
 _NS_EXT = dop.NS_EXT
@@ -342,30 +340,11 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                 y_new[i] = y[i] + h * acc
             _rhs(kid, mode, c, n_ode, mem, m, press, y_new, K, _NS)
             nfev += _NS
-            finite = True
-            e5 = 0.0
-            e3 = 0.0
-            for i in range(n):
-                if not math.isfinite(y_new[i]):
-                    finite = False
-                sc = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
-                a5 = 0.0
-                a3 = 0.0
-                for j in range(_NS + 1):
-                    a5 += _E5[j] * K[j, i]
-                    a3 += _E3[j] * K[j, i]
-                a5 /= sc
-                a3 /= sc
-                e5 += a5 * a5
-                e3 += a3 * a3
-            if not finite:
+            err = dop.error_norm(K, h, y, y_new, rtol, atol)  # NaN: the new state is not finite
+            if not math.isfinite(err):
                 h *= 0.25
                 rejected = True
                 continue
-            if e5 == 0.0 and e3 == 0.0:
-                err = 0.0
-            else:
-                err = h * e5 / math.sqrt((e5 + 0.01 * e3) * n)
             if err < 1.0:
                 if err == 0.0:
                     factor = MAX_FACTOR
