@@ -38,7 +38,6 @@ from mbplugin.pipeline import rules
 _NS = dop.NS
 _A = dop.A
 _B = dop.B
-_D = dop.D
 _A_EXTRA = dop.A_EXTRA
 _NS_EXT = dop.NS_EXT
 _NPOW = dop.NPOW
@@ -368,16 +367,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                 ytmp[i] = y[i] + h * acc
             _rhs(kid, mode, c, n_ode, mem, m, press, ytmp, K, st)
         nfev += _NS_EXT - _NS - 1
-        for i in range(n):
-            dy = y_new[i] - y[i]
-            Fd[0, i] = dy
-            Fd[1, i] = h * K[0, i] - dy
-            Fd[2, i] = 2.0 * dy - h * (K[_NS, i] + K[0, i])
-            for p in range(_NPOW - 3):
-                acc = 0.0
-                for j in range(_NS_EXT):
-                    acc += _D[p, j] * K[j, i]
-                Fd[3 + p, i] = h * acc
+        dop.dense_coefficients(K, h, y, y_new, Fd)
         # ---- samples: events and peak force ------------------------------------------------
         event = -1
         x_event = 1.0
