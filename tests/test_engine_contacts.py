@@ -82,3 +82,62 @@ def test_detect_pairs_equals_detect() -> None:
         np.testing.assert_array_equal(getattr(full, f)[o1], getattr(known, f)[o2])
     for f in ("point", "normal", "vt", "ra", "rb"):
         np.testing.assert_array_equal(getattr(full, f)[o1], getattr(known, f)[o2])
+
+
+
+def _one_pair_batches_match(model: ContactModel, bodies, rng) -> int:
+    """Compare ``_pair_batch`` with ``detect_pairs`` for every touching watched pair at three
+    velocity states; returns the number of pairs compared per state."""
+    ec = EngineContacts(model, bodies)
+    y0 = bodies.state_vector()
+    ec.watch(0.0, y0)
+    assert ec._w_geo is not None  # every pair has a compiled path
+    n = len(bodies)
+    count = 0
+    for _ in range(3):
+        y = y0.copy()
+        y[7 * n : 13 * n] += rng.normal(size=6 * n)  # other velocities, the same poses
+        state = ec.state_from_y(y)
+        count = 0
+        for j in range(len(ec._wkeys)):
+            ref = model.detect_pairs(state, ec._wkeys[j : j + 1], ec.margin)
+            if len(ref) != 1 or not ref.delta[0] > 0:
+                continue
+            count += 1
+            got = ec._pair_batch(y, j)
+            for f in ("key", "a", "b", "law", "r_eff", "k_hertz"):
+                np.testing.assert_array_equal(getattr(got, f), getattr(ref, f))
+            for f, tol in (("delta", 1e-15), ("ddelta", 1e-12), ("normal", 1e-15),
+                           ("vt", 1e-12), ("ra", 1e-15), ("rb", 1e-15), ("point", 1e-15)):
+                np.testing.assert_allclose(getattr(got, f), getattr(ref, f), rtol=0, atol=tol)
+            np.testing.assert_allclose(got.m_eff, ref.m_eff, rtol=1e-13)
+    return count
+
+
+def test_onset_batch_of_one_pair_equals_detect_pairs() -> None:
+    """The one-pair batch an engine books a lone onset with (``EngineContacts._pair_batch``:
+    the pair's constants from its first detection, then the compiled geometry and effective
+    mass) equals ``detect_pairs``' batch at other states: the corners of a tilted box with
+    unequal principal inertias on a plane (m_eff depends on the orientation), a sphere on a
+    plane, two spheres."""
+    rng = np.random.default_rng(5)
+    box = ContactModel()
+    box.add_shape(Plane(normal=(0.0, 0.2, 1.0)), body=0)
+    box.add_shape(Box((0.05, 0.03, 0.02)), body=1)
+    box.set_default_law({"name": "hertz", "k": 1e8})
+    bodies = make_bodies(["floor", "box"], [1.0, 2.0], [np.eye(3), np.diag([1e-3, 4e-3, 9e-3])],
+                         fixed=[True, False], pos=np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.015]]),
+                         quat=quat_from_rotvec(np.array([[0.0] * 3, [0.5, -0.4, 0.3]])))
+    assert _one_pair_batches_match(box, bodies, rng) >= 2  # corners below the plane
+    balls = ContactModel()
+    balls.add_shape(Plane(normal=(0.0, 0.2, 1.0)), body=0)
+    balls.add_shape(Sphere(0.05), body=1, pos=(0.0, 0.01, 0.0))  # off the centre of mass
+    balls.add_shape(Sphere(0.04), body=2)
+    balls.set_default_law({"name": "hertz", "k": 1e8})
+    bodies = make_bodies(["floor", "b1", "b2"], [1.0, 0.7, 1.3],
+                         [np.eye(3), np.diag([1e-3, 2e-3, 3e-3]), np.eye(3) * 2e-3],
+                         fixed=[True, False, False],
+                         pos=np.array([[0.0, 0.0, 0.0], [0.0, -0.01, 0.048], [0.0, 0.0, 0.135]]),
+                         quat=quat_from_rotvec(np.array([[0.0] * 3, [0.3, 0.1, 0.0],
+                                                         [0.0, 0.2, 0.5]])))
+    assert _one_pair_batches_match(balls, bodies, rng) == 2  # b1 on the floor, b1 on b2

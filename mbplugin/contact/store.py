@@ -400,21 +400,7 @@ class ContactStore:
         end_rows = np.zeros(len(self), dtype=bool)
         if present.any():
             idx = np.flatnonzero(present)
-            r = rows[idx]
-            for li in np.unique(self.law[r]):
-                law = self.laws[li]
-                sel = self.law[r] == li
-                ii, rr = idx[sel], r[sel]
-                state = self._state(li, self.ode[rr], self.mem[rr])
-                c = self.coef[rr, : law.n_coef]
-                if update_memory and law.n_memory:
-                    law.update_memory(delta[ii], ddelta[ii], c, state)
-                    self.mem[rr, : law.n_memory] = state[:, law.n_state :]
-                mode = np.full(len(ii), law.contact_mode, dtype=np.int64)
-                f = (np.zeros(len(ii)) if law.contact_mode == MODE_TENSION
-                     else law.force_raw(delta[ii], ddelta[ii], c, state))
-                ends = rules.ended_batch(mode, delta[ii], ddelta[ii], np.asarray(f, dtype=float))
-                end_rows[rr[ends]] = True
+            end_rows = self._memory_and_ends(batch, idx, rows[idx], update_memory)
             where = _find(batch.key, self.keys)
             self._delta_last = delta[where].copy()
             self._ddelta_last = ddelta[where].copy()
@@ -422,7 +408,58 @@ class ContactStore:
         if end_rows.any():
             bi = _find(batch.key, self.keys[end_rows])
             sep_chunks.append(self._end_rows(t, end_rows, delta[bi], ddelta[bi]))
+        self._close(on_chunk, sep_chunks)
+        return self.aligned(batch) if aligned else None
 
+    def _memory_and_ends(self, batch: ContactBatch, idx: np.ndarray, r: np.ndarray,
+                         update_memory: bool) -> np.ndarray:
+        """Memory update (with ``update_memory``) and end-of-contact test of the rows ``r``,
+        present in ``batch`` as its contacts ``idx``; returns the ended rows as a mask over
+        the store's rows."""
+        delta, ddelta = batch.delta, batch.ddelta
+        end_rows = np.zeros(len(self), dtype=bool)
+        for li in np.unique(self.law[r]):
+            law = self.laws[li]
+            sel = self.law[r] == li
+            ii, rr = idx[sel], r[sel]
+            state = self._state(li, self.ode[rr], self.mem[rr])
+            c = self.coef[rr, : law.n_coef]
+            if update_memory and law.n_memory:
+                law.update_memory(delta[ii], ddelta[ii], c, state)
+                self.mem[rr, : law.n_memory] = state[:, law.n_state :]
+            mode = np.full(len(ii), law.contact_mode, dtype=np.int64)
+            f = (np.zeros(len(ii)) if law.contact_mode == MODE_TENSION
+                 else law.force_raw(delta[ii], ddelta[ii], c, state))
+            ends = rules.ended_batch(mode, delta[ii], ddelta[ii], np.asarray(f, dtype=float))
+            end_rows[rr[ends]] = True
+        return end_rows
+
+    def start(self, batch: ContactBatch, t: float) -> None:
+        """Book the onset of the contacts of ``batch``, found by a driver that located the
+        onset itself (e.g. a compiled engine segment, at the first overlap of a watched pair)
+        at time ``t`` (s): what :meth:`commit` does for new contacts (coefficient rows and
+        values latched at onset, onset events, the memory update and the end-of-contact test
+        of the new rows), with no other change. Every contact of ``batch`` must be new: not
+        active, not latched, overlapping (``delta > 0``)."""
+        self._check_batch(batch)
+        if len(self) and (self.rows(batch) >= 0).any():
+            raise ParameterError("start: a contact of the batch is already active (use commit)")
+        if len(self.latched_keys) and self.latched(batch).any():
+            raise ParameterError("start: a contact of the batch is latched (use commit)")
+        if not rules.starts_batch(batch.delta).all():
+            raise ParameterError("start: every contact must overlap (delta > 0); use commit")
+        t = float(t)
+        on_chunk = self._onset(batch, np.arange(len(batch)), t)
+        rows = self.rows(batch)
+        end_rows = self._memory_and_ends(batch, np.arange(len(batch)), rows, True)
+        sep_chunks = []
+        if end_rows.any():
+            bi = _find(batch.key, self.keys[end_rows])
+            sep_chunks.append(self._end_rows(t, end_rows, batch.delta[bi], batch.ddelta[bi]))
+        self._close(on_chunk, sep_chunks)
+
+    def _close(self, on_chunk: np.ndarray, sep_chunks: list[np.ndarray]) -> None:
+        """The events of one booking: latest onsets and separations, appended to all."""
         self.last_onsets = on_chunk
         self.last_separations = (
             np.concatenate(sep_chunks) if sep_chunks else _empty_events()
@@ -432,7 +469,6 @@ class ContactStore:
         if len(self.last_separations):
             self._separations.append(self.last_separations)
         self._seq += 1
-        return self.aligned(batch) if aligned else None
 
     def _end_rows(self, t: float, end_rows: np.ndarray, delta: np.ndarray,
                   ddelta: np.ndarray) -> np.ndarray:
@@ -461,11 +497,7 @@ class ContactStore:
         order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
         d = np.asarray(delta, dtype=float)[order]
         v = np.asarray(ddelta, dtype=float)[order]
-        self.last_onsets = _empty_events()
-        self.last_separations = self._end_rows(float(t), mask, d, v)
-        if len(self.last_separations):
-            self._separations.append(self.last_separations)
-        self._seq += 1
+        self._close(_empty_events(), [self._end_rows(float(t), mask, d, v)])
 
     def bounces(self) -> np.ndarray:
         """One row per completed contact (onset then separation of the same key), in time order.

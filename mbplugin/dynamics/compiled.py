@@ -503,25 +503,30 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
 
 
 @njit
-def _lone_end(y, n, G, CR, WP, W):
-    """Watch index of the one active contact when its end-of-contact value is <= 0 at ``y``
-    and every other event value is > 0 (a lone end of contact), else -1."""
+def _lone_event(y, n, G, CR, WP, W, kind):
+    """Watch index of the only event value <= 0 at ``y`` when it belongs to a watched pair of
+    ``kind`` and that pair is the only active one (``kind`` 1: a lone end of contact) or no
+    pair is active (``kind`` 0: a lone onset); else -1. The values of latched pairs count as
+    others."""
     w_kind = WP[4]
     nw = w_kind.shape[0]
     nlat = 0
+    n_act = 0
     for j in range(nw):
         if w_kind[j] == 2:
             nlat += 1
+        elif w_kind[j] == 1:
+            n_act += 1
+    if n_act != (1 if kind == 1 else 0):
+        return -1
     g = np.empty(nw + nlat)
     _event_values(y, g, n, G, CR, WP, W)
     j1 = -1
     for j in range(g.shape[0]):
-        if j < nw and w_kind[j] == 1:
-            if g[j] > 0.0 or j1 >= 0:
+        if not g[j] > 0.0:
+            if j1 >= 0 or j >= nw or w_kind[j] != kind:
                 return -1
             j1 = j
-        elif not g[j] > 0.0:
-            return -1
     return j1
 
 
@@ -543,7 +548,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     ends = np.empty((0, 3))
     if not (absorb_ends and status == EVENT and CR[1].shape[0] == 1 and t < t_end):
         return status, t, y, h_next, steps, nfev, rec, ends
-    j1 = _lone_end(y, n, G, CR, WP, W)
+    j1 = _lone_event(y, n, G, CR, WP, W, 1)
     if j1 < 0:
         return status, t, y, h_next, steps, nfev, rec, ends
     body, lpos, lrot, radius, plane_n, plane_p, half = G
@@ -944,6 +949,10 @@ class SegmentResult:
     #: ends of contact located and applied by the segment (:func:`segment_chain`), (k, 3):
     #: t, delta, ddelta of the store's row 0; the driver books them (``ContactStore.end``)
     ends: np.ndarray | None = None
+    #: at an ``EVENT`` reached with no active contact: the watch index of the pair whose onset
+    #: it is when every other event value is > 0 (a lone onset, booked by the driver without
+    #: a detection: ``EngineContacts.onset``), else -1
+    onset: int = -1
 
 
 def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
@@ -964,8 +973,10 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
             float(min(max_step, 1e300)), int(n_samples), int(contact_samples), jscale, 3,
             n, BD, G, CR, FR, WP, W)
         status, t1, y1, h_next, steps, nfev, rec = out
+        onset = (_lone_event(y1, n, G, CR, WP, W, 0)
+                 if status == EVENT and CR[1].shape[0] == 0 else -1)
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
-                             rec)
+                             rec, None, int(onset))
     out = segment_chain(
         np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
         -1.0 if h is None else float(h), float(rtol), float(atol), float(min(max_step, 1e300)),
@@ -973,5 +984,8 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
         int(n_samples), int(contact_samples), bool(auto), int(switch_steps), float(stiff_hw),
         int(stiff_steps), bool(absorb_ends), n, BD, G, CR, FR, WP, W)
     status, t1, y1, h_next, steps, nfev, rec, ends = out
+    # the last segment ran without active contacts when it followed an absorbed end
+    onset = (_lone_event(y1, n, G, CR, WP, W, 0)
+             if status == EVENT and (len(ends) or CR[1].shape[0] == 0) else -1)
     return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec,
-                         ends)
+                         ends, int(onset))

@@ -135,6 +135,9 @@ class EngineContacts:
         )
         self.fast = True  #: use the compiled pair path when every pair type allows it
         self._pair_info_cache: dict[bytes, tuple[np.ndarray, ...]] = {}
+        #: per contact key: (r_eff, law, k_hertz) of a known primitive pair (constants of the
+        #: pair's shapes and materials), from its first detection (see :meth:`onset`)
+        self._pair_const: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._rows_keys = np.zeros(0, dtype=np.int64)
         self._rows_geo: tuple[np.ndarray, ...] | None = None
         self._w_geo: tuple[np.ndarray, ...] | None = None
@@ -377,6 +380,50 @@ class EngineContacts:
             raise RuntimeError(f"end_row: {len(self.store)} active contacts, expected 1")
         self.store.end(t, np.zeros(1, dtype=np.int64), np.array([delta]), np.array([ddelta]))
         self._rows_geo = None
+
+    def onset(self, t: float, y: np.ndarray, j: int) -> np.ndarray:
+        """Book the onset of watched pair ``j`` at the event state ``y`` (time ``t``, s) that a
+        compiled segment located while no contact was active, every other event value > 0
+        (:attr:`mbplugin.dynamics.compiled.SegmentResult.onset`): what :meth:`commit` books
+        there (:meth:`ContactStore.start` of that one contact) without detecting every pair.
+        Returns ``y`` rebuilt for the new row."""
+        if len(self.store) or self._w_geo is None:
+            raise RuntimeError("onset: needs no active contact and a compiled watch")
+        n_old = self.n_ode
+        self.store.start(self._pair_batch(y, j), t)
+        self._rows_geo = None
+        return self._rebuild(y, n_old)
+
+    def _pair_batch(self, y: np.ndarray, j: int) -> ContactBatch:
+        """The contact of watched pair ``j`` at ``y`` as a one-contact batch: the batch of
+        :meth:`ContactModel.detect_pairs` (its first time, keeping the pair's constants r_eff,
+        law and k_hertz), then the state-dependent fields by :func:`pairs.pair_contacts`."""
+        keys = self._wkeys[j : j + 1]
+        st = self.state_from_y(y)
+        const = self._pair_const.get(int(keys[0]))
+        if const is None:
+            batch = self.model.detect_pairs(st, keys, self.margin)
+            if len(batch) != 1:
+                raise RuntimeError(f"onset: pair {int(keys[0])} is not in contact")
+            self._pair_const[int(keys[0])] = (batch.r_eff, batch.law, batch.k_hertz)
+            return batch
+        assert self._w_geo is not None
+        sa, sb, feat, ptype = (np.ascontiguousarray(x[j : j + 1], dtype=np.int64)
+                               for x in self._w_geo)
+        rot_ext = st.rotations_ext()
+        i64 = np.int64
+        a, b = np.empty(1, dtype=i64), np.empty(1, dtype=i64)
+        point, normal, vt, ra, rb = (np.empty((1, 3)) for _ in range(5))
+        delta, ddelta, m_eff = np.empty(1), np.empty(1), np.empty(1)
+        pairs.pair_contacts(ptype, sa, sb, feat, np.ascontiguousarray(self._sbody, dtype=i64),
+                            self._lpos, self._lrot, self._radius, self._plane_n, self._plane_p,
+                            self._half, np.ascontiguousarray(st.pos), rot_ext,
+                            np.ascontiguousarray(st.vel), np.ascontiguousarray(st.omega),
+                            st.inv_mass_ext(), st.inv_inertia_world_ext(rot_ext), a, b, point,
+                            normal, delta, ddelta, vt, ra, rb, m_eff)
+        r_eff, law, k_hertz = const
+        return ContactBatch(a, b, keys.copy(), point, normal, delta, ddelta, vt, m_eff,
+                            r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
 
     def _detect(self, y: np.ndarray) -> ContactBatch:
         """Detection at ``y`` with the force margin: for a small model whose pairs are all

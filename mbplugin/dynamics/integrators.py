@@ -455,7 +455,11 @@ def run_adaptive(
                 h_next = max(seg.h_next, 1e-15)
                 if seg.status == EVENT:
                     stats.events += 1
-                    y = contacts.commit(t, y)[1]
+                    if seg.onset >= 0:
+                        # a lone onset: booked from the one pair, no detection of every pair
+                        y = contacts.onset(t, y, seg.onset)
+                    else:
+                        y = contacts.commit(t, y)[1]
                     if callback is not None:
                         callback(t, y, "event")
                     h_next = min(h_next, contacts.first_step_hint())
