@@ -186,6 +186,28 @@ def contact_kinematics_batch(a, b, point, normal, pos, vel, omega_w, ra, rb, dde
 
 
 @njit_inline
+def world_inverse_inertia(R, inv_ib, out):
+    """World-frame inverse inertia R I_body^-1 R^T (3, 3) of a body with rotation ``R`` and
+    body-frame inverse inertia ``inv_ib``, written into ``out``."""
+    for i in range(3):
+        a0 = R[i, 0] * inv_ib[0, 0] + R[i, 1] * inv_ib[1, 0] + R[i, 2] * inv_ib[2, 0]
+        a1 = R[i, 0] * inv_ib[0, 1] + R[i, 1] * inv_ib[1, 1] + R[i, 2] * inv_ib[2, 1]
+        a2 = R[i, 0] * inv_ib[0, 2] + R[i, 1] * inv_ib[1, 2] + R[i, 2] * inv_ib[2, 2]
+        for j in range(3):
+            out[i, j] = a0 * R[j, 0] + a1 * R[j, 1] + a2 * R[j, 2]
+
+
+@njit
+def world_inverse_inertia_ext(rot, inv_ib, fixed, out):
+    """:func:`world_inverse_inertia` of N bodies into ``out`` (N + 1, 3, 3), zero for fixed
+    bodies and for the last (world) row; ``rot`` has at least N rows."""
+    out[:] = 0.0
+    for b in range(inv_ib.shape[0]):
+        if not fixed[b]:
+            world_inverse_inertia(rot[b], inv_ib[b], out[b])
+
+
+@njit_inline
 def _along(bi, r0, r1, r2, n0, n1, n2, inv_m, inv_i):
     """1/m + (r x n) . I_w^-1 (r x n) of body ``bi`` (``inv_m`` (N + 1,), ``inv_i`` (N + 1, 3,
     3) world frame, with zero rows for fixed bodies and a last zero row for the world, -1)."""

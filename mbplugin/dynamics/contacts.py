@@ -30,6 +30,7 @@ coefficients latched at onset, ODE state, memory, onset/separation events).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,12 +38,13 @@ import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel
 from mbplugin.dynamics import _kernels as _k
+from mbplugin.dynamics import compiled as cp
 from mbplugin.dynamics.advisor import friction_step, stable_step
 from mbplugin.dynamics.bodies import Bodies
 from mbplugin.dynamics.energy import stored_energy
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
-from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.laws.kernels import NC_MAX, NODE_MAX
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -134,10 +136,17 @@ class EngineContacts:
             for law in self.laws
         )
         self.fast = True  #: use the compiled pair path when every pair type allows it
+        #: let compiled segments book the lone onsets of pairs met before (see :meth:`onset`)
+        self.compiled_onsets = True
         self._pair_info_cache: dict[bytes, tuple[np.ndarray, ...]] = {}
         #: per contact key: (r_eff, law, k_hertz) of a known primitive pair (constants of the
         #: pair's shapes and materials), from its first detection (see :meth:`onset`)
         self._pair_const: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        #: per contact key: (law index, a coefficient row, the law's onset rule, time-scale
+        #: parameters) for the compiled onset of :func:`compiled.segment_chain`, from the
+        #: pair's first onset booked here (see :meth:`onset`)
+        self._onset_tpl: dict[int, tuple[int, np.ndarray, tuple, tuple[float, float]]] = {}
+        self._on_cache: tuple[Any, ...] = (None, -1, None)
         self._rows_keys = np.zeros(0, dtype=np.int64)
         self._rows_geo: tuple[np.ndarray, ...] | None = None
         self._w_geo: tuple[np.ndarray, ...] | None = None
@@ -392,7 +401,49 @@ class EngineContacts:
         n_old = self.n_ode
         self.store.start(self._pair_batch(y, j), t)
         self._rows_geo = None
+        self._onset_template(int(self._wkeys[j]))
         return self._rebuild(y, n_old)
+
+    def _onset_template(self, key: int) -> None:
+        """Keep what a compiled segment needs to book later onsets of pair ``key`` itself
+        (its law's compiled onset rule and time scale, a coefficient row with the pair's
+        stiffness), when the laws allow it (:attr:`ends_in_segment`)."""
+        s = self.store
+        if (key in self._onset_tpl or not (self.compiled_onsets and self.ends_in_segment)
+                or len(s) != 1):
+            return
+        li = int(s.law[0])
+        law = self.laws[li]
+        rule = law.onset_rule()
+        if rule is None:
+            return
+        k_on = float(s.k_on[0])
+        ts = (law.replace(k=k_on) if math.isfinite(k_on) else law).timescale_rule()
+        if ts is not None:
+            self._onset_tpl[key] = (li, s.coef[0].copy(), rule, ts)
+
+    def onset_row(self, o: np.ndarray) -> None:
+        """Book an onset that a compiled segment booked itself (a row of
+        :attr:`SegmentResult.onsets <mbplugin.dynamics.compiled.SegmentResult>`: time, watch
+        index, geometry, effective mass, coefficient row, time scale) in the store
+        (:meth:`ContactStore.start` with the row and time scale given)."""
+        j = int(o[cp.ON_J])
+        keys = self._wkeys[j : j + 1]
+        r_eff, law, k_hertz = self._pair_const[int(keys[0])]
+        assert self._w_geo is not None
+        ab = self._sbody[np.concatenate([self._w_geo[0][j : j + 1], self._w_geo[1][j : j + 1]])]
+        a, b = ab[:1].astype(np.int64), ab[1:].astype(np.int64)
+
+        def vec(c: int) -> np.ndarray:
+            return o[None, c : c + 3].copy()
+
+        batch = ContactBatch(a, b, keys.copy(), vec(cp.ON_P), vec(cp.ON_N),
+                             o[cp.ON_D : cp.ON_D + 1], o[cp.ON_V : cp.ON_V + 1], vec(cp.ON_VT),
+                             o[cp.ON_M : cp.ON_M + 1], r_eff.copy(), vec(cp.ON_RA),
+                             vec(cp.ON_RB), law.copy(), k_hertz.copy())
+        self.store.start(batch, float(o[cp.ON_T]), coef=o[None, cp.ON_ROW :],
+                         t_c=o[cp.ON_TC : cp.ON_TC + 1])
+        self._rows_geo = None
 
     def _pair_batch(self, y: np.ndarray, j: int) -> ContactBatch:
         """The contact of watched pair ``j`` at ``y`` as a one-contact batch: the batch of
@@ -542,7 +593,39 @@ class EngineContacts:
              np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m), np.empty(m),
              np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
              np.empty(m), np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
-        return n, BD, G, CR, FR, WP, W
+        return n, BD, G, CR, FR, WP, W, self._onset_arrays()
+
+    def _onset_arrays(self) -> tuple[np.ndarray, ...]:
+        """The ``ON`` arrays of :func:`compiled.segment_chain` for the watched pairs: per pair
+        whether its onset can be booked in the segment, its law, coefficient row, onset rule
+        and time-scale parameters (:meth:`_onset_template`); the bodies' inverse masses
+        (N + 1, world row 0), fixed flags and a work array (N + 1, 3, 3). Cached per watch key
+        set and template count."""
+        keys = self._wkeys
+        tag = (keys, len(self._onset_tpl))
+        if self._on_cache[0] is keys and self._on_cache[1] == tag[1]:
+            return self._on_cache[2]
+        nw = len(keys)
+        i64 = np.int64
+        ok = np.zeros(nw, dtype=i64)
+        law = np.zeros(nw, dtype=i64)
+        row = np.zeros((nw, NC_MAX))
+        rule = np.zeros(nw, dtype=i64)
+        par = np.zeros((nw, 2))
+        ts = np.ones((nw, 2))
+        for j in range(nw) if self._onset_tpl else ():
+            tpl = self._onset_tpl.get(int(keys[j]))
+            if tpl is not None:
+                ok[j] = 1
+                law[j], row[j], (rule[j], par[j, 0], par[j, 1]), ts[j] = tpl
+        b = self.bodies
+        n = len(b)
+        inv_m = np.zeros(n + 1)
+        inv_m[:n] = b.inv_mass
+        out = (ok, law, row, rule, par, ts, inv_m, np.ascontiguousarray(b.fixed, dtype=np.bool_),
+               np.zeros((n + 1, 3, 3)))
+        self._on_cache = (keys, tag[1], out)
+        return out
 
     def event_values(self, t: float, y: np.ndarray) -> np.ndarray:
         """Event values of the watched pairs at state ``y`` (see the module docstring)."""

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 
 #: Separation rule and force clipping of a law (see :attr:`Law.contact_mode`).
@@ -134,6 +135,15 @@ def _fmt(x: float) -> str:
         return "-inf"
     return f"{x:g}"
 
+
+
+@njit
+def power_timescale(m, k, n, v):
+    """Time scale (s) of a mass ``m`` (kg) meeting a spring k delta^n at speed ``v`` (m/s):
+    (m / (k v^(n-1)))^(1/(n+1)), the unit of time that makes the impact equation
+    m x'' = -k x^n free of parameters (Hunt & Crossley 1975; the contact lasts a few of them).
+    Scalars in compiled code; ``power_timescale.py_func`` takes arrays."""
+    return (m / (k * v ** (n - 1.0))) ** (1.0 / (n + 1.0))
 
 class Law:
     """Base class of every contact force law (an immutable parameter object).
@@ -287,12 +297,30 @@ class Law:
         The default reads the parameters ``k`` and ``n`` (a Hertz-like spring k*delta^n) and
         returns (m / (k v0^(n-1)))^(1/(n+1)).
         """
+        k, n = self._timescale_kn()
+        return power_timescale.py_func(np.asarray(m_eff, dtype=float), k, n,
+                                       np.asarray(v0, dtype=float))
+
+    def _timescale_kn(self) -> tuple[Any, Any]:
         k = self._values["k"]  # a float or a read-only float array (checked by Param)
         n = self._values.get("n")
-        n = 1.5 if n is None else n
-        m = np.asarray(m_eff, dtype=float)
-        v = np.asarray(v0, dtype=float)
-        return (m / (k * v ** (n - 1.0))) ** (1.0 / (n + 1.0))
+        return k, (1.5 if n is None else n)
+
+    def timescale_rule(self) -> tuple[float, float] | None:
+        """(k, n) of :func:`power_timescale` when :meth:`timescale` is the default one and the
+        parameters are scalars (an engine evaluates it in compiled code), else None."""
+        if type(self).timescale is not Law.timescale or self.size != 1 or "k" not in self._values:
+            return None
+        k, n = self._timescale_kn()
+        return float(k), float(n)
+
+    def onset_rule(self) -> tuple[int, float, float] | None:
+        """The compiled form of :meth:`coefficients` for an engine that books onsets inside a
+        compiled loop: (rule id of :func:`mbplugin.laws.kernels.onset_coefficients`, its two
+        parameters); the row is then a row of :meth:`coefficients` with the columns that
+        depend on the impact speed rewritten by the rule. None (the default): onsets go
+        through :meth:`coefficients`."""
+        return None
 
     # -- evaluation (vectorised over contacts) ----------------------------------------------------
     def force_raw(
