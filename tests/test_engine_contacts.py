@@ -141,3 +141,39 @@ def test_onset_batch_of_one_pair_equals_detect_pairs() -> None:
                          quat=quat_from_rotvec(np.array([[0.0] * 3, [0.3, 0.1, 0.0],
                                                          [0.0, 0.2, 0.5]])))
     assert _one_pair_batches_match(balls, bodies, rng) == 2  # b1 on the floor, b1 on b2
+
+
+def test_begin_after_pack_with_active_contacts_keeps_the_state_layout() -> None:
+    """``EngineContacts.begin`` on a state packed while contacts with ODE states are active
+    (``World.pack`` after a run) replaces their ODE states: the state keeps the layout
+    bodies (13 n) + ODE states of the rows now registered + work integrals, and the bodies'
+    part is unchanged (a ball pressed into the floor, Bouc-Wen-Hunt-Crossley: one state)."""
+    from mbplugin.dynamics.integrators import N_WORK
+    from mbplugin.scene import build_scene
+
+    r = 0.01
+    doc = {
+        "scene": {"duration": 1e-4},
+        "world": {"gravity": [0.0, 0.0, -9.81]},
+        "materials": {"steel": {"E": 210e9, "nu": 0.3, "density": 7800.0}},
+        "integrator": {"method": "adaptive", "rtol": 1e-6},
+        "output": {"contacts": False},
+        "bodies": [
+            {"name": "floor", "shape": "plane", "fixed": True, "material": "steel"},
+            {"name": "ball", "shape": "sphere", "radius": r, "material": "steel",
+             "position": [0.0, 0.0, r - 1e-7]},
+        ],
+        "contact": {"law": "bouc_wen_hunt_crossley", "params": {"k": 1e10}},
+    }
+    scene = build_scene(doc)
+    scene.run()
+    world, contacts = scene.world, scene.world.contacts
+    assert contacts.n_active == 1 and contacts.ns == 1
+    y = world.pack()
+    n13 = 13 * world.n
+    assert len(y) == n13 + 1 + N_WORK
+    y1 = contacts.begin(0.0, y)
+    assert contacts.n_active == 1
+    assert len(y1) == n13 + contacts.n_ode + N_WORK
+    np.testing.assert_array_equal(y1[:n13], y[:n13])
+    assert y1[n13] == 0.0  # a new contact starts clean (zeta = 0)

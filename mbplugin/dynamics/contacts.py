@@ -327,11 +327,11 @@ class EngineContacts:
         A pair touching exactly (delta = 0) while approaching starts in contact: the initial
         state is then the instant of first contact (as in the papers' impact setting).
         """
+        n_old = self.n_ode  # the layout ``y`` was packed with: the rows active until now
         self.store.reset()
         self._all_keys = None
         self._w_info_keys = None
         batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
-        n_old = self.n_ode
         self.store.begin(batch, t)
         self._rows_geo = None
         return self._rebuild(y, n_old)

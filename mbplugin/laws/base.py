@@ -344,12 +344,8 @@ class Law:
         from mbplugin.laws import kernels
 
         d, v, c, s = self._batch(delta, ddelta, coef, state)
-        if self.size == 1:
-            # rows of this law's coefficients(): only its per-contact columns vary
-            return kernels.force_batch_uniform(self._kid(), self.contact_mode, d, v, c, s,
-                                               self.n_state, self.n_memory)
-        return kernels.force_batch(self._kid(), self.contact_mode, d, v, c, s, self.n_state,
-                                   self.n_memory)
+        return kernels.force_batch_uniform(self._kid(), self.contact_mode, d, v, c, s,
+                                           self.n_state, self.n_memory)
 
     def potential(self, delta: np.ndarray, coef: np.ndarray, state: np.ndarray) -> np.ndarray:
         """Elastic energy (J) each contact holds at indentation ``delta`` (m), shape (N,).
@@ -392,6 +388,11 @@ class Law:
         self, delta: Any, ddelta: Any, coef: Any, state: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         d, v, c, s = _as_batch(delta, ddelta, coef, state)
+        if c.shape[1] < self.n_coef:
+            raise ParameterError(
+                f"{self.name}: coefficient rows have {c.shape[1]} values, the law's rows have "
+                f"{self.n_coef} (as its coefficients() makes them)"
+            )
         need = self.n_state + self.n_memory
         if s.shape[1] < need:
             raise ParameterError(

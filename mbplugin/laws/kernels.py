@@ -165,9 +165,10 @@ def _power_batch_cols(mode, d, v, k, lam, c0, out):
 
 def force_batch_uniform(kid: int, mode: int, d: np.ndarray, v: np.ndarray, c: np.ndarray,
                         s: np.ndarray, n_ode: int, n_mem: int) -> np.ndarray:
-    """:func:`force_batch` for coefficient rows of one law with scalar parameters (only the
-    power kernel's k and lam columns vary then): reads the varying columns only."""
-    if kid == _ids.POWER and c.shape[1] >= 7 and c.shape[0] > 0:
+    """:func:`force_batch`, reading only the varying columns (k, lam) of the power kernel's
+    rows when they are rows as the law's ``coefficients`` made them with scalar exponents
+    (:func:`mbplugin.laws.power.uniform_rows`); any other rows are read in full."""
+    if kid == _ids.POWER and c.shape[0] > 0 and power.uniform_rows(c):
         out = np.empty(d.shape[0])
         _power_batch_cols(mode, d, v, c[:, 0], c[:, 2], np.ascontiguousarray(c[0]), out)
         return out
