@@ -52,6 +52,7 @@ EVENT = 1
 SWITCH = 2
 COMMIT = 3
 FAILED = 4
+RUNNING = -1  #: internal: the step was accepted and the segment goes on
 
 
 @njit
@@ -350,6 +351,39 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
 
 
 @njit
+def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysamp, ytmp,
+            n_samples, contact_samples, rec, nrec, n, BD, G, CR, FR, WP, W):
+    """What both solvers do after an accepted step (t_old, t_new) with the dense output
+    (``y_dense``, ``Fd``; :func:`_interp_t`): the event scan (:func:`_after_step`); at an event
+    ``y`` becomes the state there (``EVENT``); else ``y`` = ``y_new`` and ``f`` = ``f_new`` (the
+    derivative there), the step is recorded, ``COMMIT`` when an event value is <= 0 without a
+    crossing, and the laws' memory is updated (``f`` evaluated again when it changed).
+    Returns (status, ``RUNNING`` to go on; t; records; count; right-hand sides spent)."""
+    nn = y.shape[0]
+    m_rows = CR[1].shape[0]
+    event_t, rec, nrec = _after_step(t_old, t_new, h, y_dense, y_new, Fd, ga, gb, gtmp, ysamp,
+                                     ytmp, n_samples, contact_samples, m_rows, rec, nrec, n, G,
+                                     CR, WP, W)
+    if event_t >= 0.0:
+        _interp_t(event_t, t_old, h, y_dense, Fd, ytmp)
+        for i in range(nn):
+            y[i] = ytmp[i]
+        _normalise(y, n)
+        return EVENT, event_t, rec, nrec, 0
+    for i in range(nn):
+        y[i] = y_new[i]
+        f[i] = f_new[i]
+    rec, nrec = _record(rec, nrec, t_new, 0.0, y, n)
+    for jj in range(ga.shape[0]):
+        if ga[jj] <= 0.0:
+            return COMMIT, t_new, rec, nrec, 0
+    if m_rows and _memory_update(y, n, G, CR, W):
+        _contact_rhs(y, f, n, BD, G, CR, FR, W)
+        return RUNNING, t_new, rec, nrec, 1
+    return RUNNING, t_new, rec, nrec, 0
+
+
+@njit
 def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples, auto,
             switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W):
     """Integrate from (t0, y0) until an event, a solver switch or ``t_end`` (module docs).
@@ -463,33 +497,13 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
         nfev += dop.NS_EXT - dop.NS - 1
         dop.dense_coefficients(K, h, y, y_new, Fd)
         t_old = t
-        event_t, rec, nrec = _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp,
-                                         ytmp, n_samples, contact_samples, m_rows, rec, nrec, n,
-                                         G, CR, WP, W)
-        if event_t >= 0.0:
-            _interp_t(event_t, t_old, h, y, Fd, ytmp)
-            for i in range(nn):
-                y[i] = ytmp[i]
-            _normalise(y, n)
-            t = event_t
-            status = EVENT
+        status, t, rec, nrec, nf = _accept(t_old, t_new, h, y, y, y_new, Fd, F0, K[dop.NS], ga,
+                                           gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
+                                           rec, nrec, n, BD, G, CR, FR, WP, W)
+        nfev += nf
+        if status != RUNNING:
             break
-        t = t_new
-        for i in range(nn):
-            y[i] = y_new[i]
-            F0[i] = K[dop.NS, i]
-        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
         h = h_next
-        any_le = False
-        for jj in range(ng):
-            if ga[jj] <= 0.0:
-                any_le = True
-        if any_le:
-            status = COMMIT
-            break
-        if m_rows and _memory_update(y, n, G, CR, W):
-            _contact_rhs(y, F0, n, BD, G, CR, FR, W)
-            nfev += 1
         if auto and m_rows > 0:
             in_contact += 1
             hw = (t - t_old) * _stiffness_rate(y, n, G, CR, W)
@@ -868,7 +882,6 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     SciPy's step-size, Newton and Jacobian-reuse control; for the stiff (resting) phases.
     Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
     nn = y0.shape[0]
-    m_rows = CR[1].shape[0]
     atol = np.full(nn, atol_s)
     y = y0.copy()
     t = t0
@@ -1043,32 +1056,12 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
         h_sol = h
         have_sol = True
         t_old = t
-        event_t, rec, nrec = _after_step(t_old, t_new, h, y_old, y_new, Dq, ga, gb, gtmp,
-                                         ysamp, ytmp, n_samples, contact_samples, m_rows, rec,
-                                         nrec, n, G, CR, WP, W)
-        if event_t >= 0.0:
-            _interp_t(event_t, t_old, h, y_old, Dq, ytmp)
-            for i in range(nn):
-                y[i] = ytmp[i]
-            _normalise(y, n)
-            t = event_t
-            status = EVENT
+        status, t, rec, nrec, nf = _accept(t_old, t_new, h, y_old, y, y_new, Dq, f, f_new, ga,
+                                           gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
+                                           rec, nrec, n, BD, G, CR, FR, WP, W)
+        nfev += nf
+        if status != RUNNING:
             break
-        t = t_new
-        for i in range(nn):
-            y[i] = y_new[i]
-            f[i] = f_new[i]
-        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
-        any_le = False
-        for jj in range(ng):
-            if ga[jj] <= 0.0:
-                any_le = True
-        if any_le:
-            status = COMMIT
-            break
-        if m_rows and _memory_update(y, n, G, CR, W):
-            _contact_rhs(y, f, n, BD, G, CR, FR, W)
-            nfev += 1
         if t >= t_end:
             status = DONE
             break
