@@ -398,8 +398,11 @@ class EngineContacts:
         Returns ``y`` rebuilt for the new row."""
         if len(self.store) or self._w_geo is None:
             raise RuntimeError("onset: needs no active contact and a compiled watch")
+        batch = self._pair_batch(y, j)
+        if not batch.delta[0] > 0.0:  # touching exactly: commit's rule (nudged) books it
+            return self.commit(t, y)[1]
         n_old = self.n_ode
-        self.store.start(self._pair_batch(y, j), t)
+        self.store.start(batch, t)
         self._rows_geo = None
         self._onset_template(int(self._wkeys[j]))
         return self._rebuild(y, n_old)
