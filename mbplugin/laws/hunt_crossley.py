@@ -69,7 +69,7 @@ class HuntCrossleyFamily(PowerLaw):
 
     def onset_rule(self) -> tuple[int, float, float] | None:
         """(ONSET_HC, chi(c_r), v_min): column 2 (lam) by :func:`hc_damping` from column 0 (k)."""
-        if self.size != 1:
+        if self.size != 1 or type(self).coefficients is not HuntCrossleyFamily.coefficients:
             return None
         return _ids.ONSET_HC, float(self.chi(self.cr)), float(self.v_min)
 
