@@ -13,8 +13,11 @@ Two scenes that do not take the compiled end-to-end path:
 
 Reported per scene: wall time, accepted steps, right-hand-side evaluations, wall time per
 right-hand side, and how often the full detection (broad phase included) ran
-(``ContactModel.detect`` calls, counted by wrapping it). Run from the repository root, e.g. on a
-copy of an older commit with ``PYTHONPATH`` pointing at it, to compare::
+(``ContactModel.detect`` calls, counted by wrapping it). Then, in one process, the cost of
+handing the law ODE states of M contacts to the store and back per right-hand side: the former
+padded round trip against views of the integrator's vector (:func:`ode_round_trip`). Run from
+the repository root (the scenes also on a copy of an older commit, with ``PYTHONPATH`` pointing
+at it, to compare)::
 
     python benchmarks/bench_generic_path.py [--repeat 3] [--json]
 """
@@ -71,6 +74,66 @@ def run(scene, calls: list[int]) -> dict:
             "first_cr": s["bounces"][0]["cr"] if s["bounces"] else None}
 
 
+def ode_round_trip(m: int, repeat: int = 2000) -> dict:
+    """Per-right-hand-side cost of the law-state hand-over for M contacts of the
+    Bouc-Wen-Maxwell law (2 ODE states): the former padded round trip (flat -> (M, NODE_MAX)
+    copy -> store -> (M, NODE_MAX) rates -> slice -> flat copy) against views of the flat
+    vector (the store reads (M, 2) and writes the rates into the output's slice), in one
+    process on the same batch."""
+    import numpy as np
+
+    from mbplugin.contact import ContactModel, Plane, Sphere
+    from mbplugin.dynamics.bodies import make_bodies
+    from mbplugin.laws.kernels import NODE_MAX
+
+    model = ContactModel()
+    model.add_shape(Plane(), body=m)
+    for i in range(m):
+        model.add_shape(Sphere(0.01), body=i)
+    model.set_default_law({"name": "bouc_wen_maxwell", "k": 1e9, "c": 1e3})
+    pos = np.zeros((m + 1, 3))
+    pos[:m, 0] = 0.05 * np.arange(m)
+    pos[:m, 2] = 0.0099
+    vel = np.zeros((m + 1, 3))
+    vel[:m, 2] = -0.5
+    b = make_bodies([f"b{i}" for i in range(m + 1)], [0.03] * (m + 1),
+                    [np.eye(3) * 1e-6] * (m + 1), fixed=[False] * m + [True], pos=pos, vel=vel)
+    from mbplugin.dynamics.contacts import EngineContacts
+
+    ec = EngineContacts(model, b)
+    y = ec.begin(0.0, b.state_vector())
+    st = ec.store
+    kb = model.detect_pairs(ec.state_from_y(y), st.keys, ec.margin)
+    ns = ec.ns
+    flat = y[13 * (m + 1) : 13 * (m + 1) + m * ns].copy()
+
+    def padded() -> np.ndarray:
+        ode = np.zeros((m, NODE_MAX))
+        ode[:, :ns] = flat.reshape(m, ns)
+        st.forces(kb, ode)
+        return st.state_rates(kb, ode)[:, :ns].ravel()
+
+    def views() -> np.ndarray:
+        ode = flat.reshape(m, ns)
+        st.forces(kb, ode)
+        rates = np.zeros(m * ns)
+        st.state_rates(kb, ode, out=rates.reshape(m, ns))
+        return rates
+
+    assert np.array_equal(padded(), views())
+    out = {}
+    for name, fn in (("padded", padded), ("views", views)):
+        best = np.inf
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(repeat):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / repeat)
+        out[name + "_us"] = 1e6 * best
+    out["ratio"] = out["padded_us"] / out["views_us"]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -102,13 +165,17 @@ def main() -> None:
                 if best is None or r["wall_s"] < best["wall_s"]:
                     best = r
             out[name] = best  # type: ignore[assignment]
+    trip = {str(m): ode_round_trip(m) for m in (1, 100, 1000)}
     if args.json:
-        print(json.dumps(out, indent=1))
+        print(json.dumps({**out, "ode_round_trip": trip}, indent=1))
         return
     for name, r in out.items():
         print(f"{name:15s} wall {r['wall_s']:.3f} s  steps {r['steps']}  rhs {r['nfev']}  "
               f"{r['us_per_rhs']:.0f} us/rhs  detect calls {r['detect_calls']}  "
               f"first c_r {r['first_cr']}")
+    for m, r in trip.items():
+        print(f"law states, M = {m:>4s}: padded round trip {r['padded_us']:.1f} us, views "
+              f"{r['views_us']:.1f} us per right-hand side ({r['ratio']:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -106,6 +106,9 @@ class EngineContacts:
         if watch_margin is None:
             watch_margin = WATCH_ALL if model.n_shapes <= SMALL_MODEL else 2.0 * rmax
         self.watch_margin = float(watch_margin)
+        #: extra margin (m) of the commit's candidate pairs over ``margin``: the broad phase
+        #: reruns at a commit once a body moved a quarter of it (:meth:`_moved_far`)
+        self.cand_slack = max(min(self.watch_margin - self.margin, 0.5 * rmin), 0.0)
         if comp.max_body >= len(bodies):
             raise ParameterError(
                 f"a contact shape is attached to body {comp.max_body}, but there are only "
@@ -141,12 +144,14 @@ class EngineContacts:
         self._wmode = np.zeros(0, dtype=np.int8)
         self._wlat_delta = np.zeros(0)
         self._all_keys: np.ndarray | None = None
-        # the candidate pairs of the last broad phase (keys, sorted) and the bodies' pose then
+        # the commit's candidate pairs of the last broad phase (keys, sorted), the bodies' pose
+        # then
         self._cand: np.ndarray | None = None
         self._cand_pose: tuple[np.ndarray, np.ndarray] | None = None
         self._cand_seq = 0  # bumped at each broad phase
         self._w_cand_seq = -1  # the broad phase the watched keys were taken from
         self._gb: tuple | None = None  # (keys, y, batch): the watched pairs' detection at y
+        self._ck: tuple | None = None  # the commit's key set and what it was made of
         finite = np.where(np.isfinite(comp.bound), comp.bound, np.inf)
         reach = np.linalg.norm(comp.lpos, axis=1) + np.linalg.norm(comp.bound_center, axis=1)
         reach = reach + finite
@@ -333,6 +338,7 @@ class EngineContacts:
         self._w_info_keys = None
         self._cand = None
         self._gb = None
+        self._ck = None
         batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
         n_old = self.n_ode
         self.store.begin(batch, t)
@@ -369,8 +375,7 @@ class EngineContacts:
             or not np.array_equal(mem0, s.mem)
             # a broad phase since the last watch found pairs not watched: watch them now, so
             # their onset is located as an event rather than booked late at a commit
-            or (self._w_cand_seq != self._cand_seq and self._cand is not None
-                and not np.isin(self._cand, self._wkeys).all())
+            or self._unwatched_candidates()
         )
         if not np.array_equal(keys0, s.keys):
             self._rows_geo = None
@@ -398,10 +403,10 @@ class EngineContacts:
         self._rows_geo = None
 
     def _detect(self, y: np.ndarray) -> ContactBatch:
-        """Detection at ``y`` with the force margin, without a broad phase while the candidate
-        pairs hold (:meth:`_candidates`): for a small model whose pairs are all known and
-        primitive, only those pairs (:meth:`ContactModel.detect_pairs`); otherwise every
-        contact of the candidate pairs, taken from the watched pairs' detection at ``y`` when the
+        """Detection at ``y`` with the force margin, by the narrow phase on known pairs: for a
+        small model whose pairs are all known and primitive, only those pairs' keys
+        (:meth:`ContactModel.detect_pairs`); otherwise every contact of the commit's candidate
+        pairs (:meth:`_commit_keys`), taken from the watched pairs' detection at ``y`` when the
         event functions were just evaluated there (the same state: no second detection)."""
         if self._all_keys is not None and self._w_geo is not None:
             return self.model.detect_pairs(self.state_from_y(y), self._all_keys, self.margin)
@@ -414,16 +419,23 @@ class EngineContacts:
         return self.model.detect_pairs(self.state_from_y(y), keys, self.margin,
                                        all_features=True)
 
-    # -- candidate pairs (the broad phase, once per accepted step at most) --
+    def _unwatched_candidates(self) -> bool:
+        """True when a broad phase since the last watch found pairs that are not watched."""
+        if self._w_cand_seq == self._cand_seq or self._cand is None:
+            return False
+        if np.isin(self._cand, self._wkeys).all():
+            self._w_cand_seq = self._cand_seq
+            return False
+        return True
+
+    # -- the commit's candidate pairs (a broad phase only after a far move) --
     def _moved_far(self, y: np.ndarray) -> bool:
-        """Whether a body moved so far since the last broad phase that a pair outside its
-        candidates could now be within half-way between the force and the watch margins: each
-        shape point moves at most |dc| + reach * angle (reach: the farthest shape point from
-        the body's centre), and a pair's delta at most by the sum over its two bodies."""
+        """Whether a body moved so far since the last candidate search that a pair outside the
+        candidates (farther than margin + slack then) could now be within margin + slack / 2:
+        each shape point moves at most |dc| + reach * angle (reach: the farthest shape point
+        from the body's centre), and a pair's delta changes at most by its two bodies' moves."""
         if self._cand is None or self._cand_pose is None:
             return True
-        if self.watch_margin >= WATCH_ALL:
-            return False
         n = len(self.bodies)
         pos0, quat0 = self._cand_pose
         dpos = np.linalg.norm(y[: 3 * n].reshape(n, 3) - pos0, axis=1)
@@ -435,31 +447,38 @@ class EngineContacts:
         with np.errstate(invalid="ignore"):
             turn = np.where(angle > 0.0, self._reach * angle, 0.0)
         move = dpos + turn
-        return bool(2.0 * move.max(initial=0.0) > 0.5 * (self.watch_margin - self.margin))
+        return bool(2.0 * move.max(initial=0.0) > 0.5 * self.cand_slack)
 
-    def _candidates(self, y: np.ndarray) -> ContactBatch | None:
-        """Run the broad phase at ``y`` (the full detection with the watch margin) when no
-        candidate set exists or a body moved too far (:meth:`_moved_far`); returns that
-        detection, or None when the candidates still hold."""
+    def _candidates(self, y: np.ndarray) -> None:
+        """The broad phase (the full detection with margin + ``cand_slack``) at ``y`` when no
+        candidate set exists or a body moved too far (:meth:`_moved_far`)."""
         if not self._moved_far(y):
-            return None
-        batch = self.model.detect(self.state_from_y(y), self.watch_margin)
+            return
+        batch = self.model.detect(self.state_from_y(y), self.margin + self.cand_slack)
         n = len(self.bodies)
         self._cand = np.unique(batch.key)
         self._cand_pose = (y[: 3 * n].reshape(n, 3).copy(), y[3 * n : 7 * n].reshape(n, 4).copy())
         self._cand_seq += 1
-        self._gb = None
-        return batch
 
     def _commit_keys(self, y: np.ndarray) -> np.ndarray:
-        """The pairs to detect at a commit: the watched ones while they cover the candidates,
-        else the candidates with the active and latched rows."""
-        self._candidates(y)
-        if self._w_cand_seq == self._cand_seq and len(self._wkeys):
-            return self._wkeys
+        """The pairs to detect at a commit: for a small model every pair (the watched ones),
+        else the candidates of the last broad phase (:meth:`_candidates`), with the active and
+        latched rows."""
         s = self.store
-        assert self._cand is not None
-        return np.unique(np.concatenate([self._cand, s.keys, s.latched_keys]))
+        if self.watch_margin >= WATCH_ALL and self._all_keys is not None:
+            base = self._all_keys
+            if self._wkeys is base:
+                return base
+        else:
+            self._candidates(y)
+            assert self._cand is not None
+            base = self._cand
+        c = self._ck
+        if c is not None and c[0] is base and c[1] is s.keys and c[2] is s.latched_keys:
+            return c[3]
+        keys = np.unique(np.concatenate([base, s.keys, s.latched_keys]))
+        self._ck = (base, s.keys, s.latched_keys, keys)
+        return keys
 
     def _watched_batch(self, y: np.ndarray, keys: np.ndarray) -> ContactBatch:
         """Every contact of the shape pairs of ``keys`` at ``y`` within the watch margin, by
@@ -508,16 +527,15 @@ class EngineContacts:
         evaluates them itself)."""
         s = self.store
         small = self.watch_margin >= WATCH_ALL
+        batch = None
         if small and self._all_keys is not None:
             # every pair of a small model is watched: the key set found once stays valid
             found = self._all_keys
         else:
-            # the candidates of the last broad phase while no body moved too far
-            self._candidates(y)
-            found = self._cand
-            assert found is not None
+            batch = self.model.detect(self.state_from_y(y), self.watch_margin)
+            found = batch.key
             if small:
-                self._all_keys = found
+                self._all_keys = np.unique(found)
         if len(found) and self._all_keys is found:
             keys = found  # the stored keys and latches are pairs of the model: a subset
         else:
@@ -538,6 +556,9 @@ class EngineContacts:
         if self._w_geo is not None:
             self._w_rows = np.searchsorted(s.keys, keys[mode == 1])
             return self._values_fast(y) if values else None
+        if batch is not None:
+            # the detection above holds every contact of the watched pairs within the margin
+            self._gb = (keys, np.array(y, dtype=float, copy=True), batch)
         return self._values(self._watched_batch(y, keys), y)
 
     def compiled_arrays(self, world: Any) -> tuple | None:
