@@ -19,7 +19,7 @@ padded round trip against views of the integrator's vector (:func:`ode_round_tri
 the repository root (the scenes also on a copy of an older commit, with ``PYTHONPATH`` pointing
 at it, to compare)::
 
-    python benchmarks/bench_generic_path.py [--repeat 3] [--json]
+    python benchmarks/bench_generic_path.py [--repeat 3] [--json] [--profile]
 """
 
 from __future__ import annotations
@@ -139,6 +139,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--duration", type=float, default=0.5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="run the mesh ball once under cProfile and print the top functions")
     args = ap.parse_args()
     import trimesh
 
@@ -154,6 +156,17 @@ def main() -> None:
         ref = scene_doc({"shape": "sphere", "radius": R},
                         {"law": "bouc_wen_maxwell", "params": {"k": 1e9, "c": 1e3}},
                         args.duration)
+        if args.profile:
+            import cProfile
+            import pstats
+
+            scene = build_scene(mesh, base_dir=tmp)
+            prof = cProfile.Profile()
+            prof.enable()
+            scene.run()
+            prof.disable()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+            return
         for name, doc in (("mesh_ball", mesh), ("reference_path", ref)):
             best = None
             for _ in range(args.repeat):

@@ -13,9 +13,9 @@ Pairs (all in :class:`MeshSet`, used by :class:`~mbplugin.contact.model.ContactM
   region is reported as **one** contact at its deepest vertex (delta = its depth; point halfway
   between the vertex and the plane; normal = the plane's). The force therefore does not grow
   with the number of vertices as a spring-per-vertex model would: refining a mesh only moves the
-  deepest vertex closer to the true surface (chordal error). All meshes touching a plane are
-  handled in one vectorised pass. A convex mesh has one region, keyed ``feature = 0``; a
-  non-convex one keys each region by its lowest vertex index.
+  deepest vertex closer to the true surface (chordal error). A convex mesh has one region (no
+  graph search), keyed ``feature = 0``; a non-convex one keys each region by its lowest vertex
+  index.
 * **mesh-sphere**: the closest point of the mesh to the sphere's centre
   (``trimesh.proximity.closest_point``), inside/outside from the face normal (convex meshes) or
   ``mesh.contains`` (others); one contact per pair.
