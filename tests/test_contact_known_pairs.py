@@ -103,8 +103,9 @@ def test_detect_pairs_equals_detect_for_every_pair_type() -> None:
 
 
 def test_detect_pairs_only_reports_the_given_keys() -> None:
-    """Without ``all_features`` only the named keys come back (one capsule end, one box corner)
-    and a key naming a shape the model does not have is an error."""
+    """Without ``all_features`` only the named keys come back (one capsule end, one box corner);
+    a key naming a shape the model does not have, or a pair in an order the detection never
+    reports, is an error."""
     model = _model()
     n = 9
     bodies0 = make_bodies([f"b{i}" for i in range(n)], [0.1] * n, [np.eye(3) * 1e-5] * n,
@@ -117,3 +118,6 @@ def test_detect_pairs_only_reports_the_given_keys() -> None:
     np.testing.assert_array_equal(np.sort(got.key), np.sort(some))
     with pytest.raises(ValueError, match="shape"):
         model.detect_pairs(state, np.array([(10**6) << 20]), 0.0)
+    # (sphere 2, plane 0): the plane is always shape a of its pairs
+    with pytest.raises(ValueError, match="not a pair detect reports"):
+        model.detect_pairs(state, np.array([(2 * model.n_shapes + 0) << 20]), 0.0)

@@ -356,6 +356,14 @@ class ContactModel:
             sa, sb, _ = _k.decode_keys(uk, self.n_shapes)
             if len(uk) and (int(sa.max()) >= c.n or int(sb.max()) >= c.n):
                 raise ParameterError("detect_pairs: a key names a shape the model does not have")
+            bad = ~c.canonical(sa, sb)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ParameterError(
+                    f"detect_pairs: key {int(uk[i])} names shapes {int(sa[i])} "
+                    f"({_TYPE_NAMES[c.kind[sa[i]]]}) and {int(sb[i])} "
+                    f"({_TYPE_NAMES[c.kind[sb[i]]]}), not a pair detect reports (keys come "
+                    "from detect or a store)")
             pair = np.unique(sa * max(c.n, 1) + sb)
             plan = (pair // max(c.n, 1), pair % max(c.n, 1), uk)
             if len(c.pair_plans) >= 16:
@@ -584,6 +592,17 @@ class _Compiled:
             return z, z.copy()
         return (np.concatenate(out_a).astype(np.int64, copy=False),
                 np.concatenate(out_b).astype(np.int64, copy=False))
+
+    def canonical(self, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
+        """(K,) bool: (sa, sb) is a shape pair in the order :meth:`candidates` reports it (a
+        bounded pair with the sphere as b, else the lower type as a; a plane or a hole as a;
+        holes only with spheres; of two shapes of one type the lower id as a)."""
+        ka, kb = self.kind[sa], self.kind[sb]
+        bounded_b = kb <= MESH
+        ok = (ka <= MESH) & bounded_b & ((kb == SPHERE) | ((ka != SPHERE) & (ka <= kb)))
+        ok |= (ka == PLANE) & bounded_b
+        ok |= ((ka == SPHERE_HOLE) | (ka == CYLINDER_HOLE)) & (kb == SPHERE)
+        return ok & ~((ka == kb) & (sa >= sb))  # two shapes of a type: the lower id is a
 
     def narrow(self, w: _World, sa: np.ndarray, sb: np.ndarray, margin: float) -> list[_Part]:
         """Narrow phase of the shape pairs (sa, sb) (canonical order, as :meth:`candidates`
