@@ -19,7 +19,8 @@ padded round trip against views of the integrator's vector (:func:`ode_round_tri
 the repository root (the scenes also on a copy of an older commit, with ``PYTHONPATH`` pointing
 at it, to compare)::
 
-    python benchmarks/bench_generic_path.py [--repeat 3] [--json] [--profile]
+    python benchmarks/bench_generic_path.py [--repeat 3] [--duration 0.5] [--subdivisions 3]
+        [--json] [--profile]
 """
 
 from __future__ import annotations
@@ -138,6 +139,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--duration", type=float, default=0.5)
+    ap.add_argument("--subdivisions", type=int, default=3,
+                    help="icosphere subdivisions of the mesh ball (3: 642 vertices, 5: 10242)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--profile", action="store_true",
                     help="run the mesh ball once under cProfile and print the top functions")
@@ -149,7 +152,8 @@ def main() -> None:
     calls = _count_detect()
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        trimesh.creation.icosphere(subdivisions=3, radius=R).export(Path(tmp) / "ball.stl")
+        trimesh.creation.icosphere(subdivisions=args.subdivisions, radius=R).export(
+            Path(tmp) / "ball.stl")
         exact = {"law": "zhang_sharf", "params": {"cr": 0.5}}
         mesh = scene_doc({"shape": "mesh", "file": "ball.stl", "radius": R}, exact,
                          args.duration)
