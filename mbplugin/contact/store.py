@@ -273,8 +273,9 @@ class ContactStore:
         """Normal force magnitudes (N,) of the contacts of ``batch`` (N, > 0 repulsive).
 
         ``ode`` (M, NODE_MAX) are the ODE states of the store's rows at this trial state (default:
-        the stored ones; (M, w) with the laws' most states <= w <= NODE_MAX is accepted too). The force is clipped per law (``law.force``) unless ``raw=True``
-        (``law.force_raw``, for event location). Latched ("separated") contacts and contacts with
+        the stored ones; (M, w) with the laws' most states <= w <= NODE_MAX is accepted too).
+        The force is clipped per law (``law.force``) unless ``raw=True`` (``law.force_raw``, for
+        event location). Latched ("separated") contacts and contacts with
         ``delta <= 0`` the store does not know give 0; contacts with ``delta > 0`` it does not
         know yet give a provisional onset force (see the module docstring).
         """

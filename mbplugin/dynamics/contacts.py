@@ -152,9 +152,9 @@ class EngineContacts:
         self._w_cand_seq = -1  # the broad phase the watched keys were taken from
         self._gb: tuple | None = None  # (keys, y, batch): the watched pairs' detection at y
         self._ck: tuple | None = None  # the commit's key set and what it was made of
-        finite = np.where(np.isfinite(comp.bound), comp.bound, np.inf)
-        reach = np.linalg.norm(comp.lpos, axis=1) + np.linalg.norm(comp.bound_center, axis=1)
-        reach = reach + finite
+        # farthest shape point from each body's centre (inf with a plane or a hole on it)
+        reach = (np.linalg.norm(comp.lpos, axis=1) + np.linalg.norm(comp.bound_center, axis=1)
+                 + comp.bound)
         self._reach = np.zeros(len(bodies))
         movable = comp.body >= 0
         np.maximum.at(self._reach, comp.body[movable], reach[movable])
