@@ -328,7 +328,7 @@ class ContactModel:
         geo, kin = self._world(c, bodies)
         self.broad_phase_calls += 1
         sa, sb = c.candidates(geo, margin)
-        return self._narrow(c, geo, kin, bodies, sa, sb, margin, None)
+        return self._finish(c, kin, bodies, c.narrow(geo, sa, sb, margin), margin, None)
 
     #: How many times :meth:`detect` ran the broad phase (a diagnostic counter for engines
     #: that promise to run it once per accepted step).
@@ -365,13 +365,14 @@ class ContactModel:
                     f"({_TYPE_NAMES[c.kind[sb[i]]]}), not a pair detect reports (keys come "
                     "from detect or a store)")
             pair = np.unique(sa * max(c.n, 1) + sb)
-            plan = (pair // max(c.n, 1), pair % max(c.n, 1), uk)
+            plan = (c.narrow_plan(pair // max(c.n, 1), pair % max(c.n, 1)), uk)
             if len(c.pair_plans) >= 16:
                 c.pair_plans.clear()
             c.pair_plans[tag] = plan
-        sa, sb, uk = plan
+        calls, uk = plan
         geo, kin = self._world(c, bodies)
-        return self._narrow(c, geo, kin, bodies, sa, sb, margin, None if all_features else uk)
+        parts = [p for call in calls for p in call(geo, margin)]
+        return self._finish(c, kin, bodies, parts, margin, None if all_features else uk)
 
     @property
     def nested_margins(self) -> bool:
@@ -394,12 +395,11 @@ class ContactModel:
                        np.ascontiguousarray(rot_ext), R_w, c_w)
         return _World(c, R_w, c_w, fixed_ext), (rot_ext, pos_ext, vel_ext, om_ext)
 
-    def _narrow(self, c: Any, geo: _World, kin: tuple[np.ndarray, ...], bodies: BodyState,
-                sa: np.ndarray, sb: np.ndarray, margin: float, keys: np.ndarray | None
-                ) -> ContactBatch:
-        """Narrow phase of the shape pairs (sa, sb), kinematics and laws: the batch of the
-        contacts with delta > -margin (and, with ``keys`` (sorted), a key among them)."""
-        parts = [p for p in c.narrow(geo, sa, sb, margin) if len(p.delta)]
+    def _finish(self, c: Any, kin: tuple[np.ndarray, ...], bodies: BodyState,
+                parts: list[_Part], margin: float, keys: np.ndarray | None) -> ContactBatch:
+        """Kinematics and laws of the narrow phase's parts: the batch of the contacts with
+        delta > -margin (and, with ``keys`` (sorted), a key among them)."""
+        parts = [p for p in parts if len(p.delta)]
         if not parts:
             return ContactBatch.empty()
         if len(parts) == 1:
@@ -606,12 +606,24 @@ class _Compiled:
 
     def narrow(self, w: _World, sa: np.ndarray, sb: np.ndarray, margin: float) -> list[_Part]:
         """Narrow phase of the shape pairs (sa, sb) (canonical order, as :meth:`candidates`
-        gives them or keys decode to), grouped by pair type: the one place that maps a pair
-        type to its narrow-phase function, for :meth:`ContactModel.detect` and
-        :meth:`ContactModel.detect_pairs` alike."""
+        gives them or keys decode to): the calls of :meth:`narrow_plan`."""
         parts: list[_Part] = []
+        for call in self.narrow_plan(sa, sb):
+            parts.extend(call(w, margin))
+        return parts
+
+    def narrow_plan(self, sa: np.ndarray, sb: np.ndarray) -> list[Any]:
+        """The narrow-phase calls for the shape pairs (sa, sb), grouped by pair type: the one
+        place that maps a pair type to its narrow-phase function, for
+        :meth:`ContactModel.detect` and :meth:`ContactModel.detect_pairs` alike (which keeps
+        the plan of a key set). Each call takes (world poses, margin) and returns parts."""
+        plan: list[Any] = []
         if not len(sa):
-            return parts
+            return plan
+
+        def closed(fn: Any, a: np.ndarray, b: np.ndarray) -> Any:
+            return lambda w, margin: [fn(w, a, b)]
+
         ka, kb = self.kind[sa], self.kind[sb]
         bounded = ka <= MESH
         if bounded.any():
@@ -623,10 +635,12 @@ class _Compiled:
             ):
                 sel = bounded & (ka == k_a) & (kb == k_b)
                 if sel.any():
-                    parts.append(fn(w, sa[sel], sb[sel]))
+                    plan.append(closed(fn, sa[sel], sb[sel]))
             other = bounded & (kb != SPHERE)  # sphere b with any bounded a is handled above
             if other.any():
-                parts.extend(self.mesh.general_pairs(self, w, sa[other], sb[other], margin))
+                ga, gb = sa[other], sb[other]
+                plan.append(lambda w, margin, ga=ga, gb=gb:
+                            self.mesh.general_pairs(self, w, ga, gb, margin))
         on_plane = ka == PLANE
         if on_plane.any():
             for p in np.unique(sa[on_plane]):
@@ -635,17 +649,19 @@ class _Compiled:
                                  (BOX, self._plane_box)):
                     sel = this & (kb == kind)
                     if sel.any():
-                        parts.append(fn(w, sa[sel], sb[sel]))
+                        plan.append(closed(fn, sa[sel], sb[sel]))
                 sel = this & (kb == MESH)
                 if sel.any():
-                    parts.extend(self.mesh.plane_meshes(self, w, int(p), sb[sel], margin))
+                    mids = sb[sel]
+                    plan.append(lambda w, margin, p=int(p), mids=mids:
+                                self.mesh.plane_meshes(self, w, p, mids, margin))
         for kind, fn in ((SPHERE_HOLE, self._sphere_hole), (CYLINDER_HOLE, self._cylinder_hole)):
             hole = ka == kind
             if hole.any():
                 for h in np.unique(sa[hole]):
                     sel = sa == h
-                    parts.append(fn(w, sa[sel], sb[sel]))
-        return parts
+                    plan.append(closed(fn, sa[sel], sb[sel]))
+        return plan
 
     def _near_plane(self, w: _World, p: int, ids: np.ndarray, margin: float) -> np.ndarray:
         ok = self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
