@@ -64,7 +64,8 @@ def test_detect_pairs_equals_detect_for_every_pair_type() -> None:
     """At random poses of a plane, a mesh ball, spheres, a capsule, a box, a box mesh and two
     holes, the known-pair detection of the keys the full detection found reports the same
     contacts, field by field, for margins 0 and 5 mm; with ``all_features`` from one key per
-    shape pair it still finds every feature (capsule ends, box corners)."""
+    shape pair it still finds every feature (capsule ends, box corners), and from the broad
+    phase's candidate keys alone every contact."""
     model = _model()
     n = 9
     bodies0 = make_bodies([f"b{i}" for i in range(n)], [0.1] * n, [np.eye(3) * 1e-5] * n,
@@ -94,6 +95,10 @@ def test_detect_pairs_equals_detect_for_every_pair_type() -> None:
             _, first = np.unique(pair, return_index=True)
             every = model.detect_pairs(state, full.key[first], margin, all_features=True)
             np.testing.assert_array_equal(np.sort(every.key), np.sort(full.key))
+            # the broad phase alone, then the narrow phase: detect in two steps
+            two = model.detect_pairs(state, model.candidate_keys(state, margin), margin,
+                                     all_features=True)
+            np.testing.assert_array_equal(np.sort(two.key), np.sort(full.key))
     for pair in ((PLANE, MESH), (MESH, SPHERE), (PLANE, CAPSULE), (CAPSULE, SPHERE),
                  (PLANE, BOX), (BOX, SPHERE), (SPHERE, SPHERE), (PLANE, SPHERE),
                  (SPHERE_HOLE, SPHERE), (CYLINDER_HOLE, SPHERE)):

@@ -330,8 +330,25 @@ class ContactModel:
         sa, sb = c.candidates(geo, margin)
         return self._finish(c, kin, bodies, c.narrow(geo, sa, sb, margin), margin, None)
 
-    #: How many times :meth:`detect` ran the broad phase (a diagnostic counter for engines
-    #: that promise to run it once per accepted step).
+    def candidate_keys(self, bodies: BodyState, margin: float = 0.0) -> np.ndarray:
+        """The broad phase alone: one key (feature 0) per candidate shape pair whose bounds
+        come within ``margin`` (m), sorted. With :meth:`detect_pairs` (``all_features=True``)
+        it is :meth:`detect` in two steps; unlike the keys of a detection it also names the
+        pairs that report no contact yet (python-fcl pairs report only overlaps)."""
+        _check_margin(margin)
+        bodies.validate()
+        c = self._compiled()
+        if c.max_body >= len(bodies):
+            raise ParameterError(
+                f"a shape is attached to body {c.max_body} but the state has {len(bodies)} bodies"
+            )
+        geo, _ = self._world(c, bodies)
+        self.broad_phase_calls += 1
+        sa, sb = c.candidates(geo, margin)
+        return np.unique(_k.encode_keys(sa, sb, np.zeros(len(sa), dtype=np.int64), c.n))
+
+    #: How many times :meth:`detect` or :meth:`candidate_keys` ran the broad phase (a
+    #: diagnostic counter for engines that promise to run it once per accepted step).
     broad_phase_calls: int = 0
 
     def detect_pairs(self, bodies: BodyState, keys: np.ndarray, margin: float = 0.0,

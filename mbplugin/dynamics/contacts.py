@@ -450,13 +450,13 @@ class EngineContacts:
         return bool(2.0 * move.max(initial=0.0) > 0.5 * self.cand_slack)
 
     def _candidates(self, y: np.ndarray) -> None:
-        """The broad phase (the full detection with margin + ``cand_slack``) at ``y`` when no
-        candidate set exists or a body moved too far (:meth:`_moved_far`)."""
+        """The broad phase (:meth:`ContactModel.candidate_keys` with margin + ``cand_slack``)
+        at ``y`` when no candidate set exists or a body moved too far (:meth:`_moved_far`)."""
         if not self._moved_far(y):
             return
-        batch = self.model.detect(self.state_from_y(y), self.margin + self.cand_slack)
         n = len(self.bodies)
-        self._cand = np.unique(batch.key)
+        self._cand = self.model.candidate_keys(self.state_from_y(y),
+                                               self.margin + self.cand_slack)
         self._cand_pose = (y[: 3 * n].reshape(n, 3).copy(), y[3 * n : 7 * n].reshape(n, 4).copy())
         self._cand_seq += 1
 
@@ -532,10 +532,14 @@ class EngineContacts:
             # every pair of a small model is watched: the key set found once stays valid
             found = self._all_keys
         else:
-            batch = self.model.detect(self.state_from_y(y), self.watch_margin)
-            found = batch.key
+            # the broad phase, then the narrow phase on its pairs (the keys of pairs without a
+            # contact yet, e.g. python-fcl pairs before they overlap, are watched too)
+            state = self.state_from_y(y)
+            cand = self.model.candidate_keys(state, self.watch_margin)
+            batch = self.model.detect_pairs(state, cand, self.watch_margin, all_features=True)
+            found = np.union1d(batch.key, cand)
             if small:
-                self._all_keys = np.unique(found)
+                self._all_keys = found
         if len(found) and self._all_keys is found:
             keys = found  # the stored keys and latches are pairs of the model: a subset
         else:
