@@ -174,4 +174,9 @@ def test_onset_rule_and_time_scale_closed_forms() -> None:
     assert power_timescale(m, k, 1.5, v) == pytest.approx((m / (k * v**0.5)) ** 0.4, rel=1e-15)
     assert law.timescale(np.array([m]), np.array([v]))[0] == pytest.approx(
         (m / (k * v**0.5)) ** 0.4, rel=1e-15)
-    assert make_law("hertz", k=k).onset_rule() is None  # onsets through Python
+    hertz = make_law("hertz", k=k).onset_rule()  # F = k d^1.5: the row needs no onset value
+    row = np.arange(12.0)
+    assert hertz is not None and kernels.onset_coefficients(*hertz, 1.0, row)
+    np.testing.assert_array_equal(row, np.arange(12.0))
+    # array-valued parameters (batch studies): onsets through coefficients()
+    assert make_law("hunt_crossley", k=np.array([k, 2 * k]), cr=cr).onset_rule() is None

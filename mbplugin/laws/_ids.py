@@ -18,4 +18,5 @@ JIAN = 14  #: Jian et al. relaxing viscoelastic damping, time since onset as sta
 # compiled onset rules (:func:`mbplugin.laws.kernels.onset_coefficients`): how a law's onset
 # coefficient row follows from the latched impact speed, for engines that book onsets in
 # compiled code (``Law.onset_rule``)
+ONSET_NONE = 0  #: the row depends on no value latched at onset but the pair's constants (r_eff)
 ONSET_HC = 1  #: Hunt-Crossley family: lam = k chi / max(v_in, v_min) (hunt_crossley.py)

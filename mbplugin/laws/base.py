@@ -319,7 +319,15 @@ class Law:
         compiled loop: (rule id of :func:`mbplugin.laws.kernels.onset_coefficients`, its two
         parameters); the row is then a row of :meth:`coefficients` with the columns that
         depend on the impact speed rewritten by the rule. None (the default): onsets go
-        through :meth:`coefficients`."""
+        through :meth:`coefficients`, except for laws with scalar parameters whose rows need
+        neither the impact speed nor the effective mass (``needs``): a row of a pair (whose
+        effective radius is a constant of its shapes) serves every later onset of that pair
+        unchanged (``ONSET_NONE``)."""
+        needs = self.needs
+        if self.size == 1 and "v_in" not in needs and "m_eff" not in needs:
+            from mbplugin.laws import _ids
+
+            return _ids.ONSET_NONE, 0.0, 0.0
         return None
 
     # -- evaluation (vectorised over contacts) ----------------------------------------------------

@@ -89,6 +89,8 @@ def onset_coefficients(rule, p0, p1, v_in, row):
     ``coefficients``, with its stiffness) for the latched impact speed ``v_in`` (m/s) by the
     law's compiled onset rule (``Law.onset_rule``: ``rule``, ``p0``, ``p1``). Returns False
     for an unknown rule (the row is unchanged)."""
+    if rule == _ids.ONSET_NONE:
+        return True
     if rule == _ids.ONSET_HC:
         row[2] = hunt_crossley.hc_damping(row[0], p0, v_in, p1)
         return True
