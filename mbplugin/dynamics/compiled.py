@@ -25,8 +25,10 @@ Between events the laws' memory is updated after every accepted step (the rule o
 store's commit) and the step continues with the new memory. The accepted states (and, with
 ``contact_samples``, extra dense-output samples inside contact steps) are returned for the
 driver to record. The driver (the engine) owns the bookkeeping at events: detection and the
-contact store's commit. :func:`segment_chain` continues past a lone end of contact (laws
-without ODE states or memory) and hands the end to the driver with the records.
+contact store's commit. :func:`segment_chain` continues past lone events (laws without ODE
+states or memory): the end of the only active contact, and the onset of a free pair while no
+contact is active when its law has a compiled onset (``Law.onset_rule``); it hands the events
+it booked to the driver with the records.
 """
 
 from __future__ import annotations
