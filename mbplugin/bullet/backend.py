@@ -38,10 +38,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from mbplugin.bullet.client import Client
-from mbplugin.bullet.delassus import articulated_delassus, free_body_delassus
+from mbplugin.bullet.delassus import (
+    articulated_delassus,
+    free_body_delassus,
+    normal_delassus,
+    solve_blocks,
+)
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import ContactSpace, SubstepStats
+from mbplugin.bullet.substep import SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import (
     BodyState,
     ContactBatch,
@@ -97,6 +102,9 @@ class BulletContacts:
                  mass matrix (experimental: off by default, it was unstable on a quadruped)
     ``stick``    a tangential spring instead of regularised friction (:class:`Stick`: ``k_t``,
                  ``mu``, ``c_t``; Dahl's model, no creep under a tangential load below mu F_N)
+    ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code) or ``"scipy"``
+                 (SciPy's Radau on all contacts together, the reference); see
+                 :func:`mbplugin.bullet.substep.contact_space`
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only
     """
@@ -117,8 +125,12 @@ class BulletContacts:
         correct_articulated: bool = False,
         probe: bool = True,
         stick: Any = None,
+        solver: str = "compiled",
     ) -> None:
         self.client = Client(client)
+        if solver not in SOLVERS:
+            raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
+        self.solver = solver
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
             raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
         self.friction = _as_friction(friction)
@@ -403,13 +415,11 @@ class BulletContacts:
             self._pending = None
             return self.last
         W = self._delassus(batch, bodies)
-        wdiag = W.diagonal().reshape(k, 3)
         n = batch.normal
         # normal-normal entry: 1/m_eff of each contact (rotation and articulation included)
-        wnn = np.einsum("ki,kij,kj->k", n, _blocks(W, k), n)
+        wnn = normal_delassus(W, n).diagonal()
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
-        del wdiag
         a_free = self._a_free(batch, g, bodies, dt, control)
         u0 = batch.vt - batch.ddelta[:, None] * n
         s0 = None
@@ -417,8 +427,8 @@ class BulletContacts:
             pos = _lookup(self._stick_keys, batch.key)
             s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
                 if len(self._stick_keys) else np.zeros((k, 3))
-        space = ContactSpace(self.store, batch, W, a_free, self.friction, self.rtol,
-                             self.stick, s0)
+        space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                              self.stick, s0, self.solver)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
         res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0)
@@ -521,10 +531,10 @@ class BulletContacts:
         if not len(sel):
             return
         n = batch.normal[sel]
-        # normal-normal Delassus among the selected contacts
-        Wd = W.toarray().reshape(len(batch), 3, len(batch), 3)[sel][:, :, sel, :]
-        wnn = np.einsum("ia,iajb,jb->ij", n, Wd, n)
-        mu = np.linalg.lstsq(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)[0]
+        # normal-normal Delassus among the selected contacts (block diagonal over the groups
+        # of contacts coupled through W: one small solve per group)
+        wnn = normal_delassus(W, batch.normal)[sel][:, sel]
+        mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
         dx = np.zeros((nb, 3))
@@ -596,16 +606,6 @@ class BulletContacts:
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
-
-
-def _blocks(W: sp.csr_matrix, k: int) -> np.ndarray:
-    """The diagonal 3x3 blocks (K, 3, 3) of W."""
-    out = np.zeros((k, 3, 3))
-    d = W.tocsr()
-    for a in range(3):
-        for b in range(3):
-            out[:, a, b] = np.asarray(d[np.arange(k) * 3 + a, np.arange(k) * 3 + b]).ravel()
-    return out
 
 
 def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:

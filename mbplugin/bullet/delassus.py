@@ -96,3 +96,35 @@ def articulated_delassus(
     ci = np.repeat(contact, e)
     cj = np.tile(contact, e)
     return _assemble(k, ci, cj, blocks.reshape(e * e, 3, 3))
+
+
+def normal_delassus(W: sp.csr_matrix, normal: np.ndarray) -> sp.csr_matrix:
+    """The normal-normal part N^T W N (K, K) of W (3K, 3K) for unit normals (K, 3)."""
+    k = normal.shape[0]
+    N = sp.csr_matrix((np.asarray(normal, dtype=float).ravel(),
+                       (np.arange(3 * k), np.repeat(np.arange(k), 3))), shape=(3 * k, k))
+    return (N.T @ sp.csr_matrix(W) @ N).tocsr()
+
+
+def solve_blocks(A: sp.csr_matrix, b: np.ndarray, rcond: float = 1e-10) -> np.ndarray:
+    """Least-squares solution of A x = b (``numpy.linalg.lstsq`` with ``rcond``) for a sparse
+    A that is block diagonal up to a permutation (contacts coupled through W): one dense
+    solve per connected component of A's pattern, one vectorised division for the 1x1 ones."""
+    from scipy.sparse.csgraph import connected_components
+
+    A = sp.csr_matrix(A)
+    k = A.shape[0]
+    x = np.zeros(k)
+    if not k:
+        return x
+    ng, labels = connected_components(A, directed=False)
+    sizes = np.bincount(labels, minlength=ng)
+    single = sizes[labels] == 1
+    diag = A.diagonal()
+    # lstsq of a 1x1 system: a singular value below rcond * itself never is; a zero one is cut
+    ok = single & (diag != 0)
+    x[ok] = b[ok] / diag[ok]
+    for g in np.flatnonzero(sizes > 1):
+        idx = np.flatnonzero(labels == g)
+        x[idx] = np.linalg.lstsq(A[idx][:, idx].toarray(), b[idx], rcond=rcond)[0]
+    return x
