@@ -161,6 +161,7 @@ class BulletContacts:
         self._h: float | None = None
         self._reset_links = False  # joints were reset since the last host step
         self._keys: np.ndarray | None = None
+        self._h_of: tuple[np.ndarray, np.ndarray] | None = None  # (keys, next step per key)
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
 
@@ -322,15 +323,23 @@ class BulletContacts:
         quat = np.zeros((n, 4))
         vel = np.zeros((n, 3))
         om = np.zeros((n, 3))
+        # bases: two PyBullet calls per body, gathered into arrays at once
+        base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
+        if base:
+            cid, pb = c.id, c.p
+            ids = [self.rows[i][0] for i in base]
+            pq = [pb.getBasePositionAndOrientation(b, physicsClientId=cid) for b in ids]
+            vw = [pb.getBaseVelocity(b, physicsClientId=cid) for b in ids]
+            pos[base] = [x[0] for x in pq]
+            quat[base] = xyzw_to_wxyz(np.array([x[1] for x in pq]))
+            vel[base] = [x[0] for x in vw]
+            om[base] = [x[1] for x in vw]
         for i, (b, lk) in enumerate(self.rows):
             if lk == -1:
-                p_, q_ = c("getBasePositionAndOrientation", b)
-                v_, w_ = c("getBaseVelocity", b)
-            else:
-                st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
-                      if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
-                p_, q_, v_, w_ = st[0], st[1], st[6], st[7]
-            pos[i], quat[i], vel[i], om[i] = p_, xyzw_to_wxyz(q_), v_, w_
+                continue
+            st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
+                  if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
+            pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
         fixed = self.kind == STATIC
         mass = np.where(fixed, 1.0, self.mass)
         return BodyState(pos, quat, vel, om, mass, self.inv_inertia, fixed)
@@ -431,8 +440,12 @@ class BulletContacts:
                               self.stick, s0, self.solver)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
+        if self._h_of is not None:  # the compiled path: each contact's next step, by key
+            pos = _lookup(self._h_of[0], batch.key)
+            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
         res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
+        self._h_of = None if res.h_next is None else (batch.key.copy(), res.h_next)
         if self.stick is not None:
             keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]

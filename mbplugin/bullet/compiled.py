@@ -49,7 +49,7 @@ from mbplugin.dynamics.compiled import (
     radau_workspace,
     register_problem,
 )
-from mbplugin.laws.kernels import ctuple, force, rate
+from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
 
@@ -62,94 +62,133 @@ FAILED = 3
 _GX = np.array([0.5 - math.sqrt(15.0) / 10.0, 0.5, 0.5 + math.sqrt(15.0) / 10.0])
 _GW = np.array([5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0])
 
-#: problem tuple of one group (see :func:`_group_rhs`); its length tells it apart
-_P_LEN = 13
+#: Layout of a group's float array ``gf``: the friction parameters (FR_LEN: on, mu, mu_s, v_s,
+#: v_eps, viscous, linear), then per contact ROW_LEN values (normal 3, a_free 3, coefficient
+#: row NC_MAX, memory NMEM_MAX), then W ((3k)^2, row-major), then a force buffer (3k). Its int
+#: array ``gi``: per contact INT_LEN values (kernel id, mode, active, offset of its ODE states
+#: in the group's state, their count, onset candidate, has memory). Two arrays per group keep
+#: the calls of the hot loop cheap (numba counts references per array argument).
+FR_LEN = 7
+ROW_LEN = 6 + NC_MAX + NMEM_MAX
+INT_LEN = 7
+_N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
+_KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
+
+
+def group_float_size(k: np.ndarray) -> np.ndarray:
+    """Length of the float array of groups of ``k`` contacts."""
+    return FR_LEN + ROW_LEN * k + 9 * k * k + 3 * k
 
 
 @njit_inline
-def _state(y, i, ooff, nst, mem):
+def _state(y, gf, gi, i):
     """The kernel's state tuple of contact i: its ODE states from y, then its memory."""
-    o = ooff[i]
-    n = nst[i]
-    return (y[o] if n > 0 else 0.0, y[o + 1] if n > 1 else 0.0,
-            y[o + 2] if n > 2 else 0.0, y[o + 3] if n > 3 else 0.0,
-            mem[i, 0], mem[i, 1], mem[i, 2], mem[i, 3])
+    o = gi[INT_LEN * i + _OOFF]
+    n = gi[INT_LEN * i + _NST]
+    m = FR_LEN + ROW_LEN * i + _M
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    if n > 0:
+        s0 = y[o]
+    if n > 1:
+        s1 = y[o + 1]
+    if n > 2:
+        s2 = y[o + 2]
+    if n > 3:
+        s3 = y[o + 3]
+    return (s0, s1, s2, s3, gf[m], gf[m + 1], gf[m + 2], gf[m + 3])
 
 
 @njit_inline
-def _forces(y, P, f):
-    """Force on body b of every contact of the group (k, 3) at state ``y``."""
-    k, nrm, _af, _w, kid, mode, act, coef, mem, ooff, nst, fr, _ = P
+def _coef(gf, i):
+    """The coefficient row of contact i as the kernels' NC_MAX-tuple."""
+    c = FR_LEN + ROW_LEN * i + _C
+    return (gf[c], gf[c + 1], gf[c + 2], gf[c + 3], gf[c + 4], gf[c + 5], gf[c + 6],
+            gf[c + 7], gf[c + 8], gf[c + 9], gf[c + 10], gf[c + 11])
+
+
+@njit_inline
+def _forces(y, k, gf, gi):
+    """Force on body b of every contact of the group at state ``y``, into the group's force
+    buffer (returns its offset in ``gf``)."""
+    fb = FR_LEN + ROW_LEN * k + 9 * k * k
     for i in range(k):
+        r = FR_LEN + ROW_LEN * i
         d = y[i]
         u0, u1, u2 = y[k + 3 * i], y[k + 3 * i + 1], y[k + 3 * i + 2]
-        n0, n1, n2 = nrm[i, 0], nrm[i, 1], nrm[i, 2]
+        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
         un = u0 * n0 + u1 * n1 + u2 * n2
         fn = 0.0
-        if act[i]:
-            fn = applied(mode[i], force(kid[i], d, -un, ctuple(coef, i),
-                                        _state(y, i, ooff, nst, mem)))
+        if gi[INT_LEN * i + _ACT]:
+            fn = applied(gi[INT_LEN * i + _MODE],
+                         force(gi[INT_LEN * i + _KID], d, -un, _coef(gf, i),
+                               _state(y, gf, gi, i)))
         f0, f1, f2 = fn * n0, fn * n1, fn * n2
-        if fr[0] > 0.0:
-            t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn, fr[1],
-                                         fr[2], fr[3], fr[4], fr[5], fr[6] > 0.0)
+        if gf[0] > 0.0:
+            t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn, gf[1],
+                                         gf[2], gf[3], gf[4], gf[5], gf[6] > 0.0)
             f0 += t0
             f1 += t1
             f2 += t2
-        f[i, 0] = f0
-        f[i, 1] = f1
-        f[i, 2] = f2
+        gf[fb + 3 * i] = f0
+        gf[fb + 3 * i + 1] = f1
+        gf[fb + 3 * i + 2] = f2
+    return fb
 
 
-@njit_inline
+@njit
 def _group_rhs(y, out, P):
-    """dy/dt of one group: P = (k, normals, a_free, W (flat, (3k)^2), kernel ids, modes,
-    active, coefficient rows, memory rows, ODE offsets in y, ODE counts, friction, f buffer)."""
-    k, nrm, af, w, kid, _mode, act, coef, mem, ooff, nst, _fr, f = P
-    _forces(y, P, f)
+    """dy/dt of one group: P = (k, gf, gi) (see the layout above)."""
+    k, gf, gi = P
+    fb = _forces(y, k, gf, gi)
     m = 3 * k
+    w0 = FR_LEN + ROW_LEN * k
     for i in range(k):
+        r = FR_LEN + ROW_LEN * i
         u0, u1, u2 = y[k + 3 * i], y[k + 3 * i + 1], y[k + 3 * i + 2]
-        out[i] = -(u0 * nrm[i, 0] + u1 * nrm[i, 1] + u2 * nrm[i, 2])
+        dd = -(u0 * gf[r] + u1 * gf[r + 1] + u2 * gf[r + 2])
+        out[i] = dd
         for a in range(3):
-            r = 3 * i + a
-            acc = af[i, a]
-            for j in range(k):
-                base = r * m + 3 * j
-                acc += w[base] * f[j, 0] + w[base + 1] * f[j, 1] + w[base + 2] * f[j, 2]
-            out[k + r] = acc
-        if act[i] and nst[i] > 0:
-            un = -out[i]
-            rr = rate(kid[i], y[i], -un, ctuple(coef, i), _state(y, i, ooff, nst, mem))
-            o = ooff[i]
-            for q in range(nst[i]):
+            row = 3 * i + a
+            acc = gf[r + _AF + a]
+            base = w0 + row * m
+            for j in range(m):
+                acc += gf[base + j] * gf[fb + j]
+            out[k + row] = acc
+        nst = gi[INT_LEN * i + _NST]
+        if gi[INT_LEN * i + _ACT] and nst > 0:
+            rr = rate(gi[INT_LEN * i + _KID], y[i], dd, _coef(gf, i), _state(y, gf, gi, i))
+            o = gi[INT_LEN * i + _OOFF]
+            for q in range(nst):
                 out[o + q] = rr[q]
 
 
 def _is_group_problem(P) -> bool:
-    return isinstance(P, numba.types.BaseTuple) and len(P) == _P_LEN
+    return (isinstance(P, numba.types.BaseTuple) and len(P) == 3
+            and isinstance(P[0], numba.types.Integer))
 
 
 register_problem(_is_group_problem, _group_rhs)
 
 
 @njit_inline
-def _watch(y, P, i, kind):
+def _watch(y, k, gf, gi, i, kind):
     """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak."""
-    k, nrm, _af, _w, kid, mode, _act, coef, mem, ooff, nst, _fr, _f = P
+    r = FR_LEN + ROW_LEN * i
     d = y[i]
-    dd = -(y[k + 3 * i] * nrm[i, 0] + y[k + 3 * i + 1] * nrm[i, 1]
-           + y[k + 3 * i + 2] * nrm[i, 2])
+    dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
     if kind == 0:
         return onset_value(d, X_SCALE)
     if kind == 2:
         return dd / V_SCALE
-    raw = force(kid[i], d, dd, ctuple(coef, i), _state(y, i, ooff, nst, mem))
-    return end_value(mode[i], d, dd, raw, X_SCALE, F_SCALE, V_SCALE)
+    raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
+    return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE)
 
 
 @njit
-def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, P, i, kind):
+def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
     """The instant just past the crossing of contact i's event value (ga > 0 >= gb) on the
     dense output: Illinois' regula falsi (Dowell & Jarratt 1971) to a bracket of
     1e-13 + 1e-12 |t| s, then the right end moved until the value is strictly negative."""
@@ -162,7 +201,7 @@ def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, P, i, kind):
         if not (a < c < b) or it % 4 == 3:
             c = 0.5 * (a + b)
         dense_at(c, t_old, h, y_old, Dq, ytmp)
-        gc = _watch(ytmp, P, i, kind)
+        gc = _watch(ytmp, k, gf, gi, i, kind)
         if gc <= 0.0:
             b, gb = c, gc
             if side == -1:
@@ -178,57 +217,59 @@ def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, P, i, kind):
     tt = b
     for _ in range(64):
         dense_at(tt, t_old, h, y_old, Dq, ytmp)
-        if _watch(ytmp, P, i, kind) < 0.0 or tt >= t_max:
+        if _watch(ytmp, k, gf, gi, i, kind) < 0.0 or tt >= t_max:
             break
         tt = min(b + step, t_max)
         step *= 2.0
     return tt
 
 
-@njit
-def _scan(ga, gb, y, P, cand, memf):
+@njit_inline
+def _scan(ga, gb, y, k, gf, gi):
     """Event values of every contact at ``y`` into gb (3k: onset, end, peak); returns whether
     one of them crossed from ga (> 0) to <= 0."""
-    k = P[0]
-    act = P[6]
     hit = False
     for i in range(k):
+        act = gi[INT_LEN * i + _ACT]
         for kind in range(3):
             j = 3 * i + kind
-            watched = cand[i] if kind == 0 else (act[i] and (kind == 1 or memf[i]))
+            if kind == 0:
+                watched = gi[INT_LEN * i + _CAND] != 0
+            elif kind == 1:
+                watched = act != 0
+            else:
+                watched = act != 0 and gi[INT_LEN * i + _MEMF] != 0
             if not watched:
                 gb[j] = 1.0
                 continue
-            gb[j] = _watch(y, P, i, kind)
+            gb[j] = _watch(y, k, gf, gi, i, kind)
             if ga[j] > 0.0 and gb[j] <= 0.0:
                 hit = True
     return hit
 
 
 @njit
-def integrate_groups(gptr, yptr, woff, Y, tg, status, hg, dt, rtol, nrm, af, wflat, kid, mode,
-                     act, cand, memf, coef, mem, ooff, nst, fr, imp, loaded, counters):
+def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
+                     counters):
     """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
 
-    Groups: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated in
-    place), W block wflat[woff[g]:] ((3k)^2, row-major), start time tg[g] (s from the host
-    step's start; updated), first step hg[g] (s, <= 0: SciPy's initial step; updated to the
-    next step). Per contact: normal, free relative acceleration, kernel id, mode, active (a row
-    of the store), candidate for onset (not active, not latched), has memory, coefficient and
-    memory rows, offset of its ODE states in Y (relative to the group) and their count.
-    ``fr`` = (on, mu, mu_s, v_s, v_eps, viscous, linear). Adds each contact's impulse (N s) to
-    ``imp`` and sets ``loaded`` where it carried force; counters += (steps, nfev, events).
-    ``status[g]`` becomes DONE, EVENT (stopped just past an event at tg[g]) or FAILED."""
+    Group g: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated
+    in place), float array GF[goff[g]:goff[g+1]] and int array GI[INT_LEN gptr[g]:INT_LEN
+    gptr[g+1]] (the layout above), start time tg[g] (s from the host step's start; updated),
+    first step hg[g] (s, <= 0: SciPy's initial step; updated to the next step). Adds each
+    contact's impulse (N s) to ``imp`` and sets ``loaded`` where it carried force;
+    counters += (steps, nfev, events). ``status[g]`` becomes DONE, EVENT (stopped just past an
+    event at tg[g]) or FAILED."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     k_ws, nn_ws = 1, 4
     ws = radau_workspace(nn_ws)
-    fbuf = np.empty((k_ws, 3))
     atol = np.empty(nn_ws)
     jscale = np.full(nn_ws, 1e-6)
     f = np.empty(nn_ws)
     ga = np.empty(3 * k_ws)
     gb = np.empty(3 * k_ws)
+    y = np.empty(nn_ws)
     ctl = np.zeros(RADAU_CTL)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     for g in range(ng):
@@ -241,25 +282,23 @@ def integrate_groups(gptr, yptr, woff, Y, tg, status, hg, dt, rtol, nrm, af, wfl
         if k != k_ws or nn != nn_ws:
             k_ws, nn_ws = k, nn
             ws = radau_workspace(nn)
-            fbuf = np.empty((k, 3))
             atol = np.empty(nn)
             jscale = np.full(nn, 1e-6)
             f = np.empty(nn)
             ga = np.empty(3 * k)
             gb = np.empty(3 * k)
+            y = np.empty(nn)
         for i in range(nn):
             atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
-        ws[1][:, :] = 0.0
-        P = (k, nrm[c0:c1], af[c0:c1], wflat[woff[g]:woff[g] + 9 * k * k], kid[c0:c1],
-             mode[c0:c1], act[c0:c1], coef[c0:c1], mem[c0:c1], ooff[c0:c1], nst[c0:c1], fr,
-             fbuf)
-        cd = cand[c0:c1]
-        mf = memf[c0:c1]
-        y = Y[s0:s1].copy()
+            y[i] = Y[s0 + i]
+        gf = GF[goff[g]:goff[g + 1]]
+        gi = GI[INT_LEN * c0:INT_LEN * c1]
+        P = (k, gf, gi)
+        fb = FR_LEN + ROW_LEN * k + 9 * k * k
         Dq, y_new, y_old, ytmp, f_new = ws[6], ws[7], ws[8], ws[9], ws[12]
         t = tg[g]
         nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
-        _scan(gb, ga, y, P, cd, mf)
+        _scan(gb, ga, y, k, gf, gi)
         st = PENDING
         steps = 0
         while st == PENDING:
@@ -272,11 +311,11 @@ def integrate_groups(gptr, yptr, woff, Y, tg, status, hg, dt, rtol, nrm, af, wfl
             steps += 1
             t_end = t_new
             ev = -1
-            if _scan(ga, gb, y_new, P, cd, mf):
+            if _scan(ga, gb, y_new, k, gf, gi):
                 for j in range(3 * k):
                     if ga[j] > 0.0 and gb[j] <= 0.0:
-                        te = _locate(t, t_new, ga[j], gb[j], t, h, y_old, Dq, ytmp, P, j // 3,
-                                     j % 3)
+                        te = _locate(t, t_new, ga[j], gb[j], t, h, y_old, Dq, ytmp, k, gf, gi,
+                                     j // 3, j % 3)
                         if te < t_end or ev < 0:
                             t_end = te
                             ev = j
@@ -284,10 +323,10 @@ def integrate_groups(gptr, yptr, woff, Y, tg, status, hg, dt, rtol, nrm, af, wfl
             span = t_end - t
             for q in range(3):
                 dense_at(t + _GX[q] * span, t, h, y_old, Dq, ytmp)
-                _forces(ytmp, P, fbuf)
+                _forces(ytmp, k, gf, gi)
                 for i in range(k):
                     for a in range(3):
-                        imp[c0 + i, a] += _GW[q] * span * fbuf[i, a]
+                        imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
             if ev >= 0:
                 dense_at(t_end, t, h, y_old, Dq, ytmp)
                 for i in range(nn):
@@ -304,9 +343,10 @@ def integrate_groups(gptr, yptr, woff, Y, tg, status, hg, dt, rtol, nrm, af, wfl
                     ga[j] = gb[j]
                 if t >= dt:
                     st = DONE
-            _forces(y, P, fbuf)
+            _forces(y, k, gf, gi)
             for i in range(k):
-                if fbuf[i, 0] != 0.0 or fbuf[i, 1] != 0.0 or fbuf[i, 2] != 0.0:
+                if (gf[fb + 3 * i] != 0.0 or gf[fb + 3 * i + 1] != 0.0
+                        or gf[fb + 3 * i + 2] != 0.0):
                     loaded[c0 + i] = True
         for i in range(nn):
             Y[s0 + i] = y[i]

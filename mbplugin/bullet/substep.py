@@ -77,6 +77,8 @@ class StepResult:
     loaded: np.ndarray
     stats: SubstepStats
     last_step: float = 0.0
+    #: the next step (s) of each contact's group (K,) (compiled path; pass it back as ``h0``)
+    h_next: np.ndarray | None = None
 
 
 def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
@@ -419,18 +421,19 @@ class GroupedContactSpace:
         np.cumsum(sizes, out=gptr[1:])
         pos = np.empty(k, dtype=np.int64)
         pos[order] = np.arange(k) - gptr[labels[order]]
-        woff = np.zeros(ng + 1, dtype=np.int64)
-        np.cumsum(9 * sizes * sizes, out=woff[1:])
-        wflat = np.zeros(int(woff[-1]))
+        goff = np.zeros(ng + 1, dtype=np.int64)
+        np.cumsum(cm.group_float_size(sizes), out=goff[1:])
         g = labels[ci]
-        idx = woff[g] + (3 * pos[ci] + w.row % 3) * (3 * sizes[g]) + 3 * pos[cj] + w.col % 3
-        wflat[idx] = w.data
-        self.labels, self.order, self.sizes, self.gptr = labels, order, sizes, gptr
-        self.woff, self.wflat = woff, wflat
+        # W's entries in the groups' float arrays (see mbplugin.bullet.compiled)
+        self.widx = (goff[g] + cm.FR_LEN + cm.ROW_LEN * sizes[g]
+                     + (3 * pos[ci] + w.row % 3) * (3 * sizes[g]) + 3 * pos[cj] + w.col % 3)
+        self.wdata = w.data
+        self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
 
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
                   h0: float | None = None) -> StepResult:
-        """As :meth:`ContactSpace.integrate`."""
+        """As :meth:`ContactSpace.integrate`; ``h0`` may also be a first step per contact (K,)
+        (<= 0: SciPy's initial step), e.g. :attr:`StepResult.h_next` of the previous host step."""
         store = self.store
         ok = (self.stick is None and all(_compiled_law(law) for law in store.laws)
               and self.k > 0)
@@ -440,13 +443,14 @@ class GroupedContactSpace:
         if not ok:
             self.fallback = ContactSpace(store, self.batch, self.W, self.a_free, self.friction,
                                          self.rtol, self.stick, self.s0)
-            res = self.fallback.integrate(t0, dt, d0, u0, h0)
+            res = self.fallback.integrate(t0, dt, d0, u0, None if np.ndim(h0) else h0)
             self.s_end = self.fallback.s_end
             return res
         wall = time.perf_counter()
         k, order, gptr, labels = self.k, self.order, self.gptr, self.labels
         ng = len(gptr) - 1
         g_of = labels[order]  # group of each contact in group order
+        pos = np.arange(k) - gptr[g_of]  # place in its group
         sizes_c = self.sizes[g_of]
         nrm = np.ascontiguousarray(self.batch.normal[order])
         af = np.ascontiguousarray(self.a_free[order])
@@ -464,6 +468,10 @@ class GroupedContactSpace:
         u = np.ascontiguousarray(u0[order], dtype=float)
         tg = np.zeros(ng)
         hg = np.full(ng, -1.0)
+        if h0 is not None and np.ndim(h0):
+            # a group starts with the shortest step its contacts had (unknown: initial step)
+            hmin = np.minimum.reduceat(np.asarray(h0, dtype=float)[order], gptr[:-1])
+            hg = np.where(hmin > 0, hmin, -1.0)
         status = np.zeros(ng, dtype=np.int64)
         imp = np.zeros((k, 3))
         loaded = np.zeros(k, dtype=bool)
@@ -489,11 +497,16 @@ class GroupedContactSpace:
             Y = np.empty(int(yptr[-1]))
             cm.pack(gptr, yptr, ooff_abs, nst, d, u, ode, Y)
             cand = ~act & ~store.latched(self.batch)[order]
-            cm.integrate_groups(
-                gptr, yptr, self.woff, Y, tg, status, hg, float(dt), float(self.rtol), nrm, af,
-                self.wflat, kid_l[law], mode_l[law], act, cand, act & mem_l[law],
-                np.ascontiguousarray(al.coef[order]), np.ascontiguousarray(al.mem[order]),
-                ooff, nst, fr, imp, loaded, counters)
+            GF = np.zeros(int(self.goff[-1]))
+            GF[self.goff[:-1, None] + np.arange(cm.FR_LEN)] = fr
+            rows_f = np.concatenate([nrm, af, al.coef[order], al.mem[order]], axis=1)
+            base = self.goff[g_of] + cm.FR_LEN + cm.ROW_LEN * pos
+            GF[base[:, None] + np.arange(cm.ROW_LEN)] = rows_f
+            GF[self.widx] = self.wdata
+            GI = np.stack([kid_l[law], mode_l[law], act, ooff, nst, cand, act & mem_l[law]],
+                          axis=1).astype(np.int64).ravel()
+            cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
+                                float(self.rtol), imp, loaded, counters)
             if np.any(status == cm.FAILED):
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
@@ -518,7 +531,8 @@ class GroupedContactSpace:
                                    f"t = {t0:.9g} s")
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall)
-        return StepResult(imp[inv], d[inv], u[inv], loaded[inv], stats, float(np.min(hg)))
+        return StepResult(imp[inv], d[inv], u[inv], loaded[inv], stats, float(np.min(hg)),
+                          hg[labels])
 
     def _at(self, d: np.ndarray, u: np.ndarray) -> ContactBatch:
         n = self.batch.normal
