@@ -55,9 +55,12 @@ from mbplugin.contact import (
     quat_to_matrix,
 )
 from mbplugin.dynamics.friction import Friction
+from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.errors import ParameterError
 
 FREE, STATIC, ARTICULATED = 0, 1, 2
+#: smallest position correction applied to a free body (m, and rad for its rotation)
+MOVE_MIN = 1e-12
 _MAT = "__default__"
 
 
@@ -500,14 +503,16 @@ class BulletContacts:
 
     def _apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         c = self.client
+        cid, pb = c.id, c.p
         nz = np.flatnonzero(np.any(force != 0, axis=1))
-        for i in nz:
-            for side, sgn in ((batch.b[i], 1.0), (batch.a[i], -1.0)):
-                if self.kind[side] == STATIC:
-                    continue
-                b, lk = self.rows[side]
-                c("applyExternalForce", b, lk, list(sgn * force[i]), list(batch.point[i]),
-                  c.p.WORLD_FRAME)
+        for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
+            keep = self.kind[side] != STATIC
+            idx = nz[keep]
+            forces = (sgn * force[idx]).tolist()
+            points = batch.point[idx].tolist()
+            for row, f, pt in zip(side[keep].tolist(), forces, points, strict=True):
+                b, lk = self.rows[row]
+                pb.applyExternalForce(b, lk, f, pt, pb.WORLD_FRAME, physicsClientId=cid)
 
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of
@@ -562,15 +567,21 @@ class BulletContacts:
             np.add.at(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
                                                  np.cross(r[free], f[free])))
         c = self.client
-        for i in np.flatnonzero(np.any(dx != 0, axis=1) | np.any(dth != 0, axis=1)):
-            b = self.rows[i][0]
-            pos = bodies.pos[i] + dx[i]
-            ang = float(np.linalg.norm(dth[i]))
-            q = bodies.quat[i]
-            if ang > 0:
-                q = _quat_mul(axis_angle_quat(dth[i], ang), q)
-            c("resetBasePositionAndOrientation", b, list(pos), [q[1], q[2], q[3], q[0]])
-            c("resetBaseVelocity", b, list(bodies.vel[i]), list(bodies.omega[i]))
+        # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
+        # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
+        moved = np.flatnonzero((np.abs(dx).max(axis=1, initial=0.0) > MOVE_MIN)
+                               | (np.abs(dth).max(axis=1, initial=0.0) > MOVE_MIN))
+        if len(moved):
+            # new poses of all moved bodies at once, then two PyBullet calls per body
+            pos = (bodies.pos[moved] + dx[moved]).tolist()
+            quat = quat_multiply(quat_from_rotvec(dth[moved]), bodies.quat[moved])
+            xyzw = quat[:, [1, 2, 3, 0]].tolist()
+            vel, om = bodies.vel[moved].tolist(), bodies.omega[moved].tolist()
+            cid, pb = c.id, c.p
+            for j, i in enumerate(moved.tolist()):
+                b = self.rows[i][0]
+                pb.resetBasePositionAndOrientation(b, pos[j], xyzw[j], physicsClientId=cid)
+                pb.resetBaseVelocity(b, vel[j], om[j], physicsClientId=cid)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)
