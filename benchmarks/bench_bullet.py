@@ -50,58 +50,53 @@ def world(n: int, z: float = R + 0.002, mass: float = 0.05) -> tuple[int, int, l
     return cid, plane, balls
 
 
-def step_times(n: int, steps: int, solvers: tuple[str | None, ...]) -> np.ndarray:
-    """Wall time (s) of each host step (steps, len(solvers)) on one scene per solver: native
-    ``stepSimulation`` (None) or the backend's ``step()`` with every sphere-plane pair managed
-    and that solver. The scenes are stepped in turn (step i of every scene, then step i + 1):
-    a change of the machine's load affects all of them alike."""
-    runs = []
-    for solver in solvers:
-        cid, plane, _ = world(n)
-        bk = (BulletContacts(cid, manage=[plane], solver=solver,
-                             law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
-              if solver else None)
-        runs.append((cid, bk))
-    out = np.empty((steps, len(solvers)))
+def step_times(n: int, steps: int, solver: str | None, rtol: float = 1e-8) -> np.ndarray:
+    """Wall time (s) of each host step: native ``stepSimulation`` (``solver`` None) or the
+    backend's ``step()`` with every sphere-plane pair managed and the given solver."""
+    cid, plane, _ = world(n)
+    bk = (BulletContacts(cid, manage=[plane], solver=solver, rtol=rtol,
+                         law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
+          if solver else None)
+    out = np.empty(steps)
     for i in range(steps):
-        for j, (cid, bk) in enumerate(runs):
-            t0 = time.perf_counter()
-            if bk is None:
-                p.stepSimulation(physicsClientId=cid)
-            else:
-                bk.step()
-            out[i, j] = time.perf_counter() - t0
-    for cid, _ in runs:
-        p.disconnect(physicsClientId=cid)
+        t0 = time.perf_counter()
+        if bk is None:
+            p.stepSimulation(physicsClientId=cid)
+        else:
+            bk.step()
+        out[i] = time.perf_counter() - t0
+    p.disconnect(physicsClientId=cid)
     return out
 
 
 def cost_per_step(n: int, steps: int, solver: str = "compiled") -> tuple[float, float]:
     """Mean wall time (s) of a host step, native and backend, over ``steps`` steps."""
-    t = step_times(n, steps, (None, solver)).mean(axis=0)
-    return float(t[0]), float(t[1])
+    return float(step_times(n, steps, None).mean()), float(step_times(n, steps, solver).mean())
 
 
-def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int) -> None:
-    """Per N: native vs compiled (and the SciPy path for N <= ``scipy_max``), over the whole
-    run (landing, bounces, settling) and over its last third (resting)."""
+def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float = 1e-8) -> None:
+    """Per N: native (run before and after the backend, to see the machine's load drift) vs
+    compiled (and the SciPy path for N <= ``scipy_max``), over the whole run (landing, bounces,
+    settling) and over its last third (resting)."""
     print(f"managed spheres landing on plane.urdf: wall time per host step (1/240 s), "
-          f"{steps} steps; 'all' = every step, 'rest' = the last third")
+          f"{steps} steps, rtol {rtol:g}; 'all' = every step, 'rest' = the last third")
     rest = slice(2 * steps // 3, None)
     t0 = time.perf_counter()
-    step_times(2, 12, ("compiled",))  # numba: load the cached kernels (or compile them once)
+    step_times(2, 12, "compiled")  # numba: load the cached kernels (or compile them once)
     print(f"  (warm-up: compiled kernels loaded in {time.perf_counter() - t0:.1f} s)")
     for n in sizes:
-        solvers = (None, "compiled", "scipy") if n <= scipy_max else (None, "compiled")
-        t = step_times(n, steps, solvers)
-        native, ours = t[:, 0], t[:, 1]
-        line = (f"  N = {n:5d}: native all {native.mean() * 1e3:7.3f} ms, rest "
+        before = step_times(n, steps, None)
+        ours = step_times(n, steps, "compiled", rtol)
+        after = step_times(n, steps, None)
+        native = 0.5 * (before + after)
+        line = (f"  N = {n:5d}: native all {native.mean() * 1e3:7.3f} ms (before/after "
+                f"{before.mean() * 1e3:.3f}/{after.mean() * 1e3:.3f}), rest "
                 f"{native[rest].mean() * 1e3:7.3f} ms | compiled all {ours.mean() * 1e3:8.3f} "
                 f"ms, rest {ours[rest].mean() * 1e3:8.3f} ms | ratio all "
                 f"{ours.mean() / native.mean():6.1f}, rest "
                 f"{ours[rest].mean() / native[rest].mean():6.1f}")
-        if len(solvers) == 3:
-            ref = t[:, 2]
+        if n <= scipy_max:
+            ref = step_times(n, steps, "scipy", rtol)
             line += (f" | scipy all {ref.mean() * 1e3:8.1f} ms, rest "
                      f"{ref[rest].mean() * 1e3:8.1f} ms")
         print(line, flush=True)
@@ -153,12 +148,14 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=120, help="host steps per run (default 120)")
     ap.add_argument("--scipy-max", type=int, default=100,
                     help="also time the SciPy reference path up to this N (default 100)")
+    ap.add_argument("--rtol", type=float, default=1e-8,
+                    help="the backend's relative tolerance (default 1e-8, BulletContacts')")
     ap.add_argument("--no-drop", action="store_true", help="skip the steel drop")
     args = ap.parse_args()
     if args.steps < 3:
         ap.error(f"--steps {args.steps}: give at least 3")
     sizes = (10, 100) if args.quick else (10, 100, 1000)
-    cost_table(sizes, args.steps, args.scipy_max)
+    cost_table(sizes, args.steps, args.scipy_max, args.rtol)
     if not args.no_drop:
         steel_drop()
 

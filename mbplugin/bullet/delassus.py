@@ -98,15 +98,17 @@ def articulated_delassus(
     return _assemble(k, ci, cj, blocks.reshape(e * e, 3, 3))
 
 
-def normal_delassus(W: sp.csr_matrix, normal: np.ndarray) -> sp.csr_matrix:
-    """The normal-normal part N^T W N (K, K) of W (3K, 3K) for unit normals (K, 3)."""
+def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
+    """The normal-normal part N^T W N (K, K) of W (3K, 3K) for unit normals (K, 3): entry
+    (i, j) = n_i . W_ij n_j, summed from W's stored entries."""
     k = normal.shape[0]
-    N = sp.csr_matrix((np.asarray(normal, dtype=float).ravel(),
-                       (np.arange(3 * k), np.repeat(np.arange(k), 3))), shape=(3 * k, k))
-    return (N.T @ sp.csr_matrix(W) @ N).tocsr()
+    w = sp.coo_matrix(W)
+    ri, ci = w.row // 3, w.col // 3
+    vals = normal[ri, w.row % 3] * w.data * normal[ci, w.col % 3]
+    return sp.csr_matrix((vals, (ri, ci)), shape=(k, k))
 
 
-def solve_blocks(A: sp.csr_matrix, b: np.ndarray, rcond: float = 1e-10) -> np.ndarray:
+def solve_blocks(A: sp.spmatrix, b: np.ndarray, rcond: float = 1e-10) -> np.ndarray:
     """Least-squares solution of A x = b (``numpy.linalg.lstsq`` with ``rcond``) for a sparse
     A that is block diagonal up to a permutation (contacts coupled through W): one dense
     solve per connected component of A's pattern, one vectorised division for the 1x1 ones."""
@@ -117,10 +119,14 @@ def solve_blocks(A: sp.csr_matrix, b: np.ndarray, rcond: float = 1e-10) -> np.nd
     x = np.zeros(k)
     if not k:
         return x
-    ng, labels = connected_components(A, directed=False)
-    sizes = np.bincount(labels, minlength=ng)
-    single = sizes[labels] == 1
     diag = A.diagonal()
+    coo = A.tocoo()
+    if np.all((coo.row == coo.col) | (coo.data == 0)):  # diagonal: every block is 1x1
+        ng, labels, sizes = k, np.arange(k), np.ones(k, dtype=np.int64)
+    else:
+        ng, labels = connected_components(A, directed=False)
+        sizes = np.bincount(labels, minlength=ng)
+    single = sizes[labels] == 1
     # lstsq of a 1x1 system: a singular value below rcond * itself never is; a zero one is cut
     ok = single & (diag != 0)
     x[ok] = b[ok] / diag[ok]

@@ -413,8 +413,11 @@ class GroupedContactSpace:
         w = sp.coo_matrix(self.W)
         w.sum_duplicates()
         ci, cj = w.row // 3, w.col // 3
-        pattern = sp.csr_matrix((np.ones(len(ci)), (ci, cj)), shape=(k, k))
-        ng, labels = connected_components(pattern, directed=False)
+        if np.all(ci == cj):  # block diagonal: every contact is a group of its own
+            ng, labels = k, np.arange(k)
+        else:
+            pattern = sp.csr_matrix((np.ones(len(ci)), (ci, cj)), shape=(k, k))
+            ng, labels = connected_components(pattern, directed=False)
         order = np.argsort(labels, kind="stable")
         sizes = np.bincount(labels, minlength=ng)
         gptr = np.zeros(ng + 1, dtype=np.int64)
