@@ -100,6 +100,12 @@ def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float =
             line += (f" | scipy all {ref.mean() * 1e3:8.1f} ms, rest "
                      f"{ref[rest].mean() * 1e3:8.1f} ms")
         print(line, flush=True)
+        # medians: robust to the time slices a loaded machine takes from the process
+        print(f"           medians: native all {np.median(native) * 1e3:7.3f} ms, rest "
+              f"{np.median(native[rest]) * 1e3:7.3f} ms | compiled all "
+              f"{np.median(ours) * 1e3:8.3f} ms, rest {np.median(ours[rest]) * 1e3:8.3f} ms | "
+              f"ratio all {np.median(ours) / np.median(native):6.1f}, rest "
+              f"{np.median(ours[rest]) / np.median(native[rest]):6.1f}", flush=True)
 
 
 def steel_drop() -> None:

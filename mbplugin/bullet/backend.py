@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -331,12 +332,14 @@ class BulletContacts:
         if base:
             cid, pb = c.id, c.p
             ids = [self.rows[i][0] for i in base]
-            pq = [pb.getBasePositionAndOrientation(b, physicsClientId=cid) for b in ids]
-            vw = [pb.getBaseVelocity(b, physicsClientId=cid) for b in ids]
-            pos[base] = [x[0] for x in pq]
-            quat[base] = xyzw_to_wxyz(np.array([x[1] for x in pq]))
-            vel[base] = [x[0] for x in vw]
-            om[base] = [x[1] for x in vw]
+            gp, gv = pb.getBasePositionAndOrientation, pb.getBaseVelocity
+            st = np.fromiter(chain.from_iterable(
+                chain(*gp(b, physicsClientId=cid), *gv(b, physicsClientId=cid)) for b in ids),
+                dtype=float, count=13 * len(ids)).reshape(-1, 13)
+            pos[base] = st[:, 0:3]
+            quat[base] = xyzw_to_wxyz(st[:, 3:7])
+            vel[base] = st[:, 7:10]
+            om[base] = st[:, 10:13]
         for i, (b, lk) in enumerate(self.rows):
             if lk == -1:
                 continue

@@ -1,5 +1,11 @@
 """Contact-space integration of the managed contacts inside one host step.
 
+Two solvers (:func:`contact_space`): :class:`GroupedContactSpace` (the default) splits the
+contacts into groups coupled through W and integrates each group in compiled code
+(:mod:`mbplugin.bullet.compiled`); :class:`ContactSpace` (``solver="scipy"``, the reference)
+integrates all contacts together with SciPy, as described below. Both integrate the same
+system with the same tolerances, rules, event location and impulse quadrature.
+
 A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact lasts tens of
 microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
 contacts found at the step start (with a predictive margin), the state
