@@ -43,6 +43,7 @@ from mbplugin.bullet.delassus import (
     articulated_delassus,
     free_body_delassus,
     normal_delassus,
+    normal_diagonal,
     solve_blocks,
 )
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
@@ -432,7 +433,7 @@ class BulletContacts:
         W = self._delassus(batch, bodies)
         n = batch.normal
         # normal-normal entry: 1/m_eff of each contact (rotation and articulation included)
-        wnn = normal_delassus(W, n).diagonal()
+        wnn = normal_diagonal(W, n)
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         a_free = self._a_free(batch, g, bodies, dt, control)

@@ -108,6 +108,16 @@ def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((vals, (ri, ci)), shape=(k, k))
 
 
+def normal_diagonal(W: sp.spmatrix, normal: np.ndarray) -> np.ndarray:
+    """The diagonal n_i . W_ii n_i (K,) of :func:`normal_delassus`: 1/m_eff of each contact."""
+    k = normal.shape[0]
+    w = W.tocoo() if sp.issparse(W) else sp.coo_matrix(W)
+    own = (w.row // 3) == (w.col // 3)
+    r, c, v = w.row[own], w.col[own], w.data[own]
+    ri = r // 3
+    return np.bincount(ri, weights=normal[ri, r % 3] * v * normal[ri, c % 3], minlength=k)
+
+
 def solve_blocks(A: sp.spmatrix, b: np.ndarray, rcond: float = 1e-10) -> np.ndarray:
     """Least-squares solution of A x = b (``numpy.linalg.lstsq`` with ``rcond``) for a sparse
     A that is block diagonal up to a permutation (contacts coupled through W): one dense
