@@ -550,7 +550,9 @@ class BulletContacts:
         if not self.correct_articulated:
             ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
         sel = np.flatnonzero(ok)
-        if not len(sel):
+        # nothing to correct (contacts at rest: the host's overlap equals the integrated one
+        # to rounding, ~1e-15 m)
+        if not len(sel) or np.max(np.abs(d_now[sel] - res.delta[sel])) <= MOVE_MIN:
             return
         n = batch.normal[sel]
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
