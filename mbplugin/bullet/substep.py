@@ -371,8 +371,9 @@ class ContactSpace:
                                np.full(len(y) - 4 * k, 1e-4 * r)])  # law states, springs (m)
 
 
-#: the compiled path integrates groups of at most this many state values (larger groups: SciPy)
-COMPILED_MAX_STATES = 64
+#: the compiled path takes groups of at most this many state values, counted as 8 per contact
+#: (larger groups: SciPy; dense Newton matrices of this size)
+COMPILED_MAX_STATES = 256
 
 SOLVERS = ("compiled", "scipy")
 
