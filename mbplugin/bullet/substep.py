@@ -111,6 +111,14 @@ def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> f
     return b
 
 
+def batch_at(batch: ContactBatch, d: np.ndarray, u: np.ndarray) -> ContactBatch:
+    """``batch`` at a trial state: geometry frozen, overlaps ``d`` (K,) and relative velocities
+    ``u`` (K, 3) replaced (ddelta = -n . u, slip = u minus its normal part)."""
+    n = batch.normal
+    un = np.einsum("ij,ij->i", u, n)
+    return replace(batch, delta=d, ddelta=-un, vt=u - un[:, None] * n)
+
+
 class ContactSpace:
     """The managed contacts of one host step (see the module docstring)."""
 
@@ -159,8 +167,7 @@ class ContactSpace:
 
     def at(self, d: np.ndarray, u: np.ndarray) -> ContactBatch:
         """The batch at a trial state (geometry frozen, delta and velocities replaced)."""
-        un = np.einsum("ij,ij->i", u, self.n)
-        return replace(self.batch, delta=d, ddelta=-un, vt=u - un[:, None] * self.n)
+        return batch_at(self.batch, d, u)
 
     # -- dynamics -------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -531,7 +538,7 @@ class GroupedContactSpace:
             rows = al.rows[order]
             ode_rows[rows[act]] = ode[act]
             d_b, u_b = d[inv], u[inv]
-            store.commit(self._at(d_b, u_b), t0 + tg[labels], ode_rows)
+            store.commit(batch_at(self.batch, d_b, u_b), t0 + tg[labels], ode_rows)
             ev = status == cm.EVENT
             if not ev.any():
                 break
@@ -543,8 +550,3 @@ class GroupedContactSpace:
                              time.perf_counter() - wall)
         return StepResult(imp[inv], d[inv], u[inv], loaded[inv], stats, float(np.min(hg)),
                           hg[labels])
-
-    def _at(self, d: np.ndarray, u: np.ndarray) -> ContactBatch:
-        n = self.batch.normal
-        un = np.einsum("ij,ij->i", u, n)
-        return replace(self.batch, delta=d, ddelta=-un, vt=u - un[:, None] * n)
