@@ -5,7 +5,9 @@ A 3-ball stack dropped from 0.1 mm above its static configuration, next to a lon
 groups (the stack's three contacts are coupled through the balls, the lone ball's contact is on
 its own). Both solvers must give the same trajectory (they integrate the same equations to the
 same tolerance) and, once settled, the static contact forces (N - i) m g of the stack and m g
-under the lone ball.
+under the lone ball. Also: a law with memory (Goldsmith's, which restores its cr) and one with
+ODE states (Xiong's), and a tumbling box with friction (four corner contacts coupled through its
+rotation) that comes to rest on four corners, each at Hertz's overlap under m g / 4.
 """
 
 from __future__ import annotations
@@ -123,3 +125,40 @@ def test_compiled_matches_scipy_with_memory_and_ode_states(law: dict) -> None:
         fast = bc["v_in"] > 0.15
         assert fast.sum() >= 2
         assert np.allclose(bc["cr"][fast], law["cr"], atol=1e-4)
+
+
+def _box(solver: str) -> tuple[np.ndarray, np.ndarray]:
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        s = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.03, 0.02],
+                                   physicsClientId=cid)
+        b = p.createMultiBody(0.5, s, basePosition=[0, 0, 0.05], physicsClientId=cid,
+                              baseOrientation=p.getQuaternionFromEuler([0.1, 0.05, 0.3]))
+        p.resetBaseVelocity(b, [0.3, 0.1, 0], [0, 0, 1.0], physicsClientId=cid)
+        bk = BulletContacts(cid, manage=[plane], solver=solver,
+                            law={"name": "hunt_crossley", "cr": 0.5, "k": 1e6},
+                            friction={"mu": 0.5, "v_eps": 1e-3})
+        poses = []
+        for _ in range(96):  # 0.4 s
+            info = bk.step()
+            pos, quat = p.getBasePositionAndOrientation(b, physicsClientId=cid)
+            poses.append([*pos, *quat])
+        return np.array(poses), np.asarray(info.normal_force)
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+def test_tumbling_box_group_with_friction_matches_scipy_and_rests_on_four_corners() -> None:
+    # a box landing on an edge, spinning and sliding: its corner contacts are one group coupled
+    # through the box's rotation (off-diagonal blocks of W), with regularised friction
+    pc, fc = _box("compiled")
+    ps, _ = _box("scipy")
+    assert np.max(np.abs(pc - ps)) < 1e-8
+    # at rest, flat: four corners share the weight, each at Hertz's overlap (m g / 4 k)^(2/3)
+    assert len(fc) == 4
+    assert np.allclose(fc, 0.5 * G / 4, rtol=0.01)
+    overlap = (0.5 * G / 4 / 1e6) ** (2 / 3)
+    assert pc[-1, 2] == pytest.approx(0.02 - overlap, abs=0.01 * overlap)
