@@ -273,8 +273,9 @@ class ContactStore:
         """Normal force magnitudes (N,) of the contacts of ``batch`` (N, > 0 repulsive).
 
         ``ode`` (M, NODE_MAX) are the ODE states of the store's rows at this trial state (default:
-        the stored ones). The force is clipped per law (``law.force``) unless ``raw=True``
-        (``law.force_raw``, for event location). Latched ("separated") contacts and contacts with
+        the stored ones; (M, w) with the laws' most states <= w <= NODE_MAX is accepted too).
+        The force is clipped per law (``law.force``) unless ``raw=True`` (``law.force_raw``, for
+        event location). Latched ("separated") contacts and contacts with
         ``delta <= 0`` the store does not know give 0; contacts with ``delta > 0`` it does not
         know yet give a provisional onset force (see the module docstring).
         """
@@ -309,15 +310,22 @@ class ContactStore:
                 out[ii] = fn(batch.delta[ii], batch.ddelta[ii], coef, state)
         return out
 
-    def state_rates(self, batch: ContactBatch, ode: np.ndarray | None = None) -> np.ndarray:
+    def state_rates(self, batch: ContactBatch, ode: np.ndarray | None = None,
+                    out: np.ndarray | None = None) -> np.ndarray:
         """Time derivatives (M, NODE_MAX) of the ODE states of the store's rows.
 
         Aligned with the store rows (``store.keys``), not with the batch. Rows whose key is not in
-        ``batch`` (geometric contact lost inside the step) and unused slots get 0.
+        ``batch`` (geometric contact lost inside the step) and unused slots get 0. ``out``: an
+        (M, w) array (w between the laws' most states and NODE_MAX, e.g. a view of an
+        integrator's state derivative) to write them into and return instead.
         """
         self._check_batch(batch, unique=False)
         ode_src = self._ode_arg(ode)
-        out = np.zeros((len(self), NODE_MAX))
+        if out is None:
+            out = np.zeros((len(self), NODE_MAX))
+        else:
+            self._ode_arg(out)
+            out[...] = 0.0
         if not len(self) or not self._n_state.any():
             return out
         pos = _find(batch.key, self.keys)  # batch index of each store row
@@ -360,7 +368,9 @@ class ContactStore:
         """
         self._check_batch(batch)
         if ode is not None:
-            self.ode = self._ode_arg(ode).copy()
+            arr = self._ode_arg(ode)
+            self.ode = np.zeros((len(self), NODE_MAX))
+            self.ode[:, : arr.shape[1]] = arr
         if np.ndim(t):
             # one time per contact of the batch (a driver that integrates groups of contacts
             # separately books each at its own instant); keys no longer reported get the latest
@@ -540,9 +550,13 @@ class ContactStore:
         if ode is None:
             return self.ode
         arr = np.asarray(ode, dtype=float)
-        if arr.shape != (len(self), NODE_MAX):
+        # (M, NODE_MAX), or (M, w) with the laws' most ODE states <= w <= NODE_MAX (a view of
+        # an integrator's state vector: no padded copy)
+        w_min = int(self._n_state.max(initial=0))
+        if arr.ndim != 2 or arr.shape[0] != len(self) or not w_min <= arr.shape[1] <= NODE_MAX:
             raise ParameterError(
-                f"ode has shape {arr.shape}, expected ({len(self)}, {NODE_MAX}): one row per "
+                f"ode has shape {arr.shape}, expected ({len(self)}, {NODE_MAX}) (or "
+                f"({len(self)}, w) with {w_min} <= w <= {NODE_MAX}): one row per "
                 "active contact in the order of store.keys (re-read store.ode after commit)"
             )
         return arr
