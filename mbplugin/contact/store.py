@@ -360,7 +360,8 @@ class ContactStore:
     ) -> AlignedContacts | None:
         """Book an accepted state: ODE states, memory, separations, latches and onsets.
 
-        ``batch`` is the detection at the accepted state (time ``t``, s) and ``ode``
+        ``batch`` is the detection at the accepted state (time ``t``, s: a float, or one time
+        per contact of the batch (N,) for its onset/separation records) and ``ode``
         (M, NODE_MAX) the integrated ODE states of the store's rows as they were before this call
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
         Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
@@ -370,7 +371,14 @@ class ContactStore:
             arr = self._ode_arg(ode)
             self.ode = np.zeros((len(self), NODE_MAX))
             self.ode[:, : arr.shape[1]] = arr
-        t = float(t)
+        if np.ndim(t):
+            # one time per contact of the batch (a driver that integrates groups of contacts
+            # separately books each at its own instant); keys no longer reported get the latest
+            t_of = np.broadcast_to(np.asarray(t, dtype=float), (len(batch),))
+            t = float(np.max(t_of)) if len(t_of) else 0.0
+        else:
+            t = float(t)
+            t_of = None
         delta = batch.delta
         ddelta = batch.ddelta
 
@@ -402,7 +410,8 @@ class ContactStore:
         new = (rows < 0) & rules.starts_batch(delta) & ~is_lat
         on_chunk = _empty_events()
         if new.any():
-            on_chunk = self._onset(batch, np.flatnonzero(new), t)
+            idx_new = np.flatnonzero(new)
+            on_chunk = self._onset(batch, idx_new, t if t_of is None else t_of[idx_new])
             rows = self.rows(batch)
 
         # 4. memory update and end-of-contact test on every active row (all present now)
@@ -431,7 +440,8 @@ class ContactStore:
 
         if end_rows.any():
             bi = _find(batch.key, self.keys[end_rows])
-            sep_chunks.append(self._end_rows(t, end_rows, delta[bi], ddelta[bi]))
+            sep_chunks.append(self._end_rows(t if t_of is None else t_of[bi], end_rows,
+                                             delta[bi], ddelta[bi]))
 
         self.last_onsets = on_chunk
         self.last_separations = (
@@ -444,7 +454,7 @@ class ContactStore:
         self._seq += 1
         return self.aligned(batch) if aligned else None
 
-    def _end_rows(self, t: float, end_rows: np.ndarray, delta: np.ndarray,
+    def _end_rows(self, t: float | np.ndarray, end_rows: np.ndarray, delta: np.ndarray,
                   ddelta: np.ndarray) -> np.ndarray:
         """End the contacts of the rows ``end_rows`` (bool mask) at time ``t`` with their
         overlap ``delta`` and its rate ``ddelta`` there: separation events, a latch for a
@@ -616,7 +626,8 @@ class ContactStore:
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
         return np.atleast_2d(coef).reshape(len(ii), -1), law
 
-    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float) -> np.ndarray:
+    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float | np.ndarray
+               ) -> np.ndarray:
         m = len(idx)
         law_idx = batch.law[idx].astype(np.int64)
         coef = np.zeros((m, NC_MAX))
@@ -646,7 +657,7 @@ class ContactStore:
         self.v_in = np.concatenate([self.v_in, batch.ddelta[idx]])
         self.m_eff = np.concatenate([self.m_eff, batch.m_eff[idx]])
         self.r_eff = np.concatenate([self.r_eff, batch.r_eff[idx]])
-        self.t_on = np.concatenate([self.t_on, np.full(m, t)])
+        self.t_on = np.concatenate([self.t_on, np.broadcast_to(np.asarray(t, dtype=float), (m,))])
         self.k_on = np.concatenate([self.k_on, k_on])
         self.t_c = np.concatenate([self.t_c, t_c])
         self._delta_last = np.concatenate([self._delta_last, batch.delta[idx]])
