@@ -360,7 +360,8 @@ class ContactStore:
     ) -> AlignedContacts | None:
         """Book an accepted state: ODE states, memory, separations, latches and onsets.
 
-        ``batch`` is the detection at the accepted state (time ``t``, s) and ``ode``
+        ``batch`` is the detection at the accepted state (time ``t``, s: a float, or one time
+        per contact of the batch (N,) for its onset/separation records) and ``ode``
         (M, NODE_MAX) the integrated ODE states of the store's rows as they were before this call
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
         Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
@@ -370,7 +371,14 @@ class ContactStore:
             arr = self._ode_arg(ode)
             self.ode = np.zeros((len(self), NODE_MAX))
             self.ode[:, : arr.shape[1]] = arr
-        t = float(t)
+        if np.ndim(t):
+            # one time per contact of the batch (a driver that integrates groups of contacts
+            # separately books each at its own instant); keys no longer reported get the latest
+            t_of = np.broadcast_to(np.asarray(t, dtype=float), (len(batch),))
+            t = float(np.max(t_of)) if len(t_of) else 0.0
+        else:
+            t = float(t)
+            t_of = None
         delta = batch.delta
         ddelta = batch.ddelta
 
@@ -402,7 +410,8 @@ class ContactStore:
         new = (rows < 0) & rules.starts_batch(delta) & ~is_lat
         on_chunk = _empty_events()
         if new.any():
-            on_chunk = self._onset(batch, np.flatnonzero(new), t)
+            idx_new = np.flatnonzero(new)
+            on_chunk = self._onset(batch, idx_new, t if t_of is None else t_of[idx_new])
             rows = self.rows(batch)
 
         # 4. memory update and end-of-contact test on every active row (all present now)
@@ -417,7 +426,8 @@ class ContactStore:
 
         if end_rows.any():
             bi = _find(batch.key, self.keys[end_rows])
-            sep_chunks.append(self._end_rows(t, end_rows, delta[bi], ddelta[bi]))
+            sep_chunks.append(self._end_rows(t if t_of is None else t_of[bi], end_rows,
+                                             delta[bi], ddelta[bi]))
         self._close(on_chunk, sep_chunks)
         return self.aligned(batch) if aligned else None
 
@@ -483,7 +493,7 @@ class ContactStore:
             self._separations.append(self.last_separations)
         self._seq += 1
 
-    def _end_rows(self, t: float, end_rows: np.ndarray, delta: np.ndarray,
+    def _end_rows(self, t: float | np.ndarray, end_rows: np.ndarray, delta: np.ndarray,
                   ddelta: np.ndarray) -> np.ndarray:
         """End the contacts of the rows ``end_rows`` (bool mask) at time ``t`` with their
         overlap ``delta`` and its rate ``ddelta`` there: separation events, a latch for a
@@ -652,7 +662,7 @@ class ContactStore:
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
         return np.atleast_2d(coef).reshape(len(ii), -1), law
 
-    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float,
+    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float | np.ndarray,
                given: np.ndarray | None = None, given_tc: np.ndarray | None = None
                ) -> np.ndarray:
         m = len(idx)
@@ -682,8 +692,9 @@ class ContactStore:
                 ode[sel, : law.n_state] = s0[:, : law.n_state]
                 mem[sel, : law.n_memory] = s0[:, law.n_state :]
         keys = batch.key[idx]
+        t_on = np.broadcast_to(np.asarray(t, dtype=float), (m,)).copy()
         new = (keys, law_idx, batch.a[idx], batch.b[idx], coef, ode, mem, batch.ddelta[idx],
-               batch.m_eff[idx], batch.r_eff[idx], np.full(m, t), k_on, t_c, batch.delta[idx],
+               batch.m_eff[idx], batch.r_eff[idx], t_on, k_on, t_c, batch.delta[idx],
                batch.ddelta[idx])
         if len(self.keys):
             for name, x in zip(self._ROW_FIELDS, new, strict=True):
