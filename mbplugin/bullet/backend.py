@@ -285,6 +285,7 @@ class BulletContacts:
         keep = getattr(self, "store", None)
         self.store = store if keep is None else keep
         self.rows = rows
+        self._rows_arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
         self.kind = np.array([kinds[bl] for bl in rows], dtype=np.int64)
         self.managed = managed
         self._mass_info()
@@ -335,7 +336,7 @@ class BulletContacts:
             ids = [self.rows[i][0] for i in base]
             gp, gv = pb.getBasePositionAndOrientation, pb.getBaseVelocity
             st = np.fromiter(chain.from_iterable(
-                chain(*gp(b, physicsClientId=cid), *gv(b, physicsClientId=cid)) for b in ids),
+                chain.from_iterable(gp(b, cid) + gv(b, cid)) for b in ids),
                 dtype=float, count=13 * len(ids)).reshape(-1, 13)
             pos[base] = st[:, 0:3]
             quat[base] = xyzw_to_wxyz(st[:, 3:7])
@@ -460,8 +461,7 @@ class BulletContacts:
         self._apply(batch, force)
         un = np.einsum("ki,ki->k", res.u, n)
         info = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n), batch.key.copy(),
-                        np.array([[self.rows[a], self.rows[b]] for a, b in zip(batch.a, batch.b,
-                                                                                strict=True)]),
+                        self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
                         res.delta.copy(), np.linalg.norm(res.u - un[:, None] * n, axis=1))
         self.last = info
         self._pending = (batch, W, res, a_free)
