@@ -46,8 +46,10 @@ def targets(t: float, t_trot: float) -> np.ndarray:
     return tgt
 
 
-def run(ours: bool, t_stand: float, t_trot: float, dt: float) -> dict[str, np.ndarray]:
-    """Stand ``t_stand`` s then trot ``t_trot`` s; per-step records."""
+def run(ours: bool, t_stand: float, t_trot: float, dt: float,
+        stick: dict[str, float] | None = None) -> dict[str, np.ndarray]:
+    """Stand ``t_stand`` s then trot ``t_trot`` s; per-step records. ``stick``: the tangential
+    spring's parameters at the feet (else regularised friction)."""
     cid = p.connect(p.DIRECT)
     p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
     p.setGravity(0, 0, -9.81, physicsClientId=cid)
@@ -72,7 +74,8 @@ def run(ours: bool, t_stand: float, t_trot: float, dt: float) -> dict[str, np.nd
             law={"name": "hunt_crossley", "cr": 0.3},
             materials={plane: {"E": E_GROUND, "nu": NU_GROUND},
                        robot: {"E": E_TOE, "nu": NU_TOE}},
-            friction={"mu": 0.8, "v_eps": 1e-2}, rtol=1e-6)
+            **({"stick": stick} if stick else {"friction": {"mu": 0.8, "v_eps": 1e-2}}),
+            rtol=1e-6)
     n = round((t_stand + t_trot) / dt)
     rec = {k: np.zeros((n, 4)) for k in ("force", "depth", "slip")}
     rec["base"] = np.zeros((n, 3))
