@@ -1,8 +1,10 @@
 """The A1 quadruped of ``pybullet_data`` on compliant ground, against PyBullet's native contact.
 
 The four toe spheres (R = 2 cm) touch a rubber-like ground (E = 10 MPa, nu = 0.45) through a
-Hunt-Crossley law with Hertz's stiffness and regularised Coulomb friction (mu = 0.8); every other
-pair (a fallen body, a knee) keeps PyBullet's contact. The robot stands under a joint PD
+Hunt-Crossley law with Hertz's stiffness and a tangential spring with a Coulomb limit (Dahl's
+model, ``mbplugin.bullet.Stick``: k_t = 5e4 N/m, mu = 0.8, c_t = 100 N s/m; ``run(...,
+stick=None)`` gives regularised Coulomb friction instead, which creeps under a standing robot and
+costs ~4x more to integrate); every other pair (a fallen body, a knee) keeps PyBullet's contact. The robot stands under a joint PD
 controller (torque control, |tau| <= 33.5 N m), then trots open loop (diagonal pairs, 2.5 Hz).
 The same script runs with PyBullet's native contact. Printed: summed foot normal force over the
 weight in quiet stance, sinkage vs the static Hertz estimate (W / (4 k))^(2/3), distance
@@ -35,6 +37,7 @@ PHASE = np.array([0.0, np.pi, np.pi, 0.0])  # FR, FL, RR, RL: diagonal pairs
 FREQ, THIGH, CALF = 2.5, 0.2, 0.4
 MAX_TORQUE = 33.5  # N m (A1 motor limit)
 KP, KD = 80.0, 1.5  # joint PD gains (N m/rad, N m s/rad)
+STICK = {"k_t": 5e4, "mu": 0.8, "c_t": 100.0}  # tangential spring at the toes (Dahl)
 
 
 def targets(t: float, t_trot: float) -> np.ndarray:
@@ -47,9 +50,9 @@ def targets(t: float, t_trot: float) -> np.ndarray:
 
 
 def run(ours: bool, t_stand: float, t_trot: float, dt: float,
-        stick: dict[str, float] | None = None) -> dict[str, np.ndarray]:
+        stick: dict[str, float] | None = STICK) -> dict[str, np.ndarray]:
     """Stand ``t_stand`` s then trot ``t_trot`` s; per-step records. ``stick``: the tangential
-    spring's parameters at the feet (else regularised friction)."""
+    spring's parameters at the feet (None: regularised friction, mu = 0.8, v_eps = 1 cm/s)."""
     cid = p.connect(p.DIRECT)
     p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
     p.setGravity(0, 0, -9.81, physicsClientId=cid)

@@ -127,7 +127,6 @@ class BulletContacts:
         exact_flight: bool = True,
         fallback: str | None = None,
         fallback_radius: float | None = None,
-        track_articulated: bool = False,
     ) -> None:
         self.client = Client(client)
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
@@ -139,9 +138,6 @@ class BulletContacts:
         self.probe = bool(probe)
         self.correct_articulated = bool(correct_articulated)
         self.exact_flight = bool(exact_flight)
-        self.track_articulated = bool(track_articulated)
-        self._off_keys = np.zeros(0, dtype=np.int64)
-        self._off = np.zeros(0)
         if fallback not in (None, "closest_points"):
             raise ParameterError(f"fallback = {fallback!r}: allowed None (a shape the contact "
                                  "layer cannot model is an error) or 'closest_points'")
@@ -512,10 +508,6 @@ class BulletContacts:
         batch = self._detect(bodies, margin)
         if self.exact_flight:
             self._land(batch, bodies)
-        if self.track_articulated and len(self._off_keys) and len(batch):
-            pos = _lookup(self._off_keys, batch.key)
-            hit = pos >= 0
-            batch.delta[hit] += self._off[pos[hit]]
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t)
@@ -676,11 +668,6 @@ class BulletContacts:
                 d_now[ok] = now.delta[pp]
             if self.correct_positions:
                 self._correct(batch, W, res, d_now, bodies)
-            if self.track_articulated:
-                art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED))
-                live = _lookup(self.store.keys, batch.key) >= 0
-                keep = art & live & np.isfinite(d_now)
-                self._off_keys, self._off = batch.key[keep], (res.delta - d_now)[keep]
         self.t += dt
 
     def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
