@@ -1,16 +1,18 @@
 """Benchmark: the PyBullet backend's cost per host step, and the steel drop's c_r error.
 
 1. N spheres (R = 1 cm, 50 g, soft Hunt-Crossley k = 1e5, cr = 0.5) on ``plane.urdf`` in a
-   square grid, released just above the plane (they land and settle): the mean wall time of a
-   host step (1/240 s) with every sphere-plane pair managed, against ``stepSimulation`` on the
-   same scene with PyBullet's native contact, in the same process.
+   square grid, released 2 mm above the plane (they land, bounce and settle): the mean wall
+   time of a host step (1/240 s) with every sphere-plane pair managed (the compiled path, and
+   the SciPy reference path for N <= --scipy-max), against ``stepSimulation`` on the same scene
+   with PyBullet's native contact, in the same process; over all steps and over the last third
+   (resting).
 2. A steel ball (R = 1 cm, 32.7 g) dropped from 10 cm at 1/240 s. Native PyBullet:
    ``restitution`` = 0.3 / 0.5 / 0.8 / 0.95 on both bodies; the first bounce's measured c_r
    (upward / downward speed around the impact) against the one asked. mbplugin: Hunt-Crossley,
    exact-COR (Khatiwada) with Hertz k of steel, each bounce's c_r against the exact impact
    analyser at the same impact speed. Cost of the 1 s run, both ways.
 
-    python benchmarks/bench_bullet.py            # N = 10, 100, 1000
+    python benchmarks/bench_bullet.py            # N = 10, 100, 1000; 120 steps (0.5 s)
     python benchmarks/bench_bullet.py --quick    # N = 10, 100
 """
 
@@ -48,21 +50,62 @@ def world(n: int, z: float = R + 0.002, mass: float = 0.05) -> tuple[int, int, l
     return cid, plane, balls
 
 
-def cost_per_step(n: int, steps: int) -> tuple[float, float]:
-    times = []
-    for ours in (False, True):
-        cid, plane, _ = world(n)
-        bk = (BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5,
-                                                        "k": 1e5}) if ours else None)
+def step_times(n: int, steps: int, solver: str | None, rtol: float = 1e-8) -> np.ndarray:
+    """Wall time (s) of each host step: native ``stepSimulation`` (``solver`` None) or the
+    backend's ``step()`` with every sphere-plane pair managed and the given solver."""
+    cid, plane, _ = world(n)
+    bk = (BulletContacts(cid, manage=[plane], solver=solver, rtol=rtol,
+                         law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
+          if solver else None)
+    out = np.empty(steps)
+    for i in range(steps):
         t0 = time.perf_counter()
-        for _ in range(steps):
-            if bk is None:
-                p.stepSimulation(physicsClientId=cid)
-            else:
-                bk.step()
-        times.append((time.perf_counter() - t0) / steps)
-        p.disconnect(physicsClientId=cid)
-    return times[0], times[1]
+        if bk is None:
+            p.stepSimulation(physicsClientId=cid)
+        else:
+            bk.step()
+        out[i] = time.perf_counter() - t0
+    p.disconnect(physicsClientId=cid)
+    return out
+
+
+def cost_per_step(n: int, steps: int, solver: str = "compiled") -> tuple[float, float]:
+    """Mean wall time (s) of a host step, native and backend, over ``steps`` steps."""
+    return float(step_times(n, steps, None).mean()), float(step_times(n, steps, solver).mean())
+
+
+def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float = 1e-8) -> None:
+    """Per N: native (run before and after the backend, to see the machine's load drift) vs
+    compiled (and the SciPy path for N <= ``scipy_max``), over the whole run (landing, bounces,
+    settling) and over its last third (resting)."""
+    print(f"managed spheres landing on plane.urdf: wall time per host step (1/240 s), "
+          f"{steps} steps, rtol {rtol:g}; 'all' = every step, 'rest' = the last third")
+    rest = slice(2 * steps // 3, None)
+    t0 = time.perf_counter()
+    step_times(2, 12, "compiled")  # numba: load the cached kernels (or compile them once)
+    print(f"  (warm-up: compiled kernels loaded in {time.perf_counter() - t0:.1f} s)")
+    for n in sizes:
+        before = step_times(n, steps, None)
+        ours = step_times(n, steps, "compiled", rtol)
+        after = step_times(n, steps, None)
+        native = 0.5 * (before + after)
+        line = (f"  N = {n:5d}: native all {native.mean() * 1e3:7.3f} ms (before/after "
+                f"{before.mean() * 1e3:.3f}/{after.mean() * 1e3:.3f}), rest "
+                f"{native[rest].mean() * 1e3:7.3f} ms | compiled all {ours.mean() * 1e3:8.3f} "
+                f"ms, rest {ours[rest].mean() * 1e3:8.3f} ms | ratio all "
+                f"{ours.mean() / native.mean():6.1f}, rest "
+                f"{ours[rest].mean() / native[rest].mean():6.1f}")
+        if n <= scipy_max:
+            ref = step_times(n, steps, "scipy", rtol)
+            line += (f" | scipy all {ref.mean() * 1e3:8.1f} ms, rest "
+                     f"{ref[rest].mean() * 1e3:8.1f} ms")
+        print(line, flush=True)
+        # medians: robust to the time slices a loaded machine takes from the process
+        print(f"           medians: native all {np.median(native) * 1e3:7.3f} ms, rest "
+              f"{np.median(native[rest]) * 1e3:7.3f} ms | compiled all "
+              f"{np.median(ours) * 1e3:8.3f} ms, rest {np.median(ours[rest]) * 1e3:8.3f} ms | "
+              f"ratio all {np.median(ours) / np.median(native):6.1f}, rest "
+              f"{np.median(ours[rest]) / np.median(native[rest]):6.1f}", flush=True)
 
 
 def steel_drop() -> None:
@@ -107,16 +150,20 @@ def steel_drop() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="N = 10, 100 only")
+    ap.add_argument("--steps", type=int, default=120, help="host steps per run (default 120)")
+    ap.add_argument("--scipy-max", type=int, default=100,
+                    help="also time the SciPy reference path up to this N (default 100)")
+    ap.add_argument("--rtol", type=float, default=1e-8,
+                    help="the backend's relative tolerance (default 1e-8, BulletContacts')")
+    ap.add_argument("--no-drop", action="store_true", help="skip the steel drop")
     args = ap.parse_args()
+    if args.steps < 3:
+        ap.error(f"--steps {args.steps}: give at least 3")
     sizes = (10, 100) if args.quick else (10, 100, 1000)
-    print("managed spheres landing on plane.urdf: wall time per host step (1/240 s)")
-    for n in sizes:
-        steps = {10: 120, 100: 60, 1000: 12}[n]
-        native, ours = cost_per_step(n, steps)
-        print(f"  N = {n:5d}: native {native * 1e3:8.3f} ms, mbplugin {ours * 1e3:9.3f} ms, "
-              f"ratio {ours / native:7.1f}  ({steps} steps)")
-    steel_drop()
+    cost_table(sizes, args.steps, args.scipy_max, args.rtol)
+    if not args.no_drop:
+        steel_drop()
 
 
 if __name__ == "__main__":

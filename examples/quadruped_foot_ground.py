@@ -3,13 +3,13 @@
 The four toe spheres (R = 2 cm) touch a rubber-like ground (E = 10 MPa, nu = 0.45) through a
 Hunt-Crossley law with Hertz's stiffness and a tangential spring with a Coulomb limit (Dahl's
 model, ``mbplugin.bullet.Stick``: k_t = 5e4 N/m, mu = 0.8, c_t = 100 N s/m; ``run(...,
-stick=None)`` gives regularised Coulomb friction instead, which creeps under a standing robot and
-costs ~4x more to integrate); every other pair (a fallen body, a knee) keeps PyBullet's contact. The robot stands under a joint PD
-controller (torque control, |tau| <= 33.5 N m), then trots open loop (diagonal pairs, 2.5 Hz).
-The same script runs with PyBullet's native contact. Printed: summed foot normal force over the
-weight in quiet stance, sinkage vs the static Hertz estimate (W / (4 k))^(2/3), distance
-trotted, per-foot force spikes; the full mode writes plots of per-foot normal force,
-penetration and slip.
+stick=None)`` gives regularised Coulomb friction instead, which creeps under a standing robot
+and costs ~4x more to integrate); every other pair (a fallen body, a knee) keeps PyBullet's
+contact. The robot stands under a joint PD controller (torque control, |tau| <= 33.5 N m), then
+trots open loop (diagonal pairs, 2.5 Hz). The same script runs with PyBullet's native contact.
+Printed: summed foot normal force over the weight in quiet stance, sinkage vs the static Hertz
+estimate (W / (4 k))^(2/3), distance trotted, per-foot force spikes; the full mode writes plots
+of per-foot normal force, penetration and slip.
 
     python examples/quadruped_foot_ground.py [--short] [--out DIR]
 

@@ -382,3 +382,31 @@ def test_persistence_through_the_detection_layer():
     st.pos[0, 2] = 0.02
     store.commit(model.detect(st), 1.0)
     assert len(store) == 0 and len(store.separations) == 1 and len(store.latched_keys) == 0
+
+
+def test_ode_states_as_views_of_a_flat_vector():
+    """The law ODE states may be handed over as an (M, ns) view of an integrator's flat vector
+    and the rates written into one (``state_rates(..., out=)``): the same forces and rates as
+    the padded (M, NODE_MAX) form, whose call keeps working; a width below the laws' state
+    count is rejected."""
+    from mbplugin.laws.kernels import NODE_MAX
+
+    law = make_law("bouc_wen_maxwell", k=1e7, c=1e2)
+    ns = law.n_state
+    store = ContactStore(law)
+    store.begin(one([1e-4, 2e-4, 3e-4], [0.5, -0.2, 0.1], key=[3, 5, 9]), 0.0)
+    m = len(store)
+    batch = one([2e-4, 3e-4, 1e-4], [0.4, -0.1, 0.2], key=[3, 5, 9])
+    flat = np.array([1e-5, -2e-5, 3e-5, 4e-6, -5e-6, 6e-6])[: m * ns]
+    padded = np.zeros((m, NODE_MAX))
+    padded[:, :ns] = flat.reshape(m, ns)
+    view = flat.reshape(m, ns)
+    assert np.shares_memory(view, flat)
+    np.testing.assert_array_equal(store.forces(batch, view), store.forces(batch, padded))
+    rates = np.full(m * ns, np.nan)
+    out = store.state_rates(batch, view, out=rates.reshape(m, ns))
+    assert np.shares_memory(out, rates)
+    np.testing.assert_array_equal(rates, store.state_rates(batch, padded)[:, :ns].ravel())
+    assert np.any(rates != 0.0)
+    with pytest.raises(ParameterError, match="ode has shape"):
+        store.forces(batch, np.zeros((m, ns - 1)))

@@ -32,16 +32,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from mbplugin.bullet.client import Client
-from mbplugin.bullet.delassus import articulated_delassus, free_body_delassus
+from mbplugin.bullet.delassus import (
+    articulated_delassus,
+    free_body_delassus,
+    normal_delassus,
+    normal_diagonal,
+    solve_blocks,
+)
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import ContactSpace, SubstepStats
+from mbplugin.bullet.substep import SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import (
     BodyState,
     ContactBatch,
@@ -50,9 +57,12 @@ from mbplugin.contact import (
     quat_to_matrix,
 )
 from mbplugin.dynamics.friction import Friction
+from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.errors import ParameterError
 
 FREE, STATIC, ARTICULATED = 0, 1, 2
+#: smallest position correction applied to a free body (m, and rad for its rotation)
+MOVE_MIN = 1e-12
 _MAT = "__default__"
 
 
@@ -104,6 +114,9 @@ class BulletContacts:
                  ``getClosestPoints`` (see :meth:`_closest`) instead of an error
     ``fallback_radius``  effective radius (m) of those contacts for Hertz's k (default: the
                  radius PyBullet reports for the shape, a cylinder's radius)
+    ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code) or ``"scipy"``
+                 (SciPy's Radau on all contacts together, the reference); see
+                 :func:`mbplugin.bullet.substep.contact_space`
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only
     """
@@ -127,8 +140,12 @@ class BulletContacts:
         exact_flight: bool = True,
         fallback: str | None = None,
         fallback_radius: float | None = None,
+        solver: str = "compiled",
     ) -> None:
         self.client = Client(client)
+        if solver not in SOLVERS:
+            raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
+        self.solver = solver
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
             raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
         self.friction = _as_friction(friction)
@@ -170,6 +187,7 @@ class BulletContacts:
         self._h: float | None = None
         self._reset_links = False  # joints were reset since the last host step
         self._keys: np.ndarray | None = None
+        self._h_of: tuple[np.ndarray, np.ndarray] | None = None  # (keys, next step per key)
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
 
@@ -371,15 +389,25 @@ class BulletContacts:
         quat = np.zeros((n, 4))
         vel = np.zeros((n, 3))
         om = np.zeros((n, 3))
+        # bases: two PyBullet calls per body, gathered into arrays at once
+        base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
+        if base:
+            cid, pb = c.id, c.p
+            ids = [self.rows[i][0] for i in base]
+            gp, gv = pb.getBasePositionAndOrientation, pb.getBaseVelocity
+            st = np.fromiter(chain.from_iterable(
+                chain(*gp(b, physicsClientId=cid), *gv(b, physicsClientId=cid)) for b in ids),
+                dtype=float, count=13 * len(ids)).reshape(-1, 13)
+            pos[base] = st[:, 0:3]
+            quat[base] = xyzw_to_wxyz(st[:, 3:7])
+            vel[base] = st[:, 7:10]
+            om[base] = st[:, 10:13]
         for i, (b, lk) in enumerate(self.rows):
             if lk == -1:
-                p_, q_ = c("getBasePositionAndOrientation", b)
-                v_, w_ = c("getBaseVelocity", b)
-            else:
-                st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
-                      if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
-                p_, q_, v_, w_ = st[0], st[1], st[6], st[7]
-            pos[i], quat[i], vel[i], om[i] = p_, xyzw_to_wxyz(q_), v_, w_
+                continue
+            st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
+                  if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
+            pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
         fixed = self.kind == STATIC
         mass = np.where(fixed, 1.0, self.mass)
         return BodyState(pos, quat, vel, om, mass, self.inv_inertia, fixed)
@@ -517,13 +545,11 @@ class BulletContacts:
             self._pending = None
             return self.last
         W = self._delassus(batch, bodies)
-        wdiag = W.diagonal().reshape(k, 3)
         n = batch.normal
         # normal-normal entry: 1/m_eff of each contact (rotation and articulation included)
-        wnn = np.einsum("ki,kij,kj->k", n, _blocks(W, k), n)
+        wnn = normal_diagonal(W, n)
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
-        del wdiag
         a_free = self._a_free(batch, g, bodies, dt, control)
         u0 = batch.vt - batch.ddelta[:, None] * n
         s0 = None
@@ -531,12 +557,16 @@ class BulletContacts:
             pos = _lookup(self._stick_keys, batch.key)
             s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
                 if len(self._stick_keys) else np.zeros((k, 3))
-        space = ContactSpace(self.store, batch, W, a_free, self.friction, self.rtol,
-                             self.stick, s0)
+        space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                              self.stick, s0, self.solver)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
+        if self._h_of is not None:  # the compiled path: each contact's next step, by key
+            pos = _lookup(self._h_of[0], batch.key)
+            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
         res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
+        self._h_of = None if res.h_next is None else (batch.key.copy(), res.h_next)
         if self.stick is not None:
             keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
@@ -636,16 +666,18 @@ class BulletContacts:
 
     def _apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         c = self.client
+        cid, pb = c.id, c.p
         nz = np.flatnonzero(np.any(force != 0, axis=1))
         for side in (batch.a[nz], batch.b[nz]):
             self._forced[side[side >= 0]] = True
-        for i in nz:
-            for side, sgn in ((batch.b[i], 1.0), (batch.a[i], -1.0)):
-                if self.kind[side] == STATIC:
-                    continue
-                b, lk = self.rows[side]
-                c("applyExternalForce", b, lk, list(sgn * force[i]), list(batch.point[i]),
-                  c.p.WORLD_FRAME)
+        for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
+            keep = self.kind[side] != STATIC
+            idx = nz[keep]
+            forces = (sgn * force[idx]).tolist()
+            points = batch.point[idx].tolist()
+            for row, f, pt in zip(side[keep].tolist(), forces, points, strict=True):
+                b, lk = self.rows[row]
+                pb.applyExternalForce(b, lk, f, pt, pb.WORLD_FRAME, physicsClientId=cid)
 
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of
@@ -679,6 +711,8 @@ class BulletContacts:
         if not self.correct_articulated:
             ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
         sel = np.flatnonzero(ok)
+        # nothing to correct (contacts at rest: the host's overlap equals the integrated one
+        # to rounding, ~1e-15 m)
         if not len(sel):
             return
         for side in (batch.a[sel], batch.b[sel]):
@@ -686,11 +720,13 @@ class BulletContacts:
             side = side[self.kind[side] == FREE]
             self._lag[side] = 0.0  # exact at the step end: nothing to book for this step
             self._forced[side] = True
+        if np.max(np.abs(d_now[sel] - res.delta[sel])) <= MOVE_MIN:
+            return
         n = batch.normal[sel]
-        # normal-normal Delassus among the selected contacts
-        Wd = W.toarray().reshape(len(batch), 3, len(batch), 3)[sel][:, :, sel, :]
-        wnn = np.einsum("ia,iajb,jb->ij", n, Wd, n)
-        mu = np.linalg.lstsq(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)[0]
+        # normal-normal Delassus among the selected contacts (block diagonal over the groups
+        # of contacts coupled through W: one small solve per group)
+        wnn = normal_delassus(W, batch.normal)[sel][:, sel]
+        mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
         dx = np.zeros((nb, 3))
@@ -705,15 +741,21 @@ class BulletContacts:
             np.add.at(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
                                                  np.cross(r[free], f[free])))
         c = self.client
-        for i in np.flatnonzero(np.any(dx != 0, axis=1) | np.any(dth != 0, axis=1)):
-            b = self.rows[i][0]
-            pos = bodies.pos[i] + dx[i]
-            ang = float(np.linalg.norm(dth[i]))
-            q = bodies.quat[i]
-            if ang > 0:
-                q = _quat_mul(axis_angle_quat(dth[i], ang), q)
-            c("resetBasePositionAndOrientation", b, list(pos), [q[1], q[2], q[3], q[0]])
-            c("resetBaseVelocity", b, list(bodies.vel[i]), list(bodies.omega[i]))
+        # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
+        # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
+        moved = np.flatnonzero((np.abs(dx).max(axis=1, initial=0.0) > MOVE_MIN)
+                               | (np.abs(dth).max(axis=1, initial=0.0) > MOVE_MIN))
+        if len(moved):
+            # new poses of all moved bodies at once, then two PyBullet calls per body
+            pos = (bodies.pos[moved] + dx[moved]).tolist()
+            quat = quat_multiply(quat_from_rotvec(dth[moved]), bodies.quat[moved])
+            xyzw = quat[:, [1, 2, 3, 0]].tolist()
+            vel, om = bodies.vel[moved].tolist(), bodies.omega[moved].tolist()
+            cid, pb = c.id, c.p
+            for j, i in enumerate(moved.tolist()):
+                b = self.rows[i][0]
+                pb.resetBasePositionAndOrientation(b, pos[j], xyzw[j], physicsClientId=cid)
+                pb.resetBaseVelocity(b, vel[j], om[j], physicsClientId=cid)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)
@@ -762,16 +804,6 @@ class BulletContacts:
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
-
-
-def _blocks(W: sp.csr_matrix, k: int) -> np.ndarray:
-    """The diagonal 3x3 blocks (K, 3, 3) of W."""
-    out = np.zeros((k, 3, 3))
-    d = W.tocsr()
-    for a in range(3):
-        for b in range(3):
-            out[:, a, b] = np.asarray(d[np.arange(k) * 3 + a, np.arange(k) * 3 + b]).ravel()
-    return out
 
 
 def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -96,3 +96,51 @@ def articulated_delassus(
     ci = np.repeat(contact, e)
     cj = np.tile(contact, e)
     return _assemble(k, ci, cj, blocks.reshape(e * e, 3, 3))
+
+
+def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
+    """The normal-normal part N^T W N (K, K) of W (3K, 3K) for unit normals (K, 3): entry
+    (i, j) = n_i . W_ij n_j, summed from W's stored entries."""
+    k = normal.shape[0]
+    w = sp.coo_matrix(W)
+    ri, ci = w.row // 3, w.col // 3
+    vals = normal[ri, w.row % 3] * w.data * normal[ci, w.col % 3]
+    return sp.csr_matrix((vals, (ri, ci)), shape=(k, k))
+
+
+def normal_diagonal(W: sp.spmatrix, normal: np.ndarray) -> np.ndarray:
+    """The diagonal n_i . W_ii n_i (K,) of :func:`normal_delassus`: 1/m_eff of each contact."""
+    k = normal.shape[0]
+    w = W.tocoo() if sp.issparse(W) else sp.coo_matrix(W)
+    own = (w.row // 3) == (w.col // 3)
+    r, c, v = w.row[own], w.col[own], w.data[own]
+    ri = r // 3
+    return np.bincount(ri, weights=normal[ri, r % 3] * v * normal[ri, c % 3], minlength=k)
+
+
+def solve_blocks(A: sp.spmatrix, b: np.ndarray, rcond: float = 1e-10) -> np.ndarray:
+    """Least-squares solution of A x = b (``numpy.linalg.lstsq`` with ``rcond``) for a sparse
+    A that is block diagonal up to a permutation (contacts coupled through W): one dense
+    solve per connected component of A's pattern, one vectorised division for the 1x1 ones."""
+    from scipy.sparse.csgraph import connected_components
+
+    A = sp.csr_matrix(A)
+    k = A.shape[0]
+    x = np.zeros(k)
+    if not k:
+        return x
+    diag = A.diagonal()
+    coo = A.tocoo()
+    if np.all((coo.row == coo.col) | (coo.data == 0)):  # diagonal: every block is 1x1
+        ng, labels, sizes = k, np.arange(k), np.ones(k, dtype=np.int64)
+    else:
+        ng, labels = connected_components(A, directed=False)
+        sizes = np.bincount(labels, minlength=ng)
+    single = sizes[labels] == 1
+    # lstsq of a 1x1 system: a singular value below rcond * itself never is; a zero one is cut
+    ok = single & (diag != 0)
+    x[ok] = b[ok] / diag[ok]
+    for g in np.flatnonzero(sizes > 1):
+        idx = np.flatnonzero(labels == g)
+        x[idx] = np.linalg.lstsq(A[idx][:, idx].toarray(), b[idx], rcond=rcond)[0]
+    return x

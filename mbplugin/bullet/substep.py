@@ -1,5 +1,11 @@
 """Contact-space integration of the managed contacts inside one host step.
 
+Two solvers (:func:`contact_space`): :class:`GroupedContactSpace` (the default) splits the
+contacts into groups coupled through W and integrates each group in compiled code
+(:mod:`mbplugin.bullet.compiled`); :class:`ContactSpace` (``solver="scipy"``, the reference)
+integrates all contacts together with SciPy, as described below. Both integrate the same
+system with the same tolerances, rules, event location and impulse quadrature.
+
 A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact lasts tens of
 microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
 contacts found at the step start (with a predictive margin), the state
@@ -40,11 +46,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import Radau
+from scipy.sparse.csgraph import connected_components
 
+from mbplugin.bullet import compiled as cm
 from mbplugin.bullet.stick import Stick, stick_force, stick_rate
 from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.dynamics.friction import Friction, friction_force
-from mbplugin.errors import IntegrationError
+from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, end_value_batch
 
@@ -74,6 +83,8 @@ class StepResult:
     loaded: np.ndarray
     stats: SubstepStats
     last_step: float = 0.0
+    #: the next step (s) of each contact's group (K,) (compiled path; pass it back as ``h0``)
+    h_next: np.ndarray | None = None
 
 
 def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
@@ -115,6 +126,14 @@ def _cap_jac_factor(solver: Any) -> None:
     fac = getattr(solver, "jac_factor", None)
     if isinstance(fac, np.ndarray):
         np.minimum(fac, JAC_FACTOR_MAX, out=fac)
+
+
+def batch_at(batch: ContactBatch, d: np.ndarray, u: np.ndarray) -> ContactBatch:
+    """``batch`` at a trial state: geometry frozen, overlaps ``d`` (K,) and relative velocities
+    ``u`` (K, 3) replaced (ddelta = -n . u, slip = u minus its normal part)."""
+    n = batch.normal
+    un = np.einsum("ij,ij->i", u, n)
+    return replace(batch, delta=d, ddelta=-un, vt=u - un[:, None] * n)
 
 
 class ContactSpace:
@@ -165,8 +184,7 @@ class ContactSpace:
 
     def at(self, d: np.ndarray, u: np.ndarray) -> ContactBatch:
         """The batch at a trial state (geometry frozen, delta and velocities replaced)."""
-        un = np.einsum("ij,ij->i", u, self.n)
-        return replace(self.batch, delta=d, ddelta=-un, vt=u - un[:, None] * self.n)
+        return batch_at(self.batch, d, u)
 
     # -- dynamics -------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -376,3 +394,177 @@ class ContactSpace:
         k, r = self.k, self.rtol
         return np.concatenate([np.full(k, 1e-4 * r), np.full(3 * k, 1e-2 * r),
                                np.full(len(y) - 4 * k, 1e-4 * r)])  # law states, springs (m)
+
+
+#: the compiled path takes groups of at most this many state values, counted as 8 per contact
+#: (larger groups: SciPy; dense Newton matrices of this size)
+COMPILED_MAX_STATES = 256
+
+SOLVERS = ("compiled", "scipy")
+
+
+def contact_space(store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
+                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
+                  stick: Stick | None = None, s0: np.ndarray | None = None,
+                  solver: str = "compiled") -> ContactSpace | GroupedContactSpace:
+    """The contact-space integrator of a host step: ``solver="compiled"`` (the default,
+    :class:`GroupedContactSpace`; it hands the step to the SciPy path when it cannot take it)
+    or ``"scipy"`` (:class:`ContactSpace`, the reference)."""
+    if solver not in SOLVERS:
+        raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
+    if solver == "scipy":
+        return ContactSpace(store, batch, W, a_free, friction, rtol, stick, s0)
+    return GroupedContactSpace(store, batch, W, a_free, friction, rtol, stick, s0)
+
+
+def _compiled_law(law: Any) -> bool:
+    return (law.kernel is not None and type(law).force_raw is Law.force_raw
+            and type(law).state_rate is Law.state_rate)
+
+
+class GroupedContactSpace:
+    """The managed contacts of one host step, integrated group by group in compiled code
+    (:mod:`mbplugin.bullet.compiled`): the same equations, rules, tolerances and impulse as
+    :class:`ContactSpace`, with every group of contacts coupled through W integrated on its own
+    (uncoupled blocks of W: exact). Falls back to :class:`ContactSpace` for the stick option,
+    laws without a compiled kernel and groups of more than ``COMPILED_MAX_STATES`` states."""
+
+    def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
+                 a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
+                 stick: Stick | None = None, s0: np.ndarray | None = None) -> None:
+        self.store, self.batch, self.W, self.a_free = store, batch, W, a_free
+        self.friction = friction if (friction is not None and friction.active) else None
+        self.rtol, self.stick, self.s0 = rtol, stick, s0
+        self.k = len(batch)
+        self.s_end: np.ndarray | None = None
+        self.fallback: ContactSpace | None = None
+
+    def _groups(self) -> None:
+        """Groups (connected components of W's block pattern) and the flat W blocks."""
+        k = self.k
+        w = sp.coo_matrix(self.W)
+        w.sum_duplicates()
+        ci, cj = w.row // 3, w.col // 3
+        if np.all(ci == cj):  # block diagonal: every contact is a group of its own
+            ng, labels = k, np.arange(k)
+        else:
+            pattern = sp.csr_matrix((np.ones(len(ci)), (ci, cj)), shape=(k, k))
+            ng, labels = connected_components(pattern, directed=False)
+        order = np.argsort(labels, kind="stable")
+        sizes = np.bincount(labels, minlength=ng)
+        gptr = np.zeros(ng + 1, dtype=np.int64)
+        np.cumsum(sizes, out=gptr[1:])
+        pos = np.empty(k, dtype=np.int64)
+        pos[order] = np.arange(k) - gptr[labels[order]]
+        goff = np.zeros(ng + 1, dtype=np.int64)
+        np.cumsum(cm.group_float_size(sizes), out=goff[1:])
+        g = labels[ci]
+        # W's entries in the groups' float arrays (see mbplugin.bullet.compiled)
+        self.widx = (goff[g] + cm.FR_LEN + cm.ROW_LEN * sizes[g]
+                     + (3 * pos[ci] + w.row % 3) * (3 * sizes[g]) + 3 * pos[cj] + w.col % 3)
+        self.wdata = w.data
+        self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
+
+    def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
+                  h0: float | None = None) -> StepResult:
+        """As :meth:`ContactSpace.integrate`; ``h0`` may also be a first step per contact (K,)
+        (<= 0: SciPy's initial step), e.g. :attr:`StepResult.h_next` of the previous host step."""
+        store = self.store
+        ok = (self.stick is None and all(_compiled_law(law) for law in store.laws)
+              and self.k > 0)
+        if ok:
+            self._groups()
+            ok = int(self.sizes.max()) * (4 + NODE_MAX) <= COMPILED_MAX_STATES
+        if not ok:
+            self.fallback = ContactSpace(store, self.batch, self.W, self.a_free, self.friction,
+                                         self.rtol, self.stick, self.s0)
+            res = self.fallback.integrate(t0, dt, d0, u0, None if np.ndim(h0) else h0)
+            self.s_end = self.fallback.s_end
+            return res
+        wall = time.perf_counter()
+        k, order, gptr, labels = self.k, self.order, self.gptr, self.labels
+        ng = len(gptr) - 1
+        g_of = labels[order]  # group of each contact in group order
+        pos = np.arange(k) - gptr[g_of]  # place in its group
+        sizes_c = self.sizes[g_of]
+        nrm = np.ascontiguousarray(self.batch.normal[order])
+        af = np.ascontiguousarray(self.a_free[order])
+        laws = store.laws
+        kid_l = np.array([law.kernel for law in laws], dtype=np.int64)
+        mode_l = np.array([law.contact_mode for law in laws], dtype=np.int64)
+        nst_l = np.array([law.n_state for law in laws], dtype=np.int64)
+        mem_l = np.array([law.n_memory > 0 for law in laws])
+        fr = np.zeros(7)
+        if self.friction is not None:
+            f = self.friction
+            fr[:] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
+                     float(f.regularisation == "linear"))
+        d = np.ascontiguousarray(d0[order], dtype=float)
+        u = np.ascontiguousarray(u0[order], dtype=float)
+        tg = np.zeros(ng)
+        hg = np.full(ng, -1.0)
+        if h0 is not None and np.ndim(h0):
+            # a group starts with the shortest step its contacts had (unknown: initial step)
+            hmin = np.minimum.reduceat(np.asarray(h0, dtype=float)[order], gptr[:-1])
+            hg = np.where(hmin > 0, hmin, -1.0)
+        status = np.zeros(ng, dtype=np.int64)
+        imp = np.zeros((k, 3))
+        loaded = np.zeros(k, dtype=bool)
+        counters = np.zeros(3, dtype=np.int64)
+        inv = np.empty(k, dtype=np.int64)
+        inv[order] = np.arange(k)
+        for _ in range(10_000):
+            al = store.aligned(self.batch)
+            act_b = al.active
+            act = act_b[order]
+            law = al.law[order]
+            nst = np.where(act, nst_l[law], 0)
+            # state layout: group g holds [delta (k_g), u (3 k_g), ODE states] at yptr[g]
+            per = 4 + nst
+            csum = np.zeros(k + 1, dtype=np.int64)
+            np.cumsum(per, out=csum[1:])
+            yptr = csum[gptr]
+            nsum = np.zeros(k + 1, dtype=np.int64)
+            np.cumsum(nst, out=nsum[1:])
+            ooff = 4 * sizes_c + nsum[:-1] - nsum[gptr[g_of]]
+            ooff_abs = yptr[g_of] + ooff
+            ode = np.ascontiguousarray(al.ode[order])
+            Y = np.empty(int(yptr[-1]))
+            cm.pack(gptr, yptr, ooff_abs, nst, d, u, ode, Y)
+            cand = ~act & ~store.latched(self.batch)[order]
+            GF = np.zeros(int(self.goff[-1]))
+            GF[self.goff[:-1, None] + np.arange(cm.FR_LEN)] = fr
+            rows_f = np.concatenate([nrm, af, al.coef[order], al.mem[order]], axis=1)
+            base = self.goff[g_of] + cm.FR_LEN + cm.ROW_LEN * pos
+            GF[base[:, None] + np.arange(cm.ROW_LEN)] = rows_f
+            GF[self.widx] = self.wdata
+            GI = np.stack([kid_l[law], mode_l[law], act, ooff, nst, cand, act & mem_l[law]],
+                          axis=1).astype(np.int64).ravel()
+            cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
+                                float(self.rtol), imp, loaded, counters)
+            if np.any(status == cm.FAILED):
+                g = int(np.argmax(status == cm.FAILED))
+                raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
+                                       f"(group of {int(self.sizes[g])} contacts)")
+            cm.unpack(gptr, yptr, ooff_abs, nst, Y, d, u, ode)
+            if not (np.all(np.isfinite(d)) and np.all(np.isfinite(u))):
+                raise IntegrationError(f"contact state became non-finite in the host step at "
+                                       f"t = {t0:.9g} s")
+            # the store books every contact at its group's time (its rules: onset, end,
+            # latch, memory); the events stopped their groups just past the instant
+            ode_rows = store.ode.copy()
+            rows = al.rows[order]
+            ode_rows[rows[act]] = ode[act]
+            d_b, u_b = d[inv], u[inv]
+            store.commit(batch_at(self.batch, d_b, u_b), t0 + tg[labels], ode_rows)
+            ev = status == cm.EVENT
+            if not ev.any():
+                break
+            status[ev] = cm.PENDING
+        else:
+            raise IntegrationError(f"contact-space events did not settle in the host step at "
+                                   f"t = {t0:.9g} s")
+        stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
+                             time.perf_counter() - wall)
+        return StepResult(imp[inv], d[inv], u[inv], loaded[inv], stats, float(np.min(hg)),
+                          hg[labels])

@@ -13,9 +13,9 @@ Pairs (all in :class:`MeshSet`, used by :class:`~mbplugin.contact.model.ContactM
   region is reported as **one** contact at its deepest vertex (delta = its depth; point halfway
   between the vertex and the plane; normal = the plane's). The force therefore does not grow
   with the number of vertices as a spring-per-vertex model would: refining a mesh only moves the
-  deepest vertex closer to the true surface (chordal error). All meshes touching a plane are
-  handled in one vectorised pass. A convex mesh has one region, keyed ``feature = 0``; a
-  non-convex one keys each region by its lowest vertex index.
+  deepest vertex closer to the true surface (chordal error). A convex mesh has one region (no
+  graph search), keyed ``feature = 0``; a non-convex one keys each region by its lowest vertex
+  index.
 * **mesh-sphere**: the closest point of the mesh to the sphere's centre
   (``trimesh.proximity.closest_point``), inside/outside from the face normal (convex meshes) or
   ``mesh.contains`` (others); one contact per pair.
@@ -292,40 +292,63 @@ class MeshSet:
         p0 = w.center[p] + w.R[p] @ c.plane_p[p]
         counts = self.v_count[mids]
         starts = self.v_start[mids]
-        total = int(counts.sum())
-        if total == 0:
+        if int(counts.sum()) == 0:
             return []
-        owner = np.repeat(mids, counts)
-        vid = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(
-            starts, counts)
-        x = w.center[owner] + np.einsum("vij,vj->vi", w.R[owner], self.vertices[vid])
-        depth = -(x - p0) @ pn
-        pen = depth > -margin
-        if not pen.any():
+        # depth of every vertex v of mesh o: -((c_o - p0).n + v.(R_o^T n)), from the mesh's own
+        # vertex block (no per-vertex gather or rotation); world positions for the deepest only
+        u = np.einsum("sji,j->si", w.R[mids], pn)
+        s0 = (w.center[mids] - p0) @ pn
+        blocks = [-(s0[i] + self.vertices[starts[i] : starts[i] + counts[i]] @ u[i])
+                  for i in range(len(mids))]
+        depth = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+        idx = np.flatnonzero(depth > -margin)
+        if not len(idx):
             return []
-        vid, owner, x, depth = vid[pen], owner[pen], x[pen], depth[pen]
-        # connected regions along the edges between penetrating vertices
-        local = np.full(len(self.vertices), -1, dtype=np.int64)
-        local[vid] = np.arange(len(vid))
-        ea, eb = local[self.edges[:, 0]], local[self.edges[:, 1]]
-        both = (ea >= 0) & (eb >= 0)
-        k = len(vid)
-        graph = coo_matrix(
-            (np.ones(int(both.sum())), (ea[both], eb[both])), shape=(k, k)
-        )
-        _, label = connected_components(graph, directed=False)
-        # deepest vertex of each region
-        order = np.lexsort((-depth, label))
-        first = np.concatenate([[True], label[order][1:] != label[order][:-1]])
-        deep = order[first]
+        depth = depth[idx]
+        if len(mids) == 1:
+            owner = np.full(len(idx), mids[0])
+            vid = idx + starts[0]
+        else:
+            m_of = np.searchsorted(np.cumsum(counts), idx, side="right")
+            owner = mids[m_of]
+            vid = idx - (np.cumsum(counts) - counts)[m_of] + starts[m_of]
+        # connected regions along the edges between penetrating vertices. A convex mesh has
+        # one: the vertices of a convex polyhedron in a half-space are connected along its
+        # edges (from any of them an edge path descends to the deepest one, as in the simplex
+        # method), so its region is its shape id without a graph search.
+        conv = self.convex[owner]
+        label = owner.copy()
+        if not conv.all():
+            nc = np.flatnonzero(~conv)
+            local = np.full(len(self.vertices), -1, dtype=np.int64)
+            local[vid[nc]] = np.arange(len(nc))
+            ea, eb = local[self.edges[:, 0]], local[self.edges[:, 1]]
+            both = (ea >= 0) & (eb >= 0)
+            k = len(nc)
+            graph = coo_matrix(
+                (np.ones(int(both.sum())), (ea[both], eb[both])), shape=(k, k)
+            )
+            _, sub = connected_components(graph, directed=False)
+            label[nc] = len(self.shapes) + sub
+        # deepest vertex of each region (the first of equal depths)
+        if len(mids) == 1 and conv.all():
+            deep = np.array([int(np.argmax(depth))])
+        else:
+            order = np.lexsort((-depth, label))
+            first = np.concatenate([[True], label[order][1:] != label[order][:-1]])
+            deep = order[first]
         lab = label[deep]
         sid = owner[deep]
-        # lowest vertex index of each region (feature of non-convex meshes)
-        lowest = np.full(int(label.max()) + 1, np.iinfo(np.int64).max)
-        np.minimum.at(lowest, label, vid - self.v_start[owner])
-        feature = np.where(self.convex[sid], 0, lowest[lab]).astype(np.int64)
-        d = depth[deep]
-        point = x[deep] + (0.5 * d)[:, None] * pn
+        if conv.all():
+            feature = np.zeros(len(deep), dtype=np.int64)
+        else:
+            # lowest vertex index of each region (feature of non-convex meshes)
+            lowest = np.full(int(label.max()) + 1, np.iinfo(np.int64).max)
+            np.minimum.at(lowest, label, vid - self.v_start[owner])
+            feature = np.where(self.convex[sid], 0, lowest[lab]).astype(np.int64)
+        x = w.center[sid] + np.einsum("vij,vj->vi", w.R[sid], self.vertices[vid[deep]])
+        d = -(x - p0) @ pn
+        point = x + (0.5 * d)[:, None] * pn
         normal = np.tile(pn, (len(deep), 1))
         r_eff = self._radius(vid[deep], sid)
         return [_Part(np.full(len(deep), p), sid, point, normal, d, r_eff, feature)]

@@ -312,9 +312,12 @@ class ContactModel:
         Contacts with ``delta > -margin`` are reported (``margin`` >= 0, m; the default 0 reports
         touching pairs only; a positive margin also reports near pairs with a negative delta, the
         gap, which an engine can use to locate the instant of contact).
+
+        Two stages: the broad phase (:meth:`candidate_keys`' pairs: bounding spheres, half-space
+        tests) and the narrow phase on its candidate pairs, the same calls as
+        :meth:`detect_pairs`.
         """
-        if not (math.isfinite(margin) and margin >= 0):
-            raise ParameterError(f"margin = {margin:g} m is outside its allowed range [0, inf)")
+        _check_margin(margin)
         bodies.validate()
         c = self._compiled()
         nb = len(bodies)
@@ -322,41 +325,83 @@ class ContactModel:
             raise ParameterError(
                 f"a shape is attached to body {c.max_body} but the state has {nb} bodies"
             )
-        rot_ext = bodies.rotations_ext()
-        pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
-        fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
-        n_s = len(c.body)
-        R_w = np.empty((n_s, 3, 3))
-        c_w = np.empty((n_s, 3))
-        _k.shape_poses(c.body, c.lpos, c.lrot, np.ascontiguousarray(pos_ext),
-                       np.ascontiguousarray(rot_ext), R_w, c_w)
-        geo = _World(c, R_w, c_w, fixed_ext)
-        parts = c.pairs(geo, margin)
-        parts = [p for p in parts if len(p.delta)]
-        if not parts:
-            return ContactBatch.empty()
-        cat = {f: np.concatenate([getattr(p, f) for p in parts])
-               for f in _Part.__dataclass_fields__}
-        keep = cat["delta"] > -margin
-        if not keep.all():
-            cat = {k: v[keep] for k, v in cat.items()}
-        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+        geo, kin = self._world(c, bodies)
+        self.broad_phase_calls += 1
+        sa, sb = c.candidates(geo, margin)
+        return self._finish(c, kin, bodies, c.narrow(geo, sa, sb, margin), margin, None)
 
-    def detect_pairs(self, bodies: BodyState, keys: np.ndarray, margin: float = 0.0
-                     ) -> ContactBatch:
-        """The contacts of known pairs (``keys`` of sphere-sphere, plane-sphere and plane-box
-        corner contacts, e.g. every pair of a small model found once by :meth:`detect`) at the
-        bodies' state: the same narrow-phase kernels and batch fields as :meth:`detect`,
-        without the broad phase. Contacts with ``delta > -margin`` are reported."""
+    def candidate_keys(self, bodies: BodyState, margin: float = 0.0) -> np.ndarray:
+        """The broad phase alone: one key (feature 0) per candidate shape pair whose bounds
+        come within ``margin`` (m), sorted. With :meth:`detect_pairs` (``all_features=True``)
+        it is :meth:`detect` in two steps; unlike the keys of a detection it also names the
+        pairs that report no contact yet (python-fcl pairs report only overlaps)."""
+        _check_margin(margin)
+        bodies.validate()
+        c = self._compiled()
+        if c.max_body >= len(bodies):
+            raise ParameterError(
+                f"a shape is attached to body {c.max_body} but the state has {len(bodies)} bodies"
+            )
+        geo, _ = self._world(c, bodies)
+        self.broad_phase_calls += 1
+        sa, sb = c.candidates(geo, margin)
+        return np.unique(_k.encode_keys(sa, sb, np.zeros(len(sa), dtype=np.int64), c.n))
+
+    #: How many times :meth:`detect` or :meth:`candidate_keys` ran the broad phase (a
+    #: diagnostic counter for engines that promise to run it once per accepted step).
+    broad_phase_calls: int = 0
+
+    def detect_pairs(self, bodies: BodyState, keys: np.ndarray, margin: float = 0.0,
+                     all_features: bool = False) -> ContactBatch:
+        """The contacts of known pairs at the bodies' state, without the broad phase.
+
+        ``keys``: contact keys (e.g. found once by :meth:`detect` with a margin, or a store's
+        rows) of any pair type the narrow phase supports. Their shape pairs go through the same
+        narrow-phase calls as in :meth:`detect`, so the fields are the same to the bit.
+        Contacts with ``delta > -margin`` are reported: only those whose key is in ``keys``, or
+        with ``all_features=True`` every contact of the keys' shape pairs (both ends of a
+        capsule, every corner of a box, every patch of a non-convex mesh on a plane, also those
+        not among ``keys``).
+        """
+        _check_margin(margin)
         c = self._compiled()
         keys = np.asarray(keys, dtype=np.int64)
         tag = keys.tobytes()
-        parts_plan = c.pair_plans.get(tag)
-        if parts_plan is None:
-            parts_plan = self._pair_plan(c, keys)
+        plan = c.pair_plans.get(tag)
+        if plan is None:
+            uk = np.unique(keys)
+            sa, sb, _ = _k.decode_keys(uk, self.n_shapes)
+            if len(uk) and (int(sa.max()) >= c.n or int(sb.max()) >= c.n):
+                raise ParameterError("detect_pairs: a key names a shape the model does not have")
+            bad = ~c.canonical(sa, sb)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ParameterError(
+                    f"detect_pairs: key {int(uk[i])} names shapes {int(sa[i])} "
+                    f"({_TYPE_NAMES[c.kind[sa[i]]]}) and {int(sb[i])} "
+                    f"({_TYPE_NAMES[c.kind[sb[i]]]}), not a pair detect reports (keys come "
+                    "from detect or a store)")
+            pair = np.unique(sa * max(c.n, 1) + sb)
+            plan = (c.narrow_plan(pair // max(c.n, 1), pair % max(c.n, 1)), uk)
             if len(c.pair_plans) >= 16:
                 c.pair_plans.clear()
-            c.pair_plans[tag] = parts_plan
+            c.pair_plans[tag] = plan
+        calls, uk = plan
+        geo, kin = self._world(c, bodies)
+        parts = [p for call in calls for p in call(geo, margin)]
+        return self._finish(c, kin, bodies, parts, margin, None if all_features else uk)
+
+    @property
+    def nested_margins(self) -> bool:
+        """True when the detection with a margin m1 equals the detection with any larger margin
+        m2 filtered to ``delta > -m1`` (every model without a non-convex mesh on a plane, whose
+        patches are the connected regions within the margin and so depend on it)."""
+        c = self._compiled()
+        mids = c.ids[MESH]
+        return not (len(c.ids[PLANE]) and len(mids) and not c.mesh.convex[mids].all())
+
+    def _world(self, c: Any, bodies: BodyState) -> tuple[_World, tuple[np.ndarray, ...]]:
+        """World poses of every shape and the extended body kinematics of ``bodies``."""
         rot_ext = bodies.rotations_ext()
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         fixed_ext = np.concatenate([np.asarray(bodies.fixed, dtype=bool), [True]])
@@ -365,13 +410,13 @@ class ContactModel:
         c_w = np.empty((n_s, 3))
         _k.shape_poses(c.body, c.lpos, c.lrot, np.ascontiguousarray(pos_ext),
                        np.ascontiguousarray(rot_ext), R_w, c_w)
-        geo = _World(c, R_w, c_w, fixed_ext)
-        parts = []
-        for name, a_ids, b_ids, corners in parts_plan:
-            part = getattr(c, name)(geo, a_ids, b_ids)
-            if corners is not None:
-                part = _Part(*(getattr(part, f)[corners] for f in _Part.__dataclass_fields__))
-            parts.append(part)
+        return _World(c, R_w, c_w, fixed_ext), (rot_ext, pos_ext, vel_ext, om_ext)
+
+    def _finish(self, c: Any, kin: tuple[np.ndarray, ...], bodies: BodyState,
+                parts: list[_Part], margin: float, keys: np.ndarray | None) -> ContactBatch:
+        """Kinematics and laws of the narrow phase's parts: the batch of the contacts with
+        delta > -margin (and, with ``keys`` (sorted), a key among them)."""
+        parts = [p for p in parts if len(p.delta)]
         if not parts:
             return ContactBatch.empty()
         if len(parts) == 1:
@@ -380,39 +425,18 @@ class ContactModel:
             cat = {f: np.concatenate([getattr(p, f) for p in parts])
                    for f in _Part.__dataclass_fields__}
         keep = cat["delta"] > -margin
+        if keys is not None:
+            key = _k.encode_keys(cat["sa"], cat["sb"], cat["feature"], c.n)
+            pos = np.minimum(np.searchsorted(keys, key), max(len(keys) - 1, 0))
+            keep &= keys[pos] == key if len(keys) else np.zeros(len(key), dtype=bool)
         if not keep.all():
             cat = {k: v[keep] for k, v in cat.items()}
-        return c.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
+        return c.finish(cat, bodies, *kin)
 
-    def _pair_plan(self, c: Any, keys: np.ndarray) -> list[tuple]:
-        """The narrow-phase calls of :meth:`detect_pairs` for ``keys``, fixed by the keys and
-        worked out once per key set: (name of the pair-type method, shape ids a, b, the
-        plane-box corners wanted or None)."""
-        keys = np.unique(keys)
-        n_s = len(c.body)
-        sa, sb, _ = _k.decode_keys(keys, self.n_shapes)
-        ka, kb = c.kind[sa], c.kind[sb]
-        known = (((ka == SPHERE) | (ka == PLANE)) & (kb == SPHERE)) | ((ka == PLANE) & (kb == BOX))
-        if not known.all():
-            raise ParameterError(
-                "detect_pairs: only sphere-sphere, plane-sphere and plane-box keys are allowed; "
-                f"key {int(keys[~known][0])} is another pair type (use detect)")
-        plan: list[tuple] = []
-        for k_a, k_b, name in ((SPHERE, SPHERE, "_sphere_sphere"),
-                               (PLANE, SPHERE, "_plane_sphere"), (PLANE, BOX, "_plane_box")):
-            sel = (ka == k_a) & (kb == k_b)
-            if not sel.any():
-                continue
-            if k_b == BOX:
-                pair = np.unique(sa[sel] * n_s + sb[sel])
-                a_ids, b_ids = pair // n_s, pair % n_s
-                # _plane_box reports the 8 corners of each pair in this order
-                want = _k.encode_keys(np.repeat(a_ids, 8), np.repeat(b_ids, 8),
-                                      np.tile(np.arange(8, dtype=np.int64), len(pair)), n_s)
-                plan.append((name, a_ids, b_ids, np.isin(want, keys[sel])))
-            else:
-                plan.append((name, sa[sel], sb[sel], None))
-        return plan
+
+def _check_margin(margin: float) -> None:
+    if not (math.isfinite(margin) and margin >= 0):
+        raise ParameterError(f"margin = {margin:g} m is outside its allowed range [0, inf)")
 
 
 @dataclass
@@ -546,9 +570,12 @@ class _Compiled:
             ok &= self.excluded[pos] != code
         return ok
 
-    def pairs(self, w: _World, margin: float) -> list[_Part]:
-        parts: list[_Part] = []
-        # bounded shapes: broad phase on bounding spheres
+    def candidates(self, w: _World, margin: float) -> tuple[np.ndarray, np.ndarray]:
+        """Broad phase: the candidate shape pairs (sa, sb) in the canonical order of the keys
+        (bounded pairs from their bounding spheres, then each plane's near shapes, then every
+        allowed hole-sphere pair)."""
+        out_a: list[np.ndarray] = []
+        out_b: list[np.ndarray] = []
         bi = self.bounded
         if len(bi) > 1:
             centers = w.center[bi] + np.matmul(w.R[bi], self.bound_center[bi][:, :, None])[:, :, 0]
@@ -560,44 +587,98 @@ class _Compiled:
             # canonical order: the sphere is b; otherwise the lower type/id is a
             swap = (ka == SPHERE) & (kb != SPHERE)
             swap |= (ka != SPHERE) & (kb != SPHERE) & (ka > kb)
-            sa, sb = np.where(swap, sb, sa), np.where(swap, sa, sb)
-            ka, kb = self.kind[sa], self.kind[sb]
+            out_a.append(np.where(swap, sb, sa))
+            out_b.append(np.where(swap, sa, sb))
+        for p in self.ids[PLANE]:
+            for kind in (SPHERE, CAPSULE, BOX, MESH):
+                ids = self.ids[kind]
+                if len(ids):
+                    ids = self._near_plane(w, p, ids, margin)
+                    out_a.append(np.full(len(ids), p))
+                    out_b.append(ids)
+        sph = self.ids[SPHERE]
+        for kind in (SPHERE_HOLE, CYLINDER_HOLE):
+            for h in self.ids[kind]:
+                if len(sph):
+                    ha = np.full(len(sph), h)
+                    ok = self._allowed(ha, sph, w.fixed_ext)
+                    out_a.append(ha[ok])
+                    out_b.append(sph[ok])
+        if not out_a:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z.copy()
+        return (np.concatenate(out_a).astype(np.int64, copy=False),
+                np.concatenate(out_b).astype(np.int64, copy=False))
+
+    def canonical(self, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
+        """(K,) bool: (sa, sb) is a shape pair in the order :meth:`candidates` reports it (a
+        bounded pair with the sphere as b, else the lower type as a; a plane or a hole as a;
+        holes only with spheres; of two shapes of one type the lower id as a)."""
+        ka, kb = self.kind[sa], self.kind[sb]
+        bounded_b = kb <= MESH
+        ok = (ka <= MESH) & bounded_b & ((kb == SPHERE) | ((ka != SPHERE) & (ka <= kb)))
+        ok |= (ka == PLANE) & bounded_b
+        ok |= ((ka == SPHERE_HOLE) | (ka == CYLINDER_HOLE)) & (kb == SPHERE)
+        return ok & ~((ka == kb) & (sa >= sb))  # two shapes of a type: the lower id is a
+
+    def narrow(self, w: _World, sa: np.ndarray, sb: np.ndarray, margin: float) -> list[_Part]:
+        """Narrow phase of the shape pairs (sa, sb) (canonical order, as :meth:`candidates`
+        gives them or keys decode to): the calls of :meth:`narrow_plan`."""
+        parts: list[_Part] = []
+        for call in self.narrow_plan(sa, sb):
+            parts.extend(call(w, margin))
+        return parts
+
+    def narrow_plan(self, sa: np.ndarray, sb: np.ndarray) -> list[Any]:
+        """The narrow-phase calls for the shape pairs (sa, sb), grouped by pair type: the one
+        place that maps a pair type to its narrow-phase function, for
+        :meth:`ContactModel.detect` and :meth:`ContactModel.detect_pairs` alike (which keeps
+        the plan of a key set). Each call takes (world poses, margin) and returns parts."""
+        plan: list[Any] = []
+        if not len(sa):
+            return plan
+
+        def closed(fn: Any, a: np.ndarray, b: np.ndarray) -> Any:
+            return lambda w, margin: [fn(w, a, b)]
+
+        ka, kb = self.kind[sa], self.kind[sb]
+        bounded = ka <= MESH
+        if bounded.any():
             for k_a, k_b, fn in (
                 (SPHERE, SPHERE, self._sphere_sphere),
                 (CAPSULE, SPHERE, self._capsule_sphere),
                 (BOX, SPHERE, self._box_sphere),
                 (MESH, SPHERE, self._mesh_sphere),
             ):
-                sel = (ka == k_a) & (kb == k_b)
+                sel = bounded & (ka == k_a) & (kb == k_b)
                 if sel.any():
-                    parts.append(fn(w, sa[sel], sb[sel]))
-            other = kb != SPHERE  # sphere b with any bounded a is handled above
+                    plan.append(closed(fn, sa[sel], sb[sel]))
+            other = bounded & (kb != SPHERE)  # sphere b with any bounded a is handled above
             if other.any():
-                parts.extend(self.mesh.general_pairs(self, w, sa[other], sb[other], margin))
-        # unbounded shapes against the bounded ones
-        for p in self.ids[PLANE]:
-            for kind, fn in ((SPHERE, self._plane_sphere), (CAPSULE, self._plane_capsule),
-                             (BOX, self._plane_box)):
-                ids = self.ids[kind]
-                if not len(ids):
-                    continue
-                ids = self._near_plane(w, p, ids, margin)
-                if len(ids):
-                    parts.append(fn(w, np.full(len(ids), p), ids))
-            mids = self.ids[MESH]
-            if len(mids):
-                mids = self._near_plane(w, p, mids, margin)
-                if len(mids):
-                    parts.extend(self.mesh.plane_meshes(self, w, p, mids, margin))
-        sph = self.ids[SPHERE]
+                ga, gb = sa[other], sb[other]
+                plan.append(lambda w, margin, ga=ga, gb=gb:
+                            self.mesh.general_pairs(self, w, ga, gb, margin))
+        on_plane = ka == PLANE
+        if on_plane.any():
+            for p in np.unique(sa[on_plane]):
+                this = sa == p
+                for kind, fn in ((SPHERE, self._plane_sphere), (CAPSULE, self._plane_capsule),
+                                 (BOX, self._plane_box)):
+                    sel = this & (kb == kind)
+                    if sel.any():
+                        plan.append(closed(fn, sa[sel], sb[sel]))
+                sel = this & (kb == MESH)
+                if sel.any():
+                    mids = sb[sel]
+                    plan.append(lambda w, margin, p=int(p), mids=mids:
+                                self.mesh.plane_meshes(self, w, p, mids, margin))
         for kind, fn in ((SPHERE_HOLE, self._sphere_hole), (CYLINDER_HOLE, self._cylinder_hole)):
-            for h in self.ids[kind]:
-                if len(sph):
-                    ha = np.full(len(sph), h)
-                    ok = self._allowed(ha, sph, w.fixed_ext)
-                    if ok.any():
-                        parts.append(fn(w, ha[ok], sph[ok]))
-        return parts
+            hole = ka == kind
+            if hole.any():
+                for h in np.unique(sa[hole]):
+                    sel = sa == h
+                    plan.append(closed(fn, sa[sel], sb[sel]))
+        return plan
 
     def _near_plane(self, w: _World, p: int, ids: np.ndarray, margin: float) -> np.ndarray:
         ok = self._allowed(np.full(len(ids), p), ids, w.fixed_ext)

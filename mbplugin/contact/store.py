@@ -273,8 +273,9 @@ class ContactStore:
         """Normal force magnitudes (N,) of the contacts of ``batch`` (N, > 0 repulsive).
 
         ``ode`` (M, NODE_MAX) are the ODE states of the store's rows at this trial state (default:
-        the stored ones). The force is clipped per law (``law.force``) unless ``raw=True``
-        (``law.force_raw``, for event location). Latched ("separated") contacts and contacts with
+        the stored ones; (M, w) with the laws' most states <= w <= NODE_MAX is accepted too).
+        The force is clipped per law (``law.force``) unless ``raw=True`` (``law.force_raw``, for
+        event location). Latched ("separated") contacts and contacts with
         ``delta <= 0`` the store does not know give 0; contacts with ``delta > 0`` it does not
         know yet give a provisional onset force (see the module docstring).
         """
@@ -309,15 +310,22 @@ class ContactStore:
                 out[ii] = fn(batch.delta[ii], batch.ddelta[ii], coef, state)
         return out
 
-    def state_rates(self, batch: ContactBatch, ode: np.ndarray | None = None) -> np.ndarray:
+    def state_rates(self, batch: ContactBatch, ode: np.ndarray | None = None,
+                    out: np.ndarray | None = None) -> np.ndarray:
         """Time derivatives (M, NODE_MAX) of the ODE states of the store's rows.
 
         Aligned with the store rows (``store.keys``), not with the batch. Rows whose key is not in
-        ``batch`` (geometric contact lost inside the step) and unused slots get 0.
+        ``batch`` (geometric contact lost inside the step) and unused slots get 0. ``out``: an
+        (M, w) array (w between the laws' most states and NODE_MAX, e.g. a view of an
+        integrator's state derivative) to write them into and return instead.
         """
         self._check_batch(batch, unique=False)
         ode_src = self._ode_arg(ode)
-        out = np.zeros((len(self), NODE_MAX))
+        if out is None:
+            out = np.zeros((len(self), NODE_MAX))
+        else:
+            self._ode_arg(out)
+            out[...] = 0.0
         if not len(self) or not self._n_state.any():
             return out
         pos = _find(batch.key, self.keys)  # batch index of each store row
@@ -352,15 +360,25 @@ class ContactStore:
     ) -> AlignedContacts | None:
         """Book an accepted state: ODE states, memory, separations, latches and onsets.
 
-        ``batch`` is the detection at the accepted state (time ``t``, s) and ``ode``
+        ``batch`` is the detection at the accepted state (time ``t``, s: a float, or one time
+        per contact of the batch (N,) for its onset/separation records) and ``ode``
         (M, NODE_MAX) the integrated ODE states of the store's rows as they were before this call
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
         Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
         """
         self._check_batch(batch)
         if ode is not None:
-            self.ode = self._ode_arg(ode).copy()
-        t = float(t)
+            arr = self._ode_arg(ode)
+            self.ode = np.zeros((len(self), NODE_MAX))
+            self.ode[:, : arr.shape[1]] = arr
+        if np.ndim(t):
+            # one time per contact of the batch (a driver that integrates groups of contacts
+            # separately books each at its own instant); keys no longer reported get the latest
+            t_of = np.broadcast_to(np.asarray(t, dtype=float), (len(batch),))
+            t = float(np.max(t_of)) if len(t_of) else 0.0
+        else:
+            t = float(t)
+            t_of = None
         delta = batch.delta
         ddelta = batch.ddelta
 
@@ -392,7 +410,8 @@ class ContactStore:
         new = (rows < 0) & rules.starts_batch(delta) & ~is_lat
         on_chunk = _empty_events()
         if new.any():
-            on_chunk = self._onset(batch, np.flatnonzero(new), t)
+            idx_new = np.flatnonzero(new)
+            on_chunk = self._onset(batch, idx_new, t if t_of is None else t_of[idx_new])
             rows = self.rows(batch)
 
         # 4. memory update and end-of-contact test on every active row (all present now)
@@ -421,7 +440,8 @@ class ContactStore:
 
         if end_rows.any():
             bi = _find(batch.key, self.keys[end_rows])
-            sep_chunks.append(self._end_rows(t, end_rows, delta[bi], ddelta[bi]))
+            sep_chunks.append(self._end_rows(t if t_of is None else t_of[bi], end_rows,
+                                             delta[bi], ddelta[bi]))
 
         self.last_onsets = on_chunk
         self.last_separations = (
@@ -434,7 +454,7 @@ class ContactStore:
         self._seq += 1
         return self.aligned(batch) if aligned else None
 
-    def _end_rows(self, t: float, end_rows: np.ndarray, delta: np.ndarray,
+    def _end_rows(self, t: float | np.ndarray, end_rows: np.ndarray, delta: np.ndarray,
                   ddelta: np.ndarray) -> np.ndarray:
         """End the contacts of the rows ``end_rows`` (bool mask) at time ``t`` with their
         overlap ``delta`` and its rate ``ddelta`` there: separation events, a latch for a
@@ -530,9 +550,13 @@ class ContactStore:
         if ode is None:
             return self.ode
         arr = np.asarray(ode, dtype=float)
-        if arr.shape != (len(self), NODE_MAX):
+        # (M, NODE_MAX), or (M, w) with the laws' most ODE states <= w <= NODE_MAX (a view of
+        # an integrator's state vector: no padded copy)
+        w_min = int(self._n_state.max(initial=0))
+        if arr.ndim != 2 or arr.shape[0] != len(self) or not w_min <= arr.shape[1] <= NODE_MAX:
             raise ParameterError(
-                f"ode has shape {arr.shape}, expected ({len(self)}, {NODE_MAX}): one row per "
+                f"ode has shape {arr.shape}, expected ({len(self)}, {NODE_MAX}) (or "
+                f"({len(self)}, w) with {w_min} <= w <= {NODE_MAX}): one row per "
                 "active contact in the order of store.keys (re-read store.ode after commit)"
             )
         return arr
@@ -602,7 +626,8 @@ class ContactStore:
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
         return np.atleast_2d(coef).reshape(len(ii), -1), law
 
-    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float) -> np.ndarray:
+    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float | np.ndarray
+               ) -> np.ndarray:
         m = len(idx)
         law_idx = batch.law[idx].astype(np.int64)
         coef = np.zeros((m, NC_MAX))
@@ -632,7 +657,7 @@ class ContactStore:
         self.v_in = np.concatenate([self.v_in, batch.ddelta[idx]])
         self.m_eff = np.concatenate([self.m_eff, batch.m_eff[idx]])
         self.r_eff = np.concatenate([self.r_eff, batch.r_eff[idx]])
-        self.t_on = np.concatenate([self.t_on, np.full(m, t)])
+        self.t_on = np.concatenate([self.t_on, np.broadcast_to(np.asarray(t, dtype=float), (m,))])
         self.k_on = np.concatenate([self.k_on, k_on])
         self.t_c = np.concatenate([self.t_c, t_c])
         self._delta_last = np.concatenate([self._delta_last, batch.delta[idx]])

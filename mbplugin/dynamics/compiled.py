@@ -34,7 +34,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
+from numba.extending import overload
 from scipy.integrate._ivp import radau as _radau
 
 from mbplugin._jit import njit
@@ -86,6 +88,49 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     out[o + n_ode] = p_n
     out[o + n_ode + 1] = p_f
     out[o + n_ode + 2] = 0.0
+
+
+# ---- problems of the compiled Radau core ----------------------------------------------------
+#: (predicate on the numba type of a problem tuple, compiled right-hand side f(y, out, P))
+_PROBLEMS: list = []
+
+
+def register_problem(accepts, rhs) -> None:
+    """Make the compiled Radau core (:func:`radau_step`, :func:`initial_step`) integrate the
+    problems whose tuple ``P`` has a numba type ``accepts(type)`` says yes to, with the compiled
+    right-hand side ``rhs(y, out, P)`` (dy/dt of the flat state ``y`` into ``out``). Dispatch is
+    resolved at compile time (numba ``overload``), so the callers stay cacheable on disk (a
+    function passed as an argument would not be). Register at import of the problem's module;
+    the predicates must not overlap."""
+    _PROBLEMS.append((accepts, rhs))
+
+
+def problem_rhs(y, out, P):
+    """dy/dt of problem ``P`` (see :func:`register_problem`); compiled code only."""
+    raise NotImplementedError("problem_rhs is dispatched in compiled code only")
+
+
+@overload(problem_rhs, jit_options={"cache": True, "nogil": True, "error_model": "numpy"})
+def _problem_rhs_impl(y, out, P):
+    for accepts, rhs in _PROBLEMS:
+        if accepts(P):
+            return rhs.py_func  # compiled as the implementation itself: no extra call level
+    return None
+
+
+@njit
+def _engine_rhs(y, out, P):
+    """The engine's flat state as a problem: P = (n, BD, G, CR, FR, W)."""
+    n, BD, G, CR, FR, W = P
+    _contact_rhs(y, out, n, BD, G, CR, FR, W)
+
+
+def _is_engine_problem(P) -> bool:
+    return isinstance(P, numba.types.BaseTuple) and len(P) == 6 and isinstance(
+        P[0], numba.types.Integer)
+
+
+register_problem(_is_engine_problem, _engine_rhs)
 
 
 @njit
@@ -207,6 +252,10 @@ def _interp_t(tt, t_old, h, y_old, Fd, out):
         out[i] = y_old[i] + x * (Fd[0, i] + x * (Fd[1, i] + x * Fd[2, i]))
 
 
+#: public name of the dense output evaluation (Radau's or DOP853's polynomial)
+dense_at = _interp_t
+
+
 @njit
 def _illinois(a, b, ga, gb, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
     """Root of g_j in (a, b] with g(a) > 0 >= g(b): Illinois' regula falsi (Dowell & Jarratt
@@ -275,8 +324,9 @@ def _normalise(y, n):
 
 
 @njit
-def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD, G, CR, FR, W):
-    """SciPy's ``select_initial_step`` (Hairer, Norsett & Wanner, Sect. II.4)."""
+def initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, P):
+    """SciPy's ``select_initial_step`` (Hairer, Norsett & Wanner, Sect. II.4) for the
+    problem ``P`` (see :func:`problem_rhs`); ``atol`` (nn,)."""
     length = t_end - t
     nn = y.shape[0]
     d0 = 0.0
@@ -291,7 +341,7 @@ def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD,
     h0 = min(h0, length)
     for i in range(nn):
         ytmp[i] = y[i] + h0 * f0[i]
-    _contact_rhs(ytmp, f1, n, BD, G, CR, FR, W)
+    problem_rhs(ytmp, f1, P)
     d2 = 0.0
     for i in range(nn):
         sc = atol[i] + abs(y[i]) * rtol
@@ -302,6 +352,13 @@ def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD,
     else:
         h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
     return min(100 * h0, h1, length, max_step)
+
+
+@njit
+def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD, G, CR, FR, W):
+    """:func:`initial_step` of the engine's flat state."""
+    return initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order,
+                        (n, BD, G, CR, FR, W))
 
 
 @njit
@@ -612,10 +669,63 @@ def _rms(x, scale):
 
 
 @njit
-def _jacobian(y, f0, J, jscale, n_work, ytmp, f1, n, BD, G, CR, FR, W):
+def _lu_factor(A, piv):
+    """In-place LU factorisation with partial pivoting of the square matrix A (real or complex;
+    LAPACK's getrf without blocking): no allocation, for the small systems of Radau's Newton
+    iteration."""
+    n = A.shape[0]
+    for c in range(n):
+        p = c
+        best = abs(A[c, c])
+        for r in range(c + 1, n):
+            v = abs(A[r, c])
+            if v > best:
+                best = v
+                p = r
+        piv[c] = p
+        if p != c:
+            for j in range(n):
+                tmp = A[c, j]
+                A[c, j] = A[p, j]
+                A[p, j] = tmp
+        d = A[c, c]
+        if d == 0.0:
+            continue
+        for r in range(c + 1, n):
+            m = A[r, c] / d
+            A[r, c] = m
+            if m != 0.0:
+                for j in range(c + 1, n):
+                    A[r, j] -= m * A[c, j]
+
+
+@njit
+def _lu_solve(LU, piv, b):
+    """Solve LU x = b in place (``b`` becomes x) with the factors of :func:`_lu_factor`."""
+    n = LU.shape[0]
+    for c in range(n):
+        p = piv[c]
+        if p != c:
+            tmp = b[c]
+            b[c] = b[p]
+            b[p] = tmp
+    for r in range(n):
+        acc = b[r]
+        for j in range(r):
+            acc -= LU[r, j] * b[j]
+        b[r] = acc
+    for r in range(n - 1, -1, -1):
+        acc = b[r]
+        for j in range(r + 1, n):
+            acc -= LU[r, j] * b[j]
+        b[r] = acc / LU[r, r]
+
+
+@njit
+def _jacobian(y, f0, J, jscale, n_work, ytmp, f1, P):
     """Forward-difference Jacobian with the engine's steps h_j = sqrt(eps) max(|y_j|, s_j)
-    (:meth:`mbplugin.dynamics.world.World.jacobian_function`); the work integrals' rows are
-    left at 0 as there (nothing depends on them)."""
+    (:meth:`mbplugin.dynamics.world.World.jacobian_function`); the last ``n_work`` rows (the
+    engine's work integrals) are left at 0 as there (nothing depends on them)."""
     nn = y.shape[0]
     sq = math.sqrt(_EPS)
     for i in range(nn):
@@ -624,7 +734,7 @@ def _jacobian(y, f0, J, jscale, n_work, ytmp, f1, n, BD, G, CR, FR, W):
         hj = sq * max(abs(y[j]), jscale[j])
         hj = (y[j] + hj) - y[j]
         ytmp[j] = y[j] + hj
-        _contact_rhs(ytmp, f1, n, BD, G, CR, FR, W)
+        problem_rhs(ytmp, f1, P)
         ytmp[j] = y[j]
         for i in range(nn):
             J[i, j] = (f1[i] - f0[i]) / hj
@@ -634,10 +744,10 @@ def _jacobian(y, f0, J, jscale, n_work, ytmp, f1, n, BD, G, CR, FR, W):
 
 
 @njit
-def _collocation(y, h, Z0, scale, tol, LUr, LUc, Z, F, Wm, dW, ytmp, kbuf, n, BD, G, CR, FR,
-                 W):
-    """Newton's iteration on the collocation system (SciPy's ``solve_collocation_system``,
-    with inverses in place of LU factors). Returns (converged, iterations, rate or -1, nfev);
+def _collocation(y, h, Z0, scale, tol, LUr, LUc, piv_r, piv_c, Z, F, Wm, dW, ytmp, kbuf,
+                f_real, f_cplx, P):
+    """Newton's iteration on the collocation system (SciPy's ``solve_collocation_system``)
+    with the LU factors of :func:`_lu_factor`. Returns (converged, iterations, rate or -1, nfev);
     the solution is written into Z."""
     nn = y.shape[0]
     m_real = _MU_REAL / h
@@ -654,14 +764,12 @@ def _collocation(y, h, Z0, scale, tol, LUr, LUc, Z, F, Wm, dW, ytmp, kbuf, n, BD
     converged = False
     nfev = 0
     k = 0
-    f_real = np.empty(nn)
-    f_cplx = np.empty(nn, dtype=np.complex128)
     for k in range(_NEWTON_MAXITER):
         finite = True
         for r in range(3):
             for i in range(nn):
                 ytmp[i] = y[i] + Z[r, i]
-            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+            problem_rhs(ytmp, kbuf, P)
             nfev += 1
             for i in range(nn):
                 F[r, i] = kbuf[i]
@@ -676,12 +784,12 @@ def _collocation(y, h, Z0, scale, tol, LUr, LUc, Z, F, Wm, dW, ytmp, kbuf, n, BD
                   + F[1, i] * (_RTI[1, 1] + 1j * _RTI[2, 1])
                   + F[2, i] * (_RTI[1, 2] + 1j * _RTI[2, 2]))
             f_cplx[i] = fc - m_complex * (Wm[1, i] + 1j * Wm[2, i])
-        dr = LUr @ f_real
-        dc = LUc @ f_cplx
+        _lu_solve(LUr, piv_r, f_real)
+        _lu_solve(LUc, piv_c, f_cplx)
         for i in range(nn):
-            dW[0, i] = dr[i]
-            dW[1, i] = dc[i].real
-            dW[2, i] = dc[i].imag
+            dW[0, i] = f_real[i]
+            dW[1, i] = f_cplx[i].real
+            dW[2, i] = f_cplx[i].imag
         dw = _rms(dW, scale)
         if dw_old >= 0.0:
             rate = dw / dw_old
@@ -712,34 +820,206 @@ def _predict_factor(h_abs, h_abs_old, err, err_old):
     return min(1.0, multiplier) * err ** -0.25
 
 
+#: slots of the Radau controller state ``ctl`` (a float array of length RADAU_CTL)
+_H, _H_OLD, _ERR_OLD, _CUR_JAC, _HAVE_LU, _HAVE_SOL, _T_SOL, _H_SOL = range(8)
+RADAU_CTL = 8
+
+
+@njit
+def radau_workspace(nn):
+    """Work arrays of :func:`radau_step` for ``nn`` state values: (J, Z0, Z, F, Wm, dW, Dq,
+    y_new, y_old, ytmp, ysamp, kbuf, f_new, scale, err_v, LUr, LUc, piv_r, piv_c, f_real,
+    f_cplx, ev)."""
+    return (np.empty((nn, nn)), np.zeros((3, nn)), np.empty((3, nn)), np.empty((3, nn)),
+            np.empty((3, nn)), np.empty((3, nn)), np.empty((3, nn)), np.empty(nn),
+            np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn),
+            np.empty(nn), np.empty((1, nn)), np.empty((nn, nn)),
+            np.empty((nn, nn), dtype=np.complex128), np.empty(nn, dtype=np.int64),
+            np.empty(nn, dtype=np.int64), np.empty(nn), np.empty(nn, dtype=np.complex128),
+            np.empty(nn))
+
+
+@njit
+def radau_start(y, f, t, t_end, h_in, rtol, atol, max_step, jscale, n_work, ctl, ws, P):
+    """Start :func:`radau_step` at (t, y): ``f`` <- dy/dt, the first step (``h_in`` > 0, or
+    SciPy's initial step), the Jacobian, the controller state ``ctl``. Returns the number of
+    right-hand side evaluations."""
+    J, ytmp, kbuf = ws[0], ws[9], ws[11]
+    nn = y.shape[0]
+    problem_rhs(y, f, P)
+    nfev = 1
+    if h_in > 0.0:
+        ctl[_H] = h_in
+    else:
+        ctl[_H] = initial_step(y, f, t, t_end, max_step, rtol, atol, ytmp, kbuf, 3, P)
+        nfev += 1
+    ctl[_H_OLD] = -1.0
+    ctl[_ERR_OLD] = -1.0
+    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, P)
+    nfev += nn
+    ctl[_CUR_JAC] = 1.0
+    ctl[_HAVE_LU] = 0.0
+    ctl[_HAVE_SOL] = 0.0
+    ctl[_T_SOL] = 0.0
+    ctl[_H_SOL] = 1.0
+    return nfev
+
+
+@njit
+def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work, ctl, ws, P):
+    """One accepted step of Radau IIA of order 5 from (t, y) with ``f`` = dy/dt there (SciPy's
+    ``Radau._step_impl``: Newton, step-size and Jacobian-reuse control; Hairer & Wanner 1996,
+    Sect. IV.8), state kept in ``ctl`` and the work arrays ``ws`` (:func:`radau_workspace`).
+
+    Returns (ok, t_new, h, nfev). On success the new state is in ``ws[7]`` (y_new) and its
+    derivative in ``ws[12]`` (f_new); ``ws[8]`` (y_old) holds ``y`` and ``ws[6]`` (Dq) the
+    dense output on the step: y(t + x h) = y_old + sum_k Dq[k] x^(k+1) (:func:`dense_at`). The
+    caller moves (t, y, f) to the new values (or elsewhere on the dense output)."""
+    (J, Z0, Z, F, Wm, dW, Dq, y_new, y_old, ytmp, ysamp, kbuf, f_new, scale, err_v, LUr, LUc,
+     piv_r, piv_c, f_real, f_cplx, ev) = ws
+    nn = y.shape[0]
+    nfev = 0
+    h_self = ctl[_H]
+    min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+    if h_self > max_step:
+        h_abs = max_step
+        h_abs_old = -1.0
+        err_old = -1.0
+    elif h_self < min_step:
+        h_abs = min_step
+        h_abs_old = -1.0
+        err_old = -1.0
+    else:
+        h_abs = h_self
+        h_abs_old = ctl[_H_OLD]
+        err_old = ctl[_ERR_OLD]
+    rejected = False
+    accepted = False
+    n_iter = 0
+    rate = -1.0
+    err = 0.0
+    safety = 0.9
+    t_new = t
+    h = h_abs
+    while not accepted:
+        if h_abs < min_step:
+            return False, t, h, nfev
+        t_new = t + h_abs
+        if t_new > t_end:
+            t_new = t_end
+        h = t_new - t
+        h_abs = abs(h)
+        if ctl[_HAVE_SOL] > 0.0:
+            for r in range(3):
+                _interp_t(t + h * _RC[r], ctl[_T_SOL], ctl[_H_SOL], y_old, Dq, ytmp)
+                for i in range(nn):
+                    Z0[r, i] = ytmp[i] - y[i]
+        else:
+            Z0[:, :] = 0.0
+        for i in range(nn):
+            scale[i] = atol[i] + abs(y[i]) * rtol
+        converged = False
+        while not converged:
+            if ctl[_HAVE_LU] == 0.0:
+                mr = _MU_REAL / h
+                mc = _MU_COMPLEX / h
+                for i in range(nn):
+                    for j in range(nn):
+                        LUr[i, j] = -J[i, j]
+                        LUc[i, j] = -J[i, j]
+                    LUr[i, i] += mr
+                    LUc[i, i] += mc
+                _lu_factor(LUr, piv_r)
+                _lu_factor(LUc, piv_c)
+                ctl[_HAVE_LU] = 1.0
+            converged, n_iter, rate, nf = _collocation(y, h, Z0, scale, newton_tol, LUr,
+                                                       LUc, piv_r, piv_c, Z, F, Wm, dW, ytmp,
+                                                       kbuf, f_real, f_cplx, P)
+            nfev += nf
+            if not converged:
+                if ctl[_CUR_JAC] > 0.0:
+                    break
+                _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, P)
+                nfev += nn
+                ctl[_CUR_JAC] = 1.0
+                ctl[_HAVE_LU] = 0.0
+        if not converged:
+            h_abs *= 0.5
+            ctl[_HAVE_LU] = 0.0
+            continue
+        for i in range(nn):
+            y_new[i] = y[i] + Z[2, i]
+        for i in range(nn):
+            ev[i] = f[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1] + Z[2, i] * _RE[2]) / h
+        _lu_solve(LUr, piv_r, ev)
+        for i in range(nn):
+            scale[i] = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
+            err_v[0, i] = ev[i]
+        err = _rms(err_v, scale)
+        safety = 0.9 * (2 * _NEWTON_MAXITER + 1) / (2 * _NEWTON_MAXITER + n_iter)
+        if rejected and err > 1.0:
+            for i in range(nn):
+                ysamp[i] = y[i] + ev[i]
+            problem_rhs(ysamp, kbuf, P)
+            nfev += 1
+            for i in range(nn):
+                ev[i] = kbuf[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1] + Z[2, i] * _RE[2]) / h
+            _lu_solve(LUr, piv_r, ev)
+            for i in range(nn):
+                err_v[0, i] = ev[i]
+            err = _rms(err_v, scale)
+        if not (err <= 1.0):
+            factor = _predict_factor(h_abs, h_abs_old, err, err_old)
+            h_abs *= max(_RMIN, safety * factor)
+            ctl[_HAVE_LU] = 0.0
+            rejected = True
+        else:
+            accepted = True
+    recompute_jac = n_iter > 2 and rate > 1e-3
+    factor = _predict_factor(h_abs, h_abs_old, err, err_old)
+    factor = min(_RMAX, safety * factor)
+    if not recompute_jac and factor < 1.2:
+        factor = 1.0
+    else:
+        ctl[_HAVE_LU] = 0.0
+    problem_rhs(y_new, f_new, P)
+    nfev += 1
+    if recompute_jac:
+        _jacobian(y_new, f_new, J, jscale, n_work, ytmp, kbuf, P)
+        nfev += nn
+        ctl[_CUR_JAC] = 1.0
+    else:
+        ctl[_CUR_JAC] = 0.0
+    ctl[_H_OLD] = h_self
+    ctl[_ERR_OLD] = err
+    ctl[_H] = h_abs * factor
+    # dense output: y_old + sum_k (Z^T P)[:, k] x^(k+1)
+    for k in range(3):
+        for i in range(nn):
+            Dq[k, i] = Z[0, i] * _RP[0, k] + Z[1, i] * _RP[1, k] + Z[2, i] * _RP[2, k]
+    for i in range(nn):
+        y_old[i] = y[i]
+    ctl[_T_SOL] = t
+    ctl[_H_SOL] = h
+    ctl[_HAVE_SOL] = 1.0
+    return True, t_new, h, nfev
+
+
 @njit
 def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
                   jscale, n_work, n, BD, G, CR, FR, WP, W):
-    """As :func:`segment`, with Radau IIA of order 5 (Hairer & Wanner 1996, Sect. IV.8) and
-    SciPy's step-size, Newton and Jacobian-reuse control; for the stiff (resting) phases.
-    Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
+    """As :func:`segment`, with Radau IIA of order 5 (:func:`radau_step`); for the stiff
+    (resting) phases. Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
     nn = y0.shape[0]
+    P = (n, BD, G, CR, FR, W)
     m_rows = CR[1].shape[0]
     atol = np.full(nn, atol_s)
     y = y0.copy()
     t = t0
-    eye = np.eye(nn)
-    J = np.empty((nn, nn))
-    Z0 = np.zeros((3, nn))
-    Z = np.empty((3, nn))
-    F = np.empty((3, nn))
-    Wm = np.empty((3, nn))
-    dW = np.empty((3, nn))
-    Dq = np.empty((3, nn))
-    y_new = np.empty(nn)
-    y_old = np.empty(nn)
-    ytmp = np.empty(nn)
-    ysamp = np.empty(nn)
-    kbuf = np.empty(nn)
+    ws = radau_workspace(nn)
+    Dq, y_new, y_old, ytmp, ysamp, f_new = ws[6], ws[7], ws[8], ws[9], ws[10], ws[12]
     f = np.empty(nn)
-    f_new = np.empty(nn)
-    scale = np.empty(nn)
-    err_v = np.empty((1, nn))
+    ctl = np.zeros(RADAU_CTL)
     nlat = 0
     for j in range(WP[1].shape[0]):
         if WP[4][j] == 2:
@@ -751,148 +1031,18 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     gtmp = np.empty(ng)
     rec = np.empty((64, 2 + nn))
     nrec = 0
-    _contact_rhs(y, f, n, BD, G, CR, FR, W)
-    nfev = 1
-    if h_in > 0.0:
-        h_self = h_in
-    else:
-        h_self = _initial_step(y, f, t, t_end, max_step, rtol, atol, ytmp, kbuf, 3, n, BD, G,
-                               CR, FR, W)
-        nfev += 1
-    h_old_self = -1.0
-    err_old_self = -1.0
+    nfev = radau_start(y, f, t, t_end, h_in, rtol, atol, max_step, jscale, n_work, ctl, ws, P)
     newton_tol = max(10.0 * _EPS / rtol, min(0.03, rtol ** 0.5))
-    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
-    nfev += nn
-    current_jac = True
-    have_lu = False
-    LUr = np.empty((nn, nn))
-    LUc = np.empty((nn, nn), dtype=np.complex128)
-    have_sol = False
-    t_sol = 0.0
-    h_sol = 1.0
     steps = 0
     status = DONE
     while True:
-        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
-        if h_self > max_step:
-            h_abs = max_step
-            h_abs_old = -1.0
-            err_old = -1.0
-        elif h_self < min_step:
-            h_abs = min_step
-            h_abs_old = -1.0
-            err_old = -1.0
-        else:
-            h_abs = h_self
-            h_abs_old = h_old_self
-            err_old = err_old_self
-        rejected = False
-        accepted = False
-        n_iter = 0
-        rate = -1.0
-        err = 0.0
-        safety = 0.9
-        t_new = t
-        h = h_abs
-        while not accepted:
-            if h_abs < min_step:
-                status = FAILED
-                break
-            t_new = t + h_abs
-            if t_new > t_end:
-                t_new = t_end
-            h = t_new - t
-            h_abs = abs(h)
-            if have_sol:
-                for r in range(3):
-                    _interp_t(t + h * _RC[r], t_sol, h_sol, y_old, Dq, ytmp)
-                    for i in range(nn):
-                        Z0[r, i] = ytmp[i] - y[i]
-            else:
-                Z0[:, :] = 0.0
-            for i in range(nn):
-                scale[i] = atol[i] + abs(y[i]) * rtol
-            converged = False
-            while not converged:
-                if not have_lu:
-                    LUr[:, :] = np.linalg.inv(_MU_REAL / h * eye - J)
-                    LUc[:, :] = np.linalg.inv(_MU_COMPLEX / h * eye - J)
-                    have_lu = True
-                converged, n_iter, rate, nf = _collocation(y, h, Z0, scale, newton_tol, LUr,
-                                                           LUc, Z, F, Wm, dW, ytmp, kbuf, n,
-                                                           BD, G, CR, FR, W)
-                nfev += nf
-                if not converged:
-                    if current_jac:
-                        break
-                    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
-                    nfev += nn
-                    current_jac = True
-                    have_lu = False
-            if not converged:
-                h_abs *= 0.5
-                have_lu = False
-                continue
-            for i in range(nn):
-                y_new[i] = y[i] + Z[2, i]
-            for i in range(nn):
-                ytmp[i] = f[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1] + Z[2, i] * _RE[2]) / h
-            ev = LUr @ ytmp
-            for i in range(nn):
-                scale[i] = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
-                err_v[0, i] = ev[i]
-            err = _rms(err_v, scale)
-            safety = 0.9 * (2 * _NEWTON_MAXITER + 1) / (2 * _NEWTON_MAXITER + n_iter)
-            if rejected and err > 1.0:
-                for i in range(nn):
-                    ysamp[i] = y[i] + ev[i]
-                _contact_rhs(ysamp, kbuf, n, BD, G, CR, FR, W)
-                nfev += 1
-                for i in range(nn):
-                    ysamp[i] = kbuf[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1]
-                                          + Z[2, i] * _RE[2]) / h
-                ev = LUr @ ysamp
-                for i in range(nn):
-                    err_v[0, i] = ev[i]
-                err = _rms(err_v, scale)
-            if not (err <= 1.0):
-                factor = _predict_factor(h_abs, h_abs_old, err, err_old)
-                h_abs *= max(_RMIN, safety * factor)
-                have_lu = False
-                rejected = True
-            else:
-                accepted = True
-        if status == FAILED:
+        ok, t_new, h, nf = radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale,
+                                      n_work, ctl, ws, P)
+        nfev += nf
+        if not ok:
+            status = FAILED
             break
         steps += 1
-        recompute_jac = n_iter > 2 and rate > 1e-3
-        factor = _predict_factor(h_abs, h_abs_old, err, err_old)
-        factor = min(_RMAX, safety * factor)
-        if not recompute_jac and factor < 1.2:
-            factor = 1.0
-        else:
-            have_lu = False
-        _contact_rhs(y_new, f_new, n, BD, G, CR, FR, W)
-        nfev += 1
-        if recompute_jac:
-            _jacobian(y_new, f_new, J, jscale, n_work, ytmp, kbuf, n, BD, G, CR, FR, W)
-            nfev += nn
-            current_jac = True
-        else:
-            current_jac = False
-        h_old_self = h_self
-        err_old_self = err
-        h_self = h_abs * factor
-        # dense output: y_old + sum_k (Z^T P)[:, k] x^(k+1)
-        for k in range(3):
-            for i in range(nn):
-                Dq[k, i] = Z[0, i] * _RP[0, k] + Z[1, i] * _RP[1, k] + Z[2, i] * _RP[2, k]
-        for i in range(nn):
-            y_old[i] = y[i]
-        t_sol = t
-        h_sol = h
-        have_sol = True
         t_old = t
         event_t, rec, nrec = _after_step(t_old, t_new, h, y_old, y_new, Dq, ga, gb, gtmp,
                                          ysamp, ytmp, n_samples, contact_samples, m_rows, rec,
@@ -923,10 +1073,9 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
         if t >= t_end:
             status = DONE
             break
-    h_next = h_self
+    h_next = ctl[_H]
     _normalise(y, n)
     return status, t, y, h_next, steps, nfev, rec[:nrec].copy()
-
 
 
 

@@ -42,7 +42,6 @@ from mbplugin.dynamics.bodies import Bodies
 from mbplugin.dynamics.energy import stored_energy
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
-from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -107,6 +106,9 @@ class EngineContacts:
         if watch_margin is None:
             watch_margin = WATCH_ALL if model.n_shapes <= SMALL_MODEL else 2.0 * rmax
         self.watch_margin = float(watch_margin)
+        #: extra margin (m) of the commit's candidate pairs over ``margin``: the broad phase
+        #: reruns at a commit once a body moved a quarter of it (:meth:`_moved_far`)
+        self.cand_slack = max(min(self.watch_margin - self.margin, 0.5 * rmin), 0.0)
         if comp.max_body >= len(bodies):
             raise ParameterError(
                 f"a contact shape is attached to body {comp.max_body}, but there are only "
@@ -142,6 +144,20 @@ class EngineContacts:
         self._wmode = np.zeros(0, dtype=np.int8)
         self._wlat_delta = np.zeros(0)
         self._all_keys: np.ndarray | None = None
+        # the commit's candidate pairs of the last broad phase (keys, sorted), the bodies' pose
+        # then
+        self._cand: np.ndarray | None = None
+        self._cand_pose: tuple[np.ndarray, np.ndarray] | None = None
+        self._cand_seq = 0  # bumped at each broad phase
+        self._w_cand_seq = -1  # the broad phase the watched keys were taken from
+        self._gb: tuple | None = None  # (keys, y, batch): the watched pairs' detection at y
+        self._ck: tuple | None = None  # the commit's key set and what it was made of
+        # farthest shape point from each body's centre (inf with a plane or a hole on it)
+        reach = (np.linalg.norm(comp.lpos, axis=1) + np.linalg.norm(comp.bound_center, axis=1)
+                 + comp.bound)
+        self._reach = np.zeros(len(bodies))
+        movable = comp.body >= 0
+        np.maximum.at(self._reach, comp.body[movable], reach[movable])
         self._w_info: tuple[np.ndarray, ...] | None = None
         self._w_info_keys: np.ndarray | None = None
 
@@ -167,16 +183,15 @@ class EngineContacts:
         _k.kinematics(np.ascontiguousarray(quat), np.ascontiguousarray(omega), R, omega_w)
         return self.body_state(pos, quat, vel, omega_w)
 
-    def _ode_full(self, ode_flat: np.ndarray) -> np.ndarray:
-        m = len(self.store)
-        out = np.zeros((m, NODE_MAX))
-        if self.ns:
-            out[:, : self.ns] = np.asarray(ode_flat).reshape(m, self.ns)
-        return out
+    def _ode_view(self, ode_flat: np.ndarray) -> np.ndarray:
+        """The law ODE states of the store's rows (M, ns): a view of the integrator's vector
+        (row i's states at offsets [i ns, (i + 1) ns) of the block, fixed at each commit), which
+        the store reads directly (no padded copy)."""
+        return np.asarray(ode_flat, dtype=float).reshape(len(self.store), self.ns)
 
     def _ode_of(self, y: np.ndarray) -> np.ndarray:
         n13 = 13 * len(self.bodies)
-        return self._ode_full(y[n13 : n13 + self.n_ode])
+        return self._ode_view(y[n13 : n13 + self.n_ode])
 
     def _rebuild(self, y: np.ndarray, n_ode_old: int) -> np.ndarray:
         n13 = 13 * len(self.bodies)
@@ -221,15 +236,18 @@ class EngineContacts:
                 self._visc, self._lin, self._has_friction, force, torque, rates, fn,
             )
             return force, torque, rates, float(p_n), float(p_f)
-        batch = self.model.detect(self.body_state(pos, quat, vel, omega_w), self.margin)
-        kb = self.active_batch(batch)
+        # the active rows' pairs only, through the narrow phase (no broad phase)
+        kb = self.model.detect_pairs(self.body_state(pos, quat, vel, omega_w), self.store.keys,
+                                     self.margin)
+        rates = np.zeros(self.n_ode)
         if len(kb) == 0:
-            return force, torque, np.zeros(self.n_ode), 0.0, 0.0
-        ode = self._ode_full(ode_flat)
+            return force, torque, rates, 0.0, 0.0
+        ode = self._ode_view(ode_flat)
         fn = self.store.forces(kb, ode)
         ft = self._friction(kb, fn)
         pairs.scatter_contacts(kb.a, kb.b, fn, kb.normal, ft, kb.ra, kb.rb, force, torque)
-        rates = self.store.state_rates(kb, ode)[:, : self.ns].ravel() if self.ns else np.zeros(0)
+        if self.ns:
+            self.store.state_rates(kb, ode, out=rates.reshape(m, self.ns))
         p_n = float(np.dot(fn, kb.ddelta))
         p_f = -float(np.einsum("ij,ij->", ft, kb.vt)) if self._has_friction else 0.0
         return force, torque, rates, p_n, p_f
@@ -318,6 +336,9 @@ class EngineContacts:
         self.store.reset()
         self._all_keys = None
         self._w_info_keys = None
+        self._cand = None
+        self._gb = None
+        self._ck = None
         batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
         n_old = self.n_ode
         self.store.begin(batch, t)
@@ -352,6 +373,9 @@ class EngineContacts:
             not np.array_equal(keys0, s.keys)
             or not np.array_equal(lat0, s.latched_keys)
             or not np.array_equal(mem0, s.mem)
+            # a broad phase since the last watch found pairs not watched: watch them now, so
+            # their onset is located as an event rather than booked late at a commit
+            or self._unwatched_candidates()
         )
         if not np.array_equal(keys0, s.keys):
             self._rows_geo = None
@@ -379,12 +403,95 @@ class EngineContacts:
         self._rows_geo = None
 
     def _detect(self, y: np.ndarray) -> ContactBatch:
-        """Detection at ``y`` with the force margin: for a small model whose pairs are all
-        known and primitive, only those pairs (:meth:`ContactModel.detect_pairs`, the same
-        kernels without the broad phase); otherwise the full :meth:`ContactModel.detect`."""
+        """Detection at ``y`` with the force margin, by the narrow phase on known pairs: for a
+        small model whose pairs are all known and primitive, only those pairs' keys
+        (:meth:`ContactModel.detect_pairs`); otherwise every contact of the commit's candidate
+        pairs (:meth:`_commit_keys`), taken from the watched pairs' detection at ``y`` when the
+        event functions were just evaluated there (the same state: no second detection)."""
         if self._all_keys is not None and self._w_geo is not None:
             return self.model.detect_pairs(self.state_from_y(y), self._all_keys, self.margin)
-        return self.model.detect(self.state_from_y(y), self.margin)
+        keys = self._commit_keys(y)
+        c = self._gb
+        if (self.model.nested_margins and c is not None
+                and (c[0] is keys or np.array_equal(c[0], keys)) and np.array_equal(c[1], y)):
+            batch = c[2]
+            return batch.take(np.flatnonzero(batch.delta > -self.margin))
+        return self.model.detect_pairs(self.state_from_y(y), keys, self.margin,
+                                       all_features=True)
+
+    def _unwatched_candidates(self) -> bool:
+        """True when a broad phase since the last watch found pairs that are not watched."""
+        if self._w_cand_seq == self._cand_seq or self._cand is None:
+            return False
+        if np.isin(self._cand, self._wkeys).all():
+            self._w_cand_seq = self._cand_seq
+            return False
+        return True
+
+    # -- the commit's candidate pairs (a broad phase only after a far move) --
+    def _moved_far(self, y: np.ndarray) -> bool:
+        """Whether a body moved so far since the last candidate search that a pair outside the
+        candidates (farther than margin + slack then) could now be within margin + slack / 2:
+        each shape point moves at most |dc| + reach * angle (reach: the farthest shape point
+        from the body's centre), and a pair's delta changes at most by its two bodies' moves."""
+        if self._cand is None or self._cand_pose is None:
+            return True
+        n = len(self.bodies)
+        pos0, quat0 = self._cand_pose
+        dpos = np.linalg.norm(y[: 3 * n].reshape(n, 3) - pos0, axis=1)
+        q = y[3 * n : 7 * n].reshape(n, 4)
+        qn = q / np.linalg.norm(q, axis=1, keepdims=True)
+        q0 = quat0 / np.linalg.norm(quat0, axis=1, keepdims=True)
+        chord = np.minimum(np.linalg.norm(qn - q0, axis=1), np.linalg.norm(qn + q0, axis=1))
+        angle = 4.0 * np.arcsin(np.minimum(0.5 * chord, 1.0))  # |q - q0| = 2 sin(angle / 4)
+        with np.errstate(invalid="ignore"):
+            turn = np.where(angle > 0.0, self._reach * angle, 0.0)
+        move = dpos + turn
+        return bool(2.0 * move.max(initial=0.0) > 0.5 * self.cand_slack)
+
+    def _candidates(self, y: np.ndarray) -> None:
+        """The broad phase (:meth:`ContactModel.candidate_keys` with margin + ``cand_slack``)
+        at ``y`` when no candidate set exists or a body moved too far (:meth:`_moved_far`)."""
+        if not self._moved_far(y):
+            return
+        n = len(self.bodies)
+        self._cand = self.model.candidate_keys(self.state_from_y(y),
+                                               self.margin + self.cand_slack)
+        self._cand_pose = (y[: 3 * n].reshape(n, 3).copy(), y[3 * n : 7 * n].reshape(n, 4).copy())
+        self._cand_seq += 1
+
+    def _commit_keys(self, y: np.ndarray) -> np.ndarray:
+        """The pairs to detect at a commit: for a small model every pair (the watched ones),
+        else the candidates of the last broad phase (:meth:`_candidates`), with the active and
+        latched rows."""
+        s = self.store
+        if self.watch_margin >= WATCH_ALL and self._all_keys is not None:
+            base = self._all_keys
+            if self._wkeys is base:
+                return base
+        else:
+            self._candidates(y)
+            assert self._cand is not None
+            base = self._cand
+        c = self._ck
+        if c is not None and c[0] is base and c[1] is s.keys and c[2] is s.latched_keys:
+            return c[3]
+        keys = np.unique(np.concatenate([base, s.keys, s.latched_keys]))
+        self._ck = (base, s.keys, s.latched_keys, keys)
+        return keys
+
+    def _watched_batch(self, y: np.ndarray, keys: np.ndarray) -> ContactBatch:
+        """Every contact of the shape pairs of ``keys`` at ``y`` within the watch margin, by
+        the narrow phase only; cached for the last state (the event functions at a step's end
+        and the commit there share one detection)."""
+        c = self._gb
+        if (c is not None and (c[0] is keys or np.array_equal(c[0], keys))
+                and np.array_equal(c[1], y)):
+            return c[2]
+        batch = self.model.detect_pairs(self.state_from_y(y), keys, self.watch_margin,
+                                        all_features=True)
+        self._gb = (keys, np.array(y, dtype=float, copy=True), batch)
+        return batch
 
     def _memory_only(self, y: np.ndarray) -> bool:
         """Update the laws' memory of the active rows at ``y``; True if any value changed."""
@@ -425,10 +532,14 @@ class EngineContacts:
             # every pair of a small model is watched: the key set found once stays valid
             found = self._all_keys
         else:
-            batch = self.model.detect(self.state_from_y(y), self.watch_margin)
-            found = batch.key
+            # the broad phase, then the narrow phase on its pairs (the keys of pairs without a
+            # contact yet, e.g. python-fcl pairs before they overlap, are watched too)
+            state = self.state_from_y(y)
+            cand = self.model.candidate_keys(state, self.watch_margin)
+            batch = self.model.detect_pairs(state, cand, self.watch_margin, all_features=True)
+            found = np.union1d(batch.key, cand)
             if small:
-                self._all_keys = np.unique(found)
+                self._all_keys = found
         if len(found) and self._all_keys is found:
             keys = found  # the stored keys and latches are pairs of the model: a subset
         else:
@@ -445,12 +556,14 @@ class EngineContacts:
             self._w_info = self._pair_info(keys)
             self._w_info_keys = keys
         self._w_geo = self._w_info
+        self._w_cand_seq = self._cand_seq
         if self._w_geo is not None:
             self._w_rows = np.searchsorted(s.keys, keys[mode == 1])
             return self._values_fast(y) if values else None
-        if batch is None:
-            batch = self.model.detect(self.state_from_y(y), self.watch_margin)
-        return self._values(batch, y)
+        if batch is not None:
+            # the detection above holds every contact of the watched pairs within the margin
+            self._gb = (keys, np.array(y, dtype=float, copy=True), batch)
+        return self._values(self._watched_batch(y, keys), y)
 
     def compiled_arrays(self, world: Any) -> tuple | None:
         """The arrays of the compiled segment (:mod:`mbplugin.dynamics.compiled`) for the
@@ -501,8 +614,7 @@ class EngineContacts:
         """Event values of the watched pairs at state ``y`` (see the module docstring)."""
         if self._w_geo is not None:
             return self._values_fast(y)
-        batch = self.model.detect(self.state_from_y(y), self.watch_margin)
-        return self._values(batch, y)
+        return self._values(self._watched_batch(y, self._wkeys), y)
 
     def _values_fast(self, y: np.ndarray) -> np.ndarray:
         assert self._w_geo is not None
@@ -731,8 +843,7 @@ class EngineContacts:
             pos, R, vel, omega_w = self._kin_from_y(y)
             a, b, d, v, _, _, _, _ = self._geometry(ptype, sa, sb, feat, pos, R, vel, omega_w)
             return np.arange(len(s)), d, v, (a, b)
-        batch = self.model.detect(self.state_from_y(y), self.margin)
-        kb = self.active_batch(batch)
+        kb = self.model.detect_pairs(self.state_from_y(y), s.keys, self.margin)
         return s.rows(kb), kb.delta, kb.ddelta, (kb.a, kb.b)
 
     def stiffness_rate(self, y: np.ndarray) -> float:

@@ -502,7 +502,10 @@ def run_adaptive(
                     callback(t, y, "")
             else:
                 sol = solver.dense_output()
-                event_t, g_end = _first_event(contacts, sol, solver.y, t_old, t_new, g_prev,
+                # the step's end state as it will be committed: the event functions there and
+                # the commit share one detection
+                y_end = normalise(solver.y.copy())
+                event_t, g_end = _first_event(contacts, sol, y_end, t_old, t_new, g_prev,
                                               n_samples)
                 if callback is not None and settings.contact_samples and contacts.n_active:
                     # extra records inside a contact step, from the dense output (smooth
@@ -525,8 +528,7 @@ def run_adaptive(
                         current = "DOP853"
                 else:
                     t = t_new
-                    changed, y = contacts.commit(t, normalise(solver.y.copy()), quick=True,
-                                                 values=g_end)
+                    changed, y = contacts.commit(t, y_end, quick=True, values=g_end)
                     if callback is not None:
                         callback(t, y, "")
                     restart = changed

@@ -1,0 +1,390 @@
+"""Compiled contact-space integration of a host step, group by group (one call for all groups).
+
+The contacts of a host step split into *groups* coupled through the Delassus operator W (the
+connected components of its 3x3 block pattern: contacts that share a moving body directly or
+through a chain). Blocks of W between groups are zero, so the groups' contact-space systems
+
+    d delta_i/dt = -n_i . u_i,       du_i/dt = a_free_i + sum_j W_ij f_j,
+    f_j = F_N(delta_j, ddelta_j, law state) n_j + F_t(v_t, F_N)
+
+(:mod:`mbplugin.bullet.substep`) are independent and each is integrated on its own, with its own
+step size: a ball resting on the ground takes a few long implicit steps while another one lands.
+A sphere on a static plane is a group of one contact (4 states); a stack or a robot's feet are
+one group. The state of a group is [delta (k), u (k, 3), the ODE states of its active laws].
+
+:func:`integrate_groups` runs every pending group over the host step in one compiled call:
+
+* the right-hand side calls the law kernels by kernel id (:mod:`mbplugin.laws.kernels`) with the
+  contact store's coefficient rows and memory, the applied force through the rules' clipping
+  (:func:`mbplugin.pipeline.rules.applied`) and the engine's regularised Coulomb friction
+  (:func:`mbplugin.pipeline.friction.friction_scalar`);
+* the solver is the engine's compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.
+  radau_step`, registered here as a problem) with the relative tolerance and the absolute
+  tolerances of the SciPy path;
+* after every accepted step the contact rules' event functions are evaluated on the step's
+  ends: the onset of a contact the store does not know (:func:`~mbplugin.pipeline.rules.
+  onset_value`), the end of an active contact (:func:`~mbplugin.pipeline.rules.end_value`) and
+  the maximum compression of a law with memory (ddelta changes sign); a crossing is located by
+  Illinois' regula falsi on the dense output, to the point just past it, and the group stops
+  there (status ``EVENT``) for the driver to book it with ``ContactStore.commit`` (its onset,
+  end, latch and memory rules) and resume;
+* the impulse of each contact over the step is the three-point Gauss-Legendre quadrature of its
+  force on the dense output of every accepted step (exact for Radau's degree-3 collocation
+  polynomial composed with a smooth law up to the quadrature's degree 5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from mbplugin._jit import njit, njit_inline
+from mbplugin.dynamics.compiled import (
+    RADAU_CTL,
+    dense_at,
+    radau_start,
+    radau_step,
+    radau_workspace,
+    register_problem,
+)
+from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
+from mbplugin.pipeline.friction import friction_scalar
+from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
+
+PENDING = 0
+DONE = 1
+EVENT = 2
+FAILED = 3
+
+#: Gauss-Legendre nodes on [0, 1] and weights (3 points, exact to degree 5)
+_GX = np.array([0.5 - math.sqrt(15.0) / 10.0, 0.5, 0.5 + math.sqrt(15.0) / 10.0])
+_GW = np.array([5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0])
+
+#: Layout of a group's float array ``gf``: the friction parameters (FR_LEN: on, mu, mu_s, v_s,
+#: v_eps, viscous, linear), then per contact ROW_LEN values (normal 3, a_free 3, coefficient
+#: row NC_MAX, memory NMEM_MAX), then W ((3k)^2, row-major), then a force buffer (3k). Its int
+#: array ``gi``: per contact INT_LEN values (kernel id, mode, active, offset of its ODE states
+#: in the group's state, their count, onset candidate, has memory). Two arrays per group keep
+#: the calls of the hot loop cheap (numba counts references per array argument).
+FR_LEN = 7
+ROW_LEN = 6 + NC_MAX + NMEM_MAX
+INT_LEN = 7
+_N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
+_KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
+
+
+def group_float_size(k: np.ndarray) -> np.ndarray:
+    """Length of the float array of groups of ``k`` contacts."""
+    return FR_LEN + ROW_LEN * k + 9 * k * k + 3 * k
+
+
+@njit_inline
+def _state(y, gf, gi, i):
+    """The kernel's state tuple of contact i: its ODE states from y, then its memory."""
+    o = gi[INT_LEN * i + _OOFF]
+    n = gi[INT_LEN * i + _NST]
+    m = FR_LEN + ROW_LEN * i + _M
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    if n > 0:
+        s0 = y[o]
+    if n > 1:
+        s1 = y[o + 1]
+    if n > 2:
+        s2 = y[o + 2]
+    if n > 3:
+        s3 = y[o + 3]
+    return (s0, s1, s2, s3, gf[m], gf[m + 1], gf[m + 2], gf[m + 3])
+
+
+@njit_inline
+def _coef(gf, i):
+    """The coefficient row of contact i as the kernels' NC_MAX-tuple."""
+    c = FR_LEN + ROW_LEN * i + _C
+    return (gf[c], gf[c + 1], gf[c + 2], gf[c + 3], gf[c + 4], gf[c + 5], gf[c + 6],
+            gf[c + 7], gf[c + 8], gf[c + 9], gf[c + 10], gf[c + 11])
+
+
+@njit_inline
+def _forces(y, k, gf, gi):
+    """Force on body b of every contact of the group at state ``y``, into the group's force
+    buffer (returns its offset in ``gf``)."""
+    fb = FR_LEN + ROW_LEN * k + 9 * k * k
+    for i in range(k):
+        r = FR_LEN + ROW_LEN * i
+        d = y[i]
+        u0, u1, u2 = y[k + 3 * i], y[k + 3 * i + 1], y[k + 3 * i + 2]
+        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        un = u0 * n0 + u1 * n1 + u2 * n2
+        fn = 0.0
+        if gi[INT_LEN * i + _ACT]:
+            fn = applied(gi[INT_LEN * i + _MODE],
+                         force(gi[INT_LEN * i + _KID], d, -un, _coef(gf, i),
+                               _state(y, gf, gi, i)))
+        f0, f1, f2 = fn * n0, fn * n1, fn * n2
+        if gf[0] > 0.0:
+            t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn, gf[1],
+                                         gf[2], gf[3], gf[4], gf[5], gf[6] > 0.0)
+            f0 += t0
+            f1 += t1
+            f2 += t2
+        gf[fb + 3 * i] = f0
+        gf[fb + 3 * i + 1] = f1
+        gf[fb + 3 * i + 2] = f2
+    return fb
+
+
+@njit
+def _group_rhs(y, out, P):
+    """dy/dt of one group: P = (k, gf, gi) (see the layout above)."""
+    k, gf, gi = P
+    fb = _forces(y, k, gf, gi)
+    m = 3 * k
+    w0 = FR_LEN + ROW_LEN * k
+    for i in range(k):
+        r = FR_LEN + ROW_LEN * i
+        u0, u1, u2 = y[k + 3 * i], y[k + 3 * i + 1], y[k + 3 * i + 2]
+        dd = -(u0 * gf[r] + u1 * gf[r + 1] + u2 * gf[r + 2])
+        out[i] = dd
+        for a in range(3):
+            row = 3 * i + a
+            acc = gf[r + _AF + a]
+            base = w0 + row * m
+            for j in range(m):
+                acc += gf[base + j] * gf[fb + j]
+            out[k + row] = acc
+        nst = gi[INT_LEN * i + _NST]
+        if gi[INT_LEN * i + _ACT] and nst > 0:
+            rr = rate(gi[INT_LEN * i + _KID], y[i], dd, _coef(gf, i), _state(y, gf, gi, i))
+            o = gi[INT_LEN * i + _OOFF]
+            for q in range(nst):
+                out[o + q] = rr[q]
+
+
+def _is_group_problem(P) -> bool:
+    return (isinstance(P, numba.types.BaseTuple) and len(P) == 3
+            and isinstance(P[0], numba.types.Integer))
+
+
+register_problem(_is_group_problem, _group_rhs)
+
+
+@njit_inline
+def _watch(y, k, gf, gi, i, kind):
+    """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak."""
+    r = FR_LEN + ROW_LEN * i
+    d = y[i]
+    dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
+    if kind == 0:
+        return onset_value(d, X_SCALE)
+    if kind == 2:
+        return dd / V_SCALE
+    raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
+    return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE)
+
+
+@njit
+def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
+    """The instant just past the crossing of contact i's event value (ga > 0 >= gb) on the
+    dense output: Illinois' regula falsi (Dowell & Jarratt 1971) to a bracket of
+    1e-13 + 1e-12 |t| s, then the right end moved until the value is strictly negative."""
+    side = 0
+    tol = 1e-13 + 1e-12 * abs(b)
+    for it in range(200):
+        if b - a <= tol:
+            break
+        c = (a * gb - b * ga) / (gb - ga) if gb != ga else 0.5 * (a + b)
+        if not (a < c < b) or it % 4 == 3:
+            c = 0.5 * (a + b)
+        dense_at(c, t_old, h, y_old, Dq, ytmp)
+        gc = _watch(ytmp, k, gf, gi, i, kind)
+        if gc <= 0.0:
+            b, gb = c, gc
+            if side == -1:
+                ga *= 0.5
+            side = -1
+        else:
+            a, ga = c, gc
+            if side == 1:
+                gb *= 0.5
+            side = 1
+    t_max = t_old + h
+    step = np.spacing(max(abs(b), 1e-300))
+    tt = b
+    for _ in range(64):
+        dense_at(tt, t_old, h, y_old, Dq, ytmp)
+        if _watch(ytmp, k, gf, gi, i, kind) < 0.0 or tt >= t_max:
+            break
+        tt = min(b + step, t_max)
+        step *= 2.0
+    return tt
+
+
+@njit_inline
+def _scan(ga, gb, y, k, gf, gi):
+    """Event values of every contact at ``y`` into gb (3k: onset, end, peak); returns whether
+    one of them crossed from ga (> 0) to <= 0."""
+    hit = False
+    for i in range(k):
+        act = gi[INT_LEN * i + _ACT]
+        for kind in range(3):
+            j = 3 * i + kind
+            if kind == 0:
+                watched = gi[INT_LEN * i + _CAND] != 0
+            elif kind == 1:
+                watched = act != 0
+            else:
+                watched = act != 0 and gi[INT_LEN * i + _MEMF] != 0
+            if not watched:
+                gb[j] = 1.0
+                continue
+            gb[j] = _watch(y, k, gf, gi, i, kind)
+            if ga[j] > 0.0 and gb[j] <= 0.0:
+                hit = True
+    return hit
+
+
+@njit
+def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
+                     counters):
+    """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
+
+    Group g: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated
+    in place), float array GF[goff[g]:goff[g+1]] and int array GI[INT_LEN gptr[g]:INT_LEN
+    gptr[g+1]] (the layout above), start time tg[g] (s from the host step's start; updated),
+    first step hg[g] (s, <= 0: SciPy's initial step; updated to the next step). Adds each
+    contact's impulse (N s) to ``imp`` and sets ``loaded`` where it carried force;
+    counters += (steps, nfev, events). ``status[g]`` becomes DONE, EVENT (stopped just past an
+    event at tg[g]) or FAILED."""
+    ng = gptr.shape[0] - 1
+    # work arrays, reallocated only when the group size changes (groups of one size are many)
+    k_ws, nn_ws = 1, 4
+    ws = radau_workspace(nn_ws)
+    atol = np.empty(nn_ws)
+    jscale = np.full(nn_ws, 1e-6)
+    f = np.empty(nn_ws)
+    ga = np.empty(3 * k_ws)
+    gb = np.empty(3 * k_ws)
+    y = np.empty(nn_ws)
+    ctl = np.zeros(RADAU_CTL)
+    newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
+    for g in range(ng):
+        if status[g] != PENDING:
+            continue
+        c0, c1 = gptr[g], gptr[g + 1]
+        k = c1 - c0
+        s0, s1 = yptr[g], yptr[g + 1]
+        nn = s1 - s0
+        if k != k_ws or nn != nn_ws:
+            k_ws, nn_ws = k, nn
+            ws = radau_workspace(nn)
+            atol = np.empty(nn)
+            jscale = np.full(nn, 1e-6)
+            f = np.empty(nn)
+            ga = np.empty(3 * k)
+            gb = np.empty(3 * k)
+            y = np.empty(nn)
+        for i in range(nn):
+            atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
+            y[i] = Y[s0 + i]
+        gf = GF[goff[g]:goff[g + 1]]
+        gi = GI[INT_LEN * c0:INT_LEN * c1]
+        P = (k, gf, gi)
+        fb = FR_LEN + ROW_LEN * k + 9 * k * k
+        Dq, y_new, y_old, ytmp, f_new = ws[6], ws[7], ws[8], ws[9], ws[12]
+        t = tg[g]
+        nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
+        _scan(gb, ga, y, k, gf, gi)
+        st = PENDING
+        steps = 0
+        while st == PENDING:
+            ok, t_new, h, nf = radau_step(y, f, t, dt, rtol, atol, dt, newton_tol, jscale, 0,
+                                          ctl, ws, P)
+            nfev += nf
+            if not ok:
+                st = FAILED
+                break
+            steps += 1
+            t_end = t_new
+            ev = -1
+            if _scan(ga, gb, y_new, k, gf, gi):
+                for j in range(3 * k):
+                    if ga[j] > 0.0 and gb[j] <= 0.0:
+                        te = _locate(t, t_new, ga[j], gb[j], t, h, y_old, Dq, ytmp, k, gf, gi,
+                                     j // 3, j % 3)
+                        if te < t_end or ev < 0:
+                            t_end = te
+                            ev = j
+            # impulse over [t, t_end] by Gauss-Legendre on the dense output
+            span = t_end - t
+            for q in range(3):
+                dense_at(t + _GX[q] * span, t, h, y_old, Dq, ytmp)
+                _forces(ytmp, k, gf, gi)
+                for i in range(k):
+                    for a in range(3):
+                        imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
+            if ev >= 0:
+                dense_at(t_end, t, h, y_old, Dq, ytmp)
+                for i in range(nn):
+                    y[i] = ytmp[i]
+                t = t_end
+                st = EVENT
+                counters[2] += 1
+            else:
+                for i in range(nn):
+                    y[i] = y_new[i]
+                    f[i] = f_new[i]
+                t = t_new
+                for j in range(3 * k):
+                    ga[j] = gb[j]
+                if t >= dt:
+                    st = DONE
+            _forces(y, k, gf, gi)
+            for i in range(k):
+                if (gf[fb + 3 * i] != 0.0 or gf[fb + 3 * i + 1] != 0.0
+                        or gf[fb + 3 * i + 2] != 0.0):
+                    loaded[c0 + i] = True
+        for i in range(nn):
+            Y[s0 + i] = y[i]
+        tg[g] = t
+        hg[g] = ctl[0]
+        status[g] = st
+        counters[0] += steps
+        counters[1] += nfev
+
+
+@njit
+def pack(gptr, yptr, ooff_abs, nst, d, u, ode, Y):
+    """Group states Y from delta (K,), u (K, 3) and ODE states (K, NODE_MAX) in group order
+    (``ooff_abs``: absolute offset of each contact's ODE states in Y)."""
+    for g in range(gptr.shape[0] - 1):
+        c0, c1 = gptr[g], gptr[g + 1]
+        k = c1 - c0
+        s0 = yptr[g]
+        for i in range(k):
+            c = c0 + i
+            Y[s0 + i] = d[c]
+            for a in range(3):
+                Y[s0 + k + 3 * i + a] = u[c, a]
+            for q in range(nst[c]):
+                Y[ooff_abs[c] + q] = ode[c, q]
+
+
+@njit
+def unpack(gptr, yptr, ooff_abs, nst, Y, d, u, ode):
+    """Inverse of :func:`pack`."""
+    for g in range(gptr.shape[0] - 1):
+        c0, c1 = gptr[g], gptr[g + 1]
+        k = c1 - c0
+        s0 = yptr[g]
+        for i in range(k):
+            c = c0 + i
+            d[c] = Y[s0 + i]
+            for a in range(3):
+                u[c, a] = Y[s0 + k + 3 * i + a]
+            for q in range(nst[c]):
+                ode[c, q] = Y[ooff_abs[c] + q]

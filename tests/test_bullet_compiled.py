@@ -1,0 +1,164 @@
+"""The compiled contact-space path (groups of contacts coupled through W, compiled Radau) against
+the SciPy reference path and the statics of a stack.
+
+A 3-ball stack dropped from 0.1 mm above its static configuration, next to a lone ball: two
+groups (the stack's three contacts are coupled through the balls, the lone ball's contact is on
+its own). Both solvers must give the same trajectory (they integrate the same equations to the
+same tolerance) and, once settled, the static contact forces (N - i) m g of the stack and m g
+under the lone ball. Also: a law with memory (Goldsmith's, which restores its cr) and one with
+ODE states (Xiong's), and a tumbling box with friction (four corner contacts coupled through its
+rotation) that comes to rest on four corners, each at Hertz's overlap under m g / 4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+import pytest
+
+from mbplugin.bullet import BulletContacts
+from mbplugin.errors import ParameterError
+
+G = 9.81
+R = 0.01
+M = 0.05
+K = 1e5
+N = 3
+
+
+def _run(solver: str) -> tuple[np.ndarray, dict[int, float], list[int], int, np.ndarray]:
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        p.setTimeStep(1 / 240, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
+
+        def ball(x: float, z: float) -> int:
+            b = p.createMultiBody(M, shape, basePosition=[x, 0, z], physicsClientId=cid)
+            p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
+            return b
+
+        # static overlaps of Hertz's law under (N - i) m g, then 0.1 mm of free fall
+        d = [((N - i) * M * G / K) ** (2 / 3) for i in range(N)]
+        z, balls = R - d[0] + 1e-4, []
+        for i in range(N):
+            balls.append(ball(0.0, z))
+            if i + 1 < N:
+                z += 2 * R - d[i + 1]
+        lone = ball(0.1, R + 1e-4)
+        pairs = [(balls[i], balls[i + 1]) for i in range(N - 1)]
+        bk = BulletContacts(cid, manage=[plane, *pairs], solver=solver,
+                            law={"name": "hunt_crossley", "cr": 0.3, "k": K})
+        zs = []
+        for _ in range(96):  # 0.4 s
+            info = bk.step()
+            zs.append([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2]
+                       for b in [*balls, lone]])
+        upper = {int(links[1][0]): f for links, f in zip(info.links, info.normal_force,
+                                                          strict=True)}
+        return np.array(zs), upper, balls, lone, bk.bounces()
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+def test_compiled_groups_match_scipy_and_the_statics() -> None:
+    zc, fc, balls_c, lone_c, bc = _run("compiled")
+    zs, fs, _, _, bs = _run("scipy")
+    # the same trajectories (both integrate to rtol 1e-8; overlaps are ~0.3 mm)
+    assert np.ptp(zc[:, 0]) > 5e-5  # the stack did fall and compress (not a static check)
+    assert np.max(np.abs(zc - zs)) < 1e-9
+    assert len(bc) == len(bs)
+    # settled: contact i of the stack carries the weight of the N - i balls above it
+    for f in (fc, fs):
+        for i, b in enumerate(balls_c):
+            assert f[b] == pytest.approx((N - i) * M * G, rel=0.01)
+        assert f[lone_c] == pytest.approx(M * G, rel=0.01)
+
+
+def test_unknown_solver_is_refused() -> None:
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        with pytest.raises(ParameterError, match="solver"):
+            BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5,
+                                                     "k": K}, solver="euler")
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+def _drop(law: dict, solver: str) -> tuple[np.ndarray, np.ndarray]:
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
+        b = p.createMultiBody(M, shape, basePosition=[0, 0, R + 0.02], physicsClientId=cid)
+        p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
+        bk = BulletContacts(cid, manage=[plane], law=law, solver=solver)
+        zs = []
+        for _ in range(120):  # 0.5 s
+            bk.step()
+            zs.append(p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2])
+        return np.array(zs), bk.bounces()
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+@pytest.mark.parametrize("law", [
+    # memory (maximum compression located as an event): Goldsmith's law restores its cr exactly
+    {"name": "goldsmith", "k": K, "cr": 0.6},
+    # ODE states in the group's state vector (Xiong's hysteresis variable)
+    {"name": "xiong", "k": K, "n": 1.5, "beta1": 0.5, "beta2": 0.3, "gamma": 1.0},
+])
+def test_compiled_matches_scipy_with_memory_and_ode_states(law: dict) -> None:
+    zc, bc = _drop(law, "compiled")
+    zs, bs = _drop(law, "scipy")
+    assert len(bc) == len(bs) >= 2
+    assert np.max(np.abs(zc - zs)) < 1e-9
+    assert np.allclose(bc["cr"], bs["cr"], atol=1e-7)
+    if law["name"] == "goldsmith":  # impacts fast enough for gravity not to matter
+        fast = bc["v_in"] > 0.15
+        assert fast.sum() >= 2
+        assert np.allclose(bc["cr"][fast], law["cr"], atol=1e-4)
+
+
+def _box(solver: str) -> tuple[np.ndarray, np.ndarray]:
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        s = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.03, 0.02],
+                                   physicsClientId=cid)
+        b = p.createMultiBody(0.5, s, basePosition=[0, 0, 0.05], physicsClientId=cid,
+                              baseOrientation=p.getQuaternionFromEuler([0.1, 0.05, 0.3]))
+        p.resetBaseVelocity(b, [0.3, 0.1, 0], [0, 0, 1.0], physicsClientId=cid)
+        bk = BulletContacts(cid, manage=[plane], solver=solver,
+                            law={"name": "hunt_crossley", "cr": 0.5, "k": 1e6},
+                            friction={"mu": 0.5, "v_eps": 1e-3})
+        poses = []
+        for _ in range(96):  # 0.4 s
+            info = bk.step()
+            pos, quat = p.getBasePositionAndOrientation(b, physicsClientId=cid)
+            poses.append([*pos, *quat])
+        return np.array(poses), np.asarray(info.normal_force)
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+def test_tumbling_box_group_with_friction_matches_scipy_and_rests_on_four_corners() -> None:
+    # a box landing on an edge, spinning and sliding: its corner contacts are one group coupled
+    # through the box's rotation (off-diagonal blocks of W), with regularised friction
+    pc, fc = _box("compiled")
+    ps, _ = _box("scipy")
+    assert np.max(np.abs(pc - ps)) < 1e-8
+    # at rest, flat: four corners share the weight, each at Hertz's overlap (m g / 4 k)^(2/3)
+    assert len(fc) == 4
+    assert np.allclose(fc, 0.5 * G / 4, rtol=0.01)
+    overlap = (0.5 * G / 4 / 1e6) ** (2 / 3)
+    assert pc[-1, 2] == pytest.approx(0.02 - overlap, abs=0.01 * overlap)
