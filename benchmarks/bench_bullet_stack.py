@@ -4,8 +4,8 @@ Five balls (R = 1 cm, 50 g) stacked on ``plane.urdf``, soft Hunt-Crossley (k = 1
 cr = 0.5), placed at the static Hertz overlaps ((N - i) m g / k)^(2/3) of the weight above each
 contact. Printed: the largest displacement of any ball over the window (the issue's limit is
 1 um), each contact's normal force against the weight above it, (N - i) m g (limit 1 %), and
-the wall time. tests/test_bullet_backend.py checks the same over 0.2 s (the SciPy sub-stepper
-costs ~0.3-0.7 s per host step on this resting stack).
+the wall time (tests/test_bullet_backend.py checks the same over 10 s; ``--hz`` changes the
+host step).
 
     python benchmarks/bench_bullet_stack.py [--duration 10] [--hz 240]
 """

@@ -1,17 +1,17 @@
 """The A1 quadruped of ``pybullet_data`` on compliant ground, against PyBullet's native contact.
 
 The four toe spheres (R = 2 cm) touch a rubber-like ground (E = 10 MPa, nu = 0.45) through a
-Hunt-Crossley law with Hertz's stiffness and a tangential spring with a Coulomb limit (Dahl's
-model, ``mbplugin.bullet.Stick``: k_t = 5e4 N/m, mu = 0.8, c_t = 100 N s/m; ``run(...,
-stick=None)`` gives regularised Coulomb friction instead, which creeps under a standing robot
-and costs ~4x more to integrate); every other pair (a fallen body, a knee) keeps PyBullet's
-contact. The robot stands under a joint PD controller (torque control, |tau| <= 33.5 N m), then
-trots open loop (diagonal pairs, 2.5 Hz). The same script runs with PyBullet's native contact.
-Printed: summed foot normal force over the weight in quiet stance, sinkage vs the static Hertz
-estimate (W / (4 k))^(2/3), distance trotted, per-foot force spikes; the full mode writes plots
-of per-foot normal force, penetration and slip.
+Hunt-Crossley law with Hertz's stiffness and regularised Coulomb friction (mu = 0.8, v_eps =
+1 cm/s; compiled sub-stepper) or, with ``--stick``, a tangential spring with a Coulomb limit
+(Dahl's model, ``mbplugin.bullet.Stick``: k_t = 5e4 N/m, mu = 0.8, c_t = 100 N s/m; SciPy
+sub-stepper, slower); every other pair (a fallen body, a knee) keeps PyBullet's contact. The
+robot stands under a joint PD controller (torque control, |tau| <= 33.5 N m), then trots open
+loop (diagonal pairs, 2.5 Hz). The same script runs with PyBullet's native contact. Printed:
+summed foot normal force over the weight in quiet stance, sinkage vs the static Hertz estimate
+(W / (4 k))^(2/3), distance trotted, per-foot force spikes; the full mode writes plots of
+per-foot normal force, penetration and slip.
 
-    python examples/quadruped_foot_ground.py [--short] [--out DIR]
+    python examples/quadruped_foot_ground.py [--short] [--stick] [--out DIR]
 
 Checks (exit 1 if one fails): in quiet stance the summed foot force equals the weight within
 2 % and the sinkage is within 20 % of the static Hertz estimate; the full mode also requires the
@@ -50,7 +50,7 @@ def targets(t: float, t_trot: float) -> np.ndarray:
 
 
 def run(ours: bool, t_stand: float, t_trot: float, dt: float,
-        stick: dict[str, float] | None = STICK) -> dict[str, np.ndarray]:
+        stick: dict[str, float] | None = None) -> dict[str, np.ndarray]:
     """Stand ``t_stand`` s then trot ``t_trot`` s; per-step records. ``stick``: the tangential
     spring's parameters at the feet (None: regularised friction, mu = 0.8, v_eps = 1 cm/s)."""
     cid = p.connect(p.DIRECT)
@@ -138,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--short", action="store_true", help="quick mode (CI)")
     ap.add_argument("--out", default="out/quadruped_foot_ground", help="plots go here")
+    ap.add_argument("--stick", action="store_true",
+                    help="tangential spring (Dahl) at the toes instead of regularised friction")
     args = ap.parse_args(argv)
     dt = 1 / 240
     t_stand, t_trot = (0.75, 0.0) if args.short else (10.0, 10.0)
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     runs = {}
     for name, ours in (("native", False), ("mbplugin", True)):
-        rec = runs[name] = run(ours, t_stand, t_trot, dt)
+        rec = runs[name] = run(ours, t_stand, t_trot, dt, STICK if args.stick else None)
         w = float(rec["weight"])
         quiet = slice(int(0.5 * t_stand / dt), int(t_stand / dt))  # second half of the stance
         fsum = rec["force"][quiet].sum(axis=1) / w

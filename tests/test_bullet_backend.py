@@ -110,8 +110,8 @@ def test_ball_at_rest_static_overlap_and_no_drift(client) -> None:
 
 
 def test_stack_of_five_holds_with_static_forces(client) -> None:
-    """0.2 s here (the SciPy sub-stepper costs ~0.3-0.7 s per host step on this stack); the
-    issue's 10 s is measured by benchmarks/bench_bullet_stack.py (BENCHMARKS.md)."""
+    """10 s at 1/240 s (2400 host steps, ~5 s with the compiled sub-stepper): no ball moves by
+    1 um at any step and every contact carries the weight above it within 1 %."""
     p.setTimeStep(1 / 240, physicsClientId=client)
     plane = p.loadURDF("plane.urdf", physicsClientId=client)
     m, k, n = 0.05, 1e5, 5
@@ -125,16 +125,18 @@ def test_stack_of_five_holds_with_static_forces(client) -> None:
     pairs = [(balls[i], balls[i + 1]) for i in range(n - 1)]
     bk = BulletContacts(client, manage=[plane, *pairs],
                         law={"name": "hunt_crossley", "cr": 0.5, "k": k})
+    weight = np.array([(n - i) * m * G for i in range(n)])
     z0 = np.array([z_of(client, b) for b in balls])
-    for _ in range(48):  # 0.2 s
+    moved, force_err = 0.0, 0.0
+    for _ in range(2400):  # 10 s
         info = bk.step()
-    z1 = np.array([z_of(client, b) for b in balls])
-    assert np.max(np.abs(z1 - z0)) < 1e-6
-    # normal force of each contact vs the weight above it
-    below = {int(a[1][0]): f  # side b: the upper body
-             for a, f in zip(info.links, info.normal_force, strict=True)}
-    for i, b in enumerate(balls):
-        assert below[b] == pytest.approx((n - i) * m * G, rel=0.01)
+        moved = max(moved, float(np.max(np.abs([z_of(client, b) for b in balls] - z0))))
+        # normal force of each contact vs the weight above it (side b: the upper body)
+        below = {int(a[1][0]): f for a, f in zip(info.links, info.normal_force, strict=True)}
+        force_err = max(force_err, float(np.max(np.abs(
+            np.array([below[b] for b in balls]) / weight - 1))))
+    assert moved < 1e-6
+    assert force_err < 0.01
 
 
 def test_unmanaged_pairs_are_native(client) -> None:
