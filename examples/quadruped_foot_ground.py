@@ -11,7 +11,7 @@ summed foot normal force over the weight in quiet stance, sinkage vs the static 
 (W / (4 k))^(2/3), distance trotted, per-foot force spikes; the full mode writes plots of
 per-foot normal force, penetration and slip.
 
-    python examples/quadruped_foot_ground.py [--short] [--stick] [--out DIR]
+    python examples/quadruped_foot_ground.py [--short] [--stick] [--hz 240] [--out DIR]
 
 Checks (exit 1 if one fails): in quiet stance the summed foot force equals the weight within
 2 % and the sinkage is within 20 % of the static Hertz estimate; the full mode also requires the
@@ -138,10 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--short", action="store_true", help="quick mode (CI)")
     ap.add_argument("--out", default="out/quadruped_foot_ground", help="plots go here")
+    ap.add_argument("--hz", type=float, default=240.0, help="host steps per second")
     ap.add_argument("--stick", action="store_true",
                     help="tangential spring (Dahl) at the toes instead of regularised friction")
     args = ap.parse_args(argv)
-    dt = 1 / 240
+    dt = 1 / args.hz
     t_stand, t_trot = (0.75, 0.0) if args.short else (10.0, 10.0)
     e_star = 1.0 / ((1 - NU_GROUND**2) / E_GROUND + (1 - NU_TOE**2) / E_TOE)
     k = 4 / 3 * e_star * np.sqrt(TOE_R)
