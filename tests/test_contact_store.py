@@ -222,6 +222,54 @@ def test_end_books_what_commit_books_for_an_ending_contact():
             assert len(s) == 1 and len(s.onsets) == 2
 
 
+def test_start_books_what_commit_books_for_a_new_contact():
+    """``ContactStore.start`` (an onset located by the driver, e.g. a compiled engine segment)
+    and ``commit`` with the same state give the same row: Hunt-Crossley's damping
+    lam = k chi / v_in latched from the approach speed (chi = 3(1 - c_r)/2, review Eq. 5.12),
+    the Hertz k of the batch baked in, the time scale (m/(k v^(n-1)))^(1/(n+1)) and the
+    onset event; Goldsmith's memory (d_max, review Eq. 5.7) is updated at the onset in both."""
+    k_h, cr, v_in, d0, m = 2.5e9, 0.7, 1.3, 3e-7, 0.04
+    hc = PairLaw(make_law("hunt_crossley", k=1.0, cr=cr), hertz_k=True)
+    for law in (hc, make_law("goldsmith", k=1e9, n=1.5, cr=0.6)):
+        stores = [ContactStore(law), ContactStore(law)]
+        for s in stores:
+            s.begin(one(-1e-6, 1.0, key=3), 0.0)  # another pair, apart: no row
+        b = one(d0, v_in, m_eff=m, k_hertz=k_h)
+        stores[0].commit(b, 1e-3)
+        stores[1].start(b, 1e-3)
+        for s in stores:
+            assert len(s) == 1 and list(s.keys) == [7]
+            assert s.v_in[0] == v_in and s.m_eff[0] == m and s.t_on[0] == 1e-3
+            on = s.last_onsets
+            assert len(on) == 1 and on["v"][0] == v_in and on["delta"][0] == d0
+            assert len(s.last_separations) == 0
+        if law is hc:
+            for s in stores:
+                assert s.coef[0, 0] == k_h and s.k_on[0] == k_h
+                assert s.coef[0, 2] == pytest.approx(k_h * 1.5 * (1 - cr) / v_in, rel=1e-15)
+                assert s.t_c[0] == pytest.approx((m / (k_h * v_in**0.5)) ** 0.4, rel=1e-15)
+        else:
+            for s in stores:
+                assert s.mem[0, 0] == d0  # the largest overlap so far
+        for name in ("coef", "mem", "ode", "t_c", "k_on", "r_eff"):
+            np.testing.assert_array_equal(getattr(stores[0], name), getattr(stores[1], name))
+
+
+def test_start_rejects_contacts_that_are_not_new():
+    """``start`` books new contacts only: active, latched or not overlapping is an error."""
+    store = ContactStore(make_law("hunt_crossley", k=1e9, cr=0.2))
+    with pytest.raises(ParameterError, match="overlap"):
+        store.start(one(-1e-9, 1.0), 0.0)
+    store.start(one(1e-9, 1.0), 0.0)
+    with pytest.raises(ParameterError, match="already active"):
+        store.start(one(2e-9, 1.0), 1e-6)
+    store.commit(one(1e-5, 0.2), 1e-5)
+    store.commit(one(2e-7, -0.9), 2e-5)  # ends with a residual overlap: latched
+    assert list(store.latched_keys) == [7]
+    with pytest.raises(ParameterError, match="latched"):
+        store.start(one(3e-7, 0.1), 3e-5)
+
+
 def test_latched_contact_pressed_deeper_than_separation_restarts():
     store = ContactStore(bw_hc())
     store.begin(one(2e-4, 1.0), 0.0)

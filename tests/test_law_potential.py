@@ -171,3 +171,24 @@ def test_damped_impact_energy_only_decreases():
     e0 = 0.5 * m * v0 * v0
     assert np.all(np.diff(energy) <= 1e-9 * e0)
     assert energy[-1] == pytest.approx(0.5 * m * (r.cr_out * v0) ** 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_compiled_onset_rule_gives_the_rows_of_coefficients(name: str) -> None:
+    """A law's compiled onset (``Law.onset_rule``, used by the engine's compiled segments for
+    later onsets of a pair) turns a row of the pair into the row ``coefficients()`` gives at
+    another impact speed and effective mass (same effective radius: a constant of the pair)."""
+    from mbplugin.laws import kernels
+
+    law = _law(name)
+    rule = law.onset_rule()
+    if rule is None:
+        return
+    r = np.full(1, 0.01)
+    first = law.coefficients(np.array([V_IN]), np.array([M_EFF]), r)[0]
+    for v_in, m_eff in ((2.7, 0.05), (3e-4, 1.7)):
+        row = np.zeros(kernels.NC_MAX)
+        row[: len(first)] = first
+        assert kernels.onset_coefficients(rule[0], rule[1], rule[2], v_in, row)
+        want = law.coefficients(np.array([v_in]), np.array([m_eff]), r)[0]
+        np.testing.assert_allclose(row[: len(want)], want, rtol=1e-15, atol=0)

@@ -632,3 +632,27 @@ def test_missing_onset_values_are_reported():
         make_law("anagnostopoulos", k=1e6, cr=0.5).evaluate(1e-4, 0.1)
     with pytest.raises(ParameterError, match="r_eff"):
         impact(make_law("kuwabara_kono", k=1e9, eta1=1.0, zeta1=1.0), 1.0, 1.0)
+
+
+def test_force_of_coefficient_rows_not_made_by_the_law_itself():
+    """``Law.force`` evaluates every row with its own exponents: rows of two Hunt-Crossley laws
+    with different n stacked (as a store or a caller may hand them) give each its closed form
+    F = k d^n (1 + chi ddelta / v_in), chi = 3(1 - c_r)/2 (review Eq. 5.12); rows narrower
+    than the law's coefficient row are rejected (they would read missing exponents as 0)."""
+    a = make_law("hunt_crossley", k=1e9, n=1.5, cr=0.5)
+    b = make_law("hunt_crossley", k=2e8, n=1.0, cr=0.8)
+    one = np.ones(1)
+    rows = np.vstack([a.coefficients(np.array([1.0]), one, one),
+                      b.coefficients(np.array([2.0]), one, one)])
+    d, v = np.array([1e-5, 2e-5]), np.array([0.5, -0.3])
+    want = [1e9 * d[0] ** 1.5 * (1 + 1.5 * 0.5 * v[0] / 1.0),
+            2e8 * d[1] ** 1.0 * (1 + 1.5 * 0.2 * v[1] / 2.0)]
+    for law in (a, b):
+        np.testing.assert_allclose(law.force(d, v, rows, np.zeros((2, 0))), want, rtol=1e-14)
+    own = a.coefficients(np.array([1.0, 4.0]), np.ones(2), np.ones(2))  # the law's own rows
+    np.testing.assert_allclose(
+        a.force(d, v, own, np.zeros((2, 0))),
+        [1e9 * d[0] ** 1.5 * (1 + 0.75 * v[0]), 1e9 * d[1] ** 1.5 * (1 + 0.75 * v[1] / 4.0)],
+        rtol=1e-14)
+    with pytest.raises(ParameterError, match="7"):
+        a.force(d, v, rows[:, :3], np.zeros((2, 0)))

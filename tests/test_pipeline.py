@@ -124,3 +124,59 @@ def test_compiled_radau_rests_at_the_hertz_indentation() -> None:
     assert len(fast.bounces) == len(slow.bounces)
     for a, b in zip(fast.bounces, slow.bounces, strict=True):
         assert a["cr"] == pytest.approx(b["cr"], abs=1e-6)
+
+
+def test_compiled_onsets_book_what_the_driver_books(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Onsets booked inside the compiled segment (the law's compiled onset rule and time
+    scale, the effective mass kernel) give the run that booking every onset in Python gives:
+    the same bounces, steps and onset events (one formula, two call sites)."""
+    from mbplugin.dynamics.contacts import EngineContacts
+
+    booked = []
+    onset_row = EngineContacts.onset_row
+    monkeypatch.setattr(EngineContacts, "onset_row",
+                        lambda self, o: (booked.append(o[0]), onset_row(self, o))[1])
+    runs = []
+    for chain in (True, False):
+        scene = build_scene(_steel_drop(0.8, 1.0, 1e-9))
+        scene.world.contacts.compiled_onsets = chain
+        runs.append((scene.run(), scene.world.contacts.store))
+    (fast, s_fast), (slow, s_slow) = runs
+    assert len(fast.bounces) == len(slow.bounces) >= 7
+    assert len(booked) == len(fast.bounces) - 1  # all but the first onset of the pair
+    assert fast.stats.steps == slow.stats.steps and fast.stats.events == slow.stats.events
+    for a, b in zip(fast.bounces, slow.bounces, strict=True):
+        for key in ("t", "t_out", "v_in", "v_out", "cr"):
+            assert a[key] == pytest.approx(b[key], rel=1e-12, abs=1e-15)
+    for field in ("t", "v", "delta"):
+        np.testing.assert_allclose(s_fast.onsets[field], s_slow.onsets[field], rtol=1e-12)
+
+
+def test_onset_rule_and_time_scale_closed_forms() -> None:
+    """The compiled onset of the Hunt-Crossley family rewrites lam = k chi / max(v_in, v_min)
+    (Hunt-Crossley: chi = 3(1 - c_r)/2, review Eq. 5.12) and the compiled time scale is
+    (m / (k v^(n-1)))^(1/(n+1)), as the Python coefficients() and timescale() give."""
+    from mbplugin.laws import kernels
+    from mbplugin.laws.base import power_timescale
+
+    k, cr, v_min = 3e9, 0.6, 1e-3
+    law = make_law("hunt_crossley", k=k, cr=cr, v_min=v_min)
+    rule = law.onset_rule()
+    assert rule is not None and law.timescale_rule() == (k, 1.5)
+    for v_in in (2.5, 1e-5):
+        row = np.zeros(12)
+        row[:7] = law.coefficients(np.array([1.0]), np.array([1.0]), np.array([1.0]))[0]
+        assert kernels.onset_coefficients(rule[0], rule[1], rule[2], v_in, row)
+        assert row[2] == pytest.approx(k * 1.5 * (1 - cr) / max(v_in, v_min), rel=1e-15)
+        want = law.coefficients(np.array([v_in]), np.array([1.0]), np.array([1.0]))[0]
+        np.testing.assert_array_equal(row[:7], want)
+    m, v = 0.0327, 1.4
+    assert power_timescale(m, k, 1.5, v) == pytest.approx((m / (k * v**0.5)) ** 0.4, rel=1e-15)
+    assert law.timescale(np.array([m]), np.array([v]))[0] == pytest.approx(
+        (m / (k * v**0.5)) ** 0.4, rel=1e-15)
+    hertz = make_law("hertz", k=k).onset_rule()  # F = k d^1.5: the row needs no onset value
+    row = np.arange(12.0)
+    assert hertz is not None and kernels.onset_coefficients(*hertz, 1.0, row)
+    np.testing.assert_array_equal(row, np.arange(12.0))
+    # array-valued parameters (batch studies): onsets through coefficients()
+    assert make_law("hunt_crossley", k=np.array([k, 2 * k]), cr=cr).onset_rule() is None

@@ -199,8 +199,8 @@ class BodyState:
     def inv_inertia_world_ext(self, rot_ext: np.ndarray | None = None) -> np.ndarray:
         """World-frame inverse inertia R I_body^-1 R^T (N + 1, 3, 3); 0 for fixed bodies/world."""
         rot = self.rotations_ext() if rot_ext is None else rot_ext
-        out = np.zeros((len(self) + 1, 3, 3))
-        free = ~np.asarray(self.fixed, dtype=bool)
-        r = rot[:-1][free]
-        out[:-1][free] = np.matmul(np.matmul(r, self.inv_inertia[free]), np.swapaxes(r, 1, 2))
+        out = np.empty((len(self) + 1, 3, 3))
+        _k.world_inverse_inertia_ext(np.ascontiguousarray(rot, dtype=float),
+                                     np.ascontiguousarray(self.inv_inertia, dtype=float),
+                                     np.asarray(self.fixed, dtype=np.bool_), out)
         return out

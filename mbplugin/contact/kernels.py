@@ -185,6 +185,64 @@ def contact_kinematics_batch(a, b, point, normal, pos, vel, omega_w, ra, rb, dde
         vt[k, 2] = t[9]
 
 
+@njit_inline
+def world_inverse_inertia(R, inv_ib, out):
+    """World-frame inverse inertia R I_body^-1 R^T (3, 3) of a body with rotation ``R`` and
+    body-frame inverse inertia ``inv_ib``, written into ``out``."""
+    for i in range(3):
+        a0 = R[i, 0] * inv_ib[0, 0] + R[i, 1] * inv_ib[1, 0] + R[i, 2] * inv_ib[2, 0]
+        a1 = R[i, 0] * inv_ib[0, 1] + R[i, 1] * inv_ib[1, 1] + R[i, 2] * inv_ib[2, 1]
+        a2 = R[i, 0] * inv_ib[0, 2] + R[i, 1] * inv_ib[1, 2] + R[i, 2] * inv_ib[2, 2]
+        for j in range(3):
+            out[i, j] = a0 * R[j, 0] + a1 * R[j, 1] + a2 * R[j, 2]
+
+
+@njit
+def world_inverse_inertia_ext(rot, inv_ib, fixed, out):
+    """:func:`world_inverse_inertia` of N bodies into ``out`` (N + 1, 3, 3), zero for fixed
+    bodies and for the last (world) row; ``rot`` has at least N rows."""
+    out[:] = 0.0
+    for b in range(inv_ib.shape[0]):
+        if not fixed[b]:
+            world_inverse_inertia(rot[b], inv_ib[b], out[b])
+
+
+@njit_inline
+def _along(bi, r0, r1, r2, n0, n1, n2, inv_m, inv_i):
+    """1/m + (r x n) . I_w^-1 (r x n) of body ``bi`` (``inv_m`` (N + 1,), ``inv_i`` (N + 1, 3,
+    3) world frame, with zero rows for fixed bodies and a last zero row for the world, -1)."""
+    c0 = r1 * n2 - r2 * n1
+    c1 = r2 * n0 - r0 * n2
+    c2 = r0 * n1 - r1 * n0
+    w = inv_m[bi]
+    w += c0 * (inv_i[bi, 0, 0] * c0 + inv_i[bi, 0, 1] * c1 + inv_i[bi, 0, 2] * c2)
+    w += c1 * (inv_i[bi, 1, 0] * c0 + inv_i[bi, 1, 1] * c1 + inv_i[bi, 1, 2] * c2)
+    w += c2 * (inv_i[bi, 2, 0] * c0 + inv_i[bi, 2, 1] * c1 + inv_i[bi, 2, 2] * c2)
+    return w
+
+
+@njit_inline
+def effective_mass(ba, bb, ra0, ra1, ra2, rb0, rb1, rb2, n0, n1, n2, inv_m, inv_i):
+    """Effective mass (kg) of a contact along its normal n, rotational inertia included:
+    m_eff = 1 / (1/m_a + 1/m_b + (r_a x n) . I_a^-1 (r_a x n) + (r_b x n) . I_b^-1 (r_b x n))
+    with the world-frame inverse inertias I^-1 = R I_body^-1 R^T: the inverse of the normal
+    component of the two bodies' impulse response at the contact point (rigid-body impulse
+    dynamics; for two free point masses Corral et al. 2021, Eq. 5.14, m1 m2 / (m1 + m2)); inf
+    when neither body can move."""
+    w = (_along(ba, ra0, ra1, ra2, n0, n1, n2, inv_m, inv_i)
+         + _along(bb, rb0, rb1, rb2, n0, n1, n2, inv_m, inv_i))
+    return 1.0 / w if w > 0.0 else np.inf
+
+
+@njit
+def effective_mass_batch(a, b, ra, rb, normal, inv_m, inv_i, out):
+    """:func:`effective_mass` of every contact, written into ``out`` (K,)."""
+    for k in range(a.shape[0]):
+        out[k] = effective_mass(a[k], b[k], ra[k, 0], ra[k, 1], ra[k, 2], rb[k, 0], rb[k, 1],
+                                rb[k, 2], normal[k, 0], normal[k, 1], normal[k, 2], inv_m,
+                                inv_i)
+
+
 @njit
 def sphere_sphere_batch(ca, ra, cb, rb, point, normal, delta):
     """:func:`sphere_sphere` of every row, written into the output arrays."""

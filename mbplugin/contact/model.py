@@ -100,15 +100,6 @@ def as_pair_law(law: Any) -> PairLaw:
     return PairLaw(make_law(name, k=1.0, **params), hertz_k=True)
 
 
-def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Row-wise cross product of two (K, 3) arrays (cheaper than np.cross for small K)."""
-    out = np.empty(np.broadcast_shapes(u.shape, v.shape))
-    out[:, 0] = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
-    out[:, 1] = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
-    out[:, 2] = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
-    return out
-
-
 @dataclass
 class _Part:
     """Narrow-phase output of one pair type (shape ids, geometry, effective radius, feature)."""
@@ -773,17 +764,9 @@ class _Compiled:
         _k.contact_kinematics_batch(a, b, np.ascontiguousarray(point), np.ascontiguousarray(n),
                                     np.ascontiguousarray(pos_ext), np.ascontiguousarray(vel_ext),
                                     np.ascontiguousarray(om_ext), ra, rb, ddelta, vt)
-        inv_m = bodies.inv_mass_ext()
-        inv_i = bodies.inv_inertia_world_ext(rot_ext)
-        ca = _cross(ra, n)
-        cb = _cross(rb, n)
-        w_inv = (
-            inv_m[a] + inv_m[b]
-            + np.sum(ca * np.matmul(inv_i[a], ca[:, :, None])[:, :, 0], axis=1)
-            + np.sum(cb * np.matmul(inv_i[b], cb[:, :, None])[:, :, 0], axis=1)
-        )
-        with np.errstate(divide="ignore"):
-            m_eff = np.where(w_inv > 0, 1.0 / w_inv, np.inf)
+        m_eff = np.empty(k)
+        _k.effective_mass_batch(a, b, ra, rb, np.ascontiguousarray(n), bodies.inv_mass_ext(),
+                                bodies.inv_inertia_world_ext(rot_ext), m_eff)
         key = _k.encode_keys(sa, sb, cat["feature"], self.n)
         # laws: body pair > material pair > default
         ma, mb = self.mat[sa], self.mat[sb]

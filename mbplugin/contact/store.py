@@ -419,21 +419,7 @@ class ContactStore:
         end_rows = np.zeros(len(self), dtype=bool)
         if present.any():
             idx = np.flatnonzero(present)
-            r = rows[idx]
-            for li in np.unique(self.law[r]):
-                law = self.laws[li]
-                sel = self.law[r] == li
-                ii, rr = idx[sel], r[sel]
-                state = self._state(li, self.ode[rr], self.mem[rr])
-                c = self.coef[rr, : law.n_coef]
-                if update_memory and law.n_memory:
-                    law.update_memory(delta[ii], ddelta[ii], c, state)
-                    self.mem[rr, : law.n_memory] = state[:, law.n_state :]
-                mode = np.full(len(ii), law.contact_mode, dtype=np.int64)
-                f = (np.zeros(len(ii)) if law.contact_mode == MODE_TENSION
-                     else law.force_raw(delta[ii], ddelta[ii], c, state))
-                ends = rules.ended_batch(mode, delta[ii], ddelta[ii], np.asarray(f, dtype=float))
-                end_rows[rr[ends]] = True
+            end_rows = self._memory_and_ends(batch, idx, rows[idx], update_memory)
             where = _find(batch.key, self.keys)
             self._delta_last = delta[where].copy()
             self._ddelta_last = ddelta[where].copy()
@@ -442,7 +428,61 @@ class ContactStore:
             bi = _find(batch.key, self.keys[end_rows])
             sep_chunks.append(self._end_rows(t if t_of is None else t_of[bi], end_rows,
                                              delta[bi], ddelta[bi]))
+        self._close(on_chunk, sep_chunks)
+        return self.aligned(batch) if aligned else None
 
+    def _memory_and_ends(self, batch: ContactBatch, idx: np.ndarray, r: np.ndarray,
+                         update_memory: bool) -> np.ndarray:
+        """Memory update (with ``update_memory``) and end-of-contact test of the rows ``r``,
+        present in ``batch`` as its contacts ``idx``; returns the ended rows as a mask over
+        the store's rows."""
+        delta, ddelta = batch.delta, batch.ddelta
+        end_rows = np.zeros(len(self), dtype=bool)
+        for li, sel in self._groups(self.law[r]):
+            law = self.laws[li]
+            ii, rr = (idx, r) if sel is None else (idx[sel], r[sel])
+            state = self._state(li, self.ode[rr], self.mem[rr])
+            c = self.coef[rr, : law.n_coef]
+            if update_memory and law.n_memory:
+                law.update_memory(delta[ii], ddelta[ii], c, state)
+                self.mem[rr, : law.n_memory] = state[:, law.n_state :]
+            mode = np.full(len(ii), law.contact_mode, dtype=np.int64)
+            f = (np.zeros(len(ii)) if law.contact_mode == MODE_TENSION
+                 else law.force_raw(delta[ii], ddelta[ii], c, state))
+            ends = rules.ended_batch(mode, delta[ii], ddelta[ii], np.asarray(f, dtype=float))
+            end_rows[rr[ends]] = True
+        return end_rows
+
+    def start(self, batch: ContactBatch, t: float, coef: np.ndarray | None = None,
+              t_c: np.ndarray | None = None) -> None:
+        """Book the onset of the contacts of ``batch``, found by a driver that located the
+        onset itself (e.g. a compiled engine segment, at the first overlap of a watched pair)
+        at time ``t`` (s): what :meth:`commit` does for new contacts (coefficient rows and
+        values latched at onset, onset events, the memory update and the end-of-contact test
+        of the new rows), with no other change. Every contact of ``batch`` must be new: not
+        active, not latched, overlapping (``delta > 0``). ``coef`` (N, <= NC_MAX) and ``t_c``
+        (N,): the coefficient rows and contact time scales, when the driver computed them
+        with the laws' compiled onset (``Law.onset_rule``, ``Law.timescale_rule``); one law
+        for the whole batch then."""
+        self._check_batch(batch)
+        if len(self) and (self.rows(batch) >= 0).any():
+            raise ParameterError("start: a contact of the batch is already active (use commit)")
+        if len(self.latched_keys) and self.latched(batch).any():
+            raise ParameterError("start: a contact of the batch is latched (use commit)")
+        if not rules.starts_batch(batch.delta).all():
+            raise ParameterError("start: every contact must overlap (delta > 0); use commit")
+        t = float(t)
+        on_chunk = self._onset(batch, np.arange(len(batch)), t, coef, t_c)
+        rows = self.rows(batch)
+        end_rows = self._memory_and_ends(batch, np.arange(len(batch)), rows, True)
+        sep_chunks = []
+        if end_rows.any():
+            bi = _find(batch.key, self.keys[end_rows])
+            sep_chunks.append(self._end_rows(t, end_rows, batch.delta[bi], batch.ddelta[bi]))
+        self._close(on_chunk, sep_chunks)
+
+    def _close(self, on_chunk: np.ndarray, sep_chunks: list[np.ndarray]) -> None:
+        """The events of one booking: latest onsets and separations, appended to all."""
         self.last_onsets = on_chunk
         self.last_separations = (
             np.concatenate(sep_chunks) if sep_chunks else _empty_events()
@@ -452,7 +492,6 @@ class ContactStore:
         if len(self.last_separations):
             self._separations.append(self.last_separations)
         self._seq += 1
-        return self.aligned(batch) if aligned else None
 
     def _end_rows(self, t: float | np.ndarray, end_rows: np.ndarray, delta: np.ndarray,
                   ddelta: np.ndarray) -> np.ndarray:
@@ -481,11 +520,7 @@ class ContactStore:
         order = np.argsort(np.asarray(rows, dtype=np.int64), kind="stable")
         d = np.asarray(delta, dtype=float)[order]
         v = np.asarray(ddelta, dtype=float)[order]
-        self.last_onsets = _empty_events()
-        self.last_separations = self._end_rows(float(t), mask, d, v)
-        if len(self.last_separations):
-            self._separations.append(self.last_separations)
-        self._seq += 1
+        self._close(_empty_events(), [self._end_rows(float(t), mask, d, v)])
 
     def bounces(self) -> np.ndarray:
         """One row per completed contact (onset then separation of the same key), in time order.
@@ -570,8 +605,9 @@ class ContactStore:
         (with its Hertz k, if any); inf where unknown."""
         v = np.maximum(np.abs(batch.ddelta[ii]), 1e-3)
         try:
-            tc = np.broadcast_to(np.asarray(law.timescale(batch.m_eff[ii], v), dtype=float),
-                                 (len(ii),))
+            tc = np.asarray(law.timescale(batch.m_eff[ii], v), dtype=float)
+            if tc.shape != (len(ii),):
+                tc = np.broadcast_to(tc, (len(ii),))
         except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
             return np.full(len(ii), np.inf)
         return np.where(np.isfinite(tc) & (tc > 0), tc, np.inf)
@@ -626,7 +662,8 @@ class ContactStore:
         coef = np.asarray(law.coefficients(v_in, m_eff, r_eff), dtype=float)
         return np.atleast_2d(coef).reshape(len(ii), -1), law
 
-    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float | np.ndarray
+    def _onset(self, batch: ContactBatch, idx: np.ndarray, t: float | np.ndarray,
+               given: np.ndarray | None = None, given_tc: np.ndarray | None = None
                ) -> np.ndarray:
         m = len(idx)
         law_idx = batch.law[idx].astype(np.int64)
@@ -635,34 +672,39 @@ class ContactStore:
         mem = np.zeros((m, NMEM_MAX))
         k_on = np.full(m, np.nan)
         t_c = np.full(m, np.inf)
-        for li in np.unique(law_idx):
-            sel = np.flatnonzero(law_idx == li)
+        groups = self._groups(law_idx)
+        if given is not None and len(groups) != 1:
+            raise ParameterError("start: given coefficient rows need one law for the batch")
+        for li, pick in groups:
+            sel = np.arange(m) if pick is None else np.flatnonzero(pick)
             law = self.laws[li]
-            c, law_k = self._onset_coef_law(li, batch, idx[sel])
-            t_c[sel] = self._time_scale(law_k, batch, idx[sel])
+            if given is not None:
+                c = np.asarray(given, dtype=float).reshape(m, -1)
+                t_c[sel] = np.asarray(given_tc, dtype=float)
+            else:
+                c, law_k = self._onset_coef_law(li, batch, idx[sel])
+                t_c[sel] = self._time_scale(law_k, batch, idx[sel])
             if self.pair_laws[li].hertz_k:
                 k_on[sel] = batch.k_hertz[idx[sel]]
-            s0 = np.asarray(law.initial_state(c), dtype=float).reshape(len(sel), -1)
             coef[sel, : c.shape[1]] = c
-            ode[sel, : law.n_state] = s0[:, : law.n_state]
-            mem[sel, : law.n_memory] = s0[:, law.n_state :]
+            if law.n_state or law.n_memory:
+                s0 = np.asarray(law.initial_state(c), dtype=float).reshape(len(sel), -1)
+                ode[sel, : law.n_state] = s0[:, : law.n_state]
+                mem[sel, : law.n_memory] = s0[:, law.n_state :]
         keys = batch.key[idx]
-        self.keys = np.concatenate([self.keys, keys])
-        self.law = np.concatenate([self.law, law_idx])
-        self.a = np.concatenate([self.a, batch.a[idx]])
-        self.b = np.concatenate([self.b, batch.b[idx]])
-        self.coef = np.concatenate([self.coef, coef])
-        self.ode = np.concatenate([self.ode, ode])
-        self.mem = np.concatenate([self.mem, mem])
-        self.v_in = np.concatenate([self.v_in, batch.ddelta[idx]])
-        self.m_eff = np.concatenate([self.m_eff, batch.m_eff[idx]])
-        self.r_eff = np.concatenate([self.r_eff, batch.r_eff[idx]])
-        self.t_on = np.concatenate([self.t_on, np.broadcast_to(np.asarray(t, dtype=float), (m,))])
-        self.k_on = np.concatenate([self.k_on, k_on])
-        self.t_c = np.concatenate([self.t_c, t_c])
-        self._delta_last = np.concatenate([self._delta_last, batch.delta[idx]])
-        self._ddelta_last = np.concatenate([self._ddelta_last, batch.ddelta[idx]])
-        self._keep_rows(np.argsort(self.keys, kind="stable"))
+        t_on = np.broadcast_to(np.asarray(t, dtype=float), (m,)).copy()
+        new = (keys, law_idx, batch.a[idx], batch.b[idx], coef, ode, mem, batch.ddelta[idx],
+               batch.m_eff[idx], batch.r_eff[idx], t_on, k_on, t_c, batch.delta[idx],
+               batch.ddelta[idx])
+        if len(self.keys):
+            for name, x in zip(self._ROW_FIELDS, new, strict=True):
+                setattr(self, name, np.concatenate([getattr(self, name), x]))
+            self._keep_rows(np.argsort(self.keys, kind="stable"))
+        else:  # the first rows (a lone onset of a small scene): no merge
+            for name, x in zip(self._ROW_FIELDS, new, strict=True):
+                setattr(self, name, x)
+            if m > 1:
+                self._keep_rows(np.argsort(self.keys, kind="stable"))
         return self._events(t, keys, batch.a[idx], batch.b[idx], law_idx, batch.ddelta[idx],
                             batch.delta[idx])
 

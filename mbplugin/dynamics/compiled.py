@@ -25,8 +25,10 @@ Between events the laws' memory is updated after every accepted step (the rule o
 store's commit) and the step continues with the new memory. The accepted states (and, with
 ``contact_samples``, extra dense-output samples inside contact steps) are returned for the
 driver to record. The driver (the engine) owns the bookkeeping at events: detection and the
-contact store's commit. :func:`segment_chain` continues past a lone end of contact (laws
-without ODE states or memory) and hands the end to the driver with the records.
+contact store's commit. :func:`segment_chain` continues past lone events (laws without ODE
+states or memory): the end of the only active contact, and the onset of a free pair while no
+contact is active when its law has a compiled onset (``Law.onset_rule``); it hands the events
+it booked to the driver with the records.
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ from numba.extending import overload
 from scipy.integrate._ivp import radau as _radau
 
 from mbplugin._jit import njit
+from mbplugin.contact import kernels as ck
 from mbplugin.dynamics._kernels import dynamics as _dyn
 from mbplugin.dynamics._kernels import kinematics as _kin
 from mbplugin.laws import kernels
+from mbplugin.laws.base import power_timescale
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -52,6 +56,7 @@ EVENT = 1
 SWITCH = 2
 COMMIT = 3
 FAILED = 4
+RUNNING = -1  #: internal: the step was accepted and the segment goes on
 
 
 @njit
@@ -405,6 +410,39 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
 
 
 @njit
+def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysamp, ytmp,
+            n_samples, contact_samples, rec, nrec, n, BD, G, CR, FR, WP, W):
+    """What both solvers do after an accepted step (t_old, t_new) with the dense output
+    (``y_dense``, ``Fd``; :func:`_interp_t`): the event scan (:func:`_after_step`); at an event
+    ``y`` becomes the state there (``EVENT``); else ``y`` = ``y_new`` and ``f`` = ``f_new`` (the
+    derivative there), the step is recorded, ``COMMIT`` when an event value is <= 0 without a
+    crossing, and the laws' memory is updated (``f`` evaluated again when it changed).
+    Returns (status, ``RUNNING`` to go on; t; records; count; right-hand sides spent)."""
+    nn = y.shape[0]
+    m_rows = CR[1].shape[0]
+    event_t, rec, nrec = _after_step(t_old, t_new, h, y_dense, y_new, Fd, ga, gb, gtmp, ysamp,
+                                     ytmp, n_samples, contact_samples, m_rows, rec, nrec, n, G,
+                                     CR, WP, W)
+    if event_t >= 0.0:
+        _interp_t(event_t, t_old, h, y_dense, Fd, ytmp)
+        for i in range(nn):
+            y[i] = ytmp[i]
+        _normalise(y, n)
+        return EVENT, event_t, rec, nrec, 0
+    for i in range(nn):
+        y[i] = y_new[i]
+        f[i] = f_new[i]
+    rec, nrec = _record(rec, nrec, t_new, 0.0, y, n)
+    for jj in range(ga.shape[0]):
+        if ga[jj] <= 0.0:
+            return COMMIT, t_new, rec, nrec, 0
+    if m_rows and _memory_update(y, n, G, CR, W):
+        _contact_rhs(y, f, n, BD, G, CR, FR, W)
+        return RUNNING, t_new, rec, nrec, 1
+    return RUNNING, t_new, rec, nrec, 0
+
+
+@njit
 def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples, auto,
             switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W):
     """Integrate from (t0, y0) until an event, a solver switch or ``t_end`` (module docs).
@@ -518,33 +556,13 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
         nfev += dop.NS_EXT - dop.NS - 1
         dop.dense_coefficients(K, h, y, y_new, Fd)
         t_old = t
-        event_t, rec, nrec = _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp,
-                                         ytmp, n_samples, contact_samples, m_rows, rec, nrec, n,
-                                         G, CR, WP, W)
-        if event_t >= 0.0:
-            _interp_t(event_t, t_old, h, y, Fd, ytmp)
-            for i in range(nn):
-                y[i] = ytmp[i]
-            _normalise(y, n)
-            t = event_t
-            status = EVENT
+        status, t, rec, nrec, nf = _accept(t_old, t_new, h, y, y, y_new, Fd, F0, K[dop.NS], ga,
+                                           gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
+                                           rec, nrec, n, BD, G, CR, FR, WP, W)
+        nfev += nf
+        if status != RUNNING:
             break
-        t = t_new
-        for i in range(nn):
-            y[i] = y_new[i]
-            F0[i] = K[dop.NS, i]
-        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
         h = h_next
-        any_le = False
-        for jj in range(ng):
-            if ga[jj] <= 0.0:
-                any_le = True
-        if any_le:
-            status = COMMIT
-            break
-        if m_rows and _memory_update(y, n, G, CR, W):
-            _contact_rhs(y, F0, n, BD, G, CR, FR, W)
-            nfev += 1
         if auto and m_rows > 0:
             in_contact += 1
             hw = (t - t_old) * _stiffness_rate(y, n, G, CR, W)
@@ -560,87 +578,236 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
 
 
 @njit
-def _lone_end(y, n, G, CR, WP, W):
-    """Watch index of the one active contact when its end-of-contact value is <= 0 at ``y``
-    and every other event value is > 0 (a lone end of contact), else -1."""
+def _lone_event(y, n, G, CR, WP, W, kind):
+    """Watch index of the only event value <= 0 at ``y`` when it belongs to a watched pair of
+    ``kind`` and that pair is the only active one (``kind`` 1: a lone end of contact) or no
+    pair is active (``kind`` 0: a lone onset); else -1. The values of latched pairs count as
+    others."""
     w_kind = WP[4]
     nw = w_kind.shape[0]
     nlat = 0
+    n_act = 0
     for j in range(nw):
         if w_kind[j] == 2:
             nlat += 1
+        elif w_kind[j] == 1:
+            n_act += 1
+    if n_act != (1 if kind == 1 else 0):
+        return -1
     g = np.empty(nw + nlat)
     _event_values(y, g, n, G, CR, WP, W)
     j1 = -1
     for j in range(g.shape[0]):
-        if j < nw and w_kind[j] == 1:
-            if g[j] > 0.0 or j1 >= 0:
+        if not g[j] > 0.0:
+            if j1 >= 0 or j >= nw or w_kind[j] != kind:
                 return -1
             j1 = j
-        elif not g[j] > 0.0:
-            return -1
     return j1
+
+
+#: Columns of the onsets a chain booked (:func:`segment_chain`): time, watch index, delta,
+#: ddelta, effective mass, contact time scale, normal (3), ra (3), rb (3), vt (3), point (3),
+#: the coefficient row (NC_MAX).
+ON_T, ON_J, ON_D, ON_V, ON_M, ON_TC, ON_N, ON_RA, ON_RB, ON_VT, ON_P, ON_ROW = (
+    0, 1, 2, 3, 4, 5, 6, 9, 12, 15, 18, 21)
+ON_COLS = ON_ROW + kernels.NC_MAX
+
+
+@njit
+def _rows(CR, m, pt, sa, sb, ft, li, m_eff):
+    """Fresh data-row arrays (the CR tuple) for ``m`` (0 or 1) rows: the pair (``pt``, ``sa``,
+    ``sb``, ``ft``), law ``li``, a zero coefficient row and memory, effective mass ``m_eff``."""
+    i64 = np.int64
+    r_pt = np.full(m, pt, dtype=i64)
+    r_sa = np.full(m, sa, dtype=i64)
+    r_sb = np.full(m, sb, dtype=i64)
+    r_ft = np.full(m, ft, dtype=i64)
+    r_law = np.full(m, li, dtype=i64)
+    coef = np.zeros((m, CR[5].shape[1]))
+    mem = np.zeros((m, CR[6].shape[1]))
+    meff = np.full(m, m_eff)
+    return (r_pt, r_sa, r_sb, r_ft, r_law, coef, mem, CR[7], CR[8], CR[9], CR[10], meff)
+
+
+@njit
+def _work(W, m):
+    """The work arrays (the W tuple) for ``m`` data rows (the bodies' arrays shared)."""
+    i64 = np.int64
+    return (W[0], W[1], W[2], W[3], np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m),
+            np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
+            np.empty(m), np.arange(m), W[14], W[15])
+
+
+@njit
+def _append(buf, nb, src):
+    """Append the rows of ``src`` to the growing buffer ``buf`` holding ``nb`` rows."""
+    k = src.shape[0]
+    if nb + k > buf.shape[0]:
+        bigger = np.empty((max(2 * buf.shape[0], nb + k), buf.shape[1]))
+        bigger[:nb] = buf[:nb]
+        buf = bigger
+    buf[nb : nb + k] = src
+    return buf, nb + k
+
+
+@njit
+def _event_record(t, kind, y):
+    r = np.empty((1, 2 + y.shape[0]))
+    r[0, 0] = t
+    r[0, 1] = kind
+    r[0, 2:] = y
+    return r
 
 
 @njit
 def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_samples,
                   contact_samples, auto, switch_steps, stiff_hw, stiff_steps, absorb_ends, n,
-                  BD, G, CR, FR, WP, W):
-    """:func:`segment`, continued past a lone end of contact (``absorb_ends``: the world's laws
-    have no ODE states and no memory). When the segment stops at the end of the only active
-    contact, the end is applied to the watch arrays here (the pair becomes free, or latched
-    with its residual overlap, as :meth:`ContactStore.commit` books it) and a second segment
-    runs from the event with no active contact (step limit ``max_step_free``), as the driver
-    would start it. Returns :func:`segment`'s tuple with the records of both segments (the
-    event as a record of kind 2 between them) and the ends applied, (k, 3): t, delta, ddelta
-    of the ended row (row 0), for the driver to book in the contact store."""
+                  BD, G, CR, FR, WP, W, ON):
+    """:func:`segment`, continued past the contact events it can book itself when the world's
+    laws have no ODE states and no memory (``absorb_ends``; no state layout or memory changes
+    at an event):
+
+    * a lone end of contact (the only active contact ends, every other event value > 0): the
+      pair becomes free, or latched with its residual overlap, as ``ContactStore.commit``
+      books it; the next segment runs with no active contact (step limit ``max_step_free``);
+    * a lone onset (no active contact, one free pair starts to overlap, every other event
+      value > 0) of a pair whose onset can be computed here (``ON``, from
+      ``EngineContacts.compiled_arrays``: the pair's law and its constants, a coefficient row
+      of its law and the law's compiled onset rule, ``Law.onset_rule``, and time-scale
+      parameters): the effective mass (:func:`mbplugin.contact.kernels.effective_mass`), the
+      row for the latched impact speed (:func:`mbplugin.laws.kernels.onset_coefficients`)
+      and the contact time scale (:func:`mbplugin.laws.base.power_timescale`) at the event,
+      the end-of-contact rule checked at the onset; the next segment runs with that row,
+      step limit min(``max_step_free``, time scale), first step at most a fifth of it, as the
+      driver would start it.
+
+    Returns :func:`segment`'s tuple with the records of every segment (each event as a record
+    of kind 2, an end, or 3, an onset, between them), the ends applied (k, 3): t, delta,
+    ddelta of the ended row; the onsets booked (k, ``ON_COLS``); and, when the chain stopped
+    at a lone onset it could not book, its watch index (else -1), for the driver to book in
+    the contact store in record order."""
     out = segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
                   auto, switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W)
     status, t, y, h_next, steps, nfev, rec = out
-    ends = np.empty((0, 3))
-    if not (absorb_ends and status == EVENT and CR[1].shape[0] == 1 and t < t_end):
-        return status, t, y, h_next, steps, nfev, rec, ends
-    j1 = _lone_end(y, n, G, CR, WP, W)
-    if j1 < 0:
-        return status, t, y, h_next, steps, nfev, rec, ends
+    nn = y.shape[0]
+    ends = np.empty((4, 3))
+    n_ends = 0
+    ons = np.empty((4, ON_COLS))
+    n_ons = 0
+    if not absorb_ends:
+        return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1
     body, lpos, lrot, radius, plane_n, plane_p, half = G
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
+    on_ok, on_law, on_row, on_rule, on_p, on_ts, inv_m, fixed, iw = ON
+    inv_ib = BD[2]
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
-    nn = y.shape[0]
-    quat = y[3 * n : 7 * n].reshape((n, 4))
-    omega = y[10 * n : 13 * n].reshape((n, 3))
-    _kin(quat, omega, R, omega_w)
-    gg = pairs.pair_one(w_ptype[j1], w_sa[j1], w_sb[j1], w_feat[j1], body, lpos, lrot, radius,
-                        plane_n, plane_p, half, y[0 : 3 * n].reshape((n, 3)), R,
-                        y[7 * n : 10 * n].reshape((n, 3)), omega_w, Ra, Rb)
-    d = gg[0]
-    v = gg[1]
-    w_row[j1] = -1
-    if d > 0.0:  # residual overlap: latched (rules.latch_*), as the store books it
-        w_kind[j1] = 2
-        w_dsep[j1] = d
-    else:
-        w_kind[j1] = 0
-    ends = np.empty((1, 3))
-    ends[0, 0] = t
-    ends[0, 1] = d
-    ends[0, 2] = v
-    CR0 = (CR[0][:0], CR[1][:0], CR[2][:0], CR[3][:0], CR[4][:0], CR[5][:0], CR[6][:0], CR[7],
-           CR[8], CR[9], CR[10], CR[11][:0])
-    W0 = (W[0], W[1], W[2], W[3], W[4][:0], W[5][:0], W[6][:0], W[7][:0], W[8][:0], W[9][:0],
-          W[10][:0], W[11][:0], W[12][:0], W[13][:0], W[14], W[15])
-    out2 = segment(y, t, t_end, max(h_next, 1e-15), rtol, atol_s, max_step_free, n_samples,
-                   contact_samples, auto, switch_steps, stiff_hw, stiff_steps, n, BD, G, CR0,
-                   FR, WP, W0)
-    status2, t2, y2, h2, steps2, nfev2, rec2 = out2
-    k1 = rec.shape[0]
-    allrec = np.empty((k1 + 1 + rec2.shape[0], 2 + nn))
-    allrec[:k1] = rec
-    allrec[k1, 0] = t
-    allrec[k1, 1] = 2.0
-    allrec[k1, 2:] = y
-    allrec[k1 + 1 :] = rec2
-    return status2, t2, y2, h2, steps + steps2, nfev + nfev2, allrec, ends
+    m = CR[1].shape[0]
+    crc = _rows(CR, 0, 0, 0, 0, 0, 0, 0.0)
+    wc = _work(W, 0)
+    first = True
+    allrec = rec
+    nrec = rec.shape[0]
+    lone_onset = -1
+    while status == EVENT and t < t_end and m <= 1:
+        if first:
+            j = _lone_event(y, n, G, CR, WP, W, m)
+        else:
+            j = _lone_event(y, n, G, crc, WP, W, m)
+        if j < 0:
+            break
+        pos = y[0 : 3 * n].reshape((n, 3))
+        quat = y[3 * n : 7 * n].reshape((n, 4))
+        vel = y[7 * n : 10 * n].reshape((n, 3))
+        omega = y[10 * n : 13 * n].reshape((n, 3))
+        _kin(quat, omega, R, omega_w)
+        gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
+                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+        d = gg[0]
+        v = gg[1]
+        h = max(h_next, 1e-15)
+        if m == 1:
+            # a lone end: free, or latched with the residual overlap (rules.latch_*)
+            w_row[j] = -1
+            if d > 0.0:
+                w_kind[j] = 2
+                w_dsep[j] = d
+            else:
+                w_kind[j] = 0
+            e = np.empty((1, 3))
+            e[0, 0] = t
+            e[0, 1] = d
+            e[0, 2] = v
+            ends, n_ends = _append(ends, n_ends, e)
+            crc = _rows(CR, 0, 0, 0, 0, 0, 0, 0.0)
+            wc = _work(W, 0)
+            m = 0
+            ms = max_step_free
+            kind = 2.0
+        else:
+            if not rules.starts(d):
+                break  # touching exactly: the driver's commit books it (it nudges such pairs)
+            if not on_ok[j]:
+                lone_onset = j
+                break
+            a = body[w_sa[j]]
+            b = body[w_sb[j]]
+            ck.world_inverse_inertia_ext(R, inv_ib, fixed, iw)
+            meff = ck.effective_mass(a, b, gg[5], gg[6], gg[7], gg[8], gg[9], gg[10], gg[2],
+                                     gg[3], gg[4], inv_m, iw)
+            li = on_law[j]
+            nc = _rows(CR, 1, w_ptype[j], w_sa[j], w_sb[j], w_feat[j], li, meff)
+            row = nc[5][0]
+            for c in range(row.shape[0]):
+                row[c] = on_row[j, c]
+            v_in = rules.onset_speed(v)
+            if not kernels.onset_coefficients(on_rule[j], on_p[j, 0], on_p[j, 1], v_in, row):
+                lone_onset = j
+                break
+            zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+            f = kernels.force(CR[8][li], d, v, kernels.ctuple(nc[5], 0), zs)
+            if rules.ended(CR[9][li], d, v, f):
+                lone_onset = j
+                break
+            tc = power_timescale(meff, on_ts[j, 0], on_ts[j, 1], max(abs(v), 1e-3))
+            if not (math.isfinite(tc) and tc > 0.0):
+                tc = np.inf
+            o = np.empty((1, ON_COLS))
+            o[0, ON_T] = t
+            o[0, ON_J] = j
+            o[0, ON_D] = d
+            o[0, ON_V] = v
+            o[0, ON_M] = meff
+            o[0, ON_TC] = tc
+            for c in range(3):
+                o[0, ON_N + c] = gg[2 + c]
+                o[0, ON_RA + c] = gg[5 + c]
+                o[0, ON_RB + c] = gg[8 + c]
+                o[0, ON_VT + c] = gg[11 + c]
+                o[0, ON_P + c] = gg[5 + c] + (pos[a, c] if a >= 0 else 0.0)
+            for c in range(row.shape[0]):
+                o[0, ON_ROW + c] = row[c]
+            ons, n_ons = _append(ons, n_ons, o)
+            w_kind[j] = 1
+            w_row[j] = 0
+            crc = nc
+            wc = _work(W, 1)
+            m = 1
+            ms = min(max_step_free, tc)
+            h = min(h, tc / 5.0)
+            kind = 3.0
+        if first:
+            allrec = np.empty((max(64, 4 * nrec), 2 + nn))
+            allrec[:nrec] = rec
+            first = False
+        allrec, nrec = _append(allrec, nrec, _event_record(t, kind, y))
+        out = segment(y, t, t_end, h, rtol, atol_s, ms, n_samples, contact_samples, auto,
+                      switch_steps, stiff_hw, stiff_steps, n, BD, G, crc, FR, WP, wc)
+        status, t, y, h_next, s2, f2, rec2 = out
+        steps += s2
+        nfev += f2
+        allrec, nrec = _append(allrec, nrec, rec2)
+    return (status, t, y, h_next, steps, nfev, allrec[:nrec].copy(), ends[:n_ends].copy(),
+            ons[:n_ons].copy(), lone_onset)
 
 
 # ---- Radau IIA (order 5): SciPy's ``scipy.integrate.Radau``, compiled --------------------------
@@ -1012,7 +1179,6 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     (resting) phases. Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
     nn = y0.shape[0]
     P = (n, BD, G, CR, FR, W)
-    m_rows = CR[1].shape[0]
     atol = np.full(nn, atol_s)
     y = y0.copy()
     t = t0
@@ -1044,32 +1210,12 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
             break
         steps += 1
         t_old = t
-        event_t, rec, nrec = _after_step(t_old, t_new, h, y_old, y_new, Dq, ga, gb, gtmp,
-                                         ysamp, ytmp, n_samples, contact_samples, m_rows, rec,
-                                         nrec, n, G, CR, WP, W)
-        if event_t >= 0.0:
-            _interp_t(event_t, t_old, h, y_old, Dq, ytmp)
-            for i in range(nn):
-                y[i] = ytmp[i]
-            _normalise(y, n)
-            t = event_t
-            status = EVENT
+        status, t, rec, nrec, nf = _accept(t_old, t_new, h, y_old, y, y_new, Dq, f, f_new, ga,
+                                           gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
+                                           rec, nrec, n, BD, G, CR, FR, WP, W)
+        nfev += nf
+        if status != RUNNING:
             break
-        t = t_new
-        for i in range(nn):
-            y[i] = y_new[i]
-            f[i] = f_new[i]
-        rec, nrec = _record(rec, nrec, t, 0.0, y, n)
-        any_le = False
-        for jj in range(ng):
-            if ga[jj] <= 0.0:
-                any_le = True
-        if any_le:
-            status = COMMIT
-            break
-        if m_rows and _memory_update(y, n, G, CR, W):
-            _contact_rhs(y, f, n, BD, G, CR, FR, W)
-            nfev += 1
         if t >= t_end:
             status = DONE
             break
@@ -1093,6 +1239,13 @@ class SegmentResult:
     #: ends of contact located and applied by the segment (:func:`segment_chain`), (k, 3):
     #: t, delta, ddelta of the store's row 0; the driver books them (``ContactStore.end``)
     ends: np.ndarray | None = None
+    #: at an ``EVENT`` reached with no active contact: the watch index of the pair whose onset
+    #: it is when every other event value is > 0 (a lone onset, booked by the driver without
+    #: a detection: ``EngineContacts.onset``), else -1
+    onset: int = -1
+    #: onsets the segment booked itself (:func:`segment_chain`), (k, ``ON_COLS``), in time
+    #: order; the driver books them (``EngineContacts.onset_row``) before their records
+    onsets: np.ndarray | None = None
 
 
 def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
@@ -1105,7 +1258,7 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
     DOP853 (:func:`segment_chain`: with ``absorb_ends`` it continues past a lone end of
     contact with the step limit ``max_step_free``) or, with ``implicit=True``, Radau
     (:func:`radau_segment`, with the Jacobian's difference scales ``jscale``)."""
-    n, BD, G, CR, FR, WP, W = arrays
+    n, BD, G, CR, FR, WP, W, ON = arrays
     if implicit:
         out = radau_segment(
             np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
@@ -1113,14 +1266,18 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
             float(min(max_step, 1e300)), int(n_samples), int(contact_samples), jscale, 3,
             n, BD, G, CR, FR, WP, W)
         status, t1, y1, h_next, steps, nfev, rec = out
+        onset = (_lone_event(y1, n, G, CR, WP, W, 0)
+                 if status == EVENT and CR[1].shape[0] == 0 else -1)
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
-                             rec)
+                             rec, None, int(onset))
     out = segment_chain(
         np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
         -1.0 if h is None else float(h), float(rtol), float(atol), float(min(max_step, 1e300)),
         float(min(max_step if max_step_free is None else max_step_free, 1e300)),
         int(n_samples), int(contact_samples), bool(auto), int(switch_steps), float(stiff_hw),
-        int(stiff_steps), bool(absorb_ends), n, BD, G, CR, FR, WP, W)
-    status, t1, y1, h_next, steps, nfev, rec, ends = out
+        int(stiff_steps), bool(absorb_ends), n, BD, G, CR, FR, WP, W, ON)
+    status, t1, y1, h_next, steps, nfev, rec, ends, onsets, onset = out
+    if not absorb_ends and status == EVENT and CR[1].shape[0] == 0:
+        onset = _lone_event(y1, n, G, CR, WP, W, 0)
     return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec,
-                         ends)
+                         ends, int(onset), onsets)

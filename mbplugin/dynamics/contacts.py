@@ -30,6 +30,7 @@ coefficients latched at onset, ODE state, memory, onset/separation events).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,11 +38,13 @@ import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel
 from mbplugin.dynamics import _kernels as _k
+from mbplugin.dynamics import compiled as cp
 from mbplugin.dynamics.advisor import friction_step, stable_step
 from mbplugin.dynamics.bodies import Bodies
 from mbplugin.dynamics.energy import stored_energy
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
+from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -136,7 +139,17 @@ class EngineContacts:
             for law in self.laws
         )
         self.fast = True  #: use the compiled pair path when every pair type allows it
+        #: let compiled segments book the lone onsets of pairs met before (see :meth:`onset`)
+        self.compiled_onsets = True
         self._pair_info_cache: dict[bytes, tuple[np.ndarray, ...]] = {}
+        #: per contact key: (r_eff, law, k_hertz) of a known primitive pair (constants of the
+        #: pair's shapes and materials), from its first detection (see :meth:`onset`)
+        self._pair_const: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        #: per contact key: (law index, a coefficient row, the law's onset rule, time-scale
+        #: parameters) for the compiled onset of :func:`compiled.segment_chain`, from the
+        #: pair's first onset booked here (see :meth:`onset`)
+        self._onset_tpl: dict[int, tuple[int, np.ndarray, tuple, tuple[float, float]]] = {}
+        self._on_cache: tuple[Any, ...] = (None, -1, None)
         self._rows_keys = np.zeros(0, dtype=np.int64)
         self._rows_geo: tuple[np.ndarray, ...] | None = None
         self._w_geo: tuple[np.ndarray, ...] | None = None
@@ -333,6 +346,7 @@ class EngineContacts:
         A pair touching exactly (delta = 0) while approaching starts in contact: the initial
         state is then the instant of first contact (as in the papers' impact setting).
         """
+        n_old = self.n_ode  # the layout ``y`` was packed with: the rows active until now
         self.store.reset()
         self._all_keys = None
         self._w_info_keys = None
@@ -340,7 +354,6 @@ class EngineContacts:
         self._gb = None
         self._ck = None
         batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
-        n_old = self.n_ode
         self.store.begin(batch, t)
         self._rows_geo = None
         return self._rebuild(y, n_old)
@@ -401,6 +414,95 @@ class EngineContacts:
             raise RuntimeError(f"end_row: {len(self.store)} active contacts, expected 1")
         self.store.end(t, np.zeros(1, dtype=np.int64), np.array([delta]), np.array([ddelta]))
         self._rows_geo = None
+
+    def onset(self, t: float, y: np.ndarray, j: int) -> np.ndarray:
+        """Book the onset of watched pair ``j`` at the event state ``y`` (time ``t``, s) that a
+        compiled segment located while no contact was active, every other event value > 0
+        (:attr:`mbplugin.dynamics.compiled.SegmentResult.onset`): what :meth:`commit` books
+        there (:meth:`ContactStore.start` of that one contact) without detecting every pair.
+        Returns ``y`` rebuilt for the new row."""
+        if len(self.store) or self._w_geo is None:
+            raise RuntimeError("onset: needs no active contact and a compiled watch")
+        batch = self._pair_batch(y, j)
+        if not batch.delta[0] > 0.0:  # touching exactly: commit's rule (nudged) books it
+            return self.commit(t, y)[1]
+        n_old = self.n_ode
+        self.store.start(batch, t)
+        self._rows_geo = None
+        self._onset_template(int(self._wkeys[j]))
+        return self._rebuild(y, n_old)
+
+    def _onset_template(self, key: int) -> None:
+        """Keep what a compiled segment needs to book later onsets of pair ``key`` itself
+        (its law's compiled onset rule and time scale, a coefficient row with the pair's
+        stiffness), when the laws allow it (:attr:`ends_in_segment`)."""
+        s = self.store
+        if (key in self._onset_tpl or not (self.compiled_onsets and self.ends_in_segment)
+                or len(s) != 1):
+            return
+        li = int(s.law[0])
+        law = self.laws[li]
+        rule = law.onset_rule()
+        if rule is None:
+            return
+        k_on = float(s.k_on[0])
+        ts = (law.replace(k=k_on) if math.isfinite(k_on) else law).timescale_rule()
+        if ts is not None:
+            self._onset_tpl[key] = (li, s.coef[0].copy(), rule, ts)
+
+    def onset_row(self, o: np.ndarray) -> None:
+        """Book an onset that a compiled segment booked itself (a row of
+        :attr:`SegmentResult.onsets <mbplugin.dynamics.compiled.SegmentResult>`: time, watch
+        index, geometry, effective mass, coefficient row, time scale) in the store
+        (:meth:`ContactStore.start` with the row and time scale given)."""
+        j = int(o[cp.ON_J])
+        keys = self._wkeys[j : j + 1]
+        r_eff, law, k_hertz = self._pair_const[int(keys[0])]
+        assert self._w_geo is not None
+        ab = self._sbody[np.concatenate([self._w_geo[0][j : j + 1], self._w_geo[1][j : j + 1]])]
+        a, b = ab[:1].astype(np.int64), ab[1:].astype(np.int64)
+
+        def vec(c: int) -> np.ndarray:
+            return o[None, c : c + 3].copy()
+
+        batch = ContactBatch(a, b, keys.copy(), vec(cp.ON_P), vec(cp.ON_N),
+                             o[cp.ON_D : cp.ON_D + 1], o[cp.ON_V : cp.ON_V + 1], vec(cp.ON_VT),
+                             o[cp.ON_M : cp.ON_M + 1], r_eff.copy(), vec(cp.ON_RA),
+                             vec(cp.ON_RB), law.copy(), k_hertz.copy())
+        self.store.start(batch, float(o[cp.ON_T]), coef=o[None, cp.ON_ROW :],
+                         t_c=o[cp.ON_TC : cp.ON_TC + 1])
+        self._rows_geo = None
+
+    def _pair_batch(self, y: np.ndarray, j: int) -> ContactBatch:
+        """The contact of watched pair ``j`` at ``y`` as a one-contact batch: the batch of
+        :meth:`ContactModel.detect_pairs` (its first time, keeping the pair's constants r_eff,
+        law and k_hertz), then the state-dependent fields by :func:`pairs.pair_contacts`."""
+        keys = self._wkeys[j : j + 1]
+        st = self.state_from_y(y)
+        const = self._pair_const.get(int(keys[0]))
+        if const is None:
+            batch = self.model.detect_pairs(st, keys, self.margin)
+            if len(batch) != 1:
+                raise RuntimeError(f"onset: pair {int(keys[0])} is not in contact")
+            self._pair_const[int(keys[0])] = (batch.r_eff, batch.law, batch.k_hertz)
+            return batch
+        assert self._w_geo is not None
+        sa, sb, feat, ptype = (np.ascontiguousarray(x[j : j + 1], dtype=np.int64)
+                               for x in self._w_geo)
+        rot_ext = st.rotations_ext()
+        i64 = np.int64
+        a, b = np.empty(1, dtype=i64), np.empty(1, dtype=i64)
+        point, normal, vt, ra, rb = (np.empty((1, 3)) for _ in range(5))
+        delta, ddelta, m_eff = np.empty(1), np.empty(1), np.empty(1)
+        pairs.pair_contacts(ptype, sa, sb, feat, np.ascontiguousarray(self._sbody, dtype=i64),
+                            self._lpos, self._lrot, self._radius, self._plane_n, self._plane_p,
+                            self._half, np.ascontiguousarray(st.pos), rot_ext,
+                            np.ascontiguousarray(st.vel), np.ascontiguousarray(st.omega),
+                            st.inv_mass_ext(), st.inv_inertia_world_ext(rot_ext), a, b, point,
+                            normal, delta, ddelta, vt, ra, rb, m_eff)
+        r_eff, law, k_hertz = const
+        return ContactBatch(a, b, keys.copy(), point, normal, delta, ddelta, vt, m_eff,
+                            r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
 
     def _detect(self, y: np.ndarray) -> ContactBatch:
         """Detection at ``y`` with the force margin, by the narrow phase on known pairs: for a
@@ -608,7 +710,39 @@ class EngineContacts:
              np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m), np.empty(m),
              np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
              np.empty(m), np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
-        return n, BD, G, CR, FR, WP, W
+        return n, BD, G, CR, FR, WP, W, self._onset_arrays()
+
+    def _onset_arrays(self) -> tuple[np.ndarray, ...]:
+        """The ``ON`` arrays of :func:`compiled.segment_chain` for the watched pairs: per pair
+        whether its onset can be booked in the segment, its law, coefficient row, onset rule
+        and time-scale parameters (:meth:`_onset_template`); the bodies' inverse masses
+        (N + 1, world row 0), fixed flags and a work array (N + 1, 3, 3). Cached per watch key
+        set and template count."""
+        keys = self._wkeys
+        tag = (keys, len(self._onset_tpl))
+        if self._on_cache[0] is keys and self._on_cache[1] == tag[1]:
+            return self._on_cache[2]
+        nw = len(keys)
+        i64 = np.int64
+        ok = np.zeros(nw, dtype=i64)
+        law = np.zeros(nw, dtype=i64)
+        row = np.zeros((nw, NC_MAX))
+        rule = np.zeros(nw, dtype=i64)
+        par = np.zeros((nw, 2))
+        ts = np.ones((nw, 2))
+        for j in range(nw) if self._onset_tpl else ():
+            tpl = self._onset_tpl.get(int(keys[j]))
+            if tpl is not None:
+                ok[j] = 1
+                law[j], row[j], (rule[j], par[j, 0], par[j, 1]), ts[j] = tpl
+        b = self.bodies
+        n = len(b)
+        inv_m = np.zeros(n + 1)
+        inv_m[:n] = b.inv_mass
+        out = (ok, law, row, rule, par, ts, inv_m, np.ascontiguousarray(b.fixed, dtype=np.bool_),
+               np.zeros((n + 1, 3, 3)))
+        self._on_cache = (keys, tag[1], out)
+        return out
 
     def event_values(self, t: float, y: np.ndarray) -> np.ndarray:
         """Event values of the watched pairs at state ``y`` (see the module docstring)."""

@@ -346,6 +346,19 @@ def _strict_side(contacts: Any, sol: Callable[[float], np.ndarray], t: float, t_
     return tt
 
 
+def _book(contacts: Any, kind: float, ends: np.ndarray, onsets: np.ndarray,
+          booked: list[int]) -> None:
+    """Book in the contact store the next end (record kind 2) or onset (kind 3) that a
+    compiled segment located and continued past; ``booked`` counts (ends, onsets) so far."""
+    if kind == 2.0:
+        e = ends[booked[0]]
+        contacts.end_row(float(e[0]), float(e[1]), float(e[2]))
+        booked[0] += 1
+    else:
+        contacts.onset_row(onsets[booked[1]])
+        booked[1] += 1
+
+
 def run_adaptive(
     world: World,
     y0: np.ndarray,
@@ -424,28 +437,27 @@ def run_adaptive(
                 if seg.status == COMMIT and len(recs):
                     recs = recs[:-1]  # recorded below, after the commit
                 ends = seg.ends if seg.ends is not None else np.zeros((0, 3))
-                ie = 0
+                ons = seg.onsets if seg.onsets is not None else np.zeros((0, 0))
+                booked = [0, 0]  # ends, onsets booked so far
                 if records is not None and callback is not None:
-                    # blocks of records between the ends of contact the segment continued
-                    # past; each end is booked before its own record
+                    # blocks of records between the contact events the segment continued
+                    # past; each event is booked before its own record
                     start = 0
-                    for j in np.flatnonzero(recs[:, 1] == 2.0) if len(recs) else ():
+                    kinds = recs[:, 1]
+                    for j in np.flatnonzero(kinds >= 2.0) if len(recs) else ():
                         if j > start:
-                            records(recs[start:j, 0], recs[start:j, 2:], recs[start:j, 1])
-                        contacts.end_row(float(ends[ie, 0]), float(ends[ie, 1]),
-                                         float(ends[ie, 2]))
-                        ie += 1
+                            records(recs[start:j, 0], recs[start:j, 2:], kinds[start:j])
+                        _book(contacts, float(kinds[j]), ends, ons, booked)
                         stats.events += 1
+                        kinds[j] = 2.0  # an event record
                         start = j
                     if start < len(recs):
-                        records(recs[start:, 0], recs[start:, 2:], recs[start:, 1])
+                        records(recs[start:, 0], recs[start:, 2:], kinds[start:])
                     recs = recs[:0]
                 for row in recs:
-                    if row[1] == 2.0:
-                        # an end of contact the segment located and continued past: booked now
-                        contacts.end_row(float(ends[ie, 0]), float(ends[ie, 1]),
-                                         float(ends[ie, 2]))
-                        ie += 1
+                    if row[1] >= 2.0:
+                        # a contact event the segment located and continued past: booked now
+                        _book(contacts, float(row[1]), ends, ons, booked)
                         stats.events += 1
                         if callback is not None:
                             callback(float(row[0]), row[2:].copy(), "event")
@@ -455,7 +467,11 @@ def run_adaptive(
                 h_next = max(seg.h_next, 1e-15)
                 if seg.status == EVENT:
                     stats.events += 1
-                    y = contacts.commit(t, y)[1]
+                    if seg.onset >= 0:
+                        # a lone onset: booked from the one pair, no detection of every pair
+                        y = contacts.onset(t, y, seg.onset)
+                    else:
+                        y = contacts.commit(t, y)[1]
                     if callback is not None:
                         callback(t, y, "event")
                     h_next = min(h_next, contacts.first_step_hint())

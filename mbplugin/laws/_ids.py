@@ -14,3 +14,9 @@ THORNTON = 11  #: Thornton elastic-perfectly plastic spheres (plastic.py)
 YIGIT = 12  #: Yigit et al. three-phase / linearised elastoplastic (plastic.py)
 XIONG = 13  #: Xiong et al. internal state with residual indentation (xiong.py)
 JIAN = 14  #: Jian et al. relaxing viscoelastic damping, time since onset as state (jian.py)
+
+# compiled onset rules (:func:`mbplugin.laws.kernels.onset_coefficients`): how a law's onset
+# coefficient row follows from the latched impact speed, for engines that book onsets in
+# compiled code (``Law.onset_rule``)
+ONSET_NONE = 0  #: the row depends on no value latched at onset but the pair's constants (r_eff)
+ONSET_HC = 1  #: Hunt-Crossley family: lam = k chi / max(v_in, v_min) (hunt_crossley.py)

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 
 #: Separation rule and force clipping of a law (see :attr:`Law.contact_mode`).
@@ -134,6 +135,15 @@ def _fmt(x: float) -> str:
         return "-inf"
     return f"{x:g}"
 
+
+
+@njit
+def power_timescale(m, k, n, v):
+    """Time scale (s) of a mass ``m`` (kg) meeting a spring k delta^n at speed ``v`` (m/s):
+    (m / (k v^(n-1)))^(1/(n+1)), the unit of time that makes the impact equation
+    m x'' = -k x^n free of parameters (Hunt & Crossley 1975; the contact lasts a few of them).
+    Scalars in compiled code; ``power_timescale.py_func`` takes arrays."""
+    return (m / (k * v ** (n - 1.0))) ** (1.0 / (n + 1.0))
 
 class Law:
     """Base class of every contact force law (an immutable parameter object).
@@ -287,12 +297,38 @@ class Law:
         The default reads the parameters ``k`` and ``n`` (a Hertz-like spring k*delta^n) and
         returns (m / (k v0^(n-1)))^(1/(n+1)).
         """
+        k, n = self._timescale_kn()
+        return power_timescale.py_func(np.asarray(m_eff, dtype=float), k, n,
+                                       np.asarray(v0, dtype=float))
+
+    def _timescale_kn(self) -> tuple[Any, Any]:
         k = self._values["k"]  # a float or a read-only float array (checked by Param)
         n = self._values.get("n")
-        n = 1.5 if n is None else n
-        m = np.asarray(m_eff, dtype=float)
-        v = np.asarray(v0, dtype=float)
-        return (m / (k * v ** (n - 1.0))) ** (1.0 / (n + 1.0))
+        return k, (1.5 if n is None else n)
+
+    def timescale_rule(self) -> tuple[float, float] | None:
+        """(k, n) of :func:`power_timescale` when :meth:`timescale` is the default one and the
+        parameters are scalars (an engine evaluates it in compiled code), else None."""
+        if type(self).timescale is not Law.timescale or self.size != 1 or "k" not in self._values:
+            return None
+        k, n = self._timescale_kn()
+        return float(k), float(n)
+
+    def onset_rule(self) -> tuple[int, float, float] | None:
+        """The compiled form of :meth:`coefficients` for an engine that books onsets inside a
+        compiled loop: (rule id of :func:`mbplugin.laws.kernels.onset_coefficients`, its two
+        parameters); the row is then a row of :meth:`coefficients` with the columns that
+        depend on the impact speed rewritten by the rule. None (the default): onsets go
+        through :meth:`coefficients`, except for laws with scalar parameters whose rows need
+        neither the impact speed nor the effective mass (``needs``): a row of a pair (whose
+        effective radius is a constant of its shapes) serves every later onset of that pair
+        unchanged (``ONSET_NONE``)."""
+        needs = self.needs
+        if self.size == 1 and "v_in" not in needs and "m_eff" not in needs:
+            from mbplugin.laws import _ids
+
+            return _ids.ONSET_NONE, 0.0, 0.0
+        return None
 
     # -- evaluation (vectorised over contacts) ----------------------------------------------------
     def force_raw(
@@ -316,12 +352,8 @@ class Law:
         from mbplugin.laws import kernels
 
         d, v, c, s = self._batch(delta, ddelta, coef, state)
-        if self.size == 1:
-            # rows of this law's coefficients(): only its per-contact columns vary
-            return kernels.force_batch_uniform(self._kid(), self.contact_mode, d, v, c, s,
-                                               self.n_state, self.n_memory)
-        return kernels.force_batch(self._kid(), self.contact_mode, d, v, c, s, self.n_state,
-                                   self.n_memory)
+        return kernels.force_batch_uniform(self._kid(), self.contact_mode, d, v, c, s,
+                                           self.n_state, self.n_memory)
 
     def potential(self, delta: np.ndarray, coef: np.ndarray, state: np.ndarray) -> np.ndarray:
         """Elastic energy (J) each contact holds at indentation ``delta`` (m), shape (N,).
@@ -364,6 +396,11 @@ class Law:
         self, delta: Any, ddelta: Any, coef: Any, state: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         d, v, c, s = _as_batch(delta, ddelta, coef, state)
+        if c.shape[1] < self.n_coef:
+            raise ParameterError(
+                f"{self.name}: coefficient rows have {c.shape[1]} values, the law's rows have "
+                f"{self.n_coef} (as its coefficients() makes them)"
+            )
         need = self.n_state + self.n_memory
         if s.shape[1] < need:
             raise ParameterError(

@@ -23,6 +23,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.optimize import brentq
 
+from mbplugin._jit import njit
+from mbplugin.laws import _ids
 from mbplugin.laws.base import Param
 from mbplugin.laws.power import K_PARAM, N_PARAM, PowerLaw, power_coefficients
 
@@ -39,6 +41,15 @@ V_MIN_PARAM = Param(
 )
 
 
+@njit
+def hc_damping(k, chi, v_in, v_min):
+    """The family's damping coefficient lam = k chi / max(v_in, v_min) (review Eq. 5.18 with the
+    latched impact speed floored at ``v_min``). Scalars in compiled code (the engine's compiled
+    onset, :func:`mbplugin.laws.kernels.onset_coefficients`); ``hc_damping.py_func`` takes
+    arrays (:meth:`HuntCrossleyFamily.coefficients`)."""
+    return k * chi / np.maximum(v_in, v_min)
+
+
 class HuntCrossleyFamily(PowerLaw):
     """Base class: F = k delta^n + (k chi(c_r) / max(v_in, v_min)) delta^n ddelta."""
 
@@ -52,9 +63,15 @@ class HuntCrossleyFamily(PowerLaw):
         raise NotImplementedError
 
     def coefficients(self, v_in, m_eff, r_eff):
-        v = np.maximum(np.asarray(v_in, dtype=float), self.v_min)
-        lam = self.k * self.chi(self.cr) / v
+        v = np.asarray(v_in, dtype=float)
+        lam = hc_damping.py_func(self.k, self.chi(self.cr), v, self.v_min)
         return power_coefficients(np.size(v), self.k, self.n, lam, self.n, 1.0)
+
+    def onset_rule(self) -> tuple[int, float, float] | None:
+        """(ONSET_HC, chi(c_r), v_min): column 2 (lam) by :func:`hc_damping` from column 0 (k)."""
+        if self.size != 1 or type(self).coefficients is not HuntCrossleyFamily.coefficients:
+            return None
+        return _ids.ONSET_HC, float(self.chi(self.cr)), float(self.v_min)
 
     @classmethod
     def _eq(cls) -> str:

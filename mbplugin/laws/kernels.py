@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.laws import _ids, bouc_wen, jian, plastic, power, xiong, zhang2022
+from mbplugin.laws import _ids, bouc_wen, hunt_crossley, jian, plastic, power, xiong, zhang2022
 
 NC_MAX = 12  #: coefficient slots per contact
 NODE_MAX = 4  #: ODE state slots per contact
@@ -81,6 +81,20 @@ def update(kid, d, v, c, s):
     if kid == _ids.YIGIT:
         return plastic.yigit_update(d, v, c, s)
     return (s[4], s[5], s[6], s[7])
+
+
+@njit
+def onset_coefficients(rule, p0, p1, v_in, row):
+    """Rewrite the impact-speed columns of a coefficient row ``row`` (a row of the law's
+    ``coefficients``, with its stiffness) for the latched impact speed ``v_in`` (m/s) by the
+    law's compiled onset rule (``Law.onset_rule``: ``rule``, ``p0``, ``p1``). Returns False
+    for an unknown rule (the row is unchanged)."""
+    if rule == _ids.ONSET_NONE:
+        return True
+    if rule == _ids.ONSET_HC:
+        row[2] = hunt_crossley.hc_damping(row[0], p0, v_in, p1)
+        return True
+    return False
 
 
 @njit
@@ -153,9 +167,10 @@ def _power_batch_cols(mode, d, v, k, lam, c0, out):
 
 def force_batch_uniform(kid: int, mode: int, d: np.ndarray, v: np.ndarray, c: np.ndarray,
                         s: np.ndarray, n_ode: int, n_mem: int) -> np.ndarray:
-    """:func:`force_batch` for coefficient rows of one law with scalar parameters (only the
-    power kernel's k and lam columns vary then): reads the varying columns only."""
-    if kid == _ids.POWER and c.shape[1] >= 7 and c.shape[0] > 0:
+    """:func:`force_batch`, reading only the varying columns (k, lam) of the power kernel's
+    rows when they are rows as the law's ``coefficients`` made them with scalar exponents
+    (:func:`mbplugin.laws.power.uniform_rows`); any other rows are read in full."""
+    if kid == _ids.POWER and c.shape[0] > 0 and power.uniform_rows(c):
         out = np.empty(d.shape[0])
         _power_batch_cols(mode, d, v, c[:, 0], c[:, 2], np.ascontiguousarray(c[0]), out)
         return out

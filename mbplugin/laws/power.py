@@ -24,6 +24,7 @@ complex power, |ddelta|^q cos(pi q) (how Zhang et al. 2022 evaluated it, see
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -136,7 +137,24 @@ def power_coefficients(
     cols = np.empty((N_COEF, n_rows))  # filled by columns (contiguous), returned transposed
     for j, col in enumerate((k, n, lam, m, q, mode, rc)):
         cols[j] = col  # NumPy broadcasts a scalar or a length-N array (or raises)
+    if all(np.ndim(x) == 0 for x in (n, m, q, mode, rc)):
+        _UNIFORM[id(cols)] = cols
     return cols.T
+
+
+#: Column blocks made by :func:`power_coefficients` with scalar exponents and options: in their
+#: rows only k and lam vary (weak references, keyed by id).
+_UNIFORM: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
+
+
+def uniform_rows(c: np.ndarray) -> bool:
+    """True when ``c`` is (a row slice of) the coefficient rows :func:`power_coefficients`
+    returned with scalar exponents and options: every row then has the exponents, mode and
+    floor of the first, and a batch evaluation may read only the k and lam columns. Rows put
+    together elsewhere (a store's rows, rows of several laws stacked) give False."""
+    base = c.base
+    return (base is not None and c.ndim == 2 and c.shape[1] == N_COEF
+            and _UNIFORM.get(id(base)) is base)
 
 
 class PowerLaw(Law):

@@ -97,6 +97,29 @@ def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, p
 
 
 @njit
+def pair_contacts(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half, pos,
+                  R, vel, omega_w, inv_m, inv_i, a_out, b_out, point, normal, delta, ddelta, vt,
+                  ra, rb, m_eff):
+    """The state-dependent fields of a :class:`~mbplugin.contact.ContactBatch` of the listed
+    pairs (what :meth:`~mbplugin.contact.ContactModel.detect_pairs` computes for them, through
+    the same kernels): :func:`pair_geometry`, the contact point (the point of ``ra``) and the
+    effective mass (:func:`mbplugin.contact.kernels.effective_mass`; ``inv_m`` (N + 1,),
+    ``inv_i`` (N + 1, 3, 3) as ``BodyState.inv_mass_ext`` / ``inv_inertia_world_ext``)."""
+    Ra = np.empty((3, 3))
+    Rb = np.empty((3, 3))
+    pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
+                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       Ra, Rb)
+    for k in range(sa.shape[0]):
+        i = a_out[k]
+        for j in range(3):
+            point[k, j] = ra[k, j] + (pos[i, j] if i >= 0 else 0.0)
+        m_eff[k] = ck.effective_mass(i, b_out[k], ra[k, 0], ra[k, 1], ra[k, 2], rb[k, 0],
+                                     rb[k, 1], rb[k, 2], normal[k, 0], normal[k, 1],
+                                     normal[k, 2], inv_m, inv_i)
+
+
+@njit
 def pair_geometry_records(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p,
                           half, pos, R, vel, omega_w, delta, ddelta):
     """delta and ddelta (K, m) of the listed pairs at K states of the bodies (a recorder's
