@@ -1,15 +1,17 @@
 """The A1 quadruped of ``pybullet_data`` on compliant ground, against PyBullet's native contact.
 
 The four toe spheres (R = 2 cm) touch a rubber-like ground (E = 10 MPa, nu = 0.45) through a
-Hunt-Crossley law with Hertz's stiffness and regularised Coulomb friction (mu = 0.8); every other
-pair (a fallen body, a knee) keeps PyBullet's contact. The robot stands under a joint PD
-controller (torque control, |tau| <= 33.5 N m), then trots open loop (diagonal pairs, 2.5 Hz).
-The same script runs with PyBullet's native contact. Printed: summed foot normal force over the
-weight in quiet stance, sinkage vs the static Hertz estimate (W / (4 k))^(2/3), distance
-trotted, per-foot force spikes; the full mode writes plots of per-foot normal force,
-penetration and slip.
+Hunt-Crossley law with Hertz's stiffness and regularised Coulomb friction (mu = 0.8, v_eps =
+1 cm/s; compiled sub-stepper) or, with ``--stick``, a tangential spring with a Coulomb limit
+(Dahl's model, ``mbplugin.bullet.Stick``: k_t = 5e4 N/m, mu = 0.8, c_t = 100 N s/m; SciPy
+sub-stepper, slower); every other pair (a fallen body, a knee) keeps PyBullet's contact. The
+robot stands under a joint PD controller (torque control, |tau| <= 33.5 N m), then trots open
+loop (diagonal pairs, 2.5 Hz). The same script runs with PyBullet's native contact. Printed:
+summed foot normal force over the weight in quiet stance, sinkage vs the static Hertz estimate
+(W / (4 k))^(2/3), distance trotted, per-foot force spikes; the full mode writes plots of
+per-foot normal force, penetration and slip.
 
-    python examples/quadruped_foot_ground.py [--short] [--out DIR]
+    python examples/quadruped_foot_ground.py [--short] [--stick] [--hz 240] [--out DIR]
 
 Checks (exit 1 if one fails): in quiet stance the summed foot force equals the weight within
 2 % and the sinkage is within 20 % of the static Hertz estimate; the full mode also requires the
@@ -35,6 +37,7 @@ PHASE = np.array([0.0, np.pi, np.pi, 0.0])  # FR, FL, RR, RL: diagonal pairs
 FREQ, THIGH, CALF = 2.5, 0.2, 0.4
 MAX_TORQUE = 33.5  # N m (A1 motor limit)
 KP, KD = 80.0, 1.5  # joint PD gains (N m/rad, N m s/rad)
+STICK = {"k_t": 5e4, "mu": 0.8, "c_t": 100.0}  # tangential spring at the toes (Dahl)
 
 
 def targets(t: float, t_trot: float) -> np.ndarray:
@@ -46,8 +49,10 @@ def targets(t: float, t_trot: float) -> np.ndarray:
     return tgt
 
 
-def run(ours: bool, t_stand: float, t_trot: float, dt: float) -> dict[str, np.ndarray]:
-    """Stand ``t_stand`` s then trot ``t_trot`` s; per-step records."""
+def run(ours: bool, t_stand: float, t_trot: float, dt: float,
+        stick: dict[str, float] | None = None) -> dict[str, np.ndarray]:
+    """Stand ``t_stand`` s then trot ``t_trot`` s; per-step records. ``stick``: the tangential
+    spring's parameters at the feet (None: regularised friction, mu = 0.8, v_eps = 1 cm/s)."""
     cid = p.connect(p.DIRECT)
     p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
     p.setGravity(0, 0, -9.81, physicsClientId=cid)
@@ -72,7 +77,8 @@ def run(ours: bool, t_stand: float, t_trot: float, dt: float) -> dict[str, np.nd
             law={"name": "hunt_crossley", "cr": 0.3},
             materials={plane: {"E": E_GROUND, "nu": NU_GROUND},
                        robot: {"E": E_TOE, "nu": NU_TOE}},
-            friction={"mu": 0.8, "v_eps": 1e-2}, rtol=1e-6)
+            **({"stick": stick} if stick else {"friction": {"mu": 0.8, "v_eps": 1e-2}}),
+            rtol=1e-6)
     n = round((t_stand + t_trot) / dt)
     rec = {k: np.zeros((n, 4)) for k in ("force", "depth", "slip")}
     rec["base"] = np.zeros((n, 3))
@@ -132,15 +138,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--short", action="store_true", help="quick mode (CI)")
     ap.add_argument("--out", default="out/quadruped_foot_ground", help="plots go here")
+    ap.add_argument("--hz", type=float, default=240.0, help="host steps per second")
+    ap.add_argument("--stick", action="store_true",
+                    help="tangential spring (Dahl) at the toes instead of regularised friction")
     args = ap.parse_args(argv)
-    dt = 1 / 240
+    dt = 1 / args.hz
     t_stand, t_trot = (0.75, 0.0) if args.short else (10.0, 10.0)
     e_star = 1.0 / ((1 - NU_GROUND**2) / E_GROUND + (1 - NU_TOE**2) / E_TOE)
     k = 4 / 3 * e_star * np.sqrt(TOE_R)
     ok = True
     runs = {}
     for name, ours in (("native", False), ("mbplugin", True)):
-        rec = runs[name] = run(ours, t_stand, t_trot, dt)
+        rec = runs[name] = run(ours, t_stand, t_trot, dt, STICK if args.stick else None)
         w = float(rec["weight"])
         quiet = slice(int(0.5 * t_stand / dt), int(t_stand / dt))  # second half of the stance
         fsum = rec["force"][quiet].sum(axis=1) / w

@@ -41,3 +41,31 @@ def test_capsule_lying_on_plane_urdf(client) -> None:
     assert len(batch) == 2
     assert np.sort(batch.point[:, 0]) == pytest.approx([-half_segment, half_segment], abs=1e-4)
     assert info.normal_force == pytest.approx([m * G / 2] * 2, rel=0.01)
+
+
+def test_cylinder_through_the_closest_points_fallback(client) -> None:
+    """A cylinder (not modelled by the contact layer) standing on its flat face: without a
+    fallback a clear error naming the shape; with ``fallback="closest_points"`` PyBullet's
+    getClosestPoints supplies the contact and the cylinder rests at the static overlap of a
+    linear law, m g / k (rotation held by a large inertia: PyBullet reports one closest point,
+    not necessarily under the centre of mass)."""
+    from mbplugin.errors import ParameterError
+
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    m, k, h, r = 1.0, 1e5, 0.1, 0.03
+    shape = p.createCollisionShape(p.GEOM_CYLINDER, radius=r, height=h, physicsClientId=client)
+    cyl = p.createMultiBody(m, shape, basePosition=[0, 0, h / 2 + 1e-3], physicsClientId=client)
+    p.changeDynamics(cyl, -1, linearDamping=0, angularDamping=0,
+                     localInertiaDiagonal=[1e6] * 3, physicsClientId=client)
+    law = {"name": "hunt_crossley", "n": 1.0, "cr": 0.3, "k": k}  # F = k delta at rest
+    with pytest.raises(ParameterError, match="cylinder"):
+        BulletContacts(client, manage=[plane], law=law)
+    with pytest.raises(ParameterError, match="fallback"):
+        BulletContacts(client, manage=[plane], law=law, fallback="gjk")
+    bk = BulletContacts(client, manage=[plane], law=law, fallback="closest_points")
+    for _ in range(180):  # 0.75 s: drop of 1 mm, a few bounces, rest
+        info = bk.step()
+    overlap = h / 2 - p.getBasePositionAndOrientation(cyl, physicsClientId=client)[0][2]
+    assert overlap == pytest.approx(m * G / k, rel=0.01)
+    assert info.normal_force.sum() == pytest.approx(m * G, rel=0.01)
+    assert len(bk.bounces()) >= 1  # it did land through the fallback contact

@@ -107,6 +107,13 @@ class BulletContacts:
                  mass matrix (experimental: off by default, it was unstable on a quadruped)
     ``stick``    a tangential spring instead of regularised friction (:class:`Stick`: ``k_t``,
                  ``mu``, ``c_t``; Dahl's model, no creep under a tangential load below mu F_N)
+    ``exact_flight``  free bodies fly on the exact parabola between contacts (PyBullet's
+                 semi-implicit step lags it by g dt t / 2; see :meth:`_flight`)
+    ``fallback`` ``"closest_points"``: links with a shape the contact layer cannot model
+                 (cylinder, ellipsoid, heightfield) get their contacts from PyBullet's
+                 ``getClosestPoints`` (see :meth:`_closest`) instead of an error
+    ``fallback_radius``  effective radius (m) of those contacts for Hertz's k (default: the
+                 radius PyBullet reports for the shape, a cylinder's radius)
     ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code) or ``"scipy"``
                  (SciPy's Radau on all contacts together, the reference); see
                  :func:`mbplugin.bullet.substep.contact_space`
@@ -130,6 +137,9 @@ class BulletContacts:
         correct_articulated: bool = False,
         probe: bool = True,
         stick: Any = None,
+        exact_flight: bool = True,
+        fallback: str | None = None,
+        fallback_radius: float | None = None,
         solver: str = "compiled",
     ) -> None:
         self.client = Client(client)
@@ -144,6 +154,17 @@ class BulletContacts:
         self.correct_positions = bool(correct_positions)
         self.probe = bool(probe)
         self.correct_articulated = bool(correct_articulated)
+        self.exact_flight = bool(exact_flight)
+        if fallback not in (None, "closest_points"):
+            raise ParameterError(f"fallback = {fallback!r}: allowed None (a shape the contact "
+                                 "layer cannot model is an error) or 'closest_points'")
+        if fallback_radius is not None and not (
+                isinstance(fallback_radius, float | int) and np.isfinite(fallback_radius)
+                and fallback_radius > 0):
+            raise ParameterError(f"fallback_radius = {fallback_radius!r} m is outside its "
+                                 "allowed range (0, inf)")
+        self.fallback = fallback
+        self.fallback_radius = None if fallback_radius is None else float(fallback_radius)
         if stick is not None and not isinstance(stick, Stick):
             if not isinstance(stick, Mapping):
                 raise ParameterError(f"stick = {stick!r} must be a Stick or a mapping of k_t, "
@@ -236,10 +257,12 @@ class BulletContacts:
                 if bl not in shapes_of:
                     kinds[bl] = self._kind(*bl)
                     shapes_of[bl] = link_shapes(c, bl[0], bl[1], kinds[bl] == STATIC,
-                                                self.flat_box)
+                                                self.flat_box,
+                                                fallback=self.fallback == "closest_points")
         pairs_list = sorted(p for p in wanted if shapes_of[p[0]] and shapes_of[p[1]])
         rows = sorted({bl for p in pairs_list for bl in p})
         index = {bl: i for i, bl in enumerate(rows)}
+        first_shape: dict[int, int] = {}
         model = ContactModel()
         mats: dict[tuple[int, int], str | None] = {}
         for bl in rows:
@@ -254,7 +277,21 @@ class BulletContacts:
                 name = _MAT
             mats[bl] = name
             for s in shapes_of[bl]:
-                model.add_shape(s.shape, index[bl], name, s.pos, s.quat)
+                sid = model.add_shape(s.shape, index[bl], name, s.pos, s.quat)
+                first_shape.setdefault(index[bl], sid)
+        # links with a fallback shape: every pair of theirs comes from getClosestPoints
+        fb_radius: dict[int, float] = {}
+        for bl in rows:
+            fb = [s.radius for s in shapes_of[bl] if s.fallback]
+            if fb:
+                fb_radius[index[bl]] = (self.fallback_radius if self.fallback_radius is not None
+                                        else float(np.nanmin(fb)) if np.isfinite(fb).any()
+                                        else float("nan"))
+                for other in range(len(rows)):
+                    if other != index[bl]:
+                        model.exclude(index[bl], other)
+        fb_pairs = [(index[x], index[y]) for x, y in pairs_list
+                    if index[x] in fb_radius or index[y] in fb_radius]
         model.set_default_law(self._law)
         for lw, (x, y) in self._pair_laws:
             for bx in links(x):
@@ -268,6 +305,13 @@ class BulletContacts:
                 raise ParameterError(
                     f"law {store.laws[0].name}: no 'k' given and link(s) {missing[:3]} have no "
                     "material (E, nu) for Hertz's stiffness; give 'k' or material=/materials="
+                )
+            no_r = [rows[i] for i, r in fb_radius.items() if not np.isfinite(r)]
+            if no_r:
+                raise ParameterError(
+                    f"law {store.laws[0].name}: no 'k' given and the fallback shape of link(s) "
+                    f"{no_r[:3]} has no radius for Hertz's stiffness; give 'k' or "
+                    "fallback_radius="
                 )
         n = len(rows)
         managed = np.zeros((n, n), dtype=bool)
@@ -284,11 +328,28 @@ class BulletContacts:
         self.model = model
         keep = getattr(self, "store", None)
         self.store = store if keep is None else keep
+        self._carry_flight(getattr(self, "rows", []), rows)
         self.rows = rows
         self._rows_arr = np.array(rows, dtype=np.int64).reshape(-1, 2)
         self.kind = np.array([kinds[bl] for bl in rows], dtype=np.int64)
         self.managed = managed
+        self._fb_pairs = np.array(fb_pairs, dtype=np.int64).reshape(-1, 2)
+        self._fb_shape = np.array([first_shape.get(i, -1) for i in range(len(rows))],
+                                  dtype=np.int64)
+        self._fb_radius = np.array([fb_radius.get(i, np.nan) for i in range(len(rows))])
         self._mass_info()
+
+    def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
+        """The free-flight bookkeeping (see :meth:`_flight`) of rows kept by a rebuild."""
+        n = len(new)
+        lag, vprev, forced = np.zeros((n, 3)), np.full((n, 3), np.nan), np.zeros(n, dtype=bool)
+        if old and hasattr(self, "_lag"):
+            where = {bl: i for i, bl in enumerate(old)}
+            for j, bl in enumerate(new):
+                i = where.get(bl)
+                if i is not None:
+                    lag[j], vprev[j], forced[j] = self._lag[i], self._vprev[i], self._forced[i]
+        self._lag, self._vprev, self._forced = lag, vprev, forced
 
     def _kind(self, body: int, link: int) -> int:
         c = self.client
@@ -354,11 +415,60 @@ class BulletContacts:
 
     def _detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         batch = self.model.detect(bodies, margin=margin)
+        if len(self._fb_pairs):
+            extra = self._closest(bodies, margin)
+            if len(extra):
+                batch = ContactBatch.concatenate([batch, extra]) if len(batch) else extra
         if len(batch):
             keep = self.managed[batch.a, batch.b]
             if not keep.all():
                 batch = batch.take(keep)
         return batch
+
+    def _closest(self, bodies: BodyState, margin: float) -> ContactBatch:
+        """Contacts of the fallback pairs from PyBullet's ``getClosestPoints`` (distance =
+        the predictive margin): per reported point, normal = -contactNormalOnB (from a to b),
+        delta = -contactDistance, point = midway between the two surface points, effective
+        radius ``fallback_radius`` (or the fallback shape's radius); keys, laws, Hertz k and
+        kinematics as for the model's own contacts (``ContactModel.arrays.finish``). PyBullet
+        reports one closest point per link pair (GJK/EPA, no contact manifold): a flat face
+        resting on a plane is carried by that single point."""
+        c = self.client
+        cols: dict[str, list[Any]] = {k: [] for k in ("sa", "sb", "pa", "pb", "n", "d", "f",
+                                                      "r")}
+        for ia, ib in self._fb_pairs:
+            (ba, la), (bb, lb) = self.rows[ia], self.rows[ib]
+            res = c("getClosestPoints", ba, bb, float(margin), linkIndexA=la, linkIndexB=lb)
+            if not res:
+                continue
+            m = len(res)
+            cols["sa"].append(np.full(m, self._fb_shape[ia]))
+            cols["sb"].append(np.full(m, self._fb_shape[ib]))
+            cols["pa"].append([r[5] for r in res])
+            cols["pb"].append([r[6] for r in res])
+            cols["n"].append([r[7] for r in res])
+            cols["d"].append([r[8] for r in res])
+            cols["f"].append(np.arange(m))
+            ra, rb = self._fb_radius[ia], self._fb_radius[ib]
+            cols["r"].append(np.full(m, np.fmin(ra, rb)))
+        if not cols["sa"]:
+            return ContactBatch.empty()
+        sa, sb = np.concatenate(cols["sa"]), np.concatenate(cols["sb"])
+        normal = -np.concatenate([np.asarray(x, dtype=float) for x in cols["n"]])
+        point = 0.5 * (np.concatenate([np.asarray(x, dtype=float) for x in cols["pa"]])
+                       + np.concatenate([np.asarray(x, dtype=float) for x in cols["pb"]]))
+        delta = -np.concatenate([np.asarray(x, dtype=float) for x in cols["d"]])
+        # PyBullet sees the host's positions; the bodies' state holds the exact-flight ones
+        body = self.model.arrays.body
+        lag_a, lag_b = self._lag[body[sa]], self._lag[body[sb]]
+        delta = delta - np.einsum("ki,ki->k", normal, lag_b - lag_a)
+        point = point + 0.5 * (lag_a + lag_b)
+        cat = {"sa": sa, "sb": sb, "point": point, "normal": normal, "delta": delta,
+               "r_eff": np.concatenate(cols["r"]),
+               "feature": np.concatenate(cols["f"]).astype(np.int64)}
+        rot_ext = bodies.rotations_ext()
+        pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
+        return self.model.arrays.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
 
     def _delassus(self, batch: ContactBatch, bodies: BodyState) -> sp.csr_matrix:
         k = len(batch)
@@ -419,10 +529,14 @@ class BulletContacts:
         dt = c.time_step() if dt is None else float(dt)
         g = c.gravity()
         bodies = self.body_state()
+        if self.exact_flight:
+            self._flight(bodies, g, dt)
         vmax = float(np.max(np.linalg.norm(bodies.vel, axis=1), initial=0.0))
         wr = float(np.max(np.linalg.norm(bodies.omega, axis=1), initial=0.0))
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
+        if self.exact_flight:
+            self._land(batch, bodies)
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t)
@@ -468,6 +582,51 @@ class BulletContacts:
         self._omega0 = bodies.omega
         return info
 
+    # -- free flight ------------------------------------------------------------------------------
+    def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
+        """Book the host's free-flight error of free bodies and use the exact positions.
+
+        PyBullet's step is semi-implicit Euler, v+ = v + a dt, x+ = x + v+ dt: under a constant
+        acceleration its velocities at the host steps are exact but its positions run ahead
+        along a by a dt^2 / 2 per step (a g dt t / 2 lag after a flight of t s: a ball landing
+        at speed v lands about one host step early, so bounce times drift by ~1 host step per
+        bounce). Per free row the backend keeps ``lag`` = exact - host position: a step
+        without a managed force whose velocity change is gravity's g dt (within 5 %, e.g.
+        PyBullet's default linear damping) adds -g dt^2 / 2; any other change (a native
+        contact, a user's force or reset) clears it (the host's trajectory is then not
+        ballistic and is left alone); a step with a position correction (:meth:`_correct`)
+        clears it (the integrated state is exact). Detection and the contact-space integration
+        use ``pos + lag``; :meth:`_land` moves a body to that position when it comes within
+        the predictive margin of a managed contact."""
+        free = self.kind == FREE
+        gd = g * dt
+        ok = free & ~self._forced & np.all(np.isfinite(self._vprev), axis=1)
+        dv = bodies.vel - np.where(np.isfinite(self._vprev), self._vprev, 0.0)
+        ballistic = np.linalg.norm(dv - gd, axis=1) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
+        self._lag[ok & ballistic] -= 0.5 * gd * dt
+        self._lag[ok & ~ballistic] = 0.0
+        self._vprev = bodies.vel.copy()
+        self._forced[:] = False
+        bodies.pos[free] += self._lag[free]
+
+    # ``_forced``: rows the backend pushed (a managed force) or placed (a position correction)
+    # in the last host step; their flight is not booked for that step
+
+    def _land(self, batch: ContactBatch, bodies: BodyState) -> None:
+        """Move the free bodies of the batch's contacts to their exact flight positions."""
+        if not len(batch):
+            return
+        rows = np.unique(np.concatenate([batch.a, batch.b]))
+        rows = rows[(rows >= 0) & (rows < len(self.rows))]
+        rows = rows[(self.kind[rows] == FREE) & np.any(self._lag[rows] != 0, axis=1)]
+        c = self.client
+        for i in rows:
+            q = bodies.quat[i]
+            c("resetBasePositionAndOrientation", self.rows[i][0], list(bodies.pos[i]),
+              [q[1], q[2], q[3], q[0]])
+            c("resetBaseVelocity", self.rows[i][0], list(bodies.vel[i]), list(bodies.omega[i]))
+        self._lag[rows] = 0.0
+
     def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
                 dt: float, control: Callable[[], None] | None) -> np.ndarray:
         """Relative acceleration of the contact points without the managed forces (m/s^2).
@@ -510,6 +669,8 @@ class BulletContacts:
         c = self.client
         cid, pb = c.id, c.p
         nz = np.flatnonzero(np.any(force != 0, axis=1))
+        for side in (batch.a[nz], batch.b[nz]):
+            self._forced[side[side >= 0]] = True
         for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
             keep = self.kind[side] != STATIC
             idx = nz[keep]
@@ -529,7 +690,7 @@ class BulletContacts:
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _ = pend
             bodies = self.body_state()
-            now = self.model.detect(bodies, margin=self._margin)
+            now = self._detect(bodies, self._margin)
             pos = _lookup(now.key, batch.key)
             ok = pos >= 0
             u_now = np.zeros_like(res.u)
@@ -601,7 +762,14 @@ class BulletContacts:
         sel = np.flatnonzero(ok)
         # nothing to correct (contacts at rest: the host's overlap equals the integrated one
         # to rounding, ~1e-15 m)
-        if not len(sel) or np.max(np.abs(d_now[sel] - res.delta[sel])) <= MOVE_MIN:
+        if not len(sel):
+            return
+        for side in (batch.a[sel], batch.b[sel]):
+            side = side[side >= 0]
+            side = side[self.kind[side] == FREE]
+            self._lag[side] = 0.0  # exact at the step end: nothing to book for this step
+            self._forced[side] = True
+        if np.max(np.abs(d_now[sel] - res.delta[sel])) <= MOVE_MIN:
             return
         n = batch.normal[sel]
         # normal-normal Delassus among the selected contacts (block diagonal over the groups

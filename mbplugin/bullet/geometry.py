@@ -14,8 +14,16 @@ PyBullet type           dimensions                                 contact-layer
                         centres of the two caps, axis = local z
 ``GEOM_PLANE`` (6)      the plane normal (local)                   :class:`Plane` through the origin
 ``GEOM_MESH`` (5)       scale (x, y, z), file name                 :class:`Mesh` (trimesh)
-``GEOM_CYLINDER`` (4)   (height, radius, .)                        not modelled: an error
+``GEOM_CYLINDER`` (4)   (height, radius, .)                        not modelled: an error, or
+                                                                   the getClosestPoints
+                                                                   fallback (below)
 ======================  =========================================  ===========================
+
+Fallback (``fallback=True``): a shape the contact layer cannot model (cylinder, ellipsoid,
+heightfield) is kept as a :class:`LinkShape` with ``fallback`` set and a stand-in
+:class:`Sphere` of its bounding radius that only carries the link's material and law into the
+model (its pairs are excluded from the model's detection); the backend then asks PyBullet's
+``getClosestPoints`` for the link's contacts (see ``BulletContacts(fallback=...)``).
 
 A *static* box (mass 0) whose two largest extents are both at least ``flat_box`` (default 20 m)
 is a ground slab (``plane.urdf`` of ``pybullet_data`` is a 200 x 200 x 10 m box): it is modelled
@@ -47,6 +55,8 @@ class LinkShape:
     shape: Any
     pos: np.ndarray
     quat: np.ndarray
+    fallback: bool = False  # not modelled: contacts from PyBullet's getClosestPoints
+    radius: float = float("nan")  # fallback shapes: the radius PyBullet reports (m), else NaN
 
 
 def xyzw_to_wxyz(q: Any) -> np.ndarray:
@@ -57,12 +67,13 @@ def xyzw_to_wxyz(q: Any) -> np.ndarray:
 
 def link_shapes(
     client: Any, body: int, link: int, static: bool, flat_box: float = 20.0,
-    mesh_radius: float | None = None,
+    mesh_radius: float | None = None, fallback: bool = False,
 ) -> list[LinkShape]:
     """The contact-layer shapes of ``(body, link)`` (link -1 = base) of a :class:`Client`.
 
     Raises :class:`ParameterError` naming the body, link and type for a shape the contact layer
-    cannot model (cylinder, ellipsoid, heightfield, a mesh file PyBullet does not report).
+    cannot model (cylinder, ellipsoid, heightfield, a mesh file PyBullet does not report),
+    unless ``fallback``: then such a shape is returned as a fallback stand-in (module docstring).
     """
     out: list[LinkShape] = []
     for row in client("getCollisionShapeData", body, link):
@@ -86,14 +97,31 @@ def link_shapes(
             shape = Plane(normal=tuple(dims))
         elif gtype == GEOM_MESH:
             shape = _mesh(fname, dims, where, mesh_radius)
+        elif fallback:
+            out.append(_stand_in(gtype, dims, pos, quat))
+            continue
         else:
             raise ParameterError(
                 f"{where}: PyBullet {_NAMES.get(gtype, gtype)} shape is not modelled by the "
                 "contact layer (allowed: sphere, box, capsule, plane, mesh); replace it (e.g. a "
-                "cylinder by a capsule or a mesh) or leave this pair to PyBullet"
+                "cylinder by a capsule or a mesh), leave this pair to PyBullet, or ask for "
+                "PyBullet's getClosestPoints with BulletContacts(..., fallback='closest_points')"
             )
         out.append(LinkShape(shape, pos, quat))
     return out
+
+
+def _stand_in(gtype: int, dims: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> LinkShape:
+    """A fallback shape: a stand-in sphere of the shape's bounding radius (it only carries the
+    material and law; the contacts come from getClosestPoints) and the radius PyBullet reports
+    (cylinder: dims = (height, radius); other types: NaN)."""
+    if gtype == GEOM_CYLINDER:
+        radius = float(dims[1])
+        bound = float(np.hypot(dims[1], dims[0] / 2.0))
+    else:
+        radius = float("nan")
+        bound = float(np.max(np.abs(dims))) if np.any(np.abs(dims) > 0) else 1.0
+    return LinkShape(Sphere(max(bound, 1e-9)), pos, quat, fallback=True, radius=radius)
 
 
 def _mesh(fname: Any, scale: np.ndarray, where: str, radius: float | None) -> Mesh:

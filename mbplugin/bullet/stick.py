@@ -10,8 +10,9 @@ slides at the limit:
 
 At rest (v_t = 0) the spring holds (ds/dt = 0); in steady sliding k_t |s| -> mu F_N. ``c_t`` is a
 small viscous term on the slip velocity (the sigma_1 term of the LuGre model, Canudas de Wit,
-Olsson, Astrom & Lischinsky, IEEE TAC 40 (1995), Eq. 2). Where F_N = 0 the spring carries no
-force and its displacement is frozen (the backend resets it when the contact ends).
+Olsson, Astrom & Lischinsky, IEEE TAC 40 (1995), Eq. 2). The total tangential force is capped
+at the Coulomb limit mu F_N (continuous; zero where F_N = 0), and the rate is continuous across
+F_N = 0 (see :func:`stick_rate`); the backend resets the displacement when the contact ends.
 
 Reference: P. R. Dahl, "Solid friction damping of mechanical vibrations", AIAA J. 14 (1976)
 1675-1682.
@@ -47,15 +48,28 @@ class Stick:
 
 def stick_force(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:
     """Tangential force (K, 3) on body b from the spring displacement ``s`` (K, 3), slip ``vt``
-    (K, 3) and normal force ``fn`` (K,) (zero where fn <= 0)."""
-    return np.where((fn > 0)[:, None], -(p.k_t * s + p.c_t * vt), 0.0)
+    (K, 3) and normal force ``fn`` (K,).
+
+    -(k_t s + c_t v_t), scaled down where its magnitude exceeds the Coulomb limit mu max(fn, 0)
+    (a radial projection: continuous in every argument, zero at fn <= 0). Dahl's rate keeps
+    k_t |s| below the limit while F_N is steady, but a foot being unloaded at lift-off drops
+    F_N faster than the slip can relax the spring; without the cap the force would exceed
+    mu F_N and jump to zero at F_N = 0 (a discontinuity the implicit sub-stepper cannot step
+    over: Radau's step size underflowed there)."""
+    f = -(p.k_t * s + p.c_t * vt)
+    mag = np.linalg.norm(f, axis=1)
+    lim = p.mu * np.maximum(fn, 0.0)
+    scale = np.where(mag > lim, lim / np.where(mag > 0, mag, 1.0), 1.0)
+    return f * scale[:, None]
 
 
 def stick_rate(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:
-    """ds/dt (K, 3) of Dahl's model (frozen where fn <= 0)."""
+    """ds/dt (K, 3) of Dahl's model.
+
+    The Coulomb limit in the rate is floored at ``FC_FLOOR``: the rate is finite as F_N -> 0
+    and continuous across F_N = 0 (where the spring carries no force, it relaxes with the slip
+    towards |s| = FC_FLOOR / k_t instead of being frozen: a frozen rate would jump there)."""
     speed = np.linalg.norm(vt, axis=1)
-    # the Coulomb limit, floored at FC_FLOOR so that the rate stays finite as F_N -> 0 at
-    # lift-off (there the spring force is below the floor anyway)
     fc = np.maximum(p.mu * np.maximum(fn, 0.0), FC_FLOOR)
     decay = speed * p.k_t / fc
-    return np.where((fn > 0)[:, None], vt - decay[:, None] * s, 0.0)
+    return vt - decay[:, None] * s

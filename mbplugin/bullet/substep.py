@@ -111,6 +111,23 @@ def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> f
     return b
 
 
+#: Upper bound of SciPy's finite-difference step factor (relative to max(|y|, atol))
+JAC_FACTOR_MAX = 1e-3
+
+
+def _cap_jac_factor(solver: Any) -> None:
+    """Bound the relative step of SciPy's finite-difference Jacobian (``num_jac``).
+
+    ``num_jac`` multiplies a column's step by 10 at every evaluation where the right-hand side
+    does not change with that variable (a tangential velocity without friction, the spring of
+    an unloaded contact) and never bounds it: after ~20 Jacobians within one solver the step
+    overflows and the Jacobian becomes NaN (the stack at a 1/60 s host step, the quadruped's
+    stick springs). Capping it keeps those columns zero and finite."""
+    fac = getattr(solver, "jac_factor", None)
+    if isinstance(fac, np.ndarray):
+        np.minimum(fac, JAC_FACTOR_MAX, out=fac)
+
+
 def batch_at(batch: ContactBatch, d: np.ndarray, u: np.ndarray) -> ContactBatch:
     """``batch`` at a trial state: geometry frozen, overlaps ``d`` (K,) and relative velocities
     ``u`` (K, 3) replaced (ddelta = -n . u, slip = u minus its normal part)."""
@@ -327,6 +344,7 @@ class ContactSpace:
             keys = self.store.keys.copy()
             while True:
                 msg = solver.step()
+                _cap_jac_factor(solver)
                 if solver.status == "failed":
                     raise IntegrationError(f"contact-space solver failed at t = {t0 + solver.t:.9g}"
                                            f" s: {msg}")
