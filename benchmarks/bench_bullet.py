@@ -12,7 +12,7 @@
    exact-COR (Khatiwada) with Hertz k of steel, each bounce's c_r against the exact impact
    analyser at the same impact speed. Cost of the 1 s run, both ways.
 
-    python benchmarks/bench_bullet.py            # N = 10, 100, 1000; 120 steps (0.5 s)
+    python benchmarks/bench_bullet.py            # N = 10, 100, 1000; 240 steps (1 s)
     python benchmarks/bench_bullet.py --quick    # N = 10, 100
 """
 
@@ -151,7 +151,7 @@ def steel_drop() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="N = 10, 100 only")
-    ap.add_argument("--steps", type=int, default=120, help="host steps per run (default 120)")
+    ap.add_argument("--steps", type=int, default=240, help="host steps per run (default 240)")
     ap.add_argument("--scipy-max", type=int, default=100,
                     help="also time the SciPy reference path up to this N (default 100)")
     ap.add_argument("--rtol", type=float, default=1e-8,

@@ -162,3 +162,49 @@ def test_tumbling_box_group_with_friction_matches_scipy_and_rests_on_four_corner
     assert np.allclose(fc, 0.5 * G / 4, rtol=0.01)
     overlap = (0.5 * G / 4 / 1e6) ** (2 / 3)
     assert pc[-1, 2] == pytest.approx(0.02 - overlap, abs=0.01 * overlap)
+
+
+def test_rest_shortcuts_keep_the_statics() -> None:
+    """A ball placed at rest on a managed plane: the post-step state read is skipped (the
+    host's step is predictable), the compiled path takes no Radau step in at least a third of
+    the host steps (the quasi-static shortcut; a contact born at rest has a stiff Hunt-Crossley
+    damping, and the rounding noise it amplifies in the host's explicit step brings a Radau
+    step back every other step or so), and the contact still carries m g (Newton's statics)
+    at Hertz's overlap (m g / k)^(2/3) without drifting."""
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        p.setTimeStep(1 / 240, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
+        d_static = (M * G / K) ** (2 / 3)
+        b = p.createMultiBody(M, shape, basePosition=[0, 0, R - d_static],
+                              physicsClientId=cid)  # placed at the static overlap
+        p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
+        bk = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.3,
+                                                       "k": K})
+        for _ in range(24):  # the contact's first steps (Radau: no step size carried yet)
+            bk.step()
+        reads = 0
+        state = bk.body_state
+
+        def counted() -> object:
+            nonlocal reads
+            reads += 1
+            return state()
+
+        bk.body_state = counted  # type: ignore[method-assign]
+        z0 = p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2]
+        shortcut = 0
+        for _ in range(240):
+            info = bk.step()
+            shortcut += info.stats.steps == 0
+            assert info.normal_force[0] == pytest.approx(M * G, rel=1e-9)
+            assert info.delta[0] == pytest.approx(d_static, rel=1e-6)
+        z1 = p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2]
+        assert reads == 240  # one state read per host step (before it), none after
+        assert shortcut >= 80
+        assert abs(z1 - z0) < 1e-9
+    finally:
+        p.disconnect(physicsClientId=cid)

@@ -422,6 +422,10 @@ def _compiled_law(law: Any) -> bool:
             and type(law).state_rate is Law.state_rate)
 
 
+#: the last W pattern's groups (one entry: consecutive host steps of a backend at rest)
+_GROUPS_CACHE: dict[str, Any] = {}
+
+
 class GroupedContactSpace:
     """The managed contacts of one host step, integrated group by group in compiled code
     (:mod:`mbplugin.bullet.compiled`): the same equations, rules, tolerances and impulse as
@@ -440,9 +444,19 @@ class GroupedContactSpace:
         self.fallback: ContactSpace | None = None
 
     def _groups(self) -> None:
-        """Groups (connected components of W's block pattern) and the flat W blocks."""
+        """Groups (connected components of W's block pattern) and the flat W blocks (the
+        pattern's part cached while W's sparsity pattern does not change, e.g. at rest)."""
         k = self.k
-        w = sp.coo_matrix(self.W)
+        W = self.W
+        key = None
+        if sp.issparse(W) and W.format == "csr" and W.has_canonical_format:
+            key = (k, W.shape, W.indptr.tobytes(), W.indices.tobytes())
+            hit = _GROUPS_CACHE.get("last")
+            if hit is not None and hit[0] == key:
+                self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff = hit[1]
+                self.wdata = W.data.copy()  # canonical CSR: COO order = CSR order
+                return
+        w = sp.coo_matrix(W)
         w.sum_duplicates()
         ci, cj = w.row // 3, w.col // 3
         if np.all(ci == cj):  # block diagonal: every contact is a group of its own
@@ -464,6 +478,9 @@ class GroupedContactSpace:
                      + (3 * pos[ci] + w.row % 3) * (3 * sizes[g]) + 3 * pos[cj] + w.col % 3)
         self.wdata = w.data
         self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
+        if (key is not None and np.array_equal(w.col, W.indices)
+                and np.array_equal(w.row, np.repeat(np.arange(W.shape[0]), np.diff(W.indptr)))):
+            _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff))
 
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
                   h0: float | None = None) -> StepResult:
