@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -379,6 +379,12 @@ class BulletContacts:
         self.mass = np.where(fixed, np.inf, self.mass)
         self._artic = sorted({b for (b, _), k in zip(self.rows, self.kind, strict=True)
                               if k == ARTICULATED})
+        # the state read's row lists (fixed until the next rebuild): bases and links
+        base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
+        self._base_rows = np.array(base, dtype=np.int64)
+        self._base_ids = [self.rows[i][0] for i in base]
+        self._all_base = len(base) == n
+        self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
 
     # -- state --
     def body_state(self) -> BodyState:
@@ -390,22 +396,29 @@ class BulletContacts:
         quat = np.zeros((n, 4))
         vel = np.zeros((n, 3))
         om = np.zeros((n, 3))
-        # bases: two PyBullet calls per body, gathered into arrays at once
-        base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
-        if base:
-            cid, pb = c.id, c.p
-            ids = [self.rows[i][0] for i in base]
-            gp, gv = pb.getBasePositionAndOrientation, pb.getBaseVelocity
-            st = np.fromiter(chain.from_iterable(
-                chain.from_iterable(gp(b, cid) + gv(b, cid)) for b in ids),
-                dtype=float, count=13 * len(ids)).reshape(-1, 13)
-            pos[base] = st[:, 0:3]
-            quat[base] = xyzw_to_wxyz(st[:, 3:7])
-            vel[base] = st[:, 7:10]
-            om[base] = st[:, 10:13]
-        for i, (b, lk) in enumerate(self.rows):
-            if lk == -1:
-                continue
+        # bases: two PyBullet calls per body (mapped in C, no Python frame per body), gathered
+        # into arrays at once
+        ids = self._base_ids
+        if ids:
+            cid, pb, nb = c.id, c.p, len(ids)
+            ps = np.fromiter(chain.from_iterable(chain.from_iterable(
+                map(pb.getBasePositionAndOrientation, ids, repeat(cid)))),
+                dtype=float, count=7 * nb).reshape(-1, 7)
+            vs = np.fromiter(chain.from_iterable(chain.from_iterable(
+                map(pb.getBaseVelocity, ids, repeat(cid)))),
+                dtype=float, count=6 * nb).reshape(-1, 6)
+            if self._all_base:
+                pos[:] = ps[:, 0:3]
+                quat[:] = xyzw_to_wxyz(ps[:, 3:7])
+                vel[:] = vs[:, 0:3]
+                om[:] = vs[:, 3:6]
+            else:
+                base = self._base_rows
+                pos[base] = ps[:, 0:3]
+                quat[base] = xyzw_to_wxyz(ps[:, 3:7])
+                vel[base] = vs[:, 0:3]
+                om[base] = vs[:, 3:6]
+        for i, b, lk in self._link_rows:
             st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
                   if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
             pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
@@ -674,11 +687,15 @@ class BulletContacts:
         for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
             keep = self.kind[side] != STATIC
             idx = nz[keep]
+            if not len(idx):
+                continue
             forces = (sgn * force[idx]).tolist()
             points = batch.point[idx].tolist()
-            for row, f, pt in zip(side[keep].tolist(), forces, points, strict=True):
-                b, lk = self.rows[row]
-                pb.applyExternalForce(b, lk, f, pt, pb.WORLD_FRAME, physicsClientId=cid)
+            bl = self._rows_arr[side[keep]].T.tolist()
+            # one PyBullet call per contact side, mapped in C (no Python frame per call)
+            for _ in map(pb.applyExternalForce, bl[0], bl[1], forces, points,
+                         repeat(pb.WORLD_FRAME), repeat(cid)):
+                pass
 
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of
