@@ -317,6 +317,14 @@ class BulletContacts:
         managed = np.zeros((n, n), dtype=bool)
         for x, y in pairs_list:
             managed[index[x], index[y]] = managed[index[y], index[x]] = True
+        # rows none of whose pairs is managed (e.g. N balls on a managed ground): one exclusion
+        # group, so detection skips the search among them (their contacts would be dropped)
+        among = np.zeros(n, dtype=bool)
+        for r in np.argsort(managed.sum(axis=1), kind="stable").tolist():  # fewest pairs first
+            if not managed[r, among].any():
+                among[r] = True
+        if among.sum() > 1:
+            model.exclude_among(np.flatnonzero(among).tolist())
         # everything is valid: commit
         old = getattr(self, "_pairs", [])
         for x, y in old:
@@ -552,7 +560,7 @@ class BulletContacts:
             self._land(batch, bodies)
         self._margin = 2.0 * margin
         k = len(batch)
-        self.store.commit(batch, self.t)
+        self.store.commit(batch, self.t, aligned=False)
         if k == 0:
             self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
                                  np.zeros(0), np.zeros(0))
