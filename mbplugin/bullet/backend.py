@@ -346,6 +346,7 @@ class BulletContacts:
                                   dtype=np.int64)
         self._fb_radius = np.array([fb_radius.get(i, np.nan) for i in range(len(rows))])
         self._mass_info()
+        self._w_cache: tuple[Any, ...] | None = None
 
     def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
         """The free-flight bookkeeping (see :meth:`_flight`) of rows kept by a rebuild."""
@@ -566,10 +567,21 @@ class BulletContacts:
                                  np.zeros(0), np.zeros(0))
             self._pending = None
             return self.last
-        W = self._delassus(batch, bodies)
         n = batch.normal
-        # normal-normal entry: 1/m_eff of each contact (rotation and articulation included)
-        wnn = normal_diagonal(W, n)
+        # W and its normal-normal diagonal (1/m_eff of each contact, rotation and articulation
+        # included) are functions of these arrays only (free bodies): reused while every one
+        # of them is bitwise the same (bodies at rest), recomputed otherwise
+        wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat, self.kind, self.mass,
+                self.inv_inertia)
+        hit = self._w_cache
+        if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
+                                   for x, y in zip(hit[0], wkey, strict=True)):
+            W, wnn = hit[1], hit[2]
+        else:
+            W = self._delassus(batch, bodies)
+            wnn = normal_diagonal(W, n)
+            self._w_cache = (None if self._art_cache
+                             else (tuple(x.copy() for x in wkey), W, wnn))
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         a_free = self._a_free(batch, g, bodies, dt, control)
