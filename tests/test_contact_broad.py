@@ -129,3 +129,31 @@ def test_candidate_work_is_linear_in_n(n, monkeypatch):
     # the pairs found are the brute-force ones
     ref = brute_force_pairs(c, radii)
     assert np.array_equal(i, ref[0]) and np.array_equal(j, ref[1])
+
+
+def test_exclude_among_drops_exactly_the_pairs_inside_the_group():
+    """A chain of touching spheres on a plane: ``exclude_among`` removes every sphere-sphere
+    pair inside the group (the same set as ``exclude`` of each pair), keeps the others."""
+    rad = 0.01
+    c = np.array([[0.0, 0.0, 0.9 * rad], [1.8 * rad, 0.0, 0.9 * rad],
+                  [3.6 * rad, 0.0, 0.9 * rad], [5.4 * rad, 0.0, 0.9 * rad]])
+
+    def pairs(group):
+        model = ContactModel()
+        model.add_shape(Plane(), -1)
+        for k in range(len(c)):
+            model.add_shape(Sphere(rad), k)
+        model.set_default_law({"name": "hooke", "k": 1.0})
+        if group is not None:
+            model.exclude_among(group)
+        batch = model.detect(BodyState.create(c, mass=1.0, inertia=[1.0] * 3))
+        return {(int(a), int(b)) for a, b in zip(batch.a, batch.b, strict=True)}
+
+    ground = {(-1, k) for k in range(4)}
+    assert pairs(None) == ground | {(0, 1), (1, 2), (2, 3)}
+    assert pairs([0, 1, 2]) == ground | {(2, 3)}
+    assert pairs(range(4)) == ground  # every sphere in one group: no sphere-sphere search
+    model = ContactModel()
+    model.exclude_among([0, 1])
+    with pytest.raises(ValueError, match="exclude_among"):
+        model.exclude_among([1, 2])

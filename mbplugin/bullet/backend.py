@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -317,6 +317,14 @@ class BulletContacts:
         managed = np.zeros((n, n), dtype=bool)
         for x, y in pairs_list:
             managed[index[x], index[y]] = managed[index[y], index[x]] = True
+        # rows none of whose pairs is managed (e.g. N balls on a managed ground): one exclusion
+        # group, so detection skips the search among them (their contacts would be dropped)
+        among = np.zeros(n, dtype=bool)
+        for r in np.argsort(managed.sum(axis=1), kind="stable").tolist():  # fewest pairs first
+            if not managed[r, among].any():
+                among[r] = True
+        if among.sum() > 1:
+            model.exclude_among(np.flatnonzero(among).tolist())
         # everything is valid: commit
         old = getattr(self, "_pairs", [])
         for x, y in old:
@@ -338,6 +346,7 @@ class BulletContacts:
                                   dtype=np.int64)
         self._fb_radius = np.array([fb_radius.get(i, np.nan) for i in range(len(rows))])
         self._mass_info()
+        self._w_cache: tuple[Any, ...] | None = None
 
     def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
         """The free-flight bookkeeping (see :meth:`_flight`) of rows kept by a rebuild."""
@@ -379,6 +388,12 @@ class BulletContacts:
         self.mass = np.where(fixed, np.inf, self.mass)
         self._artic = sorted({b for (b, _), k in zip(self.rows, self.kind, strict=True)
                               if k == ARTICULATED})
+        # the state read's row lists (fixed until the next rebuild): bases and links
+        base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
+        self._base_rows = np.array(base, dtype=np.int64)
+        self._base_ids = [self.rows[i][0] for i in base]
+        self._all_base = len(base) == n
+        self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
 
     # -- state --
     def body_state(self) -> BodyState:
@@ -390,22 +405,29 @@ class BulletContacts:
         quat = np.zeros((n, 4))
         vel = np.zeros((n, 3))
         om = np.zeros((n, 3))
-        # bases: two PyBullet calls per body, gathered into arrays at once
-        base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
-        if base:
-            cid, pb = c.id, c.p
-            ids = [self.rows[i][0] for i in base]
-            gp, gv = pb.getBasePositionAndOrientation, pb.getBaseVelocity
-            st = np.fromiter(chain.from_iterable(
-                chain.from_iterable(gp(b, cid) + gv(b, cid)) for b in ids),
-                dtype=float, count=13 * len(ids)).reshape(-1, 13)
-            pos[base] = st[:, 0:3]
-            quat[base] = xyzw_to_wxyz(st[:, 3:7])
-            vel[base] = st[:, 7:10]
-            om[base] = st[:, 10:13]
-        for i, (b, lk) in enumerate(self.rows):
-            if lk == -1:
-                continue
+        # bases: two PyBullet calls per body (mapped in C, no Python frame per body), gathered
+        # into arrays at once
+        ids = self._base_ids
+        if ids:
+            cid, pb, nb = c.id, c.p, len(ids)
+            ps = np.fromiter(chain.from_iterable(chain.from_iterable(
+                map(pb.getBasePositionAndOrientation, ids, repeat(cid)))),
+                dtype=float, count=7 * nb).reshape(-1, 7)
+            vs = np.fromiter(chain.from_iterable(chain.from_iterable(
+                map(pb.getBaseVelocity, ids, repeat(cid)))),
+                dtype=float, count=6 * nb).reshape(-1, 6)
+            if self._all_base:
+                pos[:] = ps[:, 0:3]
+                quat[:] = xyzw_to_wxyz(ps[:, 3:7])
+                vel[:] = vs[:, 0:3]
+                om[:] = vs[:, 3:6]
+            else:
+                base = self._base_rows
+                pos[base] = ps[:, 0:3]
+                quat[base] = xyzw_to_wxyz(ps[:, 3:7])
+                vel[base] = vs[:, 0:3]
+                om[base] = vs[:, 3:6]
+        for i, b, lk in self._link_rows:
             st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
                   if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
             pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
@@ -539,16 +561,27 @@ class BulletContacts:
             self._land(batch, bodies)
         self._margin = 2.0 * margin
         k = len(batch)
-        self.store.commit(batch, self.t)
+        self.store.commit(batch, self.t, aligned=False)
         if k == 0:
             self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
                                  np.zeros(0), np.zeros(0))
             self._pending = None
             return self.last
-        W = self._delassus(batch, bodies)
         n = batch.normal
-        # normal-normal entry: 1/m_eff of each contact (rotation and articulation included)
-        wnn = normal_diagonal(W, n)
+        # W and its normal-normal diagonal (1/m_eff of each contact, rotation and articulation
+        # included) are functions of these arrays only (free bodies): reused while every one
+        # of them is bitwise the same (bodies at rest), recomputed otherwise
+        wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat, self.kind, self.mass,
+                self.inv_inertia)
+        hit = self._w_cache
+        if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
+                                   for x, y in zip(hit[0], wkey, strict=True)):
+            W, wnn = hit[1], hit[2]
+        else:
+            W = self._delassus(batch, bodies)
+            wnn = normal_diagonal(W, n)
+            self._w_cache = (None if self._art_cache
+                             else (tuple(x.copy() for x in wkey), W, wnn))
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         a_free = self._a_free(batch, g, bodies, dt, control)
@@ -674,11 +707,15 @@ class BulletContacts:
         for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
             keep = self.kind[side] != STATIC
             idx = nz[keep]
+            if not len(idx):
+                continue
             forces = (sgn * force[idx]).tolist()
             points = batch.point[idx].tolist()
-            for row, f, pt in zip(side[keep].tolist(), forces, points, strict=True):
-                b, lk = self.rows[row]
-                pb.applyExternalForce(b, lk, f, pt, pb.WORLD_FRAME, physicsClientId=cid)
+            bl = self._rows_arr[side[keep]].T.tolist()
+            # one PyBullet call per contact side, mapped in C (no Python frame per call)
+            for _ in map(pb.applyExternalForce, bl[0], bl[1], forces, points,
+                         repeat(pb.WORLD_FRAME), repeat(cid)):
+                pass
 
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of

@@ -573,7 +573,8 @@ class GroupedContactSpace:
             rows = al.rows[order]
             ode_rows[rows[act]] = ode[act]
             d_b, u_b = d[inv], u[inv]
-            store.commit(batch_at(self.batch, d_b, u_b), t0 + tg[labels], ode_rows)
+            store.commit(batch_at(self.batch, d_b, u_b), t0 + tg[labels], ode_rows,
+                         aligned=False)
             ev = status == cm.EVENT
             if not ev.any():
                 break

@@ -43,7 +43,7 @@ Stable keys: ``key = (shape_a * S + shape_b) * 2**20 + feature`` with S the numb
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,6 +217,19 @@ class ContactModel:
     def exclude(self, b1: int, b2: int) -> None:
         """Never report contacts between bodies ``b1`` and ``b2`` (e.g. jointed neighbours)."""
         self._excluded.add((min(int(b1), int(b2)), max(int(b1), int(b2))))
+        self._c = None
+
+    def exclude_among(self, bodies: Iterable[int]) -> None:
+        """Never report contacts between any two of ``bodies`` (e.g. a host's bodies whose
+        mutual contacts another engine handles): :meth:`exclude` for every pair, kept as one
+        group, so the broad phase can skip a search among them. Groups must be disjoint."""
+        grp = {int(b) for b in bodies}
+        taken = getattr(self, "_among", [])
+        for other in taken:
+            if grp & other:
+                raise ParameterError(f"exclude_among: bodies {sorted(grp & other)[:3]} are "
+                                     "already in another group (groups must be disjoint)")
+        self._among = [*taken, frozenset(grp)]
         self._c = None
 
     @property
@@ -517,6 +530,10 @@ class _Compiled:
         self.excluded = np.sort(
             np.array([(a + 1) * (1 << 31) + (b + 1) for a, b in model._excluded], dtype=np.int64)
         )
+        # exclusion groups (exclude_among): per shape, the group of its body (-1: none)
+        group_of = {b: g for g, grp in enumerate(getattr(model, "_among", [])) for b in grp}
+        self.shape_group = np.array([group_of.get(int(b), -1) for b in self.body],
+                                    dtype=np.int64)
         self.laws = tuple(laws)
         # shape groups
         self.ids = {k: np.flatnonzero(self.kind == k) for k in range(7)}
@@ -553,6 +570,8 @@ class _Compiled:
         ba, bb = self.body[sa], self.body[sb]
         ok = ba != bb
         ok &= ~(fixed_ext[ba] & fixed_ext[bb])
+        ga = self.shape_group[sa]
+        ok &= (ga < 0) | (ga != self.shape_group[sb])
         if len(self.excluded):
             lo, hi = np.minimum(ba, bb), np.maximum(ba, bb)
             code = (lo + 1) * (1 << 31) + (hi + 1)
@@ -568,7 +587,9 @@ class _Compiled:
         out_a: list[np.ndarray] = []
         out_b: list[np.ndarray] = []
         bi = self.bounded
-        if len(bi) > 1:
+        gb = self.shape_group[bi]
+        # every bounded shape in one exclusion group: no pair of them is allowed, no search
+        if len(bi) > 1 and not (gb[0] >= 0 and np.all(gb == gb[0])):
             centers = w.center[bi] + np.matmul(w.R[bi], self.bound_center[bi][:, :, None])[:, :, 0]
             i, j = sphere_pairs(centers, self.bound[bi], margin)
             sa, sb = bi[i], bi[j]
