@@ -60,6 +60,14 @@ RUNNING = -1  #: internal: the step was accepted and the segment goes on
 
 
 @njit
+def _poses(y, n, R, omega_w):
+    """Positions and velocities (n, 3) of the flat state ``y`` (views); fills the rotation
+    matrices ``R`` and world angular velocities ``omega_w`` (rad/s) of the n bodies."""
+    _kin(y[3 * n : 7 * n].reshape((n, 4)), y[10 * n : 13 * n].reshape((n, 3)), R, omega_w)
+    return y[0 : 3 * n].reshape((n, 3)), y[7 * n : 10 * n].reshape((n, 3))
+
+
+@njit
 def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
     inv_mass, inertia, inv_inertia, gacc, fixed = BD
@@ -146,11 +154,7 @@ def _event_values(y, g, n, G, CR, WP, W):
     _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
-    pos = y[0 : 3 * n].reshape((n, 3))
-    quat = y[3 * n : 7 * n].reshape((n, 4))
-    vel = y[7 * n : 10 * n].reshape((n, 3))
-    omega = y[10 * n : 13 * n].reshape((n, 3))
-    _kin(quat, omega, R, omega_w)
+    pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
     nw = w_sa.shape[0]
@@ -181,11 +185,7 @@ def _memory_update(y, n, G, CR, W):
     body, lpos, lrot, radius, plane_n, plane_p, half = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, _m_eff = CR
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
-    pos = y[0 : 3 * n].reshape((n, 3))
-    quat = y[3 * n : 7 * n].reshape((n, 4))
-    vel = y[7 * n : 10 * n].reshape((n, 3))
-    omega = y[10 * n : 13 * n].reshape((n, 3))
-    _kin(quat, omega, R, omega_w)
+    pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
     changed = False
@@ -210,11 +210,7 @@ def _stiffness_rate(y, n, G, CR, W):
     body, lpos, lrot, radius, plane_n, plane_p, half = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
-    pos = y[0 : 3 * n].reshape((n, 3))
-    quat = y[3 * n : 7 * n].reshape((n, 4))
-    vel = y[7 * n : 10 * n].reshape((n, 3))
-    omega = y[10 * n : 13 * n].reshape((n, 3))
-    _kin(quat, omega, R, omega_w)
+    pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
     best = 0.0
@@ -715,11 +711,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
             j = _lone_event(y, n, G, crc, WP, W, m)
         if j < 0:
             break
-        pos = y[0 : 3 * n].reshape((n, 3))
-        quat = y[3 * n : 7 * n].reshape((n, 4))
-        vel = y[7 * n : 10 * n].reshape((n, 3))
-        omega = y[10 * n : 13 * n].reshape((n, 3))
-        _kin(quat, omega, R, omega_w)
+        pos, vel = _poses(y, n, R, omega_w)
         gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
                             plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
