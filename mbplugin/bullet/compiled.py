@@ -282,6 +282,15 @@ def _at_rest(y, f, ytmp, ftmp, nn, k, atol, dt, P):
 
 
 @njit
+def _group_work(k, nn):
+    """Work arrays of a group of ``k`` contacts and ``nn`` states: the Radau workspace,
+    absolute tolerances, Jacobian scales, a right-hand side, two event-value buffers (3k) and
+    the state."""
+    return (radau_workspace(nn), np.empty(nn), np.full(nn, 1e-6), np.empty(nn),
+            np.empty(3 * k), np.empty(3 * k), np.empty(nn))
+
+
+@njit
 def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
                      counters):
     """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
@@ -296,13 +305,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     k_ws, nn_ws = 1, 4
-    ws = radau_workspace(nn_ws)
-    atol = np.empty(nn_ws)
-    jscale = np.full(nn_ws, 1e-6)
-    f = np.empty(nn_ws)
-    ga = np.empty(3 * k_ws)
-    gb = np.empty(3 * k_ws)
-    y = np.empty(nn_ws)
+    ws, atol, jscale, f, ga, gb, y = _group_work(k_ws, nn_ws)
     ctl = np.zeros(RADAU_CTL)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     for g in range(ng):
@@ -314,13 +317,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         nn = s1 - s0
         if k != k_ws or nn != nn_ws:
             k_ws, nn_ws = k, nn
-            ws = radau_workspace(nn)
-            atol = np.empty(nn)
-            jscale = np.full(nn, 1e-6)
-            f = np.empty(nn)
-            ga = np.empty(3 * k)
-            gb = np.empty(3 * k)
-            y = np.empty(nn)
+            ws, atol, jscale, f, ga, gb, y = _group_work(k, nn)
         for i in range(nn):
             atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
             y[i] = Y[s0 + i]
