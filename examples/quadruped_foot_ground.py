@@ -38,6 +38,8 @@ FREQ, THIGH, CALF = 2.5, 0.2, 0.4
 MAX_TORQUE = 33.5  # N m (A1 motor limit)
 KP, KD = 80.0, 1.5  # joint PD gains (N m/rad, N m s/rad)
 STICK = {"k_t": 5e4, "mu": 0.8, "c_t": 100.0}  # tangential spring at the toes (Dahl)
+# fallen: the base below 0.15 m (it stands at ~0.28 m) or its roll or pitch beyond 0.8 rad
+FALL_HEIGHT, FALL_TILT = 0.15, 0.8
 
 
 def targets(t: float, t_trot: float) -> np.ndarray:
@@ -82,6 +84,7 @@ def run(ours: bool, t_stand: float, t_trot: float, dt: float,
     n = round((t_stand + t_trot) / dt)
     rec = {k: np.zeros((n, 4)) for k in ("force", "depth", "slip")}
     rec["base"] = np.zeros((n, 3))
+    rec["rpy"] = np.zeros((n, 3))  # base roll, pitch, yaw (rad)
     rec["toe_x"] = np.zeros((n, 4))
     wall = time.perf_counter()
     for i in range(n):
@@ -114,7 +117,9 @@ def run(ours: bool, t_stand: float, t_trot: float, dt: float,
                     v = p.getLinkState(robot, toe, computeLinkVelocity=1,
                                        physicsClientId=cid)[6]
                     rec["slip"][i, k] = float(np.hypot(v[0], v[1]))
-        rec["base"][i] = p.getBasePositionAndOrientation(robot, physicsClientId=cid)[0]
+        pos, orn = p.getBasePositionAndOrientation(robot, physicsClientId=cid)
+        rec["base"][i] = pos
+        rec["rpy"][i] = p.getEulerFromQuaternion(orn)
         rec["toe_x"][i] = [p.getLinkState(robot, toe, physicsClientId=cid)[0][0] for toe in toes]
     rec["wall"] = np.array(time.perf_counter() - wall)
     rec["weight"] = np.array(mass * 9.81)
@@ -132,6 +137,14 @@ def backward_slide(force: np.ndarray, x: np.ndarray) -> float:
             seg = x[a:b, k]
             worst = max(worst, float(seg[0] - seg.min()))
     return worst
+
+
+def falls(base: np.ndarray, rpy: np.ndarray) -> tuple[int, float | None]:
+    """Fall episodes (entries into the fallen state: base height below FALL_HEIGHT or |roll| or
+    |pitch| above FALL_TILT) and the index of the first, or None."""
+    down = (base[:, 2] < FALL_HEIGHT) | (np.abs(rpy[:, :2]) > FALL_TILT).any(axis=1)
+    starts = np.flatnonzero(np.diff(np.r_[0, down.astype(int)]) == 1)
+    return len(starts), (int(starts[0]) if len(starts) else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,18 +172,25 @@ def main(argv: list[str] | None = None) -> int:
               f"{fsum.max():.3f}); sinkage {sink * 1e3:.3f} mm (static Hertz "
               f"{hertz * 1e3:.3f} mm); peak foot force {rec['force'].max() / w:.2f} W; "
               f"wall {float(rec['wall']):.1f} s")
+        n_fall, first = falls(rec["base"], rec["rpy"])
+        wall = float(rec["wall"])
+        when = f" (first at t = {first * dt:.2f} s)" if n_fall else ""
+        print(f"          falls {n_fall}{when}; real-time factor "
+              f"{(t_stand + t_trot) / wall:.2f}")
         if t_trot:
-            x0 = rec["base"][int(t_stand / dt) - 1]
-            x1 = rec["base"][-1]
+            i0 = int(t_stand / dt) - 1
+            x0, x1 = rec["base"][i0], rec["base"][-1]
+            yaw = float(np.degrees(np.unwrap(rec["rpy"][i0:, 2])[-1] - rec["rpy"][i0, 2]))
             trot = slice(int(t_stand / dt), None)
             slide = backward_slide(rec["force"][trot], rec["toe_x"][trot])
             print(f"          trot: {x1[0] - x0[0]:+.3f} m forward, {x1[1] - x0[1]:+.3f} m "
-                  f"sideways, base height {x1[2]:.3f} m; largest backward toe slide in one "
-                  f"stance {slide * 1e3:.1f} mm")
+                  f"sideways, yaw {yaw:+.1f} deg, base height {x1[2]:.3f} m; largest backward "
+                  f"toe slide in one stance {slide * 1e3:.1f} mm")
         if ours:
             ok &= abs(fsum.mean() - 1) < 0.02 and abs(sink / hertz - 1) < 0.2
+            ok &= n_fall == 0
             if t_trot:
-                ok &= bool(rec["base"][-1][0] - rec["base"][int(t_stand / dt) - 1][0] >= 0.3)
+                ok &= bool(x1[0] - x0[0] >= 0.3)
                 ok &= slide <= 0.01
     if not args.short:
         from mbplugin.plotting import pyplot, save_figure
@@ -188,6 +208,20 @@ def main(argv: list[str] | None = None) -> int:
                 ax.set_title(name)
             axes[-1].set_xlabel("t (s)")
             save_figure(fig, out / f"{key}.png")
+        # the gait's outcome: base path and heading, native vs ours
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for name in ("native", "mbplugin"):
+            rec = runs[name]
+            t = np.arange(len(rec["base"])) * dt
+            axes[0].plot(rec["base"][:, 0], rec["base"][:, 1], label=name)
+            axes[1].plot(t, np.degrees(np.unwrap(rec["rpy"][:, 2])), label=name)
+        axes[0].set_xlabel("base x (m)")
+        axes[0].set_ylabel("base y (m)")
+        axes[0].set_aspect("equal", adjustable="datalim")
+        axes[1].set_xlabel("t (s)")
+        axes[1].set_ylabel("yaw (deg)")
+        axes[0].legend()
+        save_figure(fig, out / "gait.png")
     if not ok:
         print("FAILED: the stance / trot checks above", file=sys.stderr)
         return 1

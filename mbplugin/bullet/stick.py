@@ -63,6 +63,18 @@ def stick_force(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.n
     return f * scale[:, None]
 
 
+def stick_step(s0: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick,
+               dt: float) -> np.ndarray:
+    """The displacement (K, 3) after a backward-Euler step of length ``dt`` (s) of
+    :func:`stick_rate` from ``s0``, with the slip ``vt`` and normal force ``fn`` of the step's
+    end: s1 = s0 + dt (vt - |vt| k_t s1 / fc) is linear in s1, so
+    s1 = (s0 + dt vt) / (1 + dt |vt| k_t / fc) (no iteration; |s1| stays below
+    max(|s0|, fc / k_t) for any dt, as in steady sliding)."""
+    speed = np.linalg.norm(vt, axis=1)
+    fc = np.maximum(p.mu * np.maximum(fn, 0.0), FC_FLOOR)
+    return (s0 + dt * vt) / (1.0 + dt * speed * p.k_t / fc)[:, None]
+
+
 def stick_rate(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:
     """ds/dt (K, 3) of Dahl's model.
 
