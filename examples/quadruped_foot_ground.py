@@ -147,6 +147,16 @@ def backward_slide(force: np.ndarray, x: np.ndarray) -> float:
     return worst
 
 
+def dropouts(force: np.ndarray) -> float:
+    """One-step losses of contact (a foot unloaded for a single step between loaded steps) per
+    stance, over all feet."""
+    on = force > 0
+    single = on[:-2] & ~on[1:-1] & on[2:]
+    stances = int(np.sum(np.diff(np.r_[np.zeros((1, on.shape[1]), bool), on].astype(int),
+                                 axis=0) == 1))
+    return float(single.sum()) / max(stances, 1)
+
+
 def falls(base: np.ndarray, rpy: np.ndarray) -> tuple[int, float | None]:
     """Fall episodes (entries into the fallen state: base height below FALL_HEIGHT or |roll| or
     |pitch| above FALL_TILT) and the index of the first, or None."""
@@ -197,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
             slide = backward_slide(rec["force"][trot], rec["toe_x"][trot])
             print(f"          trot: {x1[0] - x0[0]:+.3f} m forward, {x1[1] - x0[1]:+.3f} m "
                   f"sideways, yaw {yaw:+.1f} deg, base height {x1[2]:.3f} m; largest backward "
-                  f"toe slide in one stance {slide * 1e3:.1f} mm")
+                  f"toe slide in one stance {slide * 1e3:.1f} mm; one-step contact losses "
+                  f"{dropouts(rec['force'][trot]):.2f} per stance")
         if ours:
             ok &= abs(fsum.mean() - 1) < 0.02 and abs(sink / hertz - 1) < 0.2
             ok &= n_fall == 0

@@ -211,6 +211,7 @@ class BulletContacts:
         self._keys: np.ndarray | None = None
         self._h_of: tuple[np.ndarray, np.ndarray] | None = None  # (keys, next step per key)
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
+        self._imp_prev: tuple[np.ndarray, np.ndarray] | None = None  # (keys, impulse)
         self._build()
 
     # -- building ---------------------------------------------------------------------------------
@@ -624,8 +625,13 @@ class BulletContacts:
         if self.articulated == "implicit" and art.any():
             host = (self._verify_probe(batch, control)
                     if self.verify and self.probe else None)
+            prev = self._imp_prev
+            guess = None
+            if prev is not None and len(prev[0]):
+                at = _lookup(prev[0], batch.key)
+                guess = np.where((at >= 0)[:, None], prev[1][np.maximum(at, 0)], 0.0)
             space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
-                                 self.stick, s0, host, self.verify, art)
+                                 self.stick, s0, host, self.verify, art, guess)
         else:
             space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
                                   self.stick, s0, self.solver)
@@ -640,6 +646,7 @@ class BulletContacts:
         if self.stick is not None:
             keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
+        self._imp_prev = (batch.key.copy(), res.impulse.copy())  # the implicit step's guess
         force = res.impulse / dt
         self._apply(batch, force)
         un = np.einsum("ki,ki->k", res.u, n)

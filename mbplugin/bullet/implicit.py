@@ -83,13 +83,14 @@ class ImplicitStep:
     (K, 3) its displacement at the step start) or None, ``rtol`` the tolerance of Newton's
     residual relative to the impulse, ``host`` the probe of the host step, ``verify`` the
     number of verification rounds with it, ``watch`` (K,) bool: the contacts whose defects the
-    probe books (those on articulated links)."""
+    probe books (those on articulated links), ``guess`` (K, 3) Newton's starting impulse (e.g.
+    the previous host step's, N s)."""
 
     def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.spmatrix | np.ndarray,
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                  stick: Stick | None = None, s0: np.ndarray | None = None,
                  host: HostProbe | None = None, verify: int = 1,
-                 watch: np.ndarray | None = None) -> None:
+                 watch: np.ndarray | None = None, guess: np.ndarray | None = None) -> None:
         self.store, self.batch, self.k = store, batch, len(batch)
         self.W = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=float)
         self.a_free = a_free
@@ -100,6 +101,7 @@ class ImplicitStep:
         self.s0 = np.zeros((self.k, 3)) if s0 is None else np.asarray(s0, dtype=float)
         self.host, self.verify = host, int(verify)
         self.watch = np.ones(self.k, dtype=bool) if watch is None else watch
+        self.guess = np.zeros((self.k, 3)) if guess is None else np.asarray(guess, dtype=float)
         # the laws' normal force with the store's rows (the sub-stepper's evaluation)
         self.space = ContactSpace(store, batch, sp.csr_matrix((3 * self.k, 3 * self.k)),
                                   a_free, None, rtol)
@@ -147,7 +149,7 @@ class ImplicitStep:
 
         self.space.prepare()
         self.fn0 = self._normal(d0, u0)
-        P = np.zeros((k, 3))
+        P = self.guess.copy()
         stats = SubstepStats()
         rounds = 1 + (self.verify if self.host is not None else 0)
         for r in range(rounds):
