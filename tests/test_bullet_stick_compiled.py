@@ -146,3 +146,39 @@ def test_tumbling_box_with_springs_compiled_matches_scipy(
     _no_fallback(monkeypatch)
     pc = _box("compiled")
     assert np.max(np.abs(pc - ps)) < 1e-7
+
+
+def _stack_and_lone(solver: str) -> np.ndarray:
+    """A lone sphere and a 2-sphere stack on the incline (rotation locked): the stack's two
+    contacts are one group, the lone one another, and the batch lists the lone contact between
+    the stack's (the groups reorder the contacts; the springs must come back in batch order)."""
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        th = math.atan(0.3)
+        p.setGravity(-G * math.sin(th), 0, -G * math.cos(th), physicsClientId=cid)
+        p.setTimeStep(1 / 60, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
+        bs = []
+        for pos in ([0.2, 0, R], [0, 0, R], [0, 0, 3 * R]):  # lone, stack bottom, stack top
+            b = p.createMultiBody(M, shape, basePosition=pos, physicsClientId=cid)
+            p.changeDynamics(b, -1, linearDamping=0, angularDamping=0,
+                             localInertiaDiagonal=[1e6] * 3, physicsClientId=cid)
+            bs.append(b)
+        bk = BulletContacts(cid, manage=[plane, (bs[1], bs[2])], solver=solver, stick=STICK,
+                            law={"name": "hunt_crossley", "cr": 0.3, "k": K})
+        xs = []
+        for _ in range(30):  # 0.5 s
+            bk.step()
+            xs.append([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in bs])
+        return np.array(xs)
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+def test_groups_return_the_springs_in_batch_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    xs = _stack_and_lone("scipy")
+    _no_fallback(monkeypatch)
+    xc = _stack_and_lone("compiled")
+    assert np.max(np.abs(xc - xs)) < 1e-9

@@ -212,9 +212,10 @@ def _watch(y, k, gf, gi, i, kind):
 
 @njit
 def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
-    """The instant just past the crossing of contact i's event value (ga > 0 >= gb) on the
-    dense output: Illinois' regula falsi (Dowell & Jarratt 1971) to a bracket of
-    1e-13 + 1e-12 |t| s, then the right end moved until the value is strictly negative."""
+    """The instant just past the crossing of contact i's event value (ga > 0 >= gb; an onset:
+    ga >= 0 > gb) on the dense output: Illinois' regula falsi (Dowell & Jarratt 1971) to a
+    bracket of 1e-13 + 1e-12 |t| s, then the right end moved until the value is strictly
+    negative."""
     side = 0
     tol = 1e-13 + 1e-12 * abs(b)
     for it in range(200):
@@ -248,9 +249,19 @@ def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
 
 
 @njit_inline
+def _crossed(ga, gb, kind):
+    """Whether an event value went from ga to gb across its event (see :func:`_scan`)."""
+    if kind == 0:
+        return ga >= 0.0 and gb < 0.0
+    return ga > 0.0 and gb <= 0.0
+
+
+@njit_inline
 def _scan(ga, gb, y, k, gf, gi):
     """Event values of every contact at ``y`` into gb (3k: onset, end, peak); returns whether
-    one of them crossed from ga (> 0) to <= 0."""
+    one of them crossed from ga (> 0) to <= 0, or for an onset from ga >= 0 to < 0 (a pair
+    exactly touching at the start, delta = 0, starts once it overlaps: the SciPy path's
+    d0 <= 0 < d1, and :func:`~mbplugin.pipeline.rules.starts`)."""
     hit = False
     for i in range(k):
         act = gi[INT_LEN * i + _ACT]
@@ -266,7 +277,7 @@ def _scan(ga, gb, y, k, gf, gi):
                 gb[j] = 1.0
                 continue
             gb[j] = _watch(y, k, gf, gi, i, kind)
-            if ga[j] > 0.0 and gb[j] <= 0.0:
+            if _crossed(ga[j], gb[j], kind):
                 hit = True
     return hit
 
@@ -378,7 +389,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             ev = -1
             if _scan(ga, gb, y_new, k, gf, gi):
                 for j in range(3 * k):
-                    if ga[j] > 0.0 and gb[j] <= 0.0:
+                    if _crossed(ga[j], gb[j], j % 3):
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_old, Dq, ytmp, k, gf, gi,
                                      j // 3, j % 3)
                         if te < t_end or ev < 0:
