@@ -10,7 +10,7 @@ A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact la
 microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
 contacts found at the step start (with a predictive margin), the state
 
-    y = [ delta (K), u (K, 3), the law ODE states of the store rows ]
+    y = [ delta (K), u (K, 3), the law ODE states of the store rows (, s (K, 3)) ]
 
 with ``u`` the velocity of body b relative to body a at the contact point (world frame):
 
@@ -20,10 +20,14 @@ with ``u`` the velocity of body b relative to body a at the contact point (world
 
 where F_N comes from the contact store (``ContactStore.forces``, the laws with their per-contact
 coefficients and state), the law ODE states from ``ContactStore.state_rates`` and F_t from the
-engine's regularised Coulomb friction (:func:`mbplugin.dynamics.friction.friction_force`). The
-geometry (normals, lever arms) and W are frozen over the host step. The solver is SciPy's Radau
-IIA (order 5, implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. IV.8) with a
-sparse finite-difference Jacobian.
+engine's regularised Coulomb friction (:func:`mbplugin.dynamics.friction.friction_force`) or,
+with the ``stick`` option, from the tangential springs of displacement s (Dahl's model,
+:func:`mbplugin.bullet.stick.stick_force` and :func:`~mbplugin.bullet.stick.stick_rate`, the
+same scalar kernels the compiled path calls; s0 is the springs' displacement at the step start,
+per contact in the batch's order, and ``s_end`` the same at its end). The geometry (normals,
+lever arms) and W are frozen over the host step. The solver is SciPy's Radau IIA (order 5,
+implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. IV.8) with a sparse
+finite-difference Jacobian.
 
 A change of sign inside a solver step of a new contact's delta (onset), of an active contact's
 end-of-contact event value (``mbplugin.pipeline.rules.end_value``: the raw force, or delta for
