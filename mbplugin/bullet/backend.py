@@ -207,11 +207,9 @@ class BulletContacts:
         self.t = 0.0
         self.last: StepInfo | None = None
         self._h: float | None = None
-        self._reset_links = False  # joints were reset since the last host step
         self._keys: np.ndarray | None = None
         self._h_of: tuple[np.ndarray, np.ndarray] | None = None  # (keys, next step per key)
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
-        self._imp_prev: tuple[np.ndarray, np.ndarray] | None = None  # (keys, impulse)
         self._build()
 
     # -- building ---------------------------------------------------------------------------------
@@ -457,9 +455,12 @@ class BulletContacts:
                 quat[base] = xyzw_to_wxyz(ps[:, 3:7])
                 vel[base] = vs[:, 0:3]
                 om[base] = vs[:, 3:6]
+        # links: always with computeForwardKinematics. Without it PyBullet returns the link
+        # poses cached before the last stepSimulation moved the joints (measured on the A1: after
+        # a step, a toe's position read without it equals the one read with it one step earlier)
+        # and velocities through that stale kinematics (4-9 cm/s off at a swinging toe)
         for i, b, lk in self._link_rows:
-            st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
-                  if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
+            st = c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
             pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
         fixed = self.kind == STATIC
         mass = np.where(fixed, 1.0, self.mass)
@@ -625,13 +626,8 @@ class BulletContacts:
         if self.articulated == "implicit" and art.any():
             host = (self._verify_probe(batch, control)
                     if self.verify and self.probe else None)
-            prev = self._imp_prev
-            guess = None
-            if prev is not None and len(prev[0]):
-                at = _lookup(prev[0], batch.key)
-                guess = np.where((at >= 0)[:, None], prev[1][np.maximum(at, 0)], 0.0)
             space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
-                                 self.stick, s0, host, self.verify, art, guess)
+                                 self.stick, s0, host, self.verify, art)
         else:
             space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
                                   self.stick, s0, self.solver)
@@ -646,7 +642,6 @@ class BulletContacts:
         if self.stick is not None:
             keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
-        self._imp_prev = (batch.key.copy(), res.impulse.copy())  # the implicit step's guess
         force = res.impulse / dt
         self._apply(batch, force)
         un = np.einsum("ki,ki->k", res.u, n)
@@ -948,13 +943,11 @@ class BulletContacts:
             dj = dq[6:] if floating else dq
             for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
                 c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
-            self._reset_links = True
 
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
         self.client("stepSimulation")
-        self._reset_links = False
         self.after_step()
         return info
 
