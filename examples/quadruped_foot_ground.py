@@ -7,8 +7,9 @@ Hunt-Crossley law with Hertz's stiffness and regularised Coulomb friction (mu = 
 fallen body, a knee) keeps PyBullet's contact. The toes are links of an articulated body, so the
 backend solves each host step's contact impulse implicitly against PyBullet's own update
 (``articulated="implicit"``, the default; ``--articulated substep`` for the exact sub-stepper,
-whose toes slide 3x more at 1/240 s, see docs/bullet.md). The robot stands under a joint PD
-controller (torque control, |tau| <= 33.5 N m), then trots open loop (diagonal pairs, 2.5 Hz).
+which fails this script's checks at 1/240 s and passes them at 1/1000 s, see docs/bullet.md).
+The robot stands under a joint PD controller (torque control, |tau| <= 33.5 N m), then trots
+open loop (diagonal pairs, 2.5 Hz).
 The same script runs with PyBullet's native contact. Printed: summed foot normal force over the
 weight in quiet stance, sinkage vs the static Hertz estimate (W / (4 k))^(2/3), falls (base
 below 0.15 m or roll/pitch beyond 0.8 rad), the real-time factor, distance and yaw trotted,
