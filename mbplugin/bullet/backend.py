@@ -187,7 +187,8 @@ class BulletContacts:
         self._h: float | None = None
         self._reset_links = False  # joints were reset since the last host step
         self._keys: np.ndarray | None = None
-        self._h_of: tuple[np.ndarray, np.ndarray] | None = None  # (keys, next step per key)
+        # (keys, next step per key, its solver: 1 explicit, 0 Radau, -1 unknown)
+        self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
 
@@ -595,12 +596,15 @@ class BulletContacts:
                               self.stick, s0, self.solver)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
-        if self._h_of is not None:  # the compiled path: each contact's next step, by key
+        m0 = None
+        if self._h_of is not None:  # the compiled path: each contact's next step and solver
             pos = _lookup(self._h_of[0], batch.key)
             h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0)
+            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
-        self._h_of = None if res.h_next is None else (batch.key.copy(), res.h_next)
+        self._h_of = (None if res.h_next is None
+                      else (batch.key.copy(), res.h_next, res.method_next))
         if self.stick is not None:
             keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]

@@ -44,12 +44,17 @@ from mbplugin._jit import njit, njit_inline
 from mbplugin.dynamics.compiled import (
     RADAU_CTL,
     dense_at,
+    dop853_dense,
+    dop853_step,
+    initial_step,
     radau_start,
     radau_step,
     radau_workspace,
     register_problem,
 )
+from mbplugin.dynamics.integrators import STIFF_HW, STIFF_STEPS
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
+from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
 
@@ -248,6 +253,51 @@ def _scan(ga, gb, y, k, gf, gi):
     return hit
 
 
+@njit
+def _group_rate(y, k, gf, gi):
+    """Stiffness rate of a group (1/s): the largest over its active contacts of
+    sqrt(k_n w) + c_n w, with the law's local stiffness k_n = dF/d delta and damping
+    c_n = dF/d ddelta by central differences (as the engine's ``_stiffness_rate``) and w the
+    normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
+    regularised friction force, (max(mu, mu_s) F_N / v_eps + viscous), times W_ii's largest
+    diagonal entry. h x rate is the step's h omega of the explicit-method stability test."""
+    m = 3 * k
+    w0 = FR_LEN + ROW_LEN * k
+    best = 0.0
+    for i in range(k):
+        if not gi[INT_LEN * i + _ACT]:
+            continue
+        r = FR_LEN + ROW_LEN * i
+        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        wnn = 0.0
+        wmax = 0.0
+        for a in range(3):
+            na = gf[r + a]
+            for b in range(3):
+                wab = gf[w0 + (3 * i + a) * m + 3 * i + b]
+                wnn += na * wab * gf[r + b]
+                if a == b and wab > wmax:
+                    wmax = wab
+        d = y[i]
+        v = -(y[k + 3 * i] * n0 + y[k + 3 * i + 1] * n1 + y[k + 3 * i + 2] * n2)
+        kid = gi[INT_LEN * i + _KID]
+        c = _coef(gf, i)
+        st = _state(y, gf, gi, i)
+        ed = max(1e-6 * abs(d), 1e-12)
+        ev = max(1e-6 * abs(v), 1e-9)
+        kn = (force(kid, d + ed, v, c, st) - force(kid, d - ed, v, c, st)) / (2.0 * ed)
+        cn = (force(kid, d, v + ev, c, st) - force(kid, d, v - ev, c, st)) / (2.0 * ev)
+        rt = math.sqrt(max(kn, 0.0) * max(wnn, 0.0)) + max(cn, 0.0) * max(wnn, 0.0)
+        if gf[0] > 0.0:
+            fn = max(force(kid, d, v, c, st), 0.0)
+            rt += (max(gf[1], gf[2]) * fn / gf[4] + gf[5]) * wmax
+        if not math.isfinite(rt):
+            return np.inf
+        if rt > best:
+            best = rt
+    return best
+
+
 #: a group is at rest when every state's rate over the host step, and every contact velocity,
 #: is below this fraction of its absolute tolerance
 REST_FRACTION = 1e-2
@@ -284,15 +334,21 @@ def _at_rest(y, f, ytmp, ftmp, nn, k, atol, dt, P):
 @njit
 def _group_work(k, nn):
     """Work arrays of a group of ``k`` contacts and ``nn`` states: the Radau workspace,
-    absolute tolerances, Jacobian scales, a right-hand side, two event-value buffers (3k) and
-    the state."""
+    absolute tolerances, Jacobian scales, a right-hand side, two event-value buffers (3k), the
+    state, and DOP853's stages and dense-output coefficients."""
     return (radau_workspace(nn), np.empty(nn), np.full(nn, 1e-6), np.empty(nn),
-            np.empty(3 * k), np.empty(3 * k), np.empty(nn))
+            np.empty(3 * k), np.empty(3 * k), np.empty(nn), np.empty((dop.NS_EXT, nn)),
+            np.empty((dop.NPOW, nn)), np.empty(nn))
+
+
+#: quadrature of the impulse on an explicit step: sub-intervals of h x rate <= QUAD_HW each
+#: (the 3-point Gauss rule's relative error is ~5e-7 (h omega)^6 on an oscillating force)
+QUAD_HW = 1.0
 
 
 @njit
 def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
-                     counters):
+                     counters, auto, mg, tol_e):
     """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
 
     Group g: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated
@@ -300,14 +356,26 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     gptr[g+1]] (the layout above), start time tg[g] (s from the host step's start; updated),
     first step hg[g] (s, <= 0: SciPy's initial step; updated to the next step). Adds each
     contact's impulse (N s) to ``imp`` and sets ``loaded`` where it carried force;
-    counters += (steps, nfev, events). ``status[g]`` becomes DONE, EVENT (stopped just past an
-    event at tg[g]) or FAILED."""
+    counters += (steps, nfev, events, explicit steps). ``status[g]`` becomes DONE, EVENT
+    (stopped just past an event at tg[g]) or FAILED.
+
+    ``auto``: a group whose contacts are not stiff at the host step takes DOP853 steps
+    (explicit, order 8; :func:`mbplugin.dynamics.compiled.dop853_step`) instead of Radau's. It
+    changes to Radau within the host step when h x rate exceeds STIFF_HW for STIFF_STEPS
+    consecutive explicit steps (the step is stability-limited: the engine's ``auto`` rule,
+    :mod:`mbplugin.dynamics.integrators`; rate: :func:`_group_rate`), and a group that ended
+    its last host step on Radau (``mg[g]`` 0; else 1, updated to the solver at the end) starts
+    on Radau again while its carried step h gives h x rate > STIFF_HW (Radau's step outgrew
+    the contact time scale: a resting, stiff contact). The explicit steps are controlled at
+    ``tol_e`` times the tolerances (``rtol``, the absolute ones; see
+    :data:`mbplugin.bullet.substep.EXPLICIT_TOL`)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     k_ws, nn_ws = 1, 4
-    ws, atol, jscale, f, ga, gb, y = _group_work(k_ws, nn_ws)
+    ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e = _group_work(k_ws, nn_ws)
     ctl = np.zeros(RADAU_CTL)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
+    rtol_e = tol_e * rtol
     for g in range(ng):
         if status[g] != PENDING:
             continue
@@ -317,15 +385,16 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         nn = s1 - s0
         if k != k_ws or nn != nn_ws:
             k_ws, nn_ws = k, nn
-            ws, atol, jscale, f, ga, gb, y = _group_work(k, nn)
+            ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e = _group_work(k, nn)
         for i in range(nn):
             atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
+            atol_e[i] = tol_e * atol[i]
             y[i] = Y[s0 + i]
         gf = GF[goff[g]:goff[g + 1]]
         gi = GI[INT_LEN * c0:INT_LEN * c1]
         P = (k, gf, gi)
         fb = FR_LEN + ROW_LEN * k + 9 * k * k
-        Dq, y_new, y_old, ytmp, f_new = ws[6], ws[7], ws[8], ws[9], ws[12]
+        Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
         t = tg[g]
         if t == 0.0 and hg[g] > 0.0 and _at_rest(y, f, ytmp, f_new, nn, k, atol, dt, P):
             # quasi-static: the state does not move (see _at_rest), impulse = force x dt
@@ -339,14 +408,43 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             status[g] = DONE
             counters[1] += 2
             continue
-        nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
+        explicit = False
+        if auto:
+            explicit = (mg[g] != 0 or hg[g] <= 0.0
+                        or hg[g] * _group_rate(y, k, gf, gi) <= STIFF_HW)
+        h_try = hg[g]
+        if explicit:
+            _group_rhs(y, f, P)
+            nfev = 1
+            if h_try <= 0.0:
+                h_try = initial_step(y, f, t, dt, dt, rtol_e, atol_e, ytmp, kbuf, dop.ORDER, P)
+                nfev += 1
+        else:
+            nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
         _scan(gb, ga, y, k, gf, gi)
         st = PENDING
         steps = 0
+        n_explicit = 0
+        stiff = 0
+        rt = 0.0
         while st == PENDING:
-            ok, t_new, h, nf = radau_step(y, f, t, dt, rtol, atol, dt, newton_tol, jscale, 0,
-                                          ctl, ws, P)
-            nfev += nf
+            if explicit:
+                ok, t_new, h, h_try, nf = dop853_step(y, f, t, dt, h_try, rtol_e, atol_e, dt, K,
+                                                      ytmp, kbuf, y_new, P)
+                nfev += nf
+                if ok:
+                    nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
+                    n_explicit += 1
+                y_start = y
+                dense = Fd
+                fn_new = K[dop.NS]
+            else:
+                ok, t_new, h, nf = radau_step(y, f, t, dt, rtol, atol, dt, newton_tol, jscale,
+                                              0, ctl, ws, P)
+                nfev += nf
+                y_start = y_old
+                dense = Dq
+                fn_new = f_new
             if not ok:
                 st = FAILED
                 break
@@ -356,21 +454,29 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             if _scan(ga, gb, y_new, k, gf, gi):
                 for j in range(3 * k):
                     if ga[j] > 0.0 and gb[j] <= 0.0:
-                        te = _locate(t, t_new, ga[j], gb[j], t, h, y_old, Dq, ytmp, k, gf, gi,
-                                     j // 3, j % 3)
+                        te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
+                                     gf, gi, j // 3, j % 3)
                         if te < t_end or ev < 0:
                             t_end = te
                             ev = j
-            # impulse over [t, t_end] by Gauss-Legendre on the dense output
-            span = t_end - t
-            for q in range(3):
-                dense_at(t + _GX[q] * span, t, h, y_old, Dq, ytmp)
-                _forces(ytmp, k, gf, gi)
-                for i in range(k):
-                    for a in range(3):
-                        imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
+            # impulse over [t, t_end] by Gauss-Legendre on the dense output (an explicit step
+            # in sub-intervals of h x rate <= QUAD_HW)
+            nsub = 1
+            if explicit:
+                rt = _group_rate(y_new, k, gf, gi)
+                x = (t_end - t) * rt / QUAD_HW
+                nsub = max(1, math.ceil(x)) if x < 64.0 else 64
+            span = (t_end - t) / nsub
+            for sb in range(nsub):
+                ts = t + sb * span
+                for q in range(3):
+                    dense_at(ts + _GX[q] * span, t, h, y_start, dense, ytmp)
+                    _forces(ytmp, k, gf, gi)
+                    for i in range(k):
+                        for a in range(3):
+                            imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
             if ev >= 0:
-                dense_at(t_end, t, h, y_old, Dq, ytmp)
+                dense_at(t_end, t, h, y_start, dense, ytmp)
                 for i in range(nn):
                     y[i] = ytmp[i]
                 t = t_end
@@ -379,12 +485,19 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             else:
                 for i in range(nn):
                     y[i] = y_new[i]
-                    f[i] = f_new[i]
+                    f[i] = fn_new[i]
                 t = t_new
                 for j in range(3 * k):
                     ga[j] = gb[j]
                 if t >= dt:
                     st = DONE
+                elif explicit:
+                    # stability-limited explicit steps: Radau takes over
+                    stiff = stiff + 1 if h * rt > STIFF_HW else 0
+                    if stiff >= STIFF_STEPS:
+                        explicit = False
+                        nfev += radau_start(y, f, t, dt, h_try, rtol, atol, dt, jscale, 0,
+                                            ctl, ws, P)
             _forces(y, k, gf, gi)
             for i in range(k):
                 if (gf[fb + 3 * i] != 0.0 or gf[fb + 3 * i + 1] != 0.0
@@ -393,10 +506,16 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         for i in range(nn):
             Y[s0 + i] = y[i]
         tg[g] = t
-        hg[g] = ctl[0]
+        if explicit:
+            # after an event the explicit method starts afresh (SciPy's initial step)
+            hg[g] = -1.0 if st == EVENT else h_try
+        else:
+            hg[g] = ctl[0]
+        mg[g] = 1 if explicit else 0
         status[g] = st
         counters[0] += steps
         counters[1] += nfev
+        counters[3] += n_explicit
 
 
 @njit
