@@ -842,10 +842,13 @@ class BulletContacts:
             xyzw = quat[:, [1, 2, 3, 0]].tolist()
             vel, om = bodies.vel[moved].tolist(), bodies.omega[moved].tolist()
             cid, pb = c.id, c.p
-            for j, i in enumerate(moved.tolist()):
-                b = self.rows[i][0]
-                pb.resetBasePositionAndOrientation(b, pos[j], xyzw[j], physicsClientId=cid)
-                pb.resetBaseVelocity(b, vel[j], om[j], physicsClientId=cid)
+            ids = self._rows_arr[moved, 0].tolist()
+            # mapped in C (no Python frame per call); the pose reset zeroes the velocity,
+            # which the second call restores
+            for _ in map(pb.resetBasePositionAndOrientation, ids, pos, xyzw, repeat(cid)):
+                pass
+            for _ in map(pb.resetBaseVelocity, ids, vel, om, repeat(cid)):
+                pass
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)

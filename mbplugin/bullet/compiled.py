@@ -341,6 +341,32 @@ def _group_work(k, nn):
             np.empty((dop.NPOW, nn)), np.empty(nn))
 
 
+@njit
+def _inverse3(gf, w0, Wi):
+    """The inverse of a one-contact group's W (3 x 3, at gf[w0:w0 + 9], row-major) into ``Wi``;
+    False when W is singular or ill-conditioned (then ``Wi`` is not to be used): W Wi must be
+    the identity within 1e-10 (W of free bodies is symmetric positive definite; an articulated
+    link's may be singular)."""
+    a, b, c = gf[w0], gf[w0 + 1], gf[w0 + 2]
+    d, e, f = gf[w0 + 3], gf[w0 + 4], gf[w0 + 5]
+    g, h, i = gf[w0 + 6], gf[w0 + 7], gf[w0 + 8]
+    c0, c1, c2 = e * i - f * h, f * g - d * i, d * h - e * g
+    det = a * c0 + b * c1 + c * c2
+    if not (det != 0.0 and math.isfinite(det)):
+        return False
+    Wi[0], Wi[1], Wi[2] = c0 / det, (c * h - b * i) / det, (b * f - c * e) / det
+    Wi[3], Wi[4], Wi[5] = c1 / det, (a * i - c * g) / det, (c * d - a * f) / det
+    Wi[6], Wi[7], Wi[8] = c2 / det, (b * g - a * h) / det, (a * e - b * d) / det
+    for r in range(3):
+        for q in range(3):
+            acc = 0.0
+            for j in range(3):
+                acc += gf[w0 + 3 * r + j] * Wi[3 * j + q]
+            if abs(acc - (1.0 if r == q else 0.0)) > 1e-10:
+                return False
+    return True
+
+
 #: quadrature of the impulse on an explicit step: sub-intervals of h x rate <= QUAD_HW each
 #: (the 3-point Gauss rule's relative error is ~5e-7 (h omega)^6 on an oscillating force)
 QUAD_HW = 1.0
@@ -376,6 +402,8 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     ctl = np.zeros(RADAU_CTL)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     rtol_e = tol_e * rtol
+    Wi = np.empty(9)
+    dv = np.empty(3)
     for g in range(ng):
         if status[g] != PENDING:
             continue
@@ -409,6 +437,8 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             counters[1] += 2
             continue
         explicit = False
+        have_dense = False
+        inv_ok = auto and k == 1 and _inverse3(gf, FR_LEN + ROW_LEN, Wi)
         if auto:
             explicit = (mg[g] != 0 or hg[g] <= 0.0
                         or hg[g] * _group_rate(y, k, gf, gi) <= STIFF_HW)
@@ -433,8 +463,8 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                                                       ytmp, kbuf, y_new, P)
                 nfev += nf
                 if ok:
-                    nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
                     n_explicit += 1
+                    have_dense = False
                 y_start = y
                 dense = Fd
                 fn_new = K[dop.NS]
@@ -452,6 +482,9 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             t_end = t_new
             ev = -1
             if _scan(ga, gb, y_new, k, gf, gi):
+                if explicit and not have_dense:
+                    nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
+                    have_dense = True
                 for j in range(3 * k):
                     if ga[j] > 0.0 and gb[j] <= 0.0:
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
@@ -459,24 +492,39 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                         if te < t_end or ev < 0:
                             t_end = te
                             ev = j
-            # impulse over [t, t_end] by Gauss-Legendre on the dense output (an explicit step
-            # in sub-intervals of h x rate <= QUAD_HW)
             nsub = 1
             if explicit:
                 rt = _group_rate(y_new, k, gf, gi)
                 x = (t_end - t) * rt / QUAD_HW
                 nsub = max(1, math.ceil(x)) if x < 64.0 else 64
-            span = (t_end - t) / nsub
-            for sb in range(nsub):
-                ts = t + sb * span
-                for q in range(3):
-                    dense_at(ts + _GX[q] * span, t, h, y_start, dense, ytmp)
-                    _forces(ytmp, k, gf, gi)
-                    for i in range(k):
-                        for a in range(3):
-                            imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
             if ev >= 0:
                 dense_at(t_end, t, h, y_start, dense, ytmp)
+            if explicit and inv_ok and gi[_ACT] != 0:
+                # du/dt = a_free + W f: the impulse over [t, t_end] is W^-1 (du - a_free
+                # (t_end - t)), the method's own quadrature of f (order 8, as u); not for an
+                # inactive contact, whose force is exactly 0 (no rounding-level impulse: the
+                # backend's free-flight bookkeeping tells free from pushed bodies by it)
+                ye = ytmp if ev >= 0 else y_new
+                for a in range(3):
+                    dv[a] = ye[1 + a] - y[1 + a] - gf[FR_LEN + _AF + a] * (t_end - t)
+                for a in range(3):
+                    imp[c0, a] += Wi[3 * a] * dv[0] + Wi[3 * a + 1] * dv[1] + Wi[3 * a + 2] * dv[2]
+            else:
+                # impulse over [t, t_end] by Gauss-Legendre on the dense output (an explicit
+                # step in sub-intervals of h x rate <= QUAD_HW)
+                if explicit and not have_dense:
+                    nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
+                    have_dense = True
+                span = (t_end - t) / nsub
+                for sb in range(nsub):
+                    ts = t + sb * span
+                    for q in range(3):
+                        dense_at(ts + _GX[q] * span, t, h, y_start, dense, kbuf)
+                        _forces(kbuf, k, gf, gi)
+                        for i in range(k):
+                            for a in range(3):
+                                imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
+            if ev >= 0:
                 for i in range(nn):
                     y[i] = ytmp[i]
                 t = t_end
