@@ -114,8 +114,9 @@ class BulletContacts:
                  ``getClosestPoints`` (see :meth:`_closest`) instead of an error
     ``fallback_radius``  effective radius (m) of those contacts for Hertz's k (default: the
                  radius PyBullet reports for the shape, a cylinder's radius)
-    ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code) or ``"scipy"``
-                 (SciPy's Radau on all contacts together, the reference); see
+    ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code: DOP853 while a
+                 group is not stiff, Radau otherwise), ``"radau"`` (the same, Radau only) or
+                 ``"scipy"`` (SciPy's Radau on all contacts together, the reference); see
                  :func:`mbplugin.bullet.substep.contact_space`
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only

@@ -18,9 +18,12 @@ one group. The state of a group is [delta (k), u (k, 3), the ODE states of its a
   contact store's coefficient rows and memory, the applied force through the rules' clipping
   (:func:`mbplugin.pipeline.rules.applied`) and the engine's regularised Coulomb friction
   (:func:`mbplugin.pipeline.friction.friction_scalar`);
-* the solver is the engine's compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.
-  radau_step`, registered here as a problem) with the relative tolerance and the absolute
-  tolerances of the SciPy path;
+* the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.dynamics.compiled.
+  dop853_step`; explicit, order 8) while the group is not stiff at the host step, and its
+  compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.radau_step`) once the
+  explicit steps are stability-limited (:func:`integrate_groups`), both with the problem
+  registered here, the relative tolerance and the absolute tolerances of the SciPy path
+  (DOP853 at ``EXPLICIT_TOL`` times them, :mod:`mbplugin.bullet.substep`);
 * after every accepted step the contact rules' event functions are evaluated on the step's
   ends: the onset of a contact the store does not know (:func:`~mbplugin.pipeline.rules.
   onset_value`), the end of an active contact (:func:`~mbplugin.pipeline.rules.end_value`) and
@@ -30,7 +33,9 @@ one group. The state of a group is [delta (k), u (k, 3), the ODE states of its a
   end, latch and memory rules) and resume;
 * the impulse of each contact over the step is the three-point Gauss-Legendre quadrature of its
   force on the dense output of every accepted step (exact for Radau's degree-3 collocation
-  polynomial composed with a smooth law up to the quadrature's degree 5).
+  polynomial composed with a smooth law up to the quadrature's degree 5; on explicit steps in
+  sub-intervals of h x rate <= QUAD_HW), or, for an explicit step of a one-contact group with
+  an invertible W, W^-1 (du - a_free h): the method's own quadrature of the force.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Contact-space integration of the managed contacts inside one host step.
 
-Two solvers (:func:`contact_space`): :class:`GroupedContactSpace` (the default) splits the
+Solvers (:func:`contact_space`): :class:`GroupedContactSpace` (the default) splits the
 contacts into groups coupled through W and integrates each group in compiled code
-(:mod:`mbplugin.bullet.compiled`); :class:`ContactSpace` (``solver="scipy"``, the reference)
-integrates all contacts together with SciPy, as described below. Both integrate the same
-system with the same tolerances, rules, event location and impulse quadrature.
+(:mod:`mbplugin.bullet.compiled`: DOP853 while the group is not stiff at the host step, Radau
+otherwise; ``solver="radau"``: Radau for every group); :class:`ContactSpace`
+(``solver="scipy"``, the reference) integrates all contacts together with SciPy's Radau, as
+described below. They integrate the same system with the same rules and event location, to the
+same tolerances (the explicit steps' true error at or below Radau's; see ``EXPLICIT_TOL``).
 
 A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact lasts tens of
 microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
