@@ -816,7 +816,9 @@ class BulletContacts:
         n = batch.normal[sel]
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
         # of contacts coupled through W: one small solve per group)
-        wnn = normal_delassus(W, batch.normal)[sel][:, sel]
+        wnn = normal_delassus(W, batch.normal)
+        if len(sel) < len(batch):
+            wnn = wnn[sel][:, sel]
         mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
