@@ -3,8 +3,8 @@
 The four toe spheres (R = 2 cm) touch a rubber-like ground (E = 10 MPa, nu = 0.45) through a
 Hunt-Crossley law with Hertz's stiffness and regularised Coulomb friction (mu = 0.8, v_eps =
 1 cm/s; compiled sub-stepper) or, with ``--stick``, a tangential spring with a Coulomb limit
-(Dahl's model, ``mbplugin.bullet.Stick``: k_t = 5e4 N/m, mu = 0.8, c_t = 100 N s/m; SciPy
-sub-stepper, slower); every other pair (a fallen body, a knee) keeps PyBullet's contact. The
+(Dahl's model, ``mbplugin.bullet.Stick``: k_t = 5e4 N/m, mu = 0.8, c_t = 100 N s/m; compiled
+sub-stepper too); every other pair (a fallen body, a knee) keeps PyBullet's contact. The
 robot stands under a joint PD controller (torque control, |tau| <= 33.5 N m), then trots open
 loop (diagonal pairs, 2.5 Hz). The same script runs with PyBullet's native contact. Printed:
 summed foot normal force over the weight in quiet stance, sinkage vs the static Hertz estimate

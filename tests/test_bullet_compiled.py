@@ -214,6 +214,41 @@ def test_rest_shortcuts_keep_the_statics() -> None:
         p.disconnect(physicsClientId=cid)
 
 
+def _touching(solver: str) -> tuple[np.ndarray, float]:
+    """A ball placed exactly touching the plane (delta = 0 at the first step's start): its
+    heights over 0.1 s and the first host step's mean normal force."""
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        p.setTimeStep(1 / 240, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
+        b = p.createMultiBody(M, shape, basePosition=[0, 0, R], physicsClientId=cid)
+        p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
+        bk = BulletContacts(cid, manage=[plane], solver=solver,
+                            law={"name": "hunt_crossley", "cr": 0.3, "k": K})
+        zs, f0 = [], 0.0
+        for i in range(24):
+            info = bk.step()
+            if i == 0:
+                f0 = float(info.normal_force[0])
+            zs.append(p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2])
+        return np.array(zs), f0
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+def test_contact_touching_at_the_step_start_begins_at_once() -> None:
+    """A pair exactly touching at a host step's start (delta = 0) starts its contact as soon
+    as it overlaps (the rules' onset: delta > 0), inside that step: the plane pushes from the
+    first step on (no host step of free fall), on both paths alike."""
+    zc, fc = _touching("compiled")
+    zs, fs = _touching("scipy")
+    assert fc > 0.0 and fs > 0.0
+    assert np.max(np.abs(zc - zs)) < 1e-9
+
+
 def _bounce(solver: str, law: dict, m: float, steps: int, material: dict | None = None,
             resting: bool = False) -> tuple[np.ndarray, int, int]:
     """A ball dropped from 5 cm at 1/240 s (and, ``resting``, another one released touching the

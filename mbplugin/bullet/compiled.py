@@ -10,14 +10,17 @@ through a chain). Blocks of W between groups are zero, so the groups' contact-sp
 (:mod:`mbplugin.bullet.substep`) are independent and each is integrated on its own, with its own
 step size: a ball resting on the ground takes a few long implicit steps while another one lands.
 A sphere on a static plane is a group of one contact (4 states); a stack or a robot's feet are
-one group. The state of a group is [delta (k), u (k, 3), the ODE states of its active laws].
+one group. The state of a group is [delta (k), u (k, 3), with the stick option the spring
+displacements s (k, 3), the ODE states of its active laws].
 
 :func:`integrate_groups` runs every pending group over the host step in one compiled call:
 
 * the right-hand side calls the law kernels by kernel id (:mod:`mbplugin.laws.kernels`) with the
   contact store's coefficient rows and memory, the applied force through the rules' clipping
   (:func:`mbplugin.pipeline.rules.applied`) and the engine's regularised Coulomb friction
-  (:func:`mbplugin.pipeline.friction.friction_scalar`);
+  (:func:`mbplugin.pipeline.friction.friction_scalar`) or, with the stick option, the tangential
+  spring's force and rate (:func:`mbplugin.bullet.stick.stick_force_scalar`,
+  :func:`~mbplugin.bullet.stick.stick_rate_scalar`: Dahl's model with a Coulomb cap);
 * the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.dynamics.compiled.
   dop853_step`; explicit, order 8) while the group is not stiff at the host step, and its
   compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.radau_step`) once the
@@ -46,6 +49,7 @@ import numba
 import numpy as np
 
 from mbplugin._jit import njit, njit_inline
+from mbplugin.bullet.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.dynamics.compiled import (
     RADAU_CTL,
     dense_at,
@@ -72,13 +76,16 @@ FAILED = 3
 _GX = np.array([0.5 - math.sqrt(15.0) / 10.0, 0.5, 0.5 + math.sqrt(15.0) / 10.0])
 _GW = np.array([5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0])
 
-#: Layout of a group's float array ``gf``: the friction parameters (FR_LEN: on, mu, mu_s, v_s,
-#: v_eps, viscous, linear), then per contact ROW_LEN values (normal 3, a_free 3, coefficient
-#: row NC_MAX, memory NMEM_MAX), then W ((3k)^2, row-major), then a force buffer (3k). Its int
-#: array ``gi``: per contact INT_LEN values (kernel id, mode, active, offset of its ODE states
-#: in the group's state, their count, onset candidate, has memory). Two arrays per group keep
-#: the calls of the hot loop cheap (numba counts references per array argument).
-FR_LEN = 7
+#: Layout of a group's float array ``gf``: the friction parameters (on, mu, mu_s, v_s, v_eps,
+#: viscous, linear) and the stick spring's (on, k_t, mu, c_t) (FR_LEN in all), then per contact
+#: ROW_LEN values (normal 3, a_free 3, coefficient row NC_MAX, memory NMEM_MAX), then W ((3k)^2,
+#: row-major), then a force buffer (3k) and the normal forces (k). Its int array ``gi``: per
+#: contact INT_LEN values (kernel id, mode, active, offset of its ODE states in the group's
+#: state, their count, onset candidate, has memory). Two arrays per group keep the calls of the
+#: hot loop cheap (numba counts references per array argument).
+FR_LEN = 11
+#: index of the stick spring's switch in ``gf`` (its k_t, mu, c_t follow)
+ST = 7
 ROW_LEN = 6 + NC_MAX + NMEM_MAX
 INT_LEN = 7
 _N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
@@ -87,7 +94,7 @@ _KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
 
 def group_float_size(k: np.ndarray) -> np.ndarray:
     """Length of the float array of groups of ``k`` contacts."""
-    return FR_LEN + ROW_LEN * k + 9 * k * k + 3 * k
+    return FR_LEN + ROW_LEN * k + 9 * k * k + 4 * k
 
 
 @njit_inline
@@ -121,8 +128,8 @@ def _coef(gf, i):
 
 @njit_inline
 def _forces(y, k, gf, gi):
-    """Force on body b of every contact of the group at state ``y``, into the group's force
-    buffer (returns its offset in ``gf``)."""
+    """Force on body b of every contact of the group at state ``y`` into the group's force
+    buffer, and the normal forces after it (returns the buffer's offset in ``gf``)."""
     fb = FR_LEN + ROW_LEN * k + 9 * k * k
     for i in range(k):
         r = FR_LEN + ROW_LEN * i
@@ -136,7 +143,15 @@ def _forces(y, k, gf, gi):
                          force(gi[INT_LEN * i + _KID], d, -un, _coef(gf, i),
                                _state(y, gf, gi, i)))
         f0, f1, f2 = fn * n0, fn * n1, fn * n2
-        if gf[0] > 0.0:
+        if gf[ST] > 0.0:
+            s = 4 * k + 3 * i
+            t0, t1, t2 = stick_force_scalar(y[s], y[s + 1], y[s + 2], u0 - un * n0,
+                                            u1 - un * n1, u2 - un * n2, fn, gf[ST + 1],
+                                            gf[ST + 2], gf[ST + 3])
+            f0 += t0
+            f1 += t1
+            f2 += t2
+        elif gf[0] > 0.0:
             t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn, gf[1],
                                          gf[2], gf[3], gf[4], gf[5], gf[6] > 0.0)
             f0 += t0
@@ -145,14 +160,15 @@ def _forces(y, k, gf, gi):
         gf[fb + 3 * i] = f0
         gf[fb + 3 * i + 1] = f1
         gf[fb + 3 * i + 2] = f2
+        gf[fb + 3 * k + i] = fn
     return fb
 
 
 @njit_inline
 def _rhs_one(y, out, gf, gi):
-    """dy/dt of a group of one contact without friction or ODE states (a sphere on the ground):
-    :func:`_group_rhs` written out for it, the same operations in the same order (2.5x faster
-    than the loops over k, measured)."""
+    """dy/dt of a group of one contact without friction, stick spring or ODE states (a sphere on
+    the ground): :func:`_group_rhs` written out for it, the same operations in the same order
+    (2.5x faster than the loops over k, measured)."""
     r = FR_LEN
     n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
     un = y[1] * n0 + y[2] * n1 + y[3] * n2
@@ -171,7 +187,7 @@ def _rhs_one(y, out, gf, gi):
 def _group_rhs(y, out, P):
     """dy/dt of one group: P = (k, gf, gi) (see the layout above)."""
     k, gf, gi = P
-    if k == 1 and gf[0] == 0.0 and gi[_NST] == 0:
+    if k == 1 and gf[0] == 0.0 and gf[ST] == 0.0 and gi[_NST] == 0:
         _rhs_one(y, out, gf, gi)
         return
     fb = _forces(y, k, gf, gi)
@@ -182,6 +198,13 @@ def _group_rhs(y, out, P):
         u0, u1, u2 = y[k + 3 * i], y[k + 3 * i + 1], y[k + 3 * i + 2]
         dd = -(u0 * gf[r] + u1 * gf[r + 1] + u2 * gf[r + 2])
         out[i] = dd
+        if gf[ST] > 0.0:
+            # the spring's rate (with the normal force _forces applied, from its buffer)
+            s = 4 * k + 3 * i
+            fn = gf[fb + m + i]
+            out[s], out[s + 1], out[s + 2] = stick_rate_scalar(
+                y[s], y[s + 1], y[s + 2], u0 + dd * gf[r], u1 + dd * gf[r + 1],
+                u2 + dd * gf[r + 2], fn, gf[ST + 1], gf[ST + 2])
         for a in range(3):
             row = 3 * i + a
             acc = gf[r + _AF + a]
@@ -221,9 +244,10 @@ def _watch(y, k, gf, gi, i, kind):
 
 @njit
 def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
-    """The instant just past the crossing of contact i's event value (ga > 0 >= gb) on the
-    dense output: Illinois' regula falsi (Dowell & Jarratt 1971) to a bracket of
-    1e-13 + 1e-12 |t| s, then the right end moved until the value is strictly negative."""
+    """The instant just past the crossing of contact i's event value (ga > 0 >= gb; an onset:
+    ga >= 0 > gb) on the dense output: Illinois' regula falsi (Dowell & Jarratt 1971) to a
+    bracket of 1e-13 + 1e-12 |t| s, then the right end moved until the value is strictly
+    negative."""
     side = 0
     tol = 1e-13 + 1e-12 * abs(b)
     for it in range(200):
@@ -257,9 +281,19 @@ def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
 
 
 @njit_inline
+def _crossed(ga, gb, kind):
+    """Whether an event value went from ga to gb across its event (see :func:`_scan`)."""
+    if kind == 0:
+        return ga >= 0.0 and gb < 0.0
+    return ga > 0.0 and gb <= 0.0
+
+
+@njit_inline
 def _scan(ga, gb, y, k, gf, gi):
     """Event values of every contact at ``y`` into gb (3k: onset, end, peak); returns whether
-    one of them crossed from ga (> 0) to <= 0."""
+    one of them crossed from ga (> 0) to <= 0, or for an onset from ga >= 0 to < 0 (a pair
+    exactly touching at the start, delta = 0, starts once it overlaps: the SciPy path's
+    d0 <= 0 < d1, and :func:`~mbplugin.pipeline.rules.starts`)."""
     hit = False
     for i in range(k):
         act = gi[INT_LEN * i + _ACT]
@@ -275,7 +309,7 @@ def _scan(ga, gb, y, k, gf, gi):
                 gb[j] = 1.0
                 continue
             gb[j] = _watch(y, k, gf, gi, i, kind)
-            if ga[j] > 0.0 and gb[j] <= 0.0:
+            if _crossed(ga[j], gb[j], kind):
                 hit = True
     return hit
 
@@ -287,7 +321,8 @@ def _group_rate(y, k, gf, gi):
     c_n = dF/d ddelta by central differences (as the engine's ``_stiffness_rate``) and w the
     normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
     regularised friction force, (max(mu, mu_s) F_N / v_eps + viscous), times W_ii's largest
-    diagonal entry. h x rate is the step's h omega of the explicit-method stability test."""
+    diagonal entry, or with the stick option the spring's sqrt(k_t w_t) + c_t w_t (w_t that
+    entry). h x rate is the step's h omega of the explicit-method stability test."""
     m = 3 * k
     w0 = FR_LEN + ROW_LEN * k
     best = 0.0
@@ -315,7 +350,10 @@ def _group_rate(y, k, gf, gi):
         kn = (force(kid, d + ed, v, c, st) - force(kid, d - ed, v, c, st)) / (2.0 * ed)
         cn = (force(kid, d, v + ev, c, st) - force(kid, d, v - ev, c, st)) / (2.0 * ev)
         rt = math.sqrt(max(kn, 0.0) * max(wnn, 0.0)) + max(cn, 0.0) * max(wnn, 0.0)
-        if gf[0] > 0.0:
+        if gf[ST] > 0.0:
+            # the stick spring (k_t, c_t) on the tangential motion
+            rt += math.sqrt(gf[ST + 1] * wmax) + gf[ST + 3] * wmax
+        elif gf[0] > 0.0:
             fn = max(force(kid, d, v, c, st), 0.0)
             rt += (max(gf[1], gf[2]) * fn / gf[4] + gf[5]) * wmax
         if not math.isfinite(rt):
@@ -513,7 +551,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
                     have_dense = True
                 for j in range(3 * k):
-                    if ga[j] > 0.0 and gb[j] <= 0.0:
+                    if _crossed(ga[j], gb[j], j % 3):
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
                                      gf, gi, j // 3, j % 3)
                         if te < t_end or ev < 0:
@@ -594,9 +632,10 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
 
 
 @njit
-def pack(gptr, yptr, ooff_abs, nst, d, u, ode, Y):
-    """Group states Y from delta (K,), u (K, 3) and ODE states (K, NODE_MAX) in group order
-    (``ooff_abs``: absolute offset of each contact's ODE states in Y)."""
+def pack(gptr, yptr, ooff_abs, nst, d, u, s, ns, ode, Y):
+    """Group states Y from delta (K,), u (K, 3), the spring displacements s (K, 3) (``ns`` = 3:
+    the stick option, 0: none) and ODE states (K, NODE_MAX) in group order (``ooff_abs``:
+    absolute offset of each contact's ODE states in Y)."""
     for g in range(gptr.shape[0] - 1):
         c0, c1 = gptr[g], gptr[g + 1]
         k = c1 - c0
@@ -606,12 +645,14 @@ def pack(gptr, yptr, ooff_abs, nst, d, u, ode, Y):
             Y[s0 + i] = d[c]
             for a in range(3):
                 Y[s0 + k + 3 * i + a] = u[c, a]
+            for a in range(ns):
+                Y[s0 + 4 * k + 3 * i + a] = s[c, a]
             for q in range(nst[c]):
                 Y[ooff_abs[c] + q] = ode[c, q]
 
 
 @njit
-def unpack(gptr, yptr, ooff_abs, nst, Y, d, u, ode):
+def unpack(gptr, yptr, ooff_abs, nst, Y, d, u, s, ns, ode):
     """Inverse of :func:`pack`."""
     for g in range(gptr.shape[0] - 1):
         c0, c1 = gptr[g], gptr[g + 1]
@@ -622,5 +663,7 @@ def unpack(gptr, yptr, ooff_abs, nst, Y, d, u, ode):
             d[c] = Y[s0 + i]
             for a in range(3):
                 u[c, a] = Y[s0 + k + 3 * i + a]
+            for a in range(ns):
+                s[c, a] = Y[s0 + 4 * k + 3 * i + a]
             for q in range(nst[c]):
                 ode[c, q] = Y[ooff_abs[c] + q]

@@ -20,10 +20,12 @@ Reference: P. R. Dahl, "Solid friction damping of mechanical vibrations", AIAA J
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 
 #: Floor of the Coulomb limit mu F_N in the spring's rate (N)
@@ -46,6 +48,52 @@ class Stick:
                                      f"{'(' if strict else '['}{lo:g}, inf)")
 
 
+@njit
+def stick_force_scalar(s0, s1, s2, v0, v1, v2, fn, k_t, mu, c_t):
+    """Tangential force (f0, f1, f2) on body b (N) of one contact: spring displacement
+    (s0, s1, s2) (m), slip (v0, v1, v2) (m/s), normal force ``fn`` (N) (see :func:`stick_force`)."""
+    f0 = -(k_t * s0 + c_t * v0)
+    f1 = -(k_t * s1 + c_t * v1)
+    f2 = -(k_t * s2 + c_t * v2)
+    mag = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+    lim = mu * max(fn, 0.0)
+    if mag > lim:
+        scale = lim / mag
+        return f0 * scale, f1 * scale, f2 * scale
+    return f0, f1, f2
+
+
+@njit
+def stick_rate_scalar(s0, s1, s2, v0, v1, v2, fn, k_t, mu):
+    """ds/dt (m/s) of one contact's spring (see :func:`stick_rate`)."""
+    speed = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    decay = speed * k_t / max(mu * max(fn, 0.0), FC_FLOOR)
+    return v0 - decay * s0, v1 - decay * s1, v2 - decay * s2
+
+
+@njit
+def _stick_batch(s, vt, fn, k_t, mu, c_t, rate, out):
+    for i in range(s.shape[0]):
+        if rate:
+            a, b, c = stick_rate_scalar(s[i, 0], s[i, 1], s[i, 2], vt[i, 0], vt[i, 1], vt[i, 2],
+                                        fn[i], k_t, mu)
+        else:
+            a, b, c = stick_force_scalar(s[i, 0], s[i, 1], s[i, 2], vt[i, 0], vt[i, 1],
+                                         vt[i, 2], fn[i], k_t, mu, c_t)
+        out[i, 0] = a
+        out[i, 1] = b
+        out[i, 2] = c
+
+
+def _batch(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick, rate: bool) -> np.ndarray:
+    s = np.ascontiguousarray(s, dtype=float).reshape(-1, 3)
+    out = np.empty_like(s)
+    _stick_batch(s, np.ascontiguousarray(vt, dtype=float).reshape(-1, 3),
+                 np.ascontiguousarray(np.broadcast_to(np.asarray(fn, dtype=float), (len(s),))),
+                 float(p.k_t), float(p.mu), float(p.c_t), rate, out)
+    return out
+
+
 def stick_force(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:
     """Tangential force (K, 3) on body b from the spring displacement ``s`` (K, 3), slip ``vt``
     (K, 3) and normal force ``fn`` (K,).
@@ -55,12 +103,9 @@ def stick_force(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.n
     k_t |s| below the limit while F_N is steady, but a foot being unloaded at lift-off drops
     F_N faster than the slip can relax the spring; without the cap the force would exceed
     mu F_N and jump to zero at F_N = 0 (a discontinuity the implicit sub-stepper cannot step
-    over: Radau's step size underflowed there)."""
-    f = -(p.k_t * s + p.c_t * vt)
-    mag = np.linalg.norm(f, axis=1)
-    lim = p.mu * np.maximum(fn, 0.0)
-    scale = np.where(mag > lim, lim / np.where(mag > 0, mag, 1.0), 1.0)
-    return f * scale[:, None]
+    over: Radau's step size underflowed there). The per-contact formula is
+    :func:`stick_force_scalar` (the compiled sub-stepper calls it too)."""
+    return _batch(s, vt, fn, p, False)
 
 
 def stick_rate(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:
@@ -68,8 +113,6 @@ def stick_rate(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.nd
 
     The Coulomb limit in the rate is floored at ``FC_FLOOR``: the rate is finite as F_N -> 0
     and continuous across F_N = 0 (where the spring carries no force, it relaxes with the slip
-    towards |s| = FC_FLOOR / k_t instead of being frozen: a frozen rate would jump there)."""
-    speed = np.linalg.norm(vt, axis=1)
-    fc = np.maximum(p.mu * np.maximum(fn, 0.0), FC_FLOOR)
-    decay = speed * p.k_t / fc
-    return vt - decay[:, None] * s
+    towards |s| = FC_FLOOR / k_t instead of being frozen: a frozen rate would jump there).
+    The per-contact formula is :func:`stick_rate_scalar`."""
+    return _batch(s, vt, fn, p, True)

@@ -12,7 +12,7 @@ A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact la
 microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
 contacts found at the step start (with a predictive margin), the state
 
-    y = [ delta (K), u (K, 3), the law ODE states of the store rows ]
+    y = [ delta (K), u (K, 3), the law ODE states of the store rows (, s (K, 3)) ]
 
 with ``u`` the velocity of body b relative to body a at the contact point (world frame):
 
@@ -22,10 +22,14 @@ with ``u`` the velocity of body b relative to body a at the contact point (world
 
 where F_N comes from the contact store (``ContactStore.forces``, the laws with their per-contact
 coefficients and state), the law ODE states from ``ContactStore.state_rates`` and F_t from the
-engine's regularised Coulomb friction (:func:`mbplugin.dynamics.friction.friction_force`). The
-geometry (normals, lever arms) and W are frozen over the host step. The solver is SciPy's Radau
-IIA (order 5, implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. IV.8) with a
-sparse finite-difference Jacobian.
+engine's regularised Coulomb friction (:func:`mbplugin.dynamics.friction.friction_force`) or,
+with the ``stick`` option, from the tangential springs of displacement s (Dahl's model,
+:func:`mbplugin.bullet.stick.stick_force` and :func:`~mbplugin.bullet.stick.stick_rate`, the
+same scalar kernels the compiled path calls; s0 is the springs' displacement at the step start,
+per contact in the batch's order, and ``s_end`` the same at its end). The geometry (normals,
+lever arms) and W are frozen over the host step. The solver is SciPy's Radau IIA (order 5,
+implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. IV.8) with a sparse
+finite-difference Jacobian.
 
 A change of sign inside a solver step of a new contact's delta (onset), of an active contact's
 end-of-contact event value (``mbplugin.pipeline.rules.end_value``: the raw force, or delta for
@@ -404,8 +408,9 @@ class ContactSpace:
                                np.full(len(y) - 4 * k, 1e-4 * r)])  # law states, springs (m)
 
 
-#: the compiled path takes groups of at most this many state values, counted as 8 per contact
-#: (larger groups: SciPy; dense Newton matrices of this size)
+#: the compiled path takes groups of at most this many state values, counted as 4 + NODE_MAX
+#: per contact (+ 3 with the stick option) (larger groups: SciPy; dense Newton matrices of this
+#: size)
 COMPILED_MAX_STATES = 256
 
 SOLVERS = ("compiled", "radau", "scipy")
@@ -447,10 +452,11 @@ class GroupedContactSpace:
     """The managed contacts of one host step, integrated group by group in compiled code
     (:mod:`mbplugin.bullet.compiled`): the same equations, rules, tolerances and impulse as
     :class:`ContactSpace`, with every group of contacts coupled through W integrated on its own
-    (uncoupled blocks of W: exact). Falls back to :class:`ContactSpace` for the stick option,
-    laws without a compiled kernel and groups of more than ``COMPILED_MAX_STATES`` states.
-    ``explicit``: groups that are not stiff at the host step take DOP853 steps
-    (:func:`mbplugin.bullet.compiled.integrate_groups`); False: Radau for every group."""
+    (uncoupled blocks of W: exact), the stick option's springs included. Falls back to
+    :class:`ContactSpace` for laws without a compiled kernel and groups of more than
+    ``COMPILED_MAX_STATES`` states. ``explicit``: groups that are not stiff at the host step
+    take DOP853 steps (:func:`mbplugin.bullet.compiled.integrate_groups`); False: Radau for
+    every group."""
 
     def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
@@ -512,11 +518,11 @@ class GroupedContactSpace:
         contacts was on Radau stays on Radau while it is stiff at its step
         (:func:`mbplugin.bullet.compiled.integrate_groups`)."""
         store = self.store
-        ok = (self.stick is None and all(_compiled_law(law) for law in store.laws)
-              and self.k > 0)
+        ns = 0 if self.stick is None else 3  # spring states per contact
+        ok = all(_compiled_law(law) for law in store.laws) and self.k > 0
         if ok:
             self._groups()
-            ok = int(self.sizes.max()) * (4 + NODE_MAX) <= COMPILED_MAX_STATES
+            ok = int(self.sizes.max()) * (4 + ns + NODE_MAX) <= COMPILED_MAX_STATES
         if not ok:
             self.fallback = ContactSpace(store, self.batch, self.W, self.a_free, self.friction,
                                          self.rtol, self.stick, self.s0)
@@ -536,13 +542,17 @@ class GroupedContactSpace:
         mode_l = np.array([law.contact_mode for law in laws], dtype=np.int64)
         nst_l = np.array([law.n_state for law in laws], dtype=np.int64)
         mem_l = np.array([law.n_memory > 0 for law in laws])
-        fr = np.zeros(7)
+        fr = np.zeros(cm.FR_LEN)
         if self.friction is not None:
             f = self.friction
-            fr[:] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
-                     float(f.regularisation == "linear"))
+            fr[:7] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
+                      float(f.regularisation == "linear"))
+        if self.stick is not None:
+            fr[cm.ST:cm.ST + 4] = (1.0, self.stick.k_t, self.stick.mu, self.stick.c_t)
         d = np.ascontiguousarray(d0[order], dtype=float)
         u = np.ascontiguousarray(u0[order], dtype=float)
+        s = (np.zeros((k, 3)) if self.s0 is None
+             else np.ascontiguousarray(np.asarray(self.s0, dtype=float)[order]))
         tg = np.zeros(ng)
         hg = np.full(ng, -1.0)
         if h0 is not None and np.ndim(h0):
@@ -564,18 +574,19 @@ class GroupedContactSpace:
             act = act_b[order]
             law = al.law[order]
             nst = np.where(act, nst_l[law], 0)
-            # state layout: group g holds [delta (k_g), u (3 k_g), ODE states] at yptr[g]
-            per = 4 + nst
+            # state layout: group g holds [delta (k_g), u (3 k_g), springs (ns k_g), ODE states]
+            # at yptr[g]
+            per = 4 + ns + nst
             csum = np.zeros(k + 1, dtype=np.int64)
             np.cumsum(per, out=csum[1:])
             yptr = csum[gptr]
             nsum = np.zeros(k + 1, dtype=np.int64)
             np.cumsum(nst, out=nsum[1:])
-            ooff = 4 * sizes_c + nsum[:-1] - nsum[gptr[g_of]]
+            ooff = (4 + ns) * sizes_c + nsum[:-1] - nsum[gptr[g_of]]
             ooff_abs = yptr[g_of] + ooff
             ode = np.ascontiguousarray(al.ode[order])
             Y = np.empty(int(yptr[-1]))
-            cm.pack(gptr, yptr, ooff_abs, nst, d, u, ode, Y)
+            cm.pack(gptr, yptr, ooff_abs, nst, d, u, s, ns, ode, Y)
             cand = ~act & ~store.latched(self.batch)[order]
             GF = np.zeros(int(self.goff[-1]))
             GF[self.goff[:-1, None] + np.arange(cm.FR_LEN)] = fr
@@ -592,7 +603,7 @@ class GroupedContactSpace:
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
                                        f"(group of {int(self.sizes[g])} contacts)")
-            cm.unpack(gptr, yptr, ooff_abs, nst, Y, d, u, ode)
+            cm.unpack(gptr, yptr, ooff_abs, nst, Y, d, u, s, ns, ode)
             if not (np.all(np.isfinite(d)) and np.all(np.isfinite(u))):
                 raise IntegrationError(f"contact state became non-finite in the host step at "
                                        f"t = {t0:.9g} s")
@@ -611,6 +622,8 @@ class GroupedContactSpace:
         else:
             raise IntegrationError(f"contact-space events did not settle in the host step at "
                                    f"t = {t0:.9g} s")
+        if self.stick is not None:
+            self.s_end = s[inv]
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
         return StepResult(imp[inv], d[inv], u[inv], loaded[inv], stats, float(np.min(hg)),
