@@ -188,7 +188,7 @@ class BulletContacts:
         self._h: float | None = None
         self._reset_links = False  # joints were reset since the last host step
         self._keys: np.ndarray | None = None
-        # (keys, next step per key, its solver: 1 explicit, 0 Radau, -1 unknown)
+        # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
         self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()

@@ -432,6 +432,11 @@ def _inverse3(gf, w0, Wi):
     return True
 
 
+#: explicit steps in one run of a group (one integrate call) after which Radau takes over for
+#: as long as a contact of the group stays active (the engine's ``switch_steps`` rule, its
+#: default; a bouncing soft sphere takes ~10 per host step, a steel impact up to ~160)
+SWITCH_STEPS = 100
+
 #: quadrature of the impulse on an explicit step: sub-intervals of h x rate <= QUAD_HW each
 #: (the 3-point Gauss rule's relative error is ~5e-7 (h omega)^6 on an oscillating force)
 QUAD_HW = 1.0
@@ -457,7 +462,9 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     :mod:`mbplugin.dynamics.integrators`; rate: :func:`_group_rate`), and a group that ended
     its last host step on Radau (``mg[g]`` 0; else 1, updated to the solver at the end) starts
     on Radau again while its carried step h gives h x rate > STIFF_HW (Radau's step outgrew
-    the contact time scale: a resting, stiff contact). The explicit steps are controlled at
+    the contact time scale: a resting, stiff contact). After SWITCH_STEPS explicit steps in one
+    run the group goes to Radau and stays there (``mg[g]`` 2) until none of its contacts is
+    active. The explicit steps are controlled at
     ``tol_e`` times the tolerances (``rtol``, the absolute ones; see
     :data:`mbplugin.bullet.substep.EXPLICIT_TOL`)."""
     ng = gptr.shape[0] - 1
@@ -504,9 +511,19 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         explicit = False
         have_dense = False
         inv_ok = auto and k == 1 and _inverse3(gf, FR_LEN + ROW_LEN, Wi)
+        sticky = mg[g] == 2
         if auto:
-            explicit = (mg[g] != 0 or hg[g] <= 0.0
-                        or hg[g] * _group_rate(y, k, gf, gi) <= STIFF_HW)
+            if sticky:
+                # handed to Radau by the step count: back to explicit steps once no contact of
+                # the group is active (free flight; the rate does not see its stiffness)
+                explicit = True
+                for i in range(k):
+                    if gi[INT_LEN * i + _ACT]:
+                        explicit = False
+                sticky = not explicit
+            else:
+                explicit = (mg[g] != 0 or hg[g] <= 0.0
+                            or hg[g] * _group_rate(y, k, gf, gi) <= STIFF_HW)
         h_try = hg[g]
         if explicit:
             _group_rhs(y, f, P)
@@ -605,9 +622,14 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                 if t >= dt:
                     st = DONE
                 elif explicit:
-                    # stability-limited explicit steps: Radau takes over
+                    # stability-limited explicit steps: Radau takes over; also after
+                    # SWITCH_STEPS explicit steps in one run of the group (a stiffness the
+                    # rate does not see, e.g. a stick spring near its Coulomb cap: Radau
+                    # until the group's contacts are all inactive)
                     stiff = stiff + 1 if h * rt > STIFF_HW else 0
-                    if stiff >= STIFF_STEPS:
+                    if n_explicit >= SWITCH_STEPS:
+                        sticky = True
+                    if stiff >= STIFF_STEPS or sticky:
                         explicit = False
                         nfev += radau_start(y, f, t, dt, h_try, rtol, atol, dt, jscale, 0,
                                             ctl, ws, P)
@@ -624,7 +646,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             hg[g] = -1.0 if st == EVENT else h_try
         else:
             hg[g] = ctl[0]
-        mg[g] = 1 if explicit else 0
+        mg[g] = 2 if sticky else (1 if explicit else 0)
         status[g] = st
         counters[0] += steps
         counters[1] += nfev

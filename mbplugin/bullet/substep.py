@@ -93,8 +93,8 @@ class StepResult:
     last_step: float = 0.0
     #: the next step (s) of each contact's group (K,) (compiled path; pass it back as ``h0``)
     h_next: np.ndarray | None = None
-    #: the solver of each contact's group at the step end (K,): 1 explicit, 0 Radau (compiled
-    #: path; pass it back as ``m0``)
+    #: the solver of each contact's group at the step end (K,): 1 explicit, 0 Radau, 2 Radau
+    #: after the explicit step count (compiled path; pass it back as ``m0``)
     method_next: np.ndarray | None = None
 
 
@@ -514,9 +514,10 @@ class GroupedContactSpace:
         """As :meth:`ContactSpace.integrate`; ``h0`` may also be a first step per contact (K,)
         (<= 0: SciPy's initial step), e.g. :attr:`StepResult.h_next` of the previous host step,
         and ``m0`` the solver each contact's group ended the previous host step with (K,: 1
-        explicit, 0 Radau, -1 unknown; :attr:`StepResult.method_next`): a group any of whose
-        contacts was on Radau stays on Radau while it is stiff at its step
-        (:func:`mbplugin.bullet.compiled.integrate_groups`)."""
+        explicit, 0 Radau, 2 Radau after the explicit step count, -1 unknown;
+        :attr:`StepResult.method_next`): a group any of whose contacts was on Radau stays on
+        Radau while it is stiff at its step (:func:`mbplugin.bullet.compiled.
+        integrate_groups`)."""
         store = self.store
         ns = 0 if self.stick is None else 3  # spring states per contact
         ok = all(_compiled_law(law) for law in store.laws) and self.k > 0
@@ -561,7 +562,9 @@ class GroupedContactSpace:
             hg = np.where(hmin > 0, hmin, -1.0)
         mg = np.ones(ng, dtype=np.int64)
         if m0 is not None and np.ndim(m0):
-            mg[np.maximum.reduceat((np.asarray(m0) == 0)[order], gptr[:-1])] = 0
+            m0o = np.asarray(m0)[order]
+            mg[np.maximum.reduceat(m0o == 0, gptr[:-1])] = 0
+            mg[np.maximum.reduceat(m0o == 2, gptr[:-1])] = 2
         status = np.zeros(ng, dtype=np.int64)
         imp = np.zeros((k, 3))
         loaded = np.zeros(k, dtype=bool)
