@@ -406,12 +406,17 @@ def _group_work(k, nn):
             np.empty((dop.NPOW, nn)), np.empty(nn))
 
 
+#: the largest |W|_F |W^-1|_F for the impulse from the velocity change (:func:`_inverse3`)
+COND_MAX = 1e4
+
+
 @njit
 def _inverse3(gf, w0, Wi):
     """The inverse of a one-contact group's W (3 x 3, at gf[w0:w0 + 9], row-major) into ``Wi``;
     False when W is singular or ill-conditioned (then ``Wi`` is not to be used): W Wi must be
-    the identity within 1e-10 (W of free bodies is symmetric positive definite; an articulated
-    link's may be singular)."""
+    the identity within 1e-10 and |W|_F |Wi|_F (>= W's condition number) at most COND_MAX, so
+    that the rounding of du costs the impulse at most ~1e-12 relative (W of free bodies is
+    symmetric positive definite, ~10 for a sphere; an articulated link's may be singular)."""
     a, b, c = gf[w0], gf[w0 + 1], gf[w0 + 2]
     d, e, f = gf[w0 + 3], gf[w0 + 4], gf[w0 + 5]
     g, h, i = gf[w0 + 6], gf[w0 + 7], gf[w0 + 8]
@@ -422,14 +427,18 @@ def _inverse3(gf, w0, Wi):
     Wi[0], Wi[1], Wi[2] = c0 / det, (c * h - b * i) / det, (b * f - c * e) / det
     Wi[3], Wi[4], Wi[5] = c1 / det, (a * i - c * g) / det, (c * d - a * f) / det
     Wi[6], Wi[7], Wi[8] = c2 / det, (b * g - a * h) / det, (a * e - b * d) / det
+    nw = 0.0
+    nwi = 0.0
     for r in range(3):
         for q in range(3):
+            nw += gf[w0 + 3 * r + q] ** 2
+            nwi += Wi[3 * r + q] ** 2
             acc = 0.0
             for j in range(3):
                 acc += gf[w0 + 3 * r + j] * Wi[3 * j + q]
             if abs(acc - (1.0 if r == q else 0.0)) > 1e-10:
                 return False
-    return True
+    return math.sqrt(nw * nwi) <= COND_MAX
 
 
 #: explicit steps in one run of a group (one integrate call) after which Radau takes over for
