@@ -442,7 +442,12 @@ def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysam
 def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
     """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
     step ``h`` to try, for the problem ``P`` (:func:`register_problem`): SciPy's ``DOP853``
-    step-size control (:mod:`mbplugin.pipeline.dop853`; Hairer, Norsett & Wanner, Sect. II.10).
+    step-size control (:mod:`mbplugin.pipeline.dop853`; Hairer, Norsett & Wanner, Sect. II.10),
+    the step :func:`segment` takes on the engine's state, for any registered problem (the
+    PyBullet backend's contact groups). :func:`segment` keeps its step written out around
+    ``_contact_rhs``: through this function's problem dispatch the engine's steel drop ran
+    ~20 % slower (``benchmarks/bench_dropball.py``; the engine's problem tuple holds ~50
+    arrays).
 
     Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below SciPy's minimum
     step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
@@ -567,16 +572,75 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     in_contact = 0
     stiff = 0
     status = DONE
-    P = (n, BD, G, CR, FR, W)
     while True:
-        ok, t_new, h, h_next, nf = dop853_step(y, F0, t, t_end, h, rtol, atol, max_step, K,
-                                               ytmp, kbuf, y_new, P)
-        nfev += nf
-        if not ok:
-            status = FAILED
+        # ---- one accepted step (SciPy's DOP853 control) ----------------------------------------
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h > max_step:
+            h = max_step
+        elif h < min_step:
+            h = min_step
+        rejected = False
+        h_next = h
+        while True:
+            if h < min_step:
+                status = FAILED
+                break
+            t_new = t + h
+            if t_new > t_end:
+                t_new = t_end
+            hh = t_new - t
+            for i in range(nn):
+                K[0, i] = F0[i]
+            for st in range(1, dop.NS):
+                for i in range(nn):
+                    acc = 0.0
+                    for jj in range(st):
+                        acc += dop.A[st, jj] * K[jj, i]
+                    ytmp[i] = y[i] + hh * acc
+                _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+                for i in range(nn):
+                    K[st, i] = kbuf[i]
+            for i in range(nn):
+                acc = 0.0
+                for jj in range(dop.NS):
+                    acc += dop.B[jj] * K[jj, i]
+                y_new[i] = y[i] + hh * acc
+            _contact_rhs(y_new, kbuf, n, BD, G, CR, FR, W)
+            for i in range(nn):
+                K[dop.NS, i] = kbuf[i]
+            nfev += dop.NS
+            err = dop.error_norm(K, hh, y, y_new, rtol, atol)
+            if not math.isfinite(err):
+                h = 0.25 * hh
+                rejected = True
+                continue
+            if err < 1.0:
+                if err == 0.0:
+                    factor = dop.MAX_FACTOR
+                else:
+                    factor = min(dop.MAX_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
+                if rejected:
+                    factor = min(1.0, factor)
+                h_next = hh * factor
+                h = hh
+                break
+            h = hh * max(dop.MIN_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
+            rejected = True
+        if status == FAILED:
             break
         steps += 1
-        nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
+        # ---- dense output ------------------------------------------------------------------------
+        for st in range(dop.NS + 1, dop.NS_EXT):
+            for i in range(nn):
+                acc = 0.0
+                for jj in range(st):
+                    acc += dop.A_EXTRA[st - dop.NS - 1, jj] * K[jj, i]
+                ytmp[i] = y[i] + h * acc
+            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
+            for i in range(nn):
+                K[st, i] = kbuf[i]
+        nfev += dop.NS_EXT - dop.NS - 1
+        dop.dense_coefficients(K, h, y, y_new, Fd)
         t_old = t
         status, t, rec, nrec, nf = _accept(t_old, t_new, h, y, y, y_new, Fd, F0, K[dop.NS], ga,
                                            gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
