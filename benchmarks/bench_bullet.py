@@ -3,9 +3,10 @@
 1. N spheres (R = 1 cm, 50 g, soft Hunt-Crossley k = 1e5, cr = 0.5) on ``plane.urdf`` in a
    square grid, released 2 mm above the plane (they land, bounce and settle): the mean wall
    time of a host step (1/240 s) with every sphere-plane pair managed (the compiled path, and
-   the SciPy reference path for N <= --scipy-max), against ``stepSimulation`` on the same scene
-   with PyBullet's native contact, in the same process; over all steps and over the last third
-   (resting).
+   the SciPy reference path for N <= --scipy-max; with --radau also the compiled path with Radau
+   for every group, the default before the explicit solver), against ``stepSimulation`` on the
+   same scene with PyBullet's native contact, in the same process; over all steps and over the
+   last third (resting).
 2. A steel ball (R = 1 cm, 32.7 g) dropped from 10 cm at 1/240 s. Native PyBullet:
    ``restitution`` = 0.3 / 0.5 / 0.8 / 0.95 on both bodies; the first bounce's measured c_r
    (upward / downward speed around the impact) against the one asked. mbplugin: Hunt-Crossley,
@@ -14,6 +15,7 @@
 
     python benchmarks/bench_bullet.py            # N = 10, 100, 1000; 240 steps (1 s)
     python benchmarks/bench_bullet.py --quick    # N = 10, 100
+    python benchmarks/bench_bullet.py --no-drop --radau --repeat 3   # + Radau-only, 3 runs
 """
 
 from __future__ import annotations
@@ -74,7 +76,17 @@ def cost_per_step(n: int, steps: int, solver: str = "compiled") -> tuple[float, 
     return float(step_times(n, steps, None).mean()), float(step_times(n, steps, solver).mean())
 
 
-def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float = 1e-8) -> None:
+def _ratios(name: str, ours: np.ndarray, native: np.ndarray, rest: slice) -> str:
+    return (f"{name} all {ours.mean() * 1e3:8.3f} ms (median {np.median(ours) * 1e3:.3f}), "
+            f"rest {ours[rest].mean() * 1e3:8.3f} ms (median {np.median(ours[rest]) * 1e3:.3f})"
+            f" | ratio all {ours.mean() / native.mean():5.2f} (median "
+            f"{np.median(ours) / np.median(native):.2f}), rest "
+            f"{ours[rest].mean() / native[rest].mean():5.2f} (median "
+            f"{np.median(ours[rest]) / np.median(native[rest]):.2f})")
+
+
+def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float = 1e-8,
+               radau: bool = False, repeat: int = 1) -> None:
     """Per N: native (run before and after the backend, to see the machine's load drift) vs
     compiled (and the SciPy path for N <= ``scipy_max``), over the whole run (landing, bounces,
     settling) and over its last third (resting)."""
@@ -84,9 +96,10 @@ def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float =
     t0 = time.perf_counter()
     step_times(2, 12, "compiled")  # numba: load the cached kernels (or compile them once)
     print(f"  (warm-up: compiled kernels loaded in {time.perf_counter() - t0:.1f} s)")
-    for n in sizes:
+    for n in [n for n in sizes for _ in range(repeat)]:
         before = step_times(n, steps, None)
         ours = step_times(n, steps, "compiled", rtol)
+        old = step_times(n, steps, "radau", rtol) if radau else None
         after = step_times(n, steps, None)
         native = 0.5 * (before + after)
         line = (f"  N = {n:5d}: native all {native.mean() * 1e3:7.3f} ms (before/after "
@@ -106,9 +119,12 @@ def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float =
               f"{np.median(ours) * 1e3:8.3f} ms, rest {np.median(ours[rest]) * 1e3:8.3f} ms | "
               f"ratio all {np.median(ours) / np.median(native):6.1f}, rest "
               f"{np.median(ours[rest]) / np.median(native[rest]):6.1f}", flush=True)
+        if old is not None:
+            print("           " + _ratios("radau   ", old, native, rest), flush=True)
+            print("           " + _ratios("compiled", ours, native, rest), flush=True)
 
 
-def steel_drop() -> None:
+def steel_drop(solvers: tuple[str, ...] = ("compiled",)) -> None:
     m = 7800 * 4 / 3 * math.pi * R**3
     dt = 1 / 240
     print("\nsteel drop, 10 cm, 1/240 s: first-bounce c_r")
@@ -129,23 +145,24 @@ def steel_drop() -> None:
               f"{wall * 1e3:.1f} ms for 1 s")
         p.disconnect(physicsClientId=cid)
     k = 4 / 3 * float(effective_modulus(2e11, 0.3)) * math.sqrt(R)
-    for name in ("hunt_crossley", "khatiwada"):
-        for cr in (0.3, 0.5, 0.8, 0.95):
-            cid, plane, (b,) = world(1, z=0.1 + R, mass=m)
-            bk = BulletContacts(cid, manage=[plane], law={"name": name, "cr": cr},
-                                material={"E": 2e11, "nu": 0.3})
-            t0 = time.perf_counter()
-            for _ in range(round(1.0 / dt)):
-                bk.step()
-            wall = time.perf_counter() - t0
-            law = make_law(name, k=k, cr=cr)
-            rows = bk.bounces()
-            rows = rows[rows["v_in"] > 0.15]
-            err = max(abs(float(r["cr"]) - impact(law, m, float(r["v_in"]), press=m * G).cr_out)
-                      for r in rows)
-            print(f"  mbplugin {name:13s} cr {cr:4.2f}: first c_r = {rows[0]['cr']:.4f}, "
-                  f"{len(rows)} bounces, max |c_r - analyser| = {err:.1e}; {wall:.2f} s for 1 s")
-            p.disconnect(physicsClientId=cid)
+    for name, cr, solver in [(n, c, s) for n in ("hunt_crossley", "khatiwada")
+                             for c in (0.3, 0.5, 0.8, 0.95) for s in solvers]:
+        cid, plane, (b,) = world(1, z=0.1 + R, mass=m)
+        bk = BulletContacts(cid, manage=[plane], law={"name": name, "cr": cr},
+                            material={"E": 2e11, "nu": 0.3}, solver=solver)
+        t0 = time.perf_counter()
+        for _ in range(round(1.0 / dt)):
+            bk.step()
+        wall = time.perf_counter() - t0
+        law = make_law(name, k=k, cr=cr)
+        rows = bk.bounces()
+        rows = rows[rows["v_in"] > 0.15]
+        err = max(abs(float(r["cr"]) - impact(law, m, float(r["v_in"]), press=m * G).cr_out)
+                  for r in rows)
+        print(f"  mbplugin {name:13s} cr {cr:4.2f} ({solver}): first c_r = "
+              f"{rows[0]['cr']:.4f}, "
+              f"{len(rows)} bounces, max |c_r - analyser| = {err:.1e}; {wall:.2f} s for 1 s")
+        p.disconnect(physicsClientId=cid)
 
 
 def main() -> None:
@@ -157,13 +174,19 @@ def main() -> None:
     ap.add_argument("--rtol", type=float, default=1e-8,
                     help="the backend's relative tolerance (default 1e-8, BulletContacts')")
     ap.add_argument("--no-drop", action="store_true", help="skip the steel drop")
+    ap.add_argument("--radau", action="store_true",
+                    help="also time the compiled path with Radau for every group (solver radau)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per N (default 1)")
+    ap.add_argument("--sizes", type=int, nargs="+", help="N values (default 10 100 1000)")
     args = ap.parse_args()
     if args.steps < 3:
         ap.error(f"--steps {args.steps}: give at least 3")
-    sizes = (10, 100) if args.quick else (10, 100, 1000)
-    cost_table(sizes, args.steps, args.scipy_max, args.rtol)
+    if args.repeat < 1:
+        ap.error(f"--repeat {args.repeat}: give at least 1")
+    sizes = tuple(args.sizes) if args.sizes else ((10, 100) if args.quick else (10, 100, 1000))
+    cost_table(sizes, args.steps, args.scipy_max, args.rtol, args.radau, args.repeat)
     if not args.no_drop:
-        steel_drop()
+        steel_drop(("compiled", "radau") if args.radau else ("compiled",))
 
 
 if __name__ == "__main__":

@@ -117,8 +117,9 @@ class BulletContacts:
                  ``getClosestPoints`` (see :meth:`_closest`) instead of an error
     ``fallback_radius``  effective radius (m) of those contacts for Hertz's k (default: the
                  radius PyBullet reports for the shape, a cylinder's radius)
-    ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code) or ``"scipy"``
-                 (SciPy's Radau on all contacts together, the reference); see
+    ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code: DOP853 while a
+                 group is not stiff, Radau otherwise), ``"radau"`` (the same, Radau only) or
+                 ``"scipy"`` (SciPy's Radau on all contacts together, the reference); see
                  :func:`mbplugin.bullet.substep.contact_space`
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only
@@ -208,7 +209,8 @@ class BulletContacts:
         self.last: StepInfo | None = None
         self._h: float | None = None
         self._keys: np.ndarray | None = None
-        self._h_of: tuple[np.ndarray, np.ndarray] | None = None  # (keys, next step per key)
+        # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
+        self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
 
@@ -633,12 +635,15 @@ class BulletContacts:
                                   self.stick, s0, self.solver)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
-        if self._h_of is not None:  # the compiled path: each contact's next step, by key
+        m0 = None
+        if self._h_of is not None:  # the compiled path: each contact's next step and solver
             pos = _lookup(self._h_of[0], batch.key)
             h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0)
+            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
-        self._h_of = None if res.h_next is None else (batch.key.copy(), res.h_next)
+        self._h_of = (None if res.h_next is None
+                      else (batch.key.copy(), res.h_next, res.method_next))
         if self.stick is not None:
             keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
@@ -883,7 +888,9 @@ class BulletContacts:
         n = batch.normal[sel]
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
         # of contacts coupled through W: one small solve per group)
-        wnn = normal_delassus(W, batch.normal)[sel][:, sel]
+        wnn = normal_delassus(W, batch.normal)
+        if len(sel) < len(batch):
+            wnn = wnn[sel][:, sel]
         mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
@@ -910,10 +917,13 @@ class BulletContacts:
             xyzw = quat[:, [1, 2, 3, 0]].tolist()
             vel, om = bodies.vel[moved].tolist(), bodies.omega[moved].tolist()
             cid, pb = c.id, c.p
-            for j, i in enumerate(moved.tolist()):
-                b = self.rows[i][0]
-                pb.resetBasePositionAndOrientation(b, pos[j], xyzw[j], physicsClientId=cid)
-                pb.resetBaseVelocity(b, vel[j], om[j], physicsClientId=cid)
+            ids = self._rows_arr[moved, 0].tolist()
+            # mapped in C (no Python frame per call); the pose reset zeroes the velocity,
+            # which the second call restores
+            for _ in map(pb.resetBasePositionAndOrientation, ids, pos, xyzw, repeat(cid)):
+                pass
+            for _ in map(pb.resetBaseVelocity, ids, vel, om, repeat(cid)):
+                pass
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)

@@ -21,9 +21,12 @@ displacements s (k, 3), the ODE states of its active laws].
   (:func:`mbplugin.pipeline.friction.friction_scalar`) or, with the stick option, the tangential
   spring's force and rate (:func:`mbplugin.bullet.stick.stick_force_scalar`,
   :func:`~mbplugin.bullet.stick.stick_rate_scalar`: Dahl's model with a Coulomb cap);
-* the solver is the engine's compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.
-  radau_step`, registered here as a problem) with the relative tolerance and the absolute
-  tolerances of the SciPy path;
+* the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.dynamics.compiled.
+  dop853_step`; explicit, order 8) while the group is not stiff at the host step, and its
+  compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.radau_step`) once the
+  explicit steps are stability-limited (:func:`integrate_groups`), both with the problem
+  registered here, the relative tolerance and the absolute tolerances of the SciPy path
+  (DOP853 at ``EXPLICIT_TOL`` times them, :mod:`mbplugin.bullet.substep`);
 * after every accepted step the contact rules' event functions are evaluated on the step's
   ends: the onset of a contact the store does not know (:func:`~mbplugin.pipeline.rules.
   onset_value`), the end of an active contact (:func:`~mbplugin.pipeline.rules.end_value`) and
@@ -33,7 +36,9 @@ displacements s (k, 3), the ODE states of its active laws].
   end, latch and memory rules) and resume;
 * the impulse of each contact over the step is the three-point Gauss-Legendre quadrature of its
   force on the dense output of every accepted step (exact for Radau's degree-3 collocation
-  polynomial composed with a smooth law up to the quadrature's degree 5).
+  polynomial composed with a smooth law up to the quadrature's degree 5; on explicit steps in
+  sub-intervals of h x rate <= QUAD_HW), or, for an explicit step of a one-contact group with
+  an invertible W, W^-1 (du - a_free h): the method's own quadrature of the force.
 """
 
 from __future__ import annotations
@@ -48,12 +53,17 @@ from mbplugin.bullet.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.dynamics.compiled import (
     RADAU_CTL,
     dense_at,
+    dop853_dense,
+    dop853_step,
+    initial_step,
     radau_start,
     radau_step,
     radau_workspace,
     register_problem,
 )
+from mbplugin.dynamics.integrators import STIFF_HW, STIFF_STEPS
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
+from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
 
@@ -154,10 +164,32 @@ def _forces(y, k, gf, gi):
     return fb
 
 
+@njit_inline
+def _rhs_one(y, out, gf, gi):
+    """dy/dt of a group of one contact without friction, stick spring or ODE states (a sphere on
+    the ground): :func:`_group_rhs` written out for it, the same operations in the same order
+    (2.5x faster than the loops over k, measured)."""
+    r = FR_LEN
+    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    un = y[1] * n0 + y[2] * n1 + y[3] * n2
+    fn = 0.0
+    if gi[_ACT]:
+        fn = applied(gi[_MODE], force(gi[_KID], y[0], -un, _coef(gf, 0), _state(y, gf, gi, 0)))
+    f0, f1, f2 = fn * n0, fn * n1, fn * n2
+    w = FR_LEN + ROW_LEN
+    out[0] = -un
+    out[1] = gf[r + _AF] + gf[w] * f0 + gf[w + 1] * f1 + gf[w + 2] * f2
+    out[2] = gf[r + _AF + 1] + gf[w + 3] * f0 + gf[w + 4] * f1 + gf[w + 5] * f2
+    out[3] = gf[r + _AF + 2] + gf[w + 6] * f0 + gf[w + 7] * f1 + gf[w + 8] * f2
+
+
 @njit
 def _group_rhs(y, out, P):
     """dy/dt of one group: P = (k, gf, gi) (see the layout above)."""
     k, gf, gi = P
+    if k == 1 and gf[0] == 0.0 and gf[ST] == 0.0 and gi[_NST] == 0:
+        _rhs_one(y, out, gf, gi)
+        return
     fb = _forces(y, k, gf, gi)
     m = 3 * k
     w0 = FR_LEN + ROW_LEN * k
@@ -282,6 +314,55 @@ def _scan(ga, gb, y, k, gf, gi):
     return hit
 
 
+@njit
+def _group_rate(y, k, gf, gi):
+    """Stiffness rate of a group (1/s): the largest over its active contacts of
+    sqrt(k_n w) + c_n w, with the law's local stiffness k_n = dF/d delta and damping
+    c_n = dF/d ddelta by central differences (as the engine's ``_stiffness_rate``) and w the
+    normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
+    regularised friction force, (max(mu, mu_s) F_N / v_eps + viscous), times W_ii's largest
+    diagonal entry, or with the stick option the spring's sqrt(k_t w_t) + c_t w_t (w_t that
+    entry). h x rate is the step's h omega of the explicit-method stability test."""
+    m = 3 * k
+    w0 = FR_LEN + ROW_LEN * k
+    best = 0.0
+    for i in range(k):
+        if not gi[INT_LEN * i + _ACT]:
+            continue
+        r = FR_LEN + ROW_LEN * i
+        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        wnn = 0.0
+        wmax = 0.0
+        for a in range(3):
+            na = gf[r + a]
+            for b in range(3):
+                wab = gf[w0 + (3 * i + a) * m + 3 * i + b]
+                wnn += na * wab * gf[r + b]
+                if a == b and wab > wmax:
+                    wmax = wab
+        d = y[i]
+        v = -(y[k + 3 * i] * n0 + y[k + 3 * i + 1] * n1 + y[k + 3 * i + 2] * n2)
+        kid = gi[INT_LEN * i + _KID]
+        c = _coef(gf, i)
+        st = _state(y, gf, gi, i)
+        ed = max(1e-6 * abs(d), 1e-12)
+        ev = max(1e-6 * abs(v), 1e-9)
+        kn = (force(kid, d + ed, v, c, st) - force(kid, d - ed, v, c, st)) / (2.0 * ed)
+        cn = (force(kid, d, v + ev, c, st) - force(kid, d, v - ev, c, st)) / (2.0 * ev)
+        rt = math.sqrt(max(kn, 0.0) * max(wnn, 0.0)) + max(cn, 0.0) * max(wnn, 0.0)
+        if gf[ST] > 0.0:
+            # the stick spring (k_t, c_t) on the tangential motion
+            rt += math.sqrt(gf[ST + 1] * wmax) + gf[ST + 3] * wmax
+        elif gf[0] > 0.0:
+            fn = max(force(kid, d, v, c, st), 0.0)
+            rt += (max(gf[1], gf[2]) * fn / gf[4] + gf[5]) * wmax
+        if not math.isfinite(rt):
+            return np.inf
+        if rt > best:
+            best = rt
+    return best
+
+
 #: a group is at rest when every state's rate over the host step, and every contact velocity,
 #: is below this fraction of its absolute tolerance
 REST_FRACTION = 1e-2
@@ -318,15 +399,61 @@ def _at_rest(y, f, ytmp, ftmp, nn, k, atol, dt, P):
 @njit
 def _group_work(k, nn):
     """Work arrays of a group of ``k`` contacts and ``nn`` states: the Radau workspace,
-    absolute tolerances, Jacobian scales, a right-hand side, two event-value buffers (3k) and
-    the state."""
+    absolute tolerances, Jacobian scales, a right-hand side, two event-value buffers (3k), the
+    state, and DOP853's stages and dense-output coefficients."""
     return (radau_workspace(nn), np.empty(nn), np.full(nn, 1e-6), np.empty(nn),
-            np.empty(3 * k), np.empty(3 * k), np.empty(nn))
+            np.empty(3 * k), np.empty(3 * k), np.empty(nn), np.empty((dop.NS_EXT, nn)),
+            np.empty((dop.NPOW, nn)), np.empty(nn))
+
+
+#: the largest |W|_F |W^-1|_F for the impulse from the velocity change (:func:`_inverse3`)
+COND_MAX = 1e4
+
+
+@njit
+def _inverse3(gf, w0, Wi):
+    """The inverse of a one-contact group's W (3 x 3, at gf[w0:w0 + 9], row-major) into ``Wi``;
+    False when W is singular or ill-conditioned (then ``Wi`` is not to be used): W Wi must be
+    the identity within 1e-10 and |W|_F |Wi|_F (>= W's condition number) at most COND_MAX, so
+    that the rounding of du costs the impulse at most ~1e-12 relative (W of free bodies is
+    symmetric positive definite, ~10 for a sphere; an articulated link's may be singular)."""
+    a, b, c = gf[w0], gf[w0 + 1], gf[w0 + 2]
+    d, e, f = gf[w0 + 3], gf[w0 + 4], gf[w0 + 5]
+    g, h, i = gf[w0 + 6], gf[w0 + 7], gf[w0 + 8]
+    c0, c1, c2 = e * i - f * h, f * g - d * i, d * h - e * g
+    det = a * c0 + b * c1 + c * c2
+    if not (det != 0.0 and math.isfinite(det)):
+        return False
+    Wi[0], Wi[1], Wi[2] = c0 / det, (c * h - b * i) / det, (b * f - c * e) / det
+    Wi[3], Wi[4], Wi[5] = c1 / det, (a * i - c * g) / det, (c * d - a * f) / det
+    Wi[6], Wi[7], Wi[8] = c2 / det, (b * g - a * h) / det, (a * e - b * d) / det
+    nw = 0.0
+    nwi = 0.0
+    for r in range(3):
+        for q in range(3):
+            nw += gf[w0 + 3 * r + q] ** 2
+            nwi += Wi[3 * r + q] ** 2
+            acc = 0.0
+            for j in range(3):
+                acc += gf[w0 + 3 * r + j] * Wi[3 * j + q]
+            if abs(acc - (1.0 if r == q else 0.0)) > 1e-10:
+                return False
+    return math.sqrt(nw * nwi) <= COND_MAX
+
+
+#: explicit steps in one run of a group (one integrate call) after which Radau takes over for
+#: as long as a contact of the group stays active (the engine's ``switch_steps`` rule, its
+#: default; a bouncing soft sphere takes ~10 per host step, a steel impact up to ~160)
+SWITCH_STEPS = 100
+
+#: quadrature of the impulse on an explicit step: sub-intervals of h x rate <= QUAD_HW each
+#: (the 3-point Gauss rule's relative error is ~5e-7 (h omega)^6 on an oscillating force)
+QUAD_HW = 1.0
 
 
 @njit
 def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
-                     counters):
+                     counters, auto, mg, tol_e):
     """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
 
     Group g: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated
@@ -334,14 +461,30 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     gptr[g+1]] (the layout above), start time tg[g] (s from the host step's start; updated),
     first step hg[g] (s, <= 0: SciPy's initial step; updated to the next step). Adds each
     contact's impulse (N s) to ``imp`` and sets ``loaded`` where it carried force;
-    counters += (steps, nfev, events). ``status[g]`` becomes DONE, EVENT (stopped just past an
-    event at tg[g]) or FAILED."""
+    counters += (steps, nfev, events, explicit steps). ``status[g]`` becomes DONE, EVENT
+    (stopped just past an event at tg[g]) or FAILED.
+
+    ``auto``: a group whose contacts are not stiff at the host step takes DOP853 steps
+    (explicit, order 8; :func:`mbplugin.dynamics.compiled.dop853_step`) instead of Radau's. It
+    changes to Radau within the host step when h x rate exceeds STIFF_HW for STIFF_STEPS
+    consecutive explicit steps (the step is stability-limited: the engine's ``auto`` rule,
+    :mod:`mbplugin.dynamics.integrators`; rate: :func:`_group_rate`), and a group that ended
+    its last host step on Radau (``mg[g]`` 0; else 1, updated to the solver at the end) starts
+    on Radau again while its carried step h gives h x rate > STIFF_HW (Radau's step outgrew
+    the contact time scale: a resting, stiff contact). After SWITCH_STEPS explicit steps in one
+    run the group goes to Radau and stays there (``mg[g]`` 2) until none of its contacts is
+    active. The explicit steps are controlled at
+    ``tol_e`` times the tolerances (``rtol``, the absolute ones; see
+    :data:`mbplugin.bullet.substep.EXPLICIT_TOL`)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     k_ws, nn_ws = 1, 4
-    ws, atol, jscale, f, ga, gb, y = _group_work(k_ws, nn_ws)
+    ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e = _group_work(k_ws, nn_ws)
     ctl = np.zeros(RADAU_CTL)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
+    rtol_e = tol_e * rtol
+    Wi = np.empty(9)
+    dv = np.empty(3)
     for g in range(ng):
         if status[g] != PENDING:
             continue
@@ -351,15 +494,16 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         nn = s1 - s0
         if k != k_ws or nn != nn_ws:
             k_ws, nn_ws = k, nn
-            ws, atol, jscale, f, ga, gb, y = _group_work(k, nn)
+            ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e = _group_work(k, nn)
         for i in range(nn):
             atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
+            atol_e[i] = tol_e * atol[i]
             y[i] = Y[s0 + i]
         gf = GF[goff[g]:goff[g + 1]]
         gi = GI[INT_LEN * c0:INT_LEN * c1]
         P = (k, gf, gi)
         fb = FR_LEN + ROW_LEN * k + 9 * k * k
-        Dq, y_new, y_old, ytmp, f_new = ws[6], ws[7], ws[8], ws[9], ws[12]
+        Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
         t = tg[g]
         if t == 0.0 and hg[g] > 0.0 and _at_rest(y, f, ytmp, f_new, nn, k, atol, dt, P):
             # quasi-static: the state does not move (see _at_rest), impulse = force x dt
@@ -373,14 +517,55 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             status[g] = DONE
             counters[1] += 2
             continue
-        nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
+        explicit = False
+        have_dense = False
+        inv_ok = auto and k == 1 and _inverse3(gf, FR_LEN + ROW_LEN, Wi)
+        sticky = mg[g] == 2
+        if auto:
+            if sticky:
+                # handed to Radau by the step count: back to explicit steps once no contact of
+                # the group is active (free flight; the rate does not see its stiffness)
+                explicit = True
+                for i in range(k):
+                    if gi[INT_LEN * i + _ACT]:
+                        explicit = False
+                sticky = not explicit
+            else:
+                explicit = (mg[g] != 0 or hg[g] <= 0.0
+                            or hg[g] * _group_rate(y, k, gf, gi) <= STIFF_HW)
+        h_try = hg[g]
+        if explicit:
+            _group_rhs(y, f, P)
+            nfev = 1
+            if h_try <= 0.0:
+                h_try = initial_step(y, f, t, dt, dt, rtol_e, atol_e, ytmp, kbuf, dop.ORDER, P)
+                nfev += 1
+        else:
+            nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
         _scan(gb, ga, y, k, gf, gi)
         st = PENDING
         steps = 0
+        n_explicit = 0
+        stiff = 0
+        rt = 0.0
         while st == PENDING:
-            ok, t_new, h, nf = radau_step(y, f, t, dt, rtol, atol, dt, newton_tol, jscale, 0,
-                                          ctl, ws, P)
-            nfev += nf
+            if explicit:
+                ok, t_new, h, h_try, nf = dop853_step(y, f, t, dt, h_try, rtol_e, atol_e, dt, K,
+                                                      ytmp, kbuf, y_new, P)
+                nfev += nf
+                if ok:
+                    n_explicit += 1
+                    have_dense = False
+                y_start = y
+                dense = Fd
+                fn_new = K[dop.NS]
+            else:
+                ok, t_new, h, nf = radau_step(y, f, t, dt, rtol, atol, dt, newton_tol, jscale,
+                                              0, ctl, ws, P)
+                nfev += nf
+                y_start = y_old
+                dense = Dq
+                fn_new = f_new
             if not ok:
                 st = FAILED
                 break
@@ -388,23 +573,49 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             t_end = t_new
             ev = -1
             if _scan(ga, gb, y_new, k, gf, gi):
+                if explicit and not have_dense:
+                    nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
+                    have_dense = True
                 for j in range(3 * k):
                     if _crossed(ga[j], gb[j], j % 3):
-                        te = _locate(t, t_new, ga[j], gb[j], t, h, y_old, Dq, ytmp, k, gf, gi,
-                                     j // 3, j % 3)
+                        te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
+                                     gf, gi, j // 3, j % 3)
                         if te < t_end or ev < 0:
                             t_end = te
                             ev = j
-            # impulse over [t, t_end] by Gauss-Legendre on the dense output
-            span = t_end - t
-            for q in range(3):
-                dense_at(t + _GX[q] * span, t, h, y_old, Dq, ytmp)
-                _forces(ytmp, k, gf, gi)
-                for i in range(k):
-                    for a in range(3):
-                        imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
+            nsub = 1
+            if explicit:
+                rt = _group_rate(y_new, k, gf, gi)
+                x = (t_end - t) * rt / QUAD_HW
+                nsub = max(1, math.ceil(x)) if x < 64.0 else 64
             if ev >= 0:
-                dense_at(t_end, t, h, y_old, Dq, ytmp)
+                dense_at(t_end, t, h, y_start, dense, ytmp)
+            if explicit and inv_ok and gi[_ACT] != 0:
+                # du/dt = a_free + W f: the impulse over [t, t_end] is W^-1 (du - a_free
+                # (t_end - t)), the method's own quadrature of f (order 8, as u); not for an
+                # inactive contact, whose force is exactly 0 (no rounding-level impulse: the
+                # backend's free-flight bookkeeping tells free from pushed bodies by it)
+                ye = ytmp if ev >= 0 else y_new
+                for a in range(3):
+                    dv[a] = ye[1 + a] - y[1 + a] - gf[FR_LEN + _AF + a] * (t_end - t)
+                for a in range(3):
+                    imp[c0, a] += Wi[3 * a] * dv[0] + Wi[3 * a + 1] * dv[1] + Wi[3 * a + 2] * dv[2]
+            else:
+                # impulse over [t, t_end] by Gauss-Legendre on the dense output (an explicit
+                # step in sub-intervals of h x rate <= QUAD_HW)
+                if explicit and not have_dense:
+                    nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
+                    have_dense = True
+                span = (t_end - t) / nsub
+                for sb in range(nsub):
+                    ts = t + sb * span
+                    for q in range(3):
+                        dense_at(ts + _GX[q] * span, t, h, y_start, dense, kbuf)
+                        _forces(kbuf, k, gf, gi)
+                        for i in range(k):
+                            for a in range(3):
+                                imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
+            if ev >= 0:
                 for i in range(nn):
                     y[i] = ytmp[i]
                 t = t_end
@@ -413,12 +624,24 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             else:
                 for i in range(nn):
                     y[i] = y_new[i]
-                    f[i] = f_new[i]
+                    f[i] = fn_new[i]
                 t = t_new
                 for j in range(3 * k):
                     ga[j] = gb[j]
                 if t >= dt:
                     st = DONE
+                elif explicit:
+                    # stability-limited explicit steps: Radau takes over; also after
+                    # SWITCH_STEPS explicit steps in one run of the group (a stiffness the
+                    # rate does not see, e.g. a stick spring near its Coulomb cap: Radau
+                    # until the group's contacts are all inactive)
+                    stiff = stiff + 1 if h * rt > STIFF_HW else 0
+                    if n_explicit >= SWITCH_STEPS:
+                        sticky = True
+                    if stiff >= STIFF_STEPS or sticky:
+                        explicit = False
+                        nfev += radau_start(y, f, t, dt, h_try, rtol, atol, dt, jscale, 0,
+                                            ctl, ws, P)
             _forces(y, k, gf, gi)
             for i in range(k):
                 if (gf[fb + 3 * i] != 0.0 or gf[fb + 3 * i + 1] != 0.0
@@ -427,10 +650,16 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         for i in range(nn):
             Y[s0 + i] = y[i]
         tg[g] = t
-        hg[g] = ctl[0]
+        if explicit:
+            # after an event the explicit method starts afresh (SciPy's initial step)
+            hg[g] = -1.0 if st == EVENT else h_try
+        else:
+            hg[g] = ctl[0]
+        mg[g] = 2 if sticky else (1 if explicit else 0)
         status[g] = st
         counters[0] += steps
         counters[1] += nfev
+        counters[3] += n_explicit
 
 
 @njit

@@ -137,9 +137,9 @@ class ImplicitStep:
 
     # -- the step ---------------------------------------------------------------------------------
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
-                  h0: Any = None) -> StepResult:
+                  h0: Any = None, m0: Any = None) -> StepResult:
         """The host step [t0, t0 + dt] (s) from overlaps ``d0`` (K,) and velocities ``u0``
-        (K, 3); ``h0`` is ignored (the interface of the sub-steppers)."""
+        (K, 3); ``h0`` and ``m0`` are ignored (the interface of the sub-steppers)."""
         wall = time.perf_counter()
         k, n, W, store = self.k, self.n, self.W, self.store
         ustar = u0 + self.a_free * dt

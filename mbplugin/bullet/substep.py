@@ -1,10 +1,12 @@
 """Contact-space integration of the managed contacts inside one host step.
 
-Two solvers (:func:`contact_space`): :class:`GroupedContactSpace` (the default) splits the
+Solvers (:func:`contact_space`): :class:`GroupedContactSpace` (the default) splits the
 contacts into groups coupled through W and integrates each group in compiled code
-(:mod:`mbplugin.bullet.compiled`); :class:`ContactSpace` (``solver="scipy"``, the reference)
-integrates all contacts together with SciPy, as described below. Both integrate the same
-system with the same tolerances, rules, event location and impulse quadrature.
+(:mod:`mbplugin.bullet.compiled`: DOP853 while the group is not stiff at the host step, Radau
+otherwise; ``solver="radau"``: Radau for every group); :class:`ContactSpace`
+(``solver="scipy"``, the reference) integrates all contacts together with SciPy's Radau, as
+described below. They integrate the same system with the same rules and event location, to the
+same tolerances (the explicit steps' true error at or below Radau's; see ``EXPLICIT_TOL``).
 
 A host engine steps at its own rate (PyBullet: 1/240 s) while a stiff contact lasts tens of
 microseconds. Within one host step of length ``dt`` the backend integrates, for the K managed
@@ -74,6 +76,8 @@ class SubstepStats:
     nfev: int = 0
     events: int = 0
     wall: float = 0.0
+    #: of ``steps``, those taken by the explicit method (compiled path, ``solver="compiled"``)
+    explicit: int = 0
 
 
 @dataclass
@@ -89,6 +93,9 @@ class StepResult:
     last_step: float = 0.0
     #: the next step (s) of each contact's group (K,) (compiled path; pass it back as ``h0``)
     h_next: np.ndarray | None = None
+    #: the solver of each contact's group at the step end (K,): 1 explicit, 0 Radau, 2 Radau
+    #: after the explicit step count (compiled path; pass it back as ``m0``)
+    method_next: np.ndarray | None = None
 
 
 def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
@@ -321,9 +328,10 @@ class ContactSpace:
 
     # -- driver ---------------------------------------------------------------------------------
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
-                  h0: float | None = None) -> StepResult:
+                  h0: float | None = None, m0: np.ndarray | None = None) -> StepResult:
         """Integrate over [t0, t0 + dt] (s) from delta ``d0`` (K,) and velocity ``u0`` (K, 3);
-        ``h0`` (s) is a first step to try (e.g. the last step of the previous host step)."""
+        ``h0`` (s) is a first step to try (e.g. the last step of the previous host step);
+        ``m0`` (the compiled path's solver per contact) is not used here."""
         wall = time.perf_counter()
         stats = SubstepStats()
         self._key_order = np.argsort(self.batch.key)
@@ -405,7 +413,13 @@ class ContactSpace:
 #: size)
 COMPILED_MAX_STATES = 256
 
-SOLVERS = ("compiled", "scipy")
+SOLVERS = ("compiled", "radau", "scipy")
+
+#: the explicit method's tolerances relative to the solver's (``rtol`` and the absolute ones):
+#: SciPy's Radau steps on an error estimate of order 3 for a method of order 5, so its true
+#: error is far below rtol; DOP853's estimate is of its own order. At rtol x EXPLICIT_TOL the
+#: explicit steps' true error is at or below Radau's at rtol (measured: BENCHMARKS.md)
+EXPLICIT_TOL = 1e-3
 
 
 def contact_space(store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
@@ -413,13 +427,16 @@ def contact_space(store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                   stick: Stick | None = None, s0: np.ndarray | None = None,
                   solver: str = "compiled") -> ContactSpace | GroupedContactSpace:
     """The contact-space integrator of a host step: ``solver="compiled"`` (the default,
-    :class:`GroupedContactSpace`; it hands the step to the SciPy path when it cannot take it)
-    or ``"scipy"`` (:class:`ContactSpace`, the reference)."""
+    :class:`GroupedContactSpace`: DOP853 for groups that are not stiff at the host step, Radau
+    for the others; it hands the step to the SciPy path when it cannot take it), ``"radau"``
+    (the same with Radau for every group) or ``"scipy"`` (:class:`ContactSpace`, the
+    reference)."""
     if solver not in SOLVERS:
         raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
     if solver == "scipy":
         return ContactSpace(store, batch, W, a_free, friction, rtol, stick, s0)
-    return GroupedContactSpace(store, batch, W, a_free, friction, rtol, stick, s0)
+    return GroupedContactSpace(store, batch, W, a_free, friction, rtol, stick, s0,
+                               explicit=solver == "compiled")
 
 
 def _compiled_law(law: Any) -> bool:
@@ -437,11 +454,15 @@ class GroupedContactSpace:
     :class:`ContactSpace`, with every group of contacts coupled through W integrated on its own
     (uncoupled blocks of W: exact), the stick option's springs included. Falls back to
     :class:`ContactSpace` for laws without a compiled kernel and groups of more than
-    ``COMPILED_MAX_STATES`` states."""
+    ``COMPILED_MAX_STATES`` states. ``explicit``: groups that are not stiff at the host step
+    take DOP853 steps (:func:`mbplugin.bullet.compiled.integrate_groups`); False: Radau for
+    every group."""
 
     def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
-                 stick: Stick | None = None, s0: np.ndarray | None = None) -> None:
+                 stick: Stick | None = None, s0: np.ndarray | None = None,
+                 explicit: bool = True) -> None:
+        self.explicit = explicit
         self.store, self.batch, self.W, self.a_free = store, batch, W, a_free
         self.friction = friction if (friction is not None and friction.active) else None
         self.rtol, self.stick, self.s0 = rtol, stick, s0
@@ -489,9 +510,14 @@ class GroupedContactSpace:
             _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff))
 
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
-                  h0: float | None = None) -> StepResult:
+                  h0: float | None = None, m0: np.ndarray | None = None) -> StepResult:
         """As :meth:`ContactSpace.integrate`; ``h0`` may also be a first step per contact (K,)
-        (<= 0: SciPy's initial step), e.g. :attr:`StepResult.h_next` of the previous host step."""
+        (<= 0: SciPy's initial step), e.g. :attr:`StepResult.h_next` of the previous host step,
+        and ``m0`` the solver each contact's group ended the previous host step with (K,: 1
+        explicit, 0 Radau, 2 Radau after the explicit step count, -1 unknown;
+        :attr:`StepResult.method_next`): a group any of whose contacts was on Radau stays on
+        Radau while it is stiff at its step (:func:`mbplugin.bullet.compiled.
+        integrate_groups`)."""
         store = self.store
         ns = 0 if self.stick is None else 3  # spring states per contact
         ok = all(_compiled_law(law) for law in store.laws) and self.k > 0
@@ -501,7 +527,7 @@ class GroupedContactSpace:
         if not ok:
             self.fallback = ContactSpace(store, self.batch, self.W, self.a_free, self.friction,
                                          self.rtol, self.stick, self.s0)
-            res = self.fallback.integrate(t0, dt, d0, u0, None if np.ndim(h0) else h0)
+            res = self.fallback.integrate(t0, dt, d0, u0, None if np.ndim(h0) else h0, m0)
             self.s_end = self.fallback.s_end
             return res
         wall = time.perf_counter()
@@ -534,10 +560,15 @@ class GroupedContactSpace:
             # a group starts with the shortest step its contacts had (unknown: initial step)
             hmin = np.minimum.reduceat(np.asarray(h0, dtype=float)[order], gptr[:-1])
             hg = np.where(hmin > 0, hmin, -1.0)
+        mg = np.ones(ng, dtype=np.int64)
+        if m0 is not None and np.ndim(m0):
+            m0o = np.asarray(m0)[order]
+            mg[np.maximum.reduceat(m0o == 0, gptr[:-1])] = 0
+            mg[np.maximum.reduceat(m0o == 2, gptr[:-1])] = 2
         status = np.zeros(ng, dtype=np.int64)
         imp = np.zeros((k, 3))
         loaded = np.zeros(k, dtype=bool)
-        counters = np.zeros(3, dtype=np.int64)
+        counters = np.zeros(4, dtype=np.int64)
         inv = np.empty(k, dtype=np.int64)
         inv[order] = np.arange(k)
         for _ in range(10_000):
@@ -569,7 +600,8 @@ class GroupedContactSpace:
             GI = np.stack([kid_l[law], mode_l[law], act, ooff, nst, cand, act & mem_l[law]],
                           axis=1).astype(np.int64).ravel()
             cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
-                                float(self.rtol), imp, loaded, counters)
+                                float(self.rtol), imp, loaded, counters, self.explicit, mg,
+                                EXPLICIT_TOL)
             if np.any(status == cm.FAILED):
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
@@ -596,6 +628,6 @@ class GroupedContactSpace:
         if self.stick is not None:
             self.s_end = s[inv]
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
-                             time.perf_counter() - wall)
+                             time.perf_counter() - wall, int(counters[3]))
         return StepResult(imp[inv], d[inv], u[inv], loaded[inv], stats, float(np.min(hg)),
-                          hg[labels])
+                          hg[labels], mg[labels])

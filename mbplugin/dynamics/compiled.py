@@ -439,6 +439,79 @@ def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysam
 
 
 @njit
+def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
+    """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
+    step ``h`` to try, for the problem ``P`` (:func:`register_problem`): SciPy's ``DOP853``
+    step-size control (:mod:`mbplugin.pipeline.dop853`; Hairer, Norsett & Wanner, Sect. II.10),
+    the step :func:`segment` takes on the engine's state, for any registered problem (the
+    PyBullet backend's contact groups). :func:`segment` keeps its step loop around
+    ``_contact_rhs`` (through this function's problem dispatch the engine's steel drop ran
+    ~20 % slower, ``benchmarks/bench_dropball.py``: the engine's problem tuple holds ~50
+    arrays); the method itself (stage states, solution, error norm, step control) is the one
+    of :mod:`mbplugin.pipeline.dop853`, inlined in both.
+
+    Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below SciPy's minimum
+    step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
+    f(y_new), ``h`` the step taken and ``h_next`` the next one to try. ``ytmp``, ``kbuf``:
+    work arrays (nn,). The caller moves (t, y, f) on (:func:`dop853_dense` for the dense
+    output)."""
+    nn = y.shape[0]
+    nfev = 0
+    min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+    if h > max_step:
+        h = max_step
+    elif h < min_step:
+        h = min_step
+    rejected = False
+    h_next = h
+    t_new = t
+    while True:
+        if h < min_step:
+            return False, t, h, h_next, nfev
+        t_new = t + h
+        if t_new > t_end:
+            t_new = t_end
+        hh = t_new - t
+        for i in range(nn):
+            K[0, i] = f[i]
+        for st in range(1, dop.NS):
+            dop.stage_input(K, st, y, hh, ytmp)
+            problem_rhs(ytmp, kbuf, P)
+            for i in range(nn):
+                K[st, i] = kbuf[i]
+        dop.solution(K, y, hh, y_new)
+        problem_rhs(y_new, kbuf, P)
+        for i in range(nn):
+            K[dop.NS, i] = kbuf[i]
+        nfev += dop.NS
+        err = dop.error_norm(K, hh, y, y_new, rtol, atol)
+        if not math.isfinite(err):
+            h = 0.25 * hh
+            rejected = True
+            continue
+        if err < 1.0:
+            h_next = hh * dop.accepted_factor(err, rejected)
+            return True, t_new, hh, h_next, nfev
+        h = hh * dop.rejected_factor(err)
+        rejected = True
+
+
+@njit
+def dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P):
+    """The dense output ``Fd`` (NPOW, nn) of an accepted :func:`dop853_step` of length ``h``
+    from ``y`` to ``y_new`` (its extra stages into ``K``); evaluate it with :func:`dense_at`.
+    Returns the number of right-hand side evaluations."""
+    nn = y.shape[0]
+    for st in range(dop.NS + 1, dop.NS_EXT):
+        dop.extra_stage_input(K, st, y, h, ytmp)
+        problem_rhs(ytmp, kbuf, P)
+        for i in range(nn):
+            K[st, i] = kbuf[i]
+    dop.dense_coefficients(K, h, y, y_new, Fd)
+    return dop.NS_EXT - dop.NS - 1
+
+
+@njit
 def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples, auto,
             switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W):
     """Integrate from (t0, y0) until an event, a solver switch or ``t_end`` (module docs).
@@ -502,19 +575,11 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
             for i in range(nn):
                 K[0, i] = F0[i]
             for st in range(1, dop.NS):
-                for i in range(nn):
-                    acc = 0.0
-                    for jj in range(st):
-                        acc += dop.A[st, jj] * K[jj, i]
-                    ytmp[i] = y[i] + hh * acc
+                dop.stage_input(K, st, y, hh, ytmp)
                 _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
                 for i in range(nn):
                     K[st, i] = kbuf[i]
-            for i in range(nn):
-                acc = 0.0
-                for jj in range(dop.NS):
-                    acc += dop.B[jj] * K[jj, i]
-                y_new[i] = y[i] + hh * acc
+            dop.solution(K, y, hh, y_new)
             _contact_rhs(y_new, kbuf, n, BD, G, CR, FR, W)
             for i in range(nn):
                 K[dop.NS, i] = kbuf[i]
@@ -525,27 +590,17 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
                 rejected = True
                 continue
             if err < 1.0:
-                if err == 0.0:
-                    factor = dop.MAX_FACTOR
-                else:
-                    factor = min(dop.MAX_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
-                if rejected:
-                    factor = min(1.0, factor)
-                h_next = hh * factor
+                h_next = hh * dop.accepted_factor(err, rejected)
                 h = hh
                 break
-            h = hh * max(dop.MIN_FACTOR, dop.SAFETY * err ** dop.ERR_EXP)
+            h = hh * dop.rejected_factor(err)
             rejected = True
         if status == FAILED:
             break
         steps += 1
         # ---- dense output ------------------------------------------------------------------------
         for st in range(dop.NS + 1, dop.NS_EXT):
-            for i in range(nn):
-                acc = 0.0
-                for jj in range(st):
-                    acc += dop.A_EXTRA[st - dop.NS - 1, jj] * K[jj, i]
-                ytmp[i] = y[i] + h * acc
+            dop.extra_stage_input(K, st, y, h, ytmp)
             _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
             for i in range(nn):
                 K[st, i] = kbuf[i]

@@ -36,15 +36,9 @@ from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import rules
 
 _NS = dop.NS
-_A = dop.A
-_B = dop.B
-_A_EXTRA = dop.A_EXTRA
 _NS_EXT = dop.NS_EXT
 _NPOW = dop.NPOW
 
-SAFETY = dop.SAFETY
-MIN_FACTOR = dop.MIN_FACTOR
-MAX_FACTOR = dop.MAX_FACTOR
 N_SAMPLES = 4  # dense-output samples per accepted step (events, peak force)
 N_SAMPLES_RECORD = 16  # samples per step when the time series is recorded (smooth plots)
 
@@ -306,7 +300,6 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     need_next = False
     if record:
         rec, nrec = _record(rec, nrec, t, y, _force_at(kid, mode, c, n_ode, mem, y, True), n_ode)
-    err_exp = -1.0 / 8.0
     nsamp = N_SAMPLES_RECORD if record else N_SAMPLES
 
     while True:
@@ -326,17 +319,9 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             for i in range(n):
                 K[0, i] = F0[0, i]
             for st in range(1, _NS):
-                for i in range(n):
-                    acc = 0.0
-                    for j in range(st):
-                        acc += _A[st, j] * K[j, i]
-                    ytmp[i] = y[i] + h * acc
+                dop.stage_input(K, st, y, h, ytmp)
                 _rhs(kid, mode, c, n_ode, mem, m, press, ytmp, K, st)
-            for i in range(n):
-                acc = 0.0
-                for j in range(_NS):
-                    acc += _B[j] * K[j, i]
-                y_new[i] = y[i] + h * acc
+            dop.solution(K, y, h, y_new)
             _rhs(kid, mode, c, n_ode, mem, m, press, y_new, K, _NS)
             nfev += _NS
             err = dop.error_norm(K, h, y, y_new, rtol, atol)  # NaN: the new state is not finite
@@ -345,26 +330,16 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                 rejected = True
                 continue
             if err < 1.0:
-                if err == 0.0:
-                    factor = MAX_FACTOR
-                else:
-                    factor = min(MAX_FACTOR, SAFETY * err**err_exp)
-                if rejected:
-                    factor = min(1.0, factor)
-                h_next = h * factor
+                h_next = h * dop.accepted_factor(err, rejected)
                 break
-            h *= max(MIN_FACTOR, SAFETY * err**err_exp)
+            h *= dop.rejected_factor(err)
             rejected = True
         if status == 2:
             break
         steps += 1
         # ---- dense output ------------------------------------------------------------------------
         for st in range(_NS + 1, _NS_EXT):
-            for i in range(n):
-                acc = 0.0
-                for j in range(st):
-                    acc += _A_EXTRA[st - _NS - 1, j] * K[j, i]
-                ytmp[i] = y[i] + h * acc
+            dop.extra_stage_input(K, st, y, h, ytmp)
             _rhs(kid, mode, c, n_ode, mem, m, press, ytmp, K, st)
         nfev += _NS_EXT - _NS - 1
         dop.dense_coefficients(K, h, y, y_new, Fd)

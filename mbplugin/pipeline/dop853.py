@@ -49,6 +49,58 @@ def interp(y_old, Fd, x, out):
         out[i] = acc + y_old[i]
 
 
+@njit_inline
+def stage_input(K, st, y, h, out):
+    """State at which stage ``st`` (1 <= st < NS) is evaluated: y + h sum_j A[st, j] K[j]."""
+    n = y.shape[0]
+    for i in range(n):
+        acc = 0.0
+        for j in range(st):
+            acc += A[st, j] * K[j, i]
+        out[i] = y[i] + h * acc
+
+
+@njit_inline
+def extra_stage_input(K, st, y, h, out):
+    """State at which the dense output's extra stage ``st`` (NS < st < NS_EXT) is evaluated."""
+    n = y.shape[0]
+    for i in range(n):
+        acc = 0.0
+        for j in range(st):
+            acc += A_EXTRA[st - NS - 1, j] * K[j, i]
+        out[i] = y[i] + h * acc
+
+
+@njit_inline
+def solution(K, y, h, out):
+    """The step's new state y + h sum_j B[j] K[j] (order 8)."""
+    n = y.shape[0]
+    for i in range(n):
+        acc = 0.0
+        for j in range(NS):
+            acc += B[j] * K[j, i]
+        out[i] = y[i] + h * acc
+
+
+@njit_inline
+def accepted_factor(err, rejected):
+    """Next step over this one after an accepted step of error ``err`` < 1 (SciPy's control:
+    no growth right after a rejection)."""
+    if err == 0.0:
+        factor = MAX_FACTOR
+    else:
+        factor = min(MAX_FACTOR, SAFETY * err**ERR_EXP)
+    if rejected:
+        factor = min(1.0, factor)
+    return factor
+
+
+@njit_inline
+def rejected_factor(err):
+    """Retry step over the rejected one (error ``err`` >= 1)."""
+    return max(MIN_FACTOR, SAFETY * err**ERR_EXP)
+
+
 @njit
 def error_norm(K, h, y, y_new, rtol, atol):
     """SciPy's DOP853 error norm of a step (K: the stages, K[NS] = f(y_new)); NaN if the new
