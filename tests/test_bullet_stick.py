@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbplugin.bullet.stick import FC_FLOOR, Stick, stick_force, stick_rate
+from mbplugin.bullet.stick import FC_FLOOR, Stick, stick_force, stick_rate, stick_step
 
 P = Stick(k_t=5e4, mu=0.8, c_t=100.0)
 
@@ -40,3 +40,25 @@ def test_force_and_rate_are_continuous_at_lift_off() -> None:
     for fn, limit in ((50.0, P.mu * 50.0), (0.0, FC_FLOOR)):
         s_star = limit / P.k_t * vhat
         assert np.allclose(stick_rate(s_star, vt, np.array([fn]), P), 0.0, atol=1e-12)
+
+
+def test_backward_euler_step_of_the_rate() -> None:
+    """``stick_step`` (the implicit step for articulated contacts) solves the backward-Euler
+    equation s1 = s0 + dt ds/dt(s1) of Dahl's rate for any dt, stays within
+    max(|s0|, mu F_N / k_t), and repeated steps of steady sliding reach Dahl's steady state
+    k_t |s| = mu F_N along the slip."""
+    rng = np.random.default_rng(2)
+    s0 = rng.normal(scale=1e-3, size=(500, 3))
+    vt = rng.normal(scale=0.5, size=(500, 3))
+    fn = rng.uniform(0.0, 100.0, size=500)
+    for dt in (1e-4, 1 / 240, 1.0):
+        s1 = stick_step(s0, vt, fn, P, dt)
+        assert np.allclose(s1, s0 + dt * stick_rate(s1, vt, fn, P), rtol=1e-10, atol=1e-15)
+        bound = np.maximum(np.linalg.norm(s0, axis=1),
+                           np.maximum(P.mu * fn, FC_FLOOR) / P.k_t)
+        assert np.all(np.linalg.norm(s1, axis=1) <= bound * (1 + 1e-12))
+    s = np.zeros((1, 3))
+    v = np.array([[0.2, -0.1, 0.0]])
+    for _ in range(200):
+        s = stick_step(s, v, np.array([50.0]), P, 1 / 240)
+    assert np.allclose(s, P.mu * 50.0 / P.k_t * v / np.linalg.norm(v), rtol=1e-9)

@@ -47,6 +47,7 @@ from mbplugin.bullet.delassus import (
     solve_blocks,
 )
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
+from mbplugin.bullet.implicit import ImplicitStep
 from mbplugin.bullet.stick import Stick
 from mbplugin.bullet.substep import SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import (
@@ -61,6 +62,8 @@ from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.errors import ParameterError
 
 FREE, STATIC, ARTICULATED = 0, 1, 2
+#: the ``articulated=`` modes of :class:`BulletContacts`
+ARTICULATED_MODES = ("implicit", "substep")
 #: smallest position correction applied to a free body (m, and rad for its rotation)
 MOVE_MIN = 1e-12
 _MAT = "__default__"
@@ -120,6 +123,14 @@ class BulletContacts:
                  :func:`mbplugin.bullet.substep.contact_space`
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only
+    ``articulated``  how a host step with a contact on a link of an articulated body is
+                 solved: ``"implicit"`` (the default; :mod:`mbplugin.bullet.implicit`, the
+                 impulse solved against the host's own semi-implicit update, for every contact
+                 of that step) or ``"substep"`` (the exact sub-stepper, as for free bodies;
+                 articulated links get no position correction)
+    ``verify``   verification rounds of the implicit step (0-5): each probes the host step with
+                 the impulse applied and books the host's velocity and overlap defects (see
+                 :meth:`_verify_probe`); 0 trusts W and the first-order kinematics
     """
 
     def __init__(
@@ -142,8 +153,19 @@ class BulletContacts:
         fallback: str | None = None,
         fallback_radius: float | None = None,
         solver: str = "compiled",
+        articulated: str = "implicit",
+        verify: int = 1,
     ) -> None:
         self.client = Client(client)
+        if articulated not in ARTICULATED_MODES:
+            raise ParameterError(f"articulated = {articulated!r}: allowed "
+                                 f"{', '.join(ARTICULATED_MODES)}")
+        self.articulated = articulated
+        if not (isinstance(verify, int | np.integer) and not isinstance(verify, bool)
+                and 0 <= verify <= 5):
+            raise ParameterError(f"verify = {verify!r} is outside its allowed range 0..5 "
+                                 "(an integer: verification probes per host step)")
+        self.verify = int(verify)
         if solver not in SOLVERS:
             raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
         self.solver = solver
@@ -186,7 +208,6 @@ class BulletContacts:
         self.t = 0.0
         self.last: StepInfo | None = None
         self._h: float | None = None
-        self._reset_links = False  # joints were reset since the last host step
         self._keys: np.ndarray | None = None
         # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
         self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -315,6 +336,13 @@ class BulletContacts:
                     f"{no_r[:3]} has no radius for Hertz's stiffness; give 'k' or "
                     "fallback_radius="
                 )
+        if self.articulated == "implicit" and ARTICULATED in kinds.values():
+            stateful = [law.name for law in store.laws if law.n_state]
+            if stateful:
+                raise ParameterError(
+                    f"law {stateful[0]} has internal ODE states, which the implicit step of "
+                    "contacts on articulated links does not integrate; give "
+                    "articulated='substep'")
         n = len(rows)
         managed = np.zeros((n, n), dtype=bool)
         for x, y in pairs_list:
@@ -429,9 +457,12 @@ class BulletContacts:
                 quat[base] = xyzw_to_wxyz(ps[:, 3:7])
                 vel[base] = vs[:, 0:3]
                 om[base] = vs[:, 3:6]
+        # links: always with computeForwardKinematics. Without it PyBullet returns the link
+        # poses cached before the last stepSimulation moved the joints (measured on the A1: after
+        # a step, a toe's position read without it equals the one read with it one step earlier)
+        # and velocities through that stale kinematics (4-9 cm/s off at a swinging toe)
         for i, b, lk in self._link_rows:
-            st = (c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
-                  if self._reset_links else c("getLinkState", b, lk, computeLinkVelocity=1))
+            st = c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
             pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
         fixed = self.kind == STATIC
         mass = np.where(fixed, 1.0, self.mass)
@@ -593,8 +624,15 @@ class BulletContacts:
             pos = _lookup(self._stick_keys, batch.key)
             s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
                 if len(self._stick_keys) else np.zeros((k, 3))
-        space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                              self.stick, s0, self.solver)
+        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+        if self.articulated == "implicit" and art.any():
+            host = (self._verify_probe(batch, control)
+                    if self.verify and self.probe else None)
+            space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
+                                 self.stick, s0, host, self.verify, art)
+        else:
+            space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                                  self.stick, s0, self.solver)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
         m0 = None
@@ -694,6 +732,40 @@ class BulletContacts:
             u1 = self._point_velocity(after, batch)
             a[art] = (u1[art] - u0[art]) / dt
         return a
+
+    def _verify_probe(self, batch: ContactBatch,
+                      control: Callable[[], None] | None) -> Callable[..., Any]:
+        """The host probe of :class:`~mbplugin.bullet.implicit.ImplicitStep`: for an impulse P
+        (K, 3), ``saveState``, apply P / dt as the step will, ``stepSimulation``, read the
+        bodies and detect the batch's contacts, ``restoreState`` (``control`` is called again
+        after it, as after the probe of :meth:`_a_free`). Returns per contact whether it is
+        still found, its relative velocity u (K, 3) and its overlap delta (K,) at the end of
+        the host's step."""
+        c = self.client
+
+        def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            dt = c.time_step()
+            sid = c("saveState")
+            forced = self._forced.copy()
+            try:
+                self._apply(batch, P / dt)
+                c("stepSimulation")
+                now = self._detect(self.body_state(), self._margin)
+            finally:
+                c("restoreState", sid)
+                c("removeState", sid)
+                self._forced = forced
+            if control is not None:
+                control()
+            pos = _lookup(now.key, batch.key)
+            ok = pos >= 0
+            at = np.maximum(pos, 0)
+            if not len(now):
+                return ok, np.zeros((len(batch), 3)), np.zeros(len(batch))
+            u = now.vt[at] - now.ddelta[at][:, None] * now.normal[at]
+            return ok, u, now.delta[at]
+
+        return host
 
     @staticmethod
     def _point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
@@ -881,13 +953,11 @@ class BulletContacts:
             dj = dq[6:] if floating else dq
             for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
                 c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
-            self._reset_links = True
 
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
         self.client("stepSimulation")
-        self._reset_links = False
         self.after_step()
         return info
 

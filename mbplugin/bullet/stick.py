@@ -108,6 +108,21 @@ def stick_force(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.n
     return _batch(s, vt, fn, p, False)
 
 
+def stick_step(s0: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick,
+               dt: float) -> np.ndarray:
+    """The displacement (K, 3) after a backward-Euler step of length ``dt`` (s) of
+    :func:`stick_rate` from ``s0``, with the slip ``vt`` and normal force ``fn`` of the step's
+    end: s1 = s0 + dt (vt - |vt| k_t s1 / fc) is linear in s1, so
+    s1 = (s0 + dt vt) / (1 + dt |vt| k_t / fc) (no iteration; |s1| stays below
+    max(|s0|, fc / k_t) for any dt, as in steady sliding). The rate is affine in s,
+    v_t - decay s; its decay is read from :func:`stick_rate` (the formula's one place)."""
+    vt = np.ascontiguousarray(vt, dtype=float).reshape(-1, 3)
+    unit = np.zeros_like(vt)
+    unit[:, 0] = 1.0
+    decay = vt[:, 0] - stick_rate(unit, vt, fn, p)[:, 0]
+    return (np.asarray(s0, dtype=float) + dt * vt) / (1.0 + dt * decay)[:, None]
+
+
 def stick_rate(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:
     """ds/dt (K, 3) of Dahl's model.
 
