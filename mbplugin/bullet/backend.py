@@ -16,6 +16,8 @@ step the backend
 4. for free bodies, moves the bodies along the contact normals so that the contacts' overlap
    equals the integrated one (PyBullet's semi-implicit Euler step would otherwise place a body
    that bounced inside the step as if it had bounced at the step start); velocities are kept.
+   The correction is computed from the next step's state read and kept as an offset of the
+   host position until it matters (``defer_tol``, :meth:`BulletContacts.sync`).
 
 Geometry comes from ``getCollisionShapeData`` (:mod:`mbplugin.bullet.geometry`), materials and
 laws from the same :class:`~mbplugin.contact.ContactModel` tables as the standalone engine.
