@@ -98,3 +98,22 @@ def test_bad_defer_tol_is_refused(cid, bad) -> None:
     plane = p.loadURDF("plane.urdf", physicsClientId=cid)
     with pytest.raises(ParameterError, match="defer_tol"):
         BulletContacts(cid, manage=[plane], law=LAW, defer_tol=bad)
+
+
+def test_ball_sliding_at_vertical_rest_shows_the_static_overlap(cid) -> None:
+    """A ball dropped with a horizontal speed slides on (no friction) once its bounces have
+    died out: without sync() its host height is R - (m g / k)^(2/3) (Hertz's static overlap),
+    the deferred correction having been applied when its normal motion stopped."""
+    plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
+    b = p.createMultiBody(M, shape, basePosition=[0, 0, R + 0.05], physicsClientId=cid)
+    p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
+    p.resetBaseVelocity(b, [0.3, 0, 0], [0, 0, 0], physicsClientId=cid)
+    bk = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.3,
+                                                  "k": LAW["k"]})
+    for _ in range(360):  # 1.5 s
+        bk.step()
+    d_static = (M * G / LAW["k"]) ** (2 / 3)
+    assert abs(_z(cid, b) - (R - d_static)) < 1e-3 * d_static
+    vel = p.getBaseVelocity(b, physicsClientId=cid)[0]
+    assert abs(vel[0] - 0.3) < 1e-9  # still sliding

@@ -73,8 +73,9 @@ DEFER_TOL = 1e-4
 #: a host position that differs from the one the last step predicts by more than this (m) was
 #: moved by something else (the user's reset, a native contact's position solve)
 HOST_TOL = 1e-9
-#: a body in a managed contact that moves less than this over a host step (m) is settling: its
-#: lag is applied once it exceeds that motion (a body at rest shows its exact position)
+#: a body whose managed contacts move less than this along their normals over a host step (m)
+#: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
+#: position, sliding or not)
 REST_MOVE = 1e-6
 _MAT = "__default__"
 
@@ -725,10 +726,10 @@ class BulletContacts:
     def _land(self, batch: ContactBatch, bodies: BodyState, host: np.ndarray,
               dt: float) -> None:
         """Move the free bodies of the batch's contacts to their exact positions (``bodies``:
-        host position + lag) when their lag exceeds ``defer_tol``, or their motion over one
-        host step while that is below REST_MOVE (settling: a body at rest shows its exact
-        position), or when the batch holds a contact on an articulated link (the probe steps
-        read the host's positions). ``host`` is updated."""
+        host position + lag) when their lag exceeds ``defer_tol``, or their contacts' normal
+        motion over one host step while that is below REST_MOVE (settling: a body at rest
+        shows its exact position), or when the batch holds a contact on an articulated link
+        (the probe steps read the host's positions). ``host`` is updated."""
         if not len(batch):
             return
         rows = np.unique(np.concatenate([batch.a, batch.b]))
@@ -739,7 +740,13 @@ class BulletContacts:
         art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
         if not art:
             lag = np.linalg.norm(self._lag[rows], axis=1)
-            move = dt * np.linalg.norm(bodies.vel[rows], axis=1)
+            # motion along the contact normals over one host step (a body sliding on the
+            # ground settles all the same): the largest |d delta / dt| of each row's contacts
+            speed = np.zeros(len(self.rows) + 1)
+            vn = np.abs(batch.ddelta)
+            np.maximum.at(speed, batch.a, vn)
+            np.maximum.at(speed, batch.b, vn)
+            move = dt * speed[rows]
             rows = rows[(lag > self.defer_tol) | ((move < REST_MOVE) & (lag > move))]
         self._reset(rows, bodies.pos[rows], bodies.quat[rows], bodies.vel[rows],
                     bodies.omega[rows])
