@@ -743,9 +743,12 @@ class BulletContacts:
             # motion along the contact normals over one host step (a body sliding on the
             # ground settles all the same): the largest |d delta / dt| of each row's contacts
             speed = np.zeros(len(self.rows) + 1)
-            vn = np.abs(batch.ddelta)
-            np.maximum.at(speed, batch.a, vn)
-            np.maximum.at(speed, batch.b, vn)
+            mine = np.zeros(len(self.rows) + 1, dtype=bool)
+            mine[rows] = True
+            e = np.flatnonzero(mine[batch.a] | mine[batch.b])
+            vn = np.abs(batch.ddelta[e])
+            np.maximum.at(speed, batch.a[e], vn)
+            np.maximum.at(speed, batch.b[e], vn)
             move = dt * speed[rows]
             rows = rows[(lag > self.defer_tol) | ((move < REST_MOVE) & (lag > move))]
         self._reset(rows, bodies.pos[rows], bodies.quat[rows], bodies.vel[rows],
