@@ -183,10 +183,11 @@ class BulletContacts:
         self.defer_tol = float(defer_tol)
         # the deferred correction: the last step's (batch, W, res) awaiting the next state read,
         # rows seen touching a native contact in that step, and the host positions the next
-        # read should show (("pre", x): x + dt v_read, semi-implicit Euler; ("post", x): x)
+        # read should show (("pre", x, dt): x + dt v_read, semi-implicit Euler over the step of
+        # length dt; ("post", x, 0): x)
         self._deferred: tuple[Any, ...] | None = None
         self._native_rows = np.zeros(0, dtype=np.int64)
-        self._expect: tuple[str, np.ndarray] | None = None
+        self._expect: tuple[str, np.ndarray, float] | None = None
         if articulated not in ARTICULATED_MODES:
             raise ParameterError(f"articulated = {articulated!r}: allowed "
                                  f"{', '.join(ARTICULATED_MODES)}")
@@ -627,7 +628,7 @@ class BulletContacts:
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
         self._land(batch, bodies, host, dt)
-        self._expect = ("pre", host)
+        self._expect = ("pre", host, dt)
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t, aligned=False)
@@ -802,7 +803,7 @@ class BulletContacts:
         exp = self._expect
         self._expect = None
         if exp is not None and exp[1].shape == host.shape:
-            want = exp[1] + dt * bodies.vel if exp[0] == "pre" else exp[1]
+            want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
             user = free & (np.max(np.abs(host - want), axis=1, initial=0.0) > HOST_TOL)
         native = np.zeros(n, dtype=bool)
         native[self._native_rows[self._native_rows < n]] = True
@@ -857,7 +858,7 @@ class BulletContacts:
         self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
         host[rows] = new
         self._lag[rows] = 0.0
-        self._expect = ("post", host)
+        self._expect = ("post", host, 0.0)
 
     def _native_touch(self, rows: np.ndarray) -> np.ndarray:
         """Of these rows, those whose body touched a native contact point (an unmanaged pair)
@@ -1002,7 +1003,7 @@ class BulletContacts:
                 d_now[ok] = now.delta[pp]
             if self.correct_positions:
                 self._correct(batch, W, res, d_now, bodies, host=host)
-            self._expect = ("post", host)
+            self._expect = ("post", host, 0.0)
             self._native_rows = touched
         elif len(lagged):
             self._native_rows = self._native_touch(lagged)
