@@ -16,6 +16,8 @@ step the backend
 4. for free bodies, moves the bodies along the contact normals so that the contacts' overlap
    equals the integrated one (PyBullet's semi-implicit Euler step would otherwise place a body
    that bounced inside the step as if it had bounced at the step start); velocities are kept.
+   The correction is computed from the next step's state read and kept as an offset of the
+   host position until it matters (``defer_tol``, :meth:`BulletContacts.sync`).
 
 Geometry comes from ``getCollisionShapeData`` (:mod:`mbplugin.bullet.geometry`), materials and
 laws from the same :class:`~mbplugin.contact.ContactModel` tables as the standalone engine.
@@ -66,6 +68,15 @@ FREE, STATIC, ARTICULATED = 0, 1, 2
 ARTICULATED_MODES = ("implicit", "substep")
 #: smallest position correction applied to a free body (m, and rad for its rotation)
 MOVE_MIN = 1e-12
+#: default ``defer_tol`` (m): the largest deferred position correction kept as an offset
+DEFER_TOL = 1e-4
+#: a host position that differs from the one the last step predicts by more than this (m) was
+#: moved by something else (the user's reset, a native contact's position solve)
+HOST_TOL = 1e-9
+#: a body whose managed contacts move less than this along their normals over a host step (m)
+#: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
+#: position, sliding or not)
+REST_MOVE = 1e-6
 _MAT = "__default__"
 
 
@@ -131,6 +142,13 @@ class BulletContacts:
     ``verify``   verification rounds of the implicit step (0-5): each probes the host step with
                  the impulse applied and books the host's velocity and overlap defects (see
                  :meth:`_verify_probe`); 0 trusts W and the first-order kinematics
+    ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
+                 body's correction is computed from the next host step's state read and booked
+                 as an offset of its host position; the host is reset once that offset exceeds
+                 ``defer_tol`` or the body's motion over one host step (at rest), or the body
+                 meets a native contact, an articulated contact or a constraint, and at
+                 :meth:`sync` / :meth:`release`. 0: every correction is applied at the next
+                 step's start (no offset kept, the post-step read still saved)
     """
 
     def __init__(
@@ -155,8 +173,21 @@ class BulletContacts:
         solver: str = "compiled",
         articulated: str = "implicit",
         verify: int = 1,
+        defer_tol: float = DEFER_TOL,
     ) -> None:
         self.client = Client(client)
+        if not (isinstance(defer_tol, float | int) and not isinstance(defer_tol, bool)
+                and 0 <= defer_tol <= 0.1):
+            raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
+                                 "[0, 0.1]")
+        self.defer_tol = float(defer_tol)
+        # the deferred correction: the last step's (batch, W, res) awaiting the next state read,
+        # rows seen touching a native contact in that step, and the host positions the next
+        # read should show (("pre", x, dt): x + dt v_read, semi-implicit Euler over the step of
+        # length dt; ("post", x, 0): x)
+        self._deferred: tuple[Any, ...] | None = None
+        self._native_rows = np.zeros(0, dtype=np.int64)
+        self._expect: tuple[str, np.ndarray, float] | None = None
         if articulated not in ARTICULATED_MODES:
             raise ParameterError(f"articulated = {articulated!r}: allowed "
                                  f"{', '.join(ARTICULATED_MODES)}")
@@ -234,7 +265,10 @@ class BulletContacts:
     def add_body(self, body: int) -> None:
         """Register a body added to the client after the backend was built (its pairs with the
         managed bodies become managed)."""
+        self.sync()
         self._build()
+        self._expect = None
+        self._native_rows = np.zeros(0, dtype=np.int64)
 
     def _links_of(self, body: int) -> list[int]:
         c = self.client
@@ -584,14 +618,17 @@ class BulletContacts:
         dt = c.time_step() if dt is None else float(dt)
         g = c.gravity()
         bodies = self.body_state()
+        host = self._take_deferred(bodies, dt)
         if self.exact_flight:
             self._flight(bodies, g, dt)
+        free = self.kind == FREE
+        bodies.pos[free] += self._lag[free]
         vmax = float(np.max(np.linalg.norm(bodies.vel, axis=1), initial=0.0))
         wr = float(np.max(np.linalg.norm(bodies.omega, axis=1), initial=0.0))
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
-        if self.exact_flight:
-            self._land(batch, bodies)
+        self._land(batch, bodies, host, dt)
+        self._expect = ("pre", host, dt)
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t, aligned=False)
@@ -683,25 +720,159 @@ class BulletContacts:
         self._lag[ok & ~ballistic] = 0.0
         self._vprev = bodies.vel.copy()
         self._forced[:] = False
-        bodies.pos[free] += self._lag[free]
 
     # ``_forced``: rows the backend pushed (a managed force) or placed (a position correction)
     # in the last host step; their flight is not booked for that step
 
-    def _land(self, batch: ContactBatch, bodies: BodyState) -> None:
-        """Move the free bodies of the batch's contacts to their exact flight positions."""
+    def _land(self, batch: ContactBatch, bodies: BodyState, host: np.ndarray,
+              dt: float) -> None:
+        """Move the free bodies of the batch's contacts to their exact positions (``bodies``:
+        host position + lag) when their lag exceeds ``defer_tol``, or their contacts' normal
+        motion over one host step while that is below REST_MOVE (settling: a body at rest
+        shows its exact position), or when the batch holds a contact on an articulated link
+        (the probe steps read the host's positions). ``host`` is updated."""
         if not len(batch):
             return
         rows = np.unique(np.concatenate([batch.a, batch.b]))
         rows = rows[(rows >= 0) & (rows < len(self.rows))]
         rows = rows[(self.kind[rows] == FREE) & np.any(self._lag[rows] != 0, axis=1)]
-        c = self.client
-        for i in rows:
-            q = bodies.quat[i]
-            c("resetBasePositionAndOrientation", self.rows[i][0], list(bodies.pos[i]),
-              [q[1], q[2], q[3], q[0]])
-            c("resetBaseVelocity", self.rows[i][0], list(bodies.vel[i]), list(bodies.omega[i]))
+        if not len(rows):
+            return
+        art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
+        if not art:
+            lag = np.linalg.norm(self._lag[rows], axis=1)
+            # motion along the contact normals over one host step (a body sliding on the
+            # ground settles all the same): the largest |d delta / dt| of each row's contacts
+            speed = np.zeros(len(self.rows) + 1)
+            mine = np.zeros(len(self.rows) + 1, dtype=bool)
+            mine[rows] = True
+            e = np.flatnonzero(mine[batch.a] | mine[batch.b])
+            vn = np.abs(batch.ddelta[e])
+            np.maximum.at(speed, batch.a[e], vn)
+            np.maximum.at(speed, batch.b[e], vn)
+            move = dt * speed[rows]
+            rows = rows[(lag > self.defer_tol) | ((move < REST_MOVE) & (lag > move))]
+        self._reset(rows, bodies.pos[rows], bodies.quat[rows], bodies.vel[rows],
+                    bodies.omega[rows])
+        host[rows] = bodies.pos[rows]
         self._lag[rows] = 0.0
+
+    def _reset(self, rows: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+               omega: np.ndarray) -> None:
+        """Place free rows (base poses, quat [w, x, y, z]) keeping the given velocities: two
+        PyBullet calls per body, mapped in C (no Python frame per call); the pose reset zeroes
+        the velocity, which the second call restores."""
+        if not len(rows):
+            return
+        c = self.client
+        cid, pb = c.id, c.p
+        ids = self._rows_arr[rows, 0].tolist()
+        xyzw = np.asarray(quat)[:, [1, 2, 3, 0]].tolist()
+        for _ in map(pb.resetBasePositionAndOrientation, ids, np.asarray(pos).tolist(), xyzw,
+                     repeat(cid)):
+            pass
+        for _ in map(pb.resetBaseVelocity, ids, np.asarray(vel).tolist(),
+                     np.asarray(omega).tolist(), repeat(cid)):
+            pass
+
+    # -- the deferred position correction ---------------------------------------------------------
+    def _take_deferred(self, bodies: BodyState, dt: float) -> np.ndarray:
+        """Book the last step's position correction from this state read (``bodies``: the host
+        state, read before the coming host step or by :meth:`sync`). Returns the host positions
+        (N, 3), updated for the rows reset here.
+
+        The correction of :meth:`_correct` needs the host's state at the end of the step it
+        corrects; unless the user changed something in between, the next step's read sees that
+        same state, so the read after ``stepSimulation`` is skipped and the correction is
+        computed here, from the same function on the same positions (host + lag). A free body's
+        displacement is booked into its lag (exact - host position) instead of two PyBullet
+        resets per body; detection and integration use host + lag (as for the exact free
+        flight), and :meth:`_apply` applies the forces at the contact points as the host sees
+        them. The host is reset once: by :meth:`_land`, at :meth:`sync`, or here for a body
+        that touched a native contact or a constraint in the last step, and for a rotation
+        correction (a lag holds positions only).
+
+        A row whose host position is not the one the last step predicts (semi-implicit Euler,
+        x + dt v with the velocity now read; a reset by the backend is predicted exactly) was
+        moved by the user: its lag is dropped and its contacts are not corrected (as if the
+        correction had been applied right after the step and the user's reset had replaced it)."""
+        free = self.kind == FREE
+        host = bodies.pos.copy()
+        n = len(self.rows)
+        user = np.zeros(n, dtype=bool)
+        exp = self._expect
+        self._expect = None
+        if exp is not None and exp[1].shape == host.shape:
+            want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
+            user = free & (np.max(np.abs(host - want), axis=1, initial=0.0) > HOST_TOL)
+        native = np.zeros(n, dtype=bool)
+        native[self._native_rows[self._native_rows < n]] = True
+        self._native_rows = np.zeros(0, dtype=np.int64)
+        user &= ~native
+        self._lag[user] = 0.0
+        pend, self._deferred = self._deferred, None
+        if pend is not None and len(pend[0]):
+            batch, W, res = pend
+            exact = BodyState(bodies.pos + self._lag, bodies.quat, bodies.vel, bodies.omega,
+                              bodies.mass, bodies.inv_inertia, bodies.fixed)
+            now = self._detect(exact, self._margin)
+            pos = _lookup(now.key, batch.key)
+            ue = np.append(user, False)  # index -1: the ground
+            ok = (pos >= 0) & ~ue[batch.a] & ~ue[batch.b]
+            d_now = np.full(len(batch), np.nan)
+            if ok.any():
+                d_now[ok] = now.delta[pos[ok]]
+            self._correct(batch, W, res, d_now, exact, raw=bodies, host=host)
+        rows = np.flatnonzero(native & free & np.any(self._lag != 0, axis=1))
+        if len(rows):
+            new = bodies.pos[rows] + self._lag[rows]
+            self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
+            bodies.pos[rows] = host[rows] = new
+            self._lag[rows] = 0.0
+            self._forced[rows] = True
+        return host
+
+    def sync(self) -> None:
+        """Apply every pending position correction to PyBullet now.
+
+        The backend defers the position correction of free bodies (see ``defer_tol`` and
+        :meth:`_take_deferred`): between two steps, a body in or just out of a managed contact
+        may sit up to ``defer_tol`` (or one host step's motion) away from its exact position in
+        PyBullet. Call this before reading host positions mid-bounce (``getBasePosition...``,
+        rendering, saving the state): it reads the bodies, books the last step's correction
+        and flight and resets every free body with a lag (exact free flight included) to its
+        exact position, velocities kept. Bodies at rest need no call. Stepping on without it
+        is the same physics."""
+        if not hasattr(self, "_lag"):
+            return
+        pend_any = self._deferred is not None
+        if not pend_any and not np.any(self._lag != 0):
+            return
+        dt = self.client.time_step()
+        bodies = self.body_state()
+        host = self._take_deferred(bodies, dt)
+        if self.exact_flight:  # the last host step's flight (the next step then books none)
+            self._flight(bodies, self.client.gravity(), dt)
+        rows = np.flatnonzero((self.kind == FREE) & np.any(self._lag != 0, axis=1))
+        new = bodies.pos[rows] + self._lag[rows]
+        self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
+        host[rows] = new
+        self._lag[rows] = 0.0
+        self._expect = ("post", host, 0.0)
+
+    def _native_touch(self, rows: np.ndarray) -> np.ndarray:
+        """Of these rows, those whose body touched a native contact point (an unmanaged pair)
+        in the last ``stepSimulation``, or all of them when the world has a constraint."""
+        c = self.client
+        if not len(rows):
+            return rows
+        if int(c("getNumConstraints")) > 0:
+            return rows
+        points = c("getContactPoints")  # PyBullet's own contacts, one call
+        if not points:
+            return rows[:0]
+        touching = np.array(sorted({pt[1] for pt in points} | {pt[2] for pt in points}))
+        return rows[np.isin(self._rows_arr[rows, 0], touching)]
 
     def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
                 dt: float, control: Callable[[], None] | None) -> np.ndarray:
@@ -779,6 +950,7 @@ class BulletContacts:
         c = self.client
         cid, pb = c.id, c.p
         nz = np.flatnonzero(np.any(force != 0, axis=1))
+        lag_ext = np.vstack([self._lag, np.zeros((1, 3))])
         for side in (batch.a[nz], batch.b[nz]):
             self._forced[side[side >= 0]] = True
         for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
@@ -787,7 +959,8 @@ class BulletContacts:
             if not len(idx):
                 continue
             forces = (sgn * force[idx]).tolist()
-            points = batch.point[idx].tolist()
+            # the host's body sits at exact - lag: the same lever arm about its centre
+            points = (batch.point[idx] - lag_ext[side[keep]]).tolist()
             bl = self._rows_arr[side[keep]].T.tolist()
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
             for _ in map(pb.applyExternalForce, bl[0], bl[1], forces, points,
@@ -801,9 +974,24 @@ class BulletContacts:
         dt = c.time_step() if dt is None else float(dt)
         pend = getattr(self, "_pending", None)
         self._pending = None
+        lagged = np.flatnonzero(np.any(self._lag != 0, axis=1))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _ = pend
+            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+            sides = np.concatenate([batch.a, batch.b])
+            sides = np.unique(sides[(sides >= 0) & (self.kind[np.maximum(sides, 0)] == FREE)])
+            touched = self._native_touch(np.union1d(sides, lagged))
+            if not (self.correct_articulated and art.any()) and not np.isin(sides,
+                                                                            touched).any():
+                # the correction is computed from the next step's state read
+                self._deferred = (batch, W, res)
+                self._native_rows = touched
+                self.t += dt
+                return
             bodies = self.body_state()
+            host = bodies.pos.copy()
+            free = self.kind == FREE
+            bodies.pos[free] += self._lag[free]
             now = self._detect(bodies, self._margin)
             pos = _lookup(now.key, batch.key)
             ok = pos >= 0
@@ -814,7 +1002,11 @@ class BulletContacts:
                 u_now[ok] = now.vt[pp] - now.ddelta[pp][:, None] * now.normal[pp]
                 d_now[ok] = now.delta[pp]
             if self.correct_positions:
-                self._correct(batch, W, res, d_now, bodies)
+                self._correct(batch, W, res, d_now, bodies, host=host)
+            self._expect = ("post", host, 0.0)
+            self._native_rows = touched
+        elif len(lagged):
+            self._native_rows = self._native_touch(lagged)
         self.t += dt
 
     def _host_unpredictable(self, pend: tuple[Any, ...], dt: float) -> bool:
@@ -866,7 +1058,15 @@ class BulletContacts:
         return False
 
     def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
-                 bodies: BodyState) -> None:
+                 bodies: BodyState, host: np.ndarray, raw: BodyState | None = None) -> None:
+        """Move the free bodies along the contact normals so that the host's overlaps equal the
+        integrated ones (``bodies``: the state at the end of the corrected step, host position
+        + lag; ``d_now``: its overlaps, NaN where not found). Immediately (``raw`` None: right
+        after the step): the moved bodies and those of the selected contacts that carry a lag
+        are reset to their corrected exact positions. Deferred (``raw``: the host state read
+        before the next step, see :meth:`_take_deferred`): a translation is booked into the
+        lag, a body that also turns is reset (``raw`` and ``host`` are updated)."""
+        deferred = raw is not None
         # contacts that carried force, or that either side sees touching at the step end (the
         # host's free flight differs from the exact one by up to a dt^2 per step: a contact the
         # integration saw still open may be closed in the host, or the reverse)
@@ -878,12 +1078,16 @@ class BulletContacts:
         # to rounding, ~1e-15 m)
         if not len(sel):
             return
-        for side in (batch.a[sel], batch.b[sel]):
-            side = side[side >= 0]
-            side = side[self.kind[side] == FREE]
-            self._lag[side] = 0.0  # exact at the step end: nothing to book for this step
-            self._forced[side] = True
+        sides = np.concatenate([batch.a[sel], batch.b[sel]])
+        sides = sides[sides >= 0]
+        sides = np.unique(sides[self.kind[sides] == FREE])
+        self._forced[sides] = True  # exact at the step end: no flight to book for this step
+        # immediate: the selected bodies leave this step at their exact positions
+        synced = (sides[np.any(self._lag[sides] != 0, axis=1)] if not deferred
+                  else sides[:0])
         if np.max(np.abs(d_now[sel] - res.delta[sel])) <= MOVE_MIN:
+            self._place(synced, np.zeros((len(self.rows), 3)), np.zeros((len(self.rows), 3)),
+                        bodies, host, raw)
             return
         n = batch.normal[sel]
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
@@ -910,20 +1114,7 @@ class BulletContacts:
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
         moved = np.flatnonzero((np.abs(dx).max(axis=1, initial=0.0) > MOVE_MIN)
                                | (np.abs(dth).max(axis=1, initial=0.0) > MOVE_MIN))
-        if len(moved):
-            # new poses of all moved bodies at once, then two PyBullet calls per body
-            pos = (bodies.pos[moved] + dx[moved]).tolist()
-            quat = quat_multiply(quat_from_rotvec(dth[moved]), bodies.quat[moved])
-            xyzw = quat[:, [1, 2, 3, 0]].tolist()
-            vel, om = bodies.vel[moved].tolist(), bodies.omega[moved].tolist()
-            cid, pb = c.id, c.p
-            ids = self._rows_arr[moved, 0].tolist()
-            # mapped in C (no Python frame per call); the pose reset zeroes the velocity,
-            # which the second call restores
-            for _ in map(pb.resetBasePositionAndOrientation, ids, pos, xyzw, repeat(cid)):
-                pass
-            for _ in map(pb.resetBaseVelocity, ids, vel, om, repeat(cid)):
-                pass
+        self._place(np.union1d(moved, synced), dx, dth, bodies, host, raw)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)
@@ -954,6 +1145,27 @@ class BulletContacts:
             for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
                 c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
 
+    def _place(self, rows: np.ndarray, dx: np.ndarray, dth: np.ndarray, bodies: BodyState,
+               host: np.ndarray, raw: BodyState | None) -> None:
+        """The correction's displacement (dx, dth: (N, 3) m, rad) of these free rows: reset to
+        exact + dx (immediate, or a turning body), or booked into the lag (deferred)."""
+        if not len(rows):
+            return
+        if raw is not None:
+            turn = np.abs(dth[rows]).max(axis=1) > MOVE_MIN
+            book = rows[~turn]
+            self._lag[book] += dx[book]
+            rows = rows[turn]
+            if not len(rows):
+                return
+        pos = bodies.pos[rows] + dx[rows]
+        quat = quat_multiply(quat_from_rotvec(dth[rows]), bodies.quat[rows])
+        self._reset(rows, pos, quat, bodies.vel[rows], bodies.omega[rows])
+        self._lag[rows] = 0.0
+        host[rows] = pos
+        if raw is not None:
+            raw.pos[rows], raw.quat[rows] = pos, quat
+
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
@@ -966,7 +1178,9 @@ class BulletContacts:
         return self.store.bounces()
 
     def release(self) -> None:
-        """Give every managed pair back to PyBullet's native response."""
+        """Give every managed pair back to PyBullet's native response (after :meth:`sync`: the
+        bodies are left at their exact positions)."""
+        self.sync()
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
