@@ -17,6 +17,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 import pytest
+from bullet_world import ground_world
 
 from mbplugin.bullet import BulletContacts
 from mbplugin.contact import effective_modulus
@@ -95,11 +96,7 @@ def test_unknown_solver_is_refused() -> None:
 
 
 def _drop(law: dict, solver: str) -> tuple[np.ndarray, np.ndarray]:
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G) as (cid, plane):
         shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
         b = p.createMultiBody(M, shape, basePosition=[0, 0, R + 0.02], physicsClientId=cid)
         p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
@@ -109,8 +106,6 @@ def _drop(law: dict, solver: str) -> tuple[np.ndarray, np.ndarray]:
             bk.step()
             zs.append(p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2])
         return np.array(zs), bk.bounces()
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 @pytest.mark.parametrize("law", [
@@ -132,11 +127,7 @@ def test_compiled_matches_scipy_with_memory_and_ode_states(law: dict) -> None:
 
 
 def _box(solver: str) -> tuple[np.ndarray, np.ndarray]:
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G) as (cid, plane):
         s = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.03, 0.02],
                                    physicsClientId=cid)
         b = p.createMultiBody(0.5, s, basePosition=[0, 0, 0.05], physicsClientId=cid,
@@ -151,8 +142,6 @@ def _box(solver: str) -> tuple[np.ndarray, np.ndarray]:
             pos, quat = p.getBasePositionAndOrientation(b, physicsClientId=cid)
             poses.append([*pos, *quat])
         return np.array(poses), np.asarray(info.normal_force)
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 def test_tumbling_box_group_with_friction_matches_scipy_and_rests_on_four_corners() -> None:
@@ -253,11 +242,7 @@ def _bounce(solver: str, law: dict, m: float, steps: int, material: dict | None 
             resting: bool = False) -> tuple[np.ndarray, int, int]:
     """A ball dropped from 5 cm at 1/240 s (and, ``resting``, another one released touching the
     plane): the bounces, solver steps and explicit steps."""
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G) as (cid, plane):
         shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
         b = p.createMultiBody(m, shape, basePosition=[0, 0, R + 0.05], physicsClientId=cid)
         p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
@@ -272,8 +257,6 @@ def _bounce(solver: str, law: dict, m: float, steps: int, material: dict | None 
             n_steps += info.stats.steps
             n_explicit += info.stats.explicit
         return bk.bounces(), n_steps, n_explicit
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 @pytest.mark.parametrize("solver", ["compiled", "radau"])
@@ -318,11 +301,7 @@ def _sliding_bounce(solver: str) -> tuple[np.ndarray, int]:
     and slides (at each lift-off the spring near its Coulomb cap mu F_N -> 0 is stiff, which
     the stiffness rate does not see). Its positions over 0.5 s and the most explicit steps
     of one host step."""
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G) as (cid, plane):
         shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
         b = p.createMultiBody(M, shape, basePosition=[0, 0, R + 0.01], physicsClientId=cid)
         p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
@@ -336,8 +315,6 @@ def _sliding_bounce(solver: str) -> tuple[np.ndarray, int]:
             most = max(most, info.stats.explicit)
             xs.append(p.getBasePositionAndOrientation(b, physicsClientId=cid)[0])
         return np.array(xs), most
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 def test_explicit_step_count_hands_a_stiff_spring_to_radau() -> None:

@@ -24,6 +24,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 import pytest
+from bullet_world import ground_world
 
 from mbplugin.bullet import BulletContacts
 from mbplugin.bullet import substep as sub
@@ -118,11 +119,7 @@ def test_incline_compiled_matches_scipy(tan: float) -> None:
 def _box(solver: str) -> np.ndarray:
     """A box landing on an edge, spinning and sliding, with springs at its corners (one group
     of contacts coupled through its rotation; onsets and ends inside host steps)."""
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G) as (cid, plane):
         s = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.05, 0.03, 0.02],
                                    physicsClientId=cid)
         b = p.createMultiBody(0.5, s, basePosition=[0, 0, 0.05], physicsClientId=cid,
@@ -136,8 +133,6 @@ def _box(solver: str) -> np.ndarray:
             pos, quat = p.getBasePositionAndOrientation(b, physicsClientId=cid)
             poses.append([*pos, *quat])
         return np.array(poses)
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 def test_tumbling_box_with_springs_compiled_matches_scipy(
