@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from itertools import chain, repeat
 
 import numpy as np
 import pybullet as p
@@ -124,6 +125,168 @@ def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float =
             print("           " + _ratios("compiled", ours, native, rest), flush=True)
 
 
+# -- the floor: PyBullet's API along the backend's own trajectory, no computation ---------------
+#: PyBullet calls that change the host (replayed by the floor); every other call is a query
+HOST_CALLS = frozenset({
+    "applyExternalForce", "applyExternalTorque", "resetBasePositionAndOrientation",
+    "resetBaseVelocity", "resetJointState", "resetJointStatesMultiDof", "stepSimulation",
+    "setCollisionFilterPair", "changeDynamics", "setJointMotorControl2",
+    "setJointMotorControlArray", "saveState", "restoreState", "removeState"})
+#: calls the replay can reproduce (the others would make it a different trajectory)
+REPLAYABLE = frozenset({"applyExternalForce", "applyExternalTorque",
+                        "resetBasePositionAndOrientation", "resetBaseVelocity",
+                        "stepSimulation", "setCollisionFilterPair"})
+
+
+class _Recorder:
+    """Stands in for the ``pybullet`` module inside the backend's ``Client``: every function
+    the backend calls (through ``Client.__call__`` or mapped directly) is passed on to PyBullet;
+    the host-changing ones are logged with their arguments (the client id removed), the
+    queries are counted. ``log[0]`` holds the calls before the first step."""
+
+    def __init__(self, pb: object) -> None:
+        self._pb = pb
+        self.log: list[list[tuple[str, tuple, dict]]] = [[]]
+        self.queries: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> object:
+        fn = getattr(self._pb, name)
+        if not callable(fn):
+            return fn
+        if name not in HOST_CALLS:
+            def query(*args: object, **kwargs: object) -> object:
+                self.queries[name] = self.queries.get(name, 0) + 1
+                return fn(*args, **kwargs)
+            return query
+
+        def host(*args: object, **kwargs: object) -> object:
+            kw = dict(kwargs)
+            if kw.pop("physicsClientId", None) is None:
+                args = args[:-1]  # mapped calls pass the client id last, positionally
+            if name not in REPLAYABLE:
+                raise RuntimeError(f"the floor replay cannot reproduce {name}")
+            self.log[-1].append((name, args, kw))
+            if name == "stepSimulation":
+                self.log.append([])
+            return fn(*args, **kwargs)
+        return host
+
+
+def record(n: int, steps: int) -> tuple[list[list[tuple[str, tuple, dict]]], dict[str, int],
+                                         np.ndarray]:
+    """The backend's host-changing PyBullet calls per step (``log[0]``: set-up, ``log[i]``:
+    those of step i, its ``stepSimulation`` last), its query counts and the final positions."""
+    cid, plane, balls = world(n)
+    bk = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
+    rec = _Recorder(p)
+    log0 = []
+    # the set-up's filter calls happened before the recorder: replay them from the backend
+    for x, y in bk._pairs:
+        log0.append(("setCollisionFilterPair", (x[0], y[0], x[1], y[1], 0), {}))
+    rec.log = [log0, []]
+    bk.client.p = rec
+    for _ in range(steps):
+        bk.step()
+    end = np.array([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in balls])
+    p.disconnect(physicsClientId=cid)
+    return rec.log[:-1], rec.queries, end
+
+
+def _runs(calls: list[tuple[str, tuple, dict]]) -> list[tuple[object, list[list]]]:
+    """Consecutive calls of one function with no keywords grouped: (function, argument columns),
+    replayed with ``map`` (no Python frame per call, as the backend does)."""
+    out: list[tuple[object, list[list]]] = []
+    last = None
+    for name, args, kw in calls:
+        if kw:
+            out.append((name, [list(args), kw]))
+            last = None
+            continue
+        if name != last:
+            out.append((getattr(p, name), [[] for _ in args]))
+            last = name
+        for col, a in zip(out[-1][1], args, strict=True):
+            col.append(a)
+    return out
+
+
+def replay(n: int, log: list[list[tuple[str, tuple, dict]]]) -> tuple[np.ndarray, np.ndarray,
+                                                                         np.ndarray]:
+    """The floor: a fresh ``world(n)``, the set-up's filter calls, then per step one state read
+    of every body (the backend's ``body_state``: two calls per body, gathered into arrays) and
+    the recorded host-changing calls in their order. Returns the wall time (s) of each step,
+    of its ``stepSimulation`` alone, and the final positions."""
+    cid, _, balls = world(n)
+    for fn, cols in _runs(log[0]):
+        for _ in map(fn, *cols, repeat(cid)):
+            pass
+    ids = list(balls)
+    plan = [_runs(calls) for calls in log[1:]]
+    out, step = np.empty(len(plan)), np.empty(len(plan))
+    stepper = p.stepSimulation
+    for i, runs in enumerate(plan):
+        t0 = time.perf_counter()
+        ps = np.fromiter(chain.from_iterable(chain.from_iterable(
+            map(p.getBasePositionAndOrientation, ids, repeat(cid)))), dtype=float,
+            count=7 * len(ids))
+        vs = np.fromiter(chain.from_iterable(chain.from_iterable(
+            map(p.getBaseVelocity, ids, repeat(cid)))), dtype=float, count=6 * len(ids))
+        del ps, vs
+        for fn, cols in runs:
+            if fn is stepper:
+                t1 = time.perf_counter()
+                stepper(physicsClientId=cid)
+                step[i] = time.perf_counter() - t1
+            elif isinstance(fn, str):
+                getattr(p, fn)(*cols[0], physicsClientId=cid, **cols[1])
+            else:
+                for _ in map(fn, *cols, repeat(cid)):
+                    pass
+        out[i] = time.perf_counter() - t0
+    end = np.array([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in balls])
+    p.disconnect(physicsClientId=cid)
+    return out, step, end
+
+
+def floor_table(n: int, steps: int, repeat_: int = 1, block: int = 20) -> None:
+    """Native vs the floor (the backend's own PyBullet calls replayed with one state read per
+    step, no computation) vs the backend, per ``block`` steps and overall, in one process."""
+    step_times(2, 12, "compiled")  # numba: load the cached kernels
+    log, queries, end = record(n, steps)
+    counts: dict[str, int] = {}
+    for calls in log[1:]:
+        for name, _, _ in calls:
+            counts[name] = counts.get(name, 0) + 1
+    print(f"\nfloor at N = {n}, {steps} steps: the backend's host-changing calls per step "
+          + ", ".join(f"{k} {v / steps:.1f}" for k, v in sorted(counts.items()))
+          + "; its queries per step "
+          + ", ".join(f"{k} {v / steps:.2f}" for k, v in sorted(queries.items())))
+    rest = slice(2 * steps // 3, None)
+    for r in range(repeat_):
+        before = step_times(n, steps, None)
+        ours = step_times(n, steps, "compiled")
+        fl, fl_step, fl_end = replay(n, log)
+        after = step_times(n, steps, None)
+        native = 0.5 * (before + after)
+        same = float(np.max(np.abs(fl_end - end)))
+        print(f"  run {r + 1}: replayed trajectory vs the backend's: max |dx| = {same:.1e} m "
+              f"(0: the same host steps)")
+        print(f"  {'steps':>9s} | {'native':>7s} {'floor':>7s} {'(step)':>7s} {'ours':>7s} "
+              f"{'ours-floor':>10s} | floor/native ours/native  (ms per step, mean)")
+        rows = [(f"{a}-{min(a + block, steps) - 1}", slice(a, a + block))
+                for a in range(0, steps, block)]
+        rows += [("all", slice(None)), ("rest", rest)]
+        for name, s in rows:
+            nv, f, fs, o = native[s].mean(), fl[s].mean(), fl_step[s].mean(), ours[s].mean()
+            print(f"  {name:>9s} | {nv * 1e3:7.2f} {f * 1e3:7.2f} {fs * 1e3:7.2f} {o * 1e3:7.2f} "
+                  f"{(o - f) * 1e3:10.2f} | {f / nv:11.2f} {o / nv:10.2f}")
+        print(f"  {'median':>9s} | {np.median(native) * 1e3:7.2f} {np.median(fl) * 1e3:7.2f} "
+              f"{np.median(fl_step) * 1e3:7.2f} {np.median(ours) * 1e3:7.2f} "
+              f"{(np.median(ours) - np.median(fl)) * 1e3:10.2f} | "
+              f"{np.median(fl) / np.median(native):11.2f} "
+              f"{np.median(ours) / np.median(native):10.2f}", flush=True)
+
+
 def steel_drop(solvers: tuple[str, ...] = ("compiled",)) -> None:
     m = 7800 * 4 / 3 * math.pi * R**3
     dt = 1 / 240
@@ -178,12 +341,19 @@ def main() -> None:
                     help="also time the compiled path with Radau for every group (solver radau)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per N (default 1)")
     ap.add_argument("--sizes", type=int, nargs="+", help="N values (default 10 100 1000)")
+    ap.add_argument("--floor", action="store_true",
+                    help="the floor decomposition at the largest N instead of the cost table: "
+                         "native vs the backend's own PyBullet calls replayed (one state read "
+                         "per step, no computation) vs the backend, per 20-step block")
     args = ap.parse_args()
     if args.steps < 3:
         ap.error(f"--steps {args.steps}: give at least 3")
     if args.repeat < 1:
         ap.error(f"--repeat {args.repeat}: give at least 1")
     sizes = tuple(args.sizes) if args.sizes else ((10, 100) if args.quick else (10, 100, 1000))
+    if args.floor:
+        floor_table(max(sizes), args.steps, args.repeat)
+        return
     cost_table(sizes, args.steps, args.scipy_max, args.rtol, args.radau, args.repeat)
     if not args.no_drop:
         steel_drop(("compiled", "radau") if args.radau else ("compiled",))
