@@ -43,6 +43,8 @@ import scipy.sparse as sp
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import (
     articulated_delassus,
+    block_normal_diagonal,
+    free_body_blocks,
     free_body_delassus,
     normal_delassus,
     normal_diagonal,
@@ -73,6 +75,13 @@ DEFER_TOL = 1e-4
 #: a host position that differs from the one the last step predicts by more than this (m) was
 #: moved by something else (the user's reset, a native contact's position solve)
 HOST_TOL = 1e-9
+#: the same for a host orientation (rad): one the last step does not predict was set by the
+#: user (PyBullet's update, the exponential map of the end-of-step angular velocity, is
+#: predicted to ~1e-15 rad)
+HOST_ANGLE_TOL = 1e-9
+#: above this rotation per host step (rad) the orientation is not checked (PyBullet clamps
+#: a base's rotation per step at pi / 4)
+HOST_SPIN_MAX = 0.5
 #: a body whose managed contacts move less than this along their normals over a host step (m)
 #: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
 #: position, sliding or not)
@@ -181,13 +190,14 @@ class BulletContacts:
             raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
                                  "[0, 0.1]")
         self.defer_tol = float(defer_tol)
-        # the deferred correction: the last step's (batch, W, res) awaiting the next state read,
-        # rows seen touching a native contact in that step, and the host positions the next
-        # read should show (("pre", x, dt): x + dt v_read, semi-implicit Euler over the step of
-        # length dt; ("post", x, 0): x)
+        # the deferred correction: the last step's (batch, W, res, W's normal diagonal or None)
+        # awaiting the next state read, rows seen touching a native contact in that step, and
+        # the host poses the next read should show (("pre", x, dt, q): x + dt v_read and q
+        # turned by dt omega_read, semi-implicit Euler over the step of length dt;
+        # ("post", x, 0, q): x, q)
         self._deferred: tuple[Any, ...] | None = None
         self._native_rows = np.zeros(0, dtype=np.int64)
-        self._expect: tuple[str, np.ndarray, float] | None = None
+        self._expect: tuple[str, np.ndarray, float, np.ndarray] | None = None
         if articulated not in ARTICULATED_MODES:
             raise ParameterError(f"articulated = {articulated!r}: allowed "
                                  f"{', '.join(ARTICULATED_MODES)}")
@@ -569,10 +579,17 @@ class BulletContacts:
         sign = np.concatenate([-np.ones(k), np.ones(k)])
         r = np.concatenate([batch.ra, batch.rb])
         free = self.kind[side] == FREE
-        W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                               inv_i_w)
         art = self.kind[side] == ARTICULATED
         self._art_cache = {}
+        # block diagonal (no body shared by two contacts): W and its blocks built directly
+        self._blocks = None
+        if not art.any():
+            fast = free_body_blocks(k, contact[free], side[free], r[free], inv_m, inv_i_w)
+            if fast is not None:
+                self._blocks = fast[1]
+                return fast[0]
+        W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                               inv_i_w)
         if art.any():
             c = self.client
             point = np.concatenate([batch.point, batch.point])
@@ -628,7 +645,7 @@ class BulletContacts:
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
         self._land(batch, bodies, host, dt)
-        self._expect = ("pre", host, dt)
+        self._expect = ("pre", host, dt, bodies.quat.copy())
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t, aligned=False)
@@ -647,11 +664,16 @@ class BulletContacts:
         if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
                                    for x, y in zip(hit[0], wkey, strict=True)):
             W, wnn = hit[1], hit[2]
+            diag_w = hit[3]
         else:
             W = self._delassus(batch, bodies)
-            wnn = normal_diagonal(W, n)
+            # a block-diagonal W: its normal-normal part is the diagonal wnn (kept for the
+            # position correction, see _correct)
+            wnn = (normal_diagonal(W, n) if self._blocks is None
+                   else block_normal_diagonal(self._blocks, n))
+            diag_w = self._blocks is not None
             self._w_cache = (None if self._art_cache
-                             else (tuple(x.copy() for x in wkey), W, wnn))
+                             else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         a_free = self._a_free(batch, g, bodies, dt, control)
@@ -691,7 +713,7 @@ class BulletContacts:
                         self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
                         res.delta.copy(), np.linalg.norm(res.u - un[:, None] * n, axis=1))
         self.last = info
-        self._pending = (batch, W, res, a_free)
+        self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
         return info
 
@@ -733,9 +755,8 @@ class BulletContacts:
         (the probe steps read the host's positions). ``host`` is updated."""
         if not len(batch):
             return
-        rows = np.unique(np.concatenate([batch.a, batch.b]))
-        rows = rows[(rows >= 0) & (rows < len(self.rows))]
-        rows = rows[(self.kind[rows] == FREE) & np.any(self._lag[rows] != 0, axis=1)]
+        mine = self._row_mask(batch)
+        rows = np.flatnonzero(mine & np.any(self._lag != 0, axis=1))
         if not len(rows):
             return
         art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
@@ -746,7 +767,7 @@ class BulletContacts:
             speed = np.zeros(len(self.rows) + 1)
             mine = np.zeros(len(self.rows) + 1, dtype=bool)
             mine[rows] = True
-            e = np.flatnonzero(mine[batch.a] | mine[batch.b])
+            e = np.flatnonzero(mine[batch.a] | mine[batch.b])  # index -1: the spare False
             vn = np.abs(batch.ddelta[e])
             np.maximum.at(speed, batch.a[e], vn)
             np.maximum.at(speed, batch.b[e], vn)
@@ -805,6 +826,7 @@ class BulletContacts:
         if exp is not None and exp[1].shape == host.shape:
             want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
             user = free & (np.max(np.abs(host - want), axis=1, initial=0.0) > HOST_TOL)
+            user |= free & self._turned(bodies, exp[3], exp[2])
         native = np.zeros(n, dtype=bool)
         native[self._native_rows[self._native_rows < n]] = True
         self._native_rows = np.zeros(0, dtype=np.int64)
@@ -812,7 +834,7 @@ class BulletContacts:
         self._lag[user] = 0.0
         pend, self._deferred = self._deferred, None
         if pend is not None and len(pend[0]):
-            batch, W, res = pend
+            batch, W, res, wdiag = pend
             exact = BodyState(bodies.pos + self._lag, bodies.quat, bodies.vel, bodies.omega,
                               bodies.mass, bodies.inv_inertia, bodies.fixed)
             now = self._detect(exact, self._margin)
@@ -822,7 +844,7 @@ class BulletContacts:
             d_now = np.full(len(batch), np.nan)
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
-            self._correct(batch, W, res, d_now, exact, raw=bodies, host=host)
+            self._correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
         rows = np.flatnonzero(native & free & np.any(self._lag != 0, axis=1))
         if len(rows):
             new = bodies.pos[rows] + self._lag[rows]
@@ -831,6 +853,20 @@ class BulletContacts:
             self._lag[rows] = 0.0
             self._forced[rows] = True
         return host
+
+    @staticmethod
+    def _turned(bodies: BodyState, quat: np.ndarray, dt: float) -> np.ndarray:
+        """(N,) True where the host orientation read is not ``quat`` (wxyz) turned over ``dt``
+        by the angular velocity read (PyBullet's update of a base: q+ = exp(dt omega+) q, world
+        frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
+        the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
+        if dt > 0:
+            quat = quat_multiply(quat_from_rotvec(dt * bodies.omega), quat)
+        conj = quat * np.array([1.0, -1.0, -1.0, -1.0])
+        diff = quat_multiply(bodies.quat, conj)  # read * expected^-1: the rotation between
+        angle = 2.0 * np.linalg.norm(diff[:, 1:], axis=1)
+        slow = dt * np.linalg.norm(bodies.omega, axis=1) <= HOST_SPIN_MAX
+        return slow & (angle > HOST_ANGLE_TOL)
 
     def sync(self) -> None:
         """Apply every pending position correction to PyBullet now.
@@ -858,7 +894,7 @@ class BulletContacts:
         self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
         host[rows] = new
         self._lag[rows] = 0.0
-        self._expect = ("post", host, 0.0)
+        self._expect = ("post", host, 0.0, bodies.quat.copy())
 
     def _native_touch(self, rows: np.ndarray) -> np.ndarray:
         """Of these rows, those whose body touched a native contact point (an unmanaged pair)
@@ -976,15 +1012,16 @@ class BulletContacts:
         self._pending = None
         lagged = np.flatnonzero(np.any(self._lag != 0, axis=1))
         if pend is not None and self._host_unpredictable(pend, dt):
-            batch, W, res, _ = pend
+            batch, W, res, _, wdiag = pend
             art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-            sides = np.concatenate([batch.a, batch.b])
-            sides = np.unique(sides[(sides >= 0) & (self.kind[np.maximum(sides, 0)] == FREE)])
-            touched = self._native_touch(np.union1d(sides, lagged))
-            if not (self.correct_articulated and art.any()) and not np.isin(sides,
-                                                                            touched).any():
+            nr = len(self.rows)
+            mine = self._row_mask(batch)  # the free rows of the batch's contacts
+            lag_mask = np.zeros(nr, dtype=bool)
+            lag_mask[lagged] = True
+            touched = self._native_touch(np.flatnonzero(mine | lag_mask))
+            if not (self.correct_articulated and art.any()) and not mine[touched].any():
                 # the correction is computed from the next step's state read
-                self._deferred = (batch, W, res)
+                self._deferred = (batch, W, res, wdiag)
                 self._native_rows = touched
                 self.t += dt
                 return
@@ -995,19 +1032,24 @@ class BulletContacts:
             now = self._detect(bodies, self._margin)
             pos = _lookup(now.key, batch.key)
             ok = pos >= 0
-            u_now = np.zeros_like(res.u)
             d_now = np.full(len(batch), np.nan)
             if ok.any():
-                pp = pos[ok]
-                u_now[ok] = now.vt[pp] - now.ddelta[pp][:, None] * now.normal[pp]
-                d_now[ok] = now.delta[pp]
+                d_now[ok] = now.delta[pos[ok]]
             if self.correct_positions:
-                self._correct(batch, W, res, d_now, bodies, host=host)
-            self._expect = ("post", host, 0.0)
+                self._correct(batch, W, res, d_now, bodies, host=host, wdiag=wdiag)
+            self._expect = ("post", host, 0.0, bodies.quat.copy())
             self._native_rows = touched
         elif len(lagged):
             self._native_rows = self._native_touch(lagged)
         self.t += dt
+
+    def _row_mask(self, batch: ContactBatch) -> np.ndarray:
+        """(N,) True for the free rows that are a side of one of the batch's contacts."""
+        nr = len(self.rows)
+        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground) lands on the spare entry
+        mask[batch.a] = True
+        mask[batch.b] = True
+        return mask[:nr] & (self.kind == FREE)
 
     def _host_unpredictable(self, pend: tuple[Any, ...], dt: float) -> bool:
         """False when the post-step state read (two PyBullet calls per body) cannot change
@@ -1025,7 +1067,7 @@ class BulletContacts:
         within 1e-18 m, landing included). Forces the user applies in the same host step to a
         body resting on a managed contact are then seen at the next step (as for any contact)
         instead of being corrected along the normal."""
-        batch, W, res, a_free = pend
+        batch, W, res, a_free, _ = pend
         if not self.correct_positions:
             return False
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
@@ -1038,13 +1080,15 @@ class BulletContacts:
         u0 = batch.vt[sel] - batch.ddelta[sel, None] * n
         u1 = u0 + a_free[sel] * dt + (W @ res.impulse.ravel()).reshape(-1, 3)[sel]
         pred = batch.delta[sel] - dt * np.einsum("ki,ki->k", u1, n)
+        # cheapest test first (a moving contact fails it)
+        if (np.max(np.abs(pred - res.delta[sel])) > MOVE_MIN
+                or np.max(dt * np.linalg.norm(u1, axis=1)) > MOVE_MIN):
+            return True
         om = self._omega0
         arm = dt * np.maximum(
             np.linalg.norm(om[batch.a[sel]], axis=1) * np.linalg.norm(batch.ra[sel], axis=1),
             np.linalg.norm(om[batch.b[sel]], axis=1) * np.linalg.norm(batch.rb[sel], axis=1))
-        if (np.max(np.abs(pred - res.delta[sel])) > MOVE_MIN
-                or np.max(dt * np.linalg.norm(u1, axis=1)) > MOVE_MIN
-                or np.max(arm) > MOVE_MIN):
+        if np.max(arm) > MOVE_MIN:
             return True
         c = self.client
         if int(c("getNumConstraints")) > 0:
@@ -1058,14 +1102,17 @@ class BulletContacts:
         return False
 
     def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
-                 bodies: BodyState, host: np.ndarray, raw: BodyState | None = None) -> None:
+                 bodies: BodyState, host: np.ndarray, raw: BodyState | None = None,
+                 wdiag: np.ndarray | None = None) -> None:
         """Move the free bodies along the contact normals so that the host's overlaps equal the
         integrated ones (``bodies``: the state at the end of the corrected step, host position
         + lag; ``d_now``: its overlaps, NaN where not found). Immediately (``raw`` None: right
         after the step): the moved bodies and those of the selected contacts that carry a lag
         are reset to their corrected exact positions. Deferred (``raw``: the host state read
         before the next step, see :meth:`_take_deferred`): a translation is booked into the
-        lag, a body that also turns is reset (``raw`` and ``host`` are updated)."""
+        lag, a body that also turns is reset (``raw`` and ``host`` are updated). ``wdiag``: the
+        normal-normal diagonal of W when W is block diagonal (then the normal Delassus matrix is
+        that diagonal, and its solve a division)."""
         deferred = raw is not None
         # contacts that carried force, or that either side sees touching at the step end (the
         # host's free flight differs from the exact one by up to a dt^2 per step: a contact the
@@ -1078,9 +1125,11 @@ class BulletContacts:
         # to rounding, ~1e-15 m)
         if not len(sel):
             return
-        sides = np.concatenate([batch.a[sel], batch.b[sel]])
-        sides = sides[sides >= 0]
-        sides = np.unique(sides[self.kind[sides] == FREE])
+        nr = len(self.rows)
+        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground): the spare entry
+        mask[batch.a[sel]] = True
+        mask[batch.b[sel]] = True
+        sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
         self._forced[sides] = True  # exact at the step end: no flight to book for this step
         # immediate: the selected bodies leave this step at their exact positions
         synced = (sides[np.any(self._lag[sides] != 0, axis=1)] if not deferred
@@ -1092,10 +1141,17 @@ class BulletContacts:
         n = batch.normal[sel]
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
         # of contacts coupled through W: one small solve per group)
-        wnn = normal_delassus(W, batch.normal)
-        if len(sel) < len(batch):
-            wnn = wnn[sel][:, sel]
-        mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
+        if wdiag is not None:
+            # block-diagonal W: one division per contact (solve_blocks' 1x1 systems)
+            dg = wdiag[sel]
+            mu = np.zeros(len(sel))
+            ok = dg != 0
+            mu[ok] = (d_now[sel] - res.delta[sel])[ok] / dg[ok]
+        else:
+            wnn = normal_delassus(W, batch.normal)
+            if len(sel) < len(batch):
+                wnn = wnn[sel][:, sel]
+            mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
         dx = np.zeros((nb, 3))
@@ -1163,6 +1219,7 @@ class BulletContacts:
         self._reset(rows, pos, quat, bodies.vel[rows], bodies.omega[rows])
         self._lag[rows] = 0.0
         host[rows] = pos
+        bodies.quat[rows] = quat  # the host's orientation now (the intervention check's)
         if raw is not None:
             raw.pos[rows], raw.quat[rows] = pos, quat
 
