@@ -837,7 +837,10 @@ class BulletContacts:
             batch, W, res, wdiag = pend
             exact = BodyState(bodies.pos + self._lag, bodies.quat, bodies.vel, bodies.omega,
                               bodies.mass, bodies.inv_inertia, bodies.fixed)
-            now = self._detect(exact, self._margin)
+            # only the corrected contacts' overlaps are needed: their pairs' narrow phase
+            # (the same calls and bits as a detection; fallback pairs: a full detection)
+            now = (self._detect(exact, self._margin) if len(self._fb_pairs)
+                   else self.model.detect_pairs(exact, batch.key, margin=self._margin))
             pos = _lookup(now.key, batch.key)
             ue = np.append(user, False)  # index -1: the ground
             ok = (pos >= 0) & ~ue[batch.a] & ~ue[batch.b]
@@ -860,13 +863,18 @@ class BulletContacts:
         by the angular velocity read (PyBullet's update of a base: q+ = exp(dt omega+) q, world
         frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
         the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
-        if dt > 0:
-            quat = quat_multiply(quat_from_rotvec(dt * bodies.omega), quat)
-        conj = quat * np.array([1.0, -1.0, -1.0, -1.0])
-        diff = quat_multiply(bodies.quat, conj)  # read * expected^-1: the rotation between
-        angle = 2.0 * np.linalg.norm(diff[:, 1:], axis=1)
-        slow = dt * np.linalg.norm(bodies.omega, axis=1) <= HOST_SPIN_MAX
-        return slow & (angle > HOST_ANGLE_TOL)
+        spin = dt * bodies.omega
+        turning = np.flatnonzero(np.any(spin != 0, axis=1))
+        if len(turning):
+            quat = quat.copy()
+            quat[turning] = quat_multiply(quat_from_rotvec(spin[turning]), quat[turning])
+        # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
+        # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
+        read = bodies.quat
+        chord = np.sqrt(np.minimum(np.sum((read - quat) ** 2, axis=1),
+                                   np.sum((read + quat) ** 2, axis=1)))
+        slow = np.linalg.norm(spin, axis=1) <= HOST_SPIN_MAX
+        return slow & (2.0 * chord > HOST_ANGLE_TOL)
 
     def sync(self) -> None:
         """Apply every pending position correction to PyBullet now.
