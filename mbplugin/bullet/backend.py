@@ -1170,9 +1170,11 @@ class BulletContacts:
                                                                    batch.ra[sel])):
             f = sgn * mu[:, None] * n
             free = self.kind[side] == FREE
-            np.add.at(dx, side[free], f[free] / self.mass[side[free]][:, None])
-            np.add.at(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
-                                                 np.cross(r[free], f[free])))
+            # block-diagonal W: no body is a side of two contacts, one term per body
+            put = np.add.at if wdiag is None else _assign
+            put(dx, side[free], f[free] / self.mass[side[free]][:, None])
+            put(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
+                                           np.cross(r[free], f[free])))
         c = self.client
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
@@ -1258,6 +1260,11 @@ def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
                      w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
                      w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _assign(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+    """``np.add.at(out, idx, values)`` into zeros for distinct ``idx``: a plain assignment."""
+    out[idx] = values
 
 
 def _lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
