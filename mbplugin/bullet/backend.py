@@ -32,7 +32,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import Any
@@ -788,12 +788,11 @@ class BulletContacts:
         c = self.client
         cid, pb = c.id, c.p
         ids = self._rows_arr[rows, 0].tolist()
-        xyzw = np.asarray(quat)[:, [1, 2, 3, 0]].tolist()
-        for _ in map(pb.resetBasePositionAndOrientation, ids, np.asarray(pos).tolist(), xyzw,
+        xyzw = _vectors(np.asarray(quat)[:, [1, 2, 3, 0]])
+        for _ in map(pb.resetBasePositionAndOrientation, ids, _vectors(pos), xyzw,
                      repeat(cid)):
             pass
-        for _ in map(pb.resetBaseVelocity, ids, np.asarray(vel).tolist(),
-                     np.asarray(omega).tolist(), repeat(cid)):
+        for _ in map(pb.resetBaseVelocity, ids, _vectors(vel), _vectors(omega), repeat(cid)):
             pass
 
     # -- the deferred position correction ---------------------------------------------------------
@@ -1002,9 +1001,9 @@ class BulletContacts:
             idx = nz[keep]
             if not len(idx):
                 continue
-            forces = (sgn * force[idx]).tolist()
+            forces = _vectors(sgn * force[idx])
             # the host's body sits at exact - lag: the same lever arm about its centre
-            points = (batch.point[idx] - lag_ext[side[keep]]).tolist()
+            points = _vectors(batch.point[idx] - lag_ext[side[keep]])
             bl = self._rows_arr[side[keep]].T.tolist()
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
             for _ in map(pb.applyExternalForce, bl[0], bl[1], forces, points,
@@ -1260,6 +1259,13 @@ def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
                      w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
                      w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
+    """The rows of ``a`` (N, m) as tuples of floats, made one at a time (``zip`` of its column
+    lists): a call mapped over them keeps no N lists alive at once, which would trigger the
+    garbage collector's passes (and promote those lists to its older generations) every step."""
+    return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
 
 
 def _assign(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
