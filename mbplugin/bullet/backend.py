@@ -870,10 +870,10 @@ class BulletContacts:
         # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
         # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
         read = bodies.quat
-        chord = np.sqrt(np.minimum(np.sum((read - quat) ** 2, axis=1),
-                                   np.sum((read + quat) ** 2, axis=1)))
-        slow = np.linalg.norm(spin, axis=1) <= HOST_SPIN_MAX
-        return slow & (2.0 * chord > HOST_ANGLE_TOL)
+        d, e = read - quat, read + quat
+        chord2 = np.minimum(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", e, e))
+        slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
+        return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
 
     def sync(self) -> None:
         """Apply every pending position correction to PyBullet now.
@@ -1179,7 +1179,8 @@ class BulletContacts:
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
         moved = np.flatnonzero((np.abs(dx).max(axis=1, initial=0.0) > MOVE_MIN)
                                | (np.abs(dth).max(axis=1, initial=0.0) > MOVE_MIN))
-        self._place(np.union1d(moved, synced), dx, dth, bodies, host, raw)
+        self._place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
+                    raw)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)
