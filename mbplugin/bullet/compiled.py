@@ -168,7 +168,8 @@ def _forces(y, k, gf, gi):
 def _rhs_one(y, out, gf, gi):
     """dy/dt of a group of one contact without friction, stick spring or ODE states (a sphere on
     the ground): :func:`_group_rhs` written out for it, the same operations in the same order
-    (2.5x faster than the loops over k, measured)."""
+    (2.5x faster than the loops over k, measured), the force left in the group's force buffer
+    as :func:`_forces` leaves it."""
     r = FR_LEN
     n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
     un = y[1] * n0 + y[2] * n1 + y[3] * n2
@@ -177,6 +178,7 @@ def _rhs_one(y, out, gf, gi):
         fn = applied(gi[_MODE], force(gi[_KID], y[0], -un, _coef(gf, 0), _state(y, gf, gi, 0)))
     f0, f1, f2 = fn * n0, fn * n1, fn * n2
     w = FR_LEN + ROW_LEN
+    gf[w + 9], gf[w + 10], gf[w + 11], gf[w + 12] = f0, f1, f2, fn
     out[0] = -un
     out[1] = gf[r + _AF] + gf[w] * f0 + gf[w + 1] * f1 + gf[w + 2] * f2
     out[2] = gf[r + _AF + 1] + gf[w + 3] * f0 + gf[w + 4] * f1 + gf[w + 5] * f2
@@ -185,7 +187,8 @@ def _rhs_one(y, out, gf, gi):
 
 @njit
 def _group_rhs(y, out, P):
-    """dy/dt of one group: P = (k, gf, gi) (see the layout above)."""
+    """dy/dt of one group: P = (k, gf, gi) (see the layout above). Leaves the forces at ``y``
+    in the group's force buffer (:func:`_forces`)."""
     k, gf, gi = P
     if k == 1 and gf[0] == 0.0 and gf[ST] == 0.0 and gi[_NST] == 0:
         _rhs_one(y, out, gf, gi)
@@ -395,19 +398,20 @@ def _at_rest(y, f, ytmp, ftmp, nn, k, atol, dt, P):
     same state to rounding). The last test keeps the host's explicit use of that force stable:
     a stiff damping of a tiny velocity (c |u| dt / m above the tolerance) would overshoot in
     PyBullet's step. The velocities are tested first (no right-hand side: a moving group
-    returns MOVING at once); once dy/dt was evaluated into ``f`` a moving group returns
-    MOVING_F (``f`` is then the first explicit step's dy/dt). ``ytmp``, ``ftmp``: work arrays
-    of length nn."""
+    returns MOVING at once); else dy/dt at u = 0 and at ``y`` are evaluated, the latter last,
+    into ``f`` (the group's force buffer then holds the forces at ``y``, :func:`_group_rhs`),
+    and a moving group returns MOVING_F (``f`` is then the first explicit step's dy/dt).
+    ``ytmp``, ``ftmp``: work arrays of length nn."""
     for i in range(k, 4 * k):
         if abs(y[i]) > REST_FRACTION * atol[i]:
             return MOVING
+    for i in range(nn):
+        ytmp[i] = 0.0 if k <= i < 4 * k else y[i]
+    _group_rhs(ytmp, ftmp, P)
     _group_rhs(y, f, P)
     for i in range(nn):
         if abs(f[i]) * dt > REST_FRACTION * atol[i]:
             return MOVING_F
-    for i in range(nn):
-        ytmp[i] = 0.0 if k <= i < 4 * k else y[i]
-    _group_rhs(ytmp, ftmp, P)
     for i in range(k, 4 * k):
         if abs(f[i] - ftmp[i]) * dt > REST_FRACTION * atol[i]:
             return MOVING_F
@@ -499,6 +503,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     k_ws, nn_ws = 1, 4
     ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = _group_work(k_ws, nn_ws)
+    Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
     ctl = np.zeros(RADAU_CTL)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     rtol_e = tol_e * rtol
@@ -514,6 +519,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         if k != k_ws or nn != nn_ws:
             k_ws, nn_ws = k, nn
             ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = _group_work(k, nn)
+            Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
         for i in range(nn):
             atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
             atol_e[i] = tol_e * atol[i]
@@ -522,14 +528,13 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         gi = GI[INT_LEN * c0:INT_LEN * c1]
         P = (k, gf, gi)
         fb = FR_LEN + ROW_LEN * k + 9 * k * k
-        Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
         t = tg[g]
         rest = MOVING
         if t == 0.0 and hg[g] > 0.0:
             rest = _at_rest(y, f, ytmp, f_new, nn, k, atol, dt, P)
         if rest == AT_REST:
-            # quasi-static: the state does not move (see _at_rest), impulse = force x dt
-            fb = _forces(y, k, gf, gi)
+            # quasi-static: the state does not move (see _at_rest), impulse = force x dt (the
+            # forces at y: left in the force buffer by _at_rest's last right-hand side)
             for i in range(k):
                 for a in range(3):
                     imp[c0 + i, a] += dt * gf[fb + 3 * i + a]
