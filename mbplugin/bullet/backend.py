@@ -666,7 +666,8 @@ class BulletContacts:
             host = (self._verify_probe(batch, control)
                     if self.verify and self.probe else None)
             space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
-                                 self.stick, s0, host, self.verify, art)
+                                 self.stick, s0, host, self.verify, art,
+                                 compiled=self.solver != "scipy")
         else:
             space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
                                   self.stick, s0, self.solver)
