@@ -454,6 +454,7 @@ class BulletContacts:
         self.mass = np.where(fixed, np.inf, self.mass)
         self._artic = sorted({b for (b, _), k in zip(self.rows, self.kind, strict=True)
                               if k == ARTICULATED})
+        self._joints_cache: dict[int, list[int]] = {}  # see _moving_joints
         # the state read's row lists (fixed until the next rebuild): bases and links
         base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
         self._base_rows = np.array(base, dtype=np.int64)
@@ -578,13 +579,13 @@ class BulletContacts:
         if art.any():
             c = self.client
             point = np.concatenate([batch.point, batch.point])
+            side_body = self._rows_arr[side, 0]
             for body in self._artic:
-                sel = np.flatnonzero(art & (np.array([self.rows[s][0] for s in side]) == body))
+                sel = np.flatnonzero(art & (side_body == body))
                 if not len(sel):
                     continue
-                joints = [j for j in range(int(c("getNumJoints", body)))
-                          if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
-                q = [float(c("getJointState", body, j)[0]) for j in joints]
+                joints = self._moving_joints(body)
+                q = [float(js[0]) for js in c("getJointStates", body, joints)]
                 zero = [0.0] * len(q)
                 mm = np.array(c("calculateMassMatrix", body, q))
                 # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
@@ -594,15 +595,25 @@ class BulletContacts:
                 jac = []
                 for e in sel:
                     lk = self.rows[side[e]][1]
-                    st = c("getLinkState", body, lk, computeForwardKinematics=1)
-                    R = bodies.rotations_ext()[side[e]]
-                    local = R.T @ (point[e] - np.asarray(st[0]))
+                    # the link's centre of mass and orientation as the state read has them
+                    # (getLinkState with computeForwardKinematics, see body_state)
+                    local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
                     lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
                     jac.append(r_base @ np.array(lin))
                 W = W + articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
                 self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
                                          joints, q)
         return sp.csr_matrix(W)
+
+    def _moving_joints(self, body: int) -> list[int]:
+        """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
+        matrix and Jacobians), read once per body."""
+        cache = self._joints_cache
+        if body not in cache:
+            c = self.client
+            cache[body] = [j for j in range(int(c("getNumJoints", body)))
+                           if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
+        return cache[body]
 
     # -- stepping --
     def before_step(self, dt: float | None = None,
