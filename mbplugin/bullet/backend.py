@@ -572,8 +572,9 @@ class BulletContacts:
         sign = np.concatenate([-np.ones(k), np.ones(k)])
         r = np.concatenate([batch.ra, batch.rb])
         free = self.kind[side] == FREE
-        W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                               inv_i_w)
+        # no free body among the sides (a robot on the ground): W is the articulated part only
+        W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                                inv_i_w) if free.any() else None)
         art = self.kind[side] == ARTICULATED
         self._art_cache = {}
         if art.any():
@@ -600,10 +601,16 @@ class BulletContacts:
                     local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
                     lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
                     jac.append(r_base @ np.array(lin))
-                W = W + articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
+                Wa = articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
+                if W is None:  # as the sum with an empty W: canonical, no stored zeros
+                    Wa.sum_duplicates()
+                    Wa.eliminate_zeros()
+                    W = Wa
+                else:
+                    W = W + Wa
                 self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
                                          joints, q)
-        return sp.csr_matrix(W)
+        return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
 
     def _moving_joints(self, body: int) -> list[int]:
         """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
