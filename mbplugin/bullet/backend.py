@@ -118,7 +118,8 @@ class BulletContacts:
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
     ``correct_articulated``  the same correction for articulated links through the joint-space
-                 mass matrix (experimental: off by default, it was unstable on a quadruped)
+                 mass matrix (experimental, off by default: with ``articulated="substep"``
+                 it walks the A1 but its stance force swings 0.35-3.05 W; docs/bullet.md)
     ``stick``    a tangential spring instead of regularised friction (:class:`Stick`: ``k_t``,
                  ``mu``, ``c_t``; Dahl's model, no creep under a tangential load below mu F_N)
     ``exact_flight``  free bodies fly on the exact parabola between contacts (PyBullet's
