@@ -49,10 +49,11 @@ _R, _I = cm.FR_LEN, cm.INT_LEN
 
 
 def compiled_laws(store: ContactStore) -> bool:
-    """Whether every law of ``store`` evaluates through a compiled kernel (a third-party law
-    that overrides ``force_raw`` has none: the NumPy reference takes its steps)."""
+    """Whether every law of ``store`` evaluates through a compiled kernel without ODE states (a
+    third-party law that overrides ``force_raw`` has none, and the backend refuses laws with
+    ODE states on this path: the NumPy reference takes such steps)."""
     return all(law.kernel is not None and type(law).force_raw is Law.force_raw
-               for law in store.laws)
+               and law.n_state == 0 for law in store.laws)
 
 
 def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
