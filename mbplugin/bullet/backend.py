@@ -945,11 +945,12 @@ class BulletContacts:
                       control: Callable[[], None] | None) -> Callable[..., Any]:
         """The host probe of :class:`~mbplugin.bullet.implicit.ImplicitStep`: for an impulse P
         (K, 3), apply P / dt as the step will, ``stepSimulation``, read the bodies and detect
-        the batch's contacts, ``restoreState`` of the state the probe of :meth:`_a_free` saved
-        (``self._probe_state``: the same pre-step state; without it one is saved here), and
-        ``control`` is called again after it, as after the probe of :meth:`_a_free`. Returns
-        per contact whether it is still found, its relative velocity u (K, 3) and its overlap
-        delta (K,) at the end of the host's step."""
+        the batch's contacts (their pairs only: ``ContactModel.detect_pairs``), ``restoreState``
+        of the state the probe of :meth:`_a_free` saved (``self._probe_state``: the same
+        pre-step state; without it one is saved here), and ``control`` is called again after
+        it, as after the probe of :meth:`_a_free`. Returns per contact whether it is still
+        found, its relative velocity u (K, 3) and its overlap delta (K,) at the end of the
+        host's step."""
         c = self.client
 
         def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -962,7 +963,11 @@ class BulletContacts:
             try:
                 self._apply(batch, P / dt)
                 c("stepSimulation")
-                now = self._detect(self.body_state(), self._margin)
+                bodies = self.body_state()
+                # the batch's own pairs (no broad phase; the same narrow-phase calls and bits
+                # as detection) unless getClosestPoints' fallback pairs take part
+                now = (self.model.detect_pairs(bodies, batch.key, self._margin)
+                       if not len(self._fb_pairs) else self._detect(bodies, self._margin))
             finally:
                 c("restoreState", sid)
                 if own:
