@@ -10,6 +10,8 @@ loop, the real-time factor, the cost per host step and the example's own figures
 summed foot force over the weight, sinkage against the static Hertz estimate, with a trot the
 distance and the largest backward toe slide in one stance), then the largest difference of the
 base trajectory between the two backend paths. A warm-up run (0.1 s) first compiles the kernels.
+On a shared machine the wall time varies with the other jobs' load; the process's CPU time
+over each run (set-up included) and the real-time factor from it are printed too.
 
     python benchmarks/bench_bullet_quadruped.py [--stance 1] [--trot 1] [--hz 240] [--stick]
         [--paths native,reference,compiled]
@@ -21,6 +23,7 @@ import argparse
 import functools
 import importlib.util
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
             if path != "native":
                 mbplugin.bullet.BulletContacts = functools.partial(original,
                                                                    solver=SOLVER[path])
+            cpu = time.process_time()
             rec = recs[path] = ex.run(path != "native", args.stance, args.trot, dt, stick)
+            cpu = time.process_time() - cpu
             mbplugin.bullet.BulletContacts = original
             wall = float(rec["wall"])
             w = float(rec["weight"])
@@ -72,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             fsum = rec["force"][quiet].sum(axis=1) / w
             sink = rec["depth"][quiet].mean()
             line = (f"{path:9s}: wall {wall:7.2f} s, real-time factor {sim / wall:6.2f}, "
-                    f"{wall / n * 1e3:6.2f} ms/step; stance sum(F)/W = {fsum.mean():.4f}, "
+                    f"{wall / n * 1e3:6.2f} ms/step (CPU time of the run {cpu:7.2f} s: "
+                    f"{sim / cpu:6.2f}); stance sum(F)/W = {fsum.mean():.4f}, "
                     f"sinkage {sink * 1e3:.3f} mm (static Hertz "
                     f"{(w / 4 / k) ** (2 / 3) * 1e3:.3f} mm)")
             if args.trot:

@@ -6,10 +6,12 @@ The host step's impulse P (K, 3) solves R(P) = P - dt F(state(P)) = 0 with
     F  = F_N(delta1, -n . u1) n + F_t(v_t1, (F_N0 + F_N1) / 2)
 
 (the module docstring of :mod:`mbplugin.bullet.implicit`; ``ue`` = u0 + a_free dt plus the
-host's velocity defect, ``ed`` its overlap defect). :func:`newton` is the NumPy reference
-(:meth:`ImplicitStep._solve <mbplugin.bullet.implicit.ImplicitStep>`) in compiled code: the
-same iteration from the same start, the same finite-difference derivatives and backtracking,
-so both give the same impulse to rounding (tests/test_bullet_implicit.py).
+host's velocity defect, ``ed`` its overlap defect). :func:`newton` is the compiled
+counterpart of the NumPy reference (:meth:`ImplicitStep._solve
+<mbplugin.bullet.implicit.ImplicitStep>`): the same iteration from the same start, the same
+finite-difference derivatives and backtracking, so both give the same impulse to rounding
+(tests/test_bullet_implicit.py). It is the solve of a whole host step: ~10 iterations of ~4 us
+for the A1's four feet (the NumPy one: ~80 us per force evaluation, ~5 per iteration).
 
 Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
 the contacts are one group of :mod:`mbplugin.bullet.compiled` (the float array ``gf``: the
