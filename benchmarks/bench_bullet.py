@@ -16,6 +16,7 @@
     python benchmarks/bench_bullet.py            # N = 10, 100, 1000; 240 steps (1 s)
     python benchmarks/bench_bullet.py --quick    # N = 10, 100
     python benchmarks/bench_bullet.py --no-drop --radau --repeat 3   # + Radau-only, 3 runs
+    python benchmarks/bench_bullet.py --no-drop --sizes 1000 --cpu   # CPU time (shared machine)
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ from mbplugin.impact import impact
 from mbplugin.laws import make_law
 
 G, R = 9.81, 0.01
-#: the clock of the per-step timings: wall time, or with --cpu the process's CPU time (the time
-#: slices other jobs take from a shared machine not counted)
-CLOCK = [time.perf_counter]
+#: the clock of the cost table and the floor: wall time, or with --cpu the process's CPU time
+#: (robust to the time slices other jobs take on a shared machine; PyBullet's DIRECT step runs
+#: in-process)
+CLOCK = {"clock": time.perf_counter}
 
 
 def world(n: int, z: float = R + 0.002, mass: float = 0.05) -> tuple[int, int, list[int]]:
@@ -64,13 +66,14 @@ def step_times(n: int, steps: int, solver: str | None, rtol: float = 1e-8) -> np
                          law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
           if solver else None)
     out = np.empty(steps)
+    clock = CLOCK["clock"]
     for i in range(steps):
-        t0 = CLOCK[0]()
+        t0 = clock()
         if bk is None:
             p.stepSimulation(physicsClientId=cid)
         else:
             bk.step()
-        out[i] = CLOCK[0]() - t0
+        out[i] = clock() - t0
     p.disconnect(physicsClientId=cid)
     return out
 
@@ -225,8 +228,9 @@ def replay(n: int, log: list[list[Call]], queries: bool = False) -> tuple[np.nda
     """The floor: a fresh ``world(n)``, the set-up's filter calls, then per step one state read
     of every body (the backend's ``body_state``: two calls per body, gathered into arrays) and
     the recorded host-changing calls in their order (with ``queries`` also the backend's other
-    queries: contact points, constraints, engine parameters). Returns the wall time (s) of each
-    step, of its ``stepSimulation`` alone, of its queries alone, and the final positions."""
+    queries: contact points, constraints, engine parameters). Returns the time (s, ``CLOCK``)
+    of each step, of its ``stepSimulation`` alone, of its queries alone, and the final
+    positions."""
     cid, _, balls = world(n)
     for fn, cols, _, _ in _plan(log[0], False):
         for _ in map(fn, *cols, repeat(cid)):
@@ -235,8 +239,9 @@ def replay(n: int, log: list[list[Call]], queries: bool = False) -> tuple[np.nda
     plan = [_plan(calls, queries) for calls in log[1:]]
     out, step, asked = np.empty(len(plan)), np.empty(len(plan)), np.zeros(len(plan))
     stepper = p.stepSimulation
+    clock = CLOCK["clock"]
     for i, calls in enumerate(plan):
-        t0 = CLOCK[0]()
+        t0 = clock()
         ps = np.fromiter(chain.from_iterable(chain.from_iterable(
             map(p.getBasePositionAndOrientation, ids, repeat(cid)))), dtype=float,
             count=7 * len(ids))
@@ -244,17 +249,17 @@ def replay(n: int, log: list[list[Call]], queries: bool = False) -> tuple[np.nda
             map(p.getBaseVelocity, ids, repeat(cid)))), dtype=float, count=6 * len(ids))
         del ps, vs
         for fn, cols, kw, query in calls:
-            t1 = CLOCK[0]()
+            t1 = clock()
             if fn is stepper or kw or not cols or not isinstance(cols[0], list):
                 fn(*cols, physicsClientId=cid, **kw)
             else:
                 for _ in map(fn, *cols, repeat(cid)):
                     pass
             if fn is stepper:
-                step[i] = CLOCK[0]() - t1
+                step[i] = clock() - t1
             elif query:
-                asked[i] += CLOCK[0]() - t1
-        out[i] = CLOCK[0]() - t0
+                asked[i] += clock() - t1
+        out[i] = clock() - t0
     end = np.array([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in balls])
     p.disconnect(physicsClientId=cid)
     return out, step, asked, end
@@ -378,7 +383,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs per N (default 1)")
     ap.add_argument("--sizes", type=int, nargs="+", help="N values (default 10 100 1000)")
     ap.add_argument("--cpu", action="store_true",
-                    help="time the host steps in process CPU time instead of wall time")
+                    help="time the cost table (and the floor) in CPU time of the process "
+                         "instead of wall time")
     ap.add_argument("--floor", action="store_true",
                     help="the floor decomposition at the largest N instead of the cost table: "
                          "native vs the backend's own PyBullet calls replayed (one state read "
@@ -388,10 +394,10 @@ def main() -> None:
         ap.error(f"--steps {args.steps}: give at least 3")
     if args.repeat < 1:
         ap.error(f"--repeat {args.repeat}: give at least 1")
-    sizes = tuple(args.sizes) if args.sizes else ((10, 100) if args.quick else (10, 100, 1000))
     if args.cpu:
-        CLOCK[0] = time.process_time
-        print("(per-step times: process CPU time)")
+        CLOCK["clock"] = time.process_time
+        print("(times below: CPU time of the process, time.process_time)")
+    sizes = tuple(args.sizes) if args.sizes else ((10, 100) if args.quick else (10, 100, 1000))
     if args.floor:
         floor_table(max(sizes), args.steps, args.repeat)
         return

@@ -16,7 +16,9 @@ What it caught: the backend read link states without ``computeForwardKinematics`
 PyBullet serves from before the last ``stepSimulation`` (positions one host step old,
 velocities through the old kinematics); with the sub-stepper (``articulated="substep"``) this
 rig then sat at a 21 mm mean overlap instead of 0.67 mm, with the normal force 0-79 N instead
-of 40.2 N and 4x the creep. Both articulated modes are checked.
+of 40.2 N and 4x the creep. Both articulated modes are checked, the implicit step with its
+compiled Newton solve and its NumPy reference (``solver="scipy"``); on the A1 quadruped of
+``pybullet_data`` (four coupled feet) the two solves give the same impulses to rounding.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import pybullet_data
 import pytest
 
 from mbplugin.bullet import BulletContacts
+from mbplugin.bullet import implicit as implicit_mod
 from mbplugin.contact import effective_modulus
 from mbplugin.errors import ParameterError
 
@@ -100,11 +103,14 @@ def drag(dt: float, seconds: float, ratio: float, **backend) -> dict[str, float]
             "speed": (x[-1] - x[h]) / ((n - 1 - h) * dt)}
 
 
-@pytest.mark.parametrize("articulated", ["implicit", "substep"])
-def test_pressed_dragged_toe_regularised_friction_at_240_hz(articulated) -> None:
+@pytest.mark.parametrize(("articulated", "solver"), [("implicit", "compiled"),
+                                                     ("implicit", "scipy"),
+                                                     ("substep", "compiled")])
+def test_pressed_dragged_toe_regularised_friction_at_240_hz(articulated, solver) -> None:
     """Host step 1/240 s: the toe's overlap is the static Hertz overlap (host and solver alike)
     with the normal force the carried weight, and it creeps at the closed-form speed."""
-    r = drag(1 / 240, 2.0, 0.5, friction={"mu": MU, "v_eps": V_EPS}, articulated=articulated)
+    r = drag(1 / 240, 2.0, 0.5, friction={"mu": MU, "v_eps": V_EPS}, articulated=articulated,
+             solver=solver)
     assert r["host_d"] == pytest.approx(r["d_static"], rel=0.01)
     assert abs(r["host_d"] - r["solver_d"]) < 1e-6  # no drift between host and contact
     assert r["f_min"] == pytest.approx(r["fn"], rel=0.01)
@@ -112,9 +118,10 @@ def test_pressed_dragged_toe_regularised_friction_at_240_hz(articulated) -> None
     assert r["speed"] == pytest.approx(-V_EPS * math.atanh(0.5), rel=0.02)
 
 
-def test_pressed_dragged_toe_holds_with_the_tangential_spring() -> None:
+@pytest.mark.parametrize("solver", ["compiled", "scipy"])
+def test_pressed_dragged_toe_holds_with_the_tangential_spring(solver) -> None:
     """The same rig with Dahl's spring: the load below mu F_N is held without creep."""
-    r = drag(1 / 240, 2.0, 0.5, stick={"k_t": 5e4, "mu": MU, "c_t": 100.0})
+    r = drag(1 / 240, 2.0, 0.5, stick={"k_t": 5e4, "mu": MU, "c_t": 100.0}, solver=solver)
     assert r["host_d"] == pytest.approx(r["d_static"], rel=0.01)
     assert abs(r["speed"]) < 0.01 * V_EPS * math.atanh(0.5)
 
@@ -144,3 +151,79 @@ def test_articulated_mode_bad_input() -> None:
         BulletContacts(cid, manage=[(plane, arm)], law=stateful, articulated="substep")
     finally:
         p.disconnect(physicsClientId=cid)
+
+
+STAND = [0.0, 0.8, -1.6] * 4  # the A1's standing joint angles (rad)
+
+
+def a1_steps(solver: str, seconds: float, **backend) -> tuple[list, np.ndarray]:
+    """The A1 of ``pybullet_data`` dropped onto its four toes under a joint PD controller
+    (torque control) that starts a trot at 0.15 s; per host step (1/240 s) the keys and normal
+    forces of the feet's contacts, and the base positions."""
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        p.setTimeStep(1 / 240, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.32], physicsClientId=cid)
+        nj = p.getNumJoints(robot, physicsClientId=cid)
+        info = [p.getJointInfo(robot, j, physicsClientId=cid) for j in range(nj)]
+        motors = [j for j in range(nj) if info[j][2] == p.JOINT_REVOLUTE]
+        toes = [j for j in range(nj) if info[j][12].decode().endswith("toe")]
+        for j, q0 in zip(motors, STAND, strict=True):
+            p.resetJointState(robot, j, q0, physicsClientId=cid)
+        p.setJointMotorControlArray(robot, motors, p.VELOCITY_CONTROL, forces=[0.0] * 12,
+                                    physicsClientId=cid)
+        contacts = BulletContacts(cid, manage=[(plane, (robot, t)) for t in toes],
+                                  law={"name": "hunt_crossley", "cr": 0.3},
+                                  materials={plane: GROUND, robot: TOE}, rtol=1e-8,
+                                  solver=solver, **backend)
+        steps, base = [], []
+        for i in range(round(seconds * 240)):
+            js = p.getJointStates(robot, motors, physicsClientId=cid)
+            ph = max(i / 240 - 0.15, 0.0) * 2 * math.pi * 2.5 + np.array([0, 1, 1, 0]) * math.pi
+            tgt = np.array(STAND)
+            tgt[1::3] -= 0.2 * np.sin(ph) * (i / 240 > 0.15)
+            tgt[2::3] -= 0.4 * np.maximum(0.0, np.cos(ph)) * (i / 240 > 0.15)
+            tau = np.clip(80 * (tgt - [x[0] for x in js]) - 1.5 * np.array([x[1] for x in js]),
+                          -33.5, 33.5).tolist()
+
+            def control(tau: list[float] = tau) -> None:
+                p.setJointMotorControlArray(robot, motors, p.TORQUE_CONTROL, forces=tau,
+                                            physicsClientId=cid)
+
+            st = contacts.step(control=control)
+            steps.append((st.keys.copy(), st.normal_force.copy()))
+            base.append(p.getBasePositionAndOrientation(robot, physicsClientId=cid)[0])
+    finally:
+        p.disconnect(physicsClientId=cid)
+    return steps, np.array(base)
+
+
+@pytest.mark.parametrize("tangential", [{"friction": {"mu": MU, "v_eps": V_EPS}},
+                                        {"stick": {"k_t": 5e4, "mu": MU, "c_t": 100.0}}])
+def test_compiled_and_reference_newton_agree_on_a_quadruped(tangential, monkeypatch) -> None:
+    """The implicit step's compiled Newton solve and its NumPy reference give the A1's four
+    coupled feet the same impulses, step by step through touchdowns, stance and trot (the same
+    equations solved the same way: they differ by rounding, ~1e-12 of the weight)."""
+    calls = []
+    solve = implicit_mod.ik.solve
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(implicit_mod.ik, "solve", counted)
+    ref, base_ref = a1_steps("scipy", 0.5, **tangential)
+    assert not calls  # the reference ran in NumPy
+    fast, base_fast = a1_steps("compiled", 0.5, **tangential)
+    assert len(calls) >= len(fast)  # and the compiled solve ran at every step
+    weight = 12.45 * G  # the A1's mass is ~12.5 kg: the scale of the forces
+    loaded = 0
+    for (k_r, f_r), (k_f, f_f) in zip(ref, fast, strict=True):
+        assert np.array_equal(k_r, k_f)
+        assert np.max(np.abs(f_r - f_f), initial=0.0) <= 1e-9 * weight
+        loaded += int(np.sum(f_r > 0))
+    assert loaded > 200  # the feet carried the robot (the comparison is not of zeros)
+    assert np.max(np.abs(base_ref - base_fast)) < 1e-9

@@ -141,7 +141,9 @@ class BulletContacts:
     ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code: DOP853 while a
                  group is not stiff, Radau otherwise), ``"radau"`` (the same, Radau only) or
                  ``"scipy"`` (SciPy's Radau on all contacts together, the reference); see
-                 :func:`mbplugin.bullet.substep.contact_space`
+                 :func:`mbplugin.bullet.substep.contact_space`. The implicit step of
+                 articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
+                 reference, :class:`~mbplugin.bullet.implicit.ImplicitStep`)
     ``probe``    measure the free acceleration of contacts on articulated links with a probe
                  step of the host (see :meth:`_a_free`); otherwise gravity only
     ``articulated``  how a host step with a contact on a link of an articulated body is
@@ -463,6 +465,7 @@ class BulletContacts:
         self.mass = np.where(fixed, np.inf, self.mass)
         self._artic = sorted({b for (b, _), k in zip(self.rows, self.kind, strict=True)
                               if k == ARTICULATED})
+        self._joints_cache: dict[int, list[int]] = {}  # see _moving_joints
         # the state read's row lists (fixed until the next rebuild): bases and links
         base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
         self._base_rows = np.array(base, dtype=np.int64)
@@ -589,18 +592,19 @@ class BulletContacts:
             if fast is not None:
                 self._blocks = fast[1]
                 return fast[0]
-        W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                               inv_i_w)
+        # no free body among the sides (a robot on the ground): W is the articulated part only
+        W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                                inv_i_w) if free.any() else None)
         if art.any():
             c = self.client
             point = np.concatenate([batch.point, batch.point])
+            side_body = self._rows_arr[side, 0]
             for body in self._artic:
-                sel = np.flatnonzero(art & (np.array([self.rows[s][0] for s in side]) == body))
+                sel = np.flatnonzero(art & (side_body == body))
                 if not len(sel):
                     continue
-                joints = [j for j in range(int(c("getNumJoints", body)))
-                          if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
-                q = [float(c("getJointState", body, j)[0]) for j in joints]
+                joints = self._moving_joints(body)
+                q = [float(js[0]) for js in c("getJointStates", body, joints)]
                 zero = [0.0] * len(q)
                 mm = np.array(c("calculateMassMatrix", body, q))
                 # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
@@ -610,15 +614,31 @@ class BulletContacts:
                 jac = []
                 for e in sel:
                     lk = self.rows[side[e]][1]
-                    st = c("getLinkState", body, lk, computeForwardKinematics=1)
-                    R = bodies.rotations_ext()[side[e]]
-                    local = R.T @ (point[e] - np.asarray(st[0]))
+                    # the link's centre of mass and orientation as the state read has them
+                    # (getLinkState with computeForwardKinematics, see body_state)
+                    local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
                     lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
                     jac.append(r_base @ np.array(lin))
-                W = W + articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
+                Wa = articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
+                if W is None:  # as the sum with an empty W: canonical, no stored zeros
+                    Wa.sum_duplicates()
+                    Wa.eliminate_zeros()
+                    W = Wa
+                else:
+                    W = W + Wa
                 self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
                                          joints, q)
-        return sp.csr_matrix(W)
+        return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
+
+    def _moving_joints(self, body: int) -> list[int]:
+        """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
+        matrix and Jacobians), read once per body."""
+        cache = self._joints_cache
+        if body not in cache:
+            c = self.client
+            cache[body] = [j for j in range(int(c("getNumJoints", body)))
+                           if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
+        return cache[body]
 
     # -- stepping --
     def before_step(self, dt: float | None = None,
@@ -677,30 +697,39 @@ class BulletContacts:
                              else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
-        a_free = self._a_free(batch, g, bodies, dt, control)
-        u0 = batch.vt - batch.ddelta[:, None] * n
-        s0 = None
-        if self.stick is not None:
-            pos = _lookup(self._stick_keys, batch.key)
-            s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
-                if len(self._stick_keys) else np.zeros((k, 3))
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        if self.articulated == "implicit" and art.any():
-            host = (self._verify_probe(batch, control)
-                    if self.verify and self.probe else None)
-            space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
-                                 self.stick, s0, host, self.verify, art)
-        else:
-            space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                                  self.stick, s0, self.solver)
-        h0 = self._h if (self._h and self._keys is not None
-                         and np.array_equal(self._keys, self.store.keys)) else None
-        m0 = None
-        if self._h_of is not None:  # the compiled path: each contact's next step and solver
-            pos = _lookup(self._h_of[0], batch.key)
-            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
-        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
+        implicit = self.articulated == "implicit" and bool(art.any())
+        verify = implicit and bool(self.verify) and self.probe
+        # the probes of the host step (free acceleration, verification) restore one saved state
+        self._probe_state = None
+        try:
+            a_free = self._a_free(batch, g, bodies, dt, control, keep=verify)
+            u0 = batch.vt - batch.ddelta[:, None] * n
+            s0 = None
+            if self.stick is not None:
+                pos = _lookup(self._stick_keys, batch.key)
+                s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
+                    if len(self._stick_keys) else np.zeros((k, 3))
+            if implicit:
+                host = self._verify_probe(batch, control) if verify else None
+                space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
+                                     self.stick, s0, host, self.verify, art,
+                                     compiled=self.solver != "scipy")
+            else:
+                space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                                      self.stick, s0, self.solver)
+            h0 = self._h if (self._h and self._keys is not None
+                             and np.array_equal(self._keys, self.store.keys)) else None
+            m0 = None
+            if self._h_of is not None:  # the compiled path: each contact's next step, solver
+                pos = _lookup(self._h_of[0], batch.key)
+                h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
+                m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+            res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
+        finally:
+            if self._probe_state is not None:
+                c("removeState", self._probe_state)
+                self._probe_state = None
         self._h, self._keys = res.last_step, self.store.keys.copy()
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
@@ -919,7 +948,8 @@ class BulletContacts:
         return rows[np.isin(self._rows_arr[rows, 0], touching)]
 
     def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
-                dt: float, control: Callable[[], None] | None) -> np.ndarray:
+                dt: float, control: Callable[[], None] | None,
+                keep: bool = False) -> np.ndarray:
         """Relative acceleration of the contact points without the managed forces (m/s^2).
 
         Free bodies: gravity. Contacts on articulated links: measured by a probe step of the
@@ -927,7 +957,10 @@ class BulletContacts:
         ``restoreState``): it holds everything the host applies over the step (actuators,
         gravity, joint reactions, Coriolis terms, unmanaged contacts). PyBullet consumes
         ``TORQUE_CONTROL`` torques and external forces at every ``stepSimulation``: ``control``
-        (the user's function that sets them) is called again after the probe."""
+        (the user's function that sets them) is called again after the probe. ``keep``: the
+        saved state is kept (``self._probe_state``) for the verification probes of the same
+        host step (:meth:`_verify_probe`; the caller removes it), one ``saveState`` per host
+        step (~1.3 ms each on the A1 quadruped's world)."""
         ga = np.where((self.kind[batch.a] != STATIC)[:, None], g, 0.0)
         gb = np.where((self.kind[batch.b] != STATIC)[:, None], g, 0.0)
         a = gb - ga
@@ -940,7 +973,10 @@ class BulletContacts:
                 after = self.body_state()
             finally:
                 c("restoreState", sid)
-                c("removeState", sid)
+                if keep:
+                    self._probe_state = sid
+                else:
+                    c("removeState", sid)
             if control is not None:
                 control()
             u0 = self._point_velocity(bodies, batch)
@@ -951,24 +987,34 @@ class BulletContacts:
     def _verify_probe(self, batch: ContactBatch,
                       control: Callable[[], None] | None) -> Callable[..., Any]:
         """The host probe of :class:`~mbplugin.bullet.implicit.ImplicitStep`: for an impulse P
-        (K, 3), ``saveState``, apply P / dt as the step will, ``stepSimulation``, read the
-        bodies and detect the batch's contacts, ``restoreState`` (``control`` is called again
-        after it, as after the probe of :meth:`_a_free`). Returns per contact whether it is
-        still found, its relative velocity u (K, 3) and its overlap delta (K,) at the end of
-        the host's step."""
+        (K, 3), apply P / dt as the step will, ``stepSimulation``, read the bodies and detect
+        the batch's contacts (their pairs only: ``ContactModel.detect_pairs``), ``restoreState``
+        of the state the probe of :meth:`_a_free` saved (``self._probe_state``: the same
+        pre-step state; without it one is saved here), and ``control`` is called again after
+        it, as after the probe of :meth:`_a_free`. Returns per contact whether it is still
+        found, its relative velocity u (K, 3) and its overlap delta (K,) at the end of the
+        host's step."""
         c = self.client
 
         def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             dt = c.time_step()
-            sid = c("saveState")
+            sid = getattr(self, "_probe_state", None)
+            own = sid is None
+            if own:
+                sid = c("saveState")
             forced = self._forced.copy()
             try:
                 self._apply(batch, P / dt)
                 c("stepSimulation")
-                now = self._detect(self.body_state(), self._margin)
+                bodies = self.body_state()
+                # the batch's own pairs (no broad phase; the same narrow-phase calls and bits
+                # as detection) unless getClosestPoints' fallback pairs take part
+                now = (self.model.detect_pairs(bodies, batch.key, self._margin)
+                       if not len(self._fb_pairs) else self._detect(bodies, self._margin))
             finally:
                 c("restoreState", sid)
-                c("removeState", sid)
+                if own:
+                    c("removeState", sid)
                 self._forced = forced
             if control is not None:
                 control()

@@ -168,7 +168,8 @@ def _forces(y, k, gf, gi):
 def _rhs_one(y, out, gf, gi):
     """dy/dt of a group of one contact without friction, stick spring or ODE states (a sphere on
     the ground): :func:`_group_rhs` written out for it, the same operations in the same order
-    (2.5x faster than the loops over k, measured)."""
+    (2.5x faster than the loops over k, measured), the force left in the group's force buffer
+    as :func:`_forces` leaves it."""
     r = FR_LEN
     n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
     un = y[1] * n0 + y[2] * n1 + y[3] * n2
@@ -177,6 +178,7 @@ def _rhs_one(y, out, gf, gi):
         fn = applied(gi[_MODE], force(gi[_KID], y[0], -un, _coef(gf, 0), _state(y, gf, gi, 0)))
     f0, f1, f2 = fn * n0, fn * n1, fn * n2
     w = FR_LEN + ROW_LEN
+    gf[w + 9], gf[w + 10], gf[w + 11], gf[w + 12] = f0, f1, f2, fn
     out[0] = -un
     out[1] = gf[r + _AF] + gf[w] * f0 + gf[w + 1] * f1 + gf[w + 2] * f2
     out[2] = gf[r + _AF + 1] + gf[w + 3] * f0 + gf[w + 4] * f1 + gf[w + 5] * f2
@@ -185,7 +187,8 @@ def _rhs_one(y, out, gf, gi):
 
 @njit
 def _group_rhs(y, out, P):
-    """dy/dt of one group: P = (k, gf, gi) (see the layout above)."""
+    """dy/dt of one group: P = (k, gf, gi) (see the layout above). Leaves the forces at ``y``
+    in the group's force buffer (:func:`_forces`)."""
     k, gf, gi = P
     if k == 1 and gf[0] == 0.0 and gf[ST] == 0.0 and gi[_NST] == 0:
         _rhs_one(y, out, gf, gi)
@@ -229,17 +232,24 @@ register_problem(_is_group_problem, _group_rhs)
 
 
 @njit_inline
-def _watch(y, k, gf, gi, i, kind):
-    """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak."""
+def _watch_raw(y, k, gf, gi, i, kind):
+    """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak; and,
+    for the end, the law's raw force it was computed from (else NaN)."""
     r = FR_LEN + ROW_LEN * i
     d = y[i]
     dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
     if kind == 0:
-        return onset_value(d, X_SCALE)
+        return onset_value(d, X_SCALE), np.nan
     if kind == 2:
-        return dd / V_SCALE
+        return dd / V_SCALE, np.nan
     raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
-    return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE)
+    return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE), raw
+
+
+@njit_inline
+def _watch(y, k, gf, gi, i, kind):
+    """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak."""
+    return _watch_raw(y, k, gf, gi, i, kind)[0]
 
 
 @njit
@@ -289,11 +299,12 @@ def _crossed(ga, gb, kind):
 
 
 @njit_inline
-def _scan(ga, gb, y, k, gf, gi):
+def _scan(ga, gb, y, k, gf, gi, raw):
     """Event values of every contact at ``y`` into gb (3k: onset, end, peak); returns whether
     one of them crossed from ga (> 0) to <= 0, or for an onset from ga >= 0 to < 0 (a pair
     exactly touching at the start, delta = 0, starts once it overlaps: the SciPy path's
-    d0 <= 0 < d1, and :func:`~mbplugin.pipeline.rules.starts`)."""
+    d0 <= 0 < d1, and :func:`~mbplugin.pipeline.rules.starts`). The raw force of every active
+    contact at ``y`` (its end event's input) goes into ``raw`` (k)."""
     hit = False
     for i in range(k):
         act = gi[INT_LEN * i + _ACT]
@@ -308,7 +319,9 @@ def _scan(ga, gb, y, k, gf, gi):
             if not watched:
                 gb[j] = 1.0
                 continue
-            gb[j] = _watch(y, k, gf, gi, i, kind)
+            gb[j], fr = _watch_raw(y, k, gf, gi, i, kind)
+            if kind == 1:
+                raw[i] = fr
             if _crossed(ga[j], gb[j], kind):
                 hit = True
     return hit
@@ -368,42 +381,52 @@ def _group_rate(y, k, gf, gi):
 REST_FRACTION = 1e-2
 
 
+#: :func:`_at_rest`'s answers: moving, dy/dt not evaluated; moving, ``f`` = dy/dt at ``y``;
+#: at rest
+MOVING, MOVING_F, AT_REST = 0, 1, 2
+
+
 @njit
 def _at_rest(y, f, ytmp, ftmp, nn, k, atol, dt, P):
-    """True when the group's state cannot move by more than REST_FRACTION of its absolute
-    tolerances over the host step: |dy_i/dt| dt and the contact velocities |u| below
-    REST_FRACTION atol_i (``f`` <- dy/dt), and the velocity-dependent part of the forces
-    (damping, regularised friction: dy/dt at u = 0 against dy/dt) changes u by less than that
-    over dt. For the (damped, stable) contact oscillator about equilibrium, the excursion from a
-    rate residual r over dt is at most about r dt, and the velocity's at most |u| + r dt: the
-    step is the constant state, the impulse force x dt (a contact at rest: Radau takes one
-    step to the same state to rounding). The last test keeps the host's explicit use of that
-    force stable: a stiff damping of a tiny velocity (c |u| dt / m above the tolerance) would
-    overshoot in PyBullet's step (``ytmp``, ``ftmp``: work arrays of length nn)."""
-    _group_rhs(y, f, P)
-    for i in range(nn):
-        if abs(f[i]) * dt > REST_FRACTION * atol[i]:
-            return False
+    """AT_REST when the group's state cannot move by more than REST_FRACTION of its absolute
+    tolerances over the host step: the contact velocities |u| and |dy_i/dt| dt below
+    REST_FRACTION atol_i, and the velocity-dependent part of the forces (damping, regularised
+    friction: dy/dt at u = 0 against dy/dt) changes u by less than that over dt. For the
+    (damped, stable) contact oscillator about equilibrium, the excursion from a rate residual r
+    over dt is at most about r dt, and the velocity's at most |u| + r dt: the step is the
+    constant state, the impulse force x dt (a contact at rest: Radau takes one step to the
+    same state to rounding). The last test keeps the host's explicit use of that force stable:
+    a stiff damping of a tiny velocity (c |u| dt / m above the tolerance) would overshoot in
+    PyBullet's step. The velocities are tested first (no right-hand side: a moving group
+    returns MOVING at once); else dy/dt at u = 0 and at ``y`` are evaluated, the latter last,
+    into ``f`` (the group's force buffer then holds the forces at ``y``, :func:`_group_rhs`),
+    and a moving group returns MOVING_F (``f`` is then the first explicit step's dy/dt).
+    ``ytmp``, ``ftmp``: work arrays of length nn."""
     for i in range(k, 4 * k):
         if abs(y[i]) > REST_FRACTION * atol[i]:
-            return False
+            return MOVING
     for i in range(nn):
         ytmp[i] = 0.0 if k <= i < 4 * k else y[i]
     _group_rhs(ytmp, ftmp, P)
+    _group_rhs(y, f, P)
+    for i in range(nn):
+        if abs(f[i]) * dt > REST_FRACTION * atol[i]:
+            return MOVING_F
     for i in range(k, 4 * k):
         if abs(f[i] - ftmp[i]) * dt > REST_FRACTION * atol[i]:
-            return False
-    return True
+            return MOVING_F
+    return AT_REST
 
 
 @njit
 def _group_work(k, nn):
     """Work arrays of a group of ``k`` contacts and ``nn`` states: the Radau workspace,
     absolute tolerances, Jacobian scales, a right-hand side, two event-value buffers (3k), the
-    state, and DOP853's stages and dense-output coefficients."""
+    state, DOP853's stages and dense-output coefficients, the explicit tolerances, and the raw
+    forces of :func:`_scan` (k)."""
     return (radau_workspace(nn), np.empty(nn), np.full(nn, 1e-6), np.empty(nn),
             np.empty(3 * k), np.empty(3 * k), np.empty(nn), np.empty((dop.NS_EXT, nn)),
-            np.empty((dop.NPOW, nn)), np.empty(nn))
+            np.empty((dop.NPOW, nn)), np.empty(nn), np.empty(k))
 
 
 #: the largest |W|_F |W^-1|_F for the impulse from the velocity change (:func:`_inverse3`)
@@ -479,7 +502,8 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     k_ws, nn_ws = 1, 4
-    ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e = _group_work(k_ws, nn_ws)
+    ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = _group_work(k_ws, nn_ws)
+    Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
     ctl = np.zeros(RADAU_CTL)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     rtol_e = tol_e * rtol
@@ -494,7 +518,8 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         nn = s1 - s0
         if k != k_ws or nn != nn_ws:
             k_ws, nn_ws = k, nn
-            ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e = _group_work(k, nn)
+            ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = _group_work(k, nn)
+            Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
         for i in range(nn):
             atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
             atol_e[i] = tol_e * atol[i]
@@ -503,11 +528,13 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         gi = GI[INT_LEN * c0:INT_LEN * c1]
         P = (k, gf, gi)
         fb = FR_LEN + ROW_LEN * k + 9 * k * k
-        Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
         t = tg[g]
-        if t == 0.0 and hg[g] > 0.0 and _at_rest(y, f, ytmp, f_new, nn, k, atol, dt, P):
-            # quasi-static: the state does not move (see _at_rest), impulse = force x dt
-            fb = _forces(y, k, gf, gi)
+        rest = MOVING
+        if t == 0.0 and hg[g] > 0.0:
+            rest = _at_rest(y, f, ytmp, f_new, nn, k, atol, dt, P)
+        if rest == AT_REST:
+            # quasi-static: the state does not move (see _at_rest), impulse = force x dt (the
+            # forces at y: left in the force buffer by _at_rest's last right-hand side)
             for i in range(k):
                 for a in range(3):
                     imp[c0 + i, a] += dt * gf[fb + 3 * i + a]
@@ -519,7 +546,9 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             continue
         explicit = False
         have_dense = False
-        inv_ok = auto and k == 1 and _inverse3(gf, FR_LEN + ROW_LEN, Wi)
+        # W^-1 of a one-contact group (:func:`_inverse3`): -1 not yet derived (at the first
+        # explicit step of its active contact), else 0 / 1
+        inv_ok = -1 if auto and k == 1 else 0
         sticky = mg[g] == 2
         if auto:
             if sticky:
@@ -535,14 +564,15 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                             or hg[g] * _group_rate(y, k, gf, gi) <= STIFF_HW)
         h_try = hg[g]
         if explicit:
-            _group_rhs(y, f, P)
+            if rest != MOVING_F:  # else _at_rest left dy/dt at y in f
+                _group_rhs(y, f, P)
             nfev = 1
             if h_try <= 0.0:
                 h_try = initial_step(y, f, t, dt, dt, rtol_e, atol_e, ytmp, kbuf, dop.ORDER, P)
                 nfev += 1
         else:
             nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
-        _scan(gb, ga, y, k, gf, gi)
+        _scan(gb, ga, y, k, gf, gi, raw)
         st = PENDING
         steps = 0
         n_explicit = 0
@@ -572,7 +602,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             steps += 1
             t_end = t_new
             ev = -1
-            if _scan(ga, gb, y_new, k, gf, gi):
+            if _scan(ga, gb, y_new, k, gf, gi, raw):
                 if explicit and not have_dense:
                     nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
                     have_dense = True
@@ -583,14 +613,14 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                         if te < t_end or ev < 0:
                             t_end = te
                             ev = j
-            nsub = 1
-            if explicit:
-                rt = _group_rate(y_new, k, gf, gi)
-                x = (t_end - t) * rt / QUAD_HW
-                nsub = max(1, math.ceil(x)) if x < 64.0 else 64
+            # the stiffness rate at y_new, derived when needed (the explicit quadrature's
+            # sub-intervals, the stiffness test of a step that does not end the run)
+            rt = -1.0
             if ev >= 0:
                 dense_at(t_end, t, h, y_start, dense, ytmp)
-            if explicit and inv_ok and gi[_ACT] != 0:
+            if explicit and inv_ok < 0 and gi[_ACT] != 0:
+                inv_ok = 1 if _inverse3(gf, FR_LEN + ROW_LEN, Wi) else 0
+            if explicit and inv_ok == 1 and gi[_ACT] != 0:
                 # du/dt = a_free + W f: the impulse over [t, t_end] is W^-1 (du - a_free
                 # (t_end - t)), the method's own quadrature of f (order 8, as u); not for an
                 # inactive contact, whose force is exactly 0 (no rounding-level impulse: the
@@ -603,6 +633,11 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             else:
                 # impulse over [t, t_end] by Gauss-Legendre on the dense output (an explicit
                 # step in sub-intervals of h x rate <= QUAD_HW)
+                nsub = 1
+                if explicit:
+                    rt = _group_rate(y_new, k, gf, gi)
+                    x = (t_end - t) * rt / QUAD_HW
+                    nsub = max(1, math.ceil(x)) if x < 64.0 else 64
                 if explicit and not have_dense:
                     nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
                     have_dense = True
@@ -635,6 +670,8 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     # SWITCH_STEPS explicit steps in one run of the group (a stiffness the
                     # rate does not see, e.g. a stick spring near its Coulomb cap: Radau
                     # until the group's contacts are all inactive)
+                    if rt < 0.0:
+                        rt = _group_rate(y_new, k, gf, gi)
                     stiff = stiff + 1 if h * rt > STIFF_HW else 0
                     if n_explicit >= SWITCH_STEPS:
                         sticky = True
@@ -642,11 +679,26 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                         explicit = False
                         nfev += radau_start(y, f, t, dt, h_try, rtol, atol, dt, jscale, 0,
                                             ctl, ws, P)
-            _forces(y, k, gf, gi)
+            # whether a contact carried force at the step's end (contacts not yet loaded in
+            # this host step): without friction or stick spring at y_new, f = applied(raw) n
+            # from the raw forces _scan evaluated there, else the forces at y
+            unloaded = False
             for i in range(k):
-                if (gf[fb + 3 * i] != 0.0 or gf[fb + 3 * i + 1] != 0.0
-                        or gf[fb + 3 * i + 2] != 0.0):
-                    loaded[c0 + i] = True
+                if not loaded[c0 + i]:
+                    unloaded = True
+            if unloaded and ev < 0 and gf[0] == 0.0 and gf[ST] == 0.0:
+                for i in range(k):
+                    if gi[INT_LEN * i + _ACT]:
+                        fn = applied(gi[INT_LEN * i + _MODE], raw[i])
+                        r = FR_LEN + ROW_LEN * i
+                        if fn * gf[r] != 0.0 or fn * gf[r + 1] != 0.0 or fn * gf[r + 2] != 0.0:
+                            loaded[c0 + i] = True
+            elif unloaded:
+                _forces(y, k, gf, gi)
+                for i in range(k):
+                    if (gf[fb + 3 * i] != 0.0 or gf[fb + 3 * i + 1] != 0.0
+                            or gf[fb + 3 * i + 2] != 0.0):
+                        loaded[c0 + i] = True
         for i in range(nn):
             Y[s0 + i] = y[i]
         tg[g] = t
@@ -663,38 +715,94 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
 
 
 @njit
-def pack(gptr, yptr, ooff_abs, nst, d, u, s, ns, ode, Y):
-    """Group states Y from delta (K,), u (K, 3), the spring displacements s (K, 3) (``ns`` = 3:
-    the stick option, 0: none) and ODE states (K, NODE_MAX) in group order (``ooff_abs``:
-    absolute offset of each contact's ODE states in Y)."""
-    for g in range(gptr.shape[0] - 1):
+def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, act, law, cand, kid_l,
+         mode_l, nst_l, mem_l, d, u, s, ns, ode):
+    """The groups' arrays of :func:`integrate_groups` from the contacts' arrays in the batch's
+    order: ``order`` (K,) the batch index of each contact in group order, ``gptr`` / ``goff``
+    the groups' contact and float-array offsets, W's entries ``wdata`` at ``widx`` in the float
+    arrays, ``fr`` the friction and stick parameters (FR_LEN), per contact the normal ``nrm``
+    and free acceleration ``af`` (K, 3), coefficient row ``coef`` (K, NC_MAX) and memory ``mem``
+    (K, NMEM_MAX), ``act`` active, ``law`` its law, ``cand`` an onset candidate, and per law
+    its kernel id, contact mode, ODE state count and memory flag; the state from delta (K,),
+    u (K, 3), the spring displacements s (K, 3) (``ns`` = 3: the stick option, 0: none) and
+    the ODE states (K, NODE_MAX). Returns (yptr, Y, GF, GI): group g's state is
+    Y[yptr[g]:yptr[g+1]] = [delta (k_g), u (3 k_g), springs (ns k_g), ODE states]."""
+    k = order.shape[0]
+    ng = gptr.shape[0] - 1
+    yptr = np.empty(ng + 1, dtype=np.int64)
+    GI = np.zeros(INT_LEN * k, dtype=np.int64)
+    GF = np.zeros(goff[ng])
+    acc = 0
+    for g in range(ng):
+        yptr[g] = acc
         c0, c1 = gptr[g], gptr[g + 1]
-        k = c1 - c0
+        o = (4 + ns) * (c1 - c0)
+        for c in range(c0, c1):
+            b = order[c]
+            lw = law[b]
+            nq = nst_l[lw] if act[b] else 0
+            q = INT_LEN * c
+            GI[q + _KID] = kid_l[lw]
+            GI[q + _MODE] = mode_l[lw]
+            GI[q + _ACT] = act[b]
+            GI[q + _OOFF] = o
+            GI[q + _NST] = nq
+            GI[q + _CAND] = cand[b]
+            GI[q + _MEMF] = act[b] and mem_l[lw]
+            o += nq
+        acc += o
+    yptr[ng] = acc
+    Y = np.empty(acc)
+    for g in range(ng):
+        c0, c1 = gptr[g], gptr[g + 1]
+        kg = c1 - c0
         s0 = yptr[g]
-        for i in range(k):
+        for a in range(FR_LEN):
+            GF[goff[g] + a] = fr[a]
+        for i in range(kg):
             c = c0 + i
-            Y[s0 + i] = d[c]
+            b = order[c]
+            r = goff[g] + FR_LEN + ROW_LEN * i
             for a in range(3):
-                Y[s0 + k + 3 * i + a] = u[c, a]
+                GF[r + _N + a] = nrm[b, a]
+                GF[r + _AF + a] = af[b, a]
+            for a in range(NC_MAX):
+                GF[r + _C + a] = coef[b, a]
+            for a in range(NMEM_MAX):
+                GF[r + _M + a] = mem[b, a]
+            Y[s0 + i] = d[b]
+            for a in range(3):
+                Y[s0 + kg + 3 * i + a] = u[b, a]
             for a in range(ns):
-                Y[s0 + 4 * k + 3 * i + a] = s[c, a]
-            for q in range(nst[c]):
-                Y[ooff_abs[c] + q] = ode[c, q]
+                Y[s0 + 4 * kg + 3 * i + a] = s[b, a]
+            o = s0 + GI[INT_LEN * c + _OOFF]
+            for q in range(GI[INT_LEN * c + _NST]):
+                Y[o + q] = ode[b, q]
+    for j in range(widx.shape[0]):
+        GF[widx[j]] = wdata[j]
+    return yptr, Y, GF, GI
 
 
 @njit
-def unpack(gptr, yptr, ooff_abs, nst, Y, d, u, s, ns, ode):
-    """Inverse of :func:`pack`."""
+def unpack(order, gptr, yptr, GI, Y, d, u, s, ns, ode):
+    """Inverse of :func:`pack`'s state: delta, u, s and the ODE states back into the arrays in
+    the batch's order; returns whether delta and u are all finite."""
+    finite = True
     for g in range(gptr.shape[0] - 1):
         c0, c1 = gptr[g], gptr[g + 1]
-        k = c1 - c0
+        kg = c1 - c0
         s0 = yptr[g]
-        for i in range(k):
+        for i in range(kg):
             c = c0 + i
-            d[c] = Y[s0 + i]
+            b = order[c]
+            d[b] = Y[s0 + i]
+            finite = finite and math.isfinite(d[b])
             for a in range(3):
-                u[c, a] = Y[s0 + k + 3 * i + a]
+                u[b, a] = Y[s0 + kg + 3 * i + a]
+                finite = finite and math.isfinite(u[b, a])
             for a in range(ns):
-                s[c, a] = Y[s0 + 4 * k + 3 * i + a]
-            for q in range(nst[c]):
-                ode[c, q] = Y[ooff_abs[c] + q]
+                s[b, a] = Y[s0 + 4 * kg + 3 * i + a]
+            o = s0 + GI[INT_LEN * c + _OOFF]
+            for q in range(GI[INT_LEN * c + _NST]):
+                ode[b, q] = Y[o + q]
+    return finite

@@ -42,7 +42,10 @@ again (a defect correction; on the A1's 1 s + 3 s trot the largest velocity defe
 step, median over steps, is 8.2 cm/s in the first round and 0.09 cm/s in the second; the
 overlap defect, ~0.2 mm, is the kinematics' and does not depend on P). P is found by Newton's
 method on the 3K residual from P = 0, with a finite-difference derivative of each contact's
-force in its own (delta, u) and backtracking on the residual norm.
+force in its own (delta, u) and backtracking on the residual norm. The solve runs in compiled
+code (:mod:`mbplugin.bullet.implicit_kernel`: the forces through the sub-stepper's compiled law,
+friction and spring kernels); ``compiled=False`` keeps this module's NumPy implementation, the
+reference (the same iteration; both give the same impulse to rounding).
 
 Costs and limits: every law must be free of ODE states (Bouc-Wen, Maxwell: use
 ``articulated="substep"``); no contact onset is located inside the step (a contact starts at the
@@ -60,6 +63,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mbplugin.bullet import implicit_kernel as ik
+from mbplugin.bullet.implicit_kernel import EPS_D, EPS_U, MAX_NEWTON
 from mbplugin.bullet.stick import Stick, stick_force, stick_step
 from mbplugin.bullet.substep import ContactSpace, StepResult, SubstepStats, batch_at
 from mbplugin.contact import ContactBatch, ContactStore
@@ -70,11 +75,6 @@ from mbplugin.errors import IntegrationError
 #: u (K, 3), its overlap delta (K,))
 HostProbe = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
-#: Newton iterations per solve before the step is reported as failed
-MAX_NEWTON = 60
-#: finite-difference steps of the force derivatives: overlap (m), velocity (m/s)
-EPS_D, EPS_U = 1e-9, 1e-7
-
 
 class ImplicitStep:
     """One host step of the contacts of ``batch`` solved implicitly (see the module docstring).
@@ -84,7 +84,9 @@ class ImplicitStep:
     (K, 3) its displacement at the step start) or None, ``rtol`` the tolerance of Newton's
     residual relative to the impulse, ``host`` the probe of the host step, ``verify`` the
     number of verification rounds with it, ``watch`` (K,) bool: the contacts whose defects the
-    probe books (those on articulated links). Newton starts from P = 0 (the free motion) at
+    probe books (those on articulated links), ``compiled`` the compiled Newton solve
+    (:mod:`mbplugin.bullet.implicit_kernel`; False, or a law without a compiled kernel: the
+    NumPy reference of this class). Newton starts from P = 0 (the free motion) at
     every host step: the root found does not depend on the previous step's (with the previous
     impulse as the start, a 1 s + 3 s trot of the A1 settled on other roots in some steps and
     its toes slid 16.6 instead of 6.9 mm)."""
@@ -93,7 +95,7 @@ class ImplicitStep:
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                  stick: Stick | None = None, s0: np.ndarray | None = None,
                  host: HostProbe | None = None, verify: int = 1,
-                 watch: np.ndarray | None = None) -> None:
+                 watch: np.ndarray | None = None, compiled: bool = True) -> None:
         self.store, self.batch, self.k = store, batch, len(batch)
         self.W = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=float)
         self.a_free = a_free
@@ -104,14 +106,40 @@ class ImplicitStep:
         self.s0 = np.zeros((self.k, 3)) if s0 is None else np.asarray(s0, dtype=float)
         self.host, self.verify = host, int(verify)
         self.watch = np.ones(self.k, dtype=bool) if watch is None else watch
-        # the laws' normal force with the store's rows (the sub-stepper's evaluation)
-        self.space = ContactSpace(store, batch, sp.csr_matrix((3 * self.k, 3 * self.k)),
-                                  a_free, None, rtol)
+        self.compiled = bool(compiled) and ik.compiled_laws(store)
+        if self.compiled:
+            # the contacts as one group of the compiled sub-stepper's layout
+            self.gf, self.gi = ik.group_arrays(batch, self.W, self.friction, stick)
+        else:
+            # the laws' normal force with the store's rows (the sub-stepper's evaluation)
+            self.space = ContactSpace(store, batch, sp.csr_matrix((3 * self.k, 3 * self.k)),
+                                      a_free, None, rtol)
         self.s_end: np.ndarray | None = None
         #: largest velocity (m/s) and overlap (m) defect booked by each verification round
         self.defects: list[tuple[float, float]] = []
 
     # -- forces -----------------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """Read the store's rows (after every change of them)."""
+        if self.compiled:
+            ik.refresh_rows(self.gf, self.gi, self.store, self.batch)
+        else:
+            self.space.prepare()
+
+    def _start_normal(self, d0: np.ndarray, u0: np.ndarray) -> np.ndarray:
+        """The normal force (K,) at the step's start."""
+        if self.compiled:
+            return ik.forces(d0, u0, 0.0, self.gf, self.gi, np.zeros(self.k), self.s0)[2]
+        return self._normal(d0, u0)
+
+    def _end_force(self, d: np.ndarray, u: np.ndarray,
+                   dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_force` by the path in use."""
+        if self.compiled:
+            f, s1, _ = ik.forces(d, u, dt, self.gf, self.gi, self.fn0, self.s0)
+            return f, (s1 if self.stick is not None else self.s0)
+        return self._force(d, u, dt)
+
     def _normal(self, d: np.ndarray, u: np.ndarray) -> np.ndarray:
         un = np.einsum("ij,ij->i", u, self.n)
         return self.space.normal(d, -un, self.store.ode)[0]
@@ -149,8 +177,8 @@ class ImplicitStep:
             u1 = ustar + eu + (W @ P.ravel()).reshape(k, 3)
             return d0 - dt * np.einsum("ij,ij->i", u1, n) + ed, u1
 
-        self.space.prepare()
-        self.fn0 = self._normal(d0, u0)
+        self._prepare()
+        self.fn0 = self._start_normal(d0, u0)
         P = np.zeros((k, 3))
         stats = SubstepStats()
         rounds = 1 + (self.verify if self.host is not None else 0)
@@ -164,9 +192,20 @@ class ImplicitStep:
                 eu[ok] += uh[ok] - u1[ok]
                 ed[ok] += dh[ok] - d1[ok]
             self._onsets(t0, state(P)[0], ustar + eu)
-            P = self._solve(P, state, dt, stats)
+            if self.compiled:
+                counters = np.zeros(2, dtype=np.int64)
+                P, ok = ik.solve(P, ustar + eu, d0, ed, dt, self.gf, self.gi, self.fn0,
+                                 self.s0, self.rtol, counters)
+                stats.steps += int(counters[0])
+                stats.nfev += int(counters[1])
+                if not ok:
+                    raise IntegrationError(f"implicit contact step: Newton's method did not "
+                                           f"converge in {MAX_NEWTON} iterations ({k} "
+                                           "contacts)")
+            else:
+                P = self._solve(P, state, dt, stats)
         d1, u1 = state(P)
-        f, s1 = self._force(d1, u1, dt)
+        f, s1 = self._end_force(d1, u1, dt)
         self.s_end = s1
         loaded = np.any(f != 0, axis=1)
         store.commit(batch_at(self.batch, d1, u1), t0 + dt, aligned=False)
@@ -182,7 +221,7 @@ class ImplicitStep:
         if new.any():
             idx = np.flatnonzero(new)
             store.start(batch_at(self.batch.take(idx), d_end[idx], u[idx]), t0)
-            self.space.prepare()
+            self._prepare()
 
     def _solve(self, P: np.ndarray, state: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
                dt: float, stats: SubstepStats) -> np.ndarray:

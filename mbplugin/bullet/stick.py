@@ -72,6 +72,27 @@ def stick_rate_scalar(s0, s1, s2, v0, v1, v2, fn, k_t, mu):
 
 
 @njit
+def stick_step_scalar(s0, s1, s2, v0, v1, v2, fn, k_t, mu, dt):
+    """The displacement (a, b, c) (m) of one contact's spring after a backward-Euler step of
+    length ``dt`` (s) from (s0, s1, s2) with the slip (v0, v1, v2) (m/s) and normal force ``fn``
+    (N) of the step's end (see :func:`stick_step`). The rate is affine in s, v_t - decay s;
+    its decay is read from :func:`stick_rate_scalar` (the formula's one place)."""
+    decay = v0 - stick_rate_scalar(1.0, 0.0, 0.0, v0, v1, v2, fn, k_t, mu)[0]
+    den = 1.0 + dt * decay
+    return (s0 + dt * v0) / den, (s1 + dt * v1) / den, (s2 + dt * v2) / den
+
+
+@njit
+def _stick_step_batch(s, vt, fn, k_t, mu, dt, out):
+    for i in range(s.shape[0]):
+        a, b, c = stick_step_scalar(s[i, 0], s[i, 1], s[i, 2], vt[i, 0], vt[i, 1], vt[i, 2],
+                                    fn[i], k_t, mu, dt)
+        out[i, 0] = a
+        out[i, 1] = b
+        out[i, 2] = c
+
+
+@njit
 def _stick_batch(s, vt, fn, k_t, mu, c_t, rate, out):
     for i in range(s.shape[0]):
         if rate:
@@ -114,13 +135,16 @@ def stick_step(s0: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick,
     :func:`stick_rate` from ``s0``, with the slip ``vt`` and normal force ``fn`` of the step's
     end: s1 = s0 + dt (vt - |vt| k_t s1 / fc) is linear in s1, so
     s1 = (s0 + dt vt) / (1 + dt |vt| k_t / fc) (no iteration; |s1| stays below
-    max(|s0|, fc / k_t) for any dt, as in steady sliding). The rate is affine in s,
-    v_t - decay s; its decay is read from :func:`stick_rate` (the formula's one place)."""
+    max(|s0|, fc / k_t) for any dt, as in steady sliding). The per-contact formula is
+    :func:`stick_step_scalar` (the compiled implicit step calls it too)."""
     vt = np.ascontiguousarray(vt, dtype=float).reshape(-1, 3)
-    unit = np.zeros_like(vt)
-    unit[:, 0] = 1.0
-    decay = vt[:, 0] - stick_rate(unit, vt, fn, p)[:, 0]
-    return (np.asarray(s0, dtype=float) + dt * vt) / (1.0 + dt * decay)[:, None]
+    s0 = np.ascontiguousarray(np.broadcast_to(np.asarray(s0, dtype=float), vt.shape))
+    out = np.empty_like(vt)
+    _stick_step_batch(s0, vt,
+                      np.ascontiguousarray(np.broadcast_to(np.asarray(fn, dtype=float),
+                                                           (len(vt),))),
+                      float(p.k_t), float(p.mu), float(dt), out)
+    return out
 
 
 def stick_rate(s: np.ndarray, vt: np.ndarray, fn: np.ndarray, p: Stick) -> np.ndarray:

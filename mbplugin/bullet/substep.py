@@ -480,7 +480,8 @@ class GroupedContactSpace:
             key = (k, W.shape, W.indptr.tobytes(), W.indices.tobytes())
             hit = _GROUPS_CACHE.get("last")
             if hit is not None and hit[0] == key:
-                self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff = hit[1]
+                (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
+                 self.ident) = hit[1]
                 self.wdata = W.data.copy()  # canonical CSR: COO order = CSR order
                 return
         w = sp.coo_matrix(W)
@@ -505,9 +506,13 @@ class GroupedContactSpace:
                      + (3 * pos[ci] + w.row % 3) * (3 * sizes[g]) + 3 * pos[cj] + w.col % 3)
         self.wdata = w.data
         self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
+        # every group one contact, in the batch's order (W block-diagonal: spheres on the
+        # ground): group order = batch order, no permutation of the results
+        self.ident = ng == k and bool(np.all(order == np.arange(k)))
         if (key is not None and np.array_equal(w.col, W.indices)
                 and np.array_equal(w.row, np.repeat(np.arange(W.shape[0]), np.diff(W.indptr)))):
-            _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff))
+            _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff,
+                                           self.ident))
 
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
                   h0: float | None = None, m0: np.ndarray | None = None) -> StepResult:
@@ -533,11 +538,7 @@ class GroupedContactSpace:
         wall = time.perf_counter()
         k, order, gptr, labels = self.k, self.order, self.gptr, self.labels
         ng = len(gptr) - 1
-        g_of = labels[order]  # group of each contact in group order
-        pos = np.arange(k) - gptr[g_of]  # place in its group
-        sizes_c = self.sizes[g_of]
-        nrm = np.ascontiguousarray(self.batch.normal[order])
-        af = np.ascontiguousarray(self.a_free[order])
+        ident = self.ident
         laws = store.laws
         kid_l = np.array([law.kernel for law in laws], dtype=np.int64)
         mode_l = np.array([law.contact_mode for law in laws], dtype=np.int64)
@@ -550,55 +551,41 @@ class GroupedContactSpace:
                       float(f.regularisation == "linear"))
         if self.stick is not None:
             fr[cm.ST:cm.ST + 4] = (1.0, self.stick.k_t, self.stick.mu, self.stick.c_t)
-        d = np.ascontiguousarray(d0[order], dtype=float)
-        u = np.ascontiguousarray(u0[order], dtype=float)
-        s = (np.zeros((k, 3)) if self.s0 is None
-             else np.ascontiguousarray(np.asarray(self.s0, dtype=float)[order]))
+        # the state in the batch's order (pack / unpack map it to the groups' order)
+        nrm = np.ascontiguousarray(self.batch.normal, dtype=float)
+        af = np.ascontiguousarray(self.a_free, dtype=float)
+        d = np.array(d0, dtype=float)
+        u = np.array(u0, dtype=float).reshape(k, 3)
+        s = (np.zeros((k, 3)) if self.s0 is None else np.array(self.s0, dtype=float))
         tg = np.zeros(ng)
         hg = np.full(ng, -1.0)
         if h0 is not None and np.ndim(h0):
             # a group starts with the shortest step its contacts had (unknown: initial step)
-            hmin = np.minimum.reduceat(np.asarray(h0, dtype=float)[order], gptr[:-1])
+            h0 = np.asarray(h0, dtype=float)
+            hmin = h0 if ident else np.minimum.reduceat(h0[order], gptr[:-1])
             hg = np.where(hmin > 0, hmin, -1.0)
         mg = np.ones(ng, dtype=np.int64)
         if m0 is not None and np.ndim(m0):
-            m0o = np.asarray(m0)[order]
-            mg[np.maximum.reduceat(m0o == 0, gptr[:-1])] = 0
-            mg[np.maximum.reduceat(m0o == 2, gptr[:-1])] = 2
+            m0o = np.asarray(m0) if ident else np.asarray(m0)[order]
+            if ident:
+                mg[m0o == 0] = 0
+                mg[m0o == 2] = 2
+            else:
+                mg[np.maximum.reduceat(m0o == 0, gptr[:-1])] = 0
+                mg[np.maximum.reduceat(m0o == 2, gptr[:-1])] = 2
         status = np.zeros(ng, dtype=np.int64)
         imp = np.zeros((k, 3))
         loaded = np.zeros(k, dtype=bool)
         counters = np.zeros(4, dtype=np.int64)
-        inv = np.empty(k, dtype=np.int64)
-        inv[order] = np.arange(k)
+        odes = bool(nst_l.any())  # a law with ODE states
         for _ in range(10_000):
             al = store.aligned(self.batch)
-            act_b = al.active
-            act = act_b[order]
-            law = al.law[order]
-            nst = np.where(act, nst_l[law], 0)
-            # state layout: group g holds [delta (k_g), u (3 k_g), springs (ns k_g), ODE states]
-            # at yptr[g]
-            per = 4 + ns + nst
-            csum = np.zeros(k + 1, dtype=np.int64)
-            np.cumsum(per, out=csum[1:])
-            yptr = csum[gptr]
-            nsum = np.zeros(k + 1, dtype=np.int64)
-            np.cumsum(nst, out=nsum[1:])
-            ooff = (4 + ns) * sizes_c + nsum[:-1] - nsum[gptr[g_of]]
-            ooff_abs = yptr[g_of] + ooff
-            ode = np.ascontiguousarray(al.ode[order])
-            Y = np.empty(int(yptr[-1]))
-            cm.pack(gptr, yptr, ooff_abs, nst, d, u, s, ns, ode, Y)
-            cand = ~act & ~store.latched(self.batch)[order]
-            GF = np.zeros(int(self.goff[-1]))
-            GF[self.goff[:-1, None] + np.arange(cm.FR_LEN)] = fr
-            rows_f = np.concatenate([nrm, af, al.coef[order], al.mem[order]], axis=1)
-            base = self.goff[g_of] + cm.FR_LEN + cm.ROW_LEN * pos
-            GF[base[:, None] + np.arange(cm.ROW_LEN)] = rows_f
-            GF[self.widx] = self.wdata
-            GI = np.stack([kid_l[law], mode_l[law], act, ooff, nst, cand, act & mem_l[law]],
-                          axis=1).astype(np.int64).ravel()
+            act = al.active
+            ode = al.ode
+            cand = ~act & ~store.latched(self.batch)
+            yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
+                                      al.coef, al.mem, act, al.law, cand, kid_l, mode_l, nst_l,
+                                      mem_l, d, u, s, ns, ode)
             cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
                                 float(self.rtol), imp, loaded, counters, self.explicit, mg,
                                 EXPLICIT_TOL)
@@ -606,18 +593,17 @@ class GroupedContactSpace:
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
                                        f"(group of {int(self.sizes[g])} contacts)")
-            cm.unpack(gptr, yptr, ooff_abs, nst, Y, d, u, s, ns, ode)
-            if not (np.all(np.isfinite(d)) and np.all(np.isfinite(u))):
+            if not cm.unpack(order, gptr, yptr, GI, Y, d, u, s, ns, ode):
                 raise IntegrationError(f"contact state became non-finite in the host step at "
                                        f"t = {t0:.9g} s")
             # the store books every contact at its group's time (its rules: onset, end,
             # latch, memory); the events stopped their groups just past the instant
-            ode_rows = store.ode.copy()
-            rows = al.rows[order]
-            ode_rows[rows[act]] = ode[act]
-            d_b, u_b = d[inv], u[inv]
-            store.commit(batch_at(self.batch, d_b, u_b), t0 + tg[labels], ode_rows,
-                         aligned=False)
+            ode_rows = None
+            if odes:
+                ode_rows = store.ode.copy()
+                ode_rows[al.rows[act]] = ode[act]
+            store.commit(batch_at(self.batch, d, u), t0 + (tg if ident else tg[labels]),
+                         ode_rows, aligned=False)
             ev = status == cm.EVENT
             if not ev.any():
                 break
@@ -626,8 +612,11 @@ class GroupedContactSpace:
             raise IntegrationError(f"contact-space events did not settle in the host step at "
                                    f"t = {t0:.9g} s")
         if self.stick is not None:
-            self.s_end = s[inv]
+            self.s_end = s
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
-        return StepResult(imp[inv], d[inv], u[inv], loaded[inv], stats, float(np.min(hg)),
-                          hg[labels], mg[labels])
+        if not ident:
+            inv = np.empty(k, dtype=np.int64)
+            inv[order] = np.arange(k)
+            imp, loaded, hg, mg = imp[inv], loaded[inv], hg[labels], mg[labels]
+        return StepResult(imp, d.copy(), u.copy(), loaded, stats, float(np.min(hg)), hg, mg)

@@ -1,0 +1,272 @@
+"""Compiled Newton solve of the implicit contact step (:mod:`mbplugin.bullet.implicit`).
+
+The host step's impulse P (K, 3) solves R(P) = P - dt F(state(P)) = 0 with
+
+    u1 = ue + W P,     delta1 = d0 - dt n . u1 + ed,
+    F  = F_N(delta1, -n . u1) n + F_t(v_t1, (F_N0 + F_N1) / 2)
+
+(the module docstring of :mod:`mbplugin.bullet.implicit`; ``ue`` = u0 + a_free dt plus the
+host's velocity defect, ``ed`` its overlap defect). :func:`newton` is the compiled
+counterpart of the NumPy reference (:meth:`ImplicitStep._solve
+<mbplugin.bullet.implicit.ImplicitStep>`): the same iteration from the same start, the same
+finite-difference derivatives and backtracking, so both give the same impulse to rounding
+(tests/test_bullet_implicit.py). It is the solve of a whole host step: ~10 iterations of ~4 us
+for the A1's four feet (the NumPy one: ~80 us per force evaluation, ~5 per iteration).
+
+Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
+the contacts are one group of :mod:`mbplugin.bullet.compiled` (the float array ``gf``: the
+friction and stick parameters, per contact its normal and the store's coefficient row and
+memory, then W; the int array ``gi``: kernel id, contact mode, active flag per contact), the
+law's normal force by kernel id (:func:`mbplugin.laws.kernels.force`) through the rules'
+clipping (:func:`mbplugin.pipeline.rules.applied`), the engine's regularised Coulomb friction
+(:func:`mbplugin.pipeline.friction.friction_scalar`) or the tangential spring
+(:func:`mbplugin.bullet.stick.stick_force_scalar`, its displacement stepped by backward Euler,
+:func:`mbplugin.bullet.stick.stick_step_scalar`), each with the trapezoidal Coulomb limit as
+its normal-force argument. No formula is written here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.bullet import compiled as cm
+from mbplugin.bullet.compiled import _coef, _state
+from mbplugin.bullet.stick import Stick, stick_force_scalar, stick_step_scalar
+from mbplugin.contact import ContactBatch, ContactStore
+from mbplugin.dynamics.friction import Friction
+from mbplugin.laws.base import Law
+from mbplugin.laws.kernels import force
+from mbplugin.pipeline.friction import friction_scalar
+from mbplugin.pipeline.rules import applied
+
+#: Newton iterations per solve before the step is reported as failed
+MAX_NEWTON = 60
+#: finite-difference steps of the force derivatives: overlap (m), velocity (m/s)
+EPS_D, EPS_U = 1e-9, 1e-7
+
+_R, _I = cm.FR_LEN, cm.INT_LEN
+
+
+def compiled_laws(store: ContactStore) -> bool:
+    """Whether every law of ``store`` evaluates through a compiled kernel without ODE states (a
+    third-party law that overrides ``force_raw`` has none, and the backend refuses laws with
+    ODE states on this path: the NumPy reference takes such steps)."""
+    return all(law.kernel is not None and type(law).force_raw is Law.force_raw
+               and law.n_state == 0 for law in store.laws)
+
+
+def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
+                 stick: Stick | None) -> tuple[np.ndarray, np.ndarray]:
+    """The float and int arrays ``gf``, ``gi`` of the K contacts of ``batch`` as one group of
+    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals and W (3K, 3K)
+    filled in; the store's rows follow with :func:`refresh_rows`."""
+    k = len(batch)
+    gf = np.zeros(int(cm.group_float_size(np.int64(k))))
+    if friction is not None and friction.active:
+        gf[:7] = (1.0, friction.mu, friction.static, friction.v_s, friction.v_eps,
+                  friction.viscous, float(friction.regularisation == "linear"))
+    if stick is not None:
+        gf[cm.ST:cm.ST + 4] = (1.0, stick.k_t, stick.mu, stick.c_t)
+    rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
+    rows[:, cm._N:cm._N + 3] = batch.normal
+    w0 = _R + cm.ROW_LEN * k
+    gf[w0:w0 + 9 * k * k] = np.asarray(W, dtype=float).ravel()
+    return gf, np.zeros(_I * k, dtype=np.int64)
+
+
+def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
+                 batch: ContactBatch) -> None:
+    """Write the store's rows for ``batch`` (coefficients, memory, kernel id, contact mode,
+    active flag) into ``gf``, ``gi`` (after every change of the store's rows)."""
+    k = len(batch)
+    al = store.aligned(batch)
+    rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
+    rows[:, cm._C:cm._C + al.coef.shape[1]] = al.coef
+    rows[:, cm._M:cm._M + al.mem.shape[1]] = al.mem
+    laws = store.laws
+    kid = np.array([law.kernel for law in laws], dtype=np.int64)
+    mode = np.array([law.contact_mode for law in laws], dtype=np.int64)
+    g = gi.reshape(k, _I)
+    g[:, cm._KID] = kid[al.law]
+    g[:, cm._MODE] = mode[al.law]
+    g[:, cm._ACT] = al.active
+    # no ODE states (refused on this path), no events: the other slots stay 0
+
+
+@njit
+def step_forces(d, u, dt, k, gf, gi, fn0, s0, F, S1, FN):
+    """Force on body b (K, 3) into ``F``, the spring's end displacement (K, 3) into ``S1`` and
+    the normal force (K,) into ``FN`` at the step's end state: overlaps ``d`` (K,), velocities
+    ``u`` (K, 3); ``fn0`` (K,) the normal force at the step's start, ``s0`` (K, 3) the spring's
+    displacement there, ``dt`` (s) the step."""
+    for i in range(k):
+        r = _R + cm.ROW_LEN * i
+        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        u0, u1, u2 = u[i, 0], u[i, 1], u[i, 2]
+        un = u0 * n0 + u1 * n1 + u2 * n2
+        fn = 0.0
+        if gi[_I * i + cm._ACT]:
+            fn = applied(gi[_I * i + cm._MODE],
+                         force(gi[_I * i + cm._KID], d[i], -un, _coef(gf, i),
+                               _state(d, gf, gi, i)))
+        FN[i] = fn
+        v0, v1, v2 = u0 - un * n0, u1 - un * n1, u2 - un * n2
+        limit = 0.5 * (fn + fn0[i])  # the trapezoidal Coulomb limit over the step
+        f0, f1, f2 = fn * n0, fn * n1, fn * n2
+        a, b, c = s0[i, 0], s0[i, 1], s0[i, 2]
+        if gf[cm.ST] > 0.0:
+            a, b, c = stick_step_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
+                                        gf[cm.ST + 2], dt)
+            sn = a * n0 + b * n1 + c * n2
+            a, b, c = a - sn * n0, b - sn * n1, c - sn * n2
+            t0, t1, t2 = stick_force_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
+                                            gf[cm.ST + 2], gf[cm.ST + 3])
+            f0 += t0
+            f1 += t1
+            f2 += t2
+        elif gf[0] > 0.0:
+            t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[1], gf[2], gf[3], gf[4], gf[5],
+                                         gf[6] > 0.0)
+            f0 += t0
+            f1 += t1
+            f2 += t2
+        F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
+        S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
+
+
+@njit
+def end_state(P, ue, d0, ed, dt, k, gf, d1, u1):
+    """The step's end state for impulse P (K, 3): u1 = ue + W P, d1 = d0 - dt n . u1 + ed."""
+    m = 3 * k
+    w0 = _R + cm.ROW_LEN * k
+    for row in range(m):
+        acc = 0.0
+        base = w0 + row * m
+        for j in range(m):
+            acc += gf[base + j] * P[j // 3, j % 3]
+        u1[row // 3, row % 3] = ue[row // 3, row % 3] + acc
+    for i in range(k):
+        r = _R + cm.ROW_LEN * i
+        un = u1[i, 0] * gf[r] + u1[i, 1] * gf[r + 1] + u1[i, 2] * gf[r + 2]
+        d1[i] = d0[i] - dt * un + ed[i]
+
+
+@njit
+def _residual_norm(P, F, dt, k):
+    acc = 0.0
+    for i in range(k):
+        for a in range(3):
+            x = P[i, a] - dt * F[i, a]
+            acc += x * x
+    return math.sqrt(acc)
+
+
+@njit
+def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
+    """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
+    :meth:`mbplugin.bullet.implicit.ImplicitStep._solve`: each contact's force depends on its
+    own (delta, u), its derivatives by forward differences (EPS_D, EPS_U), the Newton matrix
+    I - dt (dF/du - dt dF/ddelta n^T) W, backtracking on the residual's norm. Converged when
+    max |R| <= rtol (max |P| + 1e-12). Returns False after MAX_NEWTON iterations;
+    counters += (iterations, force evaluations)."""
+    m = 3 * k
+    w0 = _R + cm.ROW_LEN * k
+    d1 = np.empty(k)
+    u1 = np.empty((k, 3))
+    dp = np.empty(k)
+    up = np.empty((k, 3))
+    F = np.empty((k, 3))
+    Fp = np.empty((k, 3))
+    S1 = np.empty((k, 3))
+    FN = np.empty(k)
+    dFd = np.empty((k, 3))
+    dFu = np.empty((k, 3, 3))
+    A = np.empty((m, m))
+    rhs = np.empty(m)
+    trial = np.empty((k, 3))
+    for _ in range(MAX_NEWTON):
+        counters[0] += 1
+        end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
+        step_forces(d1, u1, dt, k, gf, gi, fn0, s0, F, S1, FN)
+        rmax = 0.0
+        pmax = 0.0
+        for i in range(k):
+            for a in range(3):
+                rmax = max(rmax, abs(P[i, a] - dt * F[i, a]))
+                pmax = max(pmax, abs(P[i, a]))
+        if rmax <= rtol * (pmax + 1e-12):
+            return True
+        # each contact's force depends on its own (delta, u): 4 evaluations for all
+        for i in range(k):
+            dp[i] = d1[i] + EPS_D
+        step_forces(dp, u1, dt, k, gf, gi, fn0, s0, Fp, S1, FN)
+        for i in range(k):
+            for a in range(3):
+                dFd[i, a] = (Fp[i, a] - F[i, a]) / EPS_D
+        for j in range(3):
+            for i in range(k):
+                for a in range(3):
+                    up[i, a] = u1[i, a]
+                up[i, j] = u1[i, j] + EPS_U
+            step_forces(d1, up, dt, k, gf, gi, fn0, s0, Fp, S1, FN)
+            for i in range(k):
+                for a in range(3):
+                    dFu[i, a, j] = (Fp[i, a] - F[i, a]) / EPS_U
+        counters[1] += 5
+        # A = I - dt D W, D block-diagonal: D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T
+        for i in range(k):
+            r = _R + cm.ROW_LEN * i
+            for a in range(3):
+                row = 3 * i + a
+                for col in range(m):
+                    acc = 0.0
+                    for b in range(3):
+                        dab = dFu[i, a, b] - dt * (dFd[i, a] * gf[r + b])
+                        acc += dab * gf[w0 + (3 * i + b) * m + col]
+                    A[row, col] = (1.0 if row == col else 0.0) - dt * acc
+                rhs[row] = -(P[i, a] - dt * F[i, a])
+        step = np.linalg.solve(A, rhs)
+        r0 = _residual_norm(P, F, dt, k)
+        lam = 1.0
+        while True:
+            for i in range(k):
+                for a in range(3):
+                    trial[i, a] = P[i, a] + lam * step[3 * i + a]
+            end_state(trial, ue, d0, ed, dt, k, gf, dp, up)
+            step_forces(dp, up, dt, k, gf, gi, fn0, s0, Fp, S1, FN)
+            counters[1] += 1
+            rt = _residual_norm(trial, Fp, dt, k)
+            if rt < (1.0 - 1e-4 * lam) * r0 or lam < 1e-6:
+                break
+            lam *= 0.5
+        for i in range(k):
+            for a in range(3):
+                P[i, a] = trial[i, a]
+    return False
+
+
+def forces(d: np.ndarray, u: np.ndarray, dt: float, gf: np.ndarray, gi: np.ndarray,
+           fn0: np.ndarray, s0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`step_forces` with new output arrays: (force (K, 3), spring displacement (K, 3),
+    normal force (K,))."""
+    k = len(d)
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    step_forces(np.ascontiguousarray(d, dtype=float), np.ascontiguousarray(u, dtype=float),
+                float(dt), k, gf, gi, np.ascontiguousarray(fn0, dtype=float),
+                np.ascontiguousarray(s0, dtype=float), F, S1, FN)
+    return F, S1, FN
+
+
+def solve(P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray, dt: float,
+          gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
+          counters: np.ndarray) -> tuple[np.ndarray, bool]:
+    """:func:`newton` from ``P`` on a copy: (the impulse (K, 3), converged)."""
+    P = np.array(P, dtype=float, order="C")
+    c = np.ascontiguousarray
+    ok = newton(P, c(ue, dtype=float), c(d0, dtype=float), c(ed, dtype=float), float(dt),
+                len(P), gf, gi, c(fn0, dtype=float), c(s0, dtype=float), float(rtol), counters)
+    return P, bool(ok)
+
