@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from itertools import chain, repeat
 
 import numpy as np
 import pybullet as p
@@ -35,9 +36,9 @@ from mbplugin.impact import impact
 from mbplugin.laws import make_law
 
 G, R = 9.81, 0.01
-
-#: the clock of the cost table: wall time, or with --cpu the process's CPU time (robust to the
-#: time slices other jobs take on a shared machine; PyBullet's DIRECT step runs in-process)
+#: the clock of the cost table and the floor: wall time, or with --cpu the process's CPU time
+#: (robust to the time slices other jobs take on a shared machine; PyBullet's DIRECT step runs
+#: in-process)
 CLOCK = {"clock": time.perf_counter}
 
 
@@ -130,6 +131,203 @@ def cost_table(sizes: tuple[int, ...], steps: int, scipy_max: int, rtol: float =
             print("           " + _ratios("compiled", ours, native, rest), flush=True)
 
 
+# -- the floor: PyBullet's API along the backend's own trajectory, no computation ---------------
+#: PyBullet calls that change the host (replayed by the floor); every other call is a query
+HOST_CALLS = frozenset({
+    "applyExternalForce", "applyExternalTorque", "resetBasePositionAndOrientation",
+    "resetBaseVelocity", "resetJointState", "resetJointStatesMultiDof", "stepSimulation",
+    "setCollisionFilterPair", "changeDynamics", "setJointMotorControl2",
+    "setJointMotorControlArray", "saveState", "restoreState", "removeState"})
+#: calls the replay can reproduce (the others would make it a different trajectory)
+REPLAYABLE = frozenset({"applyExternalForce", "applyExternalTorque",
+                        "resetBasePositionAndOrientation", "resetBaseVelocity",
+                        "stepSimulation", "setCollisionFilterPair"})
+#: the state read (replayed as one read of every body per step, as ``body_state`` does it)
+READS = frozenset({"getBasePositionAndOrientation", "getBaseVelocity"})
+
+Call = tuple[str, tuple, dict, bool]  # name, positional arguments, keywords, is a query
+
+
+class _Recorder:
+    """Stands in for the ``pybullet`` module inside the backend's ``Client``: every function
+    the backend calls (through ``Client.__call__`` or mapped directly) is passed on to PyBullet
+    and logged with its arguments (the client id removed), except the state reads, which are
+    counted. ``log[0]`` holds the calls before the first step, ``log[i]`` those of step i."""
+
+    def __init__(self, pb: object) -> None:
+        self._pb = pb
+        self.log: list[list[Call]] = [[]]
+        self.reads: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> object:
+        fn = getattr(self._pb, name)
+        if not callable(fn):
+            return fn
+        if name in READS:
+            def read(*args: object, **kwargs: object) -> object:
+                self.reads[name] = self.reads.get(name, 0) + 1
+                return fn(*args, **kwargs)
+            return read
+        query = name not in HOST_CALLS
+        if not query and name not in REPLAYABLE:
+            raise RuntimeError(f"the floor replay cannot reproduce {name}")
+
+        def call(*args: object, **kwargs: object) -> object:
+            kw = dict(kwargs)
+            if kw.pop("physicsClientId", None) is None:
+                args = args[:-1]  # mapped calls pass the client id last, positionally
+            self.log[-1].append((name, args, kw, query))
+            out = fn(*args, **kwargs)
+            if name == "stepSimulation":
+                self.log.append([])
+            return out
+        return call
+
+
+def record(n: int, steps: int) -> tuple[list[list[Call]], dict[str, int], np.ndarray]:
+    """The backend's PyBullet calls per step on ``world(n)`` (``log[0]``: the set-up's pair
+    filters, ``log[i]``: step i's calls, its ``stepSimulation`` among them), its state-read
+    counts and the final positions."""
+    cid, plane, balls = world(n)
+    bk = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
+    rec = _Recorder(p)
+    # the set-up's filter calls happened before the recorder: replay them from the backend
+    rec.log = [[("setCollisionFilterPair", (x[0], y[0], x[1], y[1], 0), {}, False)
+                for x, y in bk._pairs], []]
+    bk.client.p = rec
+    for _ in range(steps):
+        bk.step()
+    end = np.array([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in balls])
+    p.disconnect(physicsClientId=cid)
+    return rec.log[:-1], rec.reads, end
+
+
+def _plan(calls: list[Call], queries: bool) -> list[tuple[object, list, dict, bool]]:
+    """Consecutive calls of one function with positional arguments only grouped: (function,
+    argument columns, {}, is a query), replayed with ``map`` (no Python frame per call, as the
+    backend does); any other call alone: (function, arguments, keywords, is a query)."""
+    out: list[tuple[object, list, dict, bool]] = []
+    last = None
+    for name, args, kw, query in calls:
+        if query and not queries:
+            continue
+        fn = getattr(p, name)
+        if kw or not args or name == "stepSimulation":
+            out.append((fn, list(args), kw, query))
+            last = None
+            continue
+        if name != last:
+            out.append((fn, [[] for _ in args], {}, query))
+            last = name
+        for col, a in zip(out[-1][1], args, strict=True):
+            col.append(a)
+    return out
+
+
+def replay(n: int, log: list[list[Call]], queries: bool = False) -> tuple[np.ndarray, ...]:
+    """The floor: a fresh ``world(n)``, the set-up's filter calls, then per step one state read
+    of every body (the backend's ``body_state``: two calls per body, gathered into arrays) and
+    the recorded host-changing calls in their order (with ``queries`` also the backend's other
+    queries: contact points, constraints, engine parameters). Returns the time (s, ``CLOCK``)
+    of each step, of its ``stepSimulation`` alone, of its queries alone, and the final
+    positions."""
+    cid, _, balls = world(n)
+    for fn, cols, _, _ in _plan(log[0], False):
+        for _ in map(fn, *cols, repeat(cid)):
+            pass
+    ids = list(balls)
+    plan = [_plan(calls, queries) for calls in log[1:]]
+    out, step, asked = np.empty(len(plan)), np.empty(len(plan)), np.zeros(len(plan))
+    stepper = p.stepSimulation
+    clock = CLOCK["clock"]
+    for i, calls in enumerate(plan):
+        t0 = clock()
+        ps = np.fromiter(chain.from_iterable(chain.from_iterable(
+            map(p.getBasePositionAndOrientation, ids, repeat(cid)))), dtype=float,
+            count=7 * len(ids))
+        vs = np.fromiter(chain.from_iterable(chain.from_iterable(
+            map(p.getBaseVelocity, ids, repeat(cid)))), dtype=float, count=6 * len(ids))
+        del ps, vs
+        for fn, cols, kw, query in calls:
+            t1 = clock()
+            if fn is stepper or kw or not cols or not isinstance(cols[0], list):
+                fn(*cols, physicsClientId=cid, **kw)
+            else:
+                for _ in map(fn, *cols, repeat(cid)):
+                    pass
+            if fn is stepper:
+                step[i] = clock() - t1
+            elif query:
+                asked[i] += clock() - t1
+        out[i] = clock() - t0
+    end = np.array([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in balls])
+    p.disconnect(physicsClientId=cid)
+    return out, step, asked, end
+
+
+def floor_table(n: int, steps: int, repeat_: int = 1, block: int = 20) -> None:
+    """Native vs the floor (the backend's own PyBullet calls replayed with one state read per
+    step, no computation; and with the backend's other queries too) vs the backend, per
+    ``block`` steps and overall, in one process."""
+    step_times(2, 12, "compiled")  # numba: load the cached kernels
+    log, reads, end = record(n, steps)
+    counts: dict[str, int] = {}
+    for calls in log[1:]:
+        for name, _, _, _ in calls:
+            counts[name] = counts.get(name, 0) + 1
+    print(f"\nfloor at N = {n}, {steps} steps: the backend's PyBullet calls per step: "
+          + ", ".join(f"{k} {v / steps:.2f}" for k, v in sorted(reads.items()))
+          + ", " + ", ".join(f"{k} {v / steps:.2f}" for k, v in sorted(counts.items())))
+    print("  floor = one state read + the backend's host-changing calls (forces, resets, the "
+          "step), replayed; (step) its stepSimulation alone; +q = the floor with the backend's "
+          "other queries replayed too")
+    rest = slice(2 * steps // 3, None)
+    series: list[tuple[np.ndarray, ...]] = []
+    for r in range(repeat_):
+        before = step_times(n, steps, None)
+        ours = step_times(n, steps, "compiled")
+        fl, fl_step, _, fl_end = replay(n, log)
+        fq, _, _, fq_end = replay(n, log, queries=True)
+        after = step_times(n, steps, None)
+        native = 0.5 * (before + after)
+        same = max(float(np.max(np.abs(fl_end - end))), float(np.max(np.abs(fq_end - end))))
+        series.append((native, fl, fl_step, fq, ours))
+        print(f"  run {r + 1}: replayed trajectories vs the backend's: max |dx| = {same:.1e} m "
+              f"(0: the same host steps); " + _floor_summary(series[-1], rest), flush=True)
+    if repeat_ > 1:  # per step, the fastest of the runs: the machine's load filtered out
+        best = tuple(np.min(np.stack(x), axis=0) for x in zip(*series, strict=True))
+        print(f"  per step the minimum over the {repeat_} runs: " + _floor_summary(best, rest))
+    else:
+        best = series[0]
+    native, fl, fl_step, fq, ours = best
+    print(f"  {'steps':>9s} | {'native':>7s} {'floor':>7s} {'(step)':>7s} {'+q':>7s} "
+          f"{'ours':>7s} {'ours-floor':>10s} | floor/native +q/native ours/native  "
+          "(ms per step, mean)")
+    rows = [(f"{a}-{min(a + block, steps) - 1}", slice(a, a + block))
+            for a in range(0, steps, block)]
+    rows += [("all", slice(None)), ("rest", rest)]
+    for name, s in rows:
+        nv, f, fs, q, o = (native[s].mean(), fl[s].mean(), fl_step[s].mean(), fq[s].mean(),
+                           ours[s].mean())
+        print(f"  {name:>9s} | {nv * 1e3:7.2f} {f * 1e3:7.2f} {fs * 1e3:7.2f} {q * 1e3:7.2f} "
+              f"{o * 1e3:7.2f} {(o - f) * 1e3:10.2f} | {f / nv:12.2f} {q / nv:9.2f} "
+              f"{o / nv:11.2f}")
+    md = [float(np.median(x)) for x in (native, fl, fl_step, fq, ours)]
+    print(f"  {'median':>9s} | {md[0] * 1e3:7.2f} {md[1] * 1e3:7.2f} {md[2] * 1e3:7.2f} "
+          f"{md[3] * 1e3:7.2f} {md[4] * 1e3:7.2f} {(md[4] - md[1]) * 1e3:10.2f} | "
+          f"{md[1] / md[0]:12.2f} {md[3] / md[0]:9.2f} {md[4] / md[0]:11.2f}", flush=True)
+
+
+def _floor_summary(x: tuple[np.ndarray, ...], rest: slice) -> str:
+    native, fl, _, fq, ours = x
+    return (f"native {native.mean() * 1e3:.2f} ms, floor/native all {fl.mean() / native.mean():.2f}"
+            f" rest {fl[rest].mean() / native[rest].mean():.2f} (+q all "
+            f"{fq.mean() / native.mean():.2f}), ours/native all "
+            f"{ours.mean() / native.mean():.2f} rest "
+            f"{ours[rest].mean() / native[rest].mean():.2f} median "
+            f"{np.median(ours) / np.median(native):.2f}")
+
+
 def steel_drop(solvers: tuple[str, ...] = ("compiled",)) -> None:
     m = 7800 * 4 / 3 * math.pi * R**3
     dt = 1 / 240
@@ -185,7 +383,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs per N (default 1)")
     ap.add_argument("--sizes", type=int, nargs="+", help="N values (default 10 100 1000)")
     ap.add_argument("--cpu", action="store_true",
-                    help="time the cost table in CPU time of the process instead of wall time")
+                    help="time the cost table (and the floor) in CPU time of the process "
+                         "instead of wall time")
+    ap.add_argument("--floor", action="store_true",
+                    help="the floor decomposition at the largest N instead of the cost table: "
+                         "native vs the backend's own PyBullet calls replayed (one state read "
+                         "per step, no computation) vs the backend, per 20-step block")
     args = ap.parse_args()
     if args.steps < 3:
         ap.error(f"--steps {args.steps}: give at least 3")
@@ -195,6 +398,9 @@ def main() -> None:
         CLOCK["clock"] = time.process_time
         print("(times below: CPU time of the process, time.process_time)")
     sizes = tuple(args.sizes) if args.sizes else ((10, 100) if args.quick else (10, 100, 1000))
+    if args.floor:
+        floor_table(max(sizes), args.steps, args.repeat)
+        return
     cost_table(sizes, args.steps, args.scipy_max, args.rtol, args.radau, args.repeat)
     if not args.no_drop:
         steel_drop(("compiled", "radau") if args.radau else ("compiled",))

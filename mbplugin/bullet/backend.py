@@ -32,7 +32,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import Any
@@ -43,6 +43,8 @@ import scipy.sparse as sp
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import (
     articulated_delassus,
+    block_normal_diagonal,
+    free_body_blocks,
     free_body_delassus,
     normal_delassus,
     normal_diagonal,
@@ -73,6 +75,13 @@ DEFER_TOL = 1e-4
 #: a host position that differs from the one the last step predicts by more than this (m) was
 #: moved by something else (the user's reset, a native contact's position solve)
 HOST_TOL = 1e-9
+#: the same for a host orientation (rad): one the last step does not predict was set by the
+#: user (PyBullet's update, the exponential map of the end-of-step angular velocity, is
+#: predicted to ~1e-15 rad)
+HOST_ANGLE_TOL = 1e-9
+#: above this rotation per host step (rad) the orientation is not checked (PyBullet clamps
+#: a base's rotation per step at pi / 4)
+HOST_SPIN_MAX = 0.5
 #: a body whose managed contacts move less than this along their normals over a host step (m)
 #: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
 #: position, sliding or not)
@@ -184,13 +193,14 @@ class BulletContacts:
             raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
                                  "[0, 0.1]")
         self.defer_tol = float(defer_tol)
-        # the deferred correction: the last step's (batch, W, res) awaiting the next state read,
-        # rows seen touching a native contact in that step, and the host positions the next
-        # read should show (("pre", x, dt): x + dt v_read, semi-implicit Euler over the step of
-        # length dt; ("post", x, 0): x)
+        # the deferred correction: the last step's (batch, W, res, W's normal diagonal or None)
+        # awaiting the next state read, rows seen touching a native contact in that step, and
+        # the host poses the next read should show (("pre", x, dt, q): x + dt v_read and q
+        # turned by dt omega_read, semi-implicit Euler over the step of length dt;
+        # ("post", x, 0, q): x, q)
         self._deferred: tuple[Any, ...] | None = None
         self._native_rows = np.zeros(0, dtype=np.int64)
-        self._expect: tuple[str, np.ndarray, float] | None = None
+        self._expect: tuple[str, np.ndarray, float, np.ndarray] | None = None
         if articulated not in ARTICULATED_MODES:
             raise ParameterError(f"articulated = {articulated!r}: allowed "
                                  f"{', '.join(ARTICULATED_MODES)}")
@@ -573,11 +583,18 @@ class BulletContacts:
         sign = np.concatenate([-np.ones(k), np.ones(k)])
         r = np.concatenate([batch.ra, batch.rb])
         free = self.kind[side] == FREE
+        art = self.kind[side] == ARTICULATED
+        self._art_cache = {}
+        # block diagonal (no body shared by two contacts): W and its blocks built directly
+        self._blocks = None
+        if not art.any():
+            fast = free_body_blocks(k, contact[free], side[free], r[free], inv_m, inv_i_w)
+            if fast is not None:
+                self._blocks = fast[1]
+                return fast[0]
         # no free body among the sides (a robot on the ground): W is the articulated part only
         W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
                                 inv_i_w) if free.any() else None)
-        art = self.kind[side] == ARTICULATED
-        self._art_cache = {}
         if art.any():
             c = self.client
             point = np.concatenate([batch.point, batch.point])
@@ -649,7 +666,7 @@ class BulletContacts:
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
         self._land(batch, bodies, host, dt)
-        self._expect = ("pre", host, dt)
+        self._expect = ("pre", host, dt, bodies.quat.copy())
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t, aligned=False)
@@ -668,11 +685,16 @@ class BulletContacts:
         if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
                                    for x, y in zip(hit[0], wkey, strict=True)):
             W, wnn = hit[1], hit[2]
+            diag_w = hit[3]
         else:
             W = self._delassus(batch, bodies)
-            wnn = normal_diagonal(W, n)
+            # a block-diagonal W: its normal-normal part is the diagonal wnn (kept for the
+            # position correction, see _correct)
+            wnn = (normal_diagonal(W, n) if self._blocks is None
+                   else block_normal_diagonal(self._blocks, n))
+            diag_w = self._blocks is not None
             self._w_cache = (None if self._art_cache
-                             else (tuple(x.copy() for x in wkey), W, wnn))
+                             else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
@@ -721,7 +743,7 @@ class BulletContacts:
                         self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
                         res.delta.copy(), np.linalg.norm(res.u - un[:, None] * n, axis=1))
         self.last = info
-        self._pending = (batch, W, res, a_free)
+        self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
         return info
 
@@ -763,9 +785,8 @@ class BulletContacts:
         (the probe steps read the host's positions). ``host`` is updated."""
         if not len(batch):
             return
-        rows = np.unique(np.concatenate([batch.a, batch.b]))
-        rows = rows[(rows >= 0) & (rows < len(self.rows))]
-        rows = rows[(self.kind[rows] == FREE) & np.any(self._lag[rows] != 0, axis=1)]
+        mine = self._row_mask(batch)
+        rows = np.flatnonzero(mine & np.any(self._lag != 0, axis=1))
         if not len(rows):
             return
         art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
@@ -776,7 +797,7 @@ class BulletContacts:
             speed = np.zeros(len(self.rows) + 1)
             mine = np.zeros(len(self.rows) + 1, dtype=bool)
             mine[rows] = True
-            e = np.flatnonzero(mine[batch.a] | mine[batch.b])
+            e = np.flatnonzero(mine[batch.a] | mine[batch.b])  # index -1: the spare False
             vn = np.abs(batch.ddelta[e])
             np.maximum.at(speed, batch.a[e], vn)
             np.maximum.at(speed, batch.b[e], vn)
@@ -797,12 +818,11 @@ class BulletContacts:
         c = self.client
         cid, pb = c.id, c.p
         ids = self._rows_arr[rows, 0].tolist()
-        xyzw = np.asarray(quat)[:, [1, 2, 3, 0]].tolist()
-        for _ in map(pb.resetBasePositionAndOrientation, ids, np.asarray(pos).tolist(), xyzw,
+        xyzw = _vectors(np.asarray(quat)[:, [1, 2, 3, 0]])
+        for _ in map(pb.resetBasePositionAndOrientation, ids, _vectors(pos), xyzw,
                      repeat(cid)):
             pass
-        for _ in map(pb.resetBaseVelocity, ids, np.asarray(vel).tolist(),
-                     np.asarray(omega).tolist(), repeat(cid)):
+        for _ in map(pb.resetBaseVelocity, ids, _vectors(vel), _vectors(omega), repeat(cid)):
             pass
 
     # -- the deferred position correction ---------------------------------------------------------
@@ -835,6 +855,7 @@ class BulletContacts:
         if exp is not None and exp[1].shape == host.shape:
             want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
             user = free & (np.max(np.abs(host - want), axis=1, initial=0.0) > HOST_TOL)
+            user |= free & self._turned(bodies, exp[3], exp[2])
         native = np.zeros(n, dtype=bool)
         native[self._native_rows[self._native_rows < n]] = True
         self._native_rows = np.zeros(0, dtype=np.int64)
@@ -842,17 +863,20 @@ class BulletContacts:
         self._lag[user] = 0.0
         pend, self._deferred = self._deferred, None
         if pend is not None and len(pend[0]):
-            batch, W, res = pend
+            batch, W, res, wdiag = pend
             exact = BodyState(bodies.pos + self._lag, bodies.quat, bodies.vel, bodies.omega,
                               bodies.mass, bodies.inv_inertia, bodies.fixed)
-            now = self._detect(exact, self._margin)
+            # only the corrected contacts' overlaps are needed: their pairs' narrow phase
+            # (the same calls and bits as a detection; fallback pairs: a full detection)
+            now = (self._detect(exact, self._margin) if len(self._fb_pairs)
+                   else self.model.detect_pairs(exact, batch.key, margin=self._margin))
             pos = _lookup(now.key, batch.key)
             ue = np.append(user, False)  # index -1: the ground
             ok = (pos >= 0) & ~ue[batch.a] & ~ue[batch.b]
             d_now = np.full(len(batch), np.nan)
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
-            self._correct(batch, W, res, d_now, exact, raw=bodies, host=host)
+            self._correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
         rows = np.flatnonzero(native & free & np.any(self._lag != 0, axis=1))
         if len(rows):
             new = bodies.pos[rows] + self._lag[rows]
@@ -861,6 +885,25 @@ class BulletContacts:
             self._lag[rows] = 0.0
             self._forced[rows] = True
         return host
+
+    @staticmethod
+    def _turned(bodies: BodyState, quat: np.ndarray, dt: float) -> np.ndarray:
+        """(N,) True where the host orientation read is not ``quat`` (wxyz) turned over ``dt``
+        by the angular velocity read (PyBullet's update of a base: q+ = exp(dt omega+) q, world
+        frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
+        the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
+        spin = dt * bodies.omega
+        turning = np.flatnonzero(np.any(spin != 0, axis=1))
+        if len(turning):
+            quat = quat.copy()
+            quat[turning] = quat_multiply(quat_from_rotvec(spin[turning]), quat[turning])
+        # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
+        # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
+        read = bodies.quat
+        d, e = read - quat, read + quat
+        chord2 = np.minimum(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", e, e))
+        slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
+        return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
 
     def sync(self) -> None:
         """Apply every pending position correction to PyBullet now.
@@ -888,7 +931,7 @@ class BulletContacts:
         self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
         host[rows] = new
         self._lag[rows] = 0.0
-        self._expect = ("post", host, 0.0)
+        self._expect = ("post", host, 0.0, bodies.quat.copy())
 
     def _native_touch(self, rows: np.ndarray) -> np.ndarray:
         """Of these rows, those whose body touched a native contact point (an unmanaged pair)
@@ -1005,9 +1048,9 @@ class BulletContacts:
             idx = nz[keep]
             if not len(idx):
                 continue
-            forces = (sgn * force[idx]).tolist()
+            forces = _vectors(sgn * force[idx])
             # the host's body sits at exact - lag: the same lever arm about its centre
-            points = (batch.point[idx] - lag_ext[side[keep]]).tolist()
+            points = _vectors(batch.point[idx] - lag_ext[side[keep]])
             bl = self._rows_arr[side[keep]].T.tolist()
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
             for _ in map(pb.applyExternalForce, bl[0], bl[1], forces, points,
@@ -1023,15 +1066,16 @@ class BulletContacts:
         self._pending = None
         lagged = np.flatnonzero(np.any(self._lag != 0, axis=1))
         if pend is not None and self._host_unpredictable(pend, dt):
-            batch, W, res, _ = pend
+            batch, W, res, _, wdiag = pend
             art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-            sides = np.concatenate([batch.a, batch.b])
-            sides = np.unique(sides[(sides >= 0) & (self.kind[np.maximum(sides, 0)] == FREE)])
-            touched = self._native_touch(np.union1d(sides, lagged))
-            if not (self.correct_articulated and art.any()) and not np.isin(sides,
-                                                                            touched).any():
+            nr = len(self.rows)
+            mine = self._row_mask(batch)  # the free rows of the batch's contacts
+            lag_mask = np.zeros(nr, dtype=bool)
+            lag_mask[lagged] = True
+            touched = self._native_touch(np.flatnonzero(mine | lag_mask))
+            if not (self.correct_articulated and art.any()) and not mine[touched].any():
                 # the correction is computed from the next step's state read
-                self._deferred = (batch, W, res)
+                self._deferred = (batch, W, res, wdiag)
                 self._native_rows = touched
                 self.t += dt
                 return
@@ -1042,19 +1086,24 @@ class BulletContacts:
             now = self._detect(bodies, self._margin)
             pos = _lookup(now.key, batch.key)
             ok = pos >= 0
-            u_now = np.zeros_like(res.u)
             d_now = np.full(len(batch), np.nan)
             if ok.any():
-                pp = pos[ok]
-                u_now[ok] = now.vt[pp] - now.ddelta[pp][:, None] * now.normal[pp]
-                d_now[ok] = now.delta[pp]
+                d_now[ok] = now.delta[pos[ok]]
             if self.correct_positions:
-                self._correct(batch, W, res, d_now, bodies, host=host)
-            self._expect = ("post", host, 0.0)
+                self._correct(batch, W, res, d_now, bodies, host=host, wdiag=wdiag)
+            self._expect = ("post", host, 0.0, bodies.quat.copy())
             self._native_rows = touched
         elif len(lagged):
             self._native_rows = self._native_touch(lagged)
         self.t += dt
+
+    def _row_mask(self, batch: ContactBatch) -> np.ndarray:
+        """(N,) True for the free rows that are a side of one of the batch's contacts."""
+        nr = len(self.rows)
+        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground) lands on the spare entry
+        mask[batch.a] = True
+        mask[batch.b] = True
+        return mask[:nr] & (self.kind == FREE)
 
     def _host_unpredictable(self, pend: tuple[Any, ...], dt: float) -> bool:
         """False when the post-step state read (two PyBullet calls per body) cannot change
@@ -1072,7 +1121,7 @@ class BulletContacts:
         within 1e-18 m, landing included). Forces the user applies in the same host step to a
         body resting on a managed contact are then seen at the next step (as for any contact)
         instead of being corrected along the normal."""
-        batch, W, res, a_free = pend
+        batch, W, res, a_free, _ = pend
         if not self.correct_positions:
             return False
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
@@ -1085,13 +1134,15 @@ class BulletContacts:
         u0 = batch.vt[sel] - batch.ddelta[sel, None] * n
         u1 = u0 + a_free[sel] * dt + (W @ res.impulse.ravel()).reshape(-1, 3)[sel]
         pred = batch.delta[sel] - dt * np.einsum("ki,ki->k", u1, n)
+        # cheapest test first (a moving contact fails it)
+        if (np.max(np.abs(pred - res.delta[sel])) > MOVE_MIN
+                or np.max(dt * np.linalg.norm(u1, axis=1)) > MOVE_MIN):
+            return True
         om = self._omega0
         arm = dt * np.maximum(
             np.linalg.norm(om[batch.a[sel]], axis=1) * np.linalg.norm(batch.ra[sel], axis=1),
             np.linalg.norm(om[batch.b[sel]], axis=1) * np.linalg.norm(batch.rb[sel], axis=1))
-        if (np.max(np.abs(pred - res.delta[sel])) > MOVE_MIN
-                or np.max(dt * np.linalg.norm(u1, axis=1)) > MOVE_MIN
-                or np.max(arm) > MOVE_MIN):
+        if np.max(arm) > MOVE_MIN:
             return True
         c = self.client
         if int(c("getNumConstraints")) > 0:
@@ -1105,14 +1156,17 @@ class BulletContacts:
         return False
 
     def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
-                 bodies: BodyState, host: np.ndarray, raw: BodyState | None = None) -> None:
+                 bodies: BodyState, host: np.ndarray, raw: BodyState | None = None,
+                 wdiag: np.ndarray | None = None) -> None:
         """Move the free bodies along the contact normals so that the host's overlaps equal the
         integrated ones (``bodies``: the state at the end of the corrected step, host position
         + lag; ``d_now``: its overlaps, NaN where not found). Immediately (``raw`` None: right
         after the step): the moved bodies and those of the selected contacts that carry a lag
         are reset to their corrected exact positions. Deferred (``raw``: the host state read
         before the next step, see :meth:`_take_deferred`): a translation is booked into the
-        lag, a body that also turns is reset (``raw`` and ``host`` are updated)."""
+        lag, a body that also turns is reset (``raw`` and ``host`` are updated). ``wdiag``: the
+        normal-normal diagonal of W when W is block diagonal (then the normal Delassus matrix is
+        that diagonal, and its solve a division)."""
         deferred = raw is not None
         # contacts that carried force, or that either side sees touching at the step end (the
         # host's free flight differs from the exact one by up to a dt^2 per step: a contact the
@@ -1125,9 +1179,11 @@ class BulletContacts:
         # to rounding, ~1e-15 m)
         if not len(sel):
             return
-        sides = np.concatenate([batch.a[sel], batch.b[sel]])
-        sides = sides[sides >= 0]
-        sides = np.unique(sides[self.kind[sides] == FREE])
+        nr = len(self.rows)
+        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground): the spare entry
+        mask[batch.a[sel]] = True
+        mask[batch.b[sel]] = True
+        sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
         self._forced[sides] = True  # exact at the step end: no flight to book for this step
         # immediate: the selected bodies leave this step at their exact positions
         synced = (sides[np.any(self._lag[sides] != 0, axis=1)] if not deferred
@@ -1139,10 +1195,17 @@ class BulletContacts:
         n = batch.normal[sel]
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
         # of contacts coupled through W: one small solve per group)
-        wnn = normal_delassus(W, batch.normal)
-        if len(sel) < len(batch):
-            wnn = wnn[sel][:, sel]
-        mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
+        if wdiag is not None:
+            # block-diagonal W: one division per contact (solve_blocks' 1x1 systems)
+            dg = wdiag[sel]
+            mu = np.zeros(len(sel))
+            ok = dg != 0
+            mu[ok] = (d_now[sel] - res.delta[sel])[ok] / dg[ok]
+        else:
+            wnn = normal_delassus(W, batch.normal)
+            if len(sel) < len(batch):
+                wnn = wnn[sel][:, sel]
+            mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
         dx = np.zeros((nb, 3))
@@ -1153,15 +1216,18 @@ class BulletContacts:
                                                                    batch.ra[sel])):
             f = sgn * mu[:, None] * n
             free = self.kind[side] == FREE
-            np.add.at(dx, side[free], f[free] / self.mass[side[free]][:, None])
-            np.add.at(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
-                                                 np.cross(r[free], f[free])))
+            # block-diagonal W: no body is a side of two contacts, one term per body
+            put = np.add.at if wdiag is None else _assign
+            put(dx, side[free], f[free] / self.mass[side[free]][:, None])
+            put(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
+                                           np.cross(r[free], f[free])))
         c = self.client
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
         moved = np.flatnonzero((np.abs(dx).max(axis=1, initial=0.0) > MOVE_MIN)
                                | (np.abs(dth).max(axis=1, initial=0.0) > MOVE_MIN))
-        self._place(np.union1d(moved, synced), dx, dth, bodies, host, raw)
+        self._place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
+                    raw)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)
@@ -1210,6 +1276,7 @@ class BulletContacts:
         self._reset(rows, pos, quat, bodies.vel[rows], bodies.omega[rows])
         self._lag[rows] = 0.0
         host[rows] = pos
+        bodies.quat[rows] = quat  # the host's orientation now (the intervention check's)
         if raw is not None:
             raw.pos[rows], raw.quat[rows] = pos, quat
 
@@ -1240,6 +1307,18 @@ def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
                      w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
                      w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
+    """The rows of ``a`` (N, m) as tuples of floats, made one at a time (``zip`` of its column
+    lists): a call mapped over them keeps no N lists alive at once, which would trigger the
+    garbage collector's passes (and promote those lists to its older generations) every step."""
+    return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
+
+
+def _assign(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+    """``np.add.at(out, idx, values)`` into zeros for distinct ``idx``: a plain assignment."""
+    out[idx] = values
 
 
 def _lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
