@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
@@ -424,6 +425,7 @@ class BulletContacts:
         self._fb_radius = np.array([fb_radius.get(i, np.nan) for i in range(len(rows))])
         self._mass_info()
         self._w_cache: tuple[Any, ...] | None = None
+        self._rot_cache: tuple[Any, ...] | None = None  # see _world_inertia
 
     def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
         """The free-flight bookkeeping (see :meth:`_flight`) of rows kept by a rebuild."""
@@ -472,6 +474,7 @@ class BulletContacts:
         self._base_ids = [self.rows[i][0] for i in base]
         self._all_base = len(base) == n
         self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
+        self._any_art = bool(np.any(self.kind == ARTICULATED))
 
     # -- state --
     def body_state(self) -> BodyState:
@@ -575,8 +578,8 @@ class BulletContacts:
 
     def _delassus(self, batch: ContactBatch, bodies: BodyState) -> sp.csr_matrix:
         k = len(batch)
-        rot = bodies.rotations_ext()
-        inv_i_w = bodies.inv_inertia_world_ext(rot)[:-1]
+        rot, inv_i_w = self._world_inertia(bodies)
+        inv_i_w = inv_i_w[:-1]
         inv_m = bodies.inv_mass_ext()[:-1]
         contact = np.concatenate([np.arange(k), np.arange(k)])
         side = np.concatenate([batch.a, batch.b])
@@ -629,6 +632,23 @@ class BulletContacts:
                 self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
                                          joints, q)
         return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
+
+    def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
+        """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
+        reused while the orientations are bitwise those of the last call (bodies that do not
+        turn: e.g. the deferred correction and the Delassus operator of the next step read the
+        same orientations; the same kernels on the same inputs give the same bits)."""
+        hit = self._rot_cache
+        q = bodies.quat
+        if (hit is not None and hit[0].shape == q.shape and hit[3] is bodies.inv_inertia
+                and np.array_equal(hit[0], q) and np.array_equal(hit[4], bodies.fixed)):
+            return hit[1], hit[2]
+        rot = bodies.rotations_ext()
+        inv = bodies.inv_inertia_world_ext(rot)
+        rot.flags.writeable = inv.flags.writeable = False
+        self._rot_cache = (q.copy(), rot, inv, bodies.inv_inertia,
+                           np.array(bodies.fixed, dtype=bool))
+        return rot, inv
 
     def _moving_joints(self, body: int) -> list[int]:
         """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
@@ -765,8 +785,9 @@ class BulletContacts:
         the predictive margin of a managed contact."""
         free = self.kind == FREE
         gd = g * dt
-        ok = free & ~self._forced & np.all(np.isfinite(self._vprev), axis=1)
-        dv = bodies.vel - np.where(np.isfinite(self._vprev), self._vprev, 0.0)
+        known = np.isfinite(self._vprev)
+        ok = free & ~self._forced & np.all(known, axis=1)
+        dv = bodies.vel - np.where(known, self._vprev, 0.0)
         ballistic = np.linalg.norm(dv - gd, axis=1) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
         self._lag[ok & ballistic] -= 0.5 * gd * dt
         self._lag[ok & ~ballistic] = 0.0
@@ -819,11 +840,8 @@ class BulletContacts:
         cid, pb = c.id, c.p
         ids = self._rows_arr[rows, 0].tolist()
         xyzw = _vectors(np.asarray(quat)[:, [1, 2, 3, 0]])
-        for _ in map(pb.resetBasePositionAndOrientation, ids, _vectors(pos), xyzw,
-                     repeat(cid)):
-            pass
-        for _ in map(pb.resetBaseVelocity, ids, _vectors(vel), _vectors(omega), repeat(cid)):
-            pass
+        _drain(map(pb.resetBasePositionAndOrientation, ids, _vectors(pos), xyzw, repeat(cid)))
+        _drain(map(pb.resetBaseVelocity, ids, _vectors(vel), _vectors(omega), repeat(cid)))
 
     # -- the deferred position correction ---------------------------------------------------------
     def _take_deferred(self, bodies: BodyState, dt: float) -> np.ndarray:
@@ -894,12 +912,14 @@ class BulletContacts:
         the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
         spin = dt * bodies.omega
         turning = np.flatnonzero(np.any(spin != 0, axis=1))
+        read = bodies.quat
+        if not len(turning) and read.shape == quat.shape and np.array_equal(read, quat):
+            return np.zeros(len(read), dtype=bool)  # nothing turns, nothing turned
         if len(turning):
             quat = quat.copy()
             quat[turning] = quat_multiply(quat_from_rotvec(spin[turning]), quat[turning])
         # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
         # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
-        read = bodies.quat
         d, e = read - quat, read + quat
         chord2 = np.minimum(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", e, e))
         slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
@@ -941,7 +961,9 @@ class BulletContacts:
             return rows
         if int(c("getNumConstraints")) > 0:
             return rows
-        points = c("getContactPoints")  # PyBullet's own contacts, one call
+        points = getattr(self, "_points", None)  # read by _host_unpredictable in this step
+        if points is None:
+            points = c("getContactPoints")  # PyBullet's own contacts, one call
         if not points:
             return rows[:0]
         touching = np.array(sorted({pt[1] for pt in points} | {pt[2] for pt in points}))
@@ -1053,9 +1075,8 @@ class BulletContacts:
             points = _vectors(batch.point[idx] - lag_ext[side[keep]])
             bl = self._rows_arr[side[keep]].T.tolist()
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
-            for _ in map(pb.applyExternalForce, bl[0], bl[1], forces, points,
-                         repeat(pb.WORLD_FRAME), repeat(cid)):
-                pass
+            _drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
+                       repeat(pb.WORLD_FRAME), repeat(cid)))
 
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of
@@ -1064,6 +1085,7 @@ class BulletContacts:
         dt = c.time_step() if dt is None else float(dt)
         pend = getattr(self, "_pending", None)
         self._pending = None
+        self._points = None  # PyBullet's contact points of this step once read
         lagged = np.flatnonzero(np.any(self._lag != 0, axis=1))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
@@ -1124,33 +1146,44 @@ class BulletContacts:
         batch, W, res, a_free, _ = pend
         if not self.correct_positions:
             return False
-        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        if self.correct_articulated and art.any():
-            return True
-        sel = np.flatnonzero(~art)  # every contact _correct may select
-        if not len(sel):
-            return False
-        n = batch.normal[sel]
-        u0 = batch.vt[sel] - batch.ddelta[sel, None] * n
-        u1 = u0 + a_free[sel] * dt + (W @ res.impulse.ravel()).reshape(-1, 3)[sel]
-        pred = batch.delta[sel] - dt * np.einsum("ki,ki->k", u1, n)
+        # every contact _correct may select: those without an articulated side (all of them
+        # when no row is articulated: no gathers)
+        a, b, ra, rb = batch.a, batch.b, batch.ra, batch.rb
+        n, vt, ddelta, delta = batch.normal, batch.vt, batch.ddelta, batch.delta
+        wp = (W @ res.impulse.ravel()).reshape(-1, 3)
+        d_end = res.delta
+        if self._any_art:
+            art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
+            if self.correct_articulated and art.any():
+                return True
+            sel = np.flatnonzero(~art)
+            if not len(sel):
+                return False
+            if len(sel) < len(art):
+                a, b, ra, rb, n, vt = a[sel], b[sel], ra[sel], rb[sel], n[sel], vt[sel]
+                ddelta, delta, a_free, wp, d_end = (ddelta[sel], delta[sel], a_free[sel],
+                                                    wp[sel], d_end[sel])
+        u0 = vt - ddelta[:, None] * n
+        u1 = u0 + a_free * dt + wp
+        pred = delta - dt * np.einsum("ki,ki->k", u1, n)
         # cheapest test first (a moving contact fails it)
-        if (np.max(np.abs(pred - res.delta[sel])) > MOVE_MIN
+        if (np.max(np.abs(pred - d_end)) > MOVE_MIN
                 or np.max(dt * np.linalg.norm(u1, axis=1)) > MOVE_MIN):
             return True
         om = self._omega0
         arm = dt * np.maximum(
-            np.linalg.norm(om[batch.a[sel]], axis=1) * np.linalg.norm(batch.ra[sel], axis=1),
-            np.linalg.norm(om[batch.b[sel]], axis=1) * np.linalg.norm(batch.rb[sel], axis=1))
+            np.linalg.norm(om[a], axis=1) * np.linalg.norm(ra, axis=1),
+            np.linalg.norm(om[b], axis=1) * np.linalg.norm(rb, axis=1))
         if np.max(arm) > MOVE_MIN:
             return True
         c = self.client
         if int(c("getNumConstraints")) > 0:
             return True
         points = c("getContactPoints")  # PyBullet's own contacts (unmanaged pairs), one call
+        self._points = points  # for _native_touch in the same after_step
         if points:
             touching = {pt[1] for pt in points} | {pt[2] for pt in points}
-            mine = {self.rows[i][0] for i in chain(batch.a[sel].tolist(), batch.b[sel].tolist())}
+            mine = {self.rows[i][0] for i in chain(a.tolist(), b.tolist())}
             if touching & mine:
                 return True
         return False
@@ -1210,17 +1243,19 @@ class BulletContacts:
         nb = len(self.rows)
         dx = np.zeros((nb, 3))
         dth = np.zeros((nb, 3))
-        rot = bodies.rotations_ext()
-        inv_i_w = bodies.inv_inertia_world_ext(rot)[:-1]
+        inv_i_w = self._world_inertia(bodies)[1][:-1]
         for side, sgn, r in ((batch.b[sel], 1.0, batch.rb[sel]), (batch.a[sel], -1.0,
                                                                    batch.ra[sel])):
-            f = sgn * mu[:, None] * n
             free = self.kind[side] == FREE
+            if not free.any():  # e.g. the ground's side of N bodies on it
+                continue
+            f = sgn * mu[:, None] * n
+            if not free.all():
+                side, f, r = side[free], f[free], r[free]
             # block-diagonal W: no body is a side of two contacts, one term per body
             put = np.add.at if wdiag is None else _assign
-            put(dx, side[free], f[free] / self.mass[side[free]][:, None])
-            put(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
-                                           np.cross(r[free], f[free])))
+            put(dx, side, f / self.mass[side][:, None])
+            put(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], np.cross(r, f)))
         c = self.client
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
@@ -1316,12 +1351,21 @@ def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
     return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
 
 
+def _drain(calls: Iterator[Any]) -> None:
+    """Run a ``map`` of PyBullet calls to its end, discarding the results (in C: a zero-length
+    ``deque`` consumes the iterator without a Python loop)."""
+    deque(calls, maxlen=0)
+
+
 def _assign(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
     """``np.add.at(out, idx, values)`` into zeros for distinct ``idx``: a plain assignment."""
     out[idx] = values
 
 
 def _lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Index of each ``query`` key in ``keys`` (distinct contact keys), -1 where absent."""
+    if keys.shape == query.shape and np.array_equal(keys, query):  # the same contacts, in order
+        return np.arange(len(query))
     order = np.argsort(keys, kind="stable")
     sk = keys[order]
     if not len(sk):
