@@ -21,6 +21,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+_EYE = np.eye(3)
+_EYE.flags.writeable = False
+
 
 def _skew(r: np.ndarray) -> np.ndarray:
     """[r]x (N, 3, 3) of vectors r (N, 3)."""
@@ -104,17 +107,21 @@ def free_body_blocks(
     count = np.bincount(contact, minlength=k)
     if count.min() < 1:
         return None
-    blocks = np.einsum("n,ij->nij", inv_mass[obj], np.eye(3))
+    # I/m per side (one product per entry: the same bits as einsum("n,ij->nij", ...))
+    blocks = inv_mass[obj][:, None, None] * _EYE
     sk = _skew(r)
     blocks -= sk @ inv_inertia_world[obj] @ sk
-    diag = np.empty((k, 3, 3))
-    diag[contact] = blocks
-    two = count[contact] == 2
-    if two.any():
-        sum2 = np.zeros((k, 3, 3))
-        np.add.at(sum2, contact[two], blocks[two])
-        both = count == 2
-        diag[both] = sum2[both]
+    if len(contact) == k and np.array_equal(contact, np.arange(k)):
+        diag = blocks  # one free side per contact, in the contacts' order
+    else:
+        diag = np.empty((k, 3, 3))
+        diag[contact] = blocks
+        two = count[contact] == 2
+        if two.any():
+            sum2 = np.zeros((k, 3, 3))
+            np.add.at(sum2, contact[two], blocks[two])
+            both = count == 2
+            diag[both] = sum2[both]
     cols, indptr = _block_pattern(k)
     W = sp.csr_matrix((diag.ravel(), cols, indptr), shape=(3 * k, 3 * k))
     return W, diag
