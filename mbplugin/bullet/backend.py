@@ -680,7 +680,8 @@ class BulletContacts:
         if self.exact_flight:
             self._flight(bodies, g, dt)
         free = self.kind == FREE
-        bodies.pos[free] += self._lag[free]
+        # pos[free] += lag[free], in place (no gathers)
+        np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
         vmax = float(np.max(_norm_rows(bodies.vel), initial=0.0))
         wr = (float(np.max(_norm_rows(bodies.omega), initial=0.0))
               if bodies.omega.any() else 0.0)
@@ -790,7 +791,7 @@ class BulletContacts:
         ok = free & ~self._forced & known[:, 0] & known[:, 1] & known[:, 2]
         dv = bodies.vel - np.where(known, self._vprev, 0.0)
         ballistic = _norm_rows(dv - gd) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
-        self._lag[ok & ballistic] -= 0.5 * gd * dt
+        np.subtract(self._lag, 0.5 * gd * dt, out=self._lag, where=(ok & ballistic)[:, None])
         self._lag[ok & ~ballistic] = 0.0
         self._vprev = bodies.vel.copy()
         self._forced[:] = False
@@ -1105,7 +1106,7 @@ class BulletContacts:
             bodies = self.body_state()
             host = bodies.pos.copy()
             free = self.kind == FREE
-            bodies.pos[free] += self._lag[free]
+            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])  # free rows
             now = self._detect(bodies, self._margin)
             pos = _lookup(now.key, batch.key)
             ok = pos >= 0
@@ -1214,44 +1215,50 @@ class BulletContacts:
         # to rounding, ~1e-15 m)
         if not len(sel):
             return
+        whole = len(sel) == len(batch)  # every contact selected: no gathers
+
+        def pick(x: np.ndarray) -> np.ndarray:
+            return x if whole else x[sel]
+
+        a_s, b_s = pick(batch.a), pick(batch.b)
         nr = len(self.rows)
         mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground): the spare entry
-        mask[batch.a[sel]] = True
-        mask[batch.b[sel]] = True
+        mask[a_s] = True
+        mask[b_s] = True
         sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
         self._forced[sides] = True  # exact at the step end: no flight to book for this step
         # immediate: the selected bodies leave this step at their exact positions
         synced = (sides[_nonzero_rows(self._lag[sides])] if not deferred
                   else sides[:0])
-        if np.max(np.abs(d_now[sel] - res.delta[sel])) <= MOVE_MIN:
+        gap = pick(d_now) - pick(res.delta)
+        if np.max(np.abs(gap)) <= MOVE_MIN:
             self._place(synced, np.zeros((len(self.rows), 3)), np.zeros((len(self.rows), 3)),
                         bodies, host, raw)
             return
-        n = batch.normal[sel]
+        n = pick(batch.normal)
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
         # of contacts coupled through W: one small solve per group)
         if wdiag is not None:
             # block-diagonal W: one division per contact (solve_blocks' 1x1 systems)
-            dg = wdiag[sel]
+            dg = pick(wdiag)
             mu = np.zeros(len(sel))
-            ok = dg != 0
-            mu[ok] = (d_now[sel] - res.delta[sel])[ok] / dg[ok]
+            np.divide(gap, dg, out=mu, where=dg != 0)
         else:
             wnn = normal_delassus(W, batch.normal)
             if len(sel) < len(batch):
                 wnn = wnn[sel][:, sel]
-            mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
+            mu = solve_blocks(wnn, gap, rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
         dx = np.zeros((nb, 3))
         dth = np.zeros((nb, 3))
         inv_i_w = self._world_inertia(bodies)[1][:-1]
-        for side, sgn, r in ((batch.b[sel], 1.0, batch.rb[sel]), (batch.a[sel], -1.0,
-                                                                   batch.ra[sel])):
+        for side, sgn, r in ((b_s, 1.0, batch.rb), (a_s, -1.0, batch.ra)):
             free = self.kind[side] == FREE
             if not free.any():  # e.g. the ground's side of N bodies on it
                 continue
             f = sgn * mu[:, None] * n
+            r = pick(r)
             if not free.all():
                 side, f, r = side[free], f[free], r[free]
             # block-diagonal W: no body is a side of two contacts, one term per body
@@ -1303,7 +1310,9 @@ class BulletContacts:
         if raw is not None:
             turn = _absmax_rows(dth[rows]) > MOVE_MIN
             book = rows[~turn]
-            self._lag[book] += dx[book]
+            into = np.zeros(len(self._lag), dtype=bool)
+            into[book] = True  # (distinct rows) lag[book] += dx[book], in place without gathers
+            np.add(self._lag, dx, out=self._lag, where=into[:, None])
             rows = rows[turn]
             if not len(rows):
                 return
