@@ -482,13 +482,12 @@ class BulletContacts:
         c = self.client
         c.check()
         n = len(self.rows)
-        pos = np.zeros((n, 3))
-        quat = np.zeros((n, 4))
-        vel = np.zeros((n, 3))
-        om = np.zeros((n, 3))
+        ids = self._base_ids
+        if not (self._all_base and ids):
+            pos, quat, vel, om = np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), \
+                np.zeros((n, 3))
         # bases: two PyBullet calls per body (mapped in C, no Python frame per body), gathered
         # into arrays at once
-        ids = self._base_ids
         if ids:
             cid, pb, nb = c.id, c.p, len(ids)
             ps = np.fromiter(chain.from_iterable(chain.from_iterable(
@@ -497,11 +496,9 @@ class BulletContacts:
             vs = np.fromiter(chain.from_iterable(chain.from_iterable(
                 map(pb.getBaseVelocity, ids, repeat(cid)))),
                 dtype=float, count=6 * nb).reshape(-1, 6)
-            if self._all_base:
-                pos[:] = ps[:, 0:3]
-                quat[:] = xyzw_to_wxyz(ps[:, 3:7])
-                vel[:] = vs[:, 0:3]
-                om[:] = vs[:, 3:6]
+            if self._all_base:  # every row a base: the arrays as read
+                pos, quat = ps[:, 0:3].copy(), xyzw_to_wxyz(ps[:, 3:7])
+                vel, om = vs[:, 0:3].copy(), vs[:, 3:6].copy()
             else:
                 base = self._base_rows
                 pos[base] = ps[:, 0:3]
