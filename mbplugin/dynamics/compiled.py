@@ -448,8 +448,9 @@ def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P
     ``_contact_rhs`` (through this function's problem dispatch the engine's steel drop ran
     ~20 % slower, ``benchmarks/bench_dropball.py``, measured while every call still updated
     the reference counts of the problem tuple's ~50 arrays; :func:`segment` now passes
-    borrowed views, :func:`mbplugin._jit.borrowed`, which made it ~1.6x faster); the method itself (stage states, solution, error norm, step control) is the one
-    of :mod:`mbplugin.pipeline.dop853`, inlined in both.
+    borrowed views, :func:`mbplugin._jit.borrowed`, which made it ~1.6x faster); the method
+    itself (stage states, solution, error norm, step control) is the one of
+    :mod:`mbplugin.pipeline.dop853`, inlined in both.
 
     Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below SciPy's minimum
     step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
