@@ -134,23 +134,31 @@ class BodyState:
                 )
         for name in ("pos", "quat", "vel", "omega"):
             arr = getattr(self, name)
-            if not np.all(np.isfinite(arr)):
+            if not np.isfinite(arr).all():
                 i = int(np.argwhere(~np.isfinite(arr))[0, 0])
                 raise ParameterError(
                     f"body {i}: '{name}' is not finite ({arr[i]}); allowed range (-inf, inf)"
                 )
-        qn = np.linalg.norm(self.quat, axis=1)
-        if np.any(qn < 1e-12):
-            i = int(np.argmin(qn))
-            raise ParameterError(
-                f"body {i}: quaternion has zero norm; expected a unit [w, x, y, z]"
-            )
-        free = ~np.asarray(self.fixed, dtype=bool)
-        bad = ~np.isfinite(self.mass) | (self.mass <= 0)
-        if np.any(bad & free):
-            i = int(np.argwhere(bad & free)[0, 0])
-            raise ParameterError(f"body {i}: mass = {self.mass[i]:g} kg, allowed range (0, inf)")
-        if not np.all(np.isfinite(self.inv_inertia)):
+        # quaternion norms >= 1e-12: every squared norm >= 1e-23 is enough (rounding is ~1e-16
+        # relative); the exact test only when some is that small
+        q = np.asarray(self.quat, dtype=float)
+        if len(q) and np.einsum("ij,ij->i", q, q).min() < 1e-23:
+            qn = np.linalg.norm(self.quat, axis=1)
+            if np.any(qn < 1e-12):
+                i = int(np.argmin(qn))
+                raise ParameterError(
+                    f"body {i}: quaternion has zero norm; expected a unit [w, x, y, z]"
+                )
+        mass = np.asarray(self.mass, dtype=float)
+        if not (np.isfinite(mass) & (mass > 0)).all():  # else: fixed bodies may have any mass
+            free = ~np.asarray(self.fixed, dtype=bool)
+            bad = ~np.isfinite(self.mass) | (self.mass <= 0)
+            if np.any(bad & free):
+                i = int(np.argwhere(bad & free)[0, 0])
+                raise ParameterError(
+                    f"body {i}: mass = {self.mass[i]:g} kg, allowed range (0, inf)"
+                )
+        if not np.isfinite(self.inv_inertia).all():
             raise ParameterError("inv_inertia must be finite")
 
     @classmethod

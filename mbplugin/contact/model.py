@@ -467,6 +467,8 @@ class _Compiled:
         self.lpos = np.array([e.pos for e in shapes]).reshape(n, 3)
         self.lrot = np.array([e.rot for e in shapes]).reshape(n, 3, 3)
         self.pair_plans: dict[bytes, list] = {}  # detect_pairs: key set -> narrow-phase calls
+        #: detect: the last candidate pairs (sa, sb) and their narrow-phase calls
+        self.last_plan: tuple[np.ndarray, np.ndarray, list] | None = None
         self.identity_rot = bool(np.all(self.lrot == np.eye(3)))
         self.zero_pos = bool(np.all(self.lpos == 0.0))
         # scalar size parameters
@@ -495,6 +497,8 @@ class _Compiled:
                 self.bound[i] = s.bounding_radius
                 if e.kind == MESH:
                     self.bound_center[i] = s.bounding_center
+        #: shapes whose bounding sphere is not centred on the shape's origin (meshes)
+        self.bound_offset = np.any(self.bound_center != 0.0, axis=1)
         self.mesh = meshmod.MeshSet([e.shape if e.kind == MESH else None for e in shapes])
         # materials
         names = sorted(model.materials)
@@ -636,8 +640,15 @@ class _Compiled:
     def narrow(self, w: _World, sa: np.ndarray, sb: np.ndarray, margin: float) -> list[_Part]:
         """Narrow phase of the shape pairs (sa, sb) (canonical order, as :meth:`candidates`
         gives them or keys decode to): the calls of :meth:`narrow_plan`."""
+        last = self.last_plan
+        if (last is not None and len(last[0]) == len(sa) and np.array_equal(last[0], sa)
+                and np.array_equal(last[1], sb)):
+            plan = last[2]  # the same candidate pairs as the last call (bodies near rest)
+        else:
+            plan = self.narrow_plan(sa, sb)
+            self.last_plan = (sa.copy(), sb.copy(), plan)
         parts: list[_Part] = []
-        for call in self.narrow_plan(sa, sb):
+        for call in plan:
             parts.extend(call(w, margin))
         return parts
 
@@ -697,11 +708,21 @@ class _Compiled:
         ids = ids[ok]
         pn = w.R[p] @ self.plane_n[p]
         p0 = w.center[p] + w.R[p] @ self.plane_p[p]
-        centers = w.center[ids] + np.matmul(w.R[ids], self.bound_center[ids][:, :, None])[:, :, 0]
+        if self.bound_offset[ids].any():
+            centers = (w.center[ids]
+                       + np.matmul(w.R[ids], self.bound_center[ids][:, :, None])[:, :, 0])
+        else:  # bounds centred on the shapes (all but meshes): R 0 = 0 exactly
+            centers = w.center[ids]
         s = (centers - p0) @ pn
         return ids[s < self.bound[ids] + margin]
 
     def _plane_frame(self, w: _World, sa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World surface point and outward normal (K, 3) of the planes ``sa`` (K,)."""
+        if len(sa) > 1 and sa[0] == sa[-1] and not (sa != sa[0]).any():
+            # one plane (the ground): its frame once, the same bits for every pair (read-only
+            # broadcast views; the narrow phase copies them)
+            p0, pn = self._plane_frame(w, sa[:1])
+            return np.broadcast_to(p0, (len(sa), 3)), np.broadcast_to(pn, (len(sa), 3))
         pn = np.einsum("sij,sj->si", w.R[sa], self.plane_n[sa])
         p0 = w.center[sa] + np.einsum("sij,sj->si", w.R[sa], self.plane_p[sa])
         return p0, pn
