@@ -31,6 +31,8 @@ import numpy as np
 from mbplugin.contact import kernels as _k
 from mbplugin.errors import ParameterError
 
+_EYE3 = np.eye(3)
+
 
 def quat_to_matrix(quat: np.ndarray) -> np.ndarray:
     """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) ``[w, x, y, z]`` (normalised here;
@@ -150,7 +152,8 @@ class BodyState:
                     f"body {i}: quaternion has zero norm; expected a unit [w, x, y, z]"
                 )
         mass = np.asarray(self.mass, dtype=float)
-        if not (np.isfinite(mass) & (mass > 0)).all():  # else: fixed bodies may have any mass
+        if len(mass) and not (mass.min() > 0 and mass.max() < np.inf):  # else all are fine
+            # fixed bodies may have any mass
             free = ~np.asarray(self.fixed, dtype=bool)
             bad = ~np.isfinite(self.mass) | (self.mass <= 0)
             if np.any(bad & free):
@@ -184,8 +187,9 @@ class BodyState:
     def rotations_ext(self) -> np.ndarray:
         """Rotation matrices (N + 1, 3, 3); the last row (index -1) is the world's identity."""
         out = np.empty((len(self) + 1, 3, 3))
-        out[:-1] = quat_to_matrix(self.quat)
-        out[-1] = np.eye(3)
+        q = np.asarray(self.quat, dtype=float)
+        _k.quat_matrices(np.ascontiguousarray(q.reshape(-1, 4)), out[:-1])  # quat_to_matrix
+        out[-1] = _EYE3
         return out
 
     def kinematics_ext(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -431,8 +431,9 @@ class ContactModel:
         keep = cat["delta"] > -margin
         if keys is not None:
             key = _k.encode_keys(cat["sa"], cat["sb"], cat["feature"], c.n)
-            pos = np.minimum(np.searchsorted(keys, key), max(len(keys) - 1, 0))
-            keep &= keys[pos] == key if len(keys) else np.zeros(len(key), dtype=bool)
+            if not (len(key) == len(keys) and np.array_equal(key, keys)):
+                pos = np.minimum(np.searchsorted(keys, key), max(len(keys) - 1, 0))
+                keep &= keys[pos] == key if len(keys) else np.zeros(len(key), dtype=bool)
         if not keep.all():
             cat = {k: v[keep] for k, v in cat.items()}
         return c.finish(cat, bodies, *kin)
@@ -469,6 +470,9 @@ class _Compiled:
         self.pair_plans: dict[bytes, list] = {}  # detect_pairs: key set -> narrow-phase calls
         #: detect: the last candidate pairs (sa, sb) and their narrow-phase calls
         self.last_plan: tuple[np.ndarray, np.ndarray, list] | None = None
+        #: world frames (p0, n) of planes, by plane and world pose
+        self.plane_frames: dict[tuple[int, int, bytes, bytes],
+                                tuple[np.ndarray, np.ndarray]] = {}
         self.identity_rot = bool(np.all(self.lrot == np.eye(3)))
         self.zero_pos = bool(np.all(self.lpos == 0.0))
         # scalar size parameters
@@ -542,6 +546,8 @@ class _Compiled:
         # shape groups
         self.ids = {k: np.flatnonzero(self.kind == k) for k in range(7)}
         self.bounded = np.flatnonzero(np.isin(self.kind, (SPHERE, CAPSULE, BOX, MESH)))
+        gb = self.shape_group[self.bounded]
+        self.bounded_one_group = bool(len(gb) and gb[0] >= 0 and np.all(gb == gb[0]))
         self._check_pairs()
         # mesh-mesh (fcl) needs convex meshes: check at the door
         for i in self.ids[MESH]:
@@ -555,6 +561,14 @@ class _Compiled:
                         "mesh and a non-sphere needs convex meshes (python-fcl GJK/EPA); split it "
                         "into convex parts (trimesh.decomposition) and add each as a shape"
                     )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the narrow-phase plans hold closures: a copy starts without them (rebuilt on use)
+        state = self.__dict__.copy()
+        state["pair_plans"] = {}
+        state["last_plan"] = None
+        state["plane_frames"] = {}
+        return state
 
     def _check_pairs(self) -> None:
         """Errors at the door: a law that needs Hertz k on shapes without materials."""
@@ -591,9 +605,8 @@ class _Compiled:
         out_a: list[np.ndarray] = []
         out_b: list[np.ndarray] = []
         bi = self.bounded
-        gb = self.shape_group[bi]
         # every bounded shape in one exclusion group: no pair of them is allowed, no search
-        if len(bi) > 1 and not (gb[0] >= 0 and np.all(gb == gb[0])):
+        if len(bi) > 1 and not self.bounded_one_group:
             centers = w.center[bi] + np.matmul(w.R[bi], self.bound_center[bi][:, :, None])[:, :, 0]
             i, j = sphere_pairs(centers, self.bound[bi], margin)
             sa, sb = bi[i], bi[j]
@@ -689,7 +702,8 @@ class _Compiled:
                                  (BOX, self._plane_box)):
                     sel = this & (kb == kind)
                     if sel.any():
-                        plan.append(closed(fn, sa[sel], sb[sel]))
+                        plan.append(lambda w, margin, fn=fn, a=sa[sel], b=sb[sel], p=int(p):
+                                    [fn(w, a, b, p)])
                 sel = this & (kb == MESH)
                 if sel.any():
                     mids = sb[sel]
@@ -704,25 +718,49 @@ class _Compiled:
         return plan
 
     def _near_plane(self, w: _World, p: int, ids: np.ndarray, margin: float) -> np.ndarray:
-        ok = self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
-        ids = ids[ok]
+        # _allowed(p, ids) with the plane's side evaluated once
+        bp = self.body[p]
+        bb = self.body[ids]
+        ok = bb != bp
+        if w.fixed_ext[bp]:
+            ok &= ~w.fixed_ext[bb]
+        gp = self.shape_group[p]
+        if gp >= 0:
+            ok &= self.shape_group[ids] != gp
+        if len(self.excluded):
+            ok &= self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
+        if not ok.all():
+            ids = ids[ok]
         pn = w.R[p] @ self.plane_n[p]
         p0 = w.center[p] + w.R[p] @ self.plane_p[p]
-        if self.bound_offset[ids].any():
-            centers = (w.center[ids]
-                       + np.matmul(w.R[ids], self.bound_center[ids][:, :, None])[:, :, 0])
+        # ids are sorted and unique: a contiguous run of shape ids is read as a slice
+        run = (slice(int(ids[0]), int(ids[-1]) + 1)
+               if len(ids) and int(ids[-1]) - int(ids[0]) == len(ids) - 1 else ids)
+        if self.bound_offset[run].any():
+            centers = (w.center[run]
+                       + np.matmul(w.R[run], self.bound_center[run][:, :, None])[:, :, 0])
         else:  # bounds centred on the shapes (all but meshes): R 0 = 0 exactly
-            centers = w.center[ids]
+            centers = w.center[run]
         s = (centers - p0) @ pn
-        return ids[s < self.bound[ids] + margin]
+        return ids[s < self.bound[run] + margin]
 
-    def _plane_frame(self, w: _World, sa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """World surface point and outward normal (K, 3) of the planes ``sa`` (K,)."""
-        if len(sa) > 1 and sa[0] == sa[-1] and not (sa != sa[0]).any():
-            # one plane (the ground): its frame once, the same bits for every pair (read-only
-            # broadcast views; the narrow phase copies them)
-            p0, pn = self._plane_frame(w, sa[:1])
-            return np.broadcast_to(p0, (len(sa), 3)), np.broadcast_to(pn, (len(sa), 3))
+    def _plane_frame(self, w: _World, sa: np.ndarray, plane: int | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """World surface point and outward normal (K, 3) of the planes ``sa`` (K,);
+        ``plane``: every entry of ``sa`` is that plane (the narrow-phase plan knows it)."""
+        if plane is not None and len(sa) > 1:
+            # one plane (the ground): its frame computed once (the same bits as row by row) and
+            # its rows kept while the plane's pose is bitwise the same (inputs only: never
+            # written by the narrow phase)
+            tag = (plane, len(sa), w.R[plane].tobytes(), w.center[plane].tobytes())
+            hit = self.plane_frames.get(tag)
+            if hit is None:
+                if len(self.plane_frames) >= 16:
+                    self.plane_frames.clear()
+                p0, pn = self._plane_frame(w, sa[:1])
+                hit = self.plane_frames[tag] = (np.repeat(p0, len(sa), axis=0),
+                                                np.repeat(pn, len(sa), axis=0))
+            return hit
         pn = np.einsum("sij,sj->si", w.R[sa], self.plane_n[sa])
         p0 = w.center[sa] + np.einsum("sij,sj->si", w.R[sa], self.plane_p[sa])
         return p0, pn
@@ -733,11 +771,12 @@ class _Compiled:
         pt, n, d = narrow.sphere_sphere(w.center[sa], ra, w.center[sb], rb)
         return _Part(sa, sb, pt, n, d, _k.equiv_radius(ra, rb), np.zeros(len(sa), np.int64))
 
-    def _plane_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
-        p0, pn = self._plane_frame(w, sa)
+    def _plane_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                 plane: int | None = None) -> _Part:
+        p0, pn = self._plane_frame(w, sa, plane)
         r = self.radius[sb]
         pt, n, d = narrow.plane_sphere(p0, pn, w.center[sb], r)
-        return _Part(sa, sb, pt, n, d, r.copy(), np.zeros(len(sa), np.int64))
+        return _Part(sa, sb, pt, n, d, r, np.zeros(len(sa), np.int64))  # r: a new array
 
     def _box_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         r = self.radius[sb]
@@ -759,8 +798,9 @@ class _Compiled:
         r_eff = np.where(cap, r1, np.sqrt(r1 * r))
         return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
 
-    def _plane_capsule(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
-        p0, pn = self._plane_frame(w, sa)
+    def _plane_capsule(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                 plane: int | None = None) -> _Part:
+        p0, pn = self._plane_frame(w, sa, plane)
         rc = self.radius[sb]
         pt, n, d = narrow.plane_capsule(p0, pn, w.center[sb], w.R[sb], rc, self.half_length[sb])
         k = len(sa)
@@ -769,8 +809,9 @@ class _Compiled:
             d.reshape(-1), np.repeat(rc, 2), np.tile(np.arange(2, dtype=np.int64), k),
         )
 
-    def _plane_box(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
-        p0, pn = self._plane_frame(w, sa)
+    def _plane_box(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                 plane: int | None = None) -> _Part:
+        p0, pn = self._plane_frame(w, sa, plane)
         pt, n, d = narrow.plane_box(p0, pn, w.center[sb], w.R[sb], self.half[sb])
         k = len(sa)
         return _Part(
@@ -812,7 +853,7 @@ class _Compiled:
         key = _k.encode_keys(sa, sb, cat["feature"], self.n)
         # laws: body pair > material pair > default
         ma, mb = self.mat[sa], self.mat[sb]
-        law = self.mat_law[ma, mb].copy()
+        law = self.mat_law[ma, mb]  # a new array (integer indexing)
         if len(self.body_law_code):
             lo, hi = np.minimum(a, b), np.maximum(a, b)
             code = (lo + 1) * (1 << 31) + (hi + 1)
@@ -823,6 +864,7 @@ class _Compiled:
         with np.errstate(invalid="ignore"):
             k_hertz = hertz_k(self.e_star[ma, mb], r_eff)
         return ContactBatch(
-            a.astype(np.int64), b.astype(np.int64), key.astype(np.int64), point, n,
+            a.astype(np.int64, copy=False), b.astype(np.int64, copy=False),
+            key.astype(np.int64, copy=False), point, n,
             cat["delta"], ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
         )
