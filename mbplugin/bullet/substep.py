@@ -593,7 +593,7 @@ class GroupedContactSpace:
         counters = np.zeros(4, dtype=np.int64)
         odes = bool(nst_l.any())  # a law with ODE states
         for _ in range(10_000):
-            al = store.aligned(self.batch)
+            al = store.aligned(self.batch, copy=False)  # pack reads coef, mem, law
             act = al.active
             ode = al.ode
             cand = ~act & ~store.latched(self.batch) if len(store.latched_keys) else ~act
@@ -634,4 +634,4 @@ class GroupedContactSpace:
             inv[order] = np.arange(k)
             imp, loaded, hg, mg = imp[inv], loaded[inv], hg[labels], mg[labels]
         # d and u are this call's own arrays (the batches given to the store are dropped)
-        return StepResult(imp, d, u, loaded, stats, float(np.min(hg)), hg, mg)
+        return StepResult(imp, d, u, loaded, stats, float(hg.min()), hg, mg)

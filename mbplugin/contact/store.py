@@ -80,6 +80,7 @@ import numpy as np
 
 from mbplugin.contact.batch import ContactBatch
 from mbplugin.errors import ParameterError
+from mbplugin.laws import kernels as law_kernels
 from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
 from mbplugin.pipeline import rules
@@ -253,12 +254,19 @@ class ContactStore:
         k = batch.key
         return k.shape[0] == self.keys.shape[0] and bool((k == self.keys).all())
 
-    def aligned(self, batch: ContactBatch) -> AlignedContacts:
-        """Coefficients and state of the store's contacts, aligned with ``batch``."""
+    def aligned(self, batch: ContactBatch, copy: bool = True) -> AlignedContacts:
+        """Coefficients and state of the store's contacts, aligned with ``batch``.
+
+        ``copy=False``: when the batch's keys are the store's rows in order, ``law``,
+        ``coef`` and ``mem`` may be the store's own arrays (for a caller that only reads
+        them; ``ode`` is always the caller's own)."""
         if self._same_keys(batch):
             # the batch's contacts are the store's rows in the same order (the common case of
             # a host step): no key search, contiguous copies instead of gathers
             n = len(batch)
+            if not copy:
+                return AlignedContacts(np.arange(n), np.ones(n, dtype=bool), self.law,
+                                       self.coef, self.ode.copy(), self.mem)
             return AlignedContacts(np.arange(n), np.ones(n, dtype=bool), self.law.copy(),
                                    self.coef.copy(), self.ode.copy(), self.mem.copy())
         rows = self.rows(batch)
@@ -377,7 +385,11 @@ class ContactStore:
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
         Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
         """
-        inc = self._check_batch(batch)
+        # the common case of a driver's consecutive commits: the batch's keys are the store's
+        # rows in the same order (nothing gone, nothing new, row i = contact i; sorted and
+        # unique as the rows are)
+        same = self._same_keys(batch)
+        inc = self._check_batch(batch, unique=not same) or same
         if ode is not None:
             arr = self._ode_arg(ode)
             self.ode = np.zeros((len(self), NODE_MAX))
@@ -385,16 +397,15 @@ class ContactStore:
         if np.ndim(t):
             # one time per contact of the batch (a driver that integrates groups of contacts
             # separately books each at its own instant); keys no longer reported get the latest
-            t_of = np.broadcast_to(np.asarray(t, dtype=float), (len(batch),))
+            t_of = np.asarray(t, dtype=float)
+            if t_of.shape != (len(batch),):
+                t_of = np.broadcast_to(t_of, (len(batch),))
             t = float(t_of.max()) if len(t_of) else 0.0
         else:
             t = float(t)
             t_of = None
         delta = batch.delta
         ddelta = batch.ddelta
-        # the common case of a driver's consecutive commits: the batch's keys are the store's
-        # rows in the same order (nothing gone, nothing new, row i = contact i)
-        same = self._same_keys(batch)
 
         # 1. keys known before this commit that are no longer reported: geometric contact lost
         sep_chunks: list[np.ndarray] = []
@@ -496,6 +507,12 @@ class ContactStore:
                 f = np.zeros(m)
             elif state is not None:  # the state and rows the memory update used
                 f = law.force_raw(ds, vs, c[sub], state[sub])
+            elif law.kernel is not None and type(law).force_raw is Law.force_raw:
+                # Law.force_raw's kernel on arrays already in its input form (contiguous
+                # float rows of the law's widths)
+                f = law_kernels.force_raw_batch(law.kernel, ds, vs, self._coef_of(law, rs),
+                                                self._state_of(li, self.ode, rs), law.n_state,
+                                                law.n_memory)
             else:
                 f = law.force_raw(ds, vs, self._coef_of(law, rs), self._state_of(li, self.ode, rs))
             mode = np.full(m, law.contact_mode, dtype=np.int64)
@@ -641,7 +658,8 @@ class ContactStore:
 
     def _check_batch(self, batch: ContactBatch, unique: bool = True) -> bool:
         """Raise for law indices out of range (and, with ``unique``, duplicate keys); returns
-        whether the keys are strictly increasing (sorted and unique)."""
+        whether the keys are strictly increasing (sorted and unique; False without
+        ``unique``: not checked)."""
         n = len(batch)
         nl = len(self.laws)
         if n and (bool(batch.law.any()) if nl == 1
@@ -650,9 +668,11 @@ class ContactStore:
                 f"batch law index out of range: allowed [0, {nl - 1}] "
                 f"for the {nl} laws of this store"
             )
+        if not unique:
+            return False
         k = batch.key
         inc = n < 2 or bool((k[1:] > k[:-1]).all())
-        if unique and not inc:
+        if not inc:
             k = np.sort(k)
             if np.any(k[1:] == k[:-1]):
                 dup = int(k[1:][k[1:] == k[:-1]][0])
