@@ -204,7 +204,11 @@ class BodyState:
     def inv_mass_ext(self) -> np.ndarray:
         """1/m (N + 1,) with 0 for fixed bodies and for the world row."""
         out = np.zeros(len(self) + 1)
-        free = ~np.asarray(self.fixed, dtype=bool)
+        fixed = np.asarray(self.fixed, dtype=bool)
+        if not fixed.any():  # every body free: no selection
+            np.divide(1.0, self.mass, out=out[:-1])
+            return out
+        free = ~fixed
         out[:-1][free] = 1.0 / self.mass[free]
         return out
 

@@ -431,9 +431,10 @@ class ContactModel:
         keep = cat["delta"] > -margin
         if keys is not None:
             key = _k.encode_keys(cat["sa"], cat["sb"], cat["feature"], c.n)
-            if not (len(key) == len(keys) and np.array_equal(key, keys)):
+            if not (len(key) == len(keys) and (key == keys).all()):
                 pos = np.minimum(np.searchsorted(keys, key), max(len(keys) - 1, 0))
                 keep &= keys[pos] == key if len(keys) else np.zeros(len(key), dtype=bool)
+            cat["key"] = key  # finish: the same keys
         if not keep.all():
             cat = {k: v[keep] for k, v in cat.items()}
         return c.finish(cat, bodies, *kin)
@@ -470,6 +471,8 @@ class _Compiled:
         self.pair_plans: dict[bytes, list] = {}  # detect_pairs: key set -> narrow-phase calls
         #: detect: the last candidate pairs (sa, sb) and their narrow-phase calls
         self.last_plan: tuple[np.ndarray, np.ndarray, list] | None = None
+        #: near-plane tests: the allowed shapes of a plane, by plane, shape set and fixed bodies
+        self.near_sets: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         #: world frames (p0, n) of planes, by plane and world pose
         self.plane_frames: dict[tuple[int, int, bytes, bytes],
                                 tuple[np.ndarray, np.ndarray]] = {}
@@ -512,6 +515,8 @@ class _Compiled:
             [mat_index[e.material] if e.material is not None else nm for e in shapes],
             dtype=np.int64,
         )
+        #: every shape has the same material (or none): one material pair for every contact
+        self.one_material = bool(n and np.all(self.mat == self.mat[0]))
         E = np.array([model.materials[m].E for m in names] + [np.nan])
         nu = np.array([model.materials[m].nu for m in names] + [np.nan])
         sig = (1.0 - nu**2) / E
@@ -568,6 +573,7 @@ class _Compiled:
         state["pair_plans"] = {}
         state["last_plan"] = None
         state["plane_frames"] = {}
+        state["near_sets"] = {}
         return state
 
     def _check_pairs(self) -> None:
@@ -718,31 +724,30 @@ class _Compiled:
         return plan
 
     def _near_plane(self, w: _World, p: int, ids: np.ndarray, margin: float) -> np.ndarray:
-        # _allowed(p, ids) with the plane's side evaluated once
-        bp = self.body[p]
-        bb = self.body[ids]
-        ok = bb != bp
-        if w.fixed_ext[bp]:
-            ok &= ~w.fixed_ext[bb]
-        gp = self.shape_group[p]
-        if gp >= 0:
-            ok &= self.shape_group[ids] != gp
-        if len(self.excluded):
-            ok &= self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
-        if not ok.all():
+        # the shapes allowed to touch the plane: a function of the fixed bodies only (kept
+        # for the last pattern of each plane and shape set)
+        tag = (p, ids[0] if len(ids) else -1, len(ids), w.fixed_ext.tobytes())
+        hit = self.near_sets.get(tag)
+        if hit is None:
+            ok = self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
             ids = ids[ok]
+            # ids are sorted and unique: a contiguous run of shape ids is read as a slice
+            run = (slice(int(ids[0]), int(ids[-1]) + 1)
+                   if len(ids) and int(ids[-1]) - int(ids[0]) == len(ids) - 1 else ids)
+            if len(self.near_sets) >= 16:
+                self.near_sets.clear()
+            hit = self.near_sets[tag] = (ids, run, bool(self.bound_offset[run].any()),
+                                         self.bound[run])
+        ids, run, offset, bound = hit
         pn = w.R[p] @ self.plane_n[p]
         p0 = w.center[p] + w.R[p] @ self.plane_p[p]
-        # ids are sorted and unique: a contiguous run of shape ids is read as a slice
-        run = (slice(int(ids[0]), int(ids[-1]) + 1)
-               if len(ids) and int(ids[-1]) - int(ids[0]) == len(ids) - 1 else ids)
-        if self.bound_offset[run].any():
+        if offset:
             centers = (w.center[run]
                        + np.matmul(w.R[run], self.bound_center[run][:, :, None])[:, :, 0])
         else:  # bounds centred on the shapes (all but meshes): R 0 = 0 exactly
             centers = w.center[run]
         s = (centers - p0) @ pn
-        return ids[s < self.bound[run] + margin]
+        return ids[s < bound + margin]
 
     def _plane_frame(self, w: _World, sa: np.ndarray, plane: int | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
@@ -850,10 +855,16 @@ class _Compiled:
         m_eff = np.empty(k)
         _k.effective_mass_batch(a, b, ra, rb, np.ascontiguousarray(n), bodies.inv_mass_ext(),
                                 bodies.inv_inertia_world_ext(rot_ext), m_eff)
-        key = _k.encode_keys(sa, sb, cat["feature"], self.n)
+        key = cat.get("key")
+        if key is None:
+            key = _k.encode_keys(sa, sb, cat["feature"], self.n)
         # laws: body pair > material pair > default
-        ma, mb = self.mat[sa], self.mat[sb]
-        law = self.mat_law[ma, mb]  # a new array (integer indexing)
+        if self.one_material:  # every pair of shapes: the same material pair
+            ma = mb = None
+            law = np.full(k, self.mat_law[self.mat[0], self.mat[0]], dtype=np.int64)
+        else:
+            ma, mb = self.mat[sa], self.mat[sb]
+            law = self.mat_law[ma, mb]  # a new array (integer indexing)
         if len(self.body_law_code):
             lo, hi = np.minimum(a, b), np.maximum(a, b)
             code = (lo + 1) * (1 << 31) + (hi + 1)
@@ -862,7 +873,8 @@ class _Compiled:
             law[hit] = self.body_law_idx[pos[hit]]
         r_eff = cat["r_eff"]
         with np.errstate(invalid="ignore"):
-            k_hertz = hertz_k(self.e_star[ma, mb], r_eff)
+            k_hertz = hertz_k(self.e_star[self.mat[0], self.mat[0]] if ma is None
+                              else self.e_star[ma, mb], r_eff)
         return ContactBatch(
             a.astype(np.int64, copy=False), b.astype(np.int64, copy=False),
             key.astype(np.int64, copy=False), point, n,
