@@ -660,8 +660,8 @@ class _Compiled:
         """Narrow phase of the shape pairs (sa, sb) (canonical order, as :meth:`candidates`
         gives them or keys decode to): the calls of :meth:`narrow_plan`."""
         last = self.last_plan
-        if (last is not None and len(last[0]) == len(sa) and np.array_equal(last[0], sa)
-                and np.array_equal(last[1], sb)):
+        if (last is not None and len(last[0]) == len(sa) and (last[0] == sa).all()
+                and (last[1] == sb).all()):
             plan = last[2]  # the same candidate pairs as the last call (bodies near rest)
         else:
             plan = self.narrow_plan(sa, sb)
