@@ -474,8 +474,7 @@ class _Compiled:
         #: near-plane tests: the allowed shapes of a plane, by plane, shape set and fixed bodies
         self.near_sets: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         #: world frames (p0, n) of planes, by plane and world pose
-        self.plane_frames: dict[tuple[int, int, bytes, bytes],
-                                tuple[np.ndarray, np.ndarray]] = {}
+        self.plane_frames: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
         self.identity_rot = bool(np.all(self.lrot == np.eye(3)))
         self.zero_pos = bool(np.all(self.lpos == 0.0))
         # scalar size parameters
@@ -739,8 +738,14 @@ class _Compiled:
             hit = self.near_sets[tag] = (ids, run, bool(self.bound_offset[run].any()),
                                          self.bound[run])
         ids, run, offset, bound = hit
-        pn = w.R[p] @ self.plane_n[p]
-        p0 = w.center[p] + w.R[p] @ self.plane_p[p]
+        ptag = ("near", p, w.R[p].tobytes(), w.center[p].tobytes())
+        frame = self.plane_frames.get(ptag)
+        if frame is None:  # the plane's normal and point, kept while its pose is the same
+            if len(self.plane_frames) >= 16:
+                self.plane_frames.clear()
+            frame = self.plane_frames[ptag] = (w.R[p] @ self.plane_n[p],
+                                               w.center[p] + w.R[p] @ self.plane_p[p])
+        pn, p0 = frame
         if offset:
             centers = (w.center[run]
                        + np.matmul(w.R[run], self.bound_center[run][:, :, None])[:, :, 0])
