@@ -134,6 +134,10 @@ class BodyState:
                 raise ParameterError(
                     f"body state '{name}' has shape {np.shape(arr)}, expected {shape}"
                 )
+        arrs = (self.pos, self.quat, self.vel, self.omega, self.mass, self.inv_inertia)
+        if (all(type(a) is np.ndarray and a.dtype == np.float64 and a.flags.c_contiguous
+                for a in arrs) and _k.state_all_valid(*arrs)):
+            return  # every check below passes (one compiled pass)
         for name in ("pos", "quat", "vel", "omega"):
             arr = getattr(self, name)
             if not np.isfinite(arr).all():
