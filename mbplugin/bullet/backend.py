@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
@@ -424,6 +425,7 @@ class BulletContacts:
         self._fb_radius = np.array([fb_radius.get(i, np.nan) for i in range(len(rows))])
         self._mass_info()
         self._w_cache: tuple[Any, ...] | None = None
+        self._rot_cache: tuple[Any, ...] | None = None  # see _world_inertia
 
     def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
         """The free-flight bookkeeping (see :meth:`_flight`) of rows kept by a rebuild."""
@@ -472,6 +474,7 @@ class BulletContacts:
         self._base_ids = [self.rows[i][0] for i in base]
         self._all_base = len(base) == n
         self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
+        self._any_art = bool(np.any(self.kind == ARTICULATED))
 
     # -- state --
     def body_state(self) -> BodyState:
@@ -479,13 +482,12 @@ class BulletContacts:
         c = self.client
         c.check()
         n = len(self.rows)
-        pos = np.zeros((n, 3))
-        quat = np.zeros((n, 4))
-        vel = np.zeros((n, 3))
-        om = np.zeros((n, 3))
+        ids = self._base_ids
+        if not (self._all_base and ids):
+            pos, quat, vel, om = np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), \
+                np.zeros((n, 3))
         # bases: two PyBullet calls per body (mapped in C, no Python frame per body), gathered
         # into arrays at once
-        ids = self._base_ids
         if ids:
             cid, pb, nb = c.id, c.p, len(ids)
             ps = np.fromiter(chain.from_iterable(chain.from_iterable(
@@ -494,11 +496,9 @@ class BulletContacts:
             vs = np.fromiter(chain.from_iterable(chain.from_iterable(
                 map(pb.getBaseVelocity, ids, repeat(cid)))),
                 dtype=float, count=6 * nb).reshape(-1, 6)
-            if self._all_base:
-                pos[:] = ps[:, 0:3]
-                quat[:] = xyzw_to_wxyz(ps[:, 3:7])
-                vel[:] = vs[:, 0:3]
-                om[:] = vs[:, 3:6]
+            if self._all_base:  # every row a base: the arrays as read
+                pos, quat = ps[:, 0:3].copy(), xyzw_to_wxyz(ps[:, 3:7])
+                vel, om = vs[:, 0:3].copy(), vs[:, 3:6].copy()
             else:
                 base = self._base_rows
                 pos[base] = ps[:, 0:3]
@@ -575,8 +575,8 @@ class BulletContacts:
 
     def _delassus(self, batch: ContactBatch, bodies: BodyState) -> sp.csr_matrix:
         k = len(batch)
-        rot = bodies.rotations_ext()
-        inv_i_w = bodies.inv_inertia_world_ext(rot)[:-1]
+        rot, inv_i_w = self._world_inertia(bodies)
+        inv_i_w = inv_i_w[:-1]
         inv_m = bodies.inv_mass_ext()[:-1]
         contact = np.concatenate([np.arange(k), np.arange(k)])
         side = np.concatenate([batch.a, batch.b])
@@ -630,6 +630,23 @@ class BulletContacts:
                                          joints, q)
         return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
 
+    def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
+        """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
+        reused while the orientations are bitwise those of the last call (bodies that do not
+        turn: e.g. the deferred correction and the Delassus operator of the next step read the
+        same orientations; the same kernels on the same inputs give the same bits)."""
+        hit = self._rot_cache
+        q = bodies.quat
+        if (hit is not None and hit[0].shape == q.shape and hit[3] is bodies.inv_inertia
+                and np.array_equal(hit[0], q) and np.array_equal(hit[4], bodies.fixed)):
+            return hit[1], hit[2]
+        rot = bodies.rotations_ext()
+        inv = bodies.inv_inertia_world_ext(rot)
+        rot.flags.writeable = inv.flags.writeable = False
+        self._rot_cache = (q.copy(), rot, inv, bodies.inv_inertia,
+                           np.array(bodies.fixed, dtype=bool))
+        return rot, inv
+
     def _moving_joints(self, body: int) -> list[int]:
         """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
         matrix and Jacobians), read once per body."""
@@ -660,9 +677,11 @@ class BulletContacts:
         if self.exact_flight:
             self._flight(bodies, g, dt)
         free = self.kind == FREE
-        bodies.pos[free] += self._lag[free]
-        vmax = float(np.max(np.linalg.norm(bodies.vel, axis=1), initial=0.0))
-        wr = float(np.max(np.linalg.norm(bodies.omega, axis=1), initial=0.0))
+        # pos[free] += lag[free], in place (no gathers)
+        np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+        vmax = float(np.max(_norm_rows(bodies.vel), initial=0.0))
+        wr = (float(np.max(_norm_rows(bodies.omega), initial=0.0))
+              if bodies.omega.any() else 0.0)
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
         self._land(batch, bodies, host, dt)
@@ -741,7 +760,7 @@ class BulletContacts:
         un = np.einsum("ki,ki->k", res.u, n)
         info = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n), batch.key.copy(),
                         self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
-                        res.delta.copy(), np.linalg.norm(res.u - un[:, None] * n, axis=1))
+                        res.delta.copy(), _norm_rows(res.u - un[:, None] * n))
         self.last = info
         self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
@@ -765,10 +784,11 @@ class BulletContacts:
         the predictive margin of a managed contact."""
         free = self.kind == FREE
         gd = g * dt
-        ok = free & ~self._forced & np.all(np.isfinite(self._vprev), axis=1)
-        dv = bodies.vel - np.where(np.isfinite(self._vprev), self._vprev, 0.0)
-        ballistic = np.linalg.norm(dv - gd, axis=1) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
-        self._lag[ok & ballistic] -= 0.5 * gd * dt
+        known = np.isfinite(self._vprev)
+        ok = free & ~self._forced & known[:, 0] & known[:, 1] & known[:, 2]
+        dv = bodies.vel - np.where(known, self._vprev, 0.0)
+        ballistic = _norm_rows(dv - gd) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
+        np.subtract(self._lag, 0.5 * gd * dt, out=self._lag, where=(ok & ballistic)[:, None])
         self._lag[ok & ~ballistic] = 0.0
         self._vprev = bodies.vel.copy()
         self._forced[:] = False
@@ -786,12 +806,12 @@ class BulletContacts:
         if not len(batch):
             return
         mine = self._row_mask(batch)
-        rows = np.flatnonzero(mine & np.any(self._lag != 0, axis=1))
+        rows = np.flatnonzero(mine & _nonzero_rows(self._lag))
         if not len(rows):
             return
         art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
         if not art:
-            lag = np.linalg.norm(self._lag[rows], axis=1)
+            lag = _norm_rows(self._lag[rows])
             # motion along the contact normals over one host step (a body sliding on the
             # ground settles all the same): the largest |d delta / dt| of each row's contacts
             speed = np.zeros(len(self.rows) + 1)
@@ -819,11 +839,8 @@ class BulletContacts:
         cid, pb = c.id, c.p
         ids = self._rows_arr[rows, 0].tolist()
         xyzw = _vectors(np.asarray(quat)[:, [1, 2, 3, 0]])
-        for _ in map(pb.resetBasePositionAndOrientation, ids, _vectors(pos), xyzw,
-                     repeat(cid)):
-            pass
-        for _ in map(pb.resetBaseVelocity, ids, _vectors(vel), _vectors(omega), repeat(cid)):
-            pass
+        _drain(map(pb.resetBasePositionAndOrientation, ids, _vectors(pos), xyzw, repeat(cid)))
+        _drain(map(pb.resetBaseVelocity, ids, _vectors(vel), _vectors(omega), repeat(cid)))
 
     # -- the deferred position correction ---------------------------------------------------------
     def _take_deferred(self, bodies: BodyState, dt: float) -> np.ndarray:
@@ -854,7 +871,7 @@ class BulletContacts:
         self._expect = None
         if exp is not None and exp[1].shape == host.shape:
             want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
-            user = free & (np.max(np.abs(host - want), axis=1, initial=0.0) > HOST_TOL)
+            user = free & (_absmax_rows(host - want) > HOST_TOL)
             user |= free & self._turned(bodies, exp[3], exp[2])
         native = np.zeros(n, dtype=bool)
         native[self._native_rows[self._native_rows < n]] = True
@@ -877,7 +894,7 @@ class BulletContacts:
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
             self._correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
-        rows = np.flatnonzero(native & free & np.any(self._lag != 0, axis=1))
+        rows = np.flatnonzero(native & free & _nonzero_rows(self._lag))
         if len(rows):
             new = bodies.pos[rows] + self._lag[rows]
             self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
@@ -893,13 +910,15 @@ class BulletContacts:
         frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
         the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
         spin = dt * bodies.omega
-        turning = np.flatnonzero(np.any(spin != 0, axis=1))
+        turning = np.flatnonzero(_nonzero_rows(spin))
+        read = bodies.quat
+        if not len(turning) and read.shape == quat.shape and np.array_equal(read, quat):
+            return np.zeros(len(read), dtype=bool)  # nothing turns, nothing turned
         if len(turning):
             quat = quat.copy()
             quat[turning] = quat_multiply(quat_from_rotvec(spin[turning]), quat[turning])
         # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
         # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
-        read = bodies.quat
         d, e = read - quat, read + quat
         chord2 = np.minimum(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", e, e))
         slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
@@ -926,7 +945,7 @@ class BulletContacts:
         host = self._take_deferred(bodies, dt)
         if self.exact_flight:  # the last host step's flight (the next step then books none)
             self._flight(bodies, self.client.gravity(), dt)
-        rows = np.flatnonzero((self.kind == FREE) & np.any(self._lag != 0, axis=1))
+        rows = np.flatnonzero((self.kind == FREE) & _nonzero_rows(self._lag))
         new = bodies.pos[rows] + self._lag[rows]
         self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
         host[rows] = new
@@ -941,7 +960,9 @@ class BulletContacts:
             return rows
         if int(c("getNumConstraints")) > 0:
             return rows
-        points = c("getContactPoints")  # PyBullet's own contacts, one call
+        points = getattr(self, "_points", None)  # read by _host_unpredictable in this step
+        if points is None:
+            points = c("getContactPoints")  # PyBullet's own contacts, one call
         if not points:
             return rows[:0]
         touching = np.array(sorted({pt[1] for pt in points} | {pt[2] for pt in points}))
@@ -1039,7 +1060,7 @@ class BulletContacts:
     def _apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         c = self.client
         cid, pb = c.id, c.p
-        nz = np.flatnonzero(np.any(force != 0, axis=1))
+        nz = np.flatnonzero(_nonzero_rows(force))
         lag_ext = np.vstack([self._lag, np.zeros((1, 3))])
         for side in (batch.a[nz], batch.b[nz]):
             self._forced[side[side >= 0]] = True
@@ -1053,9 +1074,8 @@ class BulletContacts:
             points = _vectors(batch.point[idx] - lag_ext[side[keep]])
             bl = self._rows_arr[side[keep]].T.tolist()
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
-            for _ in map(pb.applyExternalForce, bl[0], bl[1], forces, points,
-                         repeat(pb.WORLD_FRAME), repeat(cid)):
-                pass
+            _drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
+                       repeat(pb.WORLD_FRAME), repeat(cid)))
 
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of
@@ -1064,7 +1084,8 @@ class BulletContacts:
         dt = c.time_step() if dt is None else float(dt)
         pend = getattr(self, "_pending", None)
         self._pending = None
-        lagged = np.flatnonzero(np.any(self._lag != 0, axis=1))
+        self._points = None  # PyBullet's contact points of this step once read
+        lagged = np.flatnonzero(_nonzero_rows(self._lag))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
             art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
@@ -1082,7 +1103,7 @@ class BulletContacts:
             bodies = self.body_state()
             host = bodies.pos.copy()
             free = self.kind == FREE
-            bodies.pos[free] += self._lag[free]
+            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])  # free rows
             now = self._detect(bodies, self._margin)
             pos = _lookup(now.key, batch.key)
             ok = pos >= 0
@@ -1124,33 +1145,45 @@ class BulletContacts:
         batch, W, res, a_free, _ = pend
         if not self.correct_positions:
             return False
-        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        if self.correct_articulated and art.any():
-            return True
-        sel = np.flatnonzero(~art)  # every contact _correct may select
-        if not len(sel):
-            return False
-        n = batch.normal[sel]
-        u0 = batch.vt[sel] - batch.ddelta[sel, None] * n
-        u1 = u0 + a_free[sel] * dt + (W @ res.impulse.ravel()).reshape(-1, 3)[sel]
-        pred = batch.delta[sel] - dt * np.einsum("ki,ki->k", u1, n)
+        # every contact _correct may select: those without an articulated side (all of them
+        # when no row is articulated: no gathers)
+        a, b, ra, rb = batch.a, batch.b, batch.ra, batch.rb
+        n, vt, ddelta, delta = batch.normal, batch.vt, batch.ddelta, batch.delta
+        wp = (W @ res.impulse.ravel()).reshape(-1, 3)
+        d_end = res.delta
+        if self._any_art:
+            art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
+            if self.correct_articulated and art.any():
+                return True
+            sel = np.flatnonzero(~art)
+            if not len(sel):
+                return False
+            if len(sel) < len(art):
+                a, b, ra, rb, n, vt = a[sel], b[sel], ra[sel], rb[sel], n[sel], vt[sel]
+                ddelta, delta, a_free, wp, d_end = (ddelta[sel], delta[sel], a_free[sel],
+                                                    wp[sel], d_end[sel])
+        u0 = vt - ddelta[:, None] * n
+        u1 = u0 + a_free * dt + wp
+        pred = delta - dt * np.einsum("ki,ki->k", u1, n)
         # cheapest test first (a moving contact fails it)
-        if (np.max(np.abs(pred - res.delta[sel])) > MOVE_MIN
-                or np.max(dt * np.linalg.norm(u1, axis=1)) > MOVE_MIN):
+        if (np.max(np.abs(pred - d_end)) > MOVE_MIN
+                or np.max(dt * _norm_rows(u1)) > MOVE_MIN):
             return True
         om = self._omega0
-        arm = dt * np.maximum(
-            np.linalg.norm(om[batch.a[sel]], axis=1) * np.linalg.norm(batch.ra[sel], axis=1),
-            np.linalg.norm(om[batch.b[sel]], axis=1) * np.linalg.norm(batch.rb[sel], axis=1))
-        if np.max(arm) > MOVE_MIN:
-            return True
+        if om.any():  # (no body turns: every lever arm moves by 0)
+            arm = dt * np.maximum(
+                _norm_rows(om[a]) * _norm_rows(ra),
+                _norm_rows(om[b]) * _norm_rows(rb))
+            if np.max(arm) > MOVE_MIN:
+                return True
         c = self.client
         if int(c("getNumConstraints")) > 0:
             return True
         points = c("getContactPoints")  # PyBullet's own contacts (unmanaged pairs), one call
+        self._points = points  # for _native_touch in the same after_step
         if points:
             touching = {pt[1] for pt in points} | {pt[2] for pt in points}
-            mine = {self.rows[i][0] for i in chain(batch.a[sel].tolist(), batch.b[sel].tolist())}
+            mine = {self.rows[i][0] for i in chain(a.tolist(), b.tolist())}
             if touching & mine:
                 return True
         return False
@@ -1179,53 +1212,60 @@ class BulletContacts:
         # to rounding, ~1e-15 m)
         if not len(sel):
             return
+        whole = len(sel) == len(batch)  # every contact selected: no gathers
+
+        def pick(x: np.ndarray) -> np.ndarray:
+            return x if whole else x[sel]
+
+        a_s, b_s = pick(batch.a), pick(batch.b)
         nr = len(self.rows)
         mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground): the spare entry
-        mask[batch.a[sel]] = True
-        mask[batch.b[sel]] = True
+        mask[a_s] = True
+        mask[b_s] = True
         sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
         self._forced[sides] = True  # exact at the step end: no flight to book for this step
         # immediate: the selected bodies leave this step at their exact positions
-        synced = (sides[np.any(self._lag[sides] != 0, axis=1)] if not deferred
+        synced = (sides[_nonzero_rows(self._lag[sides])] if not deferred
                   else sides[:0])
-        if np.max(np.abs(d_now[sel] - res.delta[sel])) <= MOVE_MIN:
+        gap = pick(d_now) - pick(res.delta)
+        if np.max(np.abs(gap)) <= MOVE_MIN:
             self._place(synced, np.zeros((len(self.rows), 3)), np.zeros((len(self.rows), 3)),
                         bodies, host, raw)
             return
-        n = batch.normal[sel]
+        n = pick(batch.normal)
         # normal-normal Delassus among the selected contacts (block diagonal over the groups
         # of contacts coupled through W: one small solve per group)
         if wdiag is not None:
             # block-diagonal W: one division per contact (solve_blocks' 1x1 systems)
-            dg = wdiag[sel]
+            dg = pick(wdiag)
             mu = np.zeros(len(sel))
-            ok = dg != 0
-            mu[ok] = (d_now[sel] - res.delta[sel])[ok] / dg[ok]
+            np.divide(gap, dg, out=mu, where=dg != 0)
         else:
             wnn = normal_delassus(W, batch.normal)
             if len(sel) < len(batch):
                 wnn = wnn[sel][:, sel]
-            mu = solve_blocks(wnn, d_now[sel] - res.delta[sel], rcond=1e-10)
+            mu = solve_blocks(wnn, gap, rcond=1e-10)
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
         nb = len(self.rows)
         dx = np.zeros((nb, 3))
         dth = np.zeros((nb, 3))
-        rot = bodies.rotations_ext()
-        inv_i_w = bodies.inv_inertia_world_ext(rot)[:-1]
-        for side, sgn, r in ((batch.b[sel], 1.0, batch.rb[sel]), (batch.a[sel], -1.0,
-                                                                   batch.ra[sel])):
-            f = sgn * mu[:, None] * n
+        inv_i_w = self._world_inertia(bodies)[1][:-1]
+        for side, sgn, r in ((b_s, 1.0, batch.rb), (a_s, -1.0, batch.ra)):
             free = self.kind[side] == FREE
+            if not free.any():  # e.g. the ground's side of N bodies on it
+                continue
+            f = sgn * mu[:, None] * n
+            r = pick(r)
+            if not free.all():
+                side, f, r = side[free], f[free], r[free]
             # block-diagonal W: no body is a side of two contacts, one term per body
             put = np.add.at if wdiag is None else _assign
-            put(dx, side[free], f[free] / self.mass[side[free]][:, None])
-            put(dth, side[free], np.einsum("kij,kj->ki", inv_i_w[side[free]],
-                                           np.cross(r[free], f[free])))
+            put(dx, side, f / self.mass[side][:, None])
+            put(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], _cross_rows(r, f)))
         c = self.client
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
-        moved = np.flatnonzero((np.abs(dx).max(axis=1, initial=0.0) > MOVE_MIN)
-                               | (np.abs(dth).max(axis=1, initial=0.0) > MOVE_MIN))
+        moved = np.flatnonzero((_absmax_rows(dx) > MOVE_MIN) | (_absmax_rows(dth) > MOVE_MIN))
         self._place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
                     raw)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
@@ -1265,9 +1305,11 @@ class BulletContacts:
         if not len(rows):
             return
         if raw is not None:
-            turn = np.abs(dth[rows]).max(axis=1) > MOVE_MIN
+            turn = _absmax_rows(dth[rows]) > MOVE_MIN
             book = rows[~turn]
-            self._lag[book] += dx[book]
+            into = np.zeros(len(self._lag), dtype=bool)
+            into[book] = True  # (distinct rows) lag[book] += dx[book], in place without gathers
+            np.add(self._lag, dx, out=self._lag, where=into[:, None])
             rows = rows[turn]
             if not len(rows):
                 return
@@ -1316,12 +1358,54 @@ def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
     return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
 
 
+def _nonzero_rows(a: np.ndarray) -> np.ndarray:
+    """``np.any(a != 0, axis=1)`` of an (N, 3) array, column by column (a reduction along
+    rows of three costs several times three elementwise passes)."""
+    return (a[:, 0] != 0) | (a[:, 1] != 0) | (a[:, 2] != 0)
+
+
+def _absmax_rows(a: np.ndarray) -> np.ndarray:
+    """``np.max(np.abs(a), axis=1, initial=0.0)`` of an (N, 3) array, column by column (the
+    same values: a maximum rounds nothing; NaN propagates as in the reduction)."""
+    return np.maximum(np.maximum(np.abs(a[:, 0]), np.abs(a[:, 1])), np.abs(a[:, 2]))
+
+
+def _norm_rows(a: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(a, axis=1)`` of an (N, 3) array, column by column: sqrt((x^2 + y^2) +
+    z^2), the order in which NumPy's reduction sums a row of three (the same bits; checked
+    on NumPy 2.4), without the reduction's per-row overhead."""
+    x, y, z = a[:, 0], a[:, 1], a[:, 2]
+    return np.sqrt(x * x + y * y + z * z)
+
+
+def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross(a, b)`` of two (N, 3) arrays: the same products and differences
+    (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0) into a C-ordered (N, 3) array, without
+    ``np.cross``'s broadcasting and axis handling."""
+    out = np.empty((len(a), 3))
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    np.subtract(a1 * b2, a2 * b1, out=out[:, 0])
+    np.subtract(a2 * b0, a0 * b2, out=out[:, 1])
+    np.subtract(a0 * b1, a1 * b0, out=out[:, 2])
+    return out
+
+
+def _drain(calls: Iterator[Any]) -> None:
+    """Run a ``map`` of PyBullet calls to its end, discarding the results (in C: a zero-length
+    ``deque`` consumes the iterator without a Python loop)."""
+    deque(calls, maxlen=0)
+
+
 def _assign(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
     """``np.add.at(out, idx, values)`` into zeros for distinct ``idx``: a plain assignment."""
     out[idx] = values
 
 
 def _lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Index of each ``query`` key in ``keys`` (distinct contact keys), -1 where absent."""
+    if keys.shape == query.shape and np.array_equal(keys, query):  # the same contacts, in order
+        return np.arange(len(query))
     order = np.argsort(keys, kind="stable")
     sk = keys[order]
     if not len(sk):

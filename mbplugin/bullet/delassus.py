@@ -21,6 +21,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+_EYE = np.eye(3)
+_EYE.flags.writeable = False
+
 
 def _skew(r: np.ndarray) -> np.ndarray:
     """[r]x (N, 3, 3) of vectors r (N, 3)."""
@@ -104,22 +107,46 @@ def free_body_blocks(
     count = np.bincount(contact, minlength=k)
     if count.min() < 1:
         return None
-    blocks = np.einsum("n,ij->nij", inv_mass[obj], np.eye(3))
+    # I/m per side (one product per entry: the same bits as einsum("n,ij->nij", ...))
+    blocks = inv_mass[obj][:, None, None] * _EYE
     sk = _skew(r)
     blocks -= sk @ inv_inertia_world[obj] @ sk
-    diag = np.empty((k, 3, 3))
-    diag[contact] = blocks
-    two = count[contact] == 2
-    if two.any():
-        sum2 = np.zeros((k, 3, 3))
-        np.add.at(sum2, contact[two], blocks[two])
-        both = count == 2
-        diag[both] = sum2[both]
-    cols = (3 * np.arange(k, dtype=np.int32)[:, None, None]
-            + np.arange(3, dtype=np.int32)[None, None, :]) + np.zeros((1, 3, 1), dtype=np.int32)
-    indptr = np.arange(0, 9 * k + 1, 3, dtype=np.int32)
-    W = sp.csr_matrix((diag.ravel(), cols.ravel(), indptr), shape=(3 * k, 3 * k))
+    if len(contact) == k and np.array_equal(contact, np.arange(k)):
+        diag = blocks  # one free side per contact, in the contacts' order
+    else:
+        diag = np.empty((k, 3, 3))
+        diag[contact] = blocks
+        two = count[contact] == 2
+        if two.any():
+            sum2 = np.zeros((k, 3, 3))
+            np.add.at(sum2, contact[two], blocks[two])
+            both = count == 2
+            diag[both] = sum2[both]
+    cols, indptr = _block_pattern(k)
+    W = sp.csr_matrix((diag.ravel(), cols, indptr), shape=(3 * k, 3 * k))
     return W, diag
+
+
+#: the CSR pattern (column indices, row pointers) of a block-diagonal W per contact count K,
+#: built once per K (the same K recurs at every host step while the contacts persist); shared
+#: read-only by the matrices built on it
+_PATTERNS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _block_pattern(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Column indices (9K,) and row pointers (3K + 1,) of every 3x3 diagonal block stored."""
+    pat = _PATTERNS.get(k)
+    if pat is None:
+        cols = ((3 * np.arange(k, dtype=np.int32)[:, None, None]
+                 + np.arange(3, dtype=np.int32)[None, None, :])
+                + np.zeros((1, 3, 1), dtype=np.int32)).ravel()
+        indptr = np.arange(0, 9 * k + 1, 3, dtype=np.int32)
+        cols.flags.writeable = False
+        indptr.flags.writeable = False
+        if len(_PATTERNS) > 64:
+            _PATTERNS.clear()
+        pat = _PATTERNS[k] = (cols, indptr)
+    return pat
 
 
 def block_normal_diagonal(blocks: np.ndarray, normal: np.ndarray) -> np.ndarray:
