@@ -414,3 +414,33 @@ def test_box_corner_effective_mass_tilted_unequal_inertias():
     transposed = 1 / (1 / mass + u @ (rot.T @ np.diag(1 / inertia) @ rot) @ u)
     assert abs(transposed / expected - 1) > 0.5  # 53 % for this pose
     assert bt.m_eff[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_spheres_on_a_moving_plane_follow_its_pose_between_detections():
+    # A ground plane on body 0 under three spheres (bodies 1-3, radius 0.1 at x = -1, 0, 1,
+    # z = 0.08). Flat at z = 0: delta = r - z = 0.02 for each. Then the same model is detected
+    # with the plane raised by 0.01 and tilted by 0.1 rad about y, surface through (0, 0, 0.01)
+    # with normal n = (sin 0.1, 0, cos 0.1): delta = r - (c - p0).n, by hand per sphere. Every
+    # detection must see the plane's current pose (the detection keeps per-pose values).
+    m = model_with((Plane(), 0), (Sphere(0.1), 1), (Sphere(0.1), 2), (Sphere(0.1), 3))
+    xs = np.array([-1.0, 0.0, 1.0])
+    pos = [[0.0, 0.0, 0.0], *([x, 0.0, 0.08] for x in xs)]
+    flat = BodyState.create(pos, mass=1.0, fixed=[True, False, False, False])
+    b = m.detect(flat, margin=0.5)
+    assert np.allclose(b.delta, 0.02, rtol=0, atol=1e-15)
+    a = 0.1
+    tilted = BodyState.create([[0.0, 0.0, 0.01], *pos[1:]],
+                              quat=[axis_angle_quat([0, 1, 0], a)] + [[1, 0, 0, 0]] * 3,
+                              mass=1.0, fixed=[True, False, False, False])
+    b = m.detect(tilted, margin=0.5)
+    expect = 0.1 - (xs * math.sin(a) + (0.08 - 0.01) * math.cos(a))
+    assert np.allclose(b.delta, expect, rtol=0, atol=1e-14)
+    assert np.allclose(b.normal, [math.sin(a), 0.0, math.cos(a)], rtol=0, atol=1e-15)
+    # back to the flat pose, and with the middle sphere fixed too (another set of allowed
+    # pairs: a fixed sphere on the fixed plane is no contact)
+    b = m.detect(flat, margin=0.5)
+    assert np.allclose(b.delta, 0.02, rtol=0, atol=1e-15)
+    pinned = BodyState.create(pos, mass=1.0, fixed=[True, False, True, False])
+    b = m.detect(pinned, margin=0.5)
+    assert sorted(b.b.tolist()) == [1, 3]
+    assert np.allclose(b.delta, 0.02, rtol=0, atol=1e-15)

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -144,7 +144,9 @@ def batch_at(batch: ContactBatch, d: np.ndarray, u: np.ndarray) -> ContactBatch:
     ``u`` (K, 3) replaced (ddelta = -n . u, slip = u minus its normal part)."""
     n = batch.normal
     un = np.einsum("ij,ij->i", u, n)
-    return replace(batch, delta=d, ddelta=-un, vt=u - un[:, None] * n)
+    # every other field shared with ``batch`` (dataclasses.replace, without its field loop)
+    return type(batch)(batch.a, batch.b, batch.key, batch.point, n, d, -un, u - un[:, None] * n,
+                       batch.m_eff, batch.r_eff, batch.ra, batch.rb, batch.law, batch.k_hertz)
 
 
 class ContactSpace:
@@ -447,6 +449,22 @@ def _compiled_law(law: Any) -> bool:
 #: the last W pattern's groups (one entry: consecutive host steps of a backend at rest)
 _GROUPS_CACHE: dict[str, Any] = {}
 
+#: the last store's law tables (a store's laws never change)
+_LAW_TABLES: dict[str, Any] = {}
+
+
+def _law_tables(laws: tuple[Law, ...]) -> tuple[np.ndarray, ...]:
+    """Per law: kernel id, contact mode, ODE state count, memory flag (the compiled path's
+    tables), kept for the last tuple of laws."""
+    hit = _LAW_TABLES.get("last")
+    if hit is None or hit[0] is not laws:
+        hit = (laws, (np.array([law.kernel for law in laws], dtype=np.int64),
+                      np.array([law.contact_mode for law in laws], dtype=np.int64),
+                      np.array([law.n_state for law in laws], dtype=np.int64),
+                      np.array([law.n_memory > 0 for law in laws])))
+        _LAW_TABLES["last"] = hit
+    return hit[1]
+
 
 class GroupedContactSpace:
     """The managed contacts of one host step, integrated group by group in compiled code
@@ -539,11 +557,7 @@ class GroupedContactSpace:
         k, order, gptr, labels = self.k, self.order, self.gptr, self.labels
         ng = len(gptr) - 1
         ident = self.ident
-        laws = store.laws
-        kid_l = np.array([law.kernel for law in laws], dtype=np.int64)
-        mode_l = np.array([law.contact_mode for law in laws], dtype=np.int64)
-        nst_l = np.array([law.n_state for law in laws], dtype=np.int64)
-        mem_l = np.array([law.n_memory > 0 for law in laws])
+        kid_l, mode_l, nst_l, mem_l = _law_tables(store.laws)
         fr = np.zeros(cm.FR_LEN)
         if self.friction is not None:
             f = self.friction
@@ -579,10 +593,10 @@ class GroupedContactSpace:
         counters = np.zeros(4, dtype=np.int64)
         odes = bool(nst_l.any())  # a law with ODE states
         for _ in range(10_000):
-            al = store.aligned(self.batch)
+            al = store.aligned(self.batch, copy=False)  # pack reads coef, mem, law
             act = al.active
             ode = al.ode
-            cand = ~act & ~store.latched(self.batch)
+            cand = ~act & ~store.latched(self.batch) if len(store.latched_keys) else ~act
             yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
                                       al.coef, al.mem, act, al.law, cand, kid_l, mode_l, nst_l,
                                       mem_l, d, u, s, ns, ode)
@@ -619,4 +633,5 @@ class GroupedContactSpace:
             inv = np.empty(k, dtype=np.int64)
             inv[order] = np.arange(k)
             imp, loaded, hg, mg = imp[inv], loaded[inv], hg[labels], mg[labels]
-        return StepResult(imp, d.copy(), u.copy(), loaded, stats, float(np.min(hg)), hg, mg)
+        # d and u are this call's own arrays (the batches given to the store are dropped)
+        return StepResult(imp, d, u, loaded, stats, float(hg.min()), hg, mg)

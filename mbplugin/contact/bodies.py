@@ -31,6 +31,8 @@ import numpy as np
 from mbplugin.contact import kernels as _k
 from mbplugin.errors import ParameterError
 
+_EYE3 = np.eye(3)
+
 
 def quat_to_matrix(quat: np.ndarray) -> np.ndarray:
     """Rotation matrices (N, 3, 3) of unit quaternions (N, 4) ``[w, x, y, z]`` (normalised here;
@@ -132,25 +134,38 @@ class BodyState:
                 raise ParameterError(
                     f"body state '{name}' has shape {np.shape(arr)}, expected {shape}"
                 )
+        arrs = (self.pos, self.quat, self.vel, self.omega, self.mass, self.inv_inertia)
+        if (all(type(a) is np.ndarray and a.dtype == np.float64 and a.flags.c_contiguous
+                for a in arrs) and _k.state_all_valid(*arrs)):
+            return  # every check below passes (one compiled pass)
         for name in ("pos", "quat", "vel", "omega"):
             arr = getattr(self, name)
-            if not np.all(np.isfinite(arr)):
+            if not np.isfinite(arr).all():
                 i = int(np.argwhere(~np.isfinite(arr))[0, 0])
                 raise ParameterError(
                     f"body {i}: '{name}' is not finite ({arr[i]}); allowed range (-inf, inf)"
                 )
-        qn = np.linalg.norm(self.quat, axis=1)
-        if np.any(qn < 1e-12):
-            i = int(np.argmin(qn))
-            raise ParameterError(
-                f"body {i}: quaternion has zero norm; expected a unit [w, x, y, z]"
-            )
-        free = ~np.asarray(self.fixed, dtype=bool)
-        bad = ~np.isfinite(self.mass) | (self.mass <= 0)
-        if np.any(bad & free):
-            i = int(np.argwhere(bad & free)[0, 0])
-            raise ParameterError(f"body {i}: mass = {self.mass[i]:g} kg, allowed range (0, inf)")
-        if not np.all(np.isfinite(self.inv_inertia)):
+        # quaternion norms >= 1e-12: every squared norm >= 1e-23 is enough (rounding is ~1e-16
+        # relative); the exact test only when some is that small
+        q = np.asarray(self.quat, dtype=float)
+        if len(q) and np.einsum("ij,ij->i", q, q).min() < 1e-23:
+            qn = np.linalg.norm(self.quat, axis=1)
+            if np.any(qn < 1e-12):
+                i = int(np.argmin(qn))
+                raise ParameterError(
+                    f"body {i}: quaternion has zero norm; expected a unit [w, x, y, z]"
+                )
+        mass = np.asarray(self.mass, dtype=float)
+        if len(mass) and not (mass.min() > 0 and mass.max() < np.inf):  # else all are fine
+            # fixed bodies may have any mass
+            free = ~np.asarray(self.fixed, dtype=bool)
+            bad = ~np.isfinite(self.mass) | (self.mass <= 0)
+            if np.any(bad & free):
+                i = int(np.argwhere(bad & free)[0, 0])
+                raise ParameterError(
+                    f"body {i}: mass = {self.mass[i]:g} kg, allowed range (0, inf)"
+                )
+        if not np.isfinite(self.inv_inertia).all():
             raise ParameterError("inv_inertia must be finite")
 
     @classmethod
@@ -176,8 +191,9 @@ class BodyState:
     def rotations_ext(self) -> np.ndarray:
         """Rotation matrices (N + 1, 3, 3); the last row (index -1) is the world's identity."""
         out = np.empty((len(self) + 1, 3, 3))
-        out[:-1] = quat_to_matrix(self.quat)
-        out[-1] = np.eye(3)
+        q = np.asarray(self.quat, dtype=float)
+        _k.quat_matrices(np.ascontiguousarray(q.reshape(-1, 4)), out[:-1])  # quat_to_matrix
+        out[-1] = _EYE3
         return out
 
     def kinematics_ext(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -192,7 +208,11 @@ class BodyState:
     def inv_mass_ext(self) -> np.ndarray:
         """1/m (N + 1,) with 0 for fixed bodies and for the world row."""
         out = np.zeros(len(self) + 1)
-        free = ~np.asarray(self.fixed, dtype=bool)
+        fixed = np.asarray(self.fixed, dtype=bool)
+        if not fixed.any():  # every body free: no selection
+            np.divide(1.0, self.mass, out=out[:-1])
+            return out
+        free = ~fixed
         out[:-1][free] = 1.0 / self.mass[free]
         return out
 

@@ -198,6 +198,35 @@ def world_inverse_inertia(R, inv_ib, out):
 
 
 @njit
+def state_all_valid(pos, quat, vel, omega, mass, inv_inertia):
+    """One pass over a body state (N rows): True when every position, quaternion, velocity and
+    inverse-inertia value is finite, every quaternion's squared norm is >= 1e-23 and every mass
+    finite and > 0. A fast accept for :meth:`mbplugin.contact.BodyState.validate` (False: its
+    detailed checks decide)."""
+    for i in range(pos.shape[0]):
+        for a in range(3):
+            if not (math.isfinite(pos[i, a]) and math.isfinite(vel[i, a])
+                    and math.isfinite(omega[i, a])):
+                return False
+        s = 0.0
+        for a in range(4):
+            q = quat[i, a]
+            if not math.isfinite(q):
+                return False
+            s += q * q
+        if not s >= 1e-23:
+            return False
+        m = mass[i]
+        if not (m > 0.0 and m < math.inf):
+            return False
+        for a in range(3):
+            for b in range(3):
+                if not math.isfinite(inv_inertia[i, a, b]):
+                    return False
+    return True
+
+
+@njit
 def world_inverse_inertia_ext(rot, inv_ib, fixed, out):
     """:func:`world_inverse_inertia` of N bodies into ``out`` (N + 1, 3, 3), zero for fixed
     bodies and for the last (world) row; ``rot`` has at least N rows."""

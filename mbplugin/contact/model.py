@@ -431,8 +431,10 @@ class ContactModel:
         keep = cat["delta"] > -margin
         if keys is not None:
             key = _k.encode_keys(cat["sa"], cat["sb"], cat["feature"], c.n)
-            pos = np.minimum(np.searchsorted(keys, key), max(len(keys) - 1, 0))
-            keep &= keys[pos] == key if len(keys) else np.zeros(len(key), dtype=bool)
+            if not (len(key) == len(keys) and (key == keys).all()):
+                pos = np.minimum(np.searchsorted(keys, key), max(len(keys) - 1, 0))
+                keep &= keys[pos] == key if len(keys) else np.zeros(len(key), dtype=bool)
+            cat["key"] = key  # finish: the same keys
         if not keep.all():
             cat = {k: v[keep] for k, v in cat.items()}
         return c.finish(cat, bodies, *kin)
@@ -467,6 +469,12 @@ class _Compiled:
         self.lpos = np.array([e.pos for e in shapes]).reshape(n, 3)
         self.lrot = np.array([e.rot for e in shapes]).reshape(n, 3, 3)
         self.pair_plans: dict[bytes, list] = {}  # detect_pairs: key set -> narrow-phase calls
+        #: detect: the last candidate pairs (sa, sb) and their narrow-phase calls
+        self.last_plan: tuple[np.ndarray, np.ndarray, list] | None = None
+        #: near-plane tests: the allowed shapes of a plane, by plane, shape set and fixed bodies
+        self.near_sets: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        #: world frames (p0, n) of planes, by plane and world pose
+        self.plane_frames: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
         self.identity_rot = bool(np.all(self.lrot == np.eye(3)))
         self.zero_pos = bool(np.all(self.lpos == 0.0))
         # scalar size parameters
@@ -495,6 +503,8 @@ class _Compiled:
                 self.bound[i] = s.bounding_radius
                 if e.kind == MESH:
                     self.bound_center[i] = s.bounding_center
+        #: shapes whose bounding sphere is not centred on the shape's origin (meshes)
+        self.bound_offset = np.any(self.bound_center != 0.0, axis=1)
         self.mesh = meshmod.MeshSet([e.shape if e.kind == MESH else None for e in shapes])
         # materials
         names = sorted(model.materials)
@@ -504,6 +514,8 @@ class _Compiled:
             [mat_index[e.material] if e.material is not None else nm for e in shapes],
             dtype=np.int64,
         )
+        #: every shape has the same material (or none): one material pair for every contact
+        self.one_material = bool(n and np.all(self.mat == self.mat[0]))
         E = np.array([model.materials[m].E for m in names] + [np.nan])
         nu = np.array([model.materials[m].nu for m in names] + [np.nan])
         sig = (1.0 - nu**2) / E
@@ -538,6 +550,8 @@ class _Compiled:
         # shape groups
         self.ids = {k: np.flatnonzero(self.kind == k) for k in range(7)}
         self.bounded = np.flatnonzero(np.isin(self.kind, (SPHERE, CAPSULE, BOX, MESH)))
+        gb = self.shape_group[self.bounded]
+        self.bounded_one_group = bool(len(gb) and gb[0] >= 0 and np.all(gb == gb[0]))
         self._check_pairs()
         # mesh-mesh (fcl) needs convex meshes: check at the door
         for i in self.ids[MESH]:
@@ -551,6 +565,15 @@ class _Compiled:
                         "mesh and a non-sphere needs convex meshes (python-fcl GJK/EPA); split it "
                         "into convex parts (trimesh.decomposition) and add each as a shape"
                     )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the narrow-phase plans hold closures: a copy starts without them (rebuilt on use)
+        state = self.__dict__.copy()
+        state["pair_plans"] = {}
+        state["last_plan"] = None
+        state["plane_frames"] = {}
+        state["near_sets"] = {}
+        return state
 
     def _check_pairs(self) -> None:
         """Errors at the door: a law that needs Hertz k on shapes without materials."""
@@ -587,9 +610,8 @@ class _Compiled:
         out_a: list[np.ndarray] = []
         out_b: list[np.ndarray] = []
         bi = self.bounded
-        gb = self.shape_group[bi]
         # every bounded shape in one exclusion group: no pair of them is allowed, no search
-        if len(bi) > 1 and not (gb[0] >= 0 and np.all(gb == gb[0])):
+        if len(bi) > 1 and not self.bounded_one_group:
             centers = w.center[bi] + np.matmul(w.R[bi], self.bound_center[bi][:, :, None])[:, :, 0]
             i, j = sphere_pairs(centers, self.bound[bi], margin)
             sa, sb = bi[i], bi[j]
@@ -636,8 +658,15 @@ class _Compiled:
     def narrow(self, w: _World, sa: np.ndarray, sb: np.ndarray, margin: float) -> list[_Part]:
         """Narrow phase of the shape pairs (sa, sb) (canonical order, as :meth:`candidates`
         gives them or keys decode to): the calls of :meth:`narrow_plan`."""
+        last = self.last_plan
+        if (last is not None and len(last[0]) == len(sa) and (last[0] == sa).all()
+                and (last[1] == sb).all()):
+            plan = last[2]  # the same candidate pairs as the last call (bodies near rest)
+        else:
+            plan = self.narrow_plan(sa, sb)
+            self.last_plan = (sa.copy(), sb.copy(), plan)
         parts: list[_Part] = []
-        for call in self.narrow_plan(sa, sb):
+        for call in plan:
             parts.extend(call(w, margin))
         return parts
 
@@ -678,7 +707,8 @@ class _Compiled:
                                  (BOX, self._plane_box)):
                     sel = this & (kb == kind)
                     if sel.any():
-                        plan.append(closed(fn, sa[sel], sb[sel]))
+                        plan.append(lambda w, margin, fn=fn, a=sa[sel], b=sb[sel], p=int(p):
+                                    [fn(w, a, b, p)])
                 sel = this & (kb == MESH)
                 if sel.any():
                     mids = sb[sel]
@@ -693,15 +723,54 @@ class _Compiled:
         return plan
 
     def _near_plane(self, w: _World, p: int, ids: np.ndarray, margin: float) -> np.ndarray:
-        ok = self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
-        ids = ids[ok]
-        pn = w.R[p] @ self.plane_n[p]
-        p0 = w.center[p] + w.R[p] @ self.plane_p[p]
-        centers = w.center[ids] + np.matmul(w.R[ids], self.bound_center[ids][:, :, None])[:, :, 0]
+        # the shapes allowed to touch the plane: a function of the fixed bodies only (kept
+        # for the last pattern of each plane and shape set)
+        tag = (p, ids[0] if len(ids) else -1, len(ids), w.fixed_ext.tobytes())
+        hit = self.near_sets.get(tag)
+        if hit is None:
+            ok = self._allowed(np.full(len(ids), p), ids, w.fixed_ext)
+            ids = ids[ok]
+            # ids are sorted and unique: a contiguous run of shape ids is read as a slice
+            run = (slice(int(ids[0]), int(ids[-1]) + 1)
+                   if len(ids) and int(ids[-1]) - int(ids[0]) == len(ids) - 1 else ids)
+            if len(self.near_sets) >= 16:
+                self.near_sets.clear()
+            hit = self.near_sets[tag] = (ids, run, bool(self.bound_offset[run].any()),
+                                         self.bound[run])
+        ids, run, offset, bound = hit
+        ptag = ("near", p, w.R[p].tobytes(), w.center[p].tobytes())
+        frame = self.plane_frames.get(ptag)
+        if frame is None:  # the plane's normal and point, kept while its pose is the same
+            if len(self.plane_frames) >= 16:
+                self.plane_frames.clear()
+            frame = self.plane_frames[ptag] = (w.R[p] @ self.plane_n[p],
+                                               w.center[p] + w.R[p] @ self.plane_p[p])
+        pn, p0 = frame
+        if offset:
+            centers = (w.center[run]
+                       + np.matmul(w.R[run], self.bound_center[run][:, :, None])[:, :, 0])
+        else:  # bounds centred on the shapes (all but meshes): R 0 = 0 exactly
+            centers = w.center[run]
         s = (centers - p0) @ pn
-        return ids[s < self.bound[ids] + margin]
+        return ids[s < bound + margin]
 
-    def _plane_frame(self, w: _World, sa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _plane_frame(self, w: _World, sa: np.ndarray, plane: int | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """World surface point and outward normal (K, 3) of the planes ``sa`` (K,);
+        ``plane``: every entry of ``sa`` is that plane (the narrow-phase plan knows it)."""
+        if plane is not None and len(sa) > 1:
+            # one plane (the ground): its frame computed once (the same bits as row by row) and
+            # its rows kept while the plane's pose is bitwise the same (inputs only: never
+            # written by the narrow phase)
+            tag = (plane, len(sa), w.R[plane].tobytes(), w.center[plane].tobytes())
+            hit = self.plane_frames.get(tag)
+            if hit is None:
+                if len(self.plane_frames) >= 16:
+                    self.plane_frames.clear()
+                p0, pn = self._plane_frame(w, sa[:1])
+                hit = self.plane_frames[tag] = (np.repeat(p0, len(sa), axis=0),
+                                                np.repeat(pn, len(sa), axis=0))
+            return hit
         pn = np.einsum("sij,sj->si", w.R[sa], self.plane_n[sa])
         p0 = w.center[sa] + np.einsum("sij,sj->si", w.R[sa], self.plane_p[sa])
         return p0, pn
@@ -712,11 +781,12 @@ class _Compiled:
         pt, n, d = narrow.sphere_sphere(w.center[sa], ra, w.center[sb], rb)
         return _Part(sa, sb, pt, n, d, _k.equiv_radius(ra, rb), np.zeros(len(sa), np.int64))
 
-    def _plane_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
-        p0, pn = self._plane_frame(w, sa)
+    def _plane_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                 plane: int | None = None) -> _Part:
+        p0, pn = self._plane_frame(w, sa, plane)
         r = self.radius[sb]
         pt, n, d = narrow.plane_sphere(p0, pn, w.center[sb], r)
-        return _Part(sa, sb, pt, n, d, r.copy(), np.zeros(len(sa), np.int64))
+        return _Part(sa, sb, pt, n, d, r, np.zeros(len(sa), np.int64))  # r: a new array
 
     def _box_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         r = self.radius[sb]
@@ -738,8 +808,9 @@ class _Compiled:
         r_eff = np.where(cap, r1, np.sqrt(r1 * r))
         return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
 
-    def _plane_capsule(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
-        p0, pn = self._plane_frame(w, sa)
+    def _plane_capsule(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                 plane: int | None = None) -> _Part:
+        p0, pn = self._plane_frame(w, sa, plane)
         rc = self.radius[sb]
         pt, n, d = narrow.plane_capsule(p0, pn, w.center[sb], w.R[sb], rc, self.half_length[sb])
         k = len(sa)
@@ -748,8 +819,9 @@ class _Compiled:
             d.reshape(-1), np.repeat(rc, 2), np.tile(np.arange(2, dtype=np.int64), k),
         )
 
-    def _plane_box(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
-        p0, pn = self._plane_frame(w, sa)
+    def _plane_box(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                 plane: int | None = None) -> _Part:
+        p0, pn = self._plane_frame(w, sa, plane)
         pt, n, d = narrow.plane_box(p0, pn, w.center[sb], w.R[sb], self.half[sb])
         k = len(sa)
         return _Part(
@@ -788,10 +860,16 @@ class _Compiled:
         m_eff = np.empty(k)
         _k.effective_mass_batch(a, b, ra, rb, np.ascontiguousarray(n), bodies.inv_mass_ext(),
                                 bodies.inv_inertia_world_ext(rot_ext), m_eff)
-        key = _k.encode_keys(sa, sb, cat["feature"], self.n)
+        key = cat.get("key")
+        if key is None:
+            key = _k.encode_keys(sa, sb, cat["feature"], self.n)
         # laws: body pair > material pair > default
-        ma, mb = self.mat[sa], self.mat[sb]
-        law = self.mat_law[ma, mb].copy()
+        if self.one_material:  # every pair of shapes: the same material pair
+            ma = mb = None
+            law = np.full(k, self.mat_law[self.mat[0], self.mat[0]], dtype=np.int64)
+        else:
+            ma, mb = self.mat[sa], self.mat[sb]
+            law = self.mat_law[ma, mb]  # a new array (integer indexing)
         if len(self.body_law_code):
             lo, hi = np.minimum(a, b), np.maximum(a, b)
             code = (lo + 1) * (1 << 31) + (hi + 1)
@@ -800,8 +878,10 @@ class _Compiled:
             law[hit] = self.body_law_idx[pos[hit]]
         r_eff = cat["r_eff"]
         with np.errstate(invalid="ignore"):
-            k_hertz = hertz_k(self.e_star[ma, mb], r_eff)
+            k_hertz = hertz_k(self.e_star[self.mat[0], self.mat[0]] if ma is None
+                              else self.e_star[ma, mb], r_eff)
         return ContactBatch(
-            a.astype(np.int64), b.astype(np.int64), key.astype(np.int64), point, n,
+            a.astype(np.int64, copy=False), b.astype(np.int64, copy=False),
+            key.astype(np.int64, copy=False), point, n,
             cat["delta"], ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
         )

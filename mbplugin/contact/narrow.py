@@ -68,7 +68,10 @@ def _f2(a: np.ndarray) -> np.ndarray:
 
 
 def _f1(a: np.ndarray, k: int) -> np.ndarray:
-    return np.ascontiguousarray(np.broadcast_to(np.asarray(a, dtype=float), (k,)))
+    a = np.asarray(a, dtype=float)
+    if a.shape == (k,):
+        return np.ascontiguousarray(a)
+    return np.ascontiguousarray(np.broadcast_to(a, (k,)))
 
 
 def box_sphere(

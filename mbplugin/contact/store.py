@@ -80,6 +80,7 @@ import numpy as np
 
 from mbplugin.contact.batch import ContactBatch
 from mbplugin.errors import ParameterError
+from mbplugin.laws import kernels as law_kernels
 from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
 from mbplugin.pipeline import rules
@@ -248,8 +249,26 @@ class ContactStore:
         """(N,) bool: contacts of ``batch`` whose key is latched "separated"."""
         return _lookup(self.latched_keys, batch.key) >= 0
 
-    def aligned(self, batch: ContactBatch) -> AlignedContacts:
-        """Coefficients and state of the store's contacts, aligned with ``batch``."""
+    def _same_keys(self, batch: ContactBatch) -> bool:
+        """Whether the keys of ``batch`` are exactly the store's rows, in the same order."""
+        k = batch.key
+        return k.shape[0] == self.keys.shape[0] and bool((k == self.keys).all())
+
+    def aligned(self, batch: ContactBatch, copy: bool = True) -> AlignedContacts:
+        """Coefficients and state of the store's contacts, aligned with ``batch``.
+
+        ``copy=False``: when the batch's keys are the store's rows in order, ``law``,
+        ``coef`` and ``mem`` may be the store's own arrays (for a caller that only reads
+        them; ``ode`` is always the caller's own)."""
+        if self._same_keys(batch):
+            # the batch's contacts are the store's rows in the same order (the common case of
+            # a host step): no key search, contiguous copies instead of gathers
+            n = len(batch)
+            if not copy:
+                return AlignedContacts(np.arange(n), np.ones(n, dtype=bool), self.law,
+                                       self.coef, self.ode.copy(), self.mem)
+            return AlignedContacts(np.arange(n), np.ones(n, dtype=bool), self.law.copy(),
+                                   self.coef.copy(), self.ode.copy(), self.mem.copy())
         rows = self.rows(batch)
         act = rows >= 0
         if not len(self):
@@ -292,7 +311,7 @@ class ContactStore:
             for li, sel in self._groups(self.law[r]):
                 law = self.laws[li]
                 ii, rr = (idx, r) if sel is None else (idx[sel], r[sel])
-                state = self._state(li, ode_src[rr], self.mem[rr])
+                state = self._state_of(li, ode_src, rr)
                 c = self.coef[rr, : law.n_coef]
                 fn = law.force_raw if raw else law.force
                 out[ii] = fn(batch.delta[ii], batch.ddelta[ii], c, state)
@@ -336,7 +355,7 @@ class ContactStore:
                 continue
             rr = np.flatnonzero(present & (self.law == li))
             ii = pos[rr]
-            state = self._state(li, ode_src[rr], self.mem[rr])
+            state = self._state_of(li, ode_src, rr)
             c = self.coef[rr, : law.n_coef]
             out[rr, : law.n_state] = law.state_rate(batch.delta[ii], batch.ddelta[ii], c, state)
         return out
@@ -366,7 +385,11 @@ class ContactStore:
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
         Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
         """
-        self._check_batch(batch)
+        # the common case of a driver's consecutive commits: the batch's keys are the store's
+        # rows in the same order (nothing gone, nothing new, row i = contact i; sorted and
+        # unique as the rows are)
+        same = self._same_keys(batch)
+        inc = self._check_batch(batch, unique=not same) or same
         if ode is not None:
             arr = self._ode_arg(ode)
             self.ode = np.zeros((len(self), NODE_MAX))
@@ -374,8 +397,10 @@ class ContactStore:
         if np.ndim(t):
             # one time per contact of the batch (a driver that integrates groups of contacts
             # separately books each at its own instant); keys no longer reported get the latest
-            t_of = np.broadcast_to(np.asarray(t, dtype=float), (len(batch),))
-            t = float(np.max(t_of)) if len(t_of) else 0.0
+            t_of = np.asarray(t, dtype=float)
+            if t_of.shape != (len(batch),):
+                t_of = np.broadcast_to(t_of, (len(batch),))
+            t = float(t_of.max()) if len(t_of) else 0.0
         else:
             t = float(t)
             t_of = None
@@ -383,19 +408,21 @@ class ContactStore:
         ddelta = batch.ddelta
 
         # 1. keys known before this commit that are no longer reported: geometric contact lost
-        gone = _find(batch.key, self.keys) < 0
         sep_chunks: list[np.ndarray] = []
-        if gone.any():
-            sep_chunks.append(
-                self._events(t, self.keys[gone], self.a[gone], self.b[gone], self.law[gone],
-                             -self._ddelta_last[gone], self._delta_last[gone])
-            )
-            self._keep_rows(~gone)
+        if not same:
+            gone = _find(batch.key, self.keys, inc) < 0
+            if gone.any():
+                sep_chunks.append(
+                    self._events(t, self.keys[gone], self.a[gone], self.b[gone], self.law[gone],
+                                 -self._ddelta_last[gone], self._delta_last[gone])
+                )
+                self._keep_rows(~gone)
 
         # 2. separated latches: released when the gap opens or the bodies press deeper
-        lat = _lookup(self.latched_keys, batch.key)
-        is_lat = lat >= 0
+        is_lat = None
         if len(self.latched_keys):
+            lat = _lookup(self.latched_keys, batch.key)
+            is_lat = lat >= 0
             keep = np.zeros(len(self.latched_keys), dtype=bool)
             ii = np.flatnonzero(is_lat)
             li = lat[ii]
@@ -405,53 +432,114 @@ class ContactStore:
             self.latched_delta = self.latched_delta[keep]
             is_lat = _lookup(self.latched_keys, batch.key) >= 0
 
-        # 3. onsets: unknown, touching, not latched
-        rows = self.rows(batch)
-        new = (rows < 0) & rules.starts_batch(delta) & ~is_lat
+        # 3. onsets: unknown, touching, not latched (none when every key is a row)
         on_chunk = _empty_events()
-        if new.any():
-            idx_new = np.flatnonzero(new)
-            on_chunk = self._onset(batch, idx_new, t if t_of is None else t_of[idx_new])
+        if not same:
             rows = self.rows(batch)
+            new = (rows < 0) & rules.starts_batch(delta)
+            if is_lat is not None:
+                new &= ~is_lat
+            if new.any():
+                idx_new = np.flatnonzero(new)
+                on_chunk = self._onset(batch, idx_new, t if t_of is None else t_of[idx_new])
+                rows = self.rows(batch)
+            same = self._same_keys(batch)
 
         # 4. memory update and end-of-contact test on every active row (all present now)
-        present = rows >= 0
-        end_rows = np.zeros(len(self), dtype=bool)
-        if present.any():
-            idx = np.flatnonzero(present)
-            end_rows = self._memory_and_ends(batch, idx, rows[idx], update_memory)
-            where = _find(batch.key, self.keys)
-            self._delta_last = delta[where].copy()
-            self._ddelta_last = ddelta[where].copy()
+        if same:
+            end_rows = self._memory_and_ends(batch, None, None, update_memory)
+            self._delta_last = delta.copy()
+            self._ddelta_last = ddelta.copy()
+        else:
+            present = rows >= 0
+            end_rows = np.zeros(len(self), dtype=bool)
+            if present.any():
+                idx = np.flatnonzero(present)
+                end_rows = self._memory_and_ends(batch, idx, rows[idx], update_memory)
+                where = _find(batch.key, self.keys, inc)
+                self._delta_last = delta[where].copy()
+                self._ddelta_last = ddelta[where].copy()
 
         if end_rows.any():
-            bi = _find(batch.key, self.keys[end_rows])
+            bi = _find(batch.key, self.keys[end_rows], inc)
             sep_chunks.append(self._end_rows(t if t_of is None else t_of[bi], end_rows,
                                              delta[bi], ddelta[bi]))
         self._close(on_chunk, sep_chunks)
         return self.aligned(batch) if aligned else None
 
-    def _memory_and_ends(self, batch: ContactBatch, idx: np.ndarray, r: np.ndarray,
-                         update_memory: bool) -> np.ndarray:
+    def _memory_and_ends(self, batch: ContactBatch, idx: np.ndarray | None,
+                         r: np.ndarray | None, update_memory: bool) -> np.ndarray:
         """Memory update (with ``update_memory``) and end-of-contact test of the rows ``r``,
-        present in ``batch`` as its contacts ``idx``; returns the ended rows as a mask over
-        the store's rows."""
+        present in ``batch`` as its contacts ``idx`` (both None: every row, row i = contact
+        i); returns the ended rows as a mask over the store's rows."""
         delta, ddelta = batch.delta, batch.ddelta
         end_rows = np.zeros(len(self), dtype=bool)
-        for li, sel in self._groups(self.law[r]):
+        every = r is None
+        for li, sel in self._groups(self.law if every else self.law[r]):
             law = self.laws[li]
-            ii, rr = (idx, r) if sel is None else (idx[sel], r[sel])
-            state = self._state(li, self.ode[rr], self.mem[rr])
-            c = self.coef[rr, : law.n_coef]
+            if every:
+                ii = rr = None if sel is None else np.flatnonzero(sel)
+            else:
+                ii, rr = (idx, r) if sel is None else (idx[sel], r[sel])
+            d = delta if ii is None else delta[ii]
+            v = ddelta if ii is None else ddelta[ii]
+            state = c = None
             if update_memory and law.n_memory:
-                law.update_memory(delta[ii], ddelta[ii], c, state)
-                self.mem[rr, : law.n_memory] = state[:, law.n_state :]
-            mode = np.full(len(ii), law.contact_mode, dtype=np.int64)
-            f = (np.zeros(len(ii)) if law.contact_mode == MODE_TENSION
-                 else law.force_raw(delta[ii], ddelta[ii], c, state))
-            ends = rules.ended_batch(mode, delta[ii], ddelta[ii], np.asarray(f, dtype=float))
-            end_rows[rr[ends]] = True
+                state = self._state_of(li, self.ode, rr)
+                c = self._coef_of(law, rr)
+                law.update_memory(d, v, c, state)
+                if rr is None:
+                    self.mem[:, : law.n_memory] = state[:, law.n_state :]
+                else:
+                    self.mem[rr, : law.n_memory] = state[:, law.n_state :]
+            # the end test (rules.ended) needs the raw force only where the bodies recede
+            # (ddelta <= 0): it is False wherever ddelta > 0 (or NaN), whatever the force
+            sub: np.ndarray | slice = np.flatnonzero(v <= 0)
+            m = len(sub)
+            if not m:
+                continue
+            if m == len(v):  # every contact recedes: no selection
+                sub = slice(None)
+            rs = rr if isinstance(sub, slice) else (sub if rr is None else rr[sub])
+            ds = np.ascontiguousarray(d[sub], dtype=float)
+            vs = np.ascontiguousarray(v[sub], dtype=float)
+            if law.contact_mode == MODE_TENSION:
+                f = np.zeros(m)
+            elif state is not None:  # the state and rows the memory update used
+                f = law.force_raw(ds, vs, c[sub], state[sub])
+            elif law.kernel is not None and type(law).force_raw is Law.force_raw:
+                # Law.force_raw's kernel on arrays already in its input form (contiguous
+                # float rows of the law's widths)
+                f = law_kernels.force_raw_batch(law.kernel, ds, vs, self._coef_of(law, rs),
+                                                self._state_of(li, self.ode, rs), law.n_state,
+                                                law.n_memory)
+            else:
+                f = law.force_raw(ds, vs, self._coef_of(law, rs), self._state_of(li, self.ode, rs))
+            mode = np.full(m, law.contact_mode, dtype=np.int64)
+            ends = rules.ended_batch(mode, ds, vs, np.asarray(f, dtype=float))
+            if rs is None:
+                end_rows |= ends
+            else:
+                end_rows[rs[ends]] = True
         return end_rows
+
+    def _coef_of(self, law: Law, rr: np.ndarray | None) -> np.ndarray:
+        """The coefficient rows (len(rr), n_coef) of ``law`` at the store rows ``rr`` (None:
+        every row)."""
+        if rr is None:
+            return np.ascontiguousarray(self.coef[:, : law.n_coef])
+        return self.coef[rr, : law.n_coef]
+
+    def _state_of(self, li: int, ode: np.ndarray, rr: np.ndarray | None) -> np.ndarray:
+        """The state array (len(rr), n_state + n_memory) of law ``li`` at the rows ``rr`` (None:
+        every row) from the ODE states ``ode`` (M, >= n_state) and the stored memory."""
+        ns, nm = int(self._n_state[li]), int(self._n_mem[li])
+        n = ode.shape[0] if rr is None else len(rr)
+        if ns + nm == 0:
+            return np.empty((n, 0))
+        o = ode[:, :ns] if rr is None else ode[rr, :ns]
+        m = self.mem[:, :nm] if rr is None else self.mem[rr, :nm]
+        return np.ascontiguousarray(np.concatenate([o, m], axis=1))
 
     def start(self, batch: ContactBatch, t: float, coef: np.ndarray | None = None,
               t_c: np.ndarray | None = None) -> None:
@@ -568,18 +656,28 @@ class ContactStore:
             return [(int(uniq[0]), None)]
         return [(int(li), law_idx == li) for li in uniq]
 
-    def _check_batch(self, batch: ContactBatch, unique: bool = True) -> None:
+    def _check_batch(self, batch: ContactBatch, unique: bool = True) -> bool:
+        """Raise for law indices out of range (and, with ``unique``, duplicate keys); returns
+        whether the keys are strictly increasing (sorted and unique; False without
+        ``unique``: not checked)."""
         n = len(batch)
-        if n and (batch.law.min() < 0 or batch.law.max() >= len(self.laws)):
+        nl = len(self.laws)
+        if n and (bool(batch.law.any()) if nl == 1
+                  else (batch.law.min() < 0 or batch.law.max() >= nl)):
             raise ParameterError(
-                f"batch law index out of range: allowed [0, {len(self.laws) - 1}] "
-                f"for the {len(self.laws)} laws of this store"
+                f"batch law index out of range: allowed [0, {nl - 1}] "
+                f"for the {nl} laws of this store"
             )
-        if unique and n > 1:
-            k = np.sort(batch.key)
+        if not unique:
+            return False
+        k = batch.key
+        inc = n < 2 or bool((k[1:] > k[:-1]).all())
+        if not inc:
+            k = np.sort(k)
             if np.any(k[1:] == k[:-1]):
                 dup = int(k[1:][k[1:] == k[:-1]][0])
                 raise ParameterError(f"batch has duplicate contact key {dup}; keys must be unique")
+        return inc
 
     def _ode_arg(self, ode: np.ndarray | None) -> np.ndarray:
         if ode is None:
@@ -595,10 +693,6 @@ class ContactStore:
                 "active contact in the order of store.keys (re-read store.ode after commit)"
             )
         return arr
-
-    def _state(self, li: int, ode: np.ndarray, mem: np.ndarray) -> np.ndarray:
-        ns, nm = int(self._n_state[li]), int(self._n_mem[li])
-        return np.ascontiguousarray(np.concatenate([ode[:, :ns], mem[:, :nm]], axis=1))
 
     def _time_scale(self, law: Law, batch: ContactBatch, ii: np.ndarray) -> np.ndarray:
         """Contact time scales (s) of the new contacts ``ii`` whose coefficients ``law`` gave
@@ -716,8 +810,11 @@ class ContactStore:
             setattr(self, name, getattr(self, name)[index])
 
 
-def _find(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Index of each ``query`` key in the unsorted unique array ``keys``, -1 if absent."""
+def _find(keys: np.ndarray, query: np.ndarray, increasing: bool = False) -> np.ndarray:
+    """Index of each ``query`` key in the unique array ``keys``, -1 if absent (``increasing``:
+    ``keys`` is known to be sorted, no sort needed)."""
+    if increasing:
+        return _lookup(np.asarray(keys, dtype=np.int64), query)
     order = np.argsort(keys, kind="stable")
     pos = _lookup(np.asarray(keys, dtype=np.int64)[order], query)
     return np.where(pos >= 0, order[np.maximum(pos, 0)] if len(order) else pos, -1)
