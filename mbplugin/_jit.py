@@ -5,6 +5,10 @@ only checks the time stamp of the file that holds the cached function, not of th
 calls in other modules, so a changed kernel could be served from a stale cache. On import this
 module hashes every source file that holds compiled code and, when the hash changed, deletes
 the package's numba cache files before anything is compiled.
+
+It also holds the decorators (:data:`njit`, :data:`njit_inline`) and, for hot loops of compiled
+calls, :func:`borrowed` (array views that carry no reference count, with the lifetime rule
+they need) and :func:`keep_alive`.
 """
 
 from __future__ import annotations
