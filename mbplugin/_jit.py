@@ -5,6 +5,10 @@ only checks the time stamp of the file that holds the cached function, not of th
 calls in other modules, so a changed kernel could be served from a stale cache. On import this
 module hashes every source file that holds compiled code and, when the hash changed, deletes
 the package's numba cache files before anything is compiled.
+
+It also holds the decorators (:data:`njit`, :data:`njit_inline`) and, for hot loops of compiled
+calls, :func:`borrowed` (array views that carry no reference count, with the lifetime rule
+they need) and :func:`keep_alive`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 from pathlib import Path
 
 import numba
+from numba.extending import intrinsic
 
 _PKG = Path(__file__).resolve().parent
 
@@ -55,3 +60,67 @@ njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 #: Decorator for small helpers that take arrays on hot paths: inlined into the caller at the
 #: numba-IR level, so no call boundary and no array reference counting per call.
 njit_inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+
+
+# ---- reference-free array views (:func:`borrowed`, :func:`keep_alive`) ----------------------
+
+
+def _borrow_value(context, builder, typ, value):
+    """The LLVM value of ``value`` (type ``typ``) with every array's meminfo and parent NULL."""
+    if isinstance(typ, numba.types.Array):
+        src = context.make_array(typ)(context, builder, value=value)
+        dst = context.make_array(typ)(context, builder)
+        context.populate_array(dst, data=src.data, shape=src.shape, strides=src.strides,
+                               itemsize=src.itemsize, meminfo=None)
+        return dst._getvalue()
+    if isinstance(typ, numba.types.BaseTuple):
+        items = [_borrow_value(context, builder, t, builder.extract_value(value, i))
+                 for i, t in enumerate(typ.types)]
+        return context.make_tuple(builder, typ, items)
+    return value
+
+
+def _borrowable(typ) -> bool:
+    """An array, a number, a boolean, or a (nested) tuple of those."""
+    if isinstance(typ, (numba.types.Array, numba.types.Number, numba.types.Boolean)):
+        return True
+    if isinstance(typ, numba.types.BaseTuple):
+        return all(_borrowable(t) for t in typ.types)
+    return False
+
+
+@intrinsic
+def borrowed(typingctx, x):
+    """A view of the array ``x`` (same data, shape, strides and type) that holds no reference
+    to its memory (NULL meminfo, no parent), or for a (nested) tuple of arrays and scalars the
+    same tuple with every array replaced by such a view. Compiled code only.
+
+    Why: numba reference-counts every array it passes to a compiled call that is not inlined:
+    at the call's entry and exit it increments and decrements the count of each array argument
+    and of each array in a tuple argument (NRT_incref / NRT_decref: atomic, serialising
+    instructions). In a hot loop that calls small kernels with many arrays (a right-hand side
+    whose problem tuple holds ~50 arrays, a step, an error norm) these updates can cost more
+    than the arithmetic. Passing a borrowed view costs none.
+
+    Lifetime rule: a borrowed view does not keep its memory alive. Every view must be derived
+    from an array that stays alive for as long as the view is used: an argument of the
+    function, or a local owner named in a :func:`keep_alive` call at the end of the function
+    (numba releases a local variable after its last use, not at the end of its scope). A view
+    must never escape the function (not returned, not stored in a returned or longer-lived
+    container). An owner reassigned in a loop is safe only if every view of the old owner is
+    replaced at the same time."""
+    if not (isinstance(x, numba.types.Array) or
+            (isinstance(x, numba.types.BaseTuple) and _borrowable(x))):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _borrow_value(context, builder, sig.args[0], args[0])
+
+    return x(x), codegen
+
+
+@njit
+def keep_alive(*owners):
+    """Nothing: a use of the owners of :func:`borrowed` views at the end of a function, so that
+    numba does not release them (it releases a variable after its last use) while the views
+    are in use. Compiled code only."""

@@ -47,9 +47,8 @@ import math
 
 import numba
 import numpy as np
-from numba.extending import intrinsic
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.bullet.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.dynamics.compiled import (
     RADAU_CTL,
@@ -419,41 +418,6 @@ def _at_rest(y, f, ytmp, ftmp, nn, k, atol, dt, P):
     return AT_REST
 
 
-@intrinsic
-def _borrowed(typingctx, arr):
-    """A view of the array ``arr`` (same data, shape, strides and type) that holds no reference
-    to its memory (NULL meminfo, no parent): passing it to a compiled call costs no reference
-    count update (numba increments and decrements the count of every array argument and tuple
-    member at a call's entry and exits: atomic, serialising instructions, ~10 per right-hand
-    side of a group, most of a one-contact right-hand side's time). The caller keeps the owning
-    array alive for as long as the view is used."""
-    if not isinstance(arr, numba.types.Array):
-        return None
-
-    def codegen(context, builder, sig, args):
-        src = context.make_array(arr)(context, builder, value=args[0])
-        dst = context.make_array(arr)(context, builder)
-        context.populate_array(dst, data=src.data, shape=src.shape, strides=src.strides,
-                               itemsize=src.itemsize, meminfo=None)
-        return dst._getvalue()
-
-    return arr(arr), codegen
-
-
-@njit
-def _borrowed_work(wk):
-    """:func:`_group_work`'s arrays (and the Radau workspace's) as :func:`_borrowed` views."""
-    ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = wk
-    wv = (_borrowed(ws[0]), _borrowed(ws[1]), _borrowed(ws[2]), _borrowed(ws[3]),
-          _borrowed(ws[4]), _borrowed(ws[5]), _borrowed(ws[6]), _borrowed(ws[7]),
-          _borrowed(ws[8]), _borrowed(ws[9]), _borrowed(ws[10]), _borrowed(ws[11]),
-          _borrowed(ws[12]), _borrowed(ws[13]), _borrowed(ws[14]), _borrowed(ws[15]),
-          _borrowed(ws[16]), _borrowed(ws[17]), _borrowed(ws[18]), _borrowed(ws[19]),
-          _borrowed(ws[20]), _borrowed(ws[21]))
-    return (wv, _borrowed(atol), _borrowed(jscale), _borrowed(f), _borrowed(ga), _borrowed(gb),
-            _borrowed(y), _borrowed(K), _borrowed(Fd), _borrowed(atol_e), _borrowed(raw))
-
-
 @njit
 def _group_work(k, nn):
     """Work arrays of a group of ``k`` contacts and ``nn`` states: the Radau workspace,
@@ -537,20 +501,20 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     :data:`mbplugin.bullet.substep.EXPLICIT_TOL`)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
-    # (the arrays passed to compiled calls in the group loop are _borrowed views; their owners,
+    # (the arrays passed to compiled calls in the group loop are borrowed views; their owners,
     # wk, ctl_o, wi_o, dv_o, stay referenced until the end)
     k_ws, nn_ws = 1, 4
     wk = _group_work(k_ws, nn_ws)
-    ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = _borrowed_work(wk)
+    ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = borrowed(wk)
     Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
     ctl_o = np.zeros(RADAU_CTL)
-    ctl = _borrowed(ctl_o)
+    ctl = borrowed(ctl_o)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     rtol_e = tol_e * rtol
     wi_o = np.empty(9)
     dv_o = np.empty(3)
-    Wi = _borrowed(wi_o)
-    dv = _borrowed(dv_o)
+    Wi = borrowed(wi_o)
+    dv = borrowed(dv_o)
     for g in range(ng):
         if status[g] != PENDING:
             continue
@@ -561,14 +525,14 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         if k != k_ws or nn != nn_ws:
             k_ws, nn_ws = k, nn
             wk = _group_work(k, nn)
-            ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = _borrowed_work(wk)
+            ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = borrowed(wk)
             Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
         for i in range(nn):
             atol[i] = (1e-4 if i < k else (1e-2 if i < 4 * k else 1e-4)) * rtol
             atol_e[i] = tol_e * atol[i]
             y[i] = Y[s0 + i]
-        gf = _borrowed(GF[goff[g]:goff[g + 1]])
-        gi = _borrowed(GI[INT_LEN * c0:INT_LEN * c1])
+        gf = borrowed(GF[goff[g]:goff[g + 1]])
+        gi = borrowed(GI[INT_LEN * c0:INT_LEN * c1])
         P = (k, gf, gi)
         fb = FR_LEN + ROW_LEN * k + 9 * k * k
         t = tg[g]
@@ -755,13 +719,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         counters[0] += steps
         counters[1] += nfev
         counters[3] += n_explicit
-    _keep(wk, ctl_o, wi_o, dv_o)
-
-
-@njit
-def _keep(*owners):
-    """Nothing: a use of the owners of :func:`_borrowed` views at the end of a function (numba
-    releases a variable after its last use)."""
+    keep_alive(wk, ctl_o, wi_o, dv_o)
 
 
 @njit

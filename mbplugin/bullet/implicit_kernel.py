@@ -10,8 +10,10 @@ host's velocity defect, ``ed`` its overlap defect). :func:`newton` is the compil
 counterpart of the NumPy reference (:meth:`ImplicitStep._solve
 <mbplugin.bullet.implicit.ImplicitStep>`): the same iteration from the same start, the same
 finite-difference derivatives and backtracking, so both give the same impulse to rounding
-(tests/test_bullet_implicit.py). It is the solve of a whole host step: ~10 iterations of ~4 us
-for the A1's four feet (the NumPy one: ~80 us per force evaluation, ~5 per iteration).
+(tests/test_bullet_implicit.py). It is the solve of a whole host step: ~10 iterations of ~3 us
+for the A1's four feet, ~28 us per solve (34 us with reference-counted arguments, before the
+borrowed views of :func:`mbplugin._jit.borrowed`; the NumPy one: ~80 us per force evaluation,
+~5 per iteration).
 
 Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
 the contacts are one group of :mod:`mbplugin.bullet.compiled` (the float array ``gf``: the
@@ -31,7 +33,7 @@ import math
 
 import numpy as np
 
-from mbplugin._jit import njit
+from mbplugin._jit import borrowed, keep_alive, njit
 from mbplugin.bullet import compiled as cm
 from mbplugin.bullet.compiled import _coef, _state
 from mbplugin.bullet.stick import Stick, stick_force_scalar, stick_step_scalar
@@ -174,19 +176,13 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
     counters += (iterations, force evaluations)."""
     m = 3 * k
     w0 = _R + cm.ROW_LEN * k
-    d1 = np.empty(k)
-    u1 = np.empty((k, 3))
-    dp = np.empty(k)
-    up = np.empty((k, 3))
-    F = np.empty((k, 3))
-    Fp = np.empty((k, 3))
-    S1 = np.empty((k, 3))
-    FN = np.empty(k)
-    dFd = np.empty((k, 3))
-    dFu = np.empty((k, 3, 3))
-    A = np.empty((m, m))
-    rhs = np.empty(m)
-    trial = np.empty((k, 3))
+    # the compiled calls below get borrowed views (mbplugin._jit.borrowed: no reference-count
+    # updates per call); owners: the arguments and ``work``, kept alive to every return
+    P, ue, d0, ed, gf, gi, fn0, s0 = borrowed((P, ue, d0, ed, gf, gi, fn0, s0))
+    work = (np.empty(k), np.empty((k, 3)), np.empty(k), np.empty((k, 3)), np.empty((k, 3)),
+            np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3)),
+            np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)))
+    d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, rhs, trial = borrowed(work)
     for _ in range(MAX_NEWTON):
         counters[0] += 1
         end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
@@ -198,6 +194,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
                 rmax = max(rmax, abs(P[i, a] - dt * F[i, a]))
                 pmax = max(pmax, abs(P[i, a]))
         if rmax <= rtol * (pmax + 1e-12):
+            keep_alive(work)
             return True
         # each contact's force depends on its own (delta, u): 4 evaluations for all
         for i in range(k):
@@ -245,6 +242,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
         for i in range(k):
             for a in range(3):
                 P[i, a] = trial[i, a]
+    keep_alive(work)
     return False
 
 
