@@ -52,8 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ex = _example()
     dt = 1.0 / args.hz
     stick = ex.STICK if args.stick else None
-    e_star = 1.0 / ((1 - ex.NU_GROUND**2) / ex.E_GROUND + (1 - ex.NU_TOE**2) / ex.E_TOE)
-    k = 4 / 3 * e_star * np.sqrt(ex.TOE_R)
+    k = ex.toe_stiffness()
     sim = args.stance + args.trot
     n = round(sim / dt)
     print(f"A1, {args.stance:g} s stance + {args.trot:g} s trot at 1/{args.hz:g} s "

@@ -20,8 +20,6 @@ import functools
 import importlib.util
 from pathlib import Path
 
-import numpy as np
-
 import mbplugin.bullet
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quadruped_foot_ground.py"
@@ -43,8 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ex = _example()
     dt = 1.0 / args.hz
-    e_star = 1.0 / ((1 - ex.NU_GROUND**2) / ex.E_GROUND + (1 - ex.NU_TOE**2) / ex.E_TOE)
-    k = 4 / 3 * e_star * np.sqrt(ex.TOE_R)
+    k = ex.toe_stiffness()
     original = mbplugin.bullet.BulletContacts
     try:
         for solver in args.solvers.split(","):

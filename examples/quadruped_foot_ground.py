@@ -37,8 +37,15 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 
+from mbplugin.contact import hertz_stiffness
+
 E_GROUND, NU_GROUND, E_TOE, NU_TOE = 1e7, 0.45, 1e9, 0.4
 TOE_R = 0.02
+
+
+def toe_stiffness() -> float:
+    """Hertz's k (N/m^1.5) of a toe (radius TOE_R) on the ground, from both materials."""
+    return float(hertz_stiffness(E_GROUND, NU_GROUND, E_TOE, NU_TOE, TOE_R))
 STAND = np.array([0.0, 0.8, -1.6] * 4)
 PHASE = np.array([0.0, np.pi, np.pi, 0.0])  # FR, FL, RR, RL: diagonal pairs
 FREQ, THIGH, CALF = 2.5, 0.2, 0.4
@@ -179,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     dt = 1 / args.hz
     t_stand, t_trot = (0.75, 0.0) if args.short else (10.0, 10.0)
-    e_star = 1.0 / ((1 - NU_GROUND**2) / E_GROUND + (1 - NU_TOE**2) / E_TOE)
-    k = 4 / 3 * e_star * np.sqrt(TOE_R)
+    k = toe_stiffness()
     ok = True
     runs = {}
     for name, ours in (("native", False), ("mbplugin", True)):
