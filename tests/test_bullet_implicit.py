@@ -29,6 +29,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 import pytest
+from bullet_world import ground_world
 
 from mbplugin.bullet import BulletContacts
 from mbplugin.bullet import implicit as implicit_mod
@@ -160,12 +161,8 @@ def a1_steps(solver: str, seconds: float, **backend) -> tuple[list, np.ndarray]:
     """The A1 of ``pybullet_data`` dropped onto its four toes under a joint PD controller
     (torque control) that starts a trot at 0.15 s; per host step (1/240 s) the keys and normal
     forces of the feet's contacts, and the base positions."""
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
+    with ground_world(G) as (cid, plane):
         p.setTimeStep(1 / 240, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
         robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.32], physicsClientId=cid)
         nj = p.getNumJoints(robot, physicsClientId=cid)
         info = [p.getJointInfo(robot, j, physicsClientId=cid) for j in range(nj)]
@@ -196,8 +193,6 @@ def a1_steps(solver: str, seconds: float, **backend) -> tuple[list, np.ndarray]:
             st = contacts.step(control=control)
             steps.append((st.keys.copy(), st.normal_force.copy()))
             base.append(p.getBasePositionAndOrientation(robot, physicsClientId=cid)[0])
-    finally:
-        p.disconnect(physicsClientId=cid)
     return steps, np.array(base)
 
 
