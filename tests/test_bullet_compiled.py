@@ -33,12 +33,7 @@ N = 3
 
 
 def _run(solver: str) -> tuple[np.ndarray, dict[int, float], list[int], int, np.ndarray]:
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        p.setTimeStep(1 / 240, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G, 1 / 240) as (cid, plane):
         shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
 
         def ball(x: float, z: float) -> int:
@@ -65,8 +60,6 @@ def _run(solver: str) -> tuple[np.ndarray, dict[int, float], list[int], int, np.
         upper = {int(links[1][0]): f for links, f in zip(info.links, info.normal_force,
                                                           strict=True)}
         return np.array(zs), upper, balls, lone, bk.bounces()
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 def test_compiled_groups_match_scipy_and_the_statics() -> None:
@@ -164,12 +157,7 @@ def test_rest_shortcuts_keep_the_statics() -> None:
     damping, and the rounding noise it amplifies in the host's explicit step brings a Radau
     step back every other step or so), and the contact still carries m g (Newton's statics)
     at Hertz's overlap (m g / k)^(2/3) without drifting."""
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        p.setTimeStep(1 / 240, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G, 1 / 240) as (cid, plane):
         shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
         d_static = (M * G / K) ** (2 / 3)
         b = p.createMultiBody(M, shape, basePosition=[0, 0, R - d_static],
@@ -199,19 +187,12 @@ def test_rest_shortcuts_keep_the_statics() -> None:
         assert reads == 240  # one state read per host step (before it), none after
         assert shortcut >= 80
         assert abs(z1 - z0) < 1e-9
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 def _touching(solver: str) -> tuple[np.ndarray, float]:
     """A ball placed exactly touching the plane (delta = 0 at the first step's start): its
     heights over 0.1 s and the first host step's mean normal force."""
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        p.setTimeStep(1 / 240, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G, 1 / 240) as (cid, plane):
         shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
         b = p.createMultiBody(M, shape, basePosition=[0, 0, R], physicsClientId=cid)
         p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
@@ -224,8 +205,6 @@ def _touching(solver: str) -> tuple[np.ndarray, float]:
                 f0 = float(info.normal_force[0])
             zs.append(p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2])
         return np.array(zs), f0
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 def test_contact_touching_at_the_step_start_begins_at_once() -> None:

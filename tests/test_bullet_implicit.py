@@ -161,8 +161,7 @@ def a1_steps(solver: str, seconds: float, **backend) -> tuple[list, np.ndarray]:
     """The A1 of ``pybullet_data`` dropped onto its four toes under a joint PD controller
     (torque control) that starts a trot at 0.15 s; per host step (1/240 s) the keys and normal
     forces of the feet's contacts, and the base positions."""
-    with ground_world(G) as (cid, plane):
-        p.setTimeStep(1 / 240, physicsClientId=cid)
+    with ground_world(G, 1 / 240) as (cid, plane):
         robot = p.loadURDF("a1/a1.urdf", [0, 0, 0.32], physicsClientId=cid)
         nj = p.getNumJoints(robot, physicsClientId=cid)
         info = [p.getJointInfo(robot, j, physicsClientId=cid) for j in range(nj)]
