@@ -21,24 +21,16 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import os
 import time
-from pathlib import Path
 
 import numpy as np
+import quadruped_example
 
 import mbplugin.bullet
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quadruped_foot_ground.py"
 SOLVER = {"reference": "scipy", "compiled": "compiled"}
 
-
-def _example():
-    spec = importlib.util.spec_from_file_location("quadruped_foot_ground", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stick", action="store_true", help="the tangential spring at the toes")
     ap.add_argument("--paths", default="native,reference,compiled", help="comma-separated")
     args = ap.parse_args(argv)
-    ex = _example()
+    ex = quadruped_example.load()
     dt = 1.0 / args.hz
     stick = ex.STICK if args.stick else None
     k = ex.toe_stiffness()

@@ -17,19 +17,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
-from pathlib import Path
+
+import quadruped_example
 
 import mbplugin.bullet
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quadruped_foot_ground.py"
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("quadruped_foot_ground", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hz", type=float, default=240.0, help="host steps per second")
     ap.add_argument("--solvers", default="compiled,scipy", help="comma-separated")
     args = ap.parse_args(argv)
-    ex = _example()
+    ex = quadruped_example.load()
     dt = 1.0 / args.hz
     k = ex.toe_stiffness()
     original = mbplugin.bullet.BulletContacts
