@@ -446,9 +446,11 @@ def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P
     the step :func:`segment` takes on the engine's state, for any registered problem (the
     PyBullet backend's contact groups). :func:`segment` keeps its step loop around
     ``_contact_rhs`` (through this function's problem dispatch the engine's steel drop ran
-    ~20 % slower, ``benchmarks/bench_dropball.py``, measured while every call still updated
-    the reference counts of the problem tuple's ~50 arrays; :func:`segment` now passes
-    borrowed views, :func:`mbplugin._jit.borrowed`, which made it ~1.6x faster); the method
+    ~20 % slower, ``benchmarks/bench_dropball.py``, while every call still updated the
+    reference counts of the problem tuple's ~50 arrays; with borrowed views,
+    :func:`mbplugin._jit.borrowed`, which made :func:`segment` ~1.6x faster, still 11-15 %
+    slower: 6.3/8.5/21.7/29.2 ms against 5.7/7.6/19.2/25.4 ms, the same steps, re-measured
+    at the end of session 4); the method
     itself (stage states, solution, error norm, step control) is the one of
     :mod:`mbplugin.pipeline.dop853`, inlined in both.
 
