@@ -18,7 +18,9 @@ import os
 from pathlib import Path
 
 import numba
-from numba.core.caching import CompileResultCacheImpl, FunctionCache, NullCache
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import Compiler
+from numba.core.environment import lookup_environment
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
@@ -56,18 +58,52 @@ def _refresh_cache() -> None:
 
 _refresh_cache()
 
-class _CalleeCacheImpl(CompileResultCacheImpl):
-    """numba's on-disk cache of compile results, under file names of their own (``-callee``) so
-    that the callee variant of a function never shares an index with its Python-callable
-    variant (numba's index key does not hold the wrapper flags)."""
+class _NoEnvCodegen:
+    """The codegen of a :class:`_CalleeLibrary` as numba's lowering sees it: everything as the
+    real codegen, except that the function's environment is not written into the (absent)
+    machine code; :meth:`Dispatcher.add_overload` sets it in the code of the entry point."""
+
+    def __init__(self, codegen) -> None:
+        self._codegen = codegen
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+    def set_env(self, env_name, env) -> None:
+        pass
+
+
+class _CalleeLibrary(JITCodeLibrary):
+    """The code library of a callee variant: LLVM IR that only compiled callers link into
+    their own library. numba finalises every library it compiles (module-level optimisation of
+    the function and of everything it links, then machine code); for a function only ever
+    called from compiled code both are redone by the caller (the entry point's library
+    optimises the whole linked module and emits its machine code), so a callee's library
+    keeps its function-level optimised IR and stops there."""
 
     @property
-    def filename_base(self) -> str:
-        return super().filename_base + "-callee"
+    def codegen(self):
+        return _NoEnvCodegen(self._codegen)
+
+    def _optimize_final_module(self) -> None:
+        pass
+
+    def _finalize_final_module(self) -> None:
+        self._finalized = True
+
+    def get_pointer_to_function(self, name) -> int:
+        self._ensure_finalized()
+        return 0
 
 
-class _CalleeCache(FunctionCache):
-    _impl_class = _CalleeCacheImpl
+class _CalleeCompiler(Compiler):
+    """numba's default pipeline, with a :class:`_CalleeLibrary` for the code."""
+
+    def compile_extra(self, func):
+        if self.state.library is None:
+            codegen = self.state.targetctx.codegen()
+            self.state.library = _CalleeLibrary(codegen, func.__qualname__)
+        return super().compile_extra(func)
 
 
 class Dispatcher(CPUDispatcher):
@@ -92,9 +128,8 @@ class Dispatcher(CPUDispatcher):
         callee = self._callee
         if callee is None:
             options = dict(self.targetoptions, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-            callee = CPUDispatcher(self.py_func, locals=self.locals, targetoptions=options)
-            if self._cache.__class__ is not NullCache:
-                callee._cache = _CalleeCache(self.py_func)
+            callee = CPUDispatcher(self.py_func, locals=self.locals, targetoptions=options,
+                                   pipeline_class=_CalleeCompiler)
             self._callee = callee
         return callee
 
@@ -103,6 +138,20 @@ class Dispatcher(CPUDispatcher):
         args = tuple(numba.types.unliteral(a) for a in args)
         kws = {k: numba.types.unliteral(v) for k, v in kws.items()}
         return self._callee_dispatcher().get_call_template(args, kws)
+
+    def add_overload(self, cres) -> None:
+        """numba's, then the environments of the callee variants linked into a freshly
+        compiled entry point set in its machine code (as numba does when it loads a library from
+        the cache)."""
+        super().add_overload(cres)
+        module = getattr(cres.library, "_final_module", None)
+        if module is None:
+            return
+        for gv in module.global_variables:
+            if gv.name.startswith("_ZN08NumbaEnv"):
+                env = lookup_environment(gv.name)
+                if env is not None:
+                    cres.library.codegen.set_env(gv.name, env)
 
     def get_overload(self, sig):
         """The compiled callee variant for ``sig`` (what lowering a call from compiled code
