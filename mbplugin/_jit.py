@@ -240,3 +240,13 @@ def keep_alive(*owners):
     """Nothing: a use of the owners of :func:`borrowed` views at the end of a function, so that
     numba does not release them (it releases a variable after its last use) while the views
     are in use. Compiled code only."""
+
+
+@njit
+def copy_rows(dst, src, n):
+    """Copy the first ``n`` rows of the 2-D array ``src`` into ``dst`` (as ``dst[:n] =
+    src[:n]``, written as loops: numba's slice assignment brings in a shape-mismatch error
+    path whose message formatting costs seconds of compile time). Compiled code only."""
+    for i in range(n):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]

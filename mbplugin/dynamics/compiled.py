@@ -41,7 +41,7 @@ import numpy as np
 from numba.extending import overload
 from scipy.integrate._ivp import radau as _radau
 
-from mbplugin._jit import borrowed, keep_alive, njit
+from mbplugin._jit import borrowed, copy_rows, keep_alive, njit
 from mbplugin.contact import kernels as ck
 from mbplugin.dynamics._kernels import dynamics as _dyn
 from mbplugin.dynamics._kernels import kinematics as _kin
@@ -305,7 +305,7 @@ def _strict_side(t, t_max, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
 def _record(rec, nrec, t, kind, y, n):
     if nrec >= rec.shape[0]:
         bigger = np.empty((2 * rec.shape[0], rec.shape[1]))
-        bigger[: rec.shape[0]] = rec
+        copy_rows(bigger, rec, rec.shape[0])
         rec = bigger
     rec[nrec, 0] = t
     rec[nrec, 1] = kind
@@ -697,9 +697,9 @@ def _append(buf, nb, src):
     k = src.shape[0]
     if nb + k > buf.shape[0]:
         bigger = np.empty((max(2 * buf.shape[0], nb + k), buf.shape[1]))
-        bigger[:nb] = buf[:nb]
+        copy_rows(bigger, buf, nb)
         buf = bigger
-    buf[nb : nb + k] = src
+    copy_rows(buf[nb:], src, k)
     return buf, nb + k
 
 
@@ -708,7 +708,8 @@ def _event_record(t, kind, y):
     r = np.empty((1, 2 + y.shape[0]))
     r[0, 0] = t
     r[0, 1] = kind
-    r[0, 2:] = y
+    for i in range(y.shape[0]):
+        r[0, 2 + i] = y[i]
     return r
 
 
@@ -846,7 +847,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
             kind = 3.0
         if first:
             allrec = np.empty((max(64, 4 * nrec), 2 + nn))
-            allrec[:nrec] = rec
+            copy_rows(allrec, rec, nrec)
             first = False
         allrec, nrec = _append(allrec, nrec, _event_record(t, kind, y))
         out = segment(y, t, t_end, h, rtol, atol_s, ms, n_samples, contact_samples, auto,
