@@ -14,15 +14,18 @@ they need) and :func:`keep_alive`.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 from pathlib import Path
 
 import numba
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
+from numba.core.datamodel.models import TupleModel, register_default
+from numba.core.dispatcher import _FunctionCompiler
 from numba.core.environment import lookup_environment
 from numba.core.registry import CPUDispatcher
-from numba.extending import intrinsic
+from numba.extending import intrinsic, lower_cast
 
 _PKG = Path(__file__).resolve().parent
 
@@ -57,6 +60,64 @@ def _refresh_cache() -> None:
 
 
 _refresh_cache()
+
+class TupleRef(numba.types.Tuple):
+    """The type a callee variant (:class:`Dispatcher`) takes a heterogeneous tuple of arrays
+    as: the same value and layout as the tuple, borrowed from the caller, so without reference
+    counting of its arrays. numba reference-counts every array of a tuple argument at a
+    function's entry and exit and every array of a tuple variable when it is assigned or
+    dropped; for the engine's problem tuples (~50 arrays) that was half of the LLVM IR of the
+    functions that pass them on. The caller owns the tuple for the duration of the call (it is
+    an argument of the call); a value of this type must not outlive the call, so a callee that
+    returns one is refused (:meth:`Dispatcher.get_call_template`). An element taken out of it is
+    an ordinary, reference-counted value."""
+
+    def __new__(cls, types):
+        return object.__new__(cls)
+
+    @property
+    def key(self):
+        return ("ref", self.types)
+
+
+@register_default(TupleRef)
+class _TupleRefModel(TupleModel):
+    def traverse(self, builder):
+        return []  # borrowed: no reference counting (see TupleRef)
+
+
+@lower_cast(numba.types.BaseTuple, TupleRef)
+@lower_cast(TupleRef, numba.types.BaseTuple)
+def _tuple_ref_cast(context, builder, fromty, toty, val):
+    if tuple(fromty.types) == tuple(toty.types):
+        return val
+    items = [context.cast(builder, builder.extract_value(val, i), f, t)
+             for i, (f, t) in enumerate(zip(fromty.types, toty.types))]
+    return context.make_tuple(builder, toty, items)
+
+
+def _has_array(t) -> bool:
+    if isinstance(t, numba.types.Array):
+        return True
+    return isinstance(t, numba.types.BaseTuple) and any(_has_array(x) for x in t.types)
+
+
+def _callee_type(t):
+    """The type a callee variant takes an argument of type ``t`` as: without literal values,
+    and a heterogeneous tuple holding arrays (nested ones too) as a :class:`TupleRef`."""
+    t = numba.types.unliteral(t)
+    if isinstance(t, numba.types.Tuple) and _has_array(t):
+        return TupleRef([_callee_type(x) for x in t.types])
+    return t
+
+
+def _holds_ref(t) -> bool:
+    if isinstance(t, TupleRef):
+        return True
+    if isinstance(t, numba.types.BaseTuple):
+        return any(_holds_ref(x) for x in t.types)
+    return False
+
 
 class _NoEnvCodegen:
     """The codegen of a :class:`_CalleeLibrary` as numba's lowering sees it: everything as the
@@ -106,37 +167,93 @@ class _CalleeCompiler(Compiler):
         return super().compile_extra(func)
 
 
-class Dispatcher(CPUDispatcher):
-    """numba's CPU dispatcher, compiling calls from other compiled functions more cheaply.
+class _CalleeDispatcher(CPUDispatcher):
+    """The callee variant of a :class:`Dispatcher` (see there)."""
 
-    A call from Python compiles (or loads from the disk cache) the usual variant: the function
-    plus the wrappers that let Python and first-class function values call it. A call from
-    another compiled function (numba types it through :meth:`get_call_template`) is served by
-    a *callee* variant, a second dispatcher of the same Python function compiled without those
-    wrappers (``no_cpython_wrapper``, ``no_cfunc_wrapper``): only compiled code calls it, and
-    the wrapper of a function that takes tuples of ~50 arrays (the engine's problem tuples) is
-    larger than the function. The callee variant is compiled for the argument types without
-    literal values (``types.unliteral``): numba types a loop in several passes and would
-    otherwise compile a callee once more for every literal an argument held on the way (a
-    counter's initial ``0``). The callee variant is cached on disk in files of its own
-    (:class:`_CalleeCache`). The generated code of a function is the same in both variants.
+    def get_call_template(self, args, kws):
+        args = tuple(_callee_type(a) for a in args)
+        kws = {k: _callee_type(v) for k, v in kws.items()}
+        out = super().get_call_template(args, kws)
+        for cres in self.overloads.values():
+            if _holds_ref(cres.signature.return_type):
+                raise numba.core.errors.TypingError(
+                    f"{self.py_func.__qualname__} returns a tuple argument (or a part of one "
+                    "that is a tuple of arrays) borrowed from its caller: return a new tuple "
+                    "of its items instead")
+        return out
+
+
+def _trampoline(py_func, callee: _CalleeDispatcher):
+    """``def f(a, b, ...): return callee(a, b, ...)`` under ``py_func``'s name, or None when
+    the function has defaults, ``*args``, ``**kwargs`` or keyword-only parameters."""
+    params = inspect.signature(py_func).parameters.values()
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+        return None
+    names = ", ".join(p.name for p in params)
+    namespace: dict = {}
+    exec(f"def trampoline({names}):\n    return callee({names})\n", {"callee": callee},
+         namespace)
+    fn = namespace["trampoline"]
+    fn.__qualname__ = py_func.__qualname__
+    fn.__module__ = py_func.__module__
+    return fn
+
+
+class _EntryCompiler(_FunctionCompiler):
+    """numba's function compiler for the Python-callable variant of a :class:`Dispatcher`:
+    it compiles a trampoline that calls the callee variant (:func:`_trampoline`)."""
+
+    def __init__(self, disp, *args) -> None:
+        super().__init__(*args)
+        self._disp = disp
+        self._impl = None
+
+    def _get_implementation(self, args, kws):
+        if self._impl is None:
+            fn = _trampoline(self.py_func, self._disp._callee_dispatcher())
+            self._impl = self.py_func if fn is None else fn
+        return self._impl
+
+
+class Dispatcher(CPUDispatcher):
+    """numba's CPU dispatcher, arranged so that a first run compiles each function once and
+    generates as little code as it can (module docs).
+
+    * A call from another compiled function (numba types it through
+      :meth:`get_call_template`) is served by a *callee* variant: a second dispatcher of the
+      same Python function compiled without the wrappers that let Python and first-class
+      function values call it (``no_cpython_wrapper``, ``no_cfunc_wrapper``), for argument
+      types without literal values (numba types a loop in several passes and would otherwise
+      compile a callee once more for every literal an argument held on the way, a counter's
+      initial ``0``), taking tuples of arrays borrowed (:class:`TupleRef`). Its code library
+      stops at function-level optimised LLVM IR (:class:`_CalleeLibrary`): every caller links
+      it into its own and the entry point optimises and compiles the whole. Callee variants
+      are not cached on disk (they have no machine code); the entry points that link them are.
+    * A call from Python compiles the *entry* variant (cached on disk as numba does): a
+      trampoline that calls the callee variant (:class:`_EntryCompiler`), so a function that
+      is both called from Python and from compiled code is compiled once.
+
+    The arithmetic of every function is the same as numba's plain ``njit`` would generate.
     """
 
-    _callee: CPUDispatcher | None = None
+    _callee: _CalleeDispatcher | None = None
 
-    def _callee_dispatcher(self) -> CPUDispatcher:
+    def __init__(self, py_func, locals, targetoptions) -> None:
+        super().__init__(py_func, locals=locals, targetoptions=targetoptions)
+        self._compiler = _EntryCompiler(self, py_func, self.targetdescr, targetoptions, locals,
+                                        self._compiler.pipeline_class)
+
+    def _callee_dispatcher(self) -> _CalleeDispatcher:
         callee = self._callee
         if callee is None:
             options = dict(self.targetoptions, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-            callee = CPUDispatcher(self.py_func, locals=self.locals, targetoptions=options,
-                                   pipeline_class=_CalleeCompiler)
+            callee = _CalleeDispatcher(self.py_func, locals=self.locals, targetoptions=options,
+                                       pipeline_class=_CalleeCompiler)
             self._callee = callee
         return callee
 
     def get_call_template(self, args, kws):
-        """Typing of a call from compiled code: the callee variant, for unliteral types."""
-        args = tuple(numba.types.unliteral(a) for a in args)
-        kws = {k: numba.types.unliteral(v) for k, v in kws.items()}
+        """Typing of a call from compiled code: the callee variant (class docs)."""
         return self._callee_dispatcher().get_call_template(args, kws)
 
     def add_overload(self, cres) -> None:
