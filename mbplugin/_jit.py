@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numba
+import numba.core.event
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
 from numba.core.datamodel.models import TupleModel, register_default
@@ -288,11 +290,37 @@ def _jit(**options):
 
 
 #: Decorator for compiled, disk-cached, scalar kernels and loops (see :class:`Dispatcher`).
-njit = _jit(nogil=True, error_model="numpy")
+njit = _jit(nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+
+#: ``jit_options`` of a numba ``overload`` whose implementation only compiled code calls: compiled
+#: as a callee variant (:class:`Dispatcher`: no wrappers, IR only, linked by its callers).
+CALLEE_JIT_OPTIONS = {"nogil": True, "error_model": "numpy", "no_cpython_wrapper": True,
+                      "no_cfunc_wrapper": True, "pipeline_class": _CalleeCompiler}
 
 #: Decorator for small helpers that take arrays on hot paths: inlined into the caller at the
 #: numba-IR level, so no call boundary and no array reference counting per call.
 njit_inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+
+
+def on_first_compile(callback: Callable[[], None]) -> Callable[[], None]:
+    """Call ``callback()`` once, when numba next starts to compile a function (one that is not
+    in the disk cache: a first run, or a new argument type). Returns the function that removes
+    the hook. For a front end that says "compiling..." before a silent minute, and only then."""
+    fired = False
+
+    class _Listener(numba.core.event.Listener):
+        def on_start(self, event) -> None:
+            nonlocal fired
+            if not fired:
+                fired = True
+                callback()
+
+        def on_end(self, event) -> None:
+            pass
+
+    listener = _Listener()
+    numba.core.event.register("numba:compile", listener)
+    return lambda: numba.core.event.unregister("numba:compile", listener)
 
 
 # ---- reference-free array views (:func:`borrowed`, :func:`keep_alive`) ----------------------

@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from mbplugin import __version__
 from mbplugin.cli.common import parse_params, print_json
+from mbplugin.cli.notice import with_compile_notice
 from mbplugin.errors import MBPluginError
 from mbplugin.formatting import format_table
 
@@ -59,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    args.func = with_compile_notice(args.func, args)
     try:
         return int(args.func(args) or 0)
     except (MBPluginError, ValueError) as exc:

@@ -41,7 +41,7 @@ import numpy as np
 from numba.extending import overload
 from scipy.integrate._ivp import radau as _radau
 
-from mbplugin._jit import borrowed, copy_rows, keep_alive, njit
+from mbplugin._jit import CALLEE_JIT_OPTIONS, borrowed, copy_rows, keep_alive, njit
 from mbplugin.contact import kernels as ck
 from mbplugin.dynamics._kernels import dynamics as _dyn
 from mbplugin.dynamics._kernels import kinematics as _kin
@@ -123,7 +123,7 @@ def problem_rhs(y, out, P):
     raise NotImplementedError("problem_rhs is dispatched in compiled code only")
 
 
-@overload(problem_rhs, jit_options={"cache": True, "nogil": True, "error_model": "numpy"})
+@overload(problem_rhs, jit_options=CALLEE_JIT_OPTIONS)
 def _problem_rhs_impl(y, out, P):
     for accepts, rhs in _PROBLEMS:
         if accepts(P):

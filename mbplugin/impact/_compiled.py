@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import copy_rows, njit, njit_inline
 from mbplugin.laws import kernels
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import rules
@@ -217,7 +217,7 @@ def _golden_max(lo, hi, y_old, Fd, tmp, kid, mode, c, n_ode, mem):
 def _record(rec, nrec, t, y, f, n_ode):
     if nrec >= rec.shape[0]:
         bigger = np.empty((2 * rec.shape[0], rec.shape[1]))
-        bigger[: rec.shape[0]] = rec
+        copy_rows(bigger, rec, rec.shape[0])
         rec = bigger
     rec[nrec, 0] = t
     rec[nrec, 1] = y[0]
