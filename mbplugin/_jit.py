@@ -94,7 +94,7 @@ def _tuple_ref_cast(context, builder, fromty, toty, val):
     if tuple(fromty.types) == tuple(toty.types):
         return val
     items = [context.cast(builder, builder.extract_value(val, i), f, t)
-             for i, (f, t) in enumerate(zip(fromty.types, toty.types))]
+             for i, (f, t) in enumerate(zip(fromty.types, toty.types, strict=True))]
     return context.make_tuple(builder, toty, items)
 
 
