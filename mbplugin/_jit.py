@@ -211,6 +211,8 @@ class _EntryCompiler(_FunctionCompiler):
         self._impl = None
 
     def _get_implementation(self, args, kws):
+        if not any(_callee_type(a) is not a for a in args):
+            return self.py_func  # nothing borrowed: the trampoline would only add a compile
         if self._impl is None:
             fn = _trampoline(self.py_func, self._disp._callee_dispatcher())
             self._impl = self.py_func if fn is None else fn
