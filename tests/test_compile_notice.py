@@ -1,0 +1,58 @@
+"""The first run says that it compiles (one line on stderr, with an estimate); a run that finds
+its kernels in the disk cache says nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+
+from mbplugin._jit import on_first_compile
+from mbplugin.cli.notice import ESTIMATE_S, MESSAGE
+
+IMPACT = ["impact", "--law", "hunt_crossley", "-p", "k=1e9", "-p", "cr=0.8", "--mass", "1",
+          "--v0", "1"]
+
+
+def _cli(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    return subprocess.run([sys.executable, "-m", "mbplugin.cli", *args], capture_output=True,
+                          text=True, env=env, check=False)
+
+
+def test_cold_run_prints_one_compile_line_and_warm_run_none(tmp_path: Path) -> None:
+    cache = tmp_path / "numba-cache"
+    cache.mkdir()
+    cold = _cli(IMPACT, cache)
+    assert cold.returncode == 0, cold.stderr
+    line = MESSAGE.format(s=ESTIMATE_S["impact"])
+    assert cold.stderr.splitlines().count(line) == 1, cold.stderr
+    assert "cr_out" in cold.stdout  # the line went to stderr, the results to stdout
+    assert any(cache.rglob("*.nbi")), "the cold run left no cache"
+    warm = _cli(IMPACT, cache)
+    assert warm.returncode == 0, warm.stderr
+    assert "compiling" not in warm.stderr, warm.stderr
+    assert warm.stdout == cold.stdout
+
+
+def test_on_first_compile_fires_once_per_hook_and_only_on_a_compile() -> None:
+    calls: list[str] = []
+    remove = on_first_compile(lambda: calls.append("compile"))
+    try:
+        @numba.njit(cache=False)
+        def twice(x: float) -> float:
+            return 2.0 * x
+
+        assert calls == []  # decorating compiles nothing
+        assert twice(1.5) == 3.0
+        assert calls == ["compile"]
+        assert twice(2.0) == 4.0  # the same signature: no compile
+        assert twice(2) == 4  # a new signature compiles, but the hook fired already
+        assert calls == ["compile"]
+    finally:
+        remove()
+    twice(2.5 + 0j)  # a compile after the hook was removed
+    assert calls == ["compile"]
