@@ -169,6 +169,30 @@ class _CalleeCompiler(Compiler):
         return super().compile_extra(func)
 
 
+class _EntryLibrary(JITCodeLibrary):
+    """The code library of an entry variant (a function called from Python): numba's, with the
+    module-level optimisation run twice. numba used to optimise every callee's library on its
+    own before the caller linked and optimised it again; the callee libraries now stop at IR
+    (:class:`_CalleeLibrary`), and one pass over the linked whole left the engine's steel drop
+    10-15 % slower (``benchmarks/bench_dropball.py``). Two passes over the whole give back the
+    code of before at a fraction of the cost (every callee once, not once per caller)."""
+
+    def _optimize_final_module(self) -> None:
+        super()._optimize_final_module()
+        super()._optimize_final_module()
+
+
+class _EntryPipeline(Compiler):
+    """numba's default pipeline, with an :class:`_EntryLibrary` for the code."""
+
+    def compile_extra(self, func):
+        if self.state.library is None:
+            codegen = self.state.targetctx.codegen()
+            self.state.library = _EntryLibrary(codegen, func.__qualname__)
+            self.state.library.enable_object_caching()
+        return super().compile_extra(func)
+
+
 class _CalleeDispatcher(CPUDispatcher):
     """The callee variant of a :class:`Dispatcher` (see there)."""
 
@@ -245,7 +269,7 @@ class Dispatcher(CPUDispatcher):
     def __init__(self, py_func, locals, targetoptions) -> None:
         super().__init__(py_func, locals=locals, targetoptions=targetoptions)
         self._compiler = _EntryCompiler(self, py_func, self.targetdescr, targetoptions, locals,
-                                        self._compiler.pipeline_class)
+                                        _EntryPipeline)
 
     def _callee_dispatcher(self) -> _CalleeDispatcher:
         callee = self._callee
