@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import llvmlite.binding as ll
 import numba
 import numba.core.event
 from numba.core.codegen import JITCodeLibrary
@@ -170,15 +171,24 @@ class _CalleeCompiler(Compiler):
 
 
 class _EntryLibrary(JITCodeLibrary):
-    """The code library of an entry variant (a function called from Python): numba's, with the
-    module-level optimisation run twice. numba used to optimise every callee's library on its
-    own before the caller linked and optimised it again; the callee libraries now stop at IR
-    (:class:`_CalleeLibrary`), and one pass over the linked whole left the engine's steel drop
-    10-15 % slower (``benchmarks/bench_dropball.py``). Two passes over the whole give back the
-    code of before at a fraction of the cost (every callee once, not once per caller)."""
+    """The code library of an entry variant (a function called from Python): numba's, with
+    every function it linked in made private to it before the module-level optimisation.
+
+    numba links a callee into each caller as ``linkonce_odr``: a definition that another copy
+    may replace, so LLVM neither infers attributes for it (read-only and non-captured
+    arguments, no undefined values) nor changes its signature; numba used to optimise every
+    callee's library on its own first, where the callee was still an exact definition. The
+    callee libraries now stop at IR (:class:`_CalleeLibrary`), and the entry's library is the
+    only place that machine code is made for them: made ``private`` (not even a symbol in the
+    object code, so no other library can resolve to it), the linked functions are exact
+    definitions of this library alone, which LLVM optimises as a whole (attributes, inlining,
+    dead arguments). Same arithmetic, bitwise the same results; the engine's steel drop
+    and the backend's contact-space kernel run faster (BENCHMARKS.md)."""
 
     def _optimize_final_module(self) -> None:
-        super()._optimize_final_module()
+        for fn in self._final_module.functions:
+            if not fn.is_declaration and fn.linkage == ll.Linkage.linkonce_odr:
+                fn.linkage = "private"
         super()._optimize_final_module()
 
 
