@@ -56,7 +56,7 @@ SCHEMA: dict[str, Any] = {
     "world": {"gravity": VEC3, "backend": STR, "host_dt": NUM},
     "integrator": {"method": STR, "dt": NUM, "solver": STR, "rtol": NUM, "atol": NUM,
                    "max_step": NUM, "first_step": NUM, "event_samples": INT,
-                   "switch_steps": INT, "contact_samples": INT},
+                   "switch_steps": INT, "contact_samples": INT, "max_steps": INT},
     "output": {"format": STR, "record_every": INT, "bodies": BOOL, "contacts": BOOL,
                "plots": LIST_STR},
     "materials": TABLE,

@@ -98,8 +98,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import warnings
 
     from mbplugin.cli.common import print_json
-    from mbplugin.dynamics.outputs import prepare_output_dir
-    from mbplugin.dynamics.simulation import SimulationWarning
+    from mbplugin.dynamics.outputs import prepare_output_dir, staged_dir
+    from mbplugin.dynamics.simulation import SimulationResult, SimulationWarning
     from mbplugin.formatting import format_table
     from mbplugin.scene import load_scene
 
@@ -121,12 +121,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         prog.close()
     plots: list[Path] = []
-    if args.plot:
-        try:
-            plots = write_plots(result, out_dir, scene.plots, title=scene.name)
-        except Exception as exc:  # a figure must never cost the run's records
-            result.warnings.append(f"the plots could not be written: {exc}")
-    written = result.write(out_dir, fmt, also=plots)
+    # every file of the run goes to a temporary sibling of --out that then replaces it as a
+    # whole: a Ctrl-C while writing leaves the earlier run's files, never a mix of two runs
+    with staged_dir(out_dir) as stage:
+        if args.plot:
+            try:
+                plots = write_plots(result, stage, scene.plots, title=scene.name)
+            except Exception as exc:  # a figure must never cost the run's records
+                result.warnings.append(f"the plots could not be written: {exc}")
+        if isinstance(result, SimulationResult):
+            written = result.write(out_dir, fmt, also=plots, into=stage)
+        else:
+            written = [out_dir / p.name for p in result.write(stage, fmt, also=plots)]
+    plots = [out_dir / p.name for p in plots]
     summary = result.summary()
     summary["output"] = [str(p) for p in written + plots]
     code = 3 if (args.strict and summary.get("warnings")) else 0

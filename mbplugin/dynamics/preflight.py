@@ -204,3 +204,33 @@ def check_run_size(estimate: dict[str, Any], dt: float | None = None) -> list[st
         msgs.append(f"the run takes {steps:.4g} fixed steps (dt = {dt:g} s): expect a long "
                     f"wall time (~10-100 us per step)")
     return msgs
+
+
+def check_adaptive_run(n_bodies: int, duration: float, settings: Any, record: Any,
+                       n_contacts: int = 0, n_state: int = 0) -> list[str]:
+    """An adaptive run takes at least ``duration / max_step`` steps: refuse
+    (:class:`RunTooLargeError`) one whose lower bound exceeds ``MAX_FIXED_STEPS`` or whose
+    records at that bound would not fit in half the available memory; returns a warning above
+    ``WARN_FIXED_STEPS``. Nothing for fixed-step runs or without a finite ``max_step``."""
+    max_step = float(getattr(settings, "max_step", math.inf))
+    if settings.method != "adaptive" or not math.isfinite(max_step):
+        return []
+    steps = math.ceil(duration / max_step - 1e-9)
+    where = (f"integrator.max_step = {max_step:g} s needs at least {steps:.4g} adaptive steps "
+             f"for scene.duration = {duration:g} s")
+    if steps > MAX_FIXED_STEPS:
+        raise RunTooLargeError(
+            f"{where} (more than {MAX_FIXED_STEPS:.0e}; days of computing at ~1-100 us per "
+            f"step); raise integrator.max_step or shorten scene.duration")
+    est = estimate_run(n_bodies, duration, settings, record, n_contacts, n_state)
+    records = steps // int(record.every) + 1
+    need = records * est["bytes_per_record"]
+    avail = available_memory()
+    if need > 0.5 * avail:
+        raise RunTooLargeError(
+            f"{where}: their {records:.4g} records of {human_bytes(est['bytes_per_record'])} "
+            f"each ({human_bytes(need)}) exceed half the available memory "
+            f"({human_bytes(avail)}); raise output.record_every or integrator.max_step")
+    if steps > WARN_FIXED_STEPS:
+        return [f"{where}: expect a long wall time"]
+    return []
