@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 
 MAX_TABLE_ROWS = 30
+#: Progress lines (``--progress``, or stderr not a terminal): every 10 % and at least every
+#: LINE_SECONDS of wall time.
+LINE_SECONDS = 30.0
 #: Up to this many moving bodies get a labelled line each in trajectory.png; more are summarised.
 MAX_TRAJECTORIES = 12
 
@@ -64,7 +67,7 @@ class _Progress:
         self.lines = enabled and (force or not tty)
         self.next_tenth = 1
         self.t0 = time.perf_counter()
-        self.last = 0.0
+        self.last = self.t0
         if enabled and tty and not force:
             from tqdm import tqdm
 
@@ -83,11 +86,21 @@ class _Progress:
             return
         if self.lines:
             frac = t / self.total
+            now = time.perf_counter()
+            step = False
             while self.next_tenth <= 10 and frac >= self.next_tenth / 10 - 1e-12:
                 sys.stderr.write(f"mbplugin run: {10 * self.next_tenth:3d} %  t = {t:.4g} s, "
-                                 f"{time.perf_counter() - self.t0:.1f} s wall\n")
-                sys.stderr.flush()
+                                 f"{now - self.t0:.1f} s wall\n")
                 self.next_tenth += 1
+                step = True
+            if not step and now - self.last >= LINE_SECONDS:
+                # a slow run: a line at least every LINE_SECONDS, between the tenths
+                sys.stderr.write(f"mbplugin run: {100 * frac:5.1f} %  t = {t:.4g} s, "
+                                 f"{now - self.t0:.1f} s wall\n")
+                step = True
+            if step:
+                self.last = now
+                sys.stderr.flush()
 
     def close(self) -> None:
         if self.bar is not None:
@@ -111,6 +124,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         pyplot()  # matplotlib missing: say so before the run, not after it
     scene.simulation.preflight()  # initial overlaps, work and memory: before any output
+    created = not out_dir.exists()
     prepare_output_dir(out_dir)   # unwritable or foreign --out: before the run, not after
     prog = _Progress(scene.duration, enabled=not args.quiet, force=args.progress)
     try:
@@ -118,6 +132,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             # the run's warnings are printed below, once, from the summary
             warnings.simplefilter("ignore", SimulationWarning)
             result = scene.run(prog)
+    except BaseException:
+        # a failed or interrupted run writes nothing: not even the directory it created
+        if created and out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
     finally:
         prog.close()
     plots: list[Path] = []

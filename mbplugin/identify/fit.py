@@ -33,6 +33,7 @@ import numpy as np
 from scipy import optimize
 
 from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.formatting import human_duration
 from mbplugin.identify.data import TARGETS, ImpactData, LoopData
 from mbplugin.impact import DEFAULT_RTOL, ImpactBatch, impact
 from mbplugin.laws import get_law_class, make_law
@@ -343,17 +344,10 @@ def estimate_text(rows: int, seconds: float, n_free: int, n_starts: int, method:
     per_iter = n_free + 1 if method == "least_squares" else 1
     lo, hi = (seconds * per_iter * it * n_starts for it in TYPICAL_ITERATIONS)
     starts = f" per start ({n_starts} starts)" if n_starts > 1 else ""
-    return (f"{rows} measured rows: one model evaluation takes about {_dur(seconds)}; a fit "
+    hd = human_duration
+    return (f"{rows} measured rows: one model evaluation takes about {hd(seconds)}; a fit "
             f"takes {per_iter} per iteration, typically {TYPICAL_ITERATIONS[0]}-"
-            f"{TYPICAL_ITERATIONS[1]} iterations{starts}: about {_dur(lo)} to {_dur(hi)}")
-
-
-def _dur(s: float) -> str:
-    if s < 120:
-        return f"{s:.2g} s"
-    if s < 7200:
-        return f"{s / 60:.3g} min"
-    return f"{s / 3600:.3g} h"
+            f"{TYPICAL_ITERATIONS[1]} iterations{starts}: about {hd(lo)} to {hd(hi)}")
 
 
 def _sample_rows(n: int) -> np.ndarray:

@@ -78,6 +78,8 @@ class SweepSpec:
     scene_doc: dict[str, Any] | None = None
     scene_source: str = ""
     scene_sets: list[dict[str, Any]] = field(default_factory=list)
+    #: accepted steps after which one impact is abandoned (an error row; ``[sweep] max_steps``)
+    max_steps: int = 10_000_000
 
     @property
     def n_impacts(self) -> int:
@@ -284,11 +286,15 @@ def build_spec(doc: dict[str, Any], base_dir: Path = Path("."), sets: list[str] 
         raise SweepError(f"{source}: unknown table [{sorted(unknown)[0]}]; allowed: sweep, laws, "
                          "impacts, scene")
     opts = _table("[sweep]", doc.get("sweep", {}), "{name, chunk_size, rtol, description}")
-    bad = set(opts) - {"name", "chunk_size", "rtol", "description"}
+    bad = set(opts) - {"name", "chunk_size", "rtol", "description", "max_steps"}
     if bad:
         raise SweepError(f"{source}: [sweep] unknown key {sorted(bad)[0]!r}; allowed: name, "
-                         "chunk_size, rtol, description")
+                         "chunk_size, rtol, max_steps, description")
     rtol = _rtol(opts)
+    max_steps = opts.get("max_steps", SweepSpec.max_steps)
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+        raise SweepError(f"[sweep] max_steps = {max_steps!r}: expected an integer >= 1 (steps "
+                         "after which one impact is abandoned)")
     if "scene" in doc:
         sc = _table("[scene]", doc["scene"], "{file = \"SCENE.toml\", set = {KEY = [...]}}")
         if not isinstance(sc.get("file"), str) or not sc["file"]:
@@ -400,7 +406,8 @@ def build_spec(doc: dict[str, Any], base_dir: Path = Path("."), sets: list[str] 
             raise SweepError(f"[impacts] {key} = {bad_v:g} is outside its allowed range "
                              f"{allowed}")
     ident = {"doc": {k: v for k, v in doc.items()}, "kind": "impacts"}
-    return SweepSpec("impacts", digest(ident), chunk, rtol, blocks, impacts)
+    return SweepSpec("impacts", digest(ident), chunk, rtol, blocks, impacts,
+                     max_steps=max_steps)
 
 
 def _scene_spec(scene_doc: dict[str, Any], source: str, grid: dict[str, list[Any]],
