@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_errors import one_line_error
 
 import mbplugin.identify as identify
 from mbplugin.cli import main
@@ -18,15 +19,6 @@ from mbplugin.impact import impact
 from mbplugin.laws import make_law
 from mbplugin.sweep import build_spec, load_spec, run_sweep
 from mbplugin.sweep import run as sweep_run
-
-
-def _one_line(capsys: pytest.CaptureFixture[str], code: int, *needles: str) -> str:
-    err = capsys.readouterr().err
-    lines = [x for x in err.splitlines() if x.strip()]
-    assert code == 2 and len(lines) == 1, err
-    for s in needles:
-        assert s in lines[0], lines[0]
-    return lines[0]
 
 
 def _impacts_csv(path: Path, rows: str, meta: str = "# mass: 1.0\n") -> Path:
@@ -64,7 +56,7 @@ def test_fit_refuses_data_the_model_cannot_be_evaluated_on(
         rows: str, meta: str, needle: str, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     data = _impacts_csv(tmp_path / "d.csv", rows, meta)
-    _one_line(capsys, main([*FIT, "--data", str(data)]), needle)
+    one_line_error(capsys, main([*FIT, "--data", str(data)]), needle)
 
 
 def test_fit_refuses_a_model_that_cannot_be_evaluated_at_the_start(
@@ -72,20 +64,20 @@ def test_fit_refuses_a_model_that_cannot_be_evaluated_at_the_start(
     # k fixed outside its range: every evaluation failed, and the fit reported "converged"
     # at its start values
     data = _table(tmp_path)
-    line = _one_line(capsys, main(["fit", "--law", "flores", "--free", "cr", "-p", "k=-1e9",
+    line = one_line_error(capsys, main(["fit", "--law", "flores", "--free", "cr", "-p", "k=-1e9",
                                    "-p", "cr=0.5", "--data", str(data)]), "start values")
     assert "'k'" in line
     # --mass2 0 from the command line
-    _one_line(capsys, main([*FIT, "--data", str(data), "--mass2", "0"]), "'mass2'")
+    one_line_error(capsys, main([*FIT, "--data", str(data), "--mass2", "0"]), "'mass2'")
 
 
 def test_fit_refuses_unknown_bounds_and_a_parameter_named_twice(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = str(_table(tmp_path))
-    _one_line(capsys, main([*FIT, "--data", data, "--bounds", "zz=1:2"]), "'zz'",
+    one_line_error(capsys, main([*FIT, "--data", data, "--bounds", "zz=1:2"]), "'zz'",
               "not a free parameter")
-    _one_line(capsys, main([*FIT, "--data", data, "--bounds", "k=1e8:1e10"]), "'k'")
-    _one_line(capsys, main(["fit", "--law", "flores", "--free", "k,k", "-p", "k=1e9", "-p",
+    one_line_error(capsys, main([*FIT, "--data", data, "--bounds", "k=1e8:1e10"]), "'k'")
+    one_line_error(capsys, main(["fit", "--law", "flores", "--free", "k,k", "-p", "k=1e9", "-p",
                             "cr=0.5", "--data", data]), "'k' is named twice")
 
 
@@ -116,11 +108,11 @@ def test_fit_plot_path_is_checked_before_the_fit(
     monkeypatch.setattr(identify, "fit_law", no_fit)
     blocker = tmp_path / "file.txt"
     blocker.write_text("x")
-    _one_line(capsys, main([*FIT, "--data", data, "--plot", str(blocker / "fit.png")]),
+    one_line_error(capsys, main([*FIT, "--data", data, "--plot", str(blocker / "fit.png")]),
               "--plot", "cannot create its directory")
-    _one_line(capsys, main([*FIT, "--data", data, "--plot", "/proc/fit.png"]), "--plot",
+    one_line_error(capsys, main([*FIT, "--data", data, "--plot", "/proc/fit.png"]), "--plot",
               "cannot write there")
-    _one_line(capsys, main([*FIT, "--data", data, "--plot", str(tmp_path / "fit.gif")]),
+    one_line_error(capsys, main([*FIT, "--data", data, "--plot", str(tmp_path / "fit.gif")]),
               "--plot", "allowed extensions")
 
 
@@ -188,7 +180,7 @@ def _spec_file(tmp_path: Path, text: str) -> Path:
     ("[sweep]", "scene = \"drop_ball.toml\"\n[sweep]", "[scene]"),
     ("[sweep]", "laws = [1]\n[sweep]", "laws[0]: expected a table"),
 ])
-def test_sweep_refuses_a_bad_spec_with_one_line(
+def test_sweep_refuses_a_bad_spec_withone_line_error(
         old: str, new: str, needle: str, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     text = textwrap.dedent(GOOD)
@@ -199,7 +191,7 @@ def test_sweep_refuses_a_bad_spec_with_one_line(
     spec = _spec_file(tmp_path, text)
     out = tmp_path / "t.parquet"
     t0 = time.perf_counter()
-    _one_line(capsys, main(["sweep", str(spec), "--out", str(out), "--workers", "1",
+    one_line_error(capsys, main(["sweep", str(spec), "--out", str(out), "--workers", "1",
                             "--quiet"]), needle)
     assert time.perf_counter() - t0 < 10.0
     assert not out.exists() and not (tmp_path / "t.parquet.parts").exists()
@@ -217,7 +209,7 @@ def test_scene_sweep_chunk_size_is_checked(tmp_path: Path,
             set = {{ cr = [0.5, 0.8], duration = 0.05 }}
             """)
         out = tmp_path / "t.csv"
-        _one_line(capsys, main(["sweep", str(spec), "--out", str(out), "--workers", "1"]),
+        one_line_error(capsys, main(["sweep", str(spec), "--out", str(out), "--workers", "1"]),
                   f"chunk_size = {bad}")
         assert not out.exists() and not (tmp_path / "t.csv.parts").exists()
 
@@ -233,18 +225,18 @@ def test_sweep_outputs_and_executors_are_checked_before_the_work(
     monkeypatch.setattr(sweep_run, "run_chunk", no_run)
     is_dir = tmp_path / "table.parquet"
     is_dir.mkdir()
-    _one_line(capsys, main(["sweep", spec, "--out", str(is_dir), "--workers", "1"]),
+    one_line_error(capsys, main(["sweep", spec, "--out", str(is_dir), "--workers", "1"]),
               "is a directory")
-    _one_line(capsys, main(["sweep", spec, "--out", "/proc/mbplugin/t.parquet", "--workers",
+    one_line_error(capsys, main(["sweep", spec, "--out", "/proc/mbplugin/t.parquet", "--workers",
                             "1"]), "--out", "cannot write")
-    _one_line(capsys, main(["sweep", spec, "--out", str(tmp_path / "t.parquet"),
+    one_line_error(capsys, main(["sweep", spec, "--out", str(tmp_path / "t.parquet"),
                             "--dask-local", "-1"]), "--dask-local -1")
     t0 = time.perf_counter()
-    _one_line(capsys, main(["sweep", spec, "--out", str(tmp_path / "t.parquet"),
+    one_line_error(capsys, main(["sweep", spec, "--out", str(tmp_path / "t.parquet"),
                             "--scheduler", "tcp://127.0.0.1:9"]),
               "--scheduler", "cannot connect")
     assert time.perf_counter() - t0 < 10.0
-    _one_line(capsys, main(["sweep", spec, "--out", str(tmp_path / "t.parquet"), "--workers",
+    one_line_error(capsys, main(["sweep", spec, "--out", str(tmp_path / "t.parquet"), "--workers",
                             "1", "--plot", str(tmp_path / "map.gif")]), "--plot")
     assert not (tmp_path / "t.parquet.parts").exists()
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_errors import one_line_error
 
 import mbplugin.pipeline.budget as budget
 from mbplugin.cli import main
@@ -123,19 +124,11 @@ def test_progress_is_reported_inside_one_long_segment(monkeypatch: pytest.Monkey
 # --------------------------------------------------------------------------------------------------
 # limits
 # --------------------------------------------------------------------------------------------------
-def _one_line_error(capsys: pytest.CaptureFixture[str], code: int, *needles: str) -> None:
-    err = capsys.readouterr().err
-    lines = [x for x in err.splitlines() if x.strip()]
-    assert code == 2 and len(lines) == 1, err
-    for s in needles:
-        assert s in lines[0], lines[0]
-
-
 def test_a_step_too_small_for_the_duration_is_refused_before_the_run(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     code = main(["run", DROP, "--set", "integrator.max_step=1e-12", "--out", str(out)])
-    _one_line_error(capsys, code, "integrator.max_step = 1e-12", "2.5e+12")
+    one_line_error(capsys, code, "integrator.max_step = 1e-12", "2.5e+12")
     assert not out.exists()
 
 
@@ -143,10 +136,10 @@ def test_integrator_max_steps_stops_a_run_with_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     code = main(["run", DROP, "--set", "integrator.max_steps=40", "--out", str(out), "--quiet"])
-    _one_line_error(capsys, code, "integrator.max_steps = 40")
+    one_line_error(capsys, code, "integrator.max_steps = 40")
     assert not out.exists()
     code = main(["run", DROP, "--set", "integrator.max_steps=0", "--out", str(out), "--quiet"])
-    _one_line_error(capsys, code, "max_steps")
+    one_line_error(capsys, code, "max_steps")
 
 
 def test_record_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,7 +163,7 @@ def test_an_impact_stiffer_than_its_time_scale_stops_at_its_step_limit(
     assert res["cr_out"][0] == pytest.approx(impact(law, 1.0, 1.0).cr_out, rel=1e-12)
     code = main(["impact", "--law", "hunt_crossley", "-p", "k=1e9", "-p", "cr=0.5", "--mass",
                  "1", "--v0", "1", "--press", "1e12", "--max-steps", "20000"])
-    _one_line_error(capsys, code, "max_steps = 20000")
+    one_line_error(capsys, code, "max_steps = 20000")
 
 
 def test_a_sweep_row_over_its_step_limit_is_an_error_row(tmp_path: Path) -> None:

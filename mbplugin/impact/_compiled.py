@@ -538,28 +538,11 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
 
     if status == PAUSED:
         k = np.empty(carry_size(n_ode))
-        k[_K_T] = t
-        k[_K_H] = h
-        k[_K_FMAX] = fmax
-        k[_K_TFMAX] = tfmax
-        k[_K_DMAX] = dmax
-        k[_K_HAVE_TM] = 1.0 if have_tm else 0.0
-        k[_K_NEED_NEXT] = 1.0 if need_next else 0.0
-        k[_K_PK] = pk_t
-        k[_K_PK + 1] = pk_h
-        k[_K_PK + 2] = pk_x
-        k[_K_PK + 3] = pk_hi
-        k[_K_PKP] = pkp_t
-        k[_K_PKP + 1] = pkp_h
-        k[_K_PKP + 2] = pkp_hi
-        k[_K_PKN] = pkn_t
-        k[_K_PKN + 1] = pkn_h
-        k[_K_PKN + 2] = pkn_hi
-        k[_K_PV] = pv_t
-        k[_K_PV + 1] = pv_h
-        k[_K_PV + 2] = pv_hi
-        k[_K_STEPS] = steps
-        k[_K_NFEV] = nfev
+        # the scalars in the order of the _K_ offsets (t, h, ..., pv_hi, steps, nfev)
+        k[:_K_MEM] = np.array([
+            t, h, fmax, tfmax, dmax, 1.0 if have_tm else 0.0, 1.0 if need_next else 0.0,
+            pk_t, pk_h, pk_x, pk_hi, pkp_t, pkp_h, pkp_hi, pkn_t, pkn_h, pkn_hi,
+            pv_t, pv_h, pv_hi, float(steps), float(nfev)])
         for j in range(4):
             k[_K_MEM + j] = mem[j]
         k[_K_RES] = res[R_TM]
