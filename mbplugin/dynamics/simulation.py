@@ -36,12 +36,17 @@ Before the run (:meth:`Simulation.preflight`): initial overlaps are checked and 
 work and record memory estimated (:mod:`mbplugin.dynamics.preflight`). During a fixed-step run
 the step advisor looks at every step; a step above its recommendation is warned about once.
 
+During the run the records are held in memory; a run whose records grow past
+``RECORD_MEMORY_FRACTION`` of the memory available at its start stops with a
+:class:`~mbplugin.dynamics.preflight.RunTooLargeError` (``integrator.max_steps`` bounds the
+steps the same way, :mod:`mbplugin.dynamics.integrators`).
+
 Output (:meth:`SimulationResult.write`): ``result.npz`` or ``bodies.csv``/``contacts.csv``/
 ``energy.csv``, always ``bounces.csv`` (every bounce and contact at rest) and ``summary.json``
-(at most ``MAX_SUMMARY_ROWS`` rows of each list, with the totals), each written to a temporary
-file in the output directory and renamed into place (a reader never sees a half-written file),
-with the user's usual file mode; files of an earlier run that this one did not rewrite are
-removed (:mod:`mbplugin.dynamics.outputs`).
+(at most ``MAX_SUMMARY_ROWS`` rows of each list, with the totals), written with the user's
+usual file mode into a temporary sibling of the output directory that then replaces it as a
+whole (:func:`mbplugin.dynamics.outputs.staged_dir`): a reader, or a Ctrl-C, sees the files of
+one run, all or none.
 """
 
 from __future__ import annotations

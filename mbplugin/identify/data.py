@@ -18,7 +18,9 @@ Impact tables (one row per impact or per averaged set of repeats):
 ``p_NAME``          a law parameter fixed per row (e.g. ``p_cr`` = the measured c_r a law takes as
                     its input at that speed, as Zhang et al. 2022 did in Tables 1-2)
 
-At least one of ``cr``, ``duration``, ``f_max``, ``delta_max`` must be present.
+At least one of ``cr``, ``duration``, ``f_max``, ``delta_max`` must be present; an empty cell in
+one of them is a value not measured (skipped), every other cell must hold a value the model can
+use (a bad one is an error naming its column and data row).
 
 Loops / time series: columns ``delta`` (m) and ``force`` (N), optionally ``t`` (s) and ``run``
 (an integer grouping the samples of several impacts); per run ``v0`` (column or metadata) and
