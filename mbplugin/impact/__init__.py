@@ -39,7 +39,7 @@ from mbplugin.impact import _compiled as cc
 from mbplugin.impact.calibration import Calibration, calibrate, clear_cache
 from mbplugin.laws import kernels
 from mbplugin.laws.base import Law
-from mbplugin.pipeline.budget import StepBudget
+from mbplugin.pipeline.budget import StepBudget, first_budget
 
 _NO_CARRY = np.empty(0)
 
@@ -167,6 +167,8 @@ def check_rtol(rtol: float) -> float:
 
 
 def _check_max_steps(max_steps: Any) -> int:
+    if type(max_steps) is int and max_steps >= 1:  # the usual case, cheaply
+        return max_steps
     if (isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Real)
             or not float(max_steps).is_integer() or max_steps < 1):
         raise ParameterError(f"max_steps = {max_steps!r} is outside its allowed range [1, inf) "
@@ -375,28 +377,31 @@ def impact(
                 kernels.stuple_law(s_init, 0, n_ode, n_mem), n_ode, m_eff, v0f, p, tc, cutoff,
                 rtol, scale[0], record)
         # calls of a bounded number of steps (Ctrl-C is seen between them), each going on
-        # from the last one's carry: the same steps as one uninterrupted call
-        budget = StepBudget()
+        # from the last one's carry: the same steps as one uninterrupted call (an ordinary
+        # impact ends within the first call: no budget bookkeeping for it)
+        budget: StepBudget | None = None
+        n_steps = min(first_budget(), limit)
         carry = _NO_CARRY
         parts = []
         done = 0
         while True:
             wall = time.perf_counter()
             try:
-                res_arr, s_end, rec, carry = cc.impact_core(*args, budget.steps(limit - done),
-                                                            carry)
+                res_arr, s_end, rec, carry = cc.impact_core(*args, n_steps, carry)
             except SystemError as exc:  # a Ctrl-C seen inside the compiled call
                 reraise_interrupt(exc)
                 raise
-            steps_now = int(res_arr[cc.R_STEPS])
-            budget.update(steps_now - done, time.perf_counter() - wall)
-            done = steps_now
             parts.append(rec)
             if res_arr[cc.R_STATUS] != cc.PAUSED:
                 break
-            if done >= limit:
+            steps_now = int(res_arr[cc.R_STEPS])
+            if steps_now >= limit:
                 raise IntegrationError(_step_limit_text(law.name, limit, float(res_arr[cc.R_TS]),
                                                         cutoff))
+            budget = budget or StepBudget()
+            budget.update(steps_now - done, time.perf_counter() - wall)
+            done = steps_now
+            n_steps = budget.steps(limit - done)
         if len(parts) > 1:
             rec = np.concatenate(parts)
         state_end = (kernels.unpack_state(np.array([s_end]), n_ode, n_mem)[0] if n_ode + n_mem

@@ -23,6 +23,11 @@ MAX_STEPS = 1 << 40
 MAX_GROWTH = 8.0
 
 
+def first_budget() -> int:
+    """The budget of a first call (before any cost is measured), within the allowed range."""
+    return min(max(int(FIRST_STEPS), int(MIN_STEPS), 1), max(int(MAX_STEPS), 1))
+
+
 class StepBudget:
     """The step budget of the next compiled call, from the cost of the previous ones.
 
@@ -34,7 +39,7 @@ class StepBudget:
     def __init__(self) -> None:
         self._lo = max(int(MIN_STEPS), 1)
         self._hi = max(int(MAX_STEPS), self._lo)
-        self._n = min(max(int(FIRST_STEPS), self._lo), self._hi)
+        self._n = first_budget()
 
     def steps(self, limit: int | None = None) -> int:
         """Steps the next call may take (at most ``limit`` when given, at least 1)."""
