@@ -368,6 +368,13 @@ def _start_impacts(law_name: str, fixed: dict[str, Any], free: tuple[str, ...], 
         raise ParameterError(f"{law_name} at the start values ({at}): {exc}") from None
     kw = {"mass": data.mass[idx], "v0": data.v0[idx], "mass2": data.mass2[idx],
           "press": data.press[idx]}
+    if law.kernel is not None:
+        # load (or compile) the compiled loop first: the sample times the impacts, not that
+        warm = ImpactBatch(rtol=rtol)
+        warm.add(make_law(law_name, **fixed, **{k: v[idx[:1]] for k, v in data.params.items()},
+                          **dict(zip(free, x0, strict=True))),
+                 **{k: v[:1] for k, v in kw.items()})
+        warm.run(errors="report")
     t0 = time.perf_counter()
     if law.kernel is None:
         ok = _run_scalar(law, kw, rtol) is not None

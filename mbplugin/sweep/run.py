@@ -528,6 +528,10 @@ def estimate_seconds(spec: SweepSpec, n_sample: int = ESTIMATE_RUNS) -> tuple[fl
                      .round().astype(np.int64))
     n_imp = spec.n_impacts
     cut = False
+    # load (or compile) the compiled loop first: the sample times the impacts, not that
+    warm = ImpactBatch()
+    warm.add(make_law("hunt_crossley", k=1.0, cr=0.5), 1.0, 1.0)
+    warm.run()
     t0 = time.perf_counter()
     offset = 0
     for blk in spec.blocks:
