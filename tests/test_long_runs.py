@@ -248,7 +248,11 @@ def test_ctrl_c_ends_an_impact_with_a_huge_press(warm: None) -> None:
     _assert_interrupted(code, lines, dt)
 
 
-def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path: Path,
+                                                           workers: str) -> None:
+    # with 2 worker processes the signal reaches only the parent here (as from `kill -INT`):
+    # it stops the workers, busy with their 1e7-step impacts
     spec = tmp_path / "s.toml"
     spec.write_text(textwrap.dedent("""
         [sweep]
@@ -259,11 +263,11 @@ def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path:
         [impacts]
         v0 = [1.0]
         mass = [1.0]
-        press = [0.0, 1e12]
+        press = [0.0, 1e12, 1e12]
         """))
     out = tmp_path / "t.parquet"
     first = tmp_path / "t.parquet.parts" / "chunk-000000.parquet"
-    code, lines, dt = _interrupt(["sweep", str(spec), "--out", str(out), "--workers", "1",
+    code, lines, dt = _interrupt(["sweep", str(spec), "--out", str(out), "--workers", workers,
                                   "--quiet"], 0.5, ready=first)
     _assert_interrupted(code, lines, dt)
     assert first.exists() and not out.exists()

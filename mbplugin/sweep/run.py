@@ -369,10 +369,14 @@ def _local(spec: SweepSpec, todo: list[int], workers: int) -> Iterable[tuple[int
         for f in as_completed(futs):
             yield futs[f], f.result()
     except BaseException:
-        # a Ctrl-C (or an error): the workers stop now, not after their chunks
+        # a Ctrl-C (or an error): the workers stop now, not after their chunks (the executor
+        # has no public way to stop a running task: its worker processes are terminated)
+        procs = list((getattr(ex, "_processes", None) or {}).values())
         ex.shutdown(wait=False, cancel_futures=True)
-        for proc in list(getattr(ex, "_processes", {}).values()):
+        for proc in procs:
             proc.terminate()
+        for proc in procs:
+            proc.join(timeout=5.0)
         raise
     ex.shutdown(wait=True)
 
