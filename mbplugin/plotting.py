@@ -30,8 +30,9 @@ def pyplot() -> Any:
 
 def check_figure_path(path: str | os.PathLike[str], what: str = "plot file") -> Path:
     """Check, before the work that a figure will show, that it can be written to ``path``: an
-    allowed extension, matplotlib installed, a directory that exists (or can be created) and
-    takes a file. Raises :class:`ParameterError` naming ``what`` (e.g. ``--plot``)."""
+    allowed extension, matplotlib installed, a directory that exists or can be created (its
+    nearest existing ancestor a directory that takes a file). Writes nothing. Raises
+    :class:`ParameterError` naming ``what`` (e.g. ``--plot``)."""
     p = Path(path)
     if p.suffix.lower() not in FIGURE_SUFFIXES:
         raise ParameterError(f"{what} {str(p)!r}: allowed extensions are "
@@ -39,13 +40,14 @@ def check_figure_path(path: str | os.PathLike[str], what: str = "plot file") -> 
     if p.is_dir():
         raise ParameterError(f"{what} {str(p)!r}: is a directory; give a file name")
     pyplot()
+    base = Path(os.path.abspath(p.parent))
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise ParameterError(f"{what} {str(p)!r}: cannot create its directory ({str(base)!r} "
+                             "is not a directory)")
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ParameterError(f"{what} {str(p)!r}: cannot create its directory "
-                             f"({exc.strerror})") from None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".mbplugin-write-test.", dir=p.parent)
+        fd, tmp = tempfile.mkstemp(prefix=".mbplugin-write-test.", dir=base)
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
