@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mbplugin._fs import check_writable
 from mbplugin.errors import ParameterError
 
 #: File types :func:`save_figure` writes.
@@ -46,12 +47,7 @@ def check_figure_path(path: str | os.PathLike[str], what: str = "plot file") -> 
     if not base.is_dir():
         raise ParameterError(f"{what} {str(p)!r}: cannot create its directory ({str(base)!r} "
                              "is not a directory)")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".mbplugin-write-test.", dir=base)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise ParameterError(f"{what} {str(p)!r}: cannot write there ({exc.strerror})") from None
+    check_writable(base, f"{what} {str(p)!r}")
     return p
 
 

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from mbplugin._fs import check_writable
 from mbplugin.errors import ParameterError
 
 MANIFEST = "summary.json"  #: lists the run's files under "output"
@@ -91,12 +92,7 @@ def prepare_output_dir(out_dir: str | os.PathLike[str]) -> Path:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputDirError(f"{where}: cannot create the directory ({exc.strerror})") from None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".mbplugin-write-test.", dir=out)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise OutputDirError(f"{where}: cannot write there ({exc.strerror})") from None
+    check_writable(out, where, OutputDirError)
     entries = [p.name for p in out.iterdir()]
     if entries and previous_run_files(out) is None:
         raise OutputDirError(

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._fs import check_writable
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.formatting import human_duration
 from mbplugin.impact import DEFAULT_MAX_STEPS, RESULT_KEYS, ImpactBatch
@@ -273,11 +274,9 @@ class Store:
                              "not a directory")
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".mbplugin-write-test.", dir=self.out.parent)
-            os.close(fd)
-            os.unlink(tmp)
         except OSError as exc:
             raise SweepError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+        check_writable(self.out.parent, where, SweepError)
         manifest = {"digest": self.spec.digest, "n_runs": self.spec.n_runs,
                     "chunk_size": self.spec.chunk_size, "n_chunks": self.spec.n_chunks,
                     "kind": self.spec.kind}
