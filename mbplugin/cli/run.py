@@ -101,11 +101,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from mbplugin.dynamics.outputs import prepare_output_dir
     from mbplugin.dynamics.simulation import SimulationWarning
     from mbplugin.formatting import format_table
-    from mbplugin.scene import load_scene
+    from mbplugin.scene import default_out_dir, load_scene
 
     scene = load_scene(args.scene, args.overrides)
     fmt = args.format or scene.output_format
-    out_dir = Path(args.out) if args.out else Path("out") / scene.name
+    out_dir = Path(args.out) if args.out else default_out_dir(scene.name)
     if args.plot:
         from mbplugin.plotting import pyplot
 
