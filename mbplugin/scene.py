@@ -604,7 +604,8 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
         if backend == "pybullet":
             from mbplugin.bullet.scene import build_bullet_scene
 
-            return build_bullet_scene(doc, source, _law_entry, _friction)  # type: ignore[return-value]
+            return build_bullet_scene(doc, source, _law_entry, _friction,  # type: ignore[return-value]
+                                          _build)
         return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise
@@ -640,6 +641,11 @@ def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
             raise _err(f"{src}: materials.{name}", str(exc)) from None
 
     # -- bodies (with count/grid expansion) --
+    from mbplugin.dynamics.preflight import announce_build
+
+    announce_build(sum(math.prod(b["grid"]) if isinstance(b.get("grid"), list)
+                       else max(b.get("count", 1), 1) if isinstance(b.get("count"), int)
+                       else 1 for b in doc["bodies"]), f"{src}: bodies")
     specs: list[BodySpec] = []
     for i, b in enumerate(doc["bodies"]):
         where = f"{src}: bodies[{i}]"
