@@ -126,3 +126,15 @@ def test_sync_every_step_keeps_the_exact_parabola():
             contacts.sync()
             t = i * dt
             assert _z(cid, ball) == pytest.approx(z0 - 0.5 * G * t * t, abs=1e-12), i
+
+
+def test_a_ball_below_the_ground_is_refused_not_stepped_forever():
+    """A ball 0.5 m below the ground: its first host step never ended (the contact's overlap,
+    40 radii, is far outside any law). Refused at construction; PyBullet still reports the
+    pair's native contact (its response is back on)."""
+    with ground_world(G) as (cid, plane):
+        ball = _sphere(cid, -0.5, r=0.0127, m=0.066)
+        with pytest.raises(ParameterError, match=r"'plane' and body \d+ overlap by 0.5127 m"):
+            BulletContacts(cid, manage=[plane], law={**HC, "k": 1e10})
+        p.performCollisionDetection(physicsClientId=cid)
+        assert p.getContactPoints(ball, plane, physicsClientId=cid)

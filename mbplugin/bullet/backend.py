@@ -261,6 +261,7 @@ class BulletContacts:
         self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
+        checks.check_initial_overlaps(self)
 
     # -- building ---------------------------------------------------------------------------------
     @staticmethod

@@ -11,6 +11,10 @@ is changed in the PyBullet client, and a clear error when the client changes und
   ground or on another sharp box: the contact layer's effective radius rule,
   :mod:`mbplugin.contact.model`) -- errors that otherwise surface mid-run, when PyBullet's own
   response of the pair is already off.
+* :func:`check_initial_overlaps` (the end of ``__init__``): a managed contact whose overlap in
+  the client's current state exceeds the smaller body's size (a ball placed 0.5 m below the
+  ground: its first host step never ended) is refused, and the pairs' native response given
+  back, so the client is as it was.
 * :func:`host_guard` (on ``step``, ``before_step``, ``after_step``, ``sync``): a raw
   ``pybullet.error`` (a body removed with ``removeBody``, the client disconnected) becomes a
   :class:`~mbplugin.errors.ParameterError` that says what happened, and an error of the contact
@@ -212,6 +216,35 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
                 f"{_row(client, y)} has no effective radius for Hertz's stiffness (a sharp "
                 "box's face, edge or corner on a plane or another sharp box); give 'k' (e.g. "
                 "law={'name': ..., 'k': ...}) or a pair law with 'k' for this pair")
+
+
+def check_initial_overlaps(bc: Any) -> None:
+    """Refuse (ParameterError) a managed contact of the current state whose overlap exceeds the
+    smaller of its two links' sizes (:func:`mbplugin.dynamics.preflight.body_sizes`: bodies
+    that passed into each other, far outside any law's range), after giving the managed pairs
+    back to PyBullet (the client is left as it was before the constructor)."""
+    from mbplugin.dynamics.preflight import body_sizes
+
+    if not len(bc.rows):
+        return
+    batch = bc._detect(bc.body_state(), 0.0)
+    if not len(batch):
+        return
+    size = np.append(body_sizes(bc.model, len(bc.rows)), np.inf)
+    lim = np.minimum(size[batch.a], size[batch.b])
+    over = batch.delta > lim
+    if not over.any():
+        return
+    j = int(np.argmax(np.where(over, batch.delta / lim, -np.inf)))
+    for x, y in bc._pairs:
+        bc.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
+    bc._pairs = []
+    c = bc.client
+    raise ParameterError(
+        f"{_row(c, bc.rows[batch.a[j]])} and {_row(c, bc.rows[batch.b[j]])} overlap by "
+        f"{batch.delta[j]:.4g} m, more than the smaller one's size ({lim[j]:.4g} m): they have "
+        "passed into each other, far outside any contact law's range; move them apart before "
+        "managing the pair")
 
 
 def _row_item(client: Any, x: tuple[int, int | None]) -> str:
