@@ -94,7 +94,7 @@ def test_pybullet_scene_refuses_what_the_engine_refuses(scene, sets, words, tmp_
     ('radius = "$radius"\n', "\n", ("bodies[1]", "missing field 'radius'")),
     ('shape = "sphere"\nradius = "$radius"\n', 'shape = "box"\n',
      ("bodies[1]", "missing field 'half_extents'")),
-])
+], ids=["sphere-without-radius", "box-without-half-extents"])
 def test_pybullet_scene_missing_size(old, new, words, tmp_path, capsys):
     _refused([_variant(tmp_path, BULLET, old, new)], capsys, tmp_path / "out", *words)
 
