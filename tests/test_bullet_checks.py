@@ -33,16 +33,20 @@ def _z(cid: int, body: int) -> float:
     return p.getBasePositionAndOrientation(body, physicsClientId=cid)[0][2]
 
 
-def test_box_on_ground_without_k_refused_at_construction_client_untouched():
+@pytest.mark.parametrize(("law", "word"), [
+    (HC, "has no 'k'"),  # Hertz's k from the materials needs a radius
+    ({"name": "kuwabara_kono", "k": 1e9, "eta1": 1.0, "zeta1": 1.0}, "needs the contact's"),
+])
+def test_box_on_ground_without_radius_refused_at_construction_client_untouched(law, word):
     """A box on managed ground with a law without k raised at step 68 naming "bodies 0 and 1",
     with native collision already off (the box fell to -6.7 m). Now: refused at construction,
     naming the PyBullet bodies, and the box rests on the ground as native PyBullet has it."""
     with ground_world(G) as (cid, plane):
         box = _box(cid, 0.1)
         with pytest.raises(ParameterError) as err:
-            BulletContacts(cid, manage=[plane], law=HC, material=STEEL)
+            BulletContacts(cid, manage=[plane], law=law, material=STEEL)
         msg = str(err.value)
-        assert f"body {plane} 'plane'" in msg and f"body {box}" in msg and "'k'" in msg
+        assert f"body {plane} 'plane'" in msg and f"body {box}" in msg and word in msg
         assert "bodies 0 and 1" not in msg
         for _ in range(240):
             p.stepSimulation(physicsClientId=cid)

@@ -7,8 +7,8 @@ is changed in the PyBullet client, and a clear error when the client changes und
 * :func:`check_build` (called by ``_build`` once the pairs, rows and laws are resolved, before
   the model's store is made and before any ``setCollisionFilterPair``): a ``pair_laws`` entry
   that names no managed pair, links without a material under a law without ``k``, and managed
-  pairs whose geometry gives no effective radius for Hertz's stiffness (a sharp box on the
-  ground or on another sharp box: the contact layer's effective radius rule,
+  pairs whose geometry gives no effective radius for Hertz's stiffness or a law that needs one
+  (a sharp box on the ground or on another sharp box: the contact layer's effective radius rule,
   :mod:`mbplugin.contact.model`) -- errors that otherwise surface mid-run, when PyBullet's own
   response of the pair is already off.
 * :func:`check_initial_overlaps` (the end of ``__init__``): a managed contact whose overlap in
@@ -202,20 +202,26 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
             flat[e.body] = True
     for x, y in sorted(wanted):
         law = law_of(x, y)
-        if not law.hertz_k:
+        radius = "r_eff" in tuple(law.law.needs)
+        if not (law.hertz_k or radius):
             continue
         for bl in (x, y):
-            if materials.get(bl) is None:
+            if law.hertz_k and materials.get(bl) is None:
                 raise ParameterError(
                     f"law {law.law.name!r} has no 'k' and {_row(client, bl)} has no material "
                     "(E, nu) for Hertz's stiffness; give 'k' or material=/materials=")
         ix, iy = index[x], index[y]
         if not (curved[ix] or curved[iy]) and flat[ix] and flat[iy]:
+            pair = (f"the contact of {_row(client, x)} with {_row(client, y)} has none (a "
+                    "sharp box's face, edge or corner on a plane or another sharp box)")
+            if law.hertz_k:
+                raise ParameterError(
+                    f"law {law.law.name!r} has no 'k' and Hertz's stiffness needs an effective "
+                    f"radius, but {pair}; give 'k' (e.g. law={{'name': ..., 'k': ...}}) or a "
+                    "pair law with 'k' for this pair")
             raise ParameterError(
-                f"law {law.law.name!r} has no 'k', and the contact of {_row(client, x)} with "
-                f"{_row(client, y)} has no effective radius for Hertz's stiffness (a sharp "
-                "box's face, edge or corner on a plane or another sharp box); give 'k' (e.g. "
-                "law={'name': ..., 'k': ...}) or a pair law with 'k' for this pair")
+                f"law {law.law.name!r} needs the contact's effective radius, but {pair}; give "
+                "this pair a law that needs none (pair_laws=)")
 
 
 def check_initial_overlaps(bc: Any) -> None:
