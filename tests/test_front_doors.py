@@ -113,6 +113,10 @@ def test_pybullet_scene_accepts_a_ball_at_its_static_overlap(tmp_path, capsys):
     assert ov["delta"] == pytest.approx(d_static, rel=1e-9)
     z = float(Path(tmp_path / "o" / "records.csv").read_text().splitlines()[-1].split(",")[6])
     assert 0.0127 - z == pytest.approx(d_static, rel=0.01)
+    # the text report says so too
+    code, out, _ = _cli(["run", BULLET, "--set", f"height={-d_static!r}", "--set",
+                         "duration=0.02", "--quiet", "--out", str(tmp_path / "t")], capsys)
+    assert code == 0 and "1 initial overlaps accepted as a pre-load" in out
 
 
 # -- 3. the scene file loader ---------------------------------------------------------------------

@@ -171,9 +171,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               f"{advice['recommended_dt']:.3g} s ({advice.get('limited_by', '')})")
     if summary.get("initial_overlaps"):
         ov = summary["initial_overlaps"]
+        stored = (summary.get("energy_initial") or {}).get("stored")  # None: PyBullet
         print(f"  {len(ov)} initial overlaps accepted as a pre-load (deepest "
-              f"{max(o['delta'] for o in ov):.3g} m), stored energy "
-              f"{summary['energy_initial']['stored']:.4g} J counted in the balance")
+              f"{max(o['delta'] for o in ov):.3g} m)" + ("" if stored is None else
+              f", stored energy {stored:.4g} J counted in the balance"))
     bounces = result.bounces
     if bounces:
         rows = [(i + 1, b["body"], b["other"], b["t"], b["v_in"], b["v_out"], b["cr"])
