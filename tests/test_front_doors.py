@@ -168,27 +168,23 @@ def test_non_utf8_scene_files(data, words, tmp_path, capsys):
     _refused([str(path)], capsys, tmp_path / "out", str(path), *words)
 
 
-@pytest.mark.parametrize(("name", "folder"), [
-    ("../escaped", "escaped"),
-    ("/tmp/absolute", "tmp_absolute"),
-    ("a" * 300, None),
-], ids=["parent", "absolute", "300-characters"])
-def test_scene_name_never_decides_where_files_go(name, folder, tmp_path):
+@pytest.mark.parametrize("name", ["../escaped", "ABSOLUTE", "a" * 300],
+                         ids=["parent", "absolute", "300-characters"])
+def test_scene_name_never_decides_where_files_go(name, tmp_path):
     """Without --out the files go to ./out/<name>: a name like ``../x`` or an absolute path
     wrote outside ./out; a name over 255 characters crashed."""
     work = tmp_path / "work"
     work.mkdir()
+    if name == "ABSOLUTE":
+        name = str(tmp_path / "absolute")
     res = _mbplugin(["run", DROP, "--set", "duration=0.02", "--set", f"scene.name={name!r}",
                      "--quiet"], work)
     assert res.returncode == 0, res.stderr
     made = list((work / "out").iterdir())
     assert len(made) == 1 and (made[0] / "summary.json").exists()
     assert sorted(p.name for p in work.iterdir()) == ["out"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
-    assert not Path("/tmp/absolute").exists()
-    if folder is not None:
-        assert made[0].name == folder
-    assert len(made[0].name) <= 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]  # nothing beside ./work
+    assert len(made[0].name) <= 100 and "/" not in made[0].name
 
 
 # -- 4. physics honesty ---------------------------------------------------------------------------

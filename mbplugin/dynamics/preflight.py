@@ -128,8 +128,9 @@ def human_seconds(sec: float) -> str:
 
 
 def announce_build(n_bodies: int, where: str = "bodies") -> None:
-    """Say (:class:`WorkEstimate`) how long building ``n_bodies`` takes when they are many."""
-    if n_bodies > HEAVY_BODIES:
+    """Say (:class:`WorkEstimate`) how long building ``n_bodies`` takes when they are many (and
+    fit in memory: more are refused by :func:`check_body_count`, with no estimate first)."""
+    if HEAVY_BODIES < n_bodies and n_bodies * BYTES_PER_BODY <= available_memory():
         import warnings
 
         warnings.warn(f"{where}: building {n_bodies:,} bodies takes about "
