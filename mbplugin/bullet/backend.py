@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mbplugin.bullet import checks
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import (
     articulated_delassus,
@@ -189,6 +190,8 @@ class BulletContacts:
         defer_tol: float = DEFER_TOL,
     ) -> None:
         self.client = Client(client)
+        checks.check_arguments(material=material, materials=materials, friction=friction,
+                               stick=stick, flat_box=flat_box, manage=manage)
         if not (isinstance(defer_tol, float | int) and not isinstance(defer_tol, bool)
                 and 0 <= defer_tol <= 0.1):
             raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
@@ -258,6 +261,7 @@ class BulletContacts:
         self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
+        checks.check_initial_overlaps(self)
 
     # -- building ---------------------------------------------------------------------------------
     @staticmethod
@@ -272,7 +276,9 @@ class BulletContacts:
         if isinstance(item, int | np.integer) and not isinstance(item, bool):
             return ("body", int(item))
         if isinstance(item, tuple) and len(item) == 2:
-            return ("pair", self._link_key(item[0]), self._link_key(item[1]))
+            x, y = self._link_key(item[0]), self._link_key(item[1])
+            checks.check_manage_pair(item, x, y)
+            return ("pair", x, y)
         raise ParameterError(f"manage item {item!r}: give a body id or a pair (x, y) of body ids "
                              "or (body, link) tuples")
 
@@ -369,6 +375,7 @@ class BulletContacts:
                 for by in links(y):
                     if bx in index and by in index:
                         model.set_pair_law(lw, bodies=(index[bx], index[by]))
+        checks.check_build(c, model, rows, pairs_list, mats, self._pair_laws, links)
         store = model.make_store()
         if any(pl.hertz_k for pl in store.pair_laws):
             missing = [bl for bl in rows if mats[bl] is None]
@@ -658,6 +665,7 @@ class BulletContacts:
         return cache[body]
 
     # -- stepping --
+    @checks.host_guard
     def before_step(self, dt: float | None = None,
                     control: Callable[[], None] | None = None) -> StepInfo:
         """Integrate the managed contacts over the coming host step and apply their forces
@@ -676,6 +684,7 @@ class BulletContacts:
         host = self._take_deferred(bodies, dt)
         if self.exact_flight:
             self._flight(bodies, g, dt)
+        self._flight_due = self.exact_flight  # the coming host step's flight: booked next read
         free = self.kind == FREE
         # pos[free] += lag[free], in place (no gathers)
         np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
@@ -924,6 +933,7 @@ class BulletContacts:
         slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
         return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
 
+    @checks.host_guard
     def sync(self) -> None:
         """Apply every pending position correction to PyBullet now.
 
@@ -938,13 +948,18 @@ class BulletContacts:
         if not hasattr(self, "_lag"):
             return
         pend_any = self._deferred is not None
-        if not pend_any and not np.any(self._lag != 0):
+        # the last host step's free flight is booked by the next step's read: without a
+        # correction or a lag pending, a sync right after a step must still book it (else a
+        # sync every step leaves every other host position g dt^2 / 2 off the parabola)
+        if not pend_any and not np.any(self._lag != 0) and not getattr(self, "_flight_due",
+                                                                       False):
             return
         dt = self.client.time_step()
         bodies = self.body_state()
         host = self._take_deferred(bodies, dt)
         if self.exact_flight:  # the last host step's flight (the next step then books none)
             self._flight(bodies, self.client.gravity(), dt)
+        self._flight_due = False
         rows = np.flatnonzero((self.kind == FREE) & _nonzero_rows(self._lag))
         new = bodies.pos[rows] + self._lag[rows]
         self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
@@ -1077,6 +1092,7 @@ class BulletContacts:
             _drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
                        repeat(pb.WORLD_FRAME), repeat(cid)))
 
+    @checks.host_guard
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of
         articulated contacts, the time."""
@@ -1322,6 +1338,7 @@ class BulletContacts:
         if raw is not None:
             raw.pos[rows], raw.quat[rows] = pos, quat
 
+    @checks.host_guard
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)

@@ -6,9 +6,11 @@ Registered in :data:`mbplugin.cli.COMMAND_MODULES`; see ``docs/scenes.md`` for t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,28 @@ class _Progress:
             self.bar.close()
 
 
+@contextlib.contextmanager
+def _notices() -> Iterator[None]:
+    """Print the library's work estimates (``WorkEstimate`` warnings) on stderr at once, one
+    line each, while the block runs; other warnings as usual."""
+    import warnings
+
+    from mbplugin.dynamics.preflight import WorkEstimate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", WorkEstimate)
+        shown = warnings.showwarning
+
+        def show(message: Any, category: Any, *rest: Any, **kw: Any) -> None:
+            if issubclass(category, WorkEstimate):
+                print(f"mbplugin run: {message}", file=sys.stderr, flush=True)
+            else:
+                shown(message, category, *rest, **kw)
+
+        warnings.showwarning = show
+        yield
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import warnings
 
@@ -114,16 +138,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from mbplugin.dynamics.outputs import prepare_output_dir, staged_dir
     from mbplugin.dynamics.simulation import SimulationResult, SimulationWarning
     from mbplugin.formatting import format_table
-    from mbplugin.scene import load_scene
+    from mbplugin.scene import default_out_dir, load_scene
 
-    scene = load_scene(args.scene, args.overrides)
+    with _notices():  # a heavy scene says its estimate before it is built and run
+        scene = load_scene(args.scene, args.overrides)
     fmt = args.format or scene.output_format
-    out_dir = Path(args.out) if args.out else Path("out") / scene.name
+    out_dir = Path(args.out) if args.out else default_out_dir(scene.name)
     if args.plot:
         from mbplugin.plotting import pyplot
 
         pyplot()  # matplotlib missing: say so before the run, not after it
-    scene.simulation.preflight()  # initial overlaps, work and memory: before any output
+    with _notices():
+        scene.simulation.preflight()  # initial overlaps, work and memory: before any output
     created = not out_dir.exists()
     prepare_output_dir(out_dir)   # unwritable or foreign --out: before the run, not after
     prog = _Progress(scene.duration, enabled=not args.quiet, force=args.progress)
@@ -171,9 +197,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               f"{advice['recommended_dt']:.3g} s ({advice.get('limited_by', '')})")
     if summary.get("initial_overlaps"):
         ov = summary["initial_overlaps"]
+        stored = (summary.get("energy_initial") or {}).get("stored")  # None: PyBullet
         print(f"  {len(ov)} initial overlaps accepted as a pre-load (deepest "
-              f"{max(o['delta'] for o in ov):.3g} m), stored energy "
-              f"{summary['energy_initial']['stored']:.4g} J counted in the balance")
+              f"{max(o['delta'] for o in ov):.3g} m)" + ("" if stored is None else
+              f", stored energy {stored:.4g} J counted in the balance"))
     bounces = result.bounces
     if bounces:
         rows = [(i + 1, b["body"], b["other"], b["t"], b["v_in"], b["v_out"], b["cr"])

@@ -395,6 +395,7 @@ class Simulation:
             w.n, self.duration, self.integrator, self.record,
             n_contacts=contacts.n_active if contacts is not None else 0,
             n_state=contacts.ns if contacts is not None else 0)
+        preflight.announce_run(w.n, est["steps"])
         self._preflight = {"initial_overlaps": overlaps, "initial_stored": stored,
                            "estimate": est, "warnings": msgs}
         return self._preflight
@@ -424,6 +425,10 @@ class Simulation:
         method = self.integrator.method if fixed else "symplectic_euler"
         stored0: list[float] = []
         vmax = [0.0]
+        # the largest overlap relative to the smaller body's size (preflight.track_overlaps)
+        peak: dict[str, Any] = {}
+        sizes = (preflight.body_sizes(contacts.model, n) if contacts is not None
+                 else np.zeros(0))
         # fixed steps: the normal-contact work by the trapezoidal rule over each step's actual
         # displacement, sum (F_n + F_n+1)/2 (delta_n+1 - delta_n) (second order, consistent with
         # the stored energy), instead of the integrator's explicit F_n ddelta_n h (first order:
@@ -541,7 +546,11 @@ class Simulation:
             work = Y[:, n13 : n13 + N_WORK]
             tab = None
             if contacts is not None:
-                stored, tab, counts = contacts.records(Y, table=rec_contacts, y=y1)
+                # the table also when contacts are not recorded: the overlaps are checked
+                stored, tab, counts = contacts.records(Y, table=True, y=y1)
+                if tab is not None:
+                    preflight.track_overlaps(peak, tab["a"], tab["b"], tab["delta"], sizes,
+                                             w.bodies.names)
             else:
                 stored = np.zeros(K)
             if not stored0:
@@ -611,6 +620,9 @@ class Simulation:
             final_state=y_end, contacts_at_rest=at_rest, final_contacts=final_contacts,
             initial_overlaps=pre["initial_overlaps"],
         )
+        deep = preflight.overlap_warning(peak)
+        if deep:
+            warn.append(deep)
         hint = (f" (the advisor recommends dt <= {advice['recommended_dt']:.3g} s)"
                 if fixed and "recommended_dt" in advice else "")
         if result.diverged:
