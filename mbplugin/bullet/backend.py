@@ -44,11 +44,13 @@ import scipy.sparse as sp
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import (
     articulated_delassus,
+    articulated_response,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
     normal_delassus,
     normal_diagonal,
+    skew,
     solve_blocks,
 )
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
@@ -76,6 +78,11 @@ DEFER_TOL = 1e-4
 #: a host position that differs from the one the last step predicts by more than this (m) was
 #: moved by something else (the user's reset, a native contact's position solve)
 HOST_TOL = 1e-9
+#: the implicit step's verification rounds (``verify``): another round while a contact's host
+#: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
+VERIFY_TOL = 1e-3
+#: the distance (m) within which the implicit step looks for its contacts after the host step
+LOST_MARGIN = 1.0
 #: the same for a host orientation (rad): one the last step does not predict was set by the
 #: user (PyBullet's update, the exponential map of the end-of-step angular velocity, is
 #: predicted to ~1e-15 rad)
@@ -257,6 +264,10 @@ class BulletContacts:
         # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
         self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
+        # the implicit step: (keys, impulses (K, 3)) of the last one (its next step's P_lin)
+        # and the pending one (see _implicit_before)
+        self._warm: tuple[np.ndarray, np.ndarray] | None = None
+        self._implicit: tuple[Any, ...] | None = None
         self._build()
 
     # -- building ---------------------------------------------------------------------------------
@@ -282,6 +293,7 @@ class BulletContacts:
         self.sync()
         self._build()
         self._expect = None
+        self._warm = None  # keys may have changed
         self._native_rows = np.zeros(0, dtype=np.int64)
 
     def _links_of(self, body: int) -> list[int]:
@@ -445,7 +457,14 @@ class BulletContacts:
         base_mass = float(c("getDynamicsInfo", body, -1)[0])
         if nj == 0:
             return STATIC if base_mass <= 0 else FREE
-        if link == -1 and base_mass <= 0:
+        if base_mass <= 0:
+            # a fixed base: the base, and a link joined to it through fixed joints only, cannot
+            # move (a robot arm's mounting plate, a fixed-base body's fixed links)
+            while link != -1:
+                info = c("getJointInfo", body, link)
+                if info[2] != c.p.JOINT_FIXED:
+                    return ARTICULATED
+                link = int(info[16])
             return STATIC
         return ARTICULATED
 
@@ -604,30 +623,45 @@ class BulletContacts:
                 if not len(sel):
                     continue
                 joints = self._moving_joints(body)
-                q = [float(js[0]) for js in c("getJointStates", body, joints)]
-                zero = [0.0] * len(q)
-                mm = np.array(c("calculateMassMatrix", body, q))
+                states = c("getJointStates", body, joints) if joints else []
+                q = [float(js[0]) for js in states]
+                mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
+                # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
+                # velocity motors) acted in the last step: held by a velocity constraint
+                off = mm.shape[0] - len(q)
+                locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
+                                  dtype=np.int64)
                 # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
                 # they do not change when the base turns); the contact layer works in world
-                base_q = xyzw_to_wxyz(c("getBasePositionAndOrientation", body)[1])
-                r_base = quat_to_matrix(base_q[None])[0]
-                jac = []
-                for e in sel:
-                    lk = self.rows[side[e]][1]
-                    # the link's centre of mass and orientation as the state read has them
-                    # (getLinkState with computeForwardKinematics, see body_state)
-                    local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
-                    lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
-                    jac.append(r_base @ np.array(lin))
-                Wa = articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
+                base_p, base_o = c("getBasePositionAndOrientation", body)
+                r_base = quat_to_matrix(xyzw_to_wxyz(base_o)[None])[0]
+                jac = np.empty((len(sel), 3, mm.shape[0]))
+                for row, e in enumerate(sel):
+                    if joints:
+                        lk = self.rows[side[e]][1]
+                        # the link's centre of mass and orientation as the state read has them
+                        # (getLinkState with computeForwardKinematics, see body_state)
+                        local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
+                        lin, _ = c("calculateJacobian", body, lk, list(local), q, [0.0] * len(q),
+                                   [0.0] * len(q))
+                        jac[row] = r_base @ np.array(lin)
+                    else:
+                        # no moving joint (links on fixed joints of a floating base: one rigid
+                        # body; calculateJacobian wants a joint): the point's velocity in the
+                        # base frame is v - [r]x omega, PyBullet's coordinates (omega, v)
+                        r = r_base.T @ (point[e] - np.asarray(base_p))
+                        jac[row, :, :3] = -r_base @ skew(r[None])[0]
+                        jac[row, :, 3:6] = r_base
+                minv_jt = articulated_response(jac, mm, locked)
+                Wa = articulated_delassus(k, contact[sel], sign[sel], jac, mm, minv_jt)
                 if W is None:  # as the sum with an empty W: canonical, no stored zeros
                     Wa.sum_duplicates()
                     Wa.eliminate_zeros()
                     W = Wa
                 else:
                     W = W + Wa
-                self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
-                                         joints, q)
+                self._art_cache[body] = (contact[sel], sign[sel], jac, mm, r_base, joints, q,
+                                         minv_jt)
         return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
 
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
@@ -693,6 +727,7 @@ class BulletContacts:
             self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
                                  np.zeros(0), np.zeros(0))
             self._pending = None
+            self._warm = None
             return self.last
         n = batch.normal
         # W and its normal-normal diagonal (1/m_eff of each contact, rotation and articulation
@@ -718,25 +753,21 @@ class BulletContacts:
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         implicit = self.articulated == "implicit" and bool(art.any())
-        verify = implicit and bool(self.verify) and self.probe
-        # the probes of the host step (free acceleration, verification) restore one saved state
+        u0 = batch.vt - batch.ddelta[:, None] * n
+        s0 = None
+        if self.stick is not None:
+            pos = _lookup(self._stick_keys, batch.key)
+            s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
+                if len(self._stick_keys) else np.zeros((k, 3))
+        if implicit:
+            return self._implicit_before(batch, W, u0, s0, dt)
+        self._warm = None
+        # the probes of the host step (free acceleration) restore one saved state
         self._probe_state = None
         try:
-            a_free = self._a_free(batch, g, bodies, dt, control, keep=verify)
-            u0 = batch.vt - batch.ddelta[:, None] * n
-            s0 = None
-            if self.stick is not None:
-                pos = _lookup(self._stick_keys, batch.key)
-                s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
-                    if len(self._stick_keys) else np.zeros((k, 3))
-            if implicit:
-                host = self._verify_probe(batch, control) if verify else None
-                space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
-                                     self.stick, s0, host, self.verify, art,
-                                     compiled=self.solver != "scipy")
-            else:
-                space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                                      self.stick, s0, self.solver)
+            a_free = self._a_free(batch, g, bodies, dt, control)
+            space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                                  self.stick, s0, self.solver)
             h0 = self._h if (self._h and self._keys is not None
                              and np.array_equal(self._keys, self.store.keys)) else None
             m0 = None
@@ -765,6 +796,157 @@ class BulletContacts:
         self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
         return info
+
+    # -- the implicit step of contacts on articulated links ---------------------------------------
+    def _implicit_before(self, batch: ContactBatch, W: sp.spmatrix, u0: np.ndarray,
+                         s0: np.ndarray | None, dt: float) -> StepInfo:
+        """Apply the impulse P_lin of the coming host step (each contact's impulse of the last
+        step, zero for a new contact) and keep what :meth:`_implicit_after` needs: the step is
+        solved after the host step, from the host's end state (module docstring of
+        :mod:`mbplugin.bullet.implicit`). The host steps with P_lin (its own motors, joint
+        limits and native contacts respond to it); the after-step solve applies the
+        difference. (A prediction of P from each contact's free acceleration estimated over the
+        last host step was tried instead of the last impulse: it did not help where the
+        response model is exact and made it worse where it is not, e.g. a motor at its force
+        limit, the estimate then being wrong too: the Laikago under POSITION_CONTROL fell.)"""
+        k = len(batch)
+        n = batch.normal
+        P_lin = np.zeros((k, 3))
+        if self._warm is not None:
+            pos = _lookup(self._warm[0], batch.key)
+            hit = pos >= 0
+            P_lin[hit] = self._warm[1][pos[hit]]
+        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
+                             compiled=self.solver != "scipy")
+        space.begin(self.t, batch.delta, u0)
+        if P_lin.any():
+            self._apply(batch, P_lin / dt)
+        info = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
+                        batch.key.copy(), self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
+                        batch.delta.copy(), _norm_rows(batch.vt))
+        self.last = info
+        self._pending = None
+        self._implicit = (batch, space, P_lin, u0, info)
+        return info
+
+    def _implicit_after(self, dt: float) -> None:
+        """Solve the host step's impulse from the host's end state and put the host's state
+        onto it (see :mod:`mbplugin.bullet.implicit`): the host stepped with P_lin; its end
+        state with P is its end state with P_lin plus the response to P - P_lin, which is
+        applied here (:meth:`_respond`). ``verify`` further rounds re-read the host and solve
+        again from its corrected state while its overlaps differ from the solved ones by more
+        than VERIFY_TOL (relative) or 1e-9 m."""
+        batch, space, P_lin, u0, info = self._implicit
+        self._implicit = None
+        k = len(batch)
+        n = batch.normal
+        bodies = self.body_state()
+        d_h, u_h, found = self._host_contacts(batch, bodies, u0)
+        res = space.solve(dt, d_h, u_h, P_lin)
+        stats = res.stats
+        self._respond(batch, res.impulse - P_lin, bodies, dt)
+        for _ in range(self.verify):
+            bodies = self.body_state()
+            d_h, u_h, found = self._host_contacts(batch, bodies, u0)
+            gap = np.max(np.abs(d_h[found] - res.delta[found]), initial=0.0)
+            if gap <= VERIFY_TOL * np.max(np.abs(res.delta[found]), initial=0.0) + 1e-9:
+                break
+            P0 = res.impulse
+            res = space.solve(dt, d_h, u_h, P0)
+            stats.steps += res.stats.steps
+            stats.nfev += res.stats.nfev
+            self._respond(batch, res.impulse - P0, bodies, dt)
+        space.finish(res)
+        stats.wall = res.stats.wall
+        self._h, self._keys = dt, self.store.keys.copy()
+        self._h_of = None
+        if self.stick is not None:
+            keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
+            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
+        keep = _lookup(self.store.keys, batch.key) >= 0
+        self._warm = (batch.key[keep], res.impulse[keep])
+        un = np.einsum("ki,ki->k", res.u, n)
+        info.stats = stats
+        info.normal_force = np.einsum("ki,ki->k", res.impulse, n) / dt
+        info.delta = res.delta.copy()
+        info.slip = _norm_rows(res.u - un[:, None] * n)
+        if not k:
+            return
+
+    def _host_contacts(self, batch: ContactBatch, bodies: BodyState,
+                       u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's contacts in the host state ``bodies``: overlaps (K,), relative
+        velocities (K, 3) and whether each was found (K,) (searched within LOST_MARGIN, far
+        beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
+        ``u0``."""
+        margin = max(self._margin, LOST_MARGIN)
+        now = (self.model.detect_pairs(bodies, batch.key, margin)
+               if not len(self._fb_pairs) else self._detect(bodies, margin))
+        pos = _lookup(now.key, batch.key)
+        found = pos >= 0
+        at = np.maximum(pos, 0)
+        d = np.full(len(batch), -margin)
+        u = u0.copy()
+        if found.any():
+            d[found] = now.delta[at[found]]
+            u[found] = (now.vt[at[found]]
+                        - now.ddelta[at[found]][:, None] * now.normal[at[found]])
+        return d, u, found
+
+    def _respond(self, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
+                 dt: float) -> None:
+        """Put the host's state after a step taken with the impulse P_lin onto the state with
+        P_lin + dP (K, 3; on body b, -dP on body a): the bodies' velocities change by their
+        response to dP (articulated bodies: joint and base velocities by M^-1 J^T dP, with the
+        mass matrix and point Jacobians of the step's start, the frame of W; free bodies:
+        dP / m and I_w^-1 (r x dP)) and their positions by dt times that (the host's
+        semi-implicit update, x1 = x0 + dt v1; a base's or free body's orientation turned by
+        dt times its angular velocity change). ``bodies``: the host state after the step."""
+        if not np.any(dP):
+            return
+        c = self.client
+        for body, (cont, sgn, _jac, _mm, r_base, joints, _q, minv_jt) in self._art_cache.items():
+            f = (sgn[:, None] * dP[cont]).ravel()
+            if not np.any(f):
+                continue
+            dq = minv_jt @ f
+            floating = len(dq) == len(joints) + 6
+            if joints:
+                js = c("getJointStates", body, joints)
+                dj = dq[6:] if floating else dq
+                qs = [[float(s[0]) + dt * float(d)] for s, d in zip(js, dj, strict=True)]
+                qd = [[float(s[1]) + float(d)] for s, d in zip(js, dj, strict=True)]
+                c("resetJointStatesMultiDof", body, joints, qs, qd)
+            if floating:
+                pos, orn = c("getBasePositionAndOrientation", body)
+                vel, om = c("getBaseVelocity", body)
+                dw, dv = r_base @ dq[:3], r_base @ dq[3:6]
+                q1 = quat_multiply(quat_from_rotvec(dt * dw[None]), xyzw_to_wxyz(orn)[None])[0]
+                c("resetBasePositionAndOrientation", body, (np.asarray(pos) + dt * dv).tolist(),
+                  [q1[1], q1[2], q1[3], q1[0]])
+                c("resetBaseVelocity", body, (np.asarray(vel) + dv).tolist(),
+                  (np.asarray(om) + dw).tolist())
+        # free bodies in the batch (a box under a foot, a ball beside the robot)
+        nr = len(self.rows)
+        dv = np.zeros((nr, 3))
+        dw = np.zeros((nr, 3))
+        inv_i_w = self._world_inertia(bodies)[1][:-1]
+        touched = np.zeros(nr, dtype=bool)
+        for side, sgn, r in ((batch.b, 1.0, batch.rb), (batch.a, -1.0, batch.ra)):
+            free = np.flatnonzero((side >= 0) & (self.kind[side] == FREE))
+            if not len(free):
+                continue
+            rows = side[free]
+            f = sgn * dP[free]
+            np.add.at(dv, rows, f / self.mass[rows][:, None])
+            np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows], _cross_rows(r[free], f)))
+            touched[rows] = True
+        rows = np.flatnonzero(touched)
+        if len(rows):
+            quat = quat_multiply(quat_from_rotvec(dt * dw[rows]), bodies.quat[rows])
+            self._reset(rows, bodies.pos[rows] + dt * dv[rows], quat, bodies.vel[rows] + dv[rows],
+                        bodies.omega[rows] + dw[rows])
+            self._forced[rows] = True
 
     # -- free flight ------------------------------------------------------------------------------
     def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
@@ -1005,50 +1187,6 @@ class BulletContacts:
             a[art] = (u1[art] - u0[art]) / dt
         return a
 
-    def _verify_probe(self, batch: ContactBatch,
-                      control: Callable[[], None] | None) -> Callable[..., Any]:
-        """The host probe of :class:`~mbplugin.bullet.implicit.ImplicitStep`: for an impulse P
-        (K, 3), apply P / dt as the step will, ``stepSimulation``, read the bodies and detect
-        the batch's contacts (their pairs only: ``ContactModel.detect_pairs``), ``restoreState``
-        of the state the probe of :meth:`_a_free` saved (``self._probe_state``: the same
-        pre-step state; without it one is saved here), and ``control`` is called again after
-        it, as after the probe of :meth:`_a_free`. Returns per contact whether it is still
-        found, its relative velocity u (K, 3) and its overlap delta (K,) at the end of the
-        host's step."""
-        c = self.client
-
-        def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            dt = c.time_step()
-            sid = getattr(self, "_probe_state", None)
-            own = sid is None
-            if own:
-                sid = c("saveState")
-            forced = self._forced.copy()
-            try:
-                self._apply(batch, P / dt)
-                c("stepSimulation")
-                bodies = self.body_state()
-                # the batch's own pairs (no broad phase; the same narrow-phase calls and bits
-                # as detection) unless getClosestPoints' fallback pairs take part
-                now = (self.model.detect_pairs(bodies, batch.key, self._margin)
-                       if not len(self._fb_pairs) else self._detect(bodies, self._margin))
-            finally:
-                c("restoreState", sid)
-                if own:
-                    c("removeState", sid)
-                self._forced = forced
-            if control is not None:
-                control()
-            pos = _lookup(now.key, batch.key)
-            ok = pos >= 0
-            at = np.maximum(pos, 0)
-            if not len(now):
-                return ok, np.zeros((len(batch), 3)), np.zeros(len(batch))
-            u = now.vt[at] - now.ddelta[at][:, None] * now.normal[at]
-            return ok, u, now.delta[at]
-
-        return host
-
     @staticmethod
     def _point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
         """u = v_b(P) - v_a(P) with the batch's lever arms (K, 3)."""
@@ -1085,6 +1223,8 @@ class BulletContacts:
         pend = getattr(self, "_pending", None)
         self._pending = None
         self._points = None  # PyBullet's contact points of this step once read
+        if self._implicit is not None:
+            self._implicit_after(dt)
         lagged = np.flatnonzero(_nonzero_rows(self._lag))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
@@ -1273,7 +1413,7 @@ class BulletContacts:
         # the base frame, then the joints)
         mu_of = np.zeros(len(batch))
         mu_of[sel] = mu
-        for body, (cont, sgn, jac, mm, r_base, joints, _) in self._art_cache.items():
+        for body, (cont, sgn, jac, mm, r_base, joints, _, _) in self._art_cache.items():
             if not self.correct_articulated:
                 break
             f = (sgn * mu_of[cont])[:, None] * batch.normal[cont]
