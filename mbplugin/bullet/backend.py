@@ -493,6 +493,12 @@ class BulletContacts:
         self._base_ids = [self.rows[i][0] for i in base]
         self._all_base = len(base) == n
         self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
+        groups: dict[int, tuple[list[int], list[int]]] = {}
+        for i, b, lk in self._link_rows:
+            groups.setdefault(b, ([], []))[0].append(lk)
+            groups[b][1].append(i)
+        self._link_groups = [(b, lks, rows) for b, (lks, rows) in groups.items()]
+        self._frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
         self._any_art = bool(np.any(self.kind == ARTICULATED))
 
     # -- state --
@@ -528,9 +534,14 @@ class BulletContacts:
         # poses cached before the last stepSimulation moved the joints (measured on the A1: after
         # a step, a toe's position read without it equals the one read with it one step earlier)
         # and velocities through that stale kinematics (4-9 cm/s off at a swinging toe)
-        for i, b, lk in self._link_rows:
-            st = c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
-            pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
+        # (one call per body; the link frames' origins kept for calculateJacobian, whose
+        # point is relative to the link frame, see _delassus)
+        for body, lks, rows in self._link_groups:
+            sts = c("getLinkStates", body, lks, computeLinkVelocity=1,
+                    computeForwardKinematics=1)
+            for i, st in zip(rows, sts, strict=True):
+                pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
+                self._frame_pos[i] = st[4]
         fixed = self.kind == STATIC
         mass = np.where(fixed, 1.0, self.mass)
         return BodyState(pos, quat, vel, om, mass, self.inv_inertia, fixed)
@@ -637,19 +648,25 @@ class BulletContacts:
                 r_base = quat_to_matrix(xyzw_to_wxyz(base_o)[None])[0]
                 jac = np.empty((len(sel), 3, mm.shape[0]))
                 for row, e in enumerate(sel):
-                    if joints:
-                        lk = self.rows[side[e]][1]
-                        # the link's centre of mass and orientation as the state read has them
-                        # (getLinkState with computeForwardKinematics, see body_state)
-                        local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
+                    lk = self.rows[side[e]][1]
+                    if joints and lk != -1:
+                        # calculateJacobian's point: from the link's URDF frame origin, in the
+                        # axes of its inertial frame (measured: the point's velocity J qd
+                        # equals the host's, v + omega x r, to rounding only so, for links
+                        # whose centre of mass is off their frame's origin or whose inertial
+                        # axes are turned: 8-110 % errors in W otherwise); the state read's
+                        # link poses (getLinkState with computeForwardKinematics, body_state)
+                        local = rot[side[e]].T @ (point[e] - self._frame_pos[side[e]])
                         lin, _ = c("calculateJacobian", body, lk, list(local), q, [0.0] * len(q),
                                    [0.0] * len(q))
                         jac[row] = r_base @ np.array(lin)
                     else:
-                        # no moving joint (links on fixed joints of a floating base: one rigid
-                        # body; calculateJacobian wants a joint): the point's velocity in the
-                        # base frame is v - [r]x omega, PyBullet's coordinates (omega, v)
+                        # the base, or no moving joint (links on fixed joints of a floating
+                        # base: one rigid body; calculateJacobian wants a joint): the point's
+                        # velocity in the base frame is v - [r]x omega, r from the base's
+                        # centre of mass, PyBullet's base coordinates (omega, v)
                         r = r_base.T @ (point[e] - np.asarray(base_p))
+                        jac[row] = 0.0
                         jac[row, :, :3] = -r_base @ skew(r[None])[0]
                         jac[row, :, 3:6] = r_base
                 minv_jt = articulated_response(jac, mm, locked)

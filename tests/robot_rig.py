@@ -1,0 +1,282 @@
+"""Legged robots standing, dropping and trotting in PyBullet, with the backend's feet or native
+contact: the rig of tests/test_bullet_robots.py and benchmarks/bench_bullet_robots.py.
+
+A robot (:data:`ROBOTS`) is a URDF of ``pybullet_data`` (the A1, Laikago, Aliengo and Mini
+Cheetah) or one written by :mod:`robot_urdf` (a light quadruped with turned link frames and
+offset inertial frames, a heavy one whose feet are spheres of the calf links, a hexapod whose
+fixed foot links PyBullet merges into the calves, a biped on heel-and-toe feet: two contacts on
+one link). A joint PD controller under torque control holds the standing pose (the way
+``examples/quadruped_foot_ground.py`` drives the A1) or plays an open-loop gait (diagonal
+pairs; a hexapod's tripods; a biped's alternating steps).
+
+:func:`run` records per host step what the user can see in PyBullet: the host's overlap of
+every foot contact (``getClosestPoints``), the foot's slip (the host's link velocity at the
+contact point), the feet's and the base's positions, and with the backend what it reports
+(``contacts.last``: overlap, slip, normal force). Nothing of mbplugin computes an expected
+value here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+from robot_urdf import legged_urdf
+
+G = 9.81
+#: rubber-like ground and hard toes (examples/quadruped_foot_ground.py), and steel on steel
+RUBBER = ({"E": 1e7, "nu": 0.45}, {"E": 1e9, "nu": 0.4})
+STEEL = ({"E": 2e11, "nu": 0.3}, {"E": 2e11, "nu": 0.3})
+FRICTION = {"mu": 0.8, "v_eps": 1e-2}
+STICK = {"k_t": 5e4, "mu": 0.8, "c_t": 100.0}
+#: fallen: the base below this fraction of its standing height, or roll / pitch beyond 0.8 rad
+FALL_HEIGHT, FALL_TILT = 0.5, 0.8
+
+
+@dataclass
+class Spec:
+    """A robot of the matrix: ``urdf`` (a ``pybullet_data`` path) or ``make`` (a function
+    writing one into a directory, returning (path, targets, height)); the standing joint
+    targets per leg (pybullet_data robots: abduction, hip, knee), the base's standing height
+    (m), the PD gains per kg of robot and the torque limit (N m)."""
+
+    name: str
+    urdf: str | None = None
+    make: Callable[[Path], Any] | None = None
+    pose: tuple[float, ...] = ()
+    height: float = 0.3
+    kp: float = 6.4  # N m / rad per kg (the A1's 80 for its 12.5 kg)
+    kd: float = 0.12  # N m s / rad per kg (the A1's 1.5)
+    torque: float = 2.7  # N m per kg (the A1's 33.5)
+    flags: int = 0
+    gait: str = "trot"
+    legs: int = 4
+
+
+def _gen(name: str, **kw: Any) -> Callable[[Path], Any]:
+    def make(directory: Path) -> Any:
+        return legged_urdf(directory, name, **kw)
+    return make
+
+
+ROBOTS: dict[str, Spec] = {
+    "a1": Spec("a1", urdf="a1/a1.urdf", pose=(0.0, 0.8, -1.6), height=0.32),
+    "laikago": Spec("laikago", urdf="laikago/laikago_toes_zup.urdf", pose=(0.0, 0.67, -1.25),
+                    height=0.37),
+    "aliengo": Spec("aliengo", urdf="aliengo/aliengo.urdf", pose=(0.0, 0.8, -1.6), height=0.39),
+    "mini_cheetah": Spec("mini_cheetah", urdf="mini_cheetah/mini_cheetah.urdf",
+                         pose=(0.0, -0.8, 1.6), height=0.30),
+    # light, every leg frame turned, centres of mass off the link axes, principal axes turned
+    "quad_turned": Spec("quad_turned", make=_gen(
+        "quad_turned", legs=4, body=(0.4, 0.22, 0.08), body_mass=5.0, thigh=0.16,
+        leg_masses=(0.5, 0.15), foot="fixed", frame_rpy=(0.4, -0.3, 0.7),
+        com_offset=(0.3, 0.01), inertia_rpy=(0.2, 0.5, -0.3), body_com=(0.02, -0.01, 0.005),
+        theta=0.6)),
+    # heavy, no abduction, the feet the calves' own spheres
+    "quad_heavy": Spec("quad_heavy", make=_gen(
+        "quad_heavy", legs=4, body=(0.7, 0.4, 0.15), body_mass=40.0, thigh=0.3,
+        leg_masses=(3.0, 1.0), foot_radius=0.03, foot="calf", abduction=False,
+        com_offset=(0.4, 0.0), theta=0.5), kp=4.0, kd=0.1),
+    # six legs, fixed foot links merged into the calves by PyBullet (URDF_MERGE_FIXED_LINKS)
+    "hexapod": Spec("hexapod", make=_gen(
+        "hexapod", legs=6, body=(0.6, 0.25, 0.08), body_mass=6.0, thigh=0.14,
+        leg_masses=(0.3, 0.1), foot_radius=0.015, foot="fixed", abduction=False,
+        frame_rpy=(0.0, 0.0, 0.5), theta=0.7), flags=p.URDF_MERGE_FIXED_LINKS,
+        gait="tripod", legs=6, kp=2.5, kd=0.025),
+    # two legs on heel-and-toe feet (two contacts per foot link)
+    "biped": Spec("biped", make=_gen(
+        "biped", legs=2, body=(0.16, 0.3, 0.12), body_mass=6.0, thigh=0.22,
+        leg_masses=(0.8, 0.3), foot_radius=0.02, foot="heel_toe", abduction=False,
+        frame_rpy=(0.0, 0.3, 0.0), theta=0.3, spread=0.8), gait="march", legs=2),
+}
+
+
+@dataclass
+class Handle:
+    """A robot loaded into a client: body id, moving joints, their standing targets, the
+    links holding a foot sphere, the foot spheres' radii per link, the mass (kg) and
+    weight (N), the indices of each leg's hip and knee among the moving joints."""
+
+    body: int
+    joints: list[int]
+    targets: np.ndarray
+    feet: list[int]
+    radius: dict[int, float]
+    mass: float
+    hips: list[int] = field(default_factory=list)
+    knees: list[int] = field(default_factory=list)
+    height: float = 0.3
+
+    @property
+    def weight(self) -> float:
+        return self.mass * G
+
+
+def load(cid: int, spec: Spec, directory: Path, lift: float = 0.0) -> Handle:
+    """Load ``spec``'s robot standing ``lift`` (m) above its standing height, joints at their
+    targets, the default joint motors off (torque control)."""
+    if spec.urdf is not None:
+        path, height = spec.urdf, spec.height
+        body = p.loadURDF(path, [0, 0, height + lift], flags=spec.flags, physicsClientId=cid)
+    else:
+        made = spec.make(directory)
+        path, height = str(made.path), made.height + 0.002
+        body = p.loadURDF(path, [0, 0, height + lift], flags=spec.flags, physicsClientId=cid)
+    nj = p.getNumJoints(body, physicsClientId=cid)
+    info = [p.getJointInfo(body, j, physicsClientId=cid) for j in range(nj)]
+    joints = [j for j in range(nj) if info[j][2] == p.JOINT_REVOLUTE]
+    if spec.urdf is not None:
+        per = 3
+        targets = np.array(list(spec.pose) * (len(joints) // per))
+    else:
+        per = made.joints_per_leg
+        targets = np.array(made.targets)
+    hips = list(range(per - 2, len(joints), per))
+    knees = list(range(per - 1, len(joints), per))
+    radius: dict[int, float] = {}
+    for j in range(-1, nj):
+        for s in p.getCollisionShapeData(body, j, physicsClientId=cid):
+            if s[2] == p.GEOM_SPHERE and j != -1:
+                radius[j] = float(s[3][0])
+    for j, q in zip(joints, targets, strict=True):
+        p.resetJointState(body, j, float(q), physicsClientId=cid)
+    p.setJointMotorControlArray(body, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints),
+                                physicsClientId=cid)
+    mass = sum(p.getDynamicsInfo(body, j, physicsClientId=cid)[0] for j in range(-1, nj))
+    return Handle(body, joints, targets, sorted(radius), radius, mass, hips, knees, height)
+
+
+def gait_targets(spec: Spec, h: Handle, t: float, t_gait: float | None) -> np.ndarray:
+    """The joint targets at time t: the standing pose, and from ``t_gait`` on an open-loop
+    gait at 2.5 Hz (the example's: hip -/+ 0.2 sin, knee -0.4 max(0, cos), in the sense of the
+    standing pose's hip angle; diagonal pairs, tripods, or alternating legs)."""
+    tgt = h.targets.copy()
+    if t_gait is None or t < t_gait:
+        return tgt
+    legs = len(h.hips)
+    if spec.gait == "tripod":
+        phase = np.array([0.0, np.pi, np.pi, 0.0, 0.0, np.pi])[:legs]
+    elif spec.gait == "march":
+        phase = np.array([0.0, np.pi])
+    else:
+        phase = np.array([0.0, np.pi, np.pi, 0.0])
+    ph = 2 * np.pi * 2.5 * (t - t_gait) + phase
+    s = float(np.sign(h.targets[h.hips[0]]) or 1.0)
+    tgt[h.hips] -= s * 0.2 * np.sin(ph)
+    tgt[h.knees] += s * 0.4 * np.maximum(0.0, np.cos(ph))
+    return tgt
+
+
+def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = True,
+        materials: tuple[dict[str, float], dict[str, float]] = RUBBER,
+        tangential: dict[str, Any] | None = None, t_gait: float | None = None,
+        lift: float = 0.0, backend: dict[str, Any] | None = None,
+        record_from: float = 0.0) -> dict[str, Any]:
+    """Run ``spec``'s robot for ``seconds`` at host step ``dt``; records from ``record_from``
+    (s) on. ``ours``: the feet's pairs with the ground managed by the backend (Hunt-Crossley
+    cr = 0.3, Hertz's k from ``materials`` (ground, robot), ``tangential`` its friction or
+    ``{"stick": ...}``); else native contact. Returns per step (K contacts, F feet): the
+    keys of the backend's contacts, its overlaps, slips and normal forces, the host's overlap
+    per foot link (a list of its contact points' overlaps), the host's slip per foot link,
+    the feet's and the base's positions, the base's roll and pitch; the robot's weight (N),
+    the standing height, the wall time of the loop (s)."""
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        p.setTimeStep(dt, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        h = load(cid, spec, directory, lift)
+        contacts = None
+        if ours:
+            from mbplugin.bullet import BulletContacts
+
+            ground, foot = materials
+            tang = {"friction": FRICTION} if tangential is None else tangential
+            contacts = BulletContacts(cid, manage=[(plane, (h.body, f)) for f in h.feet],
+                                      law={"name": "hunt_crossley", "cr": 0.3},
+                                      materials={plane: ground, h.body: foot}, rtol=1e-8,
+                                      **tang, **(backend or {}))
+        kp, kd = spec.kp * h.mass, spec.kd * h.mass
+        limit = spec.torque * h.mass
+        n = round(seconds / dt)
+        n0 = round(record_from / dt)
+        rec: dict[str, list[Any]] = {k: [] for k in (
+            "keys", "links", "delta", "slip", "force", "host_d", "host_slip", "feet", "base",
+            "tilt")}
+        wall = time.perf_counter()
+        for i in range(n):
+            js = p.getJointStates(h.body, h.joints, physicsClientId=cid)
+            q = np.array([x[0] for x in js])
+            qd = np.array([x[1] for x in js])
+            tgt = gait_targets(spec, h, i * dt, t_gait)
+            tau = np.clip(kp * (tgt - q) - kd * qd, -limit, limit).tolist()
+
+            def control(tau: list[float] = tau) -> None:
+                p.setJointMotorControlArray(h.body, h.joints, p.TORQUE_CONTROL, forces=tau,
+                                            physicsClientId=cid)
+
+            if contacts is not None:
+                st = contacts.step(control=control)
+            else:
+                control()
+                p.stepSimulation(physicsClientId=cid)
+            if i < n0:
+                continue
+            if contacts is not None:
+                rec["keys"].append(st.keys.copy())
+                rec["links"].append(st.links[:, 1, 1].copy())
+                rec["delta"].append(st.delta.copy())
+                rec["slip"].append(st.slip.copy())
+                rec["force"].append(st.normal_force.copy())
+            host_d, host_s, feet = {}, {}, []
+            for f in h.feet:
+                cps = p.getClosestPoints(h.body, plane, 0.005, f, -1, physicsClientId=cid)
+                host_d[f] = sorted(-c[8] for c in cps)
+                st_f = p.getLinkState(h.body, f, computeLinkVelocity=1,
+                                      computeForwardKinematics=1, physicsClientId=cid)
+                feet.append(st_f[0])
+                if cps:
+                    # the host's velocity of the foot's material point at its contact point
+                    r = np.asarray(cps[0][5]) - np.asarray(st_f[0])
+                    v = np.asarray(st_f[6]) + np.cross(st_f[7], r)
+                    host_s[f] = float(math.hypot(v[0], v[1]))
+            rec["host_d"].append(host_d)
+            rec["host_slip"].append(host_s)
+            rec["feet"].append(feet)
+            pos, orn = p.getBasePositionAndOrientation(h.body, physicsClientId=cid)
+            rec["base"].append(pos)
+            rec["tilt"].append(p.getEulerFromQuaternion(orn)[:2])
+        wall = time.perf_counter() - wall
+        out: dict[str, Any] = dict(rec)
+        out["feet"] = np.array(rec["feet"])
+        out["base"] = np.array(rec["base"])
+        out["tilt"] = np.array(rec["tilt"])
+        out.update(weight=h.weight, height=h.height, wall=wall, steps=n, feet_links=h.feet,
+                   radius=h.radius)
+        return out
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
+def fell(rec: dict[str, Any]) -> bool:
+    """Whether the base went below FALL_HEIGHT of its standing height or tilted beyond
+    FALL_TILT (rad) in roll or pitch at any recorded step."""
+    return bool(np.any(rec["base"][:, 2] < FALL_HEIGHT * rec["height"])
+                or np.any(np.abs(rec["tilt"]) > FALL_TILT))
+
+
+def hertz_k(materials: tuple[dict[str, float], dict[str, float]], radius: float) -> float:
+    """Hertz's sphere-on-half-space stiffness k = 4/3 E* sqrt(R) (N/m^1.5), E* from both
+    materials (Johnson, *Contact Mechanics*, 1985, Eq. 4.22-4.23), written out here: the
+    tests' expected overlaps do not come from mbplugin."""
+    (a, b) = materials
+    e_star = 1.0 / ((1 - a["nu"] ** 2) / a["E"] + (1 - b["nu"] ** 2) / b["E"])
+    return 4.0 / 3.0 * e_star * math.sqrt(radius)
