@@ -170,7 +170,7 @@ def gait_targets(spec: Spec, h: Handle, t: float, t_gait: float | None) -> np.nd
     ph = 2 * np.pi * 2.5 * (t - t_gait) + phase
     s = float(np.sign(h.targets[h.hips[0]]) or 1.0)
     tgt[h.hips] -= s * 0.2 * np.sin(ph)
-    tgt[h.knees] += s * 0.4 * np.maximum(0.0, np.cos(ph))
+    tgt[h.knees] -= s * 0.4 * np.maximum(0.0, np.cos(ph))
     return tgt
 
 
@@ -245,7 +245,9 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
                 feet.append(st_f[0])
                 if cps:
                     # the host's velocity of the foot's material point at its contact point
-                    r = np.asarray(cps[0][5]) - np.asarray(st_f[0])
+                    # (midway between the two surfaces, as the contact layer's point)
+                    mid = 0.5 * (np.asarray(cps[0][5]) + np.asarray(cps[0][6]))
+                    r = mid - np.asarray(st_f[0])
                     v = np.asarray(st_f[6]) + np.cross(st_f[7], r)
                     host_s[f] = float(math.hypot(v[0], v[1]))
             rec["host_d"].append(host_d)

@@ -80,11 +80,11 @@ def legged_urdf(directory: Path, name: str, *, legs: int = 4, body: tuple[float,
     ``thigh`` the thigh and calf length (m), ``leg_masses`` (thigh, calf) kg, ``foot``
     ``"fixed"`` (a sphere link on a FIXED joint), ``"calf"`` (the calf's own collision sphere)
     or ``"heel_toe"`` (a foot link on a fixed ankle with two spheres, 6 * foot_radius apart
-    along x, level in the standing pose), ``abduction`` an abduction joint per leg, ``frame_rpy`` the turn of every joint
-    frame (rad), ``com_offset`` each leg link's centre of mass along the link (fraction of its
-    length) and sideways (m), ``inertia_rpy`` its principal axes' turn, ``body_com`` the body's
-    centre of mass offset (m), ``theta`` the standing hip angle (rad), ``spread`` the hips'
-    lateral distance over the body's width."""
+    along x, level in the standing pose), ``abduction`` an abduction joint per leg,
+    ``frame_rpy`` the turn of every leg link's frame (rad), ``com_offset`` each leg link's
+    centre of mass along the link (fraction of its length) and sideways (m), ``inertia_rpy``
+    its principal axes' turn, ``body_com`` the body's centre of mass offset (m), ``theta`` the
+    standing hip angle (rad), ``spread`` the hips' lateral distance over the body's width."""
     frame = _rot(frame_rpy)
     ft = frame.T  # world (the body's) vectors into a turned joint frame
     lx, ly, lz = body
