@@ -178,7 +178,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         materials: tuple[dict[str, float], dict[str, float]] = RUBBER,
         tangential: dict[str, Any] | None = None, t_gait: float | None = None,
         lift: float = 0.0, backend: dict[str, Any] | None = None,
-        record_from: float = 0.0) -> dict[str, Any]:
+        record_from: float = 0.0, record: bool = True) -> dict[str, Any]:
     """Run ``spec``'s robot for ``seconds`` at host step ``dt``; records from ``record_from``
     (s) on. ``ours``: the feet's pairs with the ground managed by the backend (Hunt-Crossley
     cr = 0.3, Hertz's k from ``materials`` (ground, robot), ``tangential`` its friction or
@@ -186,7 +186,9 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
     keys of the backend's contacts, its overlaps, slips and normal forces, the host's overlap
     per foot link (a list of its contact points' overlaps), the host's slip per foot link,
     the feet's and the base's positions, the base's roll and pitch; the robot's weight (N),
-    the standing height, the wall time of the loop (s)."""
+    the standing height, the wall time of the loop (s), the host steps. ``record`` False:
+    only the base's pose at the end (the loop's wall time is then the controller's and the
+    stepping's alone: benchmarks)."""
     cid = p.connect(p.DIRECT)
     try:
         p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
@@ -228,7 +230,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
             else:
                 control()
                 p.stepSimulation(physicsClientId=cid)
-            if i < n0:
+            if i < n0 or (not record and i < n - 1):
                 continue
             if contacts is not None:
                 rec["keys"].append(st.keys.copy())

@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import (
-    articulated_delassus,
+    articulated_delassus_dense,
     articulated_response,
     block_normal_diagonal,
     free_body_blocks,
@@ -503,6 +503,7 @@ class BulletContacts:
         self._link_groups = [(b, lks, rows) for b, (lks, rows) in groups.items()]
         self._frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
         self._any_art = bool(np.any(self.kind == ARTICULATED))
+        self._any_free = bool(np.any(self.kind == FREE))
 
     # -- state --
     def body_state(self) -> BodyState:
@@ -606,7 +607,11 @@ class BulletContacts:
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         return self.model.arrays.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
 
-    def _delassus(self, batch: ContactBatch, bodies: BodyState) -> sp.csr_matrix:
+    def _delassus(self, batch: ContactBatch,
+                  bodies: BodyState) -> sp.csr_matrix | np.ndarray:
+        """W (3K, 3K) of the batch (:mod:`mbplugin.bullet.delassus`): sparse for free bodies,
+        dense when a side is a link of an articulated body (its point Jacobians and mass
+        matrix kept in ``_art_cache`` for :meth:`_respond`)."""
         k = len(batch)
         rot, inv_i_w = self._world_inertia(bodies)
         inv_i_w = inv_i_w[:-1]
@@ -625,64 +630,62 @@ class BulletContacts:
             if fast is not None:
                 self._blocks = fast[1]
                 return fast[0]
-        # no free body among the sides (a robot on the ground): W is the articulated part only
+        if not art.any():
+            W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                                   inv_i_w)
+            return sp.csr_matrix(W)
+        # with an articulated side: W dense (3K, 3K; K is a robot's contacts), the free bodies'
+        # part and each articulated body's J M^-1 J^T added in
         W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                                inv_i_w) if free.any() else None)
-        if art.any():
-            c = self.client
-            point = np.concatenate([batch.point, batch.point])
-            side_body = self._rows_arr[side, 0]
-            for body in self._artic:
-                sel = np.flatnonzero(art & (side_body == body))
-                if not len(sel):
-                    continue
-                joints = self._moving_joints(body)
-                states = c("getJointStates", body, joints) if joints else []
-                q = [float(js[0]) for js in states]
-                mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
-                # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
-                # velocity motors) acted in the last step: held by a velocity constraint
-                off = mm.shape[0] - len(q)
-                locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
-                                  dtype=np.int64)
-                # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
-                # they do not change when the base turns); the contact layer works in world
-                base_p, base_o = c("getBasePositionAndOrientation", body)
-                r_base = quat_to_matrix(xyzw_to_wxyz(base_o)[None])[0]
-                jac = np.empty((len(sel), 3, mm.shape[0]))
-                for row, e in enumerate(sel):
-                    lk = self.rows[side[e]][1]
-                    if joints and lk != -1:
-                        # calculateJacobian's point: from the link's URDF frame origin, in the
-                        # axes of its inertial frame (measured: the point's velocity J qd
-                        # equals the host's, v + omega x r, to rounding only so, for links
-                        # whose centre of mass is off their frame's origin or whose inertial
-                        # axes are turned: 8-110 % errors in W otherwise); the state read's
-                        # link poses (getLinkState with computeForwardKinematics, body_state)
-                        local = rot[side[e]].T @ (point[e] - self._frame_pos[side[e]])
-                        lin, _ = c("calculateJacobian", body, lk, list(local), q, [0.0] * len(q),
-                                   [0.0] * len(q))
-                        jac[row] = r_base @ np.array(lin)
-                    else:
-                        # the base, or no moving joint (links on fixed joints of a floating
-                        # base: one rigid body; calculateJacobian wants a joint): the point's
-                        # velocity in the base frame is v - [r]x omega, r from the base's
-                        # centre of mass, PyBullet's base coordinates (omega, v)
-                        r = r_base.T @ (point[e] - np.asarray(base_p))
-                        jac[row] = 0.0
-                        jac[row, :, :3] = -r_base @ skew(r[None])[0]
-                        jac[row, :, 3:6] = r_base
-                minv_jt = articulated_response(jac, mm, locked)
-                Wa = articulated_delassus(k, contact[sel], sign[sel], jac, mm, minv_jt)
-                if W is None:  # as the sum with an empty W: canonical, no stored zeros
-                    Wa.sum_duplicates()
-                    Wa.eliminate_zeros()
-                    W = Wa
-                else:
-                    W = W + Wa
-                self._art_cache[body] = (contact[sel], sign[sel], jac, mm, r_base, joints, q,
-                                         minv_jt)
-        return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
+                                inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
+        c = self.client
+        point = np.concatenate([batch.point, batch.point])
+        side_body = self._rows_arr[side, 0]
+        for body in self._artic:
+            sel = np.flatnonzero(art & (side_body == body))
+            if not len(sel):
+                continue
+            joints = self._moving_joints(body)
+            states = c("getJointStates", body, joints) if joints else []
+            q = [float(js[0]) for js in states]
+            mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
+            # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
+            # velocity motors) acted in the last step: held by a velocity constraint
+            off = mm.shape[0] - len(q)
+            locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
+                              dtype=np.int64)
+            # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
+            # they do not change when the base turns); the contact layer works in world
+            base_p, base_o = c("getBasePositionAndOrientation", body)
+            r_base = quat_to_matrix(xyzw_to_wxyz(base_o)[None])[0]
+            jac = np.zeros((len(sel), 3, mm.shape[0]))
+            zero = [0.0] * len(q)
+            rows = side[sel]
+            lks = self._rows_arr[rows, 1]
+            moving = (lks != -1) if joints else np.zeros(len(sel), dtype=bool)
+            # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
+            # inertial frame (measured: the point's velocity J qd equals the host's,
+            # v + omega x r, to rounding only so, for links whose centre of mass is off their
+            # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
+            # the state read's link poses (getLinkState with computeForwardKinematics)
+            local = np.einsum("kji,kj->ki", rot[rows], point[sel] - self._frame_pos[rows])
+            for row in np.flatnonzero(moving).tolist():
+                jac[row] = r_base @ np.array(c("calculateJacobian", body, int(lks[row]),
+                                               local[row].tolist(), q, zero, zero)[0])
+            if not moving.all():
+                # the base, or no moving joint (links on fixed joints of a floating base: one
+                # rigid body; calculateJacobian wants a joint): the point's velocity in the
+                # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
+                # base coordinates (omega, v)
+                still = np.flatnonzero(~moving)
+                r_b = (point[sel[still]] - np.asarray(base_p)) @ r_base
+                jac[still, :, :3] = -r_base @ skew(r_b)
+                jac[still, :, 3:6] = r_base
+            minv_jt = articulated_response(jac, mm, locked)
+            articulated_delassus_dense(W, contact[sel], sign[sel], jac, minv_jt)
+            self._art_cache[body] = (contact[sel], sign[sel], jac, mm, r_base, joints, q,
+                                     minv_jt)
+        return W
 
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
@@ -727,19 +730,23 @@ class BulletContacts:
         dt = c.time_step() if dt is None else float(dt)
         g = c.gravity()
         bodies = self.body_state()
-        host = self._take_deferred(bodies, dt)
-        if self.exact_flight:
-            self._flight(bodies, g, dt)
-        free = self.kind == FREE
-        # pos[free] += lag[free], in place (no gathers)
-        np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+        if self._any_free:
+            host = self._take_deferred(bodies, dt)
+            if self.exact_flight:
+                self._flight(bodies, g, dt)
+            free = self.kind == FREE
+            # pos[free] += lag[free], in place (no gathers)
+            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+        else:  # no free body (a robot on the ground): no lag, flight or deferred correction
+            host = bodies.pos
         vmax = float(np.max(_norm_rows(bodies.vel), initial=0.0))
         wr = (float(np.max(_norm_rows(bodies.omega), initial=0.0))
               if bodies.omega.any() else 0.0)
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
-        self._land(batch, bodies, host, dt)
-        self._expect = ("pre", host, dt, bodies.quat.copy())
+        if self._any_free:
+            self._land(batch, bodies, host, dt)
+            self._expect = ("pre", host, dt, bodies.quat.copy())
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t, aligned=False)
@@ -764,8 +771,9 @@ class BulletContacts:
             W = self._delassus(batch, bodies)
             # a block-diagonal W: its normal-normal part is the diagonal wnn (kept for the
             # position correction, see _correct)
-            wnn = (normal_diagonal(W, n) if self._blocks is None
-                   else block_normal_diagonal(self._blocks, n))
+            wnn = (block_normal_diagonal(self._blocks, n) if self._blocks is not None
+                   else normal_diagonal(W, n) if sp.issparse(W)
+                   else block_normal_diagonal(_diagonal_blocks(W), n))
             diag_w = self._blocks is not None
             self._w_cache = (None if self._art_cache
                              else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
@@ -782,6 +790,7 @@ class BulletContacts:
         if implicit:
             return self._implicit_before(batch, W, u0, s0, dt)
         self._warm = None
+        W = sp.csr_matrix(W)  # (dense when a side is articulated)
         # the probes of the host step (free acceleration) restore one saved state
         self._probe_state = None
         try:
@@ -1508,6 +1517,12 @@ class BulletContacts:
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
+
+
+def _diagonal_blocks(W: np.ndarray) -> np.ndarray:
+    """The 3x3 diagonal blocks (K, 3, 3) of a dense W (3K, 3K)."""
+    k = W.shape[0] // 3
+    return W.reshape(k, 3, k, 3)[np.arange(k), :, np.arange(k), :]
 
 
 def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -186,23 +186,20 @@ def articulated_response(jac: np.ndarray, mass_matrix: np.ndarray,
     return resp - minv[:, s] @ np.linalg.solve(minv[np.ix_(s, s)], resp[s])
 
 
-def articulated_delassus(
-    k: int, contact: np.ndarray, sign: np.ndarray, jac: np.ndarray, mass_matrix: np.ndarray,
-    minv_jt: np.ndarray | None = None,
-) -> sp.csr_matrix:
-    """W (3K, 3K) contributed by one articulated body: entries e with point Jacobians ``jac``
-    (E, 3, n_dof) in the coordinates of ``mass_matrix`` (n_dof, n_dof); ``minv_jt`` its
-    :func:`articulated_response` if already computed."""
-    if minv_jt is None:
-        minv_jt = articulated_response(jac, mass_matrix)
-    e = len(contact)
+def articulated_delassus_dense(W: np.ndarray, contact: np.ndarray, sign: np.ndarray,
+                               jac: np.ndarray, minv_jt: np.ndarray) -> None:
+    """Add one articulated body's part of W into the dense ``W`` (3K, 3K): entries e (contact
+    ``contact[e]``, side ``sign[e]``: +1 for b, -1 for a), point Jacobians ``jac``
+    (E, 3, n_dof) in the coordinates of the body's mass matrix M, their
+    :func:`articulated_response` ``minv_jt`` (n_dof, 3E); W_ij += s_i s_j J_i M^-1 J_j^T."""
     full = jac.reshape(-1, jac.shape[-1]) @ minv_jt  # (3E, 3E)
-    blocks = full.reshape(e, 3, e, 3).transpose(0, 2, 1, 3)  # (E, E, 3, 3)
-    s = np.outer(sign, sign).astype(float)
-    blocks = blocks * s[:, :, None, None]
-    ci = np.repeat(contact, e)
-    cj = np.tile(contact, e)
-    return _assemble(k, ci, cj, blocks.reshape(e * e, 3, 3))
+    s = np.repeat(np.asarray(sign, dtype=float), 3)
+    full *= s[:, None] * s[None, :]
+    idx = (3 * np.asarray(contact)[:, None] + np.arange(3)[None, :]).ravel()
+    if len(np.unique(contact)) == len(contact):
+        W[np.ix_(idx, idx)] += full
+    else:  # a contact between two links of the body: both its sides add in
+        np.add.at(W, (idx[:, None], idx[None, :]), full)
 
 
 def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
