@@ -178,7 +178,8 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         materials: tuple[dict[str, float], dict[str, float]] = RUBBER,
         tangential: dict[str, Any] | None = None, t_gait: float | None = None,
         lift: float = 0.0, backend: dict[str, Any] | None = None,
-        record_from: float = 0.0, record: bool = True) -> dict[str, Any]:
+        record_from: float = 0.0, record: bool = True,
+        creep_from: float | None = None) -> dict[str, Any]:
     """Run ``spec``'s robot for ``seconds`` at host step ``dt``; records from ``record_from``
     (s) on. ``ours``: the feet's pairs with the ground managed by the backend (Hunt-Crossley
     cr = 0.3, Hertz's k from ``materials`` (ground, robot), ``tangential`` its friction or
@@ -188,7 +189,8 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
     the feet's and the base's positions, the base's roll and pitch; the robot's weight (N),
     the standing height, the wall time of the loop (s), the host steps. ``record`` False:
     only the base's pose at the end (the loop's wall time is then the controller's and the
-    stepping's alone: benchmarks)."""
+    stepping's alone: benchmarks). ``creep_from`` (s): the feet's positions then are kept as
+    ``feet0`` (:func:`creep`)."""
     cid = p.connect(p.DIRECT)
     try:
         p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
@@ -210,6 +212,8 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         limit = spec.torque * h.mass
         n = round(seconds / dt)
         n0 = round(record_from / dt)
+        nc = -1 if creep_from is None else round(creep_from / dt)
+        feet0 = None
         rec: dict[str, list[Any]] = {k: [] for k in (
             "keys", "links", "delta", "slip", "force", "host_d", "host_slip", "feet", "base",
             "tilt")}
@@ -230,6 +234,9 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
             else:
                 control()
                 p.stepSimulation(physicsClientId=cid)
+            if i == nc:
+                feet0 = np.array([p.getLinkState(h.body, f, computeForwardKinematics=1,
+                                                 physicsClientId=cid)[0] for f in h.feet])
             if i < n0 or (not record and i < n - 1):
                 continue
             if contacts is not None:
@@ -264,7 +271,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         out["base"] = np.array(rec["base"])
         out["tilt"] = np.array(rec["tilt"])
         out.update(weight=h.weight, height=h.height, wall=wall, steps=n, feet_links=h.feet,
-                   radius=h.radius)
+                   radius=h.radius, feet0=feet0)
         return out
     finally:
         p.disconnect(physicsClientId=cid)
@@ -284,3 +291,61 @@ def hertz_k(materials: tuple[dict[str, float], dict[str, float]], radius: float)
     (a, b) = materials
     e_star = 1.0 / ((1 - a["nu"] ** 2) / a["E"] + (1 - b["nu"] ** 2) / b["E"])
     return 4.0 / 3.0 * e_star * math.sqrt(radius)
+
+
+def _per_link(rec: dict[str, Any], i: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Step i's loaded contacts per foot link: (link, the backend's contact indices sorted by
+    overlap, the host's overlaps sorted), the backend's and the host's matched in order."""
+    out = []
+    links, force, delta = rec["links"][i], rec["force"][i], rec["delta"][i]
+    for f in rec["feet_links"]:
+        idx = np.flatnonzero((links == f) & (force > 0))
+        if len(idx):
+            out.append((f, idx[np.argsort(delta[idx])], np.array(rec["host_d"][i][f])))
+    return out
+
+
+def stance_figures(rec: dict[str, Any],
+                   materials: tuple[dict[str, float], dict[str, float]]) -> dict[str, float]:
+    """Figures of a recorded (quiet) stance against what the host shows and the closed form:
+    ``sum_f`` the mean over the steps of the summed normal force over the weight; ``overlap``
+    the largest |host - backend| / backend overlap of a loaded contact at any step (a count
+    mismatch of a link's contacts: inf); ``hertz`` the largest |host - static Hertz| / static
+    Hertz over the contacts, the host's mean overlap of each against (F / k)^(2/3) of its mean
+    force; ``slip`` the largest |backend - host| slip of a loaded foot less 2 % of the host's
+    (m/s; <= 1e-5 passes); ``loaded`` the loaded contacts seen."""
+    worst_d, worst_s, loaded = 0.0, -np.inf, 0
+    host_of: dict[int, list[float]] = {}
+    force_of: dict[int, list[float]] = {}
+    link_of: dict[int, int] = {}
+    sums = []
+    for i in range(len(rec["force"])):
+        sums.append(float(np.sum(rec["force"][i])) / rec["weight"])
+        for f, idx, host in _per_link(rec, i):
+            if len(host) != len(idx):
+                worst_d = np.inf
+                continue
+            ours = rec["delta"][i][idx]
+            loaded += len(idx)
+            worst_d = max(worst_d, float(np.max(np.abs(host - ours) / ours)))
+            for key, h, fn in zip(rec["keys"][i][idx], host, rec["force"][i][idx],
+                                  strict=True):
+                host_of.setdefault(int(key), []).append(float(h))
+                force_of.setdefault(int(key), []).append(float(fn))
+                link_of[int(key)] = f
+            hs = rec["host_slip"][i].get(f)
+            if hs is not None and len(idx) == 1:
+                worst_s = max(worst_s, abs(float(rec["slip"][i][idx[0]]) - hs) - 0.02 * hs)
+    worst_h = 0.0
+    for key, hosts in host_of.items():
+        k = hertz_k(materials, rec["radius"][link_of[key]])
+        static = (np.mean(force_of[key]) / k) ** (2.0 / 3.0)
+        worst_h = max(worst_h, abs(float(np.mean(hosts)) / static - 1.0))
+    return {"sum_f": float(np.mean(sums)), "overlap": worst_d, "hertz": worst_h,
+            "slip": float(worst_s), "loaded": loaded}
+
+
+def creep(rec: dict[str, Any]) -> float:
+    """The largest horizontal displacement (m) of a foot from ``creep_from`` (:func:`run`) to
+    the last step."""
+    return float(np.max(np.hypot(*(rec["feet"][-1] - rec["feet0"])[:, :2].T)))

@@ -500,7 +500,12 @@ class BulletContacts:
         for i, b, lk in self._link_rows:
             groups.setdefault(b, ([], []))[0].append(lk)
             groups[b][1].append(i)
-        self._link_groups = [(b, lks, rows) for b, (lks, rows) in groups.items()]
+        self._link_groups = [(b, lks, np.array(rows, dtype=np.int64))
+                             for b, (lks, rows) in groups.items()]
+        # the state read's masses (static rows: 1) and fixed flags (shared, read-only)
+        self._fixed_read = self.kind == STATIC
+        self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
+        self._fixed_read.flags.writeable = self._mass_read.flags.writeable = False
         self._frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
         self._any_art = bool(np.any(self.kind == ARTICULATED))
         self._any_free = bool(np.any(self.kind == FREE))
@@ -543,12 +548,13 @@ class BulletContacts:
         for body, lks, rows in self._link_groups:
             sts = c("getLinkStates", body, lks, computeLinkVelocity=1,
                     computeForwardKinematics=1)
-            for i, st in zip(rows, sts, strict=True):
-                pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
-                self._frame_pos[i] = st[4]
-        fixed = self.kind == STATIC
-        mass = np.where(fixed, 1.0, self.mass)
-        return BodyState(pos, quat, vel, om, mass, self.inv_inertia, fixed)
+            # (com position, com orientation, frame origin, velocity, angular velocity)
+            arr = np.array([st[0] + st[1] + st[4] + st[6] + st[7] for st in sts])
+            pos[rows], quat[rows] = arr[:, 0:3], xyzw_to_wxyz(arr[:, 3:7])
+            self._frame_pos[rows] = arr[:, 7:10]
+            vel[rows], om[rows] = arr[:, 10:13], arr[:, 13:16]
+        return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                         self._fixed_read)
 
     def _detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         batch = self.model.detect(bodies, margin=margin)
@@ -876,9 +882,11 @@ class BulletContacts:
         self._respond(batch, res.impulse - P_lin, bodies, dt)
         dP = res.impulse - P_lin
         for _ in range(self.verify):
-            # the response to dP is first order (W of the step's start); a correction that
-            # changes no contact's velocity by more than VERIFY_DU leaves nothing to verify
-            if np.max(np.abs(space.W @ dP.ravel()), initial=0.0) <= VERIFY_DU:
+            # the response to dP is first order: W of the step's start, the host's is J(q1)
+            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
+            # step); a correction whose error so estimated is below VERIFY_DU is not verified
+            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                    * (dt * self._spin + VERIFY_TOL) <= VERIFY_DU):
                 break
             bodies = self.body_state()
             d_h, u_h, found = self._host_contacts(batch, bodies, u0)
@@ -939,6 +947,7 @@ class BulletContacts:
         dP / m and I_w^-1 (r x dP)) and their positions by dt times that (the host's
         semi-implicit update, x1 = x0 + dt v1; a base's or free body's orientation turned by
         dt times its angular velocity change). ``bodies``: the host state after the step."""
+        self._spin = 0.0  # the largest joint or base angular speed seen here (rad/s)
         if not np.any(dP):
             return
         c = self.client
@@ -949,20 +958,23 @@ class BulletContacts:
             dq = minv_jt @ f
             floating = len(dq) == len(joints) + 6
             if joints:
-                js = c("getJointStates", body, joints)
                 dj = dq[6:] if floating else dq
-                qs = [[float(s[0]) + dt * float(d)] for s, d in zip(js, dj, strict=True)]
-                qd = [[float(s[1]) + float(d)] for s, d in zip(js, dj, strict=True)]
-                c("resetJointStatesMultiDof", body, joints, qs, qd)
+                now = np.array([s[:2] for s in c("getJointStates", body, joints)])
+                self._spin = max(self._spin, float(np.max(np.abs(now[:, 1]))))
+                c("resetJointStatesMultiDof", body, joints,
+                  (now[:, 0] + dt * dj)[:, None].tolist(), (now[:, 1] + dj)[:, None].tolist())
             if floating:
                 pos, orn = c("getBasePositionAndOrientation", body)
                 vel, om = c("getBaseVelocity", body)
+                self._spin = max(self._spin, float(np.linalg.norm(om)))
                 dw, dv = r_base @ dq[:3], r_base @ dq[3:6]
                 q1 = quat_multiply(quat_from_rotvec(dt * dw[None]), xyzw_to_wxyz(orn)[None])[0]
                 c("resetBasePositionAndOrientation", body, (np.asarray(pos) + dt * dv).tolist(),
                   [q1[1], q1[2], q1[3], q1[0]])
                 c("resetBaseVelocity", body, (np.asarray(vel) + dv).tolist(),
                   (np.asarray(om) + dw).tolist())
+        if not self._any_free:
+            return
         # free bodies in the batch (a box under a foot, a ball beside the robot)
         nr = len(self.rows)
         dv = np.zeros((nr, 3))
