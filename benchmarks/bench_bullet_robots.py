@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import robot_rig  # noqa: E402
+import robot_rig
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -83,12 +83,12 @@ ROBOTS: dict[str, Spec] = {
     "quad_heavy": Spec("quad_heavy", make=_gen(
         "quad_heavy", legs=4, body=(0.7, 0.4, 0.15), body_mass=40.0, thigh=0.3,
         leg_masses=(3.0, 1.0), foot_radius=0.03, foot="calf", abduction=False,
-        com_offset=(0.4, 0.0), theta=0.5), kp=4.0, kd=0.1),
+        com_offset=(0.4, 0.0), theta=0.5, calf_box=False), kp=4.0, kd=0.1),
     # six legs, fixed foot links merged into the calves by PyBullet (URDF_MERGE_FIXED_LINKS)
     "hexapod": Spec("hexapod", make=_gen(
         "hexapod", legs=6, body=(0.6, 0.25, 0.08), body_mass=6.0, thigh=0.14,
-        leg_masses=(0.3, 0.1), foot_radius=0.015, foot="fixed", abduction=False,
-        frame_rpy=(0.0, 0.0, 0.5), theta=0.7), flags=p.URDF_MERGE_FIXED_LINKS,
+        leg_masses=(0.6, 0.3), foot_radius=0.015, foot="fixed", abduction=False,
+        frame_rpy=(0.0, 0.0, 0.5), theta=0.7, calf_box=False), flags=p.URDF_MERGE_FIXED_LINKS,
         gait="tripod", legs=6, kp=2.5, kd=0.025),
     # two legs on heel-and-toe feet (two contacts per foot link)
     "biped": Spec("biped", make=_gen(
@@ -179,7 +179,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         tangential: dict[str, Any] | None = None, t_gait: float | None = None,
         lift: float = 0.0, backend: dict[str, Any] | None = None,
         record_from: float = 0.0, record: bool = True,
-        creep_from: float | None = None) -> dict[str, Any]:
+        creep_from: float | None = None, motors: float | None = None) -> dict[str, Any]:
     """Run ``spec``'s robot for ``seconds`` at host step ``dt``; records from ``record_from``
     (s) on. ``ours``: the feet's pairs with the ground managed by the backend (Hunt-Crossley
     cr = 0.3, Hertz's k from ``materials`` (ground, robot), ``tangential`` its friction or
@@ -190,7 +190,8 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
     the standing height, the wall time of the loop (s), the host steps. ``record`` False:
     only the base's pose at the end (the loop's wall time is then the controller's and the
     stepping's alone: benchmarks). ``creep_from`` (s): the feet's positions then are kept as
-    ``feet0`` (:func:`creep`)."""
+    ``feet0`` (:func:`creep`). ``motors`` (N m): PyBullet's POSITION_CONTROL motors with this
+    force limit hold the targets instead of the PD under torque control."""
     cid = p.connect(p.DIRECT)
     try:
         p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
@@ -225,9 +226,15 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
             tgt = gait_targets(spec, h, i * dt, t_gait)
             tau = np.clip(kp * (tgt - q) - kd * qd, -limit, limit).tolist()
 
-            def control(tau: list[float] = tau) -> None:
-                p.setJointMotorControlArray(h.body, h.joints, p.TORQUE_CONTROL, forces=tau,
-                                            physicsClientId=cid)
+            def control(tau: list[float] = tau, tgt: np.ndarray = tgt) -> None:
+                if motors is None:
+                    p.setJointMotorControlArray(h.body, h.joints, p.TORQUE_CONTROL, forces=tau,
+                                                physicsClientId=cid)
+                else:
+                    p.setJointMotorControlArray(h.body, h.joints, p.POSITION_CONTROL,
+                                                targetPositions=tgt.tolist(),
+                                                forces=[motors] * len(h.joints),
+                                                physicsClientId=cid)
 
             if contacts is not None:
                 st = contacts.step(control=control)

@@ -73,7 +73,7 @@ def legged_urdf(directory: Path, name: str, *, legs: int = 4, body: tuple[float,
                 com_offset: tuple[float, float] = (0.0, 0.0),
                 inertia_rpy: tuple[float, float, float] = (0.0, 0.0, 0.0),
                 body_com: tuple[float, float, float] = (0.0, 0.0, 0.0),
-                theta: float = 0.6, spread: float = 1.0) -> Robot:
+                theta: float = 0.6, spread: float = 1.0, calf_box: bool = True) -> Robot:
     """Write ``directory/name.urdf`` (see the module docstring) and return its :class:`Robot`.
 
     ``legs`` 2, 4 or 6 (hips along the body's sides), ``body`` its box size (m) and mass (kg),
@@ -84,7 +84,9 @@ def legged_urdf(directory: Path, name: str, *, legs: int = 4, body: tuple[float,
     ``frame_rpy`` the turn of every leg link's frame (rad), ``com_offset`` each leg link's
     centre of mass along the link (fraction of its length) and sideways (m), ``inertia_rpy``
     its principal axes' turn, ``body_com`` the body's centre of mass offset (m), ``theta`` the
-    standing hip angle (rad), ``spread`` the hips' lateral distance over the body's width."""
+    standing hip angle (rad), ``spread`` the hips' lateral distance over the body's width,
+    ``calf_box`` a collision box along the calf (without it the foot sphere is the calf's only
+    shape: a box that touches the ground in a gait has no Hertz radius)."""
     frame = _rot(frame_rpy)
     ft = frame.T  # world (the body's) vectors into a turned joint frame
     lx, ly, lz = body
@@ -152,7 +154,7 @@ def legged_urdf(directory: Path, name: str, *, legs: int = 4, body: tuple[float,
         joint("revolute", f"hip{k}_pitch", parent, f"thigh{k}", at_parent_frame,
               np.array([0, 1.0, 0]))
         links.append(f'<link name="calf{k}">{inertial(m_calf, thigh, 0.8 * r_leg)}'
-                     f'{capsule(thigh, 0.8 * r_leg)}'
+                     + (capsule(thigh, 0.8 * r_leg) if calf_box else "")
                      + (sphere(np.array([0, 0, -thigh]), foot_radius) if foot == "calf" else "")
                      + '</link>')
         joint("revolute", f"knee{k}", f"thigh{k}", f"calf{k}", ft @ np.array([0, 0, -thigh]),

@@ -319,7 +319,12 @@ class ImplicitStep:
                     if hi - lo <= 1e-12 * hi:
                         break
                 alpha = lo if (found or lo > 0.0) else hi
+            moved = float(np.max(np.abs(alpha * step)))
             P = P + alpha * step
+            if moved <= 4e-16 * (np.max(np.abs(P)) + 1e-300):
+                # no change of P resolvable any more: with frozen limits the root to rounding,
+                # with the trapezoidal ones a stall (the fallback freezes them)
+                return P, lim is not None
             d1, u1 = state(P)
             F = Ft if alpha == 1.0 else force(d1, u1)
         return P, False

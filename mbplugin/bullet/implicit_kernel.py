@@ -176,8 +176,10 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
     iteration): each contact's force depends on its own (delta, u), its derivatives by forward
     differences (EPS_D, EPS_U), the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W, and a
     line search that cannot stall for a monotone law (below). Converged when
-    max |R| <= rtol (max |P| + 1e-12). Returns False after MAX_NEWTON iterations;
-    counters += (iterations, force evaluations).
+    max |R| <= rtol (max |P| + 1e-12), or, with ``frozen`` limits, when a step no longer
+    changes P (by 4 ulp of its largest entry: the root to rounding). Returns False after
+    MAX_NEWTON iterations or such a stall with the trapezoidal limits; counters +=
+    (iterations, force evaluations).
 
     The line search. With the end velocity u = ue + W P, R is the gradient (in the metric of W:
     d Phi / dP = W R) of Phi(u) = (u - ue)^T W^+ (u - ue) / 2 + dt sum psi(u) whenever the
@@ -324,9 +326,17 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
             for i in range(k):
                 for a in range(3):
                     trial[i, a] = P[i, a] + alpha * step[3 * i + a]
+        moved = 0.0
         for i in range(k):
             for a in range(3):
+                moved = max(moved, abs(trial[i, a] - P[i, a]))
                 P[i, a] = trial[i, a]
+        if moved <= 4e-16 * (pmax + 1e-300):
+            # no change of P is resolvable any more: with frozen limits (a gradient system,
+            # every step a descent) the root to rounding; with the trapezoidal ones a stall
+            # (the caller's fallback freezes them)
+            keep_alive(work)
+            return frozen
         end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
         if alpha == 1.0:
             for i in range(k):
