@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -619,7 +620,11 @@ class BulletContacts:
         dense when a side is a link of an articulated body (its point Jacobians and mass
         matrix kept in ``_art_cache`` for :meth:`_respond`)."""
         k = len(batch)
-        rot, inv_i_w = self._world_inertia(bodies)
+        self._art_cache = {}
+        self._blocks = None
+        if self._any_art and not self._any_free:
+            return self._articulated_delassus(batch, bodies)
+        inv_i_w = self._world_inertia(bodies)[1]
         inv_i_w = inv_i_w[:-1]
         inv_m = bodies.inv_mass_ext()[:-1]
         contact = np.concatenate([np.arange(k), np.arange(k)])
@@ -628,7 +633,6 @@ class BulletContacts:
         r = np.concatenate([batch.ra, batch.rb])
         free = self.kind[side] == FREE
         art = self.kind[side] == ARTICULATED
-        self._art_cache = {}
         # block diagonal (no body shared by two contacts): W and its blocks built directly
         self._blocks = None
         if not art.any():
@@ -644,53 +648,71 @@ class BulletContacts:
         # part and each articulated body's J M^-1 J^T added in
         W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
                                 inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
+        return self._articulated_delassus(batch, bodies, W)
+
+    def _articulated_delassus(self, batch: ContactBatch, bodies: BodyState,
+                              W: np.ndarray | None = None) -> np.ndarray:
+        """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
+        contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
+        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
+        the joints its motors hold) and J M^-1 J^T; kept in ``_art_cache`` for
+        :meth:`_respond`."""
+        k = len(batch)
+        if W is None:
+            W = np.zeros((3 * k, 3 * k))
         c = self.client
-        point = np.concatenate([batch.point, batch.point])
-        side_body = self._rows_arr[side, 0]
+        kind = self.kind
         for body in self._artic:
-            sel = np.flatnonzero(art & (side_body == body))
-            if not len(sel):
+            # this body's contact sides: (contact, row, sign)
+            on_b = self._rows_arr[batch.b, 0] == body
+            on_a = (batch.a >= 0) & (self._rows_arr[batch.a, 0] == body)
+            on_b &= kind[batch.b] == ARTICULATED
+            on_a &= kind[batch.a] == ARTICULATED
+            if not (on_b.any() or on_a.any()):
                 continue
+            ib, ia = np.flatnonzero(on_b), np.flatnonzero(on_a)
+            cont = np.concatenate([ib, ia])
+            rows = np.concatenate([batch.b[ib], batch.a[ia]])
+            sgn = np.concatenate([np.ones(len(ib)), -np.ones(len(ia))])
+            point = batch.point[cont]
             joints = self._moving_joints(body)
             states = c("getJointStates", body, joints) if joints else []
-            q = [float(js[0]) for js in states]
+            q = [js[0] for js in states]
             mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
             # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
             # velocity motors) acted in the last step: held by a velocity constraint
             off = mm.shape[0] - len(q)
-            locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
-                              dtype=np.int64)
+            locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
             # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
             # they do not change when the base turns); the contact layer works in world
             base_p, base_o = c("getBasePositionAndOrientation", body)
-            r_base = quat_to_matrix(xyzw_to_wxyz(base_o)[None])[0]
-            jac = np.zeros((len(sel), 3, mm.shape[0]))
+            r_base = np.array(c.p.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+            jac = np.zeros((len(cont), 3, mm.shape[0]))
             zero = [0.0] * len(q)
-            rows = side[sel]
             lks = self._rows_arr[rows, 1]
-            moving = (lks != -1) if joints else np.zeros(len(sel), dtype=bool)
+            moving = (lks != -1) if joints else np.zeros(len(cont), dtype=bool)
             # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
             # inertial frame (measured: the point's velocity J qd equals the host's,
             # v + omega x r, to rounding only so, for links whose centre of mass is off their
             # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
             # the state read's link poses (getLinkState with computeForwardKinematics)
-            local = np.einsum("kji,kj->ki", rot[rows], point[sel] - self._frame_pos[rows])
-            for row in np.flatnonzero(moving).tolist():
-                jac[row] = r_base @ np.array(c("calculateJacobian", body, int(lks[row]),
-                                               local[row].tolist(), q, zero, zero)[0])
+            rot = quat_to_matrix(bodies.quat[rows])
+            local = np.einsum("kji,kj->ki", rot, point - self._frame_pos[rows]).tolist()
+            for e in np.flatnonzero(moving).tolist():
+                jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
+            jac[moving] = r_base @ jac[moving]
             if not moving.all():
                 # the base, or no moving joint (links on fixed joints of a floating base: one
                 # rigid body; calculateJacobian wants a joint): the point's velocity in the
                 # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
                 # base coordinates (omega, v)
                 still = np.flatnonzero(~moving)
-                r_b = (point[sel[still]] - np.asarray(base_p)) @ r_base
+                r_b = (point[still] - np.asarray(base_p)) @ r_base
                 jac[still, :, :3] = -r_base @ skew(r_b)
                 jac[still, :, 3:6] = r_base
-            minv_jt = articulated_response(jac, mm, locked)
-            articulated_delassus_dense(W, contact[sel], sign[sel], jac, minv_jt)
-            self._art_cache[body] = (contact[sel], sign[sel], jac, mm, r_base, joints, q,
-                                     minv_jt)
+            minv_jt = articulated_response(jac, mm, np.array(locked, dtype=np.int64))
+            articulated_delassus_dense(W, cont, sgn, jac, minv_jt)
+            self._art_cache[body] = (cont, sgn, jac, mm, r_base, joints, q, minv_jt)
         return W
 
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
@@ -779,7 +801,7 @@ class BulletContacts:
             # position correction, see _correct)
             wnn = (block_normal_diagonal(self._blocks, n) if self._blocks is not None
                    else normal_diagonal(W, n) if sp.issparse(W)
-                   else block_normal_diagonal(_diagonal_blocks(W), n))
+                   else np.einsum("ki,kij,kj->k", n, _diagonal_blocks(W), n))
             diag_w = self._blocks is not None
             self._w_cache = (None if self._art_cache
                              else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
@@ -953,26 +975,27 @@ class BulletContacts:
         c = self.client
         for body, (cont, sgn, _jac, _mm, r_base, joints, _q, minv_jt) in self._art_cache.items():
             f = (sgn[:, None] * dP[cont]).ravel()
-            if not np.any(f):
+            if not f.any():
                 continue
             dq = minv_jt @ f
             floating = len(dq) == len(joints) + 6
             if joints:
-                dj = dq[6:] if floating else dq
-                now = np.array([s[:2] for s in c("getJointStates", body, joints)])
-                self._spin = max(self._spin, float(np.max(np.abs(now[:, 1]))))
+                dj = (dq[6:] if floating else dq).tolist()
+                states = c("getJointStates", body, joints)
+                self._spin = max(self._spin, max(abs(s[1]) for s in states))
                 c("resetJointStatesMultiDof", body, joints,
-                  (now[:, 0] + dt * dj)[:, None].tolist(), (now[:, 1] + dj)[:, None].tolist())
+                  [[s[0] + dt * d] for s, d in zip(states, dj, strict=True)],
+                  [[s[1] + d] for s, d in zip(states, dj, strict=True)])
             if floating:
                 pos, orn = c("getBasePositionAndOrientation", body)
                 vel, om = c("getBaseVelocity", body)
-                self._spin = max(self._spin, float(np.linalg.norm(om)))
-                dw, dv = r_base @ dq[:3], r_base @ dq[3:6]
-                q1 = quat_multiply(quat_from_rotvec(dt * dw[None]), xyzw_to_wxyz(orn)[None])[0]
-                c("resetBasePositionAndOrientation", body, (np.asarray(pos) + dt * dv).tolist(),
-                  [q1[1], q1[2], q1[3], q1[0]])
-                c("resetBaseVelocity", body, (np.asarray(vel) + dv).tolist(),
-                  (np.asarray(om) + dw).tolist())
+                self._spin = max(self._spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
+                dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
+                c("resetBasePositionAndOrientation", body,
+                  [x + dt * d for x, d in zip(pos, dv, strict=True)],
+                  _turn_xyzw(orn, [dt * w for w in dw]))
+                c("resetBaseVelocity", body, [x + d for x, d in zip(vel, dv, strict=True)],
+                  [x + d for x, d in zip(om, dw, strict=True)])
         if not self._any_free:
             return
         # free bodies in the batch (a box under a foot, a ball beside the robot)
@@ -1529,6 +1552,19 @@ class BulletContacts:
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
+
+
+def _turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
+    """The quaternion ``q`` (x, y, z, w) turned by the rotation vector ``rotvec`` (rad, world
+    frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
+    velocity over a step (one body: plain floats, no arrays)."""
+    ax, ay, az = rotvec
+    ang = math.sqrt(ax * ax + ay * ay + az * az)
+    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
+    w1, x1, y1, z1 = math.cos(0.5 * ang), s * ax, s * ay, s * az
+    x2, y2, z2, w2 = q
+    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
 
 
 def _diagonal_blocks(W: np.ndarray) -> np.ndarray:

@@ -196,7 +196,7 @@ def articulated_delassus_dense(W: np.ndarray, contact: np.ndarray, sign: np.ndar
     s = np.repeat(np.asarray(sign, dtype=float), 3)
     full *= s[:, None] * s[None, :]
     idx = (3 * np.asarray(contact)[:, None] + np.arange(3)[None, :]).ravel()
-    if len(np.unique(contact)) == len(contact):
+    if len(set(np.asarray(contact).tolist())) == len(contact):
         W[np.ix_(idx, idx)] += full
     else:  # a contact between two links of the body: both its sides add in
         np.add.at(W, (idx[:, None], idx[None, :]), full)
