@@ -36,6 +36,10 @@ RUBBER = ({"E": 1e7, "nu": 0.45}, {"E": 1e9, "nu": 0.4})
 STEEL = ({"E": 2e11, "nu": 0.3}, {"E": 2e11, "nu": 0.3})
 FRICTION = {"mu": 0.8, "v_eps": 1e-2}
 STICK = {"k_t": 5e4, "mu": 0.8, "c_t": 100.0}
+#: the acceptance tolerances (issue 18): summed foot force / weight, host vs backend overlap,
+#: host vs static Hertz overlap (relative), the slip's floor (m/s, beyond 2 % of the host's),
+#: creep over native (m)
+SUM_F, OVERLAP, HERTZ, SLIP, CREEP = 0.01, 0.02, 0.05, 1e-5, 5e-4
 #: fallen: the base below this fraction of its standing height, or roll / pitch beyond 0.8 rad
 FALL_HEIGHT, FALL_TILT = 0.5, 0.8
 
@@ -356,3 +360,19 @@ def creep(rec: dict[str, Any]) -> float:
     """The largest horizontal displacement (m) of a foot from ``creep_from`` (:func:`run`) to
     the last step."""
     return float(np.max(np.hypot(*(rec["feet"][-1] - rec["feet0"])[:, :2].T)))
+
+
+def stance_failures(fig: dict[str, float]) -> list[str]:
+    """The acceptance tolerances :func:`stance_figures` misses (empty: all met)."""
+    out = []
+    if fig["loaded"] <= 0:
+        out.append("no loaded contact")
+    if not abs(fig["sum_f"] - 1.0) <= SUM_F:
+        out.append(f"sum F / W = {fig['sum_f']:.4f}")
+    if not fig["overlap"] <= OVERLAP:
+        out.append(f"host vs backend overlap {fig['overlap']:.3g}")
+    if not fig["hertz"] <= HERTZ:
+        out.append(f"host vs static Hertz {fig['hertz']:.3g}")
+    if not fig["slip"] <= SLIP:
+        out.append(f"slip off by {fig['slip']:.3g} m/s beyond 2 %")
+    return out
