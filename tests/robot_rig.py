@@ -62,6 +62,8 @@ class Spec:
     flags: int = 0
     gait: str = "trot"
     legs: int = 4
+    gait_scale: float = 1.0  # the gait's amplitudes over the A1's (0.2 rad hip, 0.4 rad knee)
+    gait_hz: float = 2.5
 
 
 def _gen(name: str, **kw: Any) -> Callable[[Path], Any]:
@@ -87,7 +89,7 @@ ROBOTS: dict[str, Spec] = {
     "quad_heavy": Spec("quad_heavy", make=_gen(
         "quad_heavy", legs=4, body=(0.7, 0.4, 0.15), body_mass=40.0, thigh=0.3,
         leg_masses=(3.0, 1.0), foot_radius=0.03, foot="calf", abduction=False,
-        com_offset=(0.4, 0.0), theta=0.5, calf_box=False), kp=4.0, kd=0.1),
+        com_offset=(0.4, 0.0), theta=0.5, calf_box=False), kp=4.0, kd=0.1, gait_scale=0.3),
     # six legs, fixed foot links merged into the calves by PyBullet (URDF_MERGE_FIXED_LINKS)
     "hexapod": Spec("hexapod", make=_gen(
         "hexapod", legs=6, body=(0.6, 0.25, 0.08), body_mass=6.0, thigh=0.14,
@@ -159,8 +161,9 @@ def load(cid: int, spec: Spec, directory: Path, lift: float = 0.0) -> Handle:
 
 def gait_targets(spec: Spec, h: Handle, t: float, t_gait: float | None) -> np.ndarray:
     """The joint targets at time t: the standing pose, and from ``t_gait`` on an open-loop
-    gait at 2.5 Hz (the example's: hip -/+ 0.2 sin, knee -0.4 max(0, cos), in the sense of the
-    standing pose's hip angle; diagonal pairs, tripods, or alternating legs)."""
+    gait at ``spec.gait_hz`` (the example's, 2.5 Hz: hip -/+ 0.2 sin, knee -0.4 max(0, cos),
+    in the sense of the standing pose's hip angle, times ``spec.gait_scale``; diagonal pairs,
+    tripods, or alternating legs)."""
     tgt = h.targets.copy()
     if t_gait is None or t < t_gait:
         return tgt
@@ -171,8 +174,8 @@ def gait_targets(spec: Spec, h: Handle, t: float, t_gait: float | None) -> np.nd
         phase = np.array([0.0, np.pi])
     else:
         phase = np.array([0.0, np.pi, np.pi, 0.0])
-    ph = 2 * np.pi * 2.5 * (t - t_gait) + phase
-    s = float(np.sign(h.targets[h.hips[0]]) or 1.0)
+    ph = 2 * np.pi * spec.gait_hz * (t - t_gait) + phase
+    s = float(np.sign(h.targets[h.hips[0]]) or 1.0) * spec.gait_scale
     tgt[h.hips] -= s * 0.2 * np.sin(ph)
     tgt[h.knees] -= s * 0.4 * np.maximum(0.0, np.cos(ph))
     return tgt
@@ -281,7 +284,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         out["feet"] = np.array(rec["feet"])
         out["base"] = np.array(rec["base"])
         out["tilt"] = np.array(rec["tilt"])
-        out.update(weight=h.weight, height=h.height, wall=wall, steps=n, feet_links=h.feet,
+        out.update(weight=h.weight, height=h.height, wall=wall, steps=n, feet_links=tuple(h.feet),
                    radius=h.radius, feet0=feet0)
         return out
     finally:
@@ -306,13 +309,17 @@ def hertz_k(materials: tuple[dict[str, float], dict[str, float]], radius: float)
 
 def _per_link(rec: dict[str, Any], i: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """Step i's loaded contacts per foot link: (link, the backend's contact indices sorted by
-    overlap, the host's overlaps sorted), the backend's and the host's matched in order."""
+    overlap, the host's overlaps sorted), the backend's and the host's matched in order (fewer
+    host points than loaded contacts: a mismatch, see :func:`stance_figures`)."""
     out = []
     links, force, delta = rec["links"][i], rec["force"][i], rec["delta"][i]
     for f in rec["feet_links"]:
         idx = np.flatnonzero((links == f) & (force > 0))
         if len(idx):
-            out.append((f, idx[np.argsort(delta[idx])], np.array(rec["host_d"][i][f])))
+            # the host's points of the link within 5 mm, the deepest as many as are loaded
+            # (a point the host sees just apart or touching is no loaded contact)
+            host = np.array(rec["host_d"][i][f])[-len(idx):]
+            out.append((f, idx[np.argsort(delta[idx])], host))
     return out
 
 

@@ -196,7 +196,7 @@ class BulletContacts:
         fallback_radius: float | None = None,
         solver: str = "compiled",
         articulated: str = "implicit",
-        verify: int = 1,
+        verify: int = 3,
         defer_tol: float = DEFER_TOL,
     ) -> None:
         self.client = Client(client)
