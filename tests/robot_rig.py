@@ -298,6 +298,13 @@ def fell(rec: dict[str, Any]) -> bool:
                 or np.any(np.abs(rec["tilt"]) > FALL_TILT))
 
 
+def upright(rec: dict[str, Any]) -> int:
+    """The number of recorded steps before the robot first counts as fallen (:func:`fell`)."""
+    down = ((rec["base"][:, 2] < FALL_HEIGHT * rec["height"])
+            | np.any(np.abs(rec["tilt"]) > FALL_TILT, axis=1))
+    return int(np.argmax(down)) if down.any() else len(down)
+
+
 def hertz_k(materials: tuple[dict[str, float], dict[str, float]], radius: float) -> float:
     """Hertz's sphere-on-half-space stiffness k = 4/3 E* sqrt(R) (N/m^1.5), E* from both
     materials (Johnson, *Contact Mechanics*, 1985, Eq. 4.22-4.23), written out here: the
@@ -314,7 +321,9 @@ def _per_link(rec: dict[str, Any], i: int) -> list[tuple[int, np.ndarray, np.nda
     out = []
     links, force, delta = rec["links"][i], rec["force"][i], rec["delta"][i]
     for f in rec["feet_links"]:
-        idx = np.flatnonzero((links == f) & (force > 0))
+        # loaded: a normal force above rounding (a contact apart at the step's end carries
+        # none; friction's rounding can leave ~1e-29 N along the normal) at a positive overlap
+        idx = np.flatnonzero((links == f) & (force > 1e-9 * rec["weight"]) & (delta > 0))
         if len(idx):
             # the host's points of the link within 5 mm, the deepest as many as are loaded
             # (a point the host sees just apart or touching is no loaded contact)
@@ -359,8 +368,8 @@ def stance_figures(rec: dict[str, Any],
         k = hertz_k(materials, rec["radius"][link_of[key]])
         static = (np.mean(force_of[key]) / k) ** (2.0 / 3.0)
         worst_h = max(worst_h, abs(float(np.mean(hosts)) / static - 1.0))
-    return {"sum_f": float(np.mean(sums)), "overlap": worst_d, "hertz": worst_h,
-            "slip": float(worst_s), "loaded": loaded}
+    return {"sum_f": float(np.mean(sums)) if sums else float("nan"), "overlap": worst_d,
+            "hertz": worst_h, "slip": float(worst_s), "loaded": loaded}
 
 
 def creep(rec: dict[str, Any]) -> float:
