@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import pybullet as p
-import pybullet_data
+from bullet_world import ground_world
 from robot_urdf import legged_urdf
 
 G = 9.81
@@ -199,12 +199,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
     stepping's alone: benchmarks). ``creep_from`` (s): the feet's positions then are kept as
     ``feet0`` (:func:`creep`). ``motors`` (N m): PyBullet's POSITION_CONTROL motors with this
     force limit hold the targets instead of the PD under torque control."""
-    cid = p.connect(p.DIRECT)
-    try:
-        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-        p.setGravity(0, 0, -G, physicsClientId=cid)
-        p.setTimeStep(dt, physicsClientId=cid)
-        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+    with ground_world(G, dt) as (cid, plane):
         h = load(cid, spec, directory, lift)
         contacts = None
         if ours:
@@ -287,8 +282,6 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         out.update(weight=h.weight, height=h.height, wall=wall, steps=n, feet_links=tuple(h.feet),
                    radius=h.radius, feet0=feet0)
         return out
-    finally:
-        p.disconnect(physicsClientId=cid)
 
 
 def fell(rec: dict[str, Any]) -> bool:

@@ -160,6 +160,16 @@ def end_state(P, ue, d0, ed, dt, k, gf, d1, u1):
 
 
 @njit
+def _w_times(gf, w0, m, x, out):
+    """out (m,) = W x for W (m, m) stored row-major in ``gf`` from ``w0``."""
+    for row in range(m):
+        acc = 0.0
+        for j in range(m):
+            acc += gf[w0 + row * m + j] * x[j]
+        out[row] = acc
+
+
+@njit
 def _slope(P, F, dt, k, wstep):
     """phi'(alpha) = R . (W dP) with R = P - dt F (see :func:`newton`)."""
     acc = 0.0
@@ -256,20 +266,12 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
         # W dP and phi'(0); not a descent direction: dP = -R
         g0 = 1.0
         if ok:
-            for row in range(m):
-                acc = 0.0
-                for j in range(m):
-                    acc += gf[w0 + row * m + j] * step[j]
-                wstep[row] = acc
+            _w_times(gf, w0, m, step, wstep)
             g0 = _slope(P, F, dt, k, wstep)
         if not g0 < 0.0:
             for j in range(m):
                 step[j] = rhs[j]
-            for row in range(m):
-                acc = 0.0
-                for j in range(m):
-                    acc += gf[w0 + row * m + j] * step[j]
-                wstep[row] = acc
+            _w_times(gf, w0, m, step, wstep)
             g0 = _slope(P, F, dt, k, wstep)
             if not g0 < 0.0:
                 # W R = 0: the forces do not depend on P along R; P = dt F is the root
