@@ -156,16 +156,19 @@ class BulletContacts:
                  :func:`mbplugin.bullet.substep.contact_space`. The implicit step of
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
                  reference, :class:`~mbplugin.bullet.implicit.ImplicitStep`)
-    ``probe``    measure the free acceleration of contacts on articulated links with a probe
-                 step of the host (see :meth:`_a_free`); otherwise gravity only
+    ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
+                 articulated links with a probe step of the host (see :meth:`_a_free`);
+                 otherwise gravity only (the implicit step needs no probe)
     ``articulated``  how a host step with a contact on a link of an articulated body is
                  solved: ``"implicit"`` (the default; :mod:`mbplugin.bullet.implicit`, the
                  impulse solved against the host's own semi-implicit update, for every contact
                  of that step) or ``"substep"`` (the exact sub-stepper, as for free bodies;
                  articulated links get no position correction)
-    ``verify``   verification rounds of the implicit step (0-5): each probes the host step with
-                 the impulse applied and books the host's velocity and overlap defects (see
-                 :meth:`_verify_probe`); 0 trusts W and the first-order kinematics
+    ``verify``   verification rounds of the implicit step (0-5, default 3): after the host was
+                 put onto the solved state, re-read it and solve again from there while a
+                 contact's overlap or velocity is off the solved one (see
+                 :meth:`_implicit_after`; a round is taken only where the correction's
+                 first-order error can matter); 0 trusts W's first-order response
     ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
@@ -749,9 +752,9 @@ class BulletContacts:
         (``applyExternalForce``, consumed by the next ``stepSimulation``).
 
         ``control``: a function that sets the user's per-step inputs (``TORQUE_CONTROL``
-        torques, external forces); it is called here (before the probe step of articulated
-        contacts and again before the real step). Inputs that persist (position/velocity motors)
-        need no callback."""
+        torques, external forces); it is called here (with ``articulated="substep"`` also again
+        after the probe step of articulated contacts). Inputs that persist (position/velocity
+        motors) need no callback."""
         if control is not None:
             control()
         c = self.client
@@ -819,24 +822,17 @@ class BulletContacts:
             return self._implicit_before(batch, W, u0, s0, dt)
         self._warm = None
         W = sp.csr_matrix(W)  # (dense when a side is articulated)
-        # the probes of the host step (free acceleration) restore one saved state
-        self._probe_state = None
-        try:
-            a_free = self._a_free(batch, g, bodies, dt, control)
-            space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                                  self.stick, s0, self.solver)
-            h0 = self._h if (self._h and self._keys is not None
-                             and np.array_equal(self._keys, self.store.keys)) else None
-            m0 = None
-            if self._h_of is not None:  # the compiled path: each contact's next step, solver
-                pos = _lookup(self._h_of[0], batch.key)
-                h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-                m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
-            res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
-        finally:
-            if self._probe_state is not None:
-                c("removeState", self._probe_state)
-                self._probe_state = None
+        a_free = self._a_free(batch, g, bodies, dt, control)
+        space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                              self.stick, s0, self.solver)
+        h0 = self._h if (self._h and self._keys is not None
+                         and np.array_equal(self._keys, self.store.keys)) else None
+        m0 = None
+        if self._h_of is not None:  # the compiled path: each contact's next step, solver
+            pos = _lookup(self._h_of[0], batch.key)
+            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
+            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
@@ -1223,8 +1219,7 @@ class BulletContacts:
         return rows[np.isin(self._rows_arr[rows, 0], touching)]
 
     def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
-                dt: float, control: Callable[[], None] | None,
-                keep: bool = False) -> np.ndarray:
+                dt: float, control: Callable[[], None] | None) -> np.ndarray:
         """Relative acceleration of the contact points without the managed forces (m/s^2).
 
         Free bodies: gravity. Contacts on articulated links: measured by a probe step of the
@@ -1232,10 +1227,8 @@ class BulletContacts:
         ``restoreState``): it holds everything the host applies over the step (actuators,
         gravity, joint reactions, Coriolis terms, unmanaged contacts). PyBullet consumes
         ``TORQUE_CONTROL`` torques and external forces at every ``stepSimulation``: ``control``
-        (the user's function that sets them) is called again after the probe. ``keep``: the
-        saved state is kept (``self._probe_state``) for the verification probes of the same
-        host step (:meth:`_verify_probe`; the caller removes it), one ``saveState`` per host
-        step (~1.3 ms each on the A1 quadruped's world)."""
+        (the user's function that sets them) is called again after the probe. Used by
+        ``articulated="substep"`` (the implicit step needs no probe)."""
         ga = np.where((self.kind[batch.a] != STATIC)[:, None], g, 0.0)
         gb = np.where((self.kind[batch.b] != STATIC)[:, None], g, 0.0)
         a = gb - ga
@@ -1248,10 +1241,7 @@ class BulletContacts:
                 after = self.body_state()
             finally:
                 c("restoreState", sid)
-                if keep:
-                    self._probe_state = sid
-                else:
-                    c("removeState", sid)
+                c("removeState", sid)
             if control is not None:
                 control()
             u0 = self._point_velocity(bodies, batch)
