@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -44,12 +45,14 @@ import scipy.sparse as sp
 from mbplugin.bullet import checks
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import (
-    articulated_delassus,
+    articulated_delassus_dense,
+    articulated_response,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
     normal_delassus,
     normal_diagonal,
+    skew,
     solve_blocks,
 )
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
@@ -77,6 +80,14 @@ DEFER_TOL = 1e-4
 #: a host position that differs from the one the last step predicts by more than this (m) was
 #: moved by something else (the user's reset, a native contact's position solve)
 HOST_TOL = 1e-9
+#: the implicit step's verification rounds (``verify``): another round while a contact's host
+#: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
+VERIFY_TOL = 1e-3
+#: ... and the velocity change (m/s) of a correction below which no round is needed, and the
+#: velocity difference (m/s, added to VERIFY_TOL relative) that calls for another round
+VERIFY_DU = 1e-5
+#: the distance (m) within which the implicit step looks for its contacts after the host step
+LOST_MARGIN = 1.0
 #: the same for a host orientation (rad): one the last step does not predict was set by the
 #: user (PyBullet's update, the exponential map of the end-of-step angular velocity, is
 #: predicted to ~1e-15 rad)
@@ -146,16 +157,19 @@ class BulletContacts:
                  :func:`mbplugin.bullet.substep.contact_space`. The implicit step of
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
                  reference, :class:`~mbplugin.bullet.implicit.ImplicitStep`)
-    ``probe``    measure the free acceleration of contacts on articulated links with a probe
-                 step of the host (see :meth:`_a_free`); otherwise gravity only
+    ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
+                 articulated links with a probe step of the host (see :meth:`_a_free`);
+                 otherwise gravity only (the implicit step needs no probe)
     ``articulated``  how a host step with a contact on a link of an articulated body is
                  solved: ``"implicit"`` (the default; :mod:`mbplugin.bullet.implicit`, the
                  impulse solved against the host's own semi-implicit update, for every contact
                  of that step) or ``"substep"`` (the exact sub-stepper, as for free bodies;
                  articulated links get no position correction)
-    ``verify``   verification rounds of the implicit step (0-5): each probes the host step with
-                 the impulse applied and books the host's velocity and overlap defects (see
-                 :meth:`_verify_probe`); 0 trusts W and the first-order kinematics
+    ``verify``   verification rounds of the implicit step (0-5, default 3): after the host was
+                 put onto the solved state, re-read it and solve again from there while a
+                 contact's overlap or velocity is off the solved one (see
+                 :meth:`_implicit_after`; a round is taken only where the correction's
+                 first-order error can matter); 0 trusts W's first-order response
     ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
@@ -186,7 +200,7 @@ class BulletContacts:
         fallback_radius: float | None = None,
         solver: str = "compiled",
         articulated: str = "implicit",
-        verify: int = 1,
+        verify: int = 3,
         defer_tol: float = DEFER_TOL,
     ) -> None:
         self.client = Client(client)
@@ -260,6 +274,10 @@ class BulletContacts:
         # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
         self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
+        # the implicit step: (keys, impulses (K, 3)) of the last one (its next step's P_lin)
+        # and the pending one (see _implicit_before)
+        self._warm: tuple[np.ndarray, np.ndarray] | None = None
+        self._implicit: tuple[Any, ...] | None = None
         self._build()
         checks.check_initial_overlaps(self)
 
@@ -288,6 +306,7 @@ class BulletContacts:
         self.sync()
         self._build()
         self._expect = None
+        self._warm = None  # keys may have changed
         self._native_rows = np.zeros(0, dtype=np.int64)
 
     def _links_of(self, body: int) -> list[int]:
@@ -452,7 +471,14 @@ class BulletContacts:
         base_mass = float(c("getDynamicsInfo", body, -1)[0])
         if nj == 0:
             return STATIC if base_mass <= 0 else FREE
-        if link == -1 and base_mass <= 0:
+        if base_mass <= 0:
+            # a fixed base: the base, and a link joined to it through fixed joints only, cannot
+            # move (a robot arm's mounting plate, a fixed-base body's fixed links)
+            while link != -1:
+                info = c("getJointInfo", body, link)
+                if info[2] != c.p.JOINT_FIXED:
+                    return ARTICULATED
+                link = int(info[16])
             return STATIC
         return ARTICULATED
 
@@ -481,7 +507,19 @@ class BulletContacts:
         self._base_ids = [self.rows[i][0] for i in base]
         self._all_base = len(base) == n
         self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
+        groups: dict[int, tuple[list[int], list[int]]] = {}
+        for i, b, lk in self._link_rows:
+            groups.setdefault(b, ([], []))[0].append(lk)
+            groups[b][1].append(i)
+        self._link_groups = [(b, lks, np.array(rows, dtype=np.int64))
+                             for b, (lks, rows) in groups.items()]
+        # the state read's masses (static rows: 1) and fixed flags (shared, read-only)
+        self._fixed_read = self.kind == STATIC
+        self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
+        self._fixed_read.flags.writeable = self._mass_read.flags.writeable = False
+        self._frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
         self._any_art = bool(np.any(self.kind == ARTICULATED))
+        self._any_free = bool(np.any(self.kind == FREE))
 
     # -- state --
     def body_state(self) -> BodyState:
@@ -516,12 +554,18 @@ class BulletContacts:
         # poses cached before the last stepSimulation moved the joints (measured on the A1: after
         # a step, a toe's position read without it equals the one read with it one step earlier)
         # and velocities through that stale kinematics (4-9 cm/s off at a swinging toe)
-        for i, b, lk in self._link_rows:
-            st = c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
-            pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
-        fixed = self.kind == STATIC
-        mass = np.where(fixed, 1.0, self.mass)
-        return BodyState(pos, quat, vel, om, mass, self.inv_inertia, fixed)
+        # (one call per body; the link frames' origins kept for calculateJacobian, whose
+        # point is relative to the link frame, see _delassus)
+        for body, lks, rows in self._link_groups:
+            sts = c("getLinkStates", body, lks, computeLinkVelocity=1,
+                    computeForwardKinematics=1)
+            # (com position, com orientation, frame origin, velocity, angular velocity)
+            arr = np.array([st[0] + st[1] + st[4] + st[6] + st[7] for st in sts])
+            pos[rows], quat[rows] = arr[:, 0:3], xyzw_to_wxyz(arr[:, 3:7])
+            self._frame_pos[rows] = arr[:, 7:10]
+            vel[rows], om[rows] = arr[:, 10:13], arr[:, 13:16]
+        return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                         self._fixed_read)
 
     def _detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         batch = self.model.detect(bodies, margin=margin)
@@ -580,9 +624,17 @@ class BulletContacts:
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         return self.model.arrays.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
 
-    def _delassus(self, batch: ContactBatch, bodies: BodyState) -> sp.csr_matrix:
+    def _delassus(self, batch: ContactBatch,
+                  bodies: BodyState) -> sp.csr_matrix | np.ndarray:
+        """W (3K, 3K) of the batch (:mod:`mbplugin.bullet.delassus`): sparse for free bodies,
+        dense when a side is a link of an articulated body (its point Jacobians and mass
+        matrix kept in ``_art_cache`` for :meth:`_respond`)."""
         k = len(batch)
-        rot, inv_i_w = self._world_inertia(bodies)
+        self._art_cache = {}
+        self._blocks = None
+        if self._any_art and not self._any_free:
+            return self._articulated_delassus(batch, bodies)
+        inv_i_w = self._world_inertia(bodies)[1]
         inv_i_w = inv_i_w[:-1]
         inv_m = bodies.inv_mass_ext()[:-1]
         contact = np.concatenate([np.arange(k), np.arange(k)])
@@ -591,7 +643,6 @@ class BulletContacts:
         r = np.concatenate([batch.ra, batch.rb])
         free = self.kind[side] == FREE
         art = self.kind[side] == ARTICULATED
-        self._art_cache = {}
         # block diagonal (no body shared by two contacts): W and its blocks built directly
         self._blocks = None
         if not art.any():
@@ -599,43 +650,80 @@ class BulletContacts:
             if fast is not None:
                 self._blocks = fast[1]
                 return fast[0]
-        # no free body among the sides (a robot on the ground): W is the articulated part only
+        if not art.any():
+            W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                                   inv_i_w)
+            return sp.csr_matrix(W)
+        # with an articulated side: W dense (3K, 3K; K is a robot's contacts), the free bodies'
+        # part and each articulated body's J M^-1 J^T added in
         W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                                inv_i_w) if free.any() else None)
-        if art.any():
-            c = self.client
-            point = np.concatenate([batch.point, batch.point])
-            side_body = self._rows_arr[side, 0]
-            for body in self._artic:
-                sel = np.flatnonzero(art & (side_body == body))
-                if not len(sel):
-                    continue
-                joints = self._moving_joints(body)
-                q = [float(js[0]) for js in c("getJointStates", body, joints)]
-                zero = [0.0] * len(q)
-                mm = np.array(c("calculateMassMatrix", body, q))
-                # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
-                # they do not change when the base turns); the contact layer works in world
-                base_q = xyzw_to_wxyz(c("getBasePositionAndOrientation", body)[1])
-                r_base = quat_to_matrix(base_q[None])[0]
-                jac = []
-                for e in sel:
-                    lk = self.rows[side[e]][1]
-                    # the link's centre of mass and orientation as the state read has them
-                    # (getLinkState with computeForwardKinematics, see body_state)
-                    local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
-                    lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
-                    jac.append(r_base @ np.array(lin))
-                Wa = articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
-                if W is None:  # as the sum with an empty W: canonical, no stored zeros
-                    Wa.sum_duplicates()
-                    Wa.eliminate_zeros()
-                    W = Wa
-                else:
-                    W = W + Wa
-                self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
-                                         joints, q)
-        return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
+                                inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
+        return self._articulated_delassus(batch, bodies, W)
+
+    def _articulated_delassus(self, batch: ContactBatch, bodies: BodyState,
+                              W: np.ndarray | None = None) -> np.ndarray:
+        """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
+        contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
+        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
+        the joints its motors hold) and J M^-1 J^T; kept in ``_art_cache`` for
+        :meth:`_respond`."""
+        k = len(batch)
+        if W is None:
+            W = np.zeros((3 * k, 3 * k))
+        c = self.client
+        kind = self.kind
+        for body in self._artic:
+            # this body's contact sides: (contact, row, sign)
+            on_b = self._rows_arr[batch.b, 0] == body
+            on_a = (batch.a >= 0) & (self._rows_arr[batch.a, 0] == body)
+            on_b &= kind[batch.b] == ARTICULATED
+            on_a &= kind[batch.a] == ARTICULATED
+            if not (on_b.any() or on_a.any()):
+                continue
+            ib, ia = np.flatnonzero(on_b), np.flatnonzero(on_a)
+            cont = np.concatenate([ib, ia])
+            rows = np.concatenate([batch.b[ib], batch.a[ia]])
+            sgn = np.concatenate([np.ones(len(ib)), -np.ones(len(ia))])
+            point = batch.point[cont]
+            joints = self._moving_joints(body)
+            states = c("getJointStates", body, joints) if joints else []
+            q = [js[0] for js in states]
+            mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
+            # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
+            # velocity motors) acted in the last step: held by a velocity constraint
+            off = mm.shape[0] - len(q)
+            locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
+            # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
+            # they do not change when the base turns); the contact layer works in world
+            base_p, base_o = c("getBasePositionAndOrientation", body)
+            r_base = np.array(c.p.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+            jac = np.zeros((len(cont), 3, mm.shape[0]))
+            zero = [0.0] * len(q)
+            lks = self._rows_arr[rows, 1]
+            moving = (lks != -1) if joints else np.zeros(len(cont), dtype=bool)
+            # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
+            # inertial frame (measured: the point's velocity J qd equals the host's,
+            # v + omega x r, to rounding only so, for links whose centre of mass is off their
+            # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
+            # the state read's link poses (getLinkState with computeForwardKinematics)
+            rot = quat_to_matrix(bodies.quat[rows])
+            local = np.einsum("kji,kj->ki", rot, point - self._frame_pos[rows]).tolist()
+            for e in np.flatnonzero(moving).tolist():
+                jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
+            jac[moving] = r_base @ jac[moving]
+            if not moving.all():
+                # the base, or no moving joint (links on fixed joints of a floating base: one
+                # rigid body; calculateJacobian wants a joint): the point's velocity in the
+                # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
+                # base coordinates (omega, v)
+                still = np.flatnonzero(~moving)
+                r_b = (point[still] - np.asarray(base_p)) @ r_base
+                jac[still, :, :3] = -r_base @ skew(r_b)
+                jac[still, :, 3:6] = r_base
+            minv_jt = articulated_response(jac, mm, np.array(locked, dtype=np.int64))
+            articulated_delassus_dense(W, cont, sgn, jac, minv_jt)
+            self._art_cache[body] = (cont, sgn, jac, mm, r_base, joints, q, minv_jt)
+        return W
 
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
@@ -672,29 +760,33 @@ class BulletContacts:
         (``applyExternalForce``, consumed by the next ``stepSimulation``).
 
         ``control``: a function that sets the user's per-step inputs (``TORQUE_CONTROL``
-        torques, external forces); it is called here (before the probe step of articulated
-        contacts and again before the real step). Inputs that persist (position/velocity motors)
-        need no callback."""
+        torques, external forces); it is called here (with ``articulated="substep"`` also again
+        after the probe step of articulated contacts). Inputs that persist (position/velocity
+        motors) need no callback."""
         if control is not None:
             control()
         c = self.client
         dt = c.time_step() if dt is None else float(dt)
         g = c.gravity()
         bodies = self.body_state()
-        host = self._take_deferred(bodies, dt)
-        if self.exact_flight:
-            self._flight(bodies, g, dt)
-        self._flight_due = self.exact_flight  # the coming host step's flight: booked next read
-        free = self.kind == FREE
-        # pos[free] += lag[free], in place (no gathers)
-        np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+        if self._any_free:
+            host = self._take_deferred(bodies, dt)
+            if self.exact_flight:
+                self._flight(bodies, g, dt)
+            free = self.kind == FREE
+            # pos[free] += lag[free], in place (no gathers)
+            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+        else:  # no free body (a robot on the ground): no lag, flight or deferred correction
+            host = bodies.pos
+        self._flight_due = self._any_free and self.exact_flight  # booked at the next read
         vmax = float(np.max(_norm_rows(bodies.vel), initial=0.0))
         wr = (float(np.max(_norm_rows(bodies.omega), initial=0.0))
               if bodies.omega.any() else 0.0)
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._detect(bodies, margin)
-        self._land(batch, bodies, host, dt)
-        self._expect = ("pre", host, dt, bodies.quat.copy())
+        if self._any_free:
+            self._land(batch, bodies, host, dt)
+            self._expect = ("pre", host, dt, bodies.quat.copy())
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t, aligned=False)
@@ -702,6 +794,7 @@ class BulletContacts:
             self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
                                  np.zeros(0), np.zeros(0))
             self._pending = None
+            self._warm = None
             return self.last
         n = batch.normal
         # W and its normal-normal diagonal (1/m_eff of each contact, rotation and articulation
@@ -718,8 +811,9 @@ class BulletContacts:
             W = self._delassus(batch, bodies)
             # a block-diagonal W: its normal-normal part is the diagonal wnn (kept for the
             # position correction, see _correct)
-            wnn = (normal_diagonal(W, n) if self._blocks is None
-                   else block_normal_diagonal(self._blocks, n))
+            wnn = (block_normal_diagonal(self._blocks, n) if self._blocks is not None
+                   else normal_diagonal(W, n) if sp.issparse(W)
+                   else np.einsum("ki,kij,kj->k", n, _diagonal_blocks(W), n))
             diag_w = self._blocks is not None
             self._w_cache = (None if self._art_cache
                              else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
@@ -727,37 +821,27 @@ class BulletContacts:
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         implicit = self.articulated == "implicit" and bool(art.any())
-        verify = implicit and bool(self.verify) and self.probe
-        # the probes of the host step (free acceleration, verification) restore one saved state
-        self._probe_state = None
-        try:
-            a_free = self._a_free(batch, g, bodies, dt, control, keep=verify)
-            u0 = batch.vt - batch.ddelta[:, None] * n
-            s0 = None
-            if self.stick is not None:
-                pos = _lookup(self._stick_keys, batch.key)
-                s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
-                    if len(self._stick_keys) else np.zeros((k, 3))
-            if implicit:
-                host = self._verify_probe(batch, control) if verify else None
-                space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
-                                     self.stick, s0, host, self.verify, art,
-                                     compiled=self.solver != "scipy")
-            else:
-                space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                                      self.stick, s0, self.solver)
-            h0 = self._h if (self._h and self._keys is not None
-                             and np.array_equal(self._keys, self.store.keys)) else None
-            m0 = None
-            if self._h_of is not None:  # the compiled path: each contact's next step, solver
-                pos = _lookup(self._h_of[0], batch.key)
-                h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-                m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
-            res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
-        finally:
-            if self._probe_state is not None:
-                c("removeState", self._probe_state)
-                self._probe_state = None
+        u0 = batch.vt - batch.ddelta[:, None] * n
+        s0 = None
+        if self.stick is not None:
+            pos = _lookup(self._stick_keys, batch.key)
+            s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
+                if len(self._stick_keys) else np.zeros((k, 3))
+        if implicit:
+            return self._implicit_before(batch, W, u0, s0, dt)
+        self._warm = None
+        W = sp.csr_matrix(W)  # (dense when a side is articulated)
+        a_free = self._a_free(batch, g, bodies, dt, control)
+        space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                              self.stick, s0, self.solver)
+        h0 = self._h if (self._h and self._keys is not None
+                         and np.array_equal(self._keys, self.store.keys)) else None
+        m0 = None
+        if self._h_of is not None:  # the compiled path: each contact's next step, solver
+            pos = _lookup(self._h_of[0], batch.key)
+            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
+            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
@@ -774,6 +858,172 @@ class BulletContacts:
         self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
         return info
+
+    # -- the implicit step of contacts on articulated links ---------------------------------------
+    def _implicit_before(self, batch: ContactBatch, W: sp.spmatrix, u0: np.ndarray,
+                         s0: np.ndarray | None, dt: float) -> StepInfo:
+        """Apply the impulse P_lin of the coming host step (each contact's impulse of the last
+        step, zero for a new contact) and keep what :meth:`_implicit_after` needs: the step is
+        solved after the host step, from the host's end state (module docstring of
+        :mod:`mbplugin.bullet.implicit`). The host steps with P_lin (its own motors, joint
+        limits and native contacts respond to it); the after-step solve applies the
+        difference. (A prediction of P from each contact's free acceleration estimated over the
+        last host step was tried instead of the last impulse: it did not help where the
+        response model is exact and made it worse where it is not, e.g. a motor at its force
+        limit, the estimate then being wrong too: the Laikago under POSITION_CONTROL fell.)"""
+        k = len(batch)
+        n = batch.normal
+        P_lin = np.zeros((k, 3))
+        if self._warm is not None:
+            pos = _lookup(self._warm[0], batch.key)
+            hit = pos >= 0
+            P_lin[hit] = self._warm[1][pos[hit]]
+        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
+                             compiled=self.solver != "scipy")
+        space.begin(self.t, batch.delta, u0)
+        if P_lin.any():
+            self._apply(batch, P_lin / dt)
+        info = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
+                        batch.key.copy(), self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
+                        batch.delta.copy(), _norm_rows(batch.vt))
+        self.last = info
+        self._pending = None
+        self._implicit = (batch, space, P_lin, u0, info)
+        return info
+
+    def _implicit_after(self, dt: float) -> None:
+        """Solve the host step's impulse from the host's end state and put the host's state
+        onto it (see :mod:`mbplugin.bullet.implicit`): the host stepped with P_lin; its end
+        state with P is its end state with P_lin plus the response to P - P_lin, which is
+        applied here (:meth:`_respond`). ``verify`` further rounds re-read the host and solve
+        again from its corrected state while its overlaps differ from the solved ones by more
+        than VERIFY_TOL (relative) or 1e-9 m."""
+        batch, space, P_lin, u0, info = self._implicit
+        self._implicit = None
+        k = len(batch)
+        n = batch.normal
+        bodies = self.body_state()
+        d_h, u_h, found = self._host_contacts(batch, bodies, u0)
+        res = space.solve(dt, d_h, u_h, P_lin)
+        stats = res.stats
+        self._respond(batch, res.impulse - P_lin, bodies, dt)
+        dP = res.impulse - P_lin
+        for _ in range(self.verify):
+            # the response to dP is first order: W of the step's start, the host's is J(q1)
+            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
+            # step); a correction whose error so estimated is below VERIFY_DU is not verified
+            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                    * (dt * self._spin + VERIFY_TOL) <= VERIFY_DU):
+                break
+            bodies = self.body_state()
+            d_h, u_h, found = self._host_contacts(batch, bodies, u0)
+            # per contact: the overlap, and the velocity
+            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
+                   | (_norm_rows(u_h - res.u) > VERIFY_TOL * _norm_rows(res.u) + VERIFY_DU))
+            if not np.any(off & found):
+                break
+            P0 = res.impulse
+            res = space.solve(dt, d_h, u_h, P0)
+            stats.steps += res.stats.steps
+            stats.nfev += res.stats.nfev
+            dP = res.impulse - P0
+            self._respond(batch, dP, bodies, dt)
+        space.finish(res)
+        stats.wall = res.stats.wall
+        self._h, self._keys = dt, self.store.keys.copy()
+        self._h_of = None
+        if self.stick is not None:
+            keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
+            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
+        keep = _lookup(self.store.keys, batch.key) >= 0
+        self._warm = (batch.key[keep], res.impulse[keep])
+        un = np.einsum("ki,ki->k", res.u, n)
+        info.stats = stats
+        info.normal_force = np.einsum("ki,ki->k", res.impulse, n) / dt
+        info.delta = res.delta.copy()
+        info.slip = _norm_rows(res.u - un[:, None] * n)
+        if not k:
+            return
+
+    def _host_contacts(self, batch: ContactBatch, bodies: BodyState,
+                       u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's contacts in the host state ``bodies``: overlaps (K,), relative
+        velocities (K, 3) and whether each was found (K,) (searched within LOST_MARGIN, far
+        beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
+        ``u0``."""
+        margin = max(self._margin, LOST_MARGIN)
+        now = (self.model.detect_pairs(bodies, batch.key, margin)
+               if not len(self._fb_pairs) else self._detect(bodies, margin))
+        pos = _lookup(now.key, batch.key)
+        found = pos >= 0
+        at = np.maximum(pos, 0)
+        d = np.full(len(batch), -margin)
+        u = u0.copy()
+        if found.any():
+            d[found] = now.delta[at[found]]
+            u[found] = (now.vt[at[found]]
+                        - now.ddelta[at[found]][:, None] * now.normal[at[found]])
+        return d, u, found
+
+    def _respond(self, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
+                 dt: float) -> None:
+        """Put the host's state after a step taken with the impulse P_lin onto the state with
+        P_lin + dP (K, 3; on body b, -dP on body a): the bodies' velocities change by their
+        response to dP (articulated bodies: joint and base velocities by M^-1 J^T dP, with the
+        mass matrix and point Jacobians of the step's start, the frame of W; free bodies:
+        dP / m and I_w^-1 (r x dP)) and their positions by dt times that (the host's
+        semi-implicit update, x1 = x0 + dt v1; a base's or free body's orientation turned by
+        dt times its angular velocity change). ``bodies``: the host state after the step."""
+        self._spin = 0.0  # the largest joint or base angular speed seen here (rad/s)
+        if not np.any(dP):
+            return
+        c = self.client
+        for body, (cont, sgn, _jac, _mm, r_base, joints, _q, minv_jt) in self._art_cache.items():
+            f = (sgn[:, None] * dP[cont]).ravel()
+            if not f.any():
+                continue
+            dq = minv_jt @ f
+            floating = len(dq) == len(joints) + 6
+            if joints:
+                dj = (dq[6:] if floating else dq).tolist()
+                states = c("getJointStates", body, joints)
+                self._spin = max(self._spin, max(abs(s[1]) for s in states))
+                c("resetJointStatesMultiDof", body, joints,
+                  [[s[0] + dt * d] for s, d in zip(states, dj, strict=True)],
+                  [[s[1] + d] for s, d in zip(states, dj, strict=True)])
+            if floating:
+                pos, orn = c("getBasePositionAndOrientation", body)
+                vel, om = c("getBaseVelocity", body)
+                self._spin = max(self._spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
+                dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
+                c("resetBasePositionAndOrientation", body,
+                  [x + dt * d for x, d in zip(pos, dv, strict=True)],
+                  _turn_xyzw(orn, [dt * w for w in dw]))
+                c("resetBaseVelocity", body, [x + d for x, d in zip(vel, dv, strict=True)],
+                  [x + d for x, d in zip(om, dw, strict=True)])
+        if not self._any_free:
+            return
+        # free bodies in the batch (a box under a foot, a ball beside the robot)
+        nr = len(self.rows)
+        dv = np.zeros((nr, 3))
+        dw = np.zeros((nr, 3))
+        inv_i_w = self._world_inertia(bodies)[1][:-1]
+        touched = np.zeros(nr, dtype=bool)
+        for side, sgn, r in ((batch.b, 1.0, batch.rb), (batch.a, -1.0, batch.ra)):
+            free = np.flatnonzero((side >= 0) & (self.kind[side] == FREE))
+            if not len(free):
+                continue
+            rows = side[free]
+            f = sgn * dP[free]
+            np.add.at(dv, rows, f / self.mass[rows][:, None])
+            np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows], _cross_rows(r[free], f)))
+            touched[rows] = True
+        rows = np.flatnonzero(touched)
+        if len(rows):
+            quat = quat_multiply(quat_from_rotvec(dt * dw[rows]), bodies.quat[rows])
+            self._reset(rows, bodies.pos[rows] + dt * dv[rows], quat, bodies.vel[rows] + dv[rows],
+                        bodies.omega[rows] + dw[rows])
+            self._forced[rows] = True
 
     # -- free flight ------------------------------------------------------------------------------
     def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
@@ -984,8 +1234,7 @@ class BulletContacts:
         return rows[np.isin(self._rows_arr[rows, 0], touching)]
 
     def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
-                dt: float, control: Callable[[], None] | None,
-                keep: bool = False) -> np.ndarray:
+                dt: float, control: Callable[[], None] | None) -> np.ndarray:
         """Relative acceleration of the contact points without the managed forces (m/s^2).
 
         Free bodies: gravity. Contacts on articulated links: measured by a probe step of the
@@ -993,10 +1242,8 @@ class BulletContacts:
         ``restoreState``): it holds everything the host applies over the step (actuators,
         gravity, joint reactions, Coriolis terms, unmanaged contacts). PyBullet consumes
         ``TORQUE_CONTROL`` torques and external forces at every ``stepSimulation``: ``control``
-        (the user's function that sets them) is called again after the probe. ``keep``: the
-        saved state is kept (``self._probe_state``) for the verification probes of the same
-        host step (:meth:`_verify_probe`; the caller removes it), one ``saveState`` per host
-        step (~1.3 ms each on the A1 quadruped's world)."""
+        (the user's function that sets them) is called again after the probe. Used by
+        ``articulated="substep"`` (the implicit step needs no probe)."""
         ga = np.where((self.kind[batch.a] != STATIC)[:, None], g, 0.0)
         gb = np.where((self.kind[batch.b] != STATIC)[:, None], g, 0.0)
         a = gb - ga
@@ -1009,60 +1256,13 @@ class BulletContacts:
                 after = self.body_state()
             finally:
                 c("restoreState", sid)
-                if keep:
-                    self._probe_state = sid
-                else:
-                    c("removeState", sid)
+                c("removeState", sid)
             if control is not None:
                 control()
             u0 = self._point_velocity(bodies, batch)
             u1 = self._point_velocity(after, batch)
             a[art] = (u1[art] - u0[art]) / dt
         return a
-
-    def _verify_probe(self, batch: ContactBatch,
-                      control: Callable[[], None] | None) -> Callable[..., Any]:
-        """The host probe of :class:`~mbplugin.bullet.implicit.ImplicitStep`: for an impulse P
-        (K, 3), apply P / dt as the step will, ``stepSimulation``, read the bodies and detect
-        the batch's contacts (their pairs only: ``ContactModel.detect_pairs``), ``restoreState``
-        of the state the probe of :meth:`_a_free` saved (``self._probe_state``: the same
-        pre-step state; without it one is saved here), and ``control`` is called again after
-        it, as after the probe of :meth:`_a_free`. Returns per contact whether it is still
-        found, its relative velocity u (K, 3) and its overlap delta (K,) at the end of the
-        host's step."""
-        c = self.client
-
-        def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            dt = c.time_step()
-            sid = getattr(self, "_probe_state", None)
-            own = sid is None
-            if own:
-                sid = c("saveState")
-            forced = self._forced.copy()
-            try:
-                self._apply(batch, P / dt)
-                c("stepSimulation")
-                bodies = self.body_state()
-                # the batch's own pairs (no broad phase; the same narrow-phase calls and bits
-                # as detection) unless getClosestPoints' fallback pairs take part
-                now = (self.model.detect_pairs(bodies, batch.key, self._margin)
-                       if not len(self._fb_pairs) else self._detect(bodies, self._margin))
-            finally:
-                c("restoreState", sid)
-                if own:
-                    c("removeState", sid)
-                self._forced = forced
-            if control is not None:
-                control()
-            pos = _lookup(now.key, batch.key)
-            ok = pos >= 0
-            at = np.maximum(pos, 0)
-            if not len(now):
-                return ok, np.zeros((len(batch), 3)), np.zeros(len(batch))
-            u = now.vt[at] - now.ddelta[at][:, None] * now.normal[at]
-            return ok, u, now.delta[at]
-
-        return host
 
     @staticmethod
     def _point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
@@ -1101,6 +1301,8 @@ class BulletContacts:
         pend = getattr(self, "_pending", None)
         self._pending = None
         self._points = None  # PyBullet's contact points of this step once read
+        if self._implicit is not None:
+            self._implicit_after(dt)
         lagged = np.flatnonzero(_nonzero_rows(self._lag))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
@@ -1289,7 +1491,7 @@ class BulletContacts:
         # the base frame, then the joints)
         mu_of = np.zeros(len(batch))
         mu_of[sel] = mu
-        for body, (cont, sgn, jac, mm, r_base, joints, _) in self._art_cache.items():
+        for body, (cont, sgn, jac, mm, r_base, joints, _, _) in self._art_cache.items():
             if not self.correct_articulated:
                 break
             f = (sgn * mu_of[cont])[:, None] * batch.normal[cont]
@@ -1357,6 +1559,25 @@ class BulletContacts:
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
+
+
+def _turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
+    """The quaternion ``q`` (x, y, z, w) turned by the rotation vector ``rotvec`` (rad, world
+    frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
+    velocity over a step (one body: plain floats, no arrays)."""
+    ax, ay, az = rotvec
+    ang = math.sqrt(ax * ax + ay * ay + az * az)
+    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
+    w1, x1, y1, z1 = math.cos(0.5 * ang), s * ax, s * ay, s * az
+    x2, y2, z2, w2 = q
+    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
+
+
+def _diagonal_blocks(W: np.ndarray) -> np.ndarray:
+    """The 3x3 diagonal blocks (K, 3, 3) of a dense W (3K, 3K)."""
+    k = W.shape[0] // 3
+    return W.reshape(k, 3, k, 3)[np.arange(k), :, np.arange(k), :]
 
 
 def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ _EYE = np.eye(3)
 _EYE.flags.writeable = False
 
 
-def _skew(r: np.ndarray) -> np.ndarray:
+def skew(r: np.ndarray) -> np.ndarray:
     """[r]x (N, 3, 3) of vectors r (N, 3)."""
     out = np.zeros((r.shape[0], 3, 3))
     out[:, 0, 1], out[:, 0, 2] = -r[:, 2], r[:, 1]
@@ -77,7 +77,7 @@ def free_body_delassus(
     b = obj[e1]
     s = (sign[e1] * sign[e2]).astype(float)
     blocks = np.einsum("n,ij->nij", inv_mass[b], np.eye(3))
-    blocks -= _skew(r[e1]) @ inv_inertia_world[b] @ _skew(r[e2])
+    blocks -= skew(r[e1]) @ inv_inertia_world[b] @ skew(r[e2])
     blocks *= s[:, None, None]
     return _assemble(k, contact[e1], contact[e2], blocks)
 
@@ -109,7 +109,7 @@ def free_body_blocks(
         return None
     # I/m per side (one product per entry: the same bits as einsum("n,ij->nij", ...))
     blocks = inv_mass[obj][:, None, None] * _EYE
-    sk = _skew(r)
+    sk = skew(r)
     blocks -= sk @ inv_inertia_world[obj] @ sk
     if len(contact) == k and np.array_equal(contact, np.arange(k)):
         diag = blocks  # one free side per contact, in the contacts' order
@@ -165,20 +165,41 @@ def _assemble(k: int, ci: np.ndarray, cj: np.ndarray, blocks: np.ndarray) -> sp.
     return sp.csr_matrix((blocks.ravel(), (rows.ravel(), cols.ravel())), shape=(3 * k, 3 * k))
 
 
-def articulated_delassus(
-    k: int, contact: np.ndarray, sign: np.ndarray, jac: np.ndarray, mass_matrix: np.ndarray
-) -> sp.csr_matrix:
-    """W (3K, 3K) contributed by one articulated body: entries e with point Jacobians ``jac``
-    (E, 3, n_dof) in the coordinates of ``mass_matrix`` (n_dof, n_dof)."""
-    minv_jt = np.linalg.solve(mass_matrix, np.concatenate(list(jac), axis=0).T)  # (n, 3E)
-    e = len(contact)
-    full = np.concatenate(list(jac), axis=0) @ minv_jt  # (3E, 3E)
-    blocks = full.reshape(e, 3, e, 3).transpose(0, 2, 1, 3)  # (E, E, 3, 3)
-    s = np.outer(sign, sign).astype(float)
-    blocks = blocks * s[:, :, None, None]
-    ci = np.repeat(contact, e)
-    cj = np.tile(contact, e)
-    return _assemble(k, ci, cj, blocks.reshape(e * e, 3, 3))
+def articulated_response(jac: np.ndarray, mass_matrix: np.ndarray,
+                         locked: np.ndarray | None = None) -> np.ndarray:
+    """The change of the generalised velocities (n_dof, 3E) per unit impulse at each point
+    (column 3 e + i: unit impulse along axis i at point e) of point Jacobians ``jac``
+    (E, 3, n_dof) in the coordinates of ``mass_matrix`` (n_dof, n_dof): M^-1 J^T.
+
+    ``locked``: coordinates whose velocity a constraint holds (a joint motor of PyBullet's
+    ``POSITION_CONTROL`` / ``VELOCITY_CONTROL``, a hard velocity constraint in its solver
+    while below its force limit): their velocities do not respond, the others respond as the
+    constrained system, (M^-1 - M^-1 S^T (S M^-1 S^T)^-1 S M^-1) J^T with S the rows of the
+    locked coordinates (the constraint impulse lambda = -(S M^-1 S^T)^-1 S M^-1 J^T P;
+    Featherstone, *Rigid Body Dynamics Algorithms*, 2008, Sect. 8.1)."""
+    jt = jac.reshape(-1, jac.shape[-1]).T
+    if locked is None or not len(locked):
+        return np.linalg.solve(mass_matrix, jt)
+    minv = np.linalg.inv(mass_matrix)
+    resp = minv @ jt
+    s = np.asarray(locked, dtype=np.int64)
+    return resp - minv[:, s] @ np.linalg.solve(minv[np.ix_(s, s)], resp[s])
+
+
+def articulated_delassus_dense(W: np.ndarray, contact: np.ndarray, sign: np.ndarray,
+                               jac: np.ndarray, minv_jt: np.ndarray) -> None:
+    """Add one articulated body's part of W into the dense ``W`` (3K, 3K): entries e (contact
+    ``contact[e]``, side ``sign[e]``: +1 for b, -1 for a), point Jacobians ``jac``
+    (E, 3, n_dof) in the coordinates of the body's mass matrix M, their
+    :func:`articulated_response` ``minv_jt`` (n_dof, 3E); W_ij += s_i s_j J_i M^-1 J_j^T."""
+    full = jac.reshape(-1, jac.shape[-1]) @ minv_jt  # (3E, 3E)
+    s = np.repeat(np.asarray(sign, dtype=float), 3)
+    full *= s[:, None] * s[None, :]
+    idx = (3 * np.asarray(contact)[:, None] + np.arange(3)[None, :]).ravel()
+    if len(set(np.asarray(contact).tolist())) == len(contact):
+        W[np.ix_(idx, idx)] += full
+    else:  # a contact between two links of the body: both its sides add in
+        np.add.at(W, (idx[:, None], idx[None, :]), full)
 
 
 def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
