@@ -139,7 +139,10 @@ def test_a_body_whose_feet_are_on_fixed_joints_stands_on_them() -> None:
                                  linkJointAxis=[[0, 0, 1]] * 4, physicsClientId=cid)
         for j in range(-1, 4):
             p.changeDynamics(body, j, linearDamping=0, angularDamping=0, physicsClientId=cid)
-        contacts = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.3},
+        # the feet's pairs with the ground (the sharp box has no Hertz radius: a law without
+        # k is refused for it at construction)
+        contacts = BulletContacts(cid, manage=[(plane, (body, j)) for j in range(4)],
+                                  law={"name": "hunt_crossley", "cr": 0.3},
                                   materials={plane: rr.RUBBER[0], body: rr.RUBBER[1]},
                                   friction=rr.FRICTION)
         for _ in range(480):
