@@ -78,6 +78,10 @@ class SubstepStats:
     wall: float = 0.0
     #: of ``steps``, those taken by the explicit method (compiled path, ``solver="compiled"``)
     explicit: int = 0
+    #: contacts in groups too large for the compiled sub-stepper, solved by the implicit step
+    #: of :mod:`mbplugin.bullet.large_groups`, and its Gauss-Seidel sweeps
+    implicit: int = 0
+    sweeps: int = 0
 
 
 @dataclass
@@ -96,6 +100,10 @@ class StepResult:
     #: the solver of each contact's group at the step end (K,): 1 explicit, 0 Radau, 2 Radau
     #: after the explicit step count (compiled path; pass it back as ``m0``)
     method_next: np.ndarray | None = None
+    #: the contacts solved by the implicit step of large groups (K,) (None: none): their end
+    #: overlap is the host's semi-implicit one, delta0 - dt n . u1, so the backend does not
+    #: correct their bodies' positions (as for the implicit step of articulated contacts)
+    implicit: np.ndarray | None = None
 
 
 def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
@@ -417,6 +425,11 @@ COMPILED_MAX_STATES = 256
 
 SOLVERS = ("compiled", "radau", "scipy")
 
+#: what the compiled path does with a group of more than ``COMPILED_MAX_STATES`` states:
+#: "implicit" (:mod:`mbplugin.bullet.large_groups`: the implicit host step by Gauss-Seidel,
+#: sparse W) or "exact" (the whole host step on the SciPy path, as before it existed)
+LARGE_GROUPS = ("implicit", "exact")
+
 #: the explicit method's tolerances relative to the solver's (``rtol`` and the absolute ones):
 #: SciPy's Radau steps on an error estimate of order 3 for a method of order 5, so its true
 #: error is far below rtol; DOP853's estimate is of its own order. At rtol x EXPLICIT_TOL the
@@ -427,18 +440,23 @@ EXPLICIT_TOL = 1e-3
 def contact_space(store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                   a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                   stick: Stick | None = None, s0: np.ndarray | None = None,
-                  solver: str = "compiled") -> ContactSpace | GroupedContactSpace:
+                  solver: str = "compiled", large: str = "implicit",
+                  p0: np.ndarray | None = None) -> ContactSpace | GroupedContactSpace:
     """The contact-space integrator of a host step: ``solver="compiled"`` (the default,
     :class:`GroupedContactSpace`: DOP853 for groups that are not stiff at the host step, Radau
-    for the others; it hands the step to the SciPy path when it cannot take it), ``"radau"``
-    (the same with Radau for every group) or ``"scipy"`` (:class:`ContactSpace`, the
-    reference)."""
+    for the others, the implicit step of :mod:`mbplugin.bullet.large_groups` for groups too
+    large for it (``large="exact"``: such a step goes to the SciPy path); it hands the step to
+    the SciPy path when it cannot take it), ``"radau"`` (the same with Radau for every group)
+    or ``"scipy"`` (:class:`ContactSpace`, the reference). ``p0`` (K, 3): the impulses the
+    contacts carried in the last host step (0 for new ones), the large groups' first guess."""
     if solver not in SOLVERS:
         raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
+    if large not in LARGE_GROUPS:
+        raise ParameterError(f"large = {large!r}: allowed {', '.join(LARGE_GROUPS)}")
     if solver == "scipy":
         return ContactSpace(store, batch, W, a_free, friction, rtol, stick, s0)
     return GroupedContactSpace(store, batch, W, a_free, friction, rtol, stick, s0,
-                               explicit=solver == "compiled")
+                               explicit=solver == "compiled", large=large, p0=p0)
 
 
 def _compiled_law(law: Any) -> bool:
@@ -479,8 +497,10 @@ class GroupedContactSpace:
     def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                  stick: Stick | None = None, s0: np.ndarray | None = None,
-                 explicit: bool = True) -> None:
+                 explicit: bool = True, large: str = "implicit",
+                 p0: np.ndarray | None = None) -> None:
         self.explicit = explicit
+        self.large, self.p0 = large, p0
         self.store, self.batch, self.W, self.a_free = store, batch, W, a_free
         self.friction = friction if (friction is not None and friction.active) else None
         self.rtol, self.stick, self.s0 = rtol, stick, s0
@@ -488,19 +508,23 @@ class GroupedContactSpace:
         self.s_end: np.ndarray | None = None
         self.fallback: ContactSpace | None = None
 
-    def _groups(self) -> None:
+    def _groups(self, per: int) -> None:
         """Groups (connected components of W's block pattern) and the flat W blocks (the
-        pattern's part cached while W's sparsity pattern does not change, e.g. at rest)."""
+        pattern's part cached while W's sparsity pattern does not change, e.g. at rest).
+        ``per``: states per contact; the contacts of groups of more than COMPILED_MAX_STATES
+        states go to ``self.big`` (batch indices, label -1), the others are the compiled
+        path's groups."""
         k = self.k
         W = self.W
         key = None
         if sp.issparse(W) and W.format == "csr" and W.has_canonical_format:
-            key = (k, W.shape, W.indptr.tobytes(), W.indices.tobytes())
+            key = (k, per, W.shape, W.indptr.tobytes(), W.indices.tobytes())
             hit = _GROUPS_CACHE.get("last")
             if hit is not None and hit[0] == key:
                 (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
-                 self.ident) = hit[1]
-                self.wdata = W.data.copy()  # canonical CSR: COO order = CSR order
+                 self.ident, self.big, wsel) = hit[1]
+                # canonical CSR: COO order = CSR order
+                self.wdata = W.data.copy() if wsel is None else W.data[wsel]
                 return
         w = sp.coo_matrix(W)
         w.sum_duplicates()
@@ -510,27 +534,70 @@ class GroupedContactSpace:
         else:
             pattern = sp.csr_matrix((np.ones(len(ci)), (ci, cj)), shape=(k, k))
             ng, labels = connected_components(pattern, directed=False)
-        order = np.argsort(labels, kind="stable")
         sizes = np.bincount(labels, minlength=ng)
+        canonical = (key is not None and np.array_equal(w.col, W.indices)
+                     and np.array_equal(w.row, np.repeat(np.arange(W.shape[0]),
+                                                         np.diff(W.indptr))))
+        large = sizes * per > COMPILED_MAX_STATES
+        wsel = None
+        wrow, wcol, wdata = w.row, w.col, w.data
+        if large.any():
+            # the large groups' contacts leave the compiled path's groups (label -1)
+            big_c = large[labels]
+            self.big = np.flatnonzero(big_c)
+            keep = ~large
+            labels = np.where(big_c, -1, (np.cumsum(keep) - 1)[labels])
+            ng = int(keep.sum())
+            sizes = sizes[keep]
+            wsel = np.flatnonzero(~big_c[ci])
+            ci, cj, wrow, wcol, wdata = ci[wsel], cj[wsel], wrow[wsel], wcol[wsel], wdata[wsel]
+            small = np.flatnonzero(~big_c)
+            order = small[np.argsort(labels[small], kind="stable")]
+        else:
+            self.big = np.zeros(0, dtype=np.int64)
+            order = np.argsort(labels, kind="stable")
         gptr = np.zeros(ng + 1, dtype=np.int64)
         np.cumsum(sizes, out=gptr[1:])
-        pos = np.empty(k, dtype=np.int64)
-        pos[order] = np.arange(k) - gptr[labels[order]]
+        pos = np.zeros(k, dtype=np.int64)
+        pos[order] = np.arange(len(order)) - gptr[labels[order]]
         goff = np.zeros(ng + 1, dtype=np.int64)
         np.cumsum(cm.group_float_size(sizes), out=goff[1:])
         g = labels[ci]
         # W's entries in the groups' float arrays (see mbplugin.bullet.compiled)
         self.widx = (goff[g] + cm.FR_LEN + cm.ROW_LEN * sizes[g]
-                     + (3 * pos[ci] + w.row % 3) * (3 * sizes[g]) + 3 * pos[cj] + w.col % 3)
-        self.wdata = w.data
+                     + (3 * pos[ci] + wrow % 3) * (3 * sizes[g]) + 3 * pos[cj] + wcol % 3)
+        self.wdata = wdata
         self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
         # every group one contact, in the batch's order (W block-diagonal: spheres on the
         # ground): group order = batch order, no permutation of the results
-        self.ident = ng == k and bool(np.all(order == np.arange(k)))
-        if (key is not None and np.array_equal(w.col, W.indices)
-                and np.array_equal(w.row, np.repeat(np.arange(W.shape[0]), np.diff(W.indptr)))):
+        self.ident = (ng == k and not len(self.big)
+                      and bool(np.all(order == np.arange(k))))
+        if canonical:
             _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff,
-                                           self.ident))
+                                           self.ident, self.big, wsel))
+
+    def _large(self, t0: float, dt: float, d: np.ndarray, u: np.ndarray, s: np.ndarray,
+               fr: np.ndarray, big: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+        """The implicit step of the large groups' contacts ``big`` (batch indices;
+        :func:`mbplugin.bullet.large_groups.solve`): their end overlap, velocity and spring
+        displacement written into ``d``, ``u``, ``s`` (the batch's order); returns their
+        impulses, loaded flags and the solve's counters."""
+        from mbplugin.bullet import large_groups
+
+        whole = len(big) == self.k
+        W = self.W
+        if not whole:
+            cols = (3 * big[:, None] + np.arange(3)).ravel()
+            W = sp.csr_matrix(W)[cols][:, cols]
+        sub = self.batch if whole else self.batch.take(big)
+        p0 = None if self.p0 is None else np.asarray(self.p0, dtype=float)[big]
+        P, d1, u1, loaded, s1, info = large_groups.solve(
+            self.store, sub, W, np.asarray(self.a_free, dtype=float)[big], d[big], u[big], fr,
+            None if self.stick is None else s[big], t0, dt, self.rtol, p0)
+        d[big], u[big] = d1, u1
+        if self.stick is not None:
+            s[big] = s1
+        return P, loaded, info
 
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
                   h0: float | None = None, m0: np.ndarray | None = None) -> StepResult:
@@ -545,8 +612,11 @@ class GroupedContactSpace:
         ns = 0 if self.stick is None else 3  # spring states per contact
         ok = all(_compiled_law(law) for law in store.laws) and self.k > 0
         if ok:
-            self._groups()
-            ok = int(self.sizes.max()) * (4 + ns + NODE_MAX) <= COMPILED_MAX_STATES
+            self._groups(4 + ns + NODE_MAX)
+            # groups too large for the compiled path: the implicit step (laws without ODE
+            # states), else the whole step on the SciPy path
+            ok = not len(self.big) or (self.large == "implicit"
+                                       and not any(law.n_state for law in store.laws))
         if not ok:
             self.fallback = ContactSpace(store, self.batch, self.W, self.a_free, self.friction,
                                          self.rtol, self.stick, self.s0)
@@ -573,13 +643,13 @@ class GroupedContactSpace:
         s = (np.zeros((k, 3)) if self.s0 is None else np.array(self.s0, dtype=float))
         tg = np.zeros(ng)
         hg = np.full(ng, -1.0)
-        if h0 is not None and np.ndim(h0):
+        if h0 is not None and np.ndim(h0) and ng:
             # a group starts with the shortest step its contacts had (unknown: initial step)
             h0 = np.asarray(h0, dtype=float)
             hmin = h0 if ident else np.minimum.reduceat(h0[order], gptr[:-1])
             hg = np.where(hmin > 0, hmin, -1.0)
         mg = np.ones(ng, dtype=np.int64)
-        if m0 is not None and np.ndim(m0):
+        if m0 is not None and np.ndim(m0) and ng:
             m0o = np.asarray(m0) if ident else np.asarray(m0)[order]
             if ident:
                 mg[m0o == 0] = 0
@@ -592,7 +662,14 @@ class GroupedContactSpace:
         loaded = np.zeros(k, dtype=bool)
         counters = np.zeros(4, dtype=np.int64)
         odes = bool(nst_l.any())  # a law with ODE states
-        for _ in range(10_000):
+        big = self.big
+        t_of = None
+        if len(big):
+            # the large groups first: their implicit step books its onsets in the store (at
+            # t0) and gives their end state, which every commit below books with the others'
+            big_out = self._large(t0, dt, d, u, s, fr, big)
+            t_of = np.full(k, float(dt))
+        for _ in range(10_000 if ng else 0):
             al = store.aligned(self.batch, copy=False)  # pack reads coef, mem, law
             act = al.active
             ode = al.ode
@@ -616,19 +693,45 @@ class GroupedContactSpace:
             if odes:
                 ode_rows = store.ode.copy()
                 ode_rows[al.rows[act]] = ode[act]
-            store.commit(batch_at(self.batch, d, u), t0 + (tg if ident else tg[labels]),
-                         ode_rows, aligned=False)
+            if t_of is None:
+                t_c = tg if ident else tg[labels]
+            else:
+                t_of[order] = tg[labels[order]]
+                t_c = t_of
+            store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False)
             ev = status == cm.EVENT
             if not ev.any():
                 break
             status[ev] = cm.PENDING
         else:
-            raise IntegrationError(f"contact-space events did not settle in the host step at "
-                                   f"t = {t0:.9g} s")
+            if ng:
+                raise IntegrationError(f"contact-space events did not settle in the host step "
+                                       f"at t = {t0:.9g} s")
+            # only large groups: one booking of the step's end
+            store.commit(batch_at(self.batch, d, u), t0 + dt, None, aligned=False)
         if self.stick is not None:
             self.s_end = s
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
+        if len(big):
+            # results back in the batch's order: the compiled groups' (group order) and the
+            # large groups' (no next step, no solver: -1)
+            p_big, load_big, info = big_out
+            out_imp, out_loaded = np.zeros((k, 3)), np.zeros(k, dtype=bool)
+            h_of, m_of = np.full(k, -1.0), np.full(k, -1, dtype=np.int64)
+            kb = len(order)
+            out_imp[order], out_loaded[order] = imp[:kb], loaded[:kb]
+            out_imp[big], out_loaded[big] = p_big, load_big
+            if ng:
+                h_of[order], m_of[order] = hg[labels[order]], mg[labels[order]]
+            stats.implicit, stats.sweeps = len(big), info["sweeps"]
+            stats.nfev += info["nfev"]
+            hpos = h_of[h_of > 0]
+            implicit = np.zeros(k, dtype=bool)
+            implicit[big] = True
+            return StepResult(out_imp, d, u, out_loaded, stats,
+                              float(hpos.min()) if len(hpos) else float(dt), h_of, m_of,
+                              implicit)
         if not ident:
             inv = np.empty(k, dtype=np.int64)
             inv[order] = np.arange(k)
