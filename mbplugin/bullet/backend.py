@@ -32,6 +32,7 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -103,13 +104,33 @@ class StepInfo:
     slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
 
 
-def _as_friction(friction: Any) -> Friction | None:
-    if friction is None or isinstance(friction, Friction):
-        return friction
+#: the regularisation of the default friction (``friction=None``): PyBullet's coefficient of
+#: each pair with the regularised Coulomb law's defaults (tanh, v_eps = 1e-4 m/s); its mu is a
+#: placeholder (each contact takes its pair's)
+PYBULLET_FRICTION = Friction(mu=1.0)
+#: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
+MAX_FRICTION = 10.0
+
+
+def _as_friction(friction: Any) -> tuple[str, Friction | None]:
+    """(mode, Friction) of the ``friction=`` argument: ("pybullet", PYBULLET_FRICTION) for
+    None or "pybullet" (each pair's coefficient from PyBullet's lateral friction), ("none",
+    None) for 0 or "none" (frictionless), ("given", Friction) for a Friction or a mapping of
+    its parameters."""
+    if friction is None or (isinstance(friction, str) and friction == "pybullet"):
+        return "pybullet", PYBULLET_FRICTION
+    if (isinstance(friction, str) and friction == "none") or (
+            isinstance(friction, int | float) and not isinstance(friction, bool)
+            and friction == 0):
+        return "none", None
+    if isinstance(friction, Friction):
+        return "given", friction
     if isinstance(friction, Mapping):
-        return Friction(**friction)
-    raise ParameterError(f"friction = {friction!r} must be a Friction, a mapping of its "
-                         "parameters (mu, mu_s, v_s, v_eps, viscous, regularisation) or None")
+        return "given", Friction(**friction)
+    raise ParameterError(f"friction = {friction!r} must be None or 'pybullet' (PyBullet's "
+                         "lateral_friction of each pair, the default), 0 or 'none' "
+                         "(frictionless), a Friction, or a mapping of its parameters (mu, "
+                         "mu_s, v_s, v_eps, viscous, regularisation)")
 
 
 class BulletContacts:
@@ -123,7 +144,12 @@ class BulletContacts:
     ``material`` default material ``{"E": Pa, "nu": -}`` of every link (None: laws need ``k``)
     ``materials`` per body or (body, link): ``{"E": ..., "nu": ...}``
     ``pair_laws`` ``[(law, (x, y)), ...]`` per pair of bodies / links (wins over ``law``)
-    ``friction`` :class:`~mbplugin.dynamics.friction.Friction` (or its parameters) or None
+    ``friction`` None or ``"pybullet"`` (the default): regularised Coulomb friction with each
+                 pair's coefficient from PyBullet, the product of the two links'
+                 ``lateral_friction`` (``getDynamicsInfo``, read when the backend is built) as
+                 PyBullet combines them, bounded by 10; ``0`` or ``"none"``: frictionless (the
+                 default before); a :class:`~mbplugin.dynamics.friction.Friction` (or its
+                 parameters): that law for every managed pair
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
@@ -155,6 +181,11 @@ class BulletContacts:
     ``verify``   verification rounds of the implicit step (0-5): each probes the host step with
                  the impulse applied and books the host's velocity and overlap defects (see
                  :meth:`_verify_probe`); 0 trusts W and the first-order kinematics
+    ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (more
+                 than 256 states: 32 contacts, a pile): ``"implicit"`` (the default; the
+                 implicit host step of :mod:`mbplugin.bullet.large_groups`, Gauss-Seidel on a
+                 sparse W) or ``"exact"`` (the step on the SciPy path: exact events, seconds
+                 per host step for hundreds of contacts)
     ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
@@ -221,7 +252,7 @@ class BulletContacts:
         self.solver = solver
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
             raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
-        self.friction = _as_friction(friction)
+        self.friction_mode, self.friction = _as_friction(friction)
         self.rtol = float(rtol)
         self.flat_box = float(flat_box)
         self.correct_positions = bool(correct_positions)
@@ -500,10 +531,21 @@ class BulletContacts:
         n = len(self.rows)
         self.mass = np.zeros(n)
         self.inertia = np.zeros((n, 3))
+        lateral = np.ones(n + 1)  # index -1 (static world geometry, never a row): 1
+        spin_roll = []
         for i, (b, lk) in enumerate(self.rows):
             info = c("getDynamicsInfo", b, lk)
             self.mass[i] = info[0]
             self.inertia[i] = info[2]
+            lateral[i] = info[1]
+            if info[6] != 0 or info[7] != 0:
+                spin_roll.append((b, lk))
+        # the links' lateral friction (the default friction's pair coefficients), read here
+        self._lateral_ext = lateral
+        if spin_roll and self.friction_mode != "none":
+            warnings.warn(f"links {spin_roll[:3]} have a rolling or spinning friction; the "
+                          "backend's managed pairs model sliding friction only (their rolling "
+                          "and spinning friction are not applied)", stacklevel=3)
         fixed = self.kind == STATIC
         self.inv_inertia = np.zeros((n, 3, 3))
         for i in np.flatnonzero(~fixed):
@@ -779,14 +821,15 @@ class BulletContacts:
                 host = self._verify_probe(batch, control) if verify else None
                 space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
                                      self.stick, s0, host, self.verify, art,
-                                     compiled=self.solver != "scipy")
+                                     compiled=self.solver != "scipy", mu=self._pair_mu(batch))
             else:
                 p0 = None
                 if self._p_of is not None:  # the impulses of the last host step, by key
                     pos = _lookup(self._p_of[0], batch.key)
                     p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
                 space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                                      self.stick, s0, self.solver, self.large_groups, p0)
+                                      self.stick, s0, self.solver, self.large_groups, p0,
+                                      self._pair_mu(batch))
             h0 = self._h if (self._h and self._keys is not None
                              and np.array_equal(self._keys, self.store.keys)) else None
             m0 = None
@@ -816,6 +859,19 @@ class BulletContacts:
         self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
         return info
+
+    def _pair_mu(self, batch: ContactBatch) -> np.ndarray | None:
+        """Each contact's friction coefficients (K, 2: mu, mu_s) with the default friction:
+        PyBullet's combined friction of the pair, the product of the two links' lateral
+        friction bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction, Bullet
+        2.x, src/BulletCollision/CollisionDispatch/btManifoldResult.cpp), no Stribeck drop
+        (mu_s = mu); a negative product is taken as 0. None with ``friction=`` given or
+        "none" (the Friction's own coefficients)."""
+        if self.friction_mode != "pybullet":
+            return None
+        lat = self._lateral_ext
+        mu = np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
+        return np.stack([mu, mu], axis=1)
 
     # -- free flight ------------------------------------------------------------------------------
     def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:

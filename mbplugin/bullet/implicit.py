@@ -86,7 +86,8 @@ class ImplicitStep:
     number of verification rounds with it, ``watch`` (K,) bool: the contacts whose defects the
     probe books (those on articulated links), ``compiled`` the compiled Newton solve
     (:mod:`mbplugin.bullet.implicit_kernel`; False, or a law without a compiled kernel: the
-    NumPy reference of this class). Newton starts from P = 0 (the free motion) at
+    NumPy reference of this class), ``mu`` (K, 2) each contact's friction coefficients (mu,
+    mu_s; None: the Friction's). Newton starts from P = 0 (the free motion) at
     every host step: the root found does not depend on the previous step's (with the previous
     impulse as the start, a 1 s + 3 s trot of the A1 settled on other roots in some steps and
     its toes slid 16.6 instead of 6.9 mm)."""
@@ -95,7 +96,8 @@ class ImplicitStep:
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                  stick: Stick | None = None, s0: np.ndarray | None = None,
                  host: HostProbe | None = None, verify: int = 1,
-                 watch: np.ndarray | None = None, compiled: bool = True) -> None:
+                 watch: np.ndarray | None = None, compiled: bool = True,
+                 mu: np.ndarray | None = None) -> None:
         self.store, self.batch, self.k = store, batch, len(batch)
         self.W = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=float)
         self.a_free = a_free
@@ -106,10 +108,13 @@ class ImplicitStep:
         self.s0 = np.zeros((self.k, 3)) if s0 is None else np.asarray(s0, dtype=float)
         self.host, self.verify = host, int(verify)
         self.watch = np.ones(self.k, dtype=bool) if watch is None else watch
+        # each contact's friction coefficients (mu, mu_s) (K, 2), or the Friction's
+        self.mu = (np.asarray(mu, dtype=float).reshape(self.k, 2) if mu is not None
+                   else None)
         self.compiled = bool(compiled) and ik.compiled_laws(store)
         if self.compiled:
             # the contacts as one group of the compiled sub-stepper's layout
-            self.gf, self.gi = ik.group_arrays(batch, self.W, self.friction, stick)
+            self.gf, self.gi = ik.group_arrays(batch, self.W, self.friction, stick, self.mu)
         else:
             # the laws' normal force with the store's rows (the sub-stepper's evaluation)
             self.space = ContactSpace(store, batch, sp.csr_matrix((3 * self.k, 3 * self.k)),
@@ -159,7 +164,8 @@ class ImplicitStep:
             f = f + stick_force(s1, vt, limit, self.stick)
         elif self.friction is not None:
             fr = self.friction
-            f = f + friction_force(vt, limit, fr.mu, fr.static, fr.v_s, fr.v_eps, fr.viscous,
+            mu, mu_s = (fr.mu, fr.static) if self.mu is None else self.mu.T
+            f = f + friction_force(vt, limit, mu, mu_s, fr.v_s, fr.v_eps, fr.viscous,
                                    fr.regularisation == "linear")
         return f, s1
 

@@ -61,9 +61,11 @@ def compiled_laws(store: ContactStore) -> bool:
 
 
 def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
-                 stick: Stick | None) -> tuple[np.ndarray, np.ndarray]:
+                 stick: Stick | None, mu: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """The float and int arrays ``gf``, ``gi`` of the K contacts of ``batch`` as one group of
-    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals and W (3K, 3K)
+    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals, the friction
+    coefficients (``mu`` (K, 2): each contact's mu, mu_s; None: the Friction's) and W (3K, 3K)
     filled in; the store's rows follow with :func:`refresh_rows`."""
     k = len(batch)
     gf = np.zeros(int(cm.group_float_size(np.int64(k))))
@@ -74,6 +76,10 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
         gf[cm.ST:cm.ST + 4] = (1.0, stick.k_t, stick.mu, stick.c_t)
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
     rows[:, cm._N:cm._N + 3] = batch.normal
+    if mu is not None:
+        rows[:, cm._MU:cm._MUS + 1] = mu
+    elif friction is not None:
+        rows[:, cm._MU], rows[:, cm._MUS] = friction.mu, friction.static
     w0 = _R + cm.ROW_LEN * k
     gf[w0:w0 + 9 * k * k] = np.asarray(W, dtype=float).ravel()
     return gf, np.zeros(_I * k, dtype=np.int64)
@@ -125,8 +131,8 @@ def end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c):
         f1 += t1
         f2 += t2
     elif gf[0] > 0.0:
-        t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[1], gf[2], gf[3], gf[4], gf[5],
-                                     gf[6] > 0.0)
+        t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[r + cm._MU], gf[r + cm._MUS],
+                                     gf[3], gf[4], gf[5], gf[6] > 0.0)
         f0 += t0
         f1 += t1
         f2 += t2

@@ -271,13 +271,15 @@ def _diag_blocks(m, wptr, widx, wval, wd):
 
 
 def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.ndarray,
-          d0: np.ndarray, u0: np.ndarray, fr: np.ndarray, s0: np.ndarray | None, t0: float,
+          d0: np.ndarray, u0: np.ndarray, fr: np.ndarray, mu: np.ndarray,
+          s0: np.ndarray | None, t0: float,
           dt: float, rtol: float, p0: np.ndarray | None = None
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """The implicit step of the m contacts of ``batch`` (one or more large groups; ``W``
     (3m, 3m) their Delassus operator, ``a_free`` (m, 3), ``d0`` (m,), ``u0`` (m, 3) their free
     acceleration, overlap and velocity at the step's start, ``fr`` the friction and spring
-    parameters of the compiled layout (:data:`mbplugin.bullet.compiled.FR_LEN` values), ``s0``
+    parameters of the compiled layout (:data:`mbplugin.bullet.compiled.FR_LEN` values), ``mu``
+    (m, 2) each contact's friction coefficients (mu, mu_s), ``s0``
     (m, 3) the springs' displacements or None, ``p0`` (m, 3) a first guess of the impulses or
     None). Contacts the step closes start in the store (its rules, at ``t0``); the store's
     other bookings are the caller's (one commit of the whole batch at the step's end).
@@ -288,7 +290,9 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     m = len(batch)
     gf = np.zeros(_R + cm.ROW_LEN * m)
     gf[:_R] = fr
-    gf[_R:].reshape(m, cm.ROW_LEN)[:, cm._N:cm._N + 3] = batch.normal
+    rows = gf[_R:].reshape(m, cm.ROW_LEN)
+    rows[:, cm._N:cm._N + 3] = batch.normal
+    rows[:, cm._MU:cm._MUS + 1] = mu
     gi = np.zeros(_I * m, dtype=np.int64)
     ik.refresh_rows(gf, gi, store, batch)
     Wc = sp.csc_matrix(W)

@@ -170,6 +170,7 @@ class ContactSpace:
         rtol: float = 1e-8,
         stick: Stick | None = None,
         s0: np.ndarray | None = None,
+        mu: np.ndarray | None = None,
     ) -> None:
         self.store = store
         self.batch = batch
@@ -181,6 +182,8 @@ class ContactSpace:
         self.rtol = rtol
         self.stick = stick
         self.s0 = np.zeros((self.k, 3)) if s0 is None else s0
+        # each contact's friction coefficients (mu, mu_s) (K, 2), or None: the Friction's
+        self.mu = None if mu is None else np.asarray(mu, dtype=float).reshape(self.k, 2)
         self._memory = np.array([law.n_memory > 0 for law in store.laws])
         self.nfev = 0
 
@@ -257,7 +260,8 @@ class ContactSpace:
                 self._ds = stick_rate(s, vt, fn, self.stick)
         elif self.friction is not None:
             fr = self.friction
-            f = f + friction_force(vt, fn, fr.mu, fr.static, fr.v_s, fr.v_eps, fr.viscous,
+            mu, mu_s = (fr.mu, fr.static) if self.mu is None else self.mu.T
+            f = f + friction_force(vt, fn, mu, mu_s, fr.v_s, fr.v_eps, fr.viscous,
                                    fr.regularisation == "linear")
         return f, -un, dode
 
@@ -441,22 +445,25 @@ def contact_space(store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                   a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                   stick: Stick | None = None, s0: np.ndarray | None = None,
                   solver: str = "compiled", large: str = "implicit",
-                  p0: np.ndarray | None = None) -> ContactSpace | GroupedContactSpace:
+                  p0: np.ndarray | None = None,
+                  mu: np.ndarray | None = None) -> ContactSpace | GroupedContactSpace:
     """The contact-space integrator of a host step: ``solver="compiled"`` (the default,
     :class:`GroupedContactSpace`: DOP853 for groups that are not stiff at the host step, Radau
     for the others, the implicit step of :mod:`mbplugin.bullet.large_groups` for groups too
     large for it (``large="exact"``: such a step goes to the SciPy path); it hands the step to
     the SciPy path when it cannot take it), ``"radau"`` (the same with Radau for every group)
     or ``"scipy"`` (:class:`ContactSpace`, the reference). ``p0`` (K, 3): the impulses the
-    contacts carried in the last host step (0 for new ones), the large groups' first guess."""
+    contacts carried in the last host step (0 for new ones), the large groups' first guess.
+    ``mu`` (K, 2): each contact's friction coefficients (mu, mu_s) with ``friction``'s
+    regularisation (None: ``friction``'s own mu and mu_s for every contact)."""
     if solver not in SOLVERS:
         raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
     if large not in LARGE_GROUPS:
         raise ParameterError(f"large = {large!r}: allowed {', '.join(LARGE_GROUPS)}")
     if solver == "scipy":
-        return ContactSpace(store, batch, W, a_free, friction, rtol, stick, s0)
+        return ContactSpace(store, batch, W, a_free, friction, rtol, stick, s0, mu)
     return GroupedContactSpace(store, batch, W, a_free, friction, rtol, stick, s0,
-                               explicit=solver == "compiled", large=large, p0=p0)
+                               explicit=solver == "compiled", large=large, p0=p0, mu=mu)
 
 
 def _compiled_law(law: Any) -> bool:
@@ -498,9 +505,9 @@ class GroupedContactSpace:
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                  stick: Stick | None = None, s0: np.ndarray | None = None,
                  explicit: bool = True, large: str = "implicit",
-                 p0: np.ndarray | None = None) -> None:
+                 p0: np.ndarray | None = None, mu: np.ndarray | None = None) -> None:
         self.explicit = explicit
-        self.large, self.p0 = large, p0
+        self.large, self.p0, self.mu = large, p0, mu
         self.store, self.batch, self.W, self.a_free = store, batch, W, a_free
         self.friction = friction if (friction is not None and friction.active) else None
         self.rtol, self.stick, self.s0 = rtol, stick, s0
@@ -576,8 +583,18 @@ class GroupedContactSpace:
             _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff,
                                            self.ident, self.big, wsel))
 
+    def _mu_rows(self) -> np.ndarray:
+        """Each contact's friction coefficients (K, 2: mu, mu_s; zeros without friction)."""
+        if self.mu is not None:
+            return np.ascontiguousarray(self.mu, dtype=float).reshape(self.k, 2)
+        muk = np.zeros((self.k, 2))
+        if self.friction is not None:
+            muk[:, 0], muk[:, 1] = self.friction.mu, self.friction.static
+        return muk
+
     def _large(self, t0: float, dt: float, d: np.ndarray, u: np.ndarray, s: np.ndarray,
-               fr: np.ndarray, big: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+               fr: np.ndarray, muk: np.ndarray, big: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, dict]:
         """The implicit step of the large groups' contacts ``big`` (batch indices;
         :func:`mbplugin.bullet.large_groups.solve`): their end overlap, velocity and spring
         displacement written into ``d``, ``u``, ``s`` (the batch's order); returns their
@@ -593,7 +610,7 @@ class GroupedContactSpace:
         p0 = None if self.p0 is None else np.asarray(self.p0, dtype=float)[big]
         P, d1, u1, loaded, s1, info = large_groups.solve(
             self.store, sub, W, np.asarray(self.a_free, dtype=float)[big], d[big], u[big], fr,
-            None if self.stick is None else s[big], t0, dt, self.rtol, p0)
+            muk[big], None if self.stick is None else s[big], t0, dt, self.rtol, p0)
         d[big], u[big] = d1, u1
         if self.stick is not None:
             s[big] = s1
@@ -619,7 +636,7 @@ class GroupedContactSpace:
                                        and not any(law.n_state for law in store.laws))
         if not ok:
             self.fallback = ContactSpace(store, self.batch, self.W, self.a_free, self.friction,
-                                         self.rtol, self.stick, self.s0)
+                                         self.rtol, self.stick, self.s0, self.mu)
             res = self.fallback.integrate(t0, dt, d0, u0, None if np.ndim(h0) else h0, m0)
             self.s_end = self.fallback.s_end
             return res
@@ -635,6 +652,7 @@ class GroupedContactSpace:
                       float(f.regularisation == "linear"))
         if self.stick is not None:
             fr[cm.ST:cm.ST + 4] = (1.0, self.stick.k_t, self.stick.mu, self.stick.c_t)
+        muk = self._mu_rows()
         # the state in the batch's order (pack / unpack map it to the groups' order)
         nrm = np.ascontiguousarray(self.batch.normal, dtype=float)
         af = np.ascontiguousarray(self.a_free, dtype=float)
@@ -667,7 +685,7 @@ class GroupedContactSpace:
         if len(big):
             # the large groups first: their implicit step books its onsets in the store (at
             # t0) and gives their end state, which every commit below books with the others'
-            big_out = self._large(t0, dt, d, u, s, fr, big)
+            big_out = self._large(t0, dt, d, u, s, fr, muk, big)
             t_of = np.full(k, float(dt))
         for _ in range(10_000 if ng else 0):
             al = store.aligned(self.batch, copy=False)  # pack reads coef, mem, law
@@ -675,8 +693,8 @@ class GroupedContactSpace:
             ode = al.ode
             cand = ~act & ~store.latched(self.batch) if len(store.latched_keys) else ~act
             yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
-                                      al.coef, al.mem, act, al.law, cand, kid_l, mode_l, nst_l,
-                                      mem_l, d, u, s, ns, ode)
+                                      al.coef, al.mem, muk, act, al.law, cand, kid_l, mode_l,
+                                      nst_l, mem_l, d, u, s, ns, ode)
             cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
                                 float(self.rtol), imp, loaded, counters, self.explicit, mg,
                                 EXPLICIT_TOL)
