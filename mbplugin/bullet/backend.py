@@ -844,6 +844,13 @@ class BulletContacts:
                 self._probe_state = None
         self._h, self._keys = res.last_step, self.store.keys.copy()
         self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
+        if res.implicit is not None:
+            # the bodies of large groups move as the host moves them (the implicit step solves
+            # against its semi-implicit update; no position correction): no free-flight lag is
+            # booked for them in this step, whatever their impulse (a lag booked for some bodies
+            # of a group and not for others would open or close their contacts)
+            for side in (batch.a[res.implicit], batch.b[res.implicit]):
+                self._forced[side[side >= 0]] = True
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
         if self.stick is not None:
