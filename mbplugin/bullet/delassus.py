@@ -296,6 +296,10 @@ def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
 def normal_diagonal(W: sp.spmatrix, normal: np.ndarray) -> np.ndarray:
     """The diagonal n_i . W_ii n_i (K,) of :func:`normal_delassus`: 1/m_eff of each contact."""
     k = normal.shape[0]
+    if sp.issparse(W) and W.format == "csr" and W.has_canonical_format:
+        # the same products, summed in the same (row-major) order, without the COO copy
+        return _csr_normal_diagonal(W.indptr, W.indices, W.data,
+                                    np.ascontiguousarray(normal, dtype=float), k)
     w = W.tocoo() if sp.issparse(W) else sp.coo_matrix(W)
     own = (w.row // 3) == (w.col // 3)
     r, c, v = w.row[own], w.col[own], w.data[own]
@@ -306,6 +310,19 @@ def normal_diagonal(W: sp.spmatrix, normal: np.ndarray) -> np.ndarray:
 #: components of :func:`solve_blocks` larger than this are solved by SciPy's sparse LSQR
 #: instead of a dense ``lstsq`` (O(n^3): a pile's one component of 3000 contacts took ~0.1 s)
 DENSE_MAX = 64
+
+
+@njit
+def _csr_normal_diagonal(indptr, indices, data, normal, k):
+    """:func:`normal_diagonal` of a canonical CSR W (3K, 3K)."""
+    out = np.zeros(k)
+    for r in range(3 * k):
+        ri = r // 3
+        for e in range(indptr[r], indptr[r + 1]):
+            c = indices[e]
+            if c // 3 == ri:
+                out[ri] += normal[ri, r % 3] * data[e] * normal[ri, c % 3]
+    return out
 
 
 def solve_blocks(A: sp.spmatrix, b: np.ndarray, rcond: float = 1e-10) -> np.ndarray:
