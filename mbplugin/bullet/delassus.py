@@ -113,32 +113,32 @@ def _free_body_csr(k, contact, sign, obj, r, inv_mass, inv_i, nb):
         bfill[obj[e]] += 1
         cent[cfill[contact[e]]] = e
         cfill[contact[e]] += 1
-    # neighbours of each contact (contacts sharing one of its bodies), sorted
+    # neighbours of each contact (contacts sharing one of its bodies), sorted: one pass into
+    # the room of the upper bound (the entries of its bodies), then packed
+    room = np.zeros(k + 1, dtype=np.int64)
+    for i in range(k):
+        room[i + 1] = room[i]
+        for q in range(cptr[i], cptr[i + 1]):
+            b = obj[cent[q]]
+            room[i + 1] += bptr[b + 1] - bptr[b]
+    tmp = np.empty(room[k], dtype=np.int64)
     mark = np.full(k, -1, dtype=np.int64)
     nptr = np.zeros(k + 1, dtype=np.int64)
     for i in range(k):
-        cnt = 0
+        o = room[i]
         for q in range(cptr[i], cptr[i + 1]):
             b = obj[cent[q]]
             for p in range(bptr[b], bptr[b + 1]):
                 j = contact[bent[p]]
                 if mark[j] != i:
                     mark[j] = i
-                    cnt += 1
-        nptr[i + 1] = nptr[i] + cnt
-    nbr = np.empty(nptr[k], dtype=np.int64)
-    mark[:] = -1
-    for i in range(k):
-        o = nptr[i]
-        for q in range(cptr[i], cptr[i + 1]):
-            b = obj[cent[q]]
-            for p in range(bptr[b], bptr[b + 1]):
-                j = contact[bent[p]]
-                if mark[j] != i:
-                    mark[j] = i
-                    nbr[o] = j
+                    tmp[o] = j
                     o += 1
-        nbr[nptr[i]:nptr[i + 1]].sort()
+        tmp[room[i]:o].sort()
+        nptr[i + 1] = nptr[i] + o - room[i]
+    nbr = np.empty(nptr[k], dtype=np.int64)
+    for i in range(k):
+        nbr[nptr[i]:nptr[i + 1]] = tmp[room[i]:room[i] + nptr[i + 1] - nptr[i]]
     indptr = np.zeros(3 * k + 1, dtype=np.int64)
     for i in range(k):
         w = 3 * (nptr[i + 1] - nptr[i])
