@@ -121,3 +121,55 @@ def test_large_groups_option_is_checked() -> None:
                                                         match="implicit, exact"):
         BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5},
                        large_groups="gauss")
+
+
+def test_gauss_seidel_finds_the_backward_euler_step_of_a_stiff_column() -> None:
+    """The implicit step of a large group solves backward Euler's equations: for a linear law
+    (Hooke, F = k delta, every contact closing) they are linear in the normal impulses,
+    p = dt k (delta0 - dt (n . u* + G p)), G = N^T W N (the normal Delassus matrix of a column
+    of 10 free spheres on the ground), solved here densely by NumPy. Stiff contacts
+    (dt^2 k G up to ~700: Gauss-Seidel's slow case, each sphere pressed from both sides;
+    ~800 sweeps), a tolerance of 1e-10: the impulses within 1e-8 of the dense solution
+    (observed 4e-9), the end state (u1 = u* + W P, delta1 = delta0 - dt n . u1) consistent
+    with them."""
+    from mbplugin.bullet import compiled as cm
+    from mbplugin.bullet import large_groups
+    from mbplugin.bullet.delassus import free_body_delassus, normal_delassus
+    from mbplugin.contact import ContactBatch, ContactStore
+    from mbplugin.laws import make_law
+
+    h, dt, k = 10, 1 / 240, 1e6
+    rng = np.random.default_rng(5)
+    d0 = rng.uniform(1e-5, 3e-5, h)
+    vz = rng.uniform(0.01, 0.05, h)  # each contact's approach speed (> 0: closing)
+    n = np.tile([0.0, 0.0, 1.0], (h, 1))
+    z3 = np.zeros((h, 3))
+    u0 = -vz[:, None] * n  # velocity of b relative to a, ddelta = -n . u = vz
+    a = np.arange(-1, h - 1)  # contact j: sphere j-1 (or the ground) below sphere j
+    b = np.arange(h)
+    batch = ContactBatch(a, b, np.arange(h, dtype=np.int64), z3, n, d0, vz.copy(), z3.copy(),
+                         np.full(h, M / 2), np.full(h, R / 2), z3.copy(), z3.copy(),
+                         np.zeros(h, dtype=np.int64), np.full(h, np.nan))
+    store = ContactStore(make_law("hooke", k=k))
+    store.begin(batch, 0.0)
+    contact = np.concatenate([np.arange(1, h), np.arange(h)])
+    sign = np.concatenate([-np.ones(h - 1), np.ones(h)])
+    obj = np.concatenate([np.arange(h - 1), np.arange(h)])
+    r = np.concatenate([np.tile([0.0, 0.0, R], (h - 1, 1)), np.tile([0.0, 0.0, -R], (h, 1))])
+    inv_i = np.array([np.eye(3) / (0.4 * M * R * R)] * h)
+    W = free_body_delassus(h, contact, sign, obj, r, np.full(h, 1 / M), inv_i)
+    a_free = np.zeros((h, 3))
+    a_free[0] = [0.0, 0.0, -G]  # the ground does not fall
+    P, d1, u1, loaded, _, info = large_groups.solve(
+        store, batch, W, a_free, d0, u0, np.zeros(cm.FR_LEN), np.zeros((h, 2)), None, 0.0, dt,
+        1e-10)
+    G_nn = normal_delassus(W, n).toarray()
+    c = np.einsum("ij,ij->i", u0 + a_free * dt, n)
+    p = np.linalg.solve(np.eye(h) + dt * dt * k * G_nn, dt * k * (d0 - dt * c))
+    assert np.all(p > 0) and loaded.all()
+    assert np.max(np.abs(P @ np.array([0.0, 0.0, 1.0]) - p)) < 1e-8 * np.max(p)
+    assert np.max(np.abs(P[:, :2])) == 0.0
+    assert np.allclose(u1, u0 + a_free * dt + (W @ P.ravel()).reshape(h, 3), rtol=0,
+                       atol=1e-12)
+    assert np.allclose(d1, d0 - dt * u1[:, 2], rtol=0, atol=1e-15)
+    assert info["sweeps"] > 10  # a strongly coupled column: many sweeps, converged
