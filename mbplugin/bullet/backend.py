@@ -149,7 +149,9 @@ class BulletContacts:
                  ``lateral_friction`` (``getDynamicsInfo``, read when the backend is built) as
                  PyBullet combines them, bounded by 10; ``0`` or ``"none"``: frictionless (the
                  default before); a :class:`~mbplugin.dynamics.friction.Friction` (or its
-                 parameters): that law for every managed pair
+                 parameters): that law for every managed pair. The attributes
+                 ``friction_mode`` ("pybullet", "none" or "given") and ``friction`` (the law;
+                 with "pybullet" its regularisation, the coefficients being per pair) say which
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
