@@ -18,8 +18,6 @@ import os
 from pathlib import Path
 
 import numba
-from numba.core.caching import CompileResultCacheImpl, FunctionCache, NullCache
-from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
 _PKG = Path(__file__).resolve().parent
@@ -56,73 +54,8 @@ def _refresh_cache() -> None:
 
 _refresh_cache()
 
-class _CalleeCacheImpl(CompileResultCacheImpl):
-    """numba's on-disk cache of compile results, under file names of their own (``-callee``) so
-    that the callee variant of a function never shares an index with its Python-callable
-    variant (numba's index key does not hold the wrapper flags)."""
-
-    @property
-    def filename_base(self) -> str:
-        return super().filename_base + "-callee"
-
-
-class _CalleeCache(FunctionCache):
-    _impl_class = _CalleeCacheImpl
-
-
-class Dispatcher(CPUDispatcher):
-    """numba's CPU dispatcher, compiling calls from other compiled functions more cheaply.
-
-    A call from Python compiles (or loads from the disk cache) the usual variant: the function
-    plus the wrappers that let Python and first-class function values call it. A call from
-    another compiled function (numba types it through :meth:`get_call_template`) is served by
-    a *callee* variant, a second dispatcher of the same Python function compiled without those
-    wrappers (``no_cpython_wrapper``, ``no_cfunc_wrapper``): only compiled code calls it, and
-    the wrapper of a function that takes tuples of ~50 arrays (the engine's problem tuples) is
-    larger than the function. The callee variant is compiled for the argument types without
-    literal values (``types.unliteral``): numba types a loop in several passes and would
-    otherwise compile a callee once more for every literal an argument held on the way (a
-    counter's initial ``0``). The callee variant is cached on disk in files of its own
-    (:class:`_CalleeCache`). The generated code of a function is the same in both variants.
-    """
-
-    _callee: CPUDispatcher | None = None
-
-    def _callee_dispatcher(self) -> CPUDispatcher:
-        callee = self._callee
-        if callee is None:
-            options = dict(self.targetoptions, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-            callee = CPUDispatcher(self.py_func, locals=self.locals, targetoptions=options)
-            if self._cache.__class__ is not NullCache:
-                callee._cache = _CalleeCache(self.py_func)
-            self._callee = callee
-        return callee
-
-    def get_call_template(self, args, kws):
-        """Typing of a call from compiled code: the callee variant, for unliteral types."""
-        args = tuple(numba.types.unliteral(a) for a in args)
-        kws = {k: numba.types.unliteral(v) for k, v in kws.items()}
-        return self._callee_dispatcher().get_call_template(args, kws)
-
-    def get_overload(self, sig):
-        """The compiled callee variant for ``sig`` (what lowering a call from compiled code
-        links to; the Python-callable variants stay in ``overloads``)."""
-        return self._callee_dispatcher().get_overload(sig)
-
-
-def _jit(**options):
-    def decorate(func):
-        if numba.config.DISABLE_JIT:
-            return func
-        disp = Dispatcher(func, locals={}, targetoptions=dict(options, nopython=True))
-        disp.enable_caching()
-        return disp
-
-    return decorate
-
-
-#: Decorator for compiled, disk-cached, scalar kernels and loops (see :class:`Dispatcher`).
-njit = _jit(nogil=True, error_model="numpy")
+#: Decorator for compiled, disk-cached, scalar kernels and loops.
+njit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
 #: Decorator for small helpers that take arrays on hot paths: inlined into the caller at the
 #: numba-IR level, so no call boundary and no array reference counting per call.

@@ -46,7 +46,7 @@ def pair_types(kind: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit
+@njit_inline
 def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, pos, R, vel,
              omega_w, Ra, Rb):
     """Geometry and kinematics of one known pair: (delta, ddelta, n0, n1, n2, ra (3), rb (3),
