@@ -12,7 +12,9 @@ process and on the same scene:
 * ``ground``: ``BulletContacts(manage=[plane])``: every sphere-ground pair managed, the
   sphere-sphere pairs native;
 * ``all``: ``BulletContacts(manage=[plane, *spheres])``: every pair managed (one group of
-  ~3 N contacts, the implicit step of large groups, :mod:`mbplugin.bullet.large_groups`).
+  ~3 N contacts, the implicit step of large groups, :mod:`mbplugin.bullet.large_groups`);
+  at the end, every column contact's overlap against the static Hertz overlap
+  (i m g / k)^(2/3) of the weight of the i spheres above it (issue 18's acceptance at N = 1000).
 
 Printed: wall time (or, with ``--cpu``, the process's CPU time) per host step, mean and
 median, over the landing (the first ``--landing`` steps), the whole run and the rest (the last
@@ -92,10 +94,28 @@ def step_times(n: int, steps: int, manage: str | None) -> tuple[np.ndarray, dict
         out[i] = clock() - t
     if bk is not None:
         bk.sync()
-    z = np.array([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0][2] for b in balls])
+    pos = np.array([p.getBasePositionAndOrientation(b, physicsClientId=cid)[0] for b in balls])
+    z = pos[:, 2]
     facts["settle"] = float(np.max(np.abs(z - z_late))) if z_late is not None else math.nan
+    facts["hertz"] = hertz_error(pos) if manage == "all" else math.nan
     p.disconnect(physicsClientId=cid)
     return out, facts
+
+
+def hertz_error(pos: np.ndarray) -> float:
+    """The largest relative difference between a column contact's overlap at the end (from
+    the spheres' positions ``pos`` (N, 3), in :func:`world`'s order) and the static Hertz
+    overlap (i m g / K)^(2/3) of the weight of the i spheres above it (full columns)."""
+    n = len(pos)
+    cols = math.ceil(n / LAYERS)
+    worst = 0.0
+    for c in range(cols):
+        idx = [c + layer * cols for layer in range(LAYERS) if c + layer * cols < n]
+        for j, b in enumerate(idx):
+            d = R - pos[b, 2] if j == 0 else 2 * R - float(np.linalg.norm(pos[b] - pos[idx[j - 1]]))
+            static = ((len(idx) - j) * M * G / K) ** (2 / 3)
+            worst = max(worst, abs(d / static - 1))
+    return worst
 
 
 def _part(x: np.ndarray, native: np.ndarray, s: slice) -> str:
@@ -128,7 +148,9 @@ def table(sizes: tuple[int, ...], steps: int, landing: int, blocks: bool) -> Non
                   f" | rest {_part(x, native, rest)}", flush=True)
             print(f"           (built in {f['build']:.2f} s, up to {int(f['contacts'])} managed "
                   f"contacts, {int(f['sweeps'])} Gauss-Seidel sweeps in all; the spheres moved "
-                  f"{f['settle'] * 1e6:.3g} um over the last 40 steps)", flush=True)
+                  f"{f['settle'] * 1e6:.3g} um over the last 40 steps"
+                  + (f"; every column contact's overlap within {f['hertz']:.2g} of static Hertz"
+                     if m == "all" else "") + ")", flush=True)
             if blocks:
                 print("           per 40 steps, ours/native: " + " ".join(
                     f"{x[a:a + 40].mean() / native[a:a + 40].mean():.2f}"
