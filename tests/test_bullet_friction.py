@@ -9,6 +9,8 @@ test.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pybullet as p
 import pytest
@@ -113,3 +115,18 @@ def test_bad_friction_is_refused_before_anything_is_applied():
         for _ in range(60):  # the plane still holds the ball natively
             p.stepSimulation(physicsClientId=cid)
         assert p.getBasePositionAndOrientation(ball, physicsClientId=cid)[0][2] > 0.009
+
+
+def test_rolling_and_spinning_friction_are_named_as_not_modelled():
+    """A managed link with PyBullet's rolling or spinning friction: a warning names it (the
+    backend models sliding friction only); frictionless pairs need none."""
+    with ground_world(G) as (cid, plane):
+        shape = p.createCollisionShape(p.GEOM_SPHERE, radius=0.01, physicsClientId=cid)
+        ball = p.createMultiBody(0.05, shape, basePosition=[0, 0, 0.02], physicsClientId=cid)
+        p.changeDynamics(ball, -1, rollingFriction=0.01, physicsClientId=cid)
+        law = {"name": "hunt_crossley", "cr": 0.5, "k": 1e5}
+        with pytest.warns(UserWarning, match=rf"\({ball}, -1\).*rolling or spinning"):
+            BulletContacts(cid, manage=[plane], law=law)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            BulletContacts(cid, manage=[plane], law=law, friction="none")
