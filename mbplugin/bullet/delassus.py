@@ -79,20 +79,25 @@ def free_body_delassus(
     # the blocks summed per pair of contacts straight into canonical CSR (compiled: a pile's
     # W of ~3000 contacts in ~1 ms, where the COO assembly of every pair took ~25 ms)
     nb = int(obj.max()) + 1
+    # 32-bit indices, SciPy's own below 2^31 entries (no conversion copy); the entries are at
+    # most 9 per pair of sides on one body
+    deg = np.bincount(obj, minlength=nb).astype(np.float64)
+    wide = 9.0 * float(deg @ deg) >= 2**31
     indptr, indices, data = _free_body_csr(
         int(k), np.ascontiguousarray(contact, dtype=np.int64),
         np.ascontiguousarray(sign, dtype=float), obj, np.ascontiguousarray(r, dtype=float),
         np.ascontiguousarray(inv_mass[:nb], dtype=float),
-        np.ascontiguousarray(inv_inertia_world[:nb], dtype=float), nb)
+        np.ascontiguousarray(inv_inertia_world[:nb], dtype=float), nb,
+        np.zeros(0, dtype=np.int64 if wide else np.int32))
     return sp.csr_matrix((data, indices, indptr), shape=(3 * k, 3 * k))
 
 
 @njit
-def _free_body_csr(k, contact, sign, obj, r, inv_mass, inv_i, nb):
+def _free_body_csr(k, contact, sign, obj, r, inv_mass, inv_i, nb, proto):
     """(indptr, indices, data) of the canonical CSR W (3K, 3K) of :func:`free_body_delassus`
     (its general case): block (i, j) = sum over the bodies c shared by contacts i and j of
     s_ic s_jc (I/m_c - [r_ic]x I_c^-1 [r_jc]x), the neighbours j of each contact in increasing
-    order, every 3x3 block stored."""
+    order, every 3x3 block stored; its index arrays of ``proto``'s integer type."""
     ne = contact.shape[0]
     # the entries of each body, and of each contact (CSR over bodies / contacts)
     bptr = np.zeros(nb + 1, dtype=np.int64)
@@ -139,13 +144,13 @@ def _free_body_csr(k, contact, sign, obj, r, inv_mass, inv_i, nb):
     nbr = np.empty(nptr[k], dtype=np.int64)
     for i in range(k):
         nbr[nptr[i]:nptr[i + 1]] = tmp[room[i]:room[i] + nptr[i + 1] - nptr[i]]
-    indptr = np.zeros(3 * k + 1, dtype=np.int64)
+    indptr = np.zeros(3 * k + 1, dtype=proto.dtype)
     for i in range(k):
         w = 3 * (nptr[i + 1] - nptr[i])
         for a in range(3):
             indptr[3 * i + a + 1] = indptr[3 * i + a] + w
     nnz = indptr[3 * k]
-    indices = np.empty(nnz, dtype=np.int64)
+    indices = np.empty(nnz, dtype=proto.dtype)
     data = np.zeros(nnz)
     slot = np.full(k, -1, dtype=np.int64)
     t = np.empty((3, 3))

@@ -311,10 +311,12 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     rows[:, cm._MU:cm._MUS + 1] = mu
     gi = np.zeros(_I * m, dtype=np.int64)
     ik.refresh_rows(gf, gi, store, batch)
-    Wc = sp.csc_matrix(W)
+    # W's columns: a canonical CSR W's rows, W being symmetric (J M^-1 J^T; its two
+    # triangles assembled separately agree to rounding), else its CSC
+    Wc = W if (sp.issparse(W) and W.format == "csr" and W.has_canonical_format) else (
+        sp.csc_matrix(W))
     Wc.sum_duplicates()
-    wptr = Wc.indptr.astype(np.int64)
-    widx = Wc.indices.astype(np.int64)
+    wptr, widx = Wc.indptr, Wc.indices
     wval = np.ascontiguousarray(Wc.data, dtype=float)
     wd = np.zeros(9 * m)
     _diag_blocks(m, wptr, widx, wval, wd)

@@ -54,6 +54,7 @@ import scipy.sparse as sp
 from scipy.integrate import Radau
 from scipy.sparse.csgraph import connected_components
 
+from mbplugin._jit import njit
 from mbplugin.bullet import compiled as cm
 from mbplugin.bullet.stick import Stick, stick_force, stick_rate
 from mbplugin.contact import ContactBatch, ContactStore
@@ -473,6 +474,43 @@ def _compiled_law(law: Any) -> bool:
 
 #: the last W pattern's groups (one entry: consecutive host steps of a backend at rest)
 _GROUPS_CACHE: dict[str, Any] = {}
+#: W's with more stored entries than this are not cached (their key alone costs a copy)
+CACHE_NNZ = 200_000
+
+
+@njit
+def _block_components(indptr: np.ndarray, indices: np.ndarray, k: int) -> tuple[int, np.ndarray]:
+    """Connected components of the 3x3 block pattern of a CSR W (3K, 3K) (union-find over its
+    entries): their number and each contact's label, numbered in the order of each component's
+    first contact (as ``scipy.sparse.csgraph.connected_components``)."""
+    parent = np.arange(k)
+    for r in range(3 * k):
+        i = r // 3
+        for e in range(indptr[r], indptr[r + 1]):
+            a = i
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            b = indices[e] // 3
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+    labels = np.empty(k, dtype=np.int64)
+    of_root = np.full(k, -1, dtype=np.int64)
+    ng = 0
+    for i in range(k):
+        a = i
+        while parent[a] != a:
+            a = parent[a]
+        if of_root[a] < 0:
+            of_root[a] = ng
+            ng += 1
+        labels[i] = of_root[a]
+    return ng, labels
 
 #: the last store's law tables (a store's laws never change)
 _LAW_TABLES: dict[str, Any] = {}
@@ -524,14 +562,24 @@ class GroupedContactSpace:
         k = self.k
         W = self.W
         key = None
-        if sp.issparse(W) and W.format == "csr" and W.has_canonical_format:
-            key = (k, per, W.shape, W.indptr.tobytes(), W.indices.tobytes())
-            hit = _GROUPS_CACHE.get("last")
-            if hit is not None and hit[0] == key:
-                (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
-                 self.ident, self.big, wsel) = hit[1]
-                # canonical CSR: COO order = CSR order
-                self.wdata = W.data.copy() if wsel is None else W.data[wsel]
+        canonical_csr = sp.issparse(W) and W.format == "csr" and W.has_canonical_format
+        if canonical_csr:
+            if W.nnz <= CACHE_NNZ:
+                key = (k, per, W.shape, W.indptr.tobytes(), W.indices.tobytes())
+                hit = _GROUPS_CACHE.get("last")
+                if hit is not None and hit[0] == key:
+                    (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
+                     self.ident, self.big, wsel) = hit[1]
+                    # canonical CSR: COO order = CSR order
+                    self.wdata = W.data.copy() if wsel is None else W.data[wsel]
+                    return
+            # the components from W's CSR directly (a pile's W: millions of entries, whose
+            # COO copy and duplicate sums took seconds); large groups leave the compiled path
+            ng, labels = _block_components(W.indptr, W.indices, k)
+            sizes = np.bincount(labels, minlength=ng)
+            large = sizes * per > COMPILED_MAX_STATES
+            if large.any():
+                self._split(W, labels, sizes, large)
                 return
         w = sp.coo_matrix(W)
         w.sum_duplicates()
@@ -546,23 +594,52 @@ class GroupedContactSpace:
                      and np.array_equal(w.row, np.repeat(np.arange(W.shape[0]),
                                                          np.diff(W.indptr))))
         large = sizes * per > COMPILED_MAX_STATES
-        wsel = None
-        wrow, wcol, wdata = w.row, w.col, w.data
-        if large.any():
-            # the large groups' contacts leave the compiled path's groups (label -1)
+        if large.any():  # (a W that is not canonical CSR)
             big_c = large[labels]
-            self.big = np.flatnonzero(big_c)
-            keep = ~large
-            labels = np.where(big_c, -1, (np.cumsum(keep) - 1)[labels])
-            ng = int(keep.sum())
-            sizes = sizes[keep]
-            wsel = np.flatnonzero(~big_c[ci])
-            ci, cj, wrow, wcol, wdata = ci[wsel], cj[wsel], wrow[wsel], wcol[wsel], wdata[wsel]
-            small = np.flatnonzero(~big_c)
-            order = small[np.argsort(labels[small], kind="stable")]
+            sel = np.flatnonzero(~big_c[ci])
+            self._split(sp.csr_matrix((w.data[sel], (w.row[sel], w.col[sel])), shape=W.shape),
+                        labels, sizes, large)
+            return
+        self.big = np.zeros(0, dtype=np.int64)
+        order = np.argsort(labels, kind="stable")
+        self._layout(labels, order, sizes, ci, cj, w.row, w.col, w.data)
+        # every group one contact, in the batch's order (W block-diagonal: spheres on the
+        # ground): group order = batch order, no permutation of the results
+        self.ident = ng == k and bool(np.all(order == np.arange(k)))
+        if canonical:
+            _GROUPS_CACHE["last"] = (key, (self.widx, self.labels, order, sizes, self.gptr,
+                                           self.goff, self.ident, self.big, None))
+
+    def _split(self, W: sp.csr_matrix, labels: np.ndarray, sizes: np.ndarray,
+               large: np.ndarray) -> None:
+        """The groups with ``large`` (per group) leave the compiled path: their contacts go to
+        ``self.big`` (label -1), the others keep their groups (renumbered) and W's entries
+        among them (a CSR ``W``'s rows and columns of those contacts only)."""
+        big_c = large[labels]
+        self.big = np.flatnonzero(big_c)
+        keep = ~large
+        labels = np.where(big_c, -1, (np.cumsum(keep) - 1)[labels])
+        sizes = sizes[keep]
+        small = np.flatnonzero(~big_c)
+        order = small[np.argsort(labels[small], kind="stable")]
+        if len(small):
+            idx = (3 * small[:, None] + np.arange(3)).ravel()
+            w = sp.csr_matrix(W)[idx][:, idx].tocoo()
+            wrow, wcol = idx[w.row], idx[w.col]
+            ci, cj, wdata = wrow // 3, wcol // 3, w.data
         else:
-            self.big = np.zeros(0, dtype=np.int64)
-            order = np.argsort(labels, kind="stable")
+            wrow = wcol = ci = cj = np.zeros(0, dtype=np.int64)
+            wdata = np.zeros(0)
+        self._layout(labels, order, sizes, ci, cj, wrow, wcol, wdata)
+        self.ident = False
+
+    def _layout(self, labels: np.ndarray, order: np.ndarray, sizes: np.ndarray,
+                ci: np.ndarray, cj: np.ndarray, wrow: np.ndarray, wcol: np.ndarray,
+                wdata: np.ndarray) -> None:
+        """The compiled path's group arrays: contact and float offsets, W's entries (rows
+        ``wrow``, columns ``wcol`` of contacts ``ci``, ``cj``, values ``wdata``) in the groups'
+        float arrays (see :mod:`mbplugin.bullet.compiled`)."""
+        k, ng = self.k, len(sizes)
         gptr = np.zeros(ng + 1, dtype=np.int64)
         np.cumsum(sizes, out=gptr[1:])
         pos = np.zeros(k, dtype=np.int64)
@@ -570,18 +647,10 @@ class GroupedContactSpace:
         goff = np.zeros(ng + 1, dtype=np.int64)
         np.cumsum(cm.group_float_size(sizes), out=goff[1:])
         g = labels[ci]
-        # W's entries in the groups' float arrays (see mbplugin.bullet.compiled)
         self.widx = (goff[g] + cm.FR_LEN + cm.ROW_LEN * sizes[g]
                      + (3 * pos[ci] + wrow % 3) * (3 * sizes[g]) + 3 * pos[cj] + wcol % 3)
         self.wdata = wdata
         self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
-        # every group one contact, in the batch's order (W block-diagonal: spheres on the
-        # ground): group order = batch order, no permutation of the results
-        self.ident = (ng == k and not len(self.big)
-                      and bool(np.all(order == np.arange(k))))
-        if canonical:
-            _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff,
-                                           self.ident, self.big, wsel))
 
     def _mu_rows(self) -> np.ndarray:
         """Each contact's friction coefficients (K, 2: mu, mu_s; zeros without friction)."""
