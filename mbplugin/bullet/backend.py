@@ -33,6 +33,7 @@ Example::
 from __future__ import annotations
 
 import math
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -58,7 +59,7 @@ from mbplugin.bullet.delassus import (
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.bullet.implicit import ImplicitStep
 from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import SOLVERS, SubstepStats, contact_space
+from mbplugin.bullet.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import (
     BodyState,
     ContactBatch,
@@ -95,6 +96,8 @@ HOST_ANGLE_TOL = 1e-9
 #: above this rotation per host step (rad) the orientation is not checked (PyBullet clamps
 #: a base's rotation per step at pi / 4)
 HOST_SPIN_MAX = 0.5
+#: gaps (m) below which a detected contact is always kept (see :meth:`BulletContacts._prune`)
+PRUNE_SLACK = 1e-6
 #: a body whose managed contacts move less than this along their normals over a host step (m)
 #: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
 #: position, sliding or not)
@@ -115,13 +118,33 @@ class StepInfo:
     slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
 
 
-def _as_friction(friction: Any) -> Friction | None:
-    if friction is None or isinstance(friction, Friction):
-        return friction
+#: the regularisation of the default friction (``friction=None``): PyBullet's coefficient of
+#: each pair with the regularised Coulomb law's defaults (tanh, v_eps = 1e-4 m/s); its mu is a
+#: placeholder (each contact takes its pair's)
+PYBULLET_FRICTION = Friction(mu=1.0)
+#: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
+MAX_FRICTION = 10.0
+
+
+def _as_friction(friction: Any) -> tuple[str, Friction | None]:
+    """(mode, Friction) of the ``friction=`` argument: ("pybullet", PYBULLET_FRICTION) for
+    None or "pybullet" (each pair's coefficient from PyBullet's lateral friction), ("none",
+    None) for 0 or "none" (frictionless), ("given", Friction) for a Friction or a mapping of
+    its parameters."""
+    if friction is None or (isinstance(friction, str) and friction == "pybullet"):
+        return "pybullet", PYBULLET_FRICTION
+    if (isinstance(friction, str) and friction == "none") or (
+            isinstance(friction, int | float) and not isinstance(friction, bool)
+            and friction == 0):
+        return "none", None
+    if isinstance(friction, Friction):
+        return "given", friction
     if isinstance(friction, Mapping):
-        return Friction(**friction)
-    raise ParameterError(f"friction = {friction!r} must be a Friction, a mapping of its "
-                         "parameters (mu, mu_s, v_s, v_eps, viscous, regularisation) or None")
+        return "given", Friction(**friction)
+    raise ParameterError(f"friction = {friction!r} must be None or 'pybullet' (PyBullet's "
+                         "lateral_friction of each pair, the default), 0 or 'none' "
+                         "(frictionless), a Friction, or a mapping of its parameters (mu, "
+                         "mu_s, v_s, v_eps, viscous, regularisation)")
 
 
 class BulletContacts:
@@ -135,7 +158,14 @@ class BulletContacts:
     ``material`` default material ``{"E": Pa, "nu": -}`` of every link (None: laws need ``k``)
     ``materials`` per body or (body, link): ``{"E": ..., "nu": ...}``
     ``pair_laws`` ``[(law, (x, y)), ...]`` per pair of bodies / links (wins over ``law``)
-    ``friction`` :class:`~mbplugin.dynamics.friction.Friction` (or its parameters) or None
+    ``friction`` None or ``"pybullet"`` (the default): regularised Coulomb friction with each
+                 pair's coefficient from PyBullet, the product of the two links'
+                 ``lateral_friction`` (``getDynamicsInfo``, read when the backend is built) as
+                 PyBullet combines them, bounded by 10; ``0`` or ``"none"``: frictionless (the
+                 default before); a :class:`~mbplugin.dynamics.friction.Friction` (or its
+                 parameters): that law for every managed pair. The attributes
+                 ``friction_mode`` ("pybullet", "none" or "given") and ``friction`` (the law;
+                 with "pybullet" its regularisation, the coefficients being per pair) say which
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
@@ -170,6 +200,11 @@ class BulletContacts:
                  contact's overlap or velocity is off the solved one (see
                  :meth:`_implicit_after`; a round is taken only where the correction's
                  first-order error can matter); 0 trusts W's first-order response
+    ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (more
+                 than 256 states: 32 contacts, a pile): ``"implicit"`` (the default; the
+                 implicit host step of :mod:`mbplugin.bullet.large_groups`, Gauss-Seidel on a
+                 sparse W) or ``"exact"`` (the step on the SciPy path: exact events, seconds
+                 per host step for hundreds of contacts)
     ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
@@ -202,10 +237,15 @@ class BulletContacts:
         articulated: str = "implicit",
         verify: int = 3,
         defer_tol: float = DEFER_TOL,
+        large_groups: str = "implicit",
     ) -> None:
         self.client = Client(client)
         checks.check_arguments(material=material, materials=materials, friction=friction,
                                stick=stick, flat_box=flat_box, manage=manage)
+        if large_groups not in LARGE_GROUPS:
+            raise ParameterError(f"large_groups = {large_groups!r}: allowed "
+                                 f"{', '.join(LARGE_GROUPS)}")
+        self.large_groups = large_groups
         if not (isinstance(defer_tol, float | int) and not isinstance(defer_tol, bool)
                 and 0 <= defer_tol <= 0.1):
             raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
@@ -233,7 +273,7 @@ class BulletContacts:
         self.solver = solver
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
             raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
-        self.friction = _as_friction(friction)
+        self.friction_mode, self.friction = _as_friction(friction)
         self.rtol = float(rtol)
         self.flat_box = float(flat_box)
         self.correct_positions = bool(correct_positions)
@@ -278,6 +318,8 @@ class BulletContacts:
         # and the pending one (see _implicit_before)
         self._warm: tuple[np.ndarray, np.ndarray] | None = None
         self._implicit: tuple[Any, ...] | None = None
+        # (keys, impulses) of the last host step when it had large groups (their first guess)
+        self._p_of: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
         checks.check_initial_overlaps(self)
 
@@ -326,37 +368,57 @@ class BulletContacts:
         shapes_of: dict[tuple[int, int], list[Any]] = {}
         kinds: dict[tuple[int, int], int] = {}
 
+        joints: dict[int, int] = {}  # body -> its number of joints, read once
+
         def links(x: tuple[int, int | None]) -> list[tuple[int, int]]:
             b, lk = x
             if b not in known:
                 raise ParameterError(f"manage: body id {b} is not in PyBullet client {c.id} "
                                      f"(bodies: {sorted(known)})")
-            n = int(c("getNumJoints", b))
+            n = joints.get(b)
+            if n is None:
+                n = joints[b] = int(c("getNumJoints", b))
             if lk is not None and not (-1 <= lk < n):
                 raise ParameterError(f"manage: link {lk} of body {b} does not exist (allowed "
                                      f"-1 .. {n - 1})")
-            return [(b, lk)] if lk is not None else [(b, j) for j in self._links_of(b)]
+            return [(b, lk)] if lk is not None else [(b, j) for j in range(-1, n)]
 
+        # every pair of a body named alone (all its links with every other body's links), and
+        # the pairs named as pairs; the former are not enumerated (1000 bodies: 500000 pairs)
+        full = sorted({item[1] for item in self._manage if item[0] == "body"})
+        full_set = set(full)
+        for b in full:
+            links((b, None))  # an unknown body: a clear error
+        link_lists = {b: links((b, None)) for b in (bodies if full else ())}
         for item in self._manage:
-            if item[0] == "body":
-                mine = links((item[1], None))
-                others = [bl for b in bodies if b != item[1] for bl in links((b, None))]
-                pairs = [(x, y) for x in mine for y in others]
-            else:
-                pairs = [(x, y) for x in links(item[1]) for y in links(item[2]) if x[0] != y[0]
-                         or x[1] != y[1]]
-            for x, y in pairs:
-                wanted.add((min(x, y), max(x, y)))
+            if item[0] == "pair":
+                for x in links(item[1]):
+                    for y in links(item[2]):
+                        covered = x[0] != y[0] and (x[0] in full_set or y[0] in full_set)
+                        if (x[0] != y[0] or x[1] != y[1]) and not covered:
+                            wanted.add((min(x, y), max(x, y)))
+        taking = ({bl for ls in link_lists.values() for bl in ls} if len(link_lists) > 1
+                  else set())
+        taking |= {bl for pair in wanted for bl in pair}
         # shapes (errors for unmodellable shapes of links that take part)
-        for pair in wanted:
-            for bl in pair:
-                if bl not in shapes_of:
-                    kinds[bl] = self._kind(*bl)
-                    shapes_of[bl] = link_shapes(c, bl[0], bl[1], kinds[bl] == STATIC,
-                                                self.flat_box,
-                                                fallback=self.fallback == "closest_points")
-        pairs_list = sorted(p for p in wanted if shapes_of[p[0]] and shapes_of[p[1]])
-        rows = sorted({bl for p in pairs_list for bl in p})
+        for bl in sorted(taking):
+            kinds[bl] = self._kind(*bl)
+            shapes_of[bl] = link_shapes(c, bl[0], bl[1], kinds[bl] == STATIC, self.flat_box,
+                                        fallback=self.fallback == "closest_points")
+        shaped = sorted(bl for bl in taking if shapes_of[bl])
+        sb = np.array([bl[0] for bl in shaped], dtype=np.int64)
+        inf = np.isin(sb, np.array(full, dtype=np.int64))
+        # a shaped link takes part when a shaped link of another body pairs with it: a link of
+        # a body named alone when another body has a shaped link, any other link when a body
+        # named alone other than its own has one; and the links of the pairs named as pairs
+        n_full = len(np.unique(sb[inf]))
+        cand = np.full(len(shaped), n_full > 0)
+        cand[inf] = len(np.unique(sb)) > 1
+        explicit = [(x, y) for x, y in sorted(wanted) if shapes_of[x] and shapes_of[y]]
+        pos_of = {bl: i for i, bl in enumerate(shaped)}
+        for x, y in explicit:
+            cand[pos_of[x]] = cand[pos_of[y]] = True
+        rows = [bl for bl, keep in zip(shaped, cand, strict=True) if keep]
         index = {bl: i for i, bl in enumerate(rows)}
         first_shape: dict[int, int] = {}
         model = ContactModel()
@@ -386,15 +448,18 @@ class BulletContacts:
                 for other in range(len(rows)):
                     if other != index[bl]:
                         model.exclude(index[bl], other)
-        fb_pairs = [(index[x], index[y]) for x, y in pairs_list
-                    if index[x] in fb_radius or index[y] in fb_radius]
+        n = len(rows)
+        managed = _managed_matrix(rows, full, [(index[x], index[y]) for x, y in explicit])
+        fbm = np.zeros(n, dtype=bool)
+        fbm[list(fb_radius)] = True
+        fb_pairs = np.argwhere(np.triu(managed & (fbm[:, None] | fbm[None, :]), 1))
         model.set_default_law(self._law)
         for lw, (x, y) in self._pair_laws:
             for bx in links(x):
                 for by in links(y):
                     if bx in index and by in index:
                         model.set_pair_law(lw, bodies=(index[bx], index[by]))
-        checks.check_build(c, model, rows, pairs_list, mats, self._pair_laws, links)
+        checks.check_build(c, model, rows, managed, mats, self._pair_laws, links)
         store = model.make_store()
         if any(pl.hertz_k for pl in store.pair_laws):
             missing = [bl for bl in rows if mats[bl] is None]
@@ -417,10 +482,6 @@ class BulletContacts:
                     f"law {stateful[0]} has internal ODE states, which the implicit step of "
                     "contacts on articulated links does not integrate; give "
                     "articulated='substep'")
-        n = len(rows)
-        managed = np.zeros((n, n), dtype=bool)
-        for x, y in pairs_list:
-            managed[index[x], index[y]] = managed[index[y], index[x]] = True
         # rows none of whose pairs is managed (e.g. N balls on a managed ground): one exclusion
         # group, so detection skips the search among them (their contacts would be dropped)
         among = np.zeros(n, dtype=bool)
@@ -429,14 +490,34 @@ class BulletContacts:
                 among[r] = True
         if among.sum() > 1:
             model.exclude_among(np.flatnonzero(among).tolist())
-        # everything is valid: commit
+        # everything is valid: commit. A body without joints named alone has every pair
+        # managed: its collision group and mask go to 0 (it touches nothing natively) instead
+        # of one pair rule per other link (PyBullet looks each pair of overlapping bounding
+        # boxes up in its rules at every step, in a hash map of 4096 keys: 1000 bodies' 500000
+        # rules made stepSimulation ~15x slower, 164 vs 11 ms); the other pairs get rules
+        masked = sorted(b for b in full if joints.get(b, 1) == 0)
+        mset = set(masked)
+        rules: set[tuple[tuple[int, int], tuple[int, int]]] = set()
+        for b in full:
+            if b in mset:
+                continue
+            for x in link_lists[b]:
+                for b2, ls in link_lists.items():
+                    if b2 != b and b2 not in mset:
+                        rules.update((min(x, y), max(x, y)) for y in ls)
+        rules |= {pr for pr in wanted if pr[0][0] not in mset and pr[1][0] not in mset}
         old = getattr(self, "_pairs", [])
         for x, y in old:
-            if (min(x, y), max(x, y)) not in wanted:
+            if (min(x, y), max(x, y)) not in rules and x[0] not in mset and y[0] not in mset:
                 c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
-        for x, y in sorted(wanted):
+        for x, y in sorted(rules - set(old)):
             c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 0)
-        self._pairs = sorted(wanted)
+        for b in sorted(set(getattr(self, "_masked", ())) - mset):
+            self._unmask(b)
+        for b in masked:
+            c("setCollisionFilterGroupMask", b, -1, 0, 0)
+        self._pairs = sorted(rules)
+        self._masked = masked
         self.model = model
         keep = getattr(self, "store", None)
         self.store = store if keep is None else keep
@@ -487,10 +568,21 @@ class BulletContacts:
         n = len(self.rows)
         self.mass = np.zeros(n)
         self.inertia = np.zeros((n, 3))
+        lateral = np.ones(n + 1)  # index -1 (static world geometry, never a row): 1
+        spin_roll = []
         for i, (b, lk) in enumerate(self.rows):
             info = c("getDynamicsInfo", b, lk)
             self.mass[i] = info[0]
             self.inertia[i] = info[2]
+            lateral[i] = info[1]
+            if info[6] != 0 or info[7] != 0:
+                spin_roll.append((b, lk))
+        # the links' lateral friction (the default friction's pair coefficients), read here
+        self._lateral_ext = lateral
+        if spin_roll and self.friction_mode != "none":
+            warnings.warn(f"links {spin_roll[:3]} have a rolling or spinning friction; the "
+                          "backend's managed pairs model sliding friction only (their rolling "
+                          "and spinning friction are not applied)", stacklevel=3)
         fixed = self.kind == STATIC
         self.inv_inertia = np.zeros((n, 3, 3))
         for i in np.flatnonzero(~fixed):
@@ -783,7 +875,7 @@ class BulletContacts:
         wr = (float(np.max(_norm_rows(bodies.omega), initial=0.0))
               if bodies.omega.any() else 0.0)
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
-        batch = self._detect(bodies, margin)
+        batch = self._prune(self._detect(bodies, margin), bodies, dt, g)
         if self._any_free:
             self._land(batch, bodies, host, dt)
             self._expect = ("pre", host, dt, bodies.quat.copy())
@@ -827,13 +919,18 @@ class BulletContacts:
             pos = _lookup(self._stick_keys, batch.key)
             s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
                 if len(self._stick_keys) else np.zeros((k, 3))
+        mu = self._pair_mu(batch)
         if implicit:
-            return self._implicit_before(batch, W, u0, s0, dt)
+            return self._implicit_before(batch, W, u0, s0, dt, mu)
         self._warm = None
         W = sp.csr_matrix(W)  # (dense when a side is articulated)
         a_free = self._a_free(batch, g, bodies, dt, control)
+        p0 = None
+        if self._p_of is not None:  # the impulses of the last host step, by key
+            pos = _lookup(self._p_of[0], batch.key)
+            p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
         space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                              self.stick, s0, self.solver)
+                              self.stick, s0, self.solver, self.large_groups, p0, mu)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, self.store.keys)) else None
         m0 = None
@@ -843,6 +940,14 @@ class BulletContacts:
             m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
         res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
+        self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
+        if res.implicit is not None:
+            # the bodies of large groups move as the host moves them (the implicit step solves
+            # against its semi-implicit update; no position correction): no free-flight lag is
+            # booked for them in this step, whatever their impulse (a lag booked for some bodies
+            # of a group and not for others would open or close their contacts)
+            for side in (batch.a[res.implicit], batch.b[res.implicit]):
+                self._forced[side[side >= 0]] = True
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
         if self.stick is not None:
@@ -861,7 +966,8 @@ class BulletContacts:
 
     # -- the implicit step of contacts on articulated links ---------------------------------------
     def _implicit_before(self, batch: ContactBatch, W: sp.spmatrix, u0: np.ndarray,
-                         s0: np.ndarray | None, dt: float) -> StepInfo:
+                         s0: np.ndarray | None, dt: float,
+                         mu: np.ndarray | None = None) -> StepInfo:
         """Apply the impulse P_lin of the coming host step (each contact's impulse of the last
         step, zero for a new contact) and keep what :meth:`_implicit_after` needs: the step is
         solved after the host step, from the host's end state (module docstring of
@@ -879,7 +985,7 @@ class BulletContacts:
             hit = pos >= 0
             P_lin[hit] = self._warm[1][pos[hit]]
         space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
-                             compiled=self.solver != "scipy")
+                             compiled=self.solver != "scipy", mu=mu)
         space.begin(self.t, batch.delta, u0)
         if P_lin.any():
             self._apply(batch, P_lin / dt)
@@ -1024,6 +1130,64 @@ class BulletContacts:
             self._reset(rows, bodies.pos[rows] + dt * dv[rows], quat, bodies.vel[rows] + dv[rows],
                         bodies.omega[rows] + dw[rows])
             self._forced[rows] = True
+
+    def _prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
+               g: np.ndarray) -> ContactBatch:
+        """The detected contacts without those between two free bodies that cannot close in
+        the coming host step (not active, not latched, a gap wider than PRUNE_SLACK).
+
+        Detection's predictive margin is global, dt (2 v_max + 0.1 omega_max) + g dt^2: any
+        two bodies might approach each other at v_max. In a cloud of bodies falling together
+        (a pile being poured) their relative speeds are small and that margin takes in every
+        neighbour within centimetres (300 spheres falling 0.4 m: ~16 000 candidate contacts,
+        all one group, a W of 30 million entries). A gap is kept here when it may close by the
+        pair's own motion over the step, dt (|u| + |omega_a| |r_a| + |omega_b| |r_b|) (u the
+        relative velocity at the contact point), or once one of its bodies is pushed within
+        the step by a contact that is active or may close by its own motion (that contact's
+        2 (|u| + |a_free| dt) added per body: the speed an impact can give the lighter side).
+        Pairs with a static or articulated side keep the global margin."""
+        if not len(batch):
+            return batch
+        fe = np.append(self.kind == FREE, False)  # index -1: the spare False
+        free2 = fe[batch.a] & fe[batch.b]
+        cand = free2 & (batch.delta < -PRUNE_SLACK)
+        if not cand.any():
+            return batch
+        known = self.store.rows(batch) >= 0
+        if len(self.store.latched_keys):
+            known |= self.store.latched(batch)
+        cand &= ~known
+        if not cand.any():
+            return batch
+        n = batch.normal
+        u = batch.vt - batch.ddelta[:, None] * n
+        om = np.vstack([bodies.omega, np.zeros((1, 3))])
+        turn = (_norm_rows(om[batch.a]) * _norm_rows(batch.ra)
+                + _norm_rows(om[batch.b]) * _norm_rows(batch.rb))
+        accel = np.where(free2, 0.0, float(np.linalg.norm(g)))  # free-free: gravity cancels
+        speed = _norm_rows(u) + turn
+        own = dt * speed + dt * dt * accel + PRUNE_SLACK
+        loaded = known | (batch.delta > -own)
+        push = np.zeros(len(self.rows) + 1)
+        kick = 2.0 * (speed[loaded] + accel[loaded] * dt)
+        np.maximum.at(push, batch.a[loaded], kick)
+        np.maximum.at(push, batch.b[loaded], kick)
+        push[-1] = 0.0
+        keep = ~cand | (batch.delta > -(own + dt * (push[batch.a] + push[batch.b])))
+        return batch if keep.all() else batch.take(keep)
+
+    def _pair_mu(self, batch: ContactBatch) -> np.ndarray | None:
+        """Each contact's friction coefficients (K, 2: mu, mu_s) with the default friction:
+        PyBullet's combined friction of the pair, the product of the two links' lateral
+        friction bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction, Bullet
+        2.x, src/BulletCollision/CollisionDispatch/btManifoldResult.cpp), no Stribeck drop
+        (mu_s = mu); a negative product is taken as 0. None with ``friction=`` given or
+        "none" (the Friction's own coefficients)."""
+        if self.friction_mode != "pybullet":
+            return None
+        lat = self._lateral_ext
+        mu = np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
+        return np.stack([mu, mu], axis=1)
 
     # -- free flight ------------------------------------------------------------------------------
     def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
@@ -1369,10 +1533,14 @@ class BulletContacts:
         n, vt, ddelta, delta = batch.normal, batch.vt, batch.ddelta, batch.delta
         wp = (W @ res.impulse.ravel()).reshape(-1, 3)
         d_end = res.delta
-        if self._any_art:
-            art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
-            if self.correct_articulated and art.any():
-                return True
+        if self._any_art or res.implicit is not None:
+            art = np.zeros(len(a), dtype=bool)
+            if self._any_art:
+                art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
+                if self.correct_articulated and art.any():
+                    return True
+            if res.implicit is not None:  # large groups: not corrected (see _correct)
+                art = art | res.implicit
             sel = np.flatnonzero(~art)
             if not len(sel):
                 return False
@@ -1425,6 +1593,8 @@ class BulletContacts:
         ok = (res.loaded | (d_now > 0) | (res.delta > 0)) & np.isfinite(d_now)
         if not self.correct_articulated:
             ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
+        if res.implicit is not None:  # the implicit step of large groups: the host's overlap
+            ok &= ~res.implicit
         sel = np.flatnonzero(ok)
         # nothing to correct (contacts at rest: the host's overlap equals the integrated one
         # to rounding, ~1e-15 m)
@@ -1554,11 +1724,38 @@ class BulletContacts:
 
     def release(self) -> None:
         """Give every managed pair back to PyBullet's native response (after :meth:`sync`: the
-        bodies are left at their exact positions)."""
+        bodies are left at their exact positions). Bodies whose collision group and mask the
+        backend set to 0 (bodies without joints whose every pair it managed) get PyBullet's
+        defaults back (group 1, mask -1; static bodies group 2, mask -1 ^ 2: PyBullet cannot
+        report a group or mask the user set before)."""
         self.sync()
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
+        for b in getattr(self, "_masked", ()):
+            self._unmask(b)
+        self._masked = []
+
+    def _unmask(self, body: int) -> None:
+        """PyBullet's default collision group and mask of a body without joints (its base's
+        mass 0: the static filter group 2, colliding with all but static bodies)."""
+        c = self.client
+        static = float(c("getDynamicsInfo", body, -1)[0]) <= 0
+        c("setCollisionFilterGroupMask", body, -1, 2 if static else 1, -3 if static else -1)
+
+
+def _managed_matrix(rows: list[tuple[int, int]], full: list[int],
+                    explicit: list[tuple[int, int]]) -> np.ndarray:
+    """(n, n) bool: the pairs of ``rows`` ((body, link), sorted) that are managed: every pair of
+    two different bodies one of which is in ``full`` (named alone), and the ``explicit`` pairs
+    of row indices."""
+    n = len(rows)
+    body = np.array([bl[0] for bl in rows], dtype=np.int64).reshape(n)
+    inf = np.isin(body, np.array(full, dtype=np.int64))
+    managed = (inf[:, None] | inf[None, :]) & (body[:, None] != body[None, :])
+    for i, j in explicit:
+        managed[i, j] = managed[j, i] = True
+    return managed
 
 
 def _turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:

@@ -78,11 +78,13 @@ class ImplicitStep:
     the tangential spring (with ``s0`` (K, 3) its displacement at the step start) or None,
     ``rtol`` the tolerance of Newton's residual relative to the impulse, ``compiled`` the
     compiled Newton solve (:mod:`mbplugin.bullet.implicit_kernel`; False, or a law without a
-    compiled kernel: the NumPy reference of this class)."""
+    compiled kernel: the NumPy reference of this class), ``mu`` (K, 2) each contact's friction
+    coefficients (mu, mu_s; None: the Friction's)."""
 
     def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.spmatrix | np.ndarray,
                  friction: Friction | None, rtol: float = 1e-8, stick: Stick | None = None,
-                 s0: np.ndarray | None = None, compiled: bool = True) -> None:
+                 s0: np.ndarray | None = None, compiled: bool = True,
+                 mu: np.ndarray | None = None) -> None:
         self.store, self.batch, self.k = store, batch, len(batch)
         self.W = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=float)
         self.n = batch.normal
@@ -90,10 +92,13 @@ class ImplicitStep:
         self.rtol = float(rtol)
         self.stick = stick
         self.s0 = np.zeros((self.k, 3)) if s0 is None else np.asarray(s0, dtype=float)
+        # each contact's friction coefficients (mu, mu_s) (K, 2), or the Friction's
+        self.mu = (np.asarray(mu, dtype=float).reshape(self.k, 2) if mu is not None
+                   else None)
         self.compiled = bool(compiled) and ik.compiled_laws(store)
         if self.compiled:
             # the contacts as one group of the compiled sub-stepper's layout
-            self.gf, self.gi = ik.group_arrays(batch, self.W, self.friction, stick)
+            self.gf, self.gi = ik.group_arrays(batch, self.W, self.friction, stick, self.mu)
         else:
             # the laws' normal force with the store's rows (the sub-stepper's evaluation)
             self.space = ContactSpace(store, batch, sp.csr_matrix((3 * self.k, 3 * self.k)),
@@ -146,7 +151,8 @@ class ImplicitStep:
             f = f + stick_force(s1, vt, limit, self.stick)
         elif self.friction is not None:
             fr = self.friction
-            f = f + friction_force(vt, limit, fr.mu, fr.static, fr.v_s, fr.v_eps, fr.viscous,
+            mu, mu_s = (fr.mu, fr.static) if self.mu is None else self.mu.T
+            f = f + friction_force(vt, limit, mu, mu_s, fr.v_s, fr.v_eps, fr.viscous,
                                    fr.regularisation == "linear")
         return f, s1
 

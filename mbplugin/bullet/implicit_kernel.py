@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbplugin._jit import borrowed, keep_alive, njit
+from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.bullet import compiled as cm
 from mbplugin.bullet.compiled import _coef, _state
 from mbplugin.bullet.stick import Stick, stick_force_scalar, stick_step_scalar
@@ -62,9 +62,11 @@ def compiled_laws(store: ContactStore) -> bool:
 
 
 def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
-                 stick: Stick | None) -> tuple[np.ndarray, np.ndarray]:
+                 stick: Stick | None, mu: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """The float and int arrays ``gf``, ``gi`` of the K contacts of ``batch`` as one group of
-    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals and W (3K, 3K)
+    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals, the friction
+    coefficients (``mu`` (K, 2): each contact's mu, mu_s; None: the Friction's) and W (3K, 3K)
     filled in; the store's rows follow with :func:`refresh_rows`."""
     k = len(batch)
     gf = np.zeros(int(cm.group_float_size(np.int64(k))))
@@ -75,6 +77,10 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
         gf[cm.ST:cm.ST + 4] = (1.0, stick.k_t, stick.mu, stick.c_t)
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
     rows[:, cm._N:cm._N + 3] = batch.normal
+    if mu is not None:
+        rows[:, cm._MU:cm._MUS + 1] = mu
+    elif friction is not None:
+        rows[:, cm._MU], rows[:, cm._MUS] = friction.mu, friction.static
     w0 = _R + cm.ROW_LEN * k
     gf[w0:w0 + 9 * k * k] = np.asarray(W, dtype=float).ravel()
     return gf, np.zeros(_I * k, dtype=np.int64)
@@ -99,45 +105,56 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     # no ODE states (refused on this path), no events: the other slots stay 0
 
 
+@njit_inline
+def end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, lim):
+    """Force on body b (f0, f1, f2), the spring's end displacement (a, b, c) and the normal
+    force of contact i at the step's end: overlap ``d[i]`` (m), velocity (u0, u1, u2) (m/s);
+    ``fn0`` (N) its normal force at the step's start, (a, b, c) (m) the spring's displacement
+    there, ``dt`` (s) the step (the contact's layout: :mod:`mbplugin.bullet.compiled`). The
+    Coulomb limit of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or
+    ``lim`` (N) where ``lim`` >= 0 (the frozen limit of :func:`solve`'s fallback)."""
+    r = _R + cm.ROW_LEN * i
+    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    un = u0 * n0 + u1 * n1 + u2 * n2
+    fn = 0.0
+    if gi[_I * i + cm._ACT] and d[i] > 0.0:  # apart at the step's end: no force
+        fn = applied(gi[_I * i + cm._MODE],
+                     force(gi[_I * i + cm._KID], d[i], -un, _coef(gf, i), _state(d, gf, gi, i)))
+    v0, v1, v2 = u0 - un * n0, u1 - un * n1, u2 - un * n2
+    limit = lim if lim >= 0.0 else 0.5 * (fn + fn0)
+    f0, f1, f2 = fn * n0, fn * n1, fn * n2
+    if gf[cm.ST] > 0.0:
+        a, b, c = stick_step_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1], gf[cm.ST + 2],
+                                    dt)
+        sn = a * n0 + b * n1 + c * n2
+        a, b, c = a - sn * n0, b - sn * n1, c - sn * n2
+        t0, t1, t2 = stick_force_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
+                                        gf[cm.ST + 2], gf[cm.ST + 3])
+        f0 += t0
+        f1 += t1
+        f2 += t2
+    elif gf[0] > 0.0:
+        t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[r + cm._MU], gf[r + cm._MUS],
+                                     gf[3], gf[4], gf[5], gf[6] > 0.0)
+        f0 += t0
+        f1 += t1
+        f2 += t2
+    return f0, f1, f2, a, b, c, fn
+
+
 @njit
 def step_forces(d, u, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN):
     """Force on body b (K, 3) into ``F``, the spring's end displacement (K, 3) into ``S1`` and
     the normal force (K,) into ``FN`` at the step's end state: overlaps ``d`` (K,), velocities
     ``u`` (K, 3); ``fn0`` (K,) the normal force at the step's start, ``s0`` (K, 3) the spring's
-    displacement there, ``dt`` (s) the step. The Coulomb limit of friction and spring is the
-    trapezoidal mean (F_N0 + F_N1) / 2, or with ``frozen`` the given ``lim`` (K,) (N)."""
+    displacement there, ``dt`` (s) the step (per contact :func:`end_force`). The Coulomb limit
+    of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or with ``frozen`` the
+    given ``lim`` (K,) (N)."""
     for i in range(k):
-        r = _R + cm.ROW_LEN * i
-        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
-        u0, u1, u2 = u[i, 0], u[i, 1], u[i, 2]
-        un = u0 * n0 + u1 * n1 + u2 * n2
-        fn = 0.0
-        if gi[_I * i + cm._ACT] and d[i] > 0.0:  # apart at the step's end: no force
-            fn = applied(gi[_I * i + cm._MODE],
-                         force(gi[_I * i + cm._KID], d[i], -un, _coef(gf, i),
-                               _state(d, gf, gi, i)))
+        f0, f1, f2, a, b, c, fn = end_force(d, i, u[i, 0], u[i, 1], u[i, 2], dt, gf, gi,
+                                            fn0[i], s0[i, 0], s0[i, 1], s0[i, 2],
+                                            lim[i] if frozen else -1.0)
         FN[i] = fn
-        v0, v1, v2 = u0 - un * n0, u1 - un * n1, u2 - un * n2
-        # the trapezoidal Coulomb limit over the step (or the frozen one of the fallback)
-        limit = lim[i] if frozen else 0.5 * (fn + fn0[i])
-        f0, f1, f2 = fn * n0, fn * n1, fn * n2
-        a, b, c = s0[i, 0], s0[i, 1], s0[i, 2]
-        if gf[cm.ST] > 0.0:
-            a, b, c = stick_step_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
-                                        gf[cm.ST + 2], dt)
-            sn = a * n0 + b * n1 + c * n2
-            a, b, c = a - sn * n0, b - sn * n1, c - sn * n2
-            t0, t1, t2 = stick_force_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
-                                            gf[cm.ST + 2], gf[cm.ST + 3])
-            f0 += t0
-            f1 += t1
-            f2 += t2
-        elif gf[0] > 0.0:
-            t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[1], gf[2], gf[3], gf[4], gf[5],
-                                         gf[6] > 0.0)
-            f0 += t0
-            f1 += t1
-            f2 += t2
         F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
         S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
 

@@ -179,7 +179,11 @@ class BulletScene:
             manage = [(movable[i], movable[j]) for i in range(len(movable))
                       for j in range(i + 1, len(movable))]
             contacts = BulletContacts(cid, manage=manage, law=self.law, materials=per,
-                                      pair_laws=pair_laws, friction=self.friction)
+                                      pair_laws=pair_laws,
+                                      # a scene without a friction table is frictionless, as
+                                      # in the standalone engine (not PyBullet's default)
+                                      friction="none" if self.friction is None
+                                      else self.friction)
             n = round(self.duration / dt)
             sizes = self._sizes(ids, names)
             peak: dict[str, Any] = {}
