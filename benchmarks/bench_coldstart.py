@@ -34,21 +34,25 @@ ROOT = Path(__file__).resolve().parents[1]
 README_ARGS = ["run", "scenes/drop_ball.toml", "--plot"]
 
 
-def _child(argv: list[str], tree: Path, cache: Path, cwd: Path) -> dict:
+def _child(argv: list[str], tree: Path, cache: Path, cwd: Path,
+           keep_stdout: bool = False) -> dict:
     """Run ``python argv`` with the package of ``tree`` and numba's cache in ``cache``; returns
-    wall and CPU (user + system) seconds and the exit code."""
+    wall and CPU (user + system) seconds and what it wrote on stderr (and stdout with
+    ``keep_stdout``: a failure's message then shows it)."""
     env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(cache))
     with tempfile.TemporaryFile() as errfile:
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, *argv], cwd=cwd, env=env,
-                                stdout=subprocess.DEVNULL, stderr=errfile)
+                                stdout=errfile if keep_stdout else subprocess.DEVNULL,
+                                stderr=errfile)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         errfile.seek(0)
         err = errfile.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}): {err[-2000:]}")
+        raise RuntimeError(f"{' '.join(argv)} in {tree} failed ({proc.returncode}): "
+                           f"{err[-3000:]}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "stderr": err}
 
 
@@ -73,7 +77,7 @@ def suite(tree: Path) -> dict:
     """The whole test suite from an empty numba cache."""
     with tempfile.TemporaryDirectory(prefix="mbplugin-suite-") as tmp:
         r = _child(["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"], tree, Path(tmp),
-                   tree)
+                   tree, keep_stdout=True)
     return {"suite_wall": r["wall"], "suite_cpu": r["cpu"]}
 
 
@@ -84,6 +88,28 @@ def _summary(runs: list[dict]) -> dict:
     out["notice_cold"] = all(r["notice_cold"] for r in runs)
     out["notice_warm"] = any(r["notice_warm"] for r in runs)
     return out
+
+
+def _print_cold_warm(result: dict, trees: dict, repeat: int, load_before: tuple) -> None:
+    print(f"{result['command']}: cold = empty numba cache, warm = the cache it left; "
+          f"{repeat} repeat(s), min / median")
+    print(f"machine: {os.cpu_count()} CPUs, load average {load_before[0]:.2f} before, "
+          f"{result['load_after_cold_warm'][0]:.2f} after")
+    print(f"{'tree':6s} {'cold wall':>15s} {'cold CPU':>15s} {'warm wall':>13s} "
+          f"{'warm CPU':>13s} {'cold/warm':>9s}  notice cold/warm")
+    for name in trees:
+        s = result[name]
+        print(f"{name:6s} {s['cold_wall_min']:6.1f} / {s['cold_wall_median']:5.1f} s "
+              f"{s['cold_cpu_min']:6.1f} / {s['cold_cpu_median']:5.1f} s "
+              f"{s['warm_wall_min']:5.2f} / {s['warm_wall_median']:4.2f} "
+              f"{s['warm_cpu_min']:5.2f} / {s['warm_cpu_median']:4.2f} "
+              f"{s['cold_wall_min'] / s['warm_wall_min']:8.1f}x  "
+              f"{'yes' if s['notice_cold'] else 'no'} / {'yes' if s['notice_warm'] else 'no'}")
+    if "base" in result:
+        o, b = result["ours"], result["base"]
+        print(f"base / ours (minima): cold CPU {b['cold_cpu_min'] / o['cold_cpu_min']:.2f}x, "
+              f"cold wall {b['cold_wall_min'] / o['cold_wall_min']:.2f}x, warm wall "
+              f"{b['warm_wall_min'] / o['warm_wall_min']:.2f}x", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,38 +136,24 @@ def main(argv: list[str] | None = None) -> int:
         for name, tree in trees.items():
             runs[name].append(cold_warm(tree, command))
     result: dict = {name: _summary(r) for name, r in runs.items()}
+    result["load_after_cold_warm"] = os.getloadavg()
+    result["command"] = "mbplugin " + " ".join(command)
+    result["cpus"] = os.cpu_count()
+    if not args.json:  # the cold/warm table first: the suite takes minutes (and may fail)
+        _print_cold_warm(result, trees, args.repeat, load_before)
     if args.suite:
         for name, tree in trees.items():
             result[name].update(suite(tree))
+            if not args.json:
+                print(f"{name:6s} test suite from an empty cache: "
+                      f"{result[name]['suite_wall']:.0f} s wall, "
+                      f"{result[name]['suite_cpu']:.0f} s CPU", flush=True)
     result["load_before"] = load_before
     result["load_after"] = os.getloadavg()
-    result["command"] = "mbplugin " + " ".join(command)
-    result["cpus"] = os.cpu_count()
     if args.json:
         print(json.dumps(result, indent=2))
-        return 0
-    print(f"{result['command']}: cold = empty numba cache, warm = the cache it left; "
-          f"{args.repeat} repeat(s), min / median")
-    print(f"machine: {os.cpu_count()} CPUs, load average {load_before[0]:.2f} before, "
-          f"{result['load_after'][0]:.2f} after")
-    print(f"{'tree':6s} {'cold wall':>15s} {'cold CPU':>15s} {'warm wall':>13s} "
-          f"{'warm CPU':>13s} {'cold/warm':>9s}  notice cold/warm")
-    for name in trees:
-        s = result[name]
-        print(f"{name:6s} {s['cold_wall_min']:6.1f} / {s['cold_wall_median']:5.1f} s "
-              f"{s['cold_cpu_min']:6.1f} / {s['cold_cpu_median']:5.1f} s "
-              f"{s['warm_wall_min']:5.2f} / {s['warm_wall_median']:4.2f} "
-              f"{s['warm_cpu_min']:5.2f} / {s['warm_cpu_median']:4.2f} "
-              f"{s['cold_wall_min'] / s['warm_wall_min']:8.1f}x  "
-              f"{'yes' if s['notice_cold'] else 'no'} / {'yes' if s['notice_warm'] else 'no'}")
-        if "suite_wall" in s:
-            print(f"{'':6s} test suite from an empty cache: {s['suite_wall']:.0f} s wall, "
-                  f"{s['suite_cpu']:.0f} s CPU")
-    if "base" in result:
-        o, b = result["ours"], result["base"]
-        print(f"base / ours (minima): cold CPU {b['cold_cpu_min'] / o['cold_cpu_min']:.2f}x, "
-              f"cold wall {b['cold_wall_min'] / o['cold_wall_min']:.2f}x, warm wall "
-              f"{b['warm_wall_min'] / o['warm_wall_min']:.2f}x")
+    elif args.suite:
+        print(f"load average after the suites: {result['load_after'][0]:.2f}")
     return 0
 
 
