@@ -124,6 +124,35 @@ def plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2):
 
 
 @njit_inline
+def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, fstart, fvert, vloc, g):
+    """The deepest member vertex of mesh plane feature ``g`` (a global feature row) against the
+    half-space (surface point q, outward unit normal n): its world position and global vertex
+    row (4-tuple). A feature is one hull corner, or the hull corners of one smooth region
+    (:mod:`mbplugin.contact.mesh`); members ``fvert[fstart[g]:fstart[g + 1]]`` are rows of the
+    local vertex table ``vloc`` (V, 3), placed like :func:`box_corner` (x = c + Rb v). The first
+    of equal depths wins."""
+    best = -np.inf
+    x0 = x1 = x2 = 0.0
+    bv = -1
+    for i in range(fstart[g], fstart[g + 1]):
+        v = fvert[i]
+        l0 = vloc[v, 0]
+        l1 = vloc[v, 1]
+        l2 = vloc[v, 2]
+        y0 = c0 + Rb[0, 0] * l0 + Rb[0, 1] * l1 + Rb[0, 2] * l2
+        y1 = c1 + Rb[1, 0] * l0 + Rb[1, 1] * l1 + Rb[1, 2] * l2
+        y2 = c2 + Rb[2, 0] * l0 + Rb[2, 1] * l1 + Rb[2, 2] * l2
+        d = -((y0 - q0) * n0 + (y1 - q1) * n1 + (y2 - q2) * n2)
+        if d > best:
+            best = d
+            x0 = y0
+            x1 = y1
+            x2 = y2
+            bv = v
+    return x0, x1, x2, bv
+
+
+@njit_inline
 def plane_frame(Rw, c0, c1, c2, pn, pp):
     """World surface point and unit normal of a plane shape (local normal ``pn``, local point
     ``pp``) at the world pose (Rw, c)."""
@@ -302,6 +331,23 @@ def plane_box_batch(p0, pn, cb, Rb, h, point, normal, delta):
                 point[k, f, j] = t[j]
                 normal[k, f, j] = t[3 + j]
             delta[k, f] = t[6]
+
+
+@njit
+def plane_mesh_batch(p0, pn, sid, cw, Rw, feat, fstart, fvert, vloc, point, normal, delta,
+                     vert):
+    """Mesh plane features against one half-space (surface point ``p0``, unit normal ``pn``):
+    row k is feature ``feat[k]`` (global row) of mesh shape ``sid[k]`` at its world pose
+    (``cw``, ``Rw``); :func:`mesh_feature_point` then :func:`plane_point`, written into the
+    output arrays, with the deepest vertex's global row in ``vert``."""
+    for k in range(sid.shape[0]):
+        s = sid[k]
+        x0, x1, x2, v = mesh_feature_point(p0[0], p0[1], p0[2], pn[0], pn[1], pn[2], cw[s, 0],
+                                           cw[s, 1], cw[s, 2], Rw[s], fstart, fvert, vloc,
+                                           feat[k])
+        t = plane_point(p0[0], p0[1], p0[2], pn[0], pn[1], pn[2], x0, x1, x2)
+        _put(k, t, point, normal, delta)
+        vert[k] = v
 
 
 @njit

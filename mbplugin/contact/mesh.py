@@ -56,6 +56,7 @@ import trimesh
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from mbplugin.contact import kernels as _kernels
 from mbplugin.contact.kernels import equiv_radius
 from mbplugin.errors import ParameterError
 
@@ -175,6 +176,47 @@ def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0) -> np.ndarray:
     return r
 
 
+def plane_features(
+    vertices: np.ndarray, edges: np.ndarray, vertex_radius: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The contact features of a mesh against a half-space (module docstring, "mesh-plane").
+
+    Candidates are the corners of the convex hull of ``vertices`` (qhull through
+    ``scipy.spatial.ConvexHull``: extreme points only, so vertices inside a flat face or on a
+    straight edge are not corners). A corner whose surface is smooth and convex (finite
+    ``vertex_radius`` > 0) joins the other smooth corners it is connected to along ``edges``
+    (one feature per connected region); every other corner (an edge or corner of the mesh:
+    radius undefined) is a feature of its own. Returns (start (F + 1,), member vertex ids,
+    smooth (F,) bool): feature f's members are ``members[start[f]:start[f + 1]]``; sharp corners
+    first (by vertex id), then the smooth regions (by their lowest vertex id).
+    """
+    from scipy.spatial import ConvexHull
+
+    corners = np.sort(ConvexHull(vertices).vertices).astype(np.int64)
+    r = vertex_radius[corners]
+    smooth = np.isfinite(r) & (r > 0)
+    sharp = corners[~smooth]
+    soft = corners[smooth]
+    groups: list[np.ndarray] = []
+    if len(soft):
+        local = np.full(len(vertices), -1, dtype=np.int64)
+        local[soft] = np.arange(len(soft))
+        ea, eb = local[edges[:, 0]], local[edges[:, 1]]
+        both = (ea >= 0) & (eb >= 0)
+        k = len(soft)
+        graph = coo_matrix((np.ones(int(both.sum())), (ea[both], eb[both])), shape=(k, k))
+        _, label = connected_components(graph, directed=False)
+        order = np.argsort(label, kind="stable")  # soft is sorted: each group in vertex order
+        cut = np.flatnonzero(np.diff(label[order])) + 1
+        groups = sorted(np.split(soft[order], cut), key=lambda g: int(g[0]))
+    sizes = np.array([1] * len(sharp) + [len(g) for g in groups], dtype=np.int64)
+    start = np.zeros(len(sizes) + 1, dtype=np.int64)
+    start[1:] = np.cumsum(sizes)
+    members = np.concatenate([sharp, *groups]) if len(sizes) else np.zeros(0, dtype=np.int64)
+    is_smooth = np.concatenate([np.zeros(len(sharp), dtype=bool), np.ones(len(groups), bool)])
+    return start, members.astype(np.int64), is_smooth
+
+
 class Mesh:
     """A closed triangle mesh in its own local frame (see the module docstring).
 
@@ -224,6 +266,10 @@ class Mesh:
             np.linalg.norm(self.vertices - self.bounding_center, axis=1).max()
         )
         self.vertex_radius = vertex_radii(m, smooth_angle)
+        #: plane contact features (:func:`plane_features`): start (F + 1,), member vertex ids,
+        #: smooth (F,)
+        self.feature_start, self.feature_vertices, self.feature_smooth = plane_features(
+            self.vertices, self.edges, self.vertex_radius)
         self._fcl: Any = None
 
     def __repr__(self) -> str:
@@ -272,6 +318,24 @@ class MeshSet:
             self.v_shape = np.zeros(0, dtype=np.int64)
             self.v_radius = np.zeros(0)
             self.edges = np.zeros((0, 2), dtype=np.int64)
+        # plane features of every mesh: global rows; feature f of shape s is row feat0[s] + f
+        self.n_feat = np.zeros(n, dtype=np.int64)
+        for i in ids:
+            self.n_feat[i] = len(shapes[i].feature_smooth)
+        self.feat0 = np.zeros(n, dtype=np.int64)
+        self.feat0[1:] = np.cumsum(self.n_feat)[:-1]
+        sizes = [np.diff(shapes[i].feature_start) for i in ids]
+        self.fstart = np.zeros(int(self.n_feat.sum()) + 1, dtype=np.int64)
+        if ids:
+            self.fstart[1:] = np.cumsum(np.concatenate(sizes))
+            self.fvert = np.concatenate([shapes[i].feature_vertices + self.v_start[i]
+                                         for i in ids]).astype(np.int64)
+            self.fsmooth = np.concatenate([shapes[i].feature_smooth for i in ids])
+        else:
+            self.fvert = np.zeros(0, dtype=np.int64)
+            self.fsmooth = np.zeros(0, dtype=bool)
+        #: feature rows whose deepest vertex can change (smooth regions of more than one corner)
+        self.fvarying = self.fsmooth & (np.diff(self.fstart) > 1)
         self.convex = np.array([bool(s is not None and s.is_convex) for s in shapes], dtype=bool)
         self.user_radius = np.array(
             [s.radius if (s is not None and s.radius is not None) else np.nan for s in shapes]
@@ -285,73 +349,32 @@ class MeshSet:
     def plane_meshes(
         self, c: Any, w: Any, p: int, mids: np.ndarray, margin: float = 0.0
     ) -> list[Any]:
-        """One contact per connected penetrating region of each mesh in ``mids`` on plane ``p``."""
+        """Every plane feature of each mesh in ``mids`` on plane ``p`` with delta > -margin
+        (module docstring): the compiled kernel
+        :func:`mbplugin.contact.kernels.plane_mesh_batch`, the deepest member vertex of each
+        feature, its radius."""
         from mbplugin.contact.model import _Part
 
+        nf = self.n_feat[mids]
+        total = int(nf.sum())
+        if total == 0:
+            return []
+        sid = np.repeat(mids, nf)
+        local = np.arange(total) - np.repeat(np.cumsum(nf) - nf, nf)
+        feat = self.feat0[sid] + local
         pn = w.R[p] @ c.plane_n[p]
         p0 = w.center[p] + w.R[p] @ c.plane_p[p]
-        counts = self.v_count[mids]
-        starts = self.v_start[mids]
-        if int(counts.sum()) == 0:
+        point, normal, delta = np.empty((total, 3)), np.empty((total, 3)), np.empty(total)
+        vert = np.empty(total, dtype=np.int64)
+        _kernels.plane_mesh_batch(p0, pn, sid, np.ascontiguousarray(w.center),
+                                  np.ascontiguousarray(w.R), feat, self.fstart, self.fvert,
+                                  self.vertices, point, normal, delta, vert)
+        keep = np.flatnonzero(delta > -margin)
+        if not len(keep):
             return []
-        # depth of every vertex v of mesh o: -((c_o - p0).n + v.(R_o^T n)), from the mesh's own
-        # vertex block (no per-vertex gather or rotation); world positions for the deepest only
-        u = np.einsum("sji,j->si", w.R[mids], pn)
-        s0 = (w.center[mids] - p0) @ pn
-        blocks = [-(s0[i] + self.vertices[starts[i] : starts[i] + counts[i]] @ u[i])
-                  for i in range(len(mids))]
-        depth = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
-        idx = np.flatnonzero(depth > -margin)
-        if not len(idx):
-            return []
-        depth = depth[idx]
-        if len(mids) == 1:
-            owner = np.full(len(idx), mids[0])
-            vid = idx + starts[0]
-        else:
-            m_of = np.searchsorted(np.cumsum(counts), idx, side="right")
-            owner = mids[m_of]
-            vid = idx - (np.cumsum(counts) - counts)[m_of] + starts[m_of]
-        # connected regions along the edges between penetrating vertices. A convex mesh has
-        # one: the vertices of a convex polyhedron in a half-space are connected along its
-        # edges (from any of them an edge path descends to the deepest one, as in the simplex
-        # method), so its region is its shape id without a graph search.
-        conv = self.convex[owner]
-        label = owner.copy()
-        if not conv.all():
-            nc = np.flatnonzero(~conv)
-            local = np.full(len(self.vertices), -1, dtype=np.int64)
-            local[vid[nc]] = np.arange(len(nc))
-            ea, eb = local[self.edges[:, 0]], local[self.edges[:, 1]]
-            both = (ea >= 0) & (eb >= 0)
-            k = len(nc)
-            graph = coo_matrix(
-                (np.ones(int(both.sum())), (ea[both], eb[both])), shape=(k, k)
-            )
-            _, sub = connected_components(graph, directed=False)
-            label[nc] = len(self.shapes) + sub
-        # deepest vertex of each region (the first of equal depths)
-        if len(mids) == 1 and conv.all():
-            deep = np.array([int(np.argmax(depth))])
-        else:
-            order = np.lexsort((-depth, label))
-            first = np.concatenate([[True], label[order][1:] != label[order][:-1]])
-            deep = order[first]
-        lab = label[deep]
-        sid = owner[deep]
-        if conv.all():
-            feature = np.zeros(len(deep), dtype=np.int64)
-        else:
-            # lowest vertex index of each region (feature of non-convex meshes)
-            lowest = np.full(int(label.max()) + 1, np.iinfo(np.int64).max)
-            np.minimum.at(lowest, label, vid - self.v_start[owner])
-            feature = np.where(self.convex[sid], 0, lowest[lab]).astype(np.int64)
-        x = w.center[sid] + np.einsum("vij,vj->vi", w.R[sid], self.vertices[vid[deep]])
-        d = -(x - p0) @ pn
-        point = x + (0.5 * d)[:, None] * pn
-        normal = np.tile(pn, (len(deep), 1))
-        r_eff = self._radius(vid[deep], sid)
-        return [_Part(np.full(len(deep), p), sid, point, normal, d, r_eff, feature)]
+        sid, vert = sid[keep], vert[keep]
+        return [_Part(np.full(len(keep), p), sid, point[keep], normal[keep], delta[keep],
+                      self._radius(vert, sid), local[keep].astype(np.int64))]
 
     # -- mesh-sphere --------------------------------------------------------------------------
     def mesh_sphere(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray) -> Any:

@@ -398,11 +398,10 @@ class ContactModel:
     @property
     def nested_margins(self) -> bool:
         """True when the detection with a margin m1 equals the detection with any larger margin
-        m2 filtered to ``delta > -m1`` (every model without a non-convex mesh on a plane, whose
-        patches are the connected regions within the margin and so depend on it)."""
-        c = self._compiled()
-        mids = c.ids[MESH]
-        return not (len(c.ids[PLANE]) and len(mids) and not c.mesh.convex[mids].all())
+        m2 filtered to ``delta > -m1``: every model (each contact is a fixed feature of its
+        pair: a box or mesh corner, a smooth mesh region, a capsule end; none depends on the
+        margin)."""
+        return True
 
     def _world(self, c: Any, bodies: BodyState) -> tuple[_World, tuple[np.ndarray, ...]]:
         """World poses of every shape and the extended body kinematics of ``bodies``."""
