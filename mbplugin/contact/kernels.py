@@ -124,32 +124,109 @@ def plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2):
 
 
 @njit_inline
-def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, fstart, fvert, vloc, g):
-    """The deepest member vertex of mesh plane feature ``g`` (a global feature row) against the
-    half-space (surface point q, outward unit normal n): its world position and global vertex
-    row (4-tuple). A feature is one hull corner, or the hull corners of one smooth region
-    (:mod:`mbplugin.contact.mesh`); members ``fvert[fstart[g]:fstart[g + 1]]`` are rows of the
-    local vertex table ``vloc`` (V, 3), placed like :func:`box_corner` (x = c + Rb v). The first
-    of equal depths wins."""
+def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
+    """One member vertex row ``v`` of a mesh plane feature against the half-space (q, n): its
+    overlap and contact point before the half-overlap shift (4-tuple; see
+    :func:`mesh_feature_point`)."""
+    l0 = vgeo[v, 0]
+    l1 = vgeo[v, 1]
+    l2 = vgeo[v, 2]
+    y0 = c0 + Rb[0, 0] * l0 + Rb[0, 1] * l1 + Rb[0, 2] * l2
+    y1 = c1 + Rb[1, 0] * l0 + Rb[1, 1] * l1 + Rb[1, 2] * l2
+    y2 = c2 + Rb[2, 0] * l0 + Rb[2, 1] * l1 + Rb[2, 2] * l2
+    r = vgeo[v, 3]
+    h = (y0 - q0) * n0 + (y1 - q1) * n1 + (y2 - q2) * n2
+    if r == 0.0:  # a corner: the point itself
+        return -h, y0, y1, y2
+    m0 = Rb[0, 0] * vgeo[v, 4] + Rb[0, 1] * vgeo[v, 5] + Rb[0, 2] * vgeo[v, 6]
+    m1 = Rb[1, 0] * vgeo[v, 4] + Rb[1, 1] * vgeo[v, 5] + Rb[1, 2] * vgeo[v, 6]
+    m2 = Rb[2, 0] * vgeo[v, 4] + Rb[2, 1] * vgeo[v, 5] + Rb[2, 2] * vgeo[v, 6]
+    cb = -(m0 * n0 + m1 * n1 + m2 * n2)  # cos of the angle between the normal and -n
+    cv = vgeo[v, 7]
+    if cb >= cv:  # -n inside the cone: the sphere's lowest point
+        return r - h, y0 - r * n0, y1 - r * n1, y2 - r * n2
+    # the sphere's point at the edge of the cone, towards -n
+    sv = vgeo[v, 8]
+    t0 = -n0 - cb * m0
+    t1 = -n1 - cb * m1
+    t2 = -n2 - cb * m2
+    tn = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if tn > 0.0:
+        t0 /= tn
+        t1 /= tn
+        t2 /= tn
+    e0 = y0 + r * (cv * m0 + sv * t0)
+    e1 = y1 + r * (cv * m1 + sv * t1)
+    e2 = y2 + r * (cv * m2 + sv * t2)
+    return -((e0 - q0) * n0 + (e1 - q1) * n1 + (e2 - q2) * n2), e0, e1, e2
+
+
+@njit_inline
+def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
+    """Mesh plane feature ``g`` (a global feature row) against the half-space (surface point q,
+    outward unit normal n): (point (3), normal (3), delta, vertex row) as an 8-tuple.
+
+    ``ms`` = (first feature row per shape, fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start,
+    nbr) (:class:`mbplugin.contact.mesh.MeshSet`). Each member vertex row v of ``vgeo`` (V, 9)
+    holds the vertex's local surface model in the shape frame: centre (3) and radius r of a
+    sphere, its unit normal (3), and the cosine and sine of the half-angle of the cone of
+    normals it covers. A sharp corner has r = 0 and its centre at the vertex: a point, placed as
+    :func:`box_corner` (x = c + Rb v), with :func:`plane_point`. A smooth vertex is the sphere
+    of centre x_c = c + Rb v_c, radius r (as :func:`plane_sphere`: delta = r - (x_c - q).n)
+    while the direction -n lies in its cone; beyond, the sphere's point at the edge of the cone
+    nearest -n (continuous at the edge). The feature's contact is its member of largest delta:
+    the first of equal ones over ``fvert[fstart[g]:fstart[g + 1]]``, or, for a large smooth
+    region (``fclimb[g]`` >= 0), a steepest ascent along the region's edges (``nbr``) from the
+    support vertex (``dtab``) of the nearest of the table directions ``dirs`` to -n in the shape
+    frame: on a convex region the same member, in a few dozen evaluations instead of all.
+    """
+    fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start, nbr = (ms[1], ms[2], ms[3], ms[4],
+                                                               ms[5], ms[6], ms[7], ms[8])
     best = -np.inf
-    x0 = x1 = x2 = 0.0
+    b0 = b1 = b2 = 0.0  # the best member's contact point before the half-overlap shift
     bv = -1
-    for i in range(fstart[g], fstart[g + 1]):
-        v = fvert[i]
-        l0 = vloc[v, 0]
-        l1 = vloc[v, 1]
-        l2 = vloc[v, 2]
-        y0 = c0 + Rb[0, 0] * l0 + Rb[0, 1] * l1 + Rb[0, 2] * l2
-        y1 = c1 + Rb[1, 0] * l0 + Rb[1, 1] * l1 + Rb[1, 2] * l2
-        y2 = c2 + Rb[2, 0] * l0 + Rb[2, 1] * l1 + Rb[2, 2] * l2
-        d = -((y0 - q0) * n0 + (y1 - q1) * n1 + (y2 - q2) * n2)
-        if d > best:
-            best = d
-            x0 = y0
-            x1 = y1
-            x2 = y2
-            bv = v
-    return x0, x1, x2, bv
+    ct = fclimb[g]
+    if ct < 0:
+        for i in range(fstart[g], fstart[g + 1]):
+            v = fvert[i]
+            d, y0, y1, y2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v)
+            if d > best:
+                best = d
+                b0 = y0
+                b1 = y1
+                b2 = y2
+                bv = v
+    else:
+        # -n in the shape frame (Rb^T (-n)), its nearest table direction, that direction's
+        # support vertex, then up the region's edges while a neighbour is deeper
+        u0 = -(Rb[0, 0] * n0 + Rb[1, 0] * n1 + Rb[2, 0] * n2)
+        u1 = -(Rb[0, 1] * n0 + Rb[1, 1] * n1 + Rb[2, 1] * n2)
+        u2 = -(Rb[0, 2] * n0 + Rb[1, 2] * n1 + Rb[2, 2] * n2)
+        kd = 0
+        dmax = -np.inf
+        for k in range(dirs.shape[0]):
+            dd = dirs[k, 0] * u0 + dirs[k, 1] * u1 + dirs[k, 2] * u2
+            if dd > dmax:
+                dmax = dd
+                kd = k
+        bv = dtab[ct + kd]
+        best, b0, b1, b2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, bv)
+        while True:
+            nxt = -1
+            for i in range(nbr_start[bv], nbr_start[bv + 1]):
+                v = nbr[i]
+                d, y0, y1, y2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v)
+                if d > best:
+                    best = d
+                    b0 = y0
+                    b1 = y1
+                    b2 = y2
+                    nxt = v
+            if nxt < 0:
+                break
+            bv = nxt
+    t = plane_point(q0, q1, q2, n0, n1, n2, b0, b1, b2)
+    return t[0], t[1], t[2], t[3], t[4], t[5], t[6], bv
 
 
 @njit_inline
@@ -334,20 +411,17 @@ def plane_box_batch(p0, pn, cb, Rb, h, point, normal, delta):
 
 
 @njit
-def plane_mesh_batch(p0, pn, sid, cw, Rw, feat, fstart, fvert, vloc, point, normal, delta,
-                     vert):
+def plane_mesh_batch(p0, pn, sid, cw, Rw, feat, ms, point, normal, delta, vert):
     """Mesh plane features against one half-space (surface point ``p0``, unit normal ``pn``):
     row k is feature ``feat[k]`` (global row) of mesh shape ``sid[k]`` at its world pose
-    (``cw``, ``Rw``); :func:`mesh_feature_point` then :func:`plane_point`, written into the
-    output arrays, with the deepest vertex's global row in ``vert``."""
+    (``cw``, ``Rw``), :func:`mesh_feature_point` (``ms`` the mesh tuple), written into the
+    output arrays with the deciding vertex's global row in ``vert``."""
     for k in range(sid.shape[0]):
         s = sid[k]
-        x0, x1, x2, v = mesh_feature_point(p0[0], p0[1], p0[2], pn[0], pn[1], pn[2], cw[s, 0],
-                                           cw[s, 1], cw[s, 2], Rw[s], fstart, fvert, vloc,
-                                           feat[k])
-        t = plane_point(p0[0], p0[1], p0[2], pn[0], pn[1], pn[2], x0, x1, x2)
+        t = mesh_feature_point(p0[0], p0[1], p0[2], pn[0], pn[1], pn[2], cw[s, 0], cw[s, 1],
+                               cw[s, 2], Rw[s], ms, feat[k])
         _put(k, t, point, normal, delta)
-        vert[k] = v
+        vert[k] = t[7]
 
 
 @njit

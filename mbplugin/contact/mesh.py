@@ -176,45 +176,171 @@ def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0) -> np.ndarray:
     return r
 
 
-def plane_features(
-    vertices: np.ndarray, edges: np.ndarray, vertex_radius: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The contact features of a mesh against a half-space (module docstring, "mesh-plane").
+#: A vertex is on a sphere when its one-ring lies on the sphere fitted through it within this
+#: fraction of the radius (exact for vertices computed on a sphere; slack for files written
+#: with 8 digits); two neighbours are on one sphere when centres and radii agree within
+#: ``SPHERE_AGREE`` of the radius.
+SPHERE_TOL = 1e-4
+SPHERE_AGREE = 1e-3
 
-    Candidates are the corners of the convex hull of ``vertices`` (qhull through
+
+def vertex_spheres(m: trimesh.Trimesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per vertex, the sphere through the vertex v that fits its one-ring best: centre c =
+    argmin sum_u (|c - u|^2 - |c - v|^2)^2 (linear least squares: 2 c.(v - u) = |v|^2 - |u|^2;
+    exact for vertices on a sphere, where the average of the face normals is off by up to half
+    an edge's angle). Returns centres (V, 3), radii (V,) and ok (V,): the one-ring lies on the
+    sphere within ``SPHERE_TOL`` of its radius, the radius is below 1e3 times the mesh's size
+    and the sphere's normal (v - c)/r points outwards."""
+    v = np.asarray(m.vertices, dtype=float)
+    e = np.asarray(m.edges_unique)
+    i = np.concatenate([e[:, 0], e[:, 1]])
+    j = np.concatenate([e[:, 1], e[:, 0]])
+    a = v[i] - v[j]
+    b = 0.5 * (np.einsum("ij,ij->i", v[i], v[i]) - np.einsum("ij,ij->i", v[j], v[j]))
+    mat = np.zeros((len(v), 3, 3))
+    rhs = np.zeros((len(v), 3))
+    np.add.at(mat, i, a[:, :, None] * a[:, None, :])
+    np.add.at(rhs, i, a * b[:, None])
+    scale = max(float(m.scale), 1e-300)
+    ok = np.abs(np.linalg.det(mat)) > (1e-12 * scale**2) ** 3
+    c = np.full((len(v), 3), np.nan)
+    c[ok] = np.linalg.solve(mat[ok], rhs[ok][:, :, None])[:, :, 0]
+    r = np.linalg.norm(v - c, axis=1)
+    with np.errstate(invalid="ignore"):
+        ok &= np.isfinite(r) & (r > 0.0) & (r < 1e3 * scale)
+        resid = np.zeros(len(v))
+        np.maximum.at(resid, i, np.abs(np.linalg.norm(v[j] - c[i], axis=1) - r[i]))
+        ok &= resid <= SPHERE_TOL * r
+        ok &= np.einsum("ij,ij->i", v - c, np.asarray(m.vertex_normals)) > 0.0
+    return c, r, ok
+
+
+def plane_features(
+    m: trimesh.Trimesh, vertex_radius: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The contact features of a mesh against a half-space (module docstring, "mesh-plane")
+    and each vertex's surface model for them.
+
+    Candidates are the corners of the convex hull of the vertices (qhull through
     ``scipy.spatial.ConvexHull``: extreme points only, so vertices inside a flat face or on a
-    straight edge are not corners). A corner whose surface is smooth and convex (finite
-    ``vertex_radius`` > 0) joins the other smooth corners it is connected to along ``edges``
-    (one feature per connected region); every other corner (an edge or corner of the mesh:
-    radius undefined) is a feature of its own. Returns (start (F + 1,), member vertex ids,
-    smooth (F,) bool): feature f's members are ``members[start[f]:start[f + 1]]``; sharp corners
-    first (by vertex id), then the smooth regions (by their lowest vertex id).
+    straight edge are not corners). Corners are grouped into features:
+
+    * *spherical regions*: corners where the surface is smooth and convex (finite
+      ``vertex_radius`` > 0: a cube's corners lie on a sphere too, but are sharp) and on a
+      sphere (:func:`vertex_spheres`), connected along mesh
+      edges whose two ends' spheres agree (``SPHERE_AGREE``): one feature each, its members
+      modelled by their spheres (a sphere touches a plane at one point);
+    * every other corner (an edge or corner of the mesh, a vertex of a smooth surface that is
+      not a sphere: an ellipsoid, a capsule's side, a free-form part): a feature of its own, a
+      point. (One contact at the deepest of several such vertices would jump between them and
+      rock the body; a point each rests on the lowest few, as a polyhedron does, with the
+      vertex's own radius for Hertz k.)
+
+    Returns (start (F + 1,), member vertex ids, kind (F,): 0 corner, 1 spherical; vgeo (V, 9)):
+    feature f's members are ``members[start[f]:start[f + 1]]``, corners first (by vertex id),
+    then the regions (by their lowest vertex id). vgeo rows are those of
+    :func:`mbplugin.contact.kernels.mesh_feature_point`: a member of a spherical region has its
+    sphere's centre and radius, its normal (v - c)/r and a cone of half-angle the largest angle
+    to a neighbour's normal in the region (the cones then cover the region: a point of a face
+    is nearer than that to one of its corners); every other vertex is a point (centre v, radius
+    0).
     """
     from scipy.spatial import ConvexHull
 
-    corners = np.sort(ConvexHull(vertices).vertices).astype(np.int64)
-    r = vertex_radius[corners]
-    smooth = np.isfinite(r) & (r > 0)
-    sharp = corners[~smooth]
-    soft = corners[smooth]
-    groups: list[np.ndarray] = []
-    if len(soft):
-        local = np.full(len(vertices), -1, dtype=np.int64)
-        local[soft] = np.arange(len(soft))
-        ea, eb = local[edges[:, 0]], local[edges[:, 1]]
-        both = (ea >= 0) & (eb >= 0)
-        k = len(soft)
-        graph = coo_matrix((np.ones(int(both.sum())), (ea[both], eb[both])), shape=(k, k))
+    v = np.asarray(m.vertices, dtype=float)
+    edges = np.asarray(m.edges_unique, dtype=np.int64)
+    corners = np.zeros(len(v), dtype=bool)
+    corners[ConvexHull(v).vertices] = True
+    c, r, on_sphere = vertex_spheres(m)
+    ea, eb = edges[:, 0], edges[:, 1]
+    sph = corners & on_sphere & np.isfinite(vertex_radius) & (vertex_radius > 0)
+    with np.errstate(invalid="ignore"):
+        agree = (sph[ea] & sph[eb]
+                 & (np.linalg.norm(c[ea] - c[eb], axis=1) <= SPHERE_AGREE * r[ea])
+                 & (np.abs(r[ea] - r[eb]) <= SPHERE_AGREE * r[ea]))
+    # a corner on a sphere without an agreeing neighbour is no spherical region
+    sph &= np.bincount(np.concatenate([ea[agree], eb[agree]]), minlength=len(v)) > 0
+    def regions(mask: np.ndarray, link: np.ndarray) -> list[np.ndarray]:
+        ids = np.flatnonzero(mask)
+        if not len(ids):
+            return []
+        local = np.full(len(v), -1, dtype=np.int64)
+        local[ids] = np.arange(len(ids))
+        k = len(ids)
+        graph = coo_matrix((np.ones(int(link.sum())), (local[ea[link]], local[eb[link]])),
+                           shape=(k, k))
         _, label = connected_components(graph, directed=False)
-        order = np.argsort(label, kind="stable")  # soft is sorted: each group in vertex order
+        order = np.argsort(label, kind="stable")  # ids sorted: each region in vertex order
         cut = np.flatnonzero(np.diff(label[order])) + 1
-        groups = sorted(np.split(soft[order], cut), key=lambda g: int(g[0]))
+        return list(np.split(ids[order], cut))
+
+    sharp = np.flatnonzero(corners & ~sph)
+    groups = sorted(regions(sph, agree), key=lambda g: int(g[0]))
     sizes = np.array([1] * len(sharp) + [len(g) for g in groups], dtype=np.int64)
     start = np.zeros(len(sizes) + 1, dtype=np.int64)
     start[1:] = np.cumsum(sizes)
-    members = np.concatenate([sharp, *groups]) if len(sizes) else np.zeros(0, dtype=np.int64)
-    is_smooth = np.concatenate([np.zeros(len(sharp), dtype=bool), np.ones(len(groups), bool)])
-    return start, members.astype(np.int64), is_smooth
+    members = np.concatenate([sharp, *groups]).astype(np.int64)
+    kind = np.array([0] * len(sharp) + [1] * len(groups), dtype=np.int64)
+    # surface models: spheres for the members of spherical regions, points otherwise
+    vgeo = np.zeros((len(v), 9))
+    vgeo[:, :3] = v
+    vgeo[:, 7] = 1.0
+    if sph.any():
+        n = np.zeros((len(v), 3))
+        n[sph] = (v[sph] - c[sph]) / r[sph, None]
+        cos_nb = np.einsum("ij,ij->i", n[ea], n[eb])
+        worst = np.ones(len(v))
+        np.minimum.at(worst, ea[agree], cos_nb[agree])
+        np.minimum.at(worst, eb[agree], cos_nb[agree])
+        half = np.arccos(np.clip(worst, -1.0, 1.0))
+        vgeo[sph, :3] = c[sph]
+        vgeo[sph, 3] = r[sph]
+        vgeo[sph, 4:7] = n[sph]
+        vgeo[sph, 7] = np.cos(half[sph])
+        vgeo[sph, 8] = np.sin(half[sph])
+    return start, members, kind, vgeo
+
+
+#: Spherical plane features with more members than this are searched by a climb
+#: (:func:`mbplugin.contact.kernels.mesh_feature_point`), smaller ones scanned.
+CLIMB_MIN = 48
+#: The table directions of the climb's start (the vertices of an icosphere, 162 directions
+#: about 15 degrees apart).
+CLIMB_DIRS = np.ascontiguousarray(trimesh.creation.icosphere(2).vertices, dtype=float)
+
+
+def climb_tables(
+    start: np.ndarray, members: np.ndarray, kind: np.ndarray, edges: np.ndarray,
+    vgeo: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What the climb over large spherical plane features needs (local vertex ids): per
+    feature the offset of its row in the support table (-1: scanned), the support table (for
+    each table direction d, the member maximising its sphere's support c.d + r), and the
+    neighbours of each vertex within its feature (CSR: start (V + 1,), ids) along ``edges``.
+    Over a spherical region the overlap of the members is a single plateau with slopes down to
+    the region's edge, so the climb from any start ends at the deepest member."""
+    nv = len(vgeo)
+    size = np.diff(start)
+    climb = (kind == 1) & (size > CLIMB_MIN)
+    offset = np.full(len(size), -1, dtype=np.int64)
+    offset[climb] = np.arange(int(climb.sum())) * len(CLIMB_DIRS)
+    tables = []
+    owner = np.full(nv, -1, dtype=np.int64)
+    for f in np.flatnonzero(climb):
+        mem = members[start[f]:start[f + 1]]
+        owner[mem] = f
+        support = vgeo[mem, :3] @ CLIMB_DIRS.T + vgeo[mem, 3:4]
+        tables.append(mem[np.argmax(support, axis=0)])
+    table = (np.concatenate(tables) if tables else np.zeros(0)).astype(np.int64)
+    i = np.concatenate([edges[:, 0], edges[:, 1]])
+    j = np.concatenate([edges[:, 1], edges[:, 0]])
+    same = (owner[i] >= 0) & (owner[i] == owner[j])
+    i, j = i[same], j[same]
+    order = np.lexsort((j, i))
+    nbr = j[order].astype(np.int64)
+    nbr_start = np.zeros(nv + 1, dtype=np.int64)
+    nbr_start[1:] = np.cumsum(np.bincount(i, minlength=nv))
+    return offset, table, nbr_start, nbr
 
 
 class Mesh:
@@ -266,10 +392,13 @@ class Mesh:
             np.linalg.norm(self.vertices - self.bounding_center, axis=1).max()
         )
         self.vertex_radius = vertex_radii(m, smooth_angle)
-        #: plane contact features (:func:`plane_features`): start (F + 1,), member vertex ids,
-        #: smooth (F,)
-        self.feature_start, self.feature_vertices, self.feature_smooth = plane_features(
-            self.vertices, self.edges, self.vertex_radius)
+        #: plane contact features and the vertices' surface models (:func:`plane_features`):
+        #: start (F + 1,), member vertex ids, kind (F,), vgeo (V, 9)
+        self.feature_start, self.feature_vertices, self.feature_kind, self.vertex_geometry = (
+            plane_features(m, self.vertex_radius))
+        #: the climb over large spherical features (:func:`climb_tables`)
+        self.climb = climb_tables(self.feature_start, self.feature_vertices, self.feature_kind,
+                                  self.edges, self.vertex_geometry)
         self._fcl: Any = None
 
     def __repr__(self) -> str:
@@ -312,16 +441,18 @@ class MeshSet:
             self.vertices = np.concatenate([shapes[i].vertices for i in ids])
             self.v_shape = np.repeat(np.array(ids, dtype=np.int64), counts[ids])
             self.v_radius = np.concatenate([shapes[i].vertex_radius for i in ids])
+            self.vgeo = np.concatenate([shapes[i].vertex_geometry for i in ids])
             self.edges = np.concatenate([shapes[i].edges + self.v_start[i] for i in ids])
         else:
             self.vertices = np.zeros((0, 3))
             self.v_shape = np.zeros(0, dtype=np.int64)
             self.v_radius = np.zeros(0)
+            self.vgeo = np.zeros((0, 9))
             self.edges = np.zeros((0, 2), dtype=np.int64)
         # plane features of every mesh: global rows; feature f of shape s is row feat0[s] + f
         self.n_feat = np.zeros(n, dtype=np.int64)
         for i in ids:
-            self.n_feat[i] = len(shapes[i].feature_smooth)
+            self.n_feat[i] = len(shapes[i].feature_kind)
         self.feat0 = np.zeros(n, dtype=np.int64)
         self.feat0[1:] = np.cumsum(self.n_feat)[:-1]
         sizes = [np.diff(shapes[i].feature_start) for i in ids]
@@ -330,12 +461,36 @@ class MeshSet:
             self.fstart[1:] = np.cumsum(np.concatenate(sizes))
             self.fvert = np.concatenate([shapes[i].feature_vertices + self.v_start[i]
                                          for i in ids]).astype(np.int64)
-            self.fsmooth = np.concatenate([shapes[i].feature_smooth for i in ids])
+            self.fsmooth = np.concatenate([shapes[i].feature_kind > 0 for i in ids])
         else:
             self.fvert = np.zeros(0, dtype=np.int64)
             self.fsmooth = np.zeros(0, dtype=bool)
         #: feature rows whose deepest vertex can change (smooth regions of more than one corner)
         self.fvarying = self.fsmooth & (np.diff(self.fstart) > 1)
+        # the climb's tables, global rows
+        nd = len(CLIMB_DIRS)
+        fclimb, dtab, nbr_start, nbr = [], [], [np.zeros(1, dtype=np.int64)], []
+        t0 = e0 = 0
+        for i in ids:
+            off, table, ns, nb = shapes[i].climb
+            fclimb.append(np.where(off >= 0, off + t0, -1))
+            dtab.append(table + self.v_start[i])
+            nbr_start.append(ns[1:] + e0)
+            nbr.append(nb + self.v_start[i])
+            t0 += len(table)
+            e0 += len(nb)
+        i64 = np.int64
+        #: the mesh tuple of the compiled kernels
+        #: (:func:`mbplugin.contact.kernels.mesh_feature_point`)
+        self.kernel_arrays = (
+            np.ascontiguousarray(self.feat0, dtype=i64), np.ascontiguousarray(self.fstart),
+            np.ascontiguousarray(self.fvert), np.ascontiguousarray(self.vgeo, dtype=float),
+            np.concatenate([np.zeros(0, dtype=i64), *fclimb]).astype(i64),
+            np.concatenate([np.zeros(0, dtype=i64), *dtab]).astype(i64),
+            CLIMB_DIRS if nd else np.zeros((0, 3)),
+            np.concatenate(nbr_start).astype(i64),
+            np.concatenate([np.zeros(0, dtype=i64), *nbr]).astype(i64),
+        )
         self.convex = np.array([bool(s is not None and s.is_convex) for s in shapes], dtype=bool)
         self.user_radius = np.array(
             [s.radius if (s is not None and s.radius is not None) else np.nan for s in shapes]
@@ -367,8 +522,8 @@ class MeshSet:
         point, normal, delta = np.empty((total, 3)), np.empty((total, 3)), np.empty(total)
         vert = np.empty(total, dtype=np.int64)
         _kernels.plane_mesh_batch(p0, pn, sid, np.ascontiguousarray(w.center),
-                                  np.ascontiguousarray(w.R), feat, self.fstart, self.fvert,
-                                  self.vertices, point, normal, delta, vert)
+                                  np.ascontiguousarray(w.R), feat, self.kernel_arrays, point,
+                                  normal, delta, vert)
         keep = np.flatnonzero(delta > -margin)
         if not len(keep):
             return []

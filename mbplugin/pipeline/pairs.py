@@ -52,16 +52,11 @@ def pair_types(kind: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
     return out
 
 
-def mesh_arrays(comp: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def mesh_arrays(comp: Any) -> tuple[np.ndarray, ...]:
     """The mesh tuple ``ms`` of the pair kernels from a model's arrays
-    (``ContactModel.arrays``): per shape its first global plane-feature row (S,), the
-    features' member ranges (F + 1,), member vertex rows, and the local vertex table (V, 3)
-    (:class:`mbplugin.contact.mesh.MeshSet`)."""
-    m = comp.mesh
-    return (np.ascontiguousarray(m.feat0, dtype=np.int64),
-            np.ascontiguousarray(m.fstart, dtype=np.int64),
-            np.ascontiguousarray(m.fvert, dtype=np.int64),
-            np.ascontiguousarray(m.vertices, dtype=float))
+    (``ContactModel.arrays``): :attr:`mbplugin.contact.mesh.MeshSet.kernel_arrays`, read by
+    :func:`mbplugin.contact.kernels.mesh_feature_point`."""
+    return comp.mesh.kernel_arrays
 
 
 @njit_inline
@@ -79,9 +74,9 @@ def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, m
         if t == PAIR_PS:
             g = ck.plane_sphere(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, radius[s_b])
         elif t == PAIR_PM:
-            x0, x1, x2, _ = ck.mesh_feature_point(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, Rb,
-                                                  ms[1], ms[2], ms[3], ms[0][s_b] + f)
-            g = ck.plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2)
+            m = ck.mesh_feature_point(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, Rb, ms,
+                                      ms[0][s_b] + f)
+            g = (m[0], m[1], m[2], m[3], m[4], m[5], m[6])
         else:
             x0, x1, x2 = ck.box_corner(cb0, cb1, cb2, Rb, half[s_b, 0], half[s_b, 1],
                                        half[s_b, 2], f)
@@ -121,8 +116,8 @@ def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, p
 
 @njit
 def pair_contacts(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half, ms,
-                  pos, R, vel, omega_w, inv_m, inv_i, a_out, b_out, point, normal, delta, ddelta, vt,
-                  ra, rb, m_eff):
+                  pos, R, vel, omega_w, inv_m, inv_i, a_out, b_out, point, normal, delta, ddelta,
+                  vt, ra, rb, m_eff):
     """The state-dependent fields of a :class:`~mbplugin.contact.ContactBatch` of the listed
     pairs (what :meth:`~mbplugin.contact.ContactModel.detect_pairs` computes for them, through
     the same kernels): :func:`pair_geometry`, the contact point (the point of ``ra``) and the
