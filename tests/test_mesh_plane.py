@@ -1,0 +1,149 @@
+"""Triangle meshes on a plane in the standalone engine: the same physics as the primitives, rest
+overlaps from the law's closed form.
+
+Outside facts used: a body at rest carries its weight, m g, on its contacts; by symmetry a flat
+face of N corners carries m g / N on each; the static overlap of a law F = k delta^n is
+(F / k)^(1/n) (Hertz: k = (4/3) E* sqrt(R), E* = 1 / ((1 - nu1^2)/E1 + (1 - nu2^2)/E2); Johnson,
+*Contact Mechanics* 1985, Eq. 4.22). A polyhedron inscribed in a smooth surface deviates from it
+by at most its chordal error: for a sphere of radius R, R minus the smallest distance from the
+centre to a face plane; for a prism inscribed in a cylinder of radius R with N sides,
+R (1 - cos(pi / N)) (computed here from the geometry, not from the code under test). The
+primitive box's own outcome is measured in the same test.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+
+from mbplugin.scene import build_scene
+
+G = 9.81
+E, NU, RHO = 2e9, 0.3, 1200.0
+E_STAR = E / (2 * (1 - NU**2))  # two equal materials
+H = 0.05  # cube edge (m)
+
+
+def drop(body: dict, duration: float, law: dict, base: Path, height: float = 0.01) -> tuple:
+    """Drop ``body`` (its lowest point ``height`` above the floor); (result, mass, final z)."""
+    b = {"name": "b", "material": "m", **body}
+    b.setdefault("position", [0.0, 0.0, height])
+    scene = build_scene({
+        "scene": {"name": "t", "duration": duration},
+        "integrator": {"method": "adaptive", "rtol": 1e-9, "max_step": 0.01},
+        "materials": {"m": {"E": E, "nu": NU, "density": RHO}},
+        "bodies": [{"name": "floor", "shape": "plane", "fixed": True, "material": "m"}, b],
+        "contact": law,
+    }, base_dir=base)
+    result = scene.run()
+    mass = float(scene.world.bodies.mass[1])
+    z = float(result.final_state[5])  # body 1's z
+    return result, mass, z
+
+
+def at_rest(result, mass: float) -> None:
+    """Still, and the contacts carry the weight (relative 1e-6)."""
+    y = result.final_state
+    assert np.abs(y[7 * 2 : 10 * 2]).max() < 1e-6  # m/s
+    total = sum(c["force"] for c in result.final_contacts)
+    assert total == pytest.approx(mass * G, rel=1e-6)
+
+
+HC = {"law": "hunt_crossley", "params": {"k": 1e7, "cr": 0.3}}
+
+
+@pytest.mark.parametrize("rpy", [[0.0, 0.0, 0.0], [30.0, 0.0, 0.0]], ids=["flat", "edge"])
+def test_cube_mesh_is_the_primitive_box(tmp_path: Path, rpy: list[float]) -> None:
+    """A cube mesh (12 triangles, OBJ) and the primitive box, dropped flat or landing on an
+    edge and tipping onto a face: the same bounces and rest height; the rest overlap is the
+    law's for a quarter of the weight on each bottom corner."""
+    trimesh.creation.box(extents=(H, H, H)).export(tmp_path / "cube.obj")
+    c = math.cos(math.radians(30.0)) * H / 2 + math.sin(math.radians(30.0)) * H / 2
+    z0 = (c if rpy[0] else H / 2) + 0.02
+    out = {}
+    for shape in ({"shape": "mesh", "file": "cube.obj"},
+                  {"shape": "box", "half_extents": [H / 2] * 3}):
+        out[shape["shape"]] = drop({**shape, "rpy_deg": rpy, "position": [0.0, 0.0, z0]},
+                                   1.2, HC, tmp_path)
+    (rm, mass, zm), (rb, _, zb) = out["mesh"], out["box"]
+    bm, bb = rm.bounces, rb.bounces
+    assert len(bm) == len(bb) > 2
+    assert bm[0]["cr"] == pytest.approx(bb[0]["cr"], abs=1e-3)
+    assert zm == pytest.approx(zb, abs=1e-6)
+    at_rest(rm, mass)
+    delta = (mass * G / 4 / 1e7) ** (2 / 3)  # Hunt-Crossley: n = 1.5
+    assert zm == pytest.approx(H / 2 - delta, abs=1e-9)
+    assert len(rm.final_contacts) == 4
+
+
+def sphere_chord(tm: trimesh.Trimesh, r: float) -> float:
+    v = tm.vertices[tm.faces]
+    n = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    return r - float(np.min(np.abs(np.einsum("ij,ij->i", n, v[:, 0]))))
+
+
+def test_mesh_sphere_rests_at_the_hertz_overlap(tmp_path: Path) -> None:
+    """An icosphere dropped off-centre (Hunt-Crossley without k: Hertz k from the materials and
+    the mesh's curvature) comes to rest at R - delta_Hertz(m g) within its chordal error."""
+    r = 0.02
+    tm = trimesh.creation.icosphere(3, radius=r)
+    tm.export(tmp_path / "ball.obj")
+    result, mass, z = drop({"shape": "mesh", "file": "ball.obj", "rpy_deg": [10, 20, 30],
+                            "position": [0.0, 0.0, r + 0.01]}, 0.6,
+                           {"law": "hunt_crossley", "params": {"cr": 0.3}}, tmp_path)
+    at_rest(result, mass)
+    delta = (mass * G / (4 / 3 * E_STAR * math.sqrt(r))) ** (2 / 3)
+    chord = sphere_chord(tm, r)
+    assert abs(z - (r - delta)) <= chord
+    # the vertices' fitted spheres take the chordal error out: the mesh sits where the sphere
+    # does, to the accuracy of its curvature estimate (delta ~ R^(-1/3))
+    assert z == pytest.approx(r - delta, abs=0.01 * delta)
+    assert len(result.final_contacts) == 1
+
+
+@pytest.mark.parametrize("law", ["linear", "hertz"])
+@pytest.mark.parametrize("side", [False, True], ids=["face", "side"])
+def test_mesh_cylinder_rests_at_the_law_overlap(tmp_path: Path, side: bool, law: str) -> None:
+    """A 32-sided cylinder mesh on its end face (32 rim corners) or on its side (a face of the
+    prism down: 4 corners), with a linear law (F = k delta) or Hertz (k from the materials and
+    the corners' radius): the rest height is the closed form for its corners' share of the
+    weight, within the chordal error of the prism against the cylinder."""
+    r, h, n = 0.02, 0.06, 32
+    trimesh.creation.cylinder(radius=r, height=h, sections=n).export(tmp_path / "cyl.obj")
+    rho_c = 0.002  # corner radius for Hertz k (m)
+    if law == "linear":
+        spec = {"law": "hunt_crossley", "params": {"k": 1e6, "n": 1.0, "cr": 0.3}}
+        k, p = 1e6, 1.0
+    else:
+        spec = {"law": "hunt_crossley", "params": {"cr": 0.3}}
+        k, p = 4 / 3 * E_STAR * math.sqrt(rho_c), 1.5
+    # on the side: the axis along y (x by 90 deg), turned about it (world y) by half a sector
+    # so that a face of the prism, not an edge, is down (trimesh puts a vertex at angle 0)
+    rpy = [90.0, 180.0 / n, 0.0] if side else [0.0, 0.0, 0.0]
+    top = r * math.cos(math.pi / n) if side else h / 2
+    result, mass, z = drop({"shape": "mesh", "file": "cyl.obj", "radius": rho_c,
+                            "rpy_deg": rpy, "position": [0.0, 0.0, top + 0.005]}, 0.8, spec,
+                           tmp_path)
+    at_rest(result, mass)
+    corners = 4 if side else n
+    delta = (mass * G / corners / k) ** (1 / p)
+    assert len(result.final_contacts) == corners
+    # the prism's own geometry (the OBJ file holds the vertices to 8 decimals: 5e-9 m)
+    assert z == pytest.approx(top - delta, abs=1e-8)
+    chord = r * (1 - math.cos(math.pi / n))  # prism vs cylinder
+    assert abs(z - ((r if side else h / 2) - delta)) <= chord + 1e-12
+
+
+def test_mesh_box_rests_at_the_linear_overlap(tmp_path: Path) -> None:
+    """A 12-triangle brick on a face with a linear law: 4 corners, delta = m g / (4 k)."""
+    trimesh.creation.box(extents=(0.08, 0.04, 0.02)).export(tmp_path / "brick.stl")
+    spec = {"law": "hunt_crossley", "params": {"k": 1e6, "n": 1.0, "cr": 0.3}}
+    result, mass, z = drop({"shape": "mesh", "file": "brick.stl",
+                            "position": [0.0, 0.0, 0.015]}, 0.6, spec, tmp_path)
+    at_rest(result, mass)
+    assert z == pytest.approx(0.01 - mass * G / 4 / 1e6, abs=1e-9)
