@@ -147,3 +147,39 @@ def test_mesh_box_rests_at_the_linear_overlap(tmp_path: Path) -> None:
                             "position": [0.0, 0.0, 0.015]}, 0.6, spec, tmp_path)
     at_rest(result, mass)
     assert z == pytest.approx(0.01 - mass * G / 4 / 1e6, abs=1e-9)
+
+
+def test_climb_finds_the_deepest_member_of_a_spherical_region(monkeypatch) -> None:
+    """The climb over a large spherical region (a 2562-vertex icosphere, a 64 x 64 UV sphere,
+    the caps of a capsule) reports the overlap a scan of every member gives, and never less
+    than the lowest vertex (the fitted spheres only add the chordal correction), at 100 random
+    orientations."""
+    from mbplugin.contact import BodyState, ContactModel, Plane, axis_angle_quat
+    from mbplugin.contact import mesh as meshmod
+
+    default = meshmod.CLIMB_MIN
+    rng = np.random.default_rng(7)
+    quats = [axis_angle_quat(rng.normal(size=3), rng.uniform(0.0, math.pi)) for _ in range(100)]
+    for tm in (trimesh.creation.icosphere(4, radius=0.02),
+               trimesh.creation.uv_sphere(0.02, count=[64, 64]),
+               trimesh.creation.capsule(height=0.05, radius=0.01, count=[48, 48])):
+        got = {}
+        for climb_min in (default, 10**9):
+            monkeypatch.setattr(meshmod, "CLIMB_MIN", climb_min)
+            mesh = meshmod.Mesh(tm)
+            assert (mesh.climb[0] >= 0).any() == (climb_min == default)  # the default climbs
+            model = ContactModel()
+            model.add_shape(Plane(), -1)
+            model.add_shape(mesh, 0)
+            model.set_default_law({"name": "hooke", "k": 1.0})
+            got[climb_min] = np.array([model.detect(
+                BodyState.create([[0.0, 0.0, 0.0]], quat=[q], mass=1.0, inertia=[1.0] * 3),
+                margin=1.0).delta.max() for q in quats])
+        np.testing.assert_allclose(got[default], got[10**9], rtol=0, atol=1e-15)
+        lowest = np.array([-(tm.vertices @ quat_rows(q).T)[:, 2].min() for q in quats])
+        assert (got[10**9] >= lowest - 1e-15).all()
+
+
+def quat_rows(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of [w, x, y, z] (trimesh's own conversion)."""
+    return trimesh.transformations.quaternion_matrix(q)[:3, :3]

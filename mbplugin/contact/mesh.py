@@ -179,9 +179,10 @@ def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0) -> np.ndarray:
 #: A vertex is on a sphere when its one-ring lies on the sphere fitted through it within this
 #: fraction of the radius (exact for vertices computed on a sphere; slack for files written
 #: with 8 digits); two neighbours are on one sphere when centres and radii agree within
-#: ``SPHERE_AGREE`` of the radius.
+#: ``SPHERE_AGREE`` of the radius (the fitted centre of a fine mesh read from an 8-digit OBJ
+#: moves by ~1e-3 R: an 81920-triangle icosphere of 2 cm).
 SPHERE_TOL = 1e-4
-SPHERE_AGREE = 1e-3
+SPHERE_AGREE = 1e-2
 
 
 def vertex_spheres(m: trimesh.Trimesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -311,15 +312,16 @@ CLIMB_DIRS = np.ascontiguousarray(trimesh.creation.icosphere(2).vertices, dtype=
 
 def climb_tables(
     start: np.ndarray, members: np.ndarray, kind: np.ndarray, edges: np.ndarray,
-    vgeo: np.ndarray,
+    vertices: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What the climb over large spherical plane features needs (local vertex ids): per
     feature the offset of its row in the support table (-1: scanned), the support table (for
-    each table direction d, the member maximising its sphere's support c.d + r), and the
+    each table direction d, the member vertex farthest along d: v.d largest; on a sphere every
+    member's own sphere has the same support, so the vertex itself says where to start), and the
     neighbours of each vertex within its feature (CSR: start (V + 1,), ids) along ``edges``.
     Over a spherical region the overlap of the members is a single plateau with slopes down to
     the region's edge, so the climb from any start ends at the deepest member."""
-    nv = len(vgeo)
+    nv = len(vertices)
     size = np.diff(start)
     climb = (kind == 1) & (size > CLIMB_MIN)
     offset = np.full(len(size), -1, dtype=np.int64)
@@ -329,7 +331,7 @@ def climb_tables(
     for f in np.flatnonzero(climb):
         mem = members[start[f]:start[f + 1]]
         owner[mem] = f
-        support = vgeo[mem, :3] @ CLIMB_DIRS.T + vgeo[mem, 3:4]
+        support = vertices[mem] @ CLIMB_DIRS.T
         tables.append(mem[np.argmax(support, axis=0)])
     table = (np.concatenate(tables) if tables else np.zeros(0)).astype(np.int64)
     i = np.concatenate([edges[:, 0], edges[:, 1]])
@@ -398,7 +400,7 @@ class Mesh:
             plane_features(m, self.vertex_radius))
         #: the climb over large spherical features (:func:`climb_tables`)
         self.climb = climb_tables(self.feature_start, self.feature_vertices, self.feature_kind,
-                                  self.edges, self.vertex_geometry)
+                                  self.edges, self.vertices)
         self._fcl: Any = None
 
     def __repr__(self) -> str:
