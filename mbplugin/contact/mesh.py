@@ -345,6 +345,98 @@ def climb_tables(
     return offset, table, nbr_start, nbr
 
 
+def convex_polygons(
+    vertices: np.ndarray, faces: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The faces of the convex polyhedron spanned by ``vertices``: (unit outward normals
+    (P, 3), offsets (P,) with n.x = offset on the face, start (P + 1,), vertex ids in
+    counter-clockwise order about the normal). Coplanar triangles of ``faces`` (the hull's)
+    merge into one polygon; each polygon keeps its extreme points only (the 2-D hull of its
+    vertices in the face plane, ``scipy.spatial.ConvexHull``)."""
+    from scipy.spatial import ConvexHull
+
+    tm = trimesh.Trimesh(vertices, faces, process=False)
+    groups = [np.asarray(f) for f in tm.facets]
+    taken = np.zeros(len(faces), dtype=bool)
+    for g in groups:
+        taken[g] = True
+    groups += [np.array([i]) for i in np.flatnonzero(~taken)]
+    fn = np.asarray(tm.face_normals)
+    normals, offsets, start, ids = [], [], [0], []
+    for g in groups:
+        n = fn[g].mean(axis=0)
+        n /= np.linalg.norm(n)
+        vid = np.unique(faces[g])
+        t1 = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
+        t1 /= np.linalg.norm(t1)
+        t2 = np.cross(n, t1)
+        uv = np.stack([vertices[vid] @ t1, vertices[vid] @ t2], axis=1)
+        ring = vid[ConvexHull(uv).vertices] if len(vid) > 3 else vid
+        # counter-clockwise about n: (t1, t2, n) is right-handed
+        ang = np.arctan2(vertices[ring] @ t2 - uv[:, 1].mean(), vertices[ring] @ t1
+                         - uv[:, 0].mean())
+        ring = ring[np.argsort(ang)]
+        normals.append(n)
+        offsets.append(float(np.max(vertices[vid] @ n)))
+        ids.append(ring)
+        start.append(start[-1] + len(ring))
+    return (np.array(normals), np.array(offsets), np.array(start, dtype=np.int64),
+            np.concatenate(ids).astype(np.int64))
+
+
+def box_polygons(half: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`convex_polygons` of a box with half extents ``half`` (m), and its corners
+    (8, 3)."""
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)],
+                       dtype=float) * half
+    hull = trimesh.convex.convex_hull(corners)
+    # the hull reorders its vertices: map them back to the corner ids
+    back = np.array([int(np.argmin(np.linalg.norm(corners - x, axis=1)))
+                     for x in hull.vertices])
+    n, off, start, ids = convex_polygons(np.asarray(hull.vertices), np.asarray(hull.faces))
+    return n, off, start, back[ids], corners
+
+
+#: Face contact between convex polyhedra: the reference face must be within this cosine of the
+#: contact normal (about 25 degrees); otherwise (edges crossing, curved surfaces) the pair
+#: keeps python-fcl's single point.
+FACE_ALIGN = 0.9
+
+
+def clip_polygon(poly: np.ndarray, ref: np.ndarray, n: np.ndarray,
+                 tag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sutherland-Hodgman: the part of the convex polygon ``poly`` (K, 3) inside the prism
+    over the convex polygon ``ref`` (counter-clockwise about ``n``). ``tag`` (K,) names each
+    input vertex; a vertex made on an edge is tagged -(1 + 256 * (edge start's tag % 256) +
+    side % 256) (side = the reference edge that cut it)."""
+    pts, tags = poly, tag
+    tol = 1e-12 * max(float(np.ptp(ref, axis=0).max()), 1e-300)
+    m = len(ref)
+    for j in range(m):
+        if not len(pts):
+            break
+        p0 = ref[j]
+        side = np.cross(ref[(j + 1) % m] - p0, n)  # outward in the face plane
+        side /= np.linalg.norm(side)
+        dist = (pts - p0) @ side
+        out_p, out_t = [], []
+        k = len(pts)
+        for i in range(k):
+            a, b = i, (i + 1) % k
+            ina, inb = dist[a] <= tol, dist[b] <= tol
+            if ina:
+                out_p.append(pts[a])
+                out_t.append(tags[a])
+            if ina != inb:
+                t = dist[a] / (dist[a] - dist[b])
+                out_p.append(pts[a] + t * (pts[b] - pts[a]))
+                ta = int(tags[a]) if tags[a] >= 0 else 255
+                out_t.append(-(1 + 256 * (ta % 256) + j % 256))
+        pts = np.array(out_p).reshape(-1, 3)
+        tags = np.array(out_t, dtype=np.int64)
+    return pts, tags
+
+
 class Mesh:
     """A closed triangle mesh in its own local frame (see the module docstring).
 
@@ -402,6 +494,7 @@ class Mesh:
         self.climb = climb_tables(self.feature_start, self.feature_vertices, self.feature_kind,
                                   self.edges, self.vertices)
         self._fcl: Any = None
+        self._polygons: Any = None
 
     def __repr__(self) -> str:
         return (f"Mesh({len(self.vertices)} vertices, {len(self.faces)} faces, "
@@ -412,6 +505,22 @@ class Mesh:
         m = self.trimesh
         return (float(rho * m.volume), np.asarray(m.center_mass, dtype=float),
                 rho * np.asarray(m.moment_inertia, dtype=float))
+
+    def polygons(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The faces of the mesh's convex hull as polygons (:func:`convex_polygons`; vertex
+        ids of this mesh), computed once."""
+        if self._polygons is None:
+            from scipy.spatial import ConvexHull
+
+            hull = ConvexHull(self.vertices)
+            faces = np.asarray(hull.simplices, dtype=np.int64)
+            # outward winding: qhull's facet normals (hull.equations) say which side is out
+            d = np.cross(self.vertices[faces[:, 1]] - self.vertices[faces[:, 0]],
+                         self.vertices[faces[:, 2]] - self.vertices[faces[:, 0]])
+            flip = np.einsum("ij,ij->i", d, hull.equations[:, :3]) < 0
+            faces[flip] = faces[flip][:, ::-1]
+            self._polygons = convex_polygons(self.vertices, faces)
+        return self._polygons
 
     def fcl_geometry(self) -> Any:
         """The mesh as an ``fcl.Convex`` (convex meshes only)."""
@@ -494,6 +603,8 @@ class MeshSet:
             np.concatenate([np.zeros(0, dtype=i64), *nbr]).astype(i64),
         )
         self.convex = np.array([bool(s is not None and s.is_convex) for s in shapes], dtype=bool)
+        #: hull polygons of the meshes and boxes of face contacts, by shape id (local frame)
+        self._polys: dict[int, tuple[np.ndarray, ...]] = {}
         self.user_radius = np.array(
             [s.radius if (s is not None and s.radius is not None) else np.nan for s in shapes]
         )
@@ -616,6 +727,60 @@ class MeshSet:
             return float(cen @ n + np.sum(c.half[s] * np.abs(R.T @ n)))
         return float(cen @ n + c.half_length[s] * abs(R[:, 2] @ n) + c.radius[s])
 
+    def _polys_world(self, c: Any, w: Any, s: int) -> tuple[np.ndarray, ...]:
+        """Shape ``s``'s hull polygons in the world: normals, offsets, start, ids, vertices
+        (world), and which vertices belong to a spherical region (curved: no flat face)."""
+        R, cen = w.R[s], w.center[s]
+        local = self._polys.get(s)
+        if local is None:
+            if int(c.kind[s]) == 3:  # MESH
+                mesh = self.shapes[s]
+                n, off, start, ids = mesh.polygons()
+                loc = mesh.vertices
+                curved = np.zeros(len(loc), dtype=bool)
+                fs, fv = mesh.feature_start, mesh.feature_vertices
+                for f in np.flatnonzero(mesh.feature_kind == 1):
+                    curved[fv[fs[f]:fs[f + 1]]] = True
+            else:  # BOX
+                n, off, start, ids, loc = box_polygons(c.half[s])
+                curved = np.zeros(8, dtype=bool)
+            local = self._polys[s] = (n, off, start, ids, loc, curved)
+        n, off, start, ids, loc, curved = local
+        nw = n @ R.T
+        return nw, off + nw @ cen, start, ids, loc @ R.T + cen, curved
+
+    def _manifold(self, c: Any, w: Any, s1: int, s2: int, nv: np.ndarray,
+                  margin: float) -> tuple[np.ndarray, ...] | None:
+        """Face contact of two convex polyhedra (meshes, boxes) along the contact normal
+        ``nv`` (from s1 to s2), or None when it is not a face contact (module docstring): the
+        reference face (the one of the two faces most aligned with the normal) against the
+        incident face of the other shape, clipped to the reference face's prism
+        (:func:`clip_polygon`); each clipped vertex inside the reference body (or within
+        ``margin``) is a contact, its overlap the depth below the reference plane."""
+        na, oa, sta, ida, xa, ca = self._polys_world(c, w, s1)
+        nb, ob, stb, idb, xb, cb = self._polys_world(c, w, s2)
+        al_a, al_b = na @ nv, -(nb @ nv)
+        fa, fb = int(np.argmax(al_a)), int(np.argmax(al_b))
+        if max(al_a[fa], al_b[fb]) < FACE_ALIGN:
+            return None
+        ring_a, ring_b = ida[sta[fa]:sta[fa + 1]], idb[stb[fb]:stb[fb + 1]]
+        if ca[ring_a].any() or cb[ring_b].any():
+            return None  # a curved surface: one point (fcl) with its radius
+        if al_a[fa] >= al_b[fb]:
+            flag, nr, off, ref, inc, tag = 0, na[fa], oa[fa], xa[ring_a], xb[ring_b], ring_b
+        else:
+            flag, nr, off, ref, inc, tag = 1, nb[fb], ob[fb], xb[ring_b], xa[ring_a], ring_a
+        pts, tags = clip_polygon(inc, ref, nr, tag.astype(np.int64))
+        if not len(pts):
+            return None
+        depth = off - pts @ nr
+        keep = depth > -margin
+        pts, tags, depth = pts[keep], tags[keep], depth[keep]
+        point = pts + 0.5 * depth[:, None] * nr
+        normal = np.tile(nr if flag == 0 else -nr, (len(pts), 1))
+        feature = 1 + flag * (1 << 18) + np.where(tags >= 0, tags, (1 << 17) + (-tags - 1))
+        return point, normal, depth, feature.astype(np.int64)
+
     def general_pairs(
         self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray, margin: float
     ) -> list[Any]:
@@ -627,7 +792,8 @@ class MeshSet:
         if not len(sa):
             return []
         request = fcl.CollisionRequest(num_max_contacts=1, enable_contact=True)
-        out_i, pts, nrm, dep = [], [], [], []
+        out_i, pts, nrm, dep, feat = [], [], [], [], []
+        kind = c.kind
         for idx, (s1, s2) in enumerate(zip(sa.tolist(), sb.tolist(), strict=True)):
             result = fcl.CollisionResult()
             if fcl.collide(self._fcl_object(c, w, s1), self._fcl_object(c, w, s2), request,
@@ -635,6 +801,19 @@ class MeshSet:
                 ct = result.contacts[0]
                 nv = np.asarray(ct.normal, dtype=float)
                 nv = nv / np.linalg.norm(nv)
+                # a mesh against a mesh or a box: a face contact gives its clipped polygon
+                if (kind[s1] in (2, 3) and kind[s2] in (2, 3) and 3 in (kind[s1], kind[s2])
+                        and self.convex[s1] | (kind[s1] == 2)
+                        and self.convex[s2] | (kind[s2] == 2)):
+                    man = self._manifold(c, w, s1, s2, nv, margin)
+                    if man is not None:
+                        for k in range(len(man[2])):
+                            out_i.append(idx)
+                            pts.append(man[0][k])
+                            nrm.append(man[1][k])
+                            dep.append(man[2][k])
+                            feat.append(man[3][k])
+                        continue
                 # keep fcl's tangential position, move the point along n to the middle of the
                 # overlap: between a's extreme plane (max x.n over a) and b's (min x.n over b)
                 mid = 0.5 * (self._support(c, w, s1, nv) - self._support(c, w, s2, -nv))
@@ -643,6 +822,7 @@ class MeshSet:
                 pts.append(pos + (mid - pos @ nv) * nv)
                 nrm.append(nv)
                 dep.append(ct.penetration_depth)
+                feat.append(0)
         if not out_i:
             return []
         ii = np.array(out_i, dtype=np.int64)
@@ -652,4 +832,4 @@ class MeshSet:
         a, b = sa[ii], sb[ii]
         r_eff = _equiv(self._feature_radius(c, w, a, point), self._feature_radius(c, w, b, point))
         return [_Part(a, b, point, normal, np.array(dep, dtype=float), r_eff,
-                      np.zeros(len(ii), dtype=np.int64))]
+                      np.array(feat, dtype=np.int64))]
