@@ -44,11 +44,11 @@ def test_capsule_lying_on_plane_urdf(client) -> None:
 
 
 def test_cylinder_through_the_closest_points_fallback(client) -> None:
-    """A cylinder (not modelled by the contact layer) standing on its flat face: without a
-    fallback a clear error naming the shape; with ``fallback="closest_points"`` PyBullet's
-    getClosestPoints supplies the contact and the cylinder rests at the static overlap of a
-    linear law, m g / k (rotation held by a large inertia: PyBullet reports one closest point,
-    not necessarily under the centre of mass)."""
+    """A cylinder standing on its flat face: without a fallback it is a 64-sided prism whose
+    64 rim corners each carry m g / 64 (linear law: overlap m g / (64 k)); with
+    ``fallback="closest_points"`` PyBullet's getClosestPoints supplies the contact and the
+    cylinder rests at the static overlap of a linear law, m g / k (rotation held by a large
+    inertia: PyBullet reports one closest point, not necessarily under the centre of mass)."""
     from mbplugin.errors import ParameterError
 
     plane = p.loadURDF("plane.urdf", physicsClientId=client)
@@ -58,8 +58,17 @@ def test_cylinder_through_the_closest_points_fallback(client) -> None:
     p.changeDynamics(cyl, -1, linearDamping=0, angularDamping=0,
                      localInertiaDiagonal=[1e6] * 3, physicsClientId=client)
     law = {"name": "hunt_crossley", "n": 1.0, "cr": 0.3, "k": k}  # F = k delta at rest
-    with pytest.raises(ParameterError, match="cylinder"):
-        BulletContacts(client, manage=[plane], law=law)
+    bk = BulletContacts(client, manage=[plane], law=law)
+    for _ in range(180):
+        info = bk.step()
+    overlap = h / 2 - p.getBasePositionAndOrientation(cyl, physicsClientId=client)[0][2]
+    assert len(info.normal_force) == 64
+    assert overlap == pytest.approx(m * G / 64 / k, rel=0.01)
+    assert info.normal_force.sum() == pytest.approx(m * G, rel=0.01)
+    bk.release()
+    p.resetBasePositionAndOrientation(cyl, [0, 0, h / 2 + 1e-3], [0, 0, 0, 1],
+                                      physicsClientId=client)
+    p.resetBaseVelocity(cyl, [0, 0, 0], [0, 0, 0], physicsClientId=client)
     with pytest.raises(ParameterError, match="fallback"):
         BulletContacts(client, manage=[plane], law=law, fallback="gjk")
     bk = BulletContacts(client, manage=[plane], law=law, fallback="closest_points")

@@ -86,7 +86,9 @@ def _load(mesh: Any) -> trimesh.Trimesh:
     return loaded
 
 
-def _problems(m: trimesh.Trimesh) -> list[str]:
+def mesh_problems(m: trimesh.Trimesh) -> list[str]:
+    """What keeps ``m`` from being a contact mesh (too few faces, non-finite or degenerate,
+    not watertight, inconsistent winding, inward normals): one phrase each, [] for none."""
     out = []
     if len(m.faces) < 4 or len(m.vertices) < 4:
         out.append(f"has {len(m.faces)} faces (a closed mesh needs at least 4)")
@@ -452,10 +454,10 @@ class Mesh:
         smooth_angle: float = 30.0,
     ) -> None:
         m = _load(mesh)
-        problems = _problems(m)
+        problems = mesh_problems(m)
         if problems and repair:
             m = _repair(m)
-            problems = _problems(m)
+            problems = mesh_problems(m)
             if problems:
                 raise ParameterError("Mesh: repair failed, the mesh still " + "; ".join(problems))
         elif problems:
