@@ -112,3 +112,46 @@ def test_mesh_cube_stacks_rest_with_the_weight_above(tmp_path: Path) -> None:
     for i in range(n):
         assert count[f"c{i}"] == 4
         assert force[f"c{i}"] == pytest.approx((n - i) * m * g, rel=1e-6)
+
+
+def test_non_convex_mesh_parts_and_the_door_check() -> None:
+    """A non-convex mesh (the Stanford bunny of pybullet_data, 10 cm) against a box: refused at
+    the door with advice that exists (convex_parts), unless the pair can never meet
+    (excluded); split by V-HACD into convex parts that cover it (every bunny vertex within two
+    voxels of a part), the parts as shapes of one body rest on the box with their contacts."""
+    import os
+
+    import pybullet_data
+
+    from mbplugin.contact.mesh import convex_parts
+    from mbplugin.errors import ParameterError
+
+    bunny = trimesh.load(os.path.join(pybullet_data.getDataPath(), "bunny.obj"), force="mesh")
+    bunny.apply_scale(0.1 / float(bunny.extents.max()))
+    m = ContactModel()
+    m.add_shape(Mesh(bunny), 0)
+    m.add_shape(Box((0.1, 0.1, 0.01)), 1)
+    m.set_default_law({"name": "hooke", "k": 1.0})
+    with pytest.raises(ParameterError, match="convex_parts"):
+        m.make_store()
+    m.exclude(0, 1)
+    m.make_store()  # the pair cannot meet: no complaint
+    parts = convex_parts(bunny, resolution=20_000)
+    assert len(parts) >= 3 and all(p.is_convex for p in parts)
+    voxel = (bunny.bounding_box.volume / 20_000) ** (1 / 3)
+    # trimesh's signed distance is > 0 inside: the smallest distance outside any part
+    dist = np.min([-trimesh.proximity.signed_distance(p, bunny.vertices) for p in parts],
+                  axis=0)
+    assert dist.max() < 2 * voxel
+    m = ContactModel()
+    for part in parts:
+        m.add_shape(Mesh(part), 0)
+    m.add_shape(Box((0.1, 0.1, 0.01)), 1)
+    m.set_default_law({"name": "hooke", "k": 1.0})
+    d = 1e-4
+    bottom = min(float(p.vertices[:, 2].min()) for p in parts)
+    batch = m.detect(BodyState.create([[0.0, 0.0, 0.01 - bottom - d], [0.0, 0.0, 0.0]],
+                                      mass=1.0, inertia=[1.0] * 3))
+    assert len(batch) >= 1
+    assert batch.delta.max() == pytest.approx(d, abs=1e-12)
+    assert (batch.a == 1).all()  # the box (lower shape type) is side a
