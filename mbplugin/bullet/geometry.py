@@ -27,7 +27,9 @@ PyBullet type           dimensions                                 contact-layer
 hull per object of an OBJ file (a V-HACD file such as ``duck_vhacd.obj`` holds several objects:
 a compound of their hulls) and one convex hull of any other file (STL); so is it here: each
 connected part of an OBJ file (``o`` objects of a V-HACD OBJ do not share vertices) becomes the
-convex hull of its vertices, one :class:`Mesh` each, at the shape's pose. A file that is not
+convex hull of its vertices, one :class:`Mesh` each, at the shape's pose (their plane
+contacts: only the corners on the hull of all the parts, ``Mesh(plane_points=)``; the others lie
+inside the compound and would touch a plane only past their depth in it). A file that is not
 a closed surface (r2d2's ``l_finger.stl`` has open edges) is therefore not refused: its convex
 hull is what PyBullet collides with too. A static body (mass 0) keeps its file as one mesh
 (PyBullet uses the triangles themselves); it must then be closed.
@@ -216,5 +218,9 @@ def _mesh(path: str, scale: np.ndarray, where: str, radius: float | None,
         # PyBullet: one hull per object of an OBJ file (V-HACD files: disjoint objects)
         m.merge_vertices()
         parts = m.split(only_watertight=False) or [m]
-    return [Mesh(trimesh.convex.convex_hull(np.asarray(part.vertices)), radius=radius)
-            for part in parts]
+    if len(parts) == 1:
+        return [Mesh(trimesh.convex.convex_hull(np.asarray(m.vertices)), radius=radius)]
+    # a compound: a plane meets its parts at the corners of the hull of them all
+    outer = trimesh.convex.convex_hull(np.asarray(m.vertices)).vertices
+    return [Mesh(trimesh.convex.convex_hull(np.asarray(part.vertices)), radius=radius,
+                 plane_points=outer) for part in parts]

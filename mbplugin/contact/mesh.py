@@ -219,7 +219,7 @@ def vertex_spheres(m: trimesh.Trimesh) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def plane_features(
-    m: trimesh.Trimesh, vertex_radius: np.ndarray
+    m: trimesh.Trimesh, vertex_radius: np.ndarray, plane_points: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The contact features of a mesh against a half-space (module docstring, "mesh-plane")
     and each vertex's surface model for them.
@@ -254,6 +254,12 @@ def plane_features(
     edges = np.asarray(m.edges_unique, dtype=np.int64)
     corners = np.zeros(len(v), dtype=bool)
     corners[ConvexHull(v).vertices] = True
+    if plane_points is not None:  # only the corners among these points (see Mesh)
+        from scipy.spatial import cKDTree
+
+        pts = np.asarray(plane_points, dtype=float).reshape(-1, 3)
+        dist, _ = cKDTree(pts).query(v) if len(pts) else (np.full(len(v), np.inf), None)
+        corners &= dist <= 1e-9 * max(float(m.scale), 1e-300)
     c, r, on_sphere = vertex_spheres(m)
     ea, eb = edges[:, 0], edges[:, 1]
     sph = corners & on_sphere & np.isfinite(vertex_radius) & (vertex_radius > 0)
@@ -492,11 +498,15 @@ class Mesh:
     ``repair``: try to fix a broken mesh instead of rejecting it.
     ``smooth_angle`` (deg): faces deviating more than this from a vertex normal make the vertex
     sharp (curvature undefined).
+    ``plane_points`` (K, 3) m, local frame: when given, only hull corners within 1e-9 of the
+    mesh's size of one of these points are plane features (a part of a compound shape: the
+    corners on the hull of all the parts; the others lie inside it and touch a plane only after
+    an overlap larger than their depth in it).
     """
 
     def __init__(
         self, mesh: Any, radius: float | None = None, repair: bool = False,
-        smooth_angle: float = 30.0,
+        smooth_angle: float = 30.0, plane_points: Any = None,
     ) -> None:
         m = _load(mesh)
         problems = mesh_problems(m)
@@ -536,7 +546,7 @@ class Mesh:
         #: plane contact features and the vertices' surface models (:func:`plane_features`):
         #: start (F + 1,), member vertex ids, kind (F,), vgeo (V, 9)
         self.feature_start, self.feature_vertices, self.feature_kind, self.vertex_geometry = (
-            plane_features(m, self.vertex_radius))
+            plane_features(m, self.vertex_radius, plane_points))
         #: the climb over large spherical features (:func:`climb_tables`)
         self.climb = climb_tables(self.feature_start, self.feature_vertices, self.feature_kind,
                                   self.edges, self.vertices)
