@@ -467,7 +467,8 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
         if backend == "pybullet":
             from mbplugin.bullet.scene import build_bullet_scene
 
-            return build_bullet_scene(doc, source, _law_entry, _friction)  # type: ignore[return-value]
+            return build_bullet_scene(doc, source, _law_entry, _friction,  # type: ignore[return-value]
+                                      base_dir=base_dir)
         return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise
