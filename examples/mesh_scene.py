@@ -48,10 +48,10 @@ def check(name: str, pos: dict[str, np.ndarray], speed: dict[str, float] | None,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--short", action="store_true", help="quick mode (CI): 0.4 s, no rest check")
+    ap.add_argument("--short", action="store_true", help="quick mode (CI): 0.25 s, no rest check")
     ap.add_argument("--out", default="out/mesh_scene", help="where the records go")
     args = ap.parse_args(argv)
-    duration = 0.4 if args.short else 3.0
+    duration = 0.25 if args.short else 3.0
     ok = True
 
     # standalone engine

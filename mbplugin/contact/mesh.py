@@ -8,26 +8,40 @@ degenerate/duplicate faces, fill holes, fix winding and normals), after which it
 
 Pairs (all in :class:`MeshSet`, used by :class:`~mbplugin.contact.model.ContactModel`):
 
-* **mesh-plane**: every vertex below the plane is penetrating; the penetrating vertices split into
-  connected regions along mesh edges (``scipy.sparse.csgraph.connected_components``), and each
-  region is reported as **one** contact at its deepest vertex (delta = its depth; point halfway
-  between the vertex and the plane; normal = the plane's). The force therefore does not grow
-  with the number of vertices as a spring-per-vertex model would: refining a mesh only moves the
-  deepest vertex closer to the true surface (chordal error). A convex mesh has one region (no
-  graph search), keyed ``feature = 0``; a non-convex one keys each region by its lowest vertex
-  index.
+* **mesh-plane** (:func:`plane_features`; the compiled kernel ``mesh_feature_point`` of
+  :mod:`mbplugin.contact.kernels`, also in the engine's compiled segments):
+  the candidates are the corners of the mesh's convex hull (extreme points: vertices inside a
+  flat face or on a straight edge are none; a half-space meets a body first at its hull's
+  corners, so this is exact while an overlap stays below the depth of the other vertices
+  inside the hull). Each corner is a contact point of its own, as the primitive box's corners
+  (``feature`` = the corner's feature index): a face on a plane rests on its corners, each
+  carrying its share with the full law (a cube mesh is the primitive ``Box``, contact for
+  contact; a face of N corners is N contacts, whatever the triangles inside it), an edge on its
+  two ends. The exception is a *spherical region*: hull corners where the surface is smooth and
+  lies on one sphere (an icosphere, a UV sphere, the caps of a capsule), which touches a plane
+  at one point, so the region is **one** contact: its overlap is the largest over its members
+  of the overlap of the sphere fitted through each member and its one-ring (exact on a sphere:
+  the chordal error of the facets is taken out), so a mesh ball rolls and rests like the
+  primitive ``Sphere``; large regions are searched by a climb from a table of start vertices
+  (:func:`climb_tables`). Other smooth vertices (an ellipsoid's, a capsule's side) are corners:
+  one contact at the deepest of several such vertices would jump between them and rock the
+  body. Features are fixed per mesh, so contact keys are stable while a contact lasts.
 * **mesh-sphere**: the closest point of the mesh to the sphere's centre
   (``trimesh.proximity.closest_point``), inside/outside from the face normal (convex meshes) or
   ``mesh.contains`` (others); one contact per pair.
-* **mesh-mesh** and every other pair without a closed form (box-box, capsule-capsule,
-  box-capsule, mesh-box, mesh-capsule): python-fcl (GJK/EPA on convex geometry,
-  ``fcl.Convex``/``fcl.Box``/``fcl.Capsule``), one contact per pair with fcl's penetration depth
-  and normal; the point keeps fcl's position across the normal and is moved along the normal to
-  the middle of the overlap (halfway between the two bodies' extreme planes). One point per
-  pair: a face-to-face resting contact (box on box, parallel capsules) is represented by a single
-  point, which is not enough for a stable stack; use primitives on a plane for those.
-  Mesh-mesh contact needs convex meshes: split a concave body into
-  convex parts (e.g. ``trimesh.decomposition``) and attach each part as its own shape.
+* **mesh-mesh, mesh-box** (convex): python-fcl (GJK/EPA, ``fcl.Convex``/``fcl.Box``) gives the
+  contact normal; when a face of one shape lies within ``FACE_ALIGN`` of it (a face contact:
+  a mesh cube on a mesh cube or a box, a block on its side), the incident face of the other
+  shape is clipped to the reference face's prism (Sutherland-Hodgman, :func:`clip_polygon`;
+  as Bullet's polyhedral contact clipping) and every clipped vertex is a contact at its depth
+  below the reference plane: a stack rests on the four corners of each interface. Otherwise
+  (edges crossing, curved surfaces) one contact with fcl's depth and normal.
+* every other pair without a closed form (box-box, capsule-capsule, box-capsule,
+  mesh-capsule): python-fcl, one contact per pair; the point keeps fcl's position across the
+  normal and is moved along the normal to the middle of the overlap (halfway between the two
+  bodies' extreme planes). Contact between a mesh and a non-sphere needs convex meshes: split a
+  concave body into convex parts (:func:`convex_parts`: PyBullet's V-HACD) and attach each part
+  as its own shape of the body.
 
 Effective radius of a mesh (rule). At each vertex the surface is fitted, in the frame of the
 vertex normal, by the quadric z = a x^2 + b xy + c y^2 + d x + e y through its one-ring
@@ -41,8 +55,9 @@ and *undefined* where the surface is not smooth (a face around the vertex deviat
 undefined the user-given ``radius`` is used; without one, a sphere against that feature uses the
 sphere's radius alone (the feature is treated as flat, as for box edges) and a mesh-plane contact
 has no radius (NaN, so a law without ``k`` cannot be used there). A contact takes R_v of the
-deepest vertex (mesh-plane) or of the vertex nearest the contact point (mesh-sphere, fcl pairs);
-radii combine as 1/r_eff = 1/R_a + 1/R_b.
+deciding vertex (mesh-plane: the corner, or the deepest member of a spherical region, whose
+radius can therefore change between onsets) or of the vertex nearest the contact point
+(mesh-sphere, fcl pairs); radii combine as 1/r_eff = 1/R_a + 1/R_b.
 """
 
 from __future__ import annotations
