@@ -162,6 +162,22 @@ def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
 
 
 @njit_inline
+def _deepest(ids, lo, hi, q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, best, b0, b1, b2, bv):
+    """The deepest of the member vertices ``ids[lo:hi]`` (:func:`_mesh_member`) and the best so
+    far (overlap ``best``, point b, vertex ``bv``): a strictly deeper member wins (5-tuple)."""
+    for i in range(lo, hi):
+        v = ids[i]
+        d, y0, y1, y2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v)
+        if d > best:
+            best = d
+            b0 = y0
+            b1 = y1
+            b2 = y2
+            bv = v
+    return best, b0, b1, b2, bv
+
+
+@njit_inline
 def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     """Mesh plane feature ``g`` (a global feature row) against the half-space (surface point q,
     outward unit normal n): (point (3), normal (3), delta, vertex row) as an 8-tuple.
@@ -182,20 +198,10 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     """
     fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start, nbr = (ms[1], ms[2], ms[3], ms[4],
                                                                ms[5], ms[6], ms[7], ms[8])
-    best = -np.inf
-    b0 = b1 = b2 = 0.0  # the best member's contact point before the half-overlap shift
-    bv = -1
     ct = fclimb[g]
     if ct < 0:
-        for i in range(fstart[g], fstart[g + 1]):
-            v = fvert[i]
-            d, y0, y1, y2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v)
-            if d > best:
-                best = d
-                b0 = y0
-                b1 = y1
-                b2 = y2
-                bv = v
+        _, b0, b1, b2, bv = _deepest(fvert, fstart[g], fstart[g + 1], q0, q1, q2, n0, n1, n2,
+                                     c0, c1, c2, Rb, vgeo, -np.inf, 0.0, 0.0, 0.0, -1)
     else:
         # -n in the shape frame (Rb^T (-n)), its nearest table direction, that direction's
         # support vertex, then up the region's edges while a neighbour is deeper
@@ -212,19 +218,12 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
         bv = dtab[ct + kd]
         best, b0, b1, b2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, bv)
         while True:
-            nxt = -1
-            for i in range(nbr_start[bv], nbr_start[bv + 1]):
-                v = nbr[i]
-                d, y0, y1, y2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v)
-                if d > best:
-                    best = d
-                    b0 = y0
-                    b1 = y1
-                    b2 = y2
-                    nxt = v
-            if nxt < 0:
+            at = bv
+            best, b0, b1, b2, bv = _deepest(nbr, nbr_start[at], nbr_start[at + 1], q0, q1, q2,
+                                            n0, n1, n2, c0, c1, c2, Rb, vgeo, best, b0, b1, b2,
+                                            at)
+            if bv == at:
                 break
-            bv = nxt
     t = plane_point(q0, q1, q2, n0, n1, n2, b0, b1, b2)
     return t[0], t[1], t[2], t[3], t[4], t[5], t[6], bv
 
