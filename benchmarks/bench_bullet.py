@@ -6,7 +6,9 @@
    the SciPy reference path for N <= --scipy-max; with --radau also the compiled path with Radau
    for every group, the default before the explicit solver), against ``stepSimulation`` on the
    same scene with PyBullet's native contact, in the same process; over all steps and over the
-   last third (resting).
+   last third (resting). The managed pairs are frictionless (``--friction none``, the scene as
+   benchmarked before the backend took PyBullet's lateral friction by default; ``--friction
+   pybullet``: that default, mu = 0.5 x 1 here).
 2. A steel ball (R = 1 cm, 32.7 g) dropped from 10 cm at 1/240 s. Native PyBullet:
    ``restitution`` = 0.3 / 0.5 / 0.8 / 0.95 on both bodies; the first bounce's measured c_r
    (upward / downward speed around the impact) against the one asked. mbplugin: Hunt-Crossley,
@@ -40,6 +42,9 @@ G, R = 9.81, 0.01
 #: (robust to the time slices other jobs take on a shared machine; PyBullet's DIRECT step runs
 #: in-process)
 CLOCK = {"clock": time.perf_counter}
+#: the backend's friction (``--friction``): "none", the scene as benchmarked before the default
+#: friction from PyBullet's lateral_friction existed, or "pybullet" (the default since)
+FRICTION = {"friction": "none"}
 
 
 def world(n: int, z: float = R + 0.002, mass: float = 0.05) -> tuple[int, int, list[int]]:
@@ -63,7 +68,7 @@ def step_times(n: int, steps: int, solver: str | None, rtol: float = 1e-8) -> np
     backend's ``step()`` with every sphere-plane pair managed and the given solver."""
     cid, plane, _ = world(n)
     bk = (BulletContacts(cid, manage=[plane], solver=solver, rtol=rtol,
-                         law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
+                         law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5}, **FRICTION)
           if solver else None)
     out = np.empty(steps)
     clock = CLOCK["clock"]
@@ -189,7 +194,8 @@ def record(n: int, steps: int) -> tuple[list[list[Call]], dict[str, int], np.nda
     filters, ``log[i]``: step i's calls, its ``stepSimulation`` among them), its state-read
     counts and the final positions."""
     cid, plane, balls = world(n)
-    bk = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
+    bk = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5},
+                        **FRICTION)
     rec = _Recorder(p)
     # the set-up's filter calls happened before the recorder: replay them from the backend
     rec.log = [[("setCollisionFilterPair", (x[0], y[0], x[1], y[1], 0), {}, False)
@@ -353,7 +359,7 @@ def steel_drop(solvers: tuple[str, ...] = ("compiled",)) -> None:
                              for c in (0.3, 0.5, 0.8, 0.95) for s in solvers]:
         cid, plane, (b,) = world(1, z=0.1 + R, mass=m)
         bk = BulletContacts(cid, manage=[plane], law={"name": name, "cr": cr},
-                            material={"E": 2e11, "nu": 0.3}, solver=solver)
+                            material={"E": 2e11, "nu": 0.3}, solver=solver, **FRICTION)
         t0 = time.perf_counter()
         for _ in range(round(1.0 / dt)):
             bk.step()
@@ -382,6 +388,10 @@ def main() -> None:
                     help="also time the compiled path with Radau for every group (solver radau)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per N (default 1)")
     ap.add_argument("--sizes", type=int, nargs="+", help="N values (default 10 100 1000)")
+    ap.add_argument("--friction", choices=("none", "pybullet"), default="none",
+                    help="the managed pairs' friction: none (default; the scene benchmarked "
+                         "before the default friction) or pybullet (PyBullet's lateral "
+                         "friction of each pair, the backend's default: 0.5 x 1 here)")
     ap.add_argument("--cpu", action="store_true",
                     help="time the cost table (and the floor) in CPU time of the process "
                          "instead of wall time")
@@ -394,6 +404,7 @@ def main() -> None:
         ap.error(f"--steps {args.steps}: give at least 3")
     if args.repeat < 1:
         ap.error(f"--repeat {args.repeat}: give at least 1")
+    FRICTION["friction"] = args.friction
     if args.cpu:
         CLOCK["clock"] = time.process_time
         print("(times below: CPU time of the process, time.process_time)")

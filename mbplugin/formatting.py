@@ -57,3 +57,14 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         lines.append("  ".join(c.rjust(w) if numeric[i] else c.ljust(w)
                                for i, (c, w) in enumerate(zip(r, widths, strict=True))))
     return "\n".join(lines)
+
+
+def human_duration(seconds: float) -> str:
+    """``90`` -> ``'90 s'``, ``600`` -> ``'10 min'``, ``36000`` -> ``'10 h'``, days beyond."""
+    if seconds < 120:
+        return f"{seconds:.2g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.3g} h"
+    return f"{seconds / 86400:.3g} days"

@@ -8,7 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mbplugin._fs import check_writable
 from mbplugin.errors import ParameterError
+
+#: File types :func:`save_figure` writes.
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
 
 
 def pyplot() -> Any:
@@ -25,11 +29,33 @@ def pyplot() -> Any:
     return plt
 
 
+def check_figure_path(path: str | os.PathLike[str], what: str = "plot file") -> Path:
+    """Check, before the work that a figure will show, that it can be written to ``path``: an
+    allowed extension, matplotlib installed, a directory that exists or can be created (its
+    nearest existing ancestor a directory that takes a file). Writes nothing. Raises
+    :class:`ParameterError` naming ``what`` (e.g. ``--plot``)."""
+    p = Path(path)
+    if p.suffix.lower() not in FIGURE_SUFFIXES:
+        raise ParameterError(f"{what} {str(p)!r}: allowed extensions are "
+                             f"{', '.join(FIGURE_SUFFIXES)}")
+    if p.is_dir():
+        raise ParameterError(f"{what} {str(p)!r}: is a directory; give a file name")
+    pyplot()
+    base = Path(os.path.abspath(p.parent))
+    while not base.exists() and base != base.parent:
+        base = base.parent
+    if not base.is_dir():
+        raise ParameterError(f"{what} {str(p)!r}: cannot create its directory ({str(base)!r} "
+                             "is not a directory)")
+    check_writable(base, f"{what} {str(p)!r}")
+    return p
+
+
 def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 130) -> Path:
     """Write ``fig`` to ``path`` through a temporary file and a rename (never half-written)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in (".png", ".pdf", ".svg"):
+    if suffix not in FIGURE_SUFFIXES:
         raise ParameterError(f"plot file {str(path)!r}: allowed extensions are .png, .pdf, .svg")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix, dir=path.parent)

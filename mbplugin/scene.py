@@ -56,7 +56,7 @@ SCHEMA: dict[str, Any] = {
     "world": {"gravity": VEC3, "backend": STR, "host_dt": NUM},
     "integrator": {"method": STR, "dt": NUM, "solver": STR, "rtol": NUM, "atol": NUM,
                    "max_step": NUM, "first_step": NUM, "event_samples": INT,
-                   "switch_steps": INT, "contact_samples": INT},
+                   "switch_steps": INT, "contact_samples": INT, "max_steps": INT},
     "output": {"format": STR, "record_every": INT, "bodies": BOOL, "contacts": BOOL,
                "plots": LIST_STR},
     "materials": TABLE,
@@ -229,7 +229,7 @@ def parse_value(text: str) -> Any:
     """A ``--set`` value as TOML (number, boolean, array, quoted string), else a bare string."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
 
 
@@ -309,41 +309,84 @@ _FUNCS: dict[str, Any] = {
 }
 
 
-def evaluate_expression(expr: str, names: dict[str, Any], where: str) -> Any:
-    """Safely evaluate an arithmetic expression over numbers, parameters and math functions."""
+#: Limits of a ``= expression`` (the loader's budget: an expression is evaluated in microseconds
+#: or refused): its length in characters, the nesting of its operations, and the size of an
+#: integer intermediate (bits; a float holds < 2**1024, so a larger integer is no scene value).
+MAX_EXPR_CHARS = 1000
+MAX_EXPR_DEPTH = 100
+MAX_INT_BITS = 1024
 
-    def ev(node: ast.AST) -> Any:
+
+def _clip(text: str, n: int = 60) -> str:
+    """``text`` cut to ``n`` characters for a one-line message."""
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def evaluate_expression(expr: str, names: dict[str, Any], where: str) -> Any:
+    """Safely evaluate an arithmetic expression over numbers, parameters and math functions.
+
+    Bounded: at most ``MAX_EXPR_CHARS`` characters, ``MAX_EXPR_DEPTH`` nested operations and
+    integers of ``MAX_INT_BITS`` bits (``10**10**10`` is refused at once instead of computed);
+    anything else a clear :class:`SceneError` naming ``where``."""
+    shown = _clip(expr)
+
+    def big(v: Any) -> Any:
+        if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > MAX_INT_BITS:
+            raise _err(where, f"'= {shown}': a value exceeds the range of a float (1.8e308)")
+        return v
+
+    def power(a: Any, b: Any) -> Any:
+        if (isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1
+                and b * math.log2(abs(a)) > MAX_INT_BITS):
+            raise _err(where, f"'= {shown}': a value exceeds the range of a float (1.8e308)")
+        return operator.pow(a, b)
+
+    def ev(node: ast.AST, depth: int) -> Any:
+        if depth > MAX_EXPR_DEPTH:
+            raise _err(where, f"'= {shown}' is nested more than {MAX_EXPR_DEPTH} levels deep")
+        depth += 1
         if isinstance(node, ast.Expression):
-            return ev(node.body)
+            return ev(node.body, depth)
         if isinstance(node, ast.Constant) and _is_num(node.value):
-            return node.value
+            return big(node.value)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+            op = power if isinstance(node.op, ast.Pow) else _BINOPS[type(node.op)]
+            return big(op(ev(node.left, depth), ev(node.right, depth)))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-            v = ev(node.operand)
+            v = ev(node.operand, depth)
             return -v if isinstance(node.op, ast.USub) else v
         if isinstance(node, ast.Name):
             if node.id in names:
                 return names[node.id]
             if node.id in _FUNCS and not callable(_FUNCS[node.id]):
                 return _FUNCS[node.id]
-            raise _err(where, f"unknown name '{node.id}' in '= {expr}' (parameters: "
-                              f"{', '.join(sorted(names)) or '(none)'})")
+            raise _err(where, f"unknown name '{_clip(node.id, 40)}' in '= {shown}' (parameters: "
+                              f"{_clip(', '.join(sorted(names)), 200) or '(none)'})")
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and callable(_FUNCS.get(node.func.id)) and not node.keywords):
-            return _FUNCS[node.func.id](*(ev(a) for a in node.args))
-        raise _err(where, f"'= {expr}': only numbers, parameters, + - * / ** % and math "
+            return big(_FUNCS[node.func.id](*(ev(a, depth) for a in node.args)))
+        raise _err(where, f"'= {shown}': only numbers, parameters, + - * / ** % and math "
                           "functions are allowed")
 
+    if len(expr) > MAX_EXPR_CHARS:
+        raise _err(where, f"'= {shown}' is {len(expr)} characters long (at most "
+                          f"{MAX_EXPR_CHARS}); use [parameters] for its parts")
     try:
         tree = ast.parse(expr, mode="eval")
-        val = ev(tree)
+        val = ev(tree, 0)
+        if isinstance(val, complex):
+            raise _err(where, f"'= {shown}' is not a real number ({val:g})")
+        if _is_num(val):
+            float(val)  # OverflowError for an integer beyond a float's range
     except SceneError:
         raise
     except (SyntaxError, ValueError, TypeError, ZeroDivisionError, OverflowError) as exc:
-        raise _err(where, f"cannot evaluate '= {expr}': {exc}") from None
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _err(where, f"cannot evaluate '= {shown}': {_clip(msg, 100)}") from None
+    except (RecursionError, MemoryError):
+        raise _err(where, f"'= {shown}' is nested too deeply to evaluate") from None
     if _is_num(val) and not math.isfinite(val):
-        raise _err(where, f"'= {expr}' is not finite")
+        raise _err(where, f"'= {shown}' is not finite")
     return val
 
 
@@ -424,22 +467,114 @@ class Scene:
         return result
 
 
+#: A scene file larger than this is refused before it is read (bytes).
+MAX_SCENE_BYTES = 64 * 1024**2
+#: Tables and arrays of a scene document nest at most this deep.
+MAX_NESTING = 32
+#: Characters of a scene name kept in its default output folder ``out/<name>``.
+MAX_NAME_CHARS = 100
+
+
 def load_scene(path: str | Path, overrides: Overrides = None) -> Scene:
     """Read, override, resolve, validate and build a scene file (SceneError if invalid).
 
     ``overrides``: ``"law=flores"``, ``["law=flores", "cr=0.5"]`` or ``{"law": "flores"}``.
-    Mesh files named in the scene are read relative to the scene file's folder."""
+    Mesh files named in the scene are read relative to the scene file's folder. A file that is
+    not UTF-8 text, is larger than ``MAX_SCENE_BYTES`` or nests deeper than ``MAX_NESTING``
+    is refused with a one-line SceneError naming it; a TOML syntax error names the key."""
     p = Path(path)
     src = str(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        size = p.stat().st_size
+        if size > MAX_SCENE_BYTES:
+            raise SceneError(f"{src}: the scene file is {size / 1024**2:.3g} MiB, more than "
+                             f"{MAX_SCENE_BYTES // 1024**2} MiB: not a scene file?")
+        data = p.read_bytes()
     except OSError as exc:
         raise SceneError(f"{src}: cannot read the scene file ({exc.strerror})") from None
+    text = _decode(data, src)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SceneError(f"{src}: not valid TOML: {exc}") from None
+        raise SceneError(f"{src}: {_toml_error(text, exc)}") from None
+    except (RecursionError, MemoryError):
+        raise SceneError(f"{src}: not a scene: its tables or arrays are nested too deeply "
+                         f"(at most {MAX_NESTING} levels)") from None
     return build_scene(doc, src, overrides, base_dir=p.parent)
+
+
+def _decode(data: bytes, src: str) -> str:
+    """The text of a scene file: UTF-8 (a byte-order mark allowed), else a SceneError naming
+    the file and the first bad byte."""
+    if b"\x00" in data:
+        raise SceneError(f"{src}: a binary file (it holds NUL bytes), not a TOML scene file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SceneError(f"{src}: not UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, "
+                         f"column {col}); save the scene file as UTF-8") from None
+
+
+def _toml_error(text: str, exc: Exception) -> str:
+    """A TOML syntax error with the key path of its line (``bodies[1].mass: ...``)."""
+    import re
+
+    msg = str(exc).splitlines()[0] if str(exc) else "invalid"
+    m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+    if not m:
+        return f"not valid TOML: {_clip(msg, 200)}"
+    lineno = int(m.group(1))
+    lines = text.splitlines()
+    table, counts = "", {}
+    for raw in lines[: lineno - 1]:
+        hdr = re.match(r"\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$", raw)
+        if hdr:
+            name = hdr.group(2).replace(" ", "").replace('"', "")
+            if hdr.group(1) == "[[":
+                counts[name] = counts.get(name, -1) + 1
+                table = f"{name}[{counts[name]}]"
+            else:
+                table = name
+    line = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+    key = re.match(r"\s*([A-Za-z0-9_\-.\"']+)\s*=\s*(.*?)\s*(#.*)?$", line)
+    if key:
+        name = key.group(1).replace('"', "").replace("'", "")
+        where = f"{table}.{name}" if table else name
+        return (f"{where}: not a valid TOML value {_clip(key.group(2), 40)!r} "
+                f"({_clip(msg, 120)})")
+    return f"{table + ': ' if table else ''}not valid TOML: {_clip(msg, 160)}"
+
+
+def check_nesting(doc: Any, source: str = "scene") -> None:
+    """Refuse a document whose tables/arrays nest deeper than ``MAX_NESTING`` (walked without
+    recursion, so a deep document cannot exhaust the stack)."""
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise SceneError(f"{source}: not a scene: its tables or arrays are nested more than "
+                             f"{MAX_NESTING} levels deep")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def default_out_dir(name: str) -> Path:
+    """``out/<name>``, the output folder of a run without ``--out``: the scene name made a
+    plain folder name (letters, digits, ``-``, ``_``, ``.``; no path separators, no leading
+    dot), at most ``MAX_NAME_CHARS`` characters (a longer name keeps its start and a hash of
+    the whole), so that a scene name never decides where outside ``./out`` files go."""
+    import hashlib
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name)).strip("._") or "scene"
+    if len(safe) > MAX_NAME_CHARS:
+        digest = hashlib.sha1(str(name).encode("utf-8", "replace")).hexdigest()[:8]
+        safe = f"{safe[: MAX_NAME_CHARS - 9]}-{digest}"
+    return Path("out") / safe
 
 
 def build_scene(doc: dict[str, Any], source: str = "scene",
@@ -456,7 +591,9 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
     ...                      "contact": {"law": "hertz", "params": {"k": 1e9}}})
     >>> result = scene.run()
     """
+    check_nesting(doc, source)
     doc = apply_overrides(doc, overrides)
+    check_nesting(doc, source)
     doc = resolve_parameters(doc, source)
     validate_document(doc, source)
     backend = doc.get("world", {}).get("backend", "standalone")
@@ -468,7 +605,7 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
             from mbplugin.bullet.scene import build_bullet_scene
 
             return build_bullet_scene(doc, source, _law_entry, _friction,  # type: ignore[return-value]
-                                      base_dir=base_dir)
+                                      _build, base_dir=base_dir)
         return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise
@@ -504,6 +641,11 @@ def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
             raise _err(f"{src}: materials.{name}", str(exc)) from None
 
     # -- bodies (with count/grid expansion) --
+    from mbplugin.dynamics.preflight import announce_build
+
+    announce_build(sum(math.prod(b["grid"]) if isinstance(b.get("grid"), list)
+                       else max(b.get("count", 1), 1) if isinstance(b.get("count"), int)
+                       else 1 for b in doc["bodies"]), f"{src}: bodies")
     specs: list[BodySpec] = []
     for i, b in enumerate(doc["bodies"]):
         where = f"{src}: bodies[{i}]"

@@ -228,7 +228,7 @@ def _bounce(solver: str, law: dict, m: float, steps: int, material: dict | None 
         if resting:
             r = p.createMultiBody(m, shape, basePosition=[0.1, 0, R], physicsClientId=cid)
             p.changeDynamics(r, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
-        bk = BulletContacts(cid, manage=[plane], law=law, solver=solver,
+        bk = BulletContacts(cid, manage=[plane], law=law, solver=solver, friction="none",
                             **({"material": material} if material else {}))
         n_steps = n_explicit = 0
         for _ in range(steps):

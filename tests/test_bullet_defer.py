@@ -36,7 +36,8 @@ def _drop(cid: int, defer_tol: float) -> tuple[int, BulletContacts]:
     shape = p.createCollisionShape(p.GEOM_SPHERE, radius=R, physicsClientId=cid)
     b = p.createMultiBody(M, shape, basePosition=[0, 0, 0.1 + R], physicsClientId=cid)
     p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
-    return b, BulletContacts(cid, manage=[plane], law=LAW, defer_tol=defer_tol)
+    return b, BulletContacts(cid, manage=[plane], law=LAW, defer_tol=defer_tol,
+                             friction="none")
 
 
 def _z(cid: int, b: int) -> float:
@@ -111,7 +112,7 @@ def test_ball_sliding_at_vertical_rest_shows_the_static_overlap(cid) -> None:
     p.changeDynamics(b, -1, linearDamping=0, angularDamping=0, physicsClientId=cid)
     p.resetBaseVelocity(b, [0.3, 0, 0], [0, 0, 0], physicsClientId=cid)
     bk = BulletContacts(cid, manage=[plane], law={"name": "hunt_crossley", "cr": 0.3,
-                                                  "k": LAW["k"]})
+                                                  "k": LAW["k"]}, friction="none")
     for _ in range(360):  # 1.5 s
         bk.step()
     d_static = (M * G / LAW["k"]) ** (2 / 3)

@@ -32,6 +32,8 @@ Example::
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -41,20 +43,23 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mbplugin.bullet import checks
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.delassus import (
-    articulated_delassus,
+    articulated_delassus_dense,
+    articulated_response,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
     normal_delassus,
     normal_diagonal,
+    skew,
     solve_blocks,
 )
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.bullet.implicit import ImplicitStep
 from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import SOLVERS, SubstepStats, contact_space
+from mbplugin.bullet.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import (
     BodyState,
     ContactBatch,
@@ -76,6 +81,14 @@ DEFER_TOL = 1e-4
 #: a host position that differs from the one the last step predicts by more than this (m) was
 #: moved by something else (the user's reset, a native contact's position solve)
 HOST_TOL = 1e-9
+#: the implicit step's verification rounds (``verify``): another round while a contact's host
+#: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
+VERIFY_TOL = 1e-3
+#: ... and the velocity change (m/s) of a correction below which no round is needed, and the
+#: velocity difference (m/s, added to VERIFY_TOL relative) that calls for another round
+VERIFY_DU = 1e-5
+#: the distance (m) within which the implicit step looks for its contacts after the host step
+LOST_MARGIN = 1.0
 #: the same for a host orientation (rad): one the last step does not predict was set by the
 #: user (PyBullet's update, the exponential map of the end-of-step angular velocity, is
 #: predicted to ~1e-15 rad)
@@ -83,6 +96,8 @@ HOST_ANGLE_TOL = 1e-9
 #: above this rotation per host step (rad) the orientation is not checked (PyBullet clamps
 #: a base's rotation per step at pi / 4)
 HOST_SPIN_MAX = 0.5
+#: gaps (m) below which a detected contact is always kept (see :meth:`BulletContacts._prune`)
+PRUNE_SLACK = 1e-6
 #: a body whose managed contacts move less than this along their normals over a host step (m)
 #: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
 #: position, sliding or not)
@@ -103,13 +118,33 @@ class StepInfo:
     slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
 
 
-def _as_friction(friction: Any) -> Friction | None:
-    if friction is None or isinstance(friction, Friction):
-        return friction
+#: the regularisation of the default friction (``friction=None``): PyBullet's coefficient of
+#: each pair with the regularised Coulomb law's defaults (tanh, v_eps = 1e-4 m/s); its mu is a
+#: placeholder (each contact takes its pair's)
+PYBULLET_FRICTION = Friction(mu=1.0)
+#: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
+MAX_FRICTION = 10.0
+
+
+def _as_friction(friction: Any) -> tuple[str, Friction | None]:
+    """(mode, Friction) of the ``friction=`` argument: ("pybullet", PYBULLET_FRICTION) for
+    None or "pybullet" (each pair's coefficient from PyBullet's lateral friction), ("none",
+    None) for 0 or "none" (frictionless), ("given", Friction) for a Friction or a mapping of
+    its parameters."""
+    if friction is None or (isinstance(friction, str) and friction == "pybullet"):
+        return "pybullet", PYBULLET_FRICTION
+    if (isinstance(friction, str) and friction == "none") or (
+            isinstance(friction, int | float) and not isinstance(friction, bool)
+            and friction == 0):
+        return "none", None
+    if isinstance(friction, Friction):
+        return "given", friction
     if isinstance(friction, Mapping):
-        return Friction(**friction)
-    raise ParameterError(f"friction = {friction!r} must be a Friction, a mapping of its "
-                         "parameters (mu, mu_s, v_s, v_eps, viscous, regularisation) or None")
+        return "given", Friction(**friction)
+    raise ParameterError(f"friction = {friction!r} must be None or 'pybullet' (PyBullet's "
+                         "lateral_friction of each pair, the default), 0 or 'none' "
+                         "(frictionless), a Friction, or a mapping of its parameters (mu, "
+                         "mu_s, v_s, v_eps, viscous, regularisation)")
 
 
 class BulletContacts:
@@ -123,7 +158,14 @@ class BulletContacts:
     ``material`` default material ``{"E": Pa, "nu": -}`` of every link (None: laws need ``k``)
     ``materials`` per body or (body, link): ``{"E": ..., "nu": ...}``
     ``pair_laws`` ``[(law, (x, y)), ...]`` per pair of bodies / links (wins over ``law``)
-    ``friction`` :class:`~mbplugin.dynamics.friction.Friction` (or its parameters) or None
+    ``friction`` None or ``"pybullet"`` (the default): regularised Coulomb friction with each
+                 pair's coefficient from PyBullet, the product of the two links'
+                 ``lateral_friction`` (``getDynamicsInfo``, read when the backend is built) as
+                 PyBullet combines them, bounded by 10; ``0`` or ``"none"``: frictionless (the
+                 default before); a :class:`~mbplugin.dynamics.friction.Friction` (or its
+                 parameters): that law for every managed pair. The attributes
+                 ``friction_mode`` ("pybullet", "none" or "given") and ``friction`` (the law;
+                 with "pybullet" its regularisation, the coefficients being per pair) say which
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
@@ -145,16 +187,24 @@ class BulletContacts:
                  :func:`mbplugin.bullet.substep.contact_space`. The implicit step of
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
                  reference, :class:`~mbplugin.bullet.implicit.ImplicitStep`)
-    ``probe``    measure the free acceleration of contacts on articulated links with a probe
-                 step of the host (see :meth:`_a_free`); otherwise gravity only
+    ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
+                 articulated links with a probe step of the host (see :meth:`_a_free`);
+                 otherwise gravity only (the implicit step needs no probe)
     ``articulated``  how a host step with a contact on a link of an articulated body is
                  solved: ``"implicit"`` (the default; :mod:`mbplugin.bullet.implicit`, the
                  impulse solved against the host's own semi-implicit update, for every contact
                  of that step) or ``"substep"`` (the exact sub-stepper, as for free bodies;
                  articulated links get no position correction)
-    ``verify``   verification rounds of the implicit step (0-5): each probes the host step with
-                 the impulse applied and books the host's velocity and overlap defects (see
-                 :meth:`_verify_probe`); 0 trusts W and the first-order kinematics
+    ``verify``   verification rounds of the implicit step (0-5, default 3): after the host was
+                 put onto the solved state, re-read it and solve again from there while a
+                 contact's overlap or velocity is off the solved one (see
+                 :meth:`_implicit_after`; a round is taken only where the correction's
+                 first-order error can matter); 0 trusts W's first-order response
+    ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (more
+                 than 256 states: 32 contacts, a pile): ``"implicit"`` (the default; the
+                 implicit host step of :mod:`mbplugin.bullet.large_groups`, Gauss-Seidel on a
+                 sparse W) or ``"exact"`` (the step on the SciPy path: exact events, seconds
+                 per host step for hundreds of contacts)
     ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
@@ -185,10 +235,17 @@ class BulletContacts:
         fallback_radius: float | None = None,
         solver: str = "compiled",
         articulated: str = "implicit",
-        verify: int = 1,
+        verify: int = 3,
         defer_tol: float = DEFER_TOL,
+        large_groups: str = "implicit",
     ) -> None:
         self.client = Client(client)
+        checks.check_arguments(material=material, materials=materials, friction=friction,
+                               stick=stick, flat_box=flat_box, manage=manage)
+        if large_groups not in LARGE_GROUPS:
+            raise ParameterError(f"large_groups = {large_groups!r}: allowed "
+                                 f"{', '.join(LARGE_GROUPS)}")
+        self.large_groups = large_groups
         if not (isinstance(defer_tol, float | int) and not isinstance(defer_tol, bool)
                 and 0 <= defer_tol <= 0.1):
             raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
@@ -216,7 +273,7 @@ class BulletContacts:
         self.solver = solver
         if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
             raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
-        self.friction = _as_friction(friction)
+        self.friction_mode, self.friction = _as_friction(friction)
         self.rtol = float(rtol)
         self.flat_box = float(flat_box)
         self.correct_positions = bool(correct_positions)
@@ -257,7 +314,14 @@ class BulletContacts:
         # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
         self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
+        # the implicit step: (keys, impulses (K, 3)) of the last one (its next step's P_lin)
+        # and the pending one (see _implicit_before)
+        self._warm: tuple[np.ndarray, np.ndarray] | None = None
+        self._implicit: tuple[Any, ...] | None = None
+        # (keys, impulses) of the last host step when it had large groups (their first guess)
+        self._p_of: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
+        checks.check_initial_overlaps(self)
 
     # -- building ---------------------------------------------------------------------------------
     @staticmethod
@@ -272,7 +336,9 @@ class BulletContacts:
         if isinstance(item, int | np.integer) and not isinstance(item, bool):
             return ("body", int(item))
         if isinstance(item, tuple) and len(item) == 2:
-            return ("pair", self._link_key(item[0]), self._link_key(item[1]))
+            x, y = self._link_key(item[0]), self._link_key(item[1])
+            checks.check_manage_pair(item, x, y)
+            return ("pair", x, y)
         raise ParameterError(f"manage item {item!r}: give a body id or a pair (x, y) of body ids "
                              "or (body, link) tuples")
 
@@ -282,6 +348,7 @@ class BulletContacts:
         self.sync()
         self._build()
         self._expect = None
+        self._warm = None  # keys may have changed
         self._native_rows = np.zeros(0, dtype=np.int64)
 
     def _links_of(self, body: int) -> list[int]:
@@ -301,37 +368,57 @@ class BulletContacts:
         shapes_of: dict[tuple[int, int], list[Any]] = {}
         kinds: dict[tuple[int, int], int] = {}
 
+        joints: dict[int, int] = {}  # body -> its number of joints, read once
+
         def links(x: tuple[int, int | None]) -> list[tuple[int, int]]:
             b, lk = x
             if b not in known:
                 raise ParameterError(f"manage: body id {b} is not in PyBullet client {c.id} "
                                      f"(bodies: {sorted(known)})")
-            n = int(c("getNumJoints", b))
+            n = joints.get(b)
+            if n is None:
+                n = joints[b] = int(c("getNumJoints", b))
             if lk is not None and not (-1 <= lk < n):
                 raise ParameterError(f"manage: link {lk} of body {b} does not exist (allowed "
                                      f"-1 .. {n - 1})")
-            return [(b, lk)] if lk is not None else [(b, j) for j in self._links_of(b)]
+            return [(b, lk)] if lk is not None else [(b, j) for j in range(-1, n)]
 
+        # every pair of a body named alone (all its links with every other body's links), and
+        # the pairs named as pairs; the former are not enumerated (1000 bodies: 500000 pairs)
+        full = sorted({item[1] for item in self._manage if item[0] == "body"})
+        full_set = set(full)
+        for b in full:
+            links((b, None))  # an unknown body: a clear error
+        link_lists = {b: links((b, None)) for b in (bodies if full else ())}
         for item in self._manage:
-            if item[0] == "body":
-                mine = links((item[1], None))
-                others = [bl for b in bodies if b != item[1] for bl in links((b, None))]
-                pairs = [(x, y) for x in mine for y in others]
-            else:
-                pairs = [(x, y) for x in links(item[1]) for y in links(item[2]) if x[0] != y[0]
-                         or x[1] != y[1]]
-            for x, y in pairs:
-                wanted.add((min(x, y), max(x, y)))
+            if item[0] == "pair":
+                for x in links(item[1]):
+                    for y in links(item[2]):
+                        covered = x[0] != y[0] and (x[0] in full_set or y[0] in full_set)
+                        if (x[0] != y[0] or x[1] != y[1]) and not covered:
+                            wanted.add((min(x, y), max(x, y)))
+        taking = ({bl for ls in link_lists.values() for bl in ls} if len(link_lists) > 1
+                  else set())
+        taking |= {bl for pair in wanted for bl in pair}
         # shapes (errors for unmodellable shapes of links that take part)
-        for pair in wanted:
-            for bl in pair:
-                if bl not in shapes_of:
-                    kinds[bl] = self._kind(*bl)
-                    shapes_of[bl] = link_shapes(c, bl[0], bl[1], kinds[bl] == STATIC,
-                                                self.flat_box,
-                                                fallback=self.fallback == "closest_points")
-        pairs_list = sorted(p for p in wanted if shapes_of[p[0]] and shapes_of[p[1]])
-        rows = sorted({bl for p in pairs_list for bl in p})
+        for bl in sorted(taking):
+            kinds[bl] = self._kind(*bl)
+            shapes_of[bl] = link_shapes(c, bl[0], bl[1], kinds[bl] == STATIC, self.flat_box,
+                                        fallback=self.fallback == "closest_points")
+        shaped = sorted(bl for bl in taking if shapes_of[bl])
+        sb = np.array([bl[0] for bl in shaped], dtype=np.int64)
+        inf = np.isin(sb, np.array(full, dtype=np.int64))
+        # a shaped link takes part when a shaped link of another body pairs with it: a link of
+        # a body named alone when another body has a shaped link, any other link when a body
+        # named alone other than its own has one; and the links of the pairs named as pairs
+        n_full = len(np.unique(sb[inf]))
+        cand = np.full(len(shaped), n_full > 0)
+        cand[inf] = len(np.unique(sb)) > 1
+        explicit = [(x, y) for x, y in sorted(wanted) if shapes_of[x] and shapes_of[y]]
+        pos_of = {bl: i for i, bl in enumerate(shaped)}
+        for x, y in explicit:
+            cand[pos_of[x]] = cand[pos_of[y]] = True
+        rows = [bl for bl, keep in zip(shaped, cand, strict=True) if keep]
         index = {bl: i for i, bl in enumerate(rows)}
         first_shape: dict[int, int] = {}
         model = ContactModel()
@@ -361,14 +448,18 @@ class BulletContacts:
                 for other in range(len(rows)):
                     if other != index[bl]:
                         model.exclude(index[bl], other)
-        fb_pairs = [(index[x], index[y]) for x, y in pairs_list
-                    if index[x] in fb_radius or index[y] in fb_radius]
+        n = len(rows)
+        managed = _managed_matrix(rows, full, [(index[x], index[y]) for x, y in explicit])
+        fbm = np.zeros(n, dtype=bool)
+        fbm[list(fb_radius)] = True
+        fb_pairs = np.argwhere(np.triu(managed & (fbm[:, None] | fbm[None, :]), 1))
         model.set_default_law(self._law)
         for lw, (x, y) in self._pair_laws:
             for bx in links(x):
                 for by in links(y):
                     if bx in index and by in index:
                         model.set_pair_law(lw, bodies=(index[bx], index[by]))
+        checks.check_build(c, model, rows, managed, mats, self._pair_laws, links)
         store = model.make_store()
         if any(pl.hertz_k for pl in store.pair_laws):
             missing = [bl for bl in rows if mats[bl] is None]
@@ -391,10 +482,6 @@ class BulletContacts:
                     f"law {stateful[0]} has internal ODE states, which the implicit step of "
                     "contacts on articulated links does not integrate; give "
                     "articulated='substep'")
-        n = len(rows)
-        managed = np.zeros((n, n), dtype=bool)
-        for x, y in pairs_list:
-            managed[index[x], index[y]] = managed[index[y], index[x]] = True
         # rows none of whose pairs is managed (e.g. N balls on a managed ground): one exclusion
         # group, so detection skips the search among them (their contacts would be dropped)
         among = np.zeros(n, dtype=bool)
@@ -403,14 +490,34 @@ class BulletContacts:
                 among[r] = True
         if among.sum() > 1:
             model.exclude_among(np.flatnonzero(among).tolist())
-        # everything is valid: commit
+        # everything is valid: commit. A body without joints named alone has every pair
+        # managed: its collision group and mask go to 0 (it touches nothing natively) instead
+        # of one pair rule per other link (PyBullet looks each pair of overlapping bounding
+        # boxes up in its rules at every step, in a hash map of 4096 keys: 1000 bodies' 500000
+        # rules made stepSimulation ~15x slower, 164 vs 11 ms); the other pairs get rules
+        masked = sorted(b for b in full if joints.get(b, 1) == 0)
+        mset = set(masked)
+        rules: set[tuple[tuple[int, int], tuple[int, int]]] = set()
+        for b in full:
+            if b in mset:
+                continue
+            for x in link_lists[b]:
+                for b2, ls in link_lists.items():
+                    if b2 != b and b2 not in mset:
+                        rules.update((min(x, y), max(x, y)) for y in ls)
+        rules |= {pr for pr in wanted if pr[0][0] not in mset and pr[1][0] not in mset}
         old = getattr(self, "_pairs", [])
         for x, y in old:
-            if (min(x, y), max(x, y)) not in wanted:
+            if (min(x, y), max(x, y)) not in rules and x[0] not in mset and y[0] not in mset:
                 c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
-        for x, y in sorted(wanted):
+        for x, y in sorted(rules - set(old)):
             c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 0)
-        self._pairs = sorted(wanted)
+        for b in sorted(set(getattr(self, "_masked", ())) - mset):
+            self._unmask(b)
+        for b in masked:
+            c("setCollisionFilterGroupMask", b, -1, 0, 0)
+        self._pairs = sorted(rules)
+        self._masked = masked
         self.model = model
         keep = getattr(self, "store", None)
         self.store = store if keep is None else keep
@@ -445,7 +552,14 @@ class BulletContacts:
         base_mass = float(c("getDynamicsInfo", body, -1)[0])
         if nj == 0:
             return STATIC if base_mass <= 0 else FREE
-        if link == -1 and base_mass <= 0:
+        if base_mass <= 0:
+            # a fixed base: the base, and a link joined to it through fixed joints only, cannot
+            # move (a robot arm's mounting plate, a fixed-base body's fixed links)
+            while link != -1:
+                info = c("getJointInfo", body, link)
+                if info[2] != c.p.JOINT_FIXED:
+                    return ARTICULATED
+                link = int(info[16])
             return STATIC
         return ARTICULATED
 
@@ -454,10 +568,21 @@ class BulletContacts:
         n = len(self.rows)
         self.mass = np.zeros(n)
         self.inertia = np.zeros((n, 3))
+        lateral = np.ones(n + 1)  # index -1 (static world geometry, never a row): 1
+        spin_roll = []
         for i, (b, lk) in enumerate(self.rows):
             info = c("getDynamicsInfo", b, lk)
             self.mass[i] = info[0]
             self.inertia[i] = info[2]
+            lateral[i] = info[1]
+            if info[6] != 0 or info[7] != 0:
+                spin_roll.append((b, lk))
+        # the links' lateral friction (the default friction's pair coefficients), read here
+        self._lateral_ext = lateral
+        if spin_roll and self.friction_mode != "none":
+            warnings.warn(f"links {spin_roll[:3]} have a rolling or spinning friction; the "
+                          "backend's managed pairs model sliding friction only (their rolling "
+                          "and spinning friction are not applied)", stacklevel=3)
         fixed = self.kind == STATIC
         self.inv_inertia = np.zeros((n, 3, 3))
         for i in np.flatnonzero(~fixed):
@@ -474,7 +599,19 @@ class BulletContacts:
         self._base_ids = [self.rows[i][0] for i in base]
         self._all_base = len(base) == n
         self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
+        groups: dict[int, tuple[list[int], list[int]]] = {}
+        for i, b, lk in self._link_rows:
+            groups.setdefault(b, ([], []))[0].append(lk)
+            groups[b][1].append(i)
+        self._link_groups = [(b, lks, np.array(rows, dtype=np.int64))
+                             for b, (lks, rows) in groups.items()]
+        # the state read's masses (static rows: 1) and fixed flags (shared, read-only)
+        self._fixed_read = self.kind == STATIC
+        self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
+        self._fixed_read.flags.writeable = self._mass_read.flags.writeable = False
+        self._frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
         self._any_art = bool(np.any(self.kind == ARTICULATED))
+        self._any_free = bool(np.any(self.kind == FREE))
 
     # -- state --
     def body_state(self) -> BodyState:
@@ -509,12 +646,18 @@ class BulletContacts:
         # poses cached before the last stepSimulation moved the joints (measured on the A1: after
         # a step, a toe's position read without it equals the one read with it one step earlier)
         # and velocities through that stale kinematics (4-9 cm/s off at a swinging toe)
-        for i, b, lk in self._link_rows:
-            st = c("getLinkState", b, lk, computeLinkVelocity=1, computeForwardKinematics=1)
-            pos[i], quat[i], vel[i], om[i] = st[0], xyzw_to_wxyz(st[1]), st[6], st[7]
-        fixed = self.kind == STATIC
-        mass = np.where(fixed, 1.0, self.mass)
-        return BodyState(pos, quat, vel, om, mass, self.inv_inertia, fixed)
+        # (one call per body; the link frames' origins kept for calculateJacobian, whose
+        # point is relative to the link frame, see _delassus)
+        for body, lks, rows in self._link_groups:
+            sts = c("getLinkStates", body, lks, computeLinkVelocity=1,
+                    computeForwardKinematics=1)
+            # (com position, com orientation, frame origin, velocity, angular velocity)
+            arr = np.array([st[0] + st[1] + st[4] + st[6] + st[7] for st in sts])
+            pos[rows], quat[rows] = arr[:, 0:3], xyzw_to_wxyz(arr[:, 3:7])
+            self._frame_pos[rows] = arr[:, 7:10]
+            vel[rows], om[rows] = arr[:, 10:13], arr[:, 13:16]
+        return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                         self._fixed_read)
 
     def _detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         batch = self.model.detect(bodies, margin=margin)
@@ -573,9 +716,17 @@ class BulletContacts:
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         return self.model.arrays.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
 
-    def _delassus(self, batch: ContactBatch, bodies: BodyState) -> sp.csr_matrix:
+    def _delassus(self, batch: ContactBatch,
+                  bodies: BodyState) -> sp.csr_matrix | np.ndarray:
+        """W (3K, 3K) of the batch (:mod:`mbplugin.bullet.delassus`): sparse for free bodies,
+        dense when a side is a link of an articulated body (its point Jacobians and mass
+        matrix kept in ``_art_cache`` for :meth:`_respond`)."""
         k = len(batch)
-        rot, inv_i_w = self._world_inertia(bodies)
+        self._art_cache = {}
+        self._blocks = None
+        if self._any_art and not self._any_free:
+            return self._articulated_delassus(batch, bodies)
+        inv_i_w = self._world_inertia(bodies)[1]
         inv_i_w = inv_i_w[:-1]
         inv_m = bodies.inv_mass_ext()[:-1]
         contact = np.concatenate([np.arange(k), np.arange(k)])
@@ -584,7 +735,6 @@ class BulletContacts:
         r = np.concatenate([batch.ra, batch.rb])
         free = self.kind[side] == FREE
         art = self.kind[side] == ARTICULATED
-        self._art_cache = {}
         # block diagonal (no body shared by two contacts): W and its blocks built directly
         self._blocks = None
         if not art.any():
@@ -592,43 +742,80 @@ class BulletContacts:
             if fast is not None:
                 self._blocks = fast[1]
                 return fast[0]
-        # no free body among the sides (a robot on the ground): W is the articulated part only
+        if not art.any():
+            W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                                   inv_i_w)
+            return sp.csr_matrix(W)
+        # with an articulated side: W dense (3K, 3K; K is a robot's contacts), the free bodies'
+        # part and each articulated body's J M^-1 J^T added in
         W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                                inv_i_w) if free.any() else None)
-        if art.any():
-            c = self.client
-            point = np.concatenate([batch.point, batch.point])
-            side_body = self._rows_arr[side, 0]
-            for body in self._artic:
-                sel = np.flatnonzero(art & (side_body == body))
-                if not len(sel):
-                    continue
-                joints = self._moving_joints(body)
-                q = [float(js[0]) for js in c("getJointStates", body, joints)]
-                zero = [0.0] * len(q)
-                mm = np.array(c("calculateMassMatrix", body, q))
-                # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
-                # they do not change when the base turns); the contact layer works in world
-                base_q = xyzw_to_wxyz(c("getBasePositionAndOrientation", body)[1])
-                r_base = quat_to_matrix(base_q[None])[0]
-                jac = []
-                for e in sel:
-                    lk = self.rows[side[e]][1]
-                    # the link's centre of mass and orientation as the state read has them
-                    # (getLinkState with computeForwardKinematics, see body_state)
-                    local = rot[side[e]].T @ (point[e] - bodies.pos[side[e]])
-                    lin, _ = c("calculateJacobian", body, lk, list(local), q, zero, zero)
-                    jac.append(r_base @ np.array(lin))
-                Wa = articulated_delassus(k, contact[sel], sign[sel], np.array(jac), mm)
-                if W is None:  # as the sum with an empty W: canonical, no stored zeros
-                    Wa.sum_duplicates()
-                    Wa.eliminate_zeros()
-                    W = Wa
-                else:
-                    W = W + Wa
-                self._art_cache[body] = (contact[sel], sign[sel], np.array(jac), mm, r_base,
-                                         joints, q)
-        return sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
+                                inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
+        return self._articulated_delassus(batch, bodies, W)
+
+    def _articulated_delassus(self, batch: ContactBatch, bodies: BodyState,
+                              W: np.ndarray | None = None) -> np.ndarray:
+        """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
+        contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
+        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
+        the joints its motors hold) and J M^-1 J^T; kept in ``_art_cache`` for
+        :meth:`_respond`."""
+        k = len(batch)
+        if W is None:
+            W = np.zeros((3 * k, 3 * k))
+        c = self.client
+        kind = self.kind
+        for body in self._artic:
+            # this body's contact sides: (contact, row, sign)
+            on_b = self._rows_arr[batch.b, 0] == body
+            on_a = (batch.a >= 0) & (self._rows_arr[batch.a, 0] == body)
+            on_b &= kind[batch.b] == ARTICULATED
+            on_a &= kind[batch.a] == ARTICULATED
+            if not (on_b.any() or on_a.any()):
+                continue
+            ib, ia = np.flatnonzero(on_b), np.flatnonzero(on_a)
+            cont = np.concatenate([ib, ia])
+            rows = np.concatenate([batch.b[ib], batch.a[ia]])
+            sgn = np.concatenate([np.ones(len(ib)), -np.ones(len(ia))])
+            point = batch.point[cont]
+            joints = self._moving_joints(body)
+            states = c("getJointStates", body, joints) if joints else []
+            q = [js[0] for js in states]
+            mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
+            # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
+            # velocity motors) acted in the last step: held by a velocity constraint
+            off = mm.shape[0] - len(q)
+            locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
+            # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
+            # they do not change when the base turns); the contact layer works in world
+            base_p, base_o = c("getBasePositionAndOrientation", body)
+            r_base = np.array(c.p.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+            jac = np.zeros((len(cont), 3, mm.shape[0]))
+            zero = [0.0] * len(q)
+            lks = self._rows_arr[rows, 1]
+            moving = (lks != -1) if joints else np.zeros(len(cont), dtype=bool)
+            # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
+            # inertial frame (measured: the point's velocity J qd equals the host's,
+            # v + omega x r, to rounding only so, for links whose centre of mass is off their
+            # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
+            # the state read's link poses (getLinkState with computeForwardKinematics)
+            rot = quat_to_matrix(bodies.quat[rows])
+            local = np.einsum("kji,kj->ki", rot, point - self._frame_pos[rows]).tolist()
+            for e in np.flatnonzero(moving).tolist():
+                jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
+            jac[moving] = r_base @ jac[moving]
+            if not moving.all():
+                # the base, or no moving joint (links on fixed joints of a floating base: one
+                # rigid body; calculateJacobian wants a joint): the point's velocity in the
+                # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
+                # base coordinates (omega, v)
+                still = np.flatnonzero(~moving)
+                r_b = (point[still] - np.asarray(base_p)) @ r_base
+                jac[still, :, :3] = -r_base @ skew(r_b)
+                jac[still, :, 3:6] = r_base
+            minv_jt = articulated_response(jac, mm, np.array(locked, dtype=np.int64))
+            articulated_delassus_dense(W, cont, sgn, jac, minv_jt)
+            self._art_cache[body] = (cont, sgn, jac, mm, r_base, joints, q, minv_jt)
+        return W
 
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
@@ -658,34 +845,40 @@ class BulletContacts:
         return cache[body]
 
     # -- stepping --
+    @checks.host_guard
     def before_step(self, dt: float | None = None,
                     control: Callable[[], None] | None = None) -> StepInfo:
         """Integrate the managed contacts over the coming host step and apply their forces
         (``applyExternalForce``, consumed by the next ``stepSimulation``).
 
         ``control``: a function that sets the user's per-step inputs (``TORQUE_CONTROL``
-        torques, external forces); it is called here (before the probe step of articulated
-        contacts and again before the real step). Inputs that persist (position/velocity motors)
-        need no callback."""
+        torques, external forces); it is called here (with ``articulated="substep"`` also again
+        after the probe step of articulated contacts). Inputs that persist (position/velocity
+        motors) need no callback."""
         if control is not None:
             control()
         c = self.client
         dt = c.time_step() if dt is None else float(dt)
         g = c.gravity()
         bodies = self.body_state()
-        host = self._take_deferred(bodies, dt)
-        if self.exact_flight:
-            self._flight(bodies, g, dt)
-        free = self.kind == FREE
-        # pos[free] += lag[free], in place (no gathers)
-        np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+        if self._any_free:
+            host = self._take_deferred(bodies, dt)
+            if self.exact_flight:
+                self._flight(bodies, g, dt)
+            free = self.kind == FREE
+            # pos[free] += lag[free], in place (no gathers)
+            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+        else:  # no free body (a robot on the ground): no lag, flight or deferred correction
+            host = bodies.pos
+        self._flight_due = self._any_free and self.exact_flight  # booked at the next read
         vmax = float(np.max(_norm_rows(bodies.vel), initial=0.0))
         wr = (float(np.max(_norm_rows(bodies.omega), initial=0.0))
               if bodies.omega.any() else 0.0)
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
-        batch = self._detect(bodies, margin)
-        self._land(batch, bodies, host, dt)
-        self._expect = ("pre", host, dt, bodies.quat.copy())
+        batch = self._prune(self._detect(bodies, margin), bodies, dt, g)
+        if self._any_free:
+            self._land(batch, bodies, host, dt)
+            self._expect = ("pre", host, dt, bodies.quat.copy())
         self._margin = 2.0 * margin
         k = len(batch)
         self.store.commit(batch, self.t, aligned=False)
@@ -693,6 +886,7 @@ class BulletContacts:
             self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
                                  np.zeros(0), np.zeros(0))
             self._pending = None
+            self._warm = None
             return self.last
         n = batch.normal
         # W and its normal-normal diagonal (1/m_eff of each contact, rotation and articulation
@@ -709,8 +903,9 @@ class BulletContacts:
             W = self._delassus(batch, bodies)
             # a block-diagonal W: its normal-normal part is the diagonal wnn (kept for the
             # position correction, see _correct)
-            wnn = (normal_diagonal(W, n) if self._blocks is None
-                   else block_normal_diagonal(self._blocks, n))
+            wnn = (block_normal_diagonal(self._blocks, n) if self._blocks is not None
+                   else normal_diagonal(W, n) if sp.issparse(W)
+                   else np.einsum("ki,kij,kj->k", n, _diagonal_blocks(W), n))
             diag_w = self._blocks is not None
             self._w_cache = (None if self._art_cache
                              else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
@@ -718,38 +913,41 @@ class BulletContacts:
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         implicit = self.articulated == "implicit" and bool(art.any())
-        verify = implicit and bool(self.verify) and self.probe
-        # the probes of the host step (free acceleration, verification) restore one saved state
-        self._probe_state = None
-        try:
-            a_free = self._a_free(batch, g, bodies, dt, control, keep=verify)
-            u0 = batch.vt - batch.ddelta[:, None] * n
-            s0 = None
-            if self.stick is not None:
-                pos = _lookup(self._stick_keys, batch.key)
-                s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
-                    if len(self._stick_keys) else np.zeros((k, 3))
-            if implicit:
-                host = self._verify_probe(batch, control) if verify else None
-                space = ImplicitStep(self.store, batch, W, a_free, self.friction, self.rtol,
-                                     self.stick, s0, host, self.verify, art,
-                                     compiled=self.solver != "scipy")
-            else:
-                space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                                      self.stick, s0, self.solver)
-            h0 = self._h if (self._h and self._keys is not None
-                             and np.array_equal(self._keys, self.store.keys)) else None
-            m0 = None
-            if self._h_of is not None:  # the compiled path: each contact's next step, solver
-                pos = _lookup(self._h_of[0], batch.key)
-                h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-                m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
-            res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
-        finally:
-            if self._probe_state is not None:
-                c("removeState", self._probe_state)
-                self._probe_state = None
+        u0 = batch.vt - batch.ddelta[:, None] * n
+        s0 = None
+        if self.stick is not None:
+            pos = _lookup(self._stick_keys, batch.key)
+            s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
+                if len(self._stick_keys) else np.zeros((k, 3))
+        mu = self._pair_mu(batch)
+        if implicit:
+            return self._implicit_before(batch, W, u0, s0, dt, mu)
+        self._warm = None
+        W = sp.csr_matrix(W)  # (dense when a side is articulated)
+        a_free = self._a_free(batch, g, bodies, dt, control)
+        p0 = None
+        if self._p_of is not None:  # the impulses of the last host step, by key
+            pos = _lookup(self._p_of[0], batch.key)
+            p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
+        space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
+                              self.stick, s0, self.solver, self.large_groups, p0, mu)
+        h0 = self._h if (self._h and self._keys is not None
+                         and np.array_equal(self._keys, self.store.keys)) else None
+        m0 = None
+        if self._h_of is not None:  # the compiled path: each contact's next step, solver
+            pos = _lookup(self._h_of[0], batch.key)
+            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
+            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, self.store.keys.copy()
+        self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
+        if res.implicit is not None:
+            # the bodies of large groups move as the host moves them (the implicit step solves
+            # against its semi-implicit update; no position correction): no free-flight lag is
+            # booked for them in this step, whatever their impulse (a lag booked for some bodies
+            # of a group and not for others would open or close their contacts)
+            for side in (batch.a[res.implicit], batch.b[res.implicit]):
+                self._forced[side[side >= 0]] = True
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
         if self.stick is not None:
@@ -765,6 +963,231 @@ class BulletContacts:
         self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
         return info
+
+    # -- the implicit step of contacts on articulated links ---------------------------------------
+    def _implicit_before(self, batch: ContactBatch, W: sp.spmatrix, u0: np.ndarray,
+                         s0: np.ndarray | None, dt: float,
+                         mu: np.ndarray | None = None) -> StepInfo:
+        """Apply the impulse P_lin of the coming host step (each contact's impulse of the last
+        step, zero for a new contact) and keep what :meth:`_implicit_after` needs: the step is
+        solved after the host step, from the host's end state (module docstring of
+        :mod:`mbplugin.bullet.implicit`). The host steps with P_lin (its own motors, joint
+        limits and native contacts respond to it); the after-step solve applies the
+        difference. (A prediction of P from each contact's free acceleration estimated over the
+        last host step was tried instead of the last impulse: it did not help where the
+        response model is exact and made it worse where it is not, e.g. a motor at its force
+        limit, the estimate then being wrong too: the Laikago under POSITION_CONTROL fell.)"""
+        k = len(batch)
+        n = batch.normal
+        P_lin = np.zeros((k, 3))
+        if self._warm is not None:
+            pos = _lookup(self._warm[0], batch.key)
+            hit = pos >= 0
+            P_lin[hit] = self._warm[1][pos[hit]]
+        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
+                             compiled=self.solver != "scipy", mu=mu)
+        space.begin(self.t, batch.delta, u0)
+        if P_lin.any():
+            self._apply(batch, P_lin / dt)
+        info = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
+                        batch.key.copy(), self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
+                        batch.delta.copy(), _norm_rows(batch.vt))
+        self.last = info
+        self._pending = None
+        self._implicit = (batch, space, P_lin, u0, info)
+        return info
+
+    def _implicit_after(self, dt: float) -> None:
+        """Solve the host step's impulse from the host's end state and put the host's state
+        onto it (see :mod:`mbplugin.bullet.implicit`): the host stepped with P_lin; its end
+        state with P is its end state with P_lin plus the response to P - P_lin, which is
+        applied here (:meth:`_respond`). ``verify`` further rounds re-read the host and solve
+        again from its corrected state while its overlaps differ from the solved ones by more
+        than VERIFY_TOL (relative) or 1e-9 m."""
+        batch, space, P_lin, u0, info = self._implicit
+        self._implicit = None
+        k = len(batch)
+        n = batch.normal
+        bodies = self.body_state()
+        d_h, u_h, found = self._host_contacts(batch, bodies, u0)
+        res = space.solve(dt, d_h, u_h, P_lin)
+        stats = res.stats
+        self._respond(batch, res.impulse - P_lin, bodies, dt)
+        dP = res.impulse - P_lin
+        for _ in range(self.verify):
+            # the response to dP is first order: W of the step's start, the host's is J(q1)
+            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
+            # step); a correction whose error so estimated is below VERIFY_DU is not verified
+            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                    * (dt * self._spin + VERIFY_TOL) <= VERIFY_DU):
+                break
+            bodies = self.body_state()
+            d_h, u_h, found = self._host_contacts(batch, bodies, u0)
+            # per contact: the overlap, and the velocity
+            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
+                   | (_norm_rows(u_h - res.u) > VERIFY_TOL * _norm_rows(res.u) + VERIFY_DU))
+            if not np.any(off & found):
+                break
+            P0 = res.impulse
+            res = space.solve(dt, d_h, u_h, P0)
+            stats.steps += res.stats.steps
+            stats.nfev += res.stats.nfev
+            dP = res.impulse - P0
+            self._respond(batch, dP, bodies, dt)
+        space.finish(res)
+        stats.wall = res.stats.wall
+        self._h, self._keys = dt, self.store.keys.copy()
+        self._h_of = None
+        if self.stick is not None:
+            keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
+            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
+        keep = _lookup(self.store.keys, batch.key) >= 0
+        self._warm = (batch.key[keep], res.impulse[keep])
+        un = np.einsum("ki,ki->k", res.u, n)
+        info.stats = stats
+        info.normal_force = np.einsum("ki,ki->k", res.impulse, n) / dt
+        info.delta = res.delta.copy()
+        info.slip = _norm_rows(res.u - un[:, None] * n)
+        if not k:
+            return
+
+    def _host_contacts(self, batch: ContactBatch, bodies: BodyState,
+                       u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's contacts in the host state ``bodies``: overlaps (K,), relative
+        velocities (K, 3) and whether each was found (K,) (searched within LOST_MARGIN, far
+        beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
+        ``u0``."""
+        margin = max(self._margin, LOST_MARGIN)
+        now = (self.model.detect_pairs(bodies, batch.key, margin)
+               if not len(self._fb_pairs) else self._detect(bodies, margin))
+        pos = _lookup(now.key, batch.key)
+        found = pos >= 0
+        at = np.maximum(pos, 0)
+        d = np.full(len(batch), -margin)
+        u = u0.copy()
+        if found.any():
+            d[found] = now.delta[at[found]]
+            u[found] = (now.vt[at[found]]
+                        - now.ddelta[at[found]][:, None] * now.normal[at[found]])
+        return d, u, found
+
+    def _respond(self, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
+                 dt: float) -> None:
+        """Put the host's state after a step taken with the impulse P_lin onto the state with
+        P_lin + dP (K, 3; on body b, -dP on body a): the bodies' velocities change by their
+        response to dP (articulated bodies: joint and base velocities by M^-1 J^T dP, with the
+        mass matrix and point Jacobians of the step's start, the frame of W; free bodies:
+        dP / m and I_w^-1 (r x dP)) and their positions by dt times that (the host's
+        semi-implicit update, x1 = x0 + dt v1; a base's or free body's orientation turned by
+        dt times its angular velocity change). ``bodies``: the host state after the step."""
+        self._spin = 0.0  # the largest joint or base angular speed seen here (rad/s)
+        if not np.any(dP):
+            return
+        c = self.client
+        for body, (cont, sgn, _jac, _mm, r_base, joints, _q, minv_jt) in self._art_cache.items():
+            f = (sgn[:, None] * dP[cont]).ravel()
+            if not f.any():
+                continue
+            dq = minv_jt @ f
+            floating = len(dq) == len(joints) + 6
+            if joints:
+                dj = (dq[6:] if floating else dq).tolist()
+                states = c("getJointStates", body, joints)
+                self._spin = max(self._spin, max(abs(s[1]) for s in states))
+                c("resetJointStatesMultiDof", body, joints,
+                  [[s[0] + dt * d] for s, d in zip(states, dj, strict=True)],
+                  [[s[1] + d] for s, d in zip(states, dj, strict=True)])
+            if floating:
+                pos, orn = c("getBasePositionAndOrientation", body)
+                vel, om = c("getBaseVelocity", body)
+                self._spin = max(self._spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
+                dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
+                c("resetBasePositionAndOrientation", body,
+                  [x + dt * d for x, d in zip(pos, dv, strict=True)],
+                  _turn_xyzw(orn, [dt * w for w in dw]))
+                c("resetBaseVelocity", body, [x + d for x, d in zip(vel, dv, strict=True)],
+                  [x + d for x, d in zip(om, dw, strict=True)])
+        if not self._any_free:
+            return
+        # free bodies in the batch (a box under a foot, a ball beside the robot)
+        nr = len(self.rows)
+        dv = np.zeros((nr, 3))
+        dw = np.zeros((nr, 3))
+        inv_i_w = self._world_inertia(bodies)[1][:-1]
+        touched = np.zeros(nr, dtype=bool)
+        for side, sgn, r in ((batch.b, 1.0, batch.rb), (batch.a, -1.0, batch.ra)):
+            free = np.flatnonzero((side >= 0) & (self.kind[side] == FREE))
+            if not len(free):
+                continue
+            rows = side[free]
+            f = sgn * dP[free]
+            np.add.at(dv, rows, f / self.mass[rows][:, None])
+            np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows], _cross_rows(r[free], f)))
+            touched[rows] = True
+        rows = np.flatnonzero(touched)
+        if len(rows):
+            quat = quat_multiply(quat_from_rotvec(dt * dw[rows]), bodies.quat[rows])
+            self._reset(rows, bodies.pos[rows] + dt * dv[rows], quat, bodies.vel[rows] + dv[rows],
+                        bodies.omega[rows] + dw[rows])
+            self._forced[rows] = True
+
+    def _prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
+               g: np.ndarray) -> ContactBatch:
+        """The detected contacts without those between two free bodies that cannot close in
+        the coming host step (not active, not latched, a gap wider than PRUNE_SLACK).
+
+        Detection's predictive margin is global, dt (2 v_max + 0.1 omega_max) + g dt^2: any
+        two bodies might approach each other at v_max. In a cloud of bodies falling together
+        (a pile being poured) their relative speeds are small and that margin takes in every
+        neighbour within centimetres (300 spheres falling 0.4 m: ~16 000 candidate contacts,
+        all one group, a W of 30 million entries). A gap is kept here when it may close by the
+        pair's own motion over the step, dt (|u| + |omega_a| |r_a| + |omega_b| |r_b|) (u the
+        relative velocity at the contact point), or once one of its bodies is pushed within
+        the step by a contact that is active or may close by its own motion (that contact's
+        2 (|u| + |a_free| dt) added per body: the speed an impact can give the lighter side).
+        Pairs with a static or articulated side keep the global margin."""
+        if not len(batch):
+            return batch
+        fe = np.append(self.kind == FREE, False)  # index -1: the spare False
+        free2 = fe[batch.a] & fe[batch.b]
+        cand = free2 & (batch.delta < -PRUNE_SLACK)
+        if not cand.any():
+            return batch
+        known = self.store.rows(batch) >= 0
+        if len(self.store.latched_keys):
+            known |= self.store.latched(batch)
+        cand &= ~known
+        if not cand.any():
+            return batch
+        n = batch.normal
+        u = batch.vt - batch.ddelta[:, None] * n
+        om = np.vstack([bodies.omega, np.zeros((1, 3))])
+        turn = (_norm_rows(om[batch.a]) * _norm_rows(batch.ra)
+                + _norm_rows(om[batch.b]) * _norm_rows(batch.rb))
+        accel = np.where(free2, 0.0, float(np.linalg.norm(g)))  # free-free: gravity cancels
+        speed = _norm_rows(u) + turn
+        own = dt * speed + dt * dt * accel + PRUNE_SLACK
+        loaded = known | (batch.delta > -own)
+        push = np.zeros(len(self.rows) + 1)
+        kick = 2.0 * (speed[loaded] + accel[loaded] * dt)
+        np.maximum.at(push, batch.a[loaded], kick)
+        np.maximum.at(push, batch.b[loaded], kick)
+        push[-1] = 0.0
+        keep = ~cand | (batch.delta > -(own + dt * (push[batch.a] + push[batch.b])))
+        return batch if keep.all() else batch.take(keep)
+
+    def _pair_mu(self, batch: ContactBatch) -> np.ndarray | None:
+        """Each contact's friction coefficients (K, 2: mu, mu_s) with the default friction:
+        PyBullet's combined friction of the pair, the product of the two links' lateral
+        friction bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction, Bullet
+        2.x, src/BulletCollision/CollisionDispatch/btManifoldResult.cpp), no Stribeck drop
+        (mu_s = mu); a negative product is taken as 0. None with ``friction=`` given or
+        "none" (the Friction's own coefficients)."""
+        if self.friction_mode != "pybullet":
+            return None
+        lat = self._lateral_ext
+        mu = np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
+        return np.stack([mu, mu], axis=1)
 
     # -- free flight ------------------------------------------------------------------------------
     def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
@@ -924,6 +1347,7 @@ class BulletContacts:
         slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
         return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
 
+    @checks.host_guard
     def sync(self) -> None:
         """Apply every pending position correction to PyBullet now.
 
@@ -938,13 +1362,18 @@ class BulletContacts:
         if not hasattr(self, "_lag"):
             return
         pend_any = self._deferred is not None
-        if not pend_any and not np.any(self._lag != 0):
+        # the last host step's free flight is booked by the next step's read: without a
+        # correction or a lag pending, a sync right after a step must still book it (else a
+        # sync every step leaves every other host position g dt^2 / 2 off the parabola)
+        if not pend_any and not np.any(self._lag != 0) and not getattr(self, "_flight_due",
+                                                                       False):
             return
         dt = self.client.time_step()
         bodies = self.body_state()
         host = self._take_deferred(bodies, dt)
         if self.exact_flight:  # the last host step's flight (the next step then books none)
             self._flight(bodies, self.client.gravity(), dt)
+        self._flight_due = False
         rows = np.flatnonzero((self.kind == FREE) & _nonzero_rows(self._lag))
         new = bodies.pos[rows] + self._lag[rows]
         self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
@@ -969,8 +1398,7 @@ class BulletContacts:
         return rows[np.isin(self._rows_arr[rows, 0], touching)]
 
     def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
-                dt: float, control: Callable[[], None] | None,
-                keep: bool = False) -> np.ndarray:
+                dt: float, control: Callable[[], None] | None) -> np.ndarray:
         """Relative acceleration of the contact points without the managed forces (m/s^2).
 
         Free bodies: gravity. Contacts on articulated links: measured by a probe step of the
@@ -978,10 +1406,8 @@ class BulletContacts:
         ``restoreState``): it holds everything the host applies over the step (actuators,
         gravity, joint reactions, Coriolis terms, unmanaged contacts). PyBullet consumes
         ``TORQUE_CONTROL`` torques and external forces at every ``stepSimulation``: ``control``
-        (the user's function that sets them) is called again after the probe. ``keep``: the
-        saved state is kept (``self._probe_state``) for the verification probes of the same
-        host step (:meth:`_verify_probe`; the caller removes it), one ``saveState`` per host
-        step (~1.3 ms each on the A1 quadruped's world)."""
+        (the user's function that sets them) is called again after the probe. Used by
+        ``articulated="substep"`` (the implicit step needs no probe)."""
         ga = np.where((self.kind[batch.a] != STATIC)[:, None], g, 0.0)
         gb = np.where((self.kind[batch.b] != STATIC)[:, None], g, 0.0)
         a = gb - ga
@@ -994,60 +1420,13 @@ class BulletContacts:
                 after = self.body_state()
             finally:
                 c("restoreState", sid)
-                if keep:
-                    self._probe_state = sid
-                else:
-                    c("removeState", sid)
+                c("removeState", sid)
             if control is not None:
                 control()
             u0 = self._point_velocity(bodies, batch)
             u1 = self._point_velocity(after, batch)
             a[art] = (u1[art] - u0[art]) / dt
         return a
-
-    def _verify_probe(self, batch: ContactBatch,
-                      control: Callable[[], None] | None) -> Callable[..., Any]:
-        """The host probe of :class:`~mbplugin.bullet.implicit.ImplicitStep`: for an impulse P
-        (K, 3), apply P / dt as the step will, ``stepSimulation``, read the bodies and detect
-        the batch's contacts (their pairs only: ``ContactModel.detect_pairs``), ``restoreState``
-        of the state the probe of :meth:`_a_free` saved (``self._probe_state``: the same
-        pre-step state; without it one is saved here), and ``control`` is called again after
-        it, as after the probe of :meth:`_a_free`. Returns per contact whether it is still
-        found, its relative velocity u (K, 3) and its overlap delta (K,) at the end of the
-        host's step."""
-        c = self.client
-
-        def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            dt = c.time_step()
-            sid = getattr(self, "_probe_state", None)
-            own = sid is None
-            if own:
-                sid = c("saveState")
-            forced = self._forced.copy()
-            try:
-                self._apply(batch, P / dt)
-                c("stepSimulation")
-                bodies = self.body_state()
-                # the batch's own pairs (no broad phase; the same narrow-phase calls and bits
-                # as detection) unless getClosestPoints' fallback pairs take part
-                now = (self.model.detect_pairs(bodies, batch.key, self._margin)
-                       if not len(self._fb_pairs) else self._detect(bodies, self._margin))
-            finally:
-                c("restoreState", sid)
-                if own:
-                    c("removeState", sid)
-                self._forced = forced
-            if control is not None:
-                control()
-            pos = _lookup(now.key, batch.key)
-            ok = pos >= 0
-            at = np.maximum(pos, 0)
-            if not len(now):
-                return ok, np.zeros((len(batch), 3)), np.zeros(len(batch))
-            u = now.vt[at] - now.ddelta[at][:, None] * now.normal[at]
-            return ok, u, now.delta[at]
-
-        return host
 
     @staticmethod
     def _point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
@@ -1077,6 +1456,7 @@ class BulletContacts:
             _drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
                        repeat(pb.WORLD_FRAME), repeat(cid)))
 
+    @checks.host_guard
     def after_step(self, dt: float | None = None) -> None:
         """Book the host step: position correction of free bodies, the residual acceleration of
         articulated contacts, the time."""
@@ -1085,6 +1465,8 @@ class BulletContacts:
         pend = getattr(self, "_pending", None)
         self._pending = None
         self._points = None  # PyBullet's contact points of this step once read
+        if self._implicit is not None:
+            self._implicit_after(dt)
         lagged = np.flatnonzero(_nonzero_rows(self._lag))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
@@ -1151,10 +1533,14 @@ class BulletContacts:
         n, vt, ddelta, delta = batch.normal, batch.vt, batch.ddelta, batch.delta
         wp = (W @ res.impulse.ravel()).reshape(-1, 3)
         d_end = res.delta
-        if self._any_art:
-            art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
-            if self.correct_articulated and art.any():
-                return True
+        if self._any_art or res.implicit is not None:
+            art = np.zeros(len(a), dtype=bool)
+            if self._any_art:
+                art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
+                if self.correct_articulated and art.any():
+                    return True
+            if res.implicit is not None:  # large groups: not corrected (see _correct)
+                art = art | res.implicit
             sel = np.flatnonzero(~art)
             if not len(sel):
                 return False
@@ -1207,6 +1593,8 @@ class BulletContacts:
         ok = (res.loaded | (d_now > 0) | (res.delta > 0)) & np.isfinite(d_now)
         if not self.correct_articulated:
             ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
+        if res.implicit is not None:  # the implicit step of large groups: the host's overlap
+            ok &= ~res.implicit
         sel = np.flatnonzero(ok)
         # nothing to correct (contacts at rest: the host's overlap equals the integrated one
         # to rounding, ~1e-15 m)
@@ -1273,7 +1661,7 @@ class BulletContacts:
         # the base frame, then the joints)
         mu_of = np.zeros(len(batch))
         mu_of[sel] = mu
-        for body, (cont, sgn, jac, mm, r_base, joints, _) in self._art_cache.items():
+        for body, (cont, sgn, jac, mm, r_base, joints, _, _) in self._art_cache.items():
             if not self.correct_articulated:
                 break
             f = (sgn * mu_of[cont])[:, None] * batch.normal[cont]
@@ -1322,6 +1710,7 @@ class BulletContacts:
         if raw is not None:
             raw.pos[rows], raw.quat[rows] = pos, quat
 
+    @checks.host_guard
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
@@ -1335,11 +1724,57 @@ class BulletContacts:
 
     def release(self) -> None:
         """Give every managed pair back to PyBullet's native response (after :meth:`sync`: the
-        bodies are left at their exact positions)."""
+        bodies are left at their exact positions). Bodies whose collision group and mask the
+        backend set to 0 (bodies without joints whose every pair it managed) get PyBullet's
+        defaults back (group 1, mask -1; static bodies group 2, mask -1 ^ 2: PyBullet cannot
+        report a group or mask the user set before)."""
         self.sync()
         for x, y in getattr(self, "_pairs", []):
             self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
         self._pairs = []
+        for b in getattr(self, "_masked", ()):
+            self._unmask(b)
+        self._masked = []
+
+    def _unmask(self, body: int) -> None:
+        """PyBullet's default collision group and mask of a body without joints (its base's
+        mass 0: the static filter group 2, colliding with all but static bodies)."""
+        c = self.client
+        static = float(c("getDynamicsInfo", body, -1)[0]) <= 0
+        c("setCollisionFilterGroupMask", body, -1, 2 if static else 1, -3 if static else -1)
+
+
+def _managed_matrix(rows: list[tuple[int, int]], full: list[int],
+                    explicit: list[tuple[int, int]]) -> np.ndarray:
+    """(n, n) bool: the pairs of ``rows`` ((body, link), sorted) that are managed: every pair of
+    two different bodies one of which is in ``full`` (named alone), and the ``explicit`` pairs
+    of row indices."""
+    n = len(rows)
+    body = np.array([bl[0] for bl in rows], dtype=np.int64).reshape(n)
+    inf = np.isin(body, np.array(full, dtype=np.int64))
+    managed = (inf[:, None] | inf[None, :]) & (body[:, None] != body[None, :])
+    for i, j in explicit:
+        managed[i, j] = managed[j, i] = True
+    return managed
+
+
+def _turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
+    """The quaternion ``q`` (x, y, z, w) turned by the rotation vector ``rotvec`` (rad, world
+    frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
+    velocity over a step (one body: plain floats, no arrays)."""
+    ax, ay, az = rotvec
+    ang = math.sqrt(ax * ax + ay * ay + az * az)
+    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
+    w1, x1, y1, z1 = math.cos(0.5 * ang), s * ax, s * ay, s * az
+    x2, y2, z2, w2 = q
+    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
+
+
+def _diagonal_blocks(W: np.ndarray) -> np.ndarray:
+    """The 3x3 diagonal blocks (K, 3, 3) of a dense W (3K, 3K)."""
+    k = W.shape[0] // 3
+    return W.reshape(k, 3, k, 3)[np.arange(k), :, np.arange(k), :]
 
 
 def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -77,8 +77,10 @@ _GX = np.array([0.5 - math.sqrt(15.0) / 10.0, 0.5, 0.5 + math.sqrt(15.0) / 10.0]
 _GW = np.array([5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0])
 
 #: Layout of a group's float array ``gf``: the friction parameters (on, mu, mu_s, v_s, v_eps,
-#: viscous, linear) and the stick spring's (on, k_t, mu, c_t) (FR_LEN in all), then per contact
-#: ROW_LEN values (normal 3, a_free 3, coefficient row NC_MAX, memory NMEM_MAX), then W ((3k)^2,
+#: viscous, linear; the forces take each contact's own mu and mu_s from its row) and the stick
+#: spring's (on, k_t, mu, c_t) (FR_LEN in all), then per contact ROW_LEN values (normal 3,
+#: a_free 3, coefficient row NC_MAX, memory NMEM_MAX, the friction coefficients mu, mu_s of
+#: its pair), then W ((3k)^2,
 #: row-major), then a force buffer (3k) and the normal forces (k). Its int array ``gi``: per
 #: contact INT_LEN values (kernel id, mode, active, offset of its ODE states in the group's
 #: state, their count, onset candidate, has memory). Two arrays per group keep the calls of the
@@ -86,9 +88,11 @@ _GW = np.array([5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0])
 FR_LEN = 11
 #: index of the stick spring's switch in ``gf`` (its k_t, mu, c_t follow)
 ST = 7
-ROW_LEN = 6 + NC_MAX + NMEM_MAX
+ROW_LEN = 8 + NC_MAX + NMEM_MAX
 INT_LEN = 7
 _N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
+#: a contact's kinetic and static friction coefficients in its row
+_MU, _MUS = 6 + NC_MAX + NMEM_MAX, 7 + NC_MAX + NMEM_MAX
 _KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
 
 
@@ -152,8 +156,9 @@ def _forces(y, k, gf, gi):
             f1 += t1
             f2 += t2
         elif gf[0] > 0.0:
-            t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn, gf[1],
-                                         gf[2], gf[3], gf[4], gf[5], gf[6] > 0.0)
+            t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn,
+                                         gf[r + _MU], gf[r + _MUS], gf[3], gf[4], gf[5],
+                                         gf[6] > 0.0)
             f0 += t0
             f1 += t1
             f2 += t2
@@ -368,7 +373,7 @@ def _group_rate(y, k, gf, gi):
             rt += math.sqrt(gf[ST + 1] * wmax) + gf[ST + 3] * wmax
         elif gf[0] > 0.0:
             fn = max(force(kid, d, v, c, st), 0.0)
-            rt += (max(gf[1], gf[2]) * fn / gf[4] + gf[5]) * wmax
+            rt += (max(gf[r + _MU], gf[r + _MUS]) * fn / gf[4] + gf[5]) * wmax
         if not math.isfinite(rt):
             return np.inf
         if rt > best:
@@ -723,17 +728,18 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
 
 
 @njit
-def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, act, law, cand, kid_l,
+def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, muk, act, law, cand, kid_l,
          mode_l, nst_l, mem_l, d, u, s, ns, ode):
     """The groups' arrays of :func:`integrate_groups` from the contacts' arrays in the batch's
     order: ``order`` (K,) the batch index of each contact in group order, ``gptr`` / ``goff``
     the groups' contact and float-array offsets, W's entries ``wdata`` at ``widx`` in the float
     arrays, ``fr`` the friction and stick parameters (FR_LEN), per contact the normal ``nrm``
-    and free acceleration ``af`` (K, 3), coefficient row ``coef`` (K, NC_MAX) and memory ``mem``
-    (K, NMEM_MAX), ``act`` active, ``law`` its law, ``cand`` an onset candidate, and per law
-    its kernel id, contact mode, ODE state count and memory flag; the state from delta (K,),
-    u (K, 3), the spring displacements s (K, 3) (``ns`` = 3: the stick option, 0: none) and
-    the ODE states (K, NODE_MAX). Returns (yptr, Y, GF, GI): group g's state is
+    and free acceleration ``af`` (K, 3), coefficient row ``coef`` (K, NC_MAX), memory ``mem``
+    (K, NMEM_MAX) and friction coefficients ``muk`` (K, 2: mu, mu_s), ``act`` active,
+    ``law`` its law, ``cand`` an onset candidate, and per law its kernel id, contact mode,
+    ODE state count and memory flag; the state from delta (K,), u (K, 3), the spring
+    displacements s (K, 3) (``ns`` = 3: the stick option, 0: none) and the ODE states
+    (K, NODE_MAX). Returns (yptr, Y, GF, GI): group g's state is
     Y[yptr[g]:yptr[g+1]] = [delta (k_g), u (3 k_g), springs (ns k_g), ODE states]."""
     k = order.shape[0]
     ng = gptr.shape[0] - 1
@@ -778,6 +784,8 @@ def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, act, law, cand,
                 GF[r + _C + a] = coef[b, a]
             for a in range(NMEM_MAX):
                 GF[r + _M + a] = mem[b, a]
+            GF[r + _MU] = muk[b, 0]
+            GF[r + _MUS] = muk[b, 1]
             Y[s0 + i] = d[b]
             for a in range(3):
                 Y[s0 + kg + 3 * i + a] = u[b, a]

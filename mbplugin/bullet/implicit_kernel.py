@@ -29,11 +29,9 @@ its normal-force argument. No formula is written here.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from mbplugin._jit import borrowed, keep_alive, njit
+from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.bullet import compiled as cm
 from mbplugin.bullet.compiled import _coef, _state
 from mbplugin.bullet.stick import Stick, stick_force_scalar, stick_step_scalar
@@ -44,8 +42,11 @@ from mbplugin.laws.kernels import force
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.rules import applied
 
-#: Newton iterations per solve before the step is reported as failed
+#: Newton iterations of one solve (with the trapezoidal Coulomb limit, then per round of the
+#: frozen-limit fallback, see :func:`solve`)
 MAX_NEWTON = 60
+#: rounds of the frozen-limit fallback of :func:`solve`
+FALLBACK_ROUNDS = 30
 #: finite-difference steps of the force derivatives: overlap (m), velocity (m/s)
 EPS_D, EPS_U = 1e-9, 1e-7
 
@@ -61,9 +62,11 @@ def compiled_laws(store: ContactStore) -> bool:
 
 
 def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
-                 stick: Stick | None) -> tuple[np.ndarray, np.ndarray]:
+                 stick: Stick | None, mu: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """The float and int arrays ``gf``, ``gi`` of the K contacts of ``batch`` as one group of
-    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals and W (3K, 3K)
+    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals, the friction
+    coefficients (``mu`` (K, 2): each contact's mu, mu_s; None: the Friction's) and W (3K, 3K)
     filled in; the store's rows follow with :func:`refresh_rows`."""
     k = len(batch)
     gf = np.zeros(int(cm.group_float_size(np.int64(k))))
@@ -74,6 +77,10 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
         gf[cm.ST:cm.ST + 4] = (1.0, stick.k_t, stick.mu, stick.c_t)
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
     rows[:, cm._N:cm._N + 3] = batch.normal
+    if mu is not None:
+        rows[:, cm._MU:cm._MUS + 1] = mu
+    elif friction is not None:
+        rows[:, cm._MU], rows[:, cm._MUS] = friction.mu, friction.static
     w0 = _R + cm.ROW_LEN * k
     gf[w0:w0 + 9 * k * k] = np.asarray(W, dtype=float).ravel()
     return gf, np.zeros(_I * k, dtype=np.int64)
@@ -98,43 +105,56 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     # no ODE states (refused on this path), no events: the other slots stay 0
 
 
+@njit_inline
+def end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, lim):
+    """Force on body b (f0, f1, f2), the spring's end displacement (a, b, c) and the normal
+    force of contact i at the step's end: overlap ``d[i]`` (m), velocity (u0, u1, u2) (m/s);
+    ``fn0`` (N) its normal force at the step's start, (a, b, c) (m) the spring's displacement
+    there, ``dt`` (s) the step (the contact's layout: :mod:`mbplugin.bullet.compiled`). The
+    Coulomb limit of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or
+    ``lim`` (N) where ``lim`` >= 0 (the frozen limit of :func:`solve`'s fallback)."""
+    r = _R + cm.ROW_LEN * i
+    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    un = u0 * n0 + u1 * n1 + u2 * n2
+    fn = 0.0
+    if gi[_I * i + cm._ACT] and d[i] > 0.0:  # apart at the step's end: no force
+        fn = applied(gi[_I * i + cm._MODE],
+                     force(gi[_I * i + cm._KID], d[i], -un, _coef(gf, i), _state(d, gf, gi, i)))
+    v0, v1, v2 = u0 - un * n0, u1 - un * n1, u2 - un * n2
+    limit = lim if lim >= 0.0 else 0.5 * (fn + fn0)
+    f0, f1, f2 = fn * n0, fn * n1, fn * n2
+    if gf[cm.ST] > 0.0:
+        a, b, c = stick_step_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1], gf[cm.ST + 2],
+                                    dt)
+        sn = a * n0 + b * n1 + c * n2
+        a, b, c = a - sn * n0, b - sn * n1, c - sn * n2
+        t0, t1, t2 = stick_force_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
+                                        gf[cm.ST + 2], gf[cm.ST + 3])
+        f0 += t0
+        f1 += t1
+        f2 += t2
+    elif gf[0] > 0.0:
+        t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[r + cm._MU], gf[r + cm._MUS],
+                                     gf[3], gf[4], gf[5], gf[6] > 0.0)
+        f0 += t0
+        f1 += t1
+        f2 += t2
+    return f0, f1, f2, a, b, c, fn
+
+
 @njit
-def step_forces(d, u, dt, k, gf, gi, fn0, s0, F, S1, FN):
+def step_forces(d, u, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN):
     """Force on body b (K, 3) into ``F``, the spring's end displacement (K, 3) into ``S1`` and
     the normal force (K,) into ``FN`` at the step's end state: overlaps ``d`` (K,), velocities
     ``u`` (K, 3); ``fn0`` (K,) the normal force at the step's start, ``s0`` (K, 3) the spring's
-    displacement there, ``dt`` (s) the step."""
+    displacement there, ``dt`` (s) the step (per contact :func:`end_force`). The Coulomb limit
+    of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or with ``frozen`` the
+    given ``lim`` (K,) (N)."""
     for i in range(k):
-        r = _R + cm.ROW_LEN * i
-        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
-        u0, u1, u2 = u[i, 0], u[i, 1], u[i, 2]
-        un = u0 * n0 + u1 * n1 + u2 * n2
-        fn = 0.0
-        if gi[_I * i + cm._ACT]:
-            fn = applied(gi[_I * i + cm._MODE],
-                         force(gi[_I * i + cm._KID], d[i], -un, _coef(gf, i),
-                               _state(d, gf, gi, i)))
+        f0, f1, f2, a, b, c, fn = end_force(d, i, u[i, 0], u[i, 1], u[i, 2], dt, gf, gi,
+                                            fn0[i], s0[i, 0], s0[i, 1], s0[i, 2],
+                                            lim[i] if frozen else -1.0)
         FN[i] = fn
-        v0, v1, v2 = u0 - un * n0, u1 - un * n1, u2 - un * n2
-        limit = 0.5 * (fn + fn0[i])  # the trapezoidal Coulomb limit over the step
-        f0, f1, f2 = fn * n0, fn * n1, fn * n2
-        a, b, c = s0[i, 0], s0[i, 1], s0[i, 2]
-        if gf[cm.ST] > 0.0:
-            a, b, c = stick_step_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
-                                        gf[cm.ST + 2], dt)
-            sn = a * n0 + b * n1 + c * n2
-            a, b, c = a - sn * n0, b - sn * n1, c - sn * n2
-            t0, t1, t2 = stick_force_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
-                                            gf[cm.ST + 2], gf[cm.ST + 3])
-            f0 += t0
-            f1 += t1
-            f2 += t2
-        elif gf[0] > 0.0:
-            t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[1], gf[2], gf[3], gf[4], gf[5],
-                                         gf[6] > 0.0)
-            f0 += t0
-            f1 += t1
-            f2 += t2
         F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
         S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
 
@@ -157,36 +177,66 @@ def end_state(P, ue, d0, ed, dt, k, gf, d1, u1):
 
 
 @njit
-def _residual_norm(P, F, dt, k):
-    acc = 0.0
-    for i in range(k):
-        for a in range(3):
-            x = P[i, a] - dt * F[i, a]
-            acc += x * x
-    return math.sqrt(acc)
+def _w_times(gf, w0, m, x, out):
+    """out (m,) = W x for W (m, m) stored row-major in ``gf`` from ``w0``."""
+    for row in range(m):
+        acc = 0.0
+        for j in range(m):
+            acc += gf[w0 + row * m + j] * x[j]
+        out[row] = acc
 
 
 @njit
-def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
+def _slope(P, F, dt, k, wstep):
+    """phi'(alpha) = R . (W dP) with R = P - dt F (see :func:`newton`)."""
+    acc = 0.0
+    for i in range(k):
+        for a in range(3):
+            acc += (P[i, a] - dt * F[i, a]) * wstep[3 * i + a]
+    return acc
+
+
+@njit
+def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
-    :meth:`mbplugin.bullet.implicit.ImplicitStep._solve`: each contact's force depends on its
-    own (delta, u), its derivatives by forward differences (EPS_D, EPS_U), the Newton matrix
-    I - dt (dF/du - dt dF/ddelta n^T) W, backtracking on the residual's norm. Converged when
-    max |R| <= rtol (max |P| + 1e-12). Returns False after MAX_NEWTON iterations;
-    counters += (iterations, force evaluations)."""
+    :meth:`mbplugin.bullet.implicit.ImplicitStep._solve` (the NumPy reference, the same
+    iteration): each contact's force depends on its own (delta, u), its derivatives by forward
+    differences (EPS_D, EPS_U), the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W, and a
+    line search that cannot stall for a monotone law (below). Converged when
+    max |R| <= rtol (max |P| + 1e-12), or, with ``frozen`` limits, when a step no longer
+    changes P (by 4 ulp of its largest entry: the root to rounding). Returns False after
+    MAX_NEWTON iterations or such a stall with the trapezoidal limits; counters +=
+    (iterations, force evaluations).
+
+    The line search. With the end velocity u = ue + W P, R is the gradient (in the metric of W:
+    d Phi / dP = W R) of Phi(u) = (u - ue)^T W^+ (u - ue) / 2 + dt sum psi(u) whenever the
+    contact force is the negative gradient of a convex potential psi of u: a normal force
+    non-decreasing in the overlap and in its rate (delta and its rate are affine in n . u) and
+    friction with a fixed Coulomb limit (regularised Coulomb without a Stribeck drop, viscous
+    terms). Along a step dP, phi'(alpha) = R(P + alpha dP) . (W dP) is then non-decreasing in
+    alpha; dP is a descent direction when phi'(0) < 0 (Newton's, or else dP = -R, for which
+    phi'(0) = -R^T W R <= 0). The full step is taken when phi'(1) <= 0; otherwise the root of
+    phi' in (0, 1) is bracketed and narrowed by the Illinois method to a point with
+    phi' <= 0 and |phi'| <= |phi'(0)| / 4 (a Wolfe point: Nocedal & Wright, *Numerical
+    Optimization*, 2nd ed. 2006, Sect. 3.1 and Thm. 3.2, Zoutendijk's theorem), so Phi
+    decreases at every iteration and the iteration converges to the unique root for a strictly
+    monotone law. With the trapezoidal Coulomb limit (F_N0 + F_N1) / 2, friction depends on
+    the end normal force and R is not a gradient; the line search is the same, and
+    :func:`solve` falls back to frozen limits where it does not converge."""
     m = 3 * k
     w0 = _R + cm.ROW_LEN * k
     # the compiled calls below get borrowed views (mbplugin._jit.borrowed: no reference-count
     # updates per call); owners: the arguments and ``work``, kept alive to every return
-    P, ue, d0, ed, gf, gi, fn0, s0 = borrowed((P, ue, d0, ed, gf, gi, fn0, s0))
+    P, ue, d0, ed, gf, gi, fn0, s0, lim = borrowed((P, ue, d0, ed, gf, gi, fn0, s0, lim))
     work = (np.empty(k), np.empty((k, 3)), np.empty(k), np.empty((k, 3)), np.empty((k, 3)),
             np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3)),
-            np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)))
-    d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, rhs, trial = borrowed(work)
+            np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)), np.empty(m))
+    d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, rhs, trial, wstep = borrowed(work)
+    end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
+    step_forces(d1, u1, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN)
+    counters[1] += 1
     for _ in range(MAX_NEWTON):
         counters[0] += 1
-        end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
-        step_forces(d1, u1, dt, k, gf, gi, fn0, s0, F, S1, FN)
         rmax = 0.0
         pmax = 0.0
         for i in range(k):
@@ -199,7 +249,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
         # each contact's force depends on its own (delta, u): 4 evaluations for all
         for i in range(k):
             dp[i] = d1[i] + EPS_D
-        step_forces(dp, u1, dt, k, gf, gi, fn0, s0, Fp, S1, FN)
+        step_forces(dp, u1, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
         for i in range(k):
             for a in range(3):
                 dFd[i, a] = (Fp[i, a] - F[i, a]) / EPS_D
@@ -208,11 +258,11 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
                 for a in range(3):
                     up[i, a] = u1[i, a]
                 up[i, j] = u1[i, j] + EPS_U
-            step_forces(d1, up, dt, k, gf, gi, fn0, s0, Fp, S1, FN)
+            step_forces(d1, up, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
             for i in range(k):
                 for a in range(3):
                     dFu[i, a, j] = (Fp[i, a] - F[i, a]) / EPS_U
-        counters[1] += 5
+        counters[1] += 4
         # A = I - dt D W, D block-diagonal: D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T
         for i in range(k):
             r = _R + cm.ROW_LEN * i
@@ -226,45 +276,151 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, rtol, counters):
                     A[row, col] = (1.0 if row == col else 0.0) - dt * acc
                 rhs[row] = -(P[i, a] - dt * F[i, a])
         step = np.linalg.solve(A, rhs)
-        r0 = _residual_norm(P, F, dt, k)
-        lam = 1.0
-        while True:
-            for i in range(k):
-                for a in range(3):
-                    trial[i, a] = P[i, a] + lam * step[3 * i + a]
-            end_state(trial, ue, d0, ed, dt, k, gf, dp, up)
-            step_forces(dp, up, dt, k, gf, gi, fn0, s0, Fp, S1, FN)
-            counters[1] += 1
-            rt = _residual_norm(trial, Fp, dt, k)
-            if rt < (1.0 - 1e-4 * lam) * r0 or lam < 1e-6:
-                break
-            lam *= 0.5
+        ok = True
+        for j in range(m):
+            if not np.isfinite(step[j]):
+                ok = False
+        # W dP and phi'(0); not a descent direction: dP = -R
+        g0 = 1.0
+        if ok:
+            _w_times(gf, w0, m, step, wstep)
+            g0 = _slope(P, F, dt, k, wstep)
+        if not g0 < 0.0:
+            for j in range(m):
+                step[j] = rhs[j]
+            _w_times(gf, w0, m, step, wstep)
+            g0 = _slope(P, F, dt, k, wstep)
+            if not g0 < 0.0:
+                # W R = 0: the forces do not depend on P along R; P = dt F is the root
+                for i in range(k):
+                    for a in range(3):
+                        P[i, a] = dt * F[i, a]
+                end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
+                step_forces(d1, u1, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN)
+                counters[1] += 1
+                continue
+        # phi'(1); the full step when phi' has not turned positive
+        lo, hi, glo, ghi = 0.0, 1.0, g0, 0.0
+        alpha = 1.0
         for i in range(k):
             for a in range(3):
+                trial[i, a] = P[i, a] + step[3 * i + a]
+        end_state(trial, ue, d0, ed, dt, k, gf, dp, up)
+        step_forces(dp, up, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
+        counters[1] += 1
+        ghi = _slope(trial, Fp, dt, k, wstep)
+        if ghi > 0.0:
+            # bracketed: Illinois to a point with phi' <= 0 and |phi'| <= |phi'(0)| / 4
+            side = 0
+            found = False
+            for _ls in range(40):
+                c = hi - ghi * (hi - lo) / (ghi - glo) if ghi != glo else 0.5 * (lo + hi)
+                if not (lo < c < hi):
+                    c = 0.5 * (lo + hi)
+                for i in range(k):
+                    for a in range(3):
+                        trial[i, a] = P[i, a] + c * step[3 * i + a]
+                end_state(trial, ue, d0, ed, dt, k, gf, dp, up)
+                step_forces(dp, up, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
+                counters[1] += 1
+                gc = _slope(trial, Fp, dt, k, wstep)
+                if gc <= 0.0:
+                    lo, glo = c, gc
+                    if -gc <= 0.25 * -g0:
+                        found = True
+                        break
+                    if side == -1:
+                        ghi *= 0.5
+                    side = -1
+                else:
+                    hi, ghi = c, gc
+                    if side == 1:
+                        glo *= 0.5
+                    side = 1
+                if hi - lo <= 1e-12 * hi:
+                    break
+            alpha = lo
+            if not found and alpha == 0.0:
+                alpha = hi  # no point with phi' <= 0 resolved: the smallest bracket end
+            for i in range(k):
+                for a in range(3):
+                    trial[i, a] = P[i, a] + alpha * step[3 * i + a]
+        moved = 0.0
+        for i in range(k):
+            for a in range(3):
+                moved = max(moved, abs(trial[i, a] - P[i, a]))
                 P[i, a] = trial[i, a]
+        if moved <= 4e-16 * (pmax + 1e-300):
+            # no change of P is resolvable any more: with frozen limits (a gradient system,
+            # every step a descent) the root to rounding; with the trapezoidal ones a stall
+            # (the caller's fallback freezes them)
+            keep_alive(work)
+            return frozen
+        end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
+        if alpha == 1.0:
+            for i in range(k):
+                for a in range(3):
+                    F[i, a] = Fp[i, a]
+        else:
+            step_forces(d1, u1, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN)
+            counters[1] += 1
     keep_alive(work)
     return False
 
 
 def forces(d: np.ndarray, u: np.ndarray, dt: float, gf: np.ndarray, gi: np.ndarray,
-           fn0: np.ndarray, s0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+           fn0: np.ndarray, s0: np.ndarray,
+           lim: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`step_forces` with new output arrays: (force (K, 3), spring displacement (K, 3),
-    normal force (K,))."""
+    normal force (K,)); ``lim`` the frozen Coulomb limits (None: the trapezoidal ones)."""
     k = len(d)
     F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
-    step_forces(np.ascontiguousarray(d, dtype=float), np.ascontiguousarray(u, dtype=float),
-                float(dt), k, gf, gi, np.ascontiguousarray(fn0, dtype=float),
-                np.ascontiguousarray(s0, dtype=float), F, S1, FN)
+    c = np.ascontiguousarray
+    step_forces(c(d, dtype=float), c(u, dtype=float), float(dt), k, gf, gi, c(fn0, dtype=float),
+                c(s0, dtype=float), np.zeros(k) if lim is None else c(lim, dtype=float),
+                lim is not None, F, S1, FN)
     return F, S1, FN
 
 
 def solve(P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray, dt: float,
           gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
           counters: np.ndarray) -> tuple[np.ndarray, bool]:
-    """:func:`newton` from ``P`` on a copy: (the impulse (K, 3), converged)."""
-    P = np.array(P, dtype=float, order="C")
-    c = np.ascontiguousarray
-    ok = newton(P, c(ue, dtype=float), c(d0, dtype=float), c(ed, dtype=float), float(dt),
-                len(P), gf, gi, c(fn0, dtype=float), c(s0, dtype=float), float(rtol), counters)
-    return P, bool(ok)
+    """:func:`newton` from ``P`` on a copy: (the impulse (K, 3), True).
 
+    Where Newton's method does not converge with the trapezoidal Coulomb limit (the residual
+    is then not a gradient, see :func:`newton`), the limit is frozen: each round solves the
+    step with the limits ``lim`` fixed (a gradient system: the line search guarantees
+    convergence for a monotone law), then sets ``lim`` = (F_N0 + F_N1) / 2 from that solution,
+    until the limits agree to ``rtol`` (a fixed point; the friction's dependence on its limit
+    is a contraction for mu W_nt / W_nn < 2). After FALLBACK_ROUNDS rounds the last frozen
+    solution is returned (an implicit step whose Coulomb limit lags one round behind); False
+    only if a frozen solve itself failed (a law that is not monotone)."""
+    c = np.ascontiguousarray
+    ue, d0, ed = c(ue, dtype=float), c(d0, dtype=float), c(ed, dtype=float)
+    fn0, s0 = c(fn0, dtype=float), c(s0, dtype=float)
+    k = len(P)
+    start = np.array(P, dtype=float, order="C")
+    P = start.copy()
+    if newton(P, ue, d0, ed, float(dt), k, gf, gi, fn0, s0, np.zeros(k), False, float(rtol),
+              counters):
+        return P, True
+    # the fallback: frozen Coulomb limits, from the start's normal forces
+    counters[2] += 1
+    P = start.copy()
+    lim = np.maximum(fn0, 0.0)
+    ok = False
+    for _ in range(FALLBACK_ROUNDS):
+        ok = newton(P, ue, d0, ed, float(dt), k, gf, gi, fn0, s0, lim, True, float(rtol),
+                    counters)
+        if not ok:
+            return P, False
+        d1, u1 = np.empty(k), np.empty((k, 3))
+        end_state(P, ue, d0, ed, float(dt), k, gf, d1, u1)
+        fn1 = forces(d1, u1, dt, gf, gi, fn0, s0, lim)[2]
+        new = 0.5 * (fn0 + fn1)
+        done = np.max(np.abs(new - lim), initial=0.0) <= rtol * (np.max(np.abs(new),
+                                                                         initial=0.0) + 1e-12)
+        lim = new
+        if done:
+            break
+    return P, ok

@@ -11,6 +11,14 @@ is a convex hull per object of the file in PyBullet, and so in its contacts:
 ``position``, ``orientation``, ``velocity``, ``angular_velocity``, ``fixed``. ``count`` / ``grid``,
 loads and ``[integrator]`` are standalone-engine features: a clear error names them.
 
+Checks (one preflight for every backend): the scene is also built as the standalone engine
+would build it (the same bodies, materials, laws and pairs), so every check of the engine's
+loader applies here with the same messages (missing or non-positive sizes, masses, unknown
+materials, duplicate names, ...); :meth:`BulletScene.preflight` then applies the engine's
+pre-run checks to that twin: initial overlaps beyond a pre-load (:mod:`mbplugin.dynamics.preflight`)
+and the run's size (``duration / host_dt`` host steps of records; at least one step). During the
+run an overlap beyond the smaller body's size is warned about, as in the engine.
+
 The run gives the standalone engine's summary keys: ``steps`` (host steps), ``events`` (contact
 onsets and separations), ``wall_time``, ``sim_time``, ``energy_drift`` (``None``: the dissipated
 work is not tracked inside PyBullet), ``bounces`` (body, other, t, t_out, v_in, v_out, cr),
@@ -109,25 +117,54 @@ class BulletScene:
     friction: Any
     output_format: str = "npz"
     plots: list[str] = field(default_factory=list)
+    #: the same scene built for the standalone engine (its checks and its preflight)
+    twin: Any = None
+    _checked: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def simulation(self) -> BulletScene:
         """The object ``mbplugin run`` asks for its pre-flight check (this scene)."""
         return self
 
-    def preflight(self) -> None:
-        """Checks before any output is written: PyBullet importable."""
+    @property
+    def host_dt(self) -> float:
+        """PyBullet's step (s)."""
+        return float(self.doc.get("world", {}).get("host_dt", 1.0 / 240.0))
+
+    def preflight(self) -> dict[str, Any]:
+        """Checks before anything runs or is written (cached): PyBullet importable, the
+        engine's initial-overlap check on the twin (:func:`check_initial_overlaps`), the run's
+        size (:func:`check_run_size`: host steps and record memory); a heavy run says its
+        estimate (:class:`~mbplugin.dynamics.preflight.WorkEstimate`)."""
+        if self._checked is not None:
+            return self._checked
+        from mbplugin.dynamics import preflight as pf
+
         try:
             import pybullet  # noqa: F401
         except ImportError as exc:
             raise ParameterError(f"world.backend = 'pybullet' needs pybullet ({exc})") from None
+        nb = len(self.doc["bodies"])
+        steps = round(self.duration / self.host_dt)
+        est = {"steps": steps, "records": steps + 1, "bytes_per_record": 8 * (1 + 6 * nb),
+               "record_bytes": (steps + 1) * 8 * (1 + 6 * nb)}
+        msgs = pf.check_run_size(est, self.host_dt, "world.host_dt", "world.host_dt")
+        overlaps: list[dict[str, Any]] = []
+        if self.twin is not None:
+            world = self.twin.world
+            overlaps, _ = pf.check_initial_overlaps(world, world.pack())
+        pf.announce_run(nb, steps, "pybullet")
+        self._checked = {"initial_overlaps": overlaps, "warnings": msgs}
+        return self._checked
 
     def run(self, progress: Callable[[float], None] | None = None) -> BulletResult:
         """Build the bodies in a new ``p.DIRECT`` client, run ``duration`` s, disconnect."""
         import pybullet as p
 
         from mbplugin.bullet.backend import BulletContacts
+        from mbplugin.dynamics import preflight as pf
 
+        checked = self.preflight()
         doc = self.doc
         world = doc.get("world", {})
         dt = float(world.get("host_dt", 1.0 / 240.0))
@@ -136,6 +173,7 @@ class BulletScene:
             p.setGravity(*world.get("gravity", [0.0, 0.0, -9.81]), physicsClientId=cid)
             p.setTimeStep(dt, physicsClientId=cid)
             ids, names, mats = self._bodies(p, cid)
+            by_body = {v: k for k, v in ids.items()}
             materials = doc.get("materials", {})
             per = {ids[n]: {"E": materials[m]["E"], "nu": materials[m]["nu"]}
                    for n, m in mats.items() if m is not None}
@@ -144,8 +182,14 @@ class BulletScene:
             manage = [(movable[i], movable[j]) for i in range(len(movable))
                       for j in range(i + 1, len(movable))]
             contacts = BulletContacts(cid, manage=manage, law=self.law, materials=per,
-                                      pair_laws=pair_laws, friction=self.friction)
+                                      pair_laws=pair_laws,
+                                      # a scene without a friction table is frictionless, as
+                                      # in the standalone engine (not PyBullet's default)
+                                      friction="none" if self.friction is None
+                                      else self.friction)
             n = round(self.duration / dt)
+            sizes = self._sizes(ids, names)
+            peak: dict[str, Any] = {}
             t = np.zeros(n + 1)
             pos = np.zeros((n + 1, len(names), 3))
             vel = np.zeros_like(pos)
@@ -154,7 +198,10 @@ class BulletScene:
             vel[0] = [p.getBaseVelocity(ids[nm], physicsClientId=cid)[0] for nm in names]
             wall = time.perf_counter()
             for i in range(1, n + 1):
-                contacts.step()
+                info = contacts.step()
+                if info.contacts:
+                    pf.track_overlaps(peak, info.links[:, 0, 0], info.links[:, 1, 0],
+                                      info.delta, sizes, by_body)
                 t[i] = i * dt
                 pos[i] = [p.getBasePositionAndOrientation(ids[nm], physicsClientId=cid)[0]
                           for nm in names]
@@ -173,7 +220,28 @@ class BulletScene:
                             "t_out": float(row["t_out"]), "v_in": float(row["v_in"]),
                             "v_out": float(row["v_out"]), "cr": float(row["cr"])})
         events = len(contacts.store.onsets) + len(contacts.store.separations)
-        return BulletResult(self.name, names, t, pos, bounces, n, events, wall, dt, vel=vel)
+        warn = list(checked["warnings"])
+        deep = pf.overlap_warning(peak)
+        if deep:
+            warn.append(deep)
+        extra = ({"initial_overlaps": checked["initial_overlaps"]}
+                 if checked["initial_overlaps"] else {})
+        return BulletResult(self.name, names, t, pos, bounces, n, events, wall, dt, vel=vel,
+                            warnings=warn, extra=extra)
+
+    def _sizes(self, ids: dict[str, int], names: list[str]) -> np.ndarray:
+        """Each PyBullet body's size (m) indexed by body id (the twin's
+        :func:`~mbplugin.dynamics.preflight.body_sizes`; inf without a twin)."""
+        from mbplugin.dynamics.preflight import body_sizes
+
+        out = np.full(max(ids.values(), default=-1) + 1, np.inf)
+        twin = self.twin
+        if twin is not None and twin.world.contacts is not None:
+            size = body_sizes(twin.world.contacts.model, len(names))
+            twin_names = list(twin.world.bodies.names)
+            for nm in names:
+                out[ids[nm]] = size[twin_names.index(nm)]
+        return out
 
     def _bodies(self, p: Any, cid: int) -> tuple[dict[str, int], list[str], dict[str, Any]]:
         from mbplugin.contact import Box, Sphere
@@ -232,12 +300,14 @@ class BulletScene:
 
 def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[..., Any],
                        friction_entry: Callable[..., Any],
+                       engine_build: Callable[..., Any] | None = None,
                        base_dir: str | Path | None = None) -> BulletScene:
     """A :class:`BulletScene` from a resolved, validated scene document.
 
     ``law_entry(table, where)`` and ``friction_entry(table, where)`` are the scene loader's
     resolvers of ``[contact]`` / ``[[pairs]]`` laws and friction (one resolution rule for both
-    backends).
+    backends); ``engine_build(doc, source)`` the standalone engine's builder: the scene is built
+    for it too (the twin), so that its checks apply to both backends alike.
     """
     from mbplugin.scene import SceneError
 
@@ -250,6 +320,10 @@ def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[...
     if not (isinstance(host_dt, int | float) and 1e-6 <= host_dt <= 0.1):
         raise SceneError(f"{source}: world.host_dt = {host_dt!r} s is outside its allowed range "
                          "[1e-6, 0.1]")
+    steps = round(duration / host_dt)
+    if steps < 1:
+        raise SceneError(f"{source}: scene.duration = {duration:g} s is shorter than one host "
+                         f"step (world.host_dt = {host_dt:g} s): nothing would run")
     for key in ("loads", "integrator"):
         if doc.get(key):
             raise SceneError(f"{source}: [{key}] is a standalone-engine feature, not supported "
@@ -263,6 +337,10 @@ def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[...
         if b["shape"] not in ("sphere", "box", "plane", "mesh"):
             raise SceneError(f"{source}: bodies[{i}].shape = {b['shape']!r} is not one of "
                              "{sphere, box, plane, mesh}")
+        if b["shape"] == "box" and "radius" in b:
+            raise SceneError(f"{source}: bodies[{i}].radius: a box's rounding radius is not "
+                             "supported with world.backend = 'pybullet' (PyBullet's boxes are "
+                             "sharp)")
         if b["shape"] == "mesh":  # a file relative to the scene file's folder
             path = Path(b["file"])
             if not path.is_absolute():
@@ -271,12 +349,15 @@ def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[...
                 raise SceneError(f"{source}: bodies[{i}].file: no mesh file {str(path)!r} (mesh "
                                  "files are read relative to the scene file)")
             b["file"] = str(path.resolve())
-        if b["shape"] == "plane" and not b.get("fixed", False):
-            raise SceneError(f"{source}: bodies[{i}]: a plane must have fixed = true")
-        if not b.get("fixed", False) and "mass" not in b and "density" not in b and \
-                "density" not in doc.get("materials", {}).get(b.get("material"), {}):
-            raise SceneError(f"{source}: bodies[{i}]: missing field 'mass' (or 'density')")
         names.append(b["name"])
+    # the standalone engine's loader on the same document: every check of a body, material,
+    # law and pair, with the engine's messages (one set of checks for both backends)
+    twin = None
+    if engine_build is not None:
+        engine_doc = dict(doc)
+        engine_doc["world"] = {k: v for k, v in doc.get("world", {}).items()
+                               if k not in ("backend", "host_dt")}
+        twin = engine_build(engine_doc, source).simulation
     contact = doc.get("contact")
     if not contact or "law" not in contact:
         raise SceneError(f"{source}: [contact] law is required")
@@ -293,4 +374,4 @@ def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[...
     out = doc.get("output", {})
     return BulletScene(source, sc.get("name", Path(source).stem), sc.get("description", ""),
                        duration, doc, law, pair_laws, friction_entry(contact, f"{source}: contact"),
-                       out.get("format", "npz"), [])
+                       out.get("format", "npz"), [], twin=twin)

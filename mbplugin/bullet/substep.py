@@ -54,6 +54,7 @@ import scipy.sparse as sp
 from scipy.integrate import Radau
 from scipy.sparse.csgraph import connected_components
 
+from mbplugin._jit import njit
 from mbplugin.bullet import compiled as cm
 from mbplugin.bullet.stick import Stick, stick_force, stick_rate
 from mbplugin.contact import ContactBatch, ContactStore
@@ -78,6 +79,10 @@ class SubstepStats:
     wall: float = 0.0
     #: of ``steps``, those taken by the explicit method (compiled path, ``solver="compiled"``)
     explicit: int = 0
+    #: contacts in groups too large for the compiled sub-stepper, solved by the implicit step
+    #: of :mod:`mbplugin.bullet.large_groups`, and its Gauss-Seidel sweeps
+    implicit: int = 0
+    sweeps: int = 0
 
 
 @dataclass
@@ -96,6 +101,10 @@ class StepResult:
     #: the solver of each contact's group at the step end (K,): 1 explicit, 0 Radau, 2 Radau
     #: after the explicit step count (compiled path; pass it back as ``m0``)
     method_next: np.ndarray | None = None
+    #: the contacts solved by the implicit step of large groups (K,) (None: none): their end
+    #: overlap is the host's semi-implicit one, delta0 - dt n . u1, so the backend does not
+    #: correct their bodies' positions (as for the implicit step of articulated contacts)
+    implicit: np.ndarray | None = None
 
 
 def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
@@ -162,6 +171,7 @@ class ContactSpace:
         rtol: float = 1e-8,
         stick: Stick | None = None,
         s0: np.ndarray | None = None,
+        mu: np.ndarray | None = None,
     ) -> None:
         self.store = store
         self.batch = batch
@@ -173,6 +183,8 @@ class ContactSpace:
         self.rtol = rtol
         self.stick = stick
         self.s0 = np.zeros((self.k, 3)) if s0 is None else s0
+        # each contact's friction coefficients (mu, mu_s) (K, 2), or None: the Friction's
+        self.mu = None if mu is None else np.asarray(mu, dtype=float).reshape(self.k, 2)
         self._memory = np.array([law.n_memory > 0 for law in store.laws])
         self.nfev = 0
 
@@ -249,7 +261,8 @@ class ContactSpace:
                 self._ds = stick_rate(s, vt, fn, self.stick)
         elif self.friction is not None:
             fr = self.friction
-            f = f + friction_force(vt, fn, fr.mu, fr.static, fr.v_s, fr.v_eps, fr.viscous,
+            mu, mu_s = (fr.mu, fr.static) if self.mu is None else self.mu.T
+            f = f + friction_force(vt, fn, mu, mu_s, fr.v_s, fr.v_eps, fr.viscous,
                                    fr.regularisation == "linear")
         return f, -un, dode
 
@@ -417,6 +430,11 @@ COMPILED_MAX_STATES = 256
 
 SOLVERS = ("compiled", "radau", "scipy")
 
+#: what the compiled path does with a group of more than ``COMPILED_MAX_STATES`` states:
+#: "implicit" (:mod:`mbplugin.bullet.large_groups`: the implicit host step by Gauss-Seidel,
+#: sparse W) or "exact" (the whole host step on the SciPy path, as before it existed)
+LARGE_GROUPS = ("implicit", "exact")
+
 #: the explicit method's tolerances relative to the solver's (``rtol`` and the absolute ones):
 #: SciPy's Radau steps on an error estimate of order 3 for a method of order 5, so its true
 #: error is far below rtol; DOP853's estimate is of its own order. At rtol x EXPLICIT_TOL the
@@ -427,18 +445,26 @@ EXPLICIT_TOL = 1e-3
 def contact_space(store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                   a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                   stick: Stick | None = None, s0: np.ndarray | None = None,
-                  solver: str = "compiled") -> ContactSpace | GroupedContactSpace:
+                  solver: str = "compiled", large: str = "implicit",
+                  p0: np.ndarray | None = None,
+                  mu: np.ndarray | None = None) -> ContactSpace | GroupedContactSpace:
     """The contact-space integrator of a host step: ``solver="compiled"`` (the default,
     :class:`GroupedContactSpace`: DOP853 for groups that are not stiff at the host step, Radau
-    for the others; it hands the step to the SciPy path when it cannot take it), ``"radau"``
-    (the same with Radau for every group) or ``"scipy"`` (:class:`ContactSpace`, the
-    reference)."""
+    for the others, the implicit step of :mod:`mbplugin.bullet.large_groups` for groups too
+    large for it (``large="exact"``: such a step goes to the SciPy path); it hands the step to
+    the SciPy path when it cannot take it), ``"radau"`` (the same with Radau for every group)
+    or ``"scipy"`` (:class:`ContactSpace`, the reference). ``p0`` (K, 3): the impulses the
+    contacts carried in the last host step (0 for new ones), the large groups' first guess.
+    ``mu`` (K, 2): each contact's friction coefficients (mu, mu_s) with ``friction``'s
+    regularisation (None: ``friction``'s own mu and mu_s for every contact)."""
     if solver not in SOLVERS:
         raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
+    if large not in LARGE_GROUPS:
+        raise ParameterError(f"large = {large!r}: allowed {', '.join(LARGE_GROUPS)}")
     if solver == "scipy":
-        return ContactSpace(store, batch, W, a_free, friction, rtol, stick, s0)
+        return ContactSpace(store, batch, W, a_free, friction, rtol, stick, s0, mu)
     return GroupedContactSpace(store, batch, W, a_free, friction, rtol, stick, s0,
-                               explicit=solver == "compiled")
+                               explicit=solver == "compiled", large=large, p0=p0, mu=mu)
 
 
 def _compiled_law(law: Any) -> bool:
@@ -448,6 +474,43 @@ def _compiled_law(law: Any) -> bool:
 
 #: the last W pattern's groups (one entry: consecutive host steps of a backend at rest)
 _GROUPS_CACHE: dict[str, Any] = {}
+#: W's with more stored entries than this are not cached (their key alone costs a copy)
+CACHE_NNZ = 200_000
+
+
+@njit
+def _block_components(indptr: np.ndarray, indices: np.ndarray, k: int) -> tuple[int, np.ndarray]:
+    """Connected components of the 3x3 block pattern of a CSR W (3K, 3K) (union-find over its
+    entries): their number and each contact's label, numbered in the order of each component's
+    first contact (as ``scipy.sparse.csgraph.connected_components``)."""
+    parent = np.arange(k)
+    for r in range(3 * k):
+        i = r // 3
+        for e in range(indptr[r], indptr[r + 1]):
+            a = i
+            while parent[a] != a:
+                parent[a] = parent[parent[a]]
+                a = parent[a]
+            b = indices[e] // 3
+            while parent[b] != b:
+                parent[b] = parent[parent[b]]
+                b = parent[b]
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+    labels = np.empty(k, dtype=np.int64)
+    of_root = np.full(k, -1, dtype=np.int64)
+    ng = 0
+    for i in range(k):
+        a = i
+        while parent[a] != a:
+            a = parent[a]
+        if of_root[a] < 0:
+            of_root[a] = ng
+            ng += 1
+        labels[i] = of_root[a]
+    return ng, labels
 
 #: the last store's law tables (a store's laws never change)
 _LAW_TABLES: dict[str, Any] = {}
@@ -479,8 +542,10 @@ class GroupedContactSpace:
     def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                  a_free: np.ndarray, friction: Friction | None, rtol: float = 1e-8,
                  stick: Stick | None = None, s0: np.ndarray | None = None,
-                 explicit: bool = True) -> None:
+                 explicit: bool = True, large: str = "implicit",
+                 p0: np.ndarray | None = None, mu: np.ndarray | None = None) -> None:
         self.explicit = explicit
+        self.large, self.p0, self.mu = large, p0, mu
         self.store, self.batch, self.W, self.a_free = store, batch, W, a_free
         self.friction = friction if (friction is not None and friction.active) else None
         self.rtol, self.stick, self.s0 = rtol, stick, s0
@@ -488,19 +553,33 @@ class GroupedContactSpace:
         self.s_end: np.ndarray | None = None
         self.fallback: ContactSpace | None = None
 
-    def _groups(self) -> None:
+    def _groups(self, per: int) -> None:
         """Groups (connected components of W's block pattern) and the flat W blocks (the
-        pattern's part cached while W's sparsity pattern does not change, e.g. at rest)."""
+        pattern's part cached while W's sparsity pattern does not change, e.g. at rest).
+        ``per``: states per contact; the contacts of groups of more than COMPILED_MAX_STATES
+        states go to ``self.big`` (batch indices, label -1), the others are the compiled
+        path's groups."""
         k = self.k
         W = self.W
         key = None
-        if sp.issparse(W) and W.format == "csr" and W.has_canonical_format:
-            key = (k, W.shape, W.indptr.tobytes(), W.indices.tobytes())
-            hit = _GROUPS_CACHE.get("last")
-            if hit is not None and hit[0] == key:
-                (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
-                 self.ident) = hit[1]
-                self.wdata = W.data.copy()  # canonical CSR: COO order = CSR order
+        canonical_csr = sp.issparse(W) and W.format == "csr" and W.has_canonical_format
+        if canonical_csr:
+            if W.nnz <= CACHE_NNZ:
+                key = (k, per, W.shape, W.indptr.tobytes(), W.indices.tobytes())
+                hit = _GROUPS_CACHE.get("last")
+                if hit is not None and hit[0] == key:
+                    (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
+                     self.ident, self.big, wsel) = hit[1]
+                    # canonical CSR: COO order = CSR order
+                    self.wdata = W.data.copy() if wsel is None else W.data[wsel]
+                    return
+            # the components from W's CSR directly (a pile's W: millions of entries, whose
+            # COO copy and duplicate sums took seconds); large groups leave the compiled path
+            ng, labels = _block_components(W.indptr, W.indices, k)
+            sizes = np.bincount(labels, minlength=ng)
+            large = sizes * per > COMPILED_MAX_STATES
+            if large.any():
+                self._split(W, labels, sizes, large)
                 return
         w = sp.coo_matrix(W)
         w.sum_duplicates()
@@ -510,27 +589,101 @@ class GroupedContactSpace:
         else:
             pattern = sp.csr_matrix((np.ones(len(ci)), (ci, cj)), shape=(k, k))
             ng, labels = connected_components(pattern, directed=False)
-        order = np.argsort(labels, kind="stable")
         sizes = np.bincount(labels, minlength=ng)
-        gptr = np.zeros(ng + 1, dtype=np.int64)
-        np.cumsum(sizes, out=gptr[1:])
-        pos = np.empty(k, dtype=np.int64)
-        pos[order] = np.arange(k) - gptr[labels[order]]
-        goff = np.zeros(ng + 1, dtype=np.int64)
-        np.cumsum(cm.group_float_size(sizes), out=goff[1:])
-        g = labels[ci]
-        # W's entries in the groups' float arrays (see mbplugin.bullet.compiled)
-        self.widx = (goff[g] + cm.FR_LEN + cm.ROW_LEN * sizes[g]
-                     + (3 * pos[ci] + w.row % 3) * (3 * sizes[g]) + 3 * pos[cj] + w.col % 3)
-        self.wdata = w.data
-        self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
+        canonical = (key is not None and np.array_equal(w.col, W.indices)
+                     and np.array_equal(w.row, np.repeat(np.arange(W.shape[0]),
+                                                         np.diff(W.indptr))))
+        large = sizes * per > COMPILED_MAX_STATES
+        if large.any():  # (a W that is not canonical CSR)
+            big_c = large[labels]
+            sel = np.flatnonzero(~big_c[ci])
+            self._split(sp.csr_matrix((w.data[sel], (w.row[sel], w.col[sel])), shape=W.shape),
+                        labels, sizes, large)
+            return
+        self.big = np.zeros(0, dtype=np.int64)
+        order = np.argsort(labels, kind="stable")
+        self._layout(labels, order, sizes, ci, cj, w.row, w.col, w.data)
         # every group one contact, in the batch's order (W block-diagonal: spheres on the
         # ground): group order = batch order, no permutation of the results
         self.ident = ng == k and bool(np.all(order == np.arange(k)))
-        if (key is not None and np.array_equal(w.col, W.indices)
-                and np.array_equal(w.row, np.repeat(np.arange(W.shape[0]), np.diff(W.indptr)))):
-            _GROUPS_CACHE["last"] = (key, (self.widx, labels, order, sizes, gptr, goff,
-                                           self.ident))
+        if canonical:
+            _GROUPS_CACHE["last"] = (key, (self.widx, self.labels, order, sizes, self.gptr,
+                                           self.goff, self.ident, self.big, None))
+
+    def _split(self, W: sp.csr_matrix, labels: np.ndarray, sizes: np.ndarray,
+               large: np.ndarray) -> None:
+        """The groups with ``large`` (per group) leave the compiled path: their contacts go to
+        ``self.big`` (label -1), the others keep their groups (renumbered) and W's entries
+        among them (a CSR ``W``'s rows and columns of those contacts only)."""
+        big_c = large[labels]
+        self.big = np.flatnonzero(big_c)
+        keep = ~large
+        labels = np.where(big_c, -1, (np.cumsum(keep) - 1)[labels])
+        sizes = sizes[keep]
+        small = np.flatnonzero(~big_c)
+        order = small[np.argsort(labels[small], kind="stable")]
+        if len(small):
+            idx = (3 * small[:, None] + np.arange(3)).ravel()
+            w = sp.csr_matrix(W)[idx][:, idx].tocoo()
+            wrow, wcol = idx[w.row], idx[w.col]
+            ci, cj, wdata = wrow // 3, wcol // 3, w.data
+        else:
+            wrow = wcol = ci = cj = np.zeros(0, dtype=np.int64)
+            wdata = np.zeros(0)
+        self._layout(labels, order, sizes, ci, cj, wrow, wcol, wdata)
+        self.ident = False
+
+    def _layout(self, labels: np.ndarray, order: np.ndarray, sizes: np.ndarray,
+                ci: np.ndarray, cj: np.ndarray, wrow: np.ndarray, wcol: np.ndarray,
+                wdata: np.ndarray) -> None:
+        """The compiled path's group arrays: contact and float offsets, W's entries (rows
+        ``wrow``, columns ``wcol`` of contacts ``ci``, ``cj``, values ``wdata``) in the groups'
+        float arrays (see :mod:`mbplugin.bullet.compiled`)."""
+        k, ng = self.k, len(sizes)
+        gptr = np.zeros(ng + 1, dtype=np.int64)
+        np.cumsum(sizes, out=gptr[1:])
+        pos = np.zeros(k, dtype=np.int64)
+        pos[order] = np.arange(len(order)) - gptr[labels[order]]
+        goff = np.zeros(ng + 1, dtype=np.int64)
+        np.cumsum(cm.group_float_size(sizes), out=goff[1:])
+        g = labels[ci]
+        self.widx = (goff[g] + cm.FR_LEN + cm.ROW_LEN * sizes[g]
+                     + (3 * pos[ci] + wrow % 3) * (3 * sizes[g]) + 3 * pos[cj] + wcol % 3)
+        self.wdata = wdata
+        self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
+
+    def _mu_rows(self) -> np.ndarray:
+        """Each contact's friction coefficients (K, 2: mu, mu_s; zeros without friction)."""
+        if self.mu is not None:
+            return np.ascontiguousarray(self.mu, dtype=float).reshape(self.k, 2)
+        muk = np.zeros((self.k, 2))
+        if self.friction is not None:
+            muk[:, 0], muk[:, 1] = self.friction.mu, self.friction.static
+        return muk
+
+    def _large(self, t0: float, dt: float, d: np.ndarray, u: np.ndarray, s: np.ndarray,
+               fr: np.ndarray, muk: np.ndarray, big: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, dict]:
+        """The implicit step of the large groups' contacts ``big`` (batch indices;
+        :func:`mbplugin.bullet.large_groups.solve`): their end overlap, velocity and spring
+        displacement written into ``d``, ``u``, ``s`` (the batch's order); returns their
+        impulses, loaded flags and the solve's counters."""
+        from mbplugin.bullet import large_groups
+
+        whole = len(big) == self.k
+        W = self.W
+        if not whole:
+            cols = (3 * big[:, None] + np.arange(3)).ravel()
+            W = sp.csr_matrix(W)[cols][:, cols]
+        sub = self.batch if whole else self.batch.take(big)
+        p0 = None if self.p0 is None else np.asarray(self.p0, dtype=float)[big]
+        P, d1, u1, loaded, s1, info = large_groups.solve(
+            self.store, sub, W, np.asarray(self.a_free, dtype=float)[big], d[big], u[big], fr,
+            muk[big], None if self.stick is None else s[big], t0, dt, self.rtol, p0)
+        d[big], u[big] = d1, u1
+        if self.stick is not None:
+            s[big] = s1
+        return P, loaded, info
 
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
                   h0: float | None = None, m0: np.ndarray | None = None) -> StepResult:
@@ -545,11 +698,14 @@ class GroupedContactSpace:
         ns = 0 if self.stick is None else 3  # spring states per contact
         ok = all(_compiled_law(law) for law in store.laws) and self.k > 0
         if ok:
-            self._groups()
-            ok = int(self.sizes.max()) * (4 + ns + NODE_MAX) <= COMPILED_MAX_STATES
+            self._groups(4 + ns + NODE_MAX)
+            # groups too large for the compiled path: the implicit step (laws without ODE
+            # states), else the whole step on the SciPy path
+            ok = not len(self.big) or (self.large == "implicit"
+                                       and not any(law.n_state for law in store.laws))
         if not ok:
             self.fallback = ContactSpace(store, self.batch, self.W, self.a_free, self.friction,
-                                         self.rtol, self.stick, self.s0)
+                                         self.rtol, self.stick, self.s0, self.mu)
             res = self.fallback.integrate(t0, dt, d0, u0, None if np.ndim(h0) else h0, m0)
             self.s_end = self.fallback.s_end
             return res
@@ -565,6 +721,7 @@ class GroupedContactSpace:
                       float(f.regularisation == "linear"))
         if self.stick is not None:
             fr[cm.ST:cm.ST + 4] = (1.0, self.stick.k_t, self.stick.mu, self.stick.c_t)
+        muk = self._mu_rows()
         # the state in the batch's order (pack / unpack map it to the groups' order)
         nrm = np.ascontiguousarray(self.batch.normal, dtype=float)
         af = np.ascontiguousarray(self.a_free, dtype=float)
@@ -573,13 +730,13 @@ class GroupedContactSpace:
         s = (np.zeros((k, 3)) if self.s0 is None else np.array(self.s0, dtype=float))
         tg = np.zeros(ng)
         hg = np.full(ng, -1.0)
-        if h0 is not None and np.ndim(h0):
+        if h0 is not None and np.ndim(h0) and ng:
             # a group starts with the shortest step its contacts had (unknown: initial step)
             h0 = np.asarray(h0, dtype=float)
             hmin = h0 if ident else np.minimum.reduceat(h0[order], gptr[:-1])
             hg = np.where(hmin > 0, hmin, -1.0)
         mg = np.ones(ng, dtype=np.int64)
-        if m0 is not None and np.ndim(m0):
+        if m0 is not None and np.ndim(m0) and ng:
             m0o = np.asarray(m0) if ident else np.asarray(m0)[order]
             if ident:
                 mg[m0o == 0] = 0
@@ -592,14 +749,21 @@ class GroupedContactSpace:
         loaded = np.zeros(k, dtype=bool)
         counters = np.zeros(4, dtype=np.int64)
         odes = bool(nst_l.any())  # a law with ODE states
-        for _ in range(10_000):
+        big = self.big
+        t_of = None
+        if len(big):
+            # the large groups first: their implicit step books its onsets in the store (at
+            # t0) and gives their end state, which every commit below books with the others'
+            big_out = self._large(t0, dt, d, u, s, fr, muk, big)
+            t_of = np.full(k, float(dt))
+        for _ in range(10_000 if ng else 0):
             al = store.aligned(self.batch, copy=False)  # pack reads coef, mem, law
             act = al.active
             ode = al.ode
             cand = ~act & ~store.latched(self.batch) if len(store.latched_keys) else ~act
             yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
-                                      al.coef, al.mem, act, al.law, cand, kid_l, mode_l, nst_l,
-                                      mem_l, d, u, s, ns, ode)
+                                      al.coef, al.mem, muk, act, al.law, cand, kid_l, mode_l,
+                                      nst_l, mem_l, d, u, s, ns, ode)
             cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
                                 float(self.rtol), imp, loaded, counters, self.explicit, mg,
                                 EXPLICIT_TOL)
@@ -616,19 +780,45 @@ class GroupedContactSpace:
             if odes:
                 ode_rows = store.ode.copy()
                 ode_rows[al.rows[act]] = ode[act]
-            store.commit(batch_at(self.batch, d, u), t0 + (tg if ident else tg[labels]),
-                         ode_rows, aligned=False)
+            if t_of is None:
+                t_c = tg if ident else tg[labels]
+            else:
+                t_of[order] = tg[labels[order]]
+                t_c = t_of
+            store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False)
             ev = status == cm.EVENT
             if not ev.any():
                 break
             status[ev] = cm.PENDING
         else:
-            raise IntegrationError(f"contact-space events did not settle in the host step at "
-                                   f"t = {t0:.9g} s")
+            if ng:
+                raise IntegrationError(f"contact-space events did not settle in the host step "
+                                       f"at t = {t0:.9g} s")
+            # only large groups: one booking of the step's end
+            store.commit(batch_at(self.batch, d, u), t0 + dt, None, aligned=False)
         if self.stick is not None:
             self.s_end = s
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
+        if len(big):
+            # results back in the batch's order: the compiled groups' (group order) and the
+            # large groups' (no next step, no solver: -1)
+            p_big, load_big, info = big_out
+            out_imp, out_loaded = np.zeros((k, 3)), np.zeros(k, dtype=bool)
+            h_of, m_of = np.full(k, -1.0), np.full(k, -1, dtype=np.int64)
+            kb = len(order)
+            out_imp[order], out_loaded[order] = imp[:kb], loaded[:kb]
+            out_imp[big], out_loaded[big] = p_big, load_big
+            if ng:
+                h_of[order], m_of[order] = hg[labels[order]], mg[labels[order]]
+            stats.implicit, stats.sweeps = len(big), info["sweeps"]
+            stats.nfev += info["nfev"]
+            hpos = h_of[h_of > 0]
+            implicit = np.zeros(k, dtype=bool)
+            implicit[big] = True
+            return StepResult(out_imp, d, u, out_loaded, stats,
+                              float(hpos.min()) if len(hpos) else float(dt), h_of, m_of,
+                              implicit)
         if not ident:
             inv = np.empty(k, dtype=np.int64)
             inv[order] = np.arange(k)

@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from mbplugin import __version__
 from mbplugin.cli.common import parse_params, print_json
-from mbplugin.errors import MBPluginError
+from mbplugin.errors import MBPluginError, reraise_interrupt
 from mbplugin.formatting import format_table
 
 __all__ = ["COMMAND_MODULES", "build_parser", "format_table", "main", "parse_params",
@@ -60,7 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        except SystemError as exc:  # a Ctrl-C seen inside a compiled call
+            reraise_interrupt(exc)
+            raise
     except (MBPluginError, ValueError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"mbplugin: error: {msg}", file=sys.stderr)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 
@@ -96,6 +97,14 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from mbplugin.formatting import format_table
     from mbplugin.identify import fit_bouc_wen_base, fit_law, load_data, plot_fit
 
+    if args.plot:
+        from mbplugin.plotting import check_figure_path
+
+        check_figure_path(args.plot, "--plot")  # before the fit, not after it
+
+    def notice(line: str) -> None:
+        print(f"mbplugin fit: {line}", file=sys.stderr, flush=True)
+
     data = load_data(args.data, mass=args.mass, mass2=args.mass2, press=args.press)
     free = [s for s in args.free.split(",") if s.strip()]
     start = parse_params(args.law_params)
@@ -112,11 +121,12 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             data.targets = {k: v for k, v in data.targets.items() if k in targets}
         res = fit_bouc_wen_base(args.law, data, free, start=start, bounds=_bounds(args.bounds),
                                 weights=weights, k=args.k_known, method=args.method or "cobyqa",
-                                n_starts=args.starts, seed=args.seed, rtol=args.rtol)
+                                n_starts=args.starts, seed=args.seed, rtol=args.rtol,
+                                notice=notice)
     else:
         res = fit_law(args.law, data, free, start=start, bounds=_bounds(args.bounds),
                       weights=weights, targets=targets, method=args.method or "least_squares",
-                      n_starts=args.starts, seed=args.seed, rtol=args.rtol)
+                      n_starts=args.starts, seed=args.seed, rtol=args.rtol, notice=notice)
     out = res.to_dict()
     if args.plot:
         out["plot"] = str(plot_fit(res, args.plot))

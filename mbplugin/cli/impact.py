@@ -54,8 +54,16 @@ def _add_impact_inputs(p: argparse.ArgumentParser, mass: float | None, v0: float
     p.add_argument("--radius", type=float, default=None,
                    help="effective radius (m), for laws that need it")
     p.add_argument("--rtol", type=float, default=1e-10, help="integrator relative tolerance")
+    p.add_argument("--max-steps", type=int, default=None, dest="max_steps",
+                   help="integrator steps after which an impact is abandoned (default: "
+                        "mbplugin.impact.DEFAULT_MAX_STEPS, 1e7)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--plot", metavar="FILE", help="write the force-indentation loop (png/pdf/svg)")
+
+
+def _limit(args: argparse.Namespace) -> dict[str, Any]:
+    """``max_steps`` for :func:`mbplugin.impact.impact` when --max-steps was given."""
+    return {} if args.max_steps is None else {"max_steps": args.max_steps}
 
 
 def _cmd_impact(args: argparse.Namespace) -> int:
@@ -63,8 +71,12 @@ def _cmd_impact(args: argparse.Namespace) -> int:
     from mbplugin.laws import make_law
 
     law = make_law(args.law, **parse_params(args.param))
+    if args.plot:
+        from mbplugin.plotting import check_figure_path
+
+        check_figure_path(args.plot, "--plot")  # before the impact, not after it
     r = impact(law, args.mass, args.v0, mass2=args.mass2, press=args.press, radius=args.radius,
-               rtol=args.rtol, record=bool(args.plot))
+               rtol=args.rtol, record=bool(args.plot), **_limit(args))
     if args.plot:
         from mbplugin.plotting import plot_loops
 
@@ -95,6 +107,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     )
     if not names:
         raise ParameterError("--laws: give at least one law name")
+    if args.plot:
+        from mbplugin.plotting import check_figure_path
+
+        check_figure_path(args.plot, "--plot")  # before the impacts, not after them
     extra = parse_params(args.param)
     results = []
     for name in names:
@@ -104,7 +120,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         params = {k: v for k, v in params.items() if k in accepted}
         law = cls(**params)
         results.append(impact(law, args.mass, args.v0, mass2=args.mass2, press=args.press,
-                              radius=args.radius, record=bool(args.plot)))
+                              radius=args.radius, record=bool(args.plot), **_limit(args)))
     if args.plot:
         from mbplugin.plotting import plot_loops
 

@@ -6,15 +6,20 @@ Registered in :data:`mbplugin.cli.COMMAND_MODULES`; see ``docs/scenes.md`` for t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 MAX_TABLE_ROWS = 30
+#: Progress lines (``--progress``, or stderr not a terminal): every 10 % and at least every
+#: LINE_SECONDS of wall time.
+LINE_SECONDS = 30.0
 #: Up to this many moving bodies get a labelled line each in trajectory.png; more are summarised.
 MAX_TRAJECTORIES = 12
 
@@ -64,7 +69,7 @@ class _Progress:
         self.lines = enabled and (force or not tty)
         self.next_tenth = 1
         self.t0 = time.perf_counter()
-        self.last = 0.0
+        self.last = self.t0
         if enabled and tty and not force:
             from tqdm import tqdm
 
@@ -83,34 +88,69 @@ class _Progress:
             return
         if self.lines:
             frac = t / self.total
+            now = time.perf_counter()
+            step = False
             while self.next_tenth <= 10 and frac >= self.next_tenth / 10 - 1e-12:
                 sys.stderr.write(f"mbplugin run: {10 * self.next_tenth:3d} %  t = {t:.4g} s, "
-                                 f"{time.perf_counter() - self.t0:.1f} s wall\n")
-                sys.stderr.flush()
+                                 f"{now - self.t0:.1f} s wall\n")
                 self.next_tenth += 1
+                step = True
+            if not step and now - self.last >= LINE_SECONDS:
+                # a slow run: a line at least every LINE_SECONDS, between the tenths
+                sys.stderr.write(f"mbplugin run: {100 * frac:5.1f} %  t = {t:.4g} s, "
+                                 f"{now - self.t0:.1f} s wall\n")
+                step = True
+            if step:
+                self.last = now
+                sys.stderr.flush()
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
 
 
+@contextlib.contextmanager
+def _notices() -> Iterator[None]:
+    """Print the library's work estimates (``WorkEstimate`` warnings) on stderr at once, one
+    line each, while the block runs; other warnings as usual."""
+    import warnings
+
+    from mbplugin.dynamics.preflight import WorkEstimate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", WorkEstimate)
+        shown = warnings.showwarning
+
+        def show(message: Any, category: Any, *rest: Any, **kw: Any) -> None:
+            if issubclass(category, WorkEstimate):
+                print(f"mbplugin run: {message}", file=sys.stderr, flush=True)
+            else:
+                shown(message, category, *rest, **kw)
+
+        warnings.showwarning = show
+        yield
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import warnings
 
     from mbplugin.cli.common import print_json
-    from mbplugin.dynamics.outputs import prepare_output_dir
-    from mbplugin.dynamics.simulation import SimulationWarning
+    from mbplugin.dynamics.outputs import prepare_output_dir, staged_dir
+    from mbplugin.dynamics.simulation import SimulationResult, SimulationWarning
     from mbplugin.formatting import format_table
-    from mbplugin.scene import load_scene
+    from mbplugin.scene import default_out_dir, load_scene
 
-    scene = load_scene(args.scene, args.overrides)
+    with _notices():  # a heavy scene says its estimate before it is built and run
+        scene = load_scene(args.scene, args.overrides)
     fmt = args.format or scene.output_format
-    out_dir = Path(args.out) if args.out else Path("out") / scene.name
+    out_dir = Path(args.out) if args.out else default_out_dir(scene.name)
     if args.plot:
         from mbplugin.plotting import pyplot
 
         pyplot()  # matplotlib missing: say so before the run, not after it
-    scene.simulation.preflight()  # initial overlaps, work and memory: before any output
+    with _notices():
+        scene.simulation.preflight()  # initial overlaps, work and memory: before any output
+    created = not out_dir.exists()
     prepare_output_dir(out_dir)   # unwritable or foreign --out: before the run, not after
     prog = _Progress(scene.duration, enabled=not args.quiet, force=args.progress)
     try:
@@ -118,15 +158,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
             # the run's warnings are printed below, once, from the summary
             warnings.simplefilter("ignore", SimulationWarning)
             result = scene.run(prog)
+    except BaseException:
+        # a failed or interrupted run writes nothing: not even the directory it created
+        if created and out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
     finally:
         prog.close()
     plots: list[Path] = []
-    if args.plot:
-        try:
-            plots = write_plots(result, out_dir, scene.plots, title=scene.name)
-        except Exception as exc:  # a figure must never cost the run's records
-            result.warnings.append(f"the plots could not be written: {exc}")
-    written = result.write(out_dir, fmt, also=plots)
+    # every file of the run goes to a temporary sibling of --out that then replaces it as a
+    # whole: a Ctrl-C while writing leaves the earlier run's files, never a mix of two runs
+    with staged_dir(out_dir) as stage:
+        if args.plot:
+            try:
+                plots = write_plots(result, stage, scene.plots, title=scene.name)
+            except Exception as exc:  # a figure must never cost the run's records
+                result.warnings.append(f"the plots could not be written: {exc}")
+        if isinstance(result, SimulationResult):
+            written = result.write(out_dir, fmt, also=plots, into=stage)
+        else:
+            written = [out_dir / p.name for p in result.write(stage, fmt, also=plots)]
+    plots = [out_dir / p.name for p in plots]
     summary = result.summary()
     summary["output"] = [str(p) for p in written + plots]
     code = 3 if (args.strict and summary.get("warnings")) else 0
@@ -145,9 +197,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
               f"{advice['recommended_dt']:.3g} s ({advice.get('limited_by', '')})")
     if summary.get("initial_overlaps"):
         ov = summary["initial_overlaps"]
+        stored = (summary.get("energy_initial") or {}).get("stored")  # None: PyBullet
         print(f"  {len(ov)} initial overlaps accepted as a pre-load (deepest "
-              f"{max(o['delta'] for o in ov):.3g} m), stored energy "
-              f"{summary['energy_initial']['stored']:.4g} J counted in the balance")
+              f"{max(o['delta'] for o in ov):.3g} m)" + ("" if stored is None else
+              f", stored energy {stored:.4g} J counted in the balance"))
     bounces = result.bounces
     if bounces:
         rows = [(i + 1, b["body"], b["other"], b["t"], b["v_in"], b["v_out"], b["cr"])

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +51,22 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec, args.sets)
     out = Path(args.out) if args.out else Path(Path(args.spec).stem + ".parquet")
+    plot = None
+    if args.plot is not None:
+        from mbplugin.plotting import check_figure_path
+
+        plot = check_figure_path(Path(args.plot) if args.plot else out.with_suffix(".png"),
+                                 "--plot")  # before the sweep, not after it
+
+    def notice(line: str) -> None:
+        print(f"mbplugin sweep: {line}", file=sys.stderr, flush=True)
+
     rep, table = run_sweep(spec, out, workers=args.workers, scheduler=args.scheduler,
                            dask_local=args.dask_local, overwrite=args.overwrite,
-                           quiet=args.quiet)
+                           quiet=args.quiet, notice=notice)
     summary = rep.to_dict()
-    if args.plot is not None:
-        path = Path(args.plot) if args.plot else out.with_suffix(".png")
-        summary["plot"] = str(plot_cr_map(table, path))
+    if plot is not None:
+        summary["plot"] = str(plot_cr_map(table, plot))
     if args.json:
         print_json(summary)
         return 0

@@ -562,6 +562,14 @@ class Mesh:
         #: start (F + 1,), member vertex ids, kind (F,), vgeo (V, 9)
         self.feature_start, self.feature_vertices, self.feature_kind, self.vertex_geometry = (
             plane_features(m, self.vertex_radius, plane_points))
+        #: True when some plane feature has no radius of its own (a hull corner on an edge or
+        #: corner of the surface, curvature undefined, and no ``radius`` given: the effective
+        #: radius rule above): such a contact on a plane (or on another sharp shape) has no
+        #: Hertz stiffness, as a sharp box's corner; a law without ``k`` cannot act there
+        r_feat = self.vertex_radius[self.feature_vertices]
+        if radius is not None:
+            r_feat = np.where(np.isnan(r_feat), radius, r_feat)
+        self.sharp = not bool(np.all(np.isfinite(r_feat) & (r_feat > 0)))
         #: the climb over large spherical features (:func:`climb_tables`)
         self.climb = climb_tables(self.feature_start, self.feature_vertices, self.feature_kind,
                                   self.edges, self.vertices)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
@@ -45,6 +46,7 @@ from mbplugin._jit import borrowed, keep_alive, njit
 from mbplugin.contact import kernels as ck
 from mbplugin.dynamics._kernels import dynamics as _dyn
 from mbplugin.dynamics._kernels import kinematics as _kin
+from mbplugin.errors import reraise_interrupt
 from mbplugin.laws import kernels
 from mbplugin.laws.base import power_timescale
 from mbplugin.pipeline import dop853 as dop
@@ -56,7 +58,14 @@ EVENT = 1
 SWITCH = 2
 COMMIT = 3
 FAILED = 4
+#: the call's step budget (``max_steps``) is spent: the driver resumes with the returned carry
+PAUSED = 5
 RUNNING = -1  #: internal: the step was accepted and the segment goes on
+#: Layout of a paused DOP853 segment's carry: the step to try, the stiffness counters of the
+#: ``auto`` solver, then the event values at the pause. A carry of length 1 (``_C_EVENT``) is a
+#: chain paused at an event it is about to book: its step to try after the event.
+_C_H, _C_IN_CONTACT, _C_STIFF, _C_G = 0, 1, 2, 3
+_C_EVENT = 1
 
 
 @njit
@@ -517,11 +526,14 @@ def dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P):
 
 @njit
 def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples, auto,
-            switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W):
-    """Integrate from (t0, y0) until an event, a solver switch or ``t_end`` (module docs).
+            switch_steps, stiff_hw, stiff_steps, max_steps, carry, n, BD, G, CR, FR, WP, W):
+    """Integrate from (t0, y0) until an event, a solver switch, ``t_end`` or ``max_steps``
+    accepted steps (``PAUSED``; module docs).
 
-    Returns (status, t, y, h_next, steps, nfev, records (K, 2 + len(y)): t, kind (0 step,
-    1 sample), state).
+    ``carry``: empty for a fresh start, else the carry of a ``PAUSED`` return (the step to
+    try, the stiffness counters, the event values at ``t0``), with which the integration goes
+    on exactly as if it had not stopped (same steps, same bits). Returns (status, t, y,
+    h_next, steps, nfev, records (K, 2 + len(y)): t, kind (0 step, 1 sample), state, carry).
     """
     nn = y0.shape[0]
     m_rows = CR[1].shape[0]
@@ -541,20 +553,29 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
             np.empty(ng), np.empty(ng))
     atol, y, K, Fd, F0, y_new, ytmp, ysamp, kbuf, ga, gb, gtmp = borrowed(work)
     t = t0
-    _event_values(y0, ga, n, G, CR, WP, W)
+    resume = carry.shape[0] > 0
     rec = np.empty((64, 2 + nn))
     nrec = 0
+    # a resumed segment: dy/dt again at the same state (same bits, not counted again)
     _contact_rhs(y, F0, n, BD, G, CR, FR, W)
-    nfev = 1
-    if h_in > 0.0:
-        h = min(h_in, t_end - t, max_step)
-    else:
-        h = _initial_step(y, F0, t, t_end, max_step, rtol, atol, ytmp, kbuf, dop.ORDER, n, BD, G,
-                          CR, FR, W)
-        nfev += 1
-    steps = 0
+    nfev = 0 if resume else 1
     in_contact = 0
     stiff = 0
+    if resume:
+        h = carry[_C_H]
+        in_contact = int(carry[_C_IN_CONTACT])
+        stiff = int(carry[_C_STIFF])
+        for j in range(ng):
+            ga[j] = carry[_C_G + j]
+    else:
+        _event_values(y0, ga, n, G, CR, WP, W)
+        if h_in > 0.0:
+            h = min(h_in, t_end - t, max_step)
+        else:
+            h = _initial_step(y, F0, t, t_end, max_step, rtol, atol, ytmp, kbuf, dop.ORDER, n,
+                              BD, G, CR, FR, W)
+            nfev += 1
+    steps = 0
     status = DONE
     while True:
         # ---- one accepted step (SciPy's DOP853 control) ----------------------------------------
@@ -625,9 +646,22 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
         if t >= t_end:
             status = DONE
             break
-    _normalise(y, n)
+        if steps >= max_steps:
+            status = PAUSED
+            break
+    c_out = np.empty(0)
+    if status == PAUSED:
+        # the state mid-segment, not normalised (the loop does not normalise between steps)
+        c_out = np.empty(_C_G + ng)
+        c_out[_C_H] = h
+        c_out[_C_IN_CONTACT] = in_contact
+        c_out[_C_STIFF] = stiff
+        for j in range(ng):
+            c_out[_C_G + j] = ga[j]
+    else:
+        _normalise(y, n)
     keep_alive(work)
-    return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy()
+    return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy(), c_out
 
 
 @njit
@@ -714,8 +748,8 @@ def _event_record(t, kind, y):
 
 @njit
 def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_samples,
-                  contact_samples, auto, switch_steps, stiff_hw, stiff_steps, absorb_ends, n,
-                  BD, G, CR, FR, WP, W, ON):
+                  contact_samples, auto, switch_steps, stiff_hw, stiff_steps, absorb_ends,
+                  max_steps, carry, n, BD, G, CR, FR, WP, W, ON):
     """:func:`segment`, continued past the contact events it can book itself when the world's
     laws have no ODE states and no memory (``absorb_ends``; no state layout or memory changes
     at an event):
@@ -738,17 +772,35 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     of kind 2, an end, or 3, an onset, between them), the ends applied (k, 3): t, delta,
     ddelta of the ended row; the onsets booked (k, ``ON_COLS``); and, when the chain stopped
     at a lone onset it could not book, its watch index (else -1), for the driver to book in
-    the contact store in record order."""
-    out = segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
-                  auto, switch_steps, stiff_hw, stiff_steps, n, BD, G, CR, FR, WP, W)
-    status, t, y, h_next, steps, nfev, rec = out
-    nn = y.shape[0]
+    the contact store in record order.
+
+    After ``max_steps`` accepted steps the chain stops with ``PAUSED`` and a carry (the last
+    element of the tuple): mid-segment (:func:`segment`'s carry), or at an event it is about
+    to book (a carry of length ``_C_EVENT``); the driver books what the chain booked and calls
+    it again with that carry and the arrays of the contact store as booked: the chain goes on
+    exactly where it stopped. An inner segment always gets a budget of at least one step."""
+    nn = y0.shape[0]
+    if carry.shape[0] == _C_EVENT:
+        # resumed at an event the chain was about to book
+        status = EVENT
+        t = t0
+        y = y0.copy()
+        h_next = carry[0]
+        steps = 0
+        nfev = 0
+        rec = np.empty((0, 2 + nn))
+        c_out = np.empty(0)
+    else:
+        out = segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
+                      auto, switch_steps, stiff_hw, stiff_steps, max_steps, carry, n, BD, G, CR,
+                      FR, WP, W)
+        status, t, y, h_next, steps, nfev, rec, c_out = out
     ends = np.empty((4, 3))
     n_ends = 0
     ons = np.empty((4, ON_COLS))
     n_ons = 0
     if not absorb_ends:
-        return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1
+        return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, c_out
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
     on_ok, on_law, on_row, on_rule, on_p, on_ts, inv_m, fixed, iw = ON
@@ -762,6 +814,11 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     nrec = rec.shape[0]
     lone_onset = -1
     while status == EVENT and t < t_end and m <= 1:
+        if steps >= max_steps:
+            status = PAUSED
+            c_out = np.empty(_C_EVENT)
+            c_out[0] = h_next
+            break
         if first:
             j = _lone_event(y, n, G, CR, WP, W, m)
         else:
@@ -850,13 +907,14 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
             first = False
         allrec, nrec = _append(allrec, nrec, _event_record(t, kind, y))
         out = segment(y, t, t_end, h, rtol, atol_s, ms, n_samples, contact_samples, auto,
-                      switch_steps, stiff_hw, stiff_steps, n, BD, G, crc, FR, WP, wc)
-        status, t, y, h_next, s2, f2, rec2 = out
+                      switch_steps, stiff_hw, stiff_steps, max(max_steps - steps, 1),
+                      np.empty(0), n, BD, G, crc, FR, WP, wc)
+        status, t, y, h_next, s2, f2, rec2, c_out = out
         steps += s2
         nfev += f2
         allrec, nrec = _append(allrec, nrec, rec2)
     return (status, t, y, h_next, steps, nfev, allrec[:nrec].copy(), ends[:n_ends].copy(),
-            ons[:n_ons].copy(), lone_onset)
+            ons[:n_ons].copy(), lone_onset, c_out)
 
 
 # ---- Radau IIA (order 5): SciPy's ``scipy.integrate.Radau``, compiled --------------------------
@@ -1223,9 +1281,13 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
 
 @njit
 def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
-                  jscale, n_work, n, BD, G, CR, FR, WP, W):
+                  jscale, n_work, max_steps, carry, ws_o, n, BD, G, CR, FR, WP, W):
     """As :func:`segment`, with Radau IIA of order 5 (:func:`radau_step`); for the stiff
-    (resting) phases. Stops at ``DONE``, ``EVENT`` or ``COMMIT``."""
+    (resting) phases. Stops at ``DONE``, ``EVENT``, ``COMMIT`` or, after ``max_steps``
+    accepted steps, ``PAUSED``. ``ws_o``: the work arrays (:func:`radau_workspace`), kept by
+    the caller; ``carry``: empty for a fresh start, else the carry of a ``PAUSED`` return (the
+    controller state, dy/dt and the event values; with the same ``ws_o`` the integration goes
+    on exactly as if it had not stopped)."""
     nn = y0.shape[0]
     # borrowed views in the step loop, as in segment (owners: the arguments, work and ws_o)
     BD, G, CR, FR, WP, W, jscale = borrowed((BD, G, CR, FR, WP, W, jscale))
@@ -1240,13 +1302,22 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     work = (np.full(nn, atol_s), y_o, np.empty(nn), np.zeros(RADAU_CTL), np.empty(ng),
             np.empty(ng), np.empty(ng))
     atol, y, f, ctl, ga, gb, gtmp = borrowed(work)
-    ws_o = radau_workspace(nn)
     ws = borrowed(ws_o)
     Dq, y_new, y_old, ytmp, ysamp, f_new = ws[6], ws[7], ws[8], ws[9], ws[10], ws[12]
-    _event_values(y0, ga, n, G, CR, WP, W)
     rec = np.empty((64, 2 + nn))
     nrec = 0
-    nfev = radau_start(y, f, t, t_end, h_in, rtol, atol, max_step, jscale, n_work, ctl, ws, P)
+    if carry.shape[0] > 0:
+        for i in range(RADAU_CTL):
+            ctl[i] = carry[i]
+        for i in range(nn):
+            f[i] = carry[RADAU_CTL + i]
+        for j in range(ng):
+            ga[j] = carry[RADAU_CTL + nn + j]
+        nfev = 0
+    else:
+        _event_values(y0, ga, n, G, CR, WP, W)
+        nfev = radau_start(y, f, t, t_end, h_in, rtol, atol, max_step, jscale, n_work, ctl, ws,
+                           P)
     newton_tol = max(10.0 * _EPS / rtol, min(0.03, rtol ** 0.5))
     steps = 0
     status = DONE
@@ -1268,10 +1339,23 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
         if t >= t_end:
             status = DONE
             break
+        if steps >= max_steps:
+            status = PAUSED
+            break
     h_next = ctl[_H]
-    _normalise(y, n)
+    c_out = np.empty(0)
+    if status == PAUSED:
+        c_out = np.empty(RADAU_CTL + nn + ng)
+        for i in range(RADAU_CTL):
+            c_out[i] = ctl[i]
+        for i in range(nn):
+            c_out[RADAU_CTL + i] = f[i]
+        for j in range(ng):
+            c_out[RADAU_CTL + nn + j] = ga[j]
+    else:
+        _normalise(y, n)
     keep_alive(work, ws_o)
-    return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy()
+    return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy(), c_out
 
 
 
@@ -1296,6 +1380,9 @@ class SegmentResult:
     #: onsets the segment booked itself (:func:`segment_chain`), (k, ``ON_COLS``), in time
     #: order; the driver books them (``EngineContacts.onset_row``) before their records
     onsets: np.ndarray | None = None
+    #: at ``PAUSED``: what the next :func:`run_segment` call needs (``carry=``) to go on
+    #: exactly where this one stopped (None otherwise)
+    carry: Any = None
 
 
 def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float | None,
@@ -1303,31 +1390,56 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
                 contact_samples: int, auto: bool, switch_steps: int, stiff_hw: float,
                 stiff_steps: int, implicit: bool = False,
                 jscale: np.ndarray | None = None, absorb_ends: bool = False,
-                max_step_free: float | None = None) -> SegmentResult:
+                max_step_free: float | None = None, max_steps: int | None = None,
+                carry: Any = None) -> SegmentResult:
     """Run one compiled segment on the arrays of ``EngineContacts.compiled_arrays()``:
     DOP853 (:func:`segment_chain`: with ``absorb_ends`` it continues past a lone end of
     contact with the step limit ``max_step_free``) or, with ``implicit=True``, Radau
-    (:func:`radau_segment`, with the Jacobian's difference scales ``jscale``)."""
+    (:func:`radau_segment`, with the Jacobian's difference scales ``jscale``).
+
+    ``max_steps`` bounds the accepted steps of this call (the segment then returns
+    ``PAUSED``, so that the driver can report progress and Python can see a Ctrl-C); a
+    ``PAUSED`` result's :attr:`SegmentResult.carry` passed back as ``carry`` (with the arrays
+    of the contact store after booking the result's events, the same solver and tolerances)
+    continues the integration bit for bit as if it had not paused."""
     n, BD, G, CR, FR, WP, W, ON = arrays
+    budget = _UNBOUNDED if max_steps is None else max(int(max_steps), 1)
+    y = np.ascontiguousarray(y, dtype=float)
+    try:
+        if implicit:
+            if carry is None:
+                c_in, ws = _NO_CARRY, radau_workspace(y.shape[0])
+            else:
+                c_in, ws = carry
+            out = radau_segment(
+                y, float(t), float(t_end), -1.0 if h is None else float(h), float(rtol),
+                float(atol), float(min(max_step, 1e300)), int(n_samples), int(contact_samples),
+                jscale, 3, budget, c_in, ws, n, BD, G, CR, FR, WP, W)
+        else:
+            out = segment_chain(
+                y, float(t), float(t_end), -1.0 if h is None else float(h), float(rtol),
+                float(atol), float(min(max_step, 1e300)),
+                float(min(max_step if max_step_free is None else max_step_free, 1e300)),
+                int(n_samples), int(contact_samples), bool(auto), int(switch_steps),
+                float(stiff_hw), int(stiff_steps), bool(absorb_ends), budget,
+                _NO_CARRY if carry is None else carry, n, BD, G, CR, FR, WP, W, ON)
+    except SystemError as exc:  # a Ctrl-C seen inside the compiled call
+        reraise_interrupt(exc)
+        raise
     if implicit:
-        out = radau_segment(
-            np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
-            -1.0 if h is None else float(h), float(rtol), float(atol),
-            float(min(max_step, 1e300)), int(n_samples), int(contact_samples), jscale, 3,
-            n, BD, G, CR, FR, WP, W)
-        status, t1, y1, h_next, steps, nfev, rec = out
+        status, t1, y1, h_next, steps, nfev, rec, c_out = out
         onset = (_lone_event(y1, n, G, CR, WP, W, 0)
                  if status == EVENT and CR[1].shape[0] == 0 else -1)
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
-                             rec, None, int(onset))
-    out = segment_chain(
-        np.ascontiguousarray(y, dtype=float), float(t), float(t_end),
-        -1.0 if h is None else float(h), float(rtol), float(atol), float(min(max_step, 1e300)),
-        float(min(max_step if max_step_free is None else max_step_free, 1e300)),
-        int(n_samples), int(contact_samples), bool(auto), int(switch_steps), float(stiff_hw),
-        int(stiff_steps), bool(absorb_ends), n, BD, G, CR, FR, WP, W, ON)
-    status, t1, y1, h_next, steps, nfev, rec, ends, onsets, onset = out
+                             rec, None, int(onset),
+                             carry=(c_out, ws) if status == PAUSED else None)
+    status, t1, y1, h_next, steps, nfev, rec, ends, onsets, onset, c_out = out
     if not absorb_ends and status == EVENT and CR[1].shape[0] == 0:
         onset = _lone_event(y1, n, G, CR, WP, W, 0)
     return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec,
-                         ends, int(onset), onsets)
+                         ends, int(onset), onsets, c_out if status == PAUSED else None)
+
+
+#: No budget: more steps than any run takes.
+_UNBOUNDED = 2**62
+_NO_CARRY = np.empty(0)

@@ -350,7 +350,11 @@ class EngineContacts:
         """Register the contacts of the initial state; returns ``y`` with their ODE states.
 
         A pair touching exactly (delta = 0) while approaching starts in contact: the initial
-        state is then the instant of first contact (as in the papers' impact setting).
+        state is then the instant of first contact (as in the papers' impact setting). So does
+        one touching at rest (ddelta = 0, e.g. a ball placed on the floor): otherwise its onset,
+        a zero of the event function at the start, is not a sign change, and the first step
+        falls into the contact without its force (the overlap's elastic energy then appears
+        from nowhere: a false energy rise); a pair the loads pull apart ends at the next step.
         """
         n_old = self.n_ode  # the layout ``y`` was packed with: the rows active until now
         self.store.reset()
@@ -359,7 +363,7 @@ class EngineContacts:
         self._cand = None
         self._gb = None
         self._ck = None
-        batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin))
+        batch = _nudge_touching(self.model.detect(self.state_from_y(y), self.margin), at_rest=True)
         self.store.begin(batch, t)
         self._rows_geo = None
         return self._rebuild(y, n_old)
@@ -1071,11 +1075,13 @@ class EngineContacts:
         return float(h[i]), info
 
 
-def _nudge_touching(batch: ContactBatch) -> ContactBatch:
-    """Pairs touching exactly (delta == 0) while approaching get the smallest positive delta, so
-    that the store (which starts contacts at delta > 0) books their onset now."""
+def _nudge_touching(batch: ContactBatch, at_rest: bool = False) -> ContactBatch:
+    """Pairs touching exactly (delta == 0) while approaching (``at_rest``: or at rest,
+    ddelta == 0) get the smallest positive delta, so that the store (which starts contacts at
+    delta > 0) books their onset now."""
     if len(batch):
-        touching = (batch.delta == 0.0) & (batch.ddelta > 0.0)
+        touching = (batch.delta == 0.0) & ((batch.ddelta >= 0.0) if at_rest
+                                           else (batch.ddelta > 0.0))
         if touching.any():
             batch.delta = np.where(touching, np.nextafter(0.0, 1.0), batch.delta)
     return batch

@@ -27,6 +27,7 @@ Adaptive (``adaptive``)
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,11 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from mbplugin.dynamics.compiled import COMMIT, EVENT, FAILED, SWITCH, run_segment
+from mbplugin.dynamics.compiled import COMMIT, EVENT, FAILED, PAUSED, SWITCH, run_segment
 from mbplugin.dynamics.contacts import WATCH_ALL
 from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.dynamics.world import N_WORK, World
 from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.pipeline.budget import StepBudget
 
 FIXED_METHODS = ("symplectic_euler", "rk4")
 #: "auto" solver: the explicit step counts as stability-limited when h (sqrt(k/m) + c/m) of the
@@ -75,6 +77,8 @@ class IntegratorSettings:
                       contact counts as resting (stiff) and the implicit solver takes over; it
                       also switches as soon as the step outgrows the contact time scale
                       (``STIFF_HW``)
+    ``max_steps``     stop with an :class:`~mbplugin.errors.IntegrationError` after this many
+                      accepted steps (default: no limit)
     """
 
     method: str = "adaptive"
@@ -87,6 +91,7 @@ class IntegratorSettings:
     event_samples: int = 4
     switch_steps: int = 100
     contact_samples: int = 0
+    max_steps: int | None = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -138,6 +143,24 @@ class IntegratorSettings:
                 f"integrator.event_samples = {self.event_samples} is outside its allowed range "
                 "[1, 64]"
             )
+        if self.max_steps is not None and (
+                isinstance(self.max_steps, bool) or not isinstance(self.max_steps, numbers.Real)
+                or not float(self.max_steps).is_integer() or self.max_steps < 1):
+            raise ParameterError(
+                f"integrator.max_steps = {self.max_steps!r} is outside its allowed range "
+                "[1, inf) (an integer)"
+            )
+
+
+def _check_steps(settings: IntegratorSettings, steps: int, t: float, t_end: float) -> None:
+    """Raise when the run has used ``settings.max_steps`` before ``t_end``."""
+    limit = settings.max_steps
+    if limit is not None and steps >= limit and t < t_end:
+        raise IntegrationError(
+            f"integrator.max_steps = {int(limit)} reached at t = {t:.6g} s of {t_end:g} s: the "
+            f"run needs more steps (raise integrator.max_steps, or check integrator.max_step "
+            f"and the contacts' stiffness)"
+        )
 
 
 #: Called after every accepted step: (t, y, event) with event "" / "event" / "start", and with
@@ -251,6 +274,7 @@ def run_fixed(
             callback(t, y, "")
         if progress is not None:
             progress(t)
+        _check_steps(settings, stats.steps, t, t_end)
     stats.wall_time = time.perf_counter() - wall0
     stats.t_end = t
     return y, stats
@@ -389,6 +413,11 @@ def run_adaptive(
     compiled_path = getattr(world, "compiled_path", True)
     current = "DOP853" if auto else settings.solver
     stats.solver_steps = {}
+    # compiled segments return to Python after a step budget (progress, Ctrl-C, limits) and
+    # go on from their carry: the same steps as one uninterrupted call
+    budget = StepBudget()
+    carry = None
+    limit = settings.max_steps
 
     def normalise(v: np.ndarray) -> np.ndarray:
         q = v[3 * n : 7 * n].reshape(n, 4)
@@ -422,11 +451,16 @@ def run_adaptive(
                     jscale = np.full(len(y), 1e-3)
                     jscale[13 * n : 13 * n + world.n_ode] = 1e-6
                     jscale[13 * n + world.n_ode :] = 1.0
+                wall = time.perf_counter()
                 seg = run_segment(
                     arrays, y, t, t_end, h_next, rtol, atol, max_step, n_samples,
                     int(settings.contact_samples) if callback is not None else 0, auto,
                     int(settings.switch_steps), STIFF_HW, STIFF_STEPS, implicit, jscale,
-                    absorb_ends=contacts.ends_in_segment, max_step_free=settings.max_step)
+                    absorb_ends=contacts.ends_in_segment, max_step_free=settings.max_step,
+                    max_steps=budget.steps(None if limit is None else limit - stats.steps),
+                    carry=carry)
+                budget.update(seg.steps, time.perf_counter() - wall)
+                carry = seg.carry
                 stats.steps += seg.steps
                 stats.solver_steps[current] = stats.solver_steps.get(current, 0) + seg.steps
                 stats.nfev += seg.nfev
@@ -464,6 +498,12 @@ def run_adaptive(
                     elif callback is not None:
                         callback(float(row[0]), row[2:].copy(), "sample" if row[1] else "")
                 t, y = seg.t, seg.y
+                if seg.status == PAUSED:
+                    # the budget is spent: report, check the limits, go on from the carry
+                    if progress is not None:
+                        progress(t)
+                    _check_steps(settings, stats.steps, t, t_end)
+                    continue
                 h_next = max(seg.h_next, 1e-15)
                 if seg.status == EVENT:
                     stats.events += 1
@@ -485,7 +525,9 @@ def run_adaptive(
                     current = "Radau"
                 if progress is not None:
                     progress(t)
+                _check_steps(settings, stats.steps, t, t_end)
                 continue
+        carry = None
         kw: dict[str, Any] = {"rtol": rtol, "atol": atol, "max_step": max_step}
         if h_next is not None:
             kw["first_step"] = min(h_next, t_end - t, max_step)
@@ -562,6 +604,7 @@ def run_adaptive(
                             switch = True
             if progress is not None:
                 progress(t)
+            _check_steps(settings, stats.steps, t, t_end)
             if restart or switch or solver.status == "finished":
                 break
         stats.nfev += solver.nfev

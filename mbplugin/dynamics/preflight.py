@@ -21,6 +21,25 @@ Work and memory
     ``13 n`` numbers each; a run whose records would not fit in the available memory, or that
     would take more than ``MAX_FIXED_STEPS`` steps, raises :class:`RunTooLargeError` with the
     numbers before it starts; one of more than ``WARN_FIXED_STEPS`` steps is warned about.
+    The same checks serve every backend: a PyBullet scene's run is ``duration / host_dt`` host
+    steps recording ``1 + 6 n`` numbers each (``dt_name`` names the step in the messages).
+
+Work estimates
+    A scene whose size makes it heavy work says so before it starts, as a
+    :class:`WorkEstimate` warning (``mbplugin run`` prints it at once on stderr): building more
+    than ``HEAVY_BODIES`` bodies (~``BUILD_SECONDS_PER_BODY`` each), and a run whose estimated
+    wall time exceeds ``HEAVY_SECONDS`` (:func:`estimate_seconds`: fixed steps x bodies x
+    ``ENGINE_SECONDS_PER_BODY_STEP``; PyBullet host steps x (``BULLET_SECONDS_PER_STEP`` +
+    bodies x ``BULLET_SECONDS_PER_BODY_STEP``); rough figures of BENCHMARKS.md, a 2-core Xeon:
+    the pile's 2016 balls at 2.4 ms per step, the PyBullet backend's N = 10 / 1000 spheres at
+    0.6 / 8.7 ms per host step).
+
+Overlaps beyond a body's size
+    :func:`body_sizes` gives each body's size (the bounding radius of its shapes about its
+    centre; a plane or a hole: infinite). A contact whose overlap exceeds the smaller of its two
+    bodies' sizes has left any contact law's range (a ball sunk below the floor, two balls
+    passed through each other): the run warns (:func:`overlap_warning`), as its bounces mean
+    nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +63,17 @@ MAX_FIXED_STEPS = 10**9
 WARN_FIXED_STEPS = 10**7
 #: Rough engine memory per body (state, mass properties, contact model rows, work arrays), bytes.
 BYTES_PER_BODY = 4096
+#: Work estimates (module docstring): bodies, seconds.
+HEAVY_BODIES = 20_000
+HEAVY_SECONDS = 60.0
+BUILD_SECONDS_PER_BODY = 1e-4
+ENGINE_SECONDS_PER_BODY_STEP = 1.2e-6
+BULLET_SECONDS_PER_STEP = 5e-4
+BULLET_SECONDS_PER_BODY_STEP = 8e-6
+
+
+class WorkEstimate(UserWarning):
+    """A scene is heavy work: the estimate, said before it starts (module docstring)."""
 
 
 class InitialOverlapError(ParameterError):
@@ -87,6 +117,101 @@ def check_body_count(n_bodies: int, where: str = "bodies") -> None:
             f"{where}: {n_bodies:.4g} bodies need about {human_bytes(need)} of memory "
             f"(~{BYTES_PER_BODY} B each), {human_bytes(avail)} is available; use fewer bodies"
         )
+
+
+def human_seconds(sec: float) -> str:
+    """``5400`` -> ``'1.5 h'``."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if sec >= size:
+            return f"{sec / size:.3g} {unit}"
+    return f"{sec:.3g} s"
+
+
+def announce_build(n_bodies: int, where: str = "bodies") -> None:
+    """Say (:class:`WorkEstimate`) how long building ``n_bodies`` takes when they are many (and
+    fit in memory: more are refused by :func:`check_body_count`, with no estimate first)."""
+    if HEAVY_BODIES < n_bodies and n_bodies * BYTES_PER_BODY <= available_memory():
+        import warnings
+
+        warnings.warn(f"{where}: building {n_bodies:,} bodies takes about "
+                      f"{human_seconds(n_bodies * BUILD_SECONDS_PER_BODY)}", WorkEstimate,
+                      stacklevel=2)
+
+
+def estimate_seconds(n_bodies: int, steps: int | None, backend: str = "standalone"
+                     ) -> float | None:
+    """Rough wall time (s) of ``steps`` steps of ``n_bodies`` bodies (None: steps unknown)."""
+    if steps is None:
+        return None
+    if backend == "pybullet":
+        return steps * (BULLET_SECONDS_PER_STEP + n_bodies * BULLET_SECONDS_PER_BODY_STEP)
+    return steps * n_bodies * ENGINE_SECONDS_PER_BODY_STEP
+
+
+def announce_run(n_bodies: int, steps: int | None, backend: str = "standalone") -> str | None:
+    """Warn (:class:`WorkEstimate`) and return the estimate of a heavy run, else None: a run
+    estimated beyond ``HEAVY_SECONDS``, or adaptive steps (unknown in number) for more than
+    ``HEAVY_BODIES`` bodies."""
+    import warnings
+
+    sec = estimate_seconds(n_bodies, steps, backend)
+    msg = None
+    if sec is not None and sec > HEAVY_SECONDS:
+        msg = (f"heavy run: {steps:,} steps of {n_bodies:,} bodies, about {human_seconds(sec)} "
+               f"of computing (a rough figure of BENCHMARKS.md's machine)")
+    elif sec is None and n_bodies > HEAVY_BODIES:
+        msg = (f"heavy run: {n_bodies:,} bodies with adaptive steps (their number is not known "
+               f"in advance), about {human_seconds(n_bodies * ENGINE_SECONDS_PER_BODY_STEP)} "
+               "per step")
+    if msg is not None:
+        warnings.warn(msg, WorkEstimate, stacklevel=2)
+    return msg
+
+
+def body_sizes(model: Any, n_bodies: int) -> np.ndarray:
+    """(n_bodies,) each body's size (m): the largest distance from its centre of mass to the
+    surface of its shapes (bounding radius plus offset); inf for a body with a plane or a hole
+    (unbounded) and for bodies without shapes."""
+    c = model.arrays
+    size = np.zeros(n_bodies)
+    if not len(c.body):
+        return np.full(n_bodies, np.inf)
+    reach = np.linalg.norm(c.lpos + c.bound_center, axis=1) + c.bound
+    own = (c.body >= 0) & (c.body < n_bodies)
+    np.maximum.at(size, c.body[own], reach[own])
+    has = np.zeros(n_bodies, dtype=bool)
+    has[c.body[own]] = True
+    return np.where(has, size, np.inf)
+
+
+def overlap_warning(peak: dict[str, Any] | None) -> str | None:
+    """The warning of an overlap beyond a body's size (``peak``: the largest ratio seen, with
+    the bodies' names, overlap and size), else None."""
+    if not peak or not peak.get("ratio", 0.0) > 1.0:
+        return None
+    return (f"the overlap of '{peak['a']}' and '{peak['b']}' reached {peak['delta']:.3g} m, "
+            f"{peak['ratio']:.3g} times the size of the smaller body ({peak['size']:.3g} m): "
+            "the bodies passed into or through each other, far outside any contact law's "
+            "range (an impact too fast or a body too heavy for the contact's stiffness); the "
+            "bounces and c_r of this run mean nothing")
+
+
+def track_overlaps(peak: dict[str, Any], a: np.ndarray, b: np.ndarray, delta: np.ndarray,
+                   size: np.ndarray, names: Any) -> None:
+    """Update ``peak`` (the largest overlap / size ratio so far) with contacts (a, b, delta):
+    body indices (-1: the world, infinite size), overlaps (m); ``size`` from
+    :func:`body_sizes`, ``names`` the bodies' names."""
+    if not len(delta):
+        return
+    ext = np.append(size, np.inf)
+    lim = np.minimum(ext[a], ext[b])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(lim > 0, delta / lim, 0.0)
+    j = int(np.argmax(ratio))
+    if ratio[j] > peak.get("ratio", 0.0):
+        peak.update(ratio=float(ratio[j]), delta=float(delta[j]), size=float(lim[j]),
+                    a=names[a[j]] if a[j] >= 0 else "world",
+                    b=names[b[j]] if b[j] >= 0 else "world")
 
 
 def total_weight(world: Any) -> float:
@@ -178,29 +303,63 @@ def estimate_run(n_bodies: int, duration: float, settings: Any, record: Any,
             "record_bytes": records * per_record}
 
 
-def check_run_size(estimate: dict[str, Any], dt: float | None = None) -> list[str]:
-    """Refuse (:class:`RunTooLargeError`) a run that cannot fit; returns warnings for long ones."""
+def check_run_size(estimate: dict[str, Any], dt: float | None = None,
+                   dt_name: str = "integrator.dt", limit: str = "output.record_every or "
+                   "integrator.dt") -> list[str]:
+    """Refuse (:class:`RunTooLargeError`) a run that cannot fit; returns warnings for long ones
+    (``dt_name``: the step's name in the messages, ``limit``: what to raise)."""
     msgs: list[str] = []
     steps = estimate["steps"]
     if steps is None:
         return msgs
     rec_bytes = estimate["record_bytes"]
     avail = available_memory()
+    advice = (" (the step advisor's recommendation is in summary.json, step_advice)"
+              if dt_name == "integrator.dt" else "")
     if rec_bytes > 0.5 * avail:
         raise RunTooLargeError(
             f"the run would record {estimate['records']:.4g} states of "
             f"{human_bytes(estimate['bytes_per_record'])} each ({human_bytes(rec_bytes)}), more "
-            f"than half the available memory ({human_bytes(avail)}); raise output.record_every "
-            f"or integrator.dt, or shorten scene.duration"
+            f"than half the available memory ({human_bytes(avail)}); raise {limit}, or shorten "
+            f"scene.duration"
         )
     if steps > MAX_FIXED_STEPS:
         raise RunTooLargeError(
-            f"integrator.dt = {dt:g} s needs {steps:.4g} fixed steps (more than "
+            f"{dt_name} = {dt:g} s needs {steps:.4g} fixed steps (more than "
             f"{MAX_FIXED_STEPS:.0e}; days of computing at ~10-100 us per step); raise "
-            f"integrator.dt (the step advisor's recommendation is in summary.json, "
-            f"step_advice) or shorten scene.duration"
+            f"{dt_name}{advice} or shorten scene.duration"
         )
     if steps > WARN_FIXED_STEPS:
         msgs.append(f"the run takes {steps:.4g} fixed steps (dt = {dt:g} s): expect a long "
                     f"wall time (~10-100 us per step)")
     return msgs
+
+
+def check_adaptive_run(n_bodies: int, duration: float, settings: Any, record: Any,
+                       n_contacts: int = 0, n_state: int = 0) -> list[str]:
+    """An adaptive run takes at least ``duration / max_step`` steps: refuse
+    (:class:`RunTooLargeError`) one whose lower bound exceeds ``MAX_FIXED_STEPS`` or whose
+    records at that bound would not fit in half the available memory; returns a warning above
+    ``WARN_FIXED_STEPS``. Nothing for fixed-step runs or without a finite ``max_step``."""
+    max_step = float(getattr(settings, "max_step", math.inf))
+    if settings.method != "adaptive" or not math.isfinite(max_step):
+        return []
+    steps = math.ceil(duration / max_step - 1e-9)
+    where = (f"integrator.max_step = {max_step:g} s needs at least {steps:.4g} adaptive steps "
+             f"for scene.duration = {duration:g} s")
+    if steps > MAX_FIXED_STEPS:
+        raise RunTooLargeError(
+            f"{where} (more than {MAX_FIXED_STEPS:.0e}; days of computing at ~1-100 us per "
+            f"step); raise integrator.max_step or shorten scene.duration")
+    est = estimate_run(n_bodies, duration, settings, record, n_contacts, n_state)
+    records = steps // int(record.every) + 1
+    need = records * est["bytes_per_record"]
+    avail = available_memory()
+    if need > 0.5 * avail:
+        raise RunTooLargeError(
+            f"{where}: their {records:.4g} records of {human_bytes(est['bytes_per_record'])} "
+            f"each ({human_bytes(need)}) exceed half the available memory "
+            f"({human_bytes(avail)}); raise output.record_every or integrator.max_step")
+    if steps > WARN_FIXED_STEPS:
+        return [f"{where}: expect a long wall time"]
+    return []

@@ -36,12 +36,17 @@ Before the run (:meth:`Simulation.preflight`): initial overlaps are checked and 
 work and record memory estimated (:mod:`mbplugin.dynamics.preflight`). During a fixed-step run
 the step advisor looks at every step; a step above its recommendation is warned about once.
 
+During the run the records are held in memory; a run whose records grow past
+``RECORD_MEMORY_FRACTION`` of the memory available at its start stops with a
+:class:`~mbplugin.dynamics.preflight.RunTooLargeError` (``integrator.max_steps`` bounds the
+steps the same way, :mod:`mbplugin.dynamics.integrators`).
+
 Output (:meth:`SimulationResult.write`): ``result.npz`` or ``bodies.csv``/``contacts.csv``/
 ``energy.csv``, always ``bounces.csv`` (every bounce and contact at rest) and ``summary.json``
-(at most ``MAX_SUMMARY_ROWS`` rows of each list, with the totals), each written to a temporary
-file in the output directory and renamed into place (a reader never sees a half-written file),
-with the user's usual file mode; files of an earlier run that this one did not rewrite are
-removed (:mod:`mbplugin.dynamics.outputs`).
+(at most ``MAX_SUMMARY_ROWS`` rows of each list, with the totals), written with the user's
+usual file mode into a temporary sibling of the output directory that then replaces it as a
+whole (:func:`mbplugin.dynamics.outputs.staged_dir`): a reader, or a Ctrl-C, sees the files of
+one run, all or none.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import io
 import json
 import math
 import os
+import shutil
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,6 +97,11 @@ REST_SPEED_REL = 1e-5
 REST_SPEED_STEPS = 4.0
 #: Rows of each list (bounces, contacts at rest, final contacts) kept in summary.json.
 MAX_SUMMARY_ROWS = 200
+#: A run stops (RunTooLargeError) when its records take more than this fraction of the memory
+#: available at its start.
+RECORD_MEMORY_FRACTION = 0.5
+#: Bytes of a Python float kept in a list (the object and its pointer).
+_PY_FLOAT = 32
 
 
 class SimulationWarning(UserWarning):
@@ -232,16 +243,29 @@ class SimulationResult:
 
     # -- files ----------------------------------------------------------------------------------
     def write(self, out_dir: str | os.PathLike[str], fmt: str = "npz",
-              also: list[Path] | None = None) -> list[Path]:
-        """Write the records, ``bounces.csv`` and ``summary.json`` into ``out_dir``; returns the
-        paths. ``out_dir`` must be empty, new or hold an earlier run (whose files this run does
-        not rewrite are removed, see :mod:`mbplugin.dynamics.outputs`); ``also`` lists files
-        already written there for this run (plots), recorded in the summary's ``output``."""
+              also: list[Path] | None = None, *, into: str | os.PathLike[str] | None = None
+              ) -> list[Path]:
+        """Write the records, ``bounces.csv`` and ``summary.json`` into ``out_dir``; returns
+        their paths there. ``out_dir`` must be empty, new or hold an earlier run; the files go
+        to a temporary sibling directory that then replaces ``out_dir`` as a whole (a Ctrl-C
+        leaves the earlier run as it was; see :func:`mbplugin.dynamics.outputs.staged_dir`).
+        ``also`` lists further files of this run (plots), recorded in the summary's
+        ``output`` (those already written in ``out_dir`` are kept). ``into``: write into this
+        directory instead, a :func:`~mbplugin.dynamics.outputs.staged_dir` the caller holds
+        with the run's other files, which becomes ``out_dir`` when the caller's block ends."""
         if fmt not in FORMATS:
             raise ParameterError(f"output.format = {fmt!r} is not one of {{npz, csv}}")
         out = Path(out_dir)
-        previous = outputs.previous_run_files(out) if out.is_dir() else None
-        outputs.prepare_output_dir(out)
+        if into is None:
+            outputs.prepare_output_dir(out)
+            with outputs.staged_dir(out) as stage:
+                kept = []
+                for p in also or []:
+                    if Path(p).is_file():
+                        shutil.copy2(p, stage / Path(p).name)
+                    kept.append(stage / Path(p).name)
+                return self.write(out, fmt, also=kept, into=stage)
+        stage = Path(into)
         written: list[Path] = []
         if fmt == "npz":
             arrays: dict[str, np.ndarray] = {
@@ -252,21 +276,22 @@ class SimulationResult:
             arrays.update({f"contact_{k}": v for k, v in self.contacts.items()})
             buf = io.BytesIO()
             np.savez_compressed(buf, **arrays)
-            written.append(outputs.atomic_write(out / "result.npz", buf.getvalue()))
+            written.append(outputs.atomic_write(stage / "result.npz", buf.getvalue()))
         else:
-            written.append(outputs.atomic_write(out / "bodies.csv", self._bodies_csv().encode()))
-            written.append(outputs.atomic_write(out / "contacts.csv",
+            written.append(outputs.atomic_write(stage / "bodies.csv",
+                                                self._bodies_csv().encode()))
+            written.append(outputs.atomic_write(stage / "contacts.csv",
                                                 self._contacts_csv().encode()))
-            written.append(outputs.atomic_write(out / "energy.csv", self._energy_csv().encode()))
-        written.append(outputs.atomic_write(out / "bounces.csv", self._bounces_csv().encode()))
-        summary_path = out / "summary.json"
-        files = [*written, *(also or []), summary_path]
+            written.append(outputs.atomic_write(stage / "energy.csv",
+                                                self._energy_csv().encode()))
+        written.append(outputs.atomic_write(stage / "bounces.csv", self._bounces_csv().encode()))
+        summary_path = stage / "summary.json"
+        files = [out / p.name for p in [*written, *(also or []), summary_path]]
         summary = self.summary()
         summary["output"] = [str(p) for p in files]
         text = json.dumps(json_safe(summary), indent=2, allow_nan=False)
         written.append(outputs.atomic_write(summary_path, text.encode()))
-        outputs.remove_stale(out, previous, files)
-        return written
+        return [out / p.name for p in written]
 
     def _bodies_csv(self) -> str:
         buf = io.StringIO()
@@ -366,6 +391,11 @@ class Simulation:
             n_contacts=contacts.n_active if contacts is not None else 0,
             n_state=contacts.ns if contacts is not None else 0)
         msgs = preflight.check_run_size(est, self.integrator.dt)
+        msgs += preflight.check_adaptive_run(
+            w.n, self.duration, self.integrator, self.record,
+            n_contacts=contacts.n_active if contacts is not None else 0,
+            n_state=contacts.ns if contacts is not None else 0)
+        preflight.announce_run(w.n, est["steps"])
         self._preflight = {"initial_overlaps": overlaps, "initial_stored": stored,
                            "estimate": est, "warnings": msgs}
         return self._preflight
@@ -395,6 +425,10 @@ class Simulation:
         method = self.integrator.method if fixed else "symplectic_euler"
         stored0: list[float] = []
         vmax = [0.0]
+        # the largest overlap relative to the smaller body's size (preflight.track_overlaps)
+        peak: dict[str, Any] = {}
+        sizes = (preflight.body_sizes(contacts.model, n) if contacts is not None
+                 else np.zeros(0))
         # fixed steps: the normal-contact work by the trapezoidal rule over each step's actual
         # displacement, sum (F_n + F_n+1)/2 (delta_n+1 - delta_n) (second order, consistent with
         # the stored energy), instead of the integrator's explicit F_n ddelta_n h (first order:
@@ -445,10 +479,25 @@ class Simulation:
             return trap["w"]
 
         step_times: list[float] = []
+        # the records live in memory until the run ends: stop with a clear error before they
+        # take more than half the memory that was available at the start
+        mem = {"used": 0, "limit": RECORD_MEMORY_FRACTION * preflight.available_memory()}
+        rec_bytes = _PY_FLOAT * 7 + (8 * 13 * n if rec_bodies else 0)
+        row_bytes = 8 * (7 + (contacts.ns if contacts is not None else 0))
+
+        def account(nbytes: int, t: float) -> None:
+            mem["used"] += nbytes
+            if mem["used"] > mem["limit"]:
+                raise preflight.RunTooLargeError(
+                    f"the run's records reached {preflight.human_bytes(mem['used'])} (more than "
+                    f"{RECORD_MEMORY_FRACTION:g} of the memory available at its start) at t = "
+                    f"{t:.6g} s of {self.duration:g} s after {counter['steps']} steps; raise "
+                    f"output.record_every, shorten scene.duration or check integrator.max_step")
 
         def callback(t: float, y: np.ndarray, event: str) -> None:
             if event in ("", "event"):
                 step_times.append(t)
+                account(_PY_FLOAT, t)
             counter["steps"] += 1 if event == "" else 0
             if trapezoid and event != "sample":
                 if event == "start":
@@ -470,6 +519,7 @@ class Simulation:
             1 sample, 2 event): :func:`callback`'s selection, then one :func:`store`."""
             step = kind == 0.0
             step_times.extend(ts[kind != 1.0].tolist())
+            account(_PY_FLOAT * int(np.count_nonzero(kind != 1.0)), float(ts[-1]))
             count = counter["steps"] + np.cumsum(step)
             counter["steps"] = int(count[-1])
             keep = ~((step & (count % every != 0)) | ((kind == 1.0) & (every > 1)))
@@ -496,7 +546,11 @@ class Simulation:
             work = Y[:, n13 : n13 + N_WORK]
             tab = None
             if contacts is not None:
-                stored, tab, counts = contacts.records(Y, table=rec_contacts, y=y1)
+                # the table also when contacts are not recorded: the overlaps are checked
+                stored, tab, counts = contacts.records(Y, table=True, y=y1)
+                if tab is not None:
+                    preflight.track_overlaps(peak, tab["a"], tab["b"], tab["delta"], sizes,
+                                             w.bodies.names)
             else:
                 stored = np.zeros(K)
             if not stored0:
@@ -515,6 +569,8 @@ class Simulation:
                 c_rows["t"].append(np.repeat(ts, counts))
                 for k in ("key", "a", "b", "delta", "ddelta", "force", "state"):
                     c_rows[k].append(tab[k])
+                account(row_bytes * len(tab["key"]), float(ts[-1]))
+            account(rec_bytes * K, float(ts[-1]))
             if advise and not fixed:
                 for i in range(K):
                     if (k0 + i + 1) % ADVISE_EVERY_RECORDS == 1:
@@ -564,6 +620,9 @@ class Simulation:
             final_state=y_end, contacts_at_rest=at_rest, final_contacts=final_contacts,
             initial_overlaps=pre["initial_overlaps"],
         )
+        deep = preflight.overlap_warning(peak)
+        if deep:
+            warn.append(deep)
         hint = (f" (the advisor recommends dt <= {advice['recommended_dt']:.3g} s)"
                 if fixed and "recommended_dt" in advice else "")
         if result.diverged:

@@ -22,7 +22,8 @@ With m and k known the fitted base parameters convert back to dimensional ones (
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,12 +34,16 @@ from mbplugin.identify.data import ImpactData
 from mbplugin.identify.fit import (
     METHODS,
     FitResult,
+    _heavy,
     _impact_residual,
     _optimise,
     _parse_weights,
     _per_target,
     _Problem,
     _stderr,
+    check_bound_names,
+    estimate_text,
+    free_names,
 )
 from mbplugin.impact import DEFAULT_RTOL, ImpactBatch
 from mbplugin.laws import make_law
@@ -132,6 +137,7 @@ def fit_bouc_wen_base(
     seed: int = 0,
     rtol: float = DEFAULT_RTOL,
     max_nfev: int | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> FitResult:
     """Fit Bouc-Wen base parameters to measured c_r and durations vs approach speed.
 
@@ -153,13 +159,14 @@ def fit_bouc_wen_base(
     method:
         ``cobyqa`` (default, the paper's optimiser, constraints exact) or ``least_squares``
         (constraint violations are penalised).
+    notice:
+        As for :func:`~mbplugin.identify.fit.fit_law`: one line before a heavy fit.
     """
     mk = _model_key(model)
     if method not in METHODS:
         raise ParameterError(f"method = {method!r} is not one of {{{', '.join(METHODS)}}}")
-    free = tuple(dict.fromkeys(s.strip() for s in free if s.strip()))
-    if not free:
-        raise ParameterError("free: name at least one base parameter (e.g. Bb,Gb,kappa)")
+    free = free_names(free)
+    check_bound_names(bounds, free)
     for name in (*free, *start):
         if name not in (*BASE_NAMES, "Ub"):
             raise ParameterError(f"unknown base parameter {name!r}; allowed: "
@@ -256,6 +263,15 @@ def fit_bouc_wen_base(
 
         nonlinear.append(_alpha)
     x0 = np.array([vals[n] for n in inner])
+    # the model must be computable at the start (errors at the door), and a heavy fit says so
+    wall = time.perf_counter()
+    if predict([x0])[0] is None:
+        at = ", ".join(f"{n} = {vals[n]:g}" for n in need)
+        raise ParameterError(f"{LAW[mk]} base parameters at the start values ({at}): the model "
+                             "cannot be evaluated on the data; check the data and start values")
+    seconds = time.perf_counter() - wall
+    if notice is not None and _heavy(seconds, len(free), n_starts, method):
+        notice(estimate_text(len(data), seconds, len(free), int(n_starts), method))
     prob = _Problem(inner, x0, np.array(lo), np.array(hi), predict, residual, n_res,
                     [], nonlinear)
     x, r, ok, msg = _optimise(prob, method, n_starts, seed, max_nfev)

@@ -18,7 +18,9 @@ Impact tables (one row per impact or per averaged set of repeats):
 ``p_NAME``          a law parameter fixed per row (e.g. ``p_cr`` = the measured c_r a law takes as
                     its input at that speed, as Zhang et al. 2022 did in Tables 1-2)
 
-At least one of ``cr``, ``duration``, ``f_max``, ``delta_max`` must be present.
+At least one of ``cr``, ``duration``, ``f_max``, ``delta_max`` must be present; an empty cell in
+one of them is a value not measured (skipped), every other cell must hold a value the model can
+use (a bad one is an error naming its column and data row).
 
 Loops / time series: columns ``delta`` (m) and ``force`` (N), optionally ``t`` (s) and ``run``
 (an integer grouping the samples of several impacts); per run ``v0`` (column or metadata) and
@@ -47,6 +49,8 @@ TARGETS: dict[str, str] = {
     "f_max": "f_max",
     "delta_max": "delta_max",
 }
+#: Units of the targets other than c_r (for messages).
+TARGET_UNITS = {"duration": "s", "f_max": "N", "delta_max": "m"}
 #: Columns of an impact table other than the targets and ``p_NAME``.
 IMPACT_INPUTS = ("v0", "mass", "mass2", "press", "weight")
 #: Columns of a loop / time-series file.
@@ -141,12 +145,26 @@ def parse_csv(text: str, name: str = "data") -> tuple[dict[str, str], dict[str, 
             raise ParameterError(f"{name}: row {i} has {len(row)} fields, the header "
                                  f"{len(header)}")
         for h, cell in zip(header, row, strict=True):
+            if not cell.strip():
+                cols[h].append(math.nan)  # an empty cell: a value not measured
+                continue
             try:
                 cols[h].append(float(cell))
             except ValueError:
                 raise ParameterError(f"{name}: row {i}, column {h!r}: {cell!r} is not a "
                                      "number") from None
     return meta, {h: np.asarray(v, dtype=float) for h, v in cols.items()}
+
+
+def _bad_row(name: str, key: str, values: np.ndarray, ok: np.ndarray, allowed: str) -> None:
+    """Raise naming the first row (data row 1 = the first after the header) of ``values``
+    where ``ok`` is False."""
+    if not np.all(ok):
+        i = int(np.argmin(ok))
+        v = values[i]
+        shown = "empty" if np.isnan(v) else f"{v:g}"
+        raise ParameterError(f"{name}: column {key!r}, data row {i + 1}: {shown} is outside "
+                             f"its allowed range {allowed}")
 
 
 def _meta_float(meta: dict[str, str], key: str, default: float | None) -> float | None:
@@ -205,24 +223,31 @@ def impact_data(cols: dict[str, Any], *, meta: dict[str, str] | None = None, nam
         return np.full(n, float(val))
 
     v0 = cols["v0"]
-    if np.any(~np.isfinite(v0) | (v0 <= 0)):
-        raise ParameterError(f"{name}: column 'v0' must be > 0 m/s (allowed range (0, inf))")
+    _bad_row(name, "v0", v0, np.isfinite(v0) & (v0 > 0), "(0, inf) m/s")
     m = col("mass", mass, None)
-    if np.any(~np.isfinite(m) | (m <= 0)):
-        raise ParameterError(f"{name}: 'mass' must be > 0 kg (allowed range (0, inf))")
+    _bad_row(name, "mass", m, np.isfinite(m) & (m > 0), "(0, inf) kg")
     m2 = col("mass2", mass2, math.inf)
+    _bad_row(name, "mass2", m2, ~np.isnan(m2) & (m2 > 0), "(0, inf] kg (inf: a wall)")
     p = col("press", press, 0.0)
+    _bad_row(name, "press", p, np.isfinite(p), "(-inf, inf) N")
     w = cols.get("weight", np.ones(n))
-    if np.any(~np.isfinite(w) | (w < 0)):
-        raise ParameterError(f"{name}: column 'weight' must be >= 0 (allowed range [0, inf))")
+    _bad_row(name, "weight", w, np.isfinite(w) & (w >= 0), "[0, inf)")
     for key, val in targets.items():
+        # empty cells (NaN) are values not measured, skipped; anything else must be a value
+        # the model can produce: c_r in [0, 1.5], the others > 0 (relative residuals)
         if np.all(np.isnan(val)):
             raise ParameterError(f"{name}: column {key!r} has no values")
-    if "cr" in targets:
-        cr = targets["cr"][np.isfinite(targets["cr"])]
-        if np.any((cr < 0) | (cr > 1.5)):
-            raise ParameterError(f"{name}: column 'cr' must lie in [0, 1.5]")
+        if key == "cr":
+            _bad_row(name, key, val, np.isnan(val) | ((val >= 0) & (val <= 1.5)),
+                     "[0, 1.5] (or empty: not measured)")
+        else:
+            _bad_row(name, key, val, np.isnan(val) | (np.isfinite(val) & (val > 0)),
+                     f"(0, inf) {TARGET_UNITS[key]} (or empty: not measured)")
+    if not np.any(np.any([~np.isnan(v) for v in targets.values()], axis=0) & (w > 0)):
+        raise ParameterError(f"{name}: no row has a measured value with a weight > 0")
     params = {c[2:]: v for c, v in cols.items() if c.startswith("p_")}
+    for k, v in params.items():
+        _bad_row(name, f"p_{k}", v, np.isfinite(v), "(-inf, inf) (the law's own range applies)")
     return ImpactData(v0, m, m2, p, targets, w, params, meta, name)
 
 
@@ -236,6 +261,10 @@ def _loops(meta: dict[str, str], cols: dict[str, np.ndarray], name: str, mass: f
         if key not in cols:
             raise ParameterError(f"{name}: a loop file needs columns 'delta' (m) and 'force' "
                                  f"(N); missing {key!r}")
+    for key in ("delta", "force", "t", "run"):
+        if key in cols:
+            # a loop is compared sample by sample: every cell must hold a number
+            _bad_row(name, key, cols[key], np.isfinite(cols[key]), "(-inf, inf), not empty")
     run = cols.get("run", np.zeros(cols["delta"].size))
     runs: list[LoopRun] = []
     for r in np.unique(run):
@@ -254,7 +283,21 @@ def _loops(meta: dict[str, str], cols: dict[str, np.ndarray], name: str, mass: f
             return float(out)
 
         t = cols["t"][sel] if "t" in cols else None
-        runs.append(LoopRun(cols["delta"][sel], cols["force"][sel], t, val("v0", None, None),
-                            val("mass", mass, None), val("mass2", mass2, math.inf),
-                            val("press", press, 0.0)))
+        lr = LoopRun(cols["delta"][sel], cols["force"][sel], t, val("v0", None, None),
+                     val("mass", mass, None), val("mass2", mass2, math.inf),
+                     val("press", press, 0.0))
+        where = f"{name}: run {r:g}"
+        for key, v, ok, allowed in (
+                ("v0", lr.v0, math.isfinite(lr.v0) and lr.v0 > 0, "(0, inf) m/s"),
+                ("mass", lr.mass, math.isfinite(lr.mass) and lr.mass > 0, "(0, inf) kg"),
+                ("mass2", lr.mass2, lr.mass2 > 0, "(0, inf] kg (inf: a wall)"),
+                ("press", lr.press, math.isfinite(lr.press), "(-inf, inf) N")):
+            if not ok:
+                raise ParameterError(f"{where}: {key} = {v:g} is outside its allowed range "
+                                     f"{allowed}")
+        if not np.any(lr.force != 0.0):
+            raise ParameterError(f"{where}: every force sample is 0 (nothing to fit)")
+        if t is not None and np.any(np.diff(t) < 0):
+            raise ParameterError(f"{where}: column 't' must not decrease within a run")
+        runs.append(lr)
     return LoopData(runs, meta, name)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ import numpy as np
 from scipy import optimize
 
 from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.formatting import human_duration
 from mbplugin.identify.data import TARGETS, ImpactData, LoopData
 from mbplugin.impact import DEFAULT_RTOL, ImpactBatch, impact
 from mbplugin.laws import get_law_class, make_law
@@ -41,6 +43,12 @@ METHODS = ("least_squares", "cobyqa")
 #: Residual given to an impact the model could not produce (captured, failed, non-finite).
 BAD_RESIDUAL = 10.0
 FD_STEP = 1e-6
+#: Rows of an impact table on which the cost of one model evaluation is measured before a fit.
+ESTIMATE_ROWS = 256
+#: A fit whose estimated wall time exceeds this (s) says so before it starts (``notice``).
+HEAVY_SECONDS = 10.0
+#: Model evaluations per iteration and iterations of a typical fit, for the estimate.
+TYPICAL_ITERATIONS = (5, 50)
 
 
 @dataclass
@@ -151,6 +159,11 @@ class _Problem:
         for i, (h, r) in enumerate(zip(steps, res, strict=True)):
             J[:, i] = 0.0 if h == 0.0 else (r - base) / h
         return J
+
+
+def _heavy(seconds: float, n_free: int, n_starts: int, method: str) -> bool:
+    per_iter = n_free + 1 if method == "least_squares" else 1
+    return seconds * per_iter * TYPICAL_ITERATIONS[0] * int(n_starts) > HEAVY_SECONDS
 
 
 def _optimise(prob: _Problem, method: str, n_starts: int, seed: int, max_nfev: int | None
@@ -304,6 +317,84 @@ def _run_scalar(law: Any, kw: dict[str, Any], rtol: float) -> dict[str, np.ndarr
 
 
 # --------------------------------------------------------------------------------------------------
+# checks at the door and the estimate, shared by the fits
+# --------------------------------------------------------------------------------------------------
+def free_names(free: Sequence[str]) -> tuple[str, ...]:
+    """The free parameter names, stripped; an empty list or a name given twice is an error."""
+    names = [s.strip() for s in free if s.strip()]
+    if not names:
+        raise ParameterError("free: name at least one parameter to fit (e.g. --free k,cr)")
+    for name in names:
+        if names.count(name) > 1:
+            raise ParameterError(f"free: {name!r} is named twice ({', '.join(names)}); name "
+                                 "each parameter to fit once")
+    return tuple(names)
+
+
+def check_bound_names(bounds: Mapping[str, Any] | None, free: Sequence[str]) -> None:
+    """Bounds apply to free parameters only: any other name is an error naming it."""
+    for name in bounds or {}:
+        if name not in free:
+            raise ParameterError(f"bounds: {name!r} is not a free parameter (free: "
+                                 f"{', '.join(free)}); bound only parameters named in free")
+
+
+def estimate_text(rows: int, seconds: float, n_free: int, n_starts: int, method: str) -> str:
+    """One line: the cost of one model evaluation and of a typical fit (s)."""
+    per_iter = n_free + 1 if method == "least_squares" else 1
+    lo, hi = (seconds * per_iter * it * n_starts for it in TYPICAL_ITERATIONS)
+    starts = f" per start ({n_starts} starts)" if n_starts > 1 else ""
+    hd = human_duration
+    return (f"{rows} measured rows: one model evaluation takes about {hd(seconds)}; a fit "
+            f"takes {per_iter} per iteration, typically {TYPICAL_ITERATIONS[0]}-"
+            f"{TYPICAL_ITERATIONS[1]} iterations{starts}: about {hd(lo)} to {hd(hi)}")
+
+
+def _sample_rows(n: int) -> np.ndarray:
+    return np.unique(np.linspace(0, n - 1, min(n, ESTIMATE_ROWS)).round().astype(np.int64))
+
+
+def _start_impacts(law_name: str, fixed: dict[str, Any], free: tuple[str, ...], x0: np.ndarray,
+                   data: ImpactData, rtol: float) -> float:
+    """Evaluate the model at the start values on a sample of the rows: raise (one line) when
+    it cannot be evaluated there (no law, or every impact fails); returns the estimated wall
+    time (s) of one evaluation of every row."""
+    at = ", ".join(f"{k} = {v:g}" for k, v in zip(free, x0, strict=True))
+    idx = _sample_rows(len(data))
+    try:
+        law = make_law(law_name, **fixed, **{k: v[idx] for k, v in data.params.items()},
+                       **dict(zip(free, x0, strict=True)))
+    except ParameterError as exc:
+        raise ParameterError(f"{law_name} at the start values ({at}): {exc}") from None
+    kw = {"mass": data.mass[idx], "v0": data.v0[idx], "mass2": data.mass2[idx],
+          "press": data.press[idx]}
+    if law.kernel is not None:
+        # load (or compile) the compiled loop first: the sample times the impacts, not that
+        warm = ImpactBatch(rtol=rtol)
+        warm.add(make_law(law_name, **fixed, **{k: v[idx[:1]] for k, v in data.params.items()},
+                          **dict(zip(free, x0, strict=True))),
+                 **{k: v[:1] for k, v in kw.items()})
+        warm.run(errors="report")
+    t0 = time.perf_counter()
+    if law.kernel is None:
+        ok = _run_scalar(law, kw, rtol) is not None
+        why = "the impacts fail"
+    else:
+        try:
+            batch = ImpactBatch(rtol=rtol)
+            batch.add(law, **kw)
+            errs = batch.run(errors="report")["error"]
+        except ParameterError as exc:
+            raise ParameterError(f"{law_name} at the start values ({at}): {exc}") from None
+        ok = not all(errs)
+        why = str(errs[0]) if len(errs) else ""
+    if not ok:
+        raise ParameterError(f"{law_name} at the start values ({at}): the model cannot be "
+                             f"evaluated on the data ({why}); check the data and start values")
+    return (time.perf_counter() - t0) * len(data) / idx.size
+
+
+# --------------------------------------------------------------------------------------------------
 # dimensional fits of any law
 # --------------------------------------------------------------------------------------------------
 def _free_bounds(law_name: str, free: Sequence[str], bounds: Mapping[str, Sequence[float]],
@@ -402,6 +493,7 @@ def fit_law(
     seed: int = 0,
     rtol: float = DEFAULT_RTOL,
     max_nfev: int | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> FitResult:
     """Fit the ``free`` parameters of law ``law`` to measured impacts or loops.
 
@@ -428,18 +520,22 @@ def fit_law(
     n_starts, seed:
         Multi-start: further starts drawn uniformly within +-50 % of the start (clipped to the
         bounds) with this seed.
+    notice:
+        Called with one line before a heavy fit starts (estimated above ``HEAVY_SECONDS``):
+        the measured cost of one model evaluation and of a typical fit.
 
     Raises
     ------
     ParameterError
-        Unknown parameters or quantities, too few points, bounds that exclude the start, or a
-        law that cannot reach the data's c_r range (the message gives the range it reaches).
+        Unknown parameters or quantities, a free parameter named twice, bounds of a parameter
+        that is not free or that exclude the start, too few points, a model that cannot be
+        evaluated at the start values, or a law that cannot reach the data's c_r range (the
+        message gives the range it reaches).
     """
     if method not in METHODS:
         raise ParameterError(f"method = {method!r} is not one of {{{', '.join(METHODS)}}}")
-    free = tuple(dict.fromkeys(s.strip() for s in free if s.strip()))
-    if not free:
-        raise ParameterError("free: name at least one parameter to fit (e.g. --free k,cr)")
+    free = free_names(free)
+    check_bound_names(bounds, free)
     if int(n_starts) < 1:
         raise ParameterError(f"n_starts = {n_starts} is outside its allowed range [1, inf)")
     start = dict(start or {})
@@ -475,6 +571,9 @@ def fit_law(
         if n_res < len(free):
             raise ParameterError(f"too few points: {n_res} measured values for {len(free)} free "
                                  f"parameters ({', '.join(free)}); need at least {len(free)}")
+        seconds = _start_impacts(cls.name, fixed, free, x0, data, rtol)
+        if notice is not None and _heavy(seconds, len(free), n_starts, method):
+            notice(estimate_text(len(data), seconds, len(free), int(n_starts), method))
         if "cr" in use:
             with np.errstate(all="ignore"):
                 warnings += _check_reach(cls.name, fixed, free, lo, hi, x0, data, rtol)
@@ -558,6 +657,13 @@ def _loop_problem(law_name: str, data: LoopData, free: tuple[str, ...], fixed: d
     n_res = len(data)
     if n_res < len(free):
         raise ParameterError(f"too few points: {n_res} samples for {len(free)} free parameters")
+    at = ", ".join(f"{k} = {v:g}" for k, v in zip(free, x0, strict=True))
+    try:
+        law0 = make_law(law_name, **fixed, **dict(zip(free, x0, strict=True)))
+        _loop_model(law0, data.runs[0], rtol)
+    except (ParameterError, IntegrationError) as exc:
+        raise ParameterError(f"{law_name} at the start values ({at}): the model cannot be "
+                             f"evaluated on the data ({str(exc).splitlines()[0]})") from None
     scales = [max(float(np.max(np.abs(r.force))), 1e-300) for r in data.runs]
 
     def predict(ps: list[np.ndarray]) -> list[dict[str, np.ndarray] | None]:

@@ -26,17 +26,22 @@ the energy absorbed by the contact, and whether the bodies were captured.
 from __future__ import annotations
 
 import math
+import numbers
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.errors import IntegrationError, ParameterError, reraise_interrupt
 from mbplugin.impact import _compiled as cc
 from mbplugin.impact.calibration import Calibration, calibrate, clear_cache
 from mbplugin.laws import kernels
 from mbplugin.laws.base import Law
+from mbplugin.pipeline.budget import StepBudget, first_budget
+
+_NO_CARRY = np.empty(0)
 
 #: The keys of :meth:`ImpactResult.to_dict` (and of ``mbplugin impact --json``).
 RESULT_KEYS = (
@@ -54,6 +59,10 @@ RESULT_KEYS = (
 
 DEFAULT_RTOL = 1e-10
 DEFAULT_CUTOFF = 400.0  # cut-off time in units of the law's contact time scale
+#: Accepted steps after which one impact is abandoned (an IntegrationError; a sweep row's
+#: error): a contact whose stiffness outgrows its time scale (a huge ``press``) would otherwise
+#: run for hours. An ordinary impact takes 20-2000 steps.
+DEFAULT_MAX_STEPS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -150,11 +159,27 @@ def _finite(name: str, value: Any) -> np.ndarray:
     return arr
 
 
-def _check_rtol(rtol: float) -> float:
+def check_rtol(rtol: float) -> float:
     rtol = float(rtol)
     if not (1e-13 <= rtol <= 1e-3):
         raise ParameterError(f"rtol = {rtol:g} is outside its allowed range [1e-13, 1e-3]")
     return rtol
+
+
+def _check_max_steps(max_steps: Any) -> int:
+    if type(max_steps) is int and max_steps >= 1:  # the usual case, cheaply
+        return max_steps
+    if (isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Real)
+            or not float(max_steps).is_integer() or max_steps < 1):
+        raise ParameterError(f"max_steps = {max_steps!r} is outside its allowed range [1, inf) "
+                             "(an integer)")
+    return int(max_steps)
+
+
+def _step_limit_text(what: str, limit: int, t: float, cutoff: float) -> str:
+    return (f"{what}: the impact took more than max_steps = {limit} steps (t = {t:.4g} s of "
+            f"the cut-off {cutoff:.4g} s): the contact is far stiffer than its time scale at "
+            f"v0 suggests (a large press?); raise max_steps or lower t_max")
 
 
 def effective_mass(mass: Any, mass2: Any = math.inf) -> np.ndarray:
@@ -280,6 +305,7 @@ def impact(
     t_max: float | None = None,
     record: bool = False,
     method: str = "auto",
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> ImpactResult:
     """Simulate one binary collinear impact.
 
@@ -307,6 +333,10 @@ def impact(
         Keep the time series (:attr:`ImpactResult.series`) for plots.
     method:
         ``"auto"`` (compiled when possible), ``"compiled"`` or ``"reference"``.
+    max_steps:
+        Accepted steps after which the impact is abandoned with an
+        :class:`~mbplugin.errors.IntegrationError` (compiled path; default
+        ``DEFAULT_MAX_STEPS``).
     """
     law = _as_law(law)
     if law.size != 1:
@@ -319,7 +349,8 @@ def impact(
     m_eff = m1 if m2 == math.inf else m1 * m2 / (m1 + m2)
     v0f = _scalar("v0", v0, positive=True)
     p = _scalar("press", press, positive=False)
-    rtol = _check_rtol(rtol)
+    rtol = check_rtol(rtol)
+    limit = _check_max_steps(max_steps)
     if force_ext is not None and not callable(force_ext):
         raise ParameterError("force_ext must be a callable f(t) returning a force in N")
     coef, s_init, tc_arr, scale = _law_setup(law, 1, np.array([m_eff]), np.array([v0f]), radius)
@@ -342,11 +373,37 @@ def impact(
         steps, nfev = int(raw["steps"]), int(raw["nfev"])
     else:
         n_ode, n_mem = law.n_state, law.n_memory
-        res_arr, s_end, rec = cc.impact_core(
-            law.kernel, law.contact_mode, kernels.ctuple(coef, 0),
-            kernels.stuple_law(s_init, 0, n_ode, n_mem), n_ode, m_eff, v0f, p, tc, cutoff, rtol,
-            scale[0], record,
-        )
+        args = (law.kernel, law.contact_mode, kernels.ctuple(coef, 0),
+                kernels.stuple_law(s_init, 0, n_ode, n_mem), n_ode, m_eff, v0f, p, tc, cutoff,
+                rtol, scale[0], record)
+        # calls of a bounded number of steps (Ctrl-C is seen between them), each going on
+        # from the last one's carry: the same steps as one uninterrupted call (an ordinary
+        # impact ends within the first call: no budget bookkeeping for it)
+        budget: StepBudget | None = None
+        n_steps = min(first_budget(), limit)
+        carry = _NO_CARRY
+        parts = []
+        done = 0
+        while True:
+            wall = time.perf_counter()
+            try:
+                res_arr, s_end, rec, carry = cc.impact_core(*args, n_steps, carry)
+            except SystemError as exc:  # a Ctrl-C seen inside the compiled call
+                reraise_interrupt(exc)
+                raise
+            parts.append(rec)
+            if res_arr[cc.R_STATUS] != cc.PAUSED:
+                break
+            steps_now = int(res_arr[cc.R_STEPS])
+            if steps_now >= limit:
+                raise IntegrationError(_step_limit_text(law.name, limit, float(res_arr[cc.R_TS]),
+                                                        cutoff))
+            budget = budget or StepBudget()
+            budget.update(steps_now - done, time.perf_counter() - wall)
+            done = steps_now
+            n_steps = budget.steps(limit - done)
+        if len(parts) > 1:
+            rec = np.concatenate(parts)
         state_end = (kernels.unpack_state(np.array([s_end]), n_ode, n_mem)[0] if n_ode + n_mem
                      else np.zeros(0))
         res = res_arr.tolist()
@@ -420,8 +477,9 @@ class ImpactBatch:
     >>> result = batch.run()          # dict of arrays keyed like ImpactResult.to_dict()
     """
 
-    def __init__(self, rtol: float = DEFAULT_RTOL) -> None:
-        self.rtol = _check_rtol(rtol)
+    def __init__(self, rtol: float = DEFAULT_RTOL, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        self.rtol = check_rtol(rtol)
+        self.max_steps = _check_max_steps(max_steps)
         self._groups: list[_Group] = []
 
     def add(
@@ -462,8 +520,15 @@ class ImpactBatch:
     def __len__(self) -> int:
         return sum(g.m.shape[0] for g in self._groups)
 
-    def run(self) -> dict[str, np.ndarray]:
-        """Integrate every impact; returns arrays keyed like :data:`RESULT_KEYS`, plus ``law``."""
+    def run(self, errors: str = "raise") -> dict[str, np.ndarray]:
+        """Integrate every impact; returns arrays keyed like :data:`RESULT_KEYS`, plus ``law``.
+
+        ``errors``: ``"raise"`` (an :class:`~mbplugin.errors.IntegrationError` when an impact
+        fails: its step size underflowed, or it took more than ``max_steps``) or
+        ``"report"`` (the failed impacts' results are NaN and the key ``error`` holds one
+        message per impact, empty for the others)."""
+        if errors not in ("raise", "report"):
+            raise ParameterError(f"errors = {errors!r} is not one of {{raise, report}}")
         if not self._groups:
             raise ParameterError("ImpactBatch.run: the batch is empty (call add() first)")
 
@@ -483,12 +548,32 @@ class ImpactBatch:
         press = cat(lambda g: g.press)
         tc = cat(lambda g: g.tc)
         cutoff = cat(lambda g: g.cutoff)
-        out = cc.impact_batch_core(
-            kid, mode, coef, s_init, n_ode, m, v0, press, tc, cutoff, self.rtol, scale
-        )
-        if np.any(out[:, cc.R_STATUS] == 2):
-            bad = int(np.argmax(out[:, cc.R_STATUS] == 2))
-            raise IntegrationError(f"impact {bad} of the batch: the step size underflowed")
+        out = np.empty((m.shape[0], cc.R_LEN))
+        # calls of a bounded number of steps (Ctrl-C is seen between them), each going on
+        # from where the last one stopped: the results of one uninterrupted loop
+        budget = StepBudget()
+        first, carry = 0, _NO_CARRY
+        while first < m.shape[0]:
+            wall = time.perf_counter()
+            n_budget = budget.steps()
+            try:
+                first, carry, used = cc.impact_batch_core(
+                    kid, mode, coef, s_init, n_ode, m, v0, press, tc, cutoff, self.rtol, scale,
+                    self.max_steps, out, first, n_budget, carry)
+            except SystemError as exc:  # a Ctrl-C seen inside the compiled call
+                reraise_interrupt(exc)
+                raise
+            budget.update(int(used), time.perf_counter() - wall)
+        status = out[:, cc.R_STATUS]
+        failed = (status == 2) | (status == cc.STEP_LIMIT)
+        msg = np.full(m.shape[0], "", dtype=object)
+        for bad in np.flatnonzero(failed):
+            msg[bad] = ("IntegrationError: " if errors == "report" else "") + (
+                f"impact {bad} of the batch: the step size underflowed" if status[bad] == 2
+                else _step_limit_text(f"impact {bad} of the batch", self.max_steps,
+                                      float(out[bad, cc.R_TS]), float(cutoff[bad])))
+            if errors == "raise":
+                raise IntegrationError(msg[bad])
         d = _derive(
             out[:, cc.R_STATUS], out[:, cc.R_TS], out[:, cc.R_VS], out[:, cc.R_DS],
             out[:, cc.R_PC], out[:, cc.R_PT], out[:, cc.R_WC], out[:, cc.R_WT], out[:, cc.R_TM],
@@ -499,6 +584,12 @@ class ImpactBatch:
         d["delta_max"] = out[:, cc.R_DMAX]
         d["steps"] = out[:, cc.R_STEPS].astype(np.int64)
         d["law"] = np.concatenate([np.full(g.m.shape[0], g.law.name) for g in self._groups])
+        if errors == "report":
+            for k in (*RESULT_KEYS, "duration_overlap", "t_max_compression"):
+                if k in d and d[k].dtype.kind == "f":
+                    d[k][failed] = np.nan
+            d["captured"][failed] = False
+            d["error"] = msg
         return d
 
 

@@ -43,7 +43,7 @@ N_SAMPLES = 4  # dense-output samples per accepted step (events, peak force)
 N_SAMPLES_RECORD = 16  # samples per step when the time series is recorded (smooth plots)
 
 # result vector layout
-R_STATUS = 0  # 0 separated, 1 captured (cut-off reached), 2 integration failure
+R_STATUS = 0  # 0 separated, 1 captured (cut-off reached), 2 integration failure, 3, 4 below
 R_TS = 1
 R_VS = 2
 R_DS = 3
@@ -58,6 +58,16 @@ R_TM = 11
 R_STEPS = 12
 R_NFEV = 13
 R_LEN = 14
+#: statuses of a call that stopped early: the step budget of the call is spent (resume from the
+#: carry), or the impact took more steps than its limit (an error)
+PAUSED = 3
+STEP_LIMIT = 4
+
+# carry layout of a paused impact (impact_core): scalars, then y and the peak-tracking states
+_K_T, _K_H, _K_FMAX, _K_TFMAX, _K_DMAX, _K_HAVE_TM, _K_NEED_NEXT = 0, 1, 2, 3, 4, 5, 6
+_K_PK, _K_PKP, _K_PKN, _K_PV = 7, 11, 14, 17  # (t, h, x, hi), (t, h, hi) x 3
+_K_STEPS, _K_NFEV, _K_MEM, _K_RES = 20, 21, 22, 26  # memory (4); res R_TM, R_PC, R_WC
+_K_Y = 29
 
 
 @njit_inline
@@ -229,13 +239,28 @@ def _record(rec, nrec, t, y, f, n_ode):
 
 
 @njit
-def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale, record):
+def carry_size(n_ode):
+    """Length of :func:`impact_core`'s carry for a law with ``n_ode`` ODE states."""
+    n = 4 + n_ode
+    return _K_Y + (5 + 4 * _NPOW) * n
+
+
+@njit
+def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale, record,
+                max_steps, carry):
     """Integrate one impact.
 
     ``c`` is the coefficient tuple, ``s_init`` the initial state tuple (NS_MAX floats: ODE
-    states, then memory). Returns (result vector, final state tuple, recorded samples).
+    states, then memory). Returns (result vector, final state tuple, recorded samples, carry).
+
+    ``max_steps`` bounds the accepted steps of this call: when it is spent the result's status
+    is ``PAUSED`` and the carry (:func:`carry_size` floats) holds the whole integrator state;
+    a call with that carry (and the same other arguments) goes on exactly where this one
+    stopped (the same steps and bits; the samples recorded so far are in the earlier calls'
+    returns). ``carry`` is empty for a fresh start.
     """
     n = 4 + n_ode
+    resume = carry.shape[0] > 0
     mem = (s_init[4], s_init[5], s_init[6], s_init[7])
     y = np.zeros(n)
     y[1] = v0
@@ -298,13 +323,62 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     pv_h = 0.0
     pv_hi = 1.0
     need_next = False
-    if record:
+    if resume:
+        t = carry[_K_T]
+        h = carry[_K_H]
+        fmax = carry[_K_FMAX]
+        tfmax = carry[_K_TFMAX]
+        dmax = carry[_K_DMAX]
+        have_tm = carry[_K_HAVE_TM] > 0.0
+        need_next = carry[_K_NEED_NEXT] > 0.0
+        pk_t = carry[_K_PK]
+        pk_h = carry[_K_PK + 1]
+        pk_x = carry[_K_PK + 2]
+        pk_hi = carry[_K_PK + 3]
+        pkp_t = carry[_K_PKP]
+        pkp_h = carry[_K_PKP + 1]
+        pkp_hi = carry[_K_PKP + 2]
+        pkn_t = carry[_K_PKN]
+        pkn_h = carry[_K_PKN + 1]
+        pkn_hi = carry[_K_PKN + 2]
+        pv_t = carry[_K_PV]
+        pv_h = carry[_K_PV + 1]
+        pv_hi = carry[_K_PV + 2]
+        steps = int(carry[_K_STEPS])
+        nfev = int(carry[_K_NFEV])
+        mem = (carry[_K_MEM], carry[_K_MEM + 1], carry[_K_MEM + 2], carry[_K_MEM + 3])
+        res[R_TM] = carry[_K_RES]
+        res[R_PC] = carry[_K_RES + 1]
+        res[R_WC] = carry[_K_RES + 2]
+        o = _K_Y
+        for i in range(n):
+            y[i] = carry[o + i]
+            pk_y[i] = carry[o + n + i]
+            pkp_y[i] = carry[o + 2 * n + i]
+            pkn_y[i] = carry[o + 3 * n + i]
+            pv_y[i] = carry[o + 4 * n + i]
+        o += 5 * n
+        for p in range(_NPOW):
+            for i in range(n):
+                pk_F[p, i] = carry[o + i]
+                pkp_F[p, i] = carry[o + n + i]
+                pkn_F[p, i] = carry[o + 2 * n + i]
+                pv_F[p, i] = carry[o + 3 * n + i]
+            o += 4 * n
+        # dy/dt at the state reached (the same bits as the value the paused call held; its
+        # evaluation was counted then)
+        _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+    elif record:
         rec, nrec = _record(rec, nrec, t, y, _force_at(kid, mode, c, n_ode, mem, y, True), n_ode)
     nsamp = N_SAMPLES_RECORD if record else N_SAMPLES
+    step_limit = steps + max_steps
 
     while True:
         if t >= t_max:
             status = 1
+            break
+        if steps >= step_limit:
+            status = PAUSED
             break
         if h > max_step:
             h = max_step
@@ -462,6 +536,38 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         nfev += 1
         h = 0.5 * h_next
 
+    if status == PAUSED:
+        k = np.empty(carry_size(n_ode))
+        # the scalars in the order of the _K_ offsets (t, h, ..., pv_hi, steps, nfev)
+        k[:_K_MEM] = np.array([
+            t, h, fmax, tfmax, dmax, 1.0 if have_tm else 0.0, 1.0 if need_next else 0.0,
+            pk_t, pk_h, pk_x, pk_hi, pkp_t, pkp_h, pkp_hi, pkn_t, pkn_h, pkn_hi,
+            pv_t, pv_h, pv_hi, float(steps), float(nfev)])
+        for j in range(4):
+            k[_K_MEM + j] = mem[j]
+        k[_K_RES] = res[R_TM]
+        k[_K_RES + 1] = res[R_PC]
+        k[_K_RES + 2] = res[R_WC]
+        o = _K_Y
+        for i in range(n):
+            k[o + i] = y[i]
+            k[o + n + i] = pk_y[i]
+            k[o + 2 * n + i] = pkp_y[i]
+            k[o + 3 * n + i] = pkn_y[i]
+            k[o + 4 * n + i] = pv_y[i]
+        o += 5 * n
+        for p in range(_NPOW):
+            for i in range(n):
+                k[o + i] = pk_F[p, i]
+                k[o + n + i] = pkp_F[p, i]
+                k[o + 2 * n + i] = pkn_F[p, i]
+                k[o + 3 * n + i] = pv_F[p, i]
+            o += 4 * n
+        res[R_STATUS] = status
+        res[R_TS] = t
+        res[R_STEPS] = steps
+        res[R_NFEV] = nfev
+        return res, _stup(y, n_ode, mem), rec[:nrec].copy(), k
     if pk_t >= 0.0:
         w = 1.0 / nsamp
         xb, fb = _golden_max(max(0.0, pk_x - w), min(pk_hi, pk_x + w), pk_y, pk_F, ytmp, kid,
@@ -493,22 +599,39 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     res[R_STEPS] = steps
     res[R_NFEV] = nfev
     s_end = _stup(y, n_ode, mem)
-    return res, s_end, rec[:nrec].copy()
+    return res, s_end, rec[:nrec].copy(), np.empty(0)
 
 
 @njit
-def impact_batch_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale):
-    """Integrate many independent impacts (mixed kernels allowed); results (N, R_LEN).
+def impact_batch_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale,
+                      max_steps, out, first, budget, carry):
+    """Integrate independent impacts (mixed kernels allowed) into ``out`` (N, R_LEN), from
+    impact ``first`` on, for at most ``budget`` accepted steps in all; an impact that takes
+    more than ``max_steps`` steps ends with status ``STEP_LIMIT``.
 
-    ``c`` is (N, NC_MAX), ``s_init`` (N, NS_MAX), ``state_scale`` (N, NODE_MAX).
+    ``c`` is (N, NC_MAX), ``s_init`` (N, NS_MAX), ``state_scale`` (N, NODE_MAX). Returns (the
+    index of the first impact not finished, its carry, the steps taken): call again with those
+    (``first``, ``carry``) until the index is N; the results are those of one uninterrupted
+    loop.
     """
     nimp = kid.shape[0]
-    out = np.empty((nimp, R_LEN))
-    for i in range(nimp):
-        res, _, _ = impact_core(
+    i = first
+    left = budget
+    while i < nimp and left > 0:
+        done = carry[_K_STEPS] if carry.shape[0] > 0 else 0.0
+        res, _, _, k = impact_core(
             kid[i], mode[i], kernels.ctuple(c, i), kernels.stuple(s_init, i), n_ode[i], m[i],
             v0[i], press[i], tc[i], t_max[i], rtol, state_scale[i], False,
+            min(left, max(max_steps - int(done), 0)), carry,
         )
+        left -= int(res[R_STEPS] - done)
+        carry = k
+        if res[R_STATUS] == PAUSED:
+            if res[R_STEPS] < max_steps:
+                break  # the call's budget is spent: go on from the carry next call
+            res[R_STATUS] = STEP_LIMIT
+            carry = np.empty(0)
         for j in range(R_LEN):
             out[i, j] = res[j]
-    return out
+        i += 1
+    return i, carry, budget - left

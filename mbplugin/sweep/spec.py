@@ -44,6 +44,11 @@ from mbplugin.errors import ParameterError
 
 SAMPLERS = ("sobol", "halton", "lhs", "random")
 IMPACT_KEYS = ("v0", "mass", "mass2", "press")
+#: Most values an axis, a sample or a product of axes may hold (each is an array in memory;
+#: runs are enumerated lazily from them, so a sweep may hold far more runs).
+MAX_POINTS = 10_000_000
+#: Most runs of a scene sweep (each is a whole scene run; they are listed in memory).
+MAX_SCENE_RUNS = 1_000_000
 
 
 class SweepError(ParameterError):
@@ -73,6 +78,8 @@ class SweepSpec:
     scene_doc: dict[str, Any] | None = None
     scene_source: str = ""
     scene_sets: list[dict[str, Any]] = field(default_factory=list)
+    #: accepted steps after which one impact is abandoned (an error row; ``[sweep] max_steps``)
+    max_steps: int = 10_000_000
 
     @property
     def n_impacts(self) -> int:
@@ -101,6 +108,17 @@ class SweepSpec:
         return cols
 
 
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_points(where: str, n: float, what: str = "points") -> None:
+    """Refuse an axis, sample or product of more than ``MAX_POINTS`` values (with its size)."""
+    if n > MAX_POINTS:
+        raise SweepError(f"{where}: {n:.4g} {what} ({8 * n / 2**30:.3g} GiB per column in "
+                         f"memory); at most {MAX_POINTS:.0e}: use fewer points, or a sample")
+
+
 def _values(where: str, v: Any) -> np.ndarray:
     """A grid value: number, list, {linspace}, {geomspace}, or 'inf'."""
     if isinstance(v, dict):
@@ -108,10 +126,14 @@ def _values(where: str, v: Any) -> np.ndarray:
             raise SweepError(f"{where}: expected a number, a list, {{linspace = [a, b, n]}} or "
                              f"{{geomspace = [a, b, n]}}, got {v!r}")
         kind, args = next(iter(v.items()))
-        if not (isinstance(args, list) and len(args) == 3 and float(args[2]).is_integer()
-                and int(args[2]) >= 1):
-            raise SweepError(f"{where}.{kind}: expected [start, stop, count >= 1], got {args!r}")
-        a, b, n = float(args[0]), float(args[1]), int(args[2])
+        if not (isinstance(args, list) and len(args) == 3 and all(_number(x) for x in args)
+                and math.isfinite(args[0]) and math.isfinite(args[1])
+                and float(args[2]).is_integer() and args[2] >= 1):
+            raise SweepError(f"{where}.{kind}: expected [start, stop, count >= 1] (finite "
+                             f"numbers), got {args!r}")
+        a, b = float(args[0]), float(args[1])
+        _check_points(f"{where}.{kind}", float(args[2]))
+        n = int(args[2])
         if kind == "geomspace" and (a <= 0 or b <= 0):
             raise SweepError(f"{where}.geomspace: start and stop must be > 0, got {a:g}, {b:g}")
         return np.linspace(a, b, n) if kind == "linspace" else np.geomspace(a, b, n)
@@ -140,17 +162,23 @@ def _samples(where: str, s: Any) -> dict[str, np.ndarray]:
     if method not in SAMPLERS:
         raise SweepError(f"{where}.method = {method!r} is not one of {{{', '.join(SAMPLERS)}}}")
     n = s.get("n")
-    if not isinstance(n, int) or n < 1:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise SweepError(f"{where}.n = {n!r}: expected an integer >= 1")
+    _check_points(f"{where}.n", n, "samples")
     ranges = s.get("ranges")
     if not isinstance(ranges, dict) or not ranges:
         raise SweepError(f"{where}.ranges: expected {{NAME = [lo, hi], ...}}")
-    log = list(s.get("log", []))
+    log = s.get("log", [])
+    if not (isinstance(log, list) and all(isinstance(x, str) for x in log)):
+        raise SweepError(f"{where}.log: expected a list of parameter names, got {log!r}")
+    if not isinstance(s.get("seed", 0), int) or isinstance(s.get("seed", 0), bool):
+        raise SweepError(f"{where}.seed = {s.get('seed')!r}: expected an integer")
     names = list(ranges)
     lo, hi = [], []
     for k in names:
         r = ranges[k]
-        if not (isinstance(r, list) and len(r) == 2 and float(r[0]) < float(r[1])):
+        if not (isinstance(r, list) and len(r) == 2 and all(_number(x) for x in r)
+                and math.isfinite(r[0]) and math.isfinite(r[1]) and r[0] < r[1]):
             raise SweepError(f"{where}.ranges.{k}: expected [lo, hi] with lo < hi, got {r!r}")
         a, b = float(r[0]), float(r[1])
         if k in log:
@@ -192,13 +220,25 @@ def _law_names(where: str, entry: dict[str, Any]) -> list[str]:
             raise SweepError(f"{where}.family = {fam!r}: allowed: hunt_crossley")
         return sorted(c.name for c in law_classes() if issubclass(c, HuntCrossleyFamily))
     names = entry[keys[0]]
-    names = [names] if isinstance(names, str) else list(names)
+    names = [names] if isinstance(names, str) else names
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
+        raise SweepError(f"{where}.{keys[0]}: expected a law name or a list of law names, got "
+                         f"{entry[keys[0]]!r}")
     return [get_law_class(n).name for n in names]
 
 
-def _product(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _table(where: str, v: Any, what: str) -> dict[str, Any]:
+    """``v`` must be a TOML table (dict): else one line naming ``where``."""
+    if not isinstance(v, dict):
+        raise SweepError(f"{where}: expected a table {what}, got {v!r}")
+    return v
+
+
+def _product(arrays: dict[str, np.ndarray], where: str = "grid") -> dict[str, np.ndarray]:
     if not arrays:
         return {}
+    _check_points(f"{where}: the product of {' x '.join(arrays)}",
+                  float(np.prod([float(v.size) for v in arrays.values()])))
     grids = np.meshgrid(*arrays.values(), indexing="ij")
     return {k: g.ravel() for k, g in zip(arrays, grids, strict=True)}
 
@@ -245,29 +285,47 @@ def build_spec(doc: dict[str, Any], base_dir: Path = Path("."), sets: list[str] 
     if unknown:
         raise SweepError(f"{source}: unknown table [{sorted(unknown)[0]}]; allowed: sweep, laws, "
                          "impacts, scene")
-    opts = doc.get("sweep", {})
-    bad = set(opts) - {"name", "chunk_size", "rtol", "description"}
+    opts = _table("[sweep]", doc.get("sweep", {}), "{name, chunk_size, rtol, description}")
+    bad = set(opts) - {"name", "chunk_size", "rtol", "description", "max_steps"}
     if bad:
         raise SweepError(f"{source}: [sweep] unknown key {sorted(bad)[0]!r}; allowed: name, "
-                         "chunk_size, rtol, description")
+                         "chunk_size, rtol, max_steps, description")
+    rtol = _rtol(opts)
+    max_steps = opts.get("max_steps", SweepSpec.max_steps)
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+        raise SweepError(f"[sweep] max_steps = {max_steps!r}: expected an integer >= 1 (steps "
+                         "after which one impact is abandoned)")
     if "scene" in doc:
-        sc = doc["scene"]
+        sc = _table("[scene]", doc["scene"], "{file = \"SCENE.toml\", set = {KEY = [...]}}")
+        if not isinstance(sc.get("file"), str) or not sc["file"]:
+            raise SweepError(f"[scene] file = {sc.get('file')!r}: expected the scene file's "
+                             "path (a string)")
+        bad = set(sc) - {"file", "set"}
+        if bad:
+            raise SweepError(f"[scene] unknown key {sorted(bad)[0]!r}; allowed: file, set")
+        if "laws" in doc or "impacts" in doc:
+            raise SweepError(f"{source}: a sweep has either [scene] or [[laws]] and [impacts], "
+                             "not both")
         file = Path(sc["file"])
         if not file.is_absolute():
             file = base_dir / file
         try:
             scene_doc = tomllib.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             raise SweepError(f"{source}: [scene] file {str(file)!r}: no such file") from None
-        grid = {k: (v if isinstance(v, list) else [v]) for k, v in sc.get("set", {}).items()}
+        except tomllib.TOMLDecodeError as exc:
+            raise SweepError(f"{source}: [scene] file {str(file)!r}: invalid TOML: "
+                             f"{exc}") from None
+        sset = _table("[scene.set]", sc.get("set", {}), "{KEY = [V1, V2, ...]}")
+        grid = {k: (v if isinstance(v, list) else [v]) for k, v in sset.items()}
+        for k, v in grid.items():
+            if not v:
+                raise SweepError(f"[scene.set] {k}: an empty list")
         grid.update(_set_grid(sets))
         return _scene_spec(scene_doc, str(file), grid, opts)
     if sets:
         raise SweepError("--set grids apply to scene sweeps; this spec sweeps impacts")
-    chunk = opts.get("chunk_size", 20000)
-    if not isinstance(chunk, int) or chunk < 1:
-        raise SweepError(f"[sweep] chunk_size = {chunk!r}: expected an integer >= 1")
-    rtol = float(opts.get("rtol", 1e-10))
+    chunk = _chunk_size(opts, 20000)
     laws = doc.get("laws")
     if not isinstance(laws, list) or not laws:
         raise SweepError(f"{source}: no [[laws]] entries")
@@ -276,13 +334,20 @@ def build_spec(doc: dict[str, Any], base_dir: Path = Path("."), sets: list[str] 
 
     for i, entry in enumerate(laws):
         where = f"laws[{i}]"
+        _table(where, entry, "{name | names | family, params, grid, sample}")
         bad = set(entry) - {"name", "names", "family", "params", "grid", "sample"}
         if bad:
             raise SweepError(f"{where}: unknown key {sorted(bad)[0]!r}; allowed: name, names, "
                              "family, params, grid, sample")
-        fixed = dict(entry.get("params", {}))
-        grid = {k: _values(f"{where}.grid.{k}", v) for k, v in entry.get("grid", {}).items()}
-        varied = _product(grid)
+        fixed = dict(_table(f"{where}.params", entry.get("params", {}),
+                            "{NAME = VALUE, ...}"))
+        for k, v in fixed.items():
+            if not (_number(v) or isinstance(v, str)):
+                raise SweepError(f"{where}.params.{k} = {v!r}: expected a number or an option "
+                                 f"name (varied values go in {where}.grid)")
+        grid = {k: _values(f"{where}.grid.{k}", v) for k, v in
+                _table(f"{where}.grid", entry.get("grid", {}), "{NAME = VALUES, ...}").items()}
+        varied = _product(grid, f"{where}.grid")
         if "sample" in entry:
             smp = _samples(f"{where}.sample", entry["sample"])
             both = set(smp) & set(varied)
@@ -310,7 +375,8 @@ def build_spec(doc: dict[str, Any], base_dir: Path = Path("."), sets: list[str] 
             # check the fixed parameters now (errors at the door); varied rows fail per run
             make_law(name, **f, **{k: v[0] for k, v in vv.items()})
             blocks.append(LawBlock(name, f, vv, n_sets))
-    imp = doc.get("impacts", {})
+    imp = _table("[impacts]", doc.get("impacts", {}),
+                 "{v0, mass, mass2, press, combine}")
     bad = set(imp) - {*IMPACT_KEYS, "combine"}
     if bad:
         raise SweepError(f"[impacts] unknown key {sorted(bad)[0]!r}; allowed: "
@@ -321,7 +387,7 @@ def build_spec(doc: dict[str, Any], base_dir: Path = Path("."), sets: list[str] 
             for k in IMPACT_KEYS}
     combine = imp.get("combine", "product")
     if combine == "product":
-        impacts = _product(vals)
+        impacts = _product(vals, "[impacts]")
     elif combine == "zip":
         sizes = {v.size for v in vals.values()} - {1}
         if len(sizes) > 1:
@@ -330,10 +396,18 @@ def build_spec(doc: dict[str, Any], base_dir: Path = Path("."), sets: list[str] 
         impacts = {k: np.broadcast_to(v, (n,)).copy() for k, v in vals.items()}
     else:
         raise SweepError(f"[impacts] combine = {combine!r} is not one of {{product, zip}}")
-    if np.any(~(impacts["v0"] > 0)) or np.any(~(impacts["mass"] > 0)):
-        raise SweepError("[impacts] v0 and mass must be > 0 (allowed range (0, inf))")
+    for key, ok, allowed in (
+            ("v0", np.isfinite(vals["v0"]) & (vals["v0"] > 0), "(0, inf) m/s"),
+            ("mass", np.isfinite(vals["mass"]) & (vals["mass"] > 0), "(0, inf) kg"),
+            ("mass2", vals["mass2"] > 0, "(0, inf] kg (inf: a wall)"),
+            ("press", np.isfinite(vals["press"]), "(-inf, inf) N")):
+        if not np.all(ok):
+            bad_v = vals[key][np.argmin(ok)]
+            raise SweepError(f"[impacts] {key} = {bad_v:g} is outside its allowed range "
+                             f"{allowed}")
     ident = {"doc": {k: v for k, v in doc.items()}, "kind": "impacts"}
-    return SweepSpec("impacts", digest(ident), chunk, rtol, blocks, impacts)
+    return SweepSpec("impacts", digest(ident), chunk, rtol, blocks, impacts,
+                     max_steps=max_steps)
 
 
 def _scene_spec(scene_doc: dict[str, Any], source: str, grid: dict[str, list[Any]],
@@ -341,14 +415,38 @@ def _scene_spec(scene_doc: dict[str, Any], source: str, grid: dict[str, list[Any
     from mbplugin.scene import build_scene
 
     keys = list(grid)
+    n_runs = math.prod(len(grid[k]) for k in keys)
+    if n_runs > MAX_SCENE_RUNS:
+        raise SweepError(f"{source}: the --set grids make {n_runs:.4g} scene runs; at most "
+                         f"{MAX_SCENE_RUNS:.0e} (each is a whole scene run)")
+    chunk = _chunk_size(opts, 1)
+    rtol = _rtol(opts)
     combos = [dict(zip(keys, c, strict=True)) for c in np.ndindex(*[len(grid[k]) for k in keys])]
     sets = [{k: grid[k][i] for k, i in c.items()} for c in combos] if keys else [{}]
     for s in sets[:1]:  # the scene and every key must be valid (errors at the door)
         build_scene(copy.deepcopy(scene_doc), source, [f"{k}={_toml(v)}" for k, v in s.items()])
-    chunk = int(opts.get("chunk_size", 1))
     ident = {"scene": scene_doc, "grid": grid, "kind": "scene"}
-    return SweepSpec("scene", digest(ident), chunk, float(opts.get("rtol", 1e-10)),
+    return SweepSpec("scene", digest(ident), chunk, rtol,
                      scene_doc=scene_doc, scene_source=source, scene_sets=sets)
+
+
+def _chunk_size(opts: dict[str, Any], default: int) -> int:
+    chunk = opts.get("chunk_size", default)
+    if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk < 1:
+        raise SweepError(f"[sweep] chunk_size = {chunk!r}: expected an integer >= 1")
+    return chunk
+
+
+def _rtol(opts: dict[str, Any]) -> float:
+    from mbplugin.impact import check_rtol
+
+    rtol = opts.get("rtol", 1e-10)
+    if not _number(rtol):
+        raise SweepError(f"[sweep] rtol = {rtol!r}: expected a number")
+    try:
+        return check_rtol(rtol)
+    except ParameterError as exc:
+        raise SweepError(f"[sweep] {exc}") from None
 
 
 def _toml(v: Any) -> str:

@@ -31,6 +31,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from mbplugin.errors import reraise_interrupt
+
 PASS = "pass"
 FAIL = "fail"
 NOT_RUN = "not run"
@@ -368,6 +370,9 @@ def run_validation(
         try:
             c.run(ctx)
         except Exception as exc:  # a crashing case is a failure, reported, not fatal
+            # ... but a Ctrl-C seen inside a compiled call (a SystemError caused by the
+            # KeyboardInterrupt) is an interrupt, never a failed check
+            reraise_interrupt(exc)
             res.error = f"{type(exc).__name__}: {exc}"
             res.notes.append("```\n" + traceback.format_exc(limit=6) + "```")
         res.seconds = time.perf_counter() - t0

@@ -1,0 +1,342 @@
+"""Checks of :class:`~mbplugin.bullet.BulletContacts`: every error at construction, before anything
+is changed in the PyBullet client, and a clear error when the client changes under it.
+
+* :func:`check_arguments` (called first in ``__init__``): the keyword arguments' names and ranges
+  (materials and friction / stick parameters by name, with a suggestion for a typo; ``flat_box``;
+  a ``manage`` pair of an item with itself).
+* :func:`check_build` (called by ``_build`` once the pairs, rows and laws are resolved, before
+  the model's store is made and before any ``setCollisionFilterPair``): a ``pair_laws`` entry
+  that names no managed pair, links without a material under a law without ``k``, and managed
+  pairs whose geometry gives no effective radius for Hertz's stiffness or a law that needs one
+  (a sharp box or mesh on the ground or on another sharp box or mesh: the contact layer's
+  effective radius rule, :mod:`mbplugin.contact.model`; a mesh is sharp when one of its plane
+  features has no radius, :attr:`mbplugin.contact.Mesh.sharp`) -- errors that otherwise surface mid-run, when PyBullet's own
+  response of the pair is already off.
+* :func:`check_initial_overlaps` (the end of ``__init__``): a managed contact whose overlap in
+  the client's current state exceeds the smaller body's size (a ball placed 0.5 m below the
+  ground: its first host step never ended) is refused, and the pairs' native response given
+  back, so the client is as it was.
+* :func:`host_guard` (on ``step``, ``before_step``, ``after_step``, ``sync``): a raw
+  ``pybullet.error`` (a body removed with ``removeBody``, the client disconnected) becomes a
+  :class:`~mbplugin.errors.ParameterError` that says what happened, and an error of the contact
+  layer that names its internal body indices names the PyBullet bodies instead.
+
+Every message names PyBullet's body ids with their names (``getBodyInfo``) and link names
+(``getJointInfo``), not the backend's internal row indices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+
+from mbplugin.errors import ParameterError
+
+#: the keys of a material mapping (``material=`` / ``materials=``): ContactModel.add_material's
+MATERIAL_KEYS = {"E": True, "nu": True, "rho": False}  # name: required
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _suggest(key: str, allowed: Iterable[str]) -> str:
+    m = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.5)
+    return f" (did you mean '{m[0]}'?)" if m else ""
+
+
+def check_keys(where: str, given: Any, allowed: Mapping[str, bool]) -> dict[str, Any]:
+    """``given`` as a dict whose keys are among ``allowed`` (name: required) and hold every
+    required one; else a ParameterError naming ``where``, the key and the allowed keys."""
+    if not isinstance(given, Mapping):
+        raise ParameterError(f"{where} = {given!r} must be a mapping of "
+                             f"{', '.join(allowed)}")
+    out = dict(given)
+    for key in out:
+        if key not in allowed:
+            raise ParameterError(f"{where}: unknown key {key!r}{_suggest(str(key), allowed)}; "
+                                 f"allowed: {', '.join(allowed)}")
+    missing = [k for k, req in allowed.items() if req and k not in out]
+    if missing:
+        raise ParameterError(f"{where}: missing {missing[0]!r} (needs "
+                             f"{', '.join(k for k, r in allowed.items() if r)})")
+    return out
+
+
+def dataclass_keys(cls: type) -> dict[str, bool]:
+    """The parameters of a dataclass (name: required) for :func:`check_keys`."""
+    return {f.name: f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            for f in dataclasses.fields(cls) if f.init}
+
+
+def check_material(where: str, spec: Any) -> dict[str, Any]:
+    """A material mapping ``{"E": Pa, "nu": -, "rho": kg/m^3 (optional)}`` checked by name and
+    by range (:class:`~mbplugin.contact.Material`), errors naming ``where``."""
+    from mbplugin.contact import Material
+
+    out = check_keys(where, spec, MATERIAL_KEYS)
+    try:
+        Material("material", out["E"], out["nu"], out.get("rho"))
+    except (ParameterError, TypeError, ValueError) as exc:
+        msg = str(exc).replace("Material 'material': ", "")
+        raise ParameterError(f"{where}: {msg}") from None
+    return out
+
+
+def check_arguments(*, material: Any, materials: Any, friction: Any, stick: Any,
+                    flat_box: Any, manage: Any) -> None:
+    """The keyword arguments of :class:`BulletContacts` that need no client (module
+    docstring)."""
+    from mbplugin.bullet.stick import Stick
+    from mbplugin.dynamics.friction import Friction
+
+    if material is not None:
+        check_material("material", material)
+    if materials is not None:
+        if not isinstance(materials, Mapping):
+            raise ParameterError(f"materials = {materials!r} must be a mapping {{body or "
+                                 "(body, link): {'E': ..., 'nu': ...}}")
+        for key, spec in materials.items():
+            check_material(f"materials[{key!r}]", spec)
+    if isinstance(friction, Mapping):
+        check_keys("friction", friction, dataclass_keys(Friction))
+    if isinstance(stick, Mapping):
+        check_keys("stick", stick, dataclass_keys(Stick))
+    if (isinstance(flat_box, bool) or not isinstance(flat_box, int | float | np.floating)
+            or not (flat_box > 0) or math.isnan(flat_box)):
+        raise ParameterError(f"flat_box = {flat_box!r} m is outside its allowed range (0, inf] "
+                             "(the width above which a static box is the ground half-space; "
+                             "inf: never)")
+    if isinstance(manage, str | bytes) or not isinstance(manage, Iterable):
+        raise ParameterError(f"manage = {manage!r} must be a list of body ids or pairs")
+
+
+def check_manage_pair(item: Any, x: tuple[int, int | None], y: tuple[int, int | None]) -> None:
+    """A ``manage`` pair of a body or link with itself is refused (it manages nothing)."""
+    if x == y:
+        raise ParameterError(f"manage item {item!r}: a pair of {_item(x)} with itself; give "
+                             "two different bodies or links (a body id alone manages every "
+                             "pair involving it)")
+
+
+def _item(x: tuple[int, int | None]) -> str:
+    return f"body {x[0]}" if x[1] is None else f"link {x[1]} of body {x[0]}"
+
+
+def describe(client: Any, body: int, link: int | None = None) -> str:
+    """``"body 3 'r2d2'"`` / ``"link 2 'right_front_wheel' of body 3 'r2d2'"``: PyBullet's
+    body id and link index with their names (``getBodyInfo``, ``getJointInfo``) where the
+    client has them."""
+
+    def text(b: Any) -> str:
+        return b.decode("utf-8", "replace") if isinstance(b, bytes) else str(b)
+
+    try:
+        info = client("getBodyInfo", int(body))
+        name = text(info[1])
+    except Exception:  # a removed body or a lost client: the id alone
+        info, name = None, ""
+    out = f"body {int(body)}" + (f" '{name}'" if name else "")
+    if link is None:
+        return out
+    if int(link) == -1:
+        base = text(info[0]) if info is not None else ""
+        return f"the base{f' {base!r}' if base else ''} (link -1) of {out}"
+    try:
+        lname = text(client("getJointInfo", int(body), int(link))[12])
+    except Exception:
+        lname = ""
+    return f"link {int(link)}" + (f" '{lname}'" if lname else "") + f" of {out}"
+
+
+def _row(client: Any, bl: tuple[int, int]) -> str:
+    """A row (body, link) of the backend: the body alone for a body without joints."""
+    try:
+        nj = int(client("getNumJoints", bl[0]))
+    except Exception:
+        nj = 0
+    return describe(client, bl[0], None if (nj == 0 and bl[1] == -1) else bl[1])
+
+
+def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
+                managed: np.ndarray,
+                materials: Mapping[tuple[int, int], str | None],
+                pair_laws: list[tuple[Any, tuple[Any, Any]]],
+                links: Callable[[Any], list[tuple[int, int]]]) -> None:
+    """Errors of the resolved build (module docstring), before the store is made and before
+    anything is changed in the client. ``rows``: the managed (body, link) rows (sorted),
+    ``managed``: (n, n) bool, the managed pairs of rows, ``materials``: the material name of
+    each row (None: none), ``pair_laws``: the user's ``[(law, (x, y))]`` (x, y as ``(body,
+    link or None)``), ``links(x)``: the rows of an item, ``model``: the ContactModel with its
+    shapes and laws set. The pairs are checked as arrays (a pile of 1000 bodies managed
+    pairwise has 500 000 of them); the first failing pair in row order is reported."""
+    from mbplugin.contact.model import BOX, CAPSULE, MESH, PLANE, SPHERE
+
+    index = {bl: i for i, bl in enumerate(rows)}
+    for i, (_, (x, y)) in enumerate(pair_laws):
+        hit = any(a in index and b in index and managed[index[a], index[b]]
+                  for a in links(x) for b in links(y))
+        if not hit:
+            raise ParameterError(
+                f"pair_laws[{i}]: the pair ({_row_item(client, x)}, {_row_item(client, y)}) is "
+                "not managed (its law would never act); add it to manage= or drop it")
+    n = len(rows)
+    if not n:
+        return
+    default = model._default
+    body_laws = model._body_laws
+
+    # curvature of each row's shapes for Hertz's k: a shape with a radius of its own
+    curved = np.zeros(n, dtype=bool)
+    # a plane, a sharp box, a mesh with a corner that has no radius (Mesh.sharp): no radius
+    flat = np.zeros(n, dtype=bool)
+    for e in model._shapes:
+        if e.body < 0 or e.body >= n:
+            continue
+        if e.kind in (SPHERE, CAPSULE) or (e.kind == BOX and e.shape.radius is not None) or (
+                e.kind == MESH and not e.shape.sharp):
+            curved[e.body] = True
+        elif e.kind in (PLANE, BOX, MESH):
+            flat[e.body] = True
+    no_mat = np.array([materials.get(bl) is None for bl in rows], dtype=bool)
+    ii, jj = np.nonzero(np.triu(managed, 1))  # row order: sorted pairs
+    own = np.zeros(len(ii), dtype=bool)  # pairs with a law of their own
+    laws = [default] * len(ii)
+    if body_laws:
+        at = {(int(i), int(j)): q for q, (i, j) in enumerate(zip(ii, jj, strict=True))}
+        for (i, j), law in body_laws.items():
+            q = at.get((min(i, j), max(i, j)))
+            if q is not None:
+                own[q] = True
+                laws[q] = law
+    sharp = ~(curved[ii] | curved[jj]) & flat[ii] & flat[jj]
+
+    def failing(law: Any, sel: np.ndarray) -> np.ndarray:
+        hk = bool(law.hertz_k)
+        if not (hk or "r_eff" in tuple(law.law.needs)):
+            return np.zeros(len(ii), dtype=bool)
+        bad = sharp | ((no_mat[ii] | no_mat[jj]) if hk else False)
+        return sel & bad
+
+    bad = failing(default, ~own)
+    for q in np.flatnonzero(own):
+        sel = np.zeros(len(ii), dtype=bool)
+        sel[q] = True
+        bad |= failing(laws[q], sel)
+    if not bad.any():
+        return
+    q = int(np.flatnonzero(bad)[0])
+    law, x, y = laws[q], rows[ii[q]], rows[jj[q]]
+    for bl in (x, y):
+        if law.hertz_k and materials.get(bl) is None:
+            raise ParameterError(
+                f"law {law.law.name!r} has no 'k' and {_row(client, bl)} has no material "
+                "(E, nu) for Hertz's stiffness; give 'k' or material=/materials=")
+    pair = (f"the contact of {_row(client, x)} with {_row(client, y)} has none (a "
+            "sharp box's or mesh's face, edge or corner on a plane or another sharp box or "
+            "mesh)")
+    if law.hertz_k:
+        raise ParameterError(
+            f"law {law.law.name!r} has no 'k' and Hertz's stiffness needs an effective "
+            f"radius, but {pair}; give 'k' (e.g. law={{'name': ..., 'k': ...}}) or a "
+            "pair law with 'k' for this pair")
+    raise ParameterError(
+        f"law {law.law.name!r} needs the contact's effective radius, but {pair}; give "
+        "this pair a law that needs none (pair_laws=)")
+
+
+def check_initial_overlaps(bc: Any) -> None:
+    """Refuse (ParameterError) a managed contact of the current state whose overlap exceeds the
+    smaller of its two links' sizes (:func:`mbplugin.dynamics.preflight.body_sizes`: bodies
+    that passed into each other, far outside any law's range), after giving the managed pairs
+    back to PyBullet (the client is left as it was before the constructor)."""
+    from mbplugin.dynamics.preflight import body_sizes
+
+    if not len(bc.rows):
+        return
+    batch = bc._detect(bc.body_state(), 0.0)
+    if not len(batch):
+        return
+    size = np.append(body_sizes(bc.model, len(bc.rows)), np.inf)
+    lim = np.minimum(size[batch.a], size[batch.b])
+    over = batch.delta > lim
+    if not over.any():
+        return
+    j = int(np.argmax(np.where(over, batch.delta / lim, -np.inf)))
+    for x, y in bc._pairs:
+        bc.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
+    bc._pairs = []
+    for b in getattr(bc, "_masked", ()):  # bodies whose group and mask the build set to 0
+        bc._unmask(b)
+    bc._masked = []
+    c = bc.client
+    raise ParameterError(
+        f"{_row(c, bc.rows[batch.a[j]])} and {_row(c, bc.rows[batch.b[j]])} overlap by "
+        f"{batch.delta[j]:.4g} m, more than the smaller one's size ({lim[j]:.4g} m): they have "
+        "passed into each other, far outside any contact law's range; move them apart before "
+        "managing the pair")
+
+
+def _row_item(client: Any, x: tuple[int, int | None]) -> str:
+    return describe(client, x[0], x[1])
+
+
+def host_guard(method: F) -> F:
+    """Turn a raw ``pybullet.error`` raised inside ``method`` of a BulletContacts into a
+    ParameterError saying what changed in the client (disconnected, a managed body removed);
+    any other pybullet.error is re-raised with the step's context."""
+
+    @functools.wraps(method)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except self.client.p.error as exc:
+            raise host_error(self, exc) from None
+        except ParameterError as exc:
+            named = name_rows(self, str(exc))
+            if named == str(exc):
+                raise
+            raise ParameterError(named) from None
+
+    return guarded  # type: ignore[return-value]
+
+
+def name_rows(bc: Any, msg: str) -> str:
+    """``msg`` with the contact layer's "bodies i and j" (the backend's row indices) replaced
+    by the PyBullet bodies and links they are (:func:`describe`)."""
+    import re
+
+    rows = getattr(bc, "rows", [])
+
+    def sub(m: re.Match[str]) -> str:
+        i, j = int(m.group(1)), int(m.group(2))
+        if not (0 <= i < len(rows) and 0 <= j < len(rows)):
+            return m.group(0)
+        return f"{_row(bc.client, rows[i])} and {_row(bc.client, rows[j])}"
+
+    return re.sub(r"bodies (-?\d+) and (-?\d+)", sub, msg)
+
+
+def host_error(bc: Any, exc: Exception) -> ParameterError:
+    """The ParameterError of a raw pybullet.error during a step (see :func:`host_guard`)."""
+    from mbplugin.bullet.client import cid_connected
+
+    c = bc.client
+    if not cid_connected(c.p, c.id):
+        return ParameterError(f"PyBullet client {c.id} was disconnected while BulletContacts "
+                              "uses it (call release() before p.disconnect, and step no more)")
+    try:
+        present = set(c.body_ids())
+    except Exception:
+        present = set()
+    gone = sorted({b for b, _ in getattr(bc, "rows", [])} - present)
+    if gone:
+        return ParameterError(
+            f"managed body id {gone[0]} was removed from PyBullet client {c.id} "
+            f"(p.removeBody) while BulletContacts manages it; create a new BulletContacts for "
+            f"the changed world (or call release() before removing a body)")
+    return ParameterError(f"PyBullet call failed during the backend's step: {exc}")

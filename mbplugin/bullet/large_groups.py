@@ -1,0 +1,369 @@
+"""The implicit host step of large groups of coupled contacts (piles), by nonlinear Gauss-Seidel.
+
+The exact sub-stepper (:mod:`mbplugin.bullet.compiled`) integrates each group of contacts
+coupled through the Delassus operator W (the connected components of its 3x3 block pattern)
+with DOP853 / Radau steps, its Newton matrices dense, and stops a group at every onset, end
+and peak to book it in the contact store. That is exact and cheap for the groups it was built
+for (a ball on the ground: one contact; a stack, a robot's feet: a few), but not for a pile:
+1000 spheres side by side and in columns make one group of ~3000 contacts (dense matrices of
+(12000)^2 values, a Python round trip per event of any of its contacts). Measured before this
+module: 200 spheres in two layers took 0.2-35 s per host step once they touched (the SciPy
+path, which took every group above 32 contacts), against 1-4 ms for PyBullet's own step.
+
+A group with more states than the compiled path takes (:data:`mbplugin.bullet.substep.
+COMPILED_MAX_STATES`) is solved here instead, implicitly over the host step, as the contacts on
+articulated links are (:mod:`mbplugin.bullet.implicit`; Castro, Qu, Kuppuswamy, Alspach &
+Sherman, IEEE RA-L 5 (2020) 1859-1866, "TAMSI"):
+
+    u1 = u0 + a_free dt + W P,     delta1 = delta0 - dt n . u1,
+    P  = dt [ F_N(delta1, -n . u1) n + F_t(v_t1, (F_N0 + F_N1) / 2) ]
+
+(backward Euler on the normal force: stable for any contact stiffness, the static equilibrium
+exact; the force of each contact from :func:`mbplugin.bullet.implicit_kernel.end_force`, the
+implicit step's one evaluation: the law by kernel id, the rules' clipping, regularised friction
+or the tangential spring with the trapezoidal Coulomb limit). The impulses are found by
+nonlinear block Gauss-Seidel over the contacts (the sequential-impulse idea of the host's own
+solver, Catto 2005, with each contact's compliant 3-D problem solved by Newton's method instead
+of a projection): W is kept sparse (CSC, its column of contact i is the velocity change of
+every contact for a unit impulse at i), a sweep visits every contact once, solves its own
+P_i with the others fixed and adds W_(:, i) dP_i to the velocities: O(nnz(W)) per sweep.
+Sweeps alternate forward and backward and start from the last host step's impulses (by contact
+key); they stop when no impulse changed by more than rtol x (max |P| + 1e-12). For a monotone
+law (force non-decreasing in the overlap and its rate) without friction the step's problem is
+the minimisation of a strictly convex function of the impulses, and Gauss-Seidel converges to
+its unique root from any start.
+
+What it gives up: the impacts inside a large group are not located (a contact starts at the
+step where its end overlap is positive, its impact speed the approach speed there) and
+backward Euler damps them, so the law's c_r holds only for the groups the exact sub-stepper
+takes (a lone impact is one contact: always exact); the static loads and overlaps, the Coulomb
+limit and the host's semi-implicit kinematics are exact. Laws with ODE states are not
+integrated here (such a step goes to the SciPy path).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
+from mbplugin.bullet import compiled as cm
+from mbplugin.bullet import implicit_kernel as ik
+from mbplugin.bullet.implicit_kernel import EPS_D, EPS_U, end_force
+from mbplugin.bullet.substep import batch_at
+from mbplugin.contact import ContactBatch, ContactStore
+from mbplugin.errors import IntegrationError
+
+#: Gauss-Seidel sweeps of one solve before the step is reported as failed
+MAX_SWEEPS = 20_000
+#: Newton iterations of one contact's local problem per visit
+LOCAL_MAX = 30
+#: solves per host step: contacts that the solved step closes start and the step is solved again
+MAX_ROUNDS = 20
+
+_R, _I = cm.FR_LEN, cm.INT_LEN
+
+
+@njit
+def _end(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c):
+    """:func:`mbplugin.bullet.implicit_kernel.end_force` compiled once for this module (not
+    inlined at each of its five uses: their compilation took ~18 s on a loaded machine, the
+    large-group kernels now ~6 s)."""
+    return end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, -1.0)
+
+
+@njit
+def _force_at(d, i, dv, u0, u1, u2, dt, gf, gi, fn0, s0):
+    """The end-of-step force (f0, f1, f2) of contact i at overlap ``dv`` and velocity u."""
+    d[i] = dv
+    f0, f1, f2, _, _, _, _ = _end(d, i, u0, u1, u2, dt, gf, gi, fn0[i], s0[i, 0], s0[i, 1],
+                                  s0[i, 2])
+    return f0, f1, f2
+
+
+@njit_inline
+def _solve3(a, r0, r1, r2):
+    """x with A x = r for the 3x3 row-major ``a`` (Cramer's rule); ok False when singular."""
+    c00 = a[4] * a[8] - a[5] * a[7]
+    c01 = a[5] * a[6] - a[3] * a[8]
+    c02 = a[3] * a[7] - a[4] * a[6]
+    det = a[0] * c00 + a[1] * c01 + a[2] * c02
+    if not (det != 0.0 and math.isfinite(det)):
+        return 0.0, 0.0, 0.0, False
+    x0 = (r0 * c00 + r1 * (a[2] * a[7] - a[1] * a[8]) + r2 * (a[1] * a[5] - a[2] * a[4])) / det
+    x1 = (r0 * c01 + r1 * (a[0] * a[8] - a[2] * a[6]) + r2 * (a[2] * a[3] - a[0] * a[5])) / det
+    x2 = (r0 * c02 + r1 * (a[1] * a[6] - a[0] * a[7]) + r2 * (a[0] * a[4] - a[1] * a[3])) / det
+    return x0, x1, x2, True
+
+
+@njit
+def _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only, tol, counters):
+    """Contact i's impulse with the others fixed: Newton's method on
+    R(p) = p - dt F(d0_i - dt n . u(p), u(p)), u(p) = b + W_ii p (b: its velocity without its
+    own impulse), with finite-difference force derivatives (EPS_D, EPS_U as the implicit step),
+    the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W_ii and backtracking on |R|. Returns
+    the new impulse (three floats)."""
+    r = _R + cm.ROW_LEN * i
+    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    w = 9 * i
+    p0, p1, p2 = P[i, 0], P[i, 1], P[i, 2]
+    b0 = U[3 * i] - (wd[w] * p0 + wd[w + 1] * p1 + wd[w + 2] * p2)
+    b1 = U[3 * i + 1] - (wd[w + 3] * p0 + wd[w + 4] * p1 + wd[w + 5] * p2)
+    b2 = U[3 * i + 2] - (wd[w + 6] * p0 + wd[w + 7] * p1 + wd[w + 8] * p2)
+    u0 = U[3 * i]
+    u1 = U[3 * i + 1]
+    u2 = U[3 * i + 2]
+    dv = d0[i] - dt * (u0 * n0 + u1 * n1 + u2 * n2)
+    f0, f1, f2 = _force_at(d, i, dv, u0, u1, u2, dt, gf, gi, fn0, s0)
+    counters[2] += 1
+    r0, r1, r2 = p0 - dt * f0, p1 - dt * f1, p2 - dt * f2
+    for _ in range(LOCAL_MAX):
+        if max(abs(r0), abs(r1), abs(r2)) <= tol:
+            break
+        counters[1] += 1
+        # D = dF/du - dt dF/ddelta n^T (per column j of u)
+        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gf, gi, fn0, s0)
+        e0, e1, e2 = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
+        if normal_only:
+            # F = F_N n depends on u through n . u only: dF/du = (dF/d(n . u)) n^T
+            h0, h1, h2 = _force_at(d, i, dv, u0 + EPS_U * n0, u1 + EPS_U * n1,
+                                   u2 + EPS_U * n2, dt, gf, gi, fn0, s0)
+            counters[2] += 2
+            q0 = (h0 - f0) / EPS_U - dt * e0
+            q1 = (h1 - f1) / EPS_U - dt * e1
+            q2 = (h2 - f2) / EPS_U - dt * e2
+            # D[a, j] = q_a n_j
+            for a in range(3):
+                qa = q0 if a == 0 else (q1 if a == 1 else q2)
+                A[3 * a] = qa * n0
+                A[3 * a + 1] = qa * n1
+                A[3 * a + 2] = qa * n2
+        else:
+            counters[2] += 4
+            for j in range(3):
+                h0, h1, h2 = _force_at(d, i, dv, u0 + (EPS_U if j == 0 else 0.0),
+                                       u1 + (EPS_U if j == 1 else 0.0),
+                                       u2 + (EPS_U if j == 2 else 0.0), dt, gf, gi, fn0, s0)
+                nj = n0 if j == 0 else (n1 if j == 1 else n2)
+                A[j] = (h0 - f0) / EPS_U - dt * e0 * nj
+                A[3 + j] = (h1 - f1) / EPS_U - dt * e1 * nj
+                A[6 + j] = (h2 - f2) / EPS_U - dt * e2 * nj
+        # Newton matrix M = I - dt D W_ii (into A[9:18])
+        for a in range(3):
+            for j in range(3):
+                acc = 0.0
+                for q in range(3):
+                    acc += A[3 * a + q] * wd[w + 3 * q + j]
+                A[9 + 3 * a + j] = (1.0 if a == j else 0.0) - dt * acc
+        x0, x1, x2, ok = _solve3(A[9:18], -r0, -r1, -r2)
+        if not ok:
+            x0, x1, x2 = -r0, -r1, -r2
+        rn = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+        lam = 1.0
+        while True:
+            t0, t1, t2 = p0 + lam * x0, p1 + lam * x1, p2 + lam * x2
+            v0 = b0 + wd[w] * t0 + wd[w + 1] * t1 + wd[w + 2] * t2
+            v1 = b1 + wd[w + 3] * t0 + wd[w + 4] * t1 + wd[w + 5] * t2
+            v2 = b2 + wd[w + 6] * t0 + wd[w + 7] * t1 + wd[w + 8] * t2
+            dt1 = d0[i] - dt * (v0 * n0 + v1 * n1 + v2 * n2)
+            k0, k1, k2 = _force_at(d, i, dt1, v0, v1, v2, dt, gf, gi, fn0, s0)
+            counters[2] += 1
+            s0_, s1_, s2_ = t0 - dt * k0, t1 - dt * k1, t2 - dt * k2
+            rt = math.sqrt(s0_ * s0_ + s1_ * s1_ + s2_ * s2_)
+            if rt < (1.0 - 1e-4 * lam) * rn or lam < 1e-6:
+                break
+            lam *= 0.5
+        p0, p1, p2 = t0, t1, t2
+        u0, u1, u2, dv = v0, v1, v2, dt1
+        f0, f1, f2 = k0, k1, k2
+        r0, r1, r2 = s0_, s1_, s2_
+    return p0, p1, p2
+
+
+@njit
+def _matvec(P, ustar, wptr, widx, wval, U):
+    """U = ustar + W P (W in CSC: column c's rows ``widx[wptr[c]:wptr[c + 1]]``)."""
+    for j in range(U.shape[0]):
+        U[j] = ustar[j]
+    for c in range(wptr.shape[0] - 1):
+        x = P[c // 3, c % 3]
+        if x != 0.0:
+            for e in range(wptr[c], wptr[c + 1]):
+                U[widx[e]] += wval[e] * x
+
+
+@njit
+def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rtol,
+                 normal_only, skip_free, counters):
+    """Nonlinear block Gauss-Seidel on the step's impulses ``P`` (m, 3; updated in place) from
+    their current values; ``U`` (3m) receives u1 = ustar + W P. ``skip_free``: a contact that
+    is not active and carries no impulse has no force (no viscous friction) and is not visited.
+    Returns True when a sweep changed no impulse by more than rtol (max |P| + 1e-12), False
+    after MAX_SWEEPS; counters += (sweeps, Newton iterations, force evaluations)."""
+    m = P.shape[0]
+    work = (np.empty(m), np.empty(18))
+    d, A = borrowed(work)
+    P, U, ustar, d0, gf, gi, fn0, s0, wptr, widx, wval, wd = borrowed(
+        (P, U, ustar, d0, gf, gi, fn0, s0, wptr, widx, wval, wd))
+    for i in range(m):
+        d[i] = d0[i]
+    _matvec(P, ustar, wptr, widx, wval, U)
+    pmax = 0.0
+    for i in range(m):
+        for a in range(3):
+            pmax = max(pmax, abs(P[i, a]))
+    for sweep in range(MAX_SWEEPS):
+        counters[0] += 1
+        dmax = 0.0
+        tol = rtol * (pmax + 1e-12)
+        for q in range(m):
+            i = q if sweep % 2 == 0 else m - 1 - q
+            if (skip_free and gi[_I * i + cm._ACT] == 0 and P[i, 0] == 0.0 and P[i, 1] == 0.0
+                    and P[i, 2] == 0.0):
+                continue
+            n0, n1, n2 = _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only,
+                                0.1 * tol, counters)
+            x0, x1, x2 = n0 - P[i, 0], n1 - P[i, 1], n2 - P[i, 2]
+            if x0 == 0.0 and x1 == 0.0 and x2 == 0.0:
+                continue
+            P[i, 0], P[i, 1], P[i, 2] = n0, n1, n2
+            for a in range(3):
+                x = x0 if a == 0 else (x1 if a == 1 else x2)
+                if x != 0.0:
+                    c = 3 * i + a
+                    for e in range(wptr[c], wptr[c + 1]):
+                        U[widx[e]] += wval[e] * x
+            dmax = max(dmax, abs(x0), abs(x1), abs(x2))
+            pmax = max(pmax, abs(n0), abs(n1), abs(n2))
+        if dmax <= rtol * (pmax + 1e-12):
+            _matvec(P, ustar, wptr, widx, wval, U)
+            keep_alive(work)
+            return True
+    _matvec(P, ustar, wptr, widx, wval, U)
+    keep_alive(work)
+    return False
+
+
+@njit
+def end_of_step(U, d0, dt, gf, gi, fn0, s0, d1, F, S1, FN):
+    """The end state of the solved step: overlaps d1 = d0 - dt n . u1 (m), forces F (m, 3)
+    (N, on body b), the springs' displacements S1 (m, 3) and the normal forces FN (m)."""
+    m = d0.shape[0]
+    for i in range(m):
+        r = _R + cm.ROW_LEN * i
+        d1[i] = d0[i] - dt * (U[3 * i] * gf[r] + U[3 * i + 1] * gf[r + 1]
+                              + U[3 * i + 2] * gf[r + 2])
+    for i in range(m):
+        f0, f1, f2, a, b, c, fn = _end(d1, i, U[3 * i], U[3 * i + 1], U[3 * i + 2], dt, gf, gi,
+                                       fn0[i], s0[i, 0], s0[i, 1], s0[i, 2])
+        F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
+        S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
+        FN[i] = fn
+
+
+@njit
+def _start_normal(d0, u0, gf, gi, s0, fn0):
+    """The normal force (m) at the step's start (overlaps ``d0``, velocities ``u0`` (m, 3))."""
+    for i in range(d0.shape[0]):
+        fn0[i] = _end(d0, i, u0[i, 0], u0[i, 1], u0[i, 2], 0.0, gf, gi, 0.0, s0[i, 0],
+                      s0[i, 1], s0[i, 2])[6]
+
+
+@njit
+def _diag_blocks(m, wptr, widx, wval, wd):
+    """W's 3x3 diagonal blocks (m, 9; row-major) from its CSC arrays."""
+    for k in range(9 * m):
+        wd[k] = 0.0
+    for c in range(3 * m):
+        i = c // 3
+        for e in range(wptr[c], wptr[c + 1]):
+            row = widx[e]
+            if row // 3 == i:
+                wd[9 * i + 3 * (row % 3) + c % 3] = wval[e]
+
+
+def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.ndarray,
+          d0: np.ndarray, u0: np.ndarray, fr: np.ndarray, mu: np.ndarray,
+          s0: np.ndarray | None, t0: float,
+          dt: float, rtol: float, p0: np.ndarray | None = None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    """The implicit step of the m contacts of ``batch`` (one or more large groups; ``W``
+    (3m, 3m) their Delassus operator, ``a_free`` (m, 3), ``d0`` (m,), ``u0`` (m, 3) their free
+    acceleration, overlap and velocity at the step's start, ``fr`` the friction and spring
+    parameters of the compiled layout (:data:`mbplugin.bullet.compiled.FR_LEN` values), ``mu``
+    (m, 2) each contact's friction coefficients (mu, mu_s), ``s0``
+    (m, 3) the springs' displacements or None, ``p0`` (m, 3) a first guess of the impulses or
+    None). Contacts the step closes start in the store (its rules, at ``t0``); the store's
+    other bookings are the caller's (one commit of the whole batch at the step's end).
+
+    Returns (impulse P (m, 3) on body b (N s), overlap d1 (m,), velocity u1 (m, 3), carried
+    force (m,) bool, the springs' end displacements (m, 3), counters)."""
+    wall = time.perf_counter()
+    m = len(batch)
+    gf = np.zeros(_R + cm.ROW_LEN * m)
+    gf[:_R] = fr
+    rows = gf[_R:].reshape(m, cm.ROW_LEN)
+    rows[:, cm._N:cm._N + 3] = batch.normal
+    rows[:, cm._MU:cm._MUS + 1] = mu
+    gi = np.zeros(_I * m, dtype=np.int64)
+    ik.refresh_rows(gf, gi, store, batch)
+    # W's columns: a canonical CSR W's rows, W being symmetric (J M^-1 J^T; its two
+    # triangles assembled separately agree to rounding), else its CSC
+    Wc = W if (sp.issparse(W) and W.format == "csr" and W.has_canonical_format) else (
+        sp.csc_matrix(W))
+    Wc.sum_duplicates()
+    wptr, widx = Wc.indptr, Wc.indices
+    wval = np.ascontiguousarray(Wc.data, dtype=float)
+    wd = np.zeros(9 * m)
+    _diag_blocks(m, wptr, widx, wval, wd)
+    d0 = np.ascontiguousarray(d0, dtype=float)
+    u0 = np.ascontiguousarray(u0, dtype=float).reshape(m, 3)
+    s0 = np.zeros((m, 3)) if s0 is None else np.ascontiguousarray(s0, dtype=float)
+    ustar = np.ascontiguousarray((u0 + a_free * dt).ravel())
+    # the normal force at the step's start (the trapezoidal Coulomb limit's first term)
+    fn0 = np.empty(m)
+    _start_normal(d0, u0, gf, gi, s0, fn0)
+    P = np.zeros((m, 3)) if p0 is None else np.array(p0, dtype=float, order="C")
+    P[gi[cm._ACT::_I] == 0] = 0.0  # a contact no longer active carries no impulse yet
+    U = np.empty(3 * m)
+    counters = np.zeros(3, dtype=np.int64)
+    normal_only = bool(fr[0] == 0.0 and fr[cm.ST] == 0.0)
+    skip_free = bool(fr[cm.ST] > 0.0 or fr[0] == 0.0 or fr[5] == 0.0)
+    n = batch.normal
+    _matvec(P, ustar, wptr, widx, wval, U)
+    rounds = 0
+    for rounds in range(1, MAX_ROUNDS + 1):
+        # contacts the step closes (end overlap > 0 with the velocity the solve gives them,
+        # their own impulse 0): their onset in the store (its rules: coefficient rows, the
+        # impact speed -n . u latched), then the step is solved again
+        u_now = U.reshape(m, 3)
+        d_end = d0 - dt * np.einsum("ij,ij->i", u_now, n)
+        new = (gi[cm._ACT::_I] == 0) & (d_end > 0)
+        if len(store.latched_keys) and new.any():
+            new &= ~store.latched(batch)
+        if rounds > 1 and not new.any():
+            break
+        if new.any():
+            idx = np.flatnonzero(new)
+            store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
+            ik.refresh_rows(gf, gi, store, batch)
+        ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
+                          float(rtol), normal_only, skip_free, counters)
+        if not ok:
+            raise IntegrationError(
+                f"implicit step of a large contact group: Gauss-Seidel did not converge in "
+                f"{MAX_SWEEPS} sweeps ({m} contacts)")
+    d1 = np.empty(m)
+    F = np.empty((m, 3))
+    S1 = np.empty((m, 3))
+    FN = np.empty(m)
+    end_of_step(U, d0, float(dt), gf, gi, fn0, s0, d1, F, S1, FN)
+    loaded = (F[:, 0] != 0) | (F[:, 1] != 0) | (F[:, 2] != 0)
+    info = {"sweeps": int(counters[0]), "newton": int(counters[1]), "nfev": int(counters[2]),
+            "rounds": rounds, "wall": time.perf_counter() - wall}
+    return P, d1, U.reshape(m, 3).copy(), loaded, S1, info
+

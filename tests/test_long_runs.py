@@ -1,0 +1,367 @@
+"""Long runs stay under the user's control.
+
+Compiled loops (the engine's segments, the impact analyser) return to Python after a step
+budget and go on from a carry, bit for bit (checked here with budgets of 1 and a few steps
+against one uninterrupted call): so a Ctrl-C ends a run within 2 s with exit code 130 and one
+line, progress is reported inside a long segment, and limits (steps, record memory, a step
+bound of an impact) stop a run with one clear line. An interrupted ``run --plot`` leaves the
+earlier run's files in ``--out``, never a mix of two runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_errors import one_line_error
+
+import mbplugin.pipeline.budget as budget
+from mbplugin.cli import main
+from mbplugin.dynamics import outputs, simulation
+from mbplugin.dynamics.preflight import RunTooLargeError
+from mbplugin.errors import IntegrationError, reraise_interrupt
+from mbplugin.impact import ImpactBatch, impact
+from mbplugin.laws import make_law
+from mbplugin.scene import build_scene, load_scene
+
+ROOT = Path(__file__).resolve().parents[1]
+DROP = str(ROOT / "scenes" / "drop_ball.toml")
+
+
+def _tiny_budget(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    monkeypatch.setattr(budget, "FIRST_STEPS", n)
+    monkeypatch.setattr(budget, "MIN_STEPS", n)
+    monkeypatch.setattr(budget, "MAX_STEPS", n)
+
+
+# --------------------------------------------------------------------------------------------------
+# paused and resumed: the same bits
+# --------------------------------------------------------------------------------------------------
+def _scene_results(path: str, sets: list[str]) -> dict[str, np.ndarray]:
+    r = load_scene(path, sets).run()
+    out = {k: getattr(r, k) for k in ("t", "pos", "quat", "vel", "omega")}
+    out.update({f"e.{k}": v for k, v in r.energy.items()})
+    out.update({f"c.{k}": v for k, v in r.contacts.items()})
+    out["stats"] = np.array([r.stats.steps, r.stats.events, r.stats.nfev])
+    out["steps_by_solver"] = np.array(sorted(r.stats.solver_steps.items()), dtype=object)
+    out["cr"] = np.array([b["cr"] for b in r.bounces])
+    return out
+
+
+SCENES = [
+    # a chain of lone events in compiled DOP853 segments (spheres in a row)
+    (str(ROOT / "scenes" / "newtons_cradle.toml"), []),
+    # DOP853 then compiled Radau while the ball rests
+    (str(ROOT / "scenes" / "azad_drop.toml"), ["scene.duration=0.6"]),
+    # a law with an ODE state: segments that stop at every event
+    (DROP, ["law=bouc_wen_hunt_crossley", "contact.params.c=2e3", "duration=0.4",
+            "height=0.05"]),
+]
+
+
+def test_paused_engine_segments_resume_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = [_scene_results(p, s) for p, s in SCENES]
+    for n in (1, 3):
+        with monkeypatch.context() as m:
+            _tiny_budget(m, n)
+            paused = [_scene_results(p, s) for p, s in SCENES]
+        for a, b, (p, _) in zip(whole, paused, SCENES, strict=True):
+            assert a.keys() == b.keys()
+            for k in a:
+                assert np.array_equal(a[k], b[k]), (Path(p).name, n, k)
+    assert all(len(w["t"]) > 50 for w in whole)
+
+
+def _impacts() -> list[np.ndarray]:
+    out = []
+    for name, kw, press in (("hunt_crossley", {"k": 1e9, "cr": 0.5}, 1e4),  # captured
+                            ("bouc_wen_hunt_crossley", {"k": 1e9, "c": 1e3}, 0.0),  # ODE state
+                            ("bouc_wen_maxwell", {"k": 1e9, "c": 1e4}, 10.0)):
+        r = impact(make_law(name, **kw), 1.0, 1.0, press=press, record=True)
+        out.append(np.array([r.cr_out, r.f_max, r.t_f_max, r.delta_max, r.duration, r.steps,
+                             r.nfev, r.energy_dissipated, r.cr_poisson, r.cr_stronge]))
+        out.append(np.column_stack([r.series.t, r.series.delta, r.series.force]))
+        out.append(r.state_end)
+    b = ImpactBatch()
+    b.add(make_law("hunt_crossley", k=1e9, cr=np.linspace(0.3, 0.9, 7)), 1.0,
+          np.geomspace(0.01, 3.0, 7), press=np.linspace(0.0, 3e3, 7))
+    b.add(make_law("flores", k=1e9, cr=0.5), 2.0, np.geomspace(0.1, 1.0, 5))
+    res = b.run()
+    out += [np.asarray(res[k], dtype=float) for k in sorted(res) if k != "law"]
+    return out
+
+
+def test_paused_impacts_resume_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = _impacts()
+    for n in (1, 5):
+        with monkeypatch.context() as m:
+            _tiny_budget(m, n)
+            paused = _impacts()
+        for i, (a, b) in enumerate(zip(whole, paused, strict=True)):
+            assert np.array_equal(a, b, equal_nan=True), (n, i)
+
+
+def test_progress_is_reported_inside_one_long_segment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # free fall only (no contact in 0.05 s from 0.5 m): one compiled segment, which used to
+    # report nothing until its end; now the driver hears from it after every budget
+    monkeypatch.setattr(budget, "FIRST_STEPS", 100)
+    monkeypatch.setattr(budget, "MAX_STEPS", 100)
+    scene = load_scene(DROP, ["duration=0.05", "integrator.max_step=1e-5"])
+    seen: list[float] = []
+    scene.run(seen.append)
+    assert len(seen) >= 20
+    assert np.all(np.diff(seen) > 0) and seen[-1] == pytest.approx(0.05)
+
+
+# --------------------------------------------------------------------------------------------------
+# limits
+# --------------------------------------------------------------------------------------------------
+def test_a_step_too_small_for_the_duration_is_refused_before_the_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code = main(["run", DROP, "--set", "integrator.max_step=1e-12", "--out", str(out)])
+    one_line_error(capsys, code, "integrator.max_step = 1e-12", "2.5e+12")
+    assert not out.exists()
+
+
+def test_integrator_max_steps_stops_a_run_with_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code = main(["run", DROP, "--set", "integrator.max_steps=40", "--out", str(out), "--quiet"])
+    one_line_error(capsys, code, "integrator.max_steps = 40")
+    assert not out.exists()
+    code = main(["run", DROP, "--set", "integrator.max_steps=0", "--out", str(out), "--quiet"])
+    one_line_error(capsys, code, "max_steps")
+
+
+def test_record_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(simulation, "RECORD_MEMORY_FRACTION", 1e-12)
+    with pytest.raises(RunTooLargeError, match=r"records reached .* output\.record_every"):
+        load_scene(DROP, ["duration=0.2"]).run()
+
+
+def test_an_impact_stiffer_than_its_time_scale_stops_at_its_step_limit(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    law = make_law("hunt_crossley", k=1e9, cr=0.5)
+    t0 = time.perf_counter()
+    with pytest.raises(IntegrationError, match="more than max_steps = 20000 steps"):
+        impact(law, 1.0, 1.0, press=1e12, max_steps=20000)
+    assert time.perf_counter() - t0 < 5.0
+    b = ImpactBatch(max_steps=20000)
+    b.add(law, 1.0, 1.0, press=np.array([0.0, 1e12, 10.0]))
+    res = b.run(errors="report")
+    assert [bool(e) for e in res["error"]] == [False, True, False]
+    assert "max_steps" in res["error"][1] and np.isnan(res["cr_out"][1])
+    assert res["cr_out"][0] == pytest.approx(impact(law, 1.0, 1.0).cr_out, rel=1e-12)
+    code = main(["impact", "--law", "hunt_crossley", "-p", "k=1e9", "-p", "cr=0.5", "--mass",
+                 "1", "--v0", "1", "--press", "1e12", "--max-steps", "20000"])
+    one_line_error(capsys, code, "max_steps = 20000")
+
+
+def test_a_sweep_row_over_its_step_limit_is_an_error_row(tmp_path: Path) -> None:
+    from mbplugin.sweep import build_spec, run_sweep
+
+    spec = build_spec({"sweep": {"max_steps": 20000},
+                       "laws": [{"name": "hunt_crossley", "params": {"k": 1e9, "cr": 0.5}}],
+                       "impacts": {"v0": [1.0], "mass": [1.0], "press": [0.0, 1e12, 5.0]}})
+    rep, table = run_sweep(spec, tmp_path / "t.csv", workers=1)
+    rows = table.to_pylist()
+    assert rep.errors == 1 and "max_steps = 20000" in rows[1]["error"]
+    assert rows[0]["error"] == rows[2]["error"] == ""
+
+
+# --------------------------------------------------------------------------------------------------
+# Ctrl-C
+# --------------------------------------------------------------------------------------------------
+#: the command line in a child process, with a line on stdout once it is about to start
+STARTER = ("import sys\nfrom mbplugin.cli import main\nprint('started', flush=True)\n"
+           "sys.exit(main(sys.argv[1:]))")
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Compile (or load) in this session what the child processes run, so that a child's
+    interrupt lands in the work, not in a first compilation."""
+    out = tmp_path_factory.mktemp("warm")
+    assert main(["run", DROP, "--set", "duration=0.05", "--out", str(out / "r"), "--quiet",
+                 "--json"]) == 0
+    law = make_law("hunt_crossley", k=1e9, cr=0.5)
+    impact(law, 1.0, 1.0, press=1.0)
+    b = ImpactBatch()
+    b.add(law, 1.0, np.array([1.0, 2.0]))
+    b.run()
+
+
+def _interrupt(args: list[str], after: float, ready: Path | None = None
+               ) -> tuple[int, list[str], float]:
+    """Start ``mbplugin ARGS``, wait until it has started (and ``ready`` exists), ``after``
+    seconds more, send SIGINT: (exit code, stderr lines, seconds from the signal to exit)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", STARTER, *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
+        t_wait = time.monotonic()
+        while ready is not None and not ready.exists() and time.monotonic() - t_wait < 120:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        time.sleep(after)
+        assert proc.poll() is None, proc.communicate()
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        dt = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, [x for x in err.splitlines() if x.strip()], dt
+
+
+def _assert_interrupted(code: int, lines: list[str], dt: float) -> None:
+    assert code == 130, lines
+    assert lines == ["mbplugin: interrupted"]
+    assert dt < 2.0
+
+
+def test_ctrl_c_ends_a_long_compiled_run(warm: None, tmp_path: Path) -> None:
+    # 2.5e8 steps of at most 1e-8 s: hours of one compiled segment after another
+    out = tmp_path / "out"
+    code, lines, dt = _interrupt(
+        ["run", DROP, "--set", "integrator.max_step=1e-8", "--set",
+         "output.record_every=1000000", "--out", str(out), "--progress"], 1.0, ready=out)
+    _assert_interrupted(code, lines, dt)
+    assert not out.exists()  # nothing written, not even the directory the run created
+
+
+def test_ctrl_c_ends_an_impact_with_a_huge_press(warm: None) -> None:
+    code, lines, dt = _interrupt(["impact", "--law", "hunt_crossley", "-p", "k=1e9", "-p",
+                                  "cr=0.5", "--mass", "1", "--v0", "1", "--press", "1e12"], 1.5)
+    _assert_interrupted(code, lines, dt)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path: Path,
+                                                           workers: str) -> None:
+    # with 2 worker processes the signal reaches only the parent here (as from `kill -INT`):
+    # it stops the workers, busy with their 1e7-step impacts
+    spec = tmp_path / "s.toml"
+    spec.write_text(textwrap.dedent("""
+        [sweep]
+        chunk_size = 1
+        [[laws]]
+        name = "hunt_crossley"
+        params = { k = 1e9, cr = 0.5 }
+        [impacts]
+        v0 = [1.0]
+        mass = [1.0]
+        press = [0.0, 1e12, 1e12]
+        """))
+    out = tmp_path / "t.parquet"
+    first = tmp_path / "t.parquet.parts" / "chunk-000000.parquet"
+    code, lines, dt = _interrupt(["sweep", str(spec), "--out", str(out), "--workers", workers,
+                                  "--quiet"], 0.5, ready=first)
+    _assert_interrupted(code, lines, dt)
+    assert first.exists() and not out.exists()
+
+
+def test_an_interrupt_inside_a_compiled_call_is_an_interrupt(tmp_path: Path) -> None:
+    """A Ctrl-C seen inside a numba call surfaces as ``SystemError: ... returned a result with
+    an exception set`` caused by the KeyboardInterrupt: validate used to record it as a failed
+    case; it is an interrupt."""
+    from mbplugin.validation.core import Case, run_validation
+
+    def interrupted_call(ctx: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("CPUDispatcher(<function f>) returned a result with an "
+                              "exception set") from exc
+
+    case = Case("test.interrupt", "an interrupted case", "closed", interrupted_call)
+    with pytest.raises(KeyboardInterrupt):
+        run_validation(cases=[case], progress=None)
+    with pytest.raises(KeyboardInterrupt):
+        reraise_interrupt(_caused_by_interrupt())
+    reraise_interrupt(ValueError("not an interrupt"))  # returns
+
+
+def _caused_by_interrupt() -> SystemError:
+    err = SystemError("returned a result with an exception set")
+    err.__cause__ = KeyboardInterrupt()
+    return err
+
+
+# --------------------------------------------------------------------------------------------------
+# --out: one run's files, all or none
+# --------------------------------------------------------------------------------------------------
+def _snapshot(d: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir())}
+
+
+@pytest.mark.parametrize("where", ["plots", "records"])
+def test_an_interrupted_write_leaves_the_earlier_run(
+        where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    first = ["run", DROP, "--set", "duration=0.6", "--out", str(out), "--quiet", "--plot",
+             "--format", "npz"]
+    assert main(first) == 0
+    before = _snapshot(out)
+    assert {"result.npz", "summary.json", "trajectory.png", "loops.png"} <= set(before)
+    calls = {"n": 0}
+    if where == "plots":
+        import mbplugin.plotting as plotting
+
+        real_save = plotting.save_figure
+
+        def save(*a: object, **k: object) -> Path:
+            calls["n"] += 1
+            if calls["n"] == 2:  # after the first figure of the new run is written
+                raise KeyboardInterrupt
+            return real_save(*a, **k)
+
+        monkeypatch.setattr(plotting, "save_figure", save)
+    else:
+        real_write = outputs.atomic_write
+
+        def write(*a: object, **k: object) -> Path:
+            calls["n"] += 1
+            if calls["n"] == 3:  # records and bounces written, summary not yet
+                raise KeyboardInterrupt
+            return real_write(*a, **k)
+
+        monkeypatch.setattr(outputs, "atomic_write", write)
+    second = ["run", DROP, "--set", "duration=0.5", "--set", "law=flores", "--out", str(out),
+              "--quiet", "--plot", "--format", "csv"]
+    capsys.readouterr()
+    assert main(second) == 130
+    assert capsys.readouterr().err.strip() == "mbplugin: interrupted"
+    assert calls["n"] >= 2
+    assert _snapshot(out) == before  # the first run, whole; nothing of the second
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]  # no temporaries
+    monkeypatch.undo()
+    assert main(second) == 0  # and a run that completes replaces it as a whole
+    after = _snapshot(out)
+    assert "result.npz" not in after and {"bodies.csv", "summary.json", "loops.png"} <= set(after)
+
+
+def test_a_staged_directory_keeps_what_is_not_an_earlier_run(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    res = build_scene({"scene": {"duration": 0.05},
+                       "bodies": [{"name": "b", "shape": "sphere", "radius": 0.1, "mass": 1.0}]
+                       }).run()
+    res.write(out, "csv")
+    (out / "notes.txt").write_text("mine")
+    res.write(out, "npz")
+    names = {p.name for p in out.iterdir()}
+    assert "notes.txt" in names and "result.npz" in names and "bodies.csv" not in names
+    assert (out / "notes.txt").read_text() == "mine"
