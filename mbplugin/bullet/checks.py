@@ -10,8 +10,8 @@ is changed in the PyBullet client, and a clear error when the client changes und
   pairs whose geometry gives no effective radius for Hertz's stiffness or a law that needs one
   (a sharp box or mesh on the ground or on another sharp box or mesh: the contact layer's
   effective radius rule, :mod:`mbplugin.contact.model`; a mesh is sharp when one of its plane
-  features has no radius, :attr:`mbplugin.contact.Mesh.sharp`) -- errors that otherwise surface mid-run, when PyBullet's own
-  response of the pair is already off.
+  features has no radius, :attr:`mbplugin.contact.Mesh.sharp`) -- errors that otherwise
+  surface mid-run, when PyBullet's own response of the pair is already off.
 * :func:`check_initial_overlaps` (the end of ``__init__``): a managed contact whose overlap in
   the client's current state exceeds the smaller body's size (a ball placed 0.5 m below the
   ground: its first host step never ended) is refused, and the pairs' native response given
