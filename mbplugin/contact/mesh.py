@@ -144,8 +144,12 @@ def _frames(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t1, np.cross(n, t1)
 
 
-def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0) -> np.ndarray:
-    """Per-vertex radius of curvature (m) by the rule in the module docstring (NaN: undefined)."""
+def vertex_curvatures(m: trimesh.Trimesh, smooth_angle: float = 30.0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per vertex the principal curvatures k1 <= k2 (1/m, positive = convex) of the quadric
+    fitted through its one-ring (module docstring, "Effective radius") and whether the vertex
+    is sharp (a face around it deviates more than ``smooth_angle`` degrees from the vertex
+    normal: the curvature is undefined there)."""
     p = np.asarray(m.vertices, dtype=float)
     n = np.asarray(m.vertex_normals, dtype=float)
     nv = len(p)
@@ -176,39 +180,62 @@ def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0) -> np.ndarray:
     hess[:, 0, 1] = hess[:, 1, 0] = coef[:, 1]
     hess[:, 1, 1] = 2.0 * coef[:, 2]
     k = -np.linalg.eigvalsh(hess)  # principal curvatures, positive = convex
-    k1, k2 = k[:, 0], k[:, 1]
-    size = max(float(m.scale), 1e-300)
-    flat = (np.abs(k1) < 1e-6 / size) & (np.abs(k2) < 1e-6 / size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where(k1 * k2 > 0, np.sign(k1) / np.sqrt(k1 * k2), np.nan)
-    r = np.where(flat, np.inf, r)
     # smoothness: every face around the vertex within smooth_angle of the vertex normal
     fn = np.asarray(m.face_normals)
     faces = np.asarray(m.faces)
     cos_min = np.ones(nv)
     for c in range(3):
         np.minimum.at(cos_min, faces[:, c], np.einsum("ij,ij->i", fn, n[faces[:, c]]))
-    sharp = cos_min < math.cos(math.radians(smooth_angle))
+    return k[:, 1], k[:, 0], cos_min < math.cos(math.radians(smooth_angle))
+
+
+def vertex_roundness(k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
+    """min(|k1|, |k2|) / max(|k1|, |k2|) per vertex: 1 on a sphere, 0 on a cylinder (NaN where
+    both curvatures are 0)."""
+    a, b = np.abs(k1), np.abs(k2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.minimum(a, b) / np.maximum(a, b)
+
+
+def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0,
+                 curvatures: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+    """Per-vertex radius of curvature (m) by the rule in the module docstring (NaN: undefined)
+    from :func:`vertex_curvatures` (``curvatures``: its result, when already computed)."""
+    k1, k2, sharp = curvatures if curvatures is not None else vertex_curvatures(m, smooth_angle)
+    size = max(float(m.scale), 1e-300)
+    flat = (np.abs(k1) < 1e-6 / size) & (np.abs(k2) < 1e-6 / size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(k1 * k2 > 0, np.sign(k1) / np.sqrt(k1 * k2), np.nan)
+    r = np.where(flat, np.inf, r)
     r[sharp] = np.nan
     return r
 
 
 #: A vertex is on a sphere when its one-ring lies on the sphere fitted through it within this
 #: fraction of the radius (exact for vertices computed on a sphere; slack for files written
-#: with 8 digits); two neighbours are on one sphere when centres and radii agree within
-#: ``SPHERE_AGREE`` of the radius (the fitted centre of a fine mesh read from an 8-digit OBJ
-#: moves by ~1e-3 R: an 81920-triangle icosphere of 2 cm).
+#: with 8 digits).
 SPHERE_TOL = 1e-4
-SPHERE_AGREE = 1e-2
+#: A smooth convex vertex belongs to a smooth region (one plane contact with its neighbours)
+#: when its smaller principal curvature is at least this fraction of the larger one: doubly
+#: curved (a sphere 1, an ellipsoid of axes 1.5 : 1 : 0.7 at least 0.22); a nearly cylindrical
+#: vertex (a capsule's or a fillet's side, which rests on a line, not a point) stays a corner.
+ROUND_MIN = 0.1
+#: An edge of the convex hull bridges a gap of the surface (a concave mesh: the edge spans two
+#: bumps) when it is no mesh edge and longer than this many times the longest mesh edge at
+#: either end; a plane along it touches its two ends apart, so two members of one smooth
+#: region at its ends become corners (the region is split there).
+BRIDGE_EDGES = 3.0
 
 
-def vertex_spheres(m: trimesh.Trimesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def vertex_spheres(m: trimesh.Trimesh, tol: float | None = SPHERE_TOL
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per vertex, the sphere through the vertex v that fits its one-ring best: centre c =
     argmin sum_u (|c - u|^2 - |c - v|^2)^2 (linear least squares: 2 c.(v - u) = |v|^2 - |u|^2;
     exact for vertices on a sphere, where the average of the face normals is off by up to half
-    an edge's angle). Returns centres (V, 3), radii (V,) and ok (V,): the one-ring lies on the
-    sphere within ``SPHERE_TOL`` of its radius, the radius is below 1e3 times the mesh's size
-    and the sphere's normal (v - c)/r points outwards."""
+    an edge's angle; elsewhere a sphere between the two principal curvatures). Returns centres
+    (V, 3), radii (V,) and ok (V,): the radius is below 1e3 times the mesh's size, the sphere's
+    normal (v - c)/r points outwards and (unless ``tol`` is None) the one-ring lies on the
+    sphere within ``tol`` of its radius."""
     v = np.asarray(m.vertices, dtype=float)
     e = np.asarray(m.edges_unique)
     i = np.concatenate([e[:, 0], e[:, 1]])
@@ -228,13 +255,15 @@ def vertex_spheres(m: trimesh.Trimesh) -> tuple[np.ndarray, np.ndarray, np.ndarr
         ok &= np.isfinite(r) & (r > 0.0) & (r < 1e3 * scale)
         resid = np.zeros(len(v))
         np.maximum.at(resid, i, np.abs(np.linalg.norm(v[j] - c[i], axis=1) - r[i]))
-        ok &= resid <= SPHERE_TOL * r
+        if tol is not None:
+            ok &= resid <= tol * r
         ok &= np.einsum("ij,ij->i", v - c, np.asarray(m.vertex_normals)) > 0.0
     return c, r, ok
 
 
 def plane_features(
     m: trimesh.Trimesh, vertex_radius: np.ndarray, plane_points: Any = None,
+    roundness: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The contact features of a mesh against a half-space (module docstring, "mesh-plane")
     and each vertex's surface model for them.
@@ -243,21 +272,25 @@ def plane_features(
     ``scipy.spatial.ConvexHull``: extreme points only, so vertices inside a flat face or on a
     straight edge are not corners). Corners are grouped into features:
 
-    * *spherical regions*: corners where the surface is smooth and convex (finite
-      ``vertex_radius`` > 0: a cube's corners lie on a sphere too, but are sharp) and on a
-      sphere (:func:`vertex_spheres`), connected along mesh
-      edges whose two ends' spheres agree (``SPHERE_AGREE``): one feature each, its members
-      modelled by their spheres (a sphere touches a plane at one point);
-    * every other corner (an edge or corner of the mesh, a vertex of a smooth surface that is
-      not a sphere: an ellipsoid, a capsule's side, a free-form part): a feature of its own, a
-      point. (One contact at the deepest of several such vertices would jump between them and
-      rock the body; a point each rests on the lowest few, as a polyhedron does, with the
-      vertex's own radius for Hertz k.)
+    * *smooth regions*: corners where the surface is smooth, convex and doubly curved (finite
+      ``vertex_radius`` > 0: a cube's corners lie on a sphere too, but are sharp; and
+      ``roundness`` = k_min / k_max >= ``ROUND_MIN``), connected along mesh edges (a sphere,
+      an ellipsoid, a capsule's cap, a rounded free-form bump): one feature each, its members
+      modelled by the spheres fitted through their one-rings (:func:`vertex_spheres`; a
+      smooth convex surface touches a plane at one point). A region with members at both ends
+      of a hull edge that bridges a gap of the surface (``BRIDGE_EDGES``: a concave mesh that
+      can rest on two bumps of one region) gives up those members as corners, until none has;
+    * every other corner (an edge or corner of the mesh, a nearly cylindrical vertex: a
+      capsule's or a fillet's side, which rests on a line): a feature of its own, a point. (One
+      contact at the deepest of several such vertices would jump between them and rock the
+      body; a point each rests on the lowest few, as a polyhedron does, with the vertex's own
+      radius for Hertz k.)
 
-    Returns (start (F + 1,), member vertex ids, kind (F,): 0 corner, 1 spherical; vgeo (V, 9)):
-    feature f's members are ``members[start[f]:start[f + 1]]``, corners first (by vertex id),
-    then the regions (by their lowest vertex id). vgeo rows are those of
-    :func:`mbplugin.contact.kernels.mesh_feature_point`: a member of a spherical region has its
+    ``roundness`` (V,): k_min / k_max of each vertex (:func:`vertex_curvatures`; computed when
+    not given). Returns (start (F + 1,), member vertex ids, kind (F,): 0 corner, 1 smooth
+    region; vgeo (V, 9)): feature f's members are ``members[start[f]:start[f + 1]]``, corners
+    first (by vertex id), then the regions (by their lowest vertex id). vgeo rows are those of
+    :func:`mbplugin.contact.kernels.mesh_feature_point`: a member of a smooth region has its
     sphere's centre and radius, its normal (v - c)/r and a cone of half-angle the largest angle
     to a neighbour's normal in the region (the cones then cover the region: a point of a face
     is nearer than that to one of its corners); every other vertex is a point (centre v, radius
@@ -266,54 +299,71 @@ def plane_features(
     from scipy.spatial import ConvexHull
 
     v = np.asarray(m.vertices, dtype=float)
+    nv = len(v)
     edges = np.asarray(m.edges_unique, dtype=np.int64)
-    corners = np.zeros(len(v), dtype=bool)
-    corners[ConvexHull(v).vertices] = True
+    hull = ConvexHull(v)
+    corners = np.zeros(nv, dtype=bool)
+    corners[hull.vertices] = True
     if plane_points is not None:  # only the corners among these points (see Mesh)
         from scipy.spatial import cKDTree
 
         pts = np.asarray(plane_points, dtype=float).reshape(-1, 3)
-        dist, _ = cKDTree(pts).query(v) if len(pts) else (np.full(len(v), np.inf), None)
+        dist, _ = cKDTree(pts).query(v) if len(pts) else (np.full(nv, np.inf), None)
         corners &= dist <= 1e-9 * max(float(m.scale), 1e-300)
-    c, r, on_sphere = vertex_spheres(m)
+    if roundness is None:
+        roundness = vertex_roundness(*vertex_curvatures(m)[:2])
+    c, r, fit = vertex_spheres(m, tol=None)
     ea, eb = edges[:, 0], edges[:, 1]
-    sph = corners & on_sphere & np.isfinite(vertex_radius) & (vertex_radius > 0)
     with np.errstate(invalid="ignore"):
-        agree = (sph[ea] & sph[eb]
-                 & (np.linalg.norm(c[ea] - c[eb], axis=1) <= SPHERE_AGREE * r[ea])
-                 & (np.abs(r[ea] - r[eb]) <= SPHERE_AGREE * r[ea]))
-    # a corner on a sphere without an agreeing neighbour is no spherical region
-    sph &= np.bincount(np.concatenate([ea[agree], eb[agree]]), minlength=len(v)) > 0
-    def regions(mask: np.ndarray, link: np.ndarray) -> list[np.ndarray]:
-        ids = np.flatnonzero(mask)
-        if not len(ids):
-            return []
-        local = np.full(len(v), -1, dtype=np.int64)
-        local[ids] = np.arange(len(ids))
-        k = len(ids)
-        graph = coo_matrix((np.ones(int(link.sum())), (local[ea[link]], local[eb[link]])),
-                           shape=(k, k))
-        _, label = connected_components(graph, directed=False)
-        order = np.argsort(label, kind="stable")  # ids sorted: each region in vertex order
-        cut = np.flatnonzero(np.diff(label[order])) + 1
-        return list(np.split(ids[order], cut))
+        sph = (corners & fit & np.isfinite(vertex_radius) & (vertex_radius > 0)
+               & (roundness >= ROUND_MIN))
+    # edges of the hull that bridge a gap of the surface: no mesh edge, and much longer than
+    # the mesh edges at their ends
+    length = np.linalg.norm(v[ea] - v[eb], axis=1)
+    h_v = np.zeros(nv)
+    np.maximum.at(h_v, ea, length)
+    np.maximum.at(h_v, eb, length)
+    simp = np.asarray(hull.simplices, dtype=np.int64)
+    fa, fb = simp[:, [0, 1, 2]].ravel(), simp[:, [1, 2, 0]].ravel()
+    code = np.minimum(fa, fb) * nv + np.maximum(fa, fb)
+    long = (~np.isin(code, np.minimum(ea, eb) * nv + np.maximum(ea, eb))
+            & (np.linalg.norm(v[fa] - v[fb], axis=1)
+               > BRIDGE_EDGES * np.maximum(h_v[fa], h_v[fb])))
+    fa, fb = fa[long], fb[long]
 
+    while True:
+        # a corner without a candidate neighbour is no region
+        link = sph[ea] & sph[eb]
+        sph &= np.bincount(np.concatenate([ea[link], eb[link]]), minlength=nv) > 0
+        link = sph[ea] & sph[eb]
+        graph = coo_matrix((np.ones(int(link.sum())), (ea[link], eb[link])), shape=(nv, nv))
+        lab = np.where(sph, connected_components(graph, directed=False)[1], -1)
+        # a bridge between two members of one region: both become corners
+        twice = (lab[fa] >= 0) & (lab[fa] == lab[fb])
+        if not twice.any():
+            break
+        sph[fa[twice]] = False
+        sph[fb[twice]] = False
+    order = np.argsort(lab, kind="stable")  # ids sorted: each region in vertex order
+    ids = order[lab[order] >= 0]
+    groups = np.split(ids, np.flatnonzero(np.diff(lab[ids])) + 1) if len(ids) else []
+    groups = sorted(groups, key=lambda g: int(g[0]))
     sharp = np.flatnonzero(corners & ~sph)
-    groups = sorted(regions(sph, agree), key=lambda g: int(g[0]))
     sizes = np.array([1] * len(sharp) + [len(g) for g in groups], dtype=np.int64)
     start = np.zeros(len(sizes) + 1, dtype=np.int64)
     start[1:] = np.cumsum(sizes)
     members = np.concatenate([sharp, *groups]).astype(np.int64)
     kind = np.array([0] * len(sharp) + [1] * len(groups), dtype=np.int64)
-    # surface models: spheres for the members of spherical regions, points otherwise
-    vgeo = np.zeros((len(v), 9))
+    # surface models: spheres for the members of smooth regions, points otherwise
+    vgeo = np.zeros((nv, 9))
     vgeo[:, :3] = v
     vgeo[:, 7] = 1.0
     if sph.any():
-        n = np.zeros((len(v), 3))
+        agree = sph[ea] & sph[eb]
+        n = np.zeros((nv, 3))
         n[sph] = (v[sph] - c[sph]) / r[sph, None]
         cos_nb = np.einsum("ij,ij->i", n[ea], n[eb])
-        worst = np.ones(len(v))
+        worst = np.ones(nv)
         np.minimum.at(worst, ea[agree], cos_nb[agree])
         np.minimum.at(worst, eb[agree], cos_nb[agree])
         half = np.arccos(np.clip(worst, -1.0, 1.0))
@@ -557,11 +607,13 @@ class Mesh:
         self.bounding_radius = float(
             np.linalg.norm(self.vertices - self.bounding_center, axis=1).max()
         )
-        self.vertex_radius = vertex_radii(m, smooth_angle)
+        curv = vertex_curvatures(m, smooth_angle)
+        self.vertex_radius = vertex_radii(m, smooth_angle, curv)
+        roundness = vertex_roundness(curv[0], curv[1])
         #: plane contact features and the vertices' surface models (:func:`plane_features`):
         #: start (F + 1,), member vertex ids, kind (F,), vgeo (V, 9)
         self.feature_start, self.feature_vertices, self.feature_kind, self.vertex_geometry = (
-            plane_features(m, self.vertex_radius, plane_points))
+            plane_features(m, self.vertex_radius, plane_points, roundness))
         #: True when some plane feature has no radius of its own (a hull corner on an edge or
         #: corner of the surface, curvature undefined, and no ``radius`` given: the effective
         #: radius rule above): such a contact on a plane (or on another sharp shape) has no
@@ -575,6 +627,7 @@ class Mesh:
                                   self.edges, self.vertices)
         self._fcl: Any = None
         self._polygons: Any = None
+        self._region_faces: tuple[np.ndarray, np.ndarray] | None = None
 
     def __repr__(self) -> str:
         return (f"Mesh({len(self.vertices)} vertices, {len(self.faces)} faces, "
@@ -601,6 +654,33 @@ class Mesh:
             faces[flip] = faces[flip][:, ::-1]
             self._polygons = convex_polygons(self.vertices, faces)
         return self._polygons
+
+    def region_faces(self) -> tuple[np.ndarray, np.ndarray]:
+        """The faces of the smooth plane regions (all three vertices members of one region:
+        :func:`plane_features`) with consistent outward winding, (K, 3) vertex ids, and for
+        each the region face across the edge opposite each of its vertices (K, 3; -1: none),
+        computed once."""
+        if self._region_faces is None:
+            region = np.full(len(self.vertices), -1, dtype=np.int64)
+            for f in np.flatnonzero(self.feature_kind == 1):
+                region[self.feature_vertices[self.feature_start[f]:self.feature_start[f + 1]]] = f
+            lab = region[self.faces]
+            keep = (lab[:, 0] >= 0) & (lab[:, 0] == lab[:, 1]) & (lab[:, 1] == lab[:, 2])
+            tri = np.ascontiguousarray(self.faces[keep], dtype=np.int64)
+            nbr = np.full((len(tri), 3), -1, dtype=np.int64)
+            if len(tri):
+                nv = len(self.vertices)
+                # edge opposite vertex k: (k + 1, k + 2); a neighbour runs it the other way
+                a, b = tri[:, [1, 2, 0]].ravel(), tri[:, [2, 0, 1]].ravel()
+                code = a * nv + b
+                order = np.argsort(code)
+                rev = b * nv + a
+                at = np.searchsorted(code[order], rev)
+                at = np.minimum(at, len(code) - 1)
+                hit = code[order][at] == rev
+                nbr.ravel()[hit] = order[at[hit]] // 3
+            self._region_faces = (tri, nbr)
+        return self._region_faces
 
     def fcl_geometry(self) -> Any:
         """The mesh as an ``fcl.Convex`` (convex meshes only)."""
@@ -670,6 +750,20 @@ class MeshSet:
             nbr.append(nb + self.v_start[i])
             t0 += len(table)
             e0 += len(nb)
+        # the faces of the smooth regions (all three vertices in one region), global rows:
+        # vertices, the neighbour across the edge opposite each vertex (-1: none), and the
+        # region faces around each vertex (CSR)
+        ftri, fnbr = [np.zeros((0, 3), dtype=np.int64)], [np.zeros((0, 3), dtype=np.int64)]
+        f0 = 0
+        for i in ids:
+            tri, nb = shapes[i].region_faces()
+            ftri.append(tri + self.v_start[i])
+            fnbr.append(np.where(nb >= 0, nb + f0, -1))
+            f0 += len(tri)
+        tri_all = np.concatenate(ftri).astype(np.int64)
+        order = np.argsort(tri_all.ravel(), kind="stable")
+        vface_start = np.zeros(len(self.vertices) + 1, dtype=np.int64)
+        vface_start[1:] = np.cumsum(np.bincount(tri_all.ravel(), minlength=len(self.vertices)))
         i64 = np.int64
         #: the mesh tuple of the compiled kernels
         #: (:func:`mbplugin.contact.kernels.mesh_feature_point`)
@@ -681,6 +775,8 @@ class MeshSet:
             CLIMB_DIRS if nd else np.zeros((0, 3)),
             np.concatenate(nbr_start).astype(i64),
             np.concatenate([np.zeros(0, dtype=i64), *nbr]).astype(i64),
+            vface_start, (order // 3).astype(i64), np.ascontiguousarray(tri_all),
+            np.ascontiguousarray(np.concatenate(fnbr), dtype=i64),
         )
         self.convex = np.array([bool(s is not None and s.is_convex) for s in shapes], dtype=bool)
         #: hull polygons of the meshes and boxes of face contacts, by shape id (local frame)
