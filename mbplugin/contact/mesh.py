@@ -17,15 +17,20 @@ Pairs (all in :class:`MeshSet`, used by :class:`~mbplugin.contact.model.ContactM
   (``feature`` = the corner's feature index): a face on a plane rests on its corners, each
   carrying its share with the full law (a cube mesh is the primitive ``Box``, contact for
   contact; a face of N corners is N contacts, whatever the triangles inside it), an edge on its
-  two ends. The exception is a *spherical region*: hull corners where the surface is smooth and
-  lies on one sphere (an icosphere, a UV sphere, the caps of a capsule), which touches a plane
-  at one point, so the region is **one** contact: its overlap is the largest over its members
-  of the overlap of the sphere fitted through each member and its one-ring (exact on a sphere:
-  the chordal error of the facets is taken out), so a mesh ball rolls and rests like the
-  primitive ``Sphere``; large regions are searched by a climb from a table of start vertices
-  (:func:`climb_tables`). Other smooth vertices (an ellipsoid's, a capsule's side) are corners:
-  one contact at the deepest of several such vertices would jump between them and rock the
-  body. Features are fixed per mesh, so contact keys are stable while a contact lasts.
+  two ends. The exception is a *smooth region*: hull corners where the surface is smooth,
+  convex and curved both ways (an icosphere, a UV sphere, an ellipsoid, the caps of a capsule,
+  a rounded bump of a free-form part), which touches a plane at one point, so the region is
+  **one** contact. Each member vertex carries the sphere fitted through its one-ring; the
+  contact is the sphere blended (barycentric weights) from the three spheres of the region
+  face whose vertex normals span the plane's inward direction, found by a walk from the
+  deepest member: exact on a sphere (the chordal error of the facets is taken out), and
+  continuous as the body turns on any smooth surface (the deepest vertex alone, or its own
+  sphere, would jump by up to an edge between members and rock the body), so a mesh ball rolls
+  and rests like the primitive ``Sphere``; large regions are searched by a climb from a table
+  of start vertices (:func:`climb_tables`). Nearly cylindrical vertices (a capsule's or a
+  fillet's side, which rests on a line) are corners, and a region is split where a long hull
+  edge bridges two of its members (a concave mesh resting on two bumps of one region).
+  Features are fixed per mesh, so contact keys are stable while a contact lasts.
 * **mesh-sphere**: the closest point of the mesh to the sphere's centre
   (``trimesh.proximity.closest_point``), inside/outside from the face normal (convex meshes) or
   ``mesh.contains`` (others); one contact per pair.
@@ -55,7 +60,7 @@ and *undefined* where the surface is not smooth (a face around the vertex deviat
 undefined the user-given ``radius`` is used; without one, a sphere against that feature uses the
 sphere's radius alone (the feature is treated as flat, as for box edges) and a mesh-plane contact
 has no radius (NaN, so a law without ``k`` cannot be used there). A contact takes R_v of the
-deciding vertex (mesh-plane: the corner, or the deepest member of a spherical region, whose
+deciding vertex (mesh-plane: the corner, or the deepest member of a smooth region, whose
 radius can therefore change between onsets) or of the vertex nearest the contact point
 (mesh-sphere, fcl pairs); radii combine as 1/r_eff = 1/R_a + 1/R_b.
 """
@@ -375,7 +380,7 @@ def plane_features(
     return start, members, kind, vgeo
 
 
-#: Spherical plane features with more members than this are searched by a climb
+#: Smooth plane features (regions) with more members than this are searched by a climb
 #: (:func:`mbplugin.contact.kernels.mesh_feature_point`), smaller ones scanned.
 CLIMB_MIN = 48
 #: The table directions of the climb's start (the vertices of an icosphere, 162 directions
@@ -387,12 +392,12 @@ def climb_tables(
     start: np.ndarray, members: np.ndarray, kind: np.ndarray, edges: np.ndarray,
     vertices: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """What the climb over large spherical plane features needs (local vertex ids): per
+    """What the climb over large smooth plane features needs (local vertex ids): per
     feature the offset of its row in the support table (-1: scanned), the support table (for
     each table direction d, the member vertex farthest along d: v.d largest; on a sphere every
     member's own sphere has the same support, so the vertex itself says where to start), and the
     neighbours of each vertex within its feature (CSR: start (V + 1,), ids) along ``edges``.
-    Over a spherical region the overlap of the members is a single plateau with slopes down to
+    Over a smooth convex region the overlap of the members is a single plateau with slopes down to
     the region's edge, so the climb from any start ends at the deepest member."""
     nv = len(vertices)
     size = np.diff(start)
@@ -622,7 +627,7 @@ class Mesh:
         if radius is not None:
             r_feat = np.where(np.isnan(r_feat), radius, r_feat)
         self.sharp = not bool(np.all(np.isfinite(r_feat) & (r_feat > 0)))
-        #: the climb over large spherical features (:func:`climb_tables`)
+        #: the climb over large smooth features (:func:`climb_tables`)
         self.climb = climb_tables(self.feature_start, self.feature_vertices, self.feature_kind,
                                   self.edges, self.vertices)
         self._fcl: Any = None
@@ -905,7 +910,7 @@ class MeshSet:
 
     def _polys_world(self, c: Any, w: Any, s: int) -> tuple[np.ndarray, ...]:
         """Shape ``s``'s hull polygons in the world: normals, offsets, start, ids, vertices
-        (world), and which vertices belong to a spherical region (curved: no flat face)."""
+        (world), and which vertices belong to a smooth region (curved: no flat face)."""
         R, cen = w.R[s], w.center[s]
         local = self._polys.get(s)
         if local is None:
