@@ -218,8 +218,21 @@ def vertex_radii(m: trimesh.Trimesh, smooth_angle: float = 30.0,
 
 #: A vertex is on a sphere when its one-ring lies on the sphere fitted through it within this
 #: fraction of the radius (exact for vertices computed on a sphere; slack for files written
-#: with 8 digits).
+#: with 8 digits); two neighbours are on one sphere when centres and radii agree within
+#: ``SPHERE_AGREE`` of the radius (the fitted centre of a fine mesh read from an 8-digit OBJ
+#: moves by ~1e-3 R: an 81920-triangle icosphere of 2 cm).
 SPHERE_TOL = 1e-4
+SPHERE_AGREE = 1e-2
+#: A smooth vertex is finely tessellated when the normal of every neighbour is within this
+#: angle (deg) of its own: a tessellated smooth surface (an ellipsoid of 1280 triangles: at
+#: most 18 deg, 5120: 9 deg), not a coarse polyhedron that is merely round (the convex hulls
+#: of the V-HACD parts of duck_vhacd and teddy_vhacd: 4 % of their vertices), which rests on
+#: its faces. Two neighbours belong to one smooth region when both are finely tessellated, or
+#: both on one sphere (any tessellation: an icosahedron's spheres agree exactly).
+SMOOTH_LINK_DEG = 20.0
+#: A smooth region has at least this many members (a vertex and its one-ring); the members of
+#: a smaller one are corners (a few close vertices of a nearly flat patch of a coarse hull).
+REGION_MIN = 7
 #: A smooth convex vertex belongs to a smooth region (one plane contact with its neighbours)
 #: when its smaller principal curvature is at least this fraction of the larger one: doubly
 #: curved (a sphere 1, an ellipsoid of axes 1.5 : 1 : 0.7 at least 0.22); a nearly cylindrical
@@ -279,8 +292,10 @@ def plane_features(
 
     * *smooth regions*: corners where the surface is smooth, convex and doubly curved (finite
       ``vertex_radius`` > 0: a cube's corners lie on a sphere too, but are sharp; and
-      ``roundness`` = k_min / k_max >= ``ROUND_MIN``), connected along mesh edges (a sphere,
-      an ellipsoid, a capsule's cap, a rounded free-form bump): one feature each, its members
+      ``roundness`` = k_min / k_max >= ``ROUND_MIN``), connected along mesh edges between
+      finely tessellated vertices or vertices on one sphere (``SMOOTH_LINK_DEG``; a sphere,
+      an ellipsoid, a capsule's cap, a rounded free-form bump, not the few-faced hull of a
+      V-HACD part): one feature each, its members
       modelled by the spheres fitted through their one-rings (:func:`vertex_spheres`; a
       smooth convex surface touches a plane at one point). A region with members at both ends
       of a hull edge that bridges a gap of the surface (``BRIDGE_EDGES``: a concave mesh that
@@ -322,6 +337,20 @@ def plane_features(
     with np.errstate(invalid="ignore"):
         sph = (corners & fit & np.isfinite(vertex_radius) & (vertex_radius > 0)
                & (roundness >= ROUND_MIN))
+        # links: mesh edges between two finely tessellated vertices (every neighbour's sphere
+        # normal within SMOOTH_LINK_DEG) or between two vertices on one sphere (any
+        # tessellation)
+        n = (v - c) / r[:, None]
+        cos_e = np.einsum("ij,ij->i", n[ea], n[eb])
+        cos_v = np.ones(nv)
+        np.minimum.at(cos_v, ea, np.nan_to_num(cos_e, nan=-1.0))
+        np.minimum.at(cos_v, eb, np.nan_to_num(cos_e, nan=-1.0))
+        fine = cos_v >= math.cos(math.radians(SMOOTH_LINK_DEG))
+        on_sphere = vertex_spheres(m)[2]
+        one_sphere = (on_sphere[ea] & on_sphere[eb]
+                      & (np.linalg.norm(c[ea] - c[eb], axis=1) <= SPHERE_AGREE * r[ea])
+                      & (np.abs(r[ea] - r[eb]) <= SPHERE_AGREE * r[ea]))
+        linkable = (fine[ea] & fine[eb]) | one_sphere
     # edges of the hull that bridge a gap of the surface: no mesh edge, and much longer than
     # the mesh edges at their ends
     length = np.linalg.norm(v[ea] - v[eb], axis=1)
@@ -337,18 +366,21 @@ def plane_features(
     fa, fb = fa[long], fb[long]
 
     while True:
-        # a corner without a candidate neighbour is no region
-        link = sph[ea] & sph[eb]
+        # a corner without a linked neighbour is no region
+        link = sph[ea] & sph[eb] & linkable
         sph &= np.bincount(np.concatenate([ea[link], eb[link]]), minlength=nv) > 0
-        link = sph[ea] & sph[eb]
+        link = sph[ea] & sph[eb] & linkable
         graph = coo_matrix((np.ones(int(link.sum())), (ea[link], eb[link])), shape=(nv, nv))
         lab = np.where(sph, connected_components(graph, directed=False)[1], -1)
-        # a bridge between two members of one region: both become corners
+        # a bridge between two members of one region: both become corners; so do the members
+        # of a region too small to stand for a smooth surface
         twice = (lab[fa] >= 0) & (lab[fa] == lab[fb])
-        if not twice.any():
+        small = sph & (np.bincount(lab[sph], minlength=nv)[lab] < REGION_MIN)
+        if not (twice.any() or small.any()):
             break
         sph[fa[twice]] = False
         sph[fb[twice]] = False
+        sph[small] = False
     order = np.argsort(lab, kind="stable")  # ids sorted: each region in vertex order
     ids = order[lab[order] >= 0]
     groups = np.split(ids, np.flatnonzero(np.diff(lab[ids])) + 1) if len(ids) else []
@@ -364,9 +396,7 @@ def plane_features(
     vgeo[:, :3] = v
     vgeo[:, 7] = 1.0
     if sph.any():
-        agree = sph[ea] & sph[eb]
-        n = np.zeros((nv, 3))
-        n[sph] = (v[sph] - c[sph]) / r[sph, None]
+        agree = sph[ea] & sph[eb] & (lab[ea] == lab[eb])
         cos_nb = np.einsum("ij,ij->i", n[ea], n[eb])
         worst = np.ones(nv)
         np.minimum.at(worst, ea[agree], cos_nb[agree])
