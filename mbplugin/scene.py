@@ -605,7 +605,7 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
             from mbplugin.bullet.scene import build_bullet_scene
 
             return build_bullet_scene(doc, source, _law_entry, _friction,  # type: ignore[return-value]
-                                          _build)
+                                      _build, base_dir=base_dir)
         return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise

@@ -4,7 +4,10 @@
 What the backend accepts from the scene format (``docs/scenes.md``): ``[world] gravity``,
 ``host_dt`` (PyBullet's step, s; default 1/240), ``[materials]``, ``[contact]`` (law, params,
 params_optional, friction), ``[[pairs]]`` with ``bodies``, and ``[[bodies]]`` of shape sphere,
-box or plane with ``radius`` / ``half_extents``, ``material``, ``mass`` or ``density``,
+box, plane or mesh with ``radius`` / ``half_extents`` / ``normal`` / ``file`` and ``scale`` (a mesh
+is a convex hull per object of the file in PyBullet, and so in its contacts:
+:mod:`mbplugin.bullet.geometry`; a mass from a density takes the hull's volume), ``material``,
+``mass`` or ``density``,
 ``position``, ``orientation``, ``velocity``, ``angular_velocity``, ``fixed``. ``count`` / ``grid``,
 loads and ``[integrator]`` are standalone-engine features: a clear error names them.
 
@@ -258,6 +261,15 @@ class BulletScene:
                 geom = p.createCollisionShape(p.GEOM_BOX, halfExtents=b["half_extents"],
                                               physicsClientId=cid)
                 solid = Box(tuple(b["half_extents"]))
+            elif shape == "mesh":
+                import trimesh
+
+                scale = float(b.get("scale", 1.0))
+                geom = p.createCollisionShape(p.GEOM_MESH, fileName=b["file"],
+                                              meshScale=[scale] * 3, physicsClientId=cid)
+                hull = trimesh.load(b["file"], force="mesh").convex_hull
+                hull.apply_scale(scale)
+                solid = hull  # mass_properties below: rho V of the hull PyBullet collides with
             else:
                 geom = p.createCollisionShape(p.GEOM_PLANE,
                                               planeNormal=b.get("normal", [0, 0, 1]),
@@ -269,7 +281,8 @@ class BulletScene:
                 mass = float(b["mass"])
             else:
                 rho = b.get("density", materials.get(b.get("material"), {}).get("density"))
-                mass = float(solid.mass_properties(rho)[0])
+                mass = (float(rho) * float(solid.volume) if shape == "mesh"
+                        else float(solid.mass_properties(rho)[0]))
             q = b.get("orientation", [1.0, 0.0, 0.0, 0.0])
             bid = p.createMultiBody(mass, geom, basePosition=b.get("position", [0, 0, 0]),
                                     baseOrientation=[q[1], q[2], q[3], q[0]],
@@ -287,7 +300,8 @@ class BulletScene:
 
 def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[..., Any],
                        friction_entry: Callable[..., Any],
-                       engine_build: Callable[..., Any] | None = None) -> BulletScene:
+                       engine_build: Callable[..., Any] | None = None,
+                       base_dir: str | Path | None = None) -> BulletScene:
     """A :class:`BulletScene` from a resolved, validated scene document.
 
     ``law_entry(table, where)`` and ``friction_entry(table, where)`` are the scene loader's
@@ -320,13 +334,21 @@ def build_bullet_scene(doc: dict[str, Any], source: str, law_entry: Callable[...
         if bad:
             raise SceneError(f"{source}: bodies[{i}].{bad[0]} is not supported with "
                              "world.backend = 'pybullet'")
-        if b["shape"] not in ("sphere", "box", "plane"):
+        if b["shape"] not in ("sphere", "box", "plane", "mesh"):
             raise SceneError(f"{source}: bodies[{i}].shape = {b['shape']!r} is not one of "
-                             "{sphere, box, plane}")
+                             "{sphere, box, plane, mesh}")
         if b["shape"] == "box" and "radius" in b:
             raise SceneError(f"{source}: bodies[{i}].radius: a box's rounding radius is not "
                              "supported with world.backend = 'pybullet' (PyBullet's boxes are "
                              "sharp)")
+        if b["shape"] == "mesh":  # a file relative to the scene file's folder
+            path = Path(b["file"])
+            if not path.is_absolute():
+                path = Path(base_dir if base_dir is not None else ".") / path
+            if not path.is_file():
+                raise SceneError(f"{source}: bodies[{i}].file: no mesh file {str(path)!r} (mesh "
+                                 "files are read relative to the scene file)")
+            b["file"] = str(path.resolve())
         names.append(b["name"])
     # the standalone engine's loader on the same document: every check of a body, material,
     # law and pair, with the engine's messages (one set of checks for both backends)
