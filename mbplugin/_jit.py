@@ -9,26 +9,26 @@ the package's numba cache files before anything is compiled.
 It also holds the decorators (:data:`njit`, :data:`njit_inline`) and, for hot loops of compiled
 calls, :func:`borrowed` (array views that carry no reference count, with the lifetime rule
 they need) and :func:`keep_alive`.
+
+:data:`njit` is the callee/entry dispatcher of :mod:`mbplugin._dispatcher` (a first run
+compiles each function once, as little code as it can), which relies on numba internals. For a
+numba version outside :data:`TESTED_NUMBA`, when its probe fails (an import, attribute or
+compile error), or with ``MBPLUGIN_JIT=plain`` in the environment, it is plain
+``numba.njit(cache=True, nogil=True, error_model="numpy")`` instead, with one
+:class:`JitFallbackWarning` line on stderr: the same results, a slower first run.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import llvmlite.binding as ll
 import numba
 import numba.core.event
-from numba.core.codegen import JITCodeLibrary
-from numba.core.compiler import Compiler
-from numba.core.datamodel.models import TupleModel, register_default
-from numba.core.dispatcher import _FunctionCompiler
-from numba.core.environment import lookup_environment
-from numba.core.registry import CPUDispatcher
-from numba.extending import intrinsic, lower_cast
+from numba.extending import intrinsic
 
 _PKG = Path(__file__).resolve().parent
 
@@ -64,274 +64,64 @@ def _refresh_cache() -> None:
 
 _refresh_cache()
 
-class TupleRef(numba.types.Tuple):
-    """The type a callee variant (:class:`Dispatcher`) takes a heterogeneous tuple of arrays
-    as: the same value and layout as the tuple, borrowed from the caller, so without reference
-    counting of its arrays. numba reference-counts every array of a tuple argument at a
-    function's entry and exit and every array of a tuple variable when it is assigned or
-    dropped; for the engine's problem tuples (~50 arrays) that was half of the LLVM IR of the
-    functions that pass them on. The caller owns the tuple for the duration of the call (it is
-    an argument of the call); a value of this type must not outlive the call, so a callee that
-    returns one is refused (:meth:`Dispatcher.get_call_template`). An element taken out of it is
-    an ordinary, reference-counted value."""
+#: numba versions (major, minor) the callee/entry dispatcher (:mod:`mbplugin._dispatcher`) was
+#: tested with, both ends included; outside them the package compiles with plain ``numba.njit``.
+TESTED_NUMBA = ((0, 59), (0, 68))
 
-    def __new__(cls, types):
-        return object.__new__(cls)
-
-    @property
-    def key(self):
-        return ("ref", self.types)
+#: Environment variable: ``plain`` compiles with plain ``numba.njit`` (the fallback) whatever
+#: the numba version; read once, when :mod:`mbplugin._jit` is imported.
+JIT_ENV = "MBPLUGIN_JIT"
 
 
-@register_default(TupleRef)
-class _TupleRefModel(TupleModel):
-    def traverse(self, builder):
-        return []  # borrowed: no reference counting (see TupleRef)
+class JitFallbackWarning(RuntimeWarning):
+    """mbplugin compiles with plain ``numba.njit``: same results, a slower first run."""
 
 
-@lower_cast(numba.types.BaseTuple, TupleRef)
-@lower_cast(TupleRef, numba.types.BaseTuple)
-def _tuple_ref_cast(context, builder, fromty, toty, val):
-    if tuple(fromty.types) == tuple(toty.types):
-        return val
-    items = [context.cast(builder, builder.extract_value(val, i), f, t)
-             for i, (f, t) in enumerate(zip(fromty.types, toty.types, strict=True))]
-    return context.make_tuple(builder, toty, items)
+def _numba_version() -> tuple[int, int]:
+    try:
+        major, minor = numba.__version__.split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return (0, 0)
 
 
-def _has_array(t) -> bool:
-    if isinstance(t, numba.types.Array):
-        return True
-    return isinstance(t, numba.types.BaseTuple) and any(_has_array(x) for x in t.types)
+def _load_dispatcher():
+    """(:mod:`mbplugin._dispatcher`, None) when it can be used (its probe passed:
+    :func:`mbplugin._dispatcher.check`), else (None, why not)."""
+    if os.environ.get(JIT_ENV, "").strip().lower() == "plain":
+        return None, f"{JIT_ENV}=plain"
+    lo, hi = TESTED_NUMBA
+    if not lo <= _numba_version() <= hi:
+        return None, (f"numba {numba.__version__} is outside the versions tested "
+                      f"({lo[0]}.{lo[1]} to {hi[0]}.{hi[1]})")
+    try:
+        from mbplugin import _dispatcher
+
+        _dispatcher.check()
+    except Exception as exc:  # numba's internals changed: any error means "do not use it"
+        return None, f"numba {numba.__version__}: {type(exc).__name__}: {exc}".splitlines()[0]
+    return _dispatcher, None
 
 
-def _callee_type(t):
-    """The type a callee variant takes an argument of type ``t`` as: without literal values,
-    and a heterogeneous tuple holding arrays (nested ones too) as a :class:`TupleRef`."""
-    t = numba.types.unliteral(t)
-    if isinstance(t, numba.types.Tuple) and _has_array(t):
-        return TupleRef([_callee_type(x) for x in t.types])
-    return t
+if numba.config.DISABLE_JIT:
+    _dispatcher, FALLBACK_REASON = None, None
+else:
+    _dispatcher, FALLBACK_REASON = _load_dispatcher()
+    if FALLBACK_REASON is not None:
+        warnings.warn_explicit(
+            f"mbplugin compiles with plain numba.njit ({FALLBACK_REASON}): same results, a "
+            f"slower first run", JitFallbackWarning, __file__, 0)
 
-
-def _holds_ref(t) -> bool:
-    if isinstance(t, TupleRef):
-        return True
-    if isinstance(t, numba.types.BaseTuple):
-        return any(_holds_ref(x) for x in t.types)
-    return False
-
-
-class _NoEnvCodegen:
-    """The codegen of a :class:`_CalleeLibrary` as numba's lowering sees it: everything as the
-    real codegen, except that the function's environment is not written into the (absent)
-    machine code; :meth:`Dispatcher.add_overload` sets it in the code of the entry point."""
-
-    def __init__(self, codegen) -> None:
-        self._codegen = codegen
-
-    def __getattr__(self, name):
-        return getattr(self._codegen, name)
-
-    def set_env(self, env_name, env) -> None:
-        pass
-
-
-class _CalleeLibrary(JITCodeLibrary):
-    """The code library of a callee variant: LLVM IR that only compiled callers link into
-    their own library. numba finalises every library it compiles (module-level optimisation of
-    the function and of everything it links, then machine code); for a function only ever
-    called from compiled code both are redone by the caller (the entry point's library
-    optimises the whole linked module and emits its machine code), so a callee's library
-    keeps its function-level optimised IR and stops there."""
-
-    @property
-    def codegen(self):
-        return _NoEnvCodegen(self._codegen)
-
-    def _optimize_final_module(self) -> None:
-        pass
-
-    def _finalize_final_module(self) -> None:
-        self._finalized = True
-
-    def get_pointer_to_function(self, name) -> int:
-        self._ensure_finalized()
-        return 0
-
-
-class _CalleeCompiler(Compiler):
-    """numba's default pipeline, with a :class:`_CalleeLibrary` for the code."""
-
-    def compile_extra(self, func):
-        if self.state.library is None:
-            codegen = self.state.targetctx.codegen()
-            self.state.library = _CalleeLibrary(codegen, func.__qualname__)
-        return super().compile_extra(func)
-
-
-class _EntryLibrary(JITCodeLibrary):
-    """The code library of an entry variant (a function called from Python): numba's, with
-    every function it linked in made private to it before the module-level optimisation.
-
-    numba links a callee into each caller as ``linkonce_odr``: a definition that another copy
-    may replace, so LLVM neither infers attributes for it (read-only and non-captured
-    arguments, no undefined values) nor changes its signature; numba used to optimise every
-    callee's library on its own first, where the callee was still an exact definition. The
-    callee libraries now stop at IR (:class:`_CalleeLibrary`), and the entry's library is the
-    only place that machine code is made for them: made ``private`` (not even a symbol in the
-    object code, so no other library can resolve to it), the linked functions are exact
-    definitions of this library alone, which LLVM optimises as a whole (attributes, inlining,
-    dead arguments). Same arithmetic, bitwise the same results; the engine's steel drop
-    and the backend's contact-space kernel run faster (BENCHMARKS.md)."""
-
-    def _optimize_final_module(self) -> None:
-        for fn in self._final_module.functions:
-            if not fn.is_declaration and fn.linkage == ll.Linkage.linkonce_odr:
-                fn.linkage = "private"
-        super()._optimize_final_module()
-
-
-class _EntryPipeline(Compiler):
-    """numba's default pipeline, with an :class:`_EntryLibrary` for the code."""
-
-    def compile_extra(self, func):
-        if self.state.library is None:
-            codegen = self.state.targetctx.codegen()
-            self.state.library = _EntryLibrary(codegen, func.__qualname__)
-            self.state.library.enable_object_caching()
-        return super().compile_extra(func)
-
-
-class _CalleeDispatcher(CPUDispatcher):
-    """The callee variant of a :class:`Dispatcher` (see there)."""
-
-    def get_call_template(self, args, kws):
-        args = tuple(_callee_type(a) for a in args)
-        kws = {k: _callee_type(v) for k, v in kws.items()}
-        out = super().get_call_template(args, kws)
-        for cres in self.overloads.values():
-            if _holds_ref(cres.signature.return_type):
-                raise numba.core.errors.TypingError(
-                    f"{self.py_func.__qualname__} returns a tuple argument (or a part of one "
-                    "that is a tuple of arrays) borrowed from its caller: return a new tuple "
-                    "of its items instead")
-        return out
-
-
-def _trampoline(py_func, callee: _CalleeDispatcher):
-    """``def f(a, b, ...): return callee(a, b, ...)`` under ``py_func``'s name, or None when
-    the function has defaults, ``*args``, ``**kwargs`` or keyword-only parameters."""
-    params = inspect.signature(py_func).parameters.values()
-    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
-        return None
-    names = ", ".join(p.name for p in params)
-    namespace: dict = {}
-    exec(f"def trampoline({names}):\n    return callee({names})\n", {"callee": callee},
-         namespace)
-    fn = namespace["trampoline"]
-    fn.__qualname__ = py_func.__qualname__
-    fn.__module__ = py_func.__module__
-    return fn
-
-
-class _EntryCompiler(_FunctionCompiler):
-    """numba's function compiler for the Python-callable variant of a :class:`Dispatcher`:
-    it compiles a trampoline that calls the callee variant (:func:`_trampoline`)."""
-
-    def __init__(self, disp, *args) -> None:
-        super().__init__(*args)
-        self._disp = disp
-        self._impl = None
-
-    def _get_implementation(self, args, kws):
-        if not any(_callee_type(a) is not a for a in args):
-            return self.py_func  # nothing borrowed: the trampoline would only add a compile
-        if self._impl is None:
-            fn = _trampoline(self.py_func, self._disp._callee_dispatcher())
-            self._impl = self.py_func if fn is None else fn
-        return self._impl
-
-
-class Dispatcher(CPUDispatcher):
-    """numba's CPU dispatcher, arranged so that a first run compiles each function once and
-    generates as little code as it can (module docs).
-
-    * A call from another compiled function (numba types it through
-      :meth:`get_call_template`) is served by a *callee* variant: a second dispatcher of the
-      same Python function compiled without the wrappers that let Python and first-class
-      function values call it (``no_cpython_wrapper``, ``no_cfunc_wrapper``), for argument
-      types without literal values (numba types a loop in several passes and would otherwise
-      compile a callee once more for every literal an argument held on the way, a counter's
-      initial ``0``), taking tuples of arrays borrowed (:class:`TupleRef`). Its code library
-      stops at function-level optimised LLVM IR (:class:`_CalleeLibrary`): every caller links
-      it into its own and the entry point optimises and compiles the whole. Callee variants
-      are not cached on disk (they have no machine code); the entry points that link them are.
-    * A call from Python compiles the *entry* variant (cached on disk as numba does): a
-      trampoline that calls the callee variant (:class:`_EntryCompiler`), so a function that
-      is both called from Python and from compiled code is compiled once.
-
-    The arithmetic of every function is the same as numba's plain ``njit`` would generate.
-    """
-
-    _callee: _CalleeDispatcher | None = None
-
-    def __init__(self, py_func, locals, targetoptions) -> None:
-        super().__init__(py_func, locals=locals, targetoptions=targetoptions)
-        self._compiler = _EntryCompiler(self, py_func, self.targetdescr, targetoptions, locals,
-                                        _EntryPipeline)
-
-    def _callee_dispatcher(self) -> _CalleeDispatcher:
-        callee = self._callee
-        if callee is None:
-            options = dict(self.targetoptions, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-            callee = _CalleeDispatcher(self.py_func, locals=self.locals, targetoptions=options,
-                                       pipeline_class=_CalleeCompiler)
-            self._callee = callee
-        return callee
-
-    def get_call_template(self, args, kws):
-        """Typing of a call from compiled code: the callee variant (class docs)."""
-        return self._callee_dispatcher().get_call_template(args, kws)
-
-    def add_overload(self, cres) -> None:
-        """numba's, then the environments of the callee variants linked into a freshly
-        compiled entry point set in its machine code (as numba does when it loads a library from
-        the cache)."""
-        super().add_overload(cres)
-        module = getattr(cres.library, "_final_module", None)
-        if module is None:
-            return
-        for gv in module.global_variables:
-            if gv.name.startswith("_ZN08NumbaEnv"):
-                env = lookup_environment(gv.name)
-                if env is not None:
-                    cres.library.codegen.set_env(gv.name, env)
-
-    def get_overload(self, sig):
-        """The compiled callee variant for ``sig`` (what lowering a call from compiled code
-        links to; the Python-callable variants stay in ``overloads``)."""
-        return self._callee_dispatcher().get_overload(sig)
-
-
-def _jit(**options):
-    def decorate(func):
-        if numba.config.DISABLE_JIT:
-            return func
-        disp = Dispatcher(func, locals={}, targetoptions=dict(options, nopython=True))
-        disp.enable_caching()
-        return disp
-
-    return decorate
-
-
-#: Decorator for compiled, disk-cached, scalar kernels and loops (see :class:`Dispatcher`).
-njit = _jit(nogil=True, error_model="numpy", no_cfunc_wrapper=True)
-
-#: ``jit_options`` of a numba ``overload`` whose implementation only compiled code calls: compiled
-#: as a callee variant (:class:`Dispatcher`: no wrappers, IR only, linked by its callers).
-CALLEE_JIT_OPTIONS = {"nogil": True, "error_model": "numpy", "no_cpython_wrapper": True,
-                      "no_cfunc_wrapper": True, "pipeline_class": _CalleeCompiler}
+if _dispatcher is not None:
+    #: Decorator for compiled, disk-cached, scalar kernels and loops: the callee/entry
+    #: dispatcher (:class:`mbplugin._dispatcher.Dispatcher`), or plain ``numba.njit`` (fallback).
+    njit = _dispatcher.jit(nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+    #: ``jit_options`` of a numba ``overload`` whose implementation only compiled code calls
+    #: (compiled as a callee variant: no wrappers, IR only, linked by its callers).
+    CALLEE_JIT_OPTIONS: dict = _dispatcher.CALLEE_JIT_OPTIONS
+else:
+    njit = numba.njit(cache=True, nogil=True, error_model="numpy")
+    CALLEE_JIT_OPTIONS = {"cache": True, "nogil": True, "error_model": "numpy"}
 
 #: Decorator for small helpers that take arrays on hot paths: inlined into the caller at the
 #: numba-IR level, so no call boundary and no array reference counting per call.

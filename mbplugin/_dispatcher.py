@@ -1,0 +1,336 @@
+"""The callee/entry dispatcher behind :data:`mbplugin._jit.njit` (numba internals).
+
+numba's own ``njit`` compiles every function it meets for Python callers: a CPython wrapper, a
+cfunc wrapper, module-level optimisation and machine code for each, and again for each literal
+type an argument held while a loop was typed; every caller then links and optimises it once
+more. :class:`Dispatcher` compiles a function that compiled code calls once, as IR only, and
+makes machine code only for the functions Python calls (docs/architecture.md, "What a first run
+compiles"). The arithmetic is numba's: results are bitwise those of plain ``numba.njit``.
+
+This module subclasses and overrides private numba classes (``numba.core.dispatcher``,
+``numba.core.codegen``, ``numba.core.compiler``). :mod:`mbplugin._jit` imports it only for the
+numba versions it was tested with (:data:`mbplugin._jit.TESTED_NUMBA`) and only after
+:func:`check` compiled and ran a probe through every path; otherwise the package runs on plain
+``numba.njit`` (slower first run, same results).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import llvmlite.binding as ll
+import numba
+import numpy as np
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import Compiler
+from numba.core.datamodel.models import TupleModel, register_default
+from numba.core.dispatcher import _FunctionCompiler
+from numba.core.environment import lookup_environment
+from numba.core.registry import CPUDispatcher
+from numba.extending import lower_cast
+
+
+class TupleRef(numba.types.Tuple):
+    """The type a callee variant (:class:`Dispatcher`) takes a heterogeneous tuple of arrays
+    as: the same value and layout as the tuple, borrowed from the caller, so without reference
+    counting of its arrays. numba reference-counts every array of a tuple argument at a
+    function's entry and exit and every array of a tuple variable when it is assigned or
+    dropped; for the engine's problem tuples (~50 arrays) that was half of the LLVM IR of the
+    functions that pass them on. The caller owns the tuple for the duration of the call (it is
+    an argument of the call); a value of this type must not outlive the call, so a callee that
+    returns one is refused (:meth:`Dispatcher.get_call_template`). An element taken out of it is
+    an ordinary, reference-counted value."""
+
+    def __new__(cls, types):
+        return object.__new__(cls)
+
+    @property
+    def key(self):
+        return ("ref", self.types)
+
+
+@register_default(TupleRef)
+class _TupleRefModel(TupleModel):
+    def traverse(self, builder):
+        return []  # borrowed: no reference counting (see TupleRef)
+
+
+@lower_cast(numba.types.BaseTuple, TupleRef)
+@lower_cast(TupleRef, numba.types.BaseTuple)
+def _tuple_ref_cast(context, builder, fromty, toty, val):
+    if tuple(fromty.types) == tuple(toty.types):
+        return val
+    items = [context.cast(builder, builder.extract_value(val, i), f, t)
+             for i, (f, t) in enumerate(zip(fromty.types, toty.types, strict=True))]
+    return context.make_tuple(builder, toty, items)
+
+
+def _has_array(t) -> bool:
+    if isinstance(t, numba.types.Array):
+        return True
+    return isinstance(t, numba.types.BaseTuple) and any(_has_array(x) for x in t.types)
+
+
+def _callee_type(t):
+    """The type a callee variant takes an argument of type ``t`` as: without literal values,
+    and a heterogeneous tuple holding arrays (nested ones too) as a :class:`TupleRef`."""
+    t = numba.types.unliteral(t)
+    if isinstance(t, numba.types.Tuple) and _has_array(t):
+        return TupleRef([_callee_type(x) for x in t.types])
+    return t
+
+
+def _holds_ref(t) -> bool:
+    if isinstance(t, TupleRef):
+        return True
+    if isinstance(t, numba.types.BaseTuple):
+        return any(_holds_ref(x) for x in t.types)
+    return False
+
+
+class _NoEnvCodegen:
+    """The codegen of a :class:`_CalleeLibrary` as numba's lowering sees it: everything as the
+    real codegen, except that the function's environment is not written into the (absent)
+    machine code; :meth:`Dispatcher.add_overload` sets it in the code of the entry point."""
+
+    def __init__(self, codegen) -> None:
+        self._codegen = codegen
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+    def set_env(self, env_name, env) -> None:
+        pass
+
+
+class _CalleeLibrary(JITCodeLibrary):
+    """The code library of a callee variant: LLVM IR that only compiled callers link into
+    their own library. numba finalises every library it compiles (module-level optimisation of
+    the function and of everything it links, then machine code); for a function only ever
+    called from compiled code both are redone by the caller (the entry point's library
+    optimises the whole linked module and emits its machine code), so a callee's library
+    keeps its function-level optimised IR and stops there."""
+
+    @property
+    def codegen(self):
+        return _NoEnvCodegen(self._codegen)
+
+    def _optimize_final_module(self) -> None:
+        pass
+
+    def _finalize_final_module(self) -> None:
+        self._finalized = True
+
+    def get_pointer_to_function(self, name) -> int:
+        self._ensure_finalized()
+        return 0
+
+
+class _CalleeCompiler(Compiler):
+    """numba's default pipeline, with a :class:`_CalleeLibrary` for the code."""
+
+    def compile_extra(self, func):
+        if self.state.library is None:
+            codegen = self.state.targetctx.codegen()
+            self.state.library = _CalleeLibrary(codegen, func.__qualname__)
+        return super().compile_extra(func)
+
+
+class _EntryLibrary(JITCodeLibrary):
+    """The code library of an entry variant (a function called from Python): numba's, with
+    every function it linked in made private to it before the module-level optimisation.
+
+    numba links a callee into each caller as ``linkonce_odr``: a definition that another copy
+    may replace, so LLVM neither infers attributes for it (read-only and non-captured
+    arguments, no undefined values) nor changes its signature; numba used to optimise every
+    callee's library on its own first, where the callee was still an exact definition. The
+    callee libraries now stop at IR (:class:`_CalleeLibrary`), and the entry's library is the
+    only place that machine code is made for them: made ``private`` (not even a symbol in the
+    object code, so no other library can resolve to it), the linked functions are exact
+    definitions of this library alone, which LLVM optimises as a whole (attributes, inlining,
+    dead arguments). Same arithmetic, bitwise the same results; the engine's steel drop
+    and the backend's contact-space kernel run faster (BENCHMARKS.md)."""
+
+    def _optimize_final_module(self) -> None:
+        for fn in self._final_module.functions:
+            if not fn.is_declaration and fn.linkage == ll.Linkage.linkonce_odr:
+                fn.linkage = "private"
+        super()._optimize_final_module()
+
+
+class _EntryPipeline(Compiler):
+    """numba's default pipeline, with an :class:`_EntryLibrary` for the code."""
+
+    def compile_extra(self, func):
+        if self.state.library is None:
+            codegen = self.state.targetctx.codegen()
+            self.state.library = _EntryLibrary(codegen, func.__qualname__)
+            self.state.library.enable_object_caching()
+        return super().compile_extra(func)
+
+
+class _CalleeDispatcher(CPUDispatcher):
+    """The callee variant of a :class:`Dispatcher` (see there)."""
+
+    def get_call_template(self, args, kws):
+        args = tuple(_callee_type(a) for a in args)
+        kws = {k: _callee_type(v) for k, v in kws.items()}
+        out = super().get_call_template(args, kws)
+        for cres in self.overloads.values():
+            if _holds_ref(cres.signature.return_type):
+                raise numba.core.errors.TypingError(
+                    f"{self.py_func.__qualname__} returns a tuple argument (or a part of one "
+                    "that is a tuple of arrays) borrowed from its caller: return a new tuple "
+                    "of its items instead")
+        return out
+
+
+def _trampoline(py_func, callee: _CalleeDispatcher):
+    """``def f(a, b, ...): return callee(a, b, ...)`` under ``py_func``'s name, or None when
+    the function has defaults, ``*args``, ``**kwargs`` or keyword-only parameters."""
+    params = inspect.signature(py_func).parameters.values()
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+        return None
+    names = ", ".join(p.name for p in params)
+    namespace: dict = {}
+    exec(f"def trampoline({names}):\n    return callee({names})\n", {"callee": callee},
+         namespace)
+    fn = namespace["trampoline"]
+    fn.__qualname__ = py_func.__qualname__
+    fn.__module__ = py_func.__module__
+    return fn
+
+
+class _EntryCompiler(_FunctionCompiler):
+    """numba's function compiler for the Python-callable variant of a :class:`Dispatcher`:
+    it compiles a trampoline that calls the callee variant (:func:`_trampoline`)."""
+
+    def __init__(self, disp, *args) -> None:
+        super().__init__(*args)
+        self._disp = disp
+        self._impl = None
+
+    def _get_implementation(self, args, kws):
+        if not any(_callee_type(a) is not a for a in args):
+            return self.py_func  # nothing borrowed: the trampoline would only add a compile
+        if self._impl is None:
+            fn = _trampoline(self.py_func, self._disp._callee_dispatcher())
+            self._impl = self.py_func if fn is None else fn
+        return self._impl
+
+
+class Dispatcher(CPUDispatcher):
+    """numba's CPU dispatcher, arranged so that a first run compiles each function once and
+    generates as little code as it can (module docs).
+
+    * A call from another compiled function (numba types it through
+      :meth:`get_call_template`) is served by a *callee* variant: a second dispatcher of the
+      same Python function compiled without the wrappers that let Python and first-class
+      function values call it (``no_cpython_wrapper``, ``no_cfunc_wrapper``), for argument
+      types without literal values (numba types a loop in several passes and would otherwise
+      compile a callee once more for every literal an argument held on the way, a counter's
+      initial ``0``), taking tuples of arrays borrowed (:class:`TupleRef`). Its code library
+      stops at function-level optimised LLVM IR (:class:`_CalleeLibrary`): every caller links
+      it into its own and the entry point optimises and compiles the whole. Callee variants
+      are not cached on disk (they have no machine code); the entry points that link them are.
+    * A call from Python compiles the *entry* variant (cached on disk as numba does): a
+      trampoline that calls the callee variant (:class:`_EntryCompiler`), so a function that
+      is both called from Python and from compiled code is compiled once.
+
+    The arithmetic of every function is the same as numba's plain ``njit`` would generate.
+    """
+
+    _callee: _CalleeDispatcher | None = None
+
+    def __init__(self, py_func, locals, targetoptions) -> None:
+        super().__init__(py_func, locals=locals, targetoptions=targetoptions)
+        self._compiler = _EntryCompiler(self, py_func, self.targetdescr, targetoptions, locals,
+                                        _EntryPipeline)
+
+    def _callee_dispatcher(self) -> _CalleeDispatcher:
+        callee = self._callee
+        if callee is None:
+            options = dict(self.targetoptions, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+            callee = _CalleeDispatcher(self.py_func, locals=self.locals, targetoptions=options,
+                                       pipeline_class=_CalleeCompiler)
+            self._callee = callee
+        return callee
+
+    def get_call_template(self, args, kws):
+        """Typing of a call from compiled code: the callee variant (class docs)."""
+        return self._callee_dispatcher().get_call_template(args, kws)
+
+    def add_overload(self, cres) -> None:
+        """numba's, then the environments of the callee variants linked into a freshly
+        compiled entry point set in its machine code (as numba does when it loads a library from
+        the cache)."""
+        super().add_overload(cres)
+        module = getattr(cres.library, "_final_module", None)
+        if module is None:
+            return
+        for gv in module.global_variables:
+            if gv.name.startswith("_ZN08NumbaEnv"):
+                env = lookup_environment(gv.name)
+                if env is not None:
+                    cres.library.codegen.set_env(gv.name, env)
+
+    def get_overload(self, sig):
+        """The compiled callee variant for ``sig`` (what lowering a call from compiled code
+        links to; the Python-callable variants stay in ``overloads``)."""
+        return self._callee_dispatcher().get_overload(sig)
+
+
+def jit(**options):
+    """Decorator: a disk-cached :class:`Dispatcher` with numba target ``options``."""
+
+    def decorate(func):
+        disp = Dispatcher(func, locals={}, targetoptions=dict(options, nopython=True))
+        disp.enable_caching()
+        return disp
+
+    return decorate
+
+
+#: ``jit_options`` of a numba ``overload`` whose implementation only compiled code calls: compiled
+#: as a callee variant (:class:`Dispatcher`: no wrappers, IR only, linked by its callers).
+CALLEE_JIT_OPTIONS = {"nogil": True, "error_model": "numpy", "no_cpython_wrapper": True,
+                      "no_cfunc_wrapper": True, "pipeline_class": _CalleeCompiler}
+
+
+# ---- the probe :func:`check` runs ------------------------------------------------------------
+
+
+@jit(nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+def _probe_item(arrays, i, scale):
+    """A callee: an item of a borrowed tuple of arrays (TupleRef), scaled."""
+    return scale * (arrays[0][i] + arrays[1][i])
+
+
+@jit(nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+def _probe_sum(arrays, n):
+    """An entry (called from Python with a tuple of arrays: a trampoline) calling a callee in a
+    loop (a counter that starts as a literal 0) and raising (the environment)."""
+    if n > arrays[0].shape[0]:
+        raise ValueError("n")
+    s = 0.0
+    for i in range(n):
+        s += _probe_item(arrays, i, 0.5)
+    return s
+
+
+def check() -> None:
+    """Compile (or load from the disk cache: numba keys it by its version and this file) and
+    run a probe through the entry, trampoline, callee and borrowed-tuple paths; raises what
+    numba raises when its internals are not as this module expects, AssertionError when the
+    probe computes a wrong number."""
+    a = np.arange(4.0)
+    b = np.full(4, 2.0)
+    got = _probe_sum((a, b), 4)
+    if got != 7.0:  # 0.5 * ((0 + 1 + 2 + 3) + 4 * 2)
+        raise AssertionError(f"the dispatcher probe returned {got!r}, not 7.0")
+    try:
+        _probe_sum((a, b), 5)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("the dispatcher probe did not raise")
