@@ -114,3 +114,42 @@ def test_import_walk_resolves_forms(tmp_path, monkeypatch, source, expected):
     fake = ROOT / "dynamics" / "_layering_probe.py"
     monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source)
     assert [name for _, name in _imports(fake)] == [expected]
+
+
+#: Third-party modules whose private parts we rely on knowingly: numba's dispatcher internals
+#: (behind a fallback in mbplugin._jit) and SciPy's column grouping for sparse finite
+#: differences (Curtis-Powell-Reid; no public name, used by the engine's general path only).
+THIRD_PARTY_PRIVATE_OK = ("numba", "scipy.optimize._numdiff")
+
+
+def _third_party_private(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every import of a private module (a ``_x`` part) of a package other
+    than mbplugin, anywhere in a file's source."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "mbplugin" or any(
+                    name == ok or name.startswith(ok + ".") for ok in THIRD_PARTY_PRIVATE_OK):
+                continue
+            if any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
+                out.append((node.lineno, name))
+                break
+    return out
+
+
+def test_no_private_module_of_a_third_party_package():
+    """No import of e.g. ``scipy.integrate._ivp``: the integrators' tables are our own or read
+    from public classes, so a SciPy release that moves its internals cannot break us."""
+    assert _third_party_private("from scipy.integrate._ivp import radau\n") == [
+        (1, "scipy.integrate._ivp")]
+    bad = [f"{p.relative_to(ROOT.parent)}:{line} imports {name}"
+           for p in sorted(ROOT.rglob("*.py"))
+           for line, name in _third_party_private(p.read_text())]
+    assert not bad, "private modules of other packages imported:\n" + "\n".join(bad)
