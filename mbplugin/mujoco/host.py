@@ -1,0 +1,295 @@
+"""The MuJoCo side of a host step (the :class:`~mbplugin.hosts.Host` protocol and the reads
+and writes :class:`~mbplugin.mujoco.MujocoContacts` makes).
+
+Rows are MuJoCo bodies; a row's frame is the body's inertial frame (``xipos``, ``xquat`` *
+``body_iquat``: centre of mass and principal axes), so its inverse inertia is
+diag(1 / ``body_inertia``). A row is
+
+* static: welded to the world (``body_weldid`` = 0, the world body itself included);
+* free: a body whose only joint is a free joint and which has no child body (its W is
+  I/m - [r]x I^-1 [r]x);
+* articulated: any other body with degrees of freedom (W from MuJoCo's point Jacobians
+  ``mj_jac`` and the mass matrix of its kinematic tree, read with ``mj_mulM``).
+
+Velocities: ``cvel`` ([omega, v] at the subtree centre of mass of the body's root, world
+orientation; computed by ``mj_step1``'s velocity stage), moved to the row's centre of mass.
+Free acceleration: free rows' points from MuJoCo's smooth acceleration ``qacc_smooth``
+(``mj_fwdActuation`` + ``mj_fwdAcceleration``: gravity, the user's ``xfrc_applied`` /
+``qfrc_applied``, actuators, passive and gyroscopic forces) as J qacc_smooth; contacts with an
+articulated side from a probe step (``mj_copyData`` of the state after ``mj_step1`` to a
+scratch ``MjData``, ``mj_step2`` there, velocities read): it also holds MuJoCo's own
+constraints (joint limits, unmanaged contacts). Forces go to ``xfrc_applied`` (force and
+torque about the body's centre of mass, world frame); the caller restores the user's values
+after ``mj_step2``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
+from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, HostProbe
+from mbplugin.hosts.loop import lookup
+from mbplugin.hosts.protocol import point_velocity
+
+
+def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Vectors v (N, 3) rotated by unit quaternions q (N, 4) [w, x, y, z]:
+    v + 2 w (u x v) + 2 u x (u x v) with u the vector part."""
+    w, u = q[:, :1], q[:, 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def row_kinds(m: Any, bodies: np.ndarray) -> np.ndarray:
+    """FREE / STATIC / ARTICULATED of each MuJoCo body (module docstring)."""
+    import mujoco
+
+    free_type = int(mujoco.mjtJoint.mjJNT_FREE)
+    has_child = np.zeros(m.nbody, dtype=bool)
+    has_child[m.body_parentid[1:]] = True
+    out = np.empty(len(bodies), dtype=np.int64)
+    for i, b in enumerate(np.asarray(bodies).tolist()):
+        if m.body_weldid[b] == 0:
+            out[i] = STATIC
+        elif (m.body_jntnum[b] == 1 and int(m.jnt_type[m.body_jntadr[b]]) == free_type
+              and not has_child[b]):
+            out[i] = FREE
+        else:
+            out[i] = ARTICULATED
+    return out
+
+
+class MujocoHost:
+    """Reads and writes of the rows ``bodies`` (MuJoCo body ids) in ``(m, d)``; ``kind`` their
+    row kinds. :attr:`loop` (set by the backend) is the contact loop whose model the probes
+    detect with."""
+
+    def __init__(self, m: Any, d: Any, bodies: np.ndarray, kind: np.ndarray) -> None:
+        import mujoco
+
+        self.mj = mujoco
+        self.m, self.d = m, d
+        self.body = np.asarray(bodies, dtype=np.int64)
+        self.kind = kind
+        self.root = np.asarray(m.body_rootid[self.body], dtype=np.int64)
+        self.iquat = np.array(m.body_iquat[self.body], dtype=float)
+        self.ipos = np.array(m.body_ipos[self.body], dtype=float)
+        self.free = np.flatnonzero(kind == FREE)
+        jnt = m.body_jntadr[self.body[self.free]]
+        self.qadr = np.asarray(m.jnt_qposadr[jnt], dtype=np.int64)
+        self.vadr = np.asarray(m.jnt_dofadr[jnt], dtype=np.int64)
+        # the degrees of freedom of each kinematic tree (by root body) of articulated rows
+        dof_root = np.asarray(m.body_rootid[m.dof_bodyid], dtype=np.int64)
+        self.tree_dofs = {int(r): np.flatnonzero(dof_root == r)
+                          for r in np.unique(self.root[kind == ARTICULATED])}
+        self._scratch: Any = None
+        self.loop: Any = None
+
+    # -- state ------------------------------------------------------------------------------------
+    def read_state(self, d: Any = None) -> tuple[np.ndarray, ...]:
+        """The rows' centre-of-mass poses and velocities (pos, quat, vel, omega) from ``d``
+        (default: the backend's data; kinematics and ``cvel`` must be current)."""
+        d = self.d if d is None else d
+        b = self.body
+        pos = d.xipos[b]  # a copy (fancy index)
+        quat = quat_multiply(d.xquat[b], self.iquat)
+        cvel = d.cvel[b]
+        om = np.ascontiguousarray(cvel[:, :3])
+        vel = cvel[:, 3:] + np.cross(om, pos - d.subtree_com[self.root])
+        return pos, quat, vel, om
+
+    def end_state(self, bodies: BodyState) -> BodyState:
+        """The rows after the host step: free rows' poses from ``qpos`` (MuJoCo's free joint:
+        the body frame's origin and orientation), the others as in ``bodies`` (their contacts
+        are not corrected). Velocities as in ``bodies`` (unused: the correction reads overlaps)."""
+        pos, quat = bodies.pos.copy(), bodies.quat.copy()
+        f = self.free
+        if len(f):
+            qp = self.d.qpos
+            origin = qp[self.qadr[:, None] + np.arange(3)]
+            q = qp[self.qadr[:, None] + np.arange(3, 7)]
+            q = q / np.linalg.norm(q, axis=1)[:, None]
+            pos[f] = origin + quat_rotate(q, self.ipos[f])
+            quat[f] = quat_multiply(q, self.iquat[f])
+        return BodyState(pos, quat, bodies.vel, bodies.omega, bodies.mass, bodies.inv_inertia,
+                         bodies.fixed)
+
+    # -- the Host protocol -------------------------------------------------------------------------
+    def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
+                          art: np.ndarray) -> np.ndarray:
+        """Relative acceleration of the contact points without the managed forces (K, 3):
+        J qacc_smooth for free rows, a probe step for contacts with an articulated side
+        (module docstring)."""
+        mj, m, d = self.mj, self.m, self.d
+        k = len(batch)
+        acc = np.zeros((len(self.body) + 1, 3))  # per row, index -1: the world
+        alpha = np.zeros((len(self.body) + 1, 3))
+        origin = np.zeros((len(self.body) + 1, 3))
+        if len(self.free) and not art.all():
+            mj.mj_fwdActuation(m, d)
+            mj.mj_fwdAcceleration(m, d)
+            qa = d.qacc_smooth
+            f = self.free
+            acc[f] = qa[self.vadr[:, None] + np.arange(3)]
+            rot = d.xquat[self.body[f]]
+            alpha[f] = quat_rotate(rot, qa[self.vadr[:, None] + np.arange(3, 6)])
+            origin[f] = d.xpos[self.body[f]]
+        pa = batch.point - origin[batch.a]
+        pb = batch.point - origin[batch.b]
+        a = (acc[batch.b] + np.cross(alpha[batch.b], pb)
+             - acc[batch.a] - np.cross(alpha[batch.a], pa))
+        if art.any():
+            s = self._probe_data()
+            mj.mj_step2(m, s)
+            self._kinematics(s)
+            after = self.loop.body_state(*self.read_state(s))
+            u0 = point_velocity(bodies, batch)
+            u1 = point_velocity(after, batch)
+            a[art] = (u1[art] - u0[art]) / dt
+        return a if k else np.zeros((0, 3))
+
+    def articulated(self, batch: ContactBatch, bodies: BodyState,
+                    entries: np.ndarray) -> list[ArticulatedBlock]:
+        """W's blocks of the kinematic trees with contacts (``mj_jac`` at each contact point,
+        the tree's mass matrix by ``mj_mulM`` of unit vectors: M's own entries)."""
+        mj, m, d = self.mj, self.m, self.d
+        k = len(batch)
+        side = np.concatenate([batch.a, batch.b])[entries]
+        point = np.concatenate([batch.point, batch.point])[entries]
+        out = []
+        for root, dofs in self.tree_dofs.items():
+            sel = np.flatnonzero(self.root[side] == root)
+            if not len(sel):
+                continue
+            jac = np.zeros((len(sel), 3, len(dofs)))
+            jp = np.zeros((3, m.nv))
+            for i, e in enumerate(sel.tolist()):
+                mj.mj_jac(m, d, jp, None, point[e], int(self.body[side[e]]))
+                jac[i] = jp[:, dofs]
+            mm = np.zeros((len(dofs), len(dofs)))
+            unit, col = np.zeros(m.nv), np.zeros(m.nv)
+            for j, dof in enumerate(dofs.tolist()):
+                unit[dof] = 1.0
+                mj.mj_mulM(m, d, col, unit)
+                mm[:, j] = col[dofs]
+                unit[dof] = 0.0
+            ent = entries[sel]
+            out.append(ArticulatedBlock(ent % k, np.where(ent >= k, 1.0, -1.0), jac, mm))
+        return out
+
+    def probe(self, batch: ContactBatch, margin: float) -> HostProbe:
+        """The host step with an impulse P applied (K, 3), on a scratch copy of the state after
+        ``mj_step1``: whether each contact is still found, its velocity u and overlap delta at
+        the step's end (the batch's pairs detected there)."""
+        mj, m = self.mj, self.m
+
+        def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            s = self._probe_data()
+            self.apply(batch, P / m.opt.timestep, s)
+            mj.mj_step2(m, s)
+            self._kinematics(s)
+            after = self.loop.body_state(*self.read_state(s))
+            now = self.loop.model.detect_pairs(after, batch.key, margin)
+            pos = lookup(now.key, batch.key)
+            ok = pos >= 0
+            at = np.maximum(pos, 0)
+            if not len(now):
+                return ok, np.zeros((len(batch), 3)), np.zeros(len(batch))
+            u = now.vt[at] - now.ddelta[at][:, None] * now.normal[at]
+            return ok, u, now.delta[at]
+
+        return host
+
+    def _probe_data(self) -> Any:
+        """A scratch ``MjData`` holding the backend's data (after ``mj_step1``)."""
+        if self._scratch is None:
+            self._scratch = self.mj.MjData(self.m)
+        self.mj.mj_copyData(self._scratch, self.m, self.d)
+        return self._scratch
+
+    def _kinematics(self, s: Any) -> None:
+        """Positions and ``cvel`` of a scratch data after its ``mj_step2``."""
+        mj, m = self.mj, self.m
+        mj.mj_kinematics(m, s)
+        mj.mj_comPos(m, s)
+        mj.mj_comVel(m, s)
+
+    # -- writes -----------------------------------------------------------------------------------
+    def apply(self, batch: ContactBatch, force: np.ndarray, d: Any = None) -> None:
+        """Add the contacts' forces (K, 3) on side b (and minus them on side a) to
+        ``xfrc_applied``: force and torque about each body's centre of mass (world frame)."""
+        d = self.d if d is None else d
+        xf = d.xfrc_applied
+        for side, sgn in ((batch.b, 1.0), (batch.a, -1.0)):
+            keep = self.kind[side] != STATIC
+            if not keep.any():
+                continue
+            body = self.body[side[keep]]
+            f = sgn * force[keep]
+            tau = np.cross(batch.point[keep] - d.xipos[body], f)
+            np.add.at(xf, body, np.concatenate([f, tau], axis=1))
+
+    def move(self, dx: np.ndarray, dth: np.ndarray, end: BodyState) -> np.ndarray:
+        """Move free rows by dx (m) and turn them by dth (rad, world) about their centres of
+        mass (``end``: the rows' poses now, :meth:`end_state`), keeping their centre-of-mass
+        velocity and world angular velocity; returns the rows moved."""
+        f = self.free
+        if not len(f):
+            return f
+        moved = np.flatnonzero((np.abs(dx[f]) > 0).any(axis=1) | (np.abs(dth[f]) > 0).any(axis=1))
+        if not len(moved):
+            return moved
+        rows = f[moved]
+        qa, va = self.qadr[moved], self.vadr[moved]
+        d = self.d
+        q0 = d.qpos[qa[:, None] + np.arange(3, 7)]
+        q0 = q0 / np.linalg.norm(q0, axis=1)[:, None]
+        w_loc = d.qvel[va[:, None] + np.arange(3, 6)]
+        w = quat_rotate(q0, w_loc)
+        v_o = d.qvel[va[:, None] + np.arange(3)]
+        arm0 = quat_rotate(q0, self.ipos[rows])  # origin -> centre of mass
+        v_c = v_o + np.cross(w, arm0)
+        q1 = quat_multiply(quat_from_rotvec(dth[rows]), q0)
+        arm1 = quat_rotate(q1, self.ipos[rows])
+        com = end.pos[rows] + dx[rows]
+        d.qpos[qa[:, None] + np.arange(3)] = com - arm1
+        d.qpos[qa[:, None] + np.arange(3, 7)] = q1
+        conj = q1 * np.array([1.0, -1.0, -1.0, -1.0])
+        d.qvel[va[:, None] + np.arange(3)] = v_c - np.cross(w, arm1)
+        d.qvel[va[:, None] + np.arange(3, 6)] = quat_rotate(conj, w)
+        return rows
+
+    def touching_native(self) -> np.ndarray:
+        """(N,) True for rows whose body is in one of MuJoCo's own contacts of this step (the
+        contacts ``mj_step1`` found: unmanaged pairs)."""
+        d = self.d
+        out = np.zeros(len(self.body), dtype=bool)
+        if d.ncon:
+            geoms = np.asarray(d.contact.geom[: d.ncon]).ravel()
+            touched = self.m.geom_bodyid[geoms]
+            out = np.isin(self.body, touched)
+        return out
+
+    def flight(self, rows: np.ndarray, g: np.ndarray, dt: float) -> None:
+        """Exact free flight of the free rows ``rows`` (indices into the rows) over the host
+        step just taken: MuJoCo's semi-implicit Euler step, x1 = x0 + dt v1 with
+        v1 = v0 + g dt, runs ahead of the parabola by g dt^2 / 2 per step; the body frame's
+        origin is moved back by that (velocities are exact)."""
+        if not len(rows):
+            return
+        pos = np.searchsorted(self.free, rows)
+        qa = self.qadr[pos]
+        self.d.qpos[qa[:, None] + np.arange(3)] -= 0.5 * dt * dt * g
+
+    def ballistic(self, g: np.ndarray) -> np.ndarray:
+        """(F,) True for free rows whose acceleration over the host step just taken
+        (``qacc``: the step's own) was gravity's within 5 % (a flight; a body pushed by a
+        native contact, a constraint or the user's force is left alone)."""
+        qa = self.d.qacc[self.vadr[:, None] + np.arange(3)]
+        gn = float(np.linalg.norm(g))
+        return np.linalg.norm(qa - g, axis=1) <= 0.05 * gn + 1e-12
+
