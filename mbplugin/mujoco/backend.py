@@ -36,7 +36,7 @@ import numpy as np
 
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
-from mbplugin.hosts import FREE, ContactLoop, StepInfo
+from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
 from mbplugin.mujoco.geometry import row_shapes
 from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.native import NativeFilter, native_pairs
@@ -275,6 +275,7 @@ class MujocoContacts:
             nz = np.any(force != 0, axis=1)
             forced[batch.a[nz]] = True
             forced[batch.b[nz]] = True
+            host.settle_warmstart(np.flatnonzero(forced & (self.kind != STATIC)))
         try:
             mj.mj_step2(m, d)
         finally:

@@ -233,6 +233,42 @@ class MujocoHost:
             tau = np.cross(batch.point[keep] - d.xipos[body], f)
             np.add.at(xf, body, np.concatenate([f, tau], axis=1))
 
+    def settle_warmstart(self, rows: np.ndarray) -> None:
+        """After :meth:`apply`: set ``qacc_warmstart`` of the degrees of freedom of ``rows``'
+        kinematic trees that no MuJoCo constraint touches in this step to their smooth
+        acceleration with the managed forces (what their ``qacc`` becomes: MuJoCo sets an
+        unconstrained dof's acceleration to ``qacc_smooth``).
+
+        Why: MuJoCo's constraint solver starts from the better of ``qacc_warmstart`` (the last
+        step's ``qacc``) and ``qacc_smooth``, judged by one cost summed over *every* dof
+        (``warmstart`` in ``engine_forward.c``). A managed force that appears (an impact) would
+        add a large term of the managed body's own to that cost and flip the choice for the
+        whole model; the unmanaged pairs' solve would then start elsewhere and end at the same
+        solution to rounding (~1e-13 m), not to the bit. With the managed body's term zeroed,
+        the choice is that of the other dofs alone."""
+        if not len(rows):
+            return
+        mj, m, d = self.mj, self.m, self.d
+        dofs = np.unique(np.concatenate([self._tree_dofs(int(r)) for r in rows.tolist()]))
+        if d.nisland > 0:
+            dofs = dofs[np.asarray(d.dof_island)[dofs] < 0]
+        elif d.nefc > 0:
+            return  # no island structure: every dof may be constrained
+        if not len(dofs):
+            return
+        mj.mj_fwdActuation(m, d)
+        mj.mj_fwdAcceleration(m, d)
+        d.qacc_warmstart[dofs] = d.qacc_smooth[dofs]
+
+    def _tree_dofs(self, row: int) -> np.ndarray:
+        """The degrees of freedom of row ``row``'s kinematic tree."""
+        root = int(self.root[row])
+        hit = self.tree_dofs.get(root)
+        if hit is None:
+            dof_root = np.asarray(self.m.body_rootid[self.m.dof_bodyid], dtype=np.int64)
+            hit = self.tree_dofs[root] = np.flatnonzero(dof_root == root)
+        return hit
+
     def move(self, dx: np.ndarray, dth: np.ndarray, end: BodyState) -> np.ndarray:
         """Move free rows by dx (m) and turn them by dth (rad, world) about their centres of
         mass (``end``: the rows' poses now, :meth:`end_state`), keeping their centre-of-mass
