@@ -54,7 +54,7 @@ from mbplugin.contact import BodyState, ContactBatch, ContactModel
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.dynamics.friction import Friction
 from mbplugin.errors import ParameterError
-from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC, Host, RowShape
+from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC, Host, RowShape, cross_rows
 
 #: the ``articulated=`` modes: the implicit step (default) or the exact sub-stepper
 ARTICULATED_MODES = ("implicit", "substep")
@@ -448,7 +448,7 @@ class ContactLoop:
             f = sgn * mu[:, None] * n
             side, f, r = side[free], f[free], r[free]
             np.add.at(dx, side, f / self.mass[side][:, None])
-            np.add.at(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], np.cross(r, f)))
+            np.add.at(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], cross_rows(r, f)))
         return dx, dth
 
     def bounces(self) -> np.ndarray:

@@ -89,6 +89,18 @@ def point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
     """u = v_b(P) - v_a(P) (K, 3) of the batch's contacts with its lever arms ``ra``, ``rb``
     (the bodies' velocities at their centres of mass plus omega x r; index -1: the world)."""
     _, vel, om = bodies.kinematics_ext()
-    va = vel[batch.a] + np.cross(om[batch.a], batch.ra)
-    vb = vel[batch.b] + np.cross(om[batch.b], batch.rb)
+    va = vel[batch.a] + cross_rows(om[batch.a], batch.ra)
+    vb = vel[batch.b] + cross_rows(om[batch.b], batch.rb)
     return vb - va
+
+
+def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross(a, b)`` of two (N, 3) arrays (the same products and differences), without
+    ``np.cross``'s broadcasting and axis handling (~10x faster for a few rows)."""
+    out = np.empty((len(a), 3))
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    np.subtract(a1 * b2, a2 * b1, out=out[:, 0])
+    np.subtract(a2 * b0, a0 * b2, out=out[:, 1])
+    np.subtract(a0 * b1, a1 * b0, out=out[:, 2])
+    return out

@@ -13,6 +13,6 @@ the extra (``pip install 'mbplugin[mujoco]'``).
 """
 
 from mbplugin.hosts import Stick
-from mbplugin.mujoco.backend import MujocoContacts, MujocoStepInfo
+from mbplugin.mujoco.backend import MujocoContacts, MujocoStepInfo, Ref, body, geom
 
-__all__ = ["MujocoContacts", "MujocoStepInfo", "Stick"]
+__all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "Stick", "body", "geom"]

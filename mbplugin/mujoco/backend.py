@@ -42,6 +42,32 @@ from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.native import NativeFilter, native_pairs
 
 
+@dataclass(frozen=True)
+class Ref:
+    """A MuJoCo body or geom named explicitly: :func:`body` / :func:`geom`."""
+
+    kind: str  # "body" or "geom"
+    ref: str | int
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("body", "geom"):
+            raise ParameterError(f"Ref kind = {self.kind!r}: allowed 'body', 'geom'")
+        if not (isinstance(self.ref, str) or (isinstance(self.ref, int | np.integer)
+                                              and not isinstance(self.ref, bool))):
+            raise ParameterError(f"{self.kind}({self.ref!r}): give a name or an id")
+
+
+def body(x: str | int) -> Ref:
+    """A MuJoCo body by name or id, for ``manage=``, ``materials=``, ``pair_laws=``."""
+    return Ref("body", x)
+
+
+def geom(x: str | int) -> Ref:
+    """A MuJoCo geom by name or id (unnamed geoms: their id), for ``manage=`` and
+    ``materials=``."""
+    return Ref("geom", x)
+
+
 @dataclass
 class MujocoStepInfo(StepInfo):
     """:class:`~mbplugin.hosts.StepInfo` with MuJoCo's ids: ``bodies`` (K, 2) and ``geoms``
@@ -57,10 +83,10 @@ class MujocoContacts:
     ``model``, ``data``  the user's ``mujoco.MjModel`` and ``mujoco.MjData`` (the model's
                  contype/conaffinity arrays are changed in place; :meth:`release` restores
                  them)
-    ``manage``   items: a body (name or id: every pair MuJoCo collides its geoms in), a geom
-                 (``{"geom": name or id}``, or a name that is a geom's and no body's), or a
-                 pair ``(x, y)`` of such items. Pairs MuJoCo itself never collides (visual
-                 geoms, a body and its parent, ``<exclude>``) are not managed
+    ``manage``   items: a body (name or id, or ``body(x)``: every pair MuJoCo collides its
+                 geoms in), a geom (``geom(name or id)``, or a name that is a geom's and no
+                 body's), or a pair ``(x, y)`` of such items. Pairs MuJoCo itself never
+                 collides (visual geoms, a body and its parent, ``<exclude>``) are not managed
     ``law``      the default law (a Law, a registry name, or ``{"name": ..., params}``; without
                  ``k`` Hertz's stiffness from the materials)
     ``material`` default material ``{"E": Pa, "nu": -}`` of every geom (None: laws need ``k``)
@@ -192,28 +218,24 @@ class MujocoContacts:
         def by_name(obj: Any, name: str) -> int:
             return int(mj.mj_name2id(m, obj, name))
 
-        if isinstance(item, Mapping) and len(item) == 1:
-            (k, v), = item.items()
-            if k not in ("body", "geom"):
-                raise ParameterError(f"{where}: {item!r}: the key is 'body' or 'geom'")
+        if isinstance(item, Ref):
+            k, v = item.kind, item.ref
             n = m.nbody if k == "body" else m.ngeom
             if isinstance(v, str):
                 i = by_name(obj_body if k == "body" else obj_geom, v)
                 if i < 0:
                     raise ParameterError(f"{where}: the model has no {k} named {v!r}")
-            elif isinstance(v, int | np.integer) and not isinstance(v, bool):
+            else:
                 i = int(v)
                 if not 0 <= i < n:
                     raise ParameterError(f"{where}: {k} id {i} is outside 0 .. {n - 1}")
-            else:
-                raise ParameterError(f"{where}: {item!r}: give a name or an id")
             return k, (body_geoms(i) if k == "body" else np.array([i], dtype=np.int64))
         if isinstance(item, str):
             b, g = by_name(obj_body, item), by_name(obj_geom, item)
             if b >= 0 and g >= 0 and int(m.geom_bodyid[g]) != b:
                 raise ParameterError(
                     f"{where}: {item!r} names a body and a geom of another body; write "
-                    f"{{'body': {item!r}}} or {{'geom': {item!r}}}")
+                    f"body({item!r}) or geom({item!r}) (mbplugin.mujoco)")
             if b >= 0:
                 return "body", body_geoms(b)
             if g >= 0:
@@ -224,8 +246,9 @@ class MujocoContacts:
                 raise ParameterError(f"{where}: body id {int(item)} is outside 0 .. "
                                      f"{m.nbody - 1}")
             return "body", body_geoms(int(item))
-        raise ParameterError(f"{where}: {item!r}: give a body (name or id), a geom "
-                             "({'geom': name or id}) or a pair (x, y) of them")
+        raise ParameterError(f"{where}: {item!r}: give a body (name or id, or body(x)), a "
+                             "geom (geom(name or id), or a name no body has) or a pair (x, y) "
+                             "of them")
 
     def _pairs(self, items: list[Any]) -> np.ndarray:
         """The managed geom pairs (P, 2), lower id first: the named ones MuJoCo collides."""

@@ -30,18 +30,17 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch
-from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
+from mbplugin.dynamics.rotation import (
+    quat_from_rotvec,
+    quat_multiply,
+    quat_normalize,
+    quat_to_matrix,
+    rotate,
+    rotate_transpose,
+)
 from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, HostProbe
 from mbplugin.hosts.loop import lookup
-from mbplugin.hosts.protocol import point_velocity
-
-
-def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Vectors v (N, 3) rotated by unit quaternions q (N, 4) [w, x, y, z]:
-    v + 2 w (u x v) + 2 u x (u x v) with u the vector part."""
-    w, u = q[:, :1], q[:, 1:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+from mbplugin.hosts.protocol import cross_rows, point_velocity
 
 
 def row_kinds(m: Any, bodies: np.ndarray) -> np.ndarray:
@@ -99,7 +98,7 @@ class MujocoHost:
         quat = quat_multiply(d.xquat[b], self.iquat)
         cvel = d.cvel[b]
         om = np.ascontiguousarray(cvel[:, :3])
-        vel = cvel[:, 3:] + np.cross(om, pos - d.subtree_com[self.root])
+        vel = cvel[:, 3:] + cross_rows(om, pos - d.subtree_com[self.root])
         return pos, quat, vel, om
 
     def end_state(self, bodies: BodyState) -> BodyState:
@@ -111,9 +110,8 @@ class MujocoHost:
         if len(f):
             qp = self.d.qpos
             origin = qp[self.qadr[:, None] + np.arange(3)]
-            q = qp[self.qadr[:, None] + np.arange(3, 7)]
-            q = q / np.linalg.norm(q, axis=1)[:, None]
-            pos[f] = origin + quat_rotate(q, self.ipos[f])
+            q = quat_normalize(qp[self.qadr[:, None] + np.arange(3, 7)])
+            pos[f] = origin + rotate(quat_to_matrix(q), self.ipos[f])
             quat[f] = quat_multiply(q, self.iquat[f])
         return BodyState(pos, quat, bodies.vel, bodies.omega, bodies.mass, bodies.inv_inertia,
                          bodies.fixed)
@@ -135,13 +133,13 @@ class MujocoHost:
             qa = d.qacc_smooth
             f = self.free
             acc[f] = qa[self.vadr[:, None] + np.arange(3)]
-            rot = d.xquat[self.body[f]]
-            alpha[f] = quat_rotate(rot, qa[self.vadr[:, None] + np.arange(3, 6)])
+            rot = d.xmat[self.body[f]].reshape(-1, 3, 3)
+            alpha[f] = rotate(rot, qa[self.vadr[:, None] + np.arange(3, 6)])
             origin[f] = d.xpos[self.body[f]]
         pa = batch.point - origin[batch.a]
         pb = batch.point - origin[batch.b]
-        a = (acc[batch.b] + np.cross(alpha[batch.b], pb)
-             - acc[batch.a] - np.cross(alpha[batch.a], pa))
+        a = (acc[batch.b] + cross_rows(alpha[batch.b], pb)
+             - acc[batch.a] - cross_rows(alpha[batch.a], pa))
         if art.any():
             s = self._probe_data()
             mj.mj_step2(m, s)
@@ -230,7 +228,7 @@ class MujocoHost:
                 continue
             body = self.body[side[keep]]
             f = sgn * force[keep]
-            tau = np.cross(batch.point[keep] - d.xipos[body], f)
+            tau = cross_rows(batch.point[keep] - d.xipos[body], f)
             np.add.at(xf, body, np.concatenate([f, tau], axis=1))
 
     def settle_warmstart(self, rows: np.ndarray) -> None:
@@ -282,21 +280,18 @@ class MujocoHost:
         rows = f[moved]
         qa, va = self.qadr[moved], self.vadr[moved]
         d = self.d
-        q0 = d.qpos[qa[:, None] + np.arange(3, 7)]
-        q0 = q0 / np.linalg.norm(q0, axis=1)[:, None]
-        w_loc = d.qvel[va[:, None] + np.arange(3, 6)]
-        w = quat_rotate(q0, w_loc)
+        q0 = quat_normalize(d.qpos[qa[:, None] + np.arange(3, 7)])
+        r0 = quat_to_matrix(q0)
+        w = rotate(r0, d.qvel[va[:, None] + np.arange(3, 6)])  # world angular velocity
         v_o = d.qvel[va[:, None] + np.arange(3)]
-        arm0 = quat_rotate(q0, self.ipos[rows])  # origin -> centre of mass
-        v_c = v_o + np.cross(w, arm0)
+        v_c = v_o + cross_rows(w, rotate(r0, self.ipos[rows]))  # centre-of-mass velocity
         q1 = quat_multiply(quat_from_rotvec(dth[rows]), q0)
-        arm1 = quat_rotate(q1, self.ipos[rows])
-        com = end.pos[rows] + dx[rows]
-        d.qpos[qa[:, None] + np.arange(3)] = com - arm1
+        r1 = quat_to_matrix(q1)
+        arm1 = rotate(r1, self.ipos[rows])  # origin -> centre of mass
+        d.qpos[qa[:, None] + np.arange(3)] = end.pos[rows] + dx[rows] - arm1
         d.qpos[qa[:, None] + np.arange(3, 7)] = q1
-        conj = q1 * np.array([1.0, -1.0, -1.0, -1.0])
-        d.qvel[va[:, None] + np.arange(3)] = v_c - np.cross(w, arm1)
-        d.qvel[va[:, None] + np.arange(3, 6)] = quat_rotate(conj, w)
+        d.qvel[va[:, None] + np.arange(3)] = v_c - cross_rows(w, arm1)
+        d.qvel[va[:, None] + np.arange(3, 6)] = rotate_transpose(r1, w)
         return rows
 
     def touching_native(self) -> np.ndarray:
