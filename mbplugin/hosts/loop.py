@@ -50,7 +50,7 @@ from mbplugin.bullet.delassus import (
 from mbplugin.bullet.implicit import ImplicitStep
 from mbplugin.bullet.stick import Stick
 from mbplugin.bullet.substep import SOLVERS, SubstepStats, contact_space
-from mbplugin.contact import BodyState, ContactBatch, ContactModel
+from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.dynamics.friction import Friction
 from mbplugin.errors import ParameterError
@@ -122,9 +122,9 @@ class ContactLoop:
     ``shapes`` the rows' :class:`RowShape` list, ``pairs`` (P, 2) the managed pairs as indices
     into ``shapes``, ``material`` the default ``{"E", "nu"}`` (or None), ``materials`` one spec
     or None per shape (wins over ``material``), ``pair_laws`` ``[(law, (row_a, row_b)), ...]``,
-    ``names`` (N,) the rows' names for messages. The options are those of the backends
-    (``BulletContacts`` / ``MujocoContacts``: friction, stick, rtol, solver, articulated,
-    verify, probe)."""
+    ``names`` (N,) the rows' and ``shape_names`` the shapes' names for messages. The options
+    are those of the backends (``BulletContacts`` / ``MujocoContacts``: friction, stick, rtol,
+    solver, articulated, verify, probe)."""
 
     def __init__(self, kind: np.ndarray, mass: np.ndarray, inv_inertia: np.ndarray,
                  shapes: Sequence[RowShape], pairs: np.ndarray, *, law: Any,
@@ -133,7 +133,8 @@ class ContactLoop:
                  pair_laws: Sequence[tuple[Any, tuple[int, int]]] = (),
                  friction: Any = None, stick: Any = None, rtol: float = 1e-8,
                  solver: str = "compiled", articulated: str = "implicit", verify: int = 1,
-                 probe: bool = True, names: Sequence[str] | None = None) -> None:
+                 probe: bool = True, names: Sequence[str] | None = None,
+                 shape_names: Sequence[str] | None = None) -> None:
         check_options(rtol, solver, articulated, verify)
         self.rtol, self.solver, self.articulated = float(rtol), solver, articulated
         self.verify, self.probe = int(verify), bool(probe)
@@ -142,6 +143,9 @@ class ContactLoop:
         n = len(kind)
         self.kind = np.asarray(kind, dtype=np.int64)
         self.names = list(names) if names is not None else [f"row {i}" for i in range(n)]
+        self.shape_names = (list(shape_names) if shape_names is not None
+                            else [f"shape {i} of {self.names[s.row]}"
+                                  for i, s in enumerate(shapes)])
         fixed = self.kind == STATIC
         self.mass = np.where(fixed, np.inf, np.asarray(mass, dtype=float))
         self.inv_inertia = np.where(fixed[:, None, None], 0.0, np.asarray(inv_inertia, float))
@@ -186,16 +190,17 @@ class ContactLoop:
         model.set_default_law(law)
         for lw, (ra, rb) in pair_laws:
             model.set_pair_law(lw, bodies=(int(ra), int(rb)))
+        laws = [as_pair_law(law)] + [as_pair_law(lw) for lw, _ in pair_laws]
+        if any(pl.hertz_k for pl in laws):
+            missing = [self.shape_names[i] for i, mat in enumerate(mats) if mat is None]
+            if missing:
+                raise ParameterError(
+                    f"law {laws[0].law.name}: no 'k' given and {', '.join(missing[:3])} "
+                    f"{'has' if len(missing) == 1 else 'have'} no material (E, nu) for "
+                    "Hertz's stiffness; give 'k' or material= / materials=")
         store = model.make_store()
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         rows_of = np.array([s.row for s in shapes], dtype=np.int64)
-        if any(pl.hertz_k for pl in store.pair_laws):
-            missing = sorted({self.names[s.row] for s, mat in zip(shapes, mats, strict=True)
-                              if mat is None})
-            if missing:
-                raise ParameterError(
-                    f"law {store.laws[0].name}: no 'k' given and {missing[:3]} have no "
-                    "material (E, nu) for Hertz's stiffness; give 'k' or material=/materials=")
         if self.articulated == "implicit" and bool(np.any(self.kind == ARTICULATED)):
             stateful = [lw.name for lw in store.laws if lw.n_state]
             if stateful:

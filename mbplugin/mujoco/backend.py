@@ -193,7 +193,8 @@ class MujocoContacts:
             kind, mass, inv_inertia, shapes, spairs, law=law, material=material,
             materials=per_shape, pair_laws=plaws, friction=friction, stick=stick, rtol=rtol,
             solver=solver, articulated=articulated, verify=verify, probe=probe,
-            names=[self._names.body(int(b)) for b in bodies.tolist()])
+            names=[self._names.body(int(b)) for b in bodies.tolist()],
+            shape_names=[self._names.geom(int(g)) for g in geoms.tolist()])
         self.host = MujocoHost(model, data, bodies, kind)
         self.host.loop = self.loop
         # everything is valid: switch MuJoCo's response off for the managed pairs
