@@ -307,7 +307,8 @@ class MujocoContacts:
                 d.xfrc_applied[:] = saved
         native = host.touching_native()
         if self.correct_positions and loop.pending is not None and not (
-                loop.predictable(dt, bodies.omega) and not native[self._batch_rows(batch)].any()):
+                loop.predictable(dt, bodies.omega)
+                and not (native.any() and (native[batch.a].any() or native[batch.b].any()))):
             end = host.end_state(bodies)
             now = loop.model.detect_pairs(end, batch.key, loop.margin)
             dx, dth = loop.correction(now, end)
@@ -317,10 +318,6 @@ class MujocoContacts:
             host.flight(host.free[fly], g, dt)
         self.last = self._info(info)
         return self.last
-
-    @staticmethod
-    def _batch_rows(batch: Any) -> np.ndarray:
-        return np.unique(np.concatenate([batch.a, batch.b]))
 
     def _info(self, info: StepInfo) -> MujocoStepInfo:
         k = info.contacts

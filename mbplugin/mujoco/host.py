@@ -247,25 +247,25 @@ class MujocoHost:
         if not len(rows):
             return
         mj, m, d = self.mj, self.m, self.d
-        dofs = np.unique(np.concatenate([self._tree_dofs(int(r)) for r in rows.tolist()]))
+        mask = np.zeros(m.nv, dtype=bool)
+        free = rows[self.kind[rows] == FREE]
+        if len(free):  # a free row's tree: its own six dofs
+            mask[self.vadr[np.searchsorted(self.free, free)][:, None] + np.arange(6)] = True
+        for r in rows[self.kind[rows] == ARTICULATED].tolist():
+            mask[self._tree_dofs(r)] = True
         if d.nisland > 0:
-            dofs = dofs[np.asarray(d.dof_island)[dofs] < 0]
+            mask &= np.asarray(d.dof_island) < 0
         elif d.nefc > 0:
             return  # no island structure: every dof may be constrained
-        if not len(dofs):
+        if not mask.any():
             return
         mj.mj_fwdActuation(m, d)
         mj.mj_fwdAcceleration(m, d)
-        d.qacc_warmstart[dofs] = d.qacc_smooth[dofs]
+        d.qacc_warmstart[mask] = d.qacc_smooth[mask]
 
     def _tree_dofs(self, row: int) -> np.ndarray:
-        """The degrees of freedom of row ``row``'s kinematic tree."""
-        root = int(self.root[row])
-        hit = self.tree_dofs.get(root)
-        if hit is None:
-            dof_root = np.asarray(self.m.body_rootid[self.m.dof_bodyid], dtype=np.int64)
-            hit = self.tree_dofs[root] = np.flatnonzero(dof_root == root)
-        return hit
+        """The degrees of freedom of an articulated row's kinematic tree."""
+        return self.tree_dofs[int(self.root[row])]
 
     def move(self, dx: np.ndarray, dth: np.ndarray, end: BodyState) -> np.ndarray:
         """Move free rows by dx (m) and turn them by dth (rad, world) about their centres of
@@ -274,12 +274,17 @@ class MujocoHost:
         f = self.free
         if not len(f):
             return f
-        moved = np.flatnonzero((np.abs(dx[f]) > 0).any(axis=1) | (np.abs(dth[f]) > 0).any(axis=1))
+        turn = (dth[f, 0] != 0) | (dth[f, 1] != 0) | (dth[f, 2] != 0)
+        shift = (dx[f, 0] != 0) | (dx[f, 1] != 0) | (dx[f, 2] != 0)
+        d = self.d
+        only = np.flatnonzero(shift & ~turn)
+        if len(only):  # a translation moves the frame's origin with the centre of mass
+            d.qpos[self.qadr[only][:, None] + np.arange(3)] += dx[f[only]]
+        moved = np.flatnonzero(turn)
         if not len(moved):
-            return moved
+            return f[only]
         rows = f[moved]
         qa, va = self.qadr[moved], self.vadr[moved]
-        d = self.d
         q0 = quat_normalize(d.qpos[qa[:, None] + np.arange(3, 7)])
         r0 = quat_to_matrix(q0)
         w = rotate(r0, d.qvel[va[:, None] + np.arange(3, 6)])  # world angular velocity
@@ -292,7 +297,7 @@ class MujocoHost:
         d.qpos[qa[:, None] + np.arange(3, 7)] = q1
         d.qvel[va[:, None] + np.arange(3)] = v_c - cross_rows(w, arm1)
         d.qvel[va[:, None] + np.arange(3, 6)] = rotate_transpose(r1, w)
-        return rows
+        return np.concatenate([f[only], rows])
 
     def touching_native(self) -> np.ndarray:
         """(N,) True for rows whose body is in one of MuJoCo's own contacts of this step (the
