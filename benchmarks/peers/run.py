@@ -73,6 +73,8 @@ def engines() -> list[Engine]:
                {"set": ["world.host_dt=0.004166666666666667"]}, None, ("drop", "tennis")),
         Engine("scipy", "SciPy DOP853, Python RHS (zhang_sharf)", ours.run_scipy, {"rtol": 1e-3},
                _rtol, ("drop",)),
+        Engine("mujoco", "mbplugin on MuJoCo (zhang_sharf)", ours.run_mujoco,
+               {"set": ["world.host_dt=0.002"]}, None, ("drop", "tennis")),
         Engine("mj_docs", "MuJoCo, direct solref, zeta from the oscillator formula",
                peers.run_mujoco, {"h": 0.002, "variant": "docs"}, _h4, requires="mujoco"),
         Engine("mj_cal", "MuJoCo, direct solref, zeta calibrated by mbplugin", peers.run_mujoco,
@@ -102,6 +104,8 @@ def engines() -> list[Engine]:
     for e in out:
         if e.key == "bullet":
             e.available = ours.bullet_available()
+        if e.key == "mujoco":
+            e.available = ours.mujoco_available()
     return out
 
 
