@@ -54,21 +54,25 @@ def spheres(n: int) -> str:
             f'<geom name="floor" type="plane" size="50 50 .1"/>{bodies}</worldbody></mujoco>')
 
 
-def sphere_steps(n: int, steps: int, ours: bool) -> np.ndarray:
-    """Wall time (s) of each host step of the sphere scene."""
-    m = mujoco.MjModel.from_xml_string(spheres(n))
-    d = mujoco.MjData(m)
-    contacts = MujocoContacts(m, d, manage=["floor"], law=LAW) if ours else None
-    out = np.empty(steps)
+def timed(n: int, step) -> np.ndarray:
+    """The time (s, ``CLOCK``) of each of ``n`` calls ``step(i)``."""
+    out = np.empty(n)
     clock = CLOCK["clock"]
-    for i in range(steps):
+    for i in range(n):
         t0 = clock()
-        if contacts is None:
-            mujoco.mj_step(m, d)
-        else:
-            contacts.step()
+        step(i)
         out[i] = clock() - t0
     return out
+
+
+def sphere_steps(n: int, steps: int, ours: bool) -> np.ndarray:
+    """Time (s) of each host step of the sphere scene."""
+    m = mujoco.MjModel.from_xml_string(spheres(n))
+    d = mujoco.MjData(m)
+    if ours:
+        contacts = MujocoContacts(m, d, manage=["floor"], law=LAW)
+        return timed(steps, lambda i: contacts.step())
+    return timed(steps, lambda i: mujoco.mj_step(m, d))
 
 
 def _example():
@@ -79,24 +83,21 @@ def _example():
 
 
 def a1_steps(q, ours: bool, t_stand: float = 1.0, t_trot: float = 1.0) -> np.ndarray:
-    """Wall time (s) of each host step of the A1 (controller and step)."""
+    """Time (s) of each host step of the A1 (controller and step)."""
     m, d, contacts = q.setup(ours)
     hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
     hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
     dt = m.opt.timestep
-    n = round((t_stand + t_trot) / dt)
-    out = np.empty(n)
-    clock = CLOCK["clock"]
-    for i in range(n):
-        t0 = clock()
+
+    def step(i: int) -> None:
         tau = q.KP * (q.targets(i * dt, t_stand) - d.qpos[hq]) - q.KD * d.qvel[hv]
         d.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
         if contacts is None:
             mujoco.mj_step(m, d)
         else:
             contacts.step()
-        out[i] = clock() - t0
-    return out
+
+    return timed(round((t_stand + t_trot) / dt), step)
 
 
 def _row(name: str, ours: np.ndarray, native: np.ndarray) -> str:

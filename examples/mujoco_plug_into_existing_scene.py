@@ -55,12 +55,6 @@ def simulate(use_mbplugin: bool, duration: float) -> tuple[list[np.ndarray], obj
     return [np.array(h) for h in heights], contacts
 
 
-def apexes(z: np.ndarray) -> np.ndarray:
-    """Heights (m) of the local maxima of a trajectory."""
-    i = np.flatnonzero((z[1:-1] > z[:-2]) & (z[1:-1] >= z[2:])) + 1
-    return z[i]
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--short", action="store_true", help="quick mode (CI)")
@@ -69,31 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     duration = 0.8 if args.short else 3.0
     from mbplugin.contact import hertz_stiffness
-    from mbplugin.impact import impact
     from mbplugin.laws import make_law
+
+    # the PyBullet twin's report (examples/plug_into_existing_scene.py): apexes, c_r check
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from plug_into_existing_scene import report
 
     native, _ = simulate(False, duration)
     ours, contacts = simulate(True, duration)
-    print("bounce apex heights of the first ball (m):")
-    print("  native MuJoCo (solref 0.02 0.1):  ", np.round(apexes(native[0])[:5], 4))
-    print("  mbplugin hunt_crossley cr = 0.8: ", np.round(apexes(ours[0])[:5], 4))
     k = float(hertz_stiffness(STEEL["E"], STEEL["nu"], STEEL["E"], STEEL["nu"], R))
     law = make_law(LAW["name"], k=k, cr=LAW["cr"])
-    worst = 0.0
-    rows = contacts.bounces()
-    for row in rows[rows["v_in"] > 0.15]:
-        ref = impact(law, MASS, float(row["v_in"]), press=MASS * 9.81)
-        worst = max(worst, abs(float(row["cr"]) - ref.cr_out))
-    print(f"{len(rows)} bounces with the law; largest |c_r - impact analyser| = {worst:.2e}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    np.savetxt(out / "heights.csv", np.column_stack([native[0], ours[0]]), delimiter=",",
-               header="native_z,mbplugin_z", comments="")
-    if worst > 1e-3 or not len(rows):
-        print("FAILED: c_r differs from the impact analyser", file=sys.stderr)
-        return 1
-    return 0
-
+    return report(native[0], ours[0], contacts.bounces(), law, MASS,
+                  "native MuJoCo (solref 0.02 0.1)", Path(args.out))
 
 if __name__ == "__main__":
     sys.exit(main())

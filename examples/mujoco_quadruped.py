@@ -34,23 +34,27 @@ import mujoco
 import numpy as np
 import pybullet_data
 
-from mbplugin.contact import hertz_stiffness
 from mbplugin.mujoco import MujocoContacts, geom
 
-E_GROUND, NU_GROUND, E_TOE, NU_TOE = 1e7, 0.45, 1e9, 0.4
-TOE_R = 0.02
-STAND = np.array([0.0, 0.8, -1.6] * 4)  # hip, thigh, calf per leg: FR, FL, RR, RL
-PHASE = np.array([0.0, np.pi, np.pi, 0.0])  # diagonal pairs
-FREQ, THIGH, CALF = 2.5, 0.2, 0.4
-MAX_TORQUE = 33.5  # N m (A1 motor limit)
-KP, KD = 80.0, 1.5  # joint PD gains (N m/rad, N m s/rad)
-FALL_HEIGHT, FALL_TILT = 0.15, 0.8  # fallen: base below 0.15 m or roll/pitch beyond 0.8 rad
+# the PyBullet example's robot set-up: materials, toe radius, stance, gait, PD gains, the fall
+# test (examples/quadruped_foot_ground.py), so both hosts run the same robot and controller
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quadruped_foot_ground import (
+    E_GROUND,
+    E_TOE,
+    KD,
+    KP,
+    MAX_TORQUE,
+    NU_GROUND,
+    NU_TOE,
+    STAND,
+    TOE_R,
+    falls,
+    targets,
+    toe_stiffness,
+)
+
 FRICTION = {"mu": 0.8, "v_eps": 1e-2}
-
-
-def toe_stiffness() -> float:
-    """Hertz's k (N/m^1.5) of a toe (radius TOE_R) on the ground, from both materials."""
-    return float(hertz_stiffness(E_GROUND, NU_GROUND, E_TOE, NU_TOE, TOE_R))
 
 
 def a1_model() -> mujoco.MjModel:
@@ -76,16 +80,6 @@ def a1_model() -> mujoco.MjModel:
 def toes(m: mujoco.MjModel) -> list[int]:
     """The four toe spheres' geom ids (FR, FL, RR, RL)."""
     return [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE]
-
-
-def targets(t: float, t_trot: float) -> np.ndarray:
-    """The joints' PD targets (rad) at time t: the stance, then the trot after ``t_trot``."""
-    tgt = STAND.copy()
-    if t > t_trot:
-        ph = 2 * np.pi * FREQ * (t - t_trot) + PHASE
-        tgt[1::3] -= THIGH * np.sin(ph)
-        tgt[2::3] -= CALF * np.maximum(0.0, np.cos(ph))
-    return tgt
 
 
 def setup(ours: bool, **backend: object) -> tuple[mujoco.MjModel, mujoco.MjData,
@@ -164,9 +158,9 @@ def stance(rec: dict[str, np.ndarray], t_stand: float) -> tuple[np.ndarray, floa
 
 
 def fallen(rec: dict[str, np.ndarray]) -> bool:
-    """True if the base went below FALL_HEIGHT or tilted beyond FALL_TILT at any step."""
-    return bool(np.any(rec["base"][:, 2] < FALL_HEIGHT)
-                or np.any(np.abs(rec["rpy"][:, :2]) > FALL_TILT))
+    """True if the base went below 0.15 m or tilted beyond 0.8 rad (roll or pitch) at any
+    step (the PyBullet example's ``falls``)."""
+    return falls(rec["base"], rec["rpy"])[0] > 0
 
 
 def main(argv: list[str] | None = None) -> int:

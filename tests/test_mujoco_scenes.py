@@ -11,25 +11,26 @@ import pytest
 
 from mbplugin.cli import main
 
+#: the standalone engine's summary keys, which a host backend's run gives too
+KEYS = {"steps", "events", "wall_time", "sim_time", "energy_drift", "bounces", "bodies",
+        "records"}
 
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
+
+def _summary(capsys: pytest.CaptureFixture[str], scene: str, out: Path,
+             *sets: str) -> dict:
+    """``mbplugin run scenes/SCENE.toml --json`` (exit 0) -> the summary."""
+    args = ["run", f"scenes/{scene}.toml", "--json", "--out", str(out)]
+    for s in sets:
+        args += ["--set", s]
+    assert main(args) == 0
+    return json.loads(capsys.readouterr().out)
 
 
 def test_drop_ball_summary_and_bounce_match_the_engine(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(["run", "scenes/mujoco_drop_ball.toml", "--set", "duration=0.5",
-                         "--json", "--out", str(tmp_path)], capsys)
-    assert code == 0
-    ours = json.loads(out)
-    code, out, _ = _run(["run", "scenes/drop_ball.toml", "--set", "duration=0.5", "--json",
-                         "--out", str(tmp_path / "engine")], capsys)
-    engine = json.loads(out)
-    for key in ("steps", "events", "wall_time", "sim_time", "energy_drift", "bounces", "bodies",
-                "records"):
-        assert key in ours, key
+    ours = _summary(capsys, "mujoco_drop_ball", tmp_path, "duration=0.5")
+    engine = _summary(capsys, "drop_ball", tmp_path / "engine", "duration=0.5")
+    assert KEYS <= set(ours)
     assert ours["backend"] == "mujoco" and ours["host_dt"] == 0.002
     assert ours["sim_time"] == pytest.approx(0.5)
     assert (tmp_path / "summary.json").exists() and (tmp_path / "records.csv").exists()
@@ -44,10 +45,8 @@ def test_stacked_balls_rebound_matches_the_engine(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     res = {}
     for scene in ("mujoco_stacked_balls", "stacked_balls"):
-        code, out, _ = _run(["run", f"scenes/{scene}.toml", "--json", "--out",
-                             str(tmp_path / scene)], capsys)
-        assert code == 0
-        b = {(x["body"], x["other"]): x for x in json.loads(out)["bounces"]}
+        b = {(x["body"], x["other"]): x
+             for x in _summary(capsys, scene, tmp_path / scene)["bounces"]}
         res[scene] = (b[("tennis", "basketball")]["v_out"], b[("basketball", "floor")]["v_in"])
     ours, engine = res["mujoco_stacked_balls"], res["stacked_balls"]
     assert ours[0] == pytest.approx(engine[0], rel=1e-6)
@@ -61,7 +60,8 @@ def test_stacked_balls_rebound_matches_the_engine(
 ])
 def test_bad_mujoco_scene_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           setting: str, word: str) -> None:
-    code, _, err = _run(["run", "scenes/mujoco_drop_ball.toml", "--set", setting,
-                         "--out", str(tmp_path / "x")], capsys)
+    code = main(["run", "scenes/mujoco_drop_ball.toml", "--set", setting, "--out",
+                 str(tmp_path / "x")])
+    err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and word in err
     assert not (tmp_path / "x").exists()
