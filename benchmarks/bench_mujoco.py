@@ -11,9 +11,10 @@
    stance and 1 s of trot under the example's PD controller, the same controller code timed
    with each step; native MuJoCo contacts vs the backend's implicit step on the four toes.
 
-Times are the process's CPU time by default (``time.process_time``: both engines run
-in-process, and a shared machine's other jobs do not inflate either); ``--wall`` for the wall
-clock. ``--profile``: where the backend's time goes (cProfile of one run, own time per function, and
+Costs are the process's CPU time by default (``time.process_time`` read at the start, at two
+thirds and at the end of a run: both engines run in-process, and a shared machine's other jobs
+do not inflate either); the median step is from per-step wall times; ``--wall`` for wall-clock
+means. ``--profile``: where the backend's time goes (cProfile of one run, own time per function, and
 the share of ``mj_step1`` / ``mj_step2`` in it).
 
     python benchmarks/bench_mujoco.py                      # N = 10, 100, 1000 and the A1
@@ -40,8 +41,8 @@ from mbplugin.mujoco import MujocoContacts
 R, M = 0.01, 0.05
 LAW = {"name": "hunt_crossley", "cr": 0.5, "k": 1e5}
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mujoco_quadruped.py"
-#: the clock of the per-step times (see the module docstring)
-CLOCK = {"clock": time.process_time}
+#: the cost figures: CPU time (default) or the wall clock (see the module docstring)
+CLOCK = {"wall": False}
 
 
 def spheres(n: int) -> str:
@@ -54,15 +55,41 @@ def spheres(n: int) -> str:
             f'<geom name="floor" type="plane" size="50 50 .1"/>{bodies}</worldbody></mujoco>')
 
 
-def timed(n: int, step) -> np.ndarray:
-    """The time (s, ``CLOCK``) of each of ``n`` calls ``step(i)``."""
+class Times:
+    """Per-step wall times (s, ``perf_counter``: 0.2 us a call) and the CPU time (s,
+    ``process_time``: 2 us a call, so read at three marks only) of the whole run and of its
+    last third."""
+
+    def __init__(self, wall: np.ndarray, cpu: float, cpu_rest: float) -> None:
+        self.wall, self.cpu, self.cpu_rest = wall, cpu, cpu_rest
+
+    @property
+    def mean(self) -> float:
+        """Mean cost of a step (s): CPU time, or the wall clock with ``--wall``."""
+        return (self.wall.mean() if CLOCK["wall"] else self.cpu / len(self.wall))
+
+    @property
+    def rest(self) -> float:
+        """Mean cost of a step of the last third (s), as :attr:`mean`."""
+        n = len(self.wall) - 2 * len(self.wall) // 3
+        return (self.wall[-n:].mean() if CLOCK["wall"] else self.cpu_rest / n)
+
+
+def timed(n: int, step) -> Times:
+    """``n`` calls ``step(i)``, timed (:class:`Times`)."""
     out = np.empty(n)
-    clock = CLOCK["clock"]
+    clock = time.perf_counter
+    third = 2 * n // 3
+    c0 = time.process_time()
+    c1 = c0
     for i in range(n):
+        if i == third:
+            c1 = time.process_time()
         t0 = clock()
         step(i)
         out[i] = clock() - t0
-    return out
+    c2 = time.process_time()
+    return Times(out, c2 - c0, c2 - c1)
 
 
 def sphere_steps(n: int, steps: int, ours: bool) -> np.ndarray:
@@ -100,11 +127,13 @@ def a1_steps(q, ours: bool, t_stand: float = 1.0, t_trot: float = 1.0) -> np.nda
     return timed(round((t_stand + t_trot) / dt), step)
 
 
-def _row(name: str, ours: np.ndarray, native: np.ndarray) -> str:
-    rest = slice(2 * len(ours) // 3, None)
-    return (f"{name:22s} {1e3 * native.mean():9.3f} {1e3 * ours.mean():9.3f} "
-            f"{ours.mean() / native.mean():7.1f}x {np.median(ours) / np.median(native):7.1f}x "
-            f"{ours[rest].mean() / native[rest].mean():7.1f}x")
+def _row(name: str, ours: list[Times], native: list[Times]) -> str:
+    o, n = np.mean([t.mean for t in ours]), np.mean([t.mean for t in native])
+    med = (np.median(np.concatenate([t.wall for t in ours]))
+           / np.median(np.concatenate([t.wall for t in native])))
+    rest = np.mean([t.rest for t in ours]) / np.mean([t.rest for t in native])
+    return (f"{name:26s} {1e3 * n:9.3f} {1e3 * o:9.3f} {o / n:7.1f}x {med:7.1f}x "
+            f"{rest:7.1f}x")
 
 
 def profile(fn, label: str, top: int = 14) -> None:
@@ -116,7 +145,8 @@ def profile(fn, label: str, top: int = 14) -> None:
     s = io.StringIO()
     st = pstats.Stats(pr, stream=s)
     total = st.total_tt
-    rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:top]
+    rows = sorted(((k, v) for k, v in st.stats.items() if "time." not in k[2]
+                   and "perf_counter" not in k[2]), key=lambda kv: -kv[1][2])[:top]
     print(f"\nwhere the time goes: {label} (cProfile, {total:.2f} s in all)")
     for (file, line, func), (_, _, tt, _ct, _) in rows:
         print(f"  {100 * tt / total:5.1f} %  {func:34s} {Path(file).name}:{line}")
@@ -132,18 +162,18 @@ def main() -> None:
     ap.add_argument("--wall", action="store_true", help="wall clock instead of CPU time")
     args = ap.parse_args()
     if args.wall:
-        CLOCK["clock"] = time.perf_counter
+        CLOCK["wall"] = True
     print(f"load average {os.getloadavg()[0]:.2f}, mujoco {mujoco.__version__}, "
           f"{'wall clock' if args.wall else 'CPU time'}")
     sphere_steps(2, 20, True)  # compile / warm the kernels outside the timing
-    print(f"{'case':22s} {'native ms':>9s} {'ours ms':>9s} {'mean':>8s} {'median':>8s} "
+    print(f"{'case':26s} {'native ms':>9s} {'ours ms':>9s} {'mean':>8s} {'median':>8s} "
           f"{'rest':>8s}")
     for n in args.sizes:
         nat, our = [], []
         for _ in range(args.repeat):
             nat.append(sphere_steps(n, args.steps, False))
             our.append(sphere_steps(n, args.steps, True))
-        print(_row(f"N = {n} spheres", np.mean(our, axis=0), np.mean(nat, axis=0)))
+        print(_row(f"N = {n} spheres", our, nat))
     if not args.no_a1:
         q = _example()
         a1_steps(q, True, 0.05, 0.0)
@@ -151,9 +181,9 @@ def main() -> None:
         for _ in range(args.repeat):
             nat.append(a1_steps(q, False))
             our.append(a1_steps(q, True))
-        print(_row("A1 stance 1 s + trot 1 s", np.mean(our, axis=0), np.mean(nat, axis=0)))
-        print(f"  real-time factor: native {0.002 / np.mean(nat):.1f}, "
-              f"ours {0.002 / np.mean(our):.2f}")
+        print(_row("A1 stance 1 s + trot 1 s", our, nat))
+        print(f"  real-time factor: native {0.002 / np.mean([t.mean for t in nat]):.1f}, "
+              f"ours {0.002 / np.mean([t.mean for t in our]):.2f}")
     print(f"load average {os.getloadavg()[0]:.2f}")
     if args.profile:
         for n in args.sizes:
