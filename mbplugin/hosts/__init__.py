@@ -1,6 +1,7 @@
 """Host engines behind one protocol: the generic part of a host backend.
 
-* :mod:`~mbplugin.hosts.protocol`  row kinds, :class:`RowShape`, the :class:`Host` protocol
+* :mod:`~mbplugin.hosts.protocol`  row kinds, :class:`RowShape`, the :class:`Host` and
+  :class:`HostAdapter` protocols
 * :mod:`~mbplugin.hosts.loop`      :class:`ContactLoop`: one host step of the managed contacts
   (model, detection, W, contact-space integration or the implicit step, position correction)
 
@@ -17,6 +18,7 @@ from mbplugin.hosts.protocol import (
     STATIC,
     ArticulatedBlock,
     Host,
+    HostAdapter,
     HostProbe,
     RowShape,
 )
@@ -29,6 +31,7 @@ __all__ = [
     "ArticulatedBlock",
     "ContactLoop",
     "Host",
+    "HostAdapter",
     "HostProbe",
     "RowShape",
     "StepInfo",

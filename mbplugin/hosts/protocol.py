@@ -59,7 +59,8 @@ class ArticulatedBlock:
 
 
 class Host(Protocol):
-    """The host side of one step of :class:`~mbplugin.hosts.loop.ContactLoop`.
+    """The host side of one step of :class:`~mbplugin.hosts.loop.ContactLoop` (what the loop
+    calls; :class:`HostAdapter` adds what the backend's user class calls).
 
     ``free_acceleration(batch, bodies, dt, art)``: the relative acceleration (K, 3) m/s^2 of the
     contact points (body b minus body a) without the managed forces over the coming host step:
@@ -83,6 +84,33 @@ class Host(Protocol):
                     entries: np.ndarray) -> list[ArticulatedBlock]: ...
 
     def probe(self, batch: ContactBatch, margin: float) -> HostProbe | None: ...
+
+
+class HostAdapter(Host, Protocol):
+    """A host engine behind one protocol (shared/DESIGN.md, "Integration, events, hosts"): the
+    :class:`Host` calls of the loop plus those of the backend's user class, in the order of a
+    host step.
+
+    ``shapes()``: the rows' collision geometry as :class:`RowShape` (or a clear error naming
+    a shape the contact layer cannot model). ``disable_native(pairs)`` / ``restore_native()``:
+    the host's own response off for exactly the managed pairs, and back.
+    ``read_state()``: the rows' centre-of-mass state at the step's start (pos, quat [w, x, y,
+    z], vel, omega in the world frame), after whatever the host must compute for it.
+    ``apply(batch, force)``: the impulse-equivalent forces (K, 3) on side b (minus on side a)
+    for the coming step, the user's own inputs kept. ``step()``: advance the host by its step
+    (and give the user's inputs back)."""
+
+    def shapes(self) -> list[RowShape]: ...
+
+    def disable_native(self, pairs: np.ndarray) -> None: ...
+
+    def restore_native(self) -> None: ...
+
+    def read_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def apply(self, batch: ContactBatch, force: np.ndarray) -> None: ...
+
+    def step(self) -> None: ...
 
 
 def point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:

@@ -37,9 +37,8 @@ import numpy as np
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
-from mbplugin.mujoco.geometry import row_shapes
 from mbplugin.mujoco.host import MujocoHost, row_kinds
-from mbplugin.mujoco.native import NativeFilter, native_pairs
+from mbplugin.mujoco.native import native_pairs
 
 
 @dataclass(frozen=True)
@@ -162,8 +161,8 @@ class MujocoContacts:
         with np.errstate(divide="ignore"):
             inv = np.where(inertia > 0, 1.0 / inertia, 0.0)
         inv_inertia = np.einsum("ni,ij->nij", inv, np.eye(3))
-        shapes = row_shapes(model, geoms.tolist(),
-                            lambda g: row_of_body[int(model.geom_bodyid[g])], self._names.geom)
+        self.host = MujocoHost(model, data, bodies, kind, geoms, self._names.geom)
+        shapes = self.host.shapes()
         shape_of = {int(g): i for i, g in enumerate(geoms.tolist())}
         spairs = np.array([[shape_of[int(a)], shape_of[int(b)]] for a, b in pairs.tolist()],
                           dtype=np.int64).reshape(-1, 2)
@@ -195,10 +194,9 @@ class MujocoContacts:
             solver=solver, articulated=articulated, verify=verify, probe=probe,
             names=[self._names.body(int(b)) for b in bodies.tolist()],
             shape_names=[self._names.geom(int(g)) for g in geoms.tolist()])
-        self.host = MujocoHost(model, data, bodies, kind)
         self.host.loop = self.loop
         # everything is valid: switch MuJoCo's response off for the managed pairs
-        self.native = NativeFilter(model, pairs, self._names.geom)
+        self.host.disable_native(pairs)
         self.pairs = pairs
         self.rows = bodies
         self.kind = kind
@@ -282,29 +280,22 @@ class MujocoContacts:
         if self._released:
             raise ParameterError("MujocoContacts.step after release(): the pairs are MuJoCo's "
                                  "again; step with mujoco.mj_step")
-        mj, m, d = self.mj, self.mj_model, self.mj_data
-        mj.mj_step1(m, d)
+        m, d = self.mj_model, self.mj_data
+        loop, host = self.loop, self.host
+        bodies = loop.body_state(*host.read_state())  # after mj_step1
         if control is not None:
             control()
         dt = float(m.opt.timestep)
         g = self.gravity()
-        loop, host = self.loop, self.host
-        bodies = loop.body_state(*host.read_state())
         info, batch, force = loop.step(host, bodies, float(d.time), dt, g)
-        saved = None
         forced = np.zeros(len(self.rows), dtype=bool)
         if force is not None:
-            saved = d.xfrc_applied.copy()
             host.apply(batch, force)
             nz = np.any(force != 0, axis=1)
             forced[batch.a[nz]] = True
             forced[batch.b[nz]] = True
             host.settle_warmstart(np.flatnonzero(forced & (self.kind != STATIC)))
-        try:
-            mj.mj_step2(m, d)
-        finally:
-            if saved is not None:
-                d.xfrc_applied[:] = saved
+        host.step()  # mj_step2, the user's xfrc_applied back
         native = host.touching_native()
         if self.correct_positions and loop.pending is not None and not (
                 loop.predictable(dt, bodies.omega)
@@ -357,7 +348,7 @@ class MujocoContacts:
         """Give every managed pair back to MuJoCo's native response (the model's
         contype/conaffinity restored); step with ``mujoco.mj_step`` afterwards."""
         if not self._released:
-            self.native.restore()
+            self.host.restore_native()
             self._released = True
 
     @property

@@ -38,9 +38,11 @@ from mbplugin.dynamics.rotation import (
     rotate,
     rotate_transpose,
 )
-from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, HostProbe
+from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, HostProbe, RowShape
 from mbplugin.hosts.loop import lookup
 from mbplugin.hosts.protocol import cross_rows, point_velocity
+from mbplugin.mujoco.geometry import row_shapes
+from mbplugin.mujoco.native import NativeFilter
 
 
 def row_kinds(m: Any, bodies: np.ndarray) -> np.ndarray:
@@ -63,15 +65,21 @@ def row_kinds(m: Any, bodies: np.ndarray) -> np.ndarray:
 
 
 class MujocoHost:
-    """Reads and writes of the rows ``bodies`` (MuJoCo body ids) in ``(m, d)``; ``kind`` their
-    row kinds. :attr:`loop` (set by the backend) is the contact loop whose model the probes
-    detect with."""
+    """MuJoCo behind :class:`~mbplugin.hosts.HostAdapter`: reads and writes of the rows
+    ``bodies`` (MuJoCo body ids, ``kind`` their row kinds) in ``(m, d)``, whose managed geoms
+    are ``geoms`` (``name(geom)`` for messages). :attr:`loop` (set by the backend) is the
+    contact loop whose model the probes detect with."""
 
-    def __init__(self, m: Any, d: Any, bodies: np.ndarray, kind: np.ndarray) -> None:
+    def __init__(self, m: Any, d: Any, bodies: np.ndarray, kind: np.ndarray,
+                 geoms: np.ndarray, name: Any = None) -> None:
         import mujoco
 
         self.mj = mujoco
         self.m, self.d = m, d
+        self.geoms = np.asarray(geoms, dtype=np.int64)
+        self.name = name if name is not None else (lambda g: f"geom {g}")
+        self.native: NativeFilter | None = None
+        self._user_xfrc: np.ndarray | None = None
         self.body = np.asarray(bodies, dtype=np.int64)
         self.kind = kind
         self.root = np.asarray(m.body_rootid[self.body], dtype=np.int64)
@@ -88,11 +96,43 @@ class MujocoHost:
         self._scratch: Any = None
         self.loop: Any = None
 
-    # -- state ------------------------------------------------------------------------------------
-    def read_state(self, d: Any = None) -> tuple[np.ndarray, ...]:
-        """The rows' centre-of-mass poses and velocities (pos, quat, vel, omega) from ``d``
-        (default: the backend's data; kinematics and ``cvel`` must be current)."""
-        d = self.d if d is None else d
+    # -- the adapter: geometry, native response, state, forces, step -------------------------------
+    def shapes(self) -> list[RowShape]:
+        """The managed geoms as contact-layer shapes on their rows (:mod:`.geometry`)."""
+        row = {int(b): i for i, b in enumerate(self.body.tolist())}
+        return row_shapes(self.m, self.geoms.tolist(),
+                          lambda g: row[int(self.m.geom_bodyid[g])], self.name)
+
+    def disable_native(self, pairs: np.ndarray) -> None:
+        """MuJoCo's response off for exactly the geom ``pairs`` (:class:`.native.NativeFilter`;
+        an explicit ``<pair>`` among them is an error, the model then untouched)."""
+        self.native = NativeFilter(self.m, pairs, self.name)
+
+    def restore_native(self) -> None:
+        """The model's contype/conaffinity arrays back (MuJoCo collides the pairs again)."""
+        if self.native is not None:
+            self.native.restore()
+            self.native = None
+
+    def read_state(self) -> tuple[np.ndarray, ...]:
+        """``mj_step1`` (MuJoCo's position and velocity stages at the current state), then the
+        rows' centre-of-mass poses and velocities (pos, quat, vel, omega)."""
+        self.mj.mj_step1(self.m, self.d)
+        return self.state(self.d)
+
+    def step(self) -> None:
+        """``mj_step2`` (actuation, acceleration, MuJoCo's constraints, integration) and the
+        user's ``xfrc_applied`` back as it was before :meth:`apply`."""
+        try:
+            self.mj.mj_step2(self.m, self.d)
+        finally:
+            if self._user_xfrc is not None:
+                self.d.xfrc_applied[:] = self._user_xfrc
+                self._user_xfrc = None
+
+    def state(self, d: Any) -> tuple[np.ndarray, ...]:
+        """The rows' centre-of-mass poses and velocities (pos, quat, vel, omega) in ``d``
+        (its kinematics and ``cvel`` current)."""
         b = self.body
         pos = d.xipos[b]  # a copy (fancy index)
         quat = quat_multiply(d.xquat[b], self.iquat)
@@ -144,7 +184,7 @@ class MujocoHost:
             s = self._probe_data()
             mj.mj_step2(m, s)
             self._kinematics(s)
-            after = self.loop.body_state(*self.read_state(s))
+            after = self.loop.body_state(*self.state(s))
             u0 = point_velocity(bodies, batch)
             u1 = point_velocity(after, batch)
             a[art] = (u1[art] - u0[art]) / dt
@@ -187,10 +227,10 @@ class MujocoHost:
 
         def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             s = self._probe_data()
-            self.apply(batch, P / m.opt.timestep, s)
+            self._add_forces(batch, P / m.opt.timestep, s.xfrc_applied, s)
             mj.mj_step2(m, s)
             self._kinematics(s)
-            after = self.loop.body_state(*self.read_state(s))
+            after = self.loop.body_state(*self.state(s))
             now = self.loop.model.detect_pairs(after, batch.key, margin)
             pos = lookup(now.key, batch.key)
             ok = pos >= 0
@@ -217,11 +257,17 @@ class MujocoHost:
         mj.mj_comVel(m, s)
 
     # -- writes -----------------------------------------------------------------------------------
-    def apply(self, batch: ContactBatch, force: np.ndarray, d: Any = None) -> None:
+    def apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         """Add the contacts' forces (K, 3) on side b (and minus them on side a) to
-        ``xfrc_applied``: force and torque about each body's centre of mass (world frame)."""
-        d = self.d if d is None else d
-        xf = d.xfrc_applied
+        ``xfrc_applied`` for the coming :meth:`step` (which gives the user's values back)."""
+        if self._user_xfrc is None:
+            self._user_xfrc = self.d.xfrc_applied.copy()
+        self._add_forces(batch, force, self.d.xfrc_applied, self.d)
+
+    def _add_forces(self, batch: ContactBatch, force: np.ndarray, xf: np.ndarray,
+                    d: Any) -> None:
+        """Force and torque about each body's centre of mass (world frame, ``d.xipos``) of
+        the contacts' forces, added into ``xf``."""
         for side, sgn in ((batch.b, 1.0), (batch.a, -1.0)):
             keep = self.kind[side] != STATIC
             if not keep.any():
