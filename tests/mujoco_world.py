@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import mujoco
-import numpy as np
 
 
 def balls_xml(balls: Sequence[tuple[str, float, float, Sequence[float]]], dt: float = 0.002,
@@ -33,9 +32,3 @@ def body_z(m: mujoco.MjModel, d: mujoco.MjData, name: str) -> float:
     b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
     return float(d.qpos[m.jnt_qposadr[m.body_jntadr[b]] + 2])
 
-
-def free_pos(m: mujoco.MjModel, d: mujoco.MjData, name: str) -> np.ndarray:
-    """A free body's frame origin (3,) from ``qpos``."""
-    b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
-    a = m.jnt_qposadr[m.body_jntadr[b]]
-    return np.array(d.qpos[a:a + 3])
