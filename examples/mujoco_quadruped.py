@@ -103,7 +103,7 @@ def setup(ours: bool, **backend: object) -> tuple[mujoco.MjModel, mujoco.MjData,
             m, d, manage=[("floor", geom(g)) for g in toes(m)],
             law={"name": "hunt_crossley", "cr": 0.3},
             materials={"floor": ground, **{geom(g): toe for g in toes(m)}},
-            friction=FRICTION, rtol=1e-6, **backend)
+            **{"friction": FRICTION, "rtol": 1e-6, **backend})
     return m, d, contacts
 
 
