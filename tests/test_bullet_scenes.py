@@ -56,7 +56,7 @@ def test_stacked_balls_rebound_matches_engine(tmp_path: Path,
 
 def test_bad_backend_and_unsupported_keys_one_line_exit_2(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(["run", "scenes/bullet_drop_ball.toml", "--set", "world.backend=mujoco",
+    code, _, err = _run(["run", "scenes/bullet_drop_ball.toml", "--set", "world.backend=ode",
                          "--out", str(tmp_path / "x")], capsys)
     assert code == 2 and err.count("\n") == 1 and "world.backend" in err
     assert not (tmp_path / "x").exists()

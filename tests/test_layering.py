@@ -5,6 +5,10 @@
 * Only ``mbplugin/cli/`` imports ``mbplugin.cli`` (library code never depends on the CLI).
 * No module imports another package's private module: ``mbplugin.X._y`` only from inside
   ``mbplugin.X`` (lazy imports inside functions included).
+* The host backends do not import each other: ``mbplugin.mujoco`` nothing of ``mbplugin.bullet``
+  and the reverse. ``mbplugin.hosts`` (their generic part) imports from ``mbplugin.bullet`` only
+  the host-independent modules it reuses until they move to ``mbplugin.pipeline``
+  (``HOSTS_MAY_IMPORT_FROM_BULLET``), nothing of ``mbplugin.mujoco``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "mbplugin"
 #: What mbplugin.laws may import from the package.
 LAWS_MAY_IMPORT = ("mbplugin.laws", "mbplugin.errors", "mbplugin._jit")
+#: The modules of mbplugin.bullet that mbplugin.hosts may import: no PyBullet call in them.
+HOSTS_MAY_IMPORT_FROM_BULLET = ("mbplugin.bullet.substep", "mbplugin.bullet.compiled",
+                                "mbplugin.bullet.delassus", "mbplugin.bullet.implicit",
+                                "mbplugin.bullet.implicit_kernel", "mbplugin.bullet.stick")
 
 
 def _module_name(path: Path) -> str:
@@ -100,6 +108,22 @@ def test_no_private_module_of_another_package():
                     bad.append(f"{f}:{line} imports {name} (private to {owner})")
                 break
     assert not bad, "private modules imported from outside their package:\n" + "\n".join(bad)
+
+
+def test_host_backends_do_not_import_each_other():
+    rows = _all_imports()
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows
+           if (_within(mod, "mbplugin.mujoco") and _within(name, "mbplugin.bullet"))
+           or (_within(mod, "mbplugin.bullet") and _within(name, "mbplugin.mujoco"))
+           or (_within(mod, "mbplugin.hosts") and _within(name, "mbplugin.mujoco"))
+           or (_within(mod, "mbplugin.hosts") and _within(name, "mbplugin.bullet")
+               and not any(_within(name, ok) for ok in HOSTS_MAY_IMPORT_FROM_BULLET))]
+    assert not bad, "host backends import each other:\n" + "\n".join(bad)
+    # the walk sees both backends and the generic part's reuse (the check is not vacuous)
+    assert any(_within(r[0], "mbplugin.mujoco") and _within(r[3], "mbplugin.hosts")
+               for r in rows)
+    assert any(_within(r[0], "mbplugin.hosts") and r[3] == "mbplugin.bullet.substep"
+               for r in rows)
 
 
 @pytest.mark.parametrize(("source", "expected"), [

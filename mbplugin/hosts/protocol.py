@@ -1,0 +1,134 @@
+"""What a host engine supplies to the generic contact loop (shared/DESIGN.md, "Integration,
+events, hosts").
+
+A *host* is an engine that owns the bodies (PyBullet, MuJoCo). The contact loop
+(:class:`mbplugin.hosts.loop.ContactLoop`) works on *rows*: the host's bodies (or links) that
+take part in a managed pair, each a rigid body with its centre of mass as the reference point.
+Per host step the backend reads the rows' state (:class:`~mbplugin.contact.BodyState`), the
+loop detects, integrates the managed contacts in contact space and returns the
+impulse-equivalent forces; the backend hands them to the host and steps it. What the loop needs
+from the host during that step is the :class:`Host` protocol below: the free acceleration of
+the contact points, the Jacobians and mass matrix of articulated rows, and a probe of the host
+step for the implicit step's verification rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from mbplugin.contact import BodyState, ContactBatch
+
+#: row kinds: a free rigid body (the loop builds its W from mass and inertia), a static one
+#: (infinite mass), a link of an articulated body (W from the host's Jacobians and mass matrix)
+FREE, STATIC, ARTICULATED = 0, 1, 2
+
+#: the host probe of the implicit step: impulse P (K, 3) -> (contact found at the probe's end
+#: (K,), its relative velocity u (K, 3), its overlap delta (K,))
+HostProbe = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class RowShape:
+    """A collision shape of row ``row``: a contact-layer shape (``mbplugin.contact.shapes``)
+    at the local pose ``pos`` (m) / ``quat`` [w, x, y, z] about the row's centre of mass, in the
+    row's frame (the frame of ``BodyState.quat``). ``tag``: the host's id of the shape (a
+    MuJoCo geom id, a PyBullet (body, link)), for messages and results."""
+
+    row: int
+    shape: Any
+    pos: np.ndarray
+    quat: np.ndarray
+    tag: Any = None
+
+
+@dataclass
+class ArticulatedBlock:
+    """The contribution of one articulated body (a kinematic tree) to W = J M^-1 J^T:
+    entries e (contact sides on its links) with contact index ``contact`` (E,), ``sign`` (E,)
+    (+1 side b, -1 side a), point Jacobians ``jac`` (E, 3, n) in the world frame and the
+    body's joint-space mass matrix ``mass_matrix`` (n, n), in the same coordinates."""
+
+    contact: np.ndarray
+    sign: np.ndarray
+    jac: np.ndarray
+    mass_matrix: np.ndarray
+
+
+class Host(Protocol):
+    """The host side of one step of :class:`~mbplugin.hosts.loop.ContactLoop` (what the loop
+    calls; :class:`HostAdapter` adds what the backend's user class calls).
+
+    ``free_acceleration(batch, bodies, dt, art)``: the relative acceleration (K, 3) m/s^2 of the
+    contact points (body b minus body a) without the managed forces over the coming host step:
+    gravity, the user's loads, actuators, the host's own constraints (``art``: (K,) the
+    contacts with an articulated side, which may need a probe step of the host).
+
+    ``articulated(batch, bodies, entries)``: the :class:`ArticulatedBlock` of every
+    articulated body among the batch's sides; ``entries`` (E,) are the indices into
+    ``concatenate([batch.a, batch.b])`` of the sides on articulated rows (contact index
+    ``entries % K``, side b where ``entries >= K``).
+
+    ``probe(batch, margin)``: a :data:`HostProbe` of the coming host step (apply the impulse P
+    as the step will, step a copy of the host, detect the batch's contacts there), or None when
+    the host cannot probe.
+    """
+
+    def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
+                          art: np.ndarray) -> np.ndarray: ...
+
+    def articulated(self, batch: ContactBatch, bodies: BodyState,
+                    entries: np.ndarray) -> list[ArticulatedBlock]: ...
+
+    def probe(self, batch: ContactBatch, margin: float) -> HostProbe | None: ...
+
+
+class HostAdapter(Host, Protocol):
+    """A host engine behind one protocol (shared/DESIGN.md, "Integration, events, hosts"): the
+    :class:`Host` calls of the loop plus those of the backend's user class, in the order of a
+    host step.
+
+    ``shapes()``: the rows' collision geometry as :class:`RowShape` (or a clear error naming
+    a shape the contact layer cannot model). ``disable_native(pairs)`` / ``restore_native()``:
+    the host's own response off for exactly the managed pairs, and back.
+    ``read_state()``: the rows' centre-of-mass state at the step's start (pos, quat [w, x, y,
+    z], vel, omega in the world frame), after whatever the host must compute for it.
+    ``apply(batch, force)``: the impulse-equivalent forces (K, 3) on side b (minus on side a)
+    for the coming step, the user's own inputs kept. ``step()``: advance the host by its step
+    (and give the user's inputs back)."""
+
+    def shapes(self) -> list[RowShape]: ...
+
+    def disable_native(self, pairs: np.ndarray) -> None: ...
+
+    def restore_native(self) -> None: ...
+
+    def read_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def apply(self, batch: ContactBatch, force: np.ndarray) -> None: ...
+
+    def step(self) -> None: ...
+
+
+def point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
+    """u = v_b(P) - v_a(P) (K, 3) of the batch's contacts with its lever arms ``ra``, ``rb``
+    (the bodies' velocities at their centres of mass plus omega x r; index -1: the world)."""
+    _, vel, om = bodies.kinematics_ext()
+    va = vel[batch.a] + cross_rows(om[batch.a], batch.ra)
+    vb = vel[batch.b] + cross_rows(om[batch.b], batch.rb)
+    return vb - va
+
+
+def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.cross(a, b)`` of two (N, 3) arrays (the same products and differences), without
+    ``np.cross``'s broadcasting and axis handling (~10x faster for a few rows)."""
+    out = np.empty((len(a), 3))
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    np.subtract(a1 * b2, a2 * b1, out=out[:, 0])
+    np.subtract(a2 * b0, a0 * b2, out=out[:, 1])
+    np.subtract(a0 * b1, a1 * b0, out=out[:, 2])
+    return out
