@@ -19,7 +19,6 @@ from mbplugin.hosts.protocol import (
     ArticulatedBlock,
     Host,
     HostAdapter,
-    HostProbe,
     RowShape,
 )
 
@@ -32,7 +31,6 @@ __all__ = [
     "ContactLoop",
     "Host",
     "HostAdapter",
-    "HostProbe",
     "RowShape",
     "StepInfo",
     "Stick",

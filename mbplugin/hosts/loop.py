@@ -39,7 +39,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from mbplugin.bullet.delassus import (
-    articulated_delassus,
+    articulated_delassus_dense,
+    articulated_response,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
@@ -49,17 +50,37 @@ from mbplugin.bullet.delassus import (
 )
 from mbplugin.bullet.implicit import ImplicitStep
 from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import SOLVERS, SubstepStats, contact_space
+from mbplugin.bullet.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.dynamics.friction import Friction
 from mbplugin.errors import ParameterError
-from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC, Host, RowShape, cross_rows
+from mbplugin.hosts.protocol import (
+    ARTICULATED,
+    FREE,
+    STATIC,
+    ArticulatedBlock,
+    Host,
+    RowShape,
+    cross_rows,
+)
 
 #: the ``articulated=`` modes: the implicit step (default) or the exact sub-stepper
 ARTICULATED_MODES = ("implicit", "substep")
 #: smallest position correction applied to a free row (m, and rad for its rotation)
 MOVE_MIN = 1e-12
+#: the implicit step's verification rounds (``verify``): another round while a contact's host
+#: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
+VERIFY_TOL = 1e-3
+#: ... and the velocity change (m/s) of a correction below which no round is needed, and the
+#: velocity difference (m/s, added to VERIFY_TOL relative) that calls for another round
+VERIFY_DU = 1e-5
+#: the distance (m) within which the implicit step looks for its contacts after the host step
+LOST_MARGIN = 1.0
+#: the regularisation of the host's friction (``friction=None``): each contact's coefficient
+#: from the host's shapes with the regularised Coulomb law's defaults (tanh, v_eps = 1e-4
+#: m/s); its mu is a placeholder (each contact takes its pair's)
+HOST_FRICTION = Friction(mu=1.0)
 
 
 @dataclass
@@ -78,14 +99,25 @@ class StepInfo:
     slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
 
 
-def as_friction(friction: Any) -> Friction | None:
-    """``friction=`` of a backend: None, a :class:`Friction` or a mapping of its parameters."""
-    if friction is None or isinstance(friction, Friction):
-        return friction
+def as_friction(friction: Any, host: str) -> tuple[str, Friction | None]:
+    """(mode, Friction) of a backend's ``friction=``: (``host``, HOST_FRICTION) for None or
+    the host's name (each contact's coefficient as the host combines its shapes'), ("none",
+    None) for 0 or "none" (frictionless), ("given", Friction) for a Friction or a mapping of
+    its parameters."""
+    if friction is None or (isinstance(friction, str) and friction == host):
+        return host, HOST_FRICTION
+    if (isinstance(friction, str) and friction == "none") or (
+            isinstance(friction, int | float) and not isinstance(friction, bool)
+            and friction == 0):
+        return "none", None
+    if isinstance(friction, Friction):
+        return "given", friction
     if isinstance(friction, Mapping):
-        return Friction(**friction)
-    raise ParameterError(f"friction = {friction!r} must be a Friction, a mapping of its "
-                         "parameters (mu, mu_s, v_s, v_eps, viscous, regularisation) or None")
+        return "given", Friction(**friction)
+    raise ParameterError(f"friction = {friction!r} must be None or {host!r} (the host's "
+                         f"friction coefficient of each pair, the default), 0 or 'none' "
+                         "(frictionless), a Friction, or a mapping of its parameters (mu, "
+                         "mu_s, v_s, v_eps, viscous, regularisation)")
 
 
 def as_stick(stick: Any) -> Stick | None:
@@ -98,7 +130,8 @@ def as_stick(stick: Any) -> Stick | None:
     return Stick(**stick)
 
 
-def check_options(rtol: Any, solver: Any, articulated: Any, verify: Any) -> None:
+def check_options(rtol: Any, solver: Any, articulated: Any, verify: Any,
+                  large_groups: Any = "implicit") -> None:
     """The numerical options of a backend, each against its allowed range."""
     if not (isinstance(rtol, float | int) and not isinstance(rtol, bool)
             and 1e-13 <= rtol <= 1e-3):
@@ -111,7 +144,10 @@ def check_options(rtol: Any, solver: Any, articulated: Any, verify: Any) -> None
     if not (isinstance(verify, int | np.integer) and not isinstance(verify, bool)
             and 0 <= verify <= 5):
         raise ParameterError(f"verify = {verify!r} is outside its allowed range 0..5 (an "
-                             "integer: verification probes per host step)")
+                             "integer: verification rounds per host step)")
+    if large_groups not in LARGE_GROUPS:
+        raise ParameterError(f"large_groups = {large_groups!r}: allowed "
+                             f"{', '.join(LARGE_GROUPS)}")
 
 
 class ContactLoop:
@@ -122,9 +158,10 @@ class ContactLoop:
     ``shapes`` the rows' :class:`RowShape` list, ``pairs`` (P, 2) the managed pairs as indices
     into ``shapes``, ``material`` the default ``{"E", "nu"}`` (or None), ``materials`` one spec
     or None per shape (wins over ``material``), ``pair_laws`` ``[(law, (row_a, row_b)), ...]``,
-    ``names`` (N,) the rows' and ``shape_names`` the shapes' names for messages. The options
-    are those of the backends (``BulletContacts`` / ``MujocoContacts``: friction, stick, rtol,
-    solver, articulated, verify, probe)."""
+    ``names`` (N,) the rows' and ``shape_names`` the shapes' names for messages, ``host`` the
+    host's name (the default friction mode). The options are those of the backends
+    (``BulletContacts`` / ``MujocoContacts``: friction, stick, rtol, solver, articulated,
+    verify, probe, large_groups)."""
 
     def __init__(self, kind: np.ndarray, mass: np.ndarray, inv_inertia: np.ndarray,
                  shapes: Sequence[RowShape], pairs: np.ndarray, *, law: Any,
@@ -132,13 +169,15 @@ class ContactLoop:
                  materials: Sequence[Mapping[str, float] | None] | None = None,
                  pair_laws: Sequence[tuple[Any, tuple[int, int]]] = (),
                  friction: Any = None, stick: Any = None, rtol: float = 1e-8,
-                 solver: str = "compiled", articulated: str = "implicit", verify: int = 1,
-                 probe: bool = True, names: Sequence[str] | None = None,
-                 shape_names: Sequence[str] | None = None) -> None:
-        check_options(rtol, solver, articulated, verify)
+                 solver: str = "compiled", articulated: str = "implicit", verify: int = 3,
+                 probe: bool = True, large_groups: str = "implicit",
+                 names: Sequence[str] | None = None,
+                 shape_names: Sequence[str] | None = None, host: str = "host") -> None:
+        check_options(rtol, solver, articulated, verify, large_groups)
         self.rtol, self.solver, self.articulated = float(rtol), solver, articulated
         self.verify, self.probe = int(verify), bool(probe)
-        self.friction = as_friction(friction)
+        self.large_groups = large_groups
+        self.friction_mode, self.friction = as_friction(friction, host)
         self.stick = as_stick(stick)
         n = len(kind)
         self.kind = np.asarray(kind, dtype=np.int64)
@@ -164,6 +203,17 @@ class ContactLoop:
         self._stick_s = np.zeros((0, 3))
         self._w_cache: tuple[Any, ...] | None = None
         self._rot_cache: tuple[Any, ...] | None = None
+        # the articulated blocks of the last W (their responses, for the implicit step)
+        self._art: list[ArticulatedBlock] = []
+        # the implicit step: (keys, impulses) of the last one (the next one's P_lin) and the
+        # pending one (see after)
+        self._warm: tuple[np.ndarray, np.ndarray] | None = None
+        self.implicit: tuple[Any, ...] | None = None
+        # (keys, impulses) of the last host step when it had large groups (their first guess)
+        self._p_of: tuple[np.ndarray, np.ndarray] | None = None
+        #: rows the last step's solve moved or pushed outside the host's own step (their
+        #: flight is not booked): the bodies of large groups and of the implicit step
+        self.forced = np.zeros(n, dtype=bool)
 
     # -- building ---------------------------------------------------------------------------------
     def _build(self, pairs: np.ndarray, law: Any, material: Mapping[str, float] | None,
@@ -263,7 +313,10 @@ class ContactLoop:
              g: np.ndarray) -> tuple[StepInfo, ContactBatch, np.ndarray | None]:
         """Integrate the managed contacts over the host step [t, t + dt] from the rows' state
         ``bodies``. Returns the step's :class:`StepInfo`, its contacts and the
-        impulse-equivalent force P / dt (K, 3) on body b of each (None: no contact)."""
+        impulse-equivalent force P / dt (K, 3) on body b of each (None: no contact). With a
+        contact on an articulated row (``articulated="implicit"``) the force is the implicit
+        step's first guess P_lin / dt and the step is solved by :meth:`after` once the host
+        has stepped."""
         margin = self.margin_of(bodies, dt, g)
         batch = self.detect(bodies, margin)
         self.margin = 2.0 * margin
@@ -271,9 +324,12 @@ class ContactLoop:
         store = self.store
         store.commit(batch, t, aligned=False)
         self.pending = None
+        self.implicit = None
+        self.forced[:] = False
         if k == 0:
             self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key,
                                  np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0))
+            self._warm = None
             return self.last, batch, None
         n = batch.normal
         W, wnn, diag_w = self._delassus(batch, bodies, host)
@@ -281,21 +337,24 @@ class ContactLoop:
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         implicit = self.articulated == "implicit" and bool(art.any())
-        a_free = host.free_acceleration(batch, bodies, dt, art)
         u0 = batch.vt - batch.ddelta[:, None] * n
         s0 = None
         if self.stick is not None:
             pos = lookup(self._stick_keys, batch.key)
             s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
                 if len(self._stick_keys) else np.zeros((k, 3))
+        mu = self.pair_mu(host, batch)
         if implicit:
-            probe = host.probe(batch, self.margin) if (self.verify and self.probe) else None
-            space: Any = ImplicitStep(store, batch, W, a_free, self.friction, self.rtol,
-                                      self.stick, s0, probe, self.verify, art,
-                                      compiled=self.solver != "scipy")
-        else:
-            space = contact_space(store, batch, W, a_free, self.friction, self.rtol,
-                                  self.stick, s0, self.solver)
+            return self._implicit_before(batch, W, u0, s0, t, dt, mu)
+        self._warm = None
+        W = sp.csr_matrix(W)  # (dense when a side is articulated)
+        a_free = host.free_acceleration(batch, bodies, dt, art)
+        p0 = None
+        if self._p_of is not None:  # the impulses of the last host step, by key
+            pos = lookup(self._p_of[0], batch.key)
+            p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
+        space = contact_space(store, batch, W, a_free, self.friction, self.rtol,
+                              self.stick, s0, self.solver, self.large_groups, p0, mu)
         h0 = self._h if (self._h and self._keys is not None
                          and np.array_equal(self._keys, store.keys)) else None
         m0 = None
@@ -305,6 +364,12 @@ class ContactLoop:
             m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
         res = space.integrate(t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, store.keys.copy()
+        self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
+        if res.implicit is not None:
+            # the bodies of large groups move as the host moves them (the implicit step solves
+            # against its semi-implicit update; no position correction, no flight booked)
+            for side in (batch.a[res.implicit], batch.b[res.implicit]):
+                self.forced[side[side >= 0]] = True
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
         if self.stick is not None:
@@ -318,10 +383,21 @@ class ContactLoop:
         self.pending = (batch, W, res, a_free, wnn if diag_w else None)
         return self.last, batch, force
 
+    def pair_mu(self, host: Host, batch: ContactBatch) -> np.ndarray | None:
+        """Each contact's friction coefficients (K, 2: mu, mu_s) with the host's friction (no
+        Stribeck drop: mu_s = mu); None with ``friction=`` given or "none" (the Friction's own
+        coefficients)."""
+        if self.friction_mode in ("given", "none"):
+            return None
+        mu = host.friction(batch)
+        return None if mu is None else np.stack([mu, mu], axis=1)
+
     def _delassus(self, batch: ContactBatch, bodies: BodyState,
-                  host: Host) -> tuple[sp.csr_matrix, np.ndarray, bool]:
-        """W (3K, 3K), its normal-normal diagonal (K,) and whether W is block diagonal; kept
-        while every input is bitwise the same (free rows at rest)."""
+                  host: Host) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray, bool]:
+        """W (3K, 3K; sparse for free rows, dense with an articulated side), its normal-normal
+        diagonal (K,) and whether W is block diagonal; kept while every input is bitwise the
+        same (free rows at rest). The articulated blocks' responses M^-1 J^T are kept in
+        ``_art`` for the implicit step."""
         k = len(batch)
         n = batch.normal
         wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat)
@@ -329,6 +405,7 @@ class ContactLoop:
         if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
                                    for x, y in zip(hit[0], wkey, strict=True)):
             return hit[1], hit[2], hit[3]
+        self._art = []
         inv_i_w = self._world_inertia(bodies)[1][:-1]
         inv_m = bodies.inv_mass_ext()[:-1]
         contact = np.concatenate([np.arange(k), np.arange(k)])
@@ -338,30 +415,160 @@ class ContactLoop:
         free = self.kind[side] == FREE
         art = self.kind[side] == ARTICULATED
         blocks = None
-        W = None
+        W: Any = None
         if not art.any():
             fast = free_body_blocks(k, contact[free], side[free], r[free], inv_m, inv_i_w)
             if fast is not None:
                 W, blocks = fast
-        if W is None:
+            else:
+                W = sp.csr_matrix(free_body_delassus(k, contact[free], sign[free], side[free],
+                                                     r[free], inv_m, inv_i_w))
+        else:
+            # with an articulated side: W dense (3K, 3K; K is a robot's contacts), the free
+            # rows' part and each articulated body's J M^-1 J^T added in
             W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                                    inv_i_w) if free.any() else None)
-            if art.any():
-                for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
-                    Wa = articulated_delassus(k, blk.contact, blk.sign, blk.jac,
-                                              blk.mass_matrix)
-                    if W is None:
-                        Wa.sum_duplicates()
-                        Wa.eliminate_zeros()
-                        W = Wa
-                    else:
-                        W = W + Wa
-            W = sp.csr_matrix((3 * k, 3 * k)) if W is None else sp.csr_matrix(W)
-        wnn = normal_diagonal(W, n) if blocks is None else block_normal_diagonal(blocks, n)
+                                    inv_i_w).toarray() if free.any()
+                 else np.zeros((3 * k, 3 * k)))
+            for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
+                blk.response = articulated_response(blk.jac, blk.mass_matrix, blk.locked)
+                articulated_delassus_dense(W, blk.contact, blk.sign, blk.jac, blk.response)
+                self._art.append(blk)
+        wnn = (block_normal_diagonal(blocks, n) if blocks is not None
+               else normal_diagonal(W, n) if sp.issparse(W)
+               else np.einsum("ki,kij,kj->k", n, diagonal_blocks(W), n))
         diag_w = blocks is not None
-        self._w_cache = (None if art.any()
+        self._w_cache = (None if self._art
                          else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
         return W, wnn, diag_w
+
+    # -- the implicit step of contacts on articulated rows ----------------------------------------
+    def _implicit_before(self, batch: ContactBatch, W: Any, u0: np.ndarray,
+                         s0: np.ndarray | None, t: float, dt: float,
+                         mu: np.ndarray | None) -> tuple[StepInfo, ContactBatch, np.ndarray]:
+        """The implicit step's start (:mod:`mbplugin.bullet.implicit`): the force P_lin / dt
+        of the coming host step (each contact's impulse of the last step, zero for a new
+        contact) and what :meth:`after` needs to solve the step from the host's end state."""
+        k = len(batch)
+        n = batch.normal
+        P_lin = np.zeros((k, 3))
+        if self._warm is not None:
+            pos = lookup(self._warm[0], batch.key)
+            hit = pos >= 0
+            P_lin[hit] = self._warm[1][pos[hit]]
+        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
+                             compiled=self.solver != "scipy", mu=mu)
+        space.begin(t, batch.delta, u0)
+        self.last = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
+                             batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
+                             batch.delta.copy(), norm_rows(batch.vt))
+        self.implicit = (batch, space, P_lin, u0)
+        return self.last, batch, P_lin / dt
+
+    def after(self, host: Host, dt: float) -> None:
+        """Solve the host step's impulse from the host's end state and put the host's state
+        onto it (the implicit step, :mod:`mbplugin.bullet.implicit`): the host stepped with
+        P_lin; its end state with P is its end state with P_lin plus the response to
+        P - P_lin, applied here through :meth:`Host.respond`. ``verify`` further rounds
+        re-read the host and solve again from its corrected state while its overlaps differ
+        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m."""
+        if self.implicit is None:
+            return
+        batch, space, P_lin, u0 = self.implicit
+        self.implicit = None
+        n = batch.normal
+        bodies = host.end_state()
+        d_h, u_h, found = self._host_contacts(host, batch, bodies, u0)
+        res = space.solve(dt, d_h, u_h, P_lin)
+        stats = res.stats
+        dP = res.impulse - P_lin
+        spin = self._respond(host, batch, dP, bodies, dt)
+        for _ in range(self.verify):
+            # the response to dP is first order: W of the step's start, the host's is J(q1)
+            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
+            # step); a correction whose error so estimated is below VERIFY_DU is not verified
+            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                    * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
+                break
+            bodies = host.end_state()
+            d_h, u_h, found = self._host_contacts(host, batch, bodies, u0)
+            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
+                   | (norm_rows(u_h - res.u) > VERIFY_TOL * norm_rows(res.u) + VERIFY_DU))
+            if not np.any(off & found):
+                break
+            P0 = res.impulse
+            res = space.solve(dt, d_h, u_h, P0)
+            stats.steps += res.stats.steps
+            stats.nfev += res.stats.nfev
+            dP = res.impulse - P0
+            spin = self._respond(host, batch, dP, bodies, dt)
+        space.finish(res)
+        stats.wall = res.stats.wall
+        self._h, self._keys = dt, self.store.keys.copy()
+        self._h_of = None
+        keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
+        if self.stick is not None:
+            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
+        self._warm = (batch.key[keep], res.impulse[keep])
+        info = self.last
+        assert info is not None
+        un = np.einsum("ki,ki->k", res.u, n)
+        info.stats = stats
+        info.normal_force = np.einsum("ki,ki->k", res.impulse, n) / dt
+        info.delta = res.delta.copy()
+        info.slip = norm_rows(res.u - un[:, None] * n)
+
+    def _host_contacts(self, host: Host, batch: ContactBatch, bodies: BodyState,
+                       u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's contacts in the host state ``bodies``: overlaps (K,), relative
+        velocities (K, 3) and whether each was found (K,) (searched within LOST_MARGIN, far
+        beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
+        ``u0``."""
+        margin = max(self.margin, LOST_MARGIN)
+        now = self.model.detect_pairs(bodies, batch.key, margin)
+        pos = lookup(now.key, batch.key)
+        found = pos >= 0
+        at = np.maximum(pos, 0)
+        d = np.full(len(batch), -margin)
+        u = u0.copy()
+        if found.any():
+            d[found] = now.delta[at[found]]
+            u[found] = (now.vt[at[found]]
+                        - now.ddelta[at[found]][:, None] * now.normal[at[found]])
+        return d, u, found
+
+    def _respond(self, host: Host, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
+                 dt: float) -> float:
+        """The host's state after a step taken with P_lin put onto the state with P_lin + dP
+        (K, 3; on body b, -dP on body a) through :meth:`Host.respond`: articulated blocks'
+        generalised velocities change by their response M^-1 J^T dP, free rows by dP / m and
+        I_w^-1 (r x dP). Returns the host's largest joint or base angular speed (rad/s)."""
+        if not np.any(dP):
+            return 0.0
+        blocks, dqs = [], []
+        for blk in self._art:
+            f = (blk.sign[:, None] * dP[blk.contact]).ravel()
+            if f.any():
+                blocks.append(blk)
+                dqs.append(blk.response @ f)
+        nr = len(self.kind)
+        dv = np.zeros((nr, 3))
+        dw = np.zeros((nr, 3))
+        touched = np.zeros(nr, dtype=bool)
+        if np.any(self.kind == FREE):
+            inv_i_w = self._world_inertia(bodies)[1][:-1]
+            for side, sgn, r in ((batch.b, 1.0, batch.rb), (batch.a, -1.0, batch.ra)):
+                free = np.flatnonzero((side >= 0) & (self.kind[side] == FREE))
+                if not len(free):
+                    continue
+                rows = side[free]
+                f = sgn * dP[free]
+                np.add.at(dv, rows, f / self.mass[rows][:, None])
+                np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows],
+                                              cross_rows(r[free], f)))
+                touched[rows] = True
+        rows = np.flatnonzero(touched)
+        self.forced[rows] = True
+        return host.respond(blocks, dqs, rows, dv[rows], dw[rows], bodies, dt)
 
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """``bodies.rotations_ext()`` and the world-frame inverse inertia of them, reused while
@@ -391,8 +598,11 @@ class ContactLoop:
         n, vt, ddelta, delta, d_end = (batch.normal, batch.vt, batch.ddelta, batch.delta,
                                        res.delta)
         wp = (W @ res.impulse.ravel()).reshape(-1, 3)
-        if self.any_art:
-            sel = np.flatnonzero((self.kind[a] != ARTICULATED) & (self.kind[b] != ARTICULATED))
+        if self.any_art or res.implicit is not None:
+            keep = (self.kind[a] != ARTICULATED) & (self.kind[b] != ARTICULATED)
+            if res.implicit is not None:  # large groups: not corrected
+                keep &= ~res.implicit
+            sel = np.flatnonzero(keep)
             if not len(sel):
                 return True
             a, b, ra, rb, n, vt = a[sel], b[sel], ra[sel], rb[sel], n[sel], vt[sel]
@@ -428,6 +638,8 @@ class ContactLoop:
         d_now[found] = now.delta[pos[found]]
         ok = (res.loaded | (d_now > 0) | (res.delta > 0)) & np.isfinite(d_now)
         ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
+        if res.implicit is not None:  # the implicit step of large groups: the host's overlap
+            ok &= ~res.implicit
         sel = np.flatnonzero(ok)
         if not len(sel):
             return dx, dth
@@ -466,6 +678,12 @@ def norm_rows(a: np.ndarray) -> np.ndarray:
     without the reduction's per-row overhead)."""
     x, y, z = a[:, 0], a[:, 1], a[:, 2]
     return np.sqrt(x * x + y * y + z * z)
+
+
+def diagonal_blocks(W: np.ndarray) -> np.ndarray:
+    """The 3x3 diagonal blocks (K, 3, 3) of a dense W (3K, 3K)."""
+    k = W.shape[0] // 3
+    return W.reshape(k, 3, k, 3)[np.arange(k), :, np.arange(k), :]
 
 
 def lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:

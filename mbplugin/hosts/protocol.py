@@ -8,13 +8,13 @@ Per host step the backend reads the rows' state (:class:`~mbplugin.contact.BodyS
 loop detects, integrates the managed contacts in contact space and returns the
 impulse-equivalent forces; the backend hands them to the host and steps it. What the loop needs
 from the host during that step is the :class:`Host` protocol below: the free acceleration of
-the contact points, the Jacobians and mass matrix of articulated rows, and a probe of the host
-step for the implicit step's verification rounds.
+the contact points, the Jacobians and mass matrix of articulated rows, the host's friction
+coefficients, and (for the implicit step of articulated contacts, solved after the host step)
+the host's end state and a way to put it onto the solved one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,11 +25,6 @@ from mbplugin.contact import BodyState, ContactBatch
 #: row kinds: a free rigid body (the loop builds its W from mass and inertia), a static one
 #: (infinite mass), a link of an articulated body (W from the host's Jacobians and mass matrix)
 FREE, STATIC, ARTICULATED = 0, 1, 2
-
-#: the host probe of the implicit step: impulse P (K, 3) -> (contact found at the probe's end
-#: (K,), its relative velocity u (K, 3), its overlap delta (K,))
-HostProbe = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
-
 
 @dataclass(frozen=True)
 class RowShape:
@@ -50,12 +45,20 @@ class ArticulatedBlock:
     """The contribution of one articulated body (a kinematic tree) to W = J M^-1 J^T:
     entries e (contact sides on its links) with contact index ``contact`` (E,), ``sign`` (E,)
     (+1 side b, -1 side a), point Jacobians ``jac`` (E, 3, n) in the world frame and the
-    body's joint-space mass matrix ``mass_matrix`` (n, n), in the same coordinates."""
+    body's joint-space mass matrix ``mass_matrix`` (n, n), in the same coordinates (the
+    matrix of the host's velocity update: MuJoCo's implicit damping and soft constraints
+    included, see :mod:`mbplugin.mujoco.host`). ``locked``: coordinates a host constraint
+    holds (PyBullet's joint motors; :func:`~mbplugin.bullet.delassus.articulated_response`).
+    ``tag``: the host's handle of the body (for :meth:`Host.respond`). ``response`` (n, 3E):
+    M^-1 J^T with the locked coordinates held, filled in by the loop."""
 
     contact: np.ndarray
     sign: np.ndarray
     jac: np.ndarray
     mass_matrix: np.ndarray
+    locked: np.ndarray | None = None
+    tag: Any = None
+    response: np.ndarray | None = None
 
 
 class Host(Protocol):
@@ -72,9 +75,18 @@ class Host(Protocol):
     ``concatenate([batch.a, batch.b])`` of the sides on articulated rows (contact index
     ``entries % K``, side b where ``entries >= K``).
 
-    ``probe(batch, margin)``: a :data:`HostProbe` of the coming host step (apply the impulse P
-    as the step will, step a copy of the host, detect the batch's contacts there), or None when
-    the host cannot probe.
+    ``friction(batch)``: each contact's friction coefficient (K,) as the host combines its
+    shapes' (used when the backend's ``friction=`` is not given), or None (no host friction).
+
+    ``end_state()``: the rows' state after the host step (the implicit step's read).
+
+    ``respond(blocks, dq, rows, dv, dw, bodies, dt)``: put the host's state after its step onto
+    the state with an extra contact impulse: each articulated block's generalised velocities
+    change by ``dq[i]`` (its ``response`` times the impulses) and its positions by the host's
+    update with that velocity change; free rows ``rows`` change their centre-of-mass velocity
+    by ``dv`` and angular velocity by ``dw`` (world frame) and their poses by dt times those.
+    ``bodies`` is :meth:`end_state`. Returns the largest joint or base angular speed seen
+    (rad/s; the verification rounds' estimate of W's first-order error).
     """
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
@@ -83,7 +95,12 @@ class Host(Protocol):
     def articulated(self, batch: ContactBatch, bodies: BodyState,
                     entries: np.ndarray) -> list[ArticulatedBlock]: ...
 
-    def probe(self, batch: ContactBatch, margin: float) -> HostProbe | None: ...
+    def friction(self, batch: ContactBatch) -> np.ndarray | None: ...
+
+    def end_state(self) -> BodyState: ...
+
+    def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,
+                dv: np.ndarray, dw: np.ndarray, bodies: BodyState, dt: float) -> float: ...
 
 
 class HostAdapter(Host, Protocol):

@@ -91,16 +91,27 @@ class MujocoContacts:
     ``material`` default material ``{"E": Pa, "nu": -}`` of every geom (None: laws need ``k``)
     ``materials`` per body or geom item: ``{"E": ..., "nu": ...}`` (a geom's wins)
     ``pair_laws`` ``[(law, (x, y)), ...]`` per pair of bodies (wins over ``law``)
-    ``friction`` :class:`~mbplugin.dynamics.friction.Friction` (or its parameters) or None
-                 (frictionless; MuJoCo's geom friction is not used for managed pairs)
+    ``friction`` None or ``"mujoco"`` (the default): regularised Coulomb friction with each
+                 contact's coefficient from MuJoCo, its two geoms' sliding ``friction[0]``
+                 combined as MuJoCo combines them (the higher ``priority``'s, else the larger;
+                 :meth:`MujocoHost.friction <mbplugin.mujoco.host.MujocoHost.friction>`);
+                 ``0`` or ``"none"``: frictionless; a
+                 :class:`~mbplugin.dynamics.friction.Friction` (or its parameters): that law
+                 for every managed pair. ``friction_mode`` ("mujoco", "none" or "given") says
+                 which
     ``stick``    a tangential spring instead of regularised friction (``Stick(k_t, mu, c_t)``)
     ``rtol``     relative tolerance of the contact-space integration
     ``solver``   ``"compiled"`` (default), ``"radau"`` or ``"scipy"`` (the reference); see
                  :func:`mbplugin.bullet.substep.contact_space`
     ``articulated``  ``"implicit"`` (default: a step with a contact on an articulated body is
                  solved implicitly against MuJoCo's own update) or ``"substep"``
-    ``verify``   verification probes of the implicit step (0-5)
-    ``probe``    measure the free acceleration of articulated contacts with a probe step
+    ``verify``   verification rounds of the implicit step (0-5, default 3; see
+                 :meth:`mbplugin.hosts.ContactLoop.after`)
+    ``probe``    with ``articulated="substep"``: measure the free acceleration of
+                 articulated contacts with a probe step
+    ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (a
+                 pile): ``"implicit"`` (the default; the implicit Gauss-Seidel step of
+                 :mod:`mbplugin.bullet.large_groups`) or ``"exact"`` (the SciPy path)
     ``correct_positions``  step 4 of the module docstring (free bodies)
     ``exact_flight``  free bodies of managed pairs fly on the exact parabola
     """
@@ -120,8 +131,9 @@ class MujocoContacts:
         rtol: float = 1e-8,
         solver: str = "compiled",
         articulated: str = "implicit",
-        verify: int = 1,
+        verify: int = 3,
         probe: bool = True,
+        large_groups: str = "implicit",
         correct_positions: bool = True,
         exact_flight: bool = True,
     ) -> None:
@@ -192,8 +204,9 @@ class MujocoContacts:
             kind, mass, inv_inertia, shapes, spairs, law=law, material=material,
             materials=per_shape, pair_laws=plaws, friction=friction, stick=stick, rtol=rtol,
             solver=solver, articulated=articulated, verify=verify, probe=probe,
+            large_groups=large_groups,
             names=[self._names.body(int(b)) for b in bodies.tolist()],
-            shape_names=[self._names.geom(int(g)) for g in geoms.tolist()])
+            shape_names=[self._names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
         self.host.loop = self.loop
         # everything is valid: switch MuJoCo's response off for the managed pairs
         self.host.disable_native(pairs)
@@ -296,18 +309,20 @@ class MujocoContacts:
             forced[batch.b[nz]] = True
             host.settle_warmstart(np.flatnonzero(forced & (self.kind != STATIC)))
         host.step()  # mj_step2, the user's xfrc_applied back
+        loop.after(host, dt)  # the implicit step: solved from MuJoCo's end state
+        forced |= loop.forced
         native = host.touching_native()
         if self.correct_positions and loop.pending is not None and not (
                 loop.predictable(dt, bodies.omega)
                 and not (native.any() and (native[batch.a].any() or native[batch.b].any()))):
-            end = host.end_state(bodies)
+            end = host.end_poses(bodies)
             now = loop.model.detect_pairs(end, batch.key, loop.margin)
             dx, dth = loop.correction(now, end)
             forced[host.move(dx, dth, end)] = True
         if self.exact_flight and len(host.free):
             fly = host.ballistic(g) & ~forced[host.free] & ~native[host.free]
             host.flight(host.free[fly], g, dt)
-        self.last = self._info(info)
+        self.last = self._info(loop.last if loop.last is not None else info)
         return self.last
 
     def _info(self, info: StepInfo) -> MujocoStepInfo:
@@ -329,6 +344,16 @@ class MujocoContacts:
         return np.array(m.opt.gravity, dtype=float)
 
     # -- results ----------------------------------------------------------------------------------
+    @property
+    def friction_mode(self) -> str:
+        """"mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"."""
+        return self.loop.friction_mode
+
+    @property
+    def friction(self) -> Any:
+        """The friction law (with "mujoco" its regularisation; None: frictionless)."""
+        return self.loop.friction
+
     @property
     def store(self) -> Any:
         """The contact store (per-contact law state, onsets, separations)."""

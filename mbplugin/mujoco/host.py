@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.contact.kernels import decode_keys
 from mbplugin.dynamics.rotation import (
     quat_from_rotvec,
     quat_multiply,
@@ -38,11 +39,19 @@ from mbplugin.dynamics.rotation import (
     rotate,
     rotate_transpose,
 )
-from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, HostProbe, RowShape
-from mbplugin.hosts.loop import lookup
+from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, RowShape
 from mbplugin.hosts.protocol import cross_rows, point_velocity
 from mbplugin.mujoco.geometry import row_shapes
 from mbplugin.mujoco.native import NativeFilter
+
+
+def _nq(m: Any, j: int) -> int:
+    """The number of qpos entries of joint ``j`` (free 7, ball 4, hinge and slide 1)."""
+    import mujoco
+
+    t = int(m.jnt_type[j])
+    return 7 if t == int(mujoco.mjtJoint.mjJNT_FREE) else 4 if t == int(
+        mujoco.mjtJoint.mjJNT_BALL) else 1
 
 
 def row_kinds(m: Any, bodies: np.ndarray) -> np.ndarray:
@@ -95,6 +104,23 @@ class MujocoHost:
                           for r in np.unique(self.root[kind == ARTICULATED])}
         self._scratch: Any = None
         self.loop: Any = None
+        # the state before mj_step2 (the implicit step's positions are MuJoCo's update from it)
+        self._qpos0 = np.zeros(m.nq)
+        # rotational degrees of freedom (hinge, ball, a free joint's last three): the implicit
+        # step's angular speed estimate
+        jt = np.asarray(m.jnt_type[m.dof_jntid], dtype=np.int64)
+        first = np.asarray(m.jnt_dofadr[m.dof_jntid], dtype=np.int64)
+        jtype = mujoco.mjtJoint
+        self._rot_dof = ((jt == int(jtype.mjJNT_HINGE)) | (jt == int(jtype.mjJNT_BALL))
+                         | ((jt == int(jtype.mjJNT_FREE)) & (np.arange(m.nv) - first >= 3)))
+        # the qpos addresses of each tree (by root body) and of each free row
+        jnt_root = np.asarray(m.body_rootid[m.jnt_bodyid], dtype=np.int64)
+        self.tree_qpos = {}
+        for r in self.tree_dofs:
+            adr = []
+            for j in np.flatnonzero(jnt_root == r).tolist():
+                adr.extend(range(int(m.jnt_qposadr[j]), int(m.jnt_qposadr[j]) + _nq(m, j)))
+            self.tree_qpos[r] = np.array(adr, dtype=np.int64)
 
     # -- the adapter: geometry, native response, state, forces, step -------------------------------
     def shapes(self) -> list[RowShape]:
@@ -123,6 +149,7 @@ class MujocoHost:
     def step(self) -> None:
         """``mj_step2`` (actuation, acceleration, MuJoCo's constraints, integration) and the
         user's ``xfrc_applied`` back as it was before :meth:`apply`."""
+        self._qpos0[:] = self.d.qpos
         try:
             self.mj.mj_step2(self.m, self.d)
         finally:
@@ -141,7 +168,16 @@ class MujocoHost:
         vel = cvel[:, 3:] + cross_rows(om, pos - d.subtree_com[self.root])
         return pos, quat, vel, om
 
-    def end_state(self, bodies: BodyState) -> BodyState:
+    def end_state(self) -> BodyState:
+        """The rows' state after the host step (poses and velocities of the current ``qpos``,
+        ``qvel``: kinematics on a scratch ``MjData``, the user's data untouched)."""
+        s = self._scratch_data()
+        s.qpos[:] = self.d.qpos
+        s.qvel[:] = self.d.qvel
+        self._kinematics(s)
+        return self.loop.body_state(*self.state(s))
+
+    def end_poses(self, bodies: BodyState) -> BodyState:
         """The rows after the host step: free rows' poses from ``qpos`` (MuJoCo's free joint:
         the body frame's origin and orientation), the others as in ``bodies`` (their contacts
         are not corrected). Velocities as in ``bodies`` (unused: the correction reads overlaps)."""
@@ -192,8 +228,8 @@ class MujocoHost:
 
     def articulated(self, batch: ContactBatch, bodies: BodyState,
                     entries: np.ndarray) -> list[ArticulatedBlock]:
-        """W's blocks of the kinematic trees with contacts (``mj_jac`` at each contact point,
-        the tree's mass matrix by ``mj_mulM`` of unit vectors: M's own entries)."""
+        """W's blocks of the kinematic trees with contacts: ``mj_jac`` at each contact point,
+        and the matrix of MuJoCo's velocity update of the tree (:meth:`update_matrix`)."""
         mj, m, d = self.mj, self.m, self.d
         k = len(batch)
         side = np.concatenate([batch.a, batch.b])[entries]
@@ -208,46 +244,157 @@ class MujocoHost:
             for i, e in enumerate(sel.tolist()):
                 mj.mj_jac(m, d, jp, None, point[e], int(self.body[side[e]]))
                 jac[i] = jp[:, dofs]
-            mm = np.zeros((len(dofs), len(dofs)))
-            unit, col = np.zeros(m.nv), np.zeros(m.nv)
-            for j, dof in enumerate(dofs.tolist()):
-                unit[dof] = 1.0
-                mj.mj_mulM(m, d, col, unit)
-                mm[:, j] = col[dofs]
-                unit[dof] = 0.0
             ent = entries[sel]
-            out.append(ArticulatedBlock(ent % k, np.where(ent >= k, 1.0, -1.0), jac, mm))
+            out.append(ArticulatedBlock(ent % k, np.where(ent >= k, 1.0, -1.0), jac,
+                                        self.update_matrix(dofs), tag=root))
         return out
 
-    def probe(self, batch: ContactBatch, margin: float) -> HostProbe:
-        """The host step with an impulse P applied (K, 3), on a scratch copy of the state after
-        ``mj_step1``: whether each contact is still found, its velocity u and overlap delta at
-        the step's end (the batch's pairs detected there)."""
-        mj, m = self.mj, self.m
+    def update_matrix(self, dofs: np.ndarray) -> np.ndarray:
+        """The matrix H (n, n) of MuJoCo's velocity update of the degrees of freedom ``dofs``
+        (a kinematic tree): an impulse P at a point changes their velocities by
+        H^-1 J^T P. H = M (its entries by ``mj_mulM`` of unit vectors; armature included)
 
-        def host(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            s = self._probe_data()
-            self._add_forces(batch, P / m.opt.timestep, s.xfrc_applied, s)
-            mj.mj_step2(m, s)
-            self._kinematics(s)
-            after = self.loop.body_state(*self.state(s))
-            now = self.loop.model.detect_pairs(after, batch.key, margin)
-            pos = lookup(now.key, batch.key)
-            ok = pos >= 0
-            at = np.maximum(pos, 0)
-            if not len(now):
-                return ok, np.zeros((len(batch), 3)), np.zeros(len(batch))
-            u = now.vt[at] - now.ddelta[at][:, None] * now.normal[at]
-            return ok, u, now.delta[at]
+        * + dt diag(dof_damping): the joint damping MuJoCo's Euler integrator takes implicitly
+          (unless ``mjDSBL_EULERDAMP``), and the implicit integrators too;
+        * - dt D_act with the implicit integrators (``implicit``, ``implicitfast``): the
+          actuators' force derivative in the joint velocities, moment^T (df/dv) moment, df/dv
+          the affine gain's ``gainprm[2]`` times ctrl (or act) plus the affine bias'
+          ``biasprm[2]`` (a position actuator's -kv);
+        * + J_c^T D_c J_c over MuJoCo's equality and limit constraints of this step
+          (``efc_J``, ``efc_D`` of ``mj_step1``): a soft constraint in its quadratic state
+          adds that term to the Hessian of MuJoCo's constraint problem (Todorov 2014,
+          "Analytically-invertible dynamics with contacts and constraints", ICRA; MuJoCo
+          documentation, Computation: the primal problem), so its velocity response to an
+          extra impulse is (M + J_c^T D_c J_c)^-1 J^T P.
 
-        return host
+        Not modelled: the Coriolis derivative of ``implicit``, tendon damping, MuJoCo's own
+        contacts and friction losses (the response is then that without them)."""
+        mj, m, d = self.mj, self.m, self.d
+        n = len(dofs)
+        H = np.zeros((n, n))
+        unit, col = np.zeros(m.nv), np.zeros(m.nv)
+        for j, dof in enumerate(dofs.tolist()):
+            unit[dof] = 1.0
+            mj.mj_mulM(m, d, col, unit)
+            H[:, j] = col[dofs]
+            unit[dof] = 0.0
+        dt = float(m.opt.timestep)
+        integ = int(m.opt.integrator)
+        euler = integ == int(mj.mjtIntegrator.mjINT_EULER)
+        damp = np.asarray(m.dof_damping[dofs], dtype=float)
+        if damp.any() and not (euler and m.opt.disableflags
+                               & int(mj.mjtDisableBit.mjDSBL_EULERDAMP)):
+            H[np.arange(n), np.arange(n)] += dt * damp
+        if not euler and m.nu:
+            dfdv = np.zeros(m.nu)
+            aff_g = m.actuator_gaintype == int(mj.mjtGain.mjGAIN_AFFINE)
+            aff_b = m.actuator_biastype == int(mj.mjtBias.mjBIAS_AFFINE)
+            stateless = m.actuator_dyntype == int(mj.mjtDyn.mjDYN_NONE)
+            drive = np.where(stateless, d.ctrl, 0.0)
+            if m.na:
+                act = np.zeros(m.nu)
+                has = m.actuator_actadr >= 0
+                act[has] = d.act[m.actuator_actadr[has] + m.actuator_actnum[has] - 1]
+                drive = np.where(stateless, drive, act)
+            dfdv += np.where(aff_g, m.actuator_gainprm[:, 2] * drive, 0.0)
+            dfdv += np.where(aff_b, m.actuator_biasprm[:, 2], 0.0)
+            if dfdv.any():
+                mom = self._moments()[:, dofs]
+                H -= dt * (mom.T * dfdv) @ mom
+        if d.nefc:
+            cn = mj.mjtConstraint
+            kind = np.asarray(d.efc_type[:d.nefc])
+            rows = np.flatnonzero((kind == int(cn.mjCNSTR_EQUALITY))
+                                  | (kind == int(cn.mjCNSTR_LIMIT_JOINT))
+                                  | (kind == int(cn.mjCNSTR_LIMIT_TENDON)))
+            if len(rows):
+                jc = self._efc_jacobian(rows)[:, dofs]
+                on = np.flatnonzero(np.any(jc != 0, axis=1))
+                if len(on):
+                    jc = jc[on]
+                    H += (jc.T * np.asarray(d.efc_D)[rows[on]]) @ jc
+        return H
 
-    def _probe_data(self) -> Any:
-        """A scratch ``MjData`` holding the backend's data (after ``mj_step1``)."""
+    def _moments(self) -> np.ndarray:
+        """The actuators' moment arms (nu, nv), dense (MuJoCo keeps them sparse)."""
+        m, d = self.m, self.d
+        out = np.zeros((m.nu, m.nv))
+        for i in range(m.nu):
+            a, n = int(d.moment_rowadr[i]), int(d.moment_rownnz[i])
+            out[i, d.moment_colind[a:a + n]] = d.actuator_moment[a:a + n]
+        return out
+
+    def _efc_jacobian(self, rows: np.ndarray) -> np.ndarray:
+        """Rows of the constraint Jacobian ``efc_J`` (len(rows), nv), dense or sparse."""
+        m, d = self.m, self.d
+        if self.mj.mj_isSparse(m):
+            out = np.zeros((len(rows), m.nv))
+            for i, r in enumerate(rows.tolist()):
+                a, n = int(d.efc_J_rowadr[r]), int(d.efc_J_rownnz[r])
+                out[i, d.efc_J_colind[a:a + n]] = d.efc_J[a:a + n]
+            return out
+        return np.asarray(d.efc_J[:d.nefc * m.nv]).reshape(d.nefc, m.nv)[rows]
+
+    def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,
+                dv: np.ndarray, dw: np.ndarray, bodies: BodyState, dt: float) -> float:
+        """Put MuJoCo's state after its step onto the state with an extra contact impulse
+        (:class:`~mbplugin.hosts.Host`): ``qvel`` of each block's tree changes by its
+        ``dq``, of each free row by (dv, dw) (the centre of mass's velocity and the world
+        angular velocity, turned into the free joint's origin velocity and local angular
+        velocity); the positions of those joints become MuJoCo's own update from the step's
+        start, ``mj_integratePos(qpos0, qvel, dt)`` (the other joints untouched). Returns the
+        largest angular speed of their rotational degrees of freedom (rad/s)."""
+        mj, m, d = self.mj, self.m, self.d
+        qadr: list[np.ndarray] = []
+        spin = 0.0
+        for blk, x in zip(blocks, dq, strict=True):
+            dofs = self.tree_dofs[int(blk.tag)]
+            d.qvel[dofs] += x
+            qadr.append(self.tree_qpos[int(blk.tag)])
+            rot = self._rot_dof[dofs]
+            if rot.any():
+                spin = max(spin, float(np.max(np.abs(d.qvel[dofs[rot]]))))
+        if len(rows):
+            pos = np.searchsorted(self.free, rows)
+            qa, va = self.qadr[pos], self.vadr[pos]
+            q = quat_normalize(d.qpos[qa[:, None] + np.arange(3, 7)])
+            r = quat_to_matrix(q)
+            arm = rotate(r, self.ipos[rows])  # origin -> centre of mass
+            d.qvel[va[:, None] + np.arange(3)] += dv - cross_rows(dw, arm)
+            d.qvel[va[:, None] + np.arange(3, 6)] += rotate_transpose(r, dw)
+            qadr.append((qa[:, None] + np.arange(7)).ravel())
+            w = d.qvel[va[:, None] + np.arange(3, 6)]
+            spin = max(spin, float(np.max(np.sqrt(np.einsum("ij,ij->i", w, w)))))
+        if qadr:
+            adr = np.concatenate(qadr)
+            q = self._qpos0.copy()
+            mj.mj_integratePos(m, q, d.qvel, dt)
+            d.qpos[adr] = q[adr]
+        return spin
+
+    def friction(self, batch: ContactBatch) -> np.ndarray:
+        """Each contact's friction coefficient (K,) as MuJoCo combines its two geoms'
+        ``geom_friction[:, 0]`` (the sliding coefficient): the geom of higher
+        ``geom_priority``'s, the larger of the two at equal priority (MuJoCo documentation,
+        Modeling, "Contact parameters"; ``mj_contactParam`` in engine_collision_driver.c)."""
+        m = self.m
+        sa, sb, _ = decode_keys(batch.key, self.loop.model.n_shapes)
+        ga, gb = self.geoms[sa], self.geoms[sb]
+        fa, fb = m.geom_friction[ga, 0], m.geom_friction[gb, 0]
+        pa, pb = m.geom_priority[ga], m.geom_priority[gb]
+        return np.where(pa > pb, fa, np.where(pb > pa, fb, np.maximum(fa, fb)))
+
+    def _scratch_data(self) -> Any:
+        """The scratch ``MjData`` (made once)."""
         if self._scratch is None:
             self._scratch = self.mj.MjData(self.m)
-        self.mj.mj_copyData(self._scratch, self.m, self.d)
         return self._scratch
+
+    def _probe_data(self) -> Any:
+        """The scratch ``MjData`` holding the backend's data (after ``mj_step1``)."""
+        s = self._scratch_data()
+        self.mj.mj_copyData(s, self.m, self.d)
+        return s
 
     def _kinematics(self, s: Any) -> None:
         """Positions and ``cvel`` of a scratch data after its ``mj_step2``."""

@@ -122,7 +122,9 @@ class MujocoScene:
             m, d, manage=names, law=self.spec.law, materials=_geoms(per),
             pair_laws=[(lw, (_geom_body(a, bodies), _geom_body(b_, bodies)))
                        for lw, (a, b_) in self.spec.pair_laws],
-            friction=self.spec.friction)
+            # a scene without a friction table is frictionless, as in the standalone engine
+            # (not MuJoCo's geom friction)
+            friction="none" if self.spec.friction is None else self.spec.friction)
         dt = float(m.opt.timestep)
         n = round(self.duration / dt)
         t = np.zeros(n + 1)
