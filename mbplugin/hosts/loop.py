@@ -14,9 +14,12 @@ between is generic and lives here (shared/DESIGN.md, "Integration, events, hosts
    ones) and each contact's effective mass 1 / n.W n;
 4. the contact-space integration over the host step (:func:`mbplugin.bullet.substep.
    contact_space`: groups of coupled contacts, DOP853 / Radau, events located and booked by
-   the store) or, for a step with a contact on an articulated link, the host-consistent
-   implicit step (:class:`mbplugin.bullet.implicit.ImplicitStep`, with the host's probe for its
-   verification rounds);
+   the store; groups too large for it by the implicit step of
+   :mod:`mbplugin.bullet.large_groups`) or, for a step with a contact on an articulated link,
+   the host-consistent implicit step (:class:`mbplugin.bullet.implicit.ImplicitStep`): begun
+   before the host step with each contact's last impulse P_lin, solved by :meth:`after` from
+   the host's end state, the difference applied through the host's response
+   (:meth:`Host.respond`), with verification rounds;
 5. the position correction of free rows after the host's semi-implicit step: the host's end
    overlap made equal to the integrated one by a position impulse along the normals through W
    (velocities kept), and the test that tells when the host's step is predictable and there

@@ -9,16 +9,20 @@ diag(1 / ``body_inertia``). A row is
 * free: a body whose only joint is a free joint and which has no child body (its W is
   I/m - [r]x I^-1 [r]x);
 * articulated: any other body with degrees of freedom (W from MuJoCo's point Jacobians
-  ``mj_jac`` and the mass matrix of its kinematic tree, read with ``mj_mulM``).
+  ``mj_jac`` and the matrix of MuJoCo's velocity update of its kinematic tree,
+  :meth:`MujocoHost.update_matrix`: the mass matrix read with ``mj_mulM``, implicit damping,
+  actuator damping of the implicit integrators, soft equality and limit constraints).
 
 Velocities: ``cvel`` ([omega, v] at the subtree centre of mass of the body's root, world
 orientation; computed by ``mj_step1``'s velocity stage), moved to the row's centre of mass.
 Free acceleration: free rows' points from MuJoCo's smooth acceleration ``qacc_smooth``
 (``mj_fwdActuation`` + ``mj_fwdAcceleration``: gravity, the user's ``xfrc_applied`` /
-``qfrc_applied``, actuators, passive and gyroscopic forces) as J qacc_smooth; contacts with an
-articulated side from a probe step (``mj_copyData`` of the state after ``mj_step1`` to a
-scratch ``MjData``, ``mj_step2`` there, velocities read): it also holds MuJoCo's own
-constraints (joint limits, unmanaged contacts). Forces go to ``xfrc_applied`` (force and
+``qfrc_applied``, actuators, passive and gyroscopic forces) as J qacc_smooth; with ``articulated="substep"``,
+contacts with an articulated side from a probe step (``mj_copyData`` of the state after
+``mj_step1`` to a scratch ``MjData``, ``mj_step2`` there, velocities read): it also holds
+MuJoCo's own constraints (joint limits, unmanaged contacts). The implicit step of articulated
+contacts needs no probe: it reads MuJoCo's end state (:meth:`MujocoHost.end_state`) and puts it
+onto the solved one (:meth:`MujocoHost.respond`). Forces go to ``xfrc_applied`` (force and
 torque about the body's centre of mass, world frame); the caller restores the user's values
 after ``mj_step2``.
 """
