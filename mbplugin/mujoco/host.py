@@ -17,8 +17,8 @@ Velocities: ``cvel`` ([omega, v] at the subtree centre of mass of the body's roo
 orientation; computed by ``mj_step1``'s velocity stage), moved to the row's centre of mass.
 Free acceleration: free rows' points from MuJoCo's smooth acceleration ``qacc_smooth``
 (``mj_fwdActuation`` + ``mj_fwdAcceleration``: gravity, the user's ``xfrc_applied`` /
-``qfrc_applied``, actuators, passive and gyroscopic forces) as J qacc_smooth; with ``articulated="substep"``,
-contacts with an articulated side from a probe step (``mj_copyData`` of the state after
+``qfrc_applied``, actuators, passive and gyroscopic forces) as J qacc_smooth; with
+``articulated="substep"``, contacts with an articulated side from a probe step (``mj_copyData`` of the state after
 ``mj_step1`` to a scratch ``MjData``, ``mj_step2`` there, velocities read): it also holds
 MuJoCo's own constraints (joint limits, unmanaged contacts). The implicit step of articulated
 contacts needs no probe: it reads MuJoCo's end state (:meth:`MujocoHost.end_state`) and puts it
