@@ -18,8 +18,9 @@ orientation; computed by ``mj_step1``'s velocity stage), moved to the row's cent
 Free acceleration: free rows' points from MuJoCo's smooth acceleration ``qacc_smooth``
 (``mj_fwdActuation`` + ``mj_fwdAcceleration``: gravity, the user's ``xfrc_applied`` /
 ``qfrc_applied``, actuators, passive and gyroscopic forces) as J qacc_smooth; with
-``articulated="substep"``, contacts with an articulated side from a probe step (``mj_copyData`` of the state after
-``mj_step1`` to a scratch ``MjData``, ``mj_step2`` there, velocities read): it also holds
+``articulated="substep"``, contacts with an articulated side from a probe step
+(``mj_copyData`` of the state after ``mj_step1`` to a scratch ``MjData``, ``mj_step2``
+there, velocities read): it also holds
 MuJoCo's own constraints (joint limits, unmanaged contacts). The implicit step of articulated
 contacts needs no probe: it reads MuJoCo's end state (:meth:`MujocoHost.end_state`) and puts it
 onto the solved one (:meth:`MujocoHost.respond`). Forces go to ``xfrc_applied`` (force and
