@@ -601,16 +601,11 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
         raise SceneError(f"{source}: world.backend = {backend!r} is not one of "
                          "{standalone, pybullet, mujoco}")
     try:
-        if backend == "pybullet":
-            from mbplugin.bullet.scene import build_bullet_scene
+        if backend in ("pybullet", "mujoco"):
+            from mbplugin.host_scene import check_host_scene
 
-            return build_bullet_scene(doc, source, _law_entry, _friction,  # type: ignore[return-value]
-                                      _build)
-        if backend == "mujoco":
-            from mbplugin.mujoco.scene import build_mujoco_scene
-
-            return build_mujoco_scene(doc, source, _law_entry, _friction,  # type: ignore[return-value]
-                                      _build)
+            return check_host_scene(doc, source, backend, _law_entry,  # type: ignore[return-value]
+                                    _friction, _build)
         return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise

@@ -9,8 +9,8 @@ step the backend
    :class:`~mbplugin.contact.BodyState` and runs the contact layer's detection
    (:meth:`~mbplugin.contact.ContactModel.detect`) with a predictive margin;
 2. integrates the managed contacts in contact space over the host step
-   (:mod:`mbplugin.bullet.substep`) with the Delassus operator of the links
-   (:mod:`mbplugin.bullet.delassus`), the store's laws and rules and regularised friction;
+   (:mod:`mbplugin.pipeline.substep`) with the Delassus operator of the links
+   (:mod:`mbplugin.pipeline.delassus`), the store's laws and rules and regularised friction;
 3. applies the impulse-equivalent force P / dt of every contact with ``applyExternalForce`` and
    calls ``stepSimulation``;
 4. for free bodies, moves the bodies along the contact normals so that the contacts' overlap
@@ -45,7 +45,17 @@ import scipy.sparse as sp
 
 from mbplugin.bullet import checks
 from mbplugin.bullet.client import Client
-from mbplugin.bullet.delassus import (
+from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
+from mbplugin.contact import (
+    BodyState,
+    ContactBatch,
+    ContactModel,
+    axis_angle_quat,
+    quat_to_matrix,
+)
+from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
+from mbplugin.errors import ParameterError
+from mbplugin.pipeline.delassus import (
     articulated_delassus_dense,
     articulated_response,
     block_normal_diagonal,
@@ -56,20 +66,10 @@ from mbplugin.bullet.delassus import (
     skew,
     solve_blocks,
 )
-from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
-from mbplugin.bullet.implicit import ImplicitStep
-from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
-from mbplugin.contact import (
-    BodyState,
-    ContactBatch,
-    ContactModel,
-    axis_angle_quat,
-    quat_to_matrix,
-)
-from mbplugin.dynamics.friction import Friction
-from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
-from mbplugin.errors import ParameterError
+from mbplugin.pipeline.friction import Friction
+from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.stick import Stick
+from mbplugin.pipeline.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
 
 FREE, STATIC, ARTICULATED = 0, 1, 2
 #: the ``articulated=`` modes of :class:`BulletContacts`
@@ -184,14 +184,14 @@ class BulletContacts:
     ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code: DOP853 while a
                  group is not stiff, Radau otherwise), ``"radau"`` (the same, Radau only) or
                  ``"scipy"`` (SciPy's Radau on all contacts together, the reference); see
-                 :func:`mbplugin.bullet.substep.contact_space`. The implicit step of
+                 :func:`mbplugin.pipeline.substep.contact_space`. The implicit step of
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
-                 reference, :class:`~mbplugin.bullet.implicit.ImplicitStep`)
+                 reference, :class:`~mbplugin.pipeline.implicit.ImplicitStep`)
     ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
                  articulated links with a probe step of the host (see :meth:`_a_free`);
                  otherwise gravity only (the implicit step needs no probe)
     ``articulated``  how a host step with a contact on a link of an articulated body is
-                 solved: ``"implicit"`` (the default; :mod:`mbplugin.bullet.implicit`, the
+                 solved: ``"implicit"`` (the default; :mod:`mbplugin.pipeline.implicit`, the
                  impulse solved against the host's own semi-implicit update, for every contact
                  of that step) or ``"substep"`` (the exact sub-stepper, as for free bodies;
                  articulated links get no position correction)
@@ -202,7 +202,7 @@ class BulletContacts:
                  first-order error can matter); 0 trusts W's first-order response
     ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (more
                  than 256 states: 32 contacts, a pile): ``"implicit"`` (the default; the
-                 implicit host step of :mod:`mbplugin.bullet.large_groups`, Gauss-Seidel on a
+                 implicit host step of :mod:`mbplugin.pipeline.large_groups`, Gauss-Seidel on a
                  sparse W) or ``"exact"`` (the step on the SciPy path: exact events, seconds
                  per host step for hundreds of contacts)
     ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
@@ -718,7 +718,7 @@ class BulletContacts:
 
     def _delassus(self, batch: ContactBatch,
                   bodies: BodyState) -> sp.csr_matrix | np.ndarray:
-        """W (3K, 3K) of the batch (:mod:`mbplugin.bullet.delassus`): sparse for free bodies,
+        """W (3K, 3K) of the batch (:mod:`mbplugin.pipeline.delassus`): sparse for free bodies,
         dense when a side is a link of an articulated body (its point Jacobians and mass
         matrix kept in ``_art_cache`` for :meth:`_respond`)."""
         k = len(batch)
@@ -971,7 +971,7 @@ class BulletContacts:
         """Apply the impulse P_lin of the coming host step (each contact's impulse of the last
         step, zero for a new contact) and keep what :meth:`_implicit_after` needs: the step is
         solved after the host step, from the host's end state (module docstring of
-        :mod:`mbplugin.bullet.implicit`). The host steps with P_lin (its own motors, joint
+        :mod:`mbplugin.pipeline.implicit`). The host steps with P_lin (its own motors, joint
         limits and native contacts respond to it); the after-step solve applies the
         difference. (A prediction of P from each contact's free acceleration estimated over the
         last host step was tried instead of the last impulse: it did not help where the
@@ -999,7 +999,7 @@ class BulletContacts:
 
     def _implicit_after(self, dt: float) -> None:
         """Solve the host step's impulse from the host's end state and put the host's state
-        onto it (see :mod:`mbplugin.bullet.implicit`): the host stepped with P_lin; its end
+        onto it (see :mod:`mbplugin.pipeline.implicit`): the host stepped with P_lin; its end
         state with P is its end state with P_lin plus the response to P - P_lin, which is
         applied here (:meth:`_respond`). ``verify`` further rounds re-read the host and solve
         again from its corrected state while its overlaps differ from the solved ones by more

@@ -10,7 +10,6 @@ class; it reads the rows' state, disables the host's own response for the manage
 the loop's forces to the host and steps it.
 """
 
-from mbplugin.bullet.stick import Stick
 from mbplugin.hosts.loop import ARTICULATED_MODES, ContactLoop, StepInfo
 from mbplugin.hosts.protocol import (
     ARTICULATED,
@@ -21,6 +20,7 @@ from mbplugin.hosts.protocol import (
     HostAdapter,
     RowShape,
 )
+from mbplugin.pipeline.stick import Stick
 
 __all__ = [
     "ARTICULATED",

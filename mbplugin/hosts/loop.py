@@ -9,14 +9,14 @@ between is generic and lives here (shared/DESIGN.md, "Integration, events, hosts
    :class:`~mbplugin.contact.ContactModel`, exactly the managed shape pairs detected;
 2. detection with a predictive margin dt (2 v_max + 0.1 omega_max) + |g| dt^2 + 1 um, and the
    store's onset/end/latch rules at the step start (:meth:`ContactStore.commit`);
-3. the Delassus operator W = J M^-1 J^T of the contacts (:mod:`mbplugin.bullet.delassus`:
+3. the Delassus operator W = J M^-1 J^T of the contacts (:mod:`mbplugin.pipeline.delassus`:
    I/m - [r]x I^-1 [r]x for free rows; the host's Jacobians and mass matrix for articulated
    ones) and each contact's effective mass 1 / n.W n;
-4. the contact-space integration over the host step (:func:`mbplugin.bullet.substep.
+4. the contact-space integration over the host step (:func:`mbplugin.pipeline.substep.
    contact_space`: groups of coupled contacts, DOP853 / Radau, events located and booked by
    the store; groups too large for it by the implicit step of
-   :mod:`mbplugin.bullet.large_groups`) or, for a step with a contact on an articulated link,
-   the host-consistent implicit step (:class:`mbplugin.bullet.implicit.ImplicitStep`): begun
+   :mod:`mbplugin.pipeline.large_groups`) or, for a step with a contact on an articulated link,
+   the host-consistent implicit step (:class:`mbplugin.pipeline.implicit.ImplicitStep`): begun
    before the host step with each contact's last impulse P_lin, solved by :meth:`after` from
    the host's end state, the difference applied through the host's response
    (:meth:`Host.respond`), with verification rounds;
@@ -41,22 +41,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin.bullet.delassus import (
-    articulated_delassus_dense,
-    articulated_response,
-    block_normal_diagonal,
-    free_body_blocks,
-    free_body_delassus,
-    normal_delassus,
-    normal_diagonal,
-    solve_blocks,
-)
-from mbplugin.bullet.implicit import ImplicitStep
-from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.contact.kernels import decode_keys
-from mbplugin.dynamics.friction import Friction
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.protocol import (
     ARTICULATED,
@@ -67,6 +53,20 @@ from mbplugin.hosts.protocol import (
     RowShape,
     cross_rows,
 )
+from mbplugin.pipeline.delassus import (
+    articulated_delassus_dense,
+    articulated_response,
+    block_normal_diagonal,
+    free_body_blocks,
+    free_body_delassus,
+    normal_delassus,
+    normal_diagonal,
+    solve_blocks,
+)
+from mbplugin.pipeline.friction import Friction
+from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.stick import Stick
+from mbplugin.pipeline.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
 
 #: the ``articulated=`` modes: the implicit step (default) or the exact sub-stepper
 ARTICULATED_MODES = ("implicit", "substep")
@@ -124,7 +124,7 @@ def as_friction(friction: Any, host: str) -> tuple[str, Friction | None]:
 
 
 def as_stick(stick: Any) -> Stick | None:
-    """``stick=`` of a backend: None, a :class:`~mbplugin.bullet.stick.Stick` or a mapping of
+    """``stick=`` of a backend: None, a :class:`~mbplugin.pipeline.stick.Stick` or a mapping of
     k_t, mu, c_t."""
     if stick is None or isinstance(stick, Stick):
         return stick
@@ -448,7 +448,7 @@ class ContactLoop:
     def _implicit_before(self, batch: ContactBatch, W: Any, u0: np.ndarray,
                          s0: np.ndarray | None, t: float, dt: float,
                          mu: np.ndarray | None) -> tuple[StepInfo, ContactBatch, np.ndarray]:
-        """The implicit step's start (:mod:`mbplugin.bullet.implicit`): the force P_lin / dt
+        """The implicit step's start (:mod:`mbplugin.pipeline.implicit`): the force P_lin / dt
         of the coming host step (each contact's impulse of the last step, zero for a new
         contact) and what :meth:`after` needs to solve the step from the host's end state."""
         k = len(batch)
@@ -469,7 +469,7 @@ class ContactLoop:
 
     def after(self, host: Host, dt: float) -> None:
         """Solve the host step's impulse from the host's end state and put the host's state
-        onto it (the implicit step, :mod:`mbplugin.bullet.implicit`): the host stepped with
+        onto it (the implicit step, :mod:`mbplugin.pipeline.implicit`): the host stepped with
         P_lin; its end state with P is its end state with P_lin plus the response to
         P - P_lin, applied here through :meth:`Host.respond`. ``verify`` further rounds
         re-read the host and solve again from its corrected state while its overlaps differ

@@ -102,7 +102,7 @@ class MujocoContacts:
     ``stick``    a tangential spring instead of regularised friction (``Stick(k_t, mu, c_t)``)
     ``rtol``     relative tolerance of the contact-space integration
     ``solver``   ``"compiled"`` (default), ``"radau"`` or ``"scipy"`` (the reference); see
-                 :func:`mbplugin.bullet.substep.contact_space`
+                 :func:`mbplugin.pipeline.substep.contact_space`
     ``articulated``  ``"implicit"`` (default: a step with a contact on an articulated body is
                  solved implicitly against MuJoCo's own update) or ``"substep"``
     ``verify``   verification rounds of the implicit step (0-5, default 3; see
@@ -111,7 +111,7 @@ class MujocoContacts:
                  articulated contacts with a probe step
     ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (a
                  pile): ``"implicit"`` (the default; the implicit Gauss-Seidel step of
-                 :mod:`mbplugin.bullet.large_groups`) or ``"exact"`` (the SciPy path)
+                 :mod:`mbplugin.pipeline.large_groups`) or ``"exact"`` (the SciPy path)
     ``correct_positions``  step 4 of the module docstring (free bodies)
     ``exact_flight``  free bodies of managed pairs fly on the exact parabola
     """

@@ -36,7 +36,7 @@ import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import decode_keys
-from mbplugin.dynamics.rotation import (
+from mbplugin.contact.rotation import (
     quat_from_rotvec,
     quat_multiply,
     quat_normalize,
