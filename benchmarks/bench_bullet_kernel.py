@@ -5,8 +5,8 @@ cr = 0.5, released 2 mm above ``plane.urdf``; host step 1/240 s) is run with the
 ``--steps`` host steps. Along the way:
 
 * every call of :func:`~mbplugin.pipeline.substep_compiled.integrate_groups` during the host
-  steps given by ``--capture`` (default 5: landing, 60: ringing, 200: at rest) is captured (copies of its
-  arguments before the call and of what it wrote after it);
+  steps given by ``--capture`` (default 5: landing, 60: ringing, 200: at rest) is captured
+  (copies of its arguments before the call and of what it wrote after it);
 * each host step's ``StepInfo.stats.wall`` (the whole contact-space integration: the Python
   side of :class:`mbplugin.pipeline.substep.GroupedContactSpace` and the kernel) and the time
   spent in the kernel itself are recorded, reported per 20-step phase.

@@ -9,7 +9,8 @@ What a host backend accepts from the scene format (``docs/scenes.md``): ``[world
 ``host_dt`` (the host's step, s; default 1/240 for PyBullet, 0.002 for MuJoCo),
 ``[materials]``, ``[contact]`` (law, params, params_optional, friction), ``[[pairs]]`` with
 ``bodies``, and ``[[bodies]]`` of the shapes the host builds (``SHAPES`` of its world class)
-with ``radius`` / ``half_extents`` / ``half_length``, ``material``, ``mass`` or ``density``,
+with ``radius`` / ``half_extents`` / ``half_length`` / ``file`` and ``scale`` (a mesh, read
+relative to the scene file), ``material``, ``mass`` or ``density``,
 ``position``, ``orientation``, ``velocity``, ``angular_velocity``, ``fixed``. ``count`` /
 ``grid``, loads and ``[integrator]`` are standalone-engine features: a clear error names them.
 
@@ -230,13 +231,15 @@ class HostScene:
 
 def check_host_scene(doc: dict[str, Any], source: str, backend: str,
                      law_entry: Callable[..., Any], friction_entry: Callable[..., Any],
-                     engine_build: Callable[..., Any] | None = None) -> HostScene:
+                     engine_build: Callable[..., Any] | None = None,
+                     base_dir: str | Path | None = None) -> HostScene:
     """A :class:`HostScene` from a resolved, validated scene document (the module docstring's
     rules; the shapes and default step of the backend's world class).
     ``law_entry(table, where)`` and ``friction_entry(table, where)`` are the scene loader's
     resolvers of ``[contact]`` / ``[[pairs]]`` laws and friction (one rule for every
     backend); ``engine_build(doc, source)`` the standalone engine's builder: the scene is built
-    for it too (the twin), so that its checks apply to every backend alike."""
+    for it too (the twin), so that its checks apply to every backend alike; ``base_dir`` the
+    folder mesh files are read relative to (the scene file's)."""
     from mbplugin.scene import SceneError
 
     wc = world_class(backend)
@@ -269,6 +272,14 @@ def check_host_scene(doc: dict[str, Any], source: str, backend: str,
             raise SceneError(f"{source}: bodies[{i}].radius: a box's rounding radius is not "
                              f"supported with world.backend = {backend!r} (the host's boxes "
                              "are sharp)")
+        if b["shape"] == "mesh":  # a file relative to the scene file's folder
+            path = Path(b["file"])
+            if not path.is_absolute():
+                path = Path(base_dir if base_dir is not None else ".") / path
+            if not path.is_file():
+                raise SceneError(f"{source}: bodies[{i}].file: no mesh file {str(path)!r} (mesh "
+                                 "files are read relative to the scene file)")
+            b["file"] = str(path.resolve())
         names.append(b["name"])
     # the standalone engine's loader on the same document: every check of a body, material,
     # law and pair, with the engine's messages (one set of checks for every backend)

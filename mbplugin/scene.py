@@ -605,7 +605,7 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
             from mbplugin.host_scene import check_host_scene
 
             return check_host_scene(doc, source, backend, _law_entry,  # type: ignore[return-value]
-                                    _friction, _build)
+                                    _friction, _build, base_dir=base_dir)
         return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise

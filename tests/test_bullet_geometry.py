@@ -1,4 +1,12 @@
-"""PyBullet collision shapes read into the contact layer, checked against PyBullet itself."""
+"""PyBullet collision shapes read into the contact layer, checked against PyBullet itself: also
+PyBullet's mesh assets and cylinders on managed ground, which come to rest and stand at the
+height their geometry and the law's static overlap give.
+
+Outside facts used: PyBullet's own data (``getMeshData``: the vertices it simulates for a
+default-loaded URDF cylinder; ``getLinkState``: where a wheel is; ``getAABB``); a body at rest
+carries its weight on its contacts; the static overlap of F = k delta^n under F is
+(F / k)^(1/n); a prism inscribed in a cylinder of radius R lying on an edge has its axis R above
+the edge."""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 import pytest
+import trimesh
 
 from mbplugin.bullet import BulletContacts
 
@@ -44,11 +53,11 @@ def test_capsule_lying_on_plane_urdf(client) -> None:
 
 
 def test_cylinder_through_the_closest_points_fallback(client) -> None:
-    """A cylinder (not modelled by the contact layer) standing on its flat face: without a
-    fallback a clear error naming the shape; with ``fallback="closest_points"`` PyBullet's
-    getClosestPoints supplies the contact and the cylinder rests at the static overlap of a
-    linear law, m g / k (rotation held by a large inertia: PyBullet reports one closest point,
-    not necessarily under the centre of mass)."""
+    """A cylinder standing on its flat face: without a fallback it is a 64-sided prism whose
+    64 rim corners each carry m g / 64 (linear law: overlap m g / (64 k)); with
+    ``fallback="closest_points"`` PyBullet's getClosestPoints supplies the contact and the
+    cylinder rests at the static overlap of a linear law, m g / k (rotation held by a large
+    inertia: PyBullet reports one closest point, not necessarily under the centre of mass)."""
     from mbplugin.errors import ParameterError
 
     plane = p.loadURDF("plane.urdf", physicsClientId=client)
@@ -58,8 +67,17 @@ def test_cylinder_through_the_closest_points_fallback(client) -> None:
     p.changeDynamics(cyl, -1, linearDamping=0, angularDamping=0,
                      localInertiaDiagonal=[1e6] * 3, physicsClientId=client)
     law = {"name": "hunt_crossley", "n": 1.0, "cr": 0.3, "k": k}  # F = k delta at rest
-    with pytest.raises(ParameterError, match="cylinder"):
-        BulletContacts(client, manage=[plane], law=law)
+    bk = BulletContacts(client, manage=[plane], law=law)
+    for _ in range(180):
+        info = bk.step()
+    overlap = h / 2 - p.getBasePositionAndOrientation(cyl, physicsClientId=client)[0][2]
+    assert len(info.normal_force) == 64
+    assert overlap == pytest.approx(m * G / 64 / k, rel=0.01)
+    assert info.normal_force.sum() == pytest.approx(m * G, rel=0.01)
+    bk.release()
+    p.resetBasePositionAndOrientation(cyl, [0, 0, h / 2 + 1e-3], [0, 0, 0, 1],
+                                      physicsClientId=client)
+    p.resetBaseVelocity(cyl, [0, 0, 0], [0, 0, 0], physicsClientId=client)
     with pytest.raises(ParameterError, match="fallback"):
         BulletContacts(client, manage=[plane], law=law, fallback="gjk")
     bk = BulletContacts(client, manage=[plane], law=law, fallback="closest_points")
@@ -69,3 +87,104 @@ def test_cylinder_through_the_closest_points_fallback(client) -> None:
     assert overlap == pytest.approx(m * G / k, rel=0.01)
     assert info.normal_force.sum() == pytest.approx(m * G, rel=0.01)
     assert len(bk.bounces()) >= 1  # it did land through the fallback contact
+
+
+HC = {"name": "hunt_crossley", "cr": 0.3, "k": 1e6}
+
+
+def mass_of(client, body: int) -> float:
+    return sum(p.getDynamicsInfo(body, lk, physicsClientId=client)[0]
+               for lk in range(-1, p.getNumJoints(body, physicsClientId=client)))
+
+
+@pytest.mark.parametrize("asset", ["duck_vhacd.urdf", "teddy_vhacd.urdf", "cube"])
+def test_mesh_assets_come_to_rest_on_managed_ground(client, tmp_path, asset: str) -> None:
+    """Dropped 10 cm at a tilt (Hunt-Crossley k 1e6, c_r 0.3, friction mu 0.5), 6 s at 1/240 s,
+    beside a box on the ground: the RMS speed over the last 2 s is below 1 mm/s and the
+    contacts carry the weights within 1 % at every one of those steps (V-HACD compounds of 5
+    and 15 convex parts, a cube OBJ)."""
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    q = p.getQuaternionFromEuler([0.3, 0.2, 0.1])
+    if asset == "cube":
+        trimesh.creation.box(extents=(0.05, 0.05, 0.05)).export(tmp_path / "cube.obj")
+        shape = p.createCollisionShape(p.GEOM_MESH, fileName=str(tmp_path / "cube.obj"),
+                                       physicsClientId=client)
+        body = p.createMultiBody(0.1, shape, basePosition=[0, 0, 0.1], baseOrientation=q,
+                                 physicsClientId=client)
+    else:
+        body = p.loadURDF(asset, basePosition=[0, 0, 0.1], baseOrientation=q,
+                          physicsClientId=client)
+    # a box beside it, managed too: the compound's parts never meet it (no complaint about a
+    # non-convex mesh that "may touch" it)
+    box = p.createMultiBody(0.2, p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.02] * 3,
+                                                        physicsClientId=client),
+                            basePosition=[0.5, 0, 0.03], physicsClientId=client)
+    weight = (mass_of(client, body) + mass_of(client, box)) * G
+    bk = BulletContacts(client, manage=[plane], law=HC, friction={"mu": 0.5})
+    speed, force = [], []
+    for _ in range(6 * 240):
+        info = bk.step()
+        speed.append(np.linalg.norm(p.getBaseVelocity(body, physicsClientId=client)[0]))
+        force.append(info.normal_force.sum())
+    last = slice(4 * 240, 6 * 240)
+    assert np.sqrt(np.mean(np.square(speed[last]))) < 1e-3
+    assert np.array(force[last]) == pytest.approx(weight, rel=0.01)
+
+
+def wheel_urdf(path, r: float, length: float) -> str:
+    path.write_text(
+        '<?xml version="1.0"?><robot name="wheel"><link name="base"><inertial><mass '
+        'value="1.0"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>'
+        '</inertial><collision><origin rpy="1.5707963267948966 0 0" xyz="0 0 0"/><geometry>'
+        f'<cylinder length="{length}" radius="{r}"/></geometry></collision></link></robot>')
+    return str(path)
+
+
+def test_default_loaded_cylinder_wheel_stands_at_its_height(client, tmp_path) -> None:
+    """A URDF cylinder (axis horizontal) loaded with default flags: PyBullet reports a mesh
+    without a file; it is modelled by the vertices PyBullet simulates, in PyBullet's frame (the
+    contact overlaps equal the depths of PyBullet's own vertices), and rests with its axis
+    R - delta above the ground on an edge (2 rim corners, delta = (m g / 2 / k)^(2/3)) or
+    R cos(pi / 32) - delta on a face (4 corners, delta = (m g / 4 / k)^(2/3))."""
+    r, length, k = 0.1, 0.04, 1e7
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    w = p.loadURDF(wheel_urdf(tmp_path / "wheel.urdf", r, length), basePosition=[0, 0, r + 0.002],
+                   physicsClientId=client)
+    assert p.getCollisionShapeData(w, -1, physicsClientId=client)[0][4] == b"unknown_file"
+    bk = BulletContacts(client, manage=[plane], law={**HC, "k": k}, friction={"mu": 0.8})
+    for _ in range(480):
+        info = bk.step()
+    pos, orn = p.getBasePositionAndOrientation(w, physicsClientId=client)
+    rot = np.array(p.getMatrixFromQuaternion(orn)).reshape(3, 3)
+    verts = np.array(p.getMeshData(w, -1, physicsClientId=client)[1]) @ rot.T + pos
+    batch = bk.model.detect(bk.body_state())
+    assert batch.delta.max() == pytest.approx(-verts[:, 2].min(), abs=1e-9)
+    n = len(info.normal_force)
+    assert n in (2, 4)
+    assert info.normal_force.sum() == pytest.approx(G, rel=1e-3)
+    delta = (G / n / k) ** (2 / 3)
+    axis = r if n == 2 else r * np.cos(np.pi / 32)
+    assert pos[2] == pytest.approx(axis - delta, abs=2e-6)
+
+
+def test_r2d2_stands_on_its_wheels(client) -> None:
+    """r2d2 (cylinder body and wheels loaded with default flags, STL fingers that are not
+    closed surfaces), managed against the ground with the default options: no error; it stands
+    on its four wheels (a generator of each 32-sided prism: 8 rim corners), carrying its
+    weight, each wheel axis R - delta above the ground with delta the static overlap of an
+    eighth of the weight per corner (the load shares differ by a few per cent: 15 % band)."""
+    r_wheel, k = 0.035, 1e7
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    robot = p.loadURDF("r2d2.urdf", basePosition=[0, 0, 0.47], physicsClientId=client)
+    weight = mass_of(client, robot) * G
+    bk = BulletContacts(client, manage=[plane], law={**HC, "k": k}, friction={"mu": 0.8})
+    for _ in range(240):
+        info = bk.step()
+    assert info.normal_force.sum() == pytest.approx(weight, rel=0.01)
+    batch = bk.model.detect(bk.body_state())
+    links = {bk.rows[i][1] for i in batch.b}
+    assert links == {2, 3, 6, 7}  # the wheels
+    delta = (weight / 8 / k) ** (2 / 3)
+    for lk in (2, 3, 6, 7):
+        z = p.getLinkState(robot, lk, physicsClientId=client)[0][2]
+        assert r_wheel - 1.15 * delta <= z <= r_wheel - 0.85 * delta

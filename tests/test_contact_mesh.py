@@ -64,9 +64,10 @@ def test_icosphere_on_plane_converges_to_the_sphere():
         b, f = on_plane(Mesh(tm), depth, q)
         assert len(b) == 1  # one contact per penetrating region, whatever the resolution
         assert b.normal[0] == pytest.approx([0, 0, 1])
-        # the deepest vertex lies on the sphere, no deeper than the sphere's lowest point and
-        # no shallower than the chordal error allows
-        assert depth - chord - 1e-12 <= b.delta[0] <= depth + 1e-12
+        # the contact is the osculating sphere of a vertex on the sphere (radius = the vertex's
+        # curvature estimate): its overlap is the sphere's to well within the chordal error
+        # (a vertex alone would be up to one chordal error short)
+        assert abs(b.delta[0] - depth) <= 0.05 * chord
         rel_r = abs(b.r_eff[0] - R) / R
         # Hertz force with the mesh's delta and radius: bounded by the two errors
         bound = 1.5 * chord / depth + 0.5 * rel_r + 1e-9

@@ -8,9 +8,10 @@ is changed in the PyBullet client, and a clear error when the client changes und
   the model's store is made and before any ``setCollisionFilterPair``): a ``pair_laws`` entry
   that names no managed pair, links without a material under a law without ``k``, and managed
   pairs whose geometry gives no effective radius for Hertz's stiffness or a law that needs one
-  (a sharp box on the ground or on another sharp box: the contact layer's effective radius rule,
-  :mod:`mbplugin.contact.model`) -- errors that otherwise surface mid-run, when PyBullet's own
-  response of the pair is already off.
+  (a sharp box or mesh on the ground or on another sharp box or mesh: the contact layer's
+  effective radius rule, :mod:`mbplugin.contact.model`; a mesh is sharp when one of its plane
+  features has no radius, :attr:`mbplugin.contact.Mesh.sharp`) -- errors that otherwise
+  surface mid-run, when PyBullet's own response of the pair is already off.
 * :func:`check_initial_overlaps` (the end of ``__init__``): a managed contact whose overlap in
   the client's current state exceeds the smaller body's size (a ball placed 0.5 m below the
   ground: its first host step never ended) is refused, and the pairs' native response given
@@ -191,14 +192,15 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
 
     # curvature of each row's shapes for Hertz's k: a shape with a radius of its own
     curved = np.zeros(n, dtype=bool)
-    flat = np.zeros(n, dtype=bool)  # a plane or a sharp box: no radius of its own
+    # a plane, a sharp box, a mesh with a corner that has no radius (Mesh.sharp): no radius
+    flat = np.zeros(n, dtype=bool)
     for e in model._shapes:
         if e.body < 0 or e.body >= n:
             continue
-        if e.kind in (SPHERE, CAPSULE) or (e.kind in (BOX, MESH)
-                                           and getattr(e.shape, "radius", None) is not None):
+        if e.kind in (SPHERE, CAPSULE) or (e.kind == BOX and e.shape.radius is not None) or (
+                e.kind == MESH and not e.shape.sharp):
             curved[e.body] = True
-        elif e.kind in (PLANE, BOX):
+        elif e.kind in (PLANE, BOX, MESH):
             flat[e.body] = True
     no_mat = np.array([materials.get(bl) is None for bl in rows], dtype=bool)
     ii, jj = np.nonzero(np.triu(managed, 1))  # row order: sorted pairs
@@ -235,7 +237,8 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
                 f"law {law.law.name!r} has no 'k' and {_row(client, bl)} has no material "
                 "(E, nu) for Hertz's stiffness; give 'k' or material=/materials=")
     pair = (f"the contact of {_row(client, x)} with {_row(client, y)} has none (a "
-            "sharp box's face, edge or corner on a plane or another sharp box)")
+            "sharp box's or mesh's face, edge or corner on a plane or another sharp box or "
+            "mesh)")
     if law.hertz_k:
         raise ParameterError(
             f"law {law.law.name!r} has no 'k' and Hertz's stiffness needs an effective "

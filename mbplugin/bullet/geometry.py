@@ -13,22 +13,48 @@ PyBullet type           dimensions                                 contact-layer
 ``GEOM_CAPSULE`` (7)    (height, radius, .): height between the     :class:`Capsule`
                         centres of the two caps, axis = local z
 ``GEOM_PLANE`` (6)      the plane normal (local)                   :class:`Plane` through the origin
-``GEOM_MESH`` (5)       scale (x, y, z), file name                 :class:`Mesh` (trimesh)
-``GEOM_CYLINDER`` (4)   (height, radius, .)                        not modelled: an error, or
-                                                                   the getClosestPoints
-                                                                   fallback (below)
+``GEOM_MESH`` (5)       scale (x, y, z), file name                 :class:`Mesh`: its convex
+                                                                   parts (below)
+``GEOM_MESH`` (5)       file ``unknown_file``: a URDF cylinder      :class:`Mesh`: the convex hull
+                        loaded without the implicit-cylinder       of the vertices PyBullet
+                        flag, a shape made from vertices           simulates (``getMeshData``)
+``GEOM_CYLINDER`` (4)   (height, radius, .): URDF cylinders with   :class:`Mesh`: a prism of
+                        ``URDF_USE_IMPLICIT_CYLINDER``,            ``CYLINDER_SECTIONS`` sides
+                        ``createCollisionShape(GEOM_CYLINDER)``    inscribed in the cylinder
 ======================  =========================================  ===========================
 
-Fallback (``fallback=True``): a shape the contact layer cannot model (cylinder, ellipsoid,
-heightfield) is kept as a :class:`LinkShape` with ``fallback`` set and a stand-in
-:class:`Sphere` of its bounding radius that only carries the link's material and law into the
-model (its pairs are excluded from the model's detection); the backend then asks PyBullet's
-``getClosestPoints`` for the link's contacts (see ``BulletContacts(fallback=...)``).
+**Meshes as PyBullet simulates them.** A dynamic body's mesh file is, in PyBullet, a convex
+hull per object of an OBJ file (a V-HACD file such as ``duck_vhacd.obj`` holds several objects:
+a compound of their hulls) and one convex hull of any other file (STL); so is it here: each
+connected part of an OBJ file (``o`` objects of a V-HACD OBJ do not share vertices) becomes the
+convex hull of its vertices, one :class:`Mesh` each, at the shape's pose (their plane
+contacts: only the corners on the hull of all the parts, ``Mesh(plane_points=)``; the others lie
+inside the compound and would touch a plane only past their depth in it). A file that is not
+a closed surface (r2d2's ``l_finger.stl`` has open edges) is therefore not refused: its convex
+hull is what PyBullet collides with too. A static body (mass 0) keeps its file as one mesh
+(PyBullet uses the triangles themselves); it must then be closed.
+
+**Cylinders.** PyBullet turns a URDF ``<cylinder>`` loaded with default flags into a convex
+hull of 32 points per rim (reported as ``GEOM_MESH`` with file ``unknown_file``): the vertices
+are read with ``getMeshData`` (in the inertial frame, the shape's pose applied) and their convex
+hull is the shape - the same prism PyBullet simulates, inscribed in the URDF cylinder with a
+chordal error R (1 - cos(pi / 32)) = 0.48 % of R. An implicit cylinder (``GEOM_CYLINDER``,
+exact in PyBullet) becomes a prism of ``CYLINDER_SECTIONS`` = 64 sides (chordal error 0.12 % of
+R). Either way each rim vertex is a corner contact (:mod:`mbplugin.contact.mesh`): a cylinder on
+its end face rests on its rim's corners (each with the full law), on its side on the two ends of
+its lowest generator or face.
+
+Fallback (``fallback=True``): a shape the contact layer cannot model (ellipsoid, heightfield),
+and with it a ``GEOM_CYLINDER`` (the user's choice), is kept as a :class:`LinkShape` with
+``fallback`` set and a stand-in :class:`Sphere` of its bounding radius that only carries the
+link's material and law into the model (its pairs are excluded from the model's detection);
+the backend then asks PyBullet's ``getClosestPoints`` for the link's contacts (see
+``BulletContacts(fallback=...)``).
 
 A *static* box (mass 0) whose two largest extents are both at least ``flat_box`` (default 20 m)
 is a ground slab (``plane.urdf`` of ``pybullet_data`` is a 200 x 200 x 10 m box): it is modelled
 as the half-space under its face of largest local z, so a mesh or a capsule resting on it uses
-the plane narrow phase (one contact per touching region / end) rather than a box pair.
+the plane narrow phase (one contact per corner / end) rather than a box pair.
 """
 
 from __future__ import annotations
@@ -40,9 +66,12 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import Box, Capsule, Mesh, Plane, Sphere
+from mbplugin.contact.mesh import mesh_problems
 from mbplugin.errors import ParameterError
 
 GEOM_SPHERE, GEOM_BOX, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE, GEOM_CAPSULE = 2, 3, 4, 5, 6, 7
+#: Sides of the prism that stands for an implicit cylinder (``GEOM_CYLINDER``).
+CYLINDER_SECTIONS = 64
 _NAMES = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: "capsule", 8: "ellipsoid",
           9: "heightfield"}
 
@@ -76,11 +105,12 @@ def link_shapes(
     unless ``fallback``: then such a shape is returned as a fallback stand-in (module docstring).
     """
     out: list[LinkShape] = []
-    for row in client("getCollisionShapeData", body, link):
+    for idx, row in enumerate(client("getCollisionShapeData", body, link)):
         gtype, dims, fname = int(row[2]), np.asarray(row[3], dtype=float), row[4]
         pos = np.asarray(row[5], dtype=float)
         quat = xyzw_to_wxyz(row[6])
         where = f"body {body} link {link}"
+        path = fname.decode() if isinstance(fname, bytes) else str(fname)
         if gtype == GEOM_SPHERE:
             shape: Any = Sphere(float(dims[0]))
         elif gtype == GEOM_BOX:
@@ -95,17 +125,31 @@ def link_shapes(
             shape = Capsule(radius=float(dims[1]), half_length=float(dims[0]) / 2.0)
         elif gtype == GEOM_PLANE:
             shape = Plane(normal=tuple(dims))
+        elif gtype == GEOM_MESH and path in ("", "unknown_file"):
+            # vertices PyBullet made itself (a URDF cylinder, a shape from vertices): read them,
+            # in the inertial frame with the shape's pose applied
+            out.append(LinkShape(_simulated_mesh(client, body, link, idx, where, mesh_radius),
+                                 np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])))
+            continue
         elif gtype == GEOM_MESH:
-            shape = _mesh(fname, dims, where, mesh_radius)
+            out.extend(LinkShape(part, pos, quat)
+                       for part in _mesh(path, dims, where, mesh_radius, static))
+            continue
+        elif gtype == GEOM_CYLINDER and not fallback:
+            import trimesh
+
+            prism = trimesh.creation.cylinder(radius=float(dims[1]), height=float(dims[0]),
+                                              sections=CYLINDER_SECTIONS)
+            shape = Mesh(prism, radius=mesh_radius)
         elif fallback:
             out.append(_stand_in(gtype, dims, pos, quat))
             continue
         else:
             raise ParameterError(
                 f"{where}: PyBullet {_NAMES.get(gtype, gtype)} shape is not modelled by the "
-                "contact layer (allowed: sphere, box, capsule, plane, mesh); replace it (e.g. a "
-                "cylinder by a capsule or a mesh), leave this pair to PyBullet, or ask for "
-                "PyBullet's getClosestPoints with BulletContacts(..., fallback='closest_points')"
+                "contact layer (allowed: sphere, box, capsule, plane, cylinder, mesh); replace "
+                "it, leave this pair to PyBullet, or ask for PyBullet's getClosestPoints with "
+                "BulletContacts(..., fallback='closest_points')"
             )
         out.append(LinkShape(shape, pos, quat))
     return out
@@ -124,16 +168,59 @@ def _stand_in(gtype: int, dims: np.ndarray, pos: np.ndarray, quat: np.ndarray) -
     return LinkShape(Sphere(max(bound, 1e-9)), pos, quat, fallback=True, radius=radius)
 
 
-def _mesh(fname: Any, scale: np.ndarray, where: str, radius: float | None) -> Mesh:
+def _simulated_mesh(client: Any, body: int, link: int, index: int, where: str,
+                    radius: float | None) -> Mesh:
+    """The convex hull of the vertices PyBullet simulates for collision shape ``index`` of
+    ``(body, link)`` (``getMeshData``: inertial frame, the shape's pose applied)."""
     import trimesh
 
-    path = fname.decode() if isinstance(fname, bytes) else str(fname)
-    if not path or not os.path.isfile(path):
+    try:
+        n, verts = client("getMeshData", body, link, index)
+    except Exception:  # older PyBullet: no shape index
+        n, verts = client("getMeshData", body, link)
+    v = np.asarray(verts, dtype=float).reshape(-1, 3)
+    if n < 4 or len(v) < 4:
+        raise ParameterError(
+            f"{where}: PyBullet reports a mesh without a file ('unknown_file') and getMeshData "
+            f"gives {len(v)} vertices; the contact layer cannot rebuild it (leave this pair to "
+            "PyBullet, or load the URDF with p.URDF_USE_IMPLICIT_CYLINDER for a cylinder)")
+    return Mesh(trimesh.convex.convex_hull(v), radius=radius)
+
+
+def _mesh(path: str, scale: np.ndarray, where: str, radius: float | None,
+          static: bool = False) -> list[Mesh]:
+    """The shapes of a mesh file as PyBullet collides with it (module docstring): the convex
+    hull of each connected part for a dynamic body, the file's closed mesh for a static one."""
+    import trimesh
+
+    if not os.path.isfile(path):
         raise ParameterError(
             f"{where}: mesh file {path!r} reported by PyBullet cannot be read; give the mesh "
             "file path in the URDF (or leave this pair to PyBullet)"
         )
-    m = trimesh.load(path, force="mesh")
+    try:
+        m = trimesh.load(path, force="mesh", process=False)
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise ParameterError(f"{where}: trimesh cannot read the mesh file {path!r}: {exc}"
+                             ) from None
     m = m.copy()
     m.apply_scale(np.asarray(scale, dtype=float))
-    return Mesh(m, radius=radius)
+    if static:
+        problems = mesh_problems(m)
+        if problems:
+            raise ParameterError(
+                f"{where}: the static mesh {path!r} " + "; ".join(problems) + ": PyBullet "
+                "collides with its triangles, the contact layer needs a closed surface; leave "
+                "this pair to PyBullet (do not manage it) or give the body a closed mesh")
+        return [Mesh(m, radius=radius)]
+    parts = [m]
+    if path.lower().endswith(".obj") and len(m.faces):
+        # PyBullet: one hull per object of an OBJ file (V-HACD files: disjoint objects)
+        m.merge_vertices()
+        parts = m.split(only_watertight=False) or [m]
+    if len(parts) == 1:
+        return [Mesh(trimesh.convex.convex_hull(np.asarray(m.vertices)), radius=radius)]
+    # a compound: a plane meets its parts at the corners of the hull of them all
+    outer = trimesh.convex.convex_hull(np.asarray(m.vertices)).vertices
+    return [Mesh(trimesh.convex.convex_hull(np.asarray(part.vertices)), radius=radius,
+                 plane_points=outer) for part in parts]

@@ -3,9 +3,11 @@
 
 The scene format, its checks, the preflight and the run loop are every host's
 (:mod:`mbplugin.host_scene`); this module is the PyBullet side of a run, :class:`BulletWorld`:
-bodies of shape sphere, box (sharp) or plane from the document, ``host_dt`` PyBullet's step
-(default 1/240 s); a scene without a friction table is frictionless, as in the standalone
-engine (not PyBullet's default friction).
+bodies of shape sphere, box (sharp), plane or mesh from the document (a mesh with ``file``,
+relative to the scene file, and ``scale``: a convex hull per object of the file in PyBullet, and
+so in its contacts, :mod:`mbplugin.bullet.geometry`; a mass from a density takes that hull's
+volume), ``host_dt`` PyBullet's step (default 1/240 s); a scene without a friction table is
+frictionless, as in the standalone engine (not PyBullet's default friction).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class BulletWorld:
     disconnects."""
 
     #: the body shapes a PyBullet scene builds, and PyBullet's default step (s)
-    SHAPES = ("sphere", "box", "plane")
+    SHAPES = ("sphere", "box", "plane", "mesh")
     DEFAULT_DT = 1.0 / 240.0
 
     @staticmethod
@@ -77,7 +79,11 @@ class BulletWorld:
         return self._index[info.links[:, 0, 0]], self._index[info.links[:, 1, 0]], info.delta
 
     def read(self) -> tuple[np.ndarray, np.ndarray]:
-        """Positions and velocities (m, m/s) of the bodies' centres of mass (``names``)."""
+        """Positions and velocities (m, m/s) of the bodies' centres of mass (``names``), synced
+        first (:meth:`~mbplugin.bullet.BulletContacts.sync`: the backend defers free bodies'
+        position corrections and books a step's exact flight at the next step, so PyBullet's
+        own positions between two steps may lag by up to a host step's correction)."""
+        self.contacts.sync()
         p, cid = self.p, self.cid
         pos = [p.getBasePositionAndOrientation(self.ids[nm], physicsClientId=cid)[0]
                for nm in self.names]
@@ -122,6 +128,15 @@ class BulletWorld:
                 geom = p.createCollisionShape(p.GEOM_BOX, halfExtents=b["half_extents"],
                                               physicsClientId=cid)
                 solid = Box(tuple(b["half_extents"]))
+            elif shape == "mesh":
+                import trimesh
+
+                scale = float(b.get("scale", 1.0))
+                geom = p.createCollisionShape(p.GEOM_MESH, fileName=b["file"],
+                                              meshScale=[scale] * 3, physicsClientId=cid)
+                hull = trimesh.load(b["file"], force="mesh").convex_hull
+                hull.apply_scale(scale)
+                solid = hull  # mass below: rho V of the hull PyBullet collides with
             else:
                 geom = p.createCollisionShape(p.GEOM_PLANE,
                                               planeNormal=b.get("normal", [0, 0, 1]),
@@ -133,7 +148,8 @@ class BulletWorld:
                 mass = float(b["mass"])
             else:
                 rho = b.get("density", materials.get(b.get("material"), {}).get("density"))
-                mass = float(solid.mass_properties(rho)[0])
+                mass = (float(rho) * float(solid.volume) if shape == "mesh"
+                        else float(solid.mass_properties(rho)[0]))
             q = b.get("orientation", [1.0, 0.0, 0.0, 0.0])
             bid = p.createMultiBody(mass, geom, basePosition=b.get("position", [0, 0, 0]),
                                     baseOrientation=[q[1], q[2], q[3], q[0]],

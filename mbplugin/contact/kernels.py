@@ -124,6 +124,185 @@ def plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2):
 
 
 @njit_inline
+def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
+    """One member vertex row ``v`` of a mesh plane feature against the half-space (q, n): its
+    overlap and contact point before the half-overlap shift (4-tuple; see
+    :func:`mesh_feature_point`)."""
+    l0 = vgeo[v, 0]
+    l1 = vgeo[v, 1]
+    l2 = vgeo[v, 2]
+    y0 = c0 + Rb[0, 0] * l0 + Rb[0, 1] * l1 + Rb[0, 2] * l2
+    y1 = c1 + Rb[1, 0] * l0 + Rb[1, 1] * l1 + Rb[1, 2] * l2
+    y2 = c2 + Rb[2, 0] * l0 + Rb[2, 1] * l1 + Rb[2, 2] * l2
+    r = vgeo[v, 3]
+    h = (y0 - q0) * n0 + (y1 - q1) * n1 + (y2 - q2) * n2
+    if r == 0.0:  # a corner: the point itself
+        return -h, y0, y1, y2
+    m0 = Rb[0, 0] * vgeo[v, 4] + Rb[0, 1] * vgeo[v, 5] + Rb[0, 2] * vgeo[v, 6]
+    m1 = Rb[1, 0] * vgeo[v, 4] + Rb[1, 1] * vgeo[v, 5] + Rb[1, 2] * vgeo[v, 6]
+    m2 = Rb[2, 0] * vgeo[v, 4] + Rb[2, 1] * vgeo[v, 5] + Rb[2, 2] * vgeo[v, 6]
+    cb = -(m0 * n0 + m1 * n1 + m2 * n2)  # cos of the angle between the normal and -n
+    cv = vgeo[v, 7]
+    if cb >= cv:  # -n inside the cone: the sphere's lowest point
+        return r - h, y0 - r * n0, y1 - r * n1, y2 - r * n2
+    # the sphere's point at the edge of the cone, towards -n
+    sv = vgeo[v, 8]
+    t0 = -n0 - cb * m0
+    t1 = -n1 - cb * m1
+    t2 = -n2 - cb * m2
+    tn = math.sqrt(t0 * t0 + t1 * t1 + t2 * t2)
+    if tn > 0.0:
+        t0 /= tn
+        t1 /= tn
+        t2 /= tn
+    e0 = y0 + r * (cv * m0 + sv * t0)
+    e1 = y1 + r * (cv * m1 + sv * t1)
+    e2 = y2 + r * (cv * m2 + sv * t2)
+    return -((e0 - q0) * n0 + (e1 - q1) * n1 + (e2 - q2) * n2), e0, e1, e2
+
+
+@njit_inline
+def _deepest(ids, lo, hi, q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, best, b0, b1, b2, bv):
+    """The deepest of the member vertices ``ids[lo:hi]`` (:func:`_mesh_member`) and the best so
+    far (overlap ``best``, point b, vertex ``bv``): a strictly deeper member wins (5-tuple)."""
+    for i in range(lo, hi):
+        v = ids[i]
+        d, y0, y1, y2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v)
+        if d > best:
+            best = d
+            b0 = y0
+            b1 = y1
+            b2 = y2
+            bv = v
+    return best, b0, b1, b2, bv
+
+
+#: At most this many faces are visited by :func:`_blend`'s walk (it starts at the deepest
+#: member, next to where it ends: a few faces).
+BLEND_WALK = 64
+
+
+@njit_inline
+def _blend(u0, u1, u2, v, vgeo, vface_start, vface, ftri, fnbr):
+    """Where the smooth region around member vertex row ``v`` has the direction ``u`` (shape
+    frame, unit) as its outward normal: the region face whose vertex normals (vgeo[:, 4:7])
+    span ``u`` (u = sum w_i n_i, all w_i >= 0), found by a walk over the region's faces from a
+    face around ``v`` (each move across the edge of the most negative weight), and the
+    weights' blend of the three vertices' spheres: (found, centre (3), radius) in the shape
+    frame. Continuous in ``u`` (two faces give the same blend on their shared edge). Not found
+    (a vertex without region faces, ``u`` beyond the region's edge): found = False."""
+    lo = vface_start[v]
+    if lo == vface_start[v + 1]:
+        return False, 0.0, 0.0, 0.0, 0.0
+    f = vface[lo]
+    for _ in range(BLEND_WALK):
+        a = ftri[f, 0]
+        b = ftri[f, 1]
+        c = ftri[f, 2]
+        # u = wa na + wb nb + wc nc (Cramer's rule)
+        ax, ay, az = vgeo[a, 4], vgeo[a, 5], vgeo[a, 6]
+        bx, by, bz = vgeo[b, 4], vgeo[b, 5], vgeo[b, 6]
+        cx, cy, cz = vgeo[c, 4], vgeo[c, 5], vgeo[c, 6]
+        det = (ax * (by * cz - bz * cy) - bx * (ay * cz - az * cy) + cx * (ay * bz - az * by))
+        if not det > 0.0:
+            return False, 0.0, 0.0, 0.0, 0.0
+        wa = (u0 * (by * cz - bz * cy) - bx * (u1 * cz - u2 * cy)
+              + cx * (u1 * bz - u2 * by)) / det
+        wb = (ax * (u1 * cz - u2 * cy) - u0 * (ay * cz - az * cy)
+              + cx * (ay * u2 - az * u1)) / det
+        wc = (ax * (by * u2 - bz * u1) - bx * (ay * u2 - az * u1)
+              + u0 * (ay * bz - az * by)) / det
+        k = 0
+        wmin = wa
+        if wb < wmin:
+            k = 1
+            wmin = wb
+        if wc < wmin:
+            k = 2
+            wmin = wc
+        if wmin >= 0.0:
+            sw = wa + wb + wc
+            wa /= sw
+            wb /= sw
+            wc /= sw
+            return (True, wa * vgeo[a, 0] + wb * vgeo[b, 0] + wc * vgeo[c, 0],
+                    wa * vgeo[a, 1] + wb * vgeo[b, 1] + wc * vgeo[c, 1],
+                    wa * vgeo[a, 2] + wb * vgeo[b, 2] + wc * vgeo[c, 2],
+                    wa * vgeo[a, 3] + wb * vgeo[b, 3] + wc * vgeo[c, 3])
+        f = fnbr[f, k]  # across the edge opposite the vertex of the most negative weight
+        if f < 0:
+            return False, 0.0, 0.0, 0.0, 0.0
+    return False, 0.0, 0.0, 0.0, 0.0
+
+
+@njit_inline
+def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
+    """Mesh plane feature ``g`` (a global feature row) against the half-space (surface point q,
+    outward unit normal n): (point (3), normal (3), delta, vertex row) as an 8-tuple.
+
+    ``ms`` = (first feature row per shape, fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start,
+    nbr, vface_start, vface, ftri, fnbr) (:class:`mbplugin.contact.mesh.MeshSet`). Each member
+    vertex row v of ``vgeo`` (V, 9) holds the vertex's local surface model in the shape frame:
+    centre (3) and radius r of a sphere, its unit normal (3), and the cosine and sine of the
+    half-angle of the cone of normals it covers. A sharp corner has r = 0 and its centre at the
+    vertex: a point, placed as :func:`box_corner` (x = c + Rb v), with :func:`plane_point`. A
+    smooth vertex is the sphere of centre x_c = c + Rb v_c, radius r (as :func:`plane_sphere`:
+    delta = r - (x_c - q).n) while the direction -n lies in its cone; beyond, the sphere's
+    point at the edge of the cone nearest -n (continuous at the edge). A corner feature is its
+    vertex. A smooth region's member of largest delta is found over ``fvert[fstart[g]:fstart[g
+    + 1]]``, or, for a large region (``fclimb[g]`` >= 0), by a steepest ascent along the
+    region's edges (``nbr``) from the support vertex (``dtab``) of the nearest of the table
+    directions ``dirs`` to -n in the shape frame: on a convex region the same member, in a few
+    dozen evaluations instead of all. The region's contact is then the sphere blended from the
+    spheres of the face whose vertex normals span -n (:func:`_blend`, the region faces
+    ``ftri`` with their neighbours ``fnbr`` and the faces around each vertex ``vface``): its
+    overlap and lowest point move continuously as the body turns (the deepest member's own
+    sphere, on a surface that is no sphere, would jump by up to an edge between members); the
+    member's sphere where no region face spans -n.
+    """
+    fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start, nbr = (ms[1], ms[2], ms[3], ms[4],
+                                                               ms[5], ms[6], ms[7], ms[8])
+    ct = fclimb[g]
+    # -n in the shape frame (Rb^T (-n))
+    u0 = -(Rb[0, 0] * n0 + Rb[1, 0] * n1 + Rb[2, 0] * n2)
+    u1 = -(Rb[0, 1] * n0 + Rb[1, 1] * n1 + Rb[2, 1] * n2)
+    u2 = -(Rb[0, 2] * n0 + Rb[1, 2] * n1 + Rb[2, 2] * n2)
+    if ct < 0:
+        _, b0, b1, b2, bv = _deepest(fvert, fstart[g], fstart[g + 1], q0, q1, q2, n0, n1, n2,
+                                     c0, c1, c2, Rb, vgeo, -np.inf, 0.0, 0.0, 0.0, -1)
+    else:
+        # the nearest table direction to -n, that direction's support vertex, then up the
+        # region's edges while a neighbour is deeper
+        kd = 0
+        dmax = -np.inf
+        for k in range(dirs.shape[0]):
+            dd = dirs[k, 0] * u0 + dirs[k, 1] * u1 + dirs[k, 2] * u2
+            if dd > dmax:
+                dmax = dd
+                kd = k
+        bv = dtab[ct + kd]
+        best, b0, b1, b2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, bv)
+        while True:
+            at = bv
+            best, b0, b1, b2, bv = _deepest(nbr, nbr_start[at], nbr_start[at + 1], q0, q1, q2,
+                                            n0, n1, n2, c0, c1, c2, Rb, vgeo, best, b0, b1, b2,
+                                            at)
+            if bv == at:
+                break
+    if vgeo[bv, 3] > 0.0:  # a smooth region: the blended sphere where -n is
+        ok, l0, l1, l2, r = _blend(u0, u1, u2, bv, vgeo, ms[9], ms[10], ms[11], ms[12])
+        if ok:
+            y0 = c0 + Rb[0, 0] * l0 + Rb[0, 1] * l1 + Rb[0, 2] * l2
+            y1 = c1 + Rb[1, 0] * l0 + Rb[1, 1] * l1 + Rb[1, 2] * l2
+            y2 = c2 + Rb[2, 0] * l0 + Rb[2, 1] * l1 + Rb[2, 2] * l2
+            b0 = y0 - r * n0
+            b1 = y1 - r * n1
+            b2 = y2 - r * n2
+    t = plane_point(q0, q1, q2, n0, n1, n2, b0, b1, b2)
+    return t[0], t[1], t[2], t[3], t[4], t[5], t[6], bv
+
+
+@njit_inline
 def plane_frame(Rw, c0, c1, c2, pn, pp):
     """World surface point and unit normal of a plane shape (local normal ``pn``, local point
     ``pp``) at the world pose (Rw, c)."""
@@ -302,6 +481,20 @@ def plane_box_batch(p0, pn, cb, Rb, h, point, normal, delta):
                 point[k, f, j] = t[j]
                 normal[k, f, j] = t[3 + j]
             delta[k, f] = t[6]
+
+
+@njit
+def plane_mesh_batch(p0, pn, sid, cw, Rw, feat, ms, point, normal, delta, vert):
+    """Mesh plane features against one half-space (surface point ``p0``, unit normal ``pn``):
+    row k is feature ``feat[k]`` (global row) of mesh shape ``sid[k]`` at its world pose
+    (``cw``, ``Rw``), :func:`mesh_feature_point` (``ms`` the mesh tuple), written into the
+    output arrays with the deciding vertex's global row in ``vert``."""
+    for k in range(sid.shape[0]):
+        s = sid[k]
+        t = mesh_feature_point(p0[0], p0[1], p0[2], pn[0], pn[1], pn[2], cw[s, 0], cw[s, 1],
+                               cw[s, 2], Rw[s], ms, feat[k])
+        _put(k, t, point, normal, delta)
+        vert[k] = t[7]
 
 
 @njit

@@ -398,11 +398,10 @@ class ContactModel:
     @property
     def nested_margins(self) -> bool:
         """True when the detection with a margin m1 equals the detection with any larger margin
-        m2 filtered to ``delta > -m1`` (every model without a non-convex mesh on a plane, whose
-        patches are the connected regions within the margin and so depend on it)."""
-        c = self._compiled()
-        mids = c.ids[MESH]
-        return not (len(c.ids[PLANE]) and len(mids) and not c.mesh.convex[mids].all())
+        m2 filtered to ``delta > -m1``: every model (each contact is a fixed feature of its
+        pair: a box or mesh corner, a smooth mesh region, a capsule end; none depends on the
+        margin)."""
+        return True
 
     def _world(self, c: Any, bodies: BodyState) -> tuple[_World, tuple[np.ndarray, ...]]:
         """World poses of every shape and the extended body kinematics of ``bodies``."""
@@ -553,17 +552,28 @@ class _Compiled:
         gb = self.shape_group[self.bounded]
         self.bounded_one_group = bool(len(gb) and gb[0] >= 0 and np.all(gb == gb[0]))
         self._check_pairs()
-        # mesh-mesh (fcl) needs convex meshes: check at the door
+        # mesh-mesh (fcl) needs convex meshes: check at the door, for the pairs that may meet
+        # (not on one body, not excluded, not in one exclusion group)
         for i in self.ids[MESH]:
             if not shapes[i].shape.is_convex:
                 others = (self.body != self.body[i]) & np.isin(self.kind, (CAPSULE, BOX, MESH))
+                cand = np.flatnonzero(others)
+                if len(cand):
+                    lo = np.minimum(self.body[i], self.body[cand])
+                    hi = np.maximum(self.body[i], self.body[cand])
+                    code = (lo + 1) * (1 << 31) + (hi + 1)
+                    others[cand[np.isin(code, self.excluded)]] = False
+                    g = self.shape_group[i]
+                    if g >= 0:
+                        others &= self.shape_group != g
                 if others.any():
                     j = int(np.flatnonzero(others)[0])
                     raise ParameterError(
                         f"shape {i} is a non-convex mesh and may touch shape {j} "
                         f"({_TYPE_NAMES[self.kind[j]]}) on another body: contact between a "
                         "mesh and a non-sphere needs convex meshes (python-fcl GJK/EPA); split it "
-                        "into convex parts (trimesh.decomposition) and add each as a shape"
+                        "into convex parts (mbplugin.contact.mesh.convex_parts) and add each as "
+                        "a shape of the body"
                     )
 
     def __getstate__(self) -> dict[str, Any]:

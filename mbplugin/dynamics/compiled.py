@@ -80,7 +80,7 @@ def _poses(y, n, R, omega_w):
 def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
     inv_mass, inertia, inv_inertia, gacc, fixed = BD
-    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     mu, mu_s, v_s, v_eps, visc, lin, fric = FR
     R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows, Ra, Rb = W
@@ -100,8 +100,8 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     p_f = 0.0
     if m:
         pairs.pair_geometry_into(r_ptype, r_sa, r_sb, r_feat, body, lpos, lrot, radius,
-                                 plane_n, plane_p, half, pos, R, vel, omega_w, a, b, d, v, nrm,
-                                 vt, ra, rb, Ra, Rb)
+                                 plane_n, plane_p, half, mesh, pos, R, vel, omega_w, a, b, d, v,
+                                 nrm, vt, ra, rb, Ra, Rb)
         p_n, p_f = pairs.contact_forces(rows, r_law, a, b, d, v, nrm, vt, ra, rb, coef,
                                         y[o : o + n_ode], ns, mem, law_kid, law_mode, law_ns,
                                         mu, mu_s, v_s, v_eps, visc, lin, fric, force, torque,
@@ -159,7 +159,7 @@ register_problem(_is_engine_problem, _engine_rhs)
 def _event_values(y, g, n, G, CR, WP, W):
     """Event values of the watched pairs at ``y`` into ``g`` (the rules of
     :mod:`mbplugin.pipeline.rules`): one per pair, then one per latched pair (renewal)."""
-    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
@@ -170,7 +170,7 @@ def _event_values(y, g, n, G, CR, WP, W):
     il = nw
     for j in range(nw):
         gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
         v = gg[1]
         kind = w_kind[j]
@@ -191,7 +191,7 @@ def _event_values(y, g, n, G, CR, WP, W):
 @njit
 def _memory_update(y, n, G, CR, W):
     """The laws' memory of every active row after an accepted step; True if any changed."""
-    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, _m_eff = CR
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos, vel = _poses(y, n, R, omega_w)
@@ -202,7 +202,7 @@ def _memory_update(y, n, G, CR, W):
         li = r_law[r]
         kid = law_kid[li]
         gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         m2 = kernels.update(kid, gg[0], gg[1], kernels.ctuple(coef, r),
                             pairs.state_tuple(r, ode, ns, law_ns[li], mem))
         for j in range(4):
@@ -216,7 +216,7 @@ def _memory_update(y, n, G, CR, W):
 def _stiffness_rate(y, n, G, CR, W):
     """max over the active rows of sqrt(k/m_eff) + c/m_eff (1/s), with the local stiffness k and
     damping c of the law by central differences (as the engine's ``stiffness_rate``)."""
-    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos, vel = _poses(y, n, R, omega_w)
@@ -227,7 +227,7 @@ def _stiffness_rate(y, n, G, CR, W):
         li = r_law[r]
         kid = law_kid[li]
         gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
         v = gg[1]
         c = kernels.ctuple(coef, r)
@@ -801,7 +801,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     n_ons = 0
     if not absorb_ends:
         return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, c_out
-    body, lpos, lrot, radius, plane_n, plane_p, half = G
+    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
     on_ok, on_law, on_row, on_rule, on_p, on_ts, inv_m, fixed, iw = ON
     inv_ib = BD[2]
@@ -827,7 +827,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
             break
         pos, vel = _poses(y, n, R, omega_w)
         gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
         v = gg[1]
         h = max(h_next, 1e-15)

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel
+from mbplugin.contact.model import MESH, PLANE
 from mbplugin.dynamics import _kernels as _k
 from mbplugin.dynamics import compiled as cp
 from mbplugin.dynamics.advisor import friction_step, stable_step
@@ -127,6 +128,11 @@ class EngineContacts:
         self._plane_n = np.ascontiguousarray(comp.plane_n)
         self._plane_p = np.ascontiguousarray(comp.plane_p)
         self._half = np.ascontiguousarray(comp.half)
+        self._ms = pairs.mesh_arrays(comp)
+        #: mesh plane features whose deepest vertex (and so its radius and Hertz k) can change
+        #: between onsets: their onsets are detected, not taken from a pair's constants
+        self._mesh_varying = comp.mesh.fvarying
+        self._mesh_feat0 = comp.mesh.feat0
         self._law_kid = np.array([law.kernel if law.kernel is not None else -1
                                   for law in self.laws], dtype=np.int64)
         self._law_mode = np.array([law.contact_mode for law in self.laws], dtype=np.int64)
@@ -316,7 +322,7 @@ class EngineContacts:
         rb = np.empty((k, 3))
         pairs.pair_geometry(
             ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
-            self._plane_n, self._plane_p, self._half, np.ascontiguousarray(pos), R,
+            self._plane_n, self._plane_p, self._half, self._ms, np.ascontiguousarray(pos), R,
             np.ascontiguousarray(vel), omega_w, a, b, d, v, nrm, vt, ra, rb,
         )
         return a, b, d, v, nrm, vt, ra, rb
@@ -436,13 +442,23 @@ class EngineContacts:
         self._onset_template(int(self._wkeys[j]))
         return self._rebuild(y, n_old)
 
+    def _varying(self, key: int) -> bool:
+        """True for a mesh plane feature whose deepest vertex can change (a smooth region):
+        its radius, and so its Hertz k, is not a constant of the pair."""
+        if not len(self._mesh_varying):
+            return False
+        sa, sb, f = pairs.decode_keys(np.array([key], dtype=np.int64), self._S)
+        s = int(sb[0])
+        return bool(self._kind[s] == MESH and self._kind[int(sa[0])] == PLANE
+                    and self._mesh_varying[self._mesh_feat0[s] + int(f[0])])
+
     def _onset_template(self, key: int) -> None:
         """Keep what a compiled segment needs to book later onsets of pair ``key`` itself
         (its law's compiled onset rule and time scale, a coefficient row with the pair's
         stiffness), when the laws allow it (:attr:`ends_in_segment`)."""
         s = self.store
         if (key in self._onset_tpl or not (self.compiled_onsets and self.ends_in_segment)
-                or len(s) != 1):
+                or len(s) != 1 or self._varying(key)):
             return
         li = int(s.law[0])
         law = self.laws[li]
@@ -488,7 +504,8 @@ class EngineContacts:
             batch = self.model.detect_pairs(st, keys, self.margin)
             if len(batch) != 1:
                 raise RuntimeError(f"onset: pair {int(keys[0])} is not in contact")
-            self._pair_const[int(keys[0])] = (batch.r_eff, batch.law, batch.k_hertz)
+            if not self._varying(int(keys[0])):
+                self._pair_const[int(keys[0])] = (batch.r_eff, batch.law, batch.k_hertz)
             return batch
         assert self._w_geo is not None
         sa, sb, feat, ptype = (np.ascontiguousarray(x[j : j + 1], dtype=np.int64)
@@ -500,7 +517,7 @@ class EngineContacts:
         delta, ddelta, m_eff = np.empty(1), np.empty(1), np.empty(1)
         pairs.pair_contacts(ptype, sa, sb, feat, np.ascontiguousarray(self._sbody, dtype=i64),
                             self._lpos, self._lrot, self._radius, self._plane_n, self._plane_p,
-                            self._half, np.ascontiguousarray(st.pos), rot_ext,
+                            self._half, self._ms, np.ascontiguousarray(st.pos), rot_ext,
                             np.ascontiguousarray(st.vel), np.ascontiguousarray(st.omega),
                             st.inv_mass_ext(), st.inv_inertia_world_ext(rot_ext), a, b, point,
                             normal, delta, ddelta, vt, ra, rb, m_eff)
@@ -695,7 +712,7 @@ class EngineContacts:
               np.ascontiguousarray(b.inv_inertia), np.ascontiguousarray(world._gacc),
               np.ascontiguousarray(b.fixed, dtype=np.bool_))
         G = (np.ascontiguousarray(self._sbody, dtype=i64), self._lpos, self._lrot, self._radius,
-             self._plane_n, self._plane_p, self._half)
+             self._plane_n, self._plane_p, self._half, self._ms)
         CR = (r_pt, r_sa, r_sb, r_ft, np.ascontiguousarray(st.law, dtype=i64),
               np.ascontiguousarray(st.coef), st.mem, int(self.ns), self._law_kid, self._law_mode,
               self._law_ns, np.ascontiguousarray(st.m_eff, dtype=float))
@@ -921,7 +938,7 @@ class EngineContacts:
         v = np.empty((K, m))
         pairs.pair_geometry_records(
             ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
-            self._plane_n, self._plane_p, self._half, pos, R.reshape(K, n, 3, 3), vel,
+            self._plane_n, self._plane_p, self._half, self._ms, pos, R.reshape(K, n, 3, 3), vel,
             omega_w.reshape(K, n, 3), d, v,
         )
         ode_flat = np.ascontiguousarray(Y[:, n13 : n13 + self.n_ode])

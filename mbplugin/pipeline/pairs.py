@@ -5,7 +5,9 @@ contacts, the watched pairs) at many trial states. :meth:`~mbplugin.contact.Cont
 answers the general question (broad phase, every shape pair, batch assembly); this module
 evaluates a known list of pairs of the three primitive types
 
-* sphere a - sphere b, plane a - sphere b, plane a - box b (corner ``feature``)
+* sphere a - sphere b, plane a - sphere b, plane a - box b (corner ``feature``), plane a -
+  mesh b (plane ``feature`` of the mesh: a hull corner or a smooth region,
+  :func:`mbplugin.contact.mesh.plane_features`)
 
 in one compiled loop through the *same* scalar kernels the detection loops over
 (:mod:`mbplugin.contact.kernels`: shape poses, closed forms, point kinematics), so both paths give
@@ -19,11 +21,13 @@ force onto its two bodies (:func:`add_contact_wrench`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mbplugin._jit import njit, njit_inline
 from mbplugin.contact import kernels as ck
-from mbplugin.contact.model import BOX, PLANE, SPHERE
+from mbplugin.contact.model import BOX, MESH, PLANE, SPHERE
 from mbplugin.laws import kernels
 from mbplugin.pipeline import rules
 from mbplugin.pipeline.friction import friction_scalar
@@ -31,6 +35,7 @@ from mbplugin.pipeline.friction import friction_scalar
 PAIR_SS = 0
 PAIR_PS = 1
 PAIR_PB = 2
+PAIR_PM = 3
 PAIR_OTHER = -1
 
 decode_keys = ck.decode_keys
@@ -43,14 +48,23 @@ def pair_types(kind: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
     out[(ka == SPHERE) & (kb == SPHERE)] = PAIR_SS
     out[(ka == PLANE) & (kb == SPHERE)] = PAIR_PS
     out[(ka == PLANE) & (kb == BOX)] = PAIR_PB
+    out[(ka == PLANE) & (kb == MESH)] = PAIR_PM
     return out
 
 
+def mesh_arrays(comp: Any) -> tuple[np.ndarray, ...]:
+    """The mesh tuple ``ms`` of the pair kernels from a model's arrays
+    (``ContactModel.arrays``): :attr:`mbplugin.contact.mesh.MeshSet.kernel_arrays`, read by
+    :func:`mbplugin.contact.kernels.mesh_feature_point`."""
+    return comp.mesh.kernel_arrays
+
+
 @njit_inline
-def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, pos, R, vel,
+def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, ms, pos, R, vel,
              omega_w, Ra, Rb):
     """Geometry and kinematics of one known pair: (delta, ddelta, n0, n1, n2, ra (3), rb (3),
-    vt (3)) as a 14-tuple. ``Ra``, ``Rb`` are (3, 3) work arrays."""
+    vt (3)) as a 14-tuple. ``Ra``, ``Rb`` are (3, 3) work arrays; ``ms`` the mesh tuple
+    (:func:`mesh_arrays`)."""
     ca0, ca1, ca2 = ck.shape_pose(s_a, body, lpos, lrot, pos, R, Ra)
     cb0, cb1, cb2 = ck.shape_pose(s_b, body, lpos, lrot, pos, R, Rb)
     if t == PAIR_SS:
@@ -59,6 +73,10 @@ def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, p
         q0, q1, q2, n0, n1, n2 = ck.plane_frame(Ra, ca0, ca1, ca2, plane_n[s_a], plane_p[s_a])
         if t == PAIR_PS:
             g = ck.plane_sphere(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, radius[s_b])
+        elif t == PAIR_PM:
+            m = ck.mesh_feature_point(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, Rb, ms,
+                                      ms[0][s_b] + f)
+            g = (m[0], m[1], m[2], m[3], m[4], m[5], m[6])
         else:
             x0, x1, x2 = ck.box_corner(cb0, cb1, cb2, Rb, half[s_b, 0], half[s_b, 1],
                                        half[s_b, 2], f)
@@ -69,22 +87,22 @@ def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, p
 
 
 @njit_inline
-def pair_geometry(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
+def pair_geometry(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half, ms,
                   pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb):
     """Geometry and kinematics of the listed pairs, written into the output arrays."""
     pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
-                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       ms, pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
                        np.empty((3, 3)), np.empty((3, 3)))
 
 
 @njit_inline
 def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
-                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       ms, pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
                        Ra, Rb):
     """:func:`pair_geometry` with caller-owned (3, 3) work arrays ``Ra``, ``Rb``."""
     for k in range(sa.shape[0]):
         g = pair_one(ptype[k], sa[k], sb[k], feat[k], body, lpos, lrot, radius, plane_n,
-                     plane_p, half, pos, R, vel, omega_w, Ra, Rb)
+                     plane_p, half, ms, pos, R, vel, omega_w, Ra, Rb)
         a_out[k] = body[sa[k]]
         b_out[k] = body[sb[k]]
         delta[k] = g[0]
@@ -97,9 +115,9 @@ def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, p
 
 
 @njit
-def pair_contacts(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half, pos,
-                  R, vel, omega_w, inv_m, inv_i, a_out, b_out, point, normal, delta, ddelta, vt,
-                  ra, rb, m_eff):
+def pair_contacts(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half, ms,
+                  pos, R, vel, omega_w, inv_m, inv_i, a_out, b_out, point, normal, delta, ddelta,
+                  vt, ra, rb, m_eff):
     """The state-dependent fields of a :class:`~mbplugin.contact.ContactBatch` of the listed
     pairs (what :meth:`~mbplugin.contact.ContactModel.detect_pairs` computes for them, through
     the same kernels): :func:`pair_geometry`, the contact point (the point of ``ra``) and the
@@ -108,7 +126,7 @@ def pair_contacts(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_
     Ra = np.empty((3, 3))
     Rb = np.empty((3, 3))
     pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
-                       pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
+                       ms, pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
                        Ra, Rb)
     for k in range(sa.shape[0]):
         i = a_out[k]
@@ -121,7 +139,7 @@ def pair_contacts(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_
 
 @njit
 def pair_geometry_records(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p,
-                          half, pos, R, vel, omega_w, delta, ddelta):
+                          half, ms, pos, R, vel, omega_w, delta, ddelta):
     """delta and ddelta (K, m) of the listed pairs at K states of the bodies (a recorder's
     records): pos, vel, omega_w (K, n, 3), R (K, n, 3, 3); the scalars of
     :func:`pair_geometry`."""
@@ -130,7 +148,7 @@ def pair_geometry_records(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n
     for i in range(pos.shape[0]):
         for k in range(sa.shape[0]):
             g = pair_one(ptype[k], sa[k], sb[k], feat[k], body, lpos, lrot, radius, plane_n,
-                         plane_p, half, pos[i], R[i], vel[i], omega_w[i], Ra, Rb)
+                         plane_p, half, ms, pos[i], R[i], vel[i], omega_w[i], Ra, Rb)
             delta[i, k] = g[0]
             ddelta[i, k] = g[1]
 
