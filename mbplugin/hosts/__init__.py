@@ -10,7 +10,8 @@ class; it reads the rows' state, disables the host's own response for the manage
 the loop's forces to the host and steps it.
 """
 
-from mbplugin.hosts.loop import ARTICULATED_MODES, ContactLoop, StepInfo
+from mbplugin.hosts.loop import ContactLoop, StepInfo
+from mbplugin.hosts.options import ARTICULATED_MODES
 from mbplugin.hosts.protocol import (
     ARTICULATED,
     FREE,

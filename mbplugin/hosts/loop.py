@@ -44,6 +44,8 @@ import scipy.sparse as sp
 from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
+from mbplugin.hosts.arrays import cross_rows, diagonal_blocks, lookup, norm_rows
+from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
     ARTICULATED,
     FREE,
@@ -51,7 +53,6 @@ from mbplugin.hosts.protocol import (
     ArticulatedBlock,
     Host,
     RowShape,
-    cross_rows,
 )
 from mbplugin.pipeline.delassus import (
     articulated_delassus_dense,
@@ -63,13 +64,9 @@ from mbplugin.pipeline.delassus import (
     normal_diagonal,
     solve_blocks,
 )
-from mbplugin.pipeline.friction import Friction
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.stick import Stick
-from mbplugin.pipeline.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
+from mbplugin.pipeline.substep import SubstepStats, contact_space
 
-#: the ``articulated=`` modes: the implicit step (default) or the exact sub-stepper
-ARTICULATED_MODES = ("implicit", "substep")
 #: smallest position correction applied to a free row (m, and rad for its rotation)
 MOVE_MIN = 1e-12
 #: the implicit step's verification rounds (``verify``): another round while a contact's host
@@ -80,10 +77,6 @@ VERIFY_TOL = 1e-3
 VERIFY_DU = 1e-5
 #: the distance (m) within which the implicit step looks for its contacts after the host step
 LOST_MARGIN = 1.0
-#: the regularisation of the host's friction (``friction=None``): each contact's coefficient
-#: from the host's shapes with the regularised Coulomb law's defaults (tanh, v_eps = 1e-4
-#: m/s); its mu is a placeholder (each contact takes its pair's)
-HOST_FRICTION = Friction(mu=1.0)
 
 
 @dataclass
@@ -100,57 +93,6 @@ class StepInfo:
     sides: np.ndarray  # (K, 2) rows of sides a and b
     delta: np.ndarray | None = None  # (K,) overlap at the end of the step (m)
     slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
-
-
-def as_friction(friction: Any, host: str) -> tuple[str, Friction | None]:
-    """(mode, Friction) of a backend's ``friction=``: (``host``, HOST_FRICTION) for None or
-    the host's name (each contact's coefficient as the host combines its shapes'), ("none",
-    None) for 0 or "none" (frictionless), ("given", Friction) for a Friction or a mapping of
-    its parameters."""
-    if friction is None or (isinstance(friction, str) and friction == host):
-        return host, HOST_FRICTION
-    if (isinstance(friction, str) and friction == "none") or (
-            isinstance(friction, int | float) and not isinstance(friction, bool)
-            and friction == 0):
-        return "none", None
-    if isinstance(friction, Friction):
-        return "given", friction
-    if isinstance(friction, Mapping):
-        return "given", Friction(**friction)
-    raise ParameterError(f"friction = {friction!r} must be None or {host!r} (the host's "
-                         f"friction coefficient of each pair, the default), 0 or 'none' "
-                         "(frictionless), a Friction, or a mapping of its parameters (mu, "
-                         "mu_s, v_s, v_eps, viscous, regularisation)")
-
-
-def as_stick(stick: Any) -> Stick | None:
-    """``stick=`` of a backend: None, a :class:`~mbplugin.pipeline.stick.Stick` or a mapping of
-    k_t, mu, c_t."""
-    if stick is None or isinstance(stick, Stick):
-        return stick
-    if not isinstance(stick, Mapping):
-        raise ParameterError(f"stick = {stick!r} must be a Stick or a mapping of k_t, mu, c_t")
-    return Stick(**stick)
-
-
-def check_options(rtol: Any, solver: Any, articulated: Any, verify: Any,
-                  large_groups: Any = "implicit") -> None:
-    """The numerical options of a backend, each against its allowed range."""
-    if not (isinstance(rtol, float | int) and not isinstance(rtol, bool)
-            and 1e-13 <= rtol <= 1e-3):
-        raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
-    if solver not in SOLVERS:
-        raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
-    if articulated not in ARTICULATED_MODES:
-        raise ParameterError(f"articulated = {articulated!r}: allowed "
-                             f"{', '.join(ARTICULATED_MODES)}")
-    if not (isinstance(verify, int | np.integer) and not isinstance(verify, bool)
-            and 0 <= verify <= 5):
-        raise ParameterError(f"verify = {verify!r} is outside its allowed range 0..5 (an "
-                             "integer: verification rounds per host step)")
-    if large_groups not in LARGE_GROUPS:
-        raise ParameterError(f"large_groups = {large_groups!r}: allowed "
-                             f"{', '.join(LARGE_GROUPS)}")
 
 
 class ContactLoop:
@@ -180,7 +122,8 @@ class ContactLoop:
         self.rtol, self.solver, self.articulated = float(rtol), solver, articulated
         self.verify, self.probe = int(verify), bool(probe)
         self.large_groups = large_groups
-        self.friction_mode, self.friction = as_friction(friction, host)
+        self.friction_mode, self.friction = as_friction(
+            friction, host, "the host's friction coefficient of each pair")
         self.stick = as_stick(stick)
         n = len(kind)
         self.kind = np.asarray(kind, dtype=np.int64)
@@ -674,28 +617,3 @@ class ContactLoop:
     def bounces(self) -> np.ndarray:
         """Completed contacts with their c_r (:meth:`ContactStore.bounces`)."""
         return self.store.bounces()
-
-
-def norm_rows(a: np.ndarray) -> np.ndarray:
-    """``np.linalg.norm(a, axis=1)`` of an (N, 3) array, column by column (NumPy's sum order,
-    without the reduction's per-row overhead)."""
-    x, y, z = a[:, 0], a[:, 1], a[:, 2]
-    return np.sqrt(x * x + y * y + z * z)
-
-
-def diagonal_blocks(W: np.ndarray) -> np.ndarray:
-    """The 3x3 diagonal blocks (K, 3, 3) of a dense W (3K, 3K)."""
-    k = W.shape[0] // 3
-    return W.reshape(k, 3, k, 3)[np.arange(k), :, np.arange(k), :]
-
-
-def lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Index of each ``query`` key in ``keys`` (distinct contact keys), -1 where absent."""
-    if keys.shape == query.shape and np.array_equal(keys, query):
-        return np.arange(len(query))
-    order = np.argsort(keys, kind="stable")
-    sk = keys[order]
-    if not len(sk):
-        return np.full(len(query), -1)
-    pos = np.minimum(np.searchsorted(sk, query), len(sk) - 1)
-    return np.where(sk[pos] == query, order[pos], -1)

@@ -45,7 +45,8 @@ from mbplugin.contact.rotation import (
     rotate_transpose,
 )
 from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, RowShape
-from mbplugin.hosts.protocol import cross_rows, point_velocity
+from mbplugin.hosts.arrays import cross_rows
+from mbplugin.hosts.protocol import point_velocity
 from mbplugin.mujoco.geometry import row_shapes
 from mbplugin.mujoco.native import NativeFilter
 
