@@ -53,7 +53,12 @@ from mbplugin.bullet.delassus import (
     normal_diagonal,
     solve_blocks,
 )
-from mbplugin.bullet.fast_step import HostContacts, articulated_block, link_points
+from mbplugin.bullet.fast_step import (
+    HostContacts,
+    articulated_block,
+    link_points,
+    read_state,
+)
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.bullet.implicit import ImplicitStep
 from mbplugin.bullet.stick import Stick
@@ -618,6 +623,11 @@ class BulletContacts:
         c.check()
         n = len(self.rows)
         ids = self._base_ids
+        if self._link_groups:  # links (a robot): one flat read, one compiled scatter
+            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
+                                            self._link_groups, n, self._frame_pos)
+            return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                             self._fixed_read)
         if not (self._all_base and ids):
             pos, quat, vel, om = np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), \
                 np.zeros((n, 3))

@@ -13,6 +13,8 @@ each, with the contact layer's compiled scalar kernels (no formula is written he
   :func:`~mbplugin.contact.kernels.plane_sphere` and
   :func:`~mbplugin.contact.kernels.contact_kinematics`, the kernels of
   :meth:`ContactModel.detect_pairs <mbplugin.contact.ContactModel.detect_pairs>`;
+- :func:`read_state`: the rows' poses and velocities from PyBullet (bases, links with their
+  frame origins) gathered into arrays by one compiled scatter;
 - :func:`articulated_block`: one articulated body's point Jacobians in world axes, its
   response M^-1 J^T (with the joints its motors hold) and its part of the Delassus operator
   W = J M^-1 J^T (the arithmetic of :func:`mbplugin.bullet.delassus.articulated_response` and
@@ -24,6 +26,8 @@ Units: SI (m, m/s, kg, N s).
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -85,14 +89,15 @@ class HostContacts:
 
     def _pairs(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         last = self._last
-        if last is not None and last[0] is keys:
+        if last is not None and (last[0] is keys or (
+                last[0].shape == keys.shape and (last[0] == keys).all())):
             return last[1]
         c = self.model.arrays
         sa, sb, feat = _k.decode_keys(keys, c.n)
         ok = (len(keys) > 0 and bool(np.all(c.kind[sa] == PLANE))
               and bool(np.all(c.kind[sb] == SPHERE)) and not bool(np.any(feat)))
         out = (np.ascontiguousarray(sa), np.ascontiguousarray(sb)) if ok else None
-        self._last = (keys, out)
+        self._last = (keys.copy(), out)
         return out
 
     def read(self, bodies: Any, keys: np.ndarray, margin: float,
@@ -184,3 +189,64 @@ def link_points(quat, point, origin, out):
         d2 = point[e, 2] - origin[e, 2]
         for i in range(3):
             out[e, i] = m[i] * d0 + m[3 + i] * d1 + m[6 + i] * d2
+
+
+#: a link state's centre-of-mass position, orientation, frame origin, velocity, angular velocity
+_LINK = itemgetter(0, 1, 4, 6, 7)
+
+
+@njit
+def _scatter(buf, base_rows, link_rows, pos, quat, vel, om, frame_pos):
+    """Rows of the flat read ``buf``: per base (position, orientation [x, y, z, w]) then per
+    base (velocity, angular velocity), then per link the 16 values of :data:`_LINK`."""
+    nb = base_rows.shape[0]
+    for i in range(nb):
+        r, o, v = base_rows[i], 7 * i, 7 * nb + 6 * i
+        for a in range(3):
+            pos[r, a] = buf[o + a]
+            vel[r, a] = buf[v + a]
+            om[r, a] = buf[v + 3 + a]
+        quat[r, 0] = buf[o + 6]
+        for a in range(3):
+            quat[r, 1 + a] = buf[o + 3 + a]
+    o0 = 13 * nb
+    for i in range(link_rows.shape[0]):
+        r, o = link_rows[i], o0 + 16 * i
+        for a in range(3):
+            pos[r, a] = buf[o + a]
+            frame_pos[r, a] = buf[o + 7 + a]
+            vel[r, a] = buf[o + 10 + a]
+            om[r, a] = buf[o + 13 + a]
+        quat[r, 0] = buf[o + 6]
+        for a in range(3):
+            quat[r, 1 + a] = buf[o + 3 + a]
+
+
+def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
+               link_groups: list[tuple[int, list[int], np.ndarray]], n: int,
+               frame_pos: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The N rows' centre-of-mass positions (m), orientations [w, x, y, z], velocities (m/s)
+    and angular velocities (rad/s, world) from PyBullet client ``cid`` (module ``pb``): the
+    bases ``base_ids`` (rows ``base_rows``) by ``getBasePositionAndOrientation`` and
+    ``getBaseVelocity``, per body its links (``link_groups``: body, links, rows) by one
+    ``getLinkStates`` with ``computeForwardKinematics`` (the links' URDF frame origins go to
+    ``frame_pos``). Every row is a base or a link."""
+    nb = len(base_ids)
+    src = []
+    if nb:
+        src.append(chain.from_iterable(chain.from_iterable(
+            map(pb.getBasePositionAndOrientation, base_ids, repeat(cid)))))
+        src.append(chain.from_iterable(chain.from_iterable(
+            map(pb.getBaseVelocity, base_ids, repeat(cid)))))
+    nl = 0
+    for body, lks, _rows in link_groups:
+        sts = pb.getLinkStates(body, lks, computeLinkVelocity=1, computeForwardKinematics=1,
+                               physicsClientId=cid)
+        src.append(chain.from_iterable(chain.from_iterable(map(_LINK, sts))))
+        nl += len(lks)
+    buf = np.fromiter(chain.from_iterable(src), dtype=float, count=13 * nb + 16 * nl)
+    link_rows = (np.concatenate([g[2] for g in link_groups]) if len(link_groups) != 1
+                 else link_groups[0][2])
+    pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
+    _scatter(buf, base_rows, link_rows, pos, quat, vel, om, frame_pos)
+    return pos, quat, vel, om
