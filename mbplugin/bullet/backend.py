@@ -764,9 +764,9 @@ class BulletContacts:
                               W: np.ndarray | None = None) -> np.ndarray:
         """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
         contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
-        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
-        the joints its motors hold) and J M^-1 J^T; kept in ``_art_cache`` for
-        :meth:`_respond`."""
+        (``calculateMassMatrix``), the response M^-1 J^T (with the joints its motors hold) and
+        J M^-1 J^T in one compiled call (:func:`~mbplugin.bullet.fast_step.articulated_block`);
+        kept in ``_art_cache`` for :meth:`_respond`."""
         k = len(batch)
         if W is None:
             W = np.zeros((3 * k, 3 * k))
