@@ -45,13 +45,18 @@ import scipy.sparse as sp
 
 from mbplugin.bullet import checks
 from mbplugin.bullet.client import Client
+from mbplugin.bullet.fast_step import (
+    HostContacts,
+    articulated_block,
+    link_points,
+    read_state,
+)
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.contact import (
     BodyState,
     ContactBatch,
     ContactModel,
     axis_angle_quat,
-    quat_to_matrix,
 )
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.errors import ParameterError
@@ -67,14 +72,11 @@ from mbplugin.hosts.arrays import (
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
 from mbplugin.pipeline.delassus import (
-    articulated_delassus_dense,
-    articulated_response,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
     normal_delassus,
     normal_diagonal,
-    skew,
     solve_blocks,
 )
 from mbplugin.pipeline.implicit import ImplicitStep
@@ -484,6 +486,7 @@ class BulletContacts:
         self._pairs = sorted(rules)
         self._masked = masked
         self.model = model
+        self._host_reader = HostContacts(model)
         keep = getattr(self, "store", None)
         self.store = store if keep is None else keep
         self._carry_flight(getattr(self, "rows", []), rows)
@@ -585,6 +588,11 @@ class BulletContacts:
         c.check()
         n = len(self.rows)
         ids = self._base_ids
+        if self._link_groups:  # links (a robot): one flat read, one compiled scatter
+            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
+                                            self._link_groups, n, self._frame_pos)
+            return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                             self._fixed_read)
         if not (self._all_base and ids):
             pos, quat, vel, om = np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), \
                 np.zeros((n, 3))
@@ -721,9 +729,9 @@ class BulletContacts:
                               W: np.ndarray | None = None) -> np.ndarray:
         """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
         contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
-        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
-        the joints its motors hold) and J M^-1 J^T; kept in ``_art_cache`` for
-        :meth:`_respond`."""
+        (``calculateMassMatrix``), the response M^-1 J^T (with the joints its motors hold) and
+        J M^-1 J^T in one compiled call (:func:`~mbplugin.bullet.fast_step.articulated_block`);
+        kept in ``_art_cache`` for :meth:`_respond`."""
         k = len(batch)
         if W is None:
             W = np.zeros((3 * k, 3 * k))
@@ -763,22 +771,19 @@ class BulletContacts:
             # v + omega x r, to rounding only so, for links whose centre of mass is off their
             # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
             # the state read's link poses (getLinkState with computeForwardKinematics)
-            rot = quat_to_matrix(bodies.quat[rows])
-            local = np.einsum("kji,kj->ki", rot, point - self._frame_pos[rows]).tolist()
+            local = np.empty((len(cont), 3))
+            link_points(bodies.quat[rows], point, self._frame_pos[rows], local)
+            local = local.tolist()
+            pb, cid = c.p, c.id
             for e in np.flatnonzero(moving).tolist():
-                jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
-            jac[moving] = r_base @ jac[moving]
-            if not moving.all():
-                # the base, or no moving joint (links on fixed joints of a floating base: one
-                # rigid body; calculateJacobian wants a joint): the point's velocity in the
-                # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
-                # base coordinates (omega, v)
-                still = np.flatnonzero(~moving)
-                r_b = (point[still] - np.asarray(base_p)) @ r_base
-                jac[still, :, :3] = -r_base @ skew(r_b)
-                jac[still, :, 3:6] = r_base
-            minv_jt = articulated_response(jac, mm, np.array(locked, dtype=np.int64))
-            articulated_delassus_dense(W, cont, sgn, jac, minv_jt)
+                jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
+                                              physicsClientId=cid)[0]
+            # the base, or no moving joint (links on fixed joints of a floating base: one
+            # rigid body; calculateJacobian wants a joint): the point's velocity in the base
+            # frame is v - [r]x omega, r from the base's centre of mass, PyBullet's base
+            # coordinates (omega, v); world axes, M^-1 J^T and W in one compiled call
+            minv_jt = articulated_block(jac, moving, r_base, point, np.asarray(base_p), mm,
+                                        np.array(locked, dtype=np.int64), cont, sgn, W)
             self._art_cache[body] = (cont, sgn, jac, mm, r_base, joints, q, minv_jt)
         return W
 
@@ -1023,6 +1028,10 @@ class BulletContacts:
         beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
         ``u0``."""
         margin = max(self._margin, LOST_MARGIN)
+        if not len(self._fb_pairs):  # plane-sphere pairs (feet): one compiled call
+            fast = self._host_reader.read(bodies, batch.key, margin, u0)
+            if fast is not None:
+                return fast
         now = (self.model.detect_pairs(bodies, batch.key, margin)
                if not len(self._fb_pairs) else self._detect(bodies, margin))
         pos = lookup(now.key, batch.key)

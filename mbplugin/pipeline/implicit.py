@@ -211,7 +211,9 @@ class ImplicitStep:
         """Book the onset (the store's rules: coefficient rows, latched impact speed -n . u)
         of the contacts not yet active whose end overlap is positive."""
         store = self.store
-        act = store.aligned(self.batch).active
+        act = store.aligned(self.batch, copy=False).active
+        if act.all():  # every contact active (the common case): no onset
+            return
         new = ~act & ~store.latched(self.batch) & (d_end > 0)
         if new.any():
             idx = np.flatnonzero(new)
