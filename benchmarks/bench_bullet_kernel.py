@@ -4,11 +4,11 @@ The scene of ``bench_bullet.py`` (N spheres, R = 1 cm, 50 g, soft Hunt-Crossley 
 cr = 0.5, released 2 mm above ``plane.urdf``; host step 1/240 s) is run with the backend for
 ``--steps`` host steps. Along the way:
 
-* every call of :func:`mbplugin.bullet.compiled.integrate_groups` during the host steps given
-  by ``--capture`` (default 5: landing, 60: ringing, 200: at rest) is captured (copies of its
-  arguments before the call and of what it wrote after it);
+* every call of :func:`~mbplugin.pipeline.substep_compiled.integrate_groups` during the host
+  steps given by ``--capture`` (default 5: landing, 60: ringing, 200: at rest) is captured
+  (copies of its arguments before the call and of what it wrote after it);
 * each host step's ``StepInfo.stats.wall`` (the whole contact-space integration: the Python
-  side of :class:`mbplugin.bullet.substep.GroupedContactSpace` and the kernel) and the time
+  side of :class:`mbplugin.pipeline.substep.GroupedContactSpace` and the kernel) and the time
   spent in the kernel itself are recorded, reported per 20-step phase.
 
 Then each captured host step is replayed: its calls run again, in order, on fresh copies of
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bullet import world
 
 from mbplugin.bullet import BulletContacts
-from mbplugin.bullet import compiled as cm
+from mbplugin.pipeline import substep_compiled as cm
 
 #: integrate_groups' arguments, in order (the arrays it writes: OUT)
 ARGS = ("gptr", "yptr", "goff", "GF", "GI", "Y", "tg", "status", "hg", "dt", "rtol", "imp",

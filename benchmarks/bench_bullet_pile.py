@@ -12,7 +12,7 @@ process and on the same scene:
 * ``ground``: ``BulletContacts(manage=[plane])``: every sphere-ground pair managed, the
   sphere-sphere pairs native;
 * ``all``: ``BulletContacts(manage=[plane, *spheres])``: every pair managed (one group of
-  ~3 N contacts, the implicit step of large groups, :mod:`mbplugin.bullet.large_groups`);
+  ~3 N contacts, the implicit step of large groups, :mod:`mbplugin.pipeline.large_groups`);
   at the end, every column contact's overlap against the static Hertz overlap
   (i m g / k)^(2/3) of the weight of the i spheres above it (issue 18's acceptance at N = 1000).
 

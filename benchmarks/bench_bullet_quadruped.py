@@ -4,7 +4,7 @@ Runs ``run(ours, stance, trot, 1/hz)`` of ``examples/quadruped_foot_ground.py`` 
 compliant ground, regularised friction or with ``--stick`` the tangential spring, the backend's
 default implicit step for the toes) in one process for each path: ``native`` (PyBullet's own
 contact), ``reference`` (``BulletContacts(solver="scipy")``: the implicit step's Newton solve
-in NumPy) and ``compiled`` (the default: :mod:`mbplugin.bullet.implicit_kernel`), the solver set
+in NumPy) and ``compiled`` (the default: :mod:`mbplugin.pipeline.implicit_kernel`), the solver set
 by a wrapper, everything else the example's. Prints per path the wall time of the example's
 loop, the real-time factor, the cost per host step and the example's own figures (quiet-stance
 summed foot force over the weight, sinkage against the static Hertz estimate, with a trot the

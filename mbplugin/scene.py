@@ -597,15 +597,15 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
     doc = resolve_parameters(doc, source)
     validate_document(doc, source)
     backend = doc.get("world", {}).get("backend", "standalone")
-    if backend not in ("standalone", "pybullet"):
+    if backend not in ("standalone", "pybullet", "mujoco"):
         raise SceneError(f"{source}: world.backend = {backend!r} is not one of "
-                         "{standalone, pybullet}")
+                         "{standalone, pybullet, mujoco}")
     try:
-        if backend == "pybullet":
-            from mbplugin.bullet.scene import build_bullet_scene
+        if backend in ("pybullet", "mujoco"):
+            from mbplugin.host_scene import check_host_scene
 
-            return build_bullet_scene(doc, source, _law_entry, _friction,  # type: ignore[return-value]
-                                      _build, base_dir=base_dir)
+            return check_host_scene(doc, source, backend, _law_entry,  # type: ignore[return-value]
+                                    _friction, _build, base_dir=base_dir)
         return _build(doc, source, Path(base_dir) if base_dir is not None else Path("."))
     except SceneError:
         raise

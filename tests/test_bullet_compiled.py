@@ -300,7 +300,7 @@ def test_explicit_step_count_hands_a_stiff_spring_to_radau() -> None:
     """The stiffness the rate misses is caught by the step count: no host step takes more than
     SWITCH_STEPS explicit steps (Radau takes over), and the trajectory is the SciPy reference
     path's within 1e-9 m (observed: 6e-13 m against the compiled Radau)."""
-    from mbplugin.bullet.compiled import SWITCH_STEPS
+    from mbplugin.pipeline.substep_compiled import SWITCH_STEPS
 
     xc, most = _sliding_bounce("compiled")
     xs, _ = _sliding_bounce("scipy")

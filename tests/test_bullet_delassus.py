@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbplugin.bullet import delassus
-from mbplugin.bullet.delassus import (
+from mbplugin.pipeline import delassus
+from mbplugin.pipeline.delassus import (
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,

@@ -32,9 +32,9 @@ import pytest
 from bullet_world import ground_world
 
 from mbplugin.bullet import BulletContacts
-from mbplugin.bullet import implicit as implicit_mod
 from mbplugin.contact import effective_modulus
 from mbplugin.errors import ParameterError
+from mbplugin.pipeline import implicit as implicit_mod
 
 G = 9.81
 R = 0.02

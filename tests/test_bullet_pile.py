@@ -132,11 +132,11 @@ def test_gauss_seidel_finds_the_backward_euler_step_of_a_stiff_column() -> None:
     ~800 sweeps), a tolerance of 1e-10: the impulses within 1e-8 of the dense solution
     (observed 4e-9), the end state (u1 = u* + W P, delta1 = delta0 - dt n . u1) consistent
     with them."""
-    from mbplugin.bullet import compiled as cm
-    from mbplugin.bullet import large_groups
-    from mbplugin.bullet.delassus import free_body_delassus, normal_delassus
     from mbplugin.contact import ContactBatch, ContactStore
     from mbplugin.laws import make_law
+    from mbplugin.pipeline import large_groups
+    from mbplugin.pipeline import substep_compiled as cm
+    from mbplugin.pipeline.delassus import free_body_delassus, normal_delassus
 
     h, dt, k = 10, 1 / 240, 1e6
     rng = np.random.default_rng(5)

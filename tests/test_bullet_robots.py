@@ -167,7 +167,7 @@ def test_newton_converges_from_far(materials, tangential, tmp_path) -> None:
     converge every time to a root of R(P) = P - dt F(state(P)), the NumPy reference's. (The
     backtracking on |R| it replaced failed on 1-2 of 60 such rubber problems: "Newton's
     method did not converge".)"""
-    from mbplugin.bullet.implicit import ImplicitStep
+    from mbplugin.pipeline.implicit import ImplicitStep
 
     rng = np.random.default_rng(18)
     dt = 1 / 240

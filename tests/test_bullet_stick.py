@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbplugin.bullet.stick import FC_FLOOR, Stick, stick_force, stick_rate, stick_step
+from mbplugin.pipeline.stick import FC_FLOOR, Stick, stick_force, stick_rate, stick_step
 
 P = Stick(k_t=5e4, mu=0.8, c_t=100.0)
 

@@ -27,7 +27,7 @@ import pytest
 from bullet_world import ground_world
 
 from mbplugin.bullet import BulletContacts
-from mbplugin.bullet import substep as sub
+from mbplugin.pipeline import substep as sub
 
 G = 9.81
 M, R, K = 1.0, 0.02, 1e7  # sphere mass (kg), radius (m), Hertz stiffness (N/m^1.5)

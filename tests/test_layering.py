@@ -5,6 +5,10 @@
 * Only ``mbplugin/cli/`` imports ``mbplugin.cli`` (library code never depends on the CLI).
 * No module imports another package's private module: ``mbplugin.X._y`` only from inside
   ``mbplugin.X`` (lazy imports inside functions included).
+* The host packages: ``mbplugin.bullet`` and ``mbplugin.mujoco`` (the adapters of PyBullet and
+  MuJoCo with their user classes) never import each other; ``mbplugin.hosts`` (the generic
+  contact loop behind the host protocol) imports no host backend; the host packages and
+  ``mbplugin.dynamics`` (the standalone engine) never import each other.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "mbplugin"
 #: What mbplugin.laws may import from the package.
 LAWS_MAY_IMPORT = ("mbplugin.laws", "mbplugin.errors", "mbplugin._jit")
+#: The host packages (the generic loop and the adapters of the host engines).
+HOST_PACKAGES = ("mbplugin.hosts", "mbplugin.bullet", "mbplugin.mujoco")
+#: The host backends (one adapter package per engine).
+HOST_BACKENDS = ("mbplugin.bullet", "mbplugin.mujoco")
 
 
 def _module_name(path: Path) -> str:
@@ -102,6 +110,36 @@ def test_no_private_module_of_another_package():
     assert not bad, "private modules imported from outside their package:\n" + "\n".join(bad)
 
 
+def test_host_backends_do_not_import_each_other():
+    rows = _all_imports()
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows
+           for x in HOST_BACKENDS for y in HOST_BACKENDS
+           if x != y and _within(mod, x) and _within(name, y)]
+    assert not bad, "host backends import each other:\n" + "\n".join(bad)
+    # the walk sees both backends on the generic loop (the check is not vacuous)
+    for x in HOST_BACKENDS:
+        assert any(_within(r[0], x) and _within(r[3], "mbplugin.hosts") for r in rows)
+
+
+def test_the_generic_loop_imports_no_host_backend():
+    rows = _all_imports()
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows
+           if _within(mod, "mbplugin.hosts") and any(_within(name, x) for x in HOST_BACKENDS)]
+    assert not bad, "the generic loop imports a host backend:\n" + "\n".join(bad)
+    assert any(_within(r[0], "mbplugin.hosts") and _within(r[3], "mbplugin.pipeline")
+               for r in rows)
+
+
+def test_dynamics_and_the_host_packages_do_not_import_each_other():
+    rows = _all_imports()
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows
+           for x in HOST_PACKAGES
+           if (_within(mod, x) and _within(name, "mbplugin.dynamics"))
+           or (_within(mod, "mbplugin.dynamics") and _within(name, x))]
+    assert not bad, "dynamics and the host packages import each other:\n" + "\n".join(bad)
+    assert any(_within(r[0], "mbplugin.dynamics") for r in rows)
+
+
 @pytest.mark.parametrize(("source", "expected"), [
     ("from mbplugin.laws import _ids\n", "mbplugin.laws._ids"),
     ("from mbplugin.laws.power import power_force\n", "mbplugin.laws.power"),
@@ -114,3 +152,42 @@ def test_import_walk_resolves_forms(tmp_path, monkeypatch, source, expected):
     fake = ROOT / "dynamics" / "_layering_probe.py"
     monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source)
     assert [name for _, name in _imports(fake)] == [expected]
+
+
+#: Third-party modules whose private parts we rely on knowingly: numba's dispatcher internals
+#: (behind a fallback in mbplugin._jit) and SciPy's column grouping for sparse finite
+#: differences (Curtis-Powell-Reid; no public name, used by the engine's general path only).
+THIRD_PARTY_PRIVATE_OK = ("numba", "scipy.optimize._numdiff")
+
+
+def _third_party_private(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every import of a private module (a ``_x`` part) of a package other
+    than mbplugin, anywhere in a file's source."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "mbplugin" or any(
+                    name == ok or name.startswith(ok + ".") for ok in THIRD_PARTY_PRIVATE_OK):
+                continue
+            if any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
+                out.append((node.lineno, name))
+                break
+    return out
+
+
+def test_no_private_module_of_a_third_party_package():
+    """No import of e.g. ``scipy.integrate._ivp``: the integrators' tables are our own or read
+    from public classes, so a SciPy release that moves its internals cannot break us."""
+    assert _third_party_private("from scipy.integrate._ivp import radau\n") == [
+        (1, "scipy.integrate._ivp")]
+    bad = [f"{p.relative_to(ROOT.parent)}:{line} imports {name}"
+           for p in sorted(ROOT.rglob("*.py"))
+           for line, name in _third_party_private(p.read_text())]
+    assert not bad, "private modules of other packages imported:\n" + "\n".join(bad)

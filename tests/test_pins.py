@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from mbplugin.bullet.delassus import free_body_delassus
 from mbplugin.identify import fit_law, impact_data
 from mbplugin.impact import _compiled as cc
 from mbplugin.impact import impact
 from mbplugin.laws import bouc_wen as bw
 from mbplugin.laws import make_law
+from mbplugin.pipeline.delassus import free_body_delassus
 from mbplugin.scene import build_scene
 
 

@@ -1,5 +1,5 @@
-"""mbplugin's own rows: the standalone engine (scene files), mbplugin on PyBullet (when the
-backend is in this build) and the hand-written SciPy baseline.
+"""mbplugin's own rows: the standalone engine (scene files), mbplugin on PyBullet and on MuJoCo
+(when the backends are in this build) and the hand-written SciPy baseline.
 
 Each ``run_*`` takes a :class:`~common.SceneSpec` and returns a :class:`~common.Trajectory`.
 """
@@ -22,6 +22,7 @@ SCENE_FILE = {"drop": "drop_ball.toml", "tennis": "stacked_balls.toml", "stack":
 #: rebound speed below which the SciPy baseline declares the ball at rest (m/s)
 V_REST = 1e-3
 BULLET_SCENE_FILE = {"drop": "bullet_drop_ball.toml", "tennis": "bullet_stacked_balls.toml"}
+MUJOCO_SCENE_FILE = {"drop": "mujoco_drop_ball.toml", "tennis": "mujoco_stacked_balls.toml"}
 
 
 def _from_result(result: object, wall: float) -> Trajectory:
@@ -61,9 +62,27 @@ def bullet_available() -> str:
 def run_bullet(spec: SceneSpec, setting: dict) -> Trajectory:
     """mbplugin's laws inside PyBullet: the backend's scene file with the same overrides plus the
     host step (``dt``), run through the same ``load_scene`` API as the standalone engine."""
-    fname = BULLET_SCENE_FILE.get(spec.kind)
+    return _run_host(spec, setting, BULLET_SCENE_FILE, "PyBullet")
+
+
+def mujoco_available() -> str:
+    """'' when mbplugin's MuJoCo backend can run the peers scenes, else the reason."""
+    if importlib.util.find_spec("mbplugin.mujoco") is None:
+        return "not available in this build (no mbplugin.mujoco)"
+    if importlib.util.find_spec("mujoco") is None:
+        return "not installed (mujoco; pip install '.[mujoco]')"
+    return ""
+
+
+def run_mujoco(spec: SceneSpec, setting: dict) -> Trajectory:
+    """mbplugin's laws inside MuJoCo (``world.backend = "mujoco"``): as :func:`run_bullet`."""
+    return _run_host(spec, setting, MUJOCO_SCENE_FILE, "MuJoCo")
+
+
+def _run_host(spec: SceneSpec, setting: dict, files: dict[str, str], host: str) -> Trajectory:
+    fname = files.get(spec.kind)
     if fname is None or not (ROOT / "scenes" / fname).exists():
-        raise RuntimeError(f"no scene file for {spec.kind} on PyBullet")
+        raise RuntimeError(f"no scene file for {spec.kind} on {host}")
     overrides = list(spec.overrides) + list(setting.get("set", ()))
     scene = load_scene(ROOT / "scenes" / fname, overrides)
     t0 = time.perf_counter()

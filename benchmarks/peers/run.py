@@ -2,6 +2,7 @@
 
     pip install ".[peers]" && python benchmarks/peers/run.py          # ~9 min on 2 cores
     python benchmarks/peers/run.py --quick                            # one c_r, small budgets
+    python benchmarks/peers/run.py --splice mujoco    # only these engines' rows, into RESULTS.md
 
 Writes ``benchmarks/peers/RESULTS.md`` (the tables, engine versions, machine),
 ``benchmarks/peers/results.json`` and the plots ``benchmarks/peers/*.png`` (``--out DIR`` to
@@ -73,6 +74,8 @@ def engines() -> list[Engine]:
                {"set": ["world.host_dt=0.004166666666666667"]}, None, ("drop", "tennis")),
         Engine("scipy", "SciPy DOP853, Python RHS (zhang_sharf)", ours.run_scipy, {"rtol": 1e-3},
                _rtol, ("drop",)),
+        Engine("mujoco", "mbplugin on MuJoCo (zhang_sharf)", ours.run_mujoco,
+               {"set": ["world.host_dt=0.002"]}, None, ("drop", "tennis")),
         Engine("mj_docs", "MuJoCo, direct solref, zeta from the oscillator formula",
                peers.run_mujoco, {"h": 0.002, "variant": "docs"}, _h4, requires="mujoco"),
         Engine("mj_cal", "MuJoCo, direct solref, zeta calibrated by mbplugin", peers.run_mujoco,
@@ -102,6 +105,8 @@ def engines() -> list[Engine]:
     for e in out:
         if e.key == "bullet":
             e.available = ours.bullet_available()
+        if e.key == "mujoco":
+            e.available = ours.mujoco_available()
     return out
 
 
@@ -172,7 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small time budgets (a smoke run)")
     ap.add_argument("--out", default=str(HERE), help="where RESULTS.md, json and plots go")
     ap.add_argument("--engines", default="", help="comma-separated engine keys (default all)")
+    ap.add_argument("--splice", default="",
+                    help="comma-separated engine keys: run them (and mbplugin standalone, the "
+                         "ratios' reference) and put their rows into the existing RESULTS.md "
+                         "of --out, every other row left as generated")
     args = ap.parse_args(argv)
+    if args.splice:
+        args.engines = args.splice
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cap_probe = 2.0 if args.quick else 6.0    # largest wall time of one refinement probe (s)
@@ -308,6 +319,10 @@ def main(argv: list[str] | None = None) -> int:
 
     results["meta"]["total_wall"] = time.perf_counter() - t_start
     results["meta"]["quick"] = args.quick
+    if args.splice:
+        report.splice(results, engs, set(args.splice.split(",")), out / "RESULTS.md")
+        log(f"rows {args.splice} spliced into {out / 'RESULTS.md'}")
+        return 0
     report.write(results, engs, out)
     tmp = out / "results.json.tmp"
     tmp.write_text(json.dumps(_slim(results), indent=1, default=_json))

@@ -9,8 +9,8 @@ step the backend
    :class:`~mbplugin.contact.BodyState` and runs the contact layer's detection
    (:meth:`~mbplugin.contact.ContactModel.detect`) with a predictive margin;
 2. integrates the managed contacts in contact space over the host step
-   (:mod:`mbplugin.bullet.substep`) with the Delassus operator of the links
-   (:mod:`mbplugin.bullet.delassus`), the store's laws and rules and regularised friction;
+   (:mod:`mbplugin.pipeline.substep`) with the Delassus operator of the links
+   (:mod:`mbplugin.pipeline.delassus`), the store's laws and rules and regularised friction;
 3. applies the impulse-equivalent force P / dt of every contact with ``applyExternalForce`` and
    calls ``stepSimulation``;
 4. for free bodies, moves the bodies along the contact normals so that the contacts' overlap
@@ -45,35 +45,43 @@ import scipy.sparse as sp
 
 from mbplugin.bullet import checks
 from mbplugin.bullet.client import Client
-from mbplugin.bullet.delassus import (
-    articulated_delassus_dense,
-    articulated_response,
-    block_normal_diagonal,
-    free_body_blocks,
-    free_body_delassus,
-    normal_delassus,
-    normal_diagonal,
-    skew,
-    solve_blocks,
+from mbplugin.bullet.fast_step import (
+    HostContacts,
+    articulated_block,
+    link_points,
+    read_state,
 )
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
-from mbplugin.bullet.implicit import ImplicitStep
-from mbplugin.bullet.stick import Stick
-from mbplugin.bullet.substep import LARGE_GROUPS, SOLVERS, SubstepStats, contact_space
 from mbplugin.contact import (
     BodyState,
     ContactBatch,
     ContactModel,
     axis_angle_quat,
-    quat_to_matrix,
 )
-from mbplugin.dynamics.friction import Friction
-from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
+from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.errors import ParameterError
+from mbplugin.hosts.arrays import (
+    absmax_rows,
+    assign,
+    cross_rows,
+    diagonal_blocks,
+    lookup,
+    nonzero_rows,
+    norm_rows,
+)
+from mbplugin.hosts.options import as_friction, as_stick, check_options
+from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
+from mbplugin.pipeline.delassus import (
+    block_normal_diagonal,
+    free_body_blocks,
+    free_body_delassus,
+    normal_delassus,
+    normal_diagonal,
+    solve_blocks,
+)
+from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.substep import SubstepStats, contact_space
 
-FREE, STATIC, ARTICULATED = 0, 1, 2
-#: the ``articulated=`` modes of :class:`BulletContacts`
-ARTICULATED_MODES = ("implicit", "substep")
 #: smallest position correction applied to a free body (m, and rad for its rotation)
 MOVE_MIN = 1e-12
 #: default ``defer_tol`` (m): the largest deferred position correction kept as an offset
@@ -118,33 +126,9 @@ class StepInfo:
     slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
 
 
-#: the regularisation of the default friction (``friction=None``): PyBullet's coefficient of
-#: each pair with the regularised Coulomb law's defaults (tanh, v_eps = 1e-4 m/s); its mu is a
-#: placeholder (each contact takes its pair's)
-PYBULLET_FRICTION = Friction(mu=1.0)
 #: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
 MAX_FRICTION = 10.0
 
-
-def _as_friction(friction: Any) -> tuple[str, Friction | None]:
-    """(mode, Friction) of the ``friction=`` argument: ("pybullet", PYBULLET_FRICTION) for
-    None or "pybullet" (each pair's coefficient from PyBullet's lateral friction), ("none",
-    None) for 0 or "none" (frictionless), ("given", Friction) for a Friction or a mapping of
-    its parameters."""
-    if friction is None or (isinstance(friction, str) and friction == "pybullet"):
-        return "pybullet", PYBULLET_FRICTION
-    if (isinstance(friction, str) and friction == "none") or (
-            isinstance(friction, int | float) and not isinstance(friction, bool)
-            and friction == 0):
-        return "none", None
-    if isinstance(friction, Friction):
-        return "given", friction
-    if isinstance(friction, Mapping):
-        return "given", Friction(**friction)
-    raise ParameterError(f"friction = {friction!r} must be None or 'pybullet' (PyBullet's "
-                         "lateral_friction of each pair, the default), 0 or 'none' "
-                         "(frictionless), a Friction, or a mapping of its parameters (mu, "
-                         "mu_s, v_s, v_eps, viscous, regularisation)")
 
 
 class BulletContacts:
@@ -184,14 +168,14 @@ class BulletContacts:
     ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code: DOP853 while a
                  group is not stiff, Radau otherwise), ``"radau"`` (the same, Radau only) or
                  ``"scipy"`` (SciPy's Radau on all contacts together, the reference); see
-                 :func:`mbplugin.bullet.substep.contact_space`. The implicit step of
+                 :func:`mbplugin.pipeline.substep.contact_space`. The implicit step of
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
-                 reference, :class:`~mbplugin.bullet.implicit.ImplicitStep`)
+                 reference, :class:`~mbplugin.pipeline.implicit.ImplicitStep`)
     ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
                  articulated links with a probe step of the host (see :meth:`_a_free`);
                  otherwise gravity only (the implicit step needs no probe)
     ``articulated``  how a host step with a contact on a link of an articulated body is
-                 solved: ``"implicit"`` (the default; :mod:`mbplugin.bullet.implicit`, the
+                 solved: ``"implicit"`` (the default; :mod:`mbplugin.pipeline.implicit`, the
                  impulse solved against the host's own semi-implicit update, for every contact
                  of that step) or ``"substep"`` (the exact sub-stepper, as for free bodies;
                  articulated links get no position correction)
@@ -202,7 +186,7 @@ class BulletContacts:
                  first-order error can matter); 0 trusts W's first-order response
     ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (more
                  than 256 states: 32 contacts, a pile): ``"implicit"`` (the default; the
-                 implicit host step of :mod:`mbplugin.bullet.large_groups`, Gauss-Seidel on a
+                 implicit host step of :mod:`mbplugin.pipeline.large_groups`, Gauss-Seidel on a
                  sparse W) or ``"exact"`` (the step on the SciPy path: exact events, seconds
                  per host step for hundreds of contacts)
     ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
@@ -242,9 +226,7 @@ class BulletContacts:
         self.client = Client(client)
         checks.check_arguments(material=material, materials=materials, friction=friction,
                                stick=stick, flat_box=flat_box, manage=manage)
-        if large_groups not in LARGE_GROUPS:
-            raise ParameterError(f"large_groups = {large_groups!r}: allowed "
-                                 f"{', '.join(LARGE_GROUPS)}")
+        check_options(rtol, solver, articulated, verify, large_groups)
         self.large_groups = large_groups
         if not (isinstance(defer_tol, float | int) and not isinstance(defer_tol, bool)
                 and 0 <= defer_tol <= 0.1):
@@ -259,21 +241,11 @@ class BulletContacts:
         self._deferred: tuple[Any, ...] | None = None
         self._native_rows = np.zeros(0, dtype=np.int64)
         self._expect: tuple[str, np.ndarray, float, np.ndarray] | None = None
-        if articulated not in ARTICULATED_MODES:
-            raise ParameterError(f"articulated = {articulated!r}: allowed "
-                                 f"{', '.join(ARTICULATED_MODES)}")
         self.articulated = articulated
-        if not (isinstance(verify, int | np.integer) and not isinstance(verify, bool)
-                and 0 <= verify <= 5):
-            raise ParameterError(f"verify = {verify!r} is outside its allowed range 0..5 "
-                                 "(an integer: verification probes per host step)")
         self.verify = int(verify)
-        if solver not in SOLVERS:
-            raise ParameterError(f"solver = {solver!r}: allowed {', '.join(SOLVERS)}")
         self.solver = solver
-        if not (isinstance(rtol, float | int) and 1e-13 <= rtol <= 1e-3):
-            raise ParameterError(f"rtol = {rtol!r} is outside its allowed range [1e-13, 1e-3]")
-        self.friction_mode, self.friction = _as_friction(friction)
+        self.friction_mode, self.friction = as_friction(friction, "pybullet",
+                                                        "PyBullet's lateral_friction of each pair")
         self.rtol = float(rtol)
         self.flat_box = float(flat_box)
         self.correct_positions = bool(correct_positions)
@@ -290,12 +262,7 @@ class BulletContacts:
                                  "allowed range (0, inf)")
         self.fallback = fallback
         self.fallback_radius = None if fallback_radius is None else float(fallback_radius)
-        if stick is not None and not isinstance(stick, Stick):
-            if not isinstance(stick, Mapping):
-                raise ParameterError(f"stick = {stick!r} must be a Stick or a mapping of k_t, "
-                                     "mu, c_t")
-            stick = Stick(**stick)
-        self.stick = stick
+        self.stick = as_stick(stick)
         self._stick_keys = np.zeros(0, dtype=np.int64)
         self._stick_s = np.zeros((0, 3))
         self._law = law
@@ -519,6 +486,7 @@ class BulletContacts:
         self._pairs = sorted(rules)
         self._masked = masked
         self.model = model
+        self._host_reader = HostContacts(model)
         keep = getattr(self, "store", None)
         self.store = store if keep is None else keep
         self._carry_flight(getattr(self, "rows", []), rows)
@@ -620,6 +588,11 @@ class BulletContacts:
         c.check()
         n = len(self.rows)
         ids = self._base_ids
+        if self._link_groups:  # links (a robot): one flat read, one compiled scatter
+            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
+                                            self._link_groups, n, self._frame_pos)
+            return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                             self._fixed_read)
         if not (self._all_base and ids):
             pos, quat, vel, om = np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), \
                 np.zeros((n, 3))
@@ -718,7 +691,7 @@ class BulletContacts:
 
     def _delassus(self, batch: ContactBatch,
                   bodies: BodyState) -> sp.csr_matrix | np.ndarray:
-        """W (3K, 3K) of the batch (:mod:`mbplugin.bullet.delassus`): sparse for free bodies,
+        """W (3K, 3K) of the batch (:mod:`mbplugin.pipeline.delassus`): sparse for free bodies,
         dense when a side is a link of an articulated body (its point Jacobians and mass
         matrix kept in ``_art_cache`` for :meth:`_respond`)."""
         k = len(batch)
@@ -756,9 +729,9 @@ class BulletContacts:
                               W: np.ndarray | None = None) -> np.ndarray:
         """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
         contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
-        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
-        the joints its motors hold) and J M^-1 J^T; kept in ``_art_cache`` for
-        :meth:`_respond`."""
+        (``calculateMassMatrix``), the response M^-1 J^T (with the joints its motors hold) and
+        J M^-1 J^T in one compiled call (:func:`~mbplugin.bullet.fast_step.articulated_block`);
+        kept in ``_art_cache`` for :meth:`_respond`."""
         k = len(batch)
         if W is None:
             W = np.zeros((3 * k, 3 * k))
@@ -798,22 +771,19 @@ class BulletContacts:
             # v + omega x r, to rounding only so, for links whose centre of mass is off their
             # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
             # the state read's link poses (getLinkState with computeForwardKinematics)
-            rot = quat_to_matrix(bodies.quat[rows])
-            local = np.einsum("kji,kj->ki", rot, point - self._frame_pos[rows]).tolist()
+            local = np.empty((len(cont), 3))
+            link_points(bodies.quat[rows], point, self._frame_pos[rows], local)
+            local = local.tolist()
+            pb, cid = c.p, c.id
             for e in np.flatnonzero(moving).tolist():
-                jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
-            jac[moving] = r_base @ jac[moving]
-            if not moving.all():
-                # the base, or no moving joint (links on fixed joints of a floating base: one
-                # rigid body; calculateJacobian wants a joint): the point's velocity in the
-                # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
-                # base coordinates (omega, v)
-                still = np.flatnonzero(~moving)
-                r_b = (point[still] - np.asarray(base_p)) @ r_base
-                jac[still, :, :3] = -r_base @ skew(r_b)
-                jac[still, :, 3:6] = r_base
-            minv_jt = articulated_response(jac, mm, np.array(locked, dtype=np.int64))
-            articulated_delassus_dense(W, cont, sgn, jac, minv_jt)
+                jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
+                                              physicsClientId=cid)[0]
+            # the base, or no moving joint (links on fixed joints of a floating base: one
+            # rigid body; calculateJacobian wants a joint): the point's velocity in the base
+            # frame is v - [r]x omega, r from the base's centre of mass, PyBullet's base
+            # coordinates (omega, v); world axes, M^-1 J^T and W in one compiled call
+            minv_jt = articulated_block(jac, moving, r_base, point, np.asarray(base_p), mm,
+                                        np.array(locked, dtype=np.int64), cont, sgn, W)
             self._art_cache[body] = (cont, sgn, jac, mm, r_base, joints, q, minv_jt)
         return W
 
@@ -871,8 +841,8 @@ class BulletContacts:
         else:  # no free body (a robot on the ground): no lag, flight or deferred correction
             host = bodies.pos
         self._flight_due = self._any_free and self.exact_flight  # booked at the next read
-        vmax = float(np.max(_norm_rows(bodies.vel), initial=0.0))
-        wr = (float(np.max(_norm_rows(bodies.omega), initial=0.0))
+        vmax = float(np.max(norm_rows(bodies.vel), initial=0.0))
+        wr = (float(np.max(norm_rows(bodies.omega), initial=0.0))
               if bodies.omega.any() else 0.0)
         margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
         batch = self._prune(self._detect(bodies, margin), bodies, dt, g)
@@ -905,7 +875,7 @@ class BulletContacts:
             # position correction, see _correct)
             wnn = (block_normal_diagonal(self._blocks, n) if self._blocks is not None
                    else normal_diagonal(W, n) if sp.issparse(W)
-                   else np.einsum("ki,kij,kj->k", n, _diagonal_blocks(W), n))
+                   else np.einsum("ki,kij,kj->k", n, diagonal_blocks(W), n))
             diag_w = self._blocks is not None
             self._w_cache = (None if self._art_cache
                              else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
@@ -916,7 +886,7 @@ class BulletContacts:
         u0 = batch.vt - batch.ddelta[:, None] * n
         s0 = None
         if self.stick is not None:
-            pos = _lookup(self._stick_keys, batch.key)
+            pos = lookup(self._stick_keys, batch.key)
             s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
                 if len(self._stick_keys) else np.zeros((k, 3))
         mu = self._pair_mu(batch)
@@ -927,7 +897,7 @@ class BulletContacts:
         a_free = self._a_free(batch, g, bodies, dt, control)
         p0 = None
         if self._p_of is not None:  # the impulses of the last host step, by key
-            pos = _lookup(self._p_of[0], batch.key)
+            pos = lookup(self._p_of[0], batch.key)
             p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
         space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
                               self.stick, s0, self.solver, self.large_groups, p0, mu)
@@ -935,7 +905,7 @@ class BulletContacts:
                          and np.array_equal(self._keys, self.store.keys)) else None
         m0 = None
         if self._h_of is not None:  # the compiled path: each contact's next step, solver
-            pos = _lookup(self._h_of[0], batch.key)
+            pos = lookup(self._h_of[0], batch.key)
             h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
             m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
         res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
@@ -951,14 +921,14 @@ class BulletContacts:
         self._h_of = (None if res.h_next is None
                       else (batch.key.copy(), res.h_next, res.method_next))
         if self.stick is not None:
-            keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
+            keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
         force = res.impulse / dt
         self._apply(batch, force)
         un = np.einsum("ki,ki->k", res.u, n)
         info = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n), batch.key.copy(),
                         self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
-                        res.delta.copy(), _norm_rows(res.u - un[:, None] * n))
+                        res.delta.copy(), norm_rows(res.u - un[:, None] * n))
         self.last = info
         self._pending = (batch, W, res, a_free, wnn if diag_w else None)
         self._omega0 = bodies.omega
@@ -971,7 +941,7 @@ class BulletContacts:
         """Apply the impulse P_lin of the coming host step (each contact's impulse of the last
         step, zero for a new contact) and keep what :meth:`_implicit_after` needs: the step is
         solved after the host step, from the host's end state (module docstring of
-        :mod:`mbplugin.bullet.implicit`). The host steps with P_lin (its own motors, joint
+        :mod:`mbplugin.pipeline.implicit`). The host steps with P_lin (its own motors, joint
         limits and native contacts respond to it); the after-step solve applies the
         difference. (A prediction of P from each contact's free acceleration estimated over the
         last host step was tried instead of the last impulse: it did not help where the
@@ -981,7 +951,7 @@ class BulletContacts:
         n = batch.normal
         P_lin = np.zeros((k, 3))
         if self._warm is not None:
-            pos = _lookup(self._warm[0], batch.key)
+            pos = lookup(self._warm[0], batch.key)
             hit = pos >= 0
             P_lin[hit] = self._warm[1][pos[hit]]
         space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
@@ -991,7 +961,7 @@ class BulletContacts:
             self._apply(batch, P_lin / dt)
         info = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
                         batch.key.copy(), self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
-                        batch.delta.copy(), _norm_rows(batch.vt))
+                        batch.delta.copy(), norm_rows(batch.vt))
         self.last = info
         self._pending = None
         self._implicit = (batch, space, P_lin, u0, info)
@@ -999,7 +969,7 @@ class BulletContacts:
 
     def _implicit_after(self, dt: float) -> None:
         """Solve the host step's impulse from the host's end state and put the host's state
-        onto it (see :mod:`mbplugin.bullet.implicit`): the host stepped with P_lin; its end
+        onto it (see :mod:`mbplugin.pipeline.implicit`): the host stepped with P_lin; its end
         state with P is its end state with P_lin plus the response to P - P_lin, which is
         applied here (:meth:`_respond`). ``verify`` further rounds re-read the host and solve
         again from its corrected state while its overlaps differ from the solved ones by more
@@ -1025,7 +995,7 @@ class BulletContacts:
             d_h, u_h, found = self._host_contacts(batch, bodies, u0)
             # per contact: the overlap, and the velocity
             off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
-                   | (_norm_rows(u_h - res.u) > VERIFY_TOL * _norm_rows(res.u) + VERIFY_DU))
+                   | (norm_rows(u_h - res.u) > VERIFY_TOL * norm_rows(res.u) + VERIFY_DU))
             if not np.any(off & found):
                 break
             P0 = res.impulse
@@ -1039,15 +1009,15 @@ class BulletContacts:
         self._h, self._keys = dt, self.store.keys.copy()
         self._h_of = None
         if self.stick is not None:
-            keep = _lookup(self.store.keys, batch.key) >= 0  # contact still active
+            keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
-        keep = _lookup(self.store.keys, batch.key) >= 0
+        keep = lookup(self.store.keys, batch.key) >= 0
         self._warm = (batch.key[keep], res.impulse[keep])
         un = np.einsum("ki,ki->k", res.u, n)
         info.stats = stats
         info.normal_force = np.einsum("ki,ki->k", res.impulse, n) / dt
         info.delta = res.delta.copy()
-        info.slip = _norm_rows(res.u - un[:, None] * n)
+        info.slip = norm_rows(res.u - un[:, None] * n)
         if not k:
             return
 
@@ -1058,9 +1028,13 @@ class BulletContacts:
         beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
         ``u0``."""
         margin = max(self._margin, LOST_MARGIN)
+        if not len(self._fb_pairs):  # plane-sphere pairs (feet): one compiled call
+            fast = self._host_reader.read(bodies, batch.key, margin, u0)
+            if fast is not None:
+                return fast
         now = (self.model.detect_pairs(bodies, batch.key, margin)
                if not len(self._fb_pairs) else self._detect(bodies, margin))
-        pos = _lookup(now.key, batch.key)
+        pos = lookup(now.key, batch.key)
         found = pos >= 0
         at = np.maximum(pos, 0)
         d = np.full(len(batch), -margin)
@@ -1122,7 +1096,7 @@ class BulletContacts:
             rows = side[free]
             f = sgn * dP[free]
             np.add.at(dv, rows, f / self.mass[rows][:, None])
-            np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows], _cross_rows(r[free], f)))
+            np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows], cross_rows(r[free], f)))
             touched[rows] = True
         rows = np.flatnonzero(touched)
         if len(rows):
@@ -1162,10 +1136,10 @@ class BulletContacts:
         n = batch.normal
         u = batch.vt - batch.ddelta[:, None] * n
         om = np.vstack([bodies.omega, np.zeros((1, 3))])
-        turn = (_norm_rows(om[batch.a]) * _norm_rows(batch.ra)
-                + _norm_rows(om[batch.b]) * _norm_rows(batch.rb))
+        turn = (norm_rows(om[batch.a]) * norm_rows(batch.ra)
+                + norm_rows(om[batch.b]) * norm_rows(batch.rb))
         accel = np.where(free2, 0.0, float(np.linalg.norm(g)))  # free-free: gravity cancels
-        speed = _norm_rows(u) + turn
+        speed = norm_rows(u) + turn
         own = dt * speed + dt * dt * accel + PRUNE_SLACK
         loaded = known | (batch.delta > -own)
         push = np.zeros(len(self.rows) + 1)
@@ -1210,7 +1184,7 @@ class BulletContacts:
         known = np.isfinite(self._vprev)
         ok = free & ~self._forced & known[:, 0] & known[:, 1] & known[:, 2]
         dv = bodies.vel - np.where(known, self._vprev, 0.0)
-        ballistic = _norm_rows(dv - gd) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
+        ballistic = norm_rows(dv - gd) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
         np.subtract(self._lag, 0.5 * gd * dt, out=self._lag, where=(ok & ballistic)[:, None])
         self._lag[ok & ~ballistic] = 0.0
         self._vprev = bodies.vel.copy()
@@ -1229,12 +1203,12 @@ class BulletContacts:
         if not len(batch):
             return
         mine = self._row_mask(batch)
-        rows = np.flatnonzero(mine & _nonzero_rows(self._lag))
+        rows = np.flatnonzero(mine & nonzero_rows(self._lag))
         if not len(rows):
             return
         art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
         if not art:
-            lag = _norm_rows(self._lag[rows])
+            lag = norm_rows(self._lag[rows])
             # motion along the contact normals over one host step (a body sliding on the
             # ground settles all the same): the largest |d delta / dt| of each row's contacts
             speed = np.zeros(len(self.rows) + 1)
@@ -1294,7 +1268,7 @@ class BulletContacts:
         self._expect = None
         if exp is not None and exp[1].shape == host.shape:
             want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
-            user = free & (_absmax_rows(host - want) > HOST_TOL)
+            user = free & (absmax_rows(host - want) > HOST_TOL)
             user |= free & self._turned(bodies, exp[3], exp[2])
         native = np.zeros(n, dtype=bool)
         native[self._native_rows[self._native_rows < n]] = True
@@ -1310,14 +1284,14 @@ class BulletContacts:
             # (the same calls and bits as a detection; fallback pairs: a full detection)
             now = (self._detect(exact, self._margin) if len(self._fb_pairs)
                    else self.model.detect_pairs(exact, batch.key, margin=self._margin))
-            pos = _lookup(now.key, batch.key)
+            pos = lookup(now.key, batch.key)
             ue = np.append(user, False)  # index -1: the ground
             ok = (pos >= 0) & ~ue[batch.a] & ~ue[batch.b]
             d_now = np.full(len(batch), np.nan)
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
             self._correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
-        rows = np.flatnonzero(native & free & _nonzero_rows(self._lag))
+        rows = np.flatnonzero(native & free & nonzero_rows(self._lag))
         if len(rows):
             new = bodies.pos[rows] + self._lag[rows]
             self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
@@ -1333,7 +1307,7 @@ class BulletContacts:
         frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
         the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
         spin = dt * bodies.omega
-        turning = np.flatnonzero(_nonzero_rows(spin))
+        turning = np.flatnonzero(nonzero_rows(spin))
         read = bodies.quat
         if not len(turning) and read.shape == quat.shape and np.array_equal(read, quat):
             return np.zeros(len(read), dtype=bool)  # nothing turns, nothing turned
@@ -1374,7 +1348,7 @@ class BulletContacts:
         if self.exact_flight:  # the last host step's flight (the next step then books none)
             self._flight(bodies, self.client.gravity(), dt)
         self._flight_due = False
-        rows = np.flatnonzero((self.kind == FREE) & _nonzero_rows(self._lag))
+        rows = np.flatnonzero((self.kind == FREE) & nonzero_rows(self._lag))
         new = bodies.pos[rows] + self._lag[rows]
         self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
         host[rows] = new
@@ -1439,7 +1413,7 @@ class BulletContacts:
     def _apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         c = self.client
         cid, pb = c.id, c.p
-        nz = np.flatnonzero(_nonzero_rows(force))
+        nz = np.flatnonzero(nonzero_rows(force))
         lag_ext = np.vstack([self._lag, np.zeros((1, 3))])
         for side in (batch.a[nz], batch.b[nz]):
             self._forced[side[side >= 0]] = True
@@ -1467,7 +1441,7 @@ class BulletContacts:
         self._points = None  # PyBullet's contact points of this step once read
         if self._implicit is not None:
             self._implicit_after(dt)
-        lagged = np.flatnonzero(_nonzero_rows(self._lag))
+        lagged = np.flatnonzero(nonzero_rows(self._lag))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
             art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
@@ -1487,7 +1461,7 @@ class BulletContacts:
             free = self.kind == FREE
             np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])  # free rows
             now = self._detect(bodies, self._margin)
-            pos = _lookup(now.key, batch.key)
+            pos = lookup(now.key, batch.key)
             ok = pos >= 0
             d_now = np.full(len(batch), np.nan)
             if ok.any():
@@ -1553,13 +1527,13 @@ class BulletContacts:
         pred = delta - dt * np.einsum("ki,ki->k", u1, n)
         # cheapest test first (a moving contact fails it)
         if (np.max(np.abs(pred - d_end)) > MOVE_MIN
-                or np.max(dt * _norm_rows(u1)) > MOVE_MIN):
+                or np.max(dt * norm_rows(u1)) > MOVE_MIN):
             return True
         om = self._omega0
         if om.any():  # (no body turns: every lever arm moves by 0)
             arm = dt * np.maximum(
-                _norm_rows(om[a]) * _norm_rows(ra),
-                _norm_rows(om[b]) * _norm_rows(rb))
+                norm_rows(om[a]) * norm_rows(ra),
+                norm_rows(om[b]) * norm_rows(rb))
             if np.max(arm) > MOVE_MIN:
                 return True
         c = self.client
@@ -1613,7 +1587,7 @@ class BulletContacts:
         sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
         self._forced[sides] = True  # exact at the step end: no flight to book for this step
         # immediate: the selected bodies leave this step at their exact positions
-        synced = (sides[_nonzero_rows(self._lag[sides])] if not deferred
+        synced = (sides[nonzero_rows(self._lag[sides])] if not deferred
                   else sides[:0])
         gap = pick(d_now) - pick(res.delta)
         if np.max(np.abs(gap)) <= MOVE_MIN:
@@ -1647,13 +1621,13 @@ class BulletContacts:
             if not free.all():
                 side, f, r = side[free], f[free], r[free]
             # block-diagonal W: no body is a side of two contacts, one term per body
-            put = np.add.at if wdiag is None else _assign
+            put = np.add.at if wdiag is None else assign
             put(dx, side, f / self.mass[side][:, None])
-            put(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], _cross_rows(r, f)))
+            put(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], cross_rows(r, f)))
         c = self.client
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
-        moved = np.flatnonzero((_absmax_rows(dx) > MOVE_MIN) | (_absmax_rows(dth) > MOVE_MIN))
+        moved = np.flatnonzero((absmax_rows(dx) > MOVE_MIN) | (absmax_rows(dth) > MOVE_MIN))
         self._place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
                     raw)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
@@ -1693,7 +1667,7 @@ class BulletContacts:
         if not len(rows):
             return
         if raw is not None:
-            turn = _absmax_rows(dth[rows]) > MOVE_MIN
+            turn = absmax_rows(dth[rows]) > MOVE_MIN
             book = rows[~turn]
             into = np.zeros(len(self._lag), dtype=bool)
             into[book] = True  # (distinct rows) lag[book] += dx[book], in place without gathers
@@ -1771,11 +1745,6 @@ def _turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
             w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
 
 
-def _diagonal_blocks(W: np.ndarray) -> np.ndarray:
-    """The 3x3 diagonal blocks (K, 3, 3) of a dense W (3K, 3K)."""
-    k = W.shape[0] // 3
-    return W.reshape(k, 3, k, 3)[np.arange(k), :, np.arange(k), :]
-
 
 def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     w1, x1, y1, z1 = p
@@ -1793,57 +1762,11 @@ def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
     return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
 
 
-def _nonzero_rows(a: np.ndarray) -> np.ndarray:
-    """``np.any(a != 0, axis=1)`` of an (N, 3) array, column by column (a reduction along
-    rows of three costs several times three elementwise passes)."""
-    return (a[:, 0] != 0) | (a[:, 1] != 0) | (a[:, 2] != 0)
 
 
-def _absmax_rows(a: np.ndarray) -> np.ndarray:
-    """``np.max(np.abs(a), axis=1, initial=0.0)`` of an (N, 3) array, column by column (the
-    same values: a maximum rounds nothing; NaN propagates as in the reduction)."""
-    return np.maximum(np.maximum(np.abs(a[:, 0]), np.abs(a[:, 1])), np.abs(a[:, 2]))
-
-
-def _norm_rows(a: np.ndarray) -> np.ndarray:
-    """``np.linalg.norm(a, axis=1)`` of an (N, 3) array, column by column: sqrt((x^2 + y^2) +
-    z^2), the order in which NumPy's reduction sums a row of three (the same bits; checked
-    on NumPy 2.4), without the reduction's per-row overhead."""
-    x, y, z = a[:, 0], a[:, 1], a[:, 2]
-    return np.sqrt(x * x + y * y + z * z)
-
-
-def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.cross(a, b)`` of two (N, 3) arrays: the same products and differences
-    (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0) into a C-ordered (N, 3) array, without
-    ``np.cross``'s broadcasting and axis handling."""
-    out = np.empty((len(a), 3))
-    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
-    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
-    np.subtract(a1 * b2, a2 * b1, out=out[:, 0])
-    np.subtract(a2 * b0, a0 * b2, out=out[:, 1])
-    np.subtract(a0 * b1, a1 * b0, out=out[:, 2])
-    return out
 
 
 def _drain(calls: Iterator[Any]) -> None:
     """Run a ``map`` of PyBullet calls to its end, discarding the results (in C: a zero-length
     ``deque`` consumes the iterator without a Python loop)."""
     deque(calls, maxlen=0)
-
-
-def _assign(out: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
-    """``np.add.at(out, idx, values)`` into zeros for distinct ``idx``: a plain assignment."""
-    out[idx] = values
-
-
-def _lookup(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Index of each ``query`` key in ``keys`` (distinct contact keys), -1 where absent."""
-    if keys.shape == query.shape and np.array_equal(keys, query):  # the same contacts, in order
-        return np.arange(len(query))
-    order = np.argsort(keys, kind="stable")
-    sk = keys[order]
-    if not len(sk):
-        return np.full(len(query), -1)
-    pos = np.minimum(np.searchsorted(sk, query), len(sk) - 1)
-    return np.where(sk[pos] == query, order[pos], -1)

@@ -91,8 +91,8 @@ def check_arguments(*, material: Any, materials: Any, friction: Any, stick: Any,
                     flat_box: Any, manage: Any) -> None:
     """The keyword arguments of :class:`BulletContacts` that need no client (module
     docstring)."""
-    from mbplugin.bullet.stick import Stick
-    from mbplugin.dynamics.friction import Friction
+    from mbplugin.pipeline.friction import Friction
+    from mbplugin.pipeline.stick import Stick
 
     if material is not None:
         check_material("material", material)
@@ -251,10 +251,10 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
 
 def check_initial_overlaps(bc: Any) -> None:
     """Refuse (ParameterError) a managed contact of the current state whose overlap exceeds the
-    smaller of its two links' sizes (:func:`mbplugin.dynamics.preflight.body_sizes`: bodies
+    smaller of its two links' sizes (:func:`mbplugin.contact.sizes.body_sizes`: bodies
     that passed into each other, far outside any law's range), after giving the managed pairs
     back to PyBullet (the client is left as it was before the constructor)."""
-    from mbplugin.dynamics.preflight import body_sizes
+    from mbplugin.contact.sizes import body_sizes
 
     if not len(bc.rows):
         return

@@ -40,7 +40,6 @@ from typing import Any
 import numba
 import numpy as np
 from numba.extending import overload
-from scipy.integrate._ivp import radau as _radau
 
 from mbplugin._jit import CALLEE_JIT_OPTIONS, borrowed, copy_rows, keep_alive, njit
 from mbplugin.contact import kernels as ck
@@ -51,6 +50,7 @@ from mbplugin.laws import kernels
 from mbplugin.laws.base import power_timescale
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import pairs, rules
+from mbplugin.pipeline import radau_tables as _radau
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 
 DONE = 0
@@ -918,7 +918,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
             ons[:n_ons].copy(), lone_onset, c_out)
 
 
-# ---- Radau IIA (order 5): SciPy's ``scipy.integrate.Radau``, compiled --------------------------
+# ---- Radau IIA (order 5): steps as SciPy's ``scipy.integrate.Radau``, compiled ----------------
 _RC = _radau.C
 _RE = _radau.E
 _RT = np.ascontiguousarray(_radau.T)

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.contact.sizes import body_sizes  # noqa: F401  (the engine's checks use it)
 from mbplugin.errors import ParameterError
 
 #: An initial overlap whose law force exceeds this many times the total weight is rejected.
@@ -143,7 +144,7 @@ def estimate_seconds(n_bodies: int, steps: int | None, backend: str = "standalon
     """Rough wall time (s) of ``steps`` steps of ``n_bodies`` bodies (None: steps unknown)."""
     if steps is None:
         return None
-    if backend == "pybullet":
+    if backend in ("pybullet", "mujoco"):  # a host step (the same order for both hosts)
         return steps * (BULLET_SECONDS_PER_STEP + n_bodies * BULLET_SECONDS_PER_BODY_STEP)
     return steps * n_bodies * ENGINE_SECONDS_PER_BODY_STEP
 
@@ -166,22 +167,6 @@ def announce_run(n_bodies: int, steps: int | None, backend: str = "standalone") 
     if msg is not None:
         warnings.warn(msg, WorkEstimate, stacklevel=2)
     return msg
-
-
-def body_sizes(model: Any, n_bodies: int) -> np.ndarray:
-    """(n_bodies,) each body's size (m): the largest distance from its centre of mass to the
-    surface of its shapes (bounding radius plus offset); inf for a body with a plane or a hole
-    (unbounded) and for bodies without shapes."""
-    c = model.arrays
-    size = np.zeros(n_bodies)
-    if not len(c.body):
-        return np.full(n_bodies, np.inf)
-    reach = np.linalg.norm(c.lpos + c.bound_center, axis=1) + c.bound
-    own = (c.body >= 0) & (c.body < n_bodies)
-    np.maximum.at(size, c.body[own], reach[own])
-    has = np.zeros(n_bodies, dtype=bool)
-    has[c.body[own]] = True
-    return np.where(has, size, np.inf)
 
 
 def overlap_warning(peak: dict[str, Any] | None) -> str | None:

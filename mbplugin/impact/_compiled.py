@@ -2,9 +2,9 @@
 
 The method is Dormand & Prince's explicit Runge-Kutta 8(5,3) with its 7th-order dense output
 (Hairer, Norsett & Wanner, Solving ODEs I, Sect. II.10); the coefficient tables are SciPy's
-(``scipy.integrate._ivp.dop853_coefficients``) and the step-size control follows
-``scipy.integrate.DOP853`` so that both behave alike. What SciPy cannot do is run the loop
-compiled, with the contact laws compiled alongside; that is all this module adds.
+(from ``scipy.integrate.DOP853``, in :mod:`mbplugin.pipeline.dop853`) and the step-size
+control follows ``scipy.integrate.DOP853`` so that both behave alike. What SciPy cannot do is
+run the loop compiled, with the contact laws compiled alongside; that is all this module adds.
 
 State vector ``y``::
 

@@ -1,8 +1,8 @@
 """Dormand-Prince 8(5,3) tables, step-size control and dense output, shared by the compiled
 drivers (the impact analyser, :mod:`mbplugin.pipeline.run`).
 
-Coefficients are SciPy's (``scipy.integrate._ivp.dop853_coefficients``; Hairer, Norsett &
-Wanner, Solving ODEs I, Sect. II.10) and the step-size control follows ``scipy.integrate.DOP853``
+Coefficients are SciPy's, read from the public ``scipy.integrate.DOP853`` class (Hairer, Norsett
+& Wanner, Solving ODEs I, Sect. II.10) and the step-size control follows ``scipy.integrate.DOP853``
 so that a compiled driver steps as SciPy would.
 """
 
@@ -11,22 +11,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.integrate._ivp import dop853_coefficients as _dc
+from scipy.integrate import DOP853 as _DOP853
 
 from mbplugin._jit import njit, njit_inline
 
-NS = _dc.N_STAGES  # 12
-A = np.ascontiguousarray(_dc.A[:NS, :NS])
-B = np.ascontiguousarray(_dc.B)
-C = np.ascontiguousarray(_dc.C[:NS])
-E3 = np.ascontiguousarray(_dc.E3)
-E5 = np.ascontiguousarray(_dc.E5)
-D = np.ascontiguousarray(_dc.D)
-A_EXTRA = np.ascontiguousarray(_dc.A[NS + 1 :])
-C_EXTRA = np.ascontiguousarray(_dc.C[NS + 1 :])
-NS_EXT = _dc.N_STAGES_EXTENDED  # 16
-NPOW = _dc.INTERPOLATOR_POWER  # 7
-ORDER = 7  #: error estimator order (SciPy's ``error_estimator_order``)
+NS = _DOP853.n_stages  # 12
+A = np.ascontiguousarray(_DOP853.A)
+B = np.ascontiguousarray(_DOP853.B)
+C = np.ascontiguousarray(_DOP853.C)
+E3 = np.ascontiguousarray(_DOP853.E3)
+E5 = np.ascontiguousarray(_DOP853.E5)
+D = np.ascontiguousarray(_DOP853.D)
+A_EXTRA = np.ascontiguousarray(_DOP853.A_EXTRA)
+C_EXTRA = np.ascontiguousarray(_DOP853.C_EXTRA)
+NS_EXT = NS + 1 + len(A_EXTRA)  # 16: the stages, the step's end, the dense output's extras
+NPOW = 3 + len(D)  # 7: the dense output's polynomial degree
+ORDER = _DOP853.error_estimator_order  # 7
 
 SAFETY = 0.9
 MIN_FACTOR = 0.2

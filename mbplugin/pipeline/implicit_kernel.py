@@ -1,14 +1,14 @@
-"""Compiled Newton solve of the implicit contact step (:mod:`mbplugin.bullet.implicit`).
+"""Compiled Newton solve of the implicit contact step (:mod:`mbplugin.pipeline.implicit`).
 
 The host step's impulse P (K, 3) solves R(P) = P - dt F(state(P)) = 0 with
 
     u1 = ue + W P,     delta1 = d0 - dt n . u1 + ed,
     F  = F_N(delta1, -n . u1) n + F_t(v_t1, (F_N0 + F_N1) / 2)
 
-(the module docstring of :mod:`mbplugin.bullet.implicit`; ``ue`` = u0 + a_free dt plus the
+(the module docstring of :mod:`mbplugin.pipeline.implicit`; ``ue`` = u0 + a_free dt plus the
 host's velocity defect, ``ed`` its overlap defect). :func:`newton` is the compiled
 counterpart of the NumPy reference (:meth:`ImplicitStep._solve
-<mbplugin.bullet.implicit.ImplicitStep>`): the same iteration from the same start, the same
+<mbplugin.pipeline.implicit.ImplicitStep>`): the same iteration from the same start, the same
 finite-difference derivatives and backtracking, so both give the same impulse to rounding
 (tests/test_bullet_implicit.py). It is the solve of a whole host step: ~10 iterations of ~3 us
 for the A1's four feet, ~28 us per solve (34 us with reference-counted arguments, before the
@@ -16,14 +16,14 @@ borrowed views of :func:`mbplugin._jit.borrowed`; the NumPy one: ~80 us per forc
 ~5 per iteration).
 
 Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
-the contacts are one group of :mod:`mbplugin.bullet.compiled` (the float array ``gf``: the
+the contacts are one group of :mod:`.substep_compiled` (the float array ``gf``: the
 friction and stick parameters, per contact its normal and the store's coefficient row and
 memory, then W; the int array ``gi``: kernel id, contact mode, active flag per contact), the
 law's normal force by kernel id (:func:`mbplugin.laws.kernels.force`) through the rules'
 clipping (:func:`mbplugin.pipeline.rules.applied`), the engine's regularised Coulomb friction
 (:func:`mbplugin.pipeline.friction.friction_scalar`) or the tangential spring
-(:func:`mbplugin.bullet.stick.stick_force_scalar`, its displacement stepped by backward Euler,
-:func:`mbplugin.bullet.stick.stick_step_scalar`), each with the trapezoidal Coulomb limit as
+(:func:`mbplugin.pipeline.stick.stick_force_scalar`, its displacement stepped by backward Euler,
+:func:`mbplugin.pipeline.stick.stick_step_scalar`), each with the trapezoidal Coulomb limit as
 its normal-force argument. No formula is written here.
 """
 
@@ -32,15 +32,14 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.bullet import compiled as cm
-from mbplugin.bullet.compiled import _coef, _state
-from mbplugin.bullet.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.contact import ContactBatch, ContactStore
-from mbplugin.dynamics.friction import Friction
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import force
-from mbplugin.pipeline.friction import friction_scalar
+from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.friction import Friction, friction_scalar
 from mbplugin.pipeline.rules import applied
+from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
+from mbplugin.pipeline.substep_compiled import _coef, _state
 
 #: Newton iterations of one solve (with the trapezoidal Coulomb limit, then per round of the
 #: frozen-limit fallback, see :func:`solve`)
@@ -65,7 +64,7 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
                  stick: Stick | None, mu: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
     """The float and int arrays ``gf``, ``gi`` of the K contacts of ``batch`` as one group of
-    :mod:`mbplugin.bullet.compiled` (its layout), with the parameters, normals, the friction
+    :mod:`.substep_compiled` (its layout), with the parameters, normals, the friction
     coefficients (``mu`` (K, 2): each contact's mu, mu_s; None: the Friction's) and W (3K, 3K)
     filled in; the store's rows follow with :func:`refresh_rows`."""
     k = len(batch)
@@ -110,7 +109,7 @@ def end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, lim):
     """Force on body b (f0, f1, f2), the spring's end displacement (a, b, c) and the normal
     force of contact i at the step's end: overlap ``d[i]`` (m), velocity (u0, u1, u2) (m/s);
     ``fn0`` (N) its normal force at the step's start, (a, b, c) (m) the spring's displacement
-    there, ``dt`` (s) the step (the contact's layout: :mod:`mbplugin.bullet.compiled`). The
+    there, ``dt`` (s) the step (the contact's layout: :mod:`.substep_compiled`). The
     Coulomb limit of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or
     ``lim`` (N) where ``lim`` >= 0 (the frozen limit of :func:`solve`'s fallback)."""
     r = _R + cm.ROW_LEN * i
@@ -199,7 +198,7 @@ def _slope(P, F, dt, k, wstep):
 @njit
 def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
-    :meth:`mbplugin.bullet.implicit.ImplicitStep._solve` (the NumPy reference, the same
+    :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
     iteration): each contact's force depends on its own (delta, u), its derivatives by forward
     differences (EPS_D, EPS_U), the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W, and a
     line search that cannot stall for a monotone law (below). Converged when

@@ -7,7 +7,7 @@ through a chain). Blocks of W between groups are zero, so the groups' contact-sp
     d delta_i/dt = -n_i . u_i,       du_i/dt = a_free_i + sum_j W_ij f_j,
     f_j = F_N(delta_j, ddelta_j, law state) n_j + F_t(v_t, F_N)
 
-(:mod:`mbplugin.bullet.substep`) are independent and each is integrated on its own, with its own
+(:mod:`mbplugin.pipeline.substep`) are independent and each is integrated on its own, with its own
 step size: a ball resting on the ground takes a few long implicit steps while another one lands.
 A sphere on a static plane is a group of one contact (4 states); a stack or a robot's feet are
 one group. The state of a group is [delta (k), u (k, 3), with the stick option the spring
@@ -19,14 +19,14 @@ displacements s (k, 3), the ODE states of its active laws].
   contact store's coefficient rows and memory, the applied force through the rules' clipping
   (:func:`mbplugin.pipeline.rules.applied`) and the engine's regularised Coulomb friction
   (:func:`mbplugin.pipeline.friction.friction_scalar`) or, with the stick option, the tangential
-  spring's force and rate (:func:`mbplugin.bullet.stick.stick_force_scalar`,
-  :func:`~mbplugin.bullet.stick.stick_rate_scalar`: Dahl's model with a Coulomb cap);
+  spring's force and rate (:func:`mbplugin.pipeline.stick.stick_force_scalar`,
+  :func:`~mbplugin.pipeline.stick.stick_rate_scalar`: Dahl's model with a Coulomb cap);
 * the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.dynamics.compiled.
   dop853_step`; explicit, order 8) while the group is not stiff at the host step, and its
   compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.radau_step`) once the
   explicit steps are stability-limited (:func:`integrate_groups`), both with the problem
   registered here, the relative tolerance and the absolute tolerances of the SciPy path
-  (DOP853 at ``EXPLICIT_TOL`` times them, :mod:`mbplugin.bullet.substep`);
+  (DOP853 at ``EXPLICIT_TOL`` times them, :mod:`mbplugin.pipeline.substep`);
 * after every accepted step the contact rules' event functions are evaluated on the step's
   ends: the onset of a contact the store does not know (:func:`~mbplugin.pipeline.rules.
   onset_value`), the end of an active contact (:func:`~mbplugin.pipeline.rules.end_value`) and
@@ -49,7 +49,6 @@ import numba
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.bullet.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.dynamics.compiled import (
     RADAU_CTL,
     dense_at,
@@ -66,6 +65,7 @@ from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
+from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
 
 PENDING = 0
 DONE = 1
@@ -503,7 +503,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     run the group goes to Radau and stays there (``mg[g]`` 2) until none of its contacts is
     active. The explicit steps are controlled at
     ``tol_e`` times the tolerances (``rtol``, the absolute ones; see
-    :data:`mbplugin.bullet.substep.EXPLICIT_TOL`)."""
+    :data:`mbplugin.pipeline.substep.EXPLICIT_TOL`)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     # (the arrays passed to compiled calls in the group loop are borrowed views; their owners,

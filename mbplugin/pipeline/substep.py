@@ -2,7 +2,7 @@
 
 Solvers (:func:`contact_space`): :class:`GroupedContactSpace` (the default) splits the
 contacts into groups coupled through W and integrates each group in compiled code
-(:mod:`mbplugin.bullet.compiled`: DOP853 while the group is not stiff at the host step, Radau
+(:mod:`.substep_compiled`: DOP853 while the group is not stiff at the host step, Radau
 otherwise; ``solver="radau"``: Radau for every group); :class:`ContactSpace`
 (``solver="scipy"``, the reference) integrates all contacts together with SciPy's Radau, as
 described below. They integrate the same system with the same rules and event location, to the
@@ -17,14 +17,14 @@ contacts found at the step start (with a predictive margin), the state
 with ``u`` the velocity of body b relative to body a at the contact point (world frame):
 
     d delta/dt = -n . u                (ddelta = -n . u > 0 approaching)
-    du/dt      = a_free + W f          (W: the Delassus operator, :mod:`mbplugin.bullet.delassus`)
+    du/dt      = a_free + W f          (W: the Delassus operator, :mod:`mbplugin.pipeline.delassus`)
     f = F_N n + F_t                    (force on body b)
 
 where F_N comes from the contact store (``ContactStore.forces``, the laws with their per-contact
 coefficients and state), the law ODE states from ``ContactStore.state_rates`` and F_t from the
 engine's regularised Coulomb friction (:func:`mbplugin.dynamics.friction.friction_force`) or,
 with the ``stick`` option, from the tangential springs of displacement s (Dahl's model,
-:func:`mbplugin.bullet.stick.stick_force` and :func:`~mbplugin.bullet.stick.stick_rate`, the
+:func:`mbplugin.pipeline.stick.stick_force` and :func:`~mbplugin.pipeline.stick.stick_rate`, the
 same scalar kernels the compiled path calls; s0 is the springs' displacement at the step start,
 per contact in the batch's order, and ``s_end`` the same at its end). The geometry (normals,
 lever arms) and W are frozen over the host step. The solver is SciPy's Radau IIA (order 5,
@@ -55,14 +55,14 @@ from scipy.integrate import Radau
 from scipy.sparse.csgraph import connected_components
 
 from mbplugin._jit import njit
-from mbplugin.bullet import compiled as cm
-from mbplugin.bullet.stick import Stick, stick_force, stick_rate
 from mbplugin.contact import ContactBatch, ContactStore
-from mbplugin.dynamics.friction import Friction, friction_force
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.friction import Friction, friction_force
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, end_value_batch
+from mbplugin.pipeline.stick import Stick, stick_force, stick_rate
 
 #: Gauss-Legendre nodes on [0, 1] and weights (3 points, exact to degree 5)
 _GAUSS = ((0.5 - math.sqrt(15.0) / 10.0, 5.0 / 18.0), (0.5, 8.0 / 18.0),
@@ -80,7 +80,7 @@ class SubstepStats:
     #: of ``steps``, those taken by the explicit method (compiled path, ``solver="compiled"``)
     explicit: int = 0
     #: contacts in groups too large for the compiled sub-stepper, solved by the implicit step
-    #: of :mod:`mbplugin.bullet.large_groups`, and its Gauss-Seidel sweeps
+    #: of :mod:`mbplugin.pipeline.large_groups`, and its Gauss-Seidel sweeps
     implicit: int = 0
     sweeps: int = 0
 
@@ -431,7 +431,7 @@ COMPILED_MAX_STATES = 256
 SOLVERS = ("compiled", "radau", "scipy")
 
 #: what the compiled path does with a group of more than ``COMPILED_MAX_STATES`` states:
-#: "implicit" (:mod:`mbplugin.bullet.large_groups`: the implicit host step by Gauss-Seidel,
+#: "implicit" (:mod:`mbplugin.pipeline.large_groups`: the implicit host step by Gauss-Seidel,
 #: sparse W) or "exact" (the whole host step on the SciPy path, as before it existed)
 LARGE_GROUPS = ("implicit", "exact")
 
@@ -450,7 +450,7 @@ def contact_space(store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
                   mu: np.ndarray | None = None) -> ContactSpace | GroupedContactSpace:
     """The contact-space integrator of a host step: ``solver="compiled"`` (the default,
     :class:`GroupedContactSpace`: DOP853 for groups that are not stiff at the host step, Radau
-    for the others, the implicit step of :mod:`mbplugin.bullet.large_groups` for groups too
+    for the others, the implicit step of :mod:`mbplugin.pipeline.large_groups` for groups too
     large for it (``large="exact"``: such a step goes to the SciPy path); it hands the step to
     the SciPy path when it cannot take it), ``"radau"`` (the same with Radau for every group)
     or ``"scipy"`` (:class:`ContactSpace`, the reference). ``p0`` (K, 3): the impulses the
@@ -531,12 +531,12 @@ def _law_tables(laws: tuple[Law, ...]) -> tuple[np.ndarray, ...]:
 
 class GroupedContactSpace:
     """The managed contacts of one host step, integrated group by group in compiled code
-    (:mod:`mbplugin.bullet.compiled`): the same equations, rules, tolerances and impulse as
+    (:mod:`.substep_compiled`): the same equations, rules, tolerances and impulse as
     :class:`ContactSpace`, with every group of contacts coupled through W integrated on its own
     (uncoupled blocks of W: exact), the stick option's springs included. Falls back to
     :class:`ContactSpace` for laws without a compiled kernel and groups of more than
     ``COMPILED_MAX_STATES`` states. ``explicit``: groups that are not stiff at the host step
-    take DOP853 steps (:func:`mbplugin.bullet.compiled.integrate_groups`); False: Radau for
+    take DOP853 steps (:func:`~.substep_compiled.integrate_groups`); False: Radau for
     every group."""
 
     def __init__(self, store: ContactStore, batch: ContactBatch, W: sp.csr_matrix,
@@ -638,7 +638,7 @@ class GroupedContactSpace:
                 wdata: np.ndarray) -> None:
         """The compiled path's group arrays: contact and float offsets, W's entries (rows
         ``wrow``, columns ``wcol`` of contacts ``ci``, ``cj``, values ``wdata``) in the groups'
-        float arrays (see :mod:`mbplugin.bullet.compiled`)."""
+        float arrays (see :mod:`.substep_compiled`)."""
         k, ng = self.k, len(sizes)
         gptr = np.zeros(ng + 1, dtype=np.int64)
         np.cumsum(sizes, out=gptr[1:])
@@ -665,10 +665,10 @@ class GroupedContactSpace:
                fr: np.ndarray, muk: np.ndarray, big: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, dict]:
         """The implicit step of the large groups' contacts ``big`` (batch indices;
-        :func:`mbplugin.bullet.large_groups.solve`): their end overlap, velocity and spring
+        :func:`mbplugin.pipeline.large_groups.solve`): their end overlap, velocity and spring
         displacement written into ``d``, ``u``, ``s`` (the batch's order); returns their
         impulses, loaded flags and the solve's counters."""
-        from mbplugin.bullet import large_groups
+        from mbplugin.pipeline import large_groups
 
         whole = len(big) == self.k
         W = self.W
@@ -692,7 +692,7 @@ class GroupedContactSpace:
         and ``m0`` the solver each contact's group ended the previous host step with (K,: 1
         explicit, 0 Radau, 2 Radau after the explicit step count, -1 unknown;
         :attr:`StepResult.method_next`): a group any of whose contacts was on Radau stays on
-        Radau while it is stiff at its step (:func:`mbplugin.bullet.compiled.
+        Radau while it is stiff at its step (:func:`mbplugin.pipeline.substep_compiled.
         integrate_groups`)."""
         store = self.store
         ns = 0 if self.stick is None else 3  # spring states per contact

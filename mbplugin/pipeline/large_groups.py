@@ -1,6 +1,6 @@
 """The implicit host step of large groups of coupled contacts (piles), by nonlinear Gauss-Seidel.
 
-The exact sub-stepper (:mod:`mbplugin.bullet.compiled`) integrates each group of contacts
+The exact sub-stepper (:mod:`.substep_compiled`) integrates each group of contacts
 coupled through the Delassus operator W (the connected components of its 3x3 block pattern)
 with DOP853 / Radau steps, its Newton matrices dense, and stops a group at every onset, end
 and peak to book it in the contact store. That is exact and cheap for the groups it was built
@@ -10,16 +10,16 @@ for (a ball on the ground: one contact; a stack, a robot's feet: a few), but not
 module: 200 spheres in two layers took 0.2-35 s per host step once they touched (the SciPy
 path, which took every group above 32 contacts), against 1-4 ms for PyBullet's own step.
 
-A group with more states than the compiled path takes (:data:`mbplugin.bullet.substep.
+A group with more states than the compiled path takes (:data:`mbplugin.pipeline.substep.
 COMPILED_MAX_STATES`) is solved here instead, implicitly over the host step, as the contacts on
-articulated links are (:mod:`mbplugin.bullet.implicit`; Castro, Qu, Kuppuswamy, Alspach &
+articulated links are (:mod:`mbplugin.pipeline.implicit`; Castro, Qu, Kuppuswamy, Alspach &
 Sherman, IEEE RA-L 5 (2020) 1859-1866, "TAMSI"):
 
     u1 = u0 + a_free dt + W P,     delta1 = delta0 - dt n . u1,
     P  = dt [ F_N(delta1, -n . u1) n + F_t(v_t1, (F_N0 + F_N1) / 2) ]
 
 (backward Euler on the normal force: stable for any contact stiffness, the static equilibrium
-exact; the force of each contact from :func:`mbplugin.bullet.implicit_kernel.end_force`, the
+exact; the force of each contact from :func:`mbplugin.pipeline.implicit_kernel.end_force`, the
 implicit step's one evaluation: the law by kernel id, the rules' clipping, regularised friction
 or the tangential spring with the trapezoidal Coulomb limit). The impulses are found by
 nonlinear block Gauss-Seidel over the contacts (the sequential-impulse idea of the host's own
@@ -51,12 +51,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.bullet import compiled as cm
-from mbplugin.bullet import implicit_kernel as ik
-from mbplugin.bullet.implicit_kernel import EPS_D, EPS_U, end_force
-from mbplugin.bullet.substep import batch_at
 from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.errors import IntegrationError
+from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.implicit_kernel import EPS_D, EPS_U, end_force
+from mbplugin.pipeline.substep import batch_at
 
 #: Gauss-Seidel sweeps of one solve before the step is reported as failed
 MAX_SWEEPS = 20_000
@@ -70,7 +70,7 @@ _R, _I = cm.FR_LEN, cm.INT_LEN
 
 @njit
 def _end(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c):
-    """:func:`mbplugin.bullet.implicit_kernel.end_force` compiled once for this module (not
+    """:func:`mbplugin.pipeline.implicit_kernel.end_force` compiled once for this module (not
     inlined at each of its five uses: their compilation took ~18 s on a loaded machine, the
     large-group kernels now ~6 s)."""
     return end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, -1.0)
@@ -294,7 +294,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     """The implicit step of the m contacts of ``batch`` (one or more large groups; ``W``
     (3m, 3m) their Delassus operator, ``a_free`` (m, 3), ``d0`` (m,), ``u0`` (m, 3) their free
     acceleration, overlap and velocity at the step's start, ``fr`` the friction and spring
-    parameters of the compiled layout (:data:`mbplugin.bullet.compiled.FR_LEN` values), ``mu``
+    parameters of the compiled layout (:data:`~.substep_compiled.FR_LEN` values), ``mu``
     (m, 2) each contact's friction coefficients (mu, mu_s), ``s0``
     (m, 3) the springs' displacements or None, ``p0`` (m, 3) a first guess of the impulses or
     None). Contacts the step closes start in the store (its rules, at ``t0``); the store's

@@ -1,6 +1,6 @@
 """The host-consistent implicit contact step for contacts on articulated links.
 
-The exact sub-stepper (:mod:`mbplugin.bullet.substep`) integrates each host step's contact
+The exact sub-stepper (:mod:`mbplugin.pipeline.substep`) integrates each host step's contact
 dynamics in contact space and hands the host the impulse P; the host then moves its bodies
 semi-implicitly, x1 = x0 + dt v1. Inside the step the integrated contact may move by a
 different amount than dt v1 (a stiff contact under a large load oscillates within the step and
@@ -33,7 +33,7 @@ the host's state after the step is the one this step integrated: what the user s
 F_N is the contact law's normal force (the store's laws, coefficient rows and memory: no
 formula here), F_t the regularised Coulomb friction of the engine
 (:func:`mbplugin.dynamics.friction.friction_force`) or the tangential spring
-(:mod:`mbplugin.bullet.stick`, its rate stepped by backward Euler, :func:`stick_step`). The
+(:mod:`mbplugin.pipeline.stick`, its rate stepped by backward Euler, :func:`stick_step`). The
 normal force is taken at the step's end (backward Euler: stable for any contact stiffness, with
 the law's static equilibrium exact); the Coulomb limit over the step is the trapezoidal mean
 of the normal force at its start and end (with the end value alone a foot that is being
@@ -42,9 +42,9 @@ unloaded gets a friction impulse short by mu dt dF_N/2 per step).
 P is found by Newton's method on the 3K residual from P_lin (in quiet stance the root moves
 little from step to step: 1-2 iterations), with a finite-difference derivative of each
 contact's force in its own (delta, u) and a line search that cannot stall for a monotone law,
-with frozen Coulomb limits as the fallback (:func:`mbplugin.bullet.implicit_kernel.newton`
-and :func:`~mbplugin.bullet.implicit_kernel.solve`). The solve runs in compiled code
-(:mod:`mbplugin.bullet.implicit_kernel`: the forces through the sub-stepper's compiled law,
+with frozen Coulomb limits as the fallback (:func:`mbplugin.pipeline.implicit_kernel.newton`
+and :func:`~mbplugin.pipeline.implicit_kernel.solve`). The solve runs in compiled code
+(:mod:`mbplugin.pipeline.implicit_kernel`: the forces through the sub-stepper's compiled law,
 friction and spring kernels); ``compiled=False`` keeps this module's NumPy implementation, the
 reference (the same iteration; both give the same impulse to rounding).
 
@@ -62,13 +62,13 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin.bullet import implicit_kernel as ik
-from mbplugin.bullet.implicit_kernel import EPS_D, EPS_U, FALLBACK_ROUNDS, MAX_NEWTON
-from mbplugin.bullet.stick import Stick, stick_force, stick_step
-from mbplugin.bullet.substep import ContactSpace, StepResult, SubstepStats, batch_at
 from mbplugin.contact import ContactBatch, ContactStore
-from mbplugin.dynamics.friction import Friction, friction_force
 from mbplugin.errors import IntegrationError
+from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.friction import Friction, friction_force
+from mbplugin.pipeline.implicit_kernel import EPS_D, EPS_U, FALLBACK_ROUNDS, MAX_NEWTON
+from mbplugin.pipeline.stick import Stick, stick_force, stick_step
+from mbplugin.pipeline.substep import ContactSpace, StepResult, SubstepStats, batch_at
 
 
 class ImplicitStep:
@@ -77,7 +77,7 @@ class ImplicitStep:
     ``W`` the Delassus operator (3K, 3K), ``friction`` regularised friction or None, ``stick``
     the tangential spring (with ``s0`` (K, 3) its displacement at the step start) or None,
     ``rtol`` the tolerance of Newton's residual relative to the impulse, ``compiled`` the
-    compiled Newton solve (:mod:`mbplugin.bullet.implicit_kernel`; False, or a law without a
+    compiled Newton solve (:mod:`mbplugin.pipeline.implicit_kernel`; False, or a law without a
     compiled kernel: the NumPy reference of this class), ``mu`` (K, 2) each contact's friction
     coefficients (mu, mu_s; None: the Friction's)."""
 
@@ -211,7 +211,9 @@ class ImplicitStep:
         """Book the onset (the store's rules: coefficient rows, latched impact speed -n . u)
         of the contacts not yet active whose end overlap is positive."""
         store = self.store
-        act = store.aligned(self.batch).active
+        act = store.aligned(self.batch, copy=False).active
+        if act.all():  # every contact active (the common case): no onset
+            return
         new = ~act & ~store.latched(self.batch) & (d_end > 0)
         if new.any():
             idx = np.flatnonzero(new)
@@ -220,7 +222,7 @@ class ImplicitStep:
 
     def _solve(self, P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray,
                dt: float, stats: SubstepStats) -> tuple[np.ndarray, bool]:
-        """:func:`mbplugin.bullet.implicit_kernel.solve` in NumPy (the reference): Newton with
+        """:func:`mbplugin.pipeline.implicit_kernel.solve` in NumPy (the reference): Newton with
         the trapezoidal Coulomb limit, then the frozen-limit rounds."""
         start = P.copy()
         P, ok = self._newton(P, ue, d0, ed, dt, stats, None)
@@ -247,7 +249,7 @@ class ImplicitStep:
                 dt: float, stats: SubstepStats,
                 lim: np.ndarray | None) -> tuple[np.ndarray, bool]:
         """Newton's method on R(P) = P - dt F(state(P)) from ``P``, with the line search of
-        :func:`mbplugin.bullet.implicit_kernel.newton` (the same iteration)."""
+        :func:`mbplugin.pipeline.implicit_kernel.newton` (the same iteration)."""
         k, n, W = self.k, self.n, self.W
         eye = np.eye(3 * k)
         rows = (3 * np.arange(k)[:, None, None] + np.arange(3)[None, :, None]).repeat(3, 2)
