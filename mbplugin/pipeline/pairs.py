@@ -24,8 +24,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba.extending import overload
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import CALLEE_JIT_OPTIONS, njit, njit_inline
 from mbplugin.contact import kernels as ck
 from mbplugin.contact.model import BOX, MESH, PLANE, SPHERE
 from mbplugin.laws import kernels
@@ -55,8 +56,33 @@ def pair_types(kind: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> np.ndarray:
 def mesh_arrays(comp: Any) -> tuple[np.ndarray, ...]:
     """The mesh tuple ``ms`` of the pair kernels from a model's arrays
     (``ContactModel.arrays``): :attr:`mbplugin.contact.mesh.MeshSet.kernel_arrays`, read by
-    :func:`mbplugin.contact.kernels.mesh_feature_point`."""
+    :func:`mbplugin.contact.kernels.mesh_feature_point`; the empty tuple for a model without
+    meshes, so that its compiled code does not contain the mesh-plane kernel (3 s of a first
+    run's compile time; :func:`_mesh_point`)."""
+    if not np.any(np.asarray(comp.kind) == MESH):
+        return ()
     return comp.mesh.kernel_arrays
+
+
+def _mesh_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, s, f):
+    """:func:`mbplugin.contact.kernels.mesh_feature_point` for plane feature ``f`` of mesh
+    shape ``s`` (8-tuple); compiled code only. With the empty mesh tuple of a model without
+    meshes (:func:`mesh_arrays`, no mesh-plane pair can occur) the kernel is not compiled."""
+    raise NotImplementedError("_mesh_point is dispatched in compiled code only")
+
+
+@overload(_mesh_point, jit_options=CALLEE_JIT_OPTIONS)
+def _mesh_point_impl(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, s, f):
+    if len(ms.types) == 0:
+        def no_mesh(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, s, f):
+            return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1
+
+        return no_mesh
+
+    def mesh(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, s, f):
+        return ck.mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, ms[0][s] + f)
+
+    return mesh
 
 
 @njit
@@ -74,8 +100,7 @@ def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, m
         if t == PAIR_PS:
             g = ck.plane_sphere(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, radius[s_b])
         elif t == PAIR_PM:
-            m = ck.mesh_feature_point(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, Rb, ms,
-                                      ms[0][s_b] + f)
+            m = _mesh_point(q0, q1, q2, n0, n1, n2, cb0, cb1, cb2, Rb, ms, s_b, f)
             g = (m[0], m[1], m[2], m[3], m[4], m[5], m[6])
         else:
             x0, x1, x2 = ck.box_corner(cb0, cb1, cb2, Rb, half[s_b, 0], half[s_b, 1],
