@@ -32,7 +32,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -44,57 +43,47 @@ import numpy as np
 import scipy.sparse as sp
 
 from mbplugin.bullet import checks
+from mbplugin.bullet.articulated import BulletArticulated
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.geometry import link_shapes, xyzw_to_wxyz
 from mbplugin.contact import (
     BodyState,
     ContactBatch,
     ContactModel,
-    axis_angle_quat,
-    quat_to_matrix,
 )
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import (
     absmax_rows,
-    assign,
-    cross_rows,
-    diagonal_blocks,
     lookup,
     nonzero_rows,
     norm_rows,
 )
+from mbplugin.hosts.correction import (
+    MOVE_MIN,
+    candidates,
+    displacement,
+    overlap_predicted,
+    position_impulse,
+)
+from mbplugin.hosts.integrator import (
+    LOST_MARGIN,
+    ContactIntegrator,
+    free_response,
+    host_contacts,
+    step_info,
+)
+from mbplugin.hosts.model import check_stateful, exclude_unmanaged
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
-from mbplugin.pipeline.delassus import (
-    articulated_delassus_dense,
-    articulated_response,
-    block_normal_diagonal,
-    free_body_blocks,
-    free_body_delassus,
-    normal_delassus,
-    normal_diagonal,
-    skew,
-    solve_blocks,
-)
-from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.substep import SubstepStats, contact_space
+from mbplugin.hosts.wmatrix import DelassusCache, free_rows_delassus, normal_entries
+from mbplugin.pipeline.substep import SubstepStats
 
-#: smallest position correction applied to a free body (m, and rad for its rotation)
-MOVE_MIN = 1e-12
 #: default ``defer_tol`` (m): the largest deferred position correction kept as an offset
 DEFER_TOL = 1e-4
 #: a host position that differs from the one the last step predicts by more than this (m) was
 #: moved by something else (the user's reset, a native contact's position solve)
 HOST_TOL = 1e-9
-#: the implicit step's verification rounds (``verify``): another round while a contact's host
-#: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
-VERIFY_TOL = 1e-3
-#: ... and the velocity change (m/s) of a correction below which no round is needed, and the
-#: velocity difference (m/s, added to VERIFY_TOL relative) that calls for another round
-VERIFY_DU = 1e-5
-#: the distance (m) within which the implicit step looks for its contacts after the host step
-LOST_MARGIN = 1.0
 #: the same for a host orientation (rad): one the last step does not predict was set by the
 #: user (PyBullet's update, the exponential map of the end-of-step angular velocity, is
 #: predicted to ~1e-15 rad)
@@ -261,8 +250,6 @@ class BulletContacts:
         self.fallback = fallback
         self.fallback_radius = None if fallback_radius is None else float(fallback_radius)
         self.stick = as_stick(stick)
-        self._stick_keys = np.zeros(0, dtype=np.int64)
-        self._stick_s = np.zeros((0, 3))
         self._law = law
         self._material = dict(material) if material is not None else None
         self._materials = {self._link_key(k): dict(v) for k, v in (materials or {}).items()}
@@ -274,18 +261,13 @@ class BulletContacts:
             raise ParameterError("manage: name at least one body or pair to manage")
         self.t = 0.0
         self.last: StepInfo | None = None
-        self._h: float | None = None
-        self._keys: np.ndarray | None = None
-        # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
-        self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
-        # the implicit step: (keys, impulses (K, 3)) of the last one (its next step's P_lin)
-        # and the pending one (see _implicit_before)
-        self._warm: tuple[np.ndarray, np.ndarray] | None = None
-        self._implicit: tuple[Any, ...] | None = None
-        # (keys, impulses) of the last host step when it had large groups (their first guess)
-        self._p_of: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
+        #: the contact-space integration and its carries between host steps
+        #: (:class:`~mbplugin.hosts.integrator.ContactIntegrator`; the store is kept by
+        #: :meth:`add_body`)
+        self.integrator = ContactIntegrator(self.store, self.friction, self.rtol, self.stick,
+                                            self.solver, self.large_groups, self.verify)
         checks.check_initial_overlaps(self)
 
     # -- building ---------------------------------------------------------------------------------
@@ -313,7 +295,7 @@ class BulletContacts:
         self.sync()
         self._build()
         self._expect = None
-        self._warm = None  # keys may have changed
+        self.integrator.forget_warm()  # keys may have changed
         self._native_rows = np.zeros(0, dtype=np.int64)
 
     def _links_of(self, body: int) -> list[int]:
@@ -440,21 +422,8 @@ class BulletContacts:
                     f"{no_r[:3]} has no radius for Hertz's stiffness; give 'k' or "
                     "fallback_radius="
                 )
-        if self.articulated == "implicit" and ARTICULATED in kinds.values():
-            stateful = [law.name for law in store.laws if law.n_state]
-            if stateful:
-                raise ParameterError(
-                    f"law {stateful[0]} has internal ODE states, which the implicit step of "
-                    "contacts on articulated links does not integrate; give "
-                    "articulated='substep'")
-        # rows none of whose pairs is managed (e.g. N balls on a managed ground): one exclusion
-        # group, so detection skips the search among them (their contacts would be dropped)
-        among = np.zeros(n, dtype=bool)
-        for r in np.argsort(managed.sum(axis=1), kind="stable").tolist():  # fewest pairs first
-            if not managed[r, among].any():
-                among[r] = True
-        if among.sum() > 1:
-            model.exclude_among(np.flatnonzero(among).tolist())
+        check_stateful(store, self.articulated, ARTICULATED in kinds.values())
+        exclude_unmanaged(model, managed)
         # everything is valid: commit. A body without joints named alone has every pair
         # managed: its collision group and mask go to 0 (it touches nothing natively) instead
         # of one pair rule per other link (PyBullet looks each pair of overlapping bounding
@@ -496,7 +465,7 @@ class BulletContacts:
                                   dtype=np.int64)
         self._fb_radius = np.array([fb_radius.get(i, np.nan) for i in range(len(rows))])
         self._mass_info()
-        self._w_cache: tuple[Any, ...] | None = None
+        self._w_cache = DelassusCache()
         self._rot_cache: tuple[Any, ...] | None = None  # see _world_inertia
 
     def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
@@ -557,7 +526,6 @@ class BulletContacts:
         self.mass = np.where(fixed, np.inf, self.mass)
         self._artic = sorted({b for (b, _), k in zip(self.rows, self.kind, strict=True)
                               if k == ARTICULATED})
-        self._joints_cache: dict[int, list[int]] = {}  # see _moving_joints
         # the state read's row lists (fixed until the next rebuild): bases and links
         base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
         self._base_rows = np.array(base, dtype=np.int64)
@@ -575,6 +543,8 @@ class BulletContacts:
         self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
         self._fixed_read.flags.writeable = self._mass_read.flags.writeable = False
         self._frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
+        #: the articulated bodies' Jacobians, mass matrices and resets
+        self._art = BulletArticulated(self.client, self._artic, self._rows_arr, self._frame_pos)
         self._any_art = bool(np.any(self.kind == ARTICULATED))
         self._any_free = bool(np.any(self.kind == FREE))
 
@@ -686,101 +656,17 @@ class BulletContacts:
         """W (3K, 3K) of the batch (:mod:`mbplugin.pipeline.delassus`): sparse for free bodies,
         dense when a side is a link of an articulated body (its point Jacobians and mass
         matrix kept in ``_art_cache`` for :meth:`_respond`)."""
-        k = len(batch)
-        self._art_cache = {}
+        self._art.cache = {}
         self._blocks = None
         if self._any_art and not self._any_free:
-            return self._articulated_delassus(batch, bodies)
+            return self._art.delassus(batch, bodies, self.kind)
         inv_i_w = self._world_inertia(bodies)[1]
         inv_i_w = inv_i_w[:-1]
         inv_m = bodies.inv_mass_ext()[:-1]
-        contact = np.concatenate([np.arange(k), np.arange(k)])
-        side = np.concatenate([batch.a, batch.b])
-        sign = np.concatenate([-np.ones(k), np.ones(k)])
-        r = np.concatenate([batch.ra, batch.rb])
-        free = self.kind[side] == FREE
-        art = self.kind[side] == ARTICULATED
-        # block diagonal (no body shared by two contacts): W and its blocks built directly
-        self._blocks = None
+        W, self._blocks, art = free_rows_delassus(self.kind, batch, inv_m, inv_i_w)
         if not art.any():
-            fast = free_body_blocks(k, contact[free], side[free], r[free], inv_m, inv_i_w)
-            if fast is not None:
-                self._blocks = fast[1]
-                return fast[0]
-        if not art.any():
-            W = free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                                   inv_i_w)
-            return sp.csr_matrix(W)
-        # with an articulated side: W dense (3K, 3K; K is a robot's contacts), the free bodies'
-        # part and each articulated body's J M^-1 J^T added in
-        W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                                inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
-        return self._articulated_delassus(batch, bodies, W)
-
-    def _articulated_delassus(self, batch: ContactBatch, bodies: BodyState,
-                              W: np.ndarray | None = None) -> np.ndarray:
-        """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
-        contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
-        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
-        the joints its motors hold) and J M^-1 J^T; kept in ``_art_cache`` for
-        :meth:`_respond`."""
-        k = len(batch)
-        if W is None:
-            W = np.zeros((3 * k, 3 * k))
-        c = self.client
-        kind = self.kind
-        for body in self._artic:
-            # this body's contact sides: (contact, row, sign)
-            on_b = self._rows_arr[batch.b, 0] == body
-            on_a = (batch.a >= 0) & (self._rows_arr[batch.a, 0] == body)
-            on_b &= kind[batch.b] == ARTICULATED
-            on_a &= kind[batch.a] == ARTICULATED
-            if not (on_b.any() or on_a.any()):
-                continue
-            ib, ia = np.flatnonzero(on_b), np.flatnonzero(on_a)
-            cont = np.concatenate([ib, ia])
-            rows = np.concatenate([batch.b[ib], batch.a[ia]])
-            sgn = np.concatenate([np.ones(len(ib)), -np.ones(len(ia))])
-            point = batch.point[cont]
-            joints = self._moving_joints(body)
-            states = c("getJointStates", body, joints) if joints else []
-            q = [js[0] for js in states]
-            mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
-            # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
-            # velocity motors) acted in the last step: held by a velocity constraint
-            off = mm.shape[0] - len(q)
-            locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
-            # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
-            # they do not change when the base turns); the contact layer works in world
-            base_p, base_o = c("getBasePositionAndOrientation", body)
-            r_base = np.array(c.p.getMatrixFromQuaternion(base_o)).reshape(3, 3)
-            jac = np.zeros((len(cont), 3, mm.shape[0]))
-            zero = [0.0] * len(q)
-            lks = self._rows_arr[rows, 1]
-            moving = (lks != -1) if joints else np.zeros(len(cont), dtype=bool)
-            # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
-            # inertial frame (measured: the point's velocity J qd equals the host's,
-            # v + omega x r, to rounding only so, for links whose centre of mass is off their
-            # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
-            # the state read's link poses (getLinkState with computeForwardKinematics)
-            rot = quat_to_matrix(bodies.quat[rows])
-            local = np.einsum("kji,kj->ki", rot, point - self._frame_pos[rows]).tolist()
-            for e in np.flatnonzero(moving).tolist():
-                jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
-            jac[moving] = r_base @ jac[moving]
-            if not moving.all():
-                # the base, or no moving joint (links on fixed joints of a floating base: one
-                # rigid body; calculateJacobian wants a joint): the point's velocity in the
-                # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
-                # base coordinates (omega, v)
-                still = np.flatnonzero(~moving)
-                r_b = (point[still] - np.asarray(base_p)) @ r_base
-                jac[still, :, :3] = -r_base @ skew(r_b)
-                jac[still, :, 3:6] = r_base
-            minv_jt = articulated_response(jac, mm, np.array(locked, dtype=np.int64))
-            articulated_delassus_dense(W, cont, sgn, jac, minv_jt)
-            self._art_cache[body] = (cont, sgn, jac, mm, r_base, joints, q, minv_jt)
-        return W
+            return W
+        return self._art.delassus(batch, bodies, self.kind, W)
 
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
@@ -798,16 +684,6 @@ class BulletContacts:
         self._rot_cache = (q.copy(), rot, inv, bodies.inv_inertia,
                            np.array(bodies.fixed, dtype=bool))
         return rot, inv
-
-    def _moving_joints(self, body: int) -> list[int]:
-        """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
-        matrix and Jacobians), read once per body."""
-        cache = self._joints_cache
-        if body not in cache:
-            c = self.client
-            cache[body] = [j for j in range(int(c("getNumJoints", body)))
-                           if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
-        return cache[body]
 
     # -- stepping --
     @checks.host_guard
@@ -851,7 +727,7 @@ class BulletContacts:
             self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
                                  np.zeros(0), np.zeros(0))
             self._pending = None
-            self._warm = None
+            self.integrator.forget_warm()
             return self.last
         n = batch.normal
         # W and its normal-normal diagonal (1/m_eff of each contact, rotation and articulation
@@ -859,53 +735,29 @@ class BulletContacts:
         # of them is bitwise the same (bodies at rest), recomputed otherwise
         wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat, self.kind, self.mass,
                 self.inv_inertia)
-        hit = self._w_cache
-        if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
-                                   for x, y in zip(hit[0], wkey, strict=True)):
-            W, wnn = hit[1], hit[2]
-            diag_w = hit[3]
+        hit = self._w_cache.get(wkey)
+        if hit is not None:
+            W, wnn, diag_w = hit
         else:
             W = self._delassus(batch, bodies)
             # a block-diagonal W: its normal-normal part is the diagonal wnn (kept for the
             # position correction, see _correct)
-            wnn = (block_normal_diagonal(self._blocks, n) if self._blocks is not None
-                   else normal_diagonal(W, n) if sp.issparse(W)
-                   else np.einsum("ki,kij,kj->k", n, diagonal_blocks(W), n))
+            wnn = normal_entries(W, self._blocks, n)
             diag_w = self._blocks is not None
-            self._w_cache = (None if self._art_cache
-                             else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
+            self._w_cache.put(None if self._art.cache else wkey, W, wnn, diag_w)
         with np.errstate(divide="ignore"):
             batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         implicit = self.articulated == "implicit" and bool(art.any())
         u0 = batch.vt - batch.ddelta[:, None] * n
-        s0 = None
-        if self.stick is not None:
-            pos = lookup(self._stick_keys, batch.key)
-            s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
-                if len(self._stick_keys) else np.zeros((k, 3))
+        integ = self.integrator
+        s0 = integ.stick_start(batch)
         mu = self._pair_mu(batch)
         if implicit:
             return self._implicit_before(batch, W, u0, s0, dt, mu)
-        self._warm = None
         W = sp.csr_matrix(W)  # (dense when a side is articulated)
         a_free = self._a_free(batch, g, bodies, dt, control)
-        p0 = None
-        if self._p_of is not None:  # the impulses of the last host step, by key
-            pos = lookup(self._p_of[0], batch.key)
-            p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
-        space = contact_space(self.store, batch, W, a_free, self.friction, self.rtol,
-                              self.stick, s0, self.solver, self.large_groups, p0, mu)
-        h0 = self._h if (self._h and self._keys is not None
-                         and np.array_equal(self._keys, self.store.keys)) else None
-        m0 = None
-        if self._h_of is not None:  # the compiled path: each contact's next step, solver
-            pos = lookup(self._h_of[0], batch.key)
-            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
-        res = space.integrate(self.t, dt, batch.delta.copy(), u0, h0, m0)
-        self._h, self._keys = res.last_step, self.store.keys.copy()
-        self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
+        res = integ.integrate(batch, W, a_free, u0, s0, self.t, dt, mu)
         if res.implicit is not None:
             # the bodies of large groups move as the host moves them (the implicit step solves
             # against its semi-implicit update; no position correction): no free-flight lag is
@@ -913,11 +765,6 @@ class BulletContacts:
             # of a group and not for others would open or close their contacts)
             for side in (batch.a[res.implicit], batch.b[res.implicit]):
                 self._forced[side[side >= 0]] = True
-        self._h_of = (None if res.h_next is None
-                      else (batch.key.copy(), res.h_next, res.method_next))
-        if self.stick is not None:
-            keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
-            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
         force = res.impulse / dt
         self._apply(batch, force)
         un = np.einsum("ki,ki->k", res.u, n)
@@ -944,14 +791,7 @@ class BulletContacts:
         limit, the estimate then being wrong too: the Laikago under POSITION_CONTROL fell.)"""
         k = len(batch)
         n = batch.normal
-        P_lin = np.zeros((k, 3))
-        if self._warm is not None:
-            pos = lookup(self._warm[0], batch.key)
-            hit = pos >= 0
-            P_lin[hit] = self._warm[1][pos[hit]]
-        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
-                             compiled=self.solver != "scipy", mu=mu)
-        space.begin(self.t, batch.delta, u0)
+        P_lin = self.integrator.begin(batch, W, u0, s0, self.t, mu)
         if P_lin.any():
             self._apply(batch, P_lin / dt)
         info = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
@@ -959,7 +799,6 @@ class BulletContacts:
                         batch.delta.copy(), norm_rows(batch.vt))
         self.last = info
         self._pending = None
-        self._implicit = (batch, space, P_lin, u0, info)
         return info
 
     def _implicit_after(self, dt: float) -> None:
@@ -969,52 +808,21 @@ class BulletContacts:
         applied here (:meth:`_respond`). ``verify`` further rounds re-read the host and solve
         again from its corrected state while its overlaps differ from the solved ones by more
         than VERIFY_TOL (relative) or 1e-9 m."""
-        batch, space, P_lin, u0, info = self._implicit
-        self._implicit = None
-        k = len(batch)
-        n = batch.normal
-        bodies = self.body_state()
-        d_h, u_h, found = self._host_contacts(batch, bodies, u0)
-        res = space.solve(dt, d_h, u_h, P_lin)
-        stats = res.stats
-        self._respond(batch, res.impulse - P_lin, bodies, dt)
-        dP = res.impulse - P_lin
-        for _ in range(self.verify):
-            # the response to dP is first order: W of the step's start, the host's is J(q1)
-            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
-            # step); a correction whose error so estimated is below VERIFY_DU is not verified
-            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
-                    * (dt * self._spin + VERIFY_TOL) <= VERIFY_DU):
-                break
+        u0 = self.integrator.pending[3]
+
+        def read() -> tuple[BodyState, np.ndarray, np.ndarray, np.ndarray]:
             bodies = self.body_state()
-            d_h, u_h, found = self._host_contacts(batch, bodies, u0)
-            # per contact: the overlap, and the velocity
-            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
-                   | (norm_rows(u_h - res.u) > VERIFY_TOL * norm_rows(res.u) + VERIFY_DU))
-            if not np.any(off & found):
-                break
-            P0 = res.impulse
-            res = space.solve(dt, d_h, u_h, P0)
-            stats.steps += res.stats.steps
-            stats.nfev += res.stats.nfev
-            dP = res.impulse - P0
+            return (bodies, *self._host_contacts(batch, bodies, u0))
+
+        def respond(batch: ContactBatch, dP: np.ndarray, bodies: BodyState) -> float:
             self._respond(batch, dP, bodies, dt)
-        space.finish(res)
-        stats.wall = res.stats.wall
-        self._h, self._keys = dt, self.store.keys.copy()
-        self._h_of = None
-        if self.stick is not None:
-            keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
-            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
-        keep = lookup(self.store.keys, batch.key) >= 0
-        self._warm = (batch.key[keep], res.impulse[keep])
-        un = np.einsum("ki,ki->k", res.u, n)
-        info.stats = stats
-        info.normal_force = np.einsum("ki,ki->k", res.impulse, n) / dt
-        info.delta = res.delta.copy()
-        info.slip = norm_rows(res.u - un[:, None] * n)
-        if not k:
-            return
+            return self._spin
+
+        batch = self.integrator.pending[0]
+        _, res, stats = self.integrator.after(dt, read, respond)
+        info = self.last
+        assert info is not None
+        step_info(info, res, stats, batch.normal, dt)
 
     def _host_contacts(self, batch: ContactBatch, bodies: BodyState,
                        u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1025,16 +833,7 @@ class BulletContacts:
         margin = max(self._margin, LOST_MARGIN)
         now = (self.model.detect_pairs(bodies, batch.key, margin)
                if not len(self._fb_pairs) else self._detect(bodies, margin))
-        pos = lookup(now.key, batch.key)
-        found = pos >= 0
-        at = np.maximum(pos, 0)
-        d = np.full(len(batch), -margin)
-        u = u0.copy()
-        if found.any():
-            d[found] = now.delta[at[found]]
-            u[found] = (now.vt[at[found]]
-                        - now.ddelta[at[found]][:, None] * now.normal[at[found]])
-        return d, u, found
+        return host_contacts(now, batch, u0, margin)
 
     def _respond(self, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
                  dt: float) -> None:
@@ -1048,52 +847,16 @@ class BulletContacts:
         self._spin = 0.0  # the largest joint or base angular speed seen here (rad/s)
         if not np.any(dP):
             return
-        c = self.client
-        for body, (cont, sgn, _jac, _mm, r_base, joints, _q, minv_jt) in self._art_cache.items():
-            f = (sgn[:, None] * dP[cont]).ravel()
-            if not f.any():
-                continue
-            dq = minv_jt @ f
-            floating = len(dq) == len(joints) + 6
-            if joints:
-                dj = (dq[6:] if floating else dq).tolist()
-                states = c("getJointStates", body, joints)
-                self._spin = max(self._spin, max(abs(s[1]) for s in states))
-                c("resetJointStatesMultiDof", body, joints,
-                  [[s[0] + dt * d] for s, d in zip(states, dj, strict=True)],
-                  [[s[1] + d] for s, d in zip(states, dj, strict=True)])
-            if floating:
-                pos, orn = c("getBasePositionAndOrientation", body)
-                vel, om = c("getBaseVelocity", body)
-                self._spin = max(self._spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
-                dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
-                c("resetBasePositionAndOrientation", body,
-                  [x + dt * d for x, d in zip(pos, dv, strict=True)],
-                  _turn_xyzw(orn, [dt * w for w in dw]))
-                c("resetBaseVelocity", body, [x + d for x, d in zip(vel, dv, strict=True)],
-                  [x + d for x, d in zip(om, dw, strict=True)])
+        self._spin = self._art.respond(dP, dt)
         if not self._any_free:
             return
         # free bodies in the batch (a box under a foot, a ball beside the robot)
-        nr = len(self.rows)
-        dv = np.zeros((nr, 3))
-        dw = np.zeros((nr, 3))
         inv_i_w = self._world_inertia(bodies)[1][:-1]
-        touched = np.zeros(nr, dtype=bool)
-        for side, sgn, r in ((batch.b, 1.0, batch.rb), (batch.a, -1.0, batch.ra)):
-            free = np.flatnonzero((side >= 0) & (self.kind[side] == FREE))
-            if not len(free):
-                continue
-            rows = side[free]
-            f = sgn * dP[free]
-            np.add.at(dv, rows, f / self.mass[rows][:, None])
-            np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows], cross_rows(r[free], f)))
-            touched[rows] = True
-        rows = np.flatnonzero(touched)
+        rows, dv, dw = free_response(self.kind == FREE, self.mass, inv_i_w, batch, dP)
         if len(rows):
-            quat = quat_multiply(quat_from_rotvec(dt * dw[rows]), bodies.quat[rows])
-            self._reset(rows, bodies.pos[rows] + dt * dv[rows], quat, bodies.vel[rows] + dv[rows],
-                        bodies.omega[rows] + dw[rows])
+            quat = quat_multiply(quat_from_rotvec(dt * dw), bodies.quat[rows])
+            self._reset(rows, bodies.pos[rows] + dt * dv, quat, bodies.vel[rows] + dv,
+                        bodies.omega[rows] + dw)
             self._forced[rows] = True
 
     def _prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
@@ -1430,7 +1193,7 @@ class BulletContacts:
         pend = getattr(self, "_pending", None)
         self._pending = None
         self._points = None  # PyBullet's contact points of this step once read
-        if self._implicit is not None:
+        if self.integrator.pending is not None:
             self._implicit_after(dt)
         lagged = np.flatnonzero(nonzero_rows(self._lag))
         if pend is not None and self._host_unpredictable(pend, dt):
@@ -1494,10 +1257,8 @@ class BulletContacts:
             return False
         # every contact _correct may select: those without an articulated side (all of them
         # when no row is articulated: no gathers)
-        a, b, ra, rb = batch.a, batch.b, batch.ra, batch.rb
-        n, vt, ddelta, delta = batch.normal, batch.vt, batch.ddelta, batch.delta
-        wp = (W @ res.impulse.ravel()).reshape(-1, 3)
-        d_end = res.delta
+        a, b = batch.a, batch.b
+        sel = None
         if self._any_art or res.implicit is not None:
             art = np.zeros(len(a), dtype=bool)
             if self._any_art:
@@ -1510,23 +1271,11 @@ class BulletContacts:
             if not len(sel):
                 return False
             if len(sel) < len(art):
-                a, b, ra, rb, n, vt = a[sel], b[sel], ra[sel], rb[sel], n[sel], vt[sel]
-                ddelta, delta, a_free, wp, d_end = (ddelta[sel], delta[sel], a_free[sel],
-                                                    wp[sel], d_end[sel])
-        u0 = vt - ddelta[:, None] * n
-        u1 = u0 + a_free * dt + wp
-        pred = delta - dt * np.einsum("ki,ki->k", u1, n)
-        # cheapest test first (a moving contact fails it)
-        if (np.max(np.abs(pred - d_end)) > MOVE_MIN
-                or np.max(dt * norm_rows(u1)) > MOVE_MIN):
+                a, b = a[sel], b[sel]
+            else:
+                sel = None
+        if not overlap_predicted(batch, W, res, a_free, self._omega0, dt, sel):
             return True
-        om = self._omega0
-        if om.any():  # (no body turns: every lever arm moves by 0)
-            arm = dt * np.maximum(
-                norm_rows(om[a]) * norm_rows(ra),
-                norm_rows(om[b]) * norm_rows(rb))
-            if np.max(arm) > MOVE_MIN:
-                return True
         c = self.client
         if int(c("getNumConstraints")) > 0:
             return True
@@ -1555,12 +1304,10 @@ class BulletContacts:
         # contacts that carried force, or that either side sees touching at the step end (the
         # host's free flight differs from the exact one by up to a dt^2 per step: a contact the
         # integration saw still open may be closed in the host, or the reverse)
-        ok = (res.loaded | (d_now > 0) | (res.delta > 0)) & np.isfinite(d_now)
+        art = None
         if not self.correct_articulated:
-            ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
-        if res.implicit is not None:  # the implicit step of large groups: the host's overlap
-            ok &= ~res.implicit
-        sel = np.flatnonzero(ok)
+            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+        sel = candidates(res, d_now, art)
         # nothing to correct (contacts at rest: the host's overlap equals the integrated one
         # to rounding, ~1e-15 m)
         if not len(sel):
@@ -1586,36 +1333,13 @@ class BulletContacts:
                         bodies, host, raw)
             return
         n = pick(batch.normal)
-        # normal-normal Delassus among the selected contacts (block diagonal over the groups
-        # of contacts coupled through W: one small solve per group)
-        if wdiag is not None:
-            # block-diagonal W: one division per contact (solve_blocks' 1x1 systems)
-            dg = pick(wdiag)
-            mu = np.zeros(len(sel))
-            np.divide(gap, dg, out=mu, where=dg != 0)
-        else:
-            wnn = normal_delassus(W, batch.normal)
-            if len(sel) < len(batch):
-                wnn = wnn[sel][:, sel]
-            mu = solve_blocks(wnn, gap, rcond=1e-10)
+        mu = position_impulse(gap, W, batch.normal, sel,
+                              None if wdiag is None else pick(wdiag))
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
-        nb = len(self.rows)
-        dx = np.zeros((nb, 3))
-        dth = np.zeros((nb, 3))
         inv_i_w = self._world_inertia(bodies)[1][:-1]
-        for side, sgn, r in ((b_s, 1.0, batch.rb), (a_s, -1.0, batch.ra)):
-            free = self.kind[side] == FREE
-            if not free.any():  # e.g. the ground's side of N bodies on it
-                continue
-            f = sgn * mu[:, None] * n
-            r = pick(r)
-            if not free.all():
-                side, f, r = side[free], f[free], r[free]
-            # block-diagonal W: no body is a side of two contacts, one term per body
-            put = np.add.at if wdiag is None else assign
-            put(dx, side, f / self.mass[side][:, None])
-            put(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], cross_rows(r, f)))
-        c = self.client
+        dx, dth = displacement(self.kind, self.mass, inv_i_w,
+                               ((b_s, 1.0, pick(batch.rb)), (a_s, -1.0, pick(batch.ra))), mu, n,
+                               wdiag is not None)
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
         moved = np.flatnonzero((absmax_rows(dx) > MOVE_MIN) | (absmax_rows(dth) > MOVE_MIN))
@@ -1624,32 +1348,10 @@ class BulletContacts:
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
         # the base frame, then the joints)
-        mu_of = np.zeros(len(batch))
-        mu_of[sel] = mu
-        for body, (cont, sgn, jac, mm, r_base, joints, _, _) in self._art_cache.items():
-            if not self.correct_articulated:
-                break
-            f = (sgn * mu_of[cont])[:, None] * batch.normal[cont]
-            if not np.any(f):
-                continue
-            dq = np.linalg.solve(mm, np.einsum("eij,ei->j", jac, f))
-            qd = [float(c("getJointState", body, j)[1]) for j in joints]
-            qs = [float(c("getJointState", body, j)[0]) for j in joints]
-            floating = mm.shape[0] == len(joints) + 6
-            if floating:
-                pos, orn = c("getBasePositionAndOrientation", body)
-                vel, om = c("getBaseVelocity", body)
-                dth = r_base @ dq[:3]
-                qb = xyzw_to_wxyz(orn)
-                ang = float(np.linalg.norm(dth))
-                if ang > 0:
-                    qb = _quat_mul(axis_angle_quat(dth, ang), qb)
-                c("resetBasePositionAndOrientation", body, list(np.asarray(pos) + r_base @ dq[3:6]),
-                  [qb[1], qb[2], qb[3], qb[0]])
-                c("resetBaseVelocity", body, list(vel), list(om))
-            dj = dq[6:] if floating else dq
-            for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
-                c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
+        if self.correct_articulated:
+            mu_of = np.zeros(len(batch))
+            mu_of[sel] = mu
+            self._art.correct(batch, mu_of)
 
     def _place(self, rows: np.ndarray, dx: np.ndarray, dth: np.ndarray, bodies: BodyState,
                host: np.ndarray, raw: BodyState | None) -> None:
@@ -1721,29 +1423,6 @@ def _managed_matrix(rows: list[tuple[int, int]], full: list[int],
     for i, j in explicit:
         managed[i, j] = managed[j, i] = True
     return managed
-
-
-def _turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
-    """The quaternion ``q`` (x, y, z, w) turned by the rotation vector ``rotvec`` (rad, world
-    frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
-    velocity over a step (one body: plain floats, no arrays)."""
-    ax, ay, az = rotvec
-    ang = math.sqrt(ax * ax + ay * ay + az * az)
-    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
-    w1, x1, y1, z1 = math.cos(0.5 * ang), s * ax, s * ay, s * az
-    x2, y2, z2, w2 = q
-    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
-
-
-
-def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    w1, x1, y1, z1 = p
-    w2, x2, y2, z2 = q
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
 
 
 def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
