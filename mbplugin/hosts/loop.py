@@ -1,6 +1,6 @@
 """The host-independent part of a host backend: one host step of the managed contacts.
 
-A backend (``mbplugin.mujoco``; later ``mbplugin.bullet``) reads the rows' state from its host,
+A backend (``mbplugin.mujoco``) reads the rows' state from its host,
 calls :meth:`ContactLoop.step`, applies the returned impulse-equivalent forces, steps the host
 and asks :meth:`ContactLoop.correction` how far to move the free bodies. Everything in
 between is generic and lives here (shared/DESIGN.md, "Integration, events, hosts"):
@@ -25,11 +25,12 @@ between is generic and lives here (shared/DESIGN.md, "Integration, events, hosts
    (velocities kept), and the test that tells when the host's step is predictable and there
    is nothing to correct.
 
-The numerical machinery is imported from ``mbplugin.bullet`` (substep, compiled, delassus,
-implicit, stick), where it was written for the first host; it has no PyBullet call in it and
-moves to ``mbplugin.pipeline`` with the refactor of issue 21 (parts 1-2). This module
-duplicates no formula of it; what it shares with ``BulletContacts`` is the step's logic (see
-docs/mujoco.md, "For the port of the PyBullet backend").
+Steps 3-5 are the pieces every host backend calls (``BulletContacts`` too, with its own
+detection and after-step policy): :mod:`mbplugin.hosts.wmatrix` (W),
+:mod:`mbplugin.hosts.integrator` (the integration and the implicit step, with their carries
+between host steps), :mod:`mbplugin.hosts.correction`; the numerical machinery is
+:mod:`mbplugin.pipeline`'s. This class is their order for a host behind the protocol of
+:mod:`mbplugin.hosts.protocol` (docs/architecture.md, "Hosts").
 """
 
 from __future__ import annotations
