@@ -66,6 +66,7 @@ from mbplugin.hosts.correction import (
     overlap_predicted,
     position_impulse,
 )
+from mbplugin.hosts.detection import margin_of, prune
 from mbplugin.hosts.integrator import (
     LOST_MARGIN,
     ContactIntegrator,
@@ -91,8 +92,6 @@ HOST_ANGLE_TOL = 1e-9
 #: above this rotation per host step (rad) the orientation is not checked (PyBullet clamps
 #: a base's rotation per step at pi / 4)
 HOST_SPIN_MAX = 0.5
-#: gaps (m) below which a detected contact is always kept (see :meth:`BulletContacts._prune`)
-PRUNE_SLACK = 1e-6
 #: a body whose managed contacts move less than this along their normals over a host step (m)
 #: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
 #: position, sliding or not)
@@ -616,10 +615,7 @@ class BulletContacts:
         else:  # no free body (a robot on the ground): no lag, flight or deferred correction
             host = bodies.pos
         self._flight_due = self._any_free and self.exact_flight  # booked at the next read
-        vmax = float(np.max(norm_rows(bodies.vel), initial=0.0))
-        wr = (float(np.max(norm_rows(bodies.omega), initial=0.0))
-              if bodies.omega.any() else 0.0)
-        margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
+        margin = margin_of(bodies, dt, g)
         batch = self._prune(self._detect(bodies, margin), bodies, dt, g)
         if self._any_free:
             self._land(batch, bodies, host, dt)
@@ -766,47 +762,8 @@ class BulletContacts:
     def _prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
                g: np.ndarray) -> ContactBatch:
         """The detected contacts without those between two free bodies that cannot close in
-        the coming host step (not active, not latched, a gap wider than PRUNE_SLACK).
-
-        Detection's predictive margin is global, dt (2 v_max + 0.1 omega_max) + g dt^2: any
-        two bodies might approach each other at v_max. In a cloud of bodies falling together
-        (a pile being poured) their relative speeds are small and that margin takes in every
-        neighbour within centimetres (300 spheres falling 0.4 m: ~16 000 candidate contacts,
-        all one group, a W of 30 million entries). A gap is kept here when it may close by the
-        pair's own motion over the step, dt (|u| + |omega_a| |r_a| + |omega_b| |r_b|) (u the
-        relative velocity at the contact point), or once one of its bodies is pushed within
-        the step by a contact that is active or may close by its own motion (that contact's
-        2 (|u| + |a_free| dt) added per body: the speed an impact can give the lighter side).
-        Pairs with a static or articulated side keep the global margin."""
-        if not len(batch):
-            return batch
-        fe = np.append(self.kind == FREE, False)  # index -1: the spare False
-        free2 = fe[batch.a] & fe[batch.b]
-        cand = free2 & (batch.delta < -PRUNE_SLACK)
-        if not cand.any():
-            return batch
-        known = self.store.rows(batch) >= 0
-        if len(self.store.latched_keys):
-            known |= self.store.latched(batch)
-        cand &= ~known
-        if not cand.any():
-            return batch
-        n = batch.normal
-        u = batch.vt - batch.ddelta[:, None] * n
-        om = np.vstack([bodies.omega, np.zeros((1, 3))])
-        turn = (norm_rows(om[batch.a]) * norm_rows(batch.ra)
-                + norm_rows(om[batch.b]) * norm_rows(batch.rb))
-        accel = np.where(free2, 0.0, float(np.linalg.norm(g)))  # free-free: gravity cancels
-        speed = norm_rows(u) + turn
-        own = dt * speed + dt * dt * accel + PRUNE_SLACK
-        loaded = known | (batch.delta > -own)
-        push = np.zeros(len(self.rows) + 1)
-        kick = 2.0 * (speed[loaded] + accel[loaded] * dt)
-        np.maximum.at(push, batch.a[loaded], kick)
-        np.maximum.at(push, batch.b[loaded], kick)
-        push[-1] = 0.0
-        keep = ~cand | (batch.delta > -(own + dt * (push[batch.a] + push[batch.b])))
-        return batch if keep.all() else batch.take(keep)
+        the coming host step (:func:`mbplugin.hosts.detection.prune`)."""
+        return prune(batch, bodies, self.kind, self.store, dt, g)
 
     def _pair_mu(self, batch: ContactBatch) -> np.ndarray | None:
         """Each contact's friction coefficients (K, 2: mu, mu_s) with the default friction:

@@ -53,6 +53,7 @@ from mbplugin.hosts.correction import (
     overlap_predicted,
     position_impulse,
 )
+from mbplugin.hosts.detection import margin_of
 from mbplugin.hosts.integrator import (
     LOST_MARGIN,
     ContactIntegrator,
@@ -227,9 +228,7 @@ class ContactLoop:
     def margin_of(self, bodies: BodyState, dt: float, g: np.ndarray) -> float:
         """The predictive margin (m) of a host step: dt (2 v_max + 0.1 omega_max) + |g| dt^2
         + 1 um (a contact that can close within the step is integrated from its start)."""
-        vmax = float(np.max(norm_rows(bodies.vel), initial=0.0))
-        wr = float(np.max(norm_rows(bodies.omega), initial=0.0)) if bodies.omega.any() else 0.0
-        return dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
+        return margin_of(bodies, dt, g)
 
     # -- one host step ----------------------------------------------------------------------------
     def step(self, host: Host, bodies: BodyState, t: float, dt: float,
