@@ -122,15 +122,14 @@ def test_host_backends_do_not_import_each_other():
 
 
 #: the generic pieces of a host step (one place each, docs/architecture.md "Hosts")
-GENERIC_PIECES = ("mbplugin.hosts.integrator", "mbplugin.hosts.wmatrix",
-                  "mbplugin.hosts.correction", "mbplugin.hosts.detection",
-                  "mbplugin.hosts.options", "mbplugin.hosts.model")
+GENERIC_PIECES = ("mbplugin.hosts.step", "mbplugin.hosts.correction",
+                  "mbplugin.hosts.detection", "mbplugin.hosts.options", "mbplugin.hosts.model")
 
 
 def test_both_host_steps_use_the_generic_pieces():
     """The PyBullet backend and the generic loop (MuJoCo's) import each generic piece of a
-    host step (integration, W, correction, detection's margin, options, model rules) rather
-    than keeping a copy of it."""
+    host step (the step itself: W, integration, implicit step; correction, detection's margin,
+    options, model rules) rather than keeping a copy of it."""
     rows = _all_imports()
     for user in ("mbplugin.bullet.backend", "mbplugin.hosts.loop"):
         used = {name for mod, _, _, name in rows if mod == user}

@@ -1,6 +1,7 @@
 """The articulated bodies of a :class:`~mbplugin.bullet.BulletContacts` (PyBullet's side of
-their contacts): their part of W = J M^-1 J^T from PyBullet's Jacobians and mass matrices,
-and the resets that put them onto the implicit step's solved state or correct their positions.
+their contacts): the blocks of W = J M^-1 J^T (:class:`~mbplugin.hosts.ArticulatedBlock`: point
+Jacobians and mass matrix from PyBullet, the joints its motors hold), and the resets that put
+them onto the implicit step's solved state or correct their positions.
 """
 
 from __future__ import annotations
@@ -12,15 +13,15 @@ import numpy as np
 
 from mbplugin.bullet.geometry import xyzw_to_wxyz
 from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat, quat_to_matrix
-from mbplugin.hosts.protocol import ARTICULATED
-from mbplugin.pipeline.delassus import articulated_delassus_dense, articulated_response, skew
+from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
+from mbplugin.pipeline.delassus import skew
 
 
 class BulletArticulated:
     """The articulated bodies ``bodies`` (PyBullet ids) of a backend's rows: ``rows_arr`` (N,
     2) the rows' (body, link), ``frame_pos`` (N, 3) m the links' URDF frame origins of the
-    last state read (the backend's arrays, shared). ``cache``: per body with a contact in the
-    last W, (contacts, signs, J, M, base rotation, joints, q, M^-1 J^T)."""
+    last state read (the backend's arrays, shared). A block's ``tag`` is (body, its base's
+    rotation matrix, its moving joints)."""
 
     def __init__(self, client: Any, bodies: list[int], rows_arr: np.ndarray,
                  frame_pos: np.ndarray) -> None:
@@ -29,18 +30,14 @@ class BulletArticulated:
         self.rows_arr = rows_arr
         self.frame_pos = frame_pos
         self._joints: dict[int, list[int]] = {}  # see moving_joints
-        self.cache: dict[int, tuple[Any, ...]] = {}
 
-    def delassus(self, batch: ContactBatch, bodies: BodyState, kind: np.ndarray,
-                 W: np.ndarray | None = None) -> np.ndarray:
-        """The articulated bodies' part of W (dense, added into ``W`` if given): per body its
-        contacts' point Jacobians J (``calculateJacobian``, world axes), mass matrix M
-        (``calculateMassMatrix``), the response M^-1 J^T (:func:`articulated_response`, with
-        the joints its motors hold) and J M^-1 J^T; kept in ``cache`` for
-        :meth:`respond` and :meth:`correct` (``kind`` (N,): the rows' kinds)."""
-        k = len(batch)
-        if W is None:
-            W = np.zeros((3 * k, 3 * k))
+    def blocks(self, batch: ContactBatch, bodies: BodyState,
+               kind: np.ndarray) -> list[ArticulatedBlock]:
+        """The articulated bodies' blocks of W (``kind`` (N,) the rows' kinds): per body with a
+        contact, its contacts' point Jacobians J (``calculateJacobian``, world axes), mass
+        matrix M (``calculateMassMatrix``) and the joints its motors hold (the response M^-1
+        J^T and J M^-1 J^T are :class:`~mbplugin.hosts.HostStep`'s)."""
+        out = []
         c = self.client
         for body in self.bodies:
             # this body's contact sides: (contact, row, sign)
@@ -90,10 +87,9 @@ class BulletArticulated:
                 r_b = (point[still] - np.asarray(base_p)) @ r_base
                 jac[still, :, :3] = -r_base @ skew(r_b)
                 jac[still, :, 3:6] = r_base
-            minv_jt = articulated_response(jac, mm, np.array(locked, dtype=np.int64))
-            articulated_delassus_dense(W, cont, sgn, jac, minv_jt)
-            self.cache[body] = (cont, sgn, jac, mm, r_base, joints, q, minv_jt)
-        return W
+            out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
+                                        tag=(body, r_base, joints)))
+        return out
 
     def moving_joints(self, body: int) -> list[int]:
         """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
@@ -105,20 +101,17 @@ class BulletArticulated:
                            if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
         return cache[body]
 
-    def respond(self, dP: np.ndarray, dt: float) -> float:
+    def respond(self, blocks: list[ArticulatedBlock], dqs: list[np.ndarray], dt: float) -> float:
         """Put the articulated bodies' state after a host step taken with P_lin onto the state
-        with P_lin + dP (K, 3) N s (on side b, -dP on side a): joint and base velocities change
-        by M^-1 J^T dP (the mass matrix and point Jacobians of the step's start, the frame of
-        W) and positions by dt times that (the host's semi-implicit update; a base's
-        orientation turned by dt times its angular velocity change), by PyBullet's resets.
-        Returns the largest joint or base angular speed seen (rad/s)."""
+        with P_lin + dP: each block's joint and base velocities change by ``dqs`` (its M^-1
+        J^T dP: the mass matrix and point Jacobians of the step's start, the frame of W) and
+        positions by dt times that (the host's semi-implicit update; a base's orientation
+        turned by dt times its angular velocity change), by PyBullet's resets. Returns the
+        largest joint or base angular speed seen (rad/s)."""
         spin = 0.0  # the largest joint or base angular speed seen (rad/s)
         c = self.client
-        for body, (cont, sgn, _jac, _mm, r_base, joints, _q, minv_jt) in self.cache.items():
-            f = (sgn[:, None] * dP[cont]).ravel()
-            if not f.any():
-                continue
-            dq = minv_jt @ f
+        for blk, dq in zip(blocks, dqs, strict=True):
+            body, r_base, joints = blk.tag
             floating = len(dq) == len(joints) + 6
             if joints:
                 dj = (dq[6:] if floating else dq).tolist()
@@ -139,14 +132,17 @@ class BulletArticulated:
                   [x + d for x, d in zip(om, dw, strict=True)])
         return spin
 
-    def correct(self, batch: ContactBatch, mu_of: np.ndarray) -> None:
-        """The position correction of the articulated bodies (``correct_articulated``):
-        position impulses ``mu_of`` (K,) N s along the contacts' normals (on side b, minus on
-        side a) through the joint-space mass matrix, dq = M^-1 sum_e s_e J_e^T (mu n)
-        (PyBullet's coordinates: base angular, base linear in the base frame, then the
-        joints), applied by PyBullet's resets (velocities kept)."""
+    def correct(self, blocks: list[ArticulatedBlock], batch: ContactBatch,
+                mu_of: np.ndarray) -> None:
+        """The position correction of the articulated bodies of ``blocks`` (the last W's;
+        ``correct_articulated``): position impulses ``mu_of`` (K,) N s along the contacts'
+        normals (on side b, minus on side a) through the joint-space mass matrix,
+        dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
+        the base frame, then the joints), applied by PyBullet's resets (velocities kept)."""
         c = self.client
-        for body, (cont, sgn, jac, mm, r_base, joints, _, _) in self.cache.items():
+        for blk in blocks:
+            cont, sgn, jac, mm = blk.contact, blk.sign, blk.jac, blk.mass_matrix
+            body, r_base, joints = blk.tag
             f = (sgn * mu_of[cont])[:, None] * batch.normal[cont]
             if not np.any(f):
                 continue

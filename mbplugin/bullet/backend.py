@@ -45,6 +45,7 @@ from mbplugin.bullet import checks
 from mbplugin.bullet.articulated import BulletArticulated
 from mbplugin.bullet.client import Client
 from mbplugin.bullet.geometry import link_shapes
+from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows, row_kind
 from mbplugin.contact import (
     BodyState,
@@ -67,17 +68,10 @@ from mbplugin.hosts.correction import (
     position_impulse,
 )
 from mbplugin.hosts.detection import margin_of, prune
-from mbplugin.hosts.integrator import (
-    LOST_MARGIN,
-    ContactIntegrator,
-    free_response,
-    host_contacts,
-    step_info,
-)
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
-from mbplugin.hosts.wmatrix import DelassusCache, free_rows_delassus, normal_entries
+from mbplugin.hosts.step import HostStep
 from mbplugin.pipeline.substep import SubstepStats
 
 #: default ``defer_tol`` (m): the largest deferred position correction kept as an offset
@@ -112,8 +106,6 @@ class StepInfo:
     slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
 
 
-#: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
-MAX_FRICTION = 10.0
 
 
 
@@ -168,7 +160,7 @@ class BulletContacts:
     ``verify``   verification rounds of the implicit step (0-5, default 3): after the host was
                  put onto the solved state, re-read it and solve again from there while a
                  contact's overlap or velocity is off the solved one (see
-                 :meth:`_implicit_after`; a round is taken only where the correction's
+                 :meth:`mbplugin.hosts.HostStep.after`; a round is taken only where the correction's
                  first-order error can matter); 0 trusts W's first-order response
     ``large_groups``  groups of coupled contacts too large for the compiled sub-stepper (more
                  than 256 states: 32 contacts, a pile): ``"implicit"`` (the default; the
@@ -262,11 +254,19 @@ class BulletContacts:
         self.last: StepInfo | None = None
         self._prev: tuple[np.ndarray, np.ndarray] | None = None
         self._build()
-        #: the contact-space integration and its carries between host steps
-        #: (:class:`~mbplugin.hosts.integrator.ContactIntegrator`; the store is kept by
-        #: :meth:`add_body`)
-        self.integrator = ContactIntegrator(self.store, self.friction, self.rtol, self.stick,
-                                            self.solver, self.large_groups, self.verify)
+        #: the generic host step (:class:`~mbplugin.hosts.HostStep`: W, the contact-space
+        #: integration or the implicit step, their carries) with PyBullet behind the host
+        #: protocol (:class:`~mbplugin.bullet.host.BulletHost`)
+        self.core = HostStep(self.kind, self.mass, self.inv_inertia, self.model, self.store,
+                             friction_mode=self.friction_mode, friction=self.friction,
+                             rtol=self.rtol, stick=self.stick, solver=self.solver,
+                             large_groups=self.large_groups, verify=self.verify,
+                             articulated=self.articulated)
+        self.core.make_info = self._info
+        self.core.redetect = self._redetect
+        self.core.world_inertia = self._world_inertia
+        self._host = BulletHost(self)
+        self.integrator = self.core.integrator
         checks.check_initial_overlaps(self)
 
     # -- building ---------------------------------------------------------------------------------
@@ -464,7 +464,8 @@ class BulletContacts:
                                   dtype=np.int64)
         self._fb_radius = np.array([fb_radius.get(i, np.nan) for i in range(len(rows))])
         self._mass_info()
-        self._w_cache = DelassusCache()
+        if hasattr(self, "core"):  # a rebuild (add_body): the same store and carries
+            self.core.rows(self.kind, self.mass, self.inv_inertia, self.model)
         self._rot_cache: tuple[Any, ...] | None = None  # see _world_inertia
 
     def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
@@ -554,23 +555,6 @@ class BulletContacts:
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         return self.model.arrays.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
 
-    def _delassus(self, batch: ContactBatch,
-                  bodies: BodyState) -> sp.csr_matrix | np.ndarray:
-        """W (3K, 3K) of the batch (:mod:`mbplugin.pipeline.delassus`): sparse for free bodies,
-        dense when a side is a link of an articulated body (its point Jacobians and mass
-        matrix kept in ``_art_cache`` for :meth:`_respond`)."""
-        self._art.cache = {}
-        self._blocks = None
-        if self._any_art and not self._any_free:
-            return self._art.delassus(batch, bodies, self.kind)
-        inv_i_w = self._world_inertia(bodies)[1]
-        inv_i_w = inv_i_w[:-1]
-        inv_m = bodies.inv_mass_ext()[:-1]
-        W, self._blocks, art = free_rows_delassus(self.kind, batch, inv_m, inv_i_w)
-        if not art.any():
-            return W
-        return self._art.delassus(batch, bodies, self.kind, W)
-
     def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
         reused while the orientations are bitwise those of the last call (bodies that do not
@@ -621,162 +605,35 @@ class BulletContacts:
             self._land(batch, bodies, host, dt)
             self._expect = ("pre", host, dt, bodies.quat.copy())
         self._margin = 2.0 * margin
-        k = len(batch)
-        self.store.commit(batch, self.t, aligned=False)
-        if k == 0:
-            self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key, np.zeros((0, 2, 2)),
-                                 np.zeros(0), np.zeros(0))
-            self._pending = None
-            self.integrator.forget_warm()
-            return self.last
-        n = batch.normal
-        # W and its normal-normal diagonal (1/m_eff of each contact, rotation and articulation
-        # included) are functions of these arrays only (free bodies): reused while every one
-        # of them is bitwise the same (bodies at rest), recomputed otherwise
-        wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat, self.kind, self.mass,
-                self.inv_inertia)
-        hit = self._w_cache.get(wkey)
-        if hit is not None:
-            W, wnn, diag_w = hit
-        else:
-            W = self._delassus(batch, bodies)
-            # a block-diagonal W: its normal-normal part is the diagonal wnn (kept for the
-            # position correction, see _correct)
-            wnn = normal_entries(W, self._blocks, n)
-            diag_w = self._blocks is not None
-            self._w_cache.put(None if self._art.cache else wkey, W, wnn, diag_w)
-        with np.errstate(divide="ignore"):
-            batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
-        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        implicit = self.articulated == "implicit" and bool(art.any())
-        u0 = batch.vt - batch.ddelta[:, None] * n
-        integ = self.integrator
-        s0 = integ.stick_start(batch)
-        mu = self._pair_mu(batch)
-        if implicit:
-            return self._implicit_before(batch, W, u0, s0, dt, mu)
-        W = sp.csr_matrix(W)  # (dense when a side is articulated)
-        a_free = self._a_free(batch, g, bodies, dt, control)
-        res = integ.integrate(batch, W, a_free, u0, s0, self.t, dt, mu)
-        if res.implicit is not None:
-            # the bodies of large groups move as the host moves them (the implicit step solves
-            # against its semi-implicit update; no position correction): no free-flight lag is
-            # booked for them in this step, whatever their impulse (a lag booked for some bodies
-            # of a group and not for others would open or close their contacts)
-            for side in (batch.a[res.implicit], batch.b[res.implicit]):
-                self._forced[side[side >= 0]] = True
-        force = res.impulse / dt
-        self._apply(batch, force)
-        un = np.einsum("ki,ki->k", res.u, n)
-        info = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n), batch.key.copy(),
-                        self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
-                        res.delta.copy(), norm_rows(res.u - un[:, None] * n))
-        self.last = info
-        self._pending = (batch, W, res, a_free, wnn if diag_w else None)
+        core, host = self.core, self._host
+        core.margin = self._margin
+        host.g, host.control = g, control
+        info, batch, force = core.step(host, batch, bodies, self.t, dt)
+        self._forced |= core.forced  # the bodies of large groups (moved as the host moves them)
+        if force is not None and (not core.implicit or force.any()):
+            # the implicit step's first guess P_lin / dt, or the integrated impulses' forces
+            self._apply(batch, force)
+        self._pending = core.pending
         self._omega0 = bodies.omega
-        return info
-
-    # -- the implicit step of contacts on articulated links ---------------------------------------
-    def _implicit_before(self, batch: ContactBatch, W: sp.spmatrix, u0: np.ndarray,
-                         s0: np.ndarray | None, dt: float,
-                         mu: np.ndarray | None = None) -> StepInfo:
-        """Apply the impulse P_lin of the coming host step (each contact's impulse of the last
-        step, zero for a new contact) and keep what :meth:`_implicit_after` needs: the step is
-        solved after the host step, from the host's end state (module docstring of
-        :mod:`mbplugin.pipeline.implicit`). The host steps with P_lin (its own motors, joint
-        limits and native contacts respond to it); the after-step solve applies the
-        difference. (A prediction of P from each contact's free acceleration estimated over the
-        last host step was tried instead of the last impulse: it did not help where the
-        response model is exact and made it worse where it is not, e.g. a motor at its force
-        limit, the estimate then being wrong too: the Laikago under POSITION_CONTROL fell.)"""
-        k = len(batch)
-        n = batch.normal
-        P_lin = self.integrator.begin(batch, W, u0, s0, self.t, mu)
-        if P_lin.any():
-            self._apply(batch, P_lin / dt)
-        info = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
-                        batch.key.copy(), self._rows_arr[np.stack([batch.a, batch.b], axis=1)],
-                        batch.delta.copy(), norm_rows(batch.vt))
         self.last = info
-        self._pending = None
         return info
 
-    def _implicit_after(self, dt: float) -> None:
-        """Solve the host step's impulse from the host's end state and put the host's state
-        onto it (see :mod:`mbplugin.pipeline.implicit`): the host stepped with P_lin; its end
-        state with P is its end state with P_lin plus the response to P - P_lin, which is
-        applied here (:meth:`_respond`). ``verify`` further rounds re-read the host and solve
-        again from its corrected state while its overlaps differ from the solved ones by more
-        than VERIFY_TOL (relative) or 1e-9 m."""
-        u0 = self.integrator.pending[3]
+    def _info(self, k: int, stats: SubstepStats, normal_force: np.ndarray, keys: np.ndarray,
+              sides: np.ndarray, delta: np.ndarray, slip: np.ndarray) -> StepInfo:
+        """The step's :class:`StepInfo` with its sides' (body, link)."""
+        return StepInfo(k, stats, normal_force, keys, self._rows_arr[sides], delta, slip)
 
-        def read() -> tuple[BodyState, np.ndarray, np.ndarray, np.ndarray]:
-            bodies = self.body_state()
-            return (bodies, *self._host_contacts(batch, bodies, u0))
-
-        def respond(batch: ContactBatch, dP: np.ndarray, bodies: BodyState) -> float:
-            self._respond(batch, dP, bodies, dt)
-            return self._spin
-
-        batch = self.integrator.pending[0]
-        _, res, stats = self.integrator.after(dt, read, respond)
-        info = self.last
-        assert info is not None
-        step_info(info, res, stats, batch.normal, dt)
-
-    def _host_contacts(self, batch: ContactBatch, bodies: BodyState,
-                       u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The batch's contacts in the host state ``bodies``: overlaps (K,), relative
-        velocities (K, 3) and whether each was found (K,) (searched within LOST_MARGIN, far
-        beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
-        ``u0``."""
-        margin = max(self._margin, LOST_MARGIN)
-        now = (self.model.detect_pairs(bodies, batch.key, margin)
-               if not len(self._fb_pairs) else self._detect(bodies, margin))
-        return host_contacts(now, batch, u0, margin)
-
-    def _respond(self, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
-                 dt: float) -> None:
-        """Put the host's state after a step taken with the impulse P_lin onto the state with
-        P_lin + dP (K, 3; on body b, -dP on body a): the bodies' velocities change by their
-        response to dP (articulated bodies: joint and base velocities by M^-1 J^T dP, with the
-        mass matrix and point Jacobians of the step's start, the frame of W; free bodies:
-        dP / m and I_w^-1 (r x dP)) and their positions by dt times that (the host's
-        semi-implicit update, x1 = x0 + dt v1; a base's or free body's orientation turned by
-        dt times its angular velocity change). ``bodies``: the host state after the step."""
-        self._spin = 0.0  # the largest joint or base angular speed seen here (rad/s)
-        if not np.any(dP):
-            return
-        self._spin = self._art.respond(dP, dt)
-        if not self._any_free:
-            return
-        # free bodies in the batch (a box under a foot, a ball beside the robot)
-        inv_i_w = self._world_inertia(bodies)[1][:-1]
-        rows, dv, dw = free_response(self.kind == FREE, self.mass, inv_i_w, batch, dP)
-        if len(rows):
-            quat = quat_multiply(quat_from_rotvec(dt * dw), bodies.quat[rows])
-            self._reset(rows, bodies.pos[rows] + dt * dv, quat, bodies.vel[rows] + dv,
-                        bodies.omega[rows] + dw)
-            self._forced[rows] = True
+    def _redetect(self, bodies: BodyState, keys: np.ndarray, margin: float) -> ContactBatch:
+        """The contacts ``keys`` in the state ``bodies`` within ``margin`` (m) (the implicit
+        step's read after the host step; the fallback pairs' through ``getClosestPoints``)."""
+        return (self.model.detect_pairs(bodies, keys, margin)
+                if not len(self._fb_pairs) else self._detect(bodies, margin))
 
     def _prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
                g: np.ndarray) -> ContactBatch:
         """The detected contacts without those between two free bodies that cannot close in
         the coming host step (:func:`mbplugin.hosts.detection.prune`)."""
         return prune(batch, bodies, self.kind, self.store, dt, g)
-
-    def _pair_mu(self, batch: ContactBatch) -> np.ndarray | None:
-        """Each contact's friction coefficients (K, 2: mu, mu_s) with the default friction:
-        PyBullet's combined friction of the pair, the product of the two links' lateral
-        friction bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction, Bullet
-        2.x, src/BulletCollision/CollisionDispatch/btManifoldResult.cpp), no Stribeck drop
-        (mu_s = mu); a negative product is taken as 0. None with ``friction=`` given or
-        "none" (the Friction's own coefficients)."""
-        if self.friction_mode != "pybullet":
-            return None
-        lat = self._lateral_ext
-        mu = np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
-        return np.stack([mu, mu], axis=1)
 
     # -- free flight ------------------------------------------------------------------------------
     def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
@@ -1054,8 +911,7 @@ class BulletContacts:
         pend = getattr(self, "_pending", None)
         self._pending = None
         self._points = None  # PyBullet's contact points of this step once read
-        if self.integrator.pending is not None:
-            self._implicit_after(dt)
+        self.core.after(self._host, dt)  # the implicit step: solved from the host's end state
         lagged = np.flatnonzero(nonzero_rows(self._lag))
         if pend is not None and self._host_unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
@@ -1212,7 +1068,7 @@ class BulletContacts:
         if self.correct_articulated:
             mu_of = np.zeros(len(batch))
             mu_of[sel] = mu
-            self._art.correct(batch, mu_of)
+            self._art.correct(self.core._art, batch, mu_of)
 
     def _place(self, rows: np.ndarray, dx: np.ndarray, dth: np.ndarray, bodies: BodyState,
                host: np.ndarray, raw: BodyState | None) -> None:

@@ -10,7 +10,7 @@ class; it reads the rows' state, disables the host's own response for the manage
 the loop's forces to the host and steps it.
 """
 
-from mbplugin.hosts.loop import ContactLoop, StepInfo
+from mbplugin.hosts.loop import ContactLoop
 from mbplugin.hosts.options import ARTICULATED_MODES
 from mbplugin.hosts.protocol import (
     ARTICULATED,
@@ -21,6 +21,7 @@ from mbplugin.hosts.protocol import (
     HostAdapter,
     RowShape,
 )
+from mbplugin.hosts.step import HostStep, StepInfo
 from mbplugin.pipeline.stick import Stick
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "ContactLoop",
     "Host",
     "HostAdapter",
+    "HostStep",
     "RowShape",
     "StepInfo",
     "Stick",

@@ -36,16 +36,14 @@ between host steps), :mod:`mbplugin.hosts.correction`; the numerical machinery i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
-from mbplugin.hosts.arrays import lookup, norm_rows
+from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.correction import (
     MOVE_MIN,
     candidates,
@@ -54,48 +52,18 @@ from mbplugin.hosts.correction import (
     position_impulse,
 )
 from mbplugin.hosts.detection import margin_of
-from mbplugin.hosts.integrator import (
-    LOST_MARGIN,
-    ContactIntegrator,
-    free_response,
-    host_contacts,
-    step_info,
-)
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
     ARTICULATED,
-    FREE,
     STATIC,
-    ArticulatedBlock,
     Host,
     RowShape,
 )
-from mbplugin.hosts.wmatrix import DelassusCache, free_rows_delassus, normal_entries
-from mbplugin.pipeline.delassus import (
-    articulated_delassus_dense,
-    articulated_response,
-)
-from mbplugin.pipeline.substep import SubstepStats
+from mbplugin.hosts.step import HostStep, StepInfo
 
 
-@dataclass
-class StepInfo:
-    """What the last host step did: managed contacts integrated, solver counters, forces.
-
-    ``sides`` (K, 2): the rows of sides a and b of each contact (the backend maps rows to its
-    host's ids, e.g. ``MujocoContacts.last.bodies``)."""
-
-    contacts: int
-    stats: SubstepStats
-    normal_force: np.ndarray  # (K,) mean normal force over the step (N)
-    keys: np.ndarray
-    sides: np.ndarray  # (K, 2) rows of sides a and b
-    delta: np.ndarray | None = None  # (K,) overlap at the end of the step (m)
-    slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
-
-
-class ContactLoop:
+class ContactLoop(HostStep):
     """The managed contacts of a host's rows, one host step at a time (module docstring).
 
     ``kind`` (N,) FREE / STATIC / ARTICULATED per row, ``mass`` (N,) kg (static rows: any),
@@ -138,19 +106,11 @@ class ContactLoop:
         self._fixed = fixed
         self.shapes = list(shapes)
         self._build(pairs, law, material, materials, pair_laws)
-        #: the contact-space integration and its carries between host steps
-        self.integrator = ContactIntegrator(self.store, self.friction, self.rtol, self.stick,
-                                            self.solver, self.large_groups, self.verify)
-        self.last: StepInfo | None = None
-        self.pending: tuple[Any, ...] | None = None
-        self.margin = 0.0
-        self._w_cache = DelassusCache()
-        self._rot_cache: tuple[Any, ...] | None = None
-        # the articulated blocks of the last W (their responses, for the implicit step)
-        self._art: list[ArticulatedBlock] = []
-        #: rows the last step's solve moved or pushed outside the host's own step (their
-        #: flight is not booked): the bodies of large groups and of the implicit step
-        self.forced = np.zeros(n, dtype=bool)
+        HostStep.__init__(self, self.kind, self.mass, self.inv_inertia, self.model, self.store,
+                          friction_mode=self.friction_mode, friction=self.friction,
+                          rtol=self.rtol, stick=self.stick, solver=self.solver,
+                          large_groups=self.large_groups, verify=self.verify,
+                          articulated=articulated)
 
     # -- building ---------------------------------------------------------------------------------
     def _build(self, pairs: np.ndarray, law: Any, material: Mapping[str, float] | None,
@@ -242,162 +202,7 @@ class ContactLoop:
         margin = self.margin_of(bodies, dt, g)
         batch = self.detect(bodies, margin)
         self.margin = 2.0 * margin
-        k = len(batch)
-        store = self.store
-        store.commit(batch, t, aligned=False)
-        self.pending = None
-        integ = self.integrator
-        integ.pending = None
-        self.forced[:] = False
-        if k == 0:
-            self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key,
-                                 np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0))
-            integ.forget_warm()
-            return self.last, batch, None
-        n = batch.normal
-        W, wnn, diag_w = self._delassus(batch, bodies, host)
-        with np.errstate(divide="ignore"):
-            batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
-        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        implicit = self.articulated == "implicit" and bool(art.any())
-        u0 = batch.vt - batch.ddelta[:, None] * n
-        s0 = integ.stick_start(batch)
-        mu = self.pair_mu(host, batch)
-        if implicit:
-            return self._implicit_before(batch, W, u0, s0, t, dt, mu)
-        W = sp.csr_matrix(W)  # (dense when a side is articulated)
-        a_free = host.free_acceleration(batch, bodies, dt, art)
-        res = integ.integrate(batch, W, a_free, u0, s0, t, dt, mu)
-        if res.implicit is not None:
-            # the bodies of large groups move as the host moves them (the implicit step solves
-            # against its semi-implicit update; no position correction, no flight booked)
-            for side in (batch.a[res.implicit], batch.b[res.implicit]):
-                self.forced[side[side >= 0]] = True
-        force = res.impulse / dt
-        un = np.einsum("ki,ki->k", res.u, n)
-        self.last = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n),
-                             batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
-                             res.delta.copy(), norm_rows(res.u - un[:, None] * n))
-        self.pending = (batch, W, res, a_free, wnn if diag_w else None)
-        return self.last, batch, force
-
-    def pair_mu(self, host: Host, batch: ContactBatch) -> np.ndarray | None:
-        """Each contact's friction coefficients (K, 2: mu, mu_s) with the host's friction (no
-        Stribeck drop: mu_s = mu); None with ``friction=`` given or "none" (the Friction's own
-        coefficients)."""
-        if self.friction_mode in ("given", "none"):
-            return None
-        mu = host.friction(batch)
-        return None if mu is None else np.stack([mu, mu], axis=1)
-
-    def _delassus(self, batch: ContactBatch, bodies: BodyState,
-                  host: Host) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray, bool]:
-        """W (3K, 3K; sparse for free rows, dense with an articulated side), its normal-normal
-        diagonal (K,) and whether W is block diagonal; kept while every input is bitwise the
-        same (free rows at rest). The articulated blocks' responses M^-1 J^T are kept in
-        ``_art`` for the implicit step."""
-        n = batch.normal
-        wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat)
-        hit = self._w_cache.get(wkey)
-        if hit is not None:
-            return hit
-        self._art = []
-        inv_i_w = self._world_inertia(bodies)[1][:-1]
-        inv_m = bodies.inv_mass_ext()[:-1]
-        W, blocks, art = free_rows_delassus(self.kind, batch, inv_m, inv_i_w)
-        if art.any():
-            for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
-                blk.response = articulated_response(blk.jac, blk.mass_matrix, blk.locked)
-                articulated_delassus_dense(W, blk.contact, blk.sign, blk.jac, blk.response)
-                self._art.append(blk)
-        wnn = normal_entries(W, blocks, n)
-        diag_w = blocks is not None
-        self._w_cache.put(None if self._art else wkey, W, wnn, diag_w)
-        return W, wnn, diag_w
-
-    # -- the implicit step of contacts on articulated rows ----------------------------------------
-    def _implicit_before(self, batch: ContactBatch, W: Any, u0: np.ndarray,
-                         s0: np.ndarray | None, t: float, dt: float,
-                         mu: np.ndarray | None) -> tuple[StepInfo, ContactBatch, np.ndarray]:
-        """The implicit step's start (:mod:`mbplugin.pipeline.implicit`): the force P_lin / dt
-        of the coming host step (each contact's impulse of the last step, zero for a new
-        contact) and what :meth:`after` needs to solve the step from the host's end state."""
-        k = len(batch)
-        n = batch.normal
-        P_lin = self.integrator.begin(batch, W, u0, s0, t, mu)
-        self.last = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
-                             batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
-                             batch.delta.copy(), norm_rows(batch.vt))
-        return self.last, batch, P_lin / dt
-
-    def after(self, host: Host, dt: float) -> None:
-        """Solve the host step's impulse from the host's end state and put the host's state
-        onto it (the implicit step, :mod:`mbplugin.pipeline.implicit`): the host stepped with
-        P_lin; its end state with P is its end state with P_lin plus the response to
-        P - P_lin, applied here through :meth:`Host.respond`. ``verify`` further rounds
-        re-read the host and solve again from its corrected state while its overlaps differ
-        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m."""
-        if self.integrator.pending is None:
-            return
-        u0 = self.integrator.pending[3]
-
-        def read() -> tuple[BodyState, np.ndarray, np.ndarray, np.ndarray]:
-            bodies = host.end_state()
-            return (bodies, *self._host_contacts(host, batch, bodies, u0))
-
-        def respond(batch: ContactBatch, dP: np.ndarray, bodies: BodyState) -> float:
-            return self._respond(host, batch, dP, bodies, dt)
-
-        batch = self.integrator.pending[0]
-        _, res, stats = self.integrator.after(dt, read, respond)
-        info = self.last
-        assert info is not None
-        step_info(info, res, stats, batch.normal, dt)
-
-    def _host_contacts(self, host: Host, batch: ContactBatch, bodies: BodyState,
-                       u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The batch's contacts in the host state ``bodies``: overlaps (K,), relative
-        velocities (K, 3) and whether each was found (K,) (searched within LOST_MARGIN, far
-        beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
-        ``u0``."""
-        margin = max(self.margin, LOST_MARGIN)
-        now = self.model.detect_pairs(bodies, batch.key, margin)
-        return host_contacts(now, batch, u0, margin)
-
-    def _respond(self, host: Host, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
-                 dt: float) -> float:
-        """The host's state after a step taken with P_lin put onto the state with P_lin + dP
-        (K, 3; on body b, -dP on body a) through :meth:`Host.respond`: articulated blocks'
-        generalised velocities change by their response M^-1 J^T dP, free rows by dP / m and
-        I_w^-1 (r x dP). Returns the host's largest joint or base angular speed (rad/s)."""
-        if not np.any(dP):
-            return 0.0
-        blocks, dqs = [], []
-        for blk in self._art:
-            f = (blk.sign[:, None] * dP[blk.contact]).ravel()
-            if f.any():
-                blocks.append(blk)
-                dqs.append(blk.response @ f)
-        rows = np.zeros(0, dtype=np.int64)
-        dv = dw = np.zeros((0, 3))
-        free_row = self.kind == FREE
-        if free_row.any():
-            inv_i_w = self._world_inertia(bodies)[1][:-1]
-            rows, dv, dw = free_response(free_row, self.mass, inv_i_w, batch, dP)
-        self.forced[rows] = True
-        return host.respond(blocks, dqs, rows, dv, dw, bodies, dt)
-
-    def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
-        """``bodies.rotations_ext()`` and the world-frame inverse inertia of them, reused while
-        the orientations are bitwise those of the last call."""
-        hit = self._rot_cache
-        q = bodies.quat
-        if hit is not None and hit[0].shape == q.shape and np.array_equal(hit[0], q):
-            return hit[1], hit[2]
-        rot = bodies.rotations_ext()
-        inv = bodies.inv_inertia_world_ext(rot)
-        self._rot_cache = (q.copy(), rot, inv)
-        return rot, inv
+        return HostStep.step(self, host, batch, bodies, t, dt)
 
     # -- after the host step ----------------------------------------------------------------------
     def predictable(self, dt: float, omega: np.ndarray) -> bool:
@@ -452,7 +257,3 @@ class ContactLoop:
         return displacement(self.kind, self.mass, inv_i_w,
                             ((batch.b[sel], 1.0, batch.rb[sel]),
                              (batch.a[sel], -1.0, batch.ra[sel])), mu, n, wdiag is not None)
-
-    def bounces(self) -> np.ndarray:
-        """Completed contacts with their c_r (:meth:`ContactStore.bounces`)."""
-        return self.store.bounces()
