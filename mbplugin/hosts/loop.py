@@ -25,12 +25,10 @@ between is generic and lives here (shared/DESIGN.md, "Integration, events, hosts
    (velocities kept), and the test that tells when the host's step is predictable and there
    is nothing to correct.
 
-Steps 3-5 are the pieces every host backend calls (``BulletContacts`` too, with its own
-detection and after-step policy): :mod:`mbplugin.hosts.wmatrix` (W),
-:mod:`mbplugin.hosts.integrator` (the integration and the implicit step, with their carries
-between host steps), :mod:`mbplugin.hosts.correction`; the numerical machinery is
-:mod:`mbplugin.pipeline`'s. This class is their order for a host behind the protocol of
-:mod:`mbplugin.hosts.protocol` (docs/architecture.md, "Hosts").
+Steps 2 (after detection) to 4 are :class:`~mbplugin.hosts.step.HostStep`, which this class
+extends and ``BulletContacts`` drives too (with its own detection and after-step policy); step
+5 is :mod:`mbplugin.hosts.correction`; the numerical machinery is :mod:`mbplugin.pipeline`'s
+(docs/architecture.md, "Hosts").
 """
 
 from __future__ import annotations
