@@ -44,6 +44,7 @@ import scipy.sparse as sp
 from mbplugin.bullet import checks
 from mbplugin.bullet.articulated import BulletArticulated
 from mbplugin.bullet.client import Client
+from mbplugin.bullet.filters import NativeFilters
 from mbplugin.bullet.geometry import link_shapes
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows, row_kind
@@ -423,34 +424,10 @@ class BulletContacts:
                 )
         check_stateful(store, self.articulated, ARTICULATED in kinds.values())
         exclude_unmanaged(model, managed)
-        # everything is valid: commit. A body without joints named alone has every pair
-        # managed: its collision group and mask go to 0 (it touches nothing natively) instead
-        # of one pair rule per other link (PyBullet looks each pair of overlapping bounding
-        # boxes up in its rules at every step, in a hash map of 4096 keys: 1000 bodies' 500000
-        # rules made stepSimulation ~15x slower, 164 vs 11 ms); the other pairs get rules
-        masked = sorted(b for b in full if joints.get(b, 1) == 0)
-        mset = set(masked)
-        rules: set[tuple[tuple[int, int], tuple[int, int]]] = set()
-        for b in full:
-            if b in mset:
-                continue
-            for x in link_lists[b]:
-                for b2, ls in link_lists.items():
-                    if b2 != b and b2 not in mset:
-                        rules.update((min(x, y), max(x, y)) for y in ls)
-        rules |= {pr for pr in wanted if pr[0][0] not in mset and pr[1][0] not in mset}
-        old = getattr(self, "_pairs", [])
-        for x, y in old:
-            if (min(x, y), max(x, y)) not in rules and x[0] not in mset and y[0] not in mset:
-                c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
-        for x, y in sorted(rules - set(old)):
-            c("setCollisionFilterPair", x[0], y[0], x[1], y[1], 0)
-        for b in sorted(set(getattr(self, "_masked", ())) - mset):
-            self._unmask(b)
-        for b in masked:
-            c("setCollisionFilterGroupMask", b, -1, 0, 0)
-        self._pairs = sorted(rules)
-        self._masked = masked
+        # everything is valid: commit (PyBullet's response off for the managed pairs)
+        if not hasattr(self, "_filters"):
+            self._filters = NativeFilters(c)
+        self._filters.set(full, link_lists, wanted, joints)
         self.model = model
         keep = getattr(self, "store", None)
         self.store = store if keep is None else keep
@@ -1113,19 +1090,7 @@ class BulletContacts:
         defaults back (group 1, mask -1; static bodies group 2, mask -1 ^ 2: PyBullet cannot
         report a group or mask the user set before)."""
         self.sync()
-        for x, y in getattr(self, "_pairs", []):
-            self.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
-        self._pairs = []
-        for b in getattr(self, "_masked", ()):
-            self._unmask(b)
-        self._masked = []
-
-    def _unmask(self, body: int) -> None:
-        """PyBullet's default collision group and mask of a body without joints (its base's
-        mass 0: the static filter group 2, colliding with all but static bodies)."""
-        c = self.client
-        static = float(c("getDynamicsInfo", body, -1)[0]) <= 0
-        c("setCollisionFilterGroupMask", body, -1, 2 if static else 1, -3 if static else -1)
+        self._filters.restore()
 
 
 def _managed_matrix(rows: list[tuple[int, int]], full: list[int],
@@ -1147,10 +1112,6 @@ def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
     lists): a call mapped over them keeps no N lists alive at once, which would trigger the
     garbage collector's passes (and promote those lists to its older generations) every step."""
     return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
-
-
-
-
 
 
 def _drain(calls: Iterator[Any]) -> None:
