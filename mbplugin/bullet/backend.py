@@ -32,19 +32,19 @@ Example::
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from mbplugin.bullet import checks
 from mbplugin.bullet.articulated import BulletArticulated
-from mbplugin.bullet.client import Client
+from mbplugin.bullet.client import Client, drain, vectors
+from mbplugin.bullet.deferral import DEFER_TOL, DeferredCorrection
 from mbplugin.bullet.filters import NativeFilters
+from mbplugin.bullet.flight import FreeFlight
 from mbplugin.bullet.geometry import link_shapes
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows, row_kind
@@ -53,20 +53,9 @@ from mbplugin.contact import (
     ContactBatch,
     ContactModel,
 )
-from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import (
-    absmax_rows,
-    lookup,
     nonzero_rows,
-    norm_rows,
-)
-from mbplugin.hosts.correction import (
-    MOVE_MIN,
-    candidates,
-    displacement,
-    overlap_predicted,
-    position_impulse,
 )
 from mbplugin.hosts.detection import margin_of, prune
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged
@@ -75,22 +64,6 @@ from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
 from mbplugin.hosts.step import HostStep
 from mbplugin.pipeline.substep import SubstepStats
 
-#: default ``defer_tol`` (m): the largest deferred position correction kept as an offset
-DEFER_TOL = 1e-4
-#: a host position that differs from the one the last step predicts by more than this (m) was
-#: moved by something else (the user's reset, a native contact's position solve)
-HOST_TOL = 1e-9
-#: the same for a host orientation (rad): one the last step does not predict was set by the
-#: user (PyBullet's update, the exponential map of the end-of-step angular velocity, is
-#: predicted to ~1e-15 rad)
-HOST_ANGLE_TOL = 1e-9
-#: above this rotation per host step (rad) the orientation is not checked (PyBullet clamps
-#: a base's rotation per step at pi / 4)
-HOST_SPIN_MAX = 0.5
-#: a body whose managed contacts move less than this along their normals over a host step (m)
-#: is settling: its lag is applied once it exceeds that motion (a body at rest shows its exact
-#: position, sliding or not)
-REST_MOVE = 1e-6
 _MAT = "__default__"
 
 
@@ -110,7 +83,7 @@ class StepInfo:
 
 
 
-class BulletContacts:
+class BulletContacts(FreeFlight, DeferredCorrection):
     """Compliant contact laws for chosen pairs of a PyBullet client (see the module docstring).
 
     ``client``   PyBullet client id or ``bullet_client.BulletClient``
@@ -445,18 +418,6 @@ class BulletContacts:
             self.core.rows(self.kind, self.mass, self.inv_inertia, self.model)
         self._rot_cache: tuple[Any, ...] | None = None  # see _world_inertia
 
-    def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
-        """The free-flight bookkeeping (see :meth:`_flight`) of rows kept by a rebuild."""
-        n = len(new)
-        lag, vprev, forced = np.zeros((n, 3)), np.full((n, 3), np.nan), np.zeros(n, dtype=bool)
-        if old and hasattr(self, "_lag"):
-            where = {bl: i for i, bl in enumerate(old)}
-            for j, bl in enumerate(new):
-                i = where.get(bl)
-                if i is not None:
-                    lag[j], vprev[j], forced[j] = self._lag[i], self._vprev[i], self._forced[i]
-        self._lag, self._vprev, self._forced = lag, vprev, forced
-
     def _mass_info(self) -> None:
         """Read the rows' kinds, masses, inertias and friction from PyBullet
         (:class:`~mbplugin.bullet.rows.BulletRows`)."""
@@ -612,214 +573,7 @@ class BulletContacts:
         the coming host step (:func:`mbplugin.hosts.detection.prune`)."""
         return prune(batch, bodies, self.kind, self.store, dt, g)
 
-    # -- free flight ------------------------------------------------------------------------------
-    def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
-        """Book the host's free-flight error of free bodies and use the exact positions.
-
-        PyBullet's step is semi-implicit Euler, v+ = v + a dt, x+ = x + v+ dt: under a constant
-        acceleration its velocities at the host steps are exact but its positions run ahead
-        along a by a dt^2 / 2 per step (a g dt t / 2 lag after a flight of t s: a ball landing
-        at speed v lands about one host step early, so bounce times drift by ~1 host step per
-        bounce). Per free row the backend keeps ``lag`` = exact - host position: a step
-        without a managed force whose velocity change is gravity's g dt (within 5 %, e.g.
-        PyBullet's default linear damping) adds -g dt^2 / 2; any other change (a native
-        contact, a user's force or reset) clears it (the host's trajectory is then not
-        ballistic and is left alone); a step with a position correction (:meth:`_correct`)
-        clears it (the integrated state is exact). Detection and the contact-space integration
-        use ``pos + lag``; :meth:`_land` moves a body to that position when it comes within
-        the predictive margin of a managed contact."""
-        free = self.kind == FREE
-        gd = g * dt
-        known = np.isfinite(self._vprev)
-        ok = free & ~self._forced & known[:, 0] & known[:, 1] & known[:, 2]
-        dv = bodies.vel - np.where(known, self._vprev, 0.0)
-        ballistic = norm_rows(dv - gd) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
-        np.subtract(self._lag, 0.5 * gd * dt, out=self._lag, where=(ok & ballistic)[:, None])
-        self._lag[ok & ~ballistic] = 0.0
-        self._vprev = bodies.vel.copy()
-        self._forced[:] = False
-
-    # ``_forced``: rows the backend pushed (a managed force) or placed (a position correction)
-    # in the last host step; their flight is not booked for that step
-
-    def _land(self, batch: ContactBatch, bodies: BodyState, host: np.ndarray,
-              dt: float) -> None:
-        """Move the free bodies of the batch's contacts to their exact positions (``bodies``:
-        host position + lag) when their lag exceeds ``defer_tol``, or their contacts' normal
-        motion over one host step while that is below REST_MOVE (settling: a body at rest
-        shows its exact position), or when the batch holds a contact on an articulated link
-        (the probe steps read the host's positions). ``host`` is updated."""
-        if not len(batch):
-            return
-        mine = self._row_mask(batch)
-        rows = np.flatnonzero(mine & nonzero_rows(self._lag))
-        if not len(rows):
-            return
-        art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
-        if not art:
-            lag = norm_rows(self._lag[rows])
-            # motion along the contact normals over one host step (a body sliding on the
-            # ground settles all the same): the largest |d delta / dt| of each row's contacts
-            speed = np.zeros(len(self.rows) + 1)
-            mine = np.zeros(len(self.rows) + 1, dtype=bool)
-            mine[rows] = True
-            e = np.flatnonzero(mine[batch.a] | mine[batch.b])  # index -1: the spare False
-            vn = np.abs(batch.ddelta[e])
-            np.maximum.at(speed, batch.a[e], vn)
-            np.maximum.at(speed, batch.b[e], vn)
-            move = dt * speed[rows]
-            rows = rows[(lag > self.defer_tol) | ((move < REST_MOVE) & (lag > move))]
-        self._reset(rows, bodies.pos[rows], bodies.quat[rows], bodies.vel[rows],
-                    bodies.omega[rows])
-        host[rows] = bodies.pos[rows]
-        self._lag[rows] = 0.0
-
-    def _reset(self, rows: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
-               omega: np.ndarray) -> None:
-        """Place free rows (base poses, quat [w, x, y, z]) keeping the given velocities: two
-        PyBullet calls per body, mapped in C (no Python frame per call); the pose reset zeroes
-        the velocity, which the second call restores."""
-        if not len(rows):
-            return
-        c = self.client
-        cid, pb = c.id, c.p
-        ids = self._rows_arr[rows, 0].tolist()
-        xyzw = _vectors(np.asarray(quat)[:, [1, 2, 3, 0]])
-        _drain(map(pb.resetBasePositionAndOrientation, ids, _vectors(pos), xyzw, repeat(cid)))
-        _drain(map(pb.resetBaseVelocity, ids, _vectors(vel), _vectors(omega), repeat(cid)))
-
-    # -- the deferred position correction ---------------------------------------------------------
-    def _take_deferred(self, bodies: BodyState, dt: float) -> np.ndarray:
-        """Book the last step's position correction from this state read (``bodies``: the host
-        state, read before the coming host step or by :meth:`sync`). Returns the host positions
-        (N, 3), updated for the rows reset here.
-
-        The correction of :meth:`_correct` needs the host's state at the end of the step it
-        corrects; unless the user changed something in between, the next step's read sees that
-        same state, so the read after ``stepSimulation`` is skipped and the correction is
-        computed here, from the same function on the same positions (host + lag). A free body's
-        displacement is booked into its lag (exact - host position) instead of two PyBullet
-        resets per body; detection and integration use host + lag (as for the exact free
-        flight), and :meth:`_apply` applies the forces at the contact points as the host sees
-        them. The host is reset once: by :meth:`_land`, at :meth:`sync`, or here for a body
-        that touched a native contact or a constraint in the last step, and for a rotation
-        correction (a lag holds positions only).
-
-        A row whose host position is not the one the last step predicts (semi-implicit Euler,
-        x + dt v with the velocity now read; a reset by the backend is predicted exactly) was
-        moved by the user: its lag is dropped and its contacts are not corrected (as if the
-        correction had been applied right after the step and the user's reset had replaced it)."""
-        free = self.kind == FREE
-        host = bodies.pos.copy()
-        n = len(self.rows)
-        user = np.zeros(n, dtype=bool)
-        exp = self._expect
-        self._expect = None
-        if exp is not None and exp[1].shape == host.shape:
-            want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
-            user = free & (absmax_rows(host - want) > HOST_TOL)
-            user |= free & self._turned(bodies, exp[3], exp[2])
-        native = np.zeros(n, dtype=bool)
-        native[self._native_rows[self._native_rows < n]] = True
-        self._native_rows = np.zeros(0, dtype=np.int64)
-        user &= ~native
-        self._lag[user] = 0.0
-        pend, self._deferred = self._deferred, None
-        if pend is not None and len(pend[0]):
-            batch, W, res, wdiag = pend
-            exact = BodyState(bodies.pos + self._lag, bodies.quat, bodies.vel, bodies.omega,
-                              bodies.mass, bodies.inv_inertia, bodies.fixed)
-            # only the corrected contacts' overlaps are needed: their pairs' narrow phase
-            # (the same calls and bits as a detection; fallback pairs: a full detection)
-            now = (self._detect(exact, self._margin) if len(self._fb_pairs)
-                   else self.model.detect_pairs(exact, batch.key, margin=self._margin))
-            pos = lookup(now.key, batch.key)
-            ue = np.append(user, False)  # index -1: the ground
-            ok = (pos >= 0) & ~ue[batch.a] & ~ue[batch.b]
-            d_now = np.full(len(batch), np.nan)
-            if ok.any():
-                d_now[ok] = now.delta[pos[ok]]
-            self._correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
-        rows = np.flatnonzero(native & free & nonzero_rows(self._lag))
-        if len(rows):
-            new = bodies.pos[rows] + self._lag[rows]
-            self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
-            bodies.pos[rows] = host[rows] = new
-            self._lag[rows] = 0.0
-            self._forced[rows] = True
-        return host
-
-    @staticmethod
-    def _turned(bodies: BodyState, quat: np.ndarray, dt: float) -> np.ndarray:
-        """(N,) True where the host orientation read is not ``quat`` (wxyz) turned over ``dt``
-        by the angular velocity read (PyBullet's update of a base: q+ = exp(dt omega+) q, world
-        frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
-        the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
-        spin = dt * bodies.omega
-        turning = np.flatnonzero(nonzero_rows(spin))
-        read = bodies.quat
-        if not len(turning) and read.shape == quat.shape and np.array_equal(read, quat):
-            return np.zeros(len(read), dtype=bool)  # nothing turns, nothing turned
-        if len(turning):
-            quat = quat.copy()
-            quat[turning] = quat_multiply(quat_from_rotvec(spin[turning]), quat[turning])
-        # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
-        # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
-        d, e = read - quat, read + quat
-        chord2 = np.minimum(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", e, e))
-        slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
-        return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
-
     @checks.host_guard
-    def sync(self) -> None:
-        """Apply every pending position correction to PyBullet now.
-
-        The backend defers the position correction of free bodies (see ``defer_tol`` and
-        :meth:`_take_deferred`): between two steps, a body in or just out of a managed contact
-        may sit up to ``defer_tol`` (or one host step's motion) away from its exact position in
-        PyBullet. Call this before reading host positions mid-bounce (``getBasePosition...``,
-        rendering, saving the state): it reads the bodies, books the last step's correction
-        and flight and resets every free body with a lag (exact free flight included) to its
-        exact position, velocities kept. Bodies at rest need no call. Stepping on without it
-        is the same physics."""
-        if not hasattr(self, "_lag"):
-            return
-        pend_any = self._deferred is not None
-        # the last host step's free flight is booked by the next step's read: without a
-        # correction or a lag pending, a sync right after a step must still book it (else a
-        # sync every step leaves every other host position g dt^2 / 2 off the parabola)
-        if not pend_any and not np.any(self._lag != 0) and not getattr(self, "_flight_due",
-                                                                       False):
-            return
-        dt = self.client.time_step()
-        bodies = self.body_state()
-        host = self._take_deferred(bodies, dt)
-        if self.exact_flight:  # the last host step's flight (the next step then books none)
-            self._flight(bodies, self.client.gravity(), dt)
-        self._flight_due = False
-        rows = np.flatnonzero((self.kind == FREE) & nonzero_rows(self._lag))
-        new = bodies.pos[rows] + self._lag[rows]
-        self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
-        host[rows] = new
-        self._lag[rows] = 0.0
-        self._expect = ("post", host, 0.0, bodies.quat.copy())
-
-    def _native_touch(self, rows: np.ndarray) -> np.ndarray:
-        """Of these rows, those whose body touched a native contact point (an unmanaged pair)
-        in the last ``stepSimulation``, or all of them when the world has a constraint."""
-        c = self.client
-        if not len(rows):
-            return rows
-        if int(c("getNumConstraints")) > 0:
-            return rows
-        points = getattr(self, "_points", None)  # read by _host_unpredictable in this step
-        if points is None:
-            points = c("getContactPoints")  # PyBullet's own contacts, one call
-        if not points:
-            return rows[:0]
-        touching = np.array(sorted({pt[1] for pt in points} | {pt[2] for pt in points}))
-        return rows[np.isin(self._rows_arr[rows, 0], touching)]
-
     def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
                 dt: float, control: Callable[[], None] | None) -> np.ndarray:
         """Relative acceleration of the contact points without the managed forces (m/s^2).
@@ -871,205 +625,13 @@ class BulletContacts:
             idx = nz[keep]
             if not len(idx):
                 continue
-            forces = _vectors(sgn * force[idx])
+            forces = vectors(sgn * force[idx])
             # the host's body sits at exact - lag: the same lever arm about its centre
-            points = _vectors(batch.point[idx] - lag_ext[side[keep]])
+            points = vectors(batch.point[idx] - lag_ext[side[keep]])
             bl = self._rows_arr[side[keep]].T.tolist()
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
-            _drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
+            drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
                        repeat(pb.WORLD_FRAME), repeat(cid)))
-
-    @checks.host_guard
-    def after_step(self, dt: float | None = None) -> None:
-        """Book the host step: position correction of free bodies, the residual acceleration of
-        articulated contacts, the time."""
-        c = self.client
-        dt = c.time_step() if dt is None else float(dt)
-        pend = getattr(self, "_pending", None)
-        self._pending = None
-        self._points = None  # PyBullet's contact points of this step once read
-        self.core.after(self._host, dt)  # the implicit step: solved from the host's end state
-        lagged = np.flatnonzero(nonzero_rows(self._lag))
-        if pend is not None and self._host_unpredictable(pend, dt):
-            batch, W, res, _, wdiag = pend
-            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-            nr = len(self.rows)
-            mine = self._row_mask(batch)  # the free rows of the batch's contacts
-            lag_mask = np.zeros(nr, dtype=bool)
-            lag_mask[lagged] = True
-            touched = self._native_touch(np.flatnonzero(mine | lag_mask))
-            if not (self.correct_articulated and art.any()) and not mine[touched].any():
-                # the correction is computed from the next step's state read
-                self._deferred = (batch, W, res, wdiag)
-                self._native_rows = touched
-                self.t += dt
-                return
-            bodies = self.body_state()
-            host = bodies.pos.copy()
-            free = self.kind == FREE
-            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])  # free rows
-            now = self._detect(bodies, self._margin)
-            pos = lookup(now.key, batch.key)
-            ok = pos >= 0
-            d_now = np.full(len(batch), np.nan)
-            if ok.any():
-                d_now[ok] = now.delta[pos[ok]]
-            if self.correct_positions:
-                self._correct(batch, W, res, d_now, bodies, host=host, wdiag=wdiag)
-            self._expect = ("post", host, 0.0, bodies.quat.copy())
-            self._native_rows = touched
-        elif len(lagged):
-            self._native_rows = self._native_touch(lagged)
-        self.t += dt
-
-    def _row_mask(self, batch: ContactBatch) -> np.ndarray:
-        """(N,) True for the free rows that are a side of one of the batch's contacts."""
-        nr = len(self.rows)
-        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground) lands on the spare entry
-        mask[batch.a] = True
-        mask[batch.b] = True
-        return mask[:nr] & (self.kind == FREE)
-
-    def _host_unpredictable(self, pend: tuple[Any, ...], dt: float) -> bool:
-        """False when the post-step state read (two PyBullet calls per body) cannot change
-        anything: no contact may be corrected (articulated only, or ``correct_positions`` off),
-        or every contact the correction would look at is at rest and its host overlap is known
-        without reading it.
-
-        PyBullet's step of a free body is semi-implicit Euler: with the applied impulse P and
-        the free acceleration, the contact's relative velocity at the step end is
-        u1 = u0 + a_free dt + W P and its overlap delta0 - dt n.u1 (exact for a contact whose
-        points move by less than MOVE_MIN over the step: no rotation or curvature term). When
-        that equals the integrated overlap within MOVE_MIN for every candidate contact, and no
-        native contact point or constraint can push the bodies, the correction is nothing and
-        the read is skipped (measured on spheres at rest on a plane: predicted vs read overlap
-        within 1e-18 m, landing included). Forces the user applies in the same host step to a
-        body resting on a managed contact are then seen at the next step (as for any contact)
-        instead of being corrected along the normal."""
-        batch, W, res, a_free, _ = pend
-        if not self.correct_positions:
-            return False
-        # every contact _correct may select: those without an articulated side (all of them
-        # when no row is articulated: no gathers)
-        a, b = batch.a, batch.b
-        sel = None
-        if self._any_art or res.implicit is not None:
-            art = np.zeros(len(a), dtype=bool)
-            if self._any_art:
-                art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
-                if self.correct_articulated and art.any():
-                    return True
-            if res.implicit is not None:  # large groups: not corrected (see _correct)
-                art = art | res.implicit
-            sel = np.flatnonzero(~art)
-            if not len(sel):
-                return False
-            if len(sel) < len(art):
-                a, b = a[sel], b[sel]
-            else:
-                sel = None
-        if not overlap_predicted(batch, W, res, a_free, self._omega0, dt, sel):
-            return True
-        c = self.client
-        if int(c("getNumConstraints")) > 0:
-            return True
-        points = c("getContactPoints")  # PyBullet's own contacts (unmanaged pairs), one call
-        self._points = points  # for _native_touch in the same after_step
-        if points:
-            touching = {pt[1] for pt in points} | {pt[2] for pt in points}
-            mine = {self.rows[i][0] for i in chain(a.tolist(), b.tolist())}
-            if touching & mine:
-                return True
-        return False
-
-    def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
-                 bodies: BodyState, host: np.ndarray, raw: BodyState | None = None,
-                 wdiag: np.ndarray | None = None) -> None:
-        """Move the free bodies along the contact normals so that the host's overlaps equal the
-        integrated ones (``bodies``: the state at the end of the corrected step, host position
-        + lag; ``d_now``: its overlaps, NaN where not found). Immediately (``raw`` None: right
-        after the step): the moved bodies and those of the selected contacts that carry a lag
-        are reset to their corrected exact positions. Deferred (``raw``: the host state read
-        before the next step, see :meth:`_take_deferred`): a translation is booked into the
-        lag, a body that also turns is reset (``raw`` and ``host`` are updated). ``wdiag``: the
-        normal-normal diagonal of W when W is block diagonal (then the normal Delassus matrix is
-        that diagonal, and its solve a division)."""
-        deferred = raw is not None
-        # contacts that carried force, or that either side sees touching at the step end (the
-        # host's free flight differs from the exact one by up to a dt^2 per step: a contact the
-        # integration saw still open may be closed in the host, or the reverse)
-        art = None
-        if not self.correct_articulated:
-            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        sel = candidates(res, d_now, art)
-        # nothing to correct (contacts at rest: the host's overlap equals the integrated one
-        # to rounding, ~1e-15 m)
-        if not len(sel):
-            return
-        whole = len(sel) == len(batch)  # every contact selected: no gathers
-
-        def pick(x: np.ndarray) -> np.ndarray:
-            return x if whole else x[sel]
-
-        a_s, b_s = pick(batch.a), pick(batch.b)
-        nr = len(self.rows)
-        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground): the spare entry
-        mask[a_s] = True
-        mask[b_s] = True
-        sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
-        self._forced[sides] = True  # exact at the step end: no flight to book for this step
-        # immediate: the selected bodies leave this step at their exact positions
-        synced = (sides[nonzero_rows(self._lag[sides])] if not deferred
-                  else sides[:0])
-        gap = pick(d_now) - pick(res.delta)
-        if np.max(np.abs(gap)) <= MOVE_MIN:
-            self._place(synced, np.zeros((len(self.rows), 3)), np.zeros((len(self.rows), 3)),
-                        bodies, host, raw)
-            return
-        n = pick(batch.normal)
-        mu = position_impulse(gap, W, batch.normal, sel,
-                              None if wdiag is None else pick(wdiag))
-        # position impulse mu along n on b, -mu on a: displacement of the free bodies
-        inv_i_w = self._world_inertia(bodies)[1][:-1]
-        dx, dth = displacement(self.kind, self.mass, inv_i_w,
-                               ((b_s, 1.0, pick(batch.rb)), (a_s, -1.0, pick(batch.ra))), mu, n,
-                               wdiag is not None)
-        # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
-        # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
-        moved = np.flatnonzero((absmax_rows(dx) > MOVE_MIN) | (absmax_rows(dth) > MOVE_MIN))
-        self._place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
-                    raw)
-        # articulated bodies: the same position impulse through the joint-space mass matrix,
-        # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
-        # the base frame, then the joints)
-        if self.correct_articulated:
-            mu_of = np.zeros(len(batch))
-            mu_of[sel] = mu
-            self._art.correct(self.core._art, batch, mu_of)
-
-    def _place(self, rows: np.ndarray, dx: np.ndarray, dth: np.ndarray, bodies: BodyState,
-               host: np.ndarray, raw: BodyState | None) -> None:
-        """The correction's displacement (dx, dth: (N, 3) m, rad) of these free rows: reset to
-        exact + dx (immediate, or a turning body), or booked into the lag (deferred)."""
-        if not len(rows):
-            return
-        if raw is not None:
-            turn = absmax_rows(dth[rows]) > MOVE_MIN
-            book = rows[~turn]
-            into = np.zeros(len(self._lag), dtype=bool)
-            into[book] = True  # (distinct rows) lag[book] += dx[book], in place without gathers
-            np.add(self._lag, dx, out=self._lag, where=into[:, None])
-            rows = rows[turn]
-            if not len(rows):
-                return
-        pos = bodies.pos[rows] + dx[rows]
-        quat = quat_multiply(quat_from_rotvec(dth[rows]), bodies.quat[rows])
-        self._reset(rows, pos, quat, bodies.vel[rows], bodies.omega[rows])
-        self._lag[rows] = 0.0
-        host[rows] = pos
-        bodies.quat[rows] = quat  # the host's orientation now (the intervention check's)
-        if raw is not None:
-            raw.pos[rows], raw.quat[rows] = pos, quat
 
     @checks.host_guard
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:
@@ -1105,16 +667,3 @@ def _managed_matrix(rows: list[tuple[int, int]], full: list[int],
     for i, j in explicit:
         managed[i, j] = managed[j, i] = True
     return managed
-
-
-def _vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
-    """The rows of ``a`` (N, m) as tuples of floats, made one at a time (``zip`` of its column
-    lists): a call mapped over them keeps no N lists alive at once, which would trigger the
-    garbage collector's passes (and promote those lists to its older generations) every step."""
-    return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
-
-
-def _drain(calls: Iterator[Any]) -> None:
-    """Run a ``map`` of PyBullet calls to its end, discarding the results (in C: a zero-length
-    ``deque`` consumes the iterator without a Python loop)."""
-    deque(calls, maxlen=0)
