@@ -14,6 +14,7 @@ from itertools import repeat
 
 import numpy as np
 
+from mbplugin.bullet import checks
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
@@ -144,6 +145,7 @@ class FreeFlight:
         slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
         return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
 
+    @checks.host_guard
     def sync(self) -> None:
         """Apply every pending position correction to PyBullet now.
 
