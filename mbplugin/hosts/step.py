@@ -89,6 +89,7 @@ class HostStep:
         """(Re)set the rows and the model (a backend rebuilt after a body was added): W and
         the rotations are computed afresh; the integrator's carries are kept."""
         self.kind, self.mass, self.inv_inertia, self.model = kind, mass, inv_inertia, model
+        self._any_free = bool(np.any(kind == FREE))
         self._w_cache = DelassusCache()
         self._rot_cache: tuple[Any, ...] | None = None
         # the articulated blocks of the last W (their responses, for the implicit step)
@@ -172,9 +173,14 @@ class HostStep:
         if hit is not None:
             return hit
         self._art = []
-        inv_i_w = self.world_inertia(bodies)[1][:-1]
-        inv_m = bodies.inv_mass_ext()[:-1]
-        W, blocks, art = free_rows_delassus(self.kind, batch, inv_m, inv_i_w)
+        if self._any_free:
+            inv_i_w = self.world_inertia(bodies)[1][:-1]
+            inv_m = bodies.inv_mass_ext()[:-1]
+            W, blocks, art = free_rows_delassus(self.kind, batch, inv_m, inv_i_w)
+        else:  # no free row (a robot on the ground): W is the articulated bodies' part alone
+            k = len(batch)
+            W, blocks = np.zeros((3 * k, 3 * k)), None
+            art = self.kind[np.concatenate([batch.a, batch.b])] == ARTICULATED
         if art.any():
             for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
                 blk.response = articulated_response(blk.jac, blk.mass_matrix, blk.locked)
@@ -238,10 +244,9 @@ class HostStep:
                 dqs.append(blk.response @ f)
         rows = np.zeros(0, dtype=np.int64)
         dv = dw = np.zeros((0, 3))
-        free_row = self.kind == FREE
-        if free_row.any():
+        if self._any_free:
             inv_i_w = self.world_inertia(bodies)[1][:-1]
-            rows, dv, dw = free_response(free_row, self.mass, inv_i_w, batch, dP)
+            rows, dv, dw = free_response(self.kind == FREE, self.mass, inv_i_w, batch, dP)
         self.forced[rows] = True
         return host.respond(blocks, dqs, rows, dv, dw, bodies, dt)
 
