@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.bullet.fast_step import link_points, world_jacobians
 from mbplugin.bullet.geometry import xyzw_to_wxyz
-from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat, quat_to_matrix
+from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
 from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
-from mbplugin.pipeline.delassus import skew
 
 
 class BulletArticulated:
@@ -73,20 +73,18 @@ class BulletArticulated:
             # v + omega x r, to rounding only so, for links whose centre of mass is off their
             # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
             # the state read's link poses (getLinkState with computeForwardKinematics)
-            rot = quat_to_matrix(bodies.quat[rows])
-            local = np.einsum("kji,kj->ki", rot, point - self.frame_pos[rows]).tolist()
+            local = np.empty((len(cont), 3))
+            link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
+            local = local.tolist()
+            pb, cid = c.p, c.id
             for e in np.flatnonzero(moving).tolist():
-                jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
-            jac[moving] = r_base @ jac[moving]
-            if not moving.all():
-                # the base, or no moving joint (links on fixed joints of a floating base: one
-                # rigid body; calculateJacobian wants a joint): the point's velocity in the
-                # base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
-                # base coordinates (omega, v)
-                still = np.flatnonzero(~moving)
-                r_b = (point[still] - np.asarray(base_p)) @ r_base
-                jac[still, :, :3] = -r_base @ skew(r_b)
-                jac[still, :, 3:6] = r_base
+                jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
+                                              physicsClientId=cid)[0]
+            # world axes; the base, or no moving joint (links on fixed joints of a floating
+            # base: one rigid body; calculateJacobian wants a joint): the point's velocity in
+            # the base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
+            # base coordinates (omega, v)
+            world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
         return out

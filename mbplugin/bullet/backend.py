@@ -232,6 +232,7 @@ class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
                              articulated=self.articulated)
         self.core.make_info = self._info
         self.core.redetect = self._redetect
+        self.core.plain_redetect = lambda: not len(self._fb_pairs)
         self.core.world_inertia = self._world_inertia
         self._host = BulletHost(self)
         self.integrator = self.core.integrator

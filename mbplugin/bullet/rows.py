@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.bullet.fast_step import read_state
 from mbplugin.bullet.geometry import xyzw_to_wxyz
 from mbplugin.contact import BodyState
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
@@ -100,6 +101,11 @@ class BulletRows:
         c.check()
         n = len(self.rows)
         ids = self._base_ids
+        if self._link_groups:  # links (a robot): one flat read, one compiled scatter
+            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
+                                            self._link_groups, n, self.frame_pos)
+            return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                             self._fixed_read)
         if not (self._all_base and ids):
             pos, quat, vel, om = np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), \
                 np.zeros((n, 3))

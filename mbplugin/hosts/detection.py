@@ -7,7 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.contact import kernels as _k
+from mbplugin.contact.model import PLANE, SPHERE
 from mbplugin.hosts.arrays import norm_rows
 from mbplugin.hosts.protocol import FREE
 
@@ -69,3 +72,84 @@ def prune(batch: ContactBatch, bodies: BodyState, kind: np.ndarray, store: Any, 
     push[-1] = 0.0
     keep = ~cand | (batch.delta > -(own + dt * (push[batch.a] + push[batch.b])))
     return batch if keep.all() else batch.take(keep)
+
+
+@njit
+def host_plane_spheres(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                       omega, margin, u0, d, u, found):
+    """Overlap ``d`` (K,) and relative velocity ``u`` (K, 3; of sphere b's material point
+    against plane a's at the contact point, world, m/s) of the plane-sphere shape pairs
+    (``sa``, ``sb``; ``radius`` per shape, m) at the bodies' state (``pos``, ``quat``
+    [w, x, y, z], ``vel``, ``omega`` world (N, .); a shape's body -1: the world); ``found``
+    (K,) where
+    d > -``margin`` (m), else d = -margin and u = ``u0``."""
+    nb = pos.shape[0]
+    R = np.empty((nb, 3, 3))
+    for i in range(nb):
+        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+        for a in range(3):
+            for b in range(3):
+                R[i, a, b] = m[3 * a + b]
+    Rp = np.empty((3, 3))
+    Rs = np.empty((3, 3))
+    for k in range(sa.shape[0]):
+        p, s = sa[k], sb[k]
+        cp = _k.shape_pose(p, body, lpos, lrot, pos, R, Rp)
+        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
+        cs = _k.shape_pose(s, body, lpos, lrot, pos, R, Rs)
+        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        dl = t[6]
+        if not dl > -margin:
+            found[k] = False
+            d[k] = -margin
+            for a in range(3):
+                u[k, a] = u0[k, a]
+            continue
+        kin = _k.contact_kinematics(body[p], body[s], t[0], t[1], t[2], t[3], t[4], t[5], pos,
+                                    vel, omega)
+        found[k] = True
+        d[k] = dl
+        dd = kin[6]
+        u[k, 0] = kin[7] - dd * t[3]
+        u[k, 1] = kin[8] - dd * t[4]
+        u[k, 2] = kin[9] - dd * t[5]
+
+
+class HostContacts:
+    """The overlaps and velocities of a batch's plane-sphere contacts at a host state, in one
+    compiled call (:func:`host_plane_spheres`); :meth:`read` returns None for a batch with any
+    other kind of pair (the caller then takes the contact layer's ``detect_pairs``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self._last: tuple[Any, ...] | None = None
+
+    def _pairs(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        last = self._last
+        if last is not None and (last[0] is keys or (
+                last[0].shape == keys.shape and (last[0] == keys).all())):
+            return last[1]
+        c = self.model.arrays
+        sa, sb, feat = _k.decode_keys(keys, c.n)
+        ok = (len(keys) > 0 and bool(np.all(c.kind[sa] == PLANE))
+              and bool(np.all(c.kind[sb] == SPHERE)) and not bool(np.any(feat)))
+        out = (np.ascontiguousarray(sa), np.ascontiguousarray(sb)) if ok else None
+        self._last = (keys.copy(), out)
+        return out
+
+    def read(self, bodies: Any, keys: np.ndarray, margin: float,
+             u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(overlaps (K,), velocities (K, 3), found (K,)) of the contacts ``keys`` at the state
+        ``bodies`` (a :class:`~mbplugin.contact.BodyState`): those of the contact layer's
+        ``detect_pairs(bodies, keys, margin)`` (its kernels, the same bits); a contact beyond
+        ``margin`` gets -margin and ``u0``. None when a key is not a plane-sphere pair."""
+        pairs = self._pairs(keys)
+        if pairs is None:
+            return None
+        c = self.model.arrays
+        k = len(keys)
+        d, u, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+        host_plane_spheres(pairs[0], pairs[1], c.body, c.lpos, c.lrot, c.plane_n, c.plane_p,
+                           c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
+                           float(margin), np.ascontiguousarray(u0, dtype=float), d, u, found)
+        return d, u, found

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import norm_rows
+from mbplugin.hosts.detection import HostContacts
 from mbplugin.hosts.integrator import (
     LOST_MARGIN,
     ContactIntegrator,
@@ -31,7 +32,7 @@ from mbplugin.hosts.integrator import (
 )
 from mbplugin.hosts.protocol import ARTICULATED, FREE, ArticulatedBlock, Host
 from mbplugin.hosts.wmatrix import DelassusCache, free_rows_delassus, normal_entries
-from mbplugin.pipeline.delassus import articulated_delassus_dense, articulated_response
+from mbplugin.pipeline.delassus import articulated_w
 from mbplugin.pipeline.substep import SubstepStats
 
 
@@ -78,6 +79,9 @@ class HostStep:
         self.make_info: Callable[..., Any] = StepInfo
         self.redetect: Callable[[BodyState, np.ndarray, float], ContactBatch] = (
             lambda bodies, keys, margin: self.model.detect_pairs(bodies, keys, margin))
+        #: whether ``redetect`` is the model's ``detect_pairs`` now (then plane-sphere
+        #: contacts are read in one compiled call, :class:`HostContacts`: the same bits)
+        self.plain_redetect: Callable[[], bool] = lambda: True
         self.world_inertia: Callable[[BodyState], tuple[np.ndarray, np.ndarray]] = \
             self._world_inertia
         self.last: Any = None
@@ -92,6 +96,7 @@ class HostStep:
         self._any_free = bool(np.any(kind == FREE))
         self._w_cache = DelassusCache()
         self._rot_cache: tuple[Any, ...] | None = None
+        self._reads = HostContacts(model)
         # the articulated blocks of the last W (their responses, for the implicit step)
         self._art: list[ArticulatedBlock] = []
         #: rows the last step's solve moved or pushed outside the host's own step (their
@@ -183,8 +188,12 @@ class HostStep:
             art = self.kind[np.concatenate([batch.a, batch.b])] == ARTICULATED
         if art.any():
             for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
-                blk.response = articulated_response(blk.jac, blk.mass_matrix, blk.locked)
-                articulated_delassus_dense(W, blk.contact, blk.sign, blk.jac, blk.response)
+                blk.response = articulated_w(
+                    np.ascontiguousarray(blk.jac, dtype=float),
+                    np.ascontiguousarray(blk.mass_matrix, dtype=float),
+                    np.asarray(() if blk.locked is None else blk.locked, dtype=np.int64),
+                    np.asarray(blk.contact, dtype=np.int64),
+                    np.asarray(blk.sign, dtype=float), W)
                 self._art.append(blk)
         wnn = normal_entries(W, blocks, n)
         diag_w = blocks is not None
@@ -219,6 +228,10 @@ class HostStep:
         def read() -> tuple[BodyState, np.ndarray, np.ndarray, np.ndarray]:
             bodies = host.end_state()
             margin = max(self.margin, LOST_MARGIN)
+            if self.plain_redetect():  # plane-sphere contacts (feet): one compiled call
+                fast = self._reads.read(bodies, batch.key, margin, u0)
+                if fast is not None:
+                    return (bodies, *fast)
             now = self.redetect(bodies, batch.key, margin)
             return (bodies, *host_contacts(now, batch, u0, margin))
 
