@@ -17,6 +17,11 @@ same (or how far off they are). Runs (each in a fresh client / model):
 
     python benchmarks/host_pins.py --record /tmp/pins_before.npz
     python benchmarks/host_pins.py --check /tmp/pins_before.npz      # after the change
+    python benchmarks/host_pins.py --time 3 --cases steel pile a1 mujoco_drop   # CPU time
+
+``--time N``: each case's CPU time (``time.process_time``), the minimum of N runs after one
+warm-up run, for a before/after comparison of a refactor's cost (run the two trees
+alternately, on the same machine).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -148,9 +154,24 @@ def main() -> int:
     ap.add_argument("--record", help="write the runs here (npz)")
     ap.add_argument("--check", help="compare with these recorded runs (npz)")
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--time", type=int, default=0, metavar="N",
+                    help="print each case's CPU time, the minimum of N runs (1-20)")
     args = ap.parse_args()
+    if args.time:
+        if not 1 <= args.time <= 20:
+            ap.error(f"--time {args.time} is outside its allowed range 1..20")
+        for name in args.cases:
+            CASES[name]()  # warm-up (compiled kernels loaded, caches filled)
+            runs = []
+            for _ in range(args.time):
+                t0 = time.process_time()
+                CASES[name]()
+                runs.append(time.process_time() - t0)
+            print(f"{name}: CPU {min(runs):.3f} s (min of {args.time}; runs "
+                  f"{', '.join(f'{x:.3f}' for x in runs)})", flush=True)
+        return 0
     if not (args.record or args.check):
-        ap.error("give --record FILE or --check FILE")
+        ap.error("give --record FILE or --check FILE (or --time N)")
     flat: dict[str, np.ndarray] = {}
     for name in args.cases:
         for key, val in CASES[name]().items():

@@ -50,6 +50,15 @@ UNSUPPORTED_BODY = ("count", "grid", "spacing", "jitter", "seed", "rpy_deg", "gr
                     "inertia")
 
 
+def bounce_record(body: str, other: str, row: Any) -> dict[str, Any]:
+    """One completed contact of a run's summary (``bounces``) from a row of
+    :meth:`~mbplugin.contact.ContactStore.bounces`: body, other, t and t_out (s), v_in and
+    v_out (m/s), cr (-)."""
+    return {"body": body, "other": other, "t": float(row["t_in"]),
+            "t_out": float(row["t_out"]), "v_in": float(row["v_in"]),
+            "v_out": float(row["v_out"]), "cr": float(row["cr"])}
+
+
 def world_class(backend: str) -> Any:
     """The scene world class of a host backend (imported only when asked for)."""
     if backend == "pybullet":

@@ -1,4 +1,6 @@
-"""The compiled pieces of the robots' host step (mbplugin.bullet.fast_step) against closed forms.
+"""The compiled pieces of the robots' host step against closed forms (the plane-sphere reads
+of mbplugin.hosts.detection, the Jacobians of mbplugin.bullet.fast_step, the response and W
+of mbplugin.pipeline.delassus).
 
 - A sphere (radius r, centre c, velocity v, angular velocity omega) over a tilted half-space
   (surface point q, unit normal n): overlap r - (c - q) . n, contact point c - (r - delta/2) n,
@@ -17,8 +19,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbplugin.bullet.fast_step import HostContacts, articulated_block
+from mbplugin.bullet.fast_step import world_jacobians
 from mbplugin.contact import BodyState, ContactModel, Plane, Sphere
+from mbplugin.hosts.detection import HostContacts
+from mbplugin.pipeline.delassus import articulated_w
 
 
 def _rot(q: np.ndarray) -> np.ndarray:
@@ -95,7 +99,7 @@ def test_host_reader_declines_other_pairs() -> None:
 
 
 @pytest.mark.parametrize("locked", [[], [7, 10]])
-def test_articulated_block_is_the_constrained_response(locked: list[int]) -> None:
+def test_articulated_w_is_the_constrained_response(locked: list[int]) -> None:
     rng = np.random.default_rng(11)
     n, k = 12, 3  # a floating base (6) and 6 joints; 3 contacts, one on the base
     A = rng.normal(size=(n, n))
@@ -109,8 +113,8 @@ def test_articulated_block_is_the_constrained_response(locked: list[int]) -> Non
     cont = np.array([2, 0, 1])
     sgn = np.array([1.0, -1.0, 1.0])
     W = np.zeros((3 * k, 3 * k))
-    minv_jt = articulated_block(jac, moving, r_base, point, base_p, mm,
-                                np.array(locked, dtype=np.int64), cont, sgn, W)
+    world_jacobians(jac, moving, r_base, point, base_p)
+    minv_jt = articulated_w(jac, mm, np.array(locked, dtype=np.int64), cont, sgn, W)
     # the expected Jacobians: world axes, the base point's v - [r]x omega
     J = np.zeros((k, 3, n))
     J[moving] = r_base @ raw[moving]

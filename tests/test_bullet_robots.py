@@ -180,7 +180,7 @@ def test_newton_converges_from_far(materials, tangential, tmp_path) -> None:
         while contacts.step().contacts < 4:  # lands
             pass
         contacts.before_step()
-        batch, space, _, _, _ = contacts._implicit
+        batch, space, _, _ = contacts.integrator.pending
         k = len(batch)
         deep = 2e-2 if materials is rr.RUBBER else 5e-5  # forces up to ~1e3 / ~1e5 N
         for trial in range(30):

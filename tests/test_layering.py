@@ -121,6 +121,22 @@ def test_host_backends_do_not_import_each_other():
         assert any(_within(r[0], x) and _within(r[3], "mbplugin.hosts") for r in rows)
 
 
+#: the generic pieces of a host step (one place each, docs/architecture.md "Hosts")
+GENERIC_PIECES = ("mbplugin.hosts.step", "mbplugin.hosts.correction",
+                  "mbplugin.hosts.detection", "mbplugin.hosts.options", "mbplugin.hosts.model")
+
+
+def test_both_host_steps_use_the_generic_pieces():
+    """The PyBullet backend (its package) and the generic loop (MuJoCo's) import each generic
+    piece of a host step (the step itself: W, integration, implicit step; correction,
+    detection's margin, options, model rules) rather than keeping a copy of it."""
+    rows = _all_imports()
+    for user in ("mbplugin.bullet", "mbplugin.hosts.loop"):
+        used = {name for mod, _, _, name in rows if _within(mod, user)}
+        missing = [p for p in GENERIC_PIECES if p not in used]
+        assert not missing, f"{user} does not use {missing}"
+
+
 def test_the_generic_loop_imports_no_host_backend():
     rows = _all_imports()
     bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows

@@ -267,12 +267,7 @@ def check_initial_overlaps(bc: Any) -> None:
     if not over.any():
         return
     j = int(np.argmax(np.where(over, batch.delta / lim, -np.inf)))
-    for x, y in bc._pairs:
-        bc.client("setCollisionFilterPair", x[0], y[0], x[1], y[1], 1)
-    bc._pairs = []
-    for b in getattr(bc, "_masked", ()):  # bodies whose group and mask the build set to 0
-        bc._unmask(b)
-    bc._masked = []
+    bc._filters.restore()  # the pair rules and the masks the build set
     c = bc.client
     raise ParameterError(
         f"{_row(c, bc.rows[batch.a[j]])} and {_row(c, bc.rows[batch.b[j]])} overlap by "

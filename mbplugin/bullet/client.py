@@ -7,6 +7,8 @@ several clients can be driven at once from one process.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -68,3 +70,16 @@ def cid_connected(p: Any, cid: int) -> bool:
         return bool(p.isConnected(physicsClientId=cid))
     except Exception:  # pybullet raises plain errors for bad ids
         return False
+
+
+def vectors(a: np.ndarray) -> Iterator[tuple[float, ...]]:
+    """The rows of ``a`` (N, m) as tuples of floats, made one at a time (``zip`` of its column
+    lists): a call mapped over them keeps no N lists alive at once, which would trigger the
+    garbage collector's passes (and promote those lists to its older generations) every step."""
+    return zip(*np.asarray(a, dtype=float).T.tolist(), strict=True)
+
+
+def drain(calls: Iterator[Any]) -> None:
+    """Run a ``map`` of PyBullet calls to its end, discarding the results (in C: a zero-length
+    ``deque`` consumes the iterator without a Python loop)."""
+    deque(calls, maxlen=0)

@@ -1,25 +1,18 @@
-"""Compiled pieces of the backend's host step for contacts on articulated links (robots).
+"""Compiled pieces of the PyBullet backend's host step for contacts on articulated links
+(robots).
 
 A robot on managed ground at 1/240 s spends its host step in many small array operations
 around PyBullet's calls (measured on the A1: ~1 ms of CPU per host step, 11x native, of which
 PyBullet's own calls ~0.2 ms). The pieces here do the same arithmetic in one compiled call
-each, with the contact layer's compiled scalar kernels (no formula is written here):
+each (no formula is written here):
 
-- :func:`host_plane_spheres` / :class:`HostContacts`: the overlaps and relative velocities of
-  known plane-sphere contacts at a host state (the implicit step's reads of the host after
-  the step, :meth:`BulletContacts._host_contacts
-  <mbplugin.bullet.backend.BulletContacts._host_contacts>`), through
-  :func:`mbplugin.contact.kernels.shape_pose`, :func:`~mbplugin.contact.kernels.plane_frame`,
-  :func:`~mbplugin.contact.kernels.plane_sphere` and
-  :func:`~mbplugin.contact.kernels.contact_kinematics`, the kernels of
-  :meth:`ContactModel.detect_pairs <mbplugin.contact.ContactModel.detect_pairs>`;
 - :func:`read_state`: the rows' poses and velocities from PyBullet (bases, links with their
   frame origins) gathered into arrays by one compiled scatter;
-- :func:`articulated_block`: one articulated body's point Jacobians in world axes, its
-  response M^-1 J^T (with the joints its motors hold) and its part of the Delassus operator
-  W = J M^-1 J^T (the arithmetic of :func:`mbplugin.bullet.delassus.articulated_response` and
-  :func:`~mbplugin.bullet.delassus.articulated_delassus_dense`, Featherstone, *Rigid Body
-  Dynamics Algorithms*, 2008, Sect. 8.1), from PyBullet's Jacobians and mass matrix.
+- :func:`link_points`: contact points in a link's frame (calculateJacobian's argument);
+- :func:`world_jacobians`: one articulated body's point Jacobians in world axes (the response
+  M^-1 J^T and its part of W = J M^-1 J^T are :func:`mbplugin.pipeline.delassus.articulated_w`'s,
+  shared with every host; the reads of plane-sphere contacts after the host step are
+  :class:`mbplugin.hosts.detection.HostContacts`).
 
 Units: SI (m, m/s, kg, N s).
 """
@@ -34,103 +27,18 @@ import numpy as np
 
 from mbplugin._jit import njit
 from mbplugin.contact import kernels as _k
-from mbplugin.contact.model import PLANE, SPHERE
 
 
 @njit
-def host_plane_spheres(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
-                       omega, margin, u0, d, u, found):
-    """Overlap ``d`` (K,) and relative velocity ``u`` (K, 3; of sphere b's material point
-    against plane a's at the contact point, world, m/s) of the plane-sphere shape pairs
-    (``sa``, ``sb``; ``radius`` per shape, m) at the bodies' state (``pos``, ``quat``
-    [w, x, y, z], ``vel``, ``omega`` world (N, .); a shape's body -1: the world); ``found``
-    (K,) where
-    d > -``margin`` (m), else d = -margin and u = ``u0``."""
-    nb = pos.shape[0]
-    R = np.empty((nb, 3, 3))
-    for i in range(nb):
-        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
-        for a in range(3):
-            for b in range(3):
-                R[i, a, b] = m[3 * a + b]
-    Rp = np.empty((3, 3))
-    Rs = np.empty((3, 3))
-    for k in range(sa.shape[0]):
-        p, s = sa[k], sb[k]
-        cp = _k.shape_pose(p, body, lpos, lrot, pos, R, Rp)
-        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
-        cs = _k.shape_pose(s, body, lpos, lrot, pos, R, Rs)
-        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
-        dl = t[6]
-        if not dl > -margin:
-            found[k] = False
-            d[k] = -margin
-            for a in range(3):
-                u[k, a] = u0[k, a]
-            continue
-        kin = _k.contact_kinematics(body[p], body[s], t[0], t[1], t[2], t[3], t[4], t[5], pos,
-                                    vel, omega)
-        found[k] = True
-        d[k] = dl
-        dd = kin[6]
-        u[k, 0] = kin[7] - dd * t[3]
-        u[k, 1] = kin[8] - dd * t[4]
-        u[k, 2] = kin[9] - dd * t[5]
-
-
-class HostContacts:
-    """The overlaps and velocities of a batch's plane-sphere contacts at a host state, in one
-    compiled call (:func:`host_plane_spheres`); :meth:`read` returns None for a batch with any
-    other kind of pair (the caller then takes the contact layer's ``detect_pairs``)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self._last: tuple[Any, ...] | None = None
-
-    def _pairs(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        last = self._last
-        if last is not None and (last[0] is keys or (
-                last[0].shape == keys.shape and (last[0] == keys).all())):
-            return last[1]
-        c = self.model.arrays
-        sa, sb, feat = _k.decode_keys(keys, c.n)
-        ok = (len(keys) > 0 and bool(np.all(c.kind[sa] == PLANE))
-              and bool(np.all(c.kind[sb] == SPHERE)) and not bool(np.any(feat)))
-        out = (np.ascontiguousarray(sa), np.ascontiguousarray(sb)) if ok else None
-        self._last = (keys.copy(), out)
-        return out
-
-    def read(self, bodies: Any, keys: np.ndarray, margin: float,
-             u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(overlaps (K,), velocities (K, 3), found (K,)) of the contacts ``keys`` at the state
-        ``bodies`` (a :class:`~mbplugin.contact.BodyState`): those of the contact layer's
-        ``detect_pairs(bodies, keys, margin)`` (its kernels, the same bits); a contact beyond
-        ``margin`` gets -margin and ``u0``. None when a key is not a plane-sphere pair."""
-        pairs = self._pairs(keys)
-        if pairs is None:
-            return None
-        c = self.model.arrays
-        k = len(keys)
-        d, u, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-        host_plane_spheres(pairs[0], pairs[1], c.body, c.lpos, c.lrot, c.plane_n, c.plane_p,
-                           c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
-                           float(margin), np.ascontiguousarray(u0, dtype=float), d, u, found)
-        return d, u, found
-
-
-@njit
-def articulated_block(jac, moving, r_base, point, base_p, mm, locked, cont, sgn, W):
-    """One articulated body's part of W, in place; returns its response M^-1 J^T (n, 3E).
+def world_jacobians(jac, moving, r_base, point, base_p):
+    """One articulated body's point Jacobians in world axes, in place.
 
     ``jac`` (E, 3, n): per contact side e, PyBullet's point Jacobian in the base frame where
-    ``moving[e]`` (rotated here into world axes, in place), zeros elsewhere (the base, or a link
-    on fixed joints of a floating base: filled here, the point's velocity v - [r]x omega in
-    PyBullet's base coordinates (omega, v), r = ``point[e]`` - ``base_p`` in the base frame);
-    ``r_base`` (3, 3) the base's rotation, ``mm`` (n, n) the joint-space mass matrix, ``locked``
-    the coordinates a motor holds (:func:`mbplugin.bullet.delassus.articulated_response`);
-    ``cont`` (E,) each side's contact, ``sgn`` (E,) +1 for side b, -1 for side a: W (3K, 3K)
-    gains s_i s_j J_i M^-1 J_j^T (:func:`mbplugin.bullet.delassus.articulated_delassus_dense`).
-    """
+    ``moving[e]`` (rotated here into world axes), zeros elsewhere (the base, or a link on fixed
+    joints of a floating base: filled here, the point's velocity v - [r]x omega in PyBullet's
+    base coordinates (omega, v), r = ``point[e]`` - ``base_p`` in the base frame); ``r_base``
+    (3, 3) the base's rotation. The response and W are
+    :func:`mbplugin.pipeline.delassus.articulated_w`'s."""
     ne, n = jac.shape[0], jac.shape[2]
     for e in range(ne):
         if moving[e]:
@@ -150,32 +58,6 @@ def articulated_block(jac, moving, r_base, point, base_p, mm, locked, cont, sgn,
                 jac[e, a, 2] = -(r_base[a, 0] * r1 - r_base[a, 1] * r0)
                 for b in range(3):
                     jac[e, a, 3 + b] = r_base[a, b]
-    jrows = np.ascontiguousarray(jac.reshape(3 * ne, n))
-    jt = np.ascontiguousarray(jrows.T)
-    if locked.shape[0] == 0:
-        minv_jt = np.ascontiguousarray(np.linalg.solve(mm, jt))
-    else:
-        minv = np.linalg.inv(mm)
-        resp = minv @ jt
-        ns = locked.shape[0]
-        ss = np.empty((ns, ns))
-        cs = np.empty((n, ns))
-        rs = np.empty((ns, 3 * ne))
-        for i in range(ns):
-            for j in range(ns):
-                ss[i, j] = minv[locked[i], locked[j]]
-            for j in range(n):
-                cs[j, i] = minv[j, locked[i]]
-            for j in range(3 * ne):
-                rs[i, j] = resp[locked[i], j]
-        minv_jt = np.ascontiguousarray(resp - cs @ np.ascontiguousarray(np.linalg.solve(ss, rs)))
-    full = jrows @ minv_jt
-    for i in range(3 * ne):
-        si = sgn[i // 3]
-        ri = 3 * cont[i // 3] + i % 3
-        for j in range(3 * ne):
-            W[ri, 3 * cont[j // 3] + j % 3] += si * sgn[j // 3] * full[i, j]
-    return minv_jt
 
 
 @njit

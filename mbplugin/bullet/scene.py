@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.errors import ParameterError
+from mbplugin.host_scene import bounce_record
 
 
 class BulletWorld:
@@ -98,9 +99,7 @@ class BulletWorld:
         for row in contacts.bounces():
             a = by_id[contacts.rows[int(row["a"])]]
             b = by_id[contacts.rows[int(row["b"])]]
-            out.append({"body": b, "other": a, "t": float(row["t_in"]),
-                        "t_out": float(row["t_out"]), "v_in": float(row["v_in"]),
-                        "v_out": float(row["v_out"]), "cr": float(row["cr"])})
+            out.append(bounce_record(b, a, row))
         return out
 
     def events(self) -> int:

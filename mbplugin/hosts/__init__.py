@@ -1,16 +1,24 @@
-"""Host engines behind one protocol: the generic part of a host backend.
+"""Host engines behind one protocol: the generic part of a host backend (docs/architecture.md,
+"Hosts").
 
-* :mod:`~mbplugin.hosts.protocol`  row kinds, :class:`RowShape`, the :class:`Host` and
-  :class:`HostAdapter` protocols
-* :mod:`~mbplugin.hosts.loop`      :class:`ContactLoop`: one host step of the managed contacts
-  (model, detection, W, contact-space integration or the implicit step, position correction)
+* :mod:`~mbplugin.hosts.protocol`    row kinds, :class:`RowShape`, :class:`ArticulatedBlock`,
+  the :class:`Host` and :class:`HostAdapter` protocols
+* :mod:`~mbplugin.hosts.step`        :class:`HostStep`: one host step after detection (commit,
+  W, the contact-space integration or the implicit step)
+* :mod:`~mbplugin.hosts.loop`        :class:`ContactLoop`: a HostStep with the model of the
+  rows' shapes and plain detection, and the position correction (``MujocoContacts``)
+* :mod:`~mbplugin.hosts.integrator`, :mod:`~mbplugin.hosts.wmatrix`,
+  :mod:`~mbplugin.hosts.correction`, :mod:`~mbplugin.hosts.detection`,
+  :mod:`~mbplugin.hosts.model`, :mod:`~mbplugin.hosts.options`, :mod:`~mbplugin.hosts.arrays`
+  the pieces (integration and carries, W, correction, margin and prune, model rules, options,
+  row-wise helpers)
 
-A backend package (``mbplugin.mujoco``) is the adapter of its engine plus its user-facing
-class; it reads the rows' state, disables the host's own response for the managed pairs, hands
-the loop's forces to the host and steps it.
+A backend package (``mbplugin.bullet``, ``mbplugin.mujoco``) is the adapter of its engine plus
+its user-facing class; it reads the rows' state, disables the host's own response for the
+managed pairs, hands the step's forces to the host and steps it.
 """
 
-from mbplugin.hosts.loop import ContactLoop, StepInfo
+from mbplugin.hosts.loop import ContactLoop
 from mbplugin.hosts.options import ARTICULATED_MODES
 from mbplugin.hosts.protocol import (
     ARTICULATED,
@@ -21,6 +29,7 @@ from mbplugin.hosts.protocol import (
     HostAdapter,
     RowShape,
 )
+from mbplugin.hosts.step import HostStep, StepInfo
 from mbplugin.pipeline.stick import Stick
 
 __all__ = [
@@ -32,6 +41,7 @@ __all__ = [
     "ContactLoop",
     "Host",
     "HostAdapter",
+    "HostStep",
     "RowShape",
     "StepInfo",
     "Stick",

@@ -1,6 +1,6 @@
 """The host-independent part of a host backend: one host step of the managed contacts.
 
-A backend (``mbplugin.mujoco``; later ``mbplugin.bullet``) reads the rows' state from its host,
+A backend (``mbplugin.mujoco``) reads the rows' state from its host,
 calls :meth:`ContactLoop.step`, applies the returned impulse-equivalent forces, steps the host
 and asks :meth:`ContactLoop.correction` how far to move the free bodies. Everything in
 between is generic and lives here (shared/DESIGN.md, "Integration, events, hosts"):
@@ -25,77 +25,43 @@ between is generic and lives here (shared/DESIGN.md, "Integration, events, hosts
    (velocities kept), and the test that tells when the host's step is predictable and there
    is nothing to correct.
 
-The numerical machinery is imported from ``mbplugin.bullet`` (substep, compiled, delassus,
-implicit, stick), where it was written for the first host; it has no PyBullet call in it and
-moves to ``mbplugin.pipeline`` with the refactor of issue 21 (parts 1-2). This module
-duplicates no formula of it; what it shares with ``BulletContacts`` is the step's logic (see
-docs/mujoco.md, "For the port of the PyBullet backend").
+Steps 2 (after detection) to 4 are :class:`~mbplugin.hosts.step.HostStep`, which this class
+extends and ``BulletContacts`` drives too (with its own detection and after-step policy); step
+5 is :mod:`mbplugin.hosts.correction`; the numerical machinery is :mod:`mbplugin.pipeline`'s
+(docs/architecture.md, "Hosts").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
-from mbplugin.hosts.arrays import cross_rows, diagonal_blocks, lookup, norm_rows
+from mbplugin.hosts.arrays import lookup
+from mbplugin.hosts.correction import (
+    MOVE_MIN,
+    candidates,
+    displacement,
+    overlap_predicted,
+    position_impulse,
+)
+from mbplugin.hosts.detection import margin_of
+from mbplugin.hosts.model import check_stateful, exclude_unmanaged
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
     ARTICULATED,
-    FREE,
     STATIC,
-    ArticulatedBlock,
     Host,
     RowShape,
 )
-from mbplugin.pipeline.delassus import (
-    articulated_delassus_dense,
-    articulated_response,
-    block_normal_diagonal,
-    free_body_blocks,
-    free_body_delassus,
-    normal_delassus,
-    normal_diagonal,
-    solve_blocks,
-)
-from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.substep import SubstepStats, contact_space
-
-#: smallest position correction applied to a free row (m, and rad for its rotation)
-MOVE_MIN = 1e-12
-#: the implicit step's verification rounds (``verify``): another round while a contact's host
-#: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
-VERIFY_TOL = 1e-3
-#: ... and the velocity change (m/s) of a correction below which no round is needed, and the
-#: velocity difference (m/s, added to VERIFY_TOL relative) that calls for another round
-VERIFY_DU = 1e-5
-#: the distance (m) within which the implicit step looks for its contacts after the host step
-LOST_MARGIN = 1.0
+from mbplugin.hosts.step import HostStep, StepInfo
 
 
-@dataclass
-class StepInfo:
-    """What the last host step did: managed contacts integrated, solver counters, forces.
-
-    ``sides`` (K, 2): the rows of sides a and b of each contact (the backend maps rows to its
-    host's ids, e.g. ``MujocoContacts.last.bodies``)."""
-
-    contacts: int
-    stats: SubstepStats
-    normal_force: np.ndarray  # (K,) mean normal force over the step (N)
-    keys: np.ndarray
-    sides: np.ndarray  # (K, 2) rows of sides a and b
-    delta: np.ndarray | None = None  # (K,) overlap at the end of the step (m)
-    slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
-
-
-class ContactLoop:
+class ContactLoop(HostStep):
     """The managed contacts of a host's rows, one host step at a time (module docstring).
 
     ``kind`` (N,) FREE / STATIC / ARTICULATED per row, ``mass`` (N,) kg (static rows: any),
@@ -138,28 +104,11 @@ class ContactLoop:
         self._fixed = fixed
         self.shapes = list(shapes)
         self._build(pairs, law, material, materials, pair_laws)
-        self.last: StepInfo | None = None
-        self.pending: tuple[Any, ...] | None = None
-        self.margin = 0.0
-        # carried between host steps: each contact's next solver step and solver, the springs
-        self._h: float | None = None
-        self._keys: np.ndarray | None = None
-        self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._stick_keys = np.zeros(0, dtype=np.int64)
-        self._stick_s = np.zeros((0, 3))
-        self._w_cache: tuple[Any, ...] | None = None
-        self._rot_cache: tuple[Any, ...] | None = None
-        # the articulated blocks of the last W (their responses, for the implicit step)
-        self._art: list[ArticulatedBlock] = []
-        # the implicit step: (keys, impulses) of the last one (the next one's P_lin) and the
-        # pending one (see after)
-        self._warm: tuple[np.ndarray, np.ndarray] | None = None
-        self.implicit: tuple[Any, ...] | None = None
-        # (keys, impulses) of the last host step when it had large groups (their first guess)
-        self._p_of: tuple[np.ndarray, np.ndarray] | None = None
-        #: rows the last step's solve moved or pushed outside the host's own step (their
-        #: flight is not booked): the bodies of large groups and of the implicit step
-        self.forced = np.zeros(n, dtype=bool)
+        HostStep.__init__(self, self.kind, self.mass, self.inv_inertia, self.model, self.store,
+                          friction_mode=self.friction_mode, friction=self.friction,
+                          rtol=self.rtol, stick=self.stick, solver=self.solver,
+                          large_groups=self.large_groups, verify=self.verify,
+                          articulated=articulated)
 
     # -- building ---------------------------------------------------------------------------------
     def _build(self, pairs: np.ndarray, law: Any, material: Mapping[str, float] | None,
@@ -197,13 +146,7 @@ class ContactLoop:
         store = model.make_store()
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         rows_of = np.array([s.row for s in shapes], dtype=np.int64)
-        if self.articulated == "implicit" and bool(np.any(self.kind == ARTICULATED)):
-            stateful = [lw.name for lw in store.laws if lw.n_state]
-            if stateful:
-                raise ParameterError(
-                    f"law {stateful[0]} has internal ODE states, which the implicit step of "
-                    "contacts on articulated links does not integrate; give "
-                    "articulated='substep'")
+        check_stateful(store, self.articulated, bool(np.any(self.kind == ARTICULATED)))
         managed = np.zeros((n, n), dtype=bool)
         ra, rb = rows_of[pairs[:, 0]], rows_of[pairs[:, 1]]
         managed[ra, rb] = managed[rb, ra] = True
@@ -215,14 +158,7 @@ class ContactLoop:
         rpa, rpb = np.nonzero(np.triu(managed))
         self._codes = (None if len(codes) == int(np.sum(per_row[rpa] * per_row[rpb]))
                        else codes)
-        # rows none of whose pairs is managed (N bodies on a managed ground): one exclusion
-        # group, so detection skips the search among them
-        among = np.zeros(n, dtype=bool)
-        for r in np.argsort(managed.sum(axis=1), kind="stable").tolist():  # fewest first
-            if not managed[r, among].any():
-                among[r] = True
-        if among.sum() > 1:
-            model.exclude_among(np.flatnonzero(among).tolist())
+        exclude_unmanaged(model, managed)
         self.model, self.store, self.managed = model, store, managed
         self.any_art = bool(np.any(self.kind == ARTICULATED))
 
@@ -250,9 +186,7 @@ class ContactLoop:
     def margin_of(self, bodies: BodyState, dt: float, g: np.ndarray) -> float:
         """The predictive margin (m) of a host step: dt (2 v_max + 0.1 omega_max) + |g| dt^2
         + 1 um (a contact that can close within the step is integrated from its start)."""
-        vmax = float(np.max(norm_rows(bodies.vel), initial=0.0))
-        wr = float(np.max(norm_rows(bodies.omega), initial=0.0)) if bodies.omega.any() else 0.0
-        return dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
+        return margin_of(bodies, dt, g)
 
     # -- one host step ----------------------------------------------------------------------------
     def step(self, host: Host, bodies: BodyState, t: float, dt: float,
@@ -266,267 +200,7 @@ class ContactLoop:
         margin = self.margin_of(bodies, dt, g)
         batch = self.detect(bodies, margin)
         self.margin = 2.0 * margin
-        k = len(batch)
-        store = self.store
-        store.commit(batch, t, aligned=False)
-        self.pending = None
-        self.implicit = None
-        self.forced[:] = False
-        if k == 0:
-            self.last = StepInfo(0, SubstepStats(), np.zeros(0), batch.key,
-                                 np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0))
-            self._warm = None
-            return self.last, batch, None
-        n = batch.normal
-        W, wnn, diag_w = self._delassus(batch, bodies, host)
-        with np.errstate(divide="ignore"):
-            batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
-        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        implicit = self.articulated == "implicit" and bool(art.any())
-        u0 = batch.vt - batch.ddelta[:, None] * n
-        s0 = None
-        if self.stick is not None:
-            pos = lookup(self._stick_keys, batch.key)
-            s0 = np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
-                if len(self._stick_keys) else np.zeros((k, 3))
-        mu = self.pair_mu(host, batch)
-        if implicit:
-            return self._implicit_before(batch, W, u0, s0, t, dt, mu)
-        self._warm = None
-        W = sp.csr_matrix(W)  # (dense when a side is articulated)
-        a_free = host.free_acceleration(batch, bodies, dt, art)
-        p0 = None
-        if self._p_of is not None:  # the impulses of the last host step, by key
-            pos = lookup(self._p_of[0], batch.key)
-            p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
-        space = contact_space(store, batch, W, a_free, self.friction, self.rtol,
-                              self.stick, s0, self.solver, self.large_groups, p0, mu)
-        h0 = self._h if (self._h and self._keys is not None
-                         and np.array_equal(self._keys, store.keys)) else None
-        m0 = None
-        if self._h_of is not None:  # the compiled path: each contact's next step and solver
-            pos = lookup(self._h_of[0], batch.key)
-            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
-        res = space.integrate(t, dt, batch.delta.copy(), u0, h0, m0)
-        self._h, self._keys = res.last_step, store.keys.copy()
-        self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
-        if res.implicit is not None:
-            # the bodies of large groups move as the host moves them (the implicit step solves
-            # against its semi-implicit update; no position correction, no flight booked)
-            for side in (batch.a[res.implicit], batch.b[res.implicit]):
-                self.forced[side[side >= 0]] = True
-        self._h_of = (None if res.h_next is None
-                      else (batch.key.copy(), res.h_next, res.method_next))
-        if self.stick is not None:
-            keep = lookup(store.keys, batch.key) >= 0  # contact still active
-            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
-        force = res.impulse / dt
-        un = np.einsum("ki,ki->k", res.u, n)
-        self.last = StepInfo(k, res.stats, np.einsum("ki,ki->k", force, n),
-                             batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
-                             res.delta.copy(), norm_rows(res.u - un[:, None] * n))
-        self.pending = (batch, W, res, a_free, wnn if diag_w else None)
-        return self.last, batch, force
-
-    def pair_mu(self, host: Host, batch: ContactBatch) -> np.ndarray | None:
-        """Each contact's friction coefficients (K, 2: mu, mu_s) with the host's friction (no
-        Stribeck drop: mu_s = mu); None with ``friction=`` given or "none" (the Friction's own
-        coefficients)."""
-        if self.friction_mode in ("given", "none"):
-            return None
-        mu = host.friction(batch)
-        return None if mu is None else np.stack([mu, mu], axis=1)
-
-    def _delassus(self, batch: ContactBatch, bodies: BodyState,
-                  host: Host) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray, bool]:
-        """W (3K, 3K; sparse for free rows, dense with an articulated side), its normal-normal
-        diagonal (K,) and whether W is block diagonal; kept while every input is bitwise the
-        same (free rows at rest). The articulated blocks' responses M^-1 J^T are kept in
-        ``_art`` for the implicit step."""
-        k = len(batch)
-        n = batch.normal
-        wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat)
-        hit = self._w_cache
-        if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
-                                   for x, y in zip(hit[0], wkey, strict=True)):
-            return hit[1], hit[2], hit[3]
-        self._art = []
-        inv_i_w = self._world_inertia(bodies)[1][:-1]
-        inv_m = bodies.inv_mass_ext()[:-1]
-        contact = np.concatenate([np.arange(k), np.arange(k)])
-        side = np.concatenate([batch.a, batch.b])
-        sign = np.concatenate([-np.ones(k), np.ones(k)])
-        r = np.concatenate([batch.ra, batch.rb])
-        free = self.kind[side] == FREE
-        art = self.kind[side] == ARTICULATED
-        blocks = None
-        W: Any = None
-        if not art.any():
-            fast = free_body_blocks(k, contact[free], side[free], r[free], inv_m, inv_i_w)
-            if fast is not None:
-                W, blocks = fast
-            else:
-                W = sp.csr_matrix(free_body_delassus(k, contact[free], sign[free], side[free],
-                                                     r[free], inv_m, inv_i_w))
-        else:
-            # with an articulated side: W dense (3K, 3K; K is a robot's contacts), the free
-            # rows' part and each articulated body's J M^-1 J^T added in
-            W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
-                                    inv_i_w).toarray() if free.any()
-                 else np.zeros((3 * k, 3 * k)))
-            for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
-                blk.response = articulated_response(blk.jac, blk.mass_matrix, blk.locked)
-                articulated_delassus_dense(W, blk.contact, blk.sign, blk.jac, blk.response)
-                self._art.append(blk)
-        wnn = (block_normal_diagonal(blocks, n) if blocks is not None
-               else normal_diagonal(W, n) if sp.issparse(W)
-               else np.einsum("ki,kij,kj->k", n, diagonal_blocks(W), n))
-        diag_w = blocks is not None
-        self._w_cache = (None if self._art
-                         else (tuple(x.copy() for x in wkey), W, wnn, diag_w))
-        return W, wnn, diag_w
-
-    # -- the implicit step of contacts on articulated rows ----------------------------------------
-    def _implicit_before(self, batch: ContactBatch, W: Any, u0: np.ndarray,
-                         s0: np.ndarray | None, t: float, dt: float,
-                         mu: np.ndarray | None) -> tuple[StepInfo, ContactBatch, np.ndarray]:
-        """The implicit step's start (:mod:`mbplugin.pipeline.implicit`): the force P_lin / dt
-        of the coming host step (each contact's impulse of the last step, zero for a new
-        contact) and what :meth:`after` needs to solve the step from the host's end state."""
-        k = len(batch)
-        n = batch.normal
-        P_lin = np.zeros((k, 3))
-        if self._warm is not None:
-            pos = lookup(self._warm[0], batch.key)
-            hit = pos >= 0
-            P_lin[hit] = self._warm[1][pos[hit]]
-        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
-                             compiled=self.solver != "scipy", mu=mu)
-        space.begin(t, batch.delta, u0)
-        self.last = StepInfo(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
-                             batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
-                             batch.delta.copy(), norm_rows(batch.vt))
-        self.implicit = (batch, space, P_lin, u0)
-        return self.last, batch, P_lin / dt
-
-    def after(self, host: Host, dt: float) -> None:
-        """Solve the host step's impulse from the host's end state and put the host's state
-        onto it (the implicit step, :mod:`mbplugin.pipeline.implicit`): the host stepped with
-        P_lin; its end state with P is its end state with P_lin plus the response to
-        P - P_lin, applied here through :meth:`Host.respond`. ``verify`` further rounds
-        re-read the host and solve again from its corrected state while its overlaps differ
-        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m."""
-        if self.implicit is None:
-            return
-        batch, space, P_lin, u0 = self.implicit
-        self.implicit = None
-        n = batch.normal
-        bodies = host.end_state()
-        d_h, u_h, found = self._host_contacts(host, batch, bodies, u0)
-        res = space.solve(dt, d_h, u_h, P_lin)
-        stats = res.stats
-        dP = res.impulse - P_lin
-        spin = self._respond(host, batch, dP, bodies, dt)
-        for _ in range(self.verify):
-            # the response to dP is first order: W of the step's start, the host's is J(q1)
-            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
-            # step); a correction whose error so estimated is below VERIFY_DU is not verified
-            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
-                    * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
-                break
-            bodies = host.end_state()
-            d_h, u_h, found = self._host_contacts(host, batch, bodies, u0)
-            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
-                   | (norm_rows(u_h - res.u) > VERIFY_TOL * norm_rows(res.u) + VERIFY_DU))
-            if not np.any(off & found):
-                break
-            P0 = res.impulse
-            res = space.solve(dt, d_h, u_h, P0)
-            stats.steps += res.stats.steps
-            stats.nfev += res.stats.nfev
-            dP = res.impulse - P0
-            spin = self._respond(host, batch, dP, bodies, dt)
-        space.finish(res)
-        stats.wall = res.stats.wall
-        self._h, self._keys = dt, self.store.keys.copy()
-        self._h_of = None
-        keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
-        if self.stick is not None:
-            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
-        self._warm = (batch.key[keep], res.impulse[keep])
-        info = self.last
-        assert info is not None
-        un = np.einsum("ki,ki->k", res.u, n)
-        info.stats = stats
-        info.normal_force = np.einsum("ki,ki->k", res.impulse, n) / dt
-        info.delta = res.delta.copy()
-        info.slip = norm_rows(res.u - un[:, None] * n)
-
-    def _host_contacts(self, host: Host, batch: ContactBatch, bodies: BodyState,
-                       u0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The batch's contacts in the host state ``bodies``: overlaps (K,), relative
-        velocities (K, 3) and whether each was found (K,) (searched within LOST_MARGIN, far
-        beyond a host step's motion); a contact not found gets the overlap -LOST_MARGIN and
-        ``u0``."""
-        margin = max(self.margin, LOST_MARGIN)
-        now = self.model.detect_pairs(bodies, batch.key, margin)
-        pos = lookup(now.key, batch.key)
-        found = pos >= 0
-        at = np.maximum(pos, 0)
-        d = np.full(len(batch), -margin)
-        u = u0.copy()
-        if found.any():
-            d[found] = now.delta[at[found]]
-            u[found] = (now.vt[at[found]]
-                        - now.ddelta[at[found]][:, None] * now.normal[at[found]])
-        return d, u, found
-
-    def _respond(self, host: Host, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
-                 dt: float) -> float:
-        """The host's state after a step taken with P_lin put onto the state with P_lin + dP
-        (K, 3; on body b, -dP on body a) through :meth:`Host.respond`: articulated blocks'
-        generalised velocities change by their response M^-1 J^T dP, free rows by dP / m and
-        I_w^-1 (r x dP). Returns the host's largest joint or base angular speed (rad/s)."""
-        if not np.any(dP):
-            return 0.0
-        blocks, dqs = [], []
-        for blk in self._art:
-            f = (blk.sign[:, None] * dP[blk.contact]).ravel()
-            if f.any():
-                blocks.append(blk)
-                dqs.append(blk.response @ f)
-        nr = len(self.kind)
-        dv = np.zeros((nr, 3))
-        dw = np.zeros((nr, 3))
-        touched = np.zeros(nr, dtype=bool)
-        if np.any(self.kind == FREE):
-            inv_i_w = self._world_inertia(bodies)[1][:-1]
-            for side, sgn, r in ((batch.b, 1.0, batch.rb), (batch.a, -1.0, batch.ra)):
-                free = np.flatnonzero((side >= 0) & (self.kind[side] == FREE))
-                if not len(free):
-                    continue
-                rows = side[free]
-                f = sgn * dP[free]
-                np.add.at(dv, rows, f / self.mass[rows][:, None])
-                np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows],
-                                              cross_rows(r[free], f)))
-                touched[rows] = True
-        rows = np.flatnonzero(touched)
-        self.forced[rows] = True
-        return host.respond(blocks, dqs, rows, dv[rows], dw[rows], bodies, dt)
-
-    def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
-        """``bodies.rotations_ext()`` and the world-frame inverse inertia of them, reused while
-        the orientations are bitwise those of the last call."""
-        hit = self._rot_cache
-        q = bodies.quat
-        if hit is not None and hit[0].shape == q.shape and np.array_equal(hit[0], q):
-            return hit[1], hit[2]
-        rot = bodies.rotations_ext()
-        inv = bodies.inv_inertia_world_ext(rot)
-        self._rot_cache = (q.copy(), rot, inv)
-        return rot, inv
+        return HostStep.step(self, host, batch, bodies, t, dt)
 
     # -- after the host step ----------------------------------------------------------------------
     def predictable(self, dt: float, omega: np.ndarray) -> bool:
@@ -540,30 +214,15 @@ class ContactLoop:
         if self.pending is None:
             return True
         batch, W, res, a_free, _ = self.pending
-        a, b, ra, rb = batch.a, batch.b, batch.ra, batch.rb
-        n, vt, ddelta, delta, d_end = (batch.normal, batch.vt, batch.ddelta, batch.delta,
-                                       res.delta)
-        wp = (W @ res.impulse.ravel()).reshape(-1, 3)
+        sel = None
         if self.any_art or res.implicit is not None:
-            keep = (self.kind[a] != ARTICULATED) & (self.kind[b] != ARTICULATED)
+            keep = (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
             if res.implicit is not None:  # large groups: not corrected
                 keep &= ~res.implicit
             sel = np.flatnonzero(keep)
             if not len(sel):
                 return True
-            a, b, ra, rb, n, vt = a[sel], b[sel], ra[sel], rb[sel], n[sel], vt[sel]
-            ddelta, delta, a_free, wp, d_end = (ddelta[sel], delta[sel], a_free[sel], wp[sel],
-                                                d_end[sel])
-        u1 = vt - ddelta[:, None] * n + a_free * dt + wp
-        pred = delta - dt * np.einsum("ki,ki->k", u1, n)
-        if np.max(np.abs(pred - d_end)) > MOVE_MIN or np.max(dt * norm_rows(u1)) > MOVE_MIN:
-            return False
-        if omega.any():
-            arm = dt * np.maximum(norm_rows(omega[a]) * norm_rows(ra),
-                                  norm_rows(omega[b]) * norm_rows(rb))
-            if np.max(arm) > MOVE_MIN:
-                return False
-        return True
+        return overlap_predicted(batch, W, res, a_free, omega, dt, sel)
 
     def correction(self, now: ContactBatch, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """The position correction (dx, dth) (N, 3) (m, rad) of the free rows after the host
@@ -582,38 +241,17 @@ class ContactLoop:
         d_now = np.full(len(batch), np.nan)
         found = pos >= 0
         d_now[found] = now.delta[pos[found]]
-        ok = (res.loaded | (d_now > 0) | (res.delta > 0)) & np.isfinite(d_now)
-        ok &= (self.kind[batch.a] != ARTICULATED) & (self.kind[batch.b] != ARTICULATED)
-        if res.implicit is not None:  # the implicit step of large groups: the host's overlap
-            ok &= ~res.implicit
-        sel = np.flatnonzero(ok)
+        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+        sel = candidates(res, d_now, art)
         if not len(sel):
             return dx, dth
         gap = d_now[sel] - res.delta[sel]
         if np.max(np.abs(gap)) <= MOVE_MIN:
             return dx, dth
         n = batch.normal[sel]
-        if wdiag is not None:  # block-diagonal W: one division per contact
-            dg = wdiag[sel]
-            mu = np.zeros(len(sel))
-            np.divide(gap, dg, out=mu, where=dg != 0)
-        else:
-            wnn = normal_delassus(W, batch.normal)
-            if len(sel) < len(batch):
-                wnn = wnn[sel][:, sel]
-            mu = solve_blocks(wnn, gap, rcond=1e-10)
+        mu = position_impulse(gap, W, batch.normal, sel,
+                              None if wdiag is None else wdiag[sel])
         inv_i_w = self._world_inertia(bodies)[1][:-1]
-        for side, sgn, r in ((batch.b[sel], 1.0, batch.rb[sel]), (batch.a[sel], -1.0,
-                                                                     batch.ra[sel])):
-            free = self.kind[side] == FREE
-            if not free.any():
-                continue
-            f = sgn * mu[:, None] * n
-            side, f, r = side[free], f[free], r[free]
-            np.add.at(dx, side, f / self.mass[side][:, None])
-            np.add.at(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], cross_rows(r, f)))
-        return dx, dth
-
-    def bounces(self) -> np.ndarray:
-        """Completed contacts with their c_r (:meth:`ContactStore.bounces`)."""
-        return self.store.bounces()
+        return displacement(self.kind, self.mass, inv_i_w,
+                            ((batch.b[sel], 1.0, batch.rb[sel]),
+                             (batch.a[sel], -1.0, batch.ra[sel])), mu, n, wdiag is not None)

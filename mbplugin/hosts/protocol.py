@@ -49,7 +49,7 @@ class ArticulatedBlock:
     body's joint-space mass matrix ``mass_matrix`` (n, n), in the same coordinates (the
     matrix of the host's velocity update: MuJoCo's implicit damping and soft constraints
     included, see :mod:`mbplugin.mujoco.host`). ``locked``: coordinates a host constraint
-    holds (PyBullet's joint motors; :func:`~mbplugin.pipeline.delassus.articulated_response`).
+    holds (PyBullet's joint motors; :func:`~mbplugin.pipeline.delassus.articulated_w`).
     ``tag``: the host's handle of the body (for :meth:`Host.respond`). ``response`` (n, 3E):
     M^-1 J^T with the locked coordinates held, filled in by the loop."""
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.errors import ParameterError
+from mbplugin.host_scene import bounce_record
 
 
 class MujocoWorld:
@@ -153,9 +154,7 @@ class MujocoWorld:
             a, b = by_row[int(row["a"])], by_row[int(row["b"])]
             if a == "world":  # a fixed body is a geom of the world body: its geom's name
                 a = _fixed_name(contacts, int(row["key"]), world_geoms)
-            out.append({"body": b, "other": a, "t": float(row["t_in"]),
-                        "t_out": float(row["t_out"]), "v_in": float(row["v_in"]),
-                        "v_out": float(row["v_out"]), "cr": float(row["cr"])})
+            out.append(bounce_record(b, a, row))
         return out
 
     def events(self) -> int:

@@ -272,41 +272,48 @@ def _assemble(k: int, ci: np.ndarray, cj: np.ndarray, blocks: np.ndarray) -> sp.
     return sp.csr_matrix((blocks.ravel(), (rows.ravel(), cols.ravel())), shape=(3 * k, 3 * k))
 
 
-def articulated_response(jac: np.ndarray, mass_matrix: np.ndarray,
-                         locked: np.ndarray | None = None) -> np.ndarray:
-    """The change of the generalised velocities (n_dof, 3E) per unit impulse at each point
-    (column 3 e + i: unit impulse along axis i at point e) of point Jacobians ``jac``
-    (E, 3, n_dof) in the coordinates of ``mass_matrix`` (n_dof, n_dof): M^-1 J^T.
+@njit
+def articulated_w(jac, mm, locked, cont, sgn, W):
+    """One articulated body's part of the Delassus operator, added into the dense ``W`` (3K,
+    3K); returns its response M^-1 J^T (n_dof, 3E): the change of the generalised velocities
+    per unit impulse at each point (column 3 e + i: along axis i at point e).
 
-    ``locked``: coordinates whose velocity a constraint holds (a joint motor of PyBullet's
-    ``POSITION_CONTROL`` / ``VELOCITY_CONTROL``, a hard velocity constraint in its solver
-    while below its force limit): their velocities do not respond, the others respond as the
-    constrained system, (M^-1 - M^-1 S^T (S M^-1 S^T)^-1 S M^-1) J^T with S the rows of the
-    locked coordinates (the constraint impulse lambda = -(S M^-1 S^T)^-1 S M^-1 J^T P;
-    Featherstone, *Rigid Body Dynamics Algorithms*, 2008, Sect. 8.1)."""
-    jt = jac.reshape(-1, jac.shape[-1]).T
-    if locked is None or not len(locked):
-        return np.linalg.solve(mass_matrix, jt)
-    minv = np.linalg.inv(mass_matrix)
-    resp = minv @ jt
-    s = np.asarray(locked, dtype=np.int64)
-    return resp - minv[:, s] @ np.linalg.solve(minv[np.ix_(s, s)], resp[s])
-
-
-def articulated_delassus_dense(W: np.ndarray, contact: np.ndarray, sign: np.ndarray,
-                               jac: np.ndarray, minv_jt: np.ndarray) -> None:
-    """Add one articulated body's part of W into the dense ``W`` (3K, 3K): entries e (contact
-    ``contact[e]``, side ``sign[e]``: +1 for b, -1 for a), point Jacobians ``jac``
-    (E, 3, n_dof) in the coordinates of the body's mass matrix M, their
-    :func:`articulated_response` ``minv_jt`` (n_dof, 3E); W_ij += s_i s_j J_i M^-1 J_j^T."""
-    full = jac.reshape(-1, jac.shape[-1]) @ minv_jt  # (3E, 3E)
-    s = np.repeat(np.asarray(sign, dtype=float), 3)
-    full *= s[:, None] * s[None, :]
-    idx = (3 * np.asarray(contact)[:, None] + np.arange(3)[None, :]).ravel()
-    if len(set(np.asarray(contact).tolist())) == len(contact):
-        W[np.ix_(idx, idx)] += full
-    else:  # a contact between two links of the body: both its sides add in
-        np.add.at(W, (idx[:, None], idx[None, :]), full)
+    ``jac`` (E, 3, n_dof) the contact sides' point Jacobians (world axes) in the coordinates of
+    the mass matrix ``mm`` (n_dof, n_dof); ``locked`` (S,) int64 the coordinates whose velocity
+    a constraint holds (a joint motor of PyBullet's ``POSITION_CONTROL`` /
+    ``VELOCITY_CONTROL``, a hard velocity constraint while below its force limit): they do not
+    respond and the others respond as the constrained system, (M^-1 - M^-1 S^T (S M^-1 S^T)^-1
+    S M^-1) J^T with S the rows of the locked coordinates (Featherstone, *Rigid Body Dynamics
+    Algorithms*, 2008, Sect. 8.1); ``cont`` (E,) each side's contact, ``sgn`` (E,) +1 for side
+    b, -1 for side a: W_ij += s_i s_j J_i M^-1 J_j^T (a contact between two links of the body
+    gets both its sides)."""
+    ne, n = jac.shape[0], jac.shape[2]
+    jrows = np.ascontiguousarray(jac.reshape(3 * ne, n))
+    jt = np.ascontiguousarray(jrows.T)
+    if locked.shape[0] == 0:
+        minv_jt = np.ascontiguousarray(np.linalg.solve(mm, jt))
+    else:
+        minv = np.linalg.inv(mm)
+        resp = minv @ jt
+        ns = locked.shape[0]
+        ss = np.empty((ns, ns))
+        cs = np.empty((n, ns))
+        rs = np.empty((ns, 3 * ne))
+        for i in range(ns):
+            for j in range(ns):
+                ss[i, j] = minv[locked[i], locked[j]]
+            for j in range(n):
+                cs[j, i] = minv[j, locked[i]]
+            for j in range(3 * ne):
+                rs[i, j] = resp[locked[i], j]
+        minv_jt = np.ascontiguousarray(resp - cs @ np.ascontiguousarray(np.linalg.solve(ss, rs)))
+    full = jrows @ minv_jt
+    for i in range(3 * ne):
+        si = sgn[i // 3]
+        ri = 3 * cont[i // 3] + i % 3
+        for j in range(3 * ne):
+            W[ri, 3 * cont[j // 3] + j % 3] += si * sgn[j // 3] * full[i, j]
+    return minv_jt
 
 
 def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:

@@ -1,0 +1,187 @@
+"""The articulated bodies of a :class:`~mbplugin.bullet.BulletContacts` (PyBullet's side of
+their contacts): the blocks of W = J M^-1 J^T (:class:`~mbplugin.hosts.ArticulatedBlock`: point
+Jacobians and mass matrix from PyBullet, the joints its motors hold), and the resets that put
+them onto the implicit step's solved state or correct their positions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mbplugin.bullet.fast_step import link_points, world_jacobians
+from mbplugin.bullet.geometry import xyzw_to_wxyz
+from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
+from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
+
+
+class BulletArticulated:
+    """The articulated bodies ``bodies`` (PyBullet ids) of a backend's rows: ``rows_arr`` (N,
+    2) the rows' (body, link), ``frame_pos`` (N, 3) m the links' URDF frame origins of the
+    last state read (the backend's arrays, shared). A block's ``tag`` is (body, its base's
+    rotation matrix, its moving joints)."""
+
+    def __init__(self, client: Any, bodies: list[int], rows_arr: np.ndarray,
+                 frame_pos: np.ndarray) -> None:
+        self.client = client
+        self.bodies = bodies
+        self.rows_arr = rows_arr
+        self.frame_pos = frame_pos
+        self._joints: dict[int, list[int]] = {}  # see moving_joints
+
+    def blocks(self, batch: ContactBatch, bodies: BodyState,
+               kind: np.ndarray) -> list[ArticulatedBlock]:
+        """The articulated bodies' blocks of W (``kind`` (N,) the rows' kinds): per body with a
+        contact, its contacts' point Jacobians J (``calculateJacobian``, world axes), mass
+        matrix M (``calculateMassMatrix``) and the joints its motors hold (the response M^-1
+        J^T and J M^-1 J^T are :class:`~mbplugin.hosts.HostStep`'s)."""
+        out = []
+        c = self.client
+        for body in self.bodies:
+            # this body's contact sides: (contact, row, sign)
+            on_b = self.rows_arr[batch.b, 0] == body
+            on_a = (batch.a >= 0) & (self.rows_arr[batch.a, 0] == body)
+            on_b &= kind[batch.b] == ARTICULATED
+            on_a &= kind[batch.a] == ARTICULATED
+            if not (on_b.any() or on_a.any()):
+                continue
+            ib, ia = np.flatnonzero(on_b), np.flatnonzero(on_a)
+            cont = np.concatenate([ib, ia])
+            rows = np.concatenate([batch.b[ib], batch.a[ia]])
+            sgn = np.concatenate([np.ones(len(ib)), -np.ones(len(ia))])
+            point = batch.point[cont]
+            joints = self.moving_joints(body)
+            states = c("getJointStates", body, joints) if joints else []
+            q = [js[0] for js in states]
+            mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
+            # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
+            # velocity motors) acted in the last step: held by a velocity constraint
+            off = mm.shape[0] - len(q)
+            locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
+            # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
+            # they do not change when the base turns); the contact layer works in world
+            base_p, base_o = c("getBasePositionAndOrientation", body)
+            r_base = np.array(c.p.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+            jac = np.zeros((len(cont), 3, mm.shape[0]))
+            zero = [0.0] * len(q)
+            lks = self.rows_arr[rows, 1]
+            moving = (lks != -1) if joints else np.zeros(len(cont), dtype=bool)
+            # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
+            # inertial frame (measured: the point's velocity J qd equals the host's,
+            # v + omega x r, to rounding only so, for links whose centre of mass is off their
+            # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
+            # the state read's link poses (getLinkState with computeForwardKinematics)
+            local = np.empty((len(cont), 3))
+            link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
+            local = local.tolist()
+            pb, cid = c.p, c.id
+            for e in np.flatnonzero(moving).tolist():
+                jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
+                                              physicsClientId=cid)[0]
+            # world axes; the base, or no moving joint (links on fixed joints of a floating
+            # base: one rigid body; calculateJacobian wants a joint): the point's velocity in
+            # the base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
+            # base coordinates (omega, v)
+            world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
+            out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
+                                        tag=(body, r_base, joints)))
+        return out
+
+    def moving_joints(self, body: int) -> list[int]:
+        """The joints of ``body`` that are not fixed (the coordinates of PyBullet's mass
+        matrix and Jacobians), read once per body."""
+        cache = self._joints
+        if body not in cache:
+            c = self.client
+            cache[body] = [j for j in range(int(c("getNumJoints", body)))
+                           if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
+        return cache[body]
+
+    def respond(self, blocks: list[ArticulatedBlock], dqs: list[np.ndarray], dt: float) -> float:
+        """Put the articulated bodies' state after a host step taken with P_lin onto the state
+        with P_lin + dP: each block's joint and base velocities change by ``dqs`` (its M^-1
+        J^T dP: the mass matrix and point Jacobians of the step's start, the frame of W) and
+        positions by dt times that (the host's semi-implicit update; a base's orientation
+        turned by dt times its angular velocity change), by PyBullet's resets. Returns the
+        largest joint or base angular speed seen (rad/s)."""
+        spin = 0.0  # the largest joint or base angular speed seen (rad/s)
+        c = self.client
+        for blk, dq in zip(blocks, dqs, strict=True):
+            body, r_base, joints = blk.tag
+            floating = len(dq) == len(joints) + 6
+            if joints:
+                dj = (dq[6:] if floating else dq).tolist()
+                states = c("getJointStates", body, joints)
+                spin = max(spin, max(abs(s[1]) for s in states))
+                c("resetJointStatesMultiDof", body, joints,
+                  [[s[0] + dt * d] for s, d in zip(states, dj, strict=True)],
+                  [[s[1] + d] for s, d in zip(states, dj, strict=True)])
+            if floating:
+                pos, orn = c("getBasePositionAndOrientation", body)
+                vel, om = c("getBaseVelocity", body)
+                spin = max(spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
+                dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
+                c("resetBasePositionAndOrientation", body,
+                  [x + dt * d for x, d in zip(pos, dv, strict=True)],
+                  turn_xyzw(orn, [dt * w for w in dw]))
+                c("resetBaseVelocity", body, [x + d for x, d in zip(vel, dv, strict=True)],
+                  [x + d for x, d in zip(om, dw, strict=True)])
+        return spin
+
+    def correct(self, blocks: list[ArticulatedBlock], batch: ContactBatch,
+                mu_of: np.ndarray) -> None:
+        """The position correction of the articulated bodies of ``blocks`` (the last W's;
+        ``correct_articulated``): position impulses ``mu_of`` (K,) N s along the contacts'
+        normals (on side b, minus on side a) through the joint-space mass matrix,
+        dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
+        the base frame, then the joints), applied by PyBullet's resets (velocities kept)."""
+        c = self.client
+        for blk in blocks:
+            cont, sgn, jac, mm = blk.contact, blk.sign, blk.jac, blk.mass_matrix
+            body, r_base, joints = blk.tag
+            f = (sgn * mu_of[cont])[:, None] * batch.normal[cont]
+            if not np.any(f):
+                continue
+            dq = np.linalg.solve(mm, np.einsum("eij,ei->j", jac, f))
+            qd = [float(c("getJointState", body, j)[1]) for j in joints]
+            qs = [float(c("getJointState", body, j)[0]) for j in joints]
+            floating = mm.shape[0] == len(joints) + 6
+            if floating:
+                pos, orn = c("getBasePositionAndOrientation", body)
+                vel, om = c("getBaseVelocity", body)
+                dth = r_base @ dq[:3]
+                qb = xyzw_to_wxyz(orn)
+                ang = float(np.linalg.norm(dth))
+                if ang > 0:
+                    qb = quat_mul(axis_angle_quat(dth, ang), qb)
+                c("resetBasePositionAndOrientation", body, list(np.asarray(pos) + r_base @ dq[3:6]),
+                  [qb[1], qb[2], qb[3], qb[0]])
+                c("resetBaseVelocity", body, list(vel), list(om))
+            dj = dq[6:] if floating else dq
+            for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
+                c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
+
+
+def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
+    """The quaternion ``q`` (x, y, z, w) turned by the rotation vector ``rotvec`` (rad, world
+    frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
+    velocity over a step (one body: plain floats, no arrays)."""
+    ax, ay, az = rotvec
+    ang = math.sqrt(ax * ax + ay * ay + az * az)
+    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
+    w1, x1, y1, z1 = math.cos(0.5 * ang), s * ax, s * ay, s * az
+    x2, y2, z2, w2 = q
+    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
+
+
+def quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The Hamilton product p q of two quaternions [w, x, y, z] (one pair: no batching)."""
+    w1, x1, y1, z1 = p
+    w2, x2, y2, z2 = q
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])

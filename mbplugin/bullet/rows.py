@@ -1,0 +1,146 @@
+"""Reading PyBullet: the rows of a :class:`~mbplugin.bullet.BulletContacts` (the bodies and
+links in a managed pair) with their kinds, masses, inertias and lateral friction, and their
+state at each host step (two PyBullet calls per base, one per body for its links)."""
+
+from __future__ import annotations
+
+import warnings
+from itertools import chain, repeat
+from typing import Any
+
+import numpy as np
+
+from mbplugin.bullet.fast_step import read_state
+from mbplugin.bullet.geometry import xyzw_to_wxyz
+from mbplugin.contact import BodyState
+from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
+
+
+def row_kind(c: Any, body: int, link: int) -> int:
+    """FREE, STATIC or ARTICULATED of the row (``body``, ``link``) of client ``c``: a body
+    without joints is free or static by its base mass; a link of a fixed base joined to it
+    by fixed joints only is static; every other link is articulated."""
+    nj = int(c("getNumJoints", body))
+    base_mass = float(c("getDynamicsInfo", body, -1)[0])
+    if nj == 0:
+        return STATIC if base_mass <= 0 else FREE
+    if base_mass <= 0:
+        # a fixed base: the base, and a link joined to it through fixed joints only, cannot
+        # move (a robot arm's mounting plate, a fixed-base body's fixed links)
+        while link != -1:
+            info = c("getJointInfo", body, link)
+            if info[2] != c.p.JOINT_FIXED:
+                return ARTICULATED
+            link = int(info[16])
+        return STATIC
+    return ARTICULATED
+
+
+class BulletRows:
+    """The rows ``rows`` ((body, link), sorted) of kinds ``kind`` (N,) in client ``client``:
+    ``mass`` (N,) kg (static rows: inf), ``inertia`` (N, 3) the principal moments (kg m^2),
+    ``inv_inertia`` (N, 3, 3) their body-frame inverse (static rows: 0), ``lateral_ext``
+    (N + 1,) the links' lateral friction (index -1: 1), ``frame_pos`` (N, 3) m the links' URDF
+    frame origins of the last :meth:`state`; read once when built (a warning names links with
+    a rolling or spinning friction, which the managed pairs do not model, unless
+    ``friction_mode`` is "none")."""
+
+    def __init__(self, client: Any, rows: list[tuple[int, int]], kind: np.ndarray,
+                 friction_mode: str) -> None:
+        self.client = client
+        self.rows = rows
+        self.kind = kind
+        c = client
+        n = len(self.rows)
+        self.mass = np.zeros(n)
+        self.inertia = np.zeros((n, 3))
+        lateral = np.ones(n + 1)  # index -1 (static world geometry, never a row): 1
+        spin_roll = []
+        for i, (b, lk) in enumerate(self.rows):
+            info = c("getDynamicsInfo", b, lk)
+            self.mass[i] = info[0]
+            self.inertia[i] = info[2]
+            lateral[i] = info[1]
+            if info[6] != 0 or info[7] != 0:
+                spin_roll.append((b, lk))
+        # the links' lateral friction (the default friction's pair coefficients), read here
+        self.lateral_ext = lateral
+        if spin_roll and friction_mode != "none":
+            warnings.warn(f"links {spin_roll[:3]} have a rolling or spinning friction; the "
+                          "backend's managed pairs model sliding friction only (their rolling "
+                          "and spinning friction are not applied)", stacklevel=4)
+        fixed = self.kind == STATIC
+        self.inv_inertia = np.zeros((n, 3, 3))
+        for i in np.flatnonzero(~fixed):
+            with np.errstate(divide="ignore"):
+                d = np.where(self.inertia[i] > 0, 1.0 / self.inertia[i], 0.0)
+            self.inv_inertia[i] = np.diag(d)
+        self.mass = np.where(fixed, np.inf, self.mass)
+        # the state read's row lists (fixed until the next rebuild): bases and links
+        base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
+        self._base_rows = np.array(base, dtype=np.int64)
+        self._base_ids = [self.rows[i][0] for i in base]
+        self._all_base = len(base) == n
+        self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
+        groups: dict[int, tuple[list[int], list[int]]] = {}
+        for i, b, lk in self._link_rows:
+            groups.setdefault(b, ([], []))[0].append(lk)
+            groups[b][1].append(i)
+        self._link_groups = [(b, lks, np.array(rows, dtype=np.int64))
+                             for b, (lks, rows) in groups.items()]
+        # the state read's masses (static rows: 1) and fixed flags (shared, read-only)
+        self._fixed_read = self.kind == STATIC
+        self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
+        self._fixed_read.flags.writeable = self._mass_read.flags.writeable = False
+        self.frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
+
+    def state(self) -> BodyState:
+        """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
+        them now, as a BodyState."""
+        c = self.client
+        c.check()
+        n = len(self.rows)
+        ids = self._base_ids
+        if self._link_groups:  # links (a robot): one flat read, one compiled scatter
+            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
+                                            self._link_groups, n, self.frame_pos)
+            return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                             self._fixed_read)
+        if not (self._all_base and ids):
+            pos, quat, vel, om = np.zeros((n, 3)), np.zeros((n, 4)), np.zeros((n, 3)), \
+                np.zeros((n, 3))
+        # bases: two PyBullet calls per body (mapped in C, no Python frame per body), gathered
+        # into arrays at once
+        if ids:
+            cid, pb, nb = c.id, c.p, len(ids)
+            ps = np.fromiter(chain.from_iterable(chain.from_iterable(
+                map(pb.getBasePositionAndOrientation, ids, repeat(cid)))),
+                dtype=float, count=7 * nb).reshape(-1, 7)
+            vs = np.fromiter(chain.from_iterable(chain.from_iterable(
+                map(pb.getBaseVelocity, ids, repeat(cid)))),
+                dtype=float, count=6 * nb).reshape(-1, 6)
+            if self._all_base:  # every row a base: the arrays as read
+                pos, quat = ps[:, 0:3].copy(), xyzw_to_wxyz(ps[:, 3:7])
+                vel, om = vs[:, 0:3].copy(), vs[:, 3:6].copy()
+            else:
+                base = self._base_rows
+                pos[base] = ps[:, 0:3]
+                quat[base] = xyzw_to_wxyz(ps[:, 3:7])
+                vel[base] = vs[:, 0:3]
+                om[base] = vs[:, 3:6]
+        # links: always with computeForwardKinematics. Without it PyBullet returns the link
+        # poses cached before the last stepSimulation moved the joints (measured on the A1: after
+        # a step, a toe's position read without it equals the one read with it one step earlier)
+        # and velocities through that stale kinematics (4-9 cm/s off at a swinging toe)
+        # (one call per body; the link frames' origins kept for calculateJacobian, whose
+        # point is relative to the link frame, see bullet/articulated.py)
+        for body, lks, rows in self._link_groups:
+            sts = c("getLinkStates", body, lks, computeLinkVelocity=1,
+                    computeForwardKinematics=1)
+            # (com position, com orientation, frame origin, velocity, angular velocity)
+            arr = np.array([st[0] + st[1] + st[4] + st[6] + st[7] for st in sts])
+            pos[rows], quat[rows] = arr[:, 0:3], xyzw_to_wxyz(arr[:, 3:7])
+            self.frame_pos[rows] = arr[:, 7:10]
+            vel[rows], om[rows] = arr[:, 10:13], arr[:, 13:16]
+        return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
+                         self._fixed_read)

@@ -1,0 +1,110 @@
+"""The position correction of free rows after a host's semi-implicit step, written once for
+every host (``BulletContacts``, :class:`~mbplugin.hosts.loop.ContactLoop`).
+
+A host steps a free body with semi-implicit Euler: a body that bounced inside the host step is
+placed as if the step's impulse had acted at its start, so the host's end overlap of a contact
+differs from the integrated one. The correction makes them equal by a position impulse mu n
+on side b (-mu n on side a) of each corrected contact, with N^T W N mu = delta_host -
+delta_integrated (W the step's Delassus operator), which moves a free row by dx = sum f / m
+and turns it by dth = sum I_w^-1 (r x f); velocities are kept. When the host's end overlaps
+can be predicted to equal the integrated ones (contacts at rest) there is nothing to correct
+and the host need not be read (:func:`overlap_predicted`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin.contact import ContactBatch
+from mbplugin.hosts.arrays import assign, cross_rows, norm_rows
+from mbplugin.hosts.protocol import FREE
+from mbplugin.pipeline.delassus import normal_delassus, solve_blocks
+
+#: smallest position correction applied to a free row (m, and rad for its rotation)
+MOVE_MIN = 1e-12
+
+
+def overlap_predicted(batch: ContactBatch, W: Any, res: Any, a_free: np.ndarray,
+                      omega: np.ndarray, dt: float, sel: np.ndarray | None = None) -> bool:
+    """True when the host's semi-implicit step of the contacts ``sel`` (indices; None: all)
+    needs no position correction: with the step's impulse P (``res.impulse``) and the free
+    acceleration ``a_free`` (K, 3) m/s^2 a contact's end velocity is u1 = u0 + a_free dt + W P
+    and its host overlap delta0 - dt n.u1 (exact for contact points moving by less than
+    MOVE_MIN over the step: no rotation or curvature term); True when that equals the
+    integrated overlap ``res.delta`` within MOVE_MIN, and neither the contact points (u1 dt)
+    nor the lever arms (``omega`` (N, 3) rad/s of the rows at the step start) move by more
+    than MOVE_MIN."""
+    a, b, ra, rb = batch.a, batch.b, batch.ra, batch.rb
+    n, vt, ddelta, delta = batch.normal, batch.vt, batch.ddelta, batch.delta
+    wp = (W @ res.impulse.ravel()).reshape(-1, 3)
+    d_end = res.delta
+    if sel is not None:
+        a, b, ra, rb, n, vt = a[sel], b[sel], ra[sel], rb[sel], n[sel], vt[sel]
+        ddelta, delta, a_free, wp, d_end = (ddelta[sel], delta[sel], a_free[sel], wp[sel],
+                                            d_end[sel])
+    u0 = vt - ddelta[:, None] * n
+    u1 = u0 + a_free * dt + wp
+    pred = delta - dt * np.einsum("ki,ki->k", u1, n)
+    # cheapest test first (a moving contact fails it)
+    if np.max(np.abs(pred - d_end)) > MOVE_MIN or np.max(dt * norm_rows(u1)) > MOVE_MIN:
+        return False
+    if omega.any():  # (no row turns: every lever arm moves by 0)
+        arm = dt * np.maximum(norm_rows(omega[a]) * norm_rows(ra),
+                              norm_rows(omega[b]) * norm_rows(rb))
+        if np.max(arm) > MOVE_MIN:
+            return False
+    return True
+
+
+def candidates(res: Any, d_now: np.ndarray, exclude: np.ndarray | None) -> np.ndarray:
+    """The contacts a correction looks at (indices): those that carried force, or that either
+    side sees touching at the step end (``d_now`` (K,) m the host's overlaps, NaN where not
+    found: the host's free flight differs from the exact one by up to a dt^2 per step, so a
+    contact the integration saw still open may be closed in the host, or the reverse), but not
+    ``exclude`` (K,) (e.g. contacts on articulated links) nor those of large groups (their
+    implicit step solved against the host's update)."""
+    ok = (res.loaded | (d_now > 0) | (res.delta > 0)) & np.isfinite(d_now)
+    if exclude is not None:
+        ok &= ~exclude
+    if res.implicit is not None:
+        ok &= ~res.implicit
+    return np.flatnonzero(ok)
+
+
+def position_impulse(gap: np.ndarray, W: Any, normal: np.ndarray, sel: np.ndarray,
+                     wdiag: np.ndarray | None) -> np.ndarray:
+    """mu (S,) N s of the contacts ``sel`` from N^T W N mu = ``gap`` (S,) m (block diagonal
+    over the groups of contacts coupled through W: one small solve per group); ``wdiag`` (S,):
+    n.W n of the selected contacts when W is block diagonal (a division each)."""
+    if wdiag is not None:
+        mu = np.zeros(len(sel))
+        np.divide(gap, wdiag, out=mu, where=wdiag != 0)
+        return mu
+    wnn = normal_delassus(W, normal)
+    if len(sel) < len(normal):
+        wnn = wnn[sel][:, sel]
+    return solve_blocks(wnn, gap, rcond=1e-10)
+
+
+def displacement(kind: np.ndarray, mass: np.ndarray, inv_i_w: np.ndarray,
+                 sides: tuple[tuple[np.ndarray, float, np.ndarray], ...], mu: np.ndarray,
+                 normal: np.ndarray, block_diagonal: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(dx, dth) (N, 3) (m, rad) of the free rows under the position impulses mu n:
+    ``sides`` ((rows, sign, r), ...) of the selected contacts (side b with +1, side a with -1,
+    r (S, 3) m), ``normal`` (S, 3); ``kind`` (N,), ``mass`` (N,) kg, ``inv_i_w`` (N, 3, 3)
+    1/(kg m^2). With W block diagonal no row is a side of two contacts (one term per row)."""
+    nr = len(kind)
+    dx, dth = np.zeros((nr, 3)), np.zeros((nr, 3))
+    put = assign if block_diagonal else np.add.at
+    for side, sgn, r in sides:
+        free = kind[side] == FREE
+        if not free.any():  # e.g. the ground's side of N bodies on it
+            continue
+        f = sgn * mu[:, None] * normal
+        if not free.all():
+            side, f, r = side[free], f[free], r[free]
+        put(dx, side, f / mass[side][:, None])
+        put(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], cross_rows(r, f)))
+    return dx, dth

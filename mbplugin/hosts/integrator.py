@@ -1,0 +1,234 @@
+"""The contact-space integration of one host step, and what carries over to the next: the
+part of a host backend between W and the forces it hands to its host (shared/DESIGN.md,
+"Integration, events, hosts": reading the host, building W, integrating, correcting positions
+and keeping state are different objects; this is the integrating one, written once for every
+host: ``BulletContacts`` and :class:`~mbplugin.hosts.loop.ContactLoop` drive it).
+
+Two ways through a host step:
+
+* :meth:`ContactIntegrator.integrate` (free and static rows, or ``articulated="substep"``):
+  the exact sub-stepper :func:`mbplugin.pipeline.substep.contact_space` (groups of coupled
+  contacts, DOP853 / Radau, events located and booked by the store; groups too large for it
+  by the implicit step of :mod:`mbplugin.pipeline.large_groups`) over [t, t + dt] with the
+  contacts' free acceleration; each contact's next solver step and solver, the large groups'
+  impulses and the tangential springs carry to the next host step by contact key;
+* :meth:`ContactIntegrator.begin` / :meth:`ContactIntegrator.after` (a contact on an
+  articulated link, ``articulated="implicit"``): the host-consistent implicit step
+  (:class:`mbplugin.pipeline.implicit.ImplicitStep`): begun before the host step with each
+  contact's last impulse P_lin, solved after it from the host's end state, the difference
+  applied through the host's response, with verification rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.hosts.arrays import cross_rows, lookup, norm_rows
+from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.substep import SubstepStats, contact_space
+
+#: the implicit step's verification rounds (``verify``): another round while a contact's host
+#: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
+VERIFY_TOL = 1e-3
+#: ... and the velocity change (m/s) of a correction below which no round is needed, and the
+#: velocity difference (m/s, added to VERIFY_TOL relative) that calls for another round
+VERIFY_DU = 1e-5
+#: the distance (m) within which the implicit step looks for its contacts after the host step
+LOST_MARGIN = 1.0
+
+#: the implicit step's read of the host after its step: (the rows' state, the batch's
+#: overlaps (K,) m, relative velocities (K, 3) m/s, found (K,)) (see :func:`host_contacts`)
+Read = Callable[[], tuple[BodyState, np.ndarray, np.ndarray, np.ndarray]]
+#: the implicit step's response: put the host onto the state with the extra impulses dP (K, 3)
+#: N s (on side b, minus on side a) from ``bodies``; returns the largest joint or base angular
+#: speed seen (rad/s)
+Respond = Callable[[ContactBatch, np.ndarray, BodyState], float]
+
+
+class ContactIntegrator:
+    """One host step's contact-space integration with the carries between host steps (module
+    docstring). ``store`` the contact store (set again when the owner rebuilds its model),
+    ``friction`` the regularised friction law (or None), ``rtol``, ``stick``, ``solver``,
+    ``large_groups``, ``verify``: the backend's options (checked by
+    :func:`mbplugin.hosts.options.check_options`)."""
+
+    def __init__(self, store: Any, friction: Any, rtol: float, stick: Any, solver: str,
+                 large_groups: str, verify: int) -> None:
+        self.store = store
+        self.friction, self.rtol, self.stick = friction, rtol, stick
+        self.solver, self.large_groups, self.verify = solver, large_groups, verify
+        self._h: float | None = None
+        self._keys: np.ndarray | None = None
+        # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
+        self._h_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # (keys, impulses) of the last host step when it had large groups (their first guess)
+        self._p_of: tuple[np.ndarray, np.ndarray] | None = None
+        self._stick_keys = np.zeros(0, dtype=np.int64)
+        self._stick_s = np.zeros((0, 3))
+        # the implicit step: (keys, impulses (K, 3)) of the last one (the next one's P_lin)
+        # and the pending one (batch, space, P_lin, u0) between begin and after
+        self._warm: tuple[np.ndarray, np.ndarray] | None = None
+        self.pending: tuple[ContactBatch, ImplicitStep, np.ndarray, np.ndarray] | None = None
+
+    def forget_warm(self) -> None:
+        """No implicit-step impulse carries to the next step (no contact, new keys)."""
+        self._warm = None
+
+    def stick_start(self, batch: ContactBatch) -> np.ndarray | None:
+        """Each contact's tangential spring (K, 3) m at the step start (zero for a new one),
+        None without ``stick``."""
+        if self.stick is None:
+            return None
+        pos = lookup(self._stick_keys, batch.key)
+        return np.where((pos >= 0)[:, None], self._stick_s[np.maximum(pos, 0)], 0.0) \
+            if len(self._stick_keys) else np.zeros((len(batch), 3))
+
+    def integrate(self, batch: ContactBatch, W: Any, a_free: np.ndarray, u0: np.ndarray,
+                  s0: np.ndarray | None, t: float, dt: float,
+                  mu: np.ndarray | None) -> Any:
+        """The managed contacts over [t, t + dt] (:func:`contact_space`) from their overlaps
+        and relative velocities ``u0`` (K, 3) m/s with the free acceleration ``a_free`` (K, 3)
+        m/s^2, W (3K, 3K) sparse, springs ``s0``, per-contact friction coefficients ``mu``;
+        each contact's first solver step and solver from the last host step (by key). Returns
+        the sub-stepper's result (impulses, end overlaps and velocities, stats)."""
+        self._warm = None
+        store = self.store
+        p0 = None
+        if self._p_of is not None:  # the impulses of the last host step, by key
+            pos = lookup(self._p_of[0], batch.key)
+            p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
+        space = contact_space(store, batch, W, a_free, self.friction, self.rtol,
+                              self.stick, s0, self.solver, self.large_groups, p0, mu)
+        h0 = self._h if (self._h and self._keys is not None
+                         and np.array_equal(self._keys, store.keys)) else None
+        m0 = None
+        if self._h_of is not None:  # the compiled path: each contact's next step and solver
+            pos = lookup(self._h_of[0], batch.key)
+            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
+            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+        res = space.integrate(t, dt, batch.delta.copy(), u0, h0, m0)
+        self._h, self._keys = res.last_step, store.keys.copy()
+        self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
+        self._h_of = (None if res.h_next is None
+                      else (batch.key.copy(), res.h_next, res.method_next))
+        if self.stick is not None:
+            keep = lookup(store.keys, batch.key) >= 0  # contact still active
+            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
+        return res
+
+    # -- the implicit step of contacts on articulated rows ----------------------------------------
+    def begin(self, batch: ContactBatch, W: Any, u0: np.ndarray, s0: np.ndarray | None,
+              t: float, mu: np.ndarray | None) -> np.ndarray:
+        """The implicit step's start (:mod:`mbplugin.pipeline.implicit`): returns the impulse
+        P_lin (K, 3) N s the host steps with (each contact's impulse of the last step, zero
+        for a new contact); :meth:`after` solves the step from the host's end state."""
+        P_lin = np.zeros((len(batch), 3))
+        if self._warm is not None:
+            pos = lookup(self._warm[0], batch.key)
+            hit = pos >= 0
+            P_lin[hit] = self._warm[1][pos[hit]]
+        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
+                             compiled=self.solver != "scipy", mu=mu)
+        space.begin(t, batch.delta, u0)
+        self.pending = (batch, space, P_lin, u0)
+        return P_lin
+
+    def after(self, dt: float, read: Read, respond: Respond) -> tuple[ContactBatch, Any, Any]:
+        """Solve the pending implicit step's impulse from the host's end state (``read``) and
+        put the host onto it (``respond``): the host stepped with P_lin; its end state with P
+        is its end state with P_lin plus the response to P - P_lin. ``verify`` further rounds
+        re-read the host and solve again from its corrected state while its overlaps differ
+        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m. Returns (batch,
+        the solve's result, the rounds' stats)."""
+        assert self.pending is not None
+        batch, space, P_lin, _ = self.pending
+        self.pending = None
+        bodies, d_h, u_h, found = read()
+        res = space.solve(dt, d_h, u_h, P_lin)
+        stats = res.stats
+        dP = res.impulse - P_lin
+        spin = respond(batch, dP, bodies)
+        for _ in range(self.verify):
+            # the response to dP is first order: W of the step's start, the host's is J(q1)
+            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
+            # step); a correction whose error so estimated is below VERIFY_DU is not verified
+            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                    * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
+                break
+            bodies, d_h, u_h, found = read()
+            # per contact: the overlap, and the velocity
+            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
+                   | (norm_rows(u_h - res.u) > VERIFY_TOL * norm_rows(res.u) + VERIFY_DU))
+            if not np.any(off & found):
+                break
+            P0 = res.impulse
+            res = space.solve(dt, d_h, u_h, P0)
+            stats.steps += res.stats.steps
+            stats.nfev += res.stats.nfev
+            dP = res.impulse - P0
+            spin = respond(batch, dP, bodies)
+        space.finish(res)
+        stats.wall = res.stats.wall
+        self._h, self._keys = dt, self.store.keys.copy()
+        self._h_of = None
+        keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
+        if self.stick is not None:
+            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
+        self._warm = (batch.key[keep], res.impulse[keep])
+        return batch, res, stats
+
+
+def step_info(info: Any, res: Any, stats: SubstepStats, normal: np.ndarray, dt: float) -> None:
+    """Fill a host step's info (``StepInfo`` of a backend) from the implicit step's solve:
+    stats, mean normal force (N), end overlap (m), end slip speed (m/s)."""
+    un = np.einsum("ki,ki->k", res.u, normal)
+    info.stats = stats
+    info.normal_force = np.einsum("ki,ki->k", res.impulse, normal) / dt
+    info.delta = res.delta.copy()
+    info.slip = norm_rows(res.u - un[:, None] * normal)
+
+
+def host_contacts(now: ContactBatch, batch: ContactBatch, u0: np.ndarray,
+                  margin: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The batch's contacts as found again in a host state (``now``: their pairs detected
+    there within ``margin`` m, at least LOST_MARGIN, far beyond a host step's motion):
+    overlaps (K,) m, relative velocities (K, 3) m/s and whether each was found (K,); a contact
+    not found gets the overlap -margin and ``u0``."""
+    pos = lookup(now.key, batch.key)
+    found = pos >= 0
+    at = np.maximum(pos, 0)
+    d = np.full(len(batch), -margin)
+    u = u0.copy()
+    if found.any():
+        d[found] = now.delta[at[found]]
+        u[found] = (now.vt[at[found]]
+                    - now.ddelta[at[found]][:, None] * now.normal[at[found]])
+    return d, u, found
+
+
+def free_response(free_row: np.ndarray, mass: np.ndarray, inv_i_w: np.ndarray,
+                  batch: ContactBatch,
+                  dP: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The free rows' response to the impulses dP (K, 3) N s (on side b, minus on side a):
+    (rows, dv (R, 3) m/s = sum dP / m, dw (R, 3) rad/s = sum I_w^-1 (r x dP)) of the rows
+    touched; ``free_row`` (N,) which rows are free bodies, ``mass`` (N,) kg, ``inv_i_w`` (N,
+    3, 3) their world-frame inverse inertia."""
+    nr = len(free_row)
+    dv = np.zeros((nr, 3))
+    dw = np.zeros((nr, 3))
+    touched = np.zeros(nr, dtype=bool)
+    for side, sgn, r in ((batch.b, 1.0, batch.rb), (batch.a, -1.0, batch.ra)):
+        free = np.flatnonzero((side >= 0) & free_row[side])
+        if not len(free):
+            continue
+        rows = side[free]
+        f = sgn * dP[free]
+        np.add.at(dv, rows, f / mass[rows][:, None])
+        np.add.at(dw, rows, np.einsum("kij,kj->ki", inv_i_w[rows], cross_rows(r[free], f)))
+        touched[rows] = True
+    rows = np.flatnonzero(touched)
+    return rows, dv[rows], dw[rows]

@@ -1,0 +1,94 @@
+"""W of a host step: the Delassus operator W = J M^-1 J^T of the managed contacts (3K, 3K),
+built once for every host (``BulletContacts``, :class:`~mbplugin.hosts.loop.ContactLoop`) from
+the formulas of :mod:`mbplugin.pipeline.delassus`: the free rows' part I/m - [r]x I_w^-1 [r]x
+(block diagonal when no row is a side of two contacts, sparse otherwise), the articulated
+bodies' J M^-1 J^T added in by the host backend (dense), each contact's normal-normal entry
+n.W n = 1 / m_eff, and a cache that keeps W while its inputs are bitwise the same (rows at
+rest)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from mbplugin.contact import ContactBatch
+from mbplugin.hosts.arrays import diagonal_blocks
+from mbplugin.hosts.protocol import ARTICULATED, FREE
+from mbplugin.pipeline.delassus import (
+    block_normal_diagonal,
+    free_body_blocks,
+    free_body_delassus,
+    normal_diagonal,
+)
+
+
+def contact_sides(batch: ContactBatch) -> tuple[np.ndarray, ...]:
+    """The 2K sides of the batch's contacts: (contact index, row, sign (-1 side a, +1 side
+    b), lever arm r (2K, 3) m), sides a first."""
+    k = len(batch)
+    contact = np.concatenate([np.arange(k), np.arange(k)])
+    side = np.concatenate([batch.a, batch.b])
+    sign = np.concatenate([-np.ones(k), np.ones(k)])
+    r = np.concatenate([batch.ra, batch.rb])
+    return contact, side, sign, r
+
+
+def free_rows_delassus(kind: np.ndarray, batch: ContactBatch, inv_m: np.ndarray,
+                       inv_i_w: np.ndarray) -> tuple[Any, Any, np.ndarray]:
+    """The free rows' part of W (``kind`` (N,) FREE / STATIC / ARTICULATED per row, ``inv_m``
+    (N,) 1/kg, ``inv_i_w`` (N, 3, 3) world-frame inverse inertia): (W, blocks, art) with
+    ``art`` (2K,) the sides (:func:`contact_sides` order) on articulated rows. Without such a
+    side W is block diagonal (``blocks`` (K, 3, 3), no row a side of two contacts) or sparse
+    (CSR; ``blocks`` None); with one it is dense (3K, 3K), for the articulated bodies' parts
+    to be added in."""
+    k = len(batch)
+    contact, side, sign, r = contact_sides(batch)
+    free = kind[side] == FREE
+    art = kind[side] == ARTICULATED
+    if not art.any():
+        fast = free_body_blocks(k, contact[free], side[free], r[free], inv_m, inv_i_w)
+        if fast is not None:
+            return fast[0], fast[1], art
+        return sp.csr_matrix(free_body_delassus(k, contact[free], sign[free], side[free],
+                                                r[free], inv_m, inv_i_w)), None, art
+    # with an articulated side: W dense (3K, 3K; K is a robot's contacts), the free rows'
+    # part and each articulated body's J M^-1 J^T added in
+    W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
+                            inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
+    return W, None, art
+
+
+def normal_entries(W: Any, blocks: np.ndarray | None, normal: np.ndarray) -> np.ndarray:
+    """n.W n (K,) of each contact (1 / its effective mass, 1/kg), from the diagonal blocks
+    when W is block diagonal."""
+    if blocks is not None:
+        return block_normal_diagonal(blocks, normal)
+    if sp.issparse(W):
+        return normal_diagonal(W, normal)
+    return np.einsum("ki,kij,kj->k", normal, diagonal_blocks(W), normal)
+
+
+class DelassusCache:
+    """W, its normal entries and whether it is block diagonal, kept while every input array
+    of ``key`` is bitwise the same as when it was built (rows at rest: the same sides, lever
+    arms, normals and orientations give the same W)."""
+
+    def __init__(self) -> None:
+        self._hit: tuple[Any, ...] | None = None
+
+    def get(self, key: tuple[np.ndarray, ...]) -> tuple[Any, np.ndarray, bool] | None:
+        """(W, n.W n, block diagonal) built from inputs equal to ``key``, or None."""
+        hit = self._hit
+        if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
+                                   for x, y in zip(hit[0], key, strict=True)):
+            return hit[1], hit[2], hit[3]
+        return None
+
+    def put(self, key: tuple[np.ndarray, ...] | None, W: Any, wnn: np.ndarray,
+            diag: bool) -> None:
+        """Keep W for inputs ``key`` (copied); None forgets (a W with an articulated part
+        depends on the joints too)."""
+        self._hit = (None if key is None
+                     else (tuple(x.copy() for x in key), W, wnn, diag))
