@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 #: Rough compile time (s) of a first run of each command on a 2-core machine; others: DEFAULT.
-ESTIMATE_S: dict[str, int] = {"run": 25, "impact": 15, "compare": 25, "calibrate": 15}
+ESTIMATE_S: dict[str, int] = {"run": 20, "impact": 15, "compare": 15, "calibrate": 15}
 DEFAULT_ESTIMATE_S = 30
 
 MESSAGE = ("mbplugin: compiling numerical kernels for the first run (about {s} s; cached "
