@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.errors import ParameterError
-from mbplugin.host_scene import bounce_record
+from mbplugin.host_scene import bounce_record, impact_peaks
 
 
 class BulletWorld:
@@ -96,10 +96,11 @@ class BulletWorld:
         contacts = self.contacts
         by_id = {(v, -1): k for k, v in self.ids.items()}
         out = []
-        for row in contacts.bounces():
+        peaks = impact_peaks(contacts.store, contacts.mass)
+        for row, d in zip(contacts.bounces(), peaks.tolist(), strict=True):
             a = by_id[contacts.rows[int(row["a"])]]
             b = by_id[contacts.rows[int(row["b"])]]
-            out.append(bounce_record(b, a, row))
+            out.append(bounce_record(b, a, row, d))
         return out
 
     def events(self) -> int:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.errors import ParameterError
-from mbplugin.host_scene import bounce_record
+from mbplugin.host_scene import bounce_record, impact_peaks
 
 
 class MujocoWorld:
@@ -150,11 +150,12 @@ class MujocoWorld:
         world_geoms = {int(g): mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, int(g))
                        for g in contacts.geoms if m.geom_bodyid[g] == 0}
         out = []
-        for row in contacts.bounces():
+        peaks = impact_peaks(contacts.loop.store, contacts.loop.mass)
+        for row, d in zip(contacts.bounces(), peaks.tolist(), strict=True):
             a, b = by_row[int(row["a"])], by_row[int(row["b"])]
             if a == "world":  # a fixed body is a geom of the world body: its geom's name
                 a = _fixed_name(contacts, int(row["key"]), world_geoms)
-            out.append(bounce_record(b, a, row))
+            out.append(bounce_record(b, a, row, d))
         return out
 
     def events(self) -> int:
