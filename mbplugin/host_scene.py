@@ -50,49 +50,53 @@ UNSUPPORTED_BODY = ("count", "grid", "spacing", "jitter", "seed", "rpy_deg", "gr
                     "inertia")
 
 
-def bounce_record(body: str, other: str, row: Any, peak: float = math.nan) -> dict[str, Any]:
+def bounce_record(body: str, other: str, row: Any,
+                  peak: Callable[[], float] | None = None) -> dict[str, Any]:
     """One completed contact of a run's summary (``bounces``) from a row of
     :meth:`~mbplugin.contact.ContactStore.bounces`: body, other, t and t_out (s), v_in and
-    v_out (m/s), cr (-); ``peak`` the impact's peak overlap (m, :func:`impact_peaks`; kept
-    out of the record, for the run's overlap check)."""
+    v_out (m/s), cr (-); ``peak`` gives the impact's peak overlap (m, :func:`impact_peaks`;
+    taken out of the record by the run's overlap check)."""
     rec = {"body": body, "other": other, "t": float(row["t_in"]),
            "t_out": float(row["t_out"]), "v_in": float(row["v_in"]),
            "v_out": float(row["v_out"]), "cr": float(row["cr"])}
-    if math.isfinite(peak):
-        rec["_peak"] = float(peak)
+    if peak is not None:
+        rec["_peak"] = peak
     return rec
 
 
-def impact_peaks(store: Any, mass: np.ndarray) -> np.ndarray:
-    """The peak overlap (m) of each pair's fastest completed impact, one value per row of
-    ``store.bounces()`` (NaN elsewhere): the exact analyser's binary impact
-    (:func:`mbplugin.impact.impact`) of the pair's law at that impact speed between the rows'
-    masses ``mass`` (N,) kg (inf: fixed). A host reads overlaps only at the ends of its steps;
-    an impact fast enough to pass through a body within one step shows here. Pairs whose law
-    the analyser cannot run alone (a stiffness from the contact's geometry, a missing radius)
-    get NaN."""
-    from mbplugin.errors import MBPluginError
-    from mbplugin.impact import impact
-
+def impact_peaks(store: Any, mass: np.ndarray) -> Callable[[int], float]:
+    """``peak(j)``: the peak overlap (m) of row j of ``store.bounces()`` if it is its pair's
+    fastest completed impact (else NaN), computed when asked: the exact analyser's binary
+    impact (:func:`mbplugin.impact.impact`) of the pair's law at that impact speed between the
+    rows' masses ``mass`` (N,) kg (inf: fixed). A host reads overlaps only at the ends of its
+    steps; an impact fast enough to pass through a body within one step shows here. Pairs
+    whose law the analyser cannot run alone (a stiffness from the contact's geometry, a
+    missing radius) get NaN."""
     rows = store.bounces()
-    out = np.full(len(rows), np.nan)
-    if not len(rows):
-        return out
-    ext = np.append(np.asarray(mass, dtype=float), np.inf)  # row -1: the world
-    for key in np.unique(rows["key"]).tolist():  # once per pair after the run
+    fastest: set[int] = set()
+    for key in np.unique(rows["key"]).tolist():  # once per pair, after the run
         idx = np.flatnonzero(rows["key"] == key)
-        j = int(idx[np.argmax(rows["v_in"][idx])])
+        fastest.add(int(idx[np.argmax(rows["v_in"][idx])]))
+    ext = np.append(np.asarray(mass, dtype=float), np.inf)  # row -1: the world
+
+    def peak(j: int) -> float:
+        from mbplugin.errors import MBPluginError
+        from mbplugin.impact import impact
+
+        if j not in fastest:
+            return math.nan
         r = rows[j]
         ma, mb = ext[int(r["a"])], ext[int(r["b"])]
         v = float(r["v_in"])
         if not (v > 0.0 and (math.isfinite(ma) or math.isfinite(mb))):
-            continue
+            return math.nan
         m1, m2 = (ma, mb) if math.isfinite(ma) else (mb, ma)
         try:
-            out[j] = impact(store.laws[int(r["law"])], m1, v, mass2=m2).delta_max
+            return impact(store.laws[int(r["law"])], m1, v, mass2=m2).delta_max
         except MBPluginError:
-            continue
-    return out
+            return math.nan
+
+    return peak
 
 
 def world_class(backend: str) -> Any:
@@ -245,13 +249,20 @@ class HostScene:
             bounces, events = world.bounces(), world.events()
         finally:
             world.close()
+        # an impact that can pass a body within one host step (v_in dt beyond twice the
+        # smaller body's size): its peak overlap from the analyser, which it then compiles
+        # (slower impacts show at the steps' ends)
         index = {name: i for i, name in enumerate(self._all_names())}
         for rec in bounces:
-            d = rec.pop("_peak", None)
-            if d is not None and rec["body"] in index and rec["other"] in index:
-                pf.track_overlaps(peak, np.array([index[rec["other"]]]),
-                                  np.array([index[rec["body"]]]), np.array([d]), sizes,
-                                  self._all_names())
+            ask = rec.pop("_peak", None)
+            ia, ib = index.get(rec["other"]), index.get(rec["body"])
+            if ask is None or ia is None or ib is None:
+                continue
+            if rec["v_in"] * dt > 2.0 * min(sizes[ia], sizes[ib]):
+                d = ask()
+                if math.isfinite(d):
+                    pf.track_overlaps(peak, np.array([ia]), np.array([ib]), np.array([d]),
+                                      sizes, self._all_names())
         warn = list(checked["warnings"])
         deep = pf.overlap_warning(peak)
         if deep:

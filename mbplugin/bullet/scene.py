@@ -12,6 +12,7 @@ frictionless, as in the standalone engine (not PyBullet's default friction).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -97,10 +98,10 @@ class BulletWorld:
         by_id = {(v, -1): k for k, v in self.ids.items()}
         out = []
         peaks = impact_peaks(contacts.store, contacts.mass)
-        for row, d in zip(contacts.bounces(), peaks.tolist(), strict=True):
+        for j, row in enumerate(contacts.bounces()):
             a = by_id[contacts.rows[int(row["a"])]]
             b = by_id[contacts.rows[int(row["b"])]]
-            out.append(bounce_record(b, a, row, d))
+            out.append(bounce_record(b, a, row, partial(peaks, j)))
         return out
 
     def events(self) -> int:

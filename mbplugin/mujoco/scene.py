@@ -13,6 +13,7 @@ friction table is frictionless, as in the standalone engine (not MuJoCo's geom f
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -151,11 +152,11 @@ class MujocoWorld:
                        for g in contacts.geoms if m.geom_bodyid[g] == 0}
         out = []
         peaks = impact_peaks(contacts.loop.store, contacts.loop.mass)
-        for row, d in zip(contacts.bounces(), peaks.tolist(), strict=True):
+        for j, row in enumerate(contacts.bounces()):
             a, b = by_row[int(row["a"])], by_row[int(row["b"])]
             if a == "world":  # a fixed body is a geom of the world body: its geom's name
                 a = _fixed_name(contacts, int(row["key"]), world_geoms)
-            out.append(bounce_record(b, a, row, d))
+            out.append(bounce_record(b, a, row, partial(peaks, j)))
         return out
 
     def events(self) -> int:
