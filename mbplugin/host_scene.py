@@ -73,10 +73,11 @@ def impact_peaks(store: Any, mass: np.ndarray) -> Callable[[int], float]:
     whose law the analyser cannot run alone (a stiffness from the contact's geometry, a
     missing radius) get NaN."""
     rows = store.bounces()
-    fastest: set[int] = set()
-    for key in np.unique(rows["key"]).tolist():  # once per pair, after the run
-        idx = np.flatnonzero(rows["key"] == key)
-        fastest.add(int(idx[np.argmax(rows["v_in"][idx])]))
+    # per key the row of the largest v_in: sorted by key then v_in, the last of each key
+    order = np.lexsort((rows["v_in"], rows["key"]))
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = rows["key"][order][1:] != rows["key"][order][:-1]
+    fastest = set(order[last].tolist())
     ext = np.append(np.asarray(mass, dtype=float), np.inf)  # row -1: the world
 
     def peak(j: int) -> float:
