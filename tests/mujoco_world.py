@@ -32,3 +32,18 @@ def body_z(m: mujoco.MjModel, d: mujoco.MjData, name: str) -> float:
     b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
     return float(d.qpos[m.jnt_qposadr[m.body_jntadr[b]] + 2])
 
+
+
+def hertz_column(n: int, r: float, mass: float, k: float, g: float = 9.81
+                 ) -> tuple[list[tuple[str, float, float, tuple[float, float, float]]],
+                            list[float]]:
+    """A column of ``n`` balls b0..b{n-1} (radius ``r`` m, ``mass`` kg) placed at the static
+    Hertz overlaps (F = k d^1.5: contact i carries the weight of the n - i balls above it,
+    d_i = ((n - i) m g / k)^(2/3)), b0 on the floor: (balls for :func:`balls_xml`, d_i)."""
+    d_static = [((n - i) * mass * g / k) ** (2 / 3) for i in range(n)]
+    z, balls = r - d_static[0], []
+    for i in range(n):
+        balls.append((f"b{i}", r, mass, (0.0, 0.0, z)))
+        if i + 1 < n:
+            z += 2 * r - d_static[i + 1]
+    return balls, d_static

@@ -20,7 +20,7 @@ import math
 import mujoco
 import numpy as np
 import pytest
-from mujoco_world import balls_xml, body_z, world
+from mujoco_world import balls_xml, body_z, hertz_column, world
 
 from mbplugin.impact.bounces import cr_errors
 from mbplugin.laws import make_law
@@ -65,12 +65,7 @@ def test_drop_ball_bounces_have_the_analysers_cr(case: str, name: str) -> None:
 
 def test_five_ball_stack_holds_at_the_static_hertz_overlaps() -> None:
     N, R, M, K = 5, 0.01, 0.05, 1e5
-    d_static = [((N - i) * M * G / K) ** (2 / 3) for i in range(N)]  # Hertz: F = k d^1.5
-    z, balls = R - d_static[0], []
-    for i in range(N):
-        balls.append((f"b{i}", R, M, (0.0, 0.0, z)))
-        if i + 1 < N:
-            z += 2 * R - d_static[i + 1]
+    balls, d_static = hertz_column(N, R, M, K, G)  # Hertz: F = k d^1.5
     m, d = world(balls_xml(balls))
     contacts = MujocoContacts(m, d, manage=[f"b{i}" for i in range(N)],
                               law={"name": "hunt_crossley", "cr": 0.3, "k": K})
