@@ -34,50 +34,41 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from mbplugin.bullet import checks
-from mbplugin.bullet.build import RowsBuild
-from mbplugin.bullet.client import Client, drain, vectors
+from mbplugin.bullet.articulated import BulletArticulated
+from mbplugin.bullet.build import build_layout, link_key, parse_item
+from mbplugin.bullet.client import Client
 from mbplugin.bullet.deferral import DEFER_TOL, DeferredCorrection
 from mbplugin.bullet.detection import Detection
+from mbplugin.bullet.filters import NativeFilters
 from mbplugin.bullet.flight import FreeFlight
 from mbplugin.bullet.host import BulletHost
-from mbplugin.contact import (
-    BodyState,
-    ContactBatch,
-)
+from mbplugin.bullet.rows import BulletRows
+from mbplugin.contact import BodyState
 from mbplugin.errors import ParameterError
-from mbplugin.hosts.arrays import (
-    nonzero_rows,
-)
+from mbplugin.hosts import step as _hstep
+from mbplugin.hosts.arrays import nonzero_rows
 from mbplugin.hosts.detection import margin_of
 from mbplugin.hosts.options import as_friction, as_stick, check_options
-from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
+from mbplugin.hosts.protocol import ARTICULATED, FREE
 from mbplugin.hosts.step import HostStep
 from mbplugin.pipeline.substep import SubstepStats
 
 
 @dataclass
-class StepInfo:
-    """What the last host step did: managed contacts integrated, solver counters, forces."""
+class StepInfo(_hstep.StepInfo):
+    """What the last host step did (:class:`mbplugin.hosts.StepInfo`: managed contacts
+    integrated, solver counters, forces; ``sides`` (K, 2) the rows of sides a and b) with
+    PyBullet's ids: ``links`` (K, 2, 2) (body, link) of sides a and b."""
 
-    contacts: int
-    stats: SubstepStats
-    normal_force: np.ndarray  # (K,) mean normal force over the step (N)
-    keys: np.ndarray
-    links: np.ndarray  # (K, 2, 2) (body, link) of sides a and b
-    delta: np.ndarray | None = None  # (K,) overlap at the end of the step (m)
-    slip: np.ndarray | None = None  # (K,) tangential speed at the end of the step (m/s)
+    links: np.ndarray | None = None
 
 
-
-
-
-class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
+class BulletContacts:
     """Compliant contact laws for chosen pairs of a PyBullet client (see the module docstring).
 
     ``client``   PyBullet client id or ``bullet_client.BulletClient``
@@ -105,10 +96,12 @@ class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
     ``stick``    a tangential spring instead of regularised friction (:class:`Stick`: ``k_t``,
                  ``mu``, ``c_t``; Dahl's model, no creep under a tangential load below mu F_N)
     ``exact_flight``  free bodies fly on the exact parabola between contacts (PyBullet's
-                 semi-implicit step lags it by g dt t / 2; see :meth:`_flight`)
+                 semi-implicit step lags it by g dt t / 2; see
+                 :class:`~mbplugin.bullet.flight.FreeFlight`)
     ``fallback`` ``"closest_points"``: links with a shape the contact layer cannot model
                  (cylinder, ellipsoid, heightfield) get their contacts from PyBullet's
-                 ``getClosestPoints`` (see :meth:`_closest`) instead of an error
+                 ``getClosestPoints`` (see
+                 :meth:`~mbplugin.bullet.detection.Detection.closest`) instead of an error
     ``fallback_radius``  effective radius (m) of those contacts for Hertz's k (default: the
                  radius PyBullet reports for the shape, a cylinder's radius)
     ``solver``   ``"compiled"`` (groups of coupled contacts in compiled code: DOP853 while a
@@ -118,7 +111,8 @@ class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
                  reference, :class:`~mbplugin.pipeline.implicit.ImplicitStep`)
     ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
-                 articulated links with a probe step of the host (see :meth:`_a_free`);
+                 articulated links with a probe step of the host (see
+                 :meth:`~mbplugin.bullet.host.BulletHost.free_acceleration`);
                  otherwise gravity only (the implicit step needs no probe)
     ``articulated``  how a host step with a contact on a link of an articulated body is
                  solved: ``"implicit"`` (the default; :mod:`mbplugin.pipeline.implicit`, the
@@ -135,7 +129,8 @@ class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
                  implicit host step of :mod:`mbplugin.pipeline.large_groups`, Gauss-Seidel on a
                  sparse W) or ``"exact"`` (the step on the SciPy path: exact events, seconds
                  per host step for hundreds of contacts)
-    ``defer_tol``  the deferred position correction (m; see :meth:`_take_deferred`): a free
+    ``defer_tol``  the deferred position correction (m; see
+                 :class:`~mbplugin.bullet.deferral.DeferredCorrection`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
                  ``defer_tol`` or the body's motion over one host step (at rest), or the body
@@ -179,14 +174,6 @@ class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
             raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
                                  "[0, 0.1]")
         self.defer_tol = float(defer_tol)
-        # the deferred correction: the last step's (batch, W, res, W's normal diagonal or None)
-        # awaiting the next state read, rows seen touching a native contact in that step, and
-        # the host poses the next read should show (("pre", x, dt, q): x + dt v_read and q
-        # turned by dt omega_read, semi-implicit Euler over the step of length dt;
-        # ("post", x, 0, q): x, q)
-        self._deferred: tuple[Any, ...] | None = None
-        self._native_rows = np.zeros(0, dtype=np.int64)
-        self._expect: tuple[str, np.ndarray, float, np.ndarray] | None = None
         self.articulated = articulated
         self.verify = int(verify)
         self.solver = solver
@@ -211,63 +198,87 @@ class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
         self.stick = as_stick(stick)
         self._law = law
         self._material = dict(material) if material is not None else None
-        self._materials = {self._link_key(k): dict(v) for k, v in (materials or {}).items()}
-        self._pair_laws = [(lw, (self._link_key(x), self._link_key(y))) for lw, (x, y) in pair_laws]
-        self._manage: list[Any] = []
-        for item in manage:
-            self._manage.append(self._parse_item(item))
+        self._materials = {link_key(k): dict(v) for k, v in (materials or {}).items()}
+        self._pair_laws = [(lw, (link_key(x), link_key(y))) for lw, (x, y) in pair_laws]
+        self._manage: list[Any] = [parse_item(item) for item in manage]
         if not self._manage:
             raise ParameterError("manage: name at least one body or pair to manage")
         self.t = 0.0
         self.last: StepInfo | None = None
-        self._prev: tuple[np.ndarray, np.ndarray] | None = None
+        self._filters = NativeFilters(self.client)
         self._build()
-        #: the generic host step (:class:`~mbplugin.hosts.HostStep`: W, the contact-space
-        #: integration or the implicit step, their carries) with PyBullet behind the host
-        #: protocol (:class:`~mbplugin.bullet.host.BulletHost`)
-        self.core = HostStep(self.kind, self.mass, self.inv_inertia, self.model, self.store,
-                             friction_mode=self.friction_mode, friction=self.friction,
-                             rtol=self.rtol, stick=self.stick, solver=self.solver,
-                             large_groups=self.large_groups, verify=self.verify,
-                             articulated=self.articulated)
-        self.core.make_info = self._info
-        self.core.redetect = self._redetect
-        self.core.plain_redetect = lambda: not len(self._fb_pairs)
-        self.core.world_inertia = self._world_inertia
-        self._host = BulletHost(self)
-        self.integrator = self.core.integrator
         checks.check_initial_overlaps(self)
+
+    def _build(self) -> None:
+        """Resolve and validate the managed items (:func:`~mbplugin.bullet.build.build_layout`),
+        then switch PyBullet's response off for the pairs and assemble the step's objects: the
+        rows' reader, the articulated bodies, the free flight, the detection, the host adapter,
+        the generic step (:class:`~mbplugin.hosts.HostStep`, kept with its store and carries by
+        a rebuild) and the deferred correction."""
+        c = self.client
+        c.check()
+        lay = build_layout(c, self._manage, self._law, self._material, self._materials,
+                           self._pair_laws, self.flat_box, self.fallback, self.fallback_radius,
+                           self.articulated)
+        # everything is valid: commit (PyBullet's response off for the managed pairs)
+        self._filters.set(*lay.filters)
+        old = getattr(self, "_flight", None)
+        old_rows = getattr(self, "rows", [])
+        self.model = lay.model
+        keep = getattr(self, "store", None)
+        self.store = lay.store if keep is None else keep
+        self.rows, self._rows_arr, self.kind, self.managed = (lay.rows, lay.rows_arr, lay.kind,
+                                                              lay.managed)
+        #: the rows' reader: kinds, masses, inertias, friction, state
+        self._read = read = BulletRows(c, lay.rows, lay.kind, self.friction_mode)
+        self.mass, self.inertia, self.inv_inertia = read.mass, read.inertia, read.inv_inertia
+        self._artic = sorted({b for (b, _), k in zip(lay.rows, lay.kind, strict=True)
+                              if k == ARTICULATED})
+        #: the articulated bodies' Jacobians, mass matrices and resets
+        self._art = BulletArticulated(c, self._artic, lay.rows_arr, read.frame_pos)
+        self._any_free = bool(np.any(lay.kind == FREE))
+        #: the free rows' exact flight (lags) and resets
+        self._flight = FreeFlight(c, lay.rows, lay.rows_arr, lay.kind, self.defer_tol,
+                                  None if old is None else (old_rows, old))
+        self._detection = Detection(lay, c, self._flight, self.store)
+        #: PyBullet behind the host protocol
+        self._host = BulletHost(c, read, self._art, self._flight, lay.rows_arr, lay.kind,
+                                self.probe)
+        core = getattr(self, "core", None)
+        if core is None:
+            #: the generic host step (:class:`~mbplugin.hosts.HostStep`: W, the contact-space
+            #: integration or the implicit step, their carries)
+            core = self.core = HostStep(
+                self.kind, self.mass, self.inv_inertia, self.model, self.store,
+                friction_mode=self.friction_mode, friction=self.friction, rtol=self.rtol,
+                stick=self.stick, solver=self.solver, large_groups=self.large_groups,
+                verify=self.verify, articulated=self.articulated)
+            core.make_info = self._info
+            self.integrator = core.integrator
+        else:  # a rebuild (add_body): the same store and carries
+            core.rows(self.kind, self.mass, self.inv_inertia, self.model)
+        core.redetect = self._detection.redetect
+        core.plain_redetect = self._detection.plain
+        core.world_inertia = read.world_inertia
+        old_def = getattr(self, "_deferral", None)
+        #: the deferred position correction of free rows
+        self._deferral = DeferredCorrection(c, lay, self.mass, read, self._flight,
+                                            self._detection, core, self._art,
+                                            self.correct_positions, self.correct_articulated)
+        if old_def is not None:
+            self._deferral.pending, self._deferral.omega0 = old_def.pending, old_def.omega0
 
     def add_body(self, body: int) -> None:
         """Register a body added to the client after the backend was built (its pairs with the
         managed bodies become managed)."""
         self.sync()
         self._build()
-        self._expect = None
         self.integrator.forget_warm()  # keys may have changed
-        self._native_rows = np.zeros(0, dtype=np.int64)
 
     # -- state --
     def body_state(self) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities) as a BodyState."""
         return self._read.state()
-
-    def _world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
-        """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
-        reused while the orientations are bitwise those of the last call (bodies that do not
-        turn: e.g. the deferred correction and the Delassus operator of the next step read the
-        same orientations; the same kernels on the same inputs give the same bits)."""
-        hit = self._rot_cache
-        q = bodies.quat
-        if (hit is not None and hit[0].shape == q.shape and hit[3] is bodies.inv_inertia
-                and np.array_equal(hit[0], q) and np.array_equal(hit[4], bodies.fixed)):
-            return hit[1], hit[2]
-        rot = bodies.rotations_ext()
-        inv = bodies.inv_inertia_world_ext(rot)
-        rot.flags.writeable = inv.flags.writeable = False
-        self._rot_cache = (q.copy(), rot, inv, bodies.inv_inertia,
-                           np.array(bodies.fixed, dtype=bool))
-        return rot, inv
 
     # -- stepping --
     @checks.host_guard
@@ -286,98 +297,83 @@ class BulletContacts(RowsBuild, Detection, FreeFlight, DeferredCorrection):
         dt = c.time_step() if dt is None else float(dt)
         g = c.gravity()
         bodies = self.body_state()
+        flight, deferral = self._flight, self._deferral
         if self._any_free:
-            host = self._take_deferred(bodies, dt)
+            host = deferral.take(bodies, dt)
             if self.exact_flight:
-                self._flight(bodies, g, dt)
+                flight.book(bodies, g, dt)
             free = self.kind == FREE
             # pos[free] += lag[free], in place (no gathers)
-            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])
+            np.add(bodies.pos, flight.lag, out=bodies.pos, where=free[:, None])
         else:  # no free body (a robot on the ground): no lag, flight or deferred correction
             host = bodies.pos
-        self._flight_due = self._any_free and self.exact_flight  # booked at the next read
+        flight.due = self._any_free and self.exact_flight  # booked at the next read
         margin = margin_of(bodies, dt, g)
-        batch = self._prune(self._detect(bodies, margin), bodies, dt, g)
+        batch = self._detection.prune(self._detection.detect(bodies, margin), bodies, dt, g)
         if self._any_free:
-            self._land(batch, bodies, host, dt)
-            self._expect = ("pre", host, dt, bodies.quat.copy())
-        self._margin = 2.0 * margin
-        core, host = self.core, self._host
-        core.margin = self._margin
-        host.g, host.control = g, control
-        info, batch, force = core.step(host, batch, bodies, self.t, dt)
-        self._forced |= core.forced  # the bodies of large groups (moved as the host moves them)
+            flight.land(batch, bodies, host, dt)
+            deferral.expect = ("pre", host, dt, bodies.quat.copy())
+        deferral.margin = 2.0 * margin
+        core, adapter = self.core, self._host
+        core.margin = deferral.margin
+        adapter.g, adapter.control = g, control
+        info, batch, force = core.step(adapter, batch, bodies, self.t, dt)
+        flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
             # the implicit step's first guess P_lin / dt, or the integrated impulses' forces
-            self._apply(batch, force)
-        self._pending = core.pending
-        self._omega0 = bodies.omega
+            adapter.apply(batch, force)
+        deferral.pending = core.pending
+        deferral.omega0 = bodies.omega
         self.last = info
         return info
+
+    @checks.host_guard
+    def after_step(self, dt: float | None = None) -> None:
+        """Book the host step: position correction of free bodies
+        (:class:`~mbplugin.bullet.deferral.DeferredCorrection`), the implicit step of
+        articulated contacts (solved from the host's end state), the time."""
+        dt = self.client.time_step() if dt is None else float(dt)
+        pend = self._deferral.begin_after()
+        self.core.after(self._host, dt)  # the implicit step: solved from the host's end state
+        self._deferral.after(pend, dt)
+        self.t += dt
+
+    @checks.host_guard
+    def sync(self) -> None:
+        """Apply every pending position correction to PyBullet now.
+
+        The backend defers the position correction of free bodies (see ``defer_tol`` and
+        :class:`~mbplugin.bullet.deferral.DeferredCorrection`): between two steps, a body in or
+        just out of a managed contact may sit up to ``defer_tol`` (or one host step's motion)
+        away from its exact position in PyBullet. Call this before reading host positions
+        mid-bounce (``getBasePosition...``, rendering, saving the state): it reads the bodies,
+        books the last step's correction and flight and resets every free body with a lag
+        (exact free flight included) to its exact position, velocities kept. Bodies at rest
+        need no call. Stepping on without it is the same physics."""
+        flight, deferral = self._flight, self._deferral
+        # the last host step's free flight is booked by the next step's read: without a
+        # correction or a lag pending, a sync right after a step must still book it (else a
+        # sync every step leaves every other host position g dt^2 / 2 off the parabola)
+        if deferral.deferred is None and not np.any(flight.lag != 0) and not flight.due:
+            return
+        dt = self.client.time_step()
+        bodies = self.body_state()
+        host = deferral.take(bodies, dt)
+        if self.exact_flight:  # the last host step's flight (the next step then books none)
+            flight.book(bodies, self.client.gravity(), dt)
+        flight.due = False
+        rows = np.flatnonzero((self.kind == FREE) & nonzero_rows(flight.lag))
+        new = bodies.pos[rows] + flight.lag[rows]
+        flight.reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
+        host[rows] = new
+        flight.lag[rows] = 0.0
+        deferral.expect = ("post", host, 0.0, bodies.quat.copy())
 
     def _info(self, k: int, stats: SubstepStats, normal_force: np.ndarray, keys: np.ndarray,
               sides: np.ndarray, delta: np.ndarray, slip: np.ndarray) -> StepInfo:
         """The step's :class:`StepInfo` with its sides' (body, link)."""
-        return StepInfo(k, stats, normal_force, keys, self._rows_arr[sides], delta, slip)
-
-    def _a_free(self, batch: ContactBatch, g: np.ndarray, bodies: BodyState,
-                dt: float, control: Callable[[], None] | None) -> np.ndarray:
-        """Relative acceleration of the contact points without the managed forces (m/s^2).
-
-        Free bodies: gravity. Contacts on articulated links: measured by a probe step of the
-        host (``saveState``, ``stepSimulation`` with the managed pairs' response off,
-        ``restoreState``): it holds everything the host applies over the step (actuators,
-        gravity, joint reactions, Coriolis terms, unmanaged contacts). PyBullet consumes
-        ``TORQUE_CONTROL`` torques and external forces at every ``stepSimulation``: ``control``
-        (the user's function that sets them) is called again after the probe. Used by
-        ``articulated="substep"`` (the implicit step needs no probe)."""
-        ga = np.where((self.kind[batch.a] != STATIC)[:, None], g, 0.0)
-        gb = np.where((self.kind[batch.b] != STATIC)[:, None], g, 0.0)
-        a = gb - ga
-        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        if art.any() and self.probe:
-            c = self.client
-            sid = c("saveState")
-            try:
-                c("stepSimulation")
-                after = self.body_state()
-            finally:
-                c("restoreState", sid)
-                c("removeState", sid)
-            if control is not None:
-                control()
-            u0 = self._point_velocity(bodies, batch)
-            u1 = self._point_velocity(after, batch)
-            a[art] = (u1[art] - u0[art]) / dt
-        return a
-
-    @staticmethod
-    def _point_velocity(bodies: BodyState, batch: ContactBatch) -> np.ndarray:
-        """u = v_b(P) - v_a(P) with the batch's lever arms (K, 3)."""
-        _, vel, om = bodies.kinematics_ext()
-        va = vel[batch.a] + np.cross(om[batch.a], batch.ra)
-        vb = vel[batch.b] + np.cross(om[batch.b], batch.rb)
-        return vb - va
-
-    def _apply(self, batch: ContactBatch, force: np.ndarray) -> None:
-        c = self.client
-        cid, pb = c.id, c.p
-        nz = np.flatnonzero(nonzero_rows(force))
-        lag_ext = np.vstack([self._lag, np.zeros((1, 3))])
-        for side in (batch.a[nz], batch.b[nz]):
-            self._forced[side[side >= 0]] = True
-        for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
-            keep = self.kind[side] != STATIC
-            idx = nz[keep]
-            if not len(idx):
-                continue
-            forces = vectors(sgn * force[idx])
-            # the host's body sits at exact - lag: the same lever arm about its centre
-            points = vectors(batch.point[idx] - lag_ext[side[keep]])
-            bl = self._rows_arr[side[keep]].T.tolist()
-            # one PyBullet call per contact side, mapped in C (no Python frame per call)
-            drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
-                       repeat(pb.WORLD_FRAME), repeat(cid)))
+        return StepInfo(k, stats, normal_force, keys, sides, delta, slip,
+                        self._rows_arr[sides])
 
     @checks.host_guard
     def step(self, control: Callable[[], None] | None = None) -> StepInfo:

@@ -258,7 +258,7 @@ def check_initial_overlaps(bc: Any) -> None:
 
     if not len(bc.rows):
         return
-    batch = bc._detect(bc.body_state(), 0.0)
+    batch = bc._detection.detect(bc.body_state(), 0.0)
     if not len(batch):
         return
     size = np.append(body_sizes(bc.model, len(bc.rows)), np.inf)

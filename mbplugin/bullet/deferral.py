@@ -1,13 +1,10 @@
 """The deferred position correction of a :class:`~mbplugin.bullet.BulletContacts`' free
-bodies (one responsibility of the backend, a base class of it): after PyBullet's semi-implicit
+bodies (one responsibility of the backend, an object it owns): after PyBullet's semi-implicit
 step a body that bounced inside the step is where the step's impulse acting at its start puts
 it; the correction (:mod:`mbplugin.hosts.correction`) moves it so that its contacts' overlaps
 equal the integrated ones. It is computed from the next step's state read and kept as an
 offset of the host position (the lag of :mod:`mbplugin.bullet.flight`) until it matters
-(``defer_tol``), then applied by a reset; ``after_step`` books a host step.
-
-The methods work on the backend's state; they are the backend's own, kept apart from its
-stepping.
+(``defer_tol``), then applied by a reset; :meth:`DeferredCorrection.after` books a host step.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin.bullet import checks
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.hosts.arrays import absmax_rows, lookup, nonzero_rows
@@ -39,22 +35,53 @@ HOST_TOL = 1e-9
 
 
 class DeferredCorrection:
-    """The deferred position correction of :class:`~mbplugin.bullet.BulletContacts` (module
-    docstring)."""
+    """The deferred position correction of a backend's free rows (module docstring):
+    ``client`` the PyBullet client, ``layout`` the build (:class:`~mbplugin.bullet.build.
+    Layout`: rows, kinds), ``mass`` (N,) kg, ``read`` the rows' reader
+    (:class:`~mbplugin.bullet.rows.BulletRows`), ``flight`` the lags and resets
+    (:class:`~mbplugin.bullet.flight.FreeFlight`), ``detection``
+    (:class:`~mbplugin.bullet.detection.Detection`), ``core`` the generic host step
+    (:class:`~mbplugin.hosts.HostStep`: its articulated blocks), ``art`` the articulated
+    bodies, and the backend's options ``correct_positions``, ``correct_articulated``.
 
-    def _take_deferred(self, bodies: BodyState, dt: float) -> np.ndarray:
+    State: ``deferred`` the last step's (batch, W, res, W's normal diagonal or None) awaiting
+    the next state read; ``native_rows`` rows seen touching a native contact in that step;
+    ``expect`` the host poses the next read should show (("pre", x, dt, q): x + dt v_read and
+    q turned by dt omega_read, semi-implicit Euler over the step of length dt; ("post", x, 0,
+    q): x, q); ``margin`` (m) the last detection's; ``pending`` the host step's carries (set
+    before the step), ``omega0`` (N, 3) the rows' angular velocities at its start."""
+
+    def __init__(self, client: Any, layout: Any, mass: np.ndarray, read: Any, flight: Any,
+                 detection: Any, core: Any, art: Any, correct_positions: bool,
+                 correct_articulated: bool) -> None:
+        self.client, self.rows, self.rows_arr = client, layout.rows, layout.rows_arr
+        self.kind, self.mass = layout.kind, mass
+        self.read, self.flight, self.detection, self.core, self.art = (read, flight, detection,
+                                                                       core, art)
+        self.correct_positions = correct_positions
+        self.correct_articulated = correct_articulated
+        self.any_art = bool(np.any(self.kind == ARTICULATED))
+        self.deferred: tuple[Any, ...] | None = None
+        self.native_rows = np.zeros(0, dtype=np.int64)
+        self.expect: tuple[str, np.ndarray, float, np.ndarray] | None = None
+        self.margin = 0.0
+        self.pending: tuple[Any, ...] | None = None
+        self.omega0 = np.zeros((0, 3))
+        self._points: Any = None  # PyBullet's contact points of this step once read
+
+    def take(self, bodies: BodyState, dt: float) -> np.ndarray:
         """Book the last step's position correction from this state read (``bodies``: the host
-        state, read before the coming host step or by :meth:`sync`). Returns the host positions
-        (N, 3), updated for the rows reset here.
+        state, read before the coming host step or by ``BulletContacts.sync``). Returns the host
+        positions (N, 3), updated for the rows reset here.
 
-        The correction of :meth:`_correct` needs the host's state at the end of the step it
+        The correction of :meth:`correct` needs the host's state at the end of the step it
         corrects; unless the user changed something in between, the next step's read sees that
         same state, so the read after ``stepSimulation`` is skipped and the correction is
         computed here, from the same function on the same positions (host + lag). A free body's
         displacement is booked into its lag (exact - host position) instead of two PyBullet
         resets per body; detection and integration use host + lag (as for the exact free
-        flight), and :meth:`_apply` applies the forces at the contact points as the host sees
-        them. The host is reset once: by :meth:`_land`, at :meth:`sync`, or here for a body
+        flight), and ``BulletHost.apply`` applies the forces at the contact points as the host sees
+        them. The host is reset once: by ``FreeFlight.land``, at ``sync``, or here for a body
         that touched a native contact or a constraint in the last step, and for a rotation
         correction (a lag holds positions only).
 
@@ -66,43 +93,43 @@ class DeferredCorrection:
         host = bodies.pos.copy()
         n = len(self.rows)
         user = np.zeros(n, dtype=bool)
-        exp = self._expect
-        self._expect = None
+        exp = self.expect
+        self.expect = None
         if exp is not None and exp[1].shape == host.shape:
             want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
             user = free & (absmax_rows(host - want) > HOST_TOL)
-            user |= free & self._turned(bodies, exp[3], exp[2])
+            user |= free & self.flight.turned(bodies, exp[3], exp[2])
         native = np.zeros(n, dtype=bool)
-        native[self._native_rows[self._native_rows < n]] = True
-        self._native_rows = np.zeros(0, dtype=np.int64)
+        native[self.native_rows[self.native_rows < n]] = True
+        self.native_rows = np.zeros(0, dtype=np.int64)
         user &= ~native
-        self._lag[user] = 0.0
-        pend, self._deferred = self._deferred, None
+        self.flight.lag[user] = 0.0
+        pend, self.deferred = self.deferred, None
         if pend is not None and len(pend[0]):
             batch, W, res, wdiag = pend
-            exact = BodyState(bodies.pos + self._lag, bodies.quat, bodies.vel, bodies.omega,
+            exact = BodyState(bodies.pos + self.flight.lag, bodies.quat, bodies.vel, bodies.omega,
                               bodies.mass, bodies.inv_inertia, bodies.fixed)
             # only the corrected contacts' overlaps are needed: their pairs' narrow phase
             # (the same calls and bits as a detection; fallback pairs: a full detection)
-            now = (self._detect(exact, self._margin) if len(self._fb_pairs)
-                   else self.model.detect_pairs(exact, batch.key, margin=self._margin))
+            now = (self.detection.detect(exact, self.margin) if not self.detection.plain()
+                   else self.detection.model.detect_pairs(exact, batch.key, margin=self.margin))
             pos = lookup(now.key, batch.key)
             ue = np.append(user, False)  # index -1: the ground
             ok = (pos >= 0) & ~ue[batch.a] & ~ue[batch.b]
             d_now = np.full(len(batch), np.nan)
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
-            self._correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
-        rows = np.flatnonzero(native & free & nonzero_rows(self._lag))
+            self.correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
+        rows = np.flatnonzero(native & free & nonzero_rows(self.flight.lag))
         if len(rows):
-            new = bodies.pos[rows] + self._lag[rows]
-            self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
+            new = bodies.pos[rows] + self.flight.lag[rows]
+            self.flight.reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
             bodies.pos[rows] = host[rows] = new
-            self._lag[rows] = 0.0
-            self._forced[rows] = True
+            self.flight.lag[rows] = 0.0
+            self.flight.forced[rows] = True
         return host
 
-    def _native_touch(self, rows: np.ndarray) -> np.ndarray:
+    def native_touch(self, rows: np.ndarray) -> np.ndarray:
         """Of these rows, those whose body touched a native contact point (an unmanaged pair)
         in the last ``stepSimulation``, or all of them when the world has a constraint."""
         c = self.client
@@ -110,66 +137,55 @@ class DeferredCorrection:
             return rows
         if int(c("getNumConstraints")) > 0:
             return rows
-        points = getattr(self, "_points", None)  # read by _host_unpredictable in this step
+        points = self._points  # read by unpredictable in this step
         if points is None:
             points = c("getContactPoints")  # PyBullet's own contacts, one call
         if not points:
             return rows[:0]
         touching = np.array(sorted({pt[1] for pt in points} | {pt[2] for pt in points}))
-        return rows[np.isin(self._rows_arr[rows, 0], touching)]
+        return rows[np.isin(self.rows_arr[rows, 0], touching)]
 
-    @checks.host_guard
-    def after_step(self, dt: float | None = None) -> None:
-        """Book the host step: position correction of free bodies, the residual acceleration of
-        articulated contacts, the time."""
-        c = self.client
-        dt = c.time_step() if dt is None else float(dt)
-        pend = getattr(self, "_pending", None)
-        self._pending = None
-        self._points = None  # PyBullet's contact points of this step once read
-        self.core.after(self._host, dt)  # the implicit step: solved from the host's end state
-        lagged = np.flatnonzero(nonzero_rows(self._lag))
-        if pend is not None and self._host_unpredictable(pend, dt):
+    def begin_after(self) -> tuple[Any, ...] | None:
+        """The host step's carries (taken: :meth:`after` books them once)."""
+        pend, self.pending = self.pending, None
+        self._points = None
+        return pend
+
+    def after(self, pend: tuple[Any, ...] | None, dt: float) -> None:
+        """Book the host step just taken (``pend``: :meth:`begin_after`'s): the position
+        correction of free bodies, now or deferred to the next state read."""
+        lagged = np.flatnonzero(nonzero_rows(self.flight.lag))
+        if pend is not None and self.unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
             art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
             nr = len(self.rows)
-            mine = self._row_mask(batch)  # the free rows of the batch's contacts
+            mine = self.flight.row_mask(batch)  # the free rows of the batch's contacts
             lag_mask = np.zeros(nr, dtype=bool)
             lag_mask[lagged] = True
-            touched = self._native_touch(np.flatnonzero(mine | lag_mask))
+            touched = self.native_touch(np.flatnonzero(mine | lag_mask))
             if not (self.correct_articulated and art.any()) and not mine[touched].any():
                 # the correction is computed from the next step's state read
-                self._deferred = (batch, W, res, wdiag)
-                self._native_rows = touched
-                self.t += dt
+                self.deferred = (batch, W, res, wdiag)
+                self.native_rows = touched
                 return
-            bodies = self.body_state()
+            bodies = self.read.state()
             host = bodies.pos.copy()
             free = self.kind == FREE
-            np.add(bodies.pos, self._lag, out=bodies.pos, where=free[:, None])  # free rows
-            now = self._detect(bodies, self._margin)
+            np.add(bodies.pos, self.flight.lag, out=bodies.pos, where=free[:, None])  # free rows
+            now = self.detection.detect(bodies, self.margin)
             pos = lookup(now.key, batch.key)
             ok = pos >= 0
             d_now = np.full(len(batch), np.nan)
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
             if self.correct_positions:
-                self._correct(batch, W, res, d_now, bodies, host=host, wdiag=wdiag)
-            self._expect = ("post", host, 0.0, bodies.quat.copy())
-            self._native_rows = touched
+                self.correct(batch, W, res, d_now, bodies, host=host, wdiag=wdiag)
+            self.expect = ("post", host, 0.0, bodies.quat.copy())
+            self.native_rows = touched
         elif len(lagged):
-            self._native_rows = self._native_touch(lagged)
-        self.t += dt
+            self.native_rows = self.native_touch(lagged)
 
-    def _row_mask(self, batch: ContactBatch) -> np.ndarray:
-        """(N,) True for the free rows that are a side of one of the batch's contacts."""
-        nr = len(self.rows)
-        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground) lands on the spare entry
-        mask[batch.a] = True
-        mask[batch.b] = True
-        return mask[:nr] & (self.kind == FREE)
-
-    def _host_unpredictable(self, pend: tuple[Any, ...], dt: float) -> bool:
+    def unpredictable(self, pend: tuple[Any, ...], dt: float) -> bool:
         """False when the post-step state read (two PyBullet calls per body) cannot change
         anything: no contact may be corrected (articulated only, or ``correct_positions`` off),
         or every contact the correction would look at is at rest and its host overlap is known
@@ -192,9 +208,9 @@ class DeferredCorrection:
         # when no row is articulated: no gathers)
         a, b = batch.a, batch.b
         sel = None
-        if self._any_art or res.implicit is not None:
+        if self.any_art or res.implicit is not None:
             art = np.zeros(len(a), dtype=bool)
-            if self._any_art:
+            if self.any_art:
                 art = (self.kind[a] == ARTICULATED) | (self.kind[b] == ARTICULATED)
                 if self.correct_articulated and art.any():
                     return True
@@ -207,13 +223,13 @@ class DeferredCorrection:
                 a, b = a[sel], b[sel]
             else:
                 sel = None
-        if not overlap_predicted(batch, W, res, a_free, self._omega0, dt, sel):
+        if not overlap_predicted(batch, W, res, a_free, self.omega0, dt, sel):
             return True
         c = self.client
         if int(c("getNumConstraints")) > 0:
             return True
         points = c("getContactPoints")  # PyBullet's own contacts (unmanaged pairs), one call
-        self._points = points  # for _native_touch in the same after_step
+        self._points = points  # for native_touch in the same after
         if points:
             touching = {pt[1] for pt in points} | {pt[2] for pt in points}
             mine = {self.rows[i][0] for i in chain(a.tolist(), b.tolist())}
@@ -221,7 +237,7 @@ class DeferredCorrection:
                 return True
         return False
 
-    def _correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
+    def correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
                  bodies: BodyState, host: np.ndarray, raw: BodyState | None = None,
                  wdiag: np.ndarray | None = None) -> None:
         """Move the free bodies along the contact normals so that the host's overlaps equal the
@@ -229,7 +245,7 @@ class DeferredCorrection:
         + lag; ``d_now``: its overlaps, NaN where not found). Immediately (``raw`` None: right
         after the step): the moved bodies and those of the selected contacts that carry a lag
         are reset to their corrected exact positions. Deferred (``raw``: the host state read
-        before the next step, see :meth:`_take_deferred`): a translation is booked into the
+        before the next step, see :meth:`take`): a translation is booked into the
         lag, a body that also turns is reset (``raw`` and ``host`` are updated). ``wdiag``: the
         normal-normal diagonal of W when W is block diagonal (then the normal Delassus matrix is
         that diagonal, and its solve a division)."""
@@ -256,27 +272,27 @@ class DeferredCorrection:
         mask[a_s] = True
         mask[b_s] = True
         sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
-        self._forced[sides] = True  # exact at the step end: no flight to book for this step
+        self.flight.forced[sides] = True  # exact at the step end: no flight to book for this step
         # immediate: the selected bodies leave this step at their exact positions
-        synced = (sides[nonzero_rows(self._lag[sides])] if not deferred
+        synced = (sides[nonzero_rows(self.flight.lag[sides])] if not deferred
                   else sides[:0])
         gap = pick(d_now) - pick(res.delta)
         if np.max(np.abs(gap)) <= MOVE_MIN:
-            self._place(synced, np.zeros((len(self.rows), 3)), np.zeros((len(self.rows), 3)),
+            self.place(synced, np.zeros((len(self.rows), 3)), np.zeros((len(self.rows), 3)),
                         bodies, host, raw)
             return
         n = pick(batch.normal)
         mu = position_impulse(gap, W, batch.normal, sel,
                               None if wdiag is None else pick(wdiag))
         # position impulse mu along n on b, -mu on a: displacement of the free bodies
-        inv_i_w = self._world_inertia(bodies)[1][:-1]
+        inv_i_w = self.read.world_inertia(bodies)[1][:-1]
         dx, dth = displacement(self.kind, self.mass, inv_i_w,
                                ((b_s, 1.0, pick(batch.rb)), (a_s, -1.0, pick(batch.ra))), mu, n,
                                wdiag is not None)
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
         moved = np.flatnonzero((absmax_rows(dx) > MOVE_MIN) | (absmax_rows(dth) > MOVE_MIN))
-        self._place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
+        self.place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
                     raw)
         # articulated bodies: the same position impulse through the joint-space mass matrix,
         # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
@@ -284,9 +300,9 @@ class DeferredCorrection:
         if self.correct_articulated:
             mu_of = np.zeros(len(batch))
             mu_of[sel] = mu
-            self._art.correct(self.core._art, batch, mu_of)
+            self.art.correct(self.core._art, batch, mu_of)
 
-    def _place(self, rows: np.ndarray, dx: np.ndarray, dth: np.ndarray, bodies: BodyState,
+    def place(self, rows: np.ndarray, dx: np.ndarray, dth: np.ndarray, bodies: BodyState,
                host: np.ndarray, raw: BodyState | None) -> None:
         """The correction's displacement (dx, dth: (N, 3) m, rad) of these free rows: reset to
         exact + dx (immediate, or a turning body), or booked into the lag (deferred)."""
@@ -295,16 +311,16 @@ class DeferredCorrection:
         if raw is not None:
             turn = absmax_rows(dth[rows]) > MOVE_MIN
             book = rows[~turn]
-            into = np.zeros(len(self._lag), dtype=bool)
+            into = np.zeros(len(self.flight.lag), dtype=bool)
             into[book] = True  # (distinct rows) lag[book] += dx[book], in place without gathers
-            np.add(self._lag, dx, out=self._lag, where=into[:, None])
+            np.add(self.flight.lag, dx, out=self.flight.lag, where=into[:, None])
             rows = rows[turn]
             if not len(rows):
                 return
         pos = bodies.pos[rows] + dx[rows]
         quat = quat_multiply(quat_from_rotvec(dth[rows]), bodies.quat[rows])
-        self._reset(rows, pos, quat, bodies.vel[rows], bodies.omega[rows])
-        self._lag[rows] = 0.0
+        self.flight.reset(rows, pos, quat, bodies.vel[rows], bodies.omega[rows])
+        self.flight.lag[rows] = 0.0
         host[rows] = pos
         bodies.quat[rows] = quat  # the host's orientation now (the intervention check's)
         if raw is not None:

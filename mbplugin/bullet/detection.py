@@ -1,5 +1,5 @@
 """Detection of a :class:`~mbplugin.bullet.BulletContacts`' managed contacts (one
-responsibility of the backend, a base class of it): the contact model's detection with the
+responsibility of the backend, an object it owns): the contact model's detection with the
 managed pairs kept, the fallback pairs' contacts from PyBullet's ``getClosestPoints``, the
 prune of gaps that cannot close in the step (:func:`mbplugin.hosts.detection.prune`) and the
 implicit step's re-detection after the host step.
@@ -16,12 +16,30 @@ from mbplugin.hosts.detection import prune
 
 
 class Detection:
-    """The detection of :class:`~mbplugin.bullet.BulletContacts` (module docstring)."""
+    """The detection of a backend's rows (module docstring): ``layout`` the build
+    (:class:`~mbplugin.bullet.build.Layout`: the contact model, the managed matrix, the
+    fallback pairs and their shapes and radii), ``client`` the PyBullet client, ``flight`` the
+    free rows' lags (:class:`~mbplugin.bullet.flight.FreeFlight`: PyBullet sees the host's
+    positions, the bodies' state the exact ones), ``store`` the contact store."""
 
-    def _detect(self, bodies: BodyState, margin: float) -> ContactBatch:
+    def __init__(self, layout: Any, client: Any, flight: Any, store: Any) -> None:
+        self.client = client
+        self.model, self.managed, self.rows, self.kind = (layout.model, layout.managed,
+                                                          layout.rows, layout.kind)
+        self.fb_pairs, self.fb_shape, self.fb_radius = (layout.fb_pairs, layout.fb_shape,
+                                                        layout.fb_radius)
+        self.flight = flight
+        self.store = store
+
+    def plain(self) -> bool:
+        """True when every managed pair is the contact model's (no ``getClosestPoints``
+        pair): a re-detection is the model's narrow phase of the pairs."""
+        return not len(self.fb_pairs)
+
+    def detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         batch = self.model.detect(bodies, margin=margin)
-        if len(self._fb_pairs):
-            extra = self._closest(bodies, margin)
+        if len(self.fb_pairs):
+            extra = self.closest(bodies, margin)
             if len(extra):
                 batch = ContactBatch.concatenate([batch, extra]) if len(batch) else extra
         if len(batch):
@@ -30,7 +48,7 @@ class Detection:
                 batch = batch.take(keep)
         return batch
 
-    def _closest(self, bodies: BodyState, margin: float) -> ContactBatch:
+    def closest(self, bodies: BodyState, margin: float) -> ContactBatch:
         """Contacts of the fallback pairs from PyBullet's ``getClosestPoints`` (distance =
         the predictive margin): per reported point, normal = -contactNormalOnB (from a to b),
         delta = -contactDistance, point = midway between the two surface points, effective
@@ -41,20 +59,20 @@ class Detection:
         c = self.client
         cols: dict[str, list[Any]] = {k: [] for k in ("sa", "sb", "pa", "pb", "n", "d", "f",
                                                       "r")}
-        for ia, ib in self._fb_pairs:
+        for ia, ib in self.fb_pairs:
             (ba, la), (bb, lb) = self.rows[ia], self.rows[ib]
             res = c("getClosestPoints", ba, bb, float(margin), linkIndexA=la, linkIndexB=lb)
             if not res:
                 continue
             m = len(res)
-            cols["sa"].append(np.full(m, self._fb_shape[ia]))
-            cols["sb"].append(np.full(m, self._fb_shape[ib]))
+            cols["sa"].append(np.full(m, self.fb_shape[ia]))
+            cols["sb"].append(np.full(m, self.fb_shape[ib]))
             cols["pa"].append([r[5] for r in res])
             cols["pb"].append([r[6] for r in res])
             cols["n"].append([r[7] for r in res])
             cols["d"].append([r[8] for r in res])
             cols["f"].append(np.arange(m))
-            ra, rb = self._fb_radius[ia], self._fb_radius[ib]
+            ra, rb = self.fb_radius[ia], self.fb_radius[ib]
             cols["r"].append(np.full(m, np.fmin(ra, rb)))
         if not cols["sa"]:
             return ContactBatch.empty()
@@ -65,7 +83,7 @@ class Detection:
         delta = -np.concatenate([np.asarray(x, dtype=float) for x in cols["d"]])
         # PyBullet sees the host's positions; the bodies' state holds the exact-flight ones
         body = self.model.arrays.body
-        lag_a, lag_b = self._lag[body[sa]], self._lag[body[sb]]
+        lag_a, lag_b = self.flight.lag[body[sa]], self.flight.lag[body[sb]]
         delta = delta - np.einsum("ki,ki->k", normal, lag_b - lag_a)
         point = point + 0.5 * (lag_a + lag_b)
         cat = {"sa": sa, "sb": sb, "point": point, "normal": normal, "delta": delta,
@@ -75,13 +93,13 @@ class Detection:
         pos_ext, vel_ext, om_ext = bodies.kinematics_ext()
         return self.model.arrays.finish(cat, bodies, rot_ext, pos_ext, vel_ext, om_ext)
 
-    def _redetect(self, bodies: BodyState, keys: np.ndarray, margin: float) -> ContactBatch:
+    def redetect(self, bodies: BodyState, keys: np.ndarray, margin: float) -> ContactBatch:
         """The contacts ``keys`` in the state ``bodies`` within ``margin`` (m) (the implicit
         step's read after the host step; the fallback pairs' through ``getClosestPoints``)."""
         return (self.model.detect_pairs(bodies, keys, margin)
-                if not len(self._fb_pairs) else self._detect(bodies, margin))
+                if not len(self.fb_pairs) else self.detect(bodies, margin))
 
-    def _prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
+    def prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
                g: np.ndarray) -> ContactBatch:
         """The detected contacts without those between two free bodies that cannot close in
         the coming host step (:func:`mbplugin.hosts.detection.prune`)."""

@@ -1,24 +1,23 @@
 """The exact free flight of a :class:`~mbplugin.bullet.BulletContacts`' free bodies (one
-responsibility of the backend, a base class of it): PyBullet's semi-implicit step lags the
-exact parabola by g dt t / 2; the backend keeps each free body's offset from PyBullet's
-position (its *lag*), books each host step's flight at the next state read, resets bodies
-whose lag matters and :meth:`FreeFlight.sync` puts every body at its exact position.
-
-The methods work on the backend's state (``rows``, ``kind``, ``client``, ``_lag``, ``_vprev``,
-``_forced``, ...); they are the backend's own, kept apart from its stepping.
+responsibility of the backend, an object it owns): PyBullet's semi-implicit step lags the
+exact parabola by g dt t / 2; :class:`FreeFlight` keeps each free body's offset from
+PyBullet's position (its *lag*), books each host step's flight at the next state read and
+resets bodies whose lag matters (``BulletContacts.sync`` puts every body at its exact
+position).
 """
 
 from __future__ import annotations
 
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 
-from mbplugin.bullet import checks
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.hosts.arrays import nonzero_rows, norm_rows
+from mbplugin.hosts.flight import ballistic, flight_offset
 from mbplugin.hosts.protocol import ARTICULATED, FREE
 
 #: a host orientation (rad) the last step does not predict was set by the
@@ -35,21 +34,36 @@ REST_MOVE = 1e-6
 
 
 class FreeFlight:
-    """The free-flight part of :class:`~mbplugin.bullet.BulletContacts` (module docstring)."""
+    """The free-flight bookkeeping of the rows ``rows_arr`` ((N, 2) (body, link)) of kinds
+    ``kind`` (N,) in PyBullet client ``client`` (module docstring): ``lag`` (N, 3) m, exact -
+    host position; ``vprev`` (N, 3) m/s the velocities of the last read (NaN: none);
+    ``forced`` (N,) rows the backend pushed (a managed force) or placed (a position
+    correction) in the last host step, whose flight is not booked for that step; ``due``: a
+    host step's flight is still to be booked by the next read. ``old``: the bookkeeping of a
+    previous build (``add_body``), carried over for the rows kept."""
 
-    def _carry_flight(self, old: list[tuple[int, int]], new: list[tuple[int, int]]) -> None:
-        """The free-flight bookkeeping (see :meth:`_flight`) of rows kept by a rebuild."""
-        n = len(new)
-        lag, vprev, forced = np.zeros((n, 3)), np.full((n, 3), np.nan), np.zeros(n, dtype=bool)
-        if old and hasattr(self, "_lag"):
-            where = {bl: i for i, bl in enumerate(old)}
-            for j, bl in enumerate(new):
+    def __init__(self, client: Any, rows: list[tuple[int, int]], rows_arr: np.ndarray,
+                 kind: np.ndarray, defer_tol: float,
+                 old: tuple[list[tuple[int, int]], FreeFlight] | None = None) -> None:
+        self.client = client
+        self.rows_arr = rows_arr
+        self.kind = kind
+        self.defer_tol = defer_tol
+        self.due = False
+        n = len(rows)
+        self.lag, self.vprev = np.zeros((n, 3)), np.full((n, 3), np.nan)
+        self.forced = np.zeros(n, dtype=bool)
+        if old is not None and old[0]:
+            where = {bl: i for i, bl in enumerate(old[0])}
+            prev = old[1]
+            for j, bl in enumerate(rows):
                 i = where.get(bl)
                 if i is not None:
-                    lag[j], vprev[j], forced[j] = self._lag[i], self._vprev[i], self._forced[i]
-        self._lag, self._vprev, self._forced = lag, vprev, forced
+                    self.lag[j], self.vprev[j], self.forced[j] = (prev.lag[i], prev.vprev[i],
+                                                                  prev.forced[i])
+            self.due = prev.due
 
-    def _flight(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
+    def book(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
         """Book the host's free-flight error of free bodies and use the exact positions.
 
         PyBullet's step is semi-implicit Euler, v+ = v + a dt, x+ = x + v+ dt: under a constant
@@ -60,25 +74,22 @@ class FreeFlight:
         without a managed force whose velocity change is gravity's g dt (within 5 %, e.g.
         PyBullet's default linear damping) adds -g dt^2 / 2; any other change (a native
         contact, a user's force or reset) clears it (the host's trajectory is then not
-        ballistic and is left alone); a step with a position correction (:meth:`_correct`)
+        ballistic and is left alone); a step with a position correction (the deferred correction)
         clears it (the integrated state is exact). Detection and the contact-space integration
-        use ``pos + lag``; :meth:`_land` moves a body to that position when it comes within
+        use ``pos + lag``; :meth:`land` moves a body to that position when it comes within
         the predictive margin of a managed contact."""
         free = self.kind == FREE
         gd = g * dt
-        known = np.isfinite(self._vprev)
-        ok = free & ~self._forced & known[:, 0] & known[:, 1] & known[:, 2]
-        dv = bodies.vel - np.where(known, self._vprev, 0.0)
-        ballistic = norm_rows(dv - gd) <= 0.05 * float(np.linalg.norm(gd)) + 1e-12
-        np.subtract(self._lag, 0.5 * gd * dt, out=self._lag, where=(ok & ballistic)[:, None])
-        self._lag[ok & ~ballistic] = 0.0
-        self._vprev = bodies.vel.copy()
-        self._forced[:] = False
+        known = np.isfinite(self.vprev)
+        ok = free & ~self.forced & known[:, 0] & known[:, 1] & known[:, 2]
+        dv = bodies.vel - np.where(known, self.vprev, 0.0)
+        fly = ballistic(dv, gd)
+        np.subtract(self.lag, flight_offset(g, dt), out=self.lag, where=(ok & fly)[:, None])
+        self.lag[ok & ~fly] = 0.0
+        self.vprev = bodies.vel.copy()
+        self.forced[:] = False
 
-    # ``_forced``: rows the backend pushed (a managed force) or placed (a position correction)
-    # in the last host step; their flight is not booked for that step
-
-    def _land(self, batch: ContactBatch, bodies: BodyState, host: np.ndarray,
+    def land(self, batch: ContactBatch, bodies: BodyState, host: np.ndarray,
               dt: float) -> None:
         """Move the free bodies of the batch's contacts to their exact positions (``bodies``:
         host position + lag) when their lag exceeds ``defer_tol``, or their contacts' normal
@@ -87,17 +98,17 @@ class FreeFlight:
         (the probe steps read the host's positions). ``host`` is updated."""
         if not len(batch):
             return
-        mine = self._row_mask(batch)
-        rows = np.flatnonzero(mine & nonzero_rows(self._lag))
+        mine = self.row_mask(batch)
+        rows = np.flatnonzero(mine & nonzero_rows(self.lag))
         if not len(rows):
             return
         art = ((self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)).any()
         if not art:
-            lag = norm_rows(self._lag[rows])
+            lag = norm_rows(self.lag[rows])
             # motion along the contact normals over one host step (a body sliding on the
             # ground settles all the same): the largest |d delta / dt| of each row's contacts
-            speed = np.zeros(len(self.rows) + 1)
-            mine = np.zeros(len(self.rows) + 1, dtype=bool)
+            speed = np.zeros(len(self.kind) + 1)
+            mine = np.zeros(len(self.kind) + 1, dtype=bool)
             mine[rows] = True
             e = np.flatnonzero(mine[batch.a] | mine[batch.b])  # index -1: the spare False
             vn = np.abs(batch.ddelta[e])
@@ -105,12 +116,12 @@ class FreeFlight:
             np.maximum.at(speed, batch.b[e], vn)
             move = dt * speed[rows]
             rows = rows[(lag > self.defer_tol) | ((move < REST_MOVE) & (lag > move))]
-        self._reset(rows, bodies.pos[rows], bodies.quat[rows], bodies.vel[rows],
+        self.reset(rows, bodies.pos[rows], bodies.quat[rows], bodies.vel[rows],
                     bodies.omega[rows])
         host[rows] = bodies.pos[rows]
-        self._lag[rows] = 0.0
+        self.lag[rows] = 0.0
 
-    def _reset(self, rows: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+    def reset(self, rows: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
                omega: np.ndarray) -> None:
         """Place free rows (base poses, quat [w, x, y, z]) keeping the given velocities: two
         PyBullet calls per body, mapped in C (no Python frame per call); the pose reset zeroes
@@ -119,13 +130,13 @@ class FreeFlight:
             return
         c = self.client
         cid, pb = c.id, c.p
-        ids = self._rows_arr[rows, 0].tolist()
+        ids = self.rows_arr[rows, 0].tolist()
         xyzw = vectors(np.asarray(quat)[:, [1, 2, 3, 0]])
         drain(map(pb.resetBasePositionAndOrientation, ids, vectors(pos), xyzw, repeat(cid)))
         drain(map(pb.resetBaseVelocity, ids, vectors(vel), vectors(omega), repeat(cid)))
 
     @staticmethod
-    def _turned(bodies: BodyState, quat: np.ndarray, dt: float) -> np.ndarray:
+    def turned(bodies: BodyState, quat: np.ndarray, dt: float) -> np.ndarray:
         """(N,) True where the host orientation read is not ``quat`` (wxyz) turned over ``dt``
         by the angular velocity read (PyBullet's update of a base: q+ = exp(dt omega+) q, world
         frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
@@ -145,36 +156,10 @@ class FreeFlight:
         slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
         return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
 
-    @checks.host_guard
-    def sync(self) -> None:
-        """Apply every pending position correction to PyBullet now.
-
-        The backend defers the position correction of free bodies (see ``defer_tol`` and
-        :meth:`_take_deferred`): between two steps, a body in or just out of a managed contact
-        may sit up to ``defer_tol`` (or one host step's motion) away from its exact position in
-        PyBullet. Call this before reading host positions mid-bounce (``getBasePosition...``,
-        rendering, saving the state): it reads the bodies, books the last step's correction
-        and flight and resets every free body with a lag (exact free flight included) to its
-        exact position, velocities kept. Bodies at rest need no call. Stepping on without it
-        is the same physics."""
-        if not hasattr(self, "_lag"):
-            return
-        pend_any = self._deferred is not None
-        # the last host step's free flight is booked by the next step's read: without a
-        # correction or a lag pending, a sync right after a step must still book it (else a
-        # sync every step leaves every other host position g dt^2 / 2 off the parabola)
-        if not pend_any and not np.any(self._lag != 0) and not getattr(self, "_flight_due",
-                                                                       False):
-            return
-        dt = self.client.time_step()
-        bodies = self.body_state()
-        host = self._take_deferred(bodies, dt)
-        if self.exact_flight:  # the last host step's flight (the next step then books none)
-            self._flight(bodies, self.client.gravity(), dt)
-        self._flight_due = False
-        rows = np.flatnonzero((self.kind == FREE) & nonzero_rows(self._lag))
-        new = bodies.pos[rows] + self._lag[rows]
-        self._reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
-        host[rows] = new
-        self._lag[rows] = 0.0
-        self._expect = ("post", host, 0.0, bodies.quat.copy())
+    def row_mask(self, batch: ContactBatch) -> np.ndarray:
+        """(N,) True for the free rows that are a side of one of the batch's contacts."""
+        nr = len(self.kind)
+        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground) lands on the spare entry
+        mask[batch.a] = True
+        mask[batch.b] = True
+        return mask[:nr] & (self.kind == FREE)

@@ -1,58 +1,91 @@
 """PyBullet behind the host protocol of :class:`~mbplugin.hosts.HostStep`
 (:class:`~mbplugin.hosts.Host`: what the generic step asks of the host during one host step),
-for a :class:`~mbplugin.bullet.BulletContacts`.
+and the forces a :class:`~mbplugin.bullet.BulletContacts` step hands to PyBullet.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
+from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
-from mbplugin.hosts.protocol import ArticulatedBlock
+from mbplugin.hosts.arrays import nonzero_rows
+from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock, point_velocity
 
 #: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
 MAX_FRICTION = 10.0
 
 
 class BulletHost:
-    """The host side of a :class:`~mbplugin.bullet.BulletContacts` step: ``contacts`` the
-    backend (its state read, probe step, articulated bodies, resets); ``g`` (3,) m/s^2 and
-    ``control`` (the user's per-step inputs, called again after a probe step) are set by the
-    backend before each step."""
+    """The host side of a :class:`~mbplugin.bullet.BulletContacts` step: ``client`` the
+    PyBullet client, ``read`` the rows' reader (:class:`~mbplugin.bullet.rows.BulletRows`),
+    ``art`` the articulated bodies (:class:`~mbplugin.bullet.articulated.BulletArticulated`),
+    ``flight`` the free rows' lags and resets (:class:`~mbplugin.bullet.flight.FreeFlight`),
+    ``rows_arr`` (N, 2) the rows' (body, link), ``kind`` (N,) their kinds, ``probe`` the
+    backend's option; ``g`` (3,) m/s^2 and ``control`` (the user's per-step inputs, called
+    again after a probe step) are set by the backend before each step."""
 
-    def __init__(self, contacts: Any) -> None:
-        self.contacts = contacts
+    def __init__(self, client: Any, read: Any, art: Any, flight: Any, rows_arr: np.ndarray,
+                 kind: np.ndarray, probe: bool) -> None:
+        self.client, self.read, self.art, self.flight = client, read, art, flight
+        self.rows_arr, self.kind, self.probe = rows_arr, kind, probe
         self.g = np.zeros(3)
         self.control: Callable[[], None] | None = None
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
                           art: np.ndarray) -> np.ndarray:
-        """Gravity on the free sides; a probe step of the host for contacts on articulated
-        links (``BulletContacts._a_free``)."""
-        return self.contacts._a_free(batch, self.g, bodies, dt, self.control)
+        """Relative acceleration of the contact points without the managed forces (m/s^2).
+
+        Free bodies: gravity. Contacts on articulated links: measured by a probe step of the
+        host (``saveState``, ``stepSimulation`` with the managed pairs' response off,
+        ``restoreState``): it holds everything the host applies over the step (actuators,
+        gravity, joint reactions, Coriolis terms, unmanaged contacts). PyBullet consumes
+        ``TORQUE_CONTROL`` torques and external forces at every ``stepSimulation``: ``control``
+        (the user's function that sets them) is called again after the probe. Used by
+        ``articulated="substep"`` (the implicit step needs no probe)."""
+        g, kind = self.g, self.kind
+        ga = np.where((kind[batch.a] != STATIC)[:, None], g, 0.0)
+        gb = np.where((kind[batch.b] != STATIC)[:, None], g, 0.0)
+        a = gb - ga
+        art = (kind[batch.a] == ARTICULATED) | (kind[batch.b] == ARTICULATED)
+        if art.any() and self.probe:
+            c = self.client
+            sid = c("saveState")
+            try:
+                c("stepSimulation")
+                after = self.read.state()
+            finally:
+                c("restoreState", sid)
+                c("removeState", sid)
+            if self.control is not None:
+                self.control()
+            u0 = point_velocity(bodies, batch)
+            u1 = point_velocity(after, batch)
+            a[art] = (u1[art] - u0[art]) / dt
+        return a
 
     def articulated(self, batch: ContactBatch, bodies: BodyState,
                     entries: np.ndarray) -> list[ArticulatedBlock]:
         """The articulated bodies' blocks of W from PyBullet's Jacobians and mass matrices
         (:class:`~mbplugin.bullet.articulated.BulletArticulated`)."""
-        c = self.contacts
-        return c._art.blocks(batch, bodies, c.kind)
+        return self.art.blocks(batch, bodies, self.kind)
 
     def friction(self, batch: ContactBatch) -> np.ndarray:
         """Each contact's coefficient as PyBullet combines the two links' lateral friction:
         their product bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction,
         Bullet 2.x, src/BulletCollision/CollisionDispatch/btManifoldResult.cpp); a negative
         product is taken as 0."""
-        lat = self.contacts._lateral_ext
+        lat = self.read.lateral_ext
         return np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
 
     def end_state(self) -> BodyState:
         """The rows' state after the host step."""
-        return self.contacts.body_state()
+        return self.read.state()
 
     def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,
                 dv: np.ndarray, dw: np.ndarray, bodies: BodyState, dt: float) -> float:
@@ -61,11 +94,35 @@ class BulletHost:
         times them), the free rows ``rows`` by dv (m/s) and dw (rad/s), their poses by dt
         times those (the host's semi-implicit update), with PyBullet's resets. Returns the
         largest joint or base angular speed seen (rad/s)."""
-        c = self.contacts
-        spin = c._art.respond(blocks, dq, dt)
+        spin = self.art.respond(blocks, dq, dt)
         if len(rows):
             quat = quat_multiply(quat_from_rotvec(dt * dw), bodies.quat[rows])
-            c._reset(rows, bodies.pos[rows] + dt * dv, quat, bodies.vel[rows] + dv,
-                     bodies.omega[rows] + dw)
-            c._forced[rows] = True
+            self.flight.reset(rows, bodies.pos[rows] + dt * dv, quat, bodies.vel[rows] + dv,
+                              bodies.omega[rows] + dw)
+            self.flight.forced[rows] = True
         return spin
+
+    def apply(self, batch: ContactBatch, force: np.ndarray) -> None:
+        """``applyExternalForce`` of the contacts' forces (K, 3) on side b (minus on side a)
+        at the contact points as PyBullet sees them (a free body's host position is its exact
+        one minus its lag), consumed by the next ``stepSimulation``; the pushed rows are
+        marked ``forced`` (no free flight booked for this step)."""
+        c = self.client
+        cid, pb = c.id, c.p
+        lag, forced = self.flight.lag, self.flight.forced
+        nz = np.flatnonzero(nonzero_rows(force))
+        lag_ext = np.vstack([lag, np.zeros((1, 3))])
+        for side in (batch.a[nz], batch.b[nz]):
+            forced[side[side >= 0]] = True
+        for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
+            keep = self.kind[side] != STATIC
+            idx = nz[keep]
+            if not len(idx):
+                continue
+            forces = vectors(sgn * force[idx])
+            # the host's body sits at exact - lag: the same lever arm about its centre
+            points = vectors(batch.point[idx] - lag_ext[side[keep]])
+            bl = self.rows_arr[side[keep]].T.tolist()
+            # one PyBullet call per contact side, mapped in C (no Python frame per call)
+            drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
+                      repeat(pb.WORLD_FRAME), repeat(cid)))

@@ -93,6 +93,24 @@ class BulletRows:
         self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
         self._fixed_read.flags.writeable = self._mass_read.flags.writeable = False
         self.frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
+        self._rot_cache: tuple[Any, ...] | None = None  # see world_inertia
+
+    def world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
+        """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),
+        reused while the orientations are bitwise those of the last call (bodies that do not
+        turn: e.g. the deferred correction and the Delassus operator of the next step read the
+        same orientations; the same kernels on the same inputs give the same bits)."""
+        hit = self._rot_cache
+        q = bodies.quat
+        if (hit is not None and hit[0].shape == q.shape and hit[3] is bodies.inv_inertia
+                and np.array_equal(hit[0], q) and np.array_equal(hit[4], bodies.fixed)):
+            return hit[1], hit[2]
+        rot = bodies.rotations_ext()
+        inv = bodies.inv_inertia_world_ext(rot)
+        rot.flags.writeable = inv.flags.writeable = False
+        self._rot_cache = (q.copy(), rot, inv, bodies.inv_inertia,
+                           np.array(bodies.fixed, dtype=bool))
+        return rot, inv
 
     def state(self) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
