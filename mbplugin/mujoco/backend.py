@@ -318,10 +318,9 @@ class MujocoContacts:
             end = host.end_poses(bodies)
             now = loop.model.detect_pairs(end, batch.key, loop.margin)
             dx, dth = loop.correction(now, end)
-            forced[host.move(dx, dth, end)] = True
+            forced[host.free_rows.move(dx, dth, end)] = True
         if self.exact_flight and len(host.free):
-            fly = host.ballistic(g) & ~forced[host.free] & ~native[host.free]
-            host.flight(host.free[fly], g, dt)
+            host.free_rows.flight(~forced[host.free] & ~native[host.free], g, dt)
         self.last = self._info(loop.last if loop.last is not None else info)
         return self.last
 

@@ -1,0 +1,180 @@
+"""The articulated rows of a :class:`~mbplugin.mujoco.MujocoContacts` (MuJoCo's side of their
+contacts, one responsibility of the host adapter :class:`~mbplugin.mujoco.host.MujocoHost`):
+the kinematic trees' blocks of W = J M^-1 J^T (MuJoCo's point Jacobians ``mj_jac`` and the
+matrix of MuJoCo's velocity update of the tree, :meth:`MujocoTrees.update_matrix`), and the
+implicit step's response on their joints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.hosts import ARTICULATED, ArticulatedBlock
+
+
+def _nq(m: Any, j: int) -> int:
+    """The number of qpos entries of joint ``j`` (free 7, ball 4, hinge and slide 1)."""
+    import mujoco
+
+    t = int(m.jnt_type[j])
+    return 7 if t == int(mujoco.mjtJoint.mjJNT_FREE) else 4 if t == int(
+        mujoco.mjtJoint.mjJNT_BALL) else 1
+
+
+class MujocoTrees:
+    """The kinematic trees (by root body) of the articulated rows ``body`` (MuJoCo body ids,
+    ``kind`` the rows' kinds, ``root`` their root bodies) of ``(m, d)``: ``tree_dofs`` and
+    ``tree_qpos`` their degrees of freedom and qpos addresses."""
+
+    def __init__(self, mj: Any, m: Any, d: Any, body: np.ndarray, kind: np.ndarray,
+                 root: np.ndarray) -> None:
+        self.mj, self.m, self.d = mj, m, d
+        self.body, self.root = body, root
+        # the degrees of freedom of each kinematic tree (by root body) of articulated rows
+        dof_root = np.asarray(m.body_rootid[m.dof_bodyid], dtype=np.int64)
+        self.tree_dofs = {int(r): np.flatnonzero(dof_root == r)
+                          for r in np.unique(root[kind == ARTICULATED])}
+        # rotational degrees of freedom (hinge, ball, a free joint's last three): the implicit
+        # step's angular speed estimate
+        jt = np.asarray(m.jnt_type[m.dof_jntid], dtype=np.int64)
+        first = np.asarray(m.jnt_dofadr[m.dof_jntid], dtype=np.int64)
+        jtype = mj.mjtJoint
+        self.rot_dof = ((jt == int(jtype.mjJNT_HINGE)) | (jt == int(jtype.mjJNT_BALL))
+                        | ((jt == int(jtype.mjJNT_FREE)) & (np.arange(m.nv) - first >= 3)))
+        # the qpos addresses of each tree (by root body)
+        jnt_root = np.asarray(m.body_rootid[m.jnt_bodyid], dtype=np.int64)
+        self.tree_qpos = {}
+        for r in self.tree_dofs:
+            adr = []
+            for j in np.flatnonzero(jnt_root == r).tolist():
+                adr.extend(range(int(m.jnt_qposadr[j]), int(m.jnt_qposadr[j]) + _nq(m, j)))
+            self.tree_qpos[r] = np.array(adr, dtype=np.int64)
+
+    def blocks(self, batch: ContactBatch, bodies: BodyState,
+               entries: np.ndarray) -> list[ArticulatedBlock]:
+        """W's blocks of the kinematic trees with contacts: ``mj_jac`` at each contact point,
+        and the matrix of MuJoCo's velocity update of the tree (:meth:`update_matrix`)."""
+        mj, m, d = self.mj, self.m, self.d
+        k = len(batch)
+        side = np.concatenate([batch.a, batch.b])[entries]
+        point = np.concatenate([batch.point, batch.point])[entries]
+        out = []
+        for root, dofs in self.tree_dofs.items():
+            sel = np.flatnonzero(self.root[side] == root)
+            if not len(sel):
+                continue
+            jac = np.zeros((len(sel), 3, len(dofs)))
+            jp = np.zeros((3, m.nv))
+            for i, e in enumerate(sel.tolist()):
+                mj.mj_jac(m, d, jp, None, point[e], int(self.body[side[e]]))
+                jac[i] = jp[:, dofs]
+            ent = entries[sel]
+            out.append(ArticulatedBlock(ent % k, np.where(ent >= k, 1.0, -1.0), jac,
+                                        self.update_matrix(dofs), tag=root))
+        return out
+
+    def update_matrix(self, dofs: np.ndarray) -> np.ndarray:
+        """The matrix H (n, n) of MuJoCo's velocity update of the degrees of freedom ``dofs``
+        (a kinematic tree): an impulse P at a point changes their velocities by
+        H^-1 J^T P. H = M (its entries by ``mj_mulM`` of unit vectors; armature included)
+
+        * + dt diag(dof_damping): the joint damping MuJoCo's Euler integrator takes implicitly
+          (unless ``mjDSBL_EULERDAMP``), and the implicit integrators too;
+        * - dt D_act with the implicit integrators (``implicit``, ``implicitfast``): the
+          actuators' force derivative in the joint velocities, moment^T (df/dv) moment, df/dv
+          the affine gain's ``gainprm[2]`` times ctrl (or act) plus the affine bias'
+          ``biasprm[2]`` (a position actuator's -kv);
+        * + J_c^T D_c J_c over MuJoCo's equality and limit constraints of this step
+          (``efc_J``, ``efc_D`` of ``mj_step1``): a soft constraint in its quadratic state
+          adds that term to the Hessian of MuJoCo's constraint problem (Todorov 2014,
+          "Analytically-invertible dynamics with contacts and constraints", ICRA; MuJoCo
+          documentation, Computation: the primal problem), so its velocity response to an
+          extra impulse is (M + J_c^T D_c J_c)^-1 J^T P.
+
+        Not modelled: the Coriolis derivative of ``implicit``, tendon damping, MuJoCo's own
+        contacts and friction losses (the response is then that without them)."""
+        mj, m, d = self.mj, self.m, self.d
+        n = len(dofs)
+        H = np.zeros((n, n))
+        unit, col = np.zeros(m.nv), np.zeros(m.nv)
+        for j, dof in enumerate(dofs.tolist()):
+            unit[dof] = 1.0
+            mj.mj_mulM(m, d, col, unit)
+            H[:, j] = col[dofs]
+            unit[dof] = 0.0
+        dt = float(m.opt.timestep)
+        integ = int(m.opt.integrator)
+        euler = integ == int(mj.mjtIntegrator.mjINT_EULER)
+        damp = np.asarray(m.dof_damping[dofs], dtype=float)
+        if damp.any() and not (euler and m.opt.disableflags
+                               & int(mj.mjtDisableBit.mjDSBL_EULERDAMP)):
+            H[np.arange(n), np.arange(n)] += dt * damp
+        if not euler and m.nu:
+            dfdv = np.zeros(m.nu)
+            aff_g = m.actuator_gaintype == int(mj.mjtGain.mjGAIN_AFFINE)
+            aff_b = m.actuator_biastype == int(mj.mjtBias.mjBIAS_AFFINE)
+            stateless = m.actuator_dyntype == int(mj.mjtDyn.mjDYN_NONE)
+            drive = np.where(stateless, d.ctrl, 0.0)
+            if m.na:
+                act = np.zeros(m.nu)
+                has = m.actuator_actadr >= 0
+                act[has] = d.act[m.actuator_actadr[has] + m.actuator_actnum[has] - 1]
+                drive = np.where(stateless, drive, act)
+            dfdv += np.where(aff_g, m.actuator_gainprm[:, 2] * drive, 0.0)
+            dfdv += np.where(aff_b, m.actuator_biasprm[:, 2], 0.0)
+            if dfdv.any():
+                mom = self._moments()[:, dofs]
+                H -= dt * (mom.T * dfdv) @ mom
+        if d.nefc:
+            cn = mj.mjtConstraint
+            kind = np.asarray(d.efc_type[:d.nefc])
+            rows = np.flatnonzero((kind == int(cn.mjCNSTR_EQUALITY))
+                                  | (kind == int(cn.mjCNSTR_LIMIT_JOINT))
+                                  | (kind == int(cn.mjCNSTR_LIMIT_TENDON)))
+            if len(rows):
+                jc = self._efc_jacobian(rows)[:, dofs]
+                on = np.flatnonzero(np.any(jc != 0, axis=1))
+                if len(on):
+                    jc = jc[on]
+                    H += (jc.T * np.asarray(d.efc_D)[rows[on]]) @ jc
+        return H
+
+    def _moments(self) -> np.ndarray:
+        """The actuators' moment arms (nu, nv), dense (MuJoCo keeps them sparse)."""
+        m, d = self.m, self.d
+        out = np.zeros((m.nu, m.nv))
+        for i in range(m.nu):
+            a, n = int(d.moment_rowadr[i]), int(d.moment_rownnz[i])
+            out[i, d.moment_colind[a:a + n]] = d.actuator_moment[a:a + n]
+        return out
+
+    def _efc_jacobian(self, rows: np.ndarray) -> np.ndarray:
+        """Rows of the constraint Jacobian ``efc_J`` (len(rows), nv), dense or sparse."""
+        m, d = self.m, self.d
+        if self.mj.mj_isSparse(m):
+            out = np.zeros((len(rows), m.nv))
+            for i, r in enumerate(rows.tolist()):
+                a, n = int(d.efc_J_rowadr[r]), int(d.efc_J_rownnz[r])
+                out[i, d.efc_J_colind[a:a + n]] = d.efc_J[a:a + n]
+            return out
+        return np.asarray(d.efc_J[:d.nefc * m.nv]).reshape(d.nefc, m.nv)[rows]
+
+    def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray],
+                qadr: list[np.ndarray]) -> float:
+        """``qvel`` of each block's tree changed by its ``dq`` (the implicit step's response,
+        :meth:`MujocoHost.respond <mbplugin.mujoco.host.MujocoHost.respond>`); the trees' qpos
+        addresses appended to ``qadr``. Returns the largest angular speed of their rotational
+        degrees of freedom (rad/s)."""
+        d = self.d
+        spin = 0.0
+        for blk, x in zip(blocks, dq, strict=True):
+            dofs = self.tree_dofs[int(blk.tag)]
+            d.qvel[dofs] += x
+            qadr.append(self.tree_qpos[int(blk.tag)])
+            rot = self.rot_dof[dofs]
+            if rot.any():
+                spin = max(spin, float(np.max(np.abs(d.qvel[dofs[rot]]))))
+        return spin
