@@ -146,6 +146,33 @@ def test_the_generic_loop_imports_no_host_backend():
                for r in rows)
 
 
+#: the longest class (lines, decorators excluded) in the host packages (shared/DESIGN.md:
+#: "classes stay small and single-purpose"; issue 21: "no class over ~300 lines")
+HOST_CLASS_MAX = 300
+
+
+def test_host_classes_are_small_and_composed():
+    """Every class of mbplugin.hosts, .bullet and .mujoco spans at most HOST_CLASS_MAX lines;
+    the user classes own their parts (reading the host, building, detection, free flight,
+    correction) as objects, not as base classes; both backends take the free flight's rule
+    from mbplugin.hosts.flight."""
+    spans, bases = [], {}
+    for pkg in ("hosts", "bullet", "mujoco"):
+        for f in sorted((ROOT / pkg).glob("*.py")):
+            for node in ast.walk(ast.parse(f.read_text())):
+                if isinstance(node, ast.ClassDef):
+                    spans.append((node.end_lineno - node.lineno + 1, f"{pkg}/{f.name}:{node.name}"))
+                    bases[node.name] = [ast.unparse(b) for b in node.bases]
+    assert len(spans) > 20  # the walk sees the classes
+    big = [f"{name}: {n} lines" for n, name in sorted(spans, reverse=True) if n > HOST_CLASS_MAX]
+    assert not big, "classes over HOST_CLASS_MAX lines:\n" + "\n".join(big)
+    assert bases["BulletContacts"] == [] and bases["MujocoContacts"] == []
+    rows = _all_imports()
+    for user in HOST_BACKENDS:
+        assert any(_within(mod, user) and name == "mbplugin.hosts.flight"
+                   for mod, _, _, name in rows), f"{user} does not use mbplugin.hosts.flight"
+
+
 def test_dynamics_and_the_host_packages_do_not_import_each_other():
     rows = _all_imports()
     bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows

@@ -51,7 +51,6 @@ from mbplugin.bullet.rows import BulletRows
 from mbplugin.contact import BodyState
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import step as _hstep
-from mbplugin.hosts.arrays import nonzero_rows
 from mbplugin.hosts.detection import margin_of
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import ARTICULATED, FREE
@@ -169,10 +168,7 @@ class BulletContacts:
                                stick=stick, flat_box=flat_box, manage=manage)
         check_options(rtol, solver, articulated, verify, large_groups)
         self.large_groups = large_groups
-        if not (isinstance(defer_tol, float | int) and not isinstance(defer_tol, bool)
-                and 0 <= defer_tol <= 0.1):
-            raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
-                                 "[0, 0.1]")
+        checks.check_defer_fallback(defer_tol, fallback, fallback_radius)
         self.defer_tol = float(defer_tol)
         self.articulated = articulated
         self.verify = int(verify)
@@ -185,14 +181,6 @@ class BulletContacts:
         self.probe = bool(probe)
         self.correct_articulated = bool(correct_articulated)
         self.exact_flight = bool(exact_flight)
-        if fallback not in (None, "closest_points"):
-            raise ParameterError(f"fallback = {fallback!r}: allowed None (a shape the contact "
-                                 "layer cannot model is an error) or 'closest_points'")
-        if fallback_radius is not None and not (
-                isinstance(fallback_radius, float | int) and np.isfinite(fallback_radius)
-                and fallback_radius > 0):
-            raise ParameterError(f"fallback_radius = {fallback_radius!r} m is outside its "
-                                 "allowed range (0, inf)")
         self.fallback = fallback
         self.fallback_radius = None if fallback_radius is None else float(fallback_radius)
         self.stick = as_stick(stick)
@@ -350,24 +338,8 @@ class BulletContacts:
         books the last step's correction and flight and resets every free body with a lag
         (exact free flight included) to its exact position, velocities kept. Bodies at rest
         need no call. Stepping on without it is the same physics."""
-        flight, deferral = self._flight, self._deferral
-        # the last host step's free flight is booked by the next step's read: without a
-        # correction or a lag pending, a sync right after a step must still book it (else a
-        # sync every step leaves every other host position g dt^2 / 2 off the parabola)
-        if deferral.deferred is None and not np.any(flight.lag != 0) and not flight.due:
-            return
-        dt = self.client.time_step()
-        bodies = self.body_state()
-        host = deferral.take(bodies, dt)
-        if self.exact_flight:  # the last host step's flight (the next step then books none)
-            flight.book(bodies, self.client.gravity(), dt)
-        flight.due = False
-        rows = np.flatnonzero((self.kind == FREE) & nonzero_rows(flight.lag))
-        new = bodies.pos[rows] + flight.lag[rows]
-        flight.reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
-        host[rows] = new
-        flight.lag[rows] = 0.0
-        deferral.expect = ("post", host, 0.0, bodies.quat.copy())
+        if hasattr(self, "_deferral"):  # built
+            self._deferral.sync(self.exact_flight)
 
     def _info(self, k: int, stats: SubstepStats, normal_force: np.ndarray, keys: np.ndarray,
               sides: np.ndarray, delta: np.ndarray, slip: np.ndarray) -> StepInfo:

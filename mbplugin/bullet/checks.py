@@ -115,6 +115,23 @@ def check_arguments(*, material: Any, materials: Any, friction: Any, stick: Any,
         raise ParameterError(f"manage = {manage!r} must be a list of body ids or pairs")
 
 
+def check_defer_fallback(defer_tol: Any, fallback: Any, fallback_radius: Any) -> None:
+    """``defer_tol`` (m, [0, 0.1]), ``fallback`` (None or "closest_points") and
+    ``fallback_radius`` (m, (0, inf) or None) of :class:`BulletContacts`."""
+    if not (isinstance(defer_tol, float | int) and not isinstance(defer_tol, bool)
+            and 0 <= defer_tol <= 0.1):
+        raise ParameterError(f"defer_tol = {defer_tol!r} m is outside its allowed range "
+                             "[0, 0.1]")
+    if fallback not in (None, "closest_points"):
+        raise ParameterError(f"fallback = {fallback!r}: allowed None (a shape the contact "
+                             "layer cannot model is an error) or 'closest_points'")
+    if fallback_radius is not None and not (
+            isinstance(fallback_radius, float | int) and np.isfinite(fallback_radius)
+            and fallback_radius > 0):
+        raise ParameterError(f"fallback_radius = {fallback_radius!r} m is outside its "
+                             "allowed range (0, inf)")
+
+
 def check_manage_pair(item: Any, x: tuple[int, int | None], y: tuple[int, int | None]) -> None:
     """A ``manage`` pair of a body or link with itself is refused (it manages nothing)."""
     if x == y:

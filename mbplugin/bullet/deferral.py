@@ -13,18 +13,11 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from mbplugin.contact import BodyState, ContactBatch
-from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
+from mbplugin.bullet.correction import PositionCorrection
+from mbplugin.contact import BodyState
 from mbplugin.hosts.arrays import absmax_rows, lookup, nonzero_rows
-from mbplugin.hosts.correction import (
-    MOVE_MIN,
-    candidates,
-    displacement,
-    overlap_predicted,
-    position_impulse,
-)
+from mbplugin.hosts.correction import overlap_predicted
 from mbplugin.hosts.protocol import ARTICULATED, FREE
 
 #: default ``defer_tol`` (m): the largest deferred position correction kept as an offset
@@ -68,6 +61,9 @@ class DeferredCorrection:
         self.pending: tuple[Any, ...] | None = None
         self.omega0 = np.zeros((0, 3))
         self._points: Any = None  # PyBullet's contact points of this step once read
+        #: the correction itself (how far to move, and the moves)
+        self.fix = PositionCorrection(layout, mass, read, flight, art, core,
+                                      correct_articulated)
 
     def take(self, bodies: BodyState, dt: float) -> np.ndarray:
         """Book the last step's position correction from this state read (``bodies``: the host
@@ -119,7 +115,7 @@ class DeferredCorrection:
             d_now = np.full(len(batch), np.nan)
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
-            self.correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
+            self.fix.correct(batch, W, res, d_now, exact, raw=bodies, host=host, wdiag=wdiag)
         rows = np.flatnonzero(native & free & nonzero_rows(self.flight.lag))
         if len(rows):
             new = bodies.pos[rows] + self.flight.lag[rows]
@@ -128,6 +124,29 @@ class DeferredCorrection:
             self.flight.lag[rows] = 0.0
             self.flight.forced[rows] = True
         return host
+
+    def sync(self, exact_flight: bool) -> None:
+        """Book the last step's correction and flight (``exact_flight``: the backend's option)
+        from a state read now and reset every free body with a lag to its exact position,
+        velocities kept (``BulletContacts.sync``)."""
+        flight = self.flight
+        # the last host step's free flight is booked by the next step's read: without a
+        # correction or a lag pending, a sync right after a step must still book it (else a
+        # sync every step leaves every other host position g dt^2 / 2 off the parabola)
+        if self.deferred is None and not np.any(flight.lag != 0) and not flight.due:
+            return
+        dt = self.client.time_step()
+        bodies = self.read.state()
+        host = self.take(bodies, dt)
+        if exact_flight:  # the last host step's flight (the next step then books none)
+            flight.book(bodies, self.client.gravity(), dt)
+        flight.due = False
+        rows = np.flatnonzero((self.kind == FREE) & nonzero_rows(flight.lag))
+        new = bodies.pos[rows] + flight.lag[rows]
+        flight.reset(rows, new, bodies.quat[rows], bodies.vel[rows], bodies.omega[rows])
+        host[rows] = new
+        flight.lag[rows] = 0.0
+        self.expect = ("post", host, 0.0, bodies.quat.copy())
 
     def native_touch(self, rows: np.ndarray) -> np.ndarray:
         """Of these rows, those whose body touched a native contact point (an unmanaged pair)
@@ -179,7 +198,7 @@ class DeferredCorrection:
             if ok.any():
                 d_now[ok] = now.delta[pos[ok]]
             if self.correct_positions:
-                self.correct(batch, W, res, d_now, bodies, host=host, wdiag=wdiag)
+                self.fix.correct(batch, W, res, d_now, bodies, host=host, wdiag=wdiag)
             self.expect = ("post", host, 0.0, bodies.quat.copy())
             self.native_rows = touched
         elif len(lagged):
@@ -236,92 +255,3 @@ class DeferredCorrection:
             if touching & mine:
                 return True
         return False
-
-    def correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
-                 bodies: BodyState, host: np.ndarray, raw: BodyState | None = None,
-                 wdiag: np.ndarray | None = None) -> None:
-        """Move the free bodies along the contact normals so that the host's overlaps equal the
-        integrated ones (``bodies``: the state at the end of the corrected step, host position
-        + lag; ``d_now``: its overlaps, NaN where not found). Immediately (``raw`` None: right
-        after the step): the moved bodies and those of the selected contacts that carry a lag
-        are reset to their corrected exact positions. Deferred (``raw``: the host state read
-        before the next step, see :meth:`take`): a translation is booked into the
-        lag, a body that also turns is reset (``raw`` and ``host`` are updated). ``wdiag``: the
-        normal-normal diagonal of W when W is block diagonal (then the normal Delassus matrix is
-        that diagonal, and its solve a division)."""
-        deferred = raw is not None
-        # contacts that carried force, or that either side sees touching at the step end (the
-        # host's free flight differs from the exact one by up to a dt^2 per step: a contact the
-        # integration saw still open may be closed in the host, or the reverse)
-        art = None
-        if not self.correct_articulated:
-            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        sel = candidates(res, d_now, art)
-        # nothing to correct (contacts at rest: the host's overlap equals the integrated one
-        # to rounding, ~1e-15 m)
-        if not len(sel):
-            return
-        whole = len(sel) == len(batch)  # every contact selected: no gathers
-
-        def pick(x: np.ndarray) -> np.ndarray:
-            return x if whole else x[sel]
-
-        a_s, b_s = pick(batch.a), pick(batch.b)
-        nr = len(self.rows)
-        mask = np.zeros(nr + 1, dtype=bool)  # index -1 (the ground): the spare entry
-        mask[a_s] = True
-        mask[b_s] = True
-        sides = np.flatnonzero(mask[:nr] & (self.kind == FREE))
-        self.flight.forced[sides] = True  # exact at the step end: no flight to book for this step
-        # immediate: the selected bodies leave this step at their exact positions
-        synced = (sides[nonzero_rows(self.flight.lag[sides])] if not deferred
-                  else sides[:0])
-        gap = pick(d_now) - pick(res.delta)
-        if np.max(np.abs(gap)) <= MOVE_MIN:
-            self.place(synced, np.zeros((len(self.rows), 3)), np.zeros((len(self.rows), 3)),
-                        bodies, host, raw)
-            return
-        n = pick(batch.normal)
-        mu = position_impulse(gap, W, batch.normal, sel,
-                              None if wdiag is None else pick(wdiag))
-        # position impulse mu along n on b, -mu on a: displacement of the free bodies
-        inv_i_w = self.read.world_inertia(bodies)[1][:-1]
-        dx, dth = displacement(self.kind, self.mass, inv_i_w,
-                               ((b_s, 1.0, pick(batch.rb)), (a_s, -1.0, pick(batch.ra))), mu, n,
-                               wdiag is not None)
-        # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
-        # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
-        moved = np.flatnonzero((absmax_rows(dx) > MOVE_MIN) | (absmax_rows(dth) > MOVE_MIN))
-        self.place(np.union1d(moved, synced) if len(synced) else moved, dx, dth, bodies, host,
-                    raw)
-        # articulated bodies: the same position impulse through the joint-space mass matrix,
-        # dq = M^-1 sum_e s_e J_e^T (mu n) (PyBullet's coordinates: base angular, base linear in
-        # the base frame, then the joints)
-        if self.correct_articulated:
-            mu_of = np.zeros(len(batch))
-            mu_of[sel] = mu
-            self.art.correct(self.core._art, batch, mu_of)
-
-    def place(self, rows: np.ndarray, dx: np.ndarray, dth: np.ndarray, bodies: BodyState,
-               host: np.ndarray, raw: BodyState | None) -> None:
-        """The correction's displacement (dx, dth: (N, 3) m, rad) of these free rows: reset to
-        exact + dx (immediate, or a turning body), or booked into the lag (deferred)."""
-        if not len(rows):
-            return
-        if raw is not None:
-            turn = absmax_rows(dth[rows]) > MOVE_MIN
-            book = rows[~turn]
-            into = np.zeros(len(self.flight.lag), dtype=bool)
-            into[book] = True  # (distinct rows) lag[book] += dx[book], in place without gathers
-            np.add(self.flight.lag, dx, out=self.flight.lag, where=into[:, None])
-            rows = rows[turn]
-            if not len(rows):
-                return
-        pos = bodies.pos[rows] + dx[rows]
-        quat = quat_multiply(quat_from_rotvec(dth[rows]), bodies.quat[rows])
-        self.flight.reset(rows, pos, quat, bodies.vel[rows], bodies.omega[rows])
-        self.flight.lag[rows] = 0.0
-        host[rows] = pos
-        bodies.quat[rows] = quat  # the host's orientation now (the intervention check's)
-        if raw is not None:
-            raw.pos[rows], raw.quat[rows] = pos, quat

@@ -13,6 +13,7 @@ and the host need not be read (:func:`overlap_predicted`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -108,3 +109,31 @@ def displacement(kind: np.ndarray, mass: np.ndarray, inv_i_w: np.ndarray,
         put(dx, side, f / mass[side][:, None])
         put(dth, side, np.einsum("kij,kj->ki", inv_i_w[side], cross_rows(r, f)))
     return dx, dth
+
+
+def free_displacement(kind: np.ndarray, mass: np.ndarray, batch: ContactBatch, W: Any,
+                      res: Any, d_now: np.ndarray, sel: np.ndarray, wdiag: np.ndarray | None,
+                      inv_i_w: Callable[[], np.ndarray],
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The position correction of the free rows (module docstring) for the contacts ``sel``
+    of the host step's ``batch`` (their :func:`candidates`): ``d_now`` (K,) m the host's
+    overlaps now, ``res`` the integration's result (``res.delta`` the integrated ones), ``W``
+    the step's Delassus operator, ``wdiag`` its normal diagonal when block diagonal (else
+    None), ``inv_i_w()`` the rows' world-frame inverse inertia (N, 3, 3), asked for only when
+    something moves. Returns (mu (S,) kg m, the position impulses; dx, dth (N, 3) m, rad),
+    or None when every gap is within MOVE_MIN (contacts at rest: nothing to correct)."""
+    whole = len(sel) == len(batch)  # every contact selected: no gathers
+
+    def pick(x: np.ndarray) -> np.ndarray:
+        return x if whole else x[sel]
+
+    gap = pick(d_now) - pick(res.delta)
+    if np.max(np.abs(gap)) <= MOVE_MIN:
+        return None
+    n = pick(batch.normal)
+    mu = position_impulse(gap, W, batch.normal, sel, None if wdiag is None else pick(wdiag))
+    # position impulse mu along n on b, -mu on a
+    dx, dth = displacement(kind, mass, inv_i_w(),
+                           ((pick(batch.b), 1.0, pick(batch.rb)),
+                            (pick(batch.a), -1.0, pick(batch.ra))), mu, n, wdiag is not None)
+    return mu, dx, dth

@@ -42,13 +42,7 @@ from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
-from mbplugin.hosts.correction import (
-    MOVE_MIN,
-    candidates,
-    displacement,
-    overlap_predicted,
-    position_impulse,
-)
+from mbplugin.hosts.correction import candidates, free_displacement, overlap_predicted
 from mbplugin.hosts.detection import margin_of
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged
 from mbplugin.hosts.options import as_friction, as_stick, check_options
@@ -245,13 +239,6 @@ class ContactLoop(HostStep):
         sel = candidates(res, d_now, art)
         if not len(sel):
             return dx, dth
-        gap = d_now[sel] - res.delta[sel]
-        if np.max(np.abs(gap)) <= MOVE_MIN:
-            return dx, dth
-        n = batch.normal[sel]
-        mu = position_impulse(gap, W, batch.normal, sel,
-                              None if wdiag is None else wdiag[sel])
-        inv_i_w = self._world_inertia(bodies)[1][:-1]
-        return displacement(self.kind, self.mass, inv_i_w,
-                            ((batch.b[sel], 1.0, batch.rb[sel]),
-                             (batch.a[sel], -1.0, batch.ra[sel])), mu, n, wdiag is not None)
+        out = free_displacement(self.kind, self.mass, batch, W, res, d_now, sel, wdiag,
+                                lambda: self._world_inertia(bodies)[1][:-1])
+        return (dx, dth) if out is None else (out[1], out[2])

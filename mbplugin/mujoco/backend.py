@@ -38,33 +38,9 @@ from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
 from mbplugin.mujoco.host import MujocoHost, row_kinds
-from mbplugin.mujoco.native import native_pairs
+from mbplugin.mujoco.items import Items, Ref, body, geom
 
-
-@dataclass(frozen=True)
-class Ref:
-    """A MuJoCo body or geom named explicitly: :func:`body` / :func:`geom`."""
-
-    kind: str  # "body" or "geom"
-    ref: str | int
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("body", "geom"):
-            raise ParameterError(f"Ref kind = {self.kind!r}: allowed 'body', 'geom'")
-        if not (isinstance(self.ref, str) or (isinstance(self.ref, int | np.integer)
-                                              and not isinstance(self.ref, bool))):
-            raise ParameterError(f"{self.kind}({self.ref!r}): give a name or an id")
-
-
-def body(x: str | int) -> Ref:
-    """A MuJoCo body by name or id, for ``manage=``, ``materials=``, ``pair_laws=``."""
-    return Ref("body", x)
-
-
-def geom(x: str | int) -> Ref:
-    """A MuJoCo geom by name or id (unnamed geoms: their id), for ``manage=`` and
-    ``materials=``."""
-    return Ref("geom", x)
+__all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
 
 
 @dataclass
@@ -155,11 +131,11 @@ class MujocoContacts:
         self.mj, self.mj_model, self.mj_data = mj, model, data
         self.correct_positions = bool(correct_positions)
         self.exact_flight = bool(exact_flight)
-        self._names = _Names(mj, model)
+        self._items = names = Items(mj, model)
         items = list(manage)
         if not items:
             raise ParameterError("manage: name at least one body, geom or pair to manage")
-        pairs = self._pairs(items)
+        pairs = names.pairs(items)
         if not len(pairs):
             raise ParameterError(
                 f"manage: {items!r} names no geom pair MuJoCo collides (contype/conaffinity, "
@@ -173,40 +149,20 @@ class MujocoContacts:
         with np.errstate(divide="ignore"):
             inv = np.where(inertia > 0, 1.0 / inertia, 0.0)
         inv_inertia = np.einsum("ni,ij->nij", inv, np.eye(3))
-        self.host = MujocoHost(model, data, bodies, kind, geoms, self._names.geom)
+        self.host = MujocoHost(model, data, bodies, kind, geoms, names.geom)
         shapes = self.host.shapes()
         shape_of = {int(g): i for i, g in enumerate(geoms.tolist())}
         spairs = np.array([[shape_of[int(a)], shape_of[int(b)]] for a, b in pairs.tolist()],
                           dtype=np.int64).reshape(-1, 2)
-        per_shape: list[Mapping[str, float] | None] | None = None
-        if materials:
-            per_shape = [None] * len(geoms)
-            by_geom: dict[int, Mapping[str, float]] = {}
-            for item, spec in materials.items():
-                kind_of, gs = self._resolve(item, "materials")
-                for g in gs.tolist():
-                    if kind_of == "geom" or g not in by_geom:
-                        by_geom[g] = spec
-            for g, spec in by_geom.items():
-                if g in shape_of:
-                    per_shape[shape_of[g]] = spec
-        plaws = []
-        for lw, xy in pair_laws:
-            if not (isinstance(xy, tuple) and len(xy) == 2):
-                raise ParameterError(f"pair_laws: {xy!r} is not a pair (x, y) of bodies")
-            bx = {int(model.geom_bodyid[g]) for g in self._resolve(xy[0], "pair_laws")[1]}
-            by = {int(model.geom_bodyid[g]) for g in self._resolve(xy[1], "pair_laws")[1]}
-            for x in bx:
-                for y in by:
-                    if x in row_of_body and y in row_of_body and x != y:
-                        plaws.append((lw, (row_of_body[x], row_of_body[y])))
+        per_shape = names.per_shape(materials, shape_of) if materials else None
+        plaws = names.pair_laws(pair_laws, row_of_body)
         self.loop = ContactLoop(
             kind, mass, inv_inertia, shapes, spairs, law=law, material=material,
             materials=per_shape, pair_laws=plaws, friction=friction, stick=stick, rtol=rtol,
             solver=solver, articulated=articulated, verify=verify, probe=probe,
             large_groups=large_groups,
-            names=[self._names.body(int(b)) for b in bodies.tolist()],
-            shape_names=[self._names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
+            names=[names.body(int(b)) for b in bodies.tolist()],
+            shape_names=[names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
         self.host.loop = self.loop
         # everything is valid: switch MuJoCo's response off for the managed pairs
         self.host.disable_native(pairs)
@@ -216,73 +172,6 @@ class MujocoContacts:
         self.geoms = geoms
         self.last: MujocoStepInfo | None = None
         self._released = False
-
-    # -- names and items --------------------------------------------------------------------------
-    def _resolve(self, item: Any, where: str) -> tuple[str, np.ndarray]:
-        """("body" | "geom", the geom ids) of a manage / materials / pair_laws item."""
-        m, mj = self.mj_model, self.mj
-        obj_body, obj_geom = mj.mjtObj.mjOBJ_BODY, mj.mjtObj.mjOBJ_GEOM
-
-        def body_geoms(b: int) -> np.ndarray:
-            return np.arange(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]) \
-                if m.body_geomnum[b] else np.zeros(0, dtype=np.int64)
-
-        def by_name(obj: Any, name: str) -> int:
-            return int(mj.mj_name2id(m, obj, name))
-
-        if isinstance(item, Ref):
-            k, v = item.kind, item.ref
-            n = m.nbody if k == "body" else m.ngeom
-            if isinstance(v, str):
-                i = by_name(obj_body if k == "body" else obj_geom, v)
-                if i < 0:
-                    raise ParameterError(f"{where}: the model has no {k} named {v!r}")
-            else:
-                i = int(v)
-                if not 0 <= i < n:
-                    raise ParameterError(f"{where}: {k} id {i} is outside 0 .. {n - 1}")
-            return k, (body_geoms(i) if k == "body" else np.array([i], dtype=np.int64))
-        if isinstance(item, str):
-            b, g = by_name(obj_body, item), by_name(obj_geom, item)
-            if b >= 0 and g >= 0 and int(m.geom_bodyid[g]) != b:
-                raise ParameterError(
-                    f"{where}: {item!r} names a body and a geom of another body; write "
-                    f"body({item!r}) or geom({item!r}) (mbplugin.mujoco)")
-            if b >= 0:
-                return "body", body_geoms(b)
-            if g >= 0:
-                return "geom", np.array([g], dtype=np.int64)
-            raise ParameterError(f"{where}: the model has no body or geom named {item!r}")
-        if isinstance(item, int | np.integer) and not isinstance(item, bool):
-            if not 0 <= int(item) < m.nbody:
-                raise ParameterError(f"{where}: body id {int(item)} is outside 0 .. "
-                                     f"{m.nbody - 1}")
-            return "body", body_geoms(int(item))
-        raise ParameterError(f"{where}: {item!r}: give a body (name or id, or body(x)), a "
-                             "geom (geom(name or id), or a name no body has) or a pair (x, y) "
-                             "of them")
-
-    def _pairs(self, items: list[Any]) -> np.ndarray:
-        """The managed geom pairs (P, 2), lower id first: the named ones MuJoCo collides."""
-        m = self.mj_model
-        found = []
-        every = np.arange(m.ngeom)
-        for item in items:
-            if isinstance(item, tuple) and len(item) == 2:
-                gx = self._resolve(item[0], "manage")[1]
-                gy = self._resolve(item[1], "manage")[1]
-            else:
-                gx = self._resolve(item, "manage")[1]
-                gy = every[~np.isin(every, gx)]
-            if not len(gx) or not len(gy):
-                continue
-            a = np.repeat(gx, len(gy))
-            b = np.tile(gy, len(gx))
-            ok = native_pairs(m, a, b)
-            found.append(np.stack([np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])], 1))
-        if not found:
-            return np.zeros((0, 2), dtype=np.int64)
-        return np.unique(np.concatenate(found), axis=0)
 
     # -- stepping ---------------------------------------------------------------------------------
     def step(self, control: Callable[[], None] | None = None) -> MujocoStepInfo:
@@ -379,22 +268,6 @@ class MujocoContacts:
     def free_rows(self) -> np.ndarray:
         """The rows that are free bodies."""
         return np.flatnonzero(self.kind == FREE)
-
-
-class _Names:
-    """Names of MuJoCo bodies and geoms for messages."""
-
-    def __init__(self, mj: Any, m: Any) -> None:
-        self.mj, self.m = mj, m
-
-    def body(self, b: int) -> str:
-        name = self.mj.mj_id2name(self.m, self.mj.mjtObj.mjOBJ_BODY, b)
-        return f"body {name!r}" if name else f"body {b}"
-
-    def geom(self, g: int) -> str:
-        name = self.mj.mj_id2name(self.m, self.mj.mjtObj.mjOBJ_GEOM, int(g))
-        owner = self.body(int(self.m.geom_bodyid[g]))
-        return f"geom {name!r} of {owner}" if name else f"geom {g} of {owner}"
 
 
 def _import_mujoco() -> Any:

@@ -1,0 +1,159 @@
+"""Names of a :class:`~mbplugin.mujoco.MujocoContacts`' items resolved in the MuJoCo model:
+bodies and geoms by name or id (:func:`body`, :func:`geom`), the managed geom pairs MuJoCo
+collides, the per-geom materials and the per-row pair laws, and the names in messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mbplugin.errors import ParameterError
+from mbplugin.mujoco.native import native_pairs
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A MuJoCo body or geom named explicitly: :func:`body` / :func:`geom`."""
+
+    kind: str  # "body" or "geom"
+    ref: str | int
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("body", "geom"):
+            raise ParameterError(f"Ref kind = {self.kind!r}: allowed 'body', 'geom'")
+        if not (isinstance(self.ref, str) or (isinstance(self.ref, int | np.integer)
+                                              and not isinstance(self.ref, bool))):
+            raise ParameterError(f"{self.kind}({self.ref!r}): give a name or an id")
+
+
+def body(x: str | int) -> Ref:
+    """A MuJoCo body by name or id, for ``manage=``, ``materials=``, ``pair_laws=``."""
+    return Ref("body", x)
+
+
+def geom(x: str | int) -> Ref:
+    """A MuJoCo geom by name or id (unnamed geoms: their id), for ``manage=`` and
+    ``materials=``."""
+    return Ref("geom", x)
+
+
+class Items:
+    """The items of model ``m`` (``mj`` the mujoco package): :meth:`resolve`, :meth:`pairs`,
+    :meth:`per_shape`, :meth:`pair_laws`, and the names :meth:`body`, :meth:`geom` for
+    messages."""
+
+    def __init__(self, mj: Any, m: Any) -> None:
+        self.mj, self.m = mj, m
+
+    def body(self, b: int) -> str:
+        name = self.mj.mj_id2name(self.m, self.mj.mjtObj.mjOBJ_BODY, b)
+        return f"body {name!r}" if name else f"body {b}"
+
+    def geom(self, g: int) -> str:
+        name = self.mj.mj_id2name(self.m, self.mj.mjtObj.mjOBJ_GEOM, int(g))
+        owner = self.body(int(self.m.geom_bodyid[g]))
+        return f"geom {name!r} of {owner}" if name else f"geom {g} of {owner}"
+
+    # -- items --------------------------------------------------------------------------
+    def resolve(self, item: Any, where: str) -> tuple[str, np.ndarray]:
+        """("body" | "geom", the geom ids) of a manage / materials / pair_laws item."""
+        m, mj = self.m, self.mj
+        obj_body, obj_geom = mj.mjtObj.mjOBJ_BODY, mj.mjtObj.mjOBJ_GEOM
+
+        def body_geoms(b: int) -> np.ndarray:
+            return np.arange(m.body_geomadr[b], m.body_geomadr[b] + m.body_geomnum[b]) \
+                if m.body_geomnum[b] else np.zeros(0, dtype=np.int64)
+
+        def by_name(obj: Any, name: str) -> int:
+            return int(mj.mj_name2id(m, obj, name))
+
+        if isinstance(item, Ref):
+            k, v = item.kind, item.ref
+            n = m.nbody if k == "body" else m.ngeom
+            if isinstance(v, str):
+                i = by_name(obj_body if k == "body" else obj_geom, v)
+                if i < 0:
+                    raise ParameterError(f"{where}: the model has no {k} named {v!r}")
+            else:
+                i = int(v)
+                if not 0 <= i < n:
+                    raise ParameterError(f"{where}: {k} id {i} is outside 0 .. {n - 1}")
+            return k, (body_geoms(i) if k == "body" else np.array([i], dtype=np.int64))
+        if isinstance(item, str):
+            b, g = by_name(obj_body, item), by_name(obj_geom, item)
+            if b >= 0 and g >= 0 and int(m.geom_bodyid[g]) != b:
+                raise ParameterError(
+                    f"{where}: {item!r} names a body and a geom of another body; write "
+                    f"body({item!r}) or geom({item!r}) (mbplugin.mujoco)")
+            if b >= 0:
+                return "body", body_geoms(b)
+            if g >= 0:
+                return "geom", np.array([g], dtype=np.int64)
+            raise ParameterError(f"{where}: the model has no body or geom named {item!r}")
+        if isinstance(item, int | np.integer) and not isinstance(item, bool):
+            if not 0 <= int(item) < m.nbody:
+                raise ParameterError(f"{where}: body id {int(item)} is outside 0 .. "
+                                     f"{m.nbody - 1}")
+            return "body", body_geoms(int(item))
+        raise ParameterError(f"{where}: {item!r}: give a body (name or id, or body(x)), a "
+                             "geom (geom(name or id), or a name no body has) or a pair (x, y) "
+                             "of them")
+
+    def pairs(self, items: list[Any]) -> np.ndarray:
+        """The managed geom pairs (P, 2), lower id first: the named ones MuJoCo collides."""
+        m = self.m
+        found = []
+        every = np.arange(m.ngeom)
+        for item in items:
+            if isinstance(item, tuple) and len(item) == 2:
+                gx = self.resolve(item[0], "manage")[1]
+                gy = self.resolve(item[1], "manage")[1]
+            else:
+                gx = self.resolve(item, "manage")[1]
+                gy = every[~np.isin(every, gx)]
+            if not len(gx) or not len(gy):
+                continue
+            a = np.repeat(gx, len(gy))
+            b = np.tile(gy, len(gx))
+            ok = native_pairs(m, a, b)
+            found.append(np.stack([np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])], 1))
+        if not found:
+            return np.zeros((0, 2), dtype=np.int64)
+        return np.unique(np.concatenate(found), axis=0)
+
+    def per_shape(self, materials: Mapping[Any, Mapping[str, float]],
+                  shape_of: dict[int, int]) -> list[Mapping[str, float] | None]:
+        """Each managed geom's material (``shape_of``: geom id -> shape index) from the
+        ``materials`` items (a geom's spec wins over its body's)."""
+        per_shape: list[Mapping[str, float] | None] = [None] * len(shape_of)
+        by_geom: dict[int, Mapping[str, float]] = {}
+        for item, spec in materials.items():
+            kind_of, gs = self.resolve(item, "materials")
+            for g in gs.tolist():
+                if kind_of == "geom" or g not in by_geom:
+                    by_geom[g] = spec
+        for g, spec in by_geom.items():
+            if g in shape_of:
+                per_shape[shape_of[g]] = spec
+        return per_shape
+
+    def pair_laws(self, pair_laws: Iterable[tuple[Any, tuple[Any, Any]]],
+                  row_of_body: dict[int, int]) -> list[tuple[Any, tuple[int, int]]]:
+        """``[(law, (row_a, row_b)), ...]`` of the ``pair_laws`` items (pairs of bodies;
+        ``row_of_body``: MuJoCo body id -> row)."""
+        m = self.m
+        plaws = []
+        for lw, xy in pair_laws:
+            if not (isinstance(xy, tuple) and len(xy) == 2):
+                raise ParameterError(f"pair_laws: {xy!r} is not a pair (x, y) of bodies")
+            bx = {int(m.geom_bodyid[g]) for g in self.resolve(xy[0], "pair_laws")[1]}
+            by = {int(m.geom_bodyid[g]) for g in self.resolve(xy[1], "pair_laws")[1]}
+            for x in bx:
+                for y in by:
+                    if x in row_of_body and y in row_of_body and x != y:
+                        plaws.append((lw, (row_of_body[x], row_of_body[y])))
+        return plaws
