@@ -41,6 +41,10 @@ class MujocoFreeRows:
                  iquat: np.ndarray) -> None:
         self.m, self.d = m, d
         self.body, self.free, self.ipos, self.iquat = body, free, ipos, iquat
+        # principal axes along the body frame's: the row's orientation is the joint's
+        self._iquat_unit = bool(np.all(iquat[free] == np.array([1.0, 0.0, 0.0, 0.0])))
+        # centres of mass at the body frames' origins (spheres): no lever arm
+        self._ipos_zero = not np.any(ipos[free])
         jnt = m.body_jntadr[body[free]]
         self.qadr = np.asarray(m.jnt_qposadr[jnt], dtype=np.int64)
         self.vadr = np.asarray(m.jnt_dofadr[jnt], dtype=np.int64)
@@ -59,8 +63,9 @@ class MujocoFreeRows:
             qp = self.d.qpos
             origin = qp[self._q3]
             q = quat_normalize(qp[self._q4])
-            pos[f] = origin + rotate(quat_to_matrix(q), self.ipos[f])
-            quat[f] = quat_multiply(q, self.iquat[f])
+            pos[f] = origin if self._ipos_zero else origin + rotate(quat_to_matrix(q),
+                                                                     self.ipos[f])
+            quat[f] = q if self._iquat_unit else quat_multiply(q, self.iquat[f])
         return BodyState(pos, quat, bodies.vel, bodies.omega, bodies.mass, bodies.inv_inertia,
                          bodies.fixed)
 
@@ -135,6 +140,8 @@ class MujocoFreeRows:
         pushed by the backend nor touching a native contact): MuJoCo's semi-implicit Euler step
         runs ahead of the parabola by g dt^2 / 2; the body frame's origin is moved back by that
         (velocities are exact)."""
+        if not keep.any():  # every free row pushed or touching (at rest): no flight
+            return
         fly = self.ballistic(g) & keep
         if fly.any():
             self.d.qpos[self._q3[fly]] -= flight_offset(g, dt)
