@@ -164,6 +164,12 @@ class MujocoContacts:
             names=[names.body(int(b)) for b in bodies.tolist()],
             shape_names=[names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
         self.host.loop = self.loop
+        #: "mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"; the
+        #: friction law (with "mujoco" its regularisation; None: frictionless); the contact
+        #: store (per-contact law state, onsets, separations); the contact layer's
+        #: :class:`~mbplugin.contact.ContactModel` of the managed geoms
+        self.friction_mode, self.friction = self.loop.friction_mode, self.loop.friction
+        self.store, self.contact_model = self.loop.store, self.loop.model
         # everything is valid: switch MuJoCo's response off for the managed pairs
         self.host.disable_native(pairs)
         self.pairs = pairs
@@ -232,26 +238,6 @@ class MujocoContacts:
         return np.array(m.opt.gravity, dtype=float)
 
     # -- results ----------------------------------------------------------------------------------
-    @property
-    def friction_mode(self) -> str:
-        """"mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"."""
-        return self.loop.friction_mode
-
-    @property
-    def friction(self) -> Any:
-        """The friction law (with "mujoco" its regularisation; None: frictionless)."""
-        return self.loop.friction
-
-    @property
-    def store(self) -> Any:
-        """The contact store (per-contact law state, onsets, separations)."""
-        return self.loop.store
-
-    @property
-    def contact_model(self) -> Any:
-        """The contact layer's :class:`~mbplugin.contact.ContactModel` of the managed geoms."""
-        return self.loop.model
-
     def bounces(self) -> np.ndarray:
         """Completed contacts with their c_r (:meth:`ContactStore.bounces`); ``a`` and ``b``
         are rows: MuJoCo body ``rows[a]``."""
