@@ -33,6 +33,7 @@ class MujocoTrees:
                  root: np.ndarray) -> None:
         self.mj, self.m, self.d = mj, m, d
         self.body, self.root = body, root
+        self._full: np.ndarray | None = None  # the dense mass matrix's buffer
         # the degrees of freedom of each kinematic tree (by root body) of articulated rows
         dof_root = np.asarray(m.body_rootid[m.dof_bodyid], dtype=np.int64)
         self.tree_dofs = {int(r): np.flatnonzero(dof_root == r)
@@ -79,7 +80,7 @@ class MujocoTrees:
     def update_matrix(self, dofs: np.ndarray) -> np.ndarray:
         """The matrix H (n, n) of MuJoCo's velocity update of the degrees of freedom ``dofs``
         (a kinematic tree): an impulse P at a point changes their velocities by
-        H^-1 J^T P. H = M (its entries by ``mj_mulM`` of unit vectors; armature included)
+        H^-1 J^T P. H = M (``mj_fullM``, one call for the model's dense M; armature included)
 
         * + dt diag(dof_damping): the joint damping MuJoCo's Euler integrator takes implicitly
           (unless ``mjDSBL_EULERDAMP``), and the implicit integrators too;
@@ -98,13 +99,7 @@ class MujocoTrees:
         contacts and friction losses (the response is then that without them)."""
         mj, m, d = self.mj, self.m, self.d
         n = len(dofs)
-        H = np.zeros((n, n))
-        unit, col = np.zeros(m.nv), np.zeros(m.nv)
-        for j, dof in enumerate(dofs.tolist()):
-            unit[dof] = 1.0
-            mj.mj_mulM(m, d, col, unit)
-            H[:, j] = col[dofs]
-            unit[dof] = 0.0
+        H = self._mass_matrix()[np.ix_(dofs, dofs)]  # a copy
         dt = float(m.opt.timestep)
         integ = int(m.opt.integrator)
         euler = integ == int(mj.mjtIntegrator.mjINT_EULER)
@@ -141,6 +136,18 @@ class MujocoTrees:
                     jc = jc[on]
                     H += (jc.T * np.asarray(d.efc_D)[rows[on]]) @ jc
         return H
+
+    def _mass_matrix(self) -> np.ndarray:
+        """MuJoCo's joint-space mass matrix (nv, nv) of the current step, dense (``mj_fullM``;
+        the same entries ``mj_mulM`` of unit vectors gives), into a buffer made once."""
+        m, d = self.m, self.d
+        if self._full is None:
+            self._full = np.zeros((m.nv, m.nv))
+        try:
+            self.mj.mj_fullM(m, d, self._full)  # newer MuJoCo (4.0): (m, d, dst)
+        except TypeError:
+            self.mj.mj_fullM(m, self._full, d.qM)  # older 3.x: (m, dst, M)
+        return self._full
 
     def _moments(self) -> np.ndarray:
         """The actuators' moment arms (nu, nv), dense (MuJoCo keeps them sparse)."""
