@@ -210,11 +210,10 @@ class BulletContacts:
                            self.articulated)
         # everything is valid: commit (PyBullet's response off for the managed pairs)
         self._filters.set(*lay.filters)
-        old = getattr(self, "_flight", None)
-        old_rows = getattr(self, "rows", [])
+        carry = (self.rows, self._flight) if hasattr(self, "_flight") else None
         self.model = lay.model
-        keep = getattr(self, "store", None)
-        self.store = lay.store if keep is None else keep
+        if not hasattr(self, "store"):  # a rebuild keeps the store
+            self.store = lay.store
         self.rows, self._rows_arr, self.kind, self.managed = (lay.rows, lay.rows_arr, lay.kind,
                                                               lay.managed)
         #: the rows' reader: kinds, masses, inertias, friction, state
@@ -226,8 +225,7 @@ class BulletContacts:
         self._art = BulletArticulated(c, self._artic, lay.rows_arr, read.frame_pos)
         self._any_free = bool(np.any(lay.kind == FREE))
         #: the free rows' exact flight (lags) and resets
-        self._flight = FreeFlight(c, lay.rows, lay.rows_arr, lay.kind, self.defer_tol,
-                                  None if old is None else (old_rows, old))
+        self._flight = FreeFlight(c, lay.rows, lay.rows_arr, lay.kind, self.defer_tol, carry)
         self._detection = Detection(lay, c, self._flight, self.store)
         #: PyBullet behind the host protocol
         self._host = BulletHost(c, read, self._art, self._flight, lay.rows_arr, lay.kind,
