@@ -8,14 +8,17 @@
 * :mod:`~mbplugin.hosts.loop`        :class:`ContactLoop`: a HostStep with the model of the
   rows' shapes and plain detection, and the position correction (``MujocoContacts``)
 * :mod:`~mbplugin.hosts.integrator`, :mod:`~mbplugin.hosts.wmatrix`,
-  :mod:`~mbplugin.hosts.correction`, :mod:`~mbplugin.hosts.detection`,
-  :mod:`~mbplugin.hosts.model`, :mod:`~mbplugin.hosts.options`, :mod:`~mbplugin.hosts.arrays`
-  the pieces (integration and carries, W, correction, margin and prune, model rules, options,
-  row-wise helpers)
+  :mod:`~mbplugin.hosts.correction`, :mod:`~mbplugin.hosts.flight`,
+  :mod:`~mbplugin.hosts.detection`, :mod:`~mbplugin.hosts.model`,
+  :mod:`~mbplugin.hosts.options`, :mod:`~mbplugin.hosts.arrays` the pieces (integration and
+  carries, W, correction, the exact free flight's rule, margin and prune, model rules,
+  options, row-wise helpers)
 
 A backend package (``mbplugin.bullet``, ``mbplugin.mujoco``) is the adapter of its engine plus
 its user-facing class; it reads the rows' state, disables the host's own response for the
-managed pairs, hands the step's forces to the host and steps it.
+managed pairs, hands the step's forces to the host and steps it. Its user class owns one
+object per responsibility (reading the host, building, detection, free flight, correction,
+articulated bodies), none a base class of it.
 """
 
 from mbplugin.hosts.loop import ContactLoop
