@@ -13,6 +13,7 @@ import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.detection import prune
+from mbplugin.hosts.model import keep_managed
 
 
 class Detection:
@@ -42,11 +43,7 @@ class Detection:
             extra = self.closest(bodies, margin)
             if len(extra):
                 batch = ContactBatch.concatenate([batch, extra]) if len(batch) else extra
-        if len(batch):
-            keep = self.managed[batch.a, batch.b]
-            if not keep.all():
-                batch = batch.take(keep)
-        return batch
+        return keep_managed(batch, self.managed)
 
     def closest(self, bodies: BodyState, margin: float) -> ContactBatch:
         """Contacts of the fallback pairs from PyBullet's ``getClosestPoints`` (distance =

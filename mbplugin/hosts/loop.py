@@ -39,12 +39,11 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
-from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.correction import candidates, free_displacement, overlap_predicted
 from mbplugin.hosts.detection import margin_of
-from mbplugin.hosts.model import check_stateful, exclude_unmanaged
+from mbplugin.hosts.model import check_stateful, exclude_unmanaged, keep_managed
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
     ARTICULATED,
@@ -165,17 +164,8 @@ class ContactLoop(HostStep):
 
     def detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         """The managed contacts at this state with ``delta > -margin``."""
-        batch = self.model.detect(bodies, margin=margin)
-        if len(batch):
-            keep = self.managed[batch.a, batch.b]
-            if self._codes is not None:
-                sa, sb, _ = decode_keys(batch.key, self.model.n_shapes)
-                code = np.minimum(sa, sb) * self.model.n_shapes + np.maximum(sa, sb)
-                pos = np.minimum(np.searchsorted(self._codes, code), len(self._codes) - 1)
-                keep &= self._codes[pos] == code
-            if not keep.all():
-                batch = batch.take(keep)
-        return batch
+        return keep_managed(self.model.detect(bodies, margin=margin), self.managed,
+                            self._codes, self.model.n_shapes)
 
     def margin_of(self, bodies: BodyState, dt: float, g: np.ndarray) -> float:
         """The predictive margin (m) of a host step: dt (2 v_max + 0.1 omega_max) + |g| dt^2

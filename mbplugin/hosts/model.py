@@ -1,6 +1,7 @@
 """Rules of the contact model every host backend builds over its rows (``BulletContacts``,
-:class:`~mbplugin.hosts.loop.ContactLoop`): which laws the implicit step can take, and the
-exclusion group that spares detection the pairs nobody manages."""
+:class:`~mbplugin.hosts.loop.ContactLoop`): which laws the implicit step can take, the
+exclusion group that spares detection the pairs nobody manages, and the detected contacts
+kept (:func:`keep_managed`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
 
 
@@ -35,3 +37,20 @@ def exclude_unmanaged(model: Any, managed: np.ndarray) -> None:
             among[r] = True
     if among.sum() > 1:
         model.exclude_among(np.flatnonzero(among).tolist())
+
+
+def keep_managed(batch: Any, managed: np.ndarray, codes: np.ndarray | None = None,
+                 n_shapes: int = 0) -> Any:
+    """The contacts of ``batch`` (a :class:`~mbplugin.contact.ContactBatch`) between managed
+    rows (``managed`` (N, N) bool) and, with ``codes`` (sorted shape-pair codes lo * n_shapes
+    + hi of the managed shape pairs, for rows of which only some shape pairs are managed),
+    between managed shapes; the batch itself when every contact is kept."""
+    if not len(batch):
+        return batch
+    keep = managed[batch.a, batch.b]
+    if codes is not None:
+        sa, sb, _ = decode_keys(batch.key, n_shapes)
+        code = np.minimum(sa, sb) * n_shapes + np.maximum(sa, sb)
+        pos = np.minimum(np.searchsorted(codes, code), len(codes) - 1)
+        keep &= codes[pos] == code
+    return batch if keep.all() else batch.take(keep)
