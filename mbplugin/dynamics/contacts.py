@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel
+from mbplugin.contact import pairs as cpairs
 from mbplugin.contact.model import MESH, PLANE
 from mbplugin.dynamics import _kernels as _k
 from mbplugin.dynamics import compiled as cp
@@ -128,7 +129,7 @@ class EngineContacts:
         self._plane_n = np.ascontiguousarray(comp.plane_n)
         self._plane_p = np.ascontiguousarray(comp.plane_p)
         self._half = np.ascontiguousarray(comp.half)
-        self._ms = pairs.mesh_arrays(comp)
+        self._ms = cpairs.mesh_arrays(comp)
         #: mesh plane features whose deepest vertex (and so its radius and Hertz k) can change
         #: between onsets: their onsets are detected, not taken from a pair's constants
         self._mesh_varying = comp.mesh.fvarying
@@ -281,8 +282,8 @@ class EngineContacts:
         hit = self._pair_info_cache.get(tag)
         if hit is not None:
             return hit or None
-        sa, sb, feat = pairs.decode_keys(keys, self._S)
-        ptype = pairs.pair_types(self._kind, sa, sb)
+        sa, sb, feat = cpairs.decode_keys(keys, self._S)
+        ptype = cpairs.pair_types(self._kind, sa, sb)
         out: tuple[np.ndarray, ...] = () if np.any(ptype < 0) else (sa, sb, feat, ptype)
         if len(self._pair_info_cache) >= PAIR_INFO_CACHE:
             self._pair_info_cache.clear()
@@ -320,7 +321,7 @@ class EngineContacts:
         vt = np.empty((k, 3))
         ra = np.empty((k, 3))
         rb = np.empty((k, 3))
-        pairs.pair_geometry(
+        cpairs.pair_geometry(
             ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
             self._plane_n, self._plane_p, self._half, self._ms, np.ascontiguousarray(pos), R,
             np.ascontiguousarray(vel), omega_w, a, b, d, v, nrm, vt, ra, rb,
@@ -447,7 +448,7 @@ class EngineContacts:
         its radius, and so its Hertz k, is not a constant of the pair."""
         if not len(self._mesh_varying):
             return False
-        sa, sb, f = pairs.decode_keys(np.array([key], dtype=np.int64), self._S)
+        sa, sb, f = cpairs.decode_keys(np.array([key], dtype=np.int64), self._S)
         s = int(sb[0])
         return bool(self._kind[s] == MESH and self._kind[int(sa[0])] == PLANE
                     and self._mesh_varying[self._mesh_feat0[s] + int(f[0])])
@@ -496,7 +497,8 @@ class EngineContacts:
     def _pair_batch(self, y: np.ndarray, j: int) -> ContactBatch:
         """The contact of watched pair ``j`` at ``y`` as a one-contact batch: the batch of
         :meth:`ContactModel.detect_pairs` (its first time, keeping the pair's constants r_eff,
-        law and k_hertz), then the state-dependent fields by :func:`pairs.pair_contacts`."""
+        law and k_hertz), then the state-dependent fields by
+        :func:`mbplugin.contact.pairs.pair_contacts`."""
         keys = self._wkeys[j : j + 1]
         st = self.state_from_y(y)
         const = self._pair_const.get(int(keys[0]))
@@ -515,12 +517,12 @@ class EngineContacts:
         a, b = np.empty(1, dtype=i64), np.empty(1, dtype=i64)
         point, normal, vt, ra, rb = (np.empty((1, 3)) for _ in range(5))
         delta, ddelta, m_eff = np.empty(1), np.empty(1), np.empty(1)
-        pairs.pair_contacts(ptype, sa, sb, feat, np.ascontiguousarray(self._sbody, dtype=i64),
-                            self._lpos, self._lrot, self._radius, self._plane_n, self._plane_p,
-                            self._half, self._ms, np.ascontiguousarray(st.pos), rot_ext,
-                            np.ascontiguousarray(st.vel), np.ascontiguousarray(st.omega),
-                            st.inv_mass_ext(), st.inv_inertia_world_ext(rot_ext), a, b, point,
-                            normal, delta, ddelta, vt, ra, rb, m_eff)
+        cpairs.pair_contacts(ptype, sa, sb, feat, np.ascontiguousarray(self._sbody, dtype=i64),
+                             self._lpos, self._lrot, self._radius, self._plane_n, self._plane_p,
+                             self._half, self._ms, np.ascontiguousarray(st.pos), rot_ext,
+                             np.ascontiguousarray(st.vel), np.ascontiguousarray(st.omega),
+                             st.inv_mass_ext(), st.inv_inertia_world_ext(rot_ext), a, b, point,
+                             normal, delta, ddelta, vt, ra, rb, m_eff)
         r_eff, law, k_hertz = const
         return ContactBatch(a, b, keys.copy(), point, normal, delta, ddelta, vt, m_eff,
                             r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
@@ -936,7 +938,7 @@ class EngineContacts:
         _k.kinematics(quat, omega, R, omega_w)
         d = np.empty((K, m))
         v = np.empty((K, m))
-        pairs.pair_geometry_records(
+        cpairs.pair_geometry_records(
             ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
             self._plane_n, self._plane_p, self._half, self._ms, pos, R.reshape(K, n, 3, 3), vel,
             omega_w.reshape(K, n, 3), d, v,

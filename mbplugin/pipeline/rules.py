@@ -1,7 +1,7 @@
 """The contact rules, written once: onset, force clipping, end of contact, the separated latch.
 
 Every driver of the contact pipeline calls these compiled scalar functions (and the vectorised
-loops over them below): the contact store at accepted states (:mod:`mbplugin.contact.store`),
+loops over them below): the contact store at accepted states (:mod:`mbplugin.pipeline.store`),
 the engine's event functions and compiled small-scene integrator (:mod:`mbplugin.pipeline.run`),
 the compiled impact analyser (:mod:`mbplugin.impact`) and its SciPy reference path.
 

@@ -55,14 +55,15 @@ from scipy.integrate import Radau
 from scipy.sparse.csgraph import connected_components
 
 from mbplugin._jit import njit
-from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.friction import Friction, friction_force
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, end_value_batch
 from mbplugin.pipeline.stick import Stick, stick_force, stick_rate
+from mbplugin.pipeline.store import ContactStore
 
 #: Gauss-Legendre nodes on [0, 1] and weights (3 points, exact to degree 5)
 _GAUSS = ((0.5 - math.sqrt(15.0) / 10.0, 5.0 / 18.0), (0.5, 8.0 / 18.0),

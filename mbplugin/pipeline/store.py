@@ -78,12 +78,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mbplugin.contact.batch import ContactBatch
 from mbplugin.errors import ParameterError
 from mbplugin.laws import kernels as law_kernels
 from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
 from mbplugin.pipeline import rules
+from mbplugin.pipeline.batch import ContactBatch
 
 #: Record of one onset or separation event. ``v`` is the approach speed ``ddelta`` at onset
 #: (m/s, > 0 approaching) or the separation speed ``-ddelta`` at separation (m/s, > 0 receding);
