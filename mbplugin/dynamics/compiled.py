@@ -53,6 +53,7 @@ from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline import radau_tables as _radau
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
+from mbplugin.pipeline.stiffness import law_slopes
 
 DONE = 0
 EVENT = 1
@@ -216,7 +217,8 @@ def _memory_update(y, n, G, CR, W):
 @njit
 def _stiffness_rate(y, n, G, CR, W):
     """max over the active rows of sqrt(k/m_eff) + c/m_eff (1/s), with the local stiffness k and
-    damping c of the law by central differences (as the engine's ``stiffness_rate``)."""
+    damping c of the law by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`,
+    as the engine's ``stiffness_rate``)."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
@@ -233,10 +235,7 @@ def _stiffness_rate(y, n, G, CR, W):
         v = gg[1]
         c = kernels.ctuple(coef, r)
         s = pairs.state_tuple(r, ode, ns, law_ns[li], mem)
-        ed = max(1e-6 * abs(d), 1e-12)
-        ev = max(1e-6 * abs(v), 1e-9)
-        k = (kernels.force(kid, d + ed, v, c, s) - kernels.force(kid, d - ed, v, c, s)) / (2 * ed)
-        cd = (kernels.force(kid, d, v + ev, c, s) - kernels.force(kid, d, v - ev, c, s)) / (2 * ev)
+        k, cd = law_slopes(kid, d, v, c, s)
         mm = m_eff[r]
         rate = math.sqrt(max(k, 0.0) / mm) + max(cd, 0.0) / mm
         if math.isfinite(rate) and rate > best:

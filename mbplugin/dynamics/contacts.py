@@ -50,6 +50,7 @@ from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
+from mbplugin.pipeline.stiffness import law_slopes_batch
 
 #: Margin (m) within which the watched pairs are reported when the model is small: effectively
 #: "every pair", so that no onset inside a long free-flight step can be missed.
@@ -1021,13 +1022,7 @@ class EngineContacts:
             rr = rows[sel]
             coef = s.coef[rr, : law.n_coef]
             state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
-            ds, vs = d[sel], v[sel]
-            ed = np.maximum(1e-6 * np.abs(ds), 1e-12)
-            ev = np.maximum(1e-6 * np.abs(vs), 1e-9)
-            k = (law.force_raw(ds + ed, vs, coef, state)
-                 - law.force_raw(ds - ed, vs, coef, state)) / (2 * ed)
-            c = (law.force_raw(ds, vs + ev, coef, state)
-                 - law.force_raw(ds, vs - ev, coef, state)) / (2 * ev)
+            k, c = law_slopes_batch(law, d[sel], v[sel], coef, state)
             m = m_eff[sel]
             r = np.sqrt(np.maximum(k, 0.0) / m) + np.maximum(c, 0.0) / m
             r = r[np.isfinite(r)]
@@ -1038,7 +1033,8 @@ class EngineContacts:
     def stable_step(self, y: np.ndarray, method: str) -> tuple[float, dict[str, float]]:
         """The largest stable fixed step (s) over the active contacts at ``y`` and what sets it.
 
-        Local stiffness and damping by central differences of the law force in delta and ddelta.
+        Local stiffness and damping by central differences of the law force in delta and ddelta
+        (:func:`mbplugin.pipeline.stiffness.law_slopes_batch`).
         """
         s = self.store
         rows, d, v, ab = self._rows_state(y)
@@ -1046,8 +1042,6 @@ class EngineContacts:
             return float("inf"), {}
         ode = self._ode_of(y)
         m_eff = s.m_eff[rows]
-        eps_d = np.maximum(1e-6 * np.abs(d), 1e-12)
-        eps_v = np.maximum(1e-6 * np.abs(v), 1e-9)
         k = np.zeros(len(rows))
         c = np.zeros(len(rows))
         fn = np.zeros(len(rows))
@@ -1057,13 +1051,8 @@ class EngineContacts:
             rr = rows[sel]
             coef = s.coef[rr, : law.n_coef]
             state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
-            ds, vs, ed, ev = d[sel], v[sel], eps_d[sel], eps_v[sel]
-            # the four central-difference evaluations in one batch (one call per law)
-            f4 = law.force_raw(np.concatenate([ds + ed, ds - ed, ds, ds]),
-                               np.concatenate([vs, vs, vs + ev, vs - ev]),
-                               np.tile(coef, (4, 1)), np.tile(state, (4, 1))).reshape(4, -1)
-            k[sel] = (f4[0] - f4[1]) / (2 * ed)
-            c[sel] = (f4[2] - f4[3]) / (2 * ev)
+            ds, vs = d[sel], v[sel]
+            k[sel], c[sel] = law_slopes_batch(law, ds, vs, coef, state)
             fn[sel] = law.force(ds, vs, coef, state)
         h = stable_step(k, c, m_eff, method)
         if self._has_friction:

@@ -66,6 +66,7 @@ from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
+from mbplugin.pipeline.stiffness import law_slopes
 
 PENDING = 0
 DONE = 1
@@ -336,8 +337,8 @@ def _scan(ga, gb, y, k, gf, gi, raw):
 def _group_rate(y, k, gf, gi):
     """Stiffness rate of a group (1/s): the largest over its active contacts of
     sqrt(k_n w) + c_n w, with the law's local stiffness k_n = dF/d delta and damping
-    c_n = dF/d ddelta by central differences (as the engine's ``_stiffness_rate``) and w the
-    normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
+    c_n = dF/d ddelta by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`)
+    and w the normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
     regularised friction force, (max(mu, mu_s) F_N / v_eps + viscous), times W_ii's largest
     diagonal entry, or with the stick option the spring's sqrt(k_t w_t) + c_t w_t (w_t that
     entry). h x rate is the step's h omega of the explicit-method stability test."""
@@ -363,10 +364,7 @@ def _group_rate(y, k, gf, gi):
         kid = gi[INT_LEN * i + _KID]
         c = _coef(gf, i)
         st = _state(y, gf, gi, i)
-        ed = max(1e-6 * abs(d), 1e-12)
-        ev = max(1e-6 * abs(v), 1e-9)
-        kn = (force(kid, d + ed, v, c, st) - force(kid, d - ed, v, c, st)) / (2.0 * ed)
-        cn = (force(kid, d, v + ev, c, st) - force(kid, d, v - ev, c, st)) / (2.0 * ev)
+        kn, cn = law_slopes(kid, d, v, c, st)
         rt = math.sqrt(max(kn, 0.0) * max(wnn, 0.0)) + max(cn, 0.0) * max(wnn, 0.0)
         if gf[ST] > 0.0:
             # the stick spring (k_t, c_t) on the tangential motion
