@@ -249,6 +249,14 @@ class ContactStore:
         """(N,) bool: contacts of ``batch`` whose key is latched "separated"."""
         return _lookup(self.latched_keys, batch.key) >= 0
 
+    def latched_overlap(self, batch: ContactBatch) -> np.ndarray:
+        """(N,) the separation overlap d_sep (m) of the contacts of ``batch`` that are latched
+        "separated" (the overlap a new onset must exceed), NaN for the others."""
+        i = _lookup(self.latched_keys, batch.key)
+        if not len(self.latched_keys):
+            return np.full(i.shape, np.nan)
+        return np.where(i >= 0, self.latched_delta[np.maximum(i, 0)], np.nan)
+
     def _same_keys(self, batch: ContactBatch) -> bool:
         """Whether the keys of ``batch`` are exactly the store's rows, in the same order."""
         k = batch.key

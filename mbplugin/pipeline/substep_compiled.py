@@ -64,7 +64,15 @@ from mbplugin.dynamics.integrators import STIFF_HW, STIFF_STEPS
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline.friction import friction_scalar
-from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
+from mbplugin.pipeline.rules import (
+    F_SCALE,
+    V_SCALE,
+    X_SCALE,
+    applied,
+    end_value,
+    latch_value,
+    onset_value,
+)
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.pipeline.stiffness import law_slopes
 
@@ -95,6 +103,13 @@ _N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
 #: a contact's kinetic and static friction coefficients in its row
 _MU, _MUS = 6 + NC_MAX + NMEM_MAX, 7 + NC_MAX + NMEM_MAX
 _KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
+#: ``_CAND`` of a pair latched "separated" (1: an onset candidate, 0: neither); its watched
+#: events are :func:`~mbplugin.pipeline.rules.latch_value` (the gap opens, or it is pressed
+#: deeper than its separation overlap d_sep while approaching; an inactive contact's
+#: coefficient slot 0 carries that d_sep) and the apex of its rebound (ddelta turns positive:
+#: the store's commit there releases the latch if the gap is open, so that a gap that opens
+#: and closes again within one step is not missed)
+LATCHED = 2
 
 
 def group_float_size(k: np.ndarray) -> np.ndarray:
@@ -239,14 +254,21 @@ register_problem(_is_group_problem, _group_rhs)
 
 @njit_inline
 def _watch_raw(y, k, gf, gi, i, kind):
-    """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak; and,
-    for the end, the law's raw force it was computed from (else NaN)."""
+    """Event value of contact i (<= 0 once the event happened): 0 onset (of a latched pair:
+    its latch's release or renewal), 1 end, 2 peak; and, for the end, the law's raw force it
+    was computed from (else NaN)."""
     r = FR_LEN + ROW_LEN * i
     d = y[i]
     dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
     if kind == 0:
+        if gi[INT_LEN * i + _CAND] == LATCHED:
+            return latch_value(d, dd, gf[r + _C], X_SCALE, V_SCALE), np.nan
         return onset_value(d, X_SCALE), np.nan
     if kind == 2:
+        if gi[INT_LEN * i + _CAND] == LATCHED:
+            # the apex of a latched pair's rebound (it stops receding): the gap may have
+            # opened and closed again inside one step, unseen by the latch value at its ends
+            return -dd / V_SCALE, np.nan
         return dd / V_SCALE, np.nan
     raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
     return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE), raw
@@ -321,7 +343,8 @@ def _scan(ga, gb, y, k, gf, gi, raw):
             elif kind == 1:
                 watched = act != 0
             else:
-                watched = act != 0 and gi[INT_LEN * i + _MEMF] != 0
+                watched = ((act != 0 and gi[INT_LEN * i + _MEMF] != 0)
+                           or gi[INT_LEN * i + _CAND] == LATCHED)
             if not watched:
                 gb[j] = 1.0
                 continue
@@ -734,7 +757,8 @@ def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, muk, act, law, 
     arrays, ``fr`` the friction and stick parameters (FR_LEN), per contact the normal ``nrm``
     and free acceleration ``af`` (K, 3), coefficient row ``coef`` (K, NC_MAX), memory ``mem``
     (K, NMEM_MAX) and friction coefficients ``muk`` (K, 2: mu, mu_s), ``act`` active,
-    ``law`` its law, ``cand`` an onset candidate, and per law its kernel id, contact mode,
+    ``law`` its law, ``cand`` an onset candidate (1), latched (:data:`LATCHED`, its d_sep in
+    ``coef[:, 0]``) or neither (0), and per law its kernel id, contact mode,
     ODE state count and memory flag; the state from delta (K,), u (K, 3), the spring
     displacements s (K, 3) (``ns`` = 3: the stick option, 0: none) and the ODE states
     (K, NODE_MAX). Returns (yptr, Y, GF, GI): group g's state is
