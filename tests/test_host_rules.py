@@ -10,6 +10,7 @@ the ballistic flight of the ball between its separation and the next onset in cl
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pybullet as p
@@ -57,7 +58,7 @@ def test_a_law_that_pulls_keeps_its_tension():
             assert fast["cr"][0] > cr_tension + 0.05  # the rule matters: the test can fail
 
 
-def _next_onset(bk: BulletContacts) -> tuple[np.ndarray, np.ndarray]:
+def _next_onset(bk: Any) -> tuple[np.ndarray, np.ndarray]:
     """The first separation that ends with a residual overlap and the onset after it."""
     sep, on = bk.store.separations, bk.store.onsets
     i = int(np.flatnonzero(sep["delta"] > 0)[0])
@@ -116,3 +117,21 @@ def test_latch_renewal_on_the_scipy_path():
     assert v * v / (2 * G) < d_sep
     assert on["t"] == pytest.approx(sep["t"] + 2 * v / G, abs=1e-7)
     assert on["v"] == pytest.approx(v, rel=1e-5)
+
+
+def test_latch_renewal_on_mujoco():
+    """The same renewal on the MuJoCo host at its 2 ms step (the generic host loop)."""
+    from mujoco_world import balls_xml, world
+
+    from mbplugin.mujoco import MujocoContacts
+
+    m, d = world(balls_xml([("ball", R, M, (0.0, 0.0, R + 2e-4))]))
+    contacts = MujocoContacts(m, d, manage=["floor"], law=make_law("kelvin_voigt", k=K, cr=0.1))
+    for _ in range(round(0.03 / m.opt.timestep)):
+        contacts.step()
+    sep, on = _next_onset(contacts)
+    v, d_sep = float(sep["v"]), float(sep["delta"])
+    assert v * v / (2 * G) < d_sep
+    assert on["t"] == pytest.approx(sep["t"] + 2 * v / G, abs=1e-7)
+    assert on["v"] == pytest.approx(v, rel=1e-5)
+    assert on["delta"] == pytest.approx(d_sep, rel=1e-4)
