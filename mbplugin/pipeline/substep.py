@@ -349,12 +349,14 @@ class ContactSpace:
                 te = _illinois(gl, t_old, t_new, float(l0[j]), float(l1[j]), tol)
                 if best is None or te < best:
                     best = te
-            # the apex of its rebound (ddelta turns positive): the commit there releases the
-            # latch if the gap is open (a gap that opens and closes within the step)
+            # the apex of its rebound (ddelta turns positive), where the gap is open: the
+            # commit there releases the latch (a gap that opens and closes within the step)
             for i in np.flatnonzero(lat & (v0 < 0) & (v1 >= 0)):
                 def gv(t: float, i: int = int(i)) -> float:
                     return float(self._watch(np.asarray(sol(t), dtype=float))[2][i])
                 te = _illinois(gv, t_old, t_new, float(v0[i]), float(v1[i]), tol)
+                if self._watch(np.asarray(sol(te), dtype=float))[0][i] > 0:
+                    continue  # the gap stayed closed: nothing to book at the apex
                 if best is None or te < best:
                     best = te
         for kind, mask in ((0, onset), (1, end), (2, peak)):

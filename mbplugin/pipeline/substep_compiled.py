@@ -106,9 +106,10 @@ _KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
 #: ``_CAND`` of a pair latched "separated" (1: an onset candidate, 0: neither); its watched
 #: events are :func:`~mbplugin.pipeline.rules.latch_value` (the gap opens, or it is pressed
 #: deeper than its separation overlap d_sep while approaching; an inactive contact's
-#: coefficient slot 0 carries that d_sep) and the apex of its rebound (ddelta turns positive:
-#: the store's commit there releases the latch if the gap is open, so that a gap that opens
-#: and closes again within one step is not missed)
+#: coefficient slot 0 carries that d_sep) and the apex of its rebound (ddelta turns positive),
+#: which stops the group only where the gap is open there (the store's commit then releases
+#: the latch): a gap that opens and closes again within one step is not missed, and a latched
+#: pair that stays closed costs no stop
 LATCHED = 2
 
 
@@ -643,6 +644,11 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     if _crossed(ga[j], gb[j], j % 3):
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
                                      gf, gi, j // 3, j % 3)
+                        if j % 3 == 2 and gi[INT_LEN * (j // 3) + _CAND] == LATCHED:
+                            # a latched rebound's apex books nothing while the gap is closed
+                            dense_at(te, t, h, y_start, dense, ytmp)
+                            if ytmp[j // 3] > 0.0:
+                                continue
                         if te < t_end or ev < 0:
                             t_end = te
                             ev = j
