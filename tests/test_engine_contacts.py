@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin.contact import Box, ContactModel, Plane, Sphere
+from mbplugin.contact import pairs as _pairs
 from mbplugin.dynamics.bodies import make_bodies
 from mbplugin.dynamics.contacts import EngineContacts
 from mbplugin.dynamics.rotation import quat_from_rotvec
-from mbplugin.pipeline import pairs as _pairs
 
 
 def test_compiled_pairs_match_detect() -> None:

@@ -9,6 +9,10 @@
   MuJoCo with their user classes) never import each other; ``mbplugin.hosts`` (the generic
   contact loop behind the host protocol) imports no host backend; the host packages and
   ``mbplugin.dynamics`` (the standalone engine) never import each other.
+* ``mbplugin.pipeline`` (the per-contact data, the rules, forces, integration) sits below the
+  drivers and the geometry: it imports no ``mbplugin.contact`` (geometry reaches it as arrays;
+  ``contact -> pipeline`` is the allowed direction), no driver (``mbplugin.dynamics``,
+  ``mbplugin.impact``) and no host package (:data:`PIPELINE_ALLOWED` names the exceptions).
 """
 
 from __future__ import annotations
@@ -181,6 +185,44 @@ def test_dynamics_and_the_host_packages_do_not_import_each_other():
            or (_within(mod, "mbplugin.dynamics") and _within(name, x))]
     assert not bad, "dynamics and the host packages import each other:\n" + "\n".join(bad)
     assert any(_within(r[0], "mbplugin.dynamics") for r in rows)
+
+
+#: What mbplugin.pipeline must not import: the geometry, the drivers, the host packages.
+PIPELINE_FORBIDDEN = ("mbplugin.contact", "mbplugin.dynamics", "mbplugin.impact", *HOST_PACKAGES)
+#: Known exceptions, each one (importing module, imported module): the contact-space
+#: sub-stepper still takes the DOP853/Radau cores and the stiff-switch constants from the
+#: engine's modules (issue 21: the cores move into pipeline/ on their own branch; then these
+#: entries go).
+PIPELINE_ALLOWED = (
+    ("mbplugin.pipeline.substep_compiled", "mbplugin.dynamics.compiled"),
+    ("mbplugin.pipeline.substep_compiled", "mbplugin.dynamics.integrators"),
+)
+
+
+def test_pipeline_imports_no_geometry_driver_or_host():
+    rows = _all_imports()
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows
+           if _within(mod, "mbplugin.pipeline")
+           and any(_within(name, x) for x in PIPELINE_FORBIDDEN)
+           and (mod, name) not in PIPELINE_ALLOWED]
+    assert not bad, "mbplugin.pipeline imports a layer above it:\n" + "\n".join(bad)
+    # the walk sees the pipeline's own modules and the store (the check is not vacuous)
+    assert any(r[0] == "mbplugin.pipeline.store" and r[3] == "mbplugin.pipeline.rules"
+               for r in rows)
+    assert any(r[0] == "mbplugin.contact.model" and r[3] == "mbplugin.pipeline.store"
+               for r in rows)
+
+
+def test_the_store_and_batch_keep_their_public_names():
+    """``mbplugin.contact`` re-exports the per-contact data that moved to pipeline/ (public
+    API): the same classes, not copies."""
+    import mbplugin.contact as contact
+    from mbplugin.pipeline import batch, store
+
+    assert contact.ContactStore is store.ContactStore
+    assert contact.ContactBatch is batch.ContactBatch
+    for name in ("PairLaw", "AlignedContacts", "EVENT_DTYPE", "BOUNCE_DTYPE"):
+        assert getattr(contact, name) is getattr(store, name)
 
 
 @pytest.mark.parametrize(("source", "expected"), [

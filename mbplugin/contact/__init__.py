@@ -1,16 +1,20 @@
-"""Contact detection: shapes, materials, narrow and broad phase, persistent contacts.
+"""Contact detection: shapes, materials, narrow and broad phase, the contact model.
 
-* :mod:`~mbplugin.contact.batch`   ``ContactBatch``: the contacts of one evaluation, as arrays
 * :mod:`~mbplugin.contact.bodies`  ``BodyState``: the rigid-body state the detection reads
 * :mod:`~mbplugin.contact.shapes`  shapes (sphere, plane, box, capsule, holes) and ``Material``
 * :mod:`~mbplugin.contact.mesh`    triangle meshes (trimesh) and the mesh pairs
 * :mod:`~mbplugin.contact.narrow`  closed-form narrow phase of the primitive pairs
 * :mod:`~mbplugin.contact.broad`   broad phase (k-d tree on bounding spheres)
 * :mod:`~mbplugin.contact.model`   ``ContactModel``: shapes on bodies, pair laws, ``detect``
-* :mod:`~mbplugin.contact.store`   ``ContactStore``: persistence, onset/separation, law state
+* :mod:`~mbplugin.contact.pairs`   known pairs of primitive shapes: geometry and kinematics
+  through the narrow phase's compiled scalar kernels (the engine's compiled path)
+
+The per-contact data live in :mod:`mbplugin.pipeline` (``contact -> pipeline`` is the allowed
+direction, never the reverse: ``tests/test_layering.py``) and are re-exported here (public API):
+:class:`~mbplugin.pipeline.batch.ContactBatch` (the contacts of one evaluation, as arrays) and
+:class:`~mbplugin.pipeline.store.ContactStore` (persistence, onset/separation, law state).
 """
 
-from mbplugin.contact.batch import ContactBatch
 from mbplugin.contact.bodies import BodyState, axis_angle_quat, quat_to_matrix
 from mbplugin.contact.materials import effective_modulus, effective_radius, hertz_stiffness
 from mbplugin.contact.mesh import Mesh
@@ -24,7 +28,8 @@ from mbplugin.contact.shapes import (
     Sphere,
     SphericalHole,
 )
-from mbplugin.contact.store import (
+from mbplugin.pipeline.batch import ContactBatch
+from mbplugin.pipeline.store import (
     BOUNCE_DTYPE,
     EVENT_DTYPE,
     AlignedContacts,

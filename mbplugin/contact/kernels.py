@@ -2,8 +2,8 @@
 
 Each function here is one formula for one pair or one contact, on scalars (tuples in, tuples
 out, no arrays cross a call). The vectorised detection (:mod:`mbplugin.contact.narrow`,
-:meth:`mbplugin.contact.ContactModel.detect`) loops over them, and so does the pipeline's
-known-pair path (:mod:`mbplugin.pipeline.pairs`), so a closed form exists exactly once.
+:meth:`mbplugin.contact.ContactModel.detect`) loops over them, and so does the
+known-pair path (:mod:`mbplugin.contact.pairs`), so a closed form exists exactly once.
 
 Conventions: the normal points from shape ``a`` to shape ``b``; ``delta`` > 0 is the overlap (m);
 the contact point is the middle of the overlap. Closed forms: standard geometry (review Corral et

@@ -3,7 +3,7 @@
 The model is the immutable-in-use description (MuJoCo's "model"): which shapes hang on which
 bodies, what they are made of and which force law acts between which pair. The bodies' state
 changes every step and is passed to :meth:`ContactModel.detect`, which returns a
-:class:`~mbplugin.contact.batch.ContactBatch` (arrays) for the :class:`~mbplugin.contact.store.
+:class:`~mbplugin.pipeline.batch.ContactBatch` (arrays) for the :class:`~mbplugin.pipeline.store.
 ContactStore` built by :meth:`ContactModel.make_store`.
 
 Example::
@@ -51,7 +51,6 @@ import numpy as np
 
 from mbplugin.contact import kernels as _k
 from mbplugin.contact import narrow
-from mbplugin.contact.batch import ContactBatch
 from mbplugin.contact.bodies import BodyState, quat_to_matrix
 from mbplugin.contact.broad import sphere_pairs
 from mbplugin.contact.shapes import (
@@ -63,11 +62,12 @@ from mbplugin.contact.shapes import (
     Sphere,
     SphericalHole,
 )
-from mbplugin.contact.store import ContactStore, PairLaw
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.power import hertz_k
 from mbplugin.laws.registry import make_law
+from mbplugin.pipeline.batch import ContactBatch
+from mbplugin.pipeline.store import ContactStore, PairLaw
 
 SPHERE, CAPSULE, BOX, MESH, PLANE, SPHERE_HOLE, CYLINDER_HOLE = range(7)
 _TYPE_NAMES = ("sphere", "capsule", "box", "mesh", "plane", "spherical hole", "cylindrical hole")

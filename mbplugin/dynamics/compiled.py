@@ -3,7 +3,7 @@ DOP853 (or Radau) step -> event location, in one compiled loop.
 
 The standalone engine's adaptive integrator (:mod:`mbplugin.dynamics.integrators`) hands a
 *segment* to :func:`run_segment` when every watched pair is of a primitive type with a compiled
-path (:mod:`mbplugin.pipeline.pairs`), every law has a compiled kernel, there are no external
+path (:mod:`mbplugin.contact.pairs`), every law has a compiled kernel, there are no external
 loads and the solver is DOP853 or (for worlds of up to ``COMPILED_RADAU_MAX_STATES`` state
 values) Radau. The segment integrates the whole flat state of the world (bodies, law ODE
 states, work integrals; see :mod:`mbplugin.dynamics.world`) with Dormand-Prince 8(5,3) and
@@ -43,6 +43,7 @@ from numba.extending import overload
 
 from mbplugin._jit import CALLEE_JIT_OPTIONS, borrowed, copy_rows, keep_alive, njit
 from mbplugin.contact import kernels as ck
+from mbplugin.contact import pairs as cpairs
 from mbplugin.dynamics._kernels import dynamics as _dyn
 from mbplugin.dynamics._kernels import kinematics as _kin
 from mbplugin.errors import reraise_interrupt
@@ -52,6 +53,7 @@ from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline import radau_tables as _radau
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
+from mbplugin.pipeline.stiffness import law_slopes
 
 DONE = 0
 EVENT = 1
@@ -99,9 +101,9 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     p_n = 0.0
     p_f = 0.0
     if m:
-        pairs.pair_geometry_into(r_ptype, r_sa, r_sb, r_feat, body, lpos, lrot, radius,
-                                 plane_n, plane_p, half, mesh, pos, R, vel, omega_w, a, b, d, v,
-                                 nrm, vt, ra, rb, Ra, Rb)
+        cpairs.pair_geometry_into(r_ptype, r_sa, r_sb, r_feat, body, lpos, lrot, radius,
+                                  plane_n, plane_p, half, mesh, pos, R, vel, omega_w, a, b, d, v,
+                                  nrm, vt, ra, rb, Ra, Rb)
         p_n, p_f = pairs.contact_forces(rows, r_law, a, b, d, v, nrm, vt, ra, rb, coef,
                                         y[o : o + n_ode], ns, mem, law_kid, law_mode, law_ns,
                                         mu, mu_s, v_s, v_eps, visc, lin, fric, force, torque,
@@ -169,8 +171,8 @@ def _event_values(y, g, n, G, CR, WP, W):
     nw = w_sa.shape[0]
     il = nw
     for j in range(nw):
-        gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
+        gg = cpairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
+                             plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
         v = gg[1]
         kind = w_kind[j]
@@ -201,8 +203,8 @@ def _memory_update(y, n, G, CR, W):
     for r in range(r_sa.shape[0]):
         li = r_law[r]
         kid = law_kid[li]
-        gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
+        gg = cpairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
+                             plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         m2 = kernels.update(kid, gg[0], gg[1], kernels.ctuple(coef, r),
                             pairs.state_tuple(r, ode, ns, law_ns[li], mem))
         for j in range(4):
@@ -215,7 +217,8 @@ def _memory_update(y, n, G, CR, W):
 @njit
 def _stiffness_rate(y, n, G, CR, W):
     """max over the active rows of sqrt(k/m_eff) + c/m_eff (1/s), with the local stiffness k and
-    damping c of the law by central differences (as the engine's ``stiffness_rate``)."""
+    damping c of the law by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`,
+    as the engine's ``stiffness_rate``)."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
@@ -226,16 +229,13 @@ def _stiffness_rate(y, n, G, CR, W):
     for r in range(r_sa.shape[0]):
         li = r_law[r]
         kid = law_kid[li]
-        gg = pairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
+        gg = cpairs.pair_one(r_ptype[r], r_sa[r], r_sb[r], r_feat[r], body, lpos, lrot, radius,
+                             plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
         v = gg[1]
         c = kernels.ctuple(coef, r)
         s = pairs.state_tuple(r, ode, ns, law_ns[li], mem)
-        ed = max(1e-6 * abs(d), 1e-12)
-        ev = max(1e-6 * abs(v), 1e-9)
-        k = (kernels.force(kid, d + ed, v, c, s) - kernels.force(kid, d - ed, v, c, s)) / (2 * ed)
-        cd = (kernels.force(kid, d, v + ev, c, s) - kernels.force(kid, d, v - ev, c, s)) / (2 * ev)
+        k, cd = law_slopes(kid, d, v, c, s)
         mm = m_eff[r]
         rate = math.sqrt(max(k, 0.0) / mm) + max(cd, 0.0) / mm
         if math.isfinite(rate) and rate > best:
@@ -827,8 +827,8 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
         if j < 0:
             break
         pos, vel = _poses(y, n, R, omega_w)
-        gg = pairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
-                            plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
+        gg = cpairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
+                             plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
         v = gg[1]
         h = max(h_next, 1e-15)

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch, ContactModel
+from mbplugin.contact import pairs as cpairs
 from mbplugin.contact.model import MESH, PLANE
 from mbplugin.dynamics import _kernels as _k
 from mbplugin.dynamics import compiled as cp
@@ -49,6 +50,7 @@ from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
+from mbplugin.pipeline.stiffness import law_slopes_batch
 
 #: Margin (m) within which the watched pairs are reported when the model is small: effectively
 #: "every pair", so that no onset inside a long free-flight step can be missed.
@@ -128,7 +130,7 @@ class EngineContacts:
         self._plane_n = np.ascontiguousarray(comp.plane_n)
         self._plane_p = np.ascontiguousarray(comp.plane_p)
         self._half = np.ascontiguousarray(comp.half)
-        self._ms = pairs.mesh_arrays(comp)
+        self._ms = cpairs.mesh_arrays(comp)
         #: mesh plane features whose deepest vertex (and so its radius and Hertz k) can change
         #: between onsets: their onsets are detected, not taken from a pair's constants
         self._mesh_varying = comp.mesh.fvarying
@@ -281,8 +283,8 @@ class EngineContacts:
         hit = self._pair_info_cache.get(tag)
         if hit is not None:
             return hit or None
-        sa, sb, feat = pairs.decode_keys(keys, self._S)
-        ptype = pairs.pair_types(self._kind, sa, sb)
+        sa, sb, feat = cpairs.decode_keys(keys, self._S)
+        ptype = cpairs.pair_types(self._kind, sa, sb)
         out: tuple[np.ndarray, ...] = () if np.any(ptype < 0) else (sa, sb, feat, ptype)
         if len(self._pair_info_cache) >= PAIR_INFO_CACHE:
             self._pair_info_cache.clear()
@@ -320,7 +322,7 @@ class EngineContacts:
         vt = np.empty((k, 3))
         ra = np.empty((k, 3))
         rb = np.empty((k, 3))
-        pairs.pair_geometry(
+        cpairs.pair_geometry(
             ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
             self._plane_n, self._plane_p, self._half, self._ms, np.ascontiguousarray(pos), R,
             np.ascontiguousarray(vel), omega_w, a, b, d, v, nrm, vt, ra, rb,
@@ -447,7 +449,7 @@ class EngineContacts:
         its radius, and so its Hertz k, is not a constant of the pair."""
         if not len(self._mesh_varying):
             return False
-        sa, sb, f = pairs.decode_keys(np.array([key], dtype=np.int64), self._S)
+        sa, sb, f = cpairs.decode_keys(np.array([key], dtype=np.int64), self._S)
         s = int(sb[0])
         return bool(self._kind[s] == MESH and self._kind[int(sa[0])] == PLANE
                     and self._mesh_varying[self._mesh_feat0[s] + int(f[0])])
@@ -496,7 +498,8 @@ class EngineContacts:
     def _pair_batch(self, y: np.ndarray, j: int) -> ContactBatch:
         """The contact of watched pair ``j`` at ``y`` as a one-contact batch: the batch of
         :meth:`ContactModel.detect_pairs` (its first time, keeping the pair's constants r_eff,
-        law and k_hertz), then the state-dependent fields by :func:`pairs.pair_contacts`."""
+        law and k_hertz), then the state-dependent fields by
+        :func:`mbplugin.contact.pairs.pair_contacts`."""
         keys = self._wkeys[j : j + 1]
         st = self.state_from_y(y)
         const = self._pair_const.get(int(keys[0]))
@@ -515,12 +518,12 @@ class EngineContacts:
         a, b = np.empty(1, dtype=i64), np.empty(1, dtype=i64)
         point, normal, vt, ra, rb = (np.empty((1, 3)) for _ in range(5))
         delta, ddelta, m_eff = np.empty(1), np.empty(1), np.empty(1)
-        pairs.pair_contacts(ptype, sa, sb, feat, np.ascontiguousarray(self._sbody, dtype=i64),
-                            self._lpos, self._lrot, self._radius, self._plane_n, self._plane_p,
-                            self._half, self._ms, np.ascontiguousarray(st.pos), rot_ext,
-                            np.ascontiguousarray(st.vel), np.ascontiguousarray(st.omega),
-                            st.inv_mass_ext(), st.inv_inertia_world_ext(rot_ext), a, b, point,
-                            normal, delta, ddelta, vt, ra, rb, m_eff)
+        cpairs.pair_contacts(ptype, sa, sb, feat, np.ascontiguousarray(self._sbody, dtype=i64),
+                             self._lpos, self._lrot, self._radius, self._plane_n, self._plane_p,
+                             self._half, self._ms, np.ascontiguousarray(st.pos), rot_ext,
+                             np.ascontiguousarray(st.vel), np.ascontiguousarray(st.omega),
+                             st.inv_mass_ext(), st.inv_inertia_world_ext(rot_ext), a, b, point,
+                             normal, delta, ddelta, vt, ra, rb, m_eff)
         r_eff, law, k_hertz = const
         return ContactBatch(a, b, keys.copy(), point, normal, delta, ddelta, vt, m_eff,
                             r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
@@ -936,7 +939,7 @@ class EngineContacts:
         _k.kinematics(quat, omega, R, omega_w)
         d = np.empty((K, m))
         v = np.empty((K, m))
-        pairs.pair_geometry_records(
+        cpairs.pair_geometry_records(
             ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
             self._plane_n, self._plane_p, self._half, self._ms, pos, R.reshape(K, n, 3, 3), vel,
             omega_w.reshape(K, n, 3), d, v,
@@ -1019,13 +1022,7 @@ class EngineContacts:
             rr = rows[sel]
             coef = s.coef[rr, : law.n_coef]
             state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
-            ds, vs = d[sel], v[sel]
-            ed = np.maximum(1e-6 * np.abs(ds), 1e-12)
-            ev = np.maximum(1e-6 * np.abs(vs), 1e-9)
-            k = (law.force_raw(ds + ed, vs, coef, state)
-                 - law.force_raw(ds - ed, vs, coef, state)) / (2 * ed)
-            c = (law.force_raw(ds, vs + ev, coef, state)
-                 - law.force_raw(ds, vs - ev, coef, state)) / (2 * ev)
+            k, c = law_slopes_batch(law, d[sel], v[sel], coef, state)
             m = m_eff[sel]
             r = np.sqrt(np.maximum(k, 0.0) / m) + np.maximum(c, 0.0) / m
             r = r[np.isfinite(r)]
@@ -1036,7 +1033,8 @@ class EngineContacts:
     def stable_step(self, y: np.ndarray, method: str) -> tuple[float, dict[str, float]]:
         """The largest stable fixed step (s) over the active contacts at ``y`` and what sets it.
 
-        Local stiffness and damping by central differences of the law force in delta and ddelta.
+        Local stiffness and damping by central differences of the law force in delta and ddelta
+        (:func:`mbplugin.pipeline.stiffness.law_slopes_batch`).
         """
         s = self.store
         rows, d, v, ab = self._rows_state(y)
@@ -1044,8 +1042,6 @@ class EngineContacts:
             return float("inf"), {}
         ode = self._ode_of(y)
         m_eff = s.m_eff[rows]
-        eps_d = np.maximum(1e-6 * np.abs(d), 1e-12)
-        eps_v = np.maximum(1e-6 * np.abs(v), 1e-9)
         k = np.zeros(len(rows))
         c = np.zeros(len(rows))
         fn = np.zeros(len(rows))
@@ -1055,13 +1051,8 @@ class EngineContacts:
             rr = rows[sel]
             coef = s.coef[rr, : law.n_coef]
             state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
-            ds, vs, ed, ev = d[sel], v[sel], eps_d[sel], eps_v[sel]
-            # the four central-difference evaluations in one batch (one call per law)
-            f4 = law.force_raw(np.concatenate([ds + ed, ds - ed, ds, ds]),
-                               np.concatenate([vs, vs, vs + ev, vs - ev]),
-                               np.tile(coef, (4, 1)), np.tile(state, (4, 1))).reshape(4, -1)
-            k[sel] = (f4[0] - f4[1]) / (2 * ed)
-            c[sel] = (f4[2] - f4[3]) / (2 * ev)
+            ds, vs = d[sel], v[sel]
+            k[sel], c[sel] = law_slopes_batch(law, ds, vs, coef, state)
             fn[sel] = law.force(ds, vs, coef, state)
         h = stable_step(k, c, m_eff, method)
         if self._has_friction:

@@ -62,12 +62,13 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.errors import IntegrationError
 from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.friction import Friction, friction_force
 from mbplugin.pipeline.implicit_kernel import EPS_D, EPS_U, FALLBACK_ROUNDS, MAX_NEWTON
 from mbplugin.pipeline.stick import Stick, stick_force, stick_step
+from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep import ContactSpace, StepResult, SubstepStats, batch_at
 
 

@@ -32,13 +32,14 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import force
 from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.friction import Friction, friction_scalar
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
+from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep_compiled import _coef, _state
 
 #: Newton iterations of one solve (with the trapezoidal Coulomb limit, then per round of the

@@ -51,11 +51,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.errors import IntegrationError
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.implicit_kernel import EPS_D, EPS_U, end_force
+from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep import batch_at
 
 #: Gauss-Seidel sweeps of one solve before the step is reported as failed

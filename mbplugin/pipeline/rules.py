@@ -1,7 +1,7 @@
 """The contact rules, written once: onset, force clipping, end of contact, the separated latch.
 
 Every driver of the contact pipeline calls these compiled scalar functions (and the vectorised
-loops over them below): the contact store at accepted states (:mod:`mbplugin.contact.store`),
+loops over them below): the contact store at accepted states (:mod:`mbplugin.pipeline.store`),
 the engine's event functions and compiled small-scene integrator (:mod:`mbplugin.pipeline.run`),
 the compiled impact analyser (:mod:`mbplugin.impact`) and its SciPy reference path.
 
@@ -22,7 +22,8 @@ the bodies approach (m/s), a positive force repels (N).
   ends with a residual overlap ``d_sep > 0`` stays latched "separated" (no force, no onset)
   until the gap opens (``d <= 0``: :func:`latch_release_value`) or the bodies come back and press
   deeper than at separation while approaching (``d > d_sep`` and ``v > 0``:
-  :func:`latch_renew_value`, which then fires a new onset). :func:`latch_holds` combines both.
+  :func:`latch_renew_value`, which then fires a new onset). :func:`latch_holds` combines both,
+  :func:`latch_value` is the one event function of both (the contact-space sub-stepper's).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "F_SCALE", "V_SCALE", "X_SCALE", "applied", "applied_batch", "end_value", "ended",
     "ended_batch",
     "latch_holds", "latch_holds_batch", "latch_release_value", "latch_renew_value",
+    "latch_value", "latch_value_batch",
     "onset_speed", "onset_speed_batch", "onset_value", "renews", "starts", "starts_batch",
 ]
 
@@ -104,6 +106,17 @@ def latch_renew_value(d, v, d_sep, xs, vs):
 
 
 @njit
+def latch_value(d, v, d_sep, xs, vs):
+    """Event function of a latched pair, both of its ways out at once: the smaller of
+    :func:`latch_release_value` and :func:`latch_renew_value`, < 0 once the gap has opened
+    (d < 0) or the pair is pressed deeper than ``d_sep`` while approaching, whichever comes
+    first (a root finder stepping to where the value is strictly negative passes either)."""
+    a = latch_release_value(d, xs)
+    b = latch_renew_value(d, v, d_sep, xs, vs)
+    return a if a < b else b
+
+
+@njit
 def renews(d, v, d_sep):
     """True when a latched pair is pressed deeper than ``d_sep`` while approaching (strictly;
     :func:`latch_renew_value` is < 0 there, and a driver that locates the event steps to where
@@ -151,6 +164,15 @@ def latch_renew_value_batch(d, v, d_sep, xs, vs):
     out = np.empty(d.shape[0])
     for i in range(d.shape[0]):
         out[i] = latch_renew_value(d[i], v[i], d_sep[i], xs, vs)
+    return out
+
+
+@njit
+def latch_value_batch(d, v, d_sep, xs, vs):
+    """:func:`latch_value` of every latched pair."""
+    out = np.empty(d.shape[0])
+    for i in range(d.shape[0]):
+        out[i] = latch_value(d[i], v[i], d_sep[i], xs, vs)
     return out
 
 

@@ -55,14 +55,22 @@ from scipy.integrate import Radau
 from scipy.sparse.csgraph import connected_components
 
 from mbplugin._jit import njit
-from mbplugin.contact import ContactBatch, ContactStore
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.friction import Friction, friction_force
-from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, end_value_batch
+from mbplugin.pipeline.rules import (
+    F_SCALE,
+    V_SCALE,
+    X_SCALE,
+    end_value_batch,
+    latch_value,
+    latch_value_batch,
+)
 from mbplugin.pipeline.stick import Stick, stick_force, stick_rate
+from mbplugin.pipeline.store import ContactStore
 
 #: Gauss-Legendre nodes on [0, 1] and weights (3 points, exact to degree 5)
 _GAUSS = ((0.5 - math.sqrt(15.0) / 10.0, 5.0 / 18.0), (0.5, 8.0 / 18.0),
@@ -320,12 +328,37 @@ class ContactSpace:
         d0, r0, v0 = self._watch(y_old)
         d1, r1, v1 = self._watch(y_new)
         al = self._al
-        new = ~al.active & ~self.store.latched(self.batch)
+        d_sep = self.store.latched_overlap(self.batch)
+        lat = np.isfinite(d_sep)
+        new = ~al.active & ~lat
         onset = new & (d0 <= 0) & (d1 > 0)
         end = al.active & (r0 > 0) & (r1 <= 0)
         peak = al.active & self._memory[al.law] & (v0 > 0) & (v1 <= 0)
         tol = 1e-13 + 1e-12 * abs(t_new)
         best: float | None = None
+        if lat.any():
+            # a latched pair: its release (the gap opens) or renewal (pressed deeper than
+            # d_sep while approaching), the engine's latch events, as one event value
+            li = np.flatnonzero(lat)
+            l0 = latch_value_batch(d0[li], v0[li], d_sep[li], X_SCALE, V_SCALE)
+            l1 = latch_value_batch(d1[li], v1[li], d_sep[li], X_SCALE, V_SCALE)
+            for j in np.flatnonzero((l0 >= 0) & (l1 < 0)):
+                def gl(t: float, i: int = int(li[j])) -> float:
+                    d, _, v = self._watch(np.asarray(sol(t), dtype=float))
+                    return float(latch_value(d[i], v[i], d_sep[i], X_SCALE, V_SCALE))
+                te = _illinois(gl, t_old, t_new, float(l0[j]), float(l1[j]), tol)
+                if best is None or te < best:
+                    best = te
+            # the apex of its rebound (ddelta turns positive), where the gap is open: the
+            # commit there releases the latch (a gap that opens and closes within the step)
+            for i in np.flatnonzero(lat & (v0 < 0) & (v1 >= 0)):
+                def gv(t: float, i: int = int(i)) -> float:
+                    return float(self._watch(np.asarray(sol(t), dtype=float))[2][i])
+                te = _illinois(gv, t_old, t_new, float(v0[i]), float(v1[i]), tol)
+                if self._watch(np.asarray(sol(te), dtype=float))[0][i] > 0:
+                    continue  # the gap stayed closed: nothing to book at the apex
+                if best is None or te < best:
+                    best = te
         for kind, mask in ((0, onset), (1, end), (2, peak)):
             for i in np.flatnonzero(mask):
                 def g(t: float, i: int = i, kind: int = kind) -> float:
@@ -514,6 +547,25 @@ def _block_components(indptr: np.ndarray, indices: np.ndarray, k: int) -> tuple[
 
 #: the last store's law tables (a store's laws never change)
 _LAW_TABLES: dict[str, Any] = {}
+
+
+def _candidates(store: ContactStore, batch: ContactBatch, act: np.ndarray,
+                coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the compiled groups watch per contact besides the active ones' ends (``cand`` of
+    :func:`~mbplugin.pipeline.substep_compiled.pack`): 1 the onset of a free pair, ``LATCHED``
+    the latch of a pair latched "separated" (its release or renewal, as the engine's events;
+    its d_sep in the otherwise unused coefficient slot 0 of the returned rows), 0 nothing."""
+    cand = (~act).astype(np.int64)
+    if not len(store.latched_keys):
+        return cand, coef
+    d_sep = store.latched_overlap(batch)
+    lat = np.isfinite(d_sep)
+    if not lat.any():
+        return cand, coef
+    cand[lat] = cm.LATCHED
+    coef = coef.copy()
+    coef[lat, 0] = d_sep[lat]
+    return cand, coef
 
 
 def _law_tables(laws: tuple[Law, ...]) -> tuple[np.ndarray, ...]:
@@ -760,9 +812,9 @@ class GroupedContactSpace:
             al = store.aligned(self.batch, copy=False)  # pack reads coef, mem, law
             act = al.active
             ode = al.ode
-            cand = ~act & ~store.latched(self.batch) if len(store.latched_keys) else ~act
+            cand, coef = _candidates(store, self.batch, act, al.coef)
             yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
-                                      al.coef, al.mem, muk, act, al.law, cand, kid_l, mode_l,
+                                      coef, al.mem, muk, act, al.law, cand, kid_l, mode_l,
                                       nst_l, mem_l, d, u, s, ns, ode)
             cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
                                 float(self.rtol), imp, loaded, counters, self.explicit, mg,

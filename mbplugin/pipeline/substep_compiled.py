@@ -64,8 +64,17 @@ from mbplugin.dynamics.integrators import STIFF_HW, STIFF_STEPS
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline.friction import friction_scalar
-from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
+from mbplugin.pipeline.rules import (
+    F_SCALE,
+    V_SCALE,
+    X_SCALE,
+    applied,
+    end_value,
+    latch_value,
+    onset_value,
+)
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
+from mbplugin.pipeline.stiffness import law_slopes
 
 PENDING = 0
 DONE = 1
@@ -94,6 +103,14 @@ _N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
 #: a contact's kinetic and static friction coefficients in its row
 _MU, _MUS = 6 + NC_MAX + NMEM_MAX, 7 + NC_MAX + NMEM_MAX
 _KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
+#: ``_CAND`` of a pair latched "separated" (1: an onset candidate, 0: neither); its watched
+#: events are :func:`~mbplugin.pipeline.rules.latch_value` (the gap opens, or it is pressed
+#: deeper than its separation overlap d_sep while approaching; an inactive contact's
+#: coefficient slot 0 carries that d_sep) and the apex of its rebound (ddelta turns positive),
+#: which stops the group only where the gap is open there (the store's commit then releases
+#: the latch): a gap that opens and closes again within one step is not missed, and a latched
+#: pair that stays closed costs no stop
+LATCHED = 2
 
 
 def group_float_size(k: np.ndarray) -> np.ndarray:
@@ -238,14 +255,21 @@ register_problem(_is_group_problem, _group_rhs)
 
 @njit_inline
 def _watch_raw(y, k, gf, gi, i, kind):
-    """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak; and,
-    for the end, the law's raw force it was computed from (else NaN)."""
+    """Event value of contact i (<= 0 once the event happened): 0 onset (of a latched pair:
+    its latch's release or renewal), 1 end, 2 peak; and, for the end, the law's raw force it
+    was computed from (else NaN)."""
     r = FR_LEN + ROW_LEN * i
     d = y[i]
     dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
     if kind == 0:
+        if gi[INT_LEN * i + _CAND] == LATCHED:
+            return latch_value(d, dd, gf[r + _C], X_SCALE, V_SCALE), np.nan
         return onset_value(d, X_SCALE), np.nan
     if kind == 2:
+        if gi[INT_LEN * i + _CAND] == LATCHED:
+            # the apex of a latched pair's rebound (it stops receding): the gap may have
+            # opened and closed again inside one step, unseen by the latch value at its ends
+            return -dd / V_SCALE, np.nan
         return dd / V_SCALE, np.nan
     raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
     return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE), raw
@@ -320,7 +344,8 @@ def _scan(ga, gb, y, k, gf, gi, raw):
             elif kind == 1:
                 watched = act != 0
             else:
-                watched = act != 0 and gi[INT_LEN * i + _MEMF] != 0
+                watched = ((act != 0 and gi[INT_LEN * i + _MEMF] != 0)
+                           or gi[INT_LEN * i + _CAND] == LATCHED)
             if not watched:
                 gb[j] = 1.0
                 continue
@@ -336,8 +361,8 @@ def _scan(ga, gb, y, k, gf, gi, raw):
 def _group_rate(y, k, gf, gi):
     """Stiffness rate of a group (1/s): the largest over its active contacts of
     sqrt(k_n w) + c_n w, with the law's local stiffness k_n = dF/d delta and damping
-    c_n = dF/d ddelta by central differences (as the engine's ``_stiffness_rate``) and w the
-    normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
+    c_n = dF/d ddelta by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`)
+    and w the normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
     regularised friction force, (max(mu, mu_s) F_N / v_eps + viscous), times W_ii's largest
     diagonal entry, or with the stick option the spring's sqrt(k_t w_t) + c_t w_t (w_t that
     entry). h x rate is the step's h omega of the explicit-method stability test."""
@@ -363,10 +388,7 @@ def _group_rate(y, k, gf, gi):
         kid = gi[INT_LEN * i + _KID]
         c = _coef(gf, i)
         st = _state(y, gf, gi, i)
-        ed = max(1e-6 * abs(d), 1e-12)
-        ev = max(1e-6 * abs(v), 1e-9)
-        kn = (force(kid, d + ed, v, c, st) - force(kid, d - ed, v, c, st)) / (2.0 * ed)
-        cn = (force(kid, d, v + ev, c, st) - force(kid, d, v - ev, c, st)) / (2.0 * ev)
+        kn, cn = law_slopes(kid, d, v, c, st)
         rt = math.sqrt(max(kn, 0.0) * max(wnn, 0.0)) + max(cn, 0.0) * max(wnn, 0.0)
         if gf[ST] > 0.0:
             # the stick spring (k_t, c_t) on the tangential motion
@@ -622,6 +644,11 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     if _crossed(ga[j], gb[j], j % 3):
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
                                      gf, gi, j // 3, j % 3)
+                        if j % 3 == 2 and gi[INT_LEN * (j // 3) + _CAND] == LATCHED:
+                            # a latched rebound's apex books nothing while the gap is closed
+                            dense_at(te, t, h, y_start, dense, ytmp)
+                            if ytmp[j // 3] > 0.0:
+                                continue
                         if te < t_end or ev < 0:
                             t_end = te
                             ev = j
@@ -736,7 +763,8 @@ def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, muk, act, law, 
     arrays, ``fr`` the friction and stick parameters (FR_LEN), per contact the normal ``nrm``
     and free acceleration ``af`` (K, 3), coefficient row ``coef`` (K, NC_MAX), memory ``mem``
     (K, NMEM_MAX) and friction coefficients ``muk`` (K, 2: mu, mu_s), ``act`` active,
-    ``law`` its law, ``cand`` an onset candidate, and per law its kernel id, contact mode,
+    ``law`` its law, ``cand`` an onset candidate (1), latched (:data:`LATCHED`, its d_sep in
+    ``coef[:, 0]``) or neither (0), and per law its kernel id, contact mode,
     ODE state count and memory flag; the state from delta (K,), u (K, 3), the spring
     displacements s (K, 3) (``ns`` = 3: the stick option, 0: none) and the ODE states
     (K, NODE_MAX). Returns (yptr, Y, GF, GI): group g's state is

@@ -35,7 +35,7 @@ class ContactBatch:
     Optional fields (added by the detection layer; default when not given):
 
     ``law``            int64 (N,): index of the contact's law in the list the
-                       :class:`~mbplugin.contact.store.ContactStore` was built with (default 0)
+                       :class:`~mbplugin.pipeline.store.ContactStore` was built with (default 0)
     ``k_hertz``        (N,): Hertz stiffness (4/3) E* sqrt(r_eff) (N/m^1.5) from the two
                        materials, used by laws assigned without a ``k`` (default NaN: unknown)
     """

@@ -78,12 +78,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mbplugin.contact.batch import ContactBatch
 from mbplugin.errors import ParameterError
 from mbplugin.laws import kernels as law_kernels
 from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
 from mbplugin.pipeline import rules
+from mbplugin.pipeline.batch import ContactBatch
 
 #: Record of one onset or separation event. ``v`` is the approach speed ``ddelta`` at onset
 #: (m/s, > 0 approaching) or the separation speed ``-ddelta`` at separation (m/s, > 0 receding);
@@ -248,6 +248,14 @@ class ContactStore:
     def latched(self, batch: ContactBatch) -> np.ndarray:
         """(N,) bool: contacts of ``batch`` whose key is latched "separated"."""
         return _lookup(self.latched_keys, batch.key) >= 0
+
+    def latched_overlap(self, batch: ContactBatch) -> np.ndarray:
+        """(N,) the separation overlap d_sep (m) of the contacts of ``batch`` that are latched
+        "separated" (the overlap a new onset must exceed), NaN for the others."""
+        i = _lookup(self.latched_keys, batch.key)
+        if not len(self.latched_keys):
+            return np.full(i.shape, np.nan)
+        return np.where(i >= 0, self.latched_delta[np.maximum(i, 0)], np.nan)
 
     def _same_keys(self, batch: ContactBatch) -> bool:
         """Whether the keys of ``batch`` are exactly the store's rows, in the same order."""
