@@ -211,7 +211,10 @@ class ImplicitStep:
         """Book the onset (the store's rules: coefficient rows, latched impact speed -n . u)
         of the contacts not yet active whose end overlap is positive."""
         store = self.store
-        act = store.aligned(self.batch, copy=False).active
+        if self.compiled:  # the active flags of the store's rows read by the last _prepare
+            act = self.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0
+        else:
+            act = store.aligned(self.batch, copy=False).active
         if act.all():  # every contact active (the common case): no onset
             return
         new = ~act & ~store.latched(self.batch) & (d_end > 0)

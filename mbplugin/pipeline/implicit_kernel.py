@@ -50,6 +50,8 @@ FALLBACK_ROUNDS = 30
 EPS_D, EPS_U = 1e-9, 1e-7
 
 _R, _I = cm.FR_LEN, cm.INT_LEN
+#: a contact's int slots in ``gi`` and the slot of its active flag (:func:`refresh_rows`)
+INT_LEN, ACT = _I, cm._ACT
 
 
 def compiled_laws(store: ContactStore) -> bool:
@@ -90,7 +92,7 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     """Write the store's rows for ``batch`` (coefficients, memory, kernel id, contact mode,
     active flag) into ``gf``, ``gi`` (after every change of the store's rows)."""
     k = len(batch)
-    al = store.aligned(batch)
+    al = store.aligned(batch, copy=False)  # read only
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
     rows[:, cm._C:cm._C + al.coef.shape[1]] = al.coef
     rows[:, cm._M:cm._M + al.mem.shape[1]] = al.mem
