@@ -70,7 +70,7 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
     coefficients (``mu`` (K, 2): each contact's mu, mu_s; None: the Friction's) and W (3K, 3K)
     filled in; the store's rows follow with :func:`refresh_rows`."""
     k = len(batch)
-    gf = np.zeros(int(cm.group_float_size(np.int64(k))))
+    gf = np.zeros(int(cm.group_float_size(k)))  # a Python int: no NumPy scalar arithmetic
     if friction is not None and friction.active:
         gf[:7] = (1.0, friction.mu, friction.static, friction.v_s, friction.v_eps,
                   friction.viscous, float(friction.regularisation == "linear"))
