@@ -67,16 +67,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import pybullet as pb
 
-    from mbplugin.bullet import backend, implicit
+    from mbplugin.bullet import articulated, backend
     from mbplugin.contact import model, store
+    from mbplugin.hosts import detection, integrator, step
+    from mbplugin.pipeline import implicit
 
     acc: dict[str, float] = collections.defaultdict(float)
     cnt: collections.Counter = collections.Counter()
     bc = backend.BulletContacts
-    for n in ("before_step", "after_step", "body_state", "_detect", "_delassus",
-              "_implicit_before", "_implicit_after", "_host_contacts", "_respond", "_apply",
-              "_prune"):
+    for n in ("before_step", "after_step", "body_state", "_detect", "_apply", "_prune"):
         _wrap(bc, n, f"BulletContacts.{n}", acc, cnt)
+    for n in ("step", "_delassus", "_implicit_before", "after", "_respond"):
+        _wrap(step.HostStep, n, f"HostStep.{n}", acc, cnt)
+    for n in ("begin", "after"):
+        _wrap(integrator.ContactIntegrator, n, f"ContactIntegrator.{n}", acc, cnt)
+    for n in ("blocks", "respond"):
+        _wrap(articulated.BulletArticulated, n, f"BulletArticulated.{n}", acc, cnt)
+    _wrap(detection.HostContacts, "read", "HostContacts.read", acc, cnt)
+    _wrap(step, "articulated_w", "articulated_w", acc, cnt)
     for n in ("solve", "finish", "begin", "__init__", "_onsets"):
         _wrap(implicit.ImplicitStep, n, f"ImplicitStep.{n}", acc, cnt)
     _wrap(store.ContactStore, "commit", "ContactStore.commit", acc, cnt)

@@ -108,7 +108,10 @@ ROBOTS: dict[str, Spec] = {
 class Handle:
     """A robot loaded into a client: body id, moving joints, their standing targets, the
     links holding a foot sphere, the foot spheres' radii per link, the mass (kg) and
-    weight (N), the indices of each leg's hip and knee among the moving joints."""
+    weight (N), the indices of each leg's hip and knee among the moving joints; ``toes``
+    per foot link its spheres' centres (n, 3) in the link's inertial frame (PyBullet's
+    collision frames are given in it; a foot link's centre of mass may sit far from its toe:
+    the heavy quadruped's calf, a hexapod's calf with its foot link merged in)."""
 
     body: int
     joints: list[int]
@@ -119,6 +122,7 @@ class Handle:
     hips: list[int] = field(default_factory=list)
     knees: list[int] = field(default_factory=list)
     height: float = 0.3
+    toes: dict[int, np.ndarray] = field(default_factory=dict)
 
     @property
     def weight(self) -> float:
@@ -147,16 +151,31 @@ def load(cid: int, spec: Spec, directory: Path, lift: float = 0.0) -> Handle:
     hips = list(range(per - 2, len(joints), per))
     knees = list(range(per - 1, len(joints), per))
     radius: dict[int, float] = {}
+    toes: dict[int, list[Any]] = {}
     for j in range(-1, nj):
         for s in p.getCollisionShapeData(body, j, physicsClientId=cid):
             if s[2] == p.GEOM_SPHERE and j != -1:
                 radius[j] = float(s[3][0])
+                toes.setdefault(j, []).append(s[5])
     for j, q in zip(joints, targets, strict=True):
         p.resetJointState(body, j, float(q), physicsClientId=cid)
     p.setJointMotorControlArray(body, joints, p.VELOCITY_CONTROL, forces=[0.0] * len(joints),
                                 physicsClientId=cid)
     mass = sum(p.getDynamicsInfo(body, j, physicsClientId=cid)[0] for j in range(-1, nj))
-    return Handle(body, joints, targets, sorted(radius), radius, mass, hips, knees, height)
+    return Handle(body, joints, targets, sorted(radius), radius, mass, hips, knees, height,
+                  {j: np.array(v, dtype=float) for j, v in toes.items()})
+
+
+def toe_positions(cid: int, h: Handle) -> np.ndarray:
+    """The world positions (T, 3) of every foot sphere's centre (the feet's links in order,
+    each link's spheres in order): the link's centre-of-mass pose (``getLinkState``) applied
+    to the sphere's centre in the inertial frame (:attr:`Handle.toes`)."""
+    out = []
+    for f in h.feet:
+        st = p.getLinkState(h.body, f, computeForwardKinematics=1, physicsClientId=cid)
+        rot = np.array(p.getMatrixFromQuaternion(st[1])).reshape(3, 3)
+        out.append(np.asarray(st[0]) + h.toes[f] @ rot.T)
+    return np.concatenate(out)
 
 
 def gait_targets(spec: Spec, h: Handle, t: float, t_gait: float | None) -> np.ndarray:
@@ -196,8 +215,9 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
     the feet's and the base's positions, the base's roll and pitch; the robot's weight (N),
     the standing height, the wall time of the loop (s), the host steps. ``record`` False:
     only the base's pose at the end (the loop's wall time is then the controller's and the
-    stepping's alone: benchmarks). ``creep_from`` (s): the feet's positions then are kept as
-    ``feet0`` (:func:`creep`). ``motors`` (N m): PyBullet's POSITION_CONTROL motors with this
+    stepping's alone: benchmarks). ``creep_from`` (s): the toes' positions then
+    (:func:`toe_positions`) are kept as ``toes0``, those of the last step as ``toes``
+    (:func:`creep`). ``motors`` (N m): PyBullet's POSITION_CONTROL motors with this
     force limit hold the targets instead of the PD under torque control."""
     with ground_world(G, dt) as (cid, plane):
         h = load(cid, spec, directory, lift)
@@ -216,7 +236,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         n = round(seconds / dt)
         n0 = round(record_from / dt)
         nc = -1 if creep_from is None else round(creep_from / dt)
-        feet0 = None
+        toes0 = None
         rec: dict[str, list[Any]] = {k: [] for k in (
             "keys", "links", "delta", "slip", "force", "host_d", "host_slip", "feet", "base",
             "tilt")}
@@ -244,8 +264,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
                 control()
                 p.stepSimulation(physicsClientId=cid)
             if i == nc:
-                feet0 = np.array([p.getLinkState(h.body, f, computeForwardKinematics=1,
-                                                 physicsClientId=cid)[0] for f in h.feet])
+                toes0 = toe_positions(cid, h)
             if i < n0 or (not record and i < n - 1):
                 continue
             if contacts is not None:
@@ -280,7 +299,8 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         out["base"] = np.array(rec["base"])
         out["tilt"] = np.array(rec["tilt"])
         out.update(weight=h.weight, height=h.height, wall=wall, steps=n, feet_links=tuple(h.feet),
-                   radius=h.radius, feet0=feet0)
+                   radius=h.radius, toes0=toes0,
+                   toes=None if toes0 is None else toe_positions(cid, h))
         return out
 
 
@@ -366,9 +386,12 @@ def stance_figures(rec: dict[str, Any],
 
 
 def creep(rec: dict[str, Any]) -> float:
-    """The largest horizontal displacement (m) of a foot from ``creep_from`` (:func:`run`) to
-    the last step."""
-    return float(np.max(np.hypot(*(rec["feet"][-1] - rec["feet0"])[:, :2].T)))
+    """The largest horizontal displacement (m) of a toe (a foot sphere's centre,
+    :func:`toe_positions`) from ``creep_from`` (:func:`run`) to the last step. The toe, not
+    the foot link's centre of mass: on a robot whose foot is its calf's own sphere the calf's
+    centre of mass sits ~0.2 m above the toe and swings with the body's slow sway under the
+    joint PD (the heavy quadruped: 0.7 Hz, still ~1 mm at 10 s), which is no creep."""
+    return float(np.max(np.hypot(*(rec["toes"] - rec["toes0"])[:, :2].T)))
 
 
 def stance_failures(fig: dict[str, float]) -> list[str]:

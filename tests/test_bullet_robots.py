@@ -60,6 +60,26 @@ def test_quiet_stance_and_creep_at_240_hz(name, tmp_path) -> None:
     assert rr.creep(ours) <= rr.creep(native) + rr.CREEP
 
 
+def test_the_rig_measures_creep_at_the_toes(tmp_path) -> None:
+    """The creep is measured at the toes (the foot spheres' centres), not at the foot links'
+    centres of mass: the rig's toe positions are PyBullet's own closest points on the robot
+    plus the radius along the contact normal (``getClosestPoints``), on every robot standing
+    (the heavy quadruped's and the hexapod's foot links are calves whose centres of mass sit
+    ~0.1-0.2 m above the toe)."""
+    for name, spec in rr.ROBOTS.items():
+        with ground_world(rr.G, 1 / 240) as (cid, plane):
+            h = rr.load(cid, spec, tmp_path)
+            toes = rr.toe_positions(cid, h)
+            host = []
+            for f in h.feet:
+                cps = p.getClosestPoints(h.body, plane, 0.1, f, -1, physicsClientId=cid)
+                host += [np.asarray(c[5]) + h.radius[f] * np.asarray(c[7]) for c in cps]
+            assert len(host) == len(toes), name
+            # match each toe to the nearest closest-point sphere centre
+            dist = np.linalg.norm(toes[:, None, :] - np.asarray(host)[None], axis=2)
+            assert np.max(np.min(dist, axis=1)) < 1e-6, name
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_steel_feet_stand_at_240_hz(name, tmp_path) -> None:
     """Steel feet on steel ground (E = 2e11: an overlap of ~1 um, a contact stiffer than the host

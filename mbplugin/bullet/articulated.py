@@ -30,6 +30,7 @@ class BulletArticulated:
         self.rows_arr = rows_arr
         self.frame_pos = frame_pos
         self._joints: dict[int, list[int]] = {}  # see moving_joints
+        self._sides_of: tuple[Any, ...] | None = None  # see _sides
 
     def blocks(self, batch: ContactBatch, bodies: BodyState,
                kind: np.ndarray) -> list[ArticulatedBlock]:
@@ -39,18 +40,7 @@ class BulletArticulated:
         J^T and J M^-1 J^T are :class:`~mbplugin.hosts.HostStep`'s)."""
         out = []
         c = self.client
-        for body in self.bodies:
-            # this body's contact sides: (contact, row, sign)
-            on_b = self.rows_arr[batch.b, 0] == body
-            on_a = (batch.a >= 0) & (self.rows_arr[batch.a, 0] == body)
-            on_b &= kind[batch.b] == ARTICULATED
-            on_a &= kind[batch.a] == ARTICULATED
-            if not (on_b.any() or on_a.any()):
-                continue
-            ib, ia = np.flatnonzero(on_b), np.flatnonzero(on_a)
-            cont = np.concatenate([ib, ia])
-            rows = np.concatenate([batch.b[ib], batch.a[ia]])
-            sgn = np.concatenate([np.ones(len(ib)), -np.ones(len(ia))])
+        for body, cont, rows, sgn in self._sides(batch, kind):
             point = batch.point[cont]
             joints = self.moving_joints(body)
             states = c("getJointStates", body, joints) if joints else []
@@ -87,6 +77,29 @@ class BulletArticulated:
             world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
+        return out
+
+    def _sides(self, batch: ContactBatch,
+               kind: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per articulated body with a contact side: (body, its sides' contacts, rows, signs
+        +1 on side b / -1 on side a); kept while the batch's sides (``batch.a``, ``batch.b``)
+        and ``kind`` are those of the last call (a robot standing: every host step)."""
+        ab = (batch.a.tobytes(), batch.b.tobytes())
+        hit = self._sides_of
+        if hit is not None and hit[0] is kind and hit[1] == ab:
+            return hit[2]
+        out = []
+        for body in self.bodies:
+            on_b = self.rows_arr[batch.b, 0] == body
+            on_a = (batch.a >= 0) & (self.rows_arr[batch.a, 0] == body)
+            on_b &= kind[batch.b] == ARTICULATED
+            on_a &= kind[batch.a] == ARTICULATED
+            if not (on_b.any() or on_a.any()):
+                continue
+            ib, ia = np.flatnonzero(on_b), np.flatnonzero(on_a)
+            out.append((body, np.concatenate([ib, ia]), np.concatenate([batch.b[ib], batch.a[ia]]),
+                        np.concatenate([np.ones(len(ib)), -np.ones(len(ia))])))
+        self._sides_of = (kind, ab, out)
         return out
 
     def moving_joints(self, body: int) -> list[int]:

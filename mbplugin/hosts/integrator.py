@@ -130,7 +130,10 @@ class ContactIntegrator:
         if self._warm is not None:
             pos = lookup(self._warm[0], batch.key)
             hit = pos >= 0
-            P_lin[hit] = self._warm[1][pos[hit]]
+            if hit.all():  # every contact carried over (a robot standing): one gather
+                P_lin = self._warm[1][pos]
+            else:
+                P_lin[hit] = self._warm[1][pos[hit]]
         space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
                              compiled=self.solver != "scipy", mu=mu)
         space.begin(t, batch.delta, u0)

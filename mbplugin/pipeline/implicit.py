@@ -176,10 +176,14 @@ class ImplicitStep:
         k, n, W = self.k, self.n, self.W
         P_lin = np.ascontiguousarray(P_lin, dtype=float).reshape(k, 3)
         wp = (W @ P_lin.ravel()).reshape(k, 3)
-        ue = u_lin - wp  # the end velocity without impulse
-        # the model's delta1 = d_lin - dt n . W (P - P_lin) = d_lin + dt n . ue - dt n . u1
-        ed = dt * np.einsum("ij,ij->i", u_lin, n)
-        self._onsets(d_lin + dt * np.einsum("ij,ij->i", wp, n), ue)
+        if self.compiled:  # the same arithmetic in one call
+            ue, ed, d_on = ik.host_start(u_lin, wp, d_lin, dt, self.gf)
+        else:
+            ue = u_lin - wp  # the end velocity without impulse
+            # the model's delta1 = d_lin - dt n . W (P - P_lin) = d_lin + dt n . ue - dt n . u1
+            ed = dt * np.einsum("ij,ij->i", u_lin, n)
+            d_on = d_lin + dt * np.einsum("ij,ij->i", wp, n)
+        self._onsets(d_on, ue)
         P0 = P_lin if start is None else np.ascontiguousarray(start, dtype=float).reshape(k, 3)
         stats = SubstepStats()
         if self.compiled:
@@ -196,10 +200,15 @@ class ImplicitStep:
                                    f"with frozen Coulomb limits ({k} contacts): the contact "
                                    "law or friction is not monotone (a Stribeck drop?)")
         u1 = ue + (W @ P.ravel()).reshape(k, 3)
-        d1 = d_lin + ed - dt * np.einsum("ij,ij->i", u1, n)
-        f, s1 = self._end_force(d1, u1, dt)
-        self.s_end = s1
-        loaded = np.any(f != 0, axis=1)
+        if self.compiled:  # the same arithmetic in one call
+            d1, f, s1, loaded = ik.host_end(u1, d_lin, ed, dt, self.gf, self.gi, self.fn0,
+                                            self.s0)
+            self.s_end = s1 if self.stick is not None else self.s0
+        else:
+            d1 = d_lin + ed - dt * np.einsum("ij,ij->i", u1, n)
+            f, s1 = self._end_force(d1, u1, dt)
+            self.s_end = s1
+            loaded = np.any(f != 0, axis=1)
         stats.wall = time.perf_counter() - wall
         return StepResult(P, d1, u1, loaded, stats, dt, None)
 
@@ -212,7 +221,10 @@ class ImplicitStep:
         """Book the onset (the store's rules: coefficient rows, latched impact speed -n . u)
         of the contacts not yet active whose end overlap is positive."""
         store = self.store
-        act = store.aligned(self.batch, copy=False).active
+        if self.compiled:  # the active flags of the store's rows read by the last _prepare
+            act = self.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0
+        else:
+            act = store.aligned(self.batch, copy=False).active
         if act.all():  # every contact active (the common case): no onset
             return
         new = ~act & ~store.latched(self.batch) & (d_end > 0)

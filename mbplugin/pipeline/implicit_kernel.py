@@ -51,6 +51,8 @@ FALLBACK_ROUNDS = 30
 EPS_D, EPS_U = 1e-9, 1e-7
 
 _R, _I = cm.FR_LEN, cm.INT_LEN
+#: a contact's int slots in ``gi`` and the slot of its active flag (:func:`refresh_rows`)
+INT_LEN, ACT = _I, cm._ACT
 
 
 def compiled_laws(store: ContactStore) -> bool:
@@ -69,7 +71,7 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
     coefficients (``mu`` (K, 2): each contact's mu, mu_s; None: the Friction's) and W (3K, 3K)
     filled in; the store's rows follow with :func:`refresh_rows`."""
     k = len(batch)
-    gf = np.zeros(int(cm.group_float_size(np.int64(k))))
+    gf = np.zeros(int(cm.group_float_size(k)))  # a Python int: no NumPy scalar arithmetic
     if friction is not None and friction.active:
         gf[:7] = (1.0, friction.mu, friction.static, friction.v_s, friction.v_eps,
                   friction.viscous, float(friction.regularisation == "linear"))
@@ -91,7 +93,7 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     """Write the store's rows for ``batch`` (coefficients, memory, kernel id, contact mode,
     active flag) into ``gf``, ``gi`` (after every change of the store's rows)."""
     k = len(batch)
-    al = store.aligned(batch)
+    al = store.aligned(batch, copy=False)  # read only
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
     rows[:, cm._C:cm._C + al.coef.shape[1]] = al.coef
     rows[:, cm._M:cm._M + al.mem.shape[1]] = al.mem
@@ -424,3 +426,57 @@ def solve(P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray, dt: flo
         if done:
             break
     return P, ok
+
+
+@njit
+def _host_start(u_lin, wp, d_lin, dt, k, gf, ue, ed, d_on):
+    for i in range(k):
+        r = _R + cm.ROW_LEN * i
+        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        for a in range(3):
+            ue[i, a] = u_lin[i, a] - wp[i, a]
+        ed[i] = dt * (u_lin[i, 0] * n0 + u_lin[i, 1] * n1 + u_lin[i, 2] * n2)
+        d_on[i] = d_lin[i] + dt * (wp[i, 0] * n0 + wp[i, 1] * n1 + wp[i, 2] * n2)
+
+
+def host_start(u_lin: np.ndarray, wp: np.ndarray, d_lin: np.ndarray, dt: float,
+               gf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A solve's start from the host's end state with the impulse P_lin (one compiled call,
+    the arithmetic of :meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`):
+    ``ue`` (K, 3) = ``u_lin`` - ``wp`` (m/s; ``wp`` = W P_lin), the overlap defect ``ed`` (K,)
+    = dt n . u_lin (m) and the end overlap without impulse ``d_on`` (K,) = ``d_lin`` + dt n .
+    wp (m; the onsets' test), the normals those of ``gf`` (:func:`group_arrays`)."""
+    k = len(d_lin)
+    ue, ed, d_on = np.empty((k, 3)), np.empty(k), np.empty(k)
+    c = np.ascontiguousarray
+    _host_start(c(u_lin, dtype=float), c(wp, dtype=float), c(d_lin, dtype=float), float(dt), k,
+                gf, ue, ed, d_on)
+    return ue, ed, d_on
+
+
+@njit
+def _host_end(u1, d_lin, ed, dt, k, gf, gi, fn0, s0, d1, F, S1, FN, loaded):
+    for i in range(k):
+        r = _R + cm.ROW_LEN * i
+        d1[i] = d_lin[i] + ed[i] - dt * (u1[i, 0] * gf[r] + u1[i, 1] * gf[r + 1]
+                                         + u1[i, 2] * gf[r + 2])
+    step_forces(d1, u1, dt, k, gf, gi, fn0, s0, np.zeros(k), False, F, S1, FN)
+    for i in range(k):
+        loaded[i] = F[i, 0] != 0.0 or F[i, 1] != 0.0 or F[i, 2] != 0.0
+
+
+def host_end(u1: np.ndarray, d_lin: np.ndarray, ed: np.ndarray, dt: float, gf: np.ndarray,
+             gi: np.ndarray, fn0: np.ndarray,
+             s0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A solve's end state in one compiled call (the arithmetic of :meth:`ImplicitStep.solve
+    <mbplugin.pipeline.implicit.ImplicitStep>`): the end overlap d1 (K,) = ``d_lin`` + ``ed``
+    - dt n . ``u1`` (m), the force on body b (K, 3) there (:func:`step_forces`, trapezoidal
+    Coulomb limits), the spring's end displacement (K, 3) and which contacts carry a force
+    (K,)."""
+    k = len(d_lin)
+    d1, F, S1, FN = np.empty(k), np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    loaded = np.empty(k, dtype=np.bool_)
+    c = np.ascontiguousarray
+    _host_end(c(u1, dtype=float), c(d_lin, dtype=float), c(ed, dtype=float), float(dt), k, gf,
+              gi, c(fn0, dtype=float), c(s0, dtype=float), d1, F, S1, FN, loaded)
+    return d1, F, S1, loaded
