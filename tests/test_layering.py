@@ -9,6 +9,7 @@
   MuJoCo with their user classes) never import each other; ``mbplugin.hosts`` (the generic
   contact loop behind the host protocol) imports no host backend; the host packages and
   ``mbplugin.dynamics`` (the standalone engine) never import each other.
+* ``mbplugin.pipeline`` (integrators, events, contact space) never imports ``mbplugin.dynamics``.
 """
 
 from __future__ import annotations
@@ -154,6 +155,17 @@ def test_dynamics_and_the_host_packages_do_not_import_each_other():
            or (_within(mod, "mbplugin.dynamics") and _within(name, x))]
     assert not bad, "dynamics and the host packages import each other:\n" + "\n".join(bad)
     assert any(_within(r[0], "mbplugin.dynamics") for r in rows)
+
+
+def test_pipeline_does_not_import_the_engine():
+    """The integrators and events live in mbplugin.pipeline (DESIGN.md "Integration, events,
+    hosts"): the engine (mbplugin.dynamics) imports them, never the other way round."""
+    rows = _all_imports()
+    bad = [f"{f}:{line} imports {name}" for mod, f, line, name in rows
+           if _within(mod, "mbplugin.pipeline") and _within(name, "mbplugin.dynamics")]
+    assert not bad, "mbplugin.pipeline imports the engine:\n" + "\n".join(bad)
+    assert any(_within(r[0], "mbplugin.dynamics") and _within(r[3], "mbplugin.pipeline.radau")
+               for r in rows)
 
 
 @pytest.mark.parametrize(("source", "expected"), [

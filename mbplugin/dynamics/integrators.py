@@ -41,13 +41,9 @@ from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.dynamics.world import N_WORK, World
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.pipeline.budget import StepBudget
+from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS
 
 FIXED_METHODS = ("symplectic_euler", "rk4")
-#: "auto" solver: the explicit step counts as stability-limited when h (sqrt(k/m) + c/m) of the
-#: stiffest active contact exceeds STIFF_HW for STIFF_STEPS consecutive steps (in an impact the
-#: accuracy keeps h w near 0.1; DOP853 is stable up to h w of about 3).
-STIFF_HW = 1.0
-STIFF_STEPS = 3
 IMPLICIT = ("Radau", "BDF")
 #: Default absolute tolerance floor of the implicit solvers (SI units of each state).
 IMPLICIT_ATOL_FLOOR = 1e-8

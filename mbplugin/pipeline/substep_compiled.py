@@ -21,9 +21,9 @@ displacements s (k, 3), the ODE states of its active laws].
   (:func:`mbplugin.pipeline.friction.friction_scalar`) or, with the stick option, the tangential
   spring's force and rate (:func:`mbplugin.pipeline.stick.stick_force_scalar`,
   :func:`~mbplugin.pipeline.stick.stick_rate_scalar`: Dahl's model with a Coulomb cap);
-* the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.dynamics.compiled.
+* the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.pipeline.dop853.
   dop853_step`; explicit, order 8) while the group is not stiff at the host step, and its
-  compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.radau_step`) once the
+  compiled Radau IIA of order 5 (:func:`mbplugin.pipeline.radau.radau_step`) once the
   explicit steps are stability-limited (:func:`integrate_groups`), both with the problem
   registered here, the relative tolerance and the absolute tolerances of the SciPy path
   (DOP853 at ``EXPLICIT_TOL`` times them, :mod:`mbplugin.pipeline.substep`);
@@ -49,21 +49,12 @@ import numba
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.dynamics.compiled import (
-    RADAU_CTL,
-    dense_at,
-    dop853_dense,
-    dop853_step,
-    initial_step,
-    radau_start,
-    radau_step,
-    radau_workspace,
-    register_problem,
-)
-from mbplugin.dynamics.integrators import STIFF_HW, STIFF_STEPS
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline import dop853 as dop
+from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.friction import friction_scalar
+from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS, initial_step, register_problem
+from mbplugin.pipeline.radau import RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied, end_value, onset_value
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
 
@@ -493,7 +484,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     (stopped just past an event at tg[g]) or FAILED.
 
     ``auto``: a group whose contacts are not stiff at the host step takes DOP853 steps
-    (explicit, order 8; :func:`mbplugin.dynamics.compiled.dop853_step`) instead of Radau's. It
+    (explicit, order 8; :func:`mbplugin.pipeline.dop853.dop853_step`) instead of Radau's. It
     changes to Radau within the host step when h x rate exceeds STIFF_HW for STIFF_STEPS
     consecutive explicit steps (the step is stability-limited: the engine's ``auto`` rule,
     :mod:`mbplugin.dynamics.integrators`; rate: :func:`_group_rate`), and a group that ended
