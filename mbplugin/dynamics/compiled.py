@@ -48,8 +48,9 @@ from mbplugin.errors import reraise_interrupt
 from mbplugin.laws import kernels
 from mbplugin.laws.base import power_timescale
 from mbplugin.pipeline import dop853 as dop
-from mbplugin.pipeline import pairs, rules
+from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step  # noqa: F401 (re-exported)
+from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
 from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.radau import _H as _RADAU_H
@@ -219,56 +220,21 @@ def _stiffness_rate(y, n, G, CR, W):
 
 
 @njit
-def _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
-    dense_at(tt, t_old, h, y_old, Fd, ytmp)
+def _engine_event_at(t, E):
+    """Event value ``j`` of the engine's watched pairs at time ``t`` of a step's dense output:
+    E = (t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W) (:mod:`mbplugin.pipeline.events`)."""
+    t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W = E
+    dense_at(t, t_old, h, y_old, Fd, ytmp)
     _event_values(ytmp, gtmp, n, G, CR, WP, W)
     return gtmp[j]
 
 
+def _is_engine_events(E) -> bool:
+    return (isinstance(E, numba.types.BaseTuple) and len(E) == 12
+            and isinstance(E[6], numba.types.Integer) and isinstance(E[9], numba.types.BaseTuple))
 
 
-@njit
-def _illinois(a, b, ga, gb, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
-    """Root of g_j in (a, b] with g(a) > 0 >= g(b): Illinois' regula falsi (Dowell & Jarratt
-    1971) with a periodic bisection safeguard, to a few ulps; returns the event side."""
-    side = 0
-    for it in range(300):
-        if b - a <= 4.0 * np.spacing(max(abs(a), abs(b))) + 1e-300:
-            break
-        mid = 0.5 * (a + b)
-        if math.isfinite(ga) and math.isfinite(gb) and ga != gb:
-            c = (a * gb - b * ga) / (gb - ga)
-        else:
-            c = mid
-        if not (a < c < b) or it % 4 == 3:
-            c = mid
-        gc = _g_at(c, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W)
-        if gc <= 0.0:
-            b = c
-            gb = gc
-            if side == -1 and math.isfinite(ga):
-                ga *= 0.5
-            side = -1
-        else:
-            a = c
-            ga = gc
-            if side == 1 and math.isfinite(gb):
-                gb *= 0.5
-            side = 1
-    return b
-
-
-@njit
-def _strict_side(t, t_max, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
-    """Move an event time a few ulps forward until the event value is strictly negative."""
-    d = np.spacing(max(abs(t), 1e-300))
-    tt = t
-    for _ in range(64):
-        if _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W) < 0.0 or tt >= t_max:
-            return tt
-        tt = min(t + d, t_max)
-        d *= 2.0
-    return tt
+register_events(_is_engine_events, _engine_event_at)
 
 
 @njit
@@ -324,14 +290,15 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
         best_j = -1
         for jj in range(ng):
             if ga[jj] > 0.0 and gb[jj] <= 0.0:
-                tj = _illinois(ta, tb, ga[jj], gb[jj], t_old, h, y, Fd, ytmp, gtmp, jj, n,
-                               G, CR, WP, W)
+                tj = events.locate(ta, tb, ga[jj], gb[jj], events.ENGINE_TOL, events.ENGINE_ULPS,
+                                   events.ENGINE_MAX_ITER,
+                                   (t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP, W))
                 if best_j < 0 or tj < best:
                     best = tj
                     best_j = jj
         if best_j >= 0:
-            event_t = _strict_side(best, tb, t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR,
-                                   WP, W)
+            event_t = events.strict_side(best, tb,
+                                         (t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR, WP, W))
             break
         for jj in range(ng):
             ga[jj] = gb[jj]

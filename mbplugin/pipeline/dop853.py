@@ -159,8 +159,8 @@ def dense_at(tt, t_old, h, y_old, Fd, out):
 @njit
 def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
     """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
-    step ``h`` to try, for the problem ``P`` (:func:`mbplugin.pipeline.ivp.register_problem`): SciPy's ``DOP853``
-    step-size control (:mod:`mbplugin.pipeline.dop853`; Hairer, Norsett & Wanner, Sect. II.10),
+    step ``h`` to try, for the problem ``P`` (:func:`mbplugin.pipeline.ivp.register_problem`):
+    SciPy's ``DOP853`` step-size control (Hairer, Norsett & Wanner, Sect. II.10),
     the step :func:`mbplugin.dynamics.compiled.segment` takes on the engine's state, for any
     registered problem (the hosts' contact groups). ``segment`` keeps its step loop around
     ``_contact_rhs`` (through this function's problem dispatch the engine's steel drop ran
