@@ -15,15 +15,17 @@ One formula (:func:`illinois_point`, :func:`illinois_update`), two loops over it
 * compiled: :func:`locate` and :func:`strict_side` evaluate g through :func:`event_at`, which
   numba resolves at compile time to the event function the driver registered for its tuple
   type (:func:`register_events`; the same mechanism as :func:`mbplugin.pipeline.ivp.
-  problem_rhs`): the standalone engine's watched pairs (:mod:`mbplugin.dynamics.compiled`) and
-  the hosts' contact groups (:mod:`mbplugin.pipeline.substep_compiled`);
+  problem_rhs`): the standalone engine's watched pairs (:mod:`mbplugin.dynamics.compiled`), the
+  hosts' contact groups (:mod:`mbplugin.pipeline.substep_compiled`) and the impact analyser's
+  approach speed and separation function (:mod:`mbplugin.impact._compiled`);
 * Python: :func:`locate_py`, :func:`strict_side_py` take g as a Python callable (the NumPy
   paths: the engine's SciPy path, :mod:`mbplugin.dynamics.integrators`; the contact-space
   reference, :mod:`mbplugin.pipeline.substep`) and call the same compiled point and update.
 
 The bracket closes when b - a <= ``ulps`` spacing(max(|a|, |b|)) + ``tol`` (s): the engine asks
 for a few ulps (``ulps`` = 4, ``tol`` = 1e-300), the hosts' sub-stepper for 1e-13 + 1e-12 |t|
-(``ulps`` = 0), a host step being ~1e-3 s.
+(``ulps`` = 0), a host step being ~1e-3 s, the impact analyser (:mod:`mbplugin.impact._compiled`,
+on the step fraction in [0, 1]) for one ulp.
 """
 
 from __future__ import annotations
