@@ -230,7 +230,7 @@ ONE_PLACE = {
                            "dense_coefficients"),
     "pipeline/ivp.py": ("initial_step", "register_problem", "problem_rhs"),
     "pipeline/events.py": ("locate", "strict_side", "illinois_point", "illinois_update",
-                           "event_at", "register_events"),
+                           "brent", "event_at", "register_events"),
 }
 #: Root finders by name: only in pipeline/events.py.
 ROOT_FINDER_WORDS = ("illinois", "brent", "regula", "falsi", "strict_side")

@@ -35,7 +35,7 @@ from mbplugin._jit import copy_rows, njit, njit_inline
 from mbplugin.laws import kernels
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import rules
-from mbplugin.pipeline.events import locate, register_events
+from mbplugin.pipeline.events import brent, register_events
 
 _NS = dop.NS
 _NS_EXT = dop.NS_EXT
@@ -146,11 +146,9 @@ register_events(_is_analyser_events, _analyser_event_at)
 @njit
 def _locate(which, lo, hi, glo, ghi, y_old, Fd, tmp, kid, mode, c, n_ode, mem, fscale, xscale, v0):
     """The event root in (lo, hi] of the step fraction (glo > 0 >= ghi), where the value is
-    <= 0: :func:`mbplugin.pipeline.events.locate` to a bracket of one ulp (was Brent's method to
-    4e-16 |x| + 1e-16: the tighter bracket finds a separation overlap of 0 where Brent's left
-    ~1e-23 m; other results within 1e-14 relative)."""
-    return locate(lo, hi, glo, ghi, 0.0, 1.0, 200,
-                  (which, y_old, Fd, tmp, (kid, mode, c, n_ode, mem, fscale, xscale, v0)))
+    <= 0: :func:`mbplugin.pipeline.events.brent` to 4e-16 |x| + 1e-16."""
+    return brent(lo, hi, glo, ghi, 4e-16, 1e-16, 200,
+                 (which, y_old, Fd, tmp, (kid, mode, c, n_ode, mem, fscale, xscale, v0)))
 
 
 @njit

@@ -10,7 +10,8 @@ bisection every fourth iteration as a safeguard) and returns its right end (g <=
 exactly 0 at the booked state would leave the next event function at 0, and a short flight
 could then go unnoticed).
 
-One formula (:func:`illinois_point`, :func:`illinois_update`), two loops over it:
+One formula (:func:`illinois_point`, :func:`illinois_update`), two loops over it (and Brent's
+method, :func:`brent`, for the analyser):
 
 * compiled: :func:`locate` and :func:`strict_side` evaluate g through :func:`event_at`, which
   numba resolves at compile time to the event function the driver registered for its tuple
@@ -24,8 +25,10 @@ One formula (:func:`illinois_point`, :func:`illinois_update`), two loops over it
 
 The bracket closes when b - a <= ``ulps`` spacing(max(|a|, |b|)) + ``tol`` (s): the engine asks
 for a few ulps (``ulps`` = 4, ``tol`` = 1e-300), the hosts' sub-stepper for 1e-13 + 1e-12 |t|
-(``ulps`` = 0), a host step being ~1e-3 s, the impact analyser (:mod:`mbplugin.impact._compiled`,
-on the step fraction in [0, 1]) for one ulp.
+(``ulps`` = 0), a host step being ~1e-3 s. The impact analyser (:mod:`mbplugin.impact._compiled`,
+on the step fraction in [0, 1]) uses :func:`brent` on the same event hook and convention: to a
+few ulps Brent's method needs about half the evaluations (Illinois cost its ``ImpactBatch``
+11-14 % and moved its results by up to 1.3e-12 relative).
 """
 
 from __future__ import annotations
@@ -134,6 +137,75 @@ def strict_side(t, t_max, E):
         tt = min(t + d, t_max)
         d *= 2.0
     return tt
+
+
+@njit
+def brent(a, b, ga, gb, rtol, atol, max_iter, E):
+    """The event in (a, b] (g(a) = ``ga`` > 0 >= g(b) = ``gb``) by Brent's method (Brent 1973,
+    Algorithms for Minimization without Derivatives, Ch. 4: inverse quadratic interpolation,
+    secant and bisection) to |half bracket| <= ``rtol`` |b| + ``atol``: the end of the last
+    bracket where g <= 0 (the convention of :func:`locate`). The impact analyser's root finder:
+    on its smooth crossings it needs about half of Illinois' evaluations to a few ulps
+    (Illinois there cost 11-14 % of ``ImpactBatch``'s time)."""
+    fa = ga
+    fb = gb
+    if fb == 0.0:
+        return b
+    cc = a
+    fc = fa
+    d = b - a
+    e = d
+    for _ in range(max_iter):
+        if (fb > 0.0) == (fc > 0.0):
+            cc = a
+            fc = fa
+            d = b - a
+            e = d
+        if abs(fc) < abs(fb):
+            a = b
+            b = cc
+            cc = a
+            fa = fb
+            fb = fc
+            fc = fa
+        tol = rtol * abs(b) + atol
+        xm = 0.5 * (cc - b)
+        if abs(xm) <= tol or fb == 0.0:
+            break
+        if abs(e) >= tol and abs(fa) > abs(fb):
+            s = fb / fa
+            if a == cc:
+                p = 2.0 * xm * s
+                q = 1.0 - s
+            else:
+                q = fa / fc
+                r = fb / fc
+                p = s * (2.0 * xm * q * (q - r) - (b - a) * (r - 1.0))
+                q = (q - 1.0) * (r - 1.0) * (s - 1.0)
+            if p > 0.0:
+                q = -q
+            else:
+                p = -p
+            if 2.0 * p < min(3.0 * xm * q - abs(tol * q), abs(e * q)):
+                e = d
+                d = p / q
+            else:
+                d = xm
+                e = d
+        else:
+            d = xm
+            e = d
+        a = b
+        fa = fb
+        if abs(d) > tol:
+            b += d
+        else:
+            b += tol if xm > 0 else -tol
+        fb = event_at(b, E)
+    # return the side of the bracket where the event has happened (value <= 0)
+    if fb <= 0.0:
+        return b
+    return cc
 
 
 # ---- Python: g a callable (the NumPy paths) -----------------------------------------------
