@@ -49,7 +49,7 @@ from mbplugin.laws import kernels
 from mbplugin.laws.base import power_timescale
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import events, pairs, rules
-from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step  # noqa: F401 (re-exported)
+from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
 from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
@@ -374,6 +374,7 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
             np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(ng),
             np.empty(ng), np.empty(ng))
     atol, y, K, Fd, F0, y_new, ytmp, ysamp, kbuf, ga, gb, gtmp = borrowed(work)
+    P = (n, BD, G, CR, FR, W)
     t = t0
     resume = carry.shape[0] > 0
     rec = np.empty((64, 2 + nn))
@@ -400,56 +401,15 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     steps = 0
     status = DONE
     while True:
-        # ---- one accepted step (SciPy's DOP853 control) ----------------------------------------
-        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
-        if h > max_step:
-            h = max_step
-        elif h < min_step:
-            h = min_step
-        rejected = False
-        h_next = h
-        while True:
-            if h < min_step:
-                status = FAILED
-                break
-            t_new = t + h
-            if t_new > t_end:
-                t_new = t_end
-            hh = t_new - t
-            for i in range(nn):
-                K[0, i] = F0[i]
-            for st in range(1, dop.NS):
-                dop.stage_input(K, st, y, hh, ytmp)
-                _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
-                for i in range(nn):
-                    K[st, i] = kbuf[i]
-            dop.solution(K, y, hh, y_new)
-            _contact_rhs(y_new, kbuf, n, BD, G, CR, FR, W)
-            for i in range(nn):
-                K[dop.NS, i] = kbuf[i]
-            nfev += dop.NS
-            err = dop.error_norm(K, hh, y, y_new, rtol, atol)
-            if not math.isfinite(err):
-                h = 0.25 * hh
-                rejected = True
-                continue
-            if err < 1.0:
-                h_next = hh * dop.accepted_factor(err, rejected)
-                h = hh
-                break
-            h = hh * dop.rejected_factor(err)
-            rejected = True
-        if status == FAILED:
+        # ---- one accepted step and its dense output (pipeline.dop853) ----------------------
+        ok, t_new, h, h_next, nf = dop853_step(y, F0, t, t_end, h, rtol, atol, max_step, K, ytmp,
+                                               kbuf, y_new, P)
+        nfev += nf
+        if not ok:
+            status = FAILED
             break
         steps += 1
-        # ---- dense output ------------------------------------------------------------------------
-        for st in range(dop.NS + 1, dop.NS_EXT):
-            dop.extra_stage_input(K, st, y, h, ytmp)
-            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
-            for i in range(nn):
-                K[st, i] = kbuf[i]
-        nfev += dop.NS_EXT - dop.NS - 1
-        dop.dense_coefficients(K, h, y, y_new, Fd)
+        nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
         t_old = t
         status, t, rec, nrec, nf = _accept(t_old, t_new, h, y, y, y_new, Fd, F0, K[dop.NS], ga,
                                            gb, gtmp, ysamp, ytmp, n_samples, contact_samples,

@@ -160,17 +160,14 @@ def dense_at(tt, t_old, h, y_old, Fd, out):
 def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
     """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
     step ``h`` to try, for the problem ``P`` (:func:`mbplugin.pipeline.ivp.register_problem`):
-    SciPy's ``DOP853`` step-size control (Hairer, Norsett & Wanner, Sect. II.10),
-    the step :func:`mbplugin.dynamics.compiled.segment` takes on the engine's state, for any
-    registered problem (the hosts' contact groups). ``segment`` keeps its step loop around
-    ``_contact_rhs`` (through this function's problem dispatch the engine's steel drop ran
-    ~20 % slower, ``benchmarks/bench_dropball.py``, while every call still updated the
-    reference counts of the problem tuple's ~50 arrays; with borrowed views,
-    :func:`mbplugin._jit.borrowed`, which made ``segment`` ~1.6x faster, still 11-15 %
-    slower: 6.3/8.5/21.7/29.2 ms against 5.7/7.6/19.2/25.4 ms, the same steps, re-measured
-    at the end of session 4); the method
-    itself (stage states, solution, error norm, step control) is the one of
-    :mod:`mbplugin.pipeline.dop853`, inlined in both.
+    SciPy's ``DOP853`` step-size control (Hairer, Norsett & Wanner, Sect. II.10). The one
+    DOP853 step loop of the engine's segments (:func:`mbplugin.dynamics.compiled.segment`) and
+    the hosts' sub-stepper (:mod:`mbplugin.pipeline.substep_compiled`). (In session 4 the engine
+    kept its own loop around its right-hand side because this dispatch ran its steel drop
+    11-15 % slower; with the callee/entry dispatcher of :mod:`mbplugin._dispatcher` the engine
+    through this function is as fast as its own loop was, ``benchmarks/bench_dropball.py``.)
+    The impact analyser keeps its own loop over the pieces above (its step is h itself, not
+    (t + h) - t, and its minimum step is 10 |t| eps).
 
     Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below SciPy's minimum
     step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
