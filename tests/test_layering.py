@@ -234,6 +234,9 @@ ONE_PLACE = {
 }
 #: Root finders by name: only in pipeline/events.py.
 ROOT_FINDER_WORDS = ("illinois", "brent", "regula", "falsi", "strict_side")
+#: DOP853 step loops (a function evaluating the stages, ``stage_input``): the shared step and
+#: the impact analyser's own (its step is h itself, not (t + h) - t; docs/architecture.md).
+DOP853_LOOPS_OK = ("pipeline/dop853.py", "impact/_compiled.py")
 #: Illinois iterations that are not event location (the implicit step's line search on the
 #: slope of its merit function, NumPy reference and compiled kernel): left as they are.
 ILLINOIS_ELSEWHERE_OK = ("pipeline/implicit.py", "pipeline/implicit_kernel.py")
@@ -255,7 +258,8 @@ def _illinois_halving(fn: ast.AST) -> bool:
 def test_one_integrator_core_and_one_root_finder():
     """Counted in the code: the Radau IIA core, the DOP853 step, the initial step and the event
     root finder are each defined once, in mbplugin.pipeline; no other module defines a root
-    finder by name or holds an Illinois iteration (except the implicit line search)."""
+    finder by name or holds an Illinois iteration (except the implicit line search); the DOP853
+    step loop is pipeline.dop853's (and the impact analyser's own)."""
     owner = {name: path for path, names in ONE_PLACE.items() for name in names}
     bad, seen = [], set()
     for path in sorted(ROOT.rglob("*.py")):
@@ -274,6 +278,10 @@ def test_one_integrator_core_and_one_root_finder():
             if (rel not in ("pipeline/events.py", *ILLINOIS_ELSEWHERE_OK)
                     and _illinois_halving(fn)):
                 bad.append(f"{rel}:{fn.lineno} {fn.name} holds an Illinois iteration")
+            if rel not in DOP853_LOOPS_OK and any(
+                    isinstance(n, ast.Attribute) and n.attr == "stage_input"
+                    for n in ast.walk(fn)):
+                bad.append(f"{rel}:{fn.lineno} {fn.name} holds a DOP853 step loop")
     assert not bad, "copies of the integrators' or events' pieces:\n" + "\n".join(bad)
     assert seen == set(owner), f"not found where they belong: {set(owner) - seen}"
     # the check sees Illinois where it is (not vacuous)
