@@ -189,14 +189,9 @@ def test_dynamics_and_the_host_packages_do_not_import_each_other():
 
 #: What mbplugin.pipeline must not import: the geometry, the drivers, the host packages.
 PIPELINE_FORBIDDEN = ("mbplugin.contact", "mbplugin.dynamics", "mbplugin.impact", *HOST_PACKAGES)
-#: Known exceptions, each one (importing module, imported module): the contact-space
-#: sub-stepper still takes the DOP853/Radau cores and the stiff-switch constants from the
-#: engine's modules (issue 21: the cores move into pipeline/ on their own branch; then these
-#: entries go).
-PIPELINE_ALLOWED = (
-    ("mbplugin.pipeline.substep_compiled", "mbplugin.dynamics.compiled"),
-    ("mbplugin.pipeline.substep_compiled", "mbplugin.dynamics.integrators"),
-)
+#: Known exceptions, each one (importing module, imported module): none left (the DOP853/Radau
+#: cores, the problem registry and the stiff-switch constants moved into pipeline/).
+PIPELINE_ALLOWED: tuple[tuple[str, str], ...] = ()
 
 
 def test_pipeline_imports_no_geometry_driver_or_host():
@@ -276,3 +271,72 @@ def test_no_private_module_of_a_third_party_package():
            for p in sorted(ROOT.rglob("*.py"))
            for line, name in _third_party_private(p.read_text())]
     assert not bad, "private modules of other packages imported:\n" + "\n".join(bad)
+
+
+#: The integrators' and the events' pieces (DESIGN.md "Integration, events, hosts"): each
+#: defined in one module of mbplugin.pipeline and imported from there by every driver.
+ONE_PLACE = {
+    "pipeline/radau.py": ("radau_step", "radau_start", "radau_workspace", "_collocation",
+                          "_lu_factor", "_lu_solve", "_predict_factor"),
+    "pipeline/dop853.py": ("dop853_step", "dop853_dense", "dense_at", "error_norm",
+                           "dense_coefficients"),
+    "pipeline/ivp.py": ("initial_step", "register_problem", "problem_rhs"),
+    "pipeline/events.py": ("locate", "strict_side", "illinois_point", "illinois_update",
+                           "brent", "event_at", "register_events"),
+}
+#: Root finders by name: only in pipeline/events.py.
+ROOT_FINDER_WORDS = ("illinois", "brent", "regula", "falsi", "strict_side")
+#: DOP853 step loops (a function evaluating the stages, ``stage_input``): the shared step and
+#: the impact analyser's own (its step is h itself, not (t + h) - t; docs/architecture.md).
+DOP853_LOOPS_OK = ("pipeline/dop853.py", "impact/_compiled.py")
+#: Illinois iterations that are not event location (the implicit step's line search on the
+#: slope of its merit function, NumPy reference and compiled kernel): left as they are.
+ILLINOIS_ELSEWHERE_OK = ("pipeline/implicit.py", "pipeline/implicit_kernel.py")
+
+
+def _illinois_halving(fn: ast.AST) -> bool:
+    """Whether a function holds Illinois' step: ``x *= 0.5`` under ``if side == ...``."""
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.If) and isinstance(node.test, (ast.Compare, ast.BoolOp))
+                and any(isinstance(n, ast.Name) and n.id == "side"
+                        for n in ast.walk(node.test))):
+            for sub in node.body:
+                if (isinstance(sub, ast.AugAssign) and isinstance(sub.op, ast.Mult)
+                        and isinstance(sub.value, ast.Constant) and sub.value.value == 0.5):
+                    return True
+    return False
+
+
+def test_one_integrator_core_and_one_root_finder():
+    """Counted in the code: the Radau IIA core, the DOP853 step, the initial step and the event
+    root finder are each defined once, in mbplugin.pipeline; no other module defines a root
+    finder by name or holds an Illinois iteration (except the implicit line search); the DOP853
+    step loop is pipeline.dop853's (and the impact analyser's own)."""
+    owner = {name: path for path, names in ONE_PLACE.items() for name in names}
+    bad, seen = [], set()
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if fn.name in owner:
+                if owner[fn.name] == rel:
+                    seen.add(fn.name)
+                else:
+                    bad.append(f"{rel}:{fn.lineno} defines {fn.name} (lives in {owner[fn.name]})")
+            if rel != "pipeline/events.py" and any(w in fn.name.lower()
+                                                     for w in ROOT_FINDER_WORDS):
+                bad.append(f"{rel}:{fn.lineno} defines the root finder {fn.name}")
+            if (rel not in ("pipeline/events.py", *ILLINOIS_ELSEWHERE_OK)
+                    and _illinois_halving(fn)):
+                bad.append(f"{rel}:{fn.lineno} {fn.name} holds an Illinois iteration")
+            if rel not in DOP853_LOOPS_OK and any(
+                    isinstance(n, ast.Attribute) and n.attr == "stage_input"
+                    for n in ast.walk(fn)):
+                bad.append(f"{rel}:{fn.lineno} {fn.name} holds a DOP853 step loop")
+    assert not bad, "copies of the integrators' or events' pieces:\n" + "\n".join(bad)
+    assert seen == set(owner), f"not found where they belong: {set(owner) - seen}"
+    # the check sees Illinois where it is (not vacuous)
+    events_src = ast.parse((ROOT / "pipeline" / "events.py").read_text())
+    assert any(_illinois_halving(f) for f in ast.walk(events_src)
+               if isinstance(f, ast.FunctionDef) and f.name == "illinois_update")

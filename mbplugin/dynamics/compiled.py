@@ -39,9 +39,8 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba.extending import overload
 
-from mbplugin._jit import CALLEE_JIT_OPTIONS, borrowed, copy_rows, keep_alive, njit
+from mbplugin._jit import borrowed, copy_rows, keep_alive, njit
 from mbplugin.contact import kernels as ck
 from mbplugin.contact import pairs as cpairs
 from mbplugin.dynamics._kernels import dynamics as _dyn
@@ -50,8 +49,12 @@ from mbplugin.errors import reraise_interrupt
 from mbplugin.laws import kernels
 from mbplugin.laws.base import power_timescale
 from mbplugin.pipeline import dop853 as dop
-from mbplugin.pipeline import pairs, rules
-from mbplugin.pipeline import radau_tables as _radau
+from mbplugin.pipeline import events, pairs, rules
+from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
+from mbplugin.pipeline.events import register_events
+from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
+from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
+from mbplugin.pipeline.radau import _H as _RADAU_H
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stiffness import law_slopes
 
@@ -113,33 +116,6 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     out[o + n_ode + 1] = p_f
     out[o + n_ode + 2] = 0.0
 
-
-# ---- problems of the compiled Radau core ----------------------------------------------------
-#: (predicate on the numba type of a problem tuple, compiled right-hand side f(y, out, P))
-_PROBLEMS: list = []
-
-
-def register_problem(accepts, rhs) -> None:
-    """Make the compiled Radau core (:func:`radau_step`, :func:`initial_step`) integrate the
-    problems whose tuple ``P`` has a numba type ``accepts(type)`` says yes to, with the compiled
-    right-hand side ``rhs(y, out, P)`` (dy/dt of the flat state ``y`` into ``out``). Dispatch is
-    resolved at compile time (numba ``overload``), so the callers stay cacheable on disk (a
-    function passed as an argument would not be). Register at import of the problem's module;
-    the predicates must not overlap."""
-    _PROBLEMS.append((accepts, rhs))
-
-
-def problem_rhs(y, out, P):
-    """dy/dt of problem ``P`` (see :func:`register_problem`); compiled code only."""
-    raise NotImplementedError("problem_rhs is dispatched in compiled code only")
-
-
-@overload(problem_rhs, jit_options=CALLEE_JIT_OPTIONS)
-def _problem_rhs_impl(y, out, P):
-    for accepts, rhs in _PROBLEMS:
-        if accepts(P):
-            return rhs.py_func  # compiled as the implementation itself: no extra call level
-    return None
 
 
 @njit
@@ -244,70 +220,21 @@ def _stiffness_rate(y, n, G, CR, W):
 
 
 @njit
-def _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
-    _interp_t(tt, t_old, h, y_old, Fd, ytmp)
+def _engine_event_at(t, E):
+    """Event value ``j`` of the engine's watched pairs at time ``t`` of a step's dense output:
+    E = (t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W) (:mod:`mbplugin.pipeline.events`)."""
+    t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W = E
+    dense_at(t, t_old, h, y_old, Fd, ytmp)
     _event_values(ytmp, gtmp, n, G, CR, WP, W)
     return gtmp[j]
 
 
-@njit
-def _interp_t(tt, t_old, h, y_old, Fd, out):
-    """Dense output at time ``tt`` of the step (t_old, t_old + h): DOP853's (``Fd`` has NPOW
-    rows) or Radau's collocation polynomial y_old + sum_k Fd[k] x^(k+1) (3 rows)."""
-    x = (tt - t_old) / h
-    if Fd.shape[0] == dop.NPOW:
-        dop.interp(y_old, Fd, x, out)
-        return
-    for i in range(y_old.shape[0]):
-        out[i] = y_old[i] + x * (Fd[0, i] + x * (Fd[1, i] + x * Fd[2, i]))
+def _is_engine_events(E) -> bool:
+    return (isinstance(E, numba.types.BaseTuple) and len(E) == 12
+            and isinstance(E[6], numba.types.Integer) and isinstance(E[9], numba.types.BaseTuple))
 
 
-#: public name of the dense output evaluation (Radau's or DOP853's polynomial)
-dense_at = _interp_t
-
-
-@njit
-def _illinois(a, b, ga, gb, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
-    """Root of g_j in (a, b] with g(a) > 0 >= g(b): Illinois' regula falsi (Dowell & Jarratt
-    1971) with a periodic bisection safeguard, to a few ulps; returns the event side."""
-    side = 0
-    for it in range(300):
-        if b - a <= 4.0 * np.spacing(max(abs(a), abs(b))) + 1e-300:
-            break
-        mid = 0.5 * (a + b)
-        if math.isfinite(ga) and math.isfinite(gb) and ga != gb:
-            c = (a * gb - b * ga) / (gb - ga)
-        else:
-            c = mid
-        if not (a < c < b) or it % 4 == 3:
-            c = mid
-        gc = _g_at(c, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W)
-        if gc <= 0.0:
-            b = c
-            gb = gc
-            if side == -1 and math.isfinite(ga):
-                ga *= 0.5
-            side = -1
-        else:
-            a = c
-            ga = gc
-            if side == 1 and math.isfinite(gb):
-                gb *= 0.5
-            side = 1
-    return b
-
-
-@njit
-def _strict_side(t, t_max, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W):
-    """Move an event time a few ulps forward until the event value is strictly negative."""
-    d = np.spacing(max(abs(t), 1e-300))
-    tt = t
-    for _ in range(64):
-        if _g_at(tt, t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W) < 0.0 or tt >= t_max:
-            return tt
-        tt = min(t + d, t_max)
-        d *= 2.0
-    return tt
+register_events(_is_engine_events, _engine_event_at)
 
 
 @njit
@@ -333,36 +260,6 @@ def _normalise(y, n):
             y[o + k] /= s
 
 
-@njit
-def initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, P):
-    """SciPy's ``select_initial_step`` (Hairer, Norsett & Wanner, Sect. II.4) for the
-    problem ``P`` (see :func:`problem_rhs`); ``atol`` (nn,)."""
-    length = t_end - t
-    nn = y.shape[0]
-    d0 = 0.0
-    d1 = 0.0
-    for i in range(nn):
-        sc = atol[i] + abs(y[i]) * rtol
-        d0 += (y[i] / sc) ** 2
-        d1 += (f0[i] / sc) ** 2
-    d0 = math.sqrt(d0 / nn)
-    d1 = math.sqrt(d1 / nn)
-    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-    h0 = min(h0, length)
-    for i in range(nn):
-        ytmp[i] = y[i] + h0 * f0[i]
-    problem_rhs(ytmp, f1, P)
-    d2 = 0.0
-    for i in range(nn):
-        sc = atol[i] + abs(y[i]) * rtol
-        d2 += ((f1[i] - f0[i]) / sc) ** 2
-    d2 = math.sqrt(d2 / nn) / h0
-    if d1 <= 1e-15 and d2 <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:
-        h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
-    return min(100 * h0, h1, length, max_step)
-
 
 @njit
 def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD, G, CR, FR, W):
@@ -384,7 +281,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
     for ks in range(1, n_samples + 1):
         if ks < n_samples:
             tb = t_old + (t_new - t_old) * ks / n_samples
-            _interp_t(tb, t_old, h, y, Fd, ysamp)
+            dense_at(tb, t_old, h, y, Fd, ysamp)
             _event_values(ysamp, gb, n, G, CR, WP, W)
         else:
             tb = t_new
@@ -393,14 +290,15 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
         best_j = -1
         for jj in range(ng):
             if ga[jj] > 0.0 and gb[jj] <= 0.0:
-                tj = _illinois(ta, tb, ga[jj], gb[jj], t_old, h, y, Fd, ytmp, gtmp, jj, n,
-                               G, CR, WP, W)
+                tj = events.locate(ta, tb, ga[jj], gb[jj], events.ENGINE_TOL, events.ENGINE_ULPS,
+                                   events.ENGINE_MAX_ITER,
+                                   (t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP, W))
                 if best_j < 0 or tj < best:
                     best = tj
                     best_j = jj
         if best_j >= 0:
-            event_t = _strict_side(best, tb, t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR,
-                                   WP, W)
+            event_t = events.strict_side(best, tb,
+                                         (t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR, WP, W))
             break
         for jj in range(ng):
             ga[jj] = gb[jj]
@@ -409,7 +307,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
         t_stop = t_new if event_t < 0.0 else event_t
         for js in range(1, contact_samples + 1):
             ts = t_old + (t_stop - t_old) * js / (contact_samples + 1)
-            _interp_t(ts, t_old, h, y, Fd, ysamp)
+            dense_at(ts, t_old, h, y, Fd, ysamp)
             rec, nrec = _record(rec, nrec, ts, 1.0, ysamp, n)
     return event_t, rec, nrec
 
@@ -429,7 +327,7 @@ def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysam
                                      ytmp, n_samples, contact_samples, m_rows, rec, nrec, n, G,
                                      CR, WP, W)
     if event_t >= 0.0:
-        _interp_t(event_t, t_old, h, y_dense, Fd, ytmp)
+        dense_at(event_t, t_old, h, y_dense, Fd, ytmp)
         for i in range(nn):
             y[i] = ytmp[i]
         _normalise(y, n)
@@ -446,82 +344,6 @@ def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysam
         return RUNNING, t_new, rec, nrec, 1
     return RUNNING, t_new, rec, nrec, 0
 
-
-@njit
-def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
-    """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
-    step ``h`` to try, for the problem ``P`` (:func:`register_problem`): SciPy's ``DOP853``
-    step-size control (:mod:`mbplugin.pipeline.dop853`; Hairer, Norsett & Wanner, Sect. II.10),
-    the step :func:`segment` takes on the engine's state, for any registered problem (the
-    PyBullet backend's contact groups). :func:`segment` keeps its step loop around
-    ``_contact_rhs`` (through this function's problem dispatch the engine's steel drop ran
-    ~20 % slower, ``benchmarks/bench_dropball.py``, while every call still updated the
-    reference counts of the problem tuple's ~50 arrays; with borrowed views,
-    :func:`mbplugin._jit.borrowed`, which made :func:`segment` ~1.6x faster, still 11-15 %
-    slower: 6.3/8.5/21.7/29.2 ms against 5.7/7.6/19.2/25.4 ms, the same steps, re-measured
-    at the end of session 4); the method
-    itself (stage states, solution, error norm, step control) is the one of
-    :mod:`mbplugin.pipeline.dop853`, inlined in both.
-
-    Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below SciPy's minimum
-    step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
-    f(y_new), ``h`` the step taken and ``h_next`` the next one to try. ``ytmp``, ``kbuf``:
-    work arrays (nn,). The caller moves (t, y, f) on (:func:`dop853_dense` for the dense
-    output)."""
-    nn = y.shape[0]
-    nfev = 0
-    min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
-    if h > max_step:
-        h = max_step
-    elif h < min_step:
-        h = min_step
-    rejected = False
-    h_next = h
-    t_new = t
-    while True:
-        if h < min_step:
-            return False, t, h, h_next, nfev
-        t_new = t + h
-        if t_new > t_end:
-            t_new = t_end
-        hh = t_new - t
-        for i in range(nn):
-            K[0, i] = f[i]
-        for st in range(1, dop.NS):
-            dop.stage_input(K, st, y, hh, ytmp)
-            problem_rhs(ytmp, kbuf, P)
-            for i in range(nn):
-                K[st, i] = kbuf[i]
-        dop.solution(K, y, hh, y_new)
-        problem_rhs(y_new, kbuf, P)
-        for i in range(nn):
-            K[dop.NS, i] = kbuf[i]
-        nfev += dop.NS
-        err = dop.error_norm(K, hh, y, y_new, rtol, atol)
-        if not math.isfinite(err):
-            h = 0.25 * hh
-            rejected = True
-            continue
-        if err < 1.0:
-            h_next = hh * dop.accepted_factor(err, rejected)
-            return True, t_new, hh, h_next, nfev
-        h = hh * dop.rejected_factor(err)
-        rejected = True
-
-
-@njit
-def dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P):
-    """The dense output ``Fd`` (NPOW, nn) of an accepted :func:`dop853_step` of length ``h``
-    from ``y`` to ``y_new`` (its extra stages into ``K``); evaluate it with :func:`dense_at`.
-    Returns the number of right-hand side evaluations."""
-    nn = y.shape[0]
-    for st in range(dop.NS + 1, dop.NS_EXT):
-        dop.extra_stage_input(K, st, y, h, ytmp)
-        problem_rhs(ytmp, kbuf, P)
-        for i in range(nn):
-            K[st, i] = kbuf[i]
-    dop.dense_coefficients(K, h, y, y_new, Fd)
-    return dop.NS_EXT - dop.NS - 1
 
 
 @njit
@@ -552,6 +374,7 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
             np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(ng),
             np.empty(ng), np.empty(ng))
     atol, y, K, Fd, F0, y_new, ytmp, ysamp, kbuf, ga, gb, gtmp = borrowed(work)
+    P = (n, BD, G, CR, FR, W)
     t = t0
     resume = carry.shape[0] > 0
     rec = np.empty((64, 2 + nn))
@@ -578,56 +401,15 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     steps = 0
     status = DONE
     while True:
-        # ---- one accepted step (SciPy's DOP853 control) ----------------------------------------
-        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
-        if h > max_step:
-            h = max_step
-        elif h < min_step:
-            h = min_step
-        rejected = False
-        h_next = h
-        while True:
-            if h < min_step:
-                status = FAILED
-                break
-            t_new = t + h
-            if t_new > t_end:
-                t_new = t_end
-            hh = t_new - t
-            for i in range(nn):
-                K[0, i] = F0[i]
-            for st in range(1, dop.NS):
-                dop.stage_input(K, st, y, hh, ytmp)
-                _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
-                for i in range(nn):
-                    K[st, i] = kbuf[i]
-            dop.solution(K, y, hh, y_new)
-            _contact_rhs(y_new, kbuf, n, BD, G, CR, FR, W)
-            for i in range(nn):
-                K[dop.NS, i] = kbuf[i]
-            nfev += dop.NS
-            err = dop.error_norm(K, hh, y, y_new, rtol, atol)
-            if not math.isfinite(err):
-                h = 0.25 * hh
-                rejected = True
-                continue
-            if err < 1.0:
-                h_next = hh * dop.accepted_factor(err, rejected)
-                h = hh
-                break
-            h = hh * dop.rejected_factor(err)
-            rejected = True
-        if status == FAILED:
+        # ---- one accepted step and its dense output (pipeline.dop853) ----------------------
+        ok, t_new, h, h_next, nf = dop853_step(y, F0, t, t_end, h, rtol, atol, max_step, K, ytmp,
+                                               kbuf, y_new, P)
+        nfev += nf
+        if not ok:
+            status = FAILED
             break
         steps += 1
-        # ---- dense output ------------------------------------------------------------------------
-        for st in range(dop.NS + 1, dop.NS_EXT):
-            dop.extra_stage_input(K, st, y, h, ytmp)
-            _contact_rhs(ytmp, kbuf, n, BD, G, CR, FR, W)
-            for i in range(nn):
-                K[st, i] = kbuf[i]
-        nfev += dop.NS_EXT - dop.NS - 1
-        dop.dense_coefficients(K, h, y, y_new, Fd)
+        nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
         t_old = t
         status, t, rec, nrec, nf = _accept(t_old, t_new, h, y, y, y_new, Fd, F0, K[dop.NS], ga,
                                            gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
@@ -918,367 +700,6 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
             ons[:n_ons].copy(), lone_onset, c_out)
 
 
-# ---- Radau IIA (order 5): steps as SciPy's ``scipy.integrate.Radau``, compiled ----------------
-_RC = _radau.C
-_RE = _radau.E
-_RT = np.ascontiguousarray(_radau.T)
-_RTI = np.ascontiguousarray(_radau.TI)
-_RP = np.ascontiguousarray(_radau.P)
-_MU_REAL = float(_radau.MU_REAL)
-_MU_COMPLEX = complex(_radau.MU_COMPLEX)
-_NEWTON_MAXITER = int(_radau.NEWTON_MAXITER)
-_RMIN = float(_radau.MIN_FACTOR)
-_RMAX = float(_radau.MAX_FACTOR)
-_EPS = float(np.finfo(float).eps)
-
-
-@njit
-def _rms(x, scale):
-    """RMS of x / scale over all entries (SciPy's ``norm``); x is (k, n), scale (n,)."""
-    acc = 0.0
-    for r in range(x.shape[0]):
-        for i in range(x.shape[1]):
-            v = x[r, i] / scale[i]
-            acc += v * v
-    return math.sqrt(acc / (x.shape[0] * x.shape[1]))
-
-
-@njit
-def _lu_factor(A, piv):
-    """In-place LU factorisation with partial pivoting of the square matrix A (real or complex;
-    LAPACK's getrf without blocking): no allocation, for the small systems of Radau's Newton
-    iteration."""
-    n = A.shape[0]
-    for c in range(n):
-        p = c
-        best = abs(A[c, c])
-        for r in range(c + 1, n):
-            v = abs(A[r, c])
-            if v > best:
-                best = v
-                p = r
-        piv[c] = p
-        if p != c:
-            for j in range(n):
-                tmp = A[c, j]
-                A[c, j] = A[p, j]
-                A[p, j] = tmp
-        d = A[c, c]
-        if d == 0.0:
-            continue
-        for r in range(c + 1, n):
-            m = A[r, c] / d
-            A[r, c] = m
-            if m != 0.0:
-                for j in range(c + 1, n):
-                    A[r, j] -= m * A[c, j]
-
-
-@njit
-def _lu_solve(LU, piv, b):
-    """Solve LU x = b in place (``b`` becomes x) with the factors of :func:`_lu_factor`."""
-    n = LU.shape[0]
-    for c in range(n):
-        p = piv[c]
-        if p != c:
-            tmp = b[c]
-            b[c] = b[p]
-            b[p] = tmp
-    for r in range(n):
-        acc = b[r]
-        for j in range(r):
-            acc -= LU[r, j] * b[j]
-        b[r] = acc
-    for r in range(n - 1, -1, -1):
-        acc = b[r]
-        for j in range(r + 1, n):
-            acc -= LU[r, j] * b[j]
-        b[r] = acc / LU[r, r]
-
-
-@njit
-def _jacobian(y, f0, J, jscale, n_work, ytmp, f1, P):
-    """Forward-difference Jacobian with the engine's steps h_j = sqrt(eps) max(|y_j|, s_j)
-    (:meth:`mbplugin.dynamics.world.World.jacobian_function`); the last ``n_work`` rows (the
-    engine's work integrals) are left at 0 as there (nothing depends on them)."""
-    nn = y.shape[0]
-    sq = math.sqrt(_EPS)
-    for i in range(nn):
-        ytmp[i] = y[i]
-    for j in range(nn):
-        hj = sq * max(abs(y[j]), jscale[j])
-        hj = (y[j] + hj) - y[j]
-        ytmp[j] = y[j] + hj
-        problem_rhs(ytmp, f1, P)
-        ytmp[j] = y[j]
-        for i in range(nn):
-            J[i, j] = (f1[i] - f0[i]) / hj
-    for i in range(nn - n_work, nn):
-        for j in range(nn):
-            J[i, j] = 0.0
-
-
-@njit
-def _collocation(y, h, Z0, scale, tol, LUr, LUc, piv_r, piv_c, Z, F, Wm, dW, ytmp, kbuf,
-                f_real, f_cplx, P):
-    """Newton's iteration on the collocation system (SciPy's ``solve_collocation_system``)
-    with the LU factors of :func:`_lu_factor`. Returns (converged, iterations, rate or -1, nfev);
-    the solution is written into Z."""
-    nn = y.shape[0]
-    m_real = _MU_REAL / h
-    m_complex = _MU_COMPLEX / h
-    for r in range(3):
-        for i in range(nn):
-            acc = 0.0
-            for q in range(3):
-                acc += _RTI[r, q] * Z0[q, i]
-            Wm[r, i] = acc
-            Z[r, i] = Z0[r, i]
-    dw_old = -1.0
-    rate = -1.0
-    converged = False
-    nfev = 0
-    k = 0
-    for k in range(_NEWTON_MAXITER):
-        finite = True
-        for r in range(3):
-            for i in range(nn):
-                ytmp[i] = y[i] + Z[r, i]
-            problem_rhs(ytmp, kbuf, P)
-            nfev += 1
-            for i in range(nn):
-                F[r, i] = kbuf[i]
-                if not math.isfinite(kbuf[i]):
-                    finite = False
-        if not finite:
-            break
-        for i in range(nn):
-            f_real[i] = (F[0, i] * _RTI[0, 0] + F[1, i] * _RTI[0, 1] + F[2, i] * _RTI[0, 2]
-                         - m_real * Wm[0, i])
-            fc = (F[0, i] * (_RTI[1, 0] + 1j * _RTI[2, 0])
-                  + F[1, i] * (_RTI[1, 1] + 1j * _RTI[2, 1])
-                  + F[2, i] * (_RTI[1, 2] + 1j * _RTI[2, 2]))
-            f_cplx[i] = fc - m_complex * (Wm[1, i] + 1j * Wm[2, i])
-        _lu_solve(LUr, piv_r, f_real)
-        _lu_solve(LUc, piv_c, f_cplx)
-        for i in range(nn):
-            dW[0, i] = f_real[i]
-            dW[1, i] = f_cplx[i].real
-            dW[2, i] = f_cplx[i].imag
-        dw = _rms(dW, scale)
-        if dw_old >= 0.0:
-            rate = dw / dw_old
-        if rate >= 0.0 and (rate >= 1.0
-                            or rate ** (_NEWTON_MAXITER - k) / (1.0 - rate) * dw > tol):
-            break
-        for r in range(3):
-            for i in range(nn):
-                Wm[r, i] += dW[r, i]
-        for r in range(3):
-            for i in range(nn):
-                Z[r, i] = _RT[r, 0] * Wm[0, i] + _RT[r, 1] * Wm[1, i] + _RT[r, 2] * Wm[2, i]
-        if dw == 0.0 or (rate >= 0.0 and rate / (1.0 - rate) * dw < tol):
-            converged = True
-            break
-        dw_old = dw
-    return converged, k + 1, rate, nfev
-
-
-@njit
-def _predict_factor(h_abs, h_abs_old, err, err_old):
-    if err_old < 0.0 or h_abs_old < 0.0 or err == 0.0:
-        multiplier = 1.0
-    else:
-        multiplier = h_abs / h_abs_old * (err_old / err) ** 0.25
-    if err == 0.0:
-        return np.inf
-    return min(1.0, multiplier) * err ** -0.25
-
-
-#: slots of the Radau controller state ``ctl`` (a float array of length RADAU_CTL)
-_H, _H_OLD, _ERR_OLD, _CUR_JAC, _HAVE_LU, _HAVE_SOL, _T_SOL, _H_SOL = range(8)
-RADAU_CTL = 8
-
-
-@njit
-def radau_workspace(nn):
-    """Work arrays of :func:`radau_step` for ``nn`` state values: (J, Z0, Z, F, Wm, dW, Dq,
-    y_new, y_old, ytmp, ysamp, kbuf, f_new, scale, err_v, LUr, LUc, piv_r, piv_c, f_real,
-    f_cplx, ev)."""
-    return (np.empty((nn, nn)), np.zeros((3, nn)), np.empty((3, nn)), np.empty((3, nn)),
-            np.empty((3, nn)), np.empty((3, nn)), np.empty((3, nn)), np.empty(nn),
-            np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn),
-            np.empty(nn), np.empty((1, nn)), np.empty((nn, nn)),
-            np.empty((nn, nn), dtype=np.complex128), np.empty(nn, dtype=np.int64),
-            np.empty(nn, dtype=np.int64), np.empty(nn), np.empty(nn, dtype=np.complex128),
-            np.empty(nn))
-
-
-@njit
-def radau_start(y, f, t, t_end, h_in, rtol, atol, max_step, jscale, n_work, ctl, ws, P):
-    """Start :func:`radau_step` at (t, y): ``f`` <- dy/dt, the first step (``h_in`` > 0, or
-    SciPy's initial step), the Jacobian, the controller state ``ctl``. Returns the number of
-    right-hand side evaluations."""
-    J, ytmp, kbuf = ws[0], ws[9], ws[11]
-    nn = y.shape[0]
-    problem_rhs(y, f, P)
-    nfev = 1
-    if h_in > 0.0:
-        ctl[_H] = h_in
-    else:
-        ctl[_H] = initial_step(y, f, t, t_end, max_step, rtol, atol, ytmp, kbuf, 3, P)
-        nfev += 1
-    ctl[_H_OLD] = -1.0
-    ctl[_ERR_OLD] = -1.0
-    _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, P)
-    nfev += nn
-    ctl[_CUR_JAC] = 1.0
-    ctl[_HAVE_LU] = 0.0
-    ctl[_HAVE_SOL] = 0.0
-    ctl[_T_SOL] = 0.0
-    ctl[_H_SOL] = 1.0
-    return nfev
-
-
-@njit
-def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work, ctl, ws, P):
-    """One accepted step of Radau IIA of order 5 from (t, y) with ``f`` = dy/dt there (SciPy's
-    ``Radau._step_impl``: Newton, step-size and Jacobian-reuse control; Hairer & Wanner 1996,
-    Sect. IV.8), state kept in ``ctl`` and the work arrays ``ws`` (:func:`radau_workspace`).
-
-    Returns (ok, t_new, h, nfev). On success the new state is in ``ws[7]`` (y_new) and its
-    derivative in ``ws[12]`` (f_new); ``ws[8]`` (y_old) holds ``y`` and ``ws[6]`` (Dq) the
-    dense output on the step: y(t + x h) = y_old + sum_k Dq[k] x^(k+1) (:func:`dense_at`). The
-    caller moves (t, y, f) to the new values (or elsewhere on the dense output)."""
-    (J, Z0, Z, F, Wm, dW, Dq, y_new, y_old, ytmp, ysamp, kbuf, f_new, scale, err_v, LUr, LUc,
-     piv_r, piv_c, f_real, f_cplx, ev) = ws
-    nn = y.shape[0]
-    nfev = 0
-    h_self = ctl[_H]
-    min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
-    if h_self > max_step:
-        h_abs = max_step
-        h_abs_old = -1.0
-        err_old = -1.0
-    elif h_self < min_step:
-        h_abs = min_step
-        h_abs_old = -1.0
-        err_old = -1.0
-    else:
-        h_abs = h_self
-        h_abs_old = ctl[_H_OLD]
-        err_old = ctl[_ERR_OLD]
-    rejected = False
-    accepted = False
-    n_iter = 0
-    rate = -1.0
-    err = 0.0
-    safety = 0.9
-    t_new = t
-    h = h_abs
-    while not accepted:
-        if h_abs < min_step:
-            return False, t, h, nfev
-        t_new = t + h_abs
-        if t_new > t_end:
-            t_new = t_end
-        h = t_new - t
-        h_abs = abs(h)
-        if ctl[_HAVE_SOL] > 0.0:
-            for r in range(3):
-                _interp_t(t + h * _RC[r], ctl[_T_SOL], ctl[_H_SOL], y_old, Dq, ytmp)
-                for i in range(nn):
-                    Z0[r, i] = ytmp[i] - y[i]
-        else:
-            Z0[:, :] = 0.0
-        for i in range(nn):
-            scale[i] = atol[i] + abs(y[i]) * rtol
-        converged = False
-        while not converged:
-            if ctl[_HAVE_LU] == 0.0:
-                mr = _MU_REAL / h
-                mc = _MU_COMPLEX / h
-                for i in range(nn):
-                    for j in range(nn):
-                        LUr[i, j] = -J[i, j]
-                        LUc[i, j] = -J[i, j]
-                    LUr[i, i] += mr
-                    LUc[i, i] += mc
-                _lu_factor(LUr, piv_r)
-                _lu_factor(LUc, piv_c)
-                ctl[_HAVE_LU] = 1.0
-            converged, n_iter, rate, nf = _collocation(y, h, Z0, scale, newton_tol, LUr,
-                                                       LUc, piv_r, piv_c, Z, F, Wm, dW, ytmp,
-                                                       kbuf, f_real, f_cplx, P)
-            nfev += nf
-            if not converged:
-                if ctl[_CUR_JAC] > 0.0:
-                    break
-                _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, P)
-                nfev += nn
-                ctl[_CUR_JAC] = 1.0
-                ctl[_HAVE_LU] = 0.0
-        if not converged:
-            h_abs *= 0.5
-            ctl[_HAVE_LU] = 0.0
-            continue
-        for i in range(nn):
-            y_new[i] = y[i] + Z[2, i]
-        for i in range(nn):
-            ev[i] = f[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1] + Z[2, i] * _RE[2]) / h
-        _lu_solve(LUr, piv_r, ev)
-        for i in range(nn):
-            scale[i] = atol[i] + max(abs(y[i]), abs(y_new[i])) * rtol
-            err_v[0, i] = ev[i]
-        err = _rms(err_v, scale)
-        safety = 0.9 * (2 * _NEWTON_MAXITER + 1) / (2 * _NEWTON_MAXITER + n_iter)
-        if rejected and err > 1.0:
-            for i in range(nn):
-                ysamp[i] = y[i] + ev[i]
-            problem_rhs(ysamp, kbuf, P)
-            nfev += 1
-            for i in range(nn):
-                ev[i] = kbuf[i] + (Z[0, i] * _RE[0] + Z[1, i] * _RE[1] + Z[2, i] * _RE[2]) / h
-            _lu_solve(LUr, piv_r, ev)
-            for i in range(nn):
-                err_v[0, i] = ev[i]
-            err = _rms(err_v, scale)
-        if not (err <= 1.0):
-            factor = _predict_factor(h_abs, h_abs_old, err, err_old)
-            h_abs *= max(_RMIN, safety * factor)
-            ctl[_HAVE_LU] = 0.0
-            rejected = True
-        else:
-            accepted = True
-    recompute_jac = n_iter > 2 and rate > 1e-3
-    factor = _predict_factor(h_abs, h_abs_old, err, err_old)
-    factor = min(_RMAX, safety * factor)
-    if not recompute_jac and factor < 1.2:
-        factor = 1.0
-    else:
-        ctl[_HAVE_LU] = 0.0
-    problem_rhs(y_new, f_new, P)
-    nfev += 1
-    if recompute_jac:
-        _jacobian(y_new, f_new, J, jscale, n_work, ytmp, kbuf, P)
-        nfev += nn
-        ctl[_CUR_JAC] = 1.0
-    else:
-        ctl[_CUR_JAC] = 0.0
-    ctl[_H_OLD] = h_self
-    ctl[_ERR_OLD] = err
-    ctl[_H] = h_abs * factor
-    # dense output: y_old + sum_k (Z^T P)[:, k] x^(k+1)
-    for k in range(3):
-        for i in range(nn):
-            Dq[k, i] = Z[0, i] * _RP[0, k] + Z[1, i] * _RP[1, k] + Z[2, i] * _RP[2, k]
-    for i in range(nn):
-        y_old[i] = y[i]
-    ctl[_T_SOL] = t
-    ctl[_H_SOL] = h
-    ctl[_HAVE_SOL] = 1.0
-    return True, t_new, h, nfev
-
 
 @njit
 def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
@@ -1343,7 +764,7 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
         if steps >= max_steps:
             status = PAUSED
             break
-    h_next = ctl[_H]
+    h_next = ctl[_RADAU_H]
     c_out = np.empty(0)
     if status == PAUSED:
         c_out = np.empty(RADAU_CTL + nn + ng)

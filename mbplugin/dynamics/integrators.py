@@ -40,14 +40,11 @@ from mbplugin.dynamics.contacts import WATCH_ALL
 from mbplugin.dynamics.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.dynamics.world import N_WORK, World
 from mbplugin.errors import IntegrationError, ParameterError
+from mbplugin.pipeline import events
 from mbplugin.pipeline.budget import StepBudget
+from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS
 
 FIXED_METHODS = ("symplectic_euler", "rk4")
-#: "auto" solver: the explicit step counts as stability-limited when h (sqrt(k/m) + c/m) of the
-#: stiffest active contact exceeds STIFF_HW for STIFF_STEPS consecutive steps (in an impact the
-#: accuracy keeps h w near 0.1; DOP853 is stable up to h w of about 3).
-STIFF_HW = 1.0
-STIFF_STEPS = 3
 IMPLICIT = ("Radau", "BDF")
 #: Default absolute tolerance floor of the implicit solvers (SI units of each state).
 IMPLICIT_ATOL_FLOOR = 1e-8
@@ -289,37 +286,6 @@ def _solver_class(name: str) -> Any:
     return getattr(integrate, name)
 
 
-def _illinois(g: Callable[[float], float], a: float, b: float, ga: float, gb: float) -> float:
-    """Root of g in (a, b] with g(a) > 0 >= g(b); returns a point where g <= 0 (the event side).
-
-    Illinois' modification of the regula falsi (Dowell & Jarratt 1971) with a periodic bisection
-    safeguard; the bracket shrinks to a few ulps of ``b``.
-    """
-    side = 0
-    for it in range(300):
-        if b - a <= 4.0 * np.spacing(max(abs(a), abs(b))) + 1e-300:
-            break
-        mid = 0.5 * (a + b)
-        if np.isfinite(ga) and np.isfinite(gb) and ga != gb:
-            c = (a * gb - b * ga) / (gb - ga)
-        else:
-            c = mid
-        if not (a < c < b) or it % 4 == 3:
-            c = mid
-        gc = g(c)
-        if gc <= 0.0:
-            b, gb = c, gc
-            if side == -1 and np.isfinite(ga):
-                ga *= 0.5
-            side = -1
-        else:
-            a, ga = c, gc
-            if side == 1 and np.isfinite(gb):
-                gb *= 0.5
-            side = 1
-    return b
-
-
 def _first_event(
     contacts: Any,
     sol: Callable[[float], np.ndarray],
@@ -344,30 +310,15 @@ def _first_event(
                 def gj(tt: float, j: int = int(j)) -> float:
                     return float(contacts.event_values(tt, sol(tt))[j])
 
-                tj = _illinois(gj, ta, tb, float(ga[j]), float(gb[j]))
+                tj = events.locate_py(gj, ta, tb, float(ga[j]), float(gb[j]))
                 if tj < best:
                     best, best_j = tj, int(j)
-            return _strict_side(contacts, sol, best, tb, best_j), None
+            def g_best(tt: float, j: int = best_j) -> float:
+                return float(contacts.event_values(tt, sol(tt))[j])
+
+            return events.strict_side_py(g_best, best, tb), None
         ga, ta = gb, tb
     return None, ga
-
-
-def _strict_side(contacts: Any, sol: Callable[[float], np.ndarray], t: float, t_max: float,
-                 j: int) -> float:
-    """Move an event time a few ulps forward until the event value is strictly negative.
-
-    The located point has g <= 0; g == 0 exactly (e.g. an overlap of exactly 0 at the release of
-    a latched pair) would leave the next event function at 0, and a whole short flight inside the
-    next step could then go unnoticed. The state moves by a negligible amount.
-    """
-    d = float(np.spacing(max(abs(t), 1e-300)))
-    tt = t
-    for _ in range(64):
-        if float(contacts.event_values(tt, sol(tt))[j]) < 0.0 or tt >= t_max:
-            return tt
-        tt = min(t + d, t_max)
-        d *= 2.0
-    return tt
 
 
 def _book(contacts: Any, kind: float, ends: np.ndarray, onsets: np.ndarray,

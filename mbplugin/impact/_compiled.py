@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from mbplugin._jit import copy_rows, njit, njit_inline
 from mbplugin.laws import kernels
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import rules
+from mbplugin.pipeline.events import brent, register_events
 
 _NS = dop.NS
 _NS_EXT = dop.NS_EXT
@@ -123,70 +125,30 @@ def _event_value(which, kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
 
 
 @njit
+def _analyser_event_at(t, E):
+    """Event value at the step fraction ``t`` of the dense output: E = (which, y_old, Fd, tmp,
+    (kid, mode, c, n_ode, mem, fscale, xscale, v0)); ``which`` 0: the approach speed (its
+    zero is the peak overlap), 1: the separation function (:mod:`mbplugin.pipeline.events`)."""
+    which, y_old, Fd, tmp, law = E
+    kid, mode, c, n_ode, mem, fscale, xscale, v0 = law
+    _interp(y_old, Fd, t, tmp)
+    return _event_value(which, kid, mode, c, n_ode, mem, tmp, fscale, xscale, v0)
+
+
+def _is_analyser_events(E) -> bool:
+    return (isinstance(E, numba.types.BaseTuple) and len(E) == 5
+            and isinstance(E[0], numba.types.Integer) and isinstance(E[4], numba.types.BaseTuple))
+
+
+register_events(_is_analyser_events, _analyser_event_at)
+
+
+@njit
 def _locate(which, lo, hi, glo, ghi, y_old, Fd, tmp, kid, mode, c, n_ode, mem, fscale, xscale, v0):
-    """Brent's method for the event root in (lo, hi] of the step fraction (glo > 0 >= ghi)."""
-    a = lo
-    b = hi
-    fa = glo
-    fb = ghi
-    if fb == 0.0:
-        return b
-    cc = a
-    fc = fa
-    d = b - a
-    e = d
-    for _ in range(200):
-        if (fb > 0.0) == (fc > 0.0):
-            cc = a
-            fc = fa
-            d = b - a
-            e = d
-        if abs(fc) < abs(fb):
-            a = b
-            b = cc
-            cc = a
-            fa = fb
-            fb = fc
-            fc = fa
-        tol = 4e-16 * abs(b) + 1e-16
-        xm = 0.5 * (cc - b)
-        if abs(xm) <= tol or fb == 0.0:
-            break
-        if abs(e) >= tol and abs(fa) > abs(fb):
-            s = fb / fa
-            if a == cc:
-                p = 2.0 * xm * s
-                q = 1.0 - s
-            else:
-                q = fa / fc
-                r = fb / fc
-                p = s * (2.0 * xm * q * (q - r) - (b - a) * (r - 1.0))
-                q = (q - 1.0) * (r - 1.0) * (s - 1.0)
-            if p > 0.0:
-                q = -q
-            else:
-                p = -p
-            if 2.0 * p < min(3.0 * xm * q - abs(tol * q), abs(e * q)):
-                e = d
-                d = p / q
-            else:
-                d = xm
-                e = d
-        else:
-            d = xm
-            e = d
-        a = b
-        fa = fb
-        if abs(d) > tol:
-            b += d
-        else:
-            b += tol if xm > 0 else -tol
-        _interp(y_old, Fd, b, tmp)
-        fb = _event_value(which, kid, mode, c, n_ode, mem, tmp, fscale, xscale, v0)
-    # return the side of the bracket where the event has happened (value <= 0)
-    if fb <= 0.0:
-        return b
-    return cc
+    """The event root in (lo, hi] of the step fraction (glo > 0 >= ghi), where the value is
+    <= 0: :func:`mbplugin.pipeline.events.brent` to 4e-16 |x| + 1e-16."""
+    return brent(lo, hi, glo, ghi, 4e-16, 1e-16, 200,
+                 (which, y_old, Fd, tmp, (kid, mode, c, n_ode, mem, fscale, xscale, v0)))
 
 
 @njit

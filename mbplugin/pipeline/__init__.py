@@ -9,8 +9,12 @@ See ``docs/architecture.md`` ("The pipeline") and DESIGN.md "One pipeline, three
   events, per-contact law state (re-exported by :mod:`mbplugin.contact`).
 * :mod:`mbplugin.pipeline.pairs` - law forces, the rules, friction and the per-body wrenches of
   known contact pairs (their geometry is narrow phase: :mod:`mbplugin.contact.pairs`).
-* :mod:`mbplugin.pipeline.dop853` - Dormand-Prince 8(5,3) tables, step control and dense output
-  shared by the compiled drivers (the analyser; the engine's :mod:`mbplugin.dynamics.compiled`).
+* :mod:`mbplugin.pipeline.dop853` - Dormand-Prince 8(5,3) tables, step control, dense output and
+  the compiled step of any problem; :mod:`mbplugin.pipeline.radau` - the compiled Radau IIA core;
+  :mod:`mbplugin.pipeline.ivp` - the problem registry, initial step and stiffness rule they share;
+  :mod:`mbplugin.pipeline.events` - the event root finder and crossing convention. Used by the
+  analyser, the engine (:mod:`mbplugin.dynamics.compiled`) and the hosts' sub-stepper; the
+  pipeline never imports the engine.
 
 Layering (``tests/test_layering.py``): this package imports :mod:`mbplugin.laws` (and the error
 types and JIT shim) and never :mod:`mbplugin.contact`, :mod:`mbplugin.dynamics` or the host

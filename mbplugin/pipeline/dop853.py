@@ -1,5 +1,6 @@
-"""Dormand-Prince 8(5,3) tables, step-size control and dense output, shared by the compiled
-drivers (the impact analyser, :mod:`mbplugin.pipeline.run`).
+"""Dormand-Prince 8(5,3) tables, step-size control, dense output and the compiled step for any
+problem of :mod:`mbplugin.pipeline.ivp` (:func:`dop853_step`, :func:`dop853_dense`), shared by
+the compiled drivers (the impact analyser, the engine's segments, the hosts' sub-stepper).
 
 Coefficients are SciPy's, read from the public ``scipy.integrate.DOP853`` class (Hairer, Norsett
 & Wanner, Solving ODEs I, Sect. II.10) and the step-size control follows ``scipy.integrate.DOP853``
@@ -14,6 +15,7 @@ import numpy as np
 from scipy.integrate import DOP853 as _DOP853
 
 from mbplugin._jit import njit, njit_inline
+from mbplugin.pipeline.ivp import problem_rhs
 
 NS = _DOP853.n_stages  # 12
 A = np.ascontiguousarray(_DOP853.A)
@@ -140,3 +142,89 @@ def dense_coefficients(K, h, y, y_new, Fd):
             for j in range(NS_EXT):
                 acc += D[p, j] * K[j, i]
             Fd[3 + p, i] = h * acc
+
+
+@njit
+def dense_at(tt, t_old, h, y_old, Fd, out):
+    """Dense output at time ``tt`` of the step (t_old, t_old + h): DOP853's (``Fd`` has NPOW
+    rows) or Radau's collocation polynomial y_old + sum_k Fd[k] x^(k+1) (3 rows)."""
+    x = (tt - t_old) / h
+    if Fd.shape[0] == NPOW:
+        interp(y_old, Fd, x, out)
+        return
+    for i in range(y_old.shape[0]):
+        out[i] = y_old[i] + x * (Fd[0, i] + x * (Fd[1, i] + x * Fd[2, i]))
+
+
+@njit
+def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
+    """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
+    step ``h`` to try, for the problem ``P`` (:func:`mbplugin.pipeline.ivp.register_problem`):
+    SciPy's ``DOP853`` step-size control (Hairer, Norsett & Wanner, Sect. II.10). The one
+    DOP853 step loop of the engine's segments (:func:`mbplugin.dynamics.compiled.segment`) and
+    the hosts' sub-stepper (:mod:`mbplugin.pipeline.substep_compiled`). (In session 4 the engine
+    kept its own loop around its right-hand side because this dispatch ran its steel drop
+    11-15 % slower; with the callee/entry dispatcher of :mod:`mbplugin._dispatcher` the engine
+    through this function is as fast as its own loop was, ``benchmarks/bench_dropball.py``.)
+    The impact analyser keeps its own loop over the pieces above (its step is h itself, not
+    (t + h) - t, and its minimum step is 10 |t| eps).
+
+    Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below SciPy's minimum
+    step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
+    f(y_new), ``h`` the step taken and ``h_next`` the next one to try. ``ytmp``, ``kbuf``:
+    work arrays (nn,). The caller moves (t, y, f) on (:func:`dop853_dense` for the dense
+    output)."""
+    nn = y.shape[0]
+    nfev = 0
+    min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+    if h > max_step:
+        h = max_step
+    elif h < min_step:
+        h = min_step
+    rejected = False
+    h_next = h
+    t_new = t
+    while True:
+        if h < min_step:
+            return False, t, h, h_next, nfev
+        t_new = t + h
+        if t_new > t_end:
+            t_new = t_end
+        hh = t_new - t
+        for i in range(nn):
+            K[0, i] = f[i]
+        for st in range(1, NS):
+            stage_input(K, st, y, hh, ytmp)
+            problem_rhs(ytmp, kbuf, P)
+            for i in range(nn):
+                K[st, i] = kbuf[i]
+        solution(K, y, hh, y_new)
+        problem_rhs(y_new, kbuf, P)
+        for i in range(nn):
+            K[NS, i] = kbuf[i]
+        nfev += NS
+        err = error_norm(K, hh, y, y_new, rtol, atol)
+        if not math.isfinite(err):
+            h = 0.25 * hh
+            rejected = True
+            continue
+        if err < 1.0:
+            h_next = hh * accepted_factor(err, rejected)
+            return True, t_new, hh, h_next, nfev
+        h = hh * rejected_factor(err)
+        rejected = True
+
+
+@njit
+def dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P):
+    """The dense output ``Fd`` (NPOW, nn) of an accepted :func:`dop853_step` of length ``h``
+    from ``y`` to ``y_new`` (its extra stages into ``K``); evaluate it with :func:`dense_at`.
+    Returns the number of right-hand side evaluations."""
+    nn = y.shape[0]
+    for st in range(NS + 1, NS_EXT):
+        extra_stage_input(K, st, y, h, ytmp)
+        problem_rhs(ytmp, kbuf, P)
+        for i in range(nn):
+            K[st, i] = kbuf[i]
+    dense_coefficients(K, h, y, y_new, Fd)
+    return NS_EXT - NS - 1

@@ -60,6 +60,7 @@ from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
+from mbplugin.pipeline.events import locate_py
 from mbplugin.pipeline.friction import Friction, friction_force
 from mbplugin.pipeline.rules import (
     F_SCALE,
@@ -113,30 +114,6 @@ class StepResult:
     #: overlap is the host's semi-implicit one, delta0 - dt n . u1, so the backend does not
     #: correct their bodies' positions (as for the implicit step of articulated contacts)
     implicit: np.ndarray | None = None
-
-
-def _illinois(g: Any, a: float, b: float, ga: float, gb: float, tol: float) -> float:
-    """A point just past the sign change of ``g`` on [a, b] (``ga`` and ``gb`` of opposite
-    sign, or ``gb`` == 0): the right end of a bracket narrower than ``tol``."""
-    side = 0
-    for _ in range(200):
-        if b - a <= tol:
-            break
-        c = b - gb * (b - a) / (gb - ga) if gb != ga else 0.5 * (a + b)
-        if not (a < c < b):
-            c = 0.5 * (a + b)
-        gc = g(c)
-        if (gc > 0) == (gb > 0) and gc != 0:
-            b, gb = c, gc
-            if side == -1:
-                ga *= 0.5
-            side = -1
-        else:
-            a, ga = c, gc
-            if side == 1:
-                gb *= 0.5
-            side = 1
-    return b
 
 
 #: Upper bound of SciPy's finite-difference step factor (relative to max(|y|, atol))
@@ -346,7 +323,7 @@ class ContactSpace:
                 def gl(t: float, i: int = int(li[j])) -> float:
                     d, _, v = self._watch(np.asarray(sol(t), dtype=float))
                     return float(latch_value(d[i], v[i], d_sep[i], X_SCALE, V_SCALE))
-                te = _illinois(gl, t_old, t_new, float(l0[j]), float(l1[j]), tol)
+                te = locate_py(gl, t_old, t_new, float(l0[j]), float(l1[j]), tol, 0.0, 200)
                 if best is None or te < best:
                     best = te
             # the apex of its rebound (ddelta turns positive), where the gap is open: the
@@ -354,7 +331,8 @@ class ContactSpace:
             for i in np.flatnonzero(lat & (v0 < 0) & (v1 >= 0)):
                 def gv(t: float, i: int = int(i)) -> float:
                     return float(self._watch(np.asarray(sol(t), dtype=float))[2][i])
-                te = _illinois(gv, t_old, t_new, float(v0[i]), float(v1[i]), tol)
+                te = locate_py(lambda t, gv=gv: -gv(t), t_old, t_new, -float(v0[i]),
+                               -float(v1[i]), tol, 0.0, 200)
                 if self._watch(np.asarray(sol(te), dtype=float))[0][i] > 0:
                     continue  # the gap stayed closed: nothing to book at the apex
                 if best is None or te < best:
@@ -366,10 +344,10 @@ class ContactSpace:
                     return float(w[i])
                 ga = (float(d0[i]), float(r0[i]), float(v0[i]))[kind]
                 gb = (float(d1[i]), float(r1[i]), float(v1[i]))[kind]
-                if kind == 0:
-                    te = _illinois(g, t_old, t_new, ga, gb, tol)
+                if kind == 0:  # delta: <= 0 before, > 0 after (events' convention: -delta)
+                    te = locate_py(lambda t, g=g: -g(t), t_old, t_new, -ga, -gb, tol, 0.0, 200)
                 else:
-                    te = _illinois(lambda t, g=g: -g(t), t_old, t_new, -ga, -gb, tol)
+                    te = locate_py(g, t_old, t_new, ga, gb, tol, 0.0, 200)
                 if best is None or te < best:
                     best = te
         return best

@@ -21,9 +21,9 @@ displacements s (k, 3), the ODE states of its active laws].
   (:func:`mbplugin.pipeline.friction.friction_scalar`) or, with the stick option, the tangential
   spring's force and rate (:func:`mbplugin.pipeline.stick.stick_force_scalar`,
   :func:`~mbplugin.pipeline.stick.stick_rate_scalar`: Dahl's model with a Coulomb cap);
-* the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.dynamics.compiled.
+* the solver is, per group, the engine's compiled DOP853 (:func:`mbplugin.pipeline.dop853.
   dop853_step`; explicit, order 8) while the group is not stiff at the host step, and its
-  compiled Radau IIA of order 5 (:func:`mbplugin.dynamics.compiled.radau_step`) once the
+  compiled Radau IIA of order 5 (:func:`mbplugin.pipeline.radau.radau_step`) once the
   explicit steps are stability-limited (:func:`integrate_groups`), both with the problem
   registered here, the relative tolerance and the absolute tolerances of the SciPy path
   (DOP853 at ``EXPLICIT_TOL`` times them, :mod:`mbplugin.pipeline.substep`);
@@ -49,21 +49,13 @@ import numba
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.dynamics.compiled import (
-    RADAU_CTL,
-    dense_at,
-    dop853_dense,
-    dop853_step,
-    initial_step,
-    radau_start,
-    radau_step,
-    radau_workspace,
-    register_problem,
-)
-from mbplugin.dynamics.integrators import STIFF_HW, STIFF_STEPS
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline import dop853 as dop
+from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
+from mbplugin.pipeline.events import locate, register_events, strict_side
 from mbplugin.pipeline.friction import friction_scalar
+from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS, initial_step, register_problem
+from mbplugin.pipeline.radau import RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.rules import (
     F_SCALE,
     V_SCALE,
@@ -282,41 +274,32 @@ def _watch(y, k, gf, gi, i, kind):
 
 
 @njit
+def _group_event_at(t, E):
+    """Event value (``kind``: 0 onset, 1 end, 2 peak) of contact i of a group at time ``t`` of
+    the step's dense output: E = (t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind)
+    (:mod:`mbplugin.pipeline.events`)."""
+    t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind = E
+    dense_at(t, t_old, h, y_old, Dq, ytmp)
+    return _watch(ytmp, k, gf, gi, i, kind)
+
+
+def _is_group_events(E) -> bool:
+    return (isinstance(E, numba.types.BaseTuple) and len(E) == 10
+            and isinstance(E[9], numba.types.Integer))
+
+
+register_events(_is_group_events, _group_event_at)
+
+
+@njit
 def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
     """The instant just past the crossing of contact i's event value (ga > 0 >= gb; an onset:
-    ga >= 0 > gb) on the dense output: Illinois' regula falsi (Dowell & Jarratt 1971) to a
-    bracket of 1e-13 + 1e-12 |t| s, then the right end moved until the value is strictly
-    negative."""
-    side = 0
-    tol = 1e-13 + 1e-12 * abs(b)
-    for it in range(200):
-        if b - a <= tol:
-            break
-        c = (a * gb - b * ga) / (gb - ga) if gb != ga else 0.5 * (a + b)
-        if not (a < c < b) or it % 4 == 3:
-            c = 0.5 * (a + b)
-        dense_at(c, t_old, h, y_old, Dq, ytmp)
-        gc = _watch(ytmp, k, gf, gi, i, kind)
-        if gc <= 0.0:
-            b, gb = c, gc
-            if side == -1:
-                ga *= 0.5
-            side = -1
-        else:
-            a, ga = c, gc
-            if side == 1:
-                gb *= 0.5
-            side = 1
-    t_max = t_old + h
-    step = np.spacing(max(abs(b), 1e-300))
-    tt = b
-    for _ in range(64):
-        dense_at(tt, t_old, h, y_old, Dq, ytmp)
-        if _watch(ytmp, k, gf, gi, i, kind) < 0.0 or tt >= t_max:
-            break
-        tt = min(b + step, t_max)
-        step *= 2.0
-    return tt
+    ga >= 0 > gb) on the dense output: :func:`mbplugin.pipeline.events.locate` to a bracket of
+    1e-13 + 1e-12 |t| s, then moved until the value is strictly negative
+    (:func:`~mbplugin.pipeline.events.strict_side`, at most to the step's end)."""
+    E = (t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind)
+    b = locate(a, b, ga, gb, 1e-13 + 1e-12 * abs(b), 0.0, 200, E)
+    return strict_side(b, t_old + h, E)
 
 
 @njit_inline
@@ -515,7 +498,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     (stopped just past an event at tg[g]) or FAILED.
 
     ``auto``: a group whose contacts are not stiff at the host step takes DOP853 steps
-    (explicit, order 8; :func:`mbplugin.dynamics.compiled.dop853_step`) instead of Radau's. It
+    (explicit, order 8; :func:`mbplugin.pipeline.dop853.dop853_step`) instead of Radau's. It
     changes to Radau within the host step when h x rate exceeds STIFF_HW for STIFF_STEPS
     consecutive explicit steps (the step is stability-limited: the engine's ``auto`` rule,
     :mod:`mbplugin.dynamics.integrators`; rate: :func:`_group_rate`), and a group that ended
