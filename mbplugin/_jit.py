@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numba
+import numba.core.errors
 import numba.core.event
 from numba.extending import intrinsic
 
@@ -97,11 +98,42 @@ def _load_dispatcher():
     try:
         from mbplugin import _dispatcher
 
+        try:  # a speed-up of numba's typing only: without it everything works as before
+            _dispatcher.fast_config_values()
+        except Exception:
+            pass
         _dispatcher.check()
     except Exception as exc:  # numba's internals changed: any error means "do not use it"
         return None, f"numba {numba.__version__}: {type(exc).__name__}: {exc}".splitlines()[0]
     return _dispatcher, None
 
+
+class _NoColorShell:
+    """A no-op stand-in for ``numba.core.errors.ColorShell`` (see :func:`_quiet_color_shell`)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_detail) -> None:
+        return None
+
+
+def _quiet_color_shell() -> None:
+    """Make numba's error-message highlighting skip colorama's stream wrapping (POSIX only).
+
+    While it types a call numba tries the overloads it knows and formats a highlighted message
+    for every one it rejects (~28 000 in a cold drop_ball run), each inside ``ColorShell``:
+    colorama's ``init()`` and ``deinit()``, which wrap sys.stdout and sys.stderr in stream
+    objects (reading the environment each time) and put them back. On POSIX the terminal reads
+    the ANSI codes itself, nothing is written inside the block, and the messages are the same
+    strings without it; it costs ~0.5-1 s CPU of a cold first run. Windows keeps colorama's
+    conversion."""
+    errors = numba.core.errors
+    if os.name != "nt" and isinstance(getattr(errors, "ColorShell", None), type):
+        errors.ColorShell = _NoColorShell
+
+
+_quiet_color_shell()
 
 if numba.config.DISABLE_JIT:
     _dispatcher, FALLBACK_REASON = None, None

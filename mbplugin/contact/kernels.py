@@ -346,9 +346,13 @@ def contact_kinematics(ba, bb, p0, p1, p2, n0, n1, n2, pos, vel, omega_w):
 
 
 @njit
-def contact_kinematics_batch(a, b, point, normal, pos, vel, omega_w, ra, rb, ddelta, vt):
-    """:func:`contact_kinematics` of every contact, written into ``ra``, ``rb`` (K, 3),
-    ``ddelta`` (K,), ``vt`` (K, 3). ``pos``, ``vel``, ``omega_w`` are the bodies' arrays."""
+def contact_kinematics_batch(a, b, point, normal, pos, vel, omega_w, inv_m, inv_i, ra, rb, ddelta,
+                             vt, m_eff):
+    """:func:`contact_kinematics` and :func:`effective_mass` of every contact, written into
+    ``ra``, ``rb`` (K, 3), ``ddelta`` (K,), ``vt`` (K, 3) and ``m_eff`` (K,). ``pos``, ``vel``,
+    ``omega_w`` are the bodies' arrays, ``inv_m`` (N + 1,) and ``inv_i`` (N + 1, 3, 3) as
+    :func:`effective_mass` takes them. (One compiled call: a function Python calls is compiled
+    as an entry of its own, docs/architecture.md "What a first run compiles".)"""
     for k in range(a.shape[0]):
         t = contact_kinematics(a[k], b[k], point[k, 0], point[k, 1], point[k, 2], normal[k, 0],
                                normal[k, 1], normal[k, 2], pos, vel, omega_w)
@@ -362,6 +366,9 @@ def contact_kinematics_batch(a, b, point, normal, pos, vel, omega_w, ra, rb, dde
         vt[k, 0] = t[7]
         vt[k, 1] = t[8]
         vt[k, 2] = t[9]
+        m_eff[k] = effective_mass(a[k], b[k], ra[k, 0], ra[k, 1], ra[k, 2], rb[k, 0], rb[k, 1],
+                                  rb[k, 2], normal[k, 0], normal[k, 1], normal[k, 2], inv_m,
+                                  inv_i)
 
 
 @njit_inline
@@ -440,15 +447,6 @@ def effective_mass(ba, bb, ra0, ra1, ra2, rb0, rb1, rb2, n0, n1, n2, inv_m, inv_
     w = (_along(ba, ra0, ra1, ra2, n0, n1, n2, inv_m, inv_i)
          + _along(bb, rb0, rb1, rb2, n0, n1, n2, inv_m, inv_i))
     return 1.0 / w if w > 0.0 else np.inf
-
-
-@njit
-def effective_mass_batch(a, b, ra, rb, normal, inv_m, inv_i, out):
-    """:func:`effective_mass` of every contact, written into ``out`` (K,)."""
-    for k in range(a.shape[0]):
-        out[k] = effective_mass(a[k], b[k], ra[k, 0], ra[k, 1], ra[k, 2], rb[k, 0], rb[k, 1],
-                                rb[k, 2], normal[k, 0], normal[k, 1], normal[k, 2], inv_m,
-                                inv_i)
 
 
 @njit

@@ -864,12 +864,12 @@ class _Compiled:
         point, n = cat["point"], cat["normal"]
         k = len(sa)
         ra, rb, ddelta, vt = np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3))
+        m_eff = np.empty(k)
         _k.contact_kinematics_batch(a, b, np.ascontiguousarray(point), np.ascontiguousarray(n),
                                     np.ascontiguousarray(pos_ext), np.ascontiguousarray(vel_ext),
-                                    np.ascontiguousarray(om_ext), ra, rb, ddelta, vt)
-        m_eff = np.empty(k)
-        _k.effective_mass_batch(a, b, ra, rb, np.ascontiguousarray(n), bodies.inv_mass_ext(),
-                                bodies.inv_inertia_world_ext(rot_ext), m_eff)
+                                    np.ascontiguousarray(om_ext), bodies.inv_mass_ext(),
+                                    bodies.inv_inertia_world_ext(rot_ext), ra, rb, ddelta, vt,
+                                    m_eff)
         key = cat.get("key")
         if key is None:
             key = _k.encode_keys(sa, sb, cat["feature"], self.n)
@@ -887,9 +887,9 @@ class _Compiled:
             hit = self.body_law_code[pos] == code
             law[hit] = self.body_law_idx[pos[hit]]
         r_eff = cat["r_eff"]
-        with np.errstate(invalid="ignore"):
-            k_hertz = hertz_k(self.e_star[self.mat[0], self.mat[0]] if ma is None
-                              else self.e_star[ma, mb], r_eff)
+        with np.errstate(invalid="ignore"):  # NumPy on the formula's source: no compile
+            k_hertz = hertz_k.py_func(self.e_star[self.mat[0], self.mat[0]] if ma is None
+                                      else self.e_star[ma, mb], r_eff)
         return ContactBatch(
             a.astype(np.int64, copy=False), b.astype(np.int64, copy=False),
             key.astype(np.int64, copy=False), point, n,

@@ -41,6 +41,7 @@ from mbplugin.contact import pairs as cpairs
 from mbplugin.contact.model import MESH, PLANE
 from mbplugin.dynamics import _kernels as _k
 from mbplugin.dynamics import compiled as cp
+from mbplugin.dynamics import records as _rec
 from mbplugin.dynamics.advisor import friction_step, stable_step
 from mbplugin.dynamics.bodies import Bodies
 from mbplugin.dynamics.energy import stored_energy
@@ -627,9 +628,7 @@ class EngineContacts:
         geo = self._row_pairs()
         if geo is None:
             return False
-        sa, sb, feat, ptype = geo
-        pos, R, vel, omega_w = self._kin_from_y(y)
-        _, _, d, v, _, _, _, _ = self._geometry(ptype, sa, sb, feat, pos, R, vel, omega_w)
+        d, v = self._delta_at(y, geo)
         ode = self._ode_of(y)
         mem0 = s.mem.copy()
         for li in np.unique(s.law):
@@ -776,10 +775,7 @@ class EngineContacts:
 
     def _values_fast(self, y: np.ndarray) -> np.ndarray:
         assert self._w_geo is not None
-        sa, sb, feat, ptype = self._w_geo
-        pos, R, vel, omega_w = self._kin_from_y(y)
-        _, _, delta, ddelta, _, _, _, _ = self._geometry(ptype, sa, sb, feat, pos, R, vel,
-                                                         omega_w)
+        delta, ddelta = self._delta_at(y, self._w_geo)
         mode = self._wmode
         out = np.empty(len(mode))
         free = mode == 0
@@ -927,24 +923,13 @@ class EngineContacts:
                 return stored, None, counts
             return stored, {k: np.concatenate([tb[k] for tb in tabs])
                             for k in tabs[0]}, counts
-        sa, sb, feat, ptype = geo
-        n = len(self.bodies)
-        n13 = 13 * n
-        pos = np.ascontiguousarray(Y[:, : 3 * n]).reshape(K, n, 3)
-        quat = np.ascontiguousarray(Y[:, 3 * n : 7 * n]).reshape(K * n, 4)
-        vel = np.ascontiguousarray(Y[:, 7 * n : 10 * n]).reshape(K, n, 3)
-        omega = np.ascontiguousarray(Y[:, 10 * n : n13]).reshape(K * n, 3)
-        R = np.empty((K * n, 3, 3))
-        omega_w = np.empty((K * n, 3))
-        _k.kinematics(quat, omega, R, omega_w)
+        sa, sb = geo[0], geo[1]
+        n13 = 13 * len(self.bodies)
+        ode_flat = np.ascontiguousarray(Y[:, n13 : n13 + self.n_ode])
         d = np.empty((K, m))
         v = np.empty((K, m))
-        cpairs.pair_geometry_records(
-            ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
-            self._plane_n, self._plane_p, self._half, self._ms, pos, R.reshape(K, n, 3, 3), vel,
-            omega_w.reshape(K, n, 3), d, v,
-        )
-        ode_flat = np.ascontiguousarray(Y[:, n13 : n13 + self.n_ode])
+        fn = np.empty((K, m))
+        self._contact_records(Y, geo, ode_flat, table, d, v, fn)
         ode = ode_flat.reshape(K, m, self.ns)
         # stored energy, law by law (the laws' potentials are NumPy batches)
         stored = np.zeros(K)
@@ -966,18 +951,48 @@ class EngineContacts:
         counts = np.full(K, m, dtype=np.int64)
         if not table:
             return stored, None, counts
-        fn = np.empty((K, m))
-        pairs.raw_forces_records(s.law, d, v, s.coef, ode_flat, self.ns, s.mem, self._law_kid,
-                                 self._law_ns, fn)
         def tile(x: np.ndarray) -> np.ndarray:
             return np.broadcast_to(x, (K, m)).ravel()
 
-        fn = rules.applied_batch(tile(self._law_mode[s.law]), fn.ravel())
+        fn = fn.ravel()
         return stored, {
             "key": tile(s.keys), "a": tile(self._sbody[sa]),
             "b": tile(self._sbody[sb]), "delta": d.ravel(), "ddelta": v.ravel(),
             "force": fn, "state": ode.reshape(K * m, self.ns),
         }, counts
+
+    def _contact_records(self, Y: np.ndarray, geo: tuple, ode_flat: np.ndarray, forces: bool,
+                         d: np.ndarray, v: np.ndarray, fn: np.ndarray) -> None:
+        """delta, ddelta and (with ``forces``) the applied force of the pairs ``geo`` (the
+        store's rows for the forces) at K states ``Y`` (K, len(y)) into the (K, m) outputs
+        ``d``, ``v``, ``fn``: one compiled call (:func:`mbplugin.dynamics.records.
+        contact_records`); ``ode_flat`` (K, n_ode) the rows' ODE states."""
+        sa, sb, feat, ptype = geo
+        s = self.store
+        K = len(Y)
+        n = len(self.bodies)
+        _rec.contact_records(
+            ptype, sa, sb, feat, self._sbody, self._lpos, self._lrot, self._radius,
+            self._plane_n, self._plane_p, self._half, self._ms,
+            np.ascontiguousarray(Y[:, : 3 * n]).reshape(K, n, 3),
+            np.ascontiguousarray(Y[:, 3 * n : 7 * n]).reshape(K * n, 4),
+            np.ascontiguousarray(Y[:, 7 * n : 10 * n]).reshape(K, n, 3),
+            np.ascontiguousarray(Y[:, 10 * n : 13 * n]).reshape(K * n, 3),
+            s.law, s.coef, ode_flat, self.ns, s.mem, self._law_kid, self._law_ns,
+            self._law_mode, bool(forces), d, v, fn,
+        )
+
+    def _delta_at(self, y: np.ndarray, geo: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """delta (m) and ddelta (m/s) of the pairs ``geo`` at the state ``y`` (one state of
+        :meth:`_contact_records`: the same compiled call as the records)."""
+        k = len(geo[0])
+        d = np.empty((1, k))
+        v = np.empty((1, k))
+        Y = np.asarray(y, dtype=float)[None, :]
+        n13 = 13 * len(self.bodies)
+        ode = np.ascontiguousarray(Y[:, n13 : n13 + self.n_ode])
+        self._contact_records(Y, geo, ode, False, d, v, d)
+        return d[0], v[0]
 
     def _rows_state(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                     tuple[np.ndarray, np.ndarray]]:
@@ -997,10 +1012,9 @@ class EngineContacts:
         s = self.store
         geo = self._row_pairs()
         if geo is not None:
-            sa, sb, feat, ptype = geo
-            pos, R, vel, omega_w = self._kin_from_y(y)
-            a, b, d, v, _, _, _, _ = self._geometry(ptype, sa, sb, feat, pos, R, vel, omega_w)
-            return np.arange(len(s)), d, v, (a, b)
+            d, v = self._delta_at(y, geo)
+            body = self._sbody.astype(np.int64, copy=False)
+            return np.arange(len(s)), d, v, (body[geo[0]], body[geo[1]])
         kb = self.model.detect_pairs(self.state_from_y(y), s.keys, self.margin)
         return s.rows(kb), kb.delta, kb.ddelta, (kb.a, kb.b)
 

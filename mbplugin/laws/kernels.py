@@ -24,6 +24,7 @@ import numpy as np
 
 from mbplugin._jit import njit
 from mbplugin.laws import _ids, bouc_wen, hunt_crossley, jian, plastic, power, xiong, zhang2022
+from mbplugin.laws.base import MODE_RAW
 
 NC_MAX = 12  #: coefficient slots per contact
 NODE_MAX = 4  #: ODE state slots per contact
@@ -135,13 +136,12 @@ def stuple_law(s, i, n_ode, n_mem):
     )
 
 
-@njit
-def force_raw_batch(kid, d, v, c, s, n_ode, n_mem):
-    """Raw force of every contact of a batch of one law (natural-width coef and state arrays)."""
-    out = np.empty(d.shape[0])
-    for i in range(d.shape[0]):
-        out[i] = force(kid, d[i], v[i], ctuple(c, i), stuple_law(s, i, n_ode, n_mem))
-    return out
+def force_raw_batch(kid: int, d: np.ndarray, v: np.ndarray, c: np.ndarray, s: np.ndarray,
+                    n_ode: int, n_mem: int) -> np.ndarray:
+    """Raw force (N) of every contact of a batch of one law (natural-width coef and state
+    arrays): :func:`force_batch` with ``MODE_RAW``, whose :func:`clip` returns the raw force
+    (one compiled batch loop for the raw and the applied force, the same kernels)."""
+    return force_batch(kid, MODE_RAW, d, v, c, s, n_ode, n_mem)
 
 
 @njit
