@@ -21,8 +21,11 @@ Wanner 1996, Sect. IV.8), and stops at the first of:
   steps passed in one contact phase; the implicit solver takes over;
 * ``COMMIT``  an event value is <= 0 without a crossing: the driver books the state in full.
 
-Between events the laws' memory is updated after every accepted step (the rule of the contact
-store's commit) and the step continues with the new memory. The accepted states (and, with
+The laws' memory is updated at the maximum compression of each active contact whose law has
+memory (watch kind ``W_ACTIVE_MEMORY``: the approach speed turning from > 0 to <= 0,
+:func:`mbplugin.pipeline.rules.peak_value`, located on the dense output like the events above;
+the segment goes on from there, ``PEAK``) and after every accepted step (the rule of the
+contact store's commit), and the step continues with the new memory. The accepted states (and, with
 ``contact_samples``, extra dense-output samples inside contact steps) are returned for the
 driver to record. The driver (the engine) owns the bookkeeping at events: detection and the
 contact store's commit. :func:`segment_chain` continues past lone events (laws without ODE
@@ -66,6 +69,12 @@ FAILED = 4
 #: the call's step budget (``max_steps``) is spent: the driver resumes with the returned carry
 PAUSED = 5
 RUNNING = -1  #: internal: the step was accepted and the segment goes on
+#: internal: the step was cut at the maximum compression of a memory law's contact, where the
+#: memory was updated; the segment goes on from there (a fresh step for Radau)
+PEAK = -2
+#: Watch kinds (``WP[4]``): a free pair, an active contact, a latched pair, an active contact
+#: whose law has memory (its maximum compression is watched too, :func:`rules.peak_value`)
+W_FREE, W_ACTIVE, W_LATCHED, W_ACTIVE_MEMORY = 0, 1, 2, 3
 #: Layout of a paused DOP853 segment's carry: the step to try, the stiffness counters of the
 #: ``auto`` solver, then the event values at the pause. A carry of length 1 (``_C_EVENT``) is a
 #: chain paused at an event it is about to book: its step to try after the event.
@@ -134,9 +143,28 @@ register_problem(_is_engine_problem, _engine_rhs)
 
 
 @njit
+def _n_values(WP):
+    """(number of event values of the contact rules, number of maximum-compression values):
+    one value per watched pair, one per latched pair (renewal), then one per active contact of
+    a law with memory (:func:`_event_values`)."""
+    w_kind = WP[4]
+    nw = w_kind.shape[0]
+    nlat = 0
+    npk = 0
+    for j in range(nw):
+        if w_kind[j] == W_LATCHED:
+            nlat += 1
+        elif w_kind[j] == W_ACTIVE_MEMORY:
+            npk += 1
+    return nw + nlat, npk
+
+
+@njit
 def _event_values(y, g, n, G, CR, WP, W):
     """Event values of the watched pairs at ``y`` into ``g`` (the rules of
-    :mod:`mbplugin.pipeline.rules`): one per pair, then one per latched pair (renewal)."""
+    :mod:`mbplugin.pipeline.rules`): one per pair, then one per latched pair (renewal), then
+    (filled from the end backwards) the maximum compression of each active contact of a law
+    with memory (:func:`mbplugin.pipeline.rules.peak_value`)."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
@@ -146,20 +174,24 @@ def _event_values(y, g, n, G, CR, WP, W):
     ode = y[o : o + r_sa.shape[0] * ns]
     nw = w_sa.shape[0]
     il = nw
+    ip = g.shape[0] - 1
     for j in range(nw):
         gg = cpairs.pair_one(w_ptype[j], w_sa[j], w_sb[j], w_feat[j], body, lpos, lrot, radius,
                              plane_n, plane_p, half, mesh, pos, R, vel, omega_w, Ra, Rb)
         d = gg[0]
         v = gg[1]
         kind = w_kind[j]
-        if kind == 0:
+        if kind == W_FREE:
             g[j] = rules.onset_value(d, X_SCALE)
-        elif kind == 1:
+        elif kind == W_ACTIVE or kind == W_ACTIVE_MEMORY:
             r = w_row[j]
             li = r_law[r]
             f = kernels.force(law_kid[li], d, v, kernels.ctuple(coef, r),
                               pairs.state_tuple(r, ode, ns, law_ns[li], mem))
             g[j] = rules.end_value(law_mode[li], d, v, f, X_SCALE, F_SCALE, V_SCALE)
+            if kind == W_ACTIVE_MEMORY:
+                g[ip] = rules.peak_value(v, V_SCALE)
+                ip -= 1
         else:
             g[j] = rules.latch_release_value(d, X_SCALE)
             g[il] = rules.latch_renew_value(d, v, w_dsep[j], X_SCALE, V_SCALE)
@@ -273,11 +305,12 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
                 contact_samples, m_rows, rec, nrec, n, G, CR, WP, W):
     """Event scan of an accepted step on its dense output (the engine's rule: ``n_samples``
     samples, the earliest crossing located by Illinois' method and moved to the strict side)
-    and the extra samples inside contact steps. Returns (event time or -1, records, count);
-    without an event ``ga`` holds the values at ``t_new``."""
+    and the extra samples inside contact steps. Returns (event time or -1, its event value's
+    index, records, count); without an event ``ga`` holds the values at ``t_new``."""
     ng = ga.shape[0]
     ta = t_old
     event_t = -1.0
+    event_j = -1
     for ks in range(1, n_samples + 1):
         if ks < n_samples:
             tb = t_old + (t_new - t_old) * ks / n_samples
@@ -299,6 +332,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
         if best_j >= 0:
             event_t = events.strict_side(best, tb,
                                          (t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR, WP, W))
+            event_j = best_j
             break
         for jj in range(ng):
             ga[jj] = gb[jj]
@@ -309,34 +343,45 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
             ts = t_old + (t_stop - t_old) * js / (contact_samples + 1)
             dense_at(ts, t_old, h, y, Fd, ysamp)
             rec, nrec = _record(rec, nrec, ts, 1.0, ysamp, n)
-    return event_t, rec, nrec
+    return event_t, event_j, rec, nrec
 
 
 @njit
 def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysamp, ytmp,
-            n_samples, contact_samples, rec, nrec, n, BD, G, CR, FR, WP, W):
+            n_samples, contact_samples, n_rule, rec, nrec, n, BD, G, CR, FR, WP, W):
     """What both solvers do after an accepted step (t_old, t_new) with the dense output
-    (``y_dense``, ``Fd``; :func:`_interp_t`): the event scan (:func:`_after_step`); at an event
-    ``y`` becomes the state there (``EVENT``); else ``y`` = ``y_new`` and ``f`` = ``f_new`` (the
-    derivative there), the step is recorded, ``COMMIT`` when an event value is <= 0 without a
-    crossing, and the laws' memory is updated (``f`` evaluated again when it changed).
+    (``y_dense``, ``Fd``; :func:`_interp_t`): the event scan (:func:`_after_step`); at the
+    maximum compression of a memory law's contact (an event value of index >= ``n_rule``)
+    ``y`` becomes the state there, the laws' memory is updated there, ``f`` and the event
+    values are evaluated there and the step is recorded (``PEAK``: the segment goes on from
+    there); at another event ``y`` becomes the state there (``EVENT``); else ``y`` = ``y_new``
+    and ``f`` = ``f_new`` (the derivative there), the step is recorded, ``COMMIT`` when an
+    event value of the contact rules is <= 0 without a crossing, and the laws' memory is
+    updated (``f`` evaluated again when it changed).
     Returns (status, ``RUNNING`` to go on; t; records; count; right-hand sides spent)."""
     nn = y.shape[0]
     m_rows = CR[1].shape[0]
-    event_t, rec, nrec = _after_step(t_old, t_new, h, y_dense, y_new, Fd, ga, gb, gtmp, ysamp,
-                                     ytmp, n_samples, contact_samples, m_rows, rec, nrec, n, G,
-                                     CR, WP, W)
+    event_t, event_j, rec, nrec = _after_step(t_old, t_new, h, y_dense, y_new, Fd, ga, gb, gtmp,
+                                              ysamp, ytmp, n_samples, contact_samples, m_rows,
+                                              rec, nrec, n, G, CR, WP, W)
     if event_t >= 0.0:
         dense_at(event_t, t_old, h, y_dense, Fd, ytmp)
         for i in range(nn):
             y[i] = ytmp[i]
+        if event_j >= n_rule:
+            # the maximum compression: the memory there (the one policy of every driver)
+            _memory_update(y, n, G, CR, W)
+            _contact_rhs(y, f, n, BD, G, CR, FR, W)
+            _event_values(y, ga, n, G, CR, WP, W)
+            rec, nrec = _record(rec, nrec, event_t, 0.0, y, n)
+            return PEAK, event_t, rec, nrec, 1
         _normalise(y, n)
         return EVENT, event_t, rec, nrec, 0
     for i in range(nn):
         y[i] = y_new[i]
         f[i] = f_new[i]
     rec, nrec = _record(rec, nrec, t_new, 0.0, y, n)
-    for jj in range(ga.shape[0]):
+    for jj in range(n_rule):
         if ga[jj] <= 0.0:
             return COMMIT, t_new, rec, nrec, 0
     if m_rows and _memory_update(y, n, G, CR, W):
@@ -363,12 +408,8 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     # count updates per call, mbplugin._jit.borrowed: the problem tuples hold ~50 arrays); the
     # tuples' owners are the arguments, the work arrays' owners are kept alive to the end
     BD, G, CR, FR, WP, W = borrowed((BD, G, CR, FR, WP, W))
-    nw = WP[1].shape[0]
-    nlat = 0
-    for j in range(nw):
-        if WP[4][j] == 2:
-            nlat += 1
-    ng = nw + nlat
+    n_rule, npk = _n_values(WP)
+    ng = n_rule + npk
     y_o = y0.copy()
     work = (np.full(nn, atol_s), y_o, np.empty((dop.NS_EXT, nn)), np.empty((dop.NPOW, nn)),
             np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(ng),
@@ -413,8 +454,10 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
         t_old = t
         status, t, rec, nrec, nf = _accept(t_old, t_new, h, y, y, y_new, Fd, F0, K[dop.NS], ga,
                                            gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
-                                           rec, nrec, n, BD, G, CR, FR, WP, W)
+                                           n_rule, rec, nrec, n, BD, G, CR, FR, WP, W)
         nfev += nf
+        if status == PEAK:
+            status = RUNNING  # F0 is dy/dt at the peak: the next step starts there
         if status != RUNNING:
             break
         h = h_next
@@ -454,16 +497,14 @@ def _lone_event(y, n, G, CR, WP, W, kind):
     others."""
     w_kind = WP[4]
     nw = w_kind.shape[0]
-    nlat = 0
     n_act = 0
     for j in range(nw):
-        if w_kind[j] == 2:
-            nlat += 1
-        elif w_kind[j] == 1:
+        if w_kind[j] == W_ACTIVE or w_kind[j] == W_ACTIVE_MEMORY:
             n_act += 1
     if n_act != (1 if kind == 1 else 0):
         return -1
-    g = np.empty(nw + nlat)
+    n_rule, npk = _n_values(WP)
+    g = np.empty(n_rule + npk)
     _event_values(y, g, n, G, CR, WP, W)
     j1 = -1
     for j in range(g.shape[0]):
@@ -715,11 +756,8 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     BD, G, CR, FR, WP, W, jscale = borrowed((BD, G, CR, FR, WP, W, jscale))
     P = (n, BD, G, CR, FR, W)
     t = t0
-    nlat = 0
-    for j in range(WP[1].shape[0]):
-        if WP[4][j] == 2:
-            nlat += 1
-    ng = WP[1].shape[0] + nlat
+    n_rule, npk = _n_values(WP)
+    ng = n_rule + npk
     y_o = y0.copy()
     work = (np.full(nn, atol_s), y_o, np.empty(nn), np.zeros(RADAU_CTL), np.empty(ng),
             np.empty(ng), np.empty(ng))
@@ -754,8 +792,13 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
         t_old = t
         status, t, rec, nrec, nf = _accept(t_old, t_new, h, y_old, y, y_new, Dq, f, f_new, ga,
                                            gb, gtmp, ysamp, ytmp, n_samples, contact_samples,
-                                           rec, nrec, n, BD, G, CR, FR, WP, W)
+                                           n_rule, rec, nrec, n, BD, G, CR, FR, WP, W)
         nfev += nf
+        if status == PEAK:
+            # cut at the peak: a fresh Radau start there (step, Jacobian, controller)
+            nfev += radau_start(y, f, t, t_end, ctl[_RADAU_H], rtol, atol, max_step, jscale,
+                                n_work, ctl, ws, P)
+            status = RUNNING
         if status != RUNNING:
             break
         if t >= t_end:

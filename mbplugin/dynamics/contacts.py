@@ -389,7 +389,7 @@ class EngineContacts:
         """
         s = self.store
         if (quick and self._w_geo is not None and self.watch_margin >= WATCH_ALL
-                and values is not None and np.all(values > 0.0)):
+                and values is not None and np.all(self._rule_values(values) > 0.0)):
             return self._memory_only(y), y
         keys0, lat0, mem0 = s.keys.copy(), s.latched_keys.copy(), s.mem.copy()
         n_old = self.n_ode
@@ -645,6 +645,23 @@ class EngineContacts:
     def _law_ns_mem(self) -> np.ndarray:
         return np.array([law.n_memory for law in self.laws])
 
+    def _peak_watch(self) -> np.ndarray | None:
+        """Which watched active contacts (in watch order) have a law with memory, whose
+        maximum compression is an event (:func:`mbplugin.pipeline.rules.peak_value`); None when
+        no law of the model has memory (no such event at all)."""
+        if self._any_memory is None:
+            self._any_memory = bool(np.any(self._law_ns_mem() > 0))
+        if not self._any_memory or not np.any(self._wmode == 1):
+            return None
+        st = self.store
+        rows = np.searchsorted(st.keys, self._wkeys[self._wmode == 1])
+        pk = self._law_ns_mem()[st.law[rows]] > 0
+        return pk if pk.any() else None
+
+    _any_memory: bool | None = None
+    #: :meth:`_peak_watch` of the pairs watched now (set by :meth:`watch`)
+    _wpeak: np.ndarray | None = None
+
     # -- events --
     def watch(self, t: float, y: np.ndarray, values: bool = True) -> np.ndarray | None:
         """Fix the pairs watched during the next step; returns their event values at ``y``
@@ -682,6 +699,7 @@ class EngineContacts:
             self._w_info_keys = keys
         self._w_geo = self._w_info
         self._w_cand_seq = self._cand_seq
+        self._wpeak = self._peak_watch()
         if self._w_geo is not None:
             self._w_rows = np.searchsorted(s.keys, keys[mode == 1])
             return self._values_fast(y) if values else None
@@ -724,6 +742,9 @@ class EngineContacts:
         mode = np.asarray(self._wmode, dtype=i64)
         w_row = np.full(len(mode), -1, dtype=i64)
         w_row[mode == 1] = self._w_rows
+        if self._wpeak is not None:
+            # active contacts of laws with memory: their maximum compression is watched too
+            mode[np.flatnonzero(mode == 1)[self._wpeak]] = cp.W_ACTIVE_MEMORY
         w_dsep = np.zeros(len(mode))
         w_dsep[mode == 2] = self._wlat_delta
         WP = (np.ascontiguousarray(ptype, dtype=i64), np.ascontiguousarray(sa, dtype=i64),
@@ -768,10 +789,26 @@ class EngineContacts:
         return out
 
     def event_values(self, t: float, y: np.ndarray) -> np.ndarray:
-        """Event values of the watched pairs at state ``y`` (see the module docstring)."""
+        """Event values of the watched pairs at state ``y`` (see the module docstring), then
+        the maximum compression (:func:`mbplugin.pipeline.rules.peak_value`) of each watched
+        active contact of a law with memory."""
         if self._w_geo is not None:
             return self._values_fast(y)
         return self._values(self._watched_batch(y, self._wkeys), y)
+
+    def _rule_values(self, values: np.ndarray) -> np.ndarray:
+        """The contact rules' part of :meth:`event_values` (without the maximum compressions:
+        a value <= 0 there, while the contact unloads, needs no commit)."""
+        if self._wpeak is None:
+            return values
+        return values[: len(values) - int(np.count_nonzero(self._wpeak))]
+
+    def _peak_values(self, ddelta_active: np.ndarray) -> list[np.ndarray]:
+        """[the maximum-compression event values] of the watched active contacts (their
+        ddelta, m/s, in watch order), or [] when none has a law with memory."""
+        if self._wpeak is None:
+            return []
+        return [rules.peak_value(ddelta_active[self._wpeak], V_SCALE)]
 
     def _values_fast(self, y: np.ndarray) -> np.ndarray:
         assert self._w_geo is not None
@@ -795,7 +832,7 @@ class EngineContacts:
         out[lat] = rules.latch_release_value(delta[lat], X_SCALE)
         re = rules.latch_renew_value_batch(delta[lat], ddelta[lat], self._wlat_delta, X_SCALE,
                                            V_SCALE)
-        return np.concatenate([out, re])
+        return np.concatenate([out, re, *self._peak_values(ddelta[act])])
 
     def _values(self, batch: ContactBatch, y: np.ndarray) -> np.ndarray:
         keys, mode = self._wkeys, self._wmode
@@ -838,7 +875,7 @@ class EngineContacts:
                                           V_SCALE),
             1.0,
         )
-        return np.concatenate([out, re])
+        return np.concatenate([out, re, *self._peak_values(ddelta[act])])
 
     # -- diagnostics --
     def stored_energy(self, y: np.ndarray) -> float:

@@ -16,7 +16,8 @@ Adaptive (``adaptive``)
     stepped one accepted step at a time. After each step the contact event functions are sampled
     on the step's dense output; the first sign change is located with Illinois' regula falsi to
     within a few ulps of time, the step is cut there, the contact store books the event (onset
-    with the exact impact speed, separation by Eq. 17 of Milehins & Marghitu 2026) and the
+    with the exact impact speed, separation by Eq. 17 of Milehins & Marghitu 2026, the maximum
+    compression of a contact whose law has memory, where the memory is updated) and the
     solver restarts. Between events the right-hand side is smooth, so the solver takes small
     steps only while a contact is stiff (Azad & Featherstone 2014, Sect. II-C). ``Radau`` (an
     implicit, L-stable Runge-Kutta method of order 5; Hairer & Wanner 1996, Sect. IV.8) is the

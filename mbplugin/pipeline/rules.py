@@ -24,6 +24,9 @@ the bodies approach (m/s), a positive force repels (N).
   deeper than at separation while approaching (``d > d_sep`` and ``v > 0``:
   :func:`latch_renew_value`, which then fires a new onset). :func:`latch_holds` combines both,
   :func:`latch_value` is the one event function of both (the contact-space sub-stepper's).
+* **Maximum compression** of an active contact whose law has memory (``Law.n_memory > 0``):
+  the approach speed turns from > 0 to <= 0 (:func:`peak_value`); every driver updates the
+  law's memory at that located instant (docs/architecture.md, "When the memory is updated").
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ __all__ = [
     "ended_batch",
     "latch_holds", "latch_holds_batch", "latch_release_value", "latch_renew_value",
     "latch_value", "latch_value_batch",
-    "onset_speed", "onset_speed_batch", "onset_value", "renews", "starts", "starts_batch",
+    "onset_speed", "onset_speed_batch", "onset_value", "peak_value", "renews", "starts",
+    "starts_batch",
 ]
 
 
@@ -88,6 +92,14 @@ def end_value(mode, d, v, f_raw, xs, fs, vs):
 def ended(mode, d, v, f_raw):
     """True when an active contact has ended at (d, v) with raw force ``f_raw``."""
     return end_value(mode, d, v, f_raw, 1.0, 1.0, 1.0) <= 0.0
+
+
+@njit
+def peak_value(v, vs):
+    """Event function of an active contact of a law with memory: > 0 while the bodies approach
+    (ddelta ``v`` > 0, m/s), <= 0 from the maximum compression on (``vs``: the speed scale,
+    m/s). Works on scalars and arrays."""
+    return v / vs
 
 
 @njit

@@ -64,6 +64,7 @@ from mbplugin.pipeline.rules import (
     end_value,
     latch_value,
     onset_value,
+    peak_value,
 )
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.pipeline.stiffness import law_slopes
@@ -262,7 +263,7 @@ def _watch_raw(y, k, gf, gi, i, kind):
             # the apex of a latched pair's rebound (it stops receding): the gap may have
             # opened and closed again inside one step, unseen by the latch value at its ends
             return -dd / V_SCALE, np.nan
-        return dd / V_SCALE, np.nan
+        return peak_value(dd, V_SCALE), np.nan
     raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
     return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE), raw
 
