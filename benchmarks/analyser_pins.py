@@ -14,6 +14,12 @@ moved (issue 21: "bitwise or <= 1e-12 identical"). Cases:
     python benchmarks/analyser_pins.py --record /tmp/analyser_before.npz   # on the old tree
     python benchmarks/analyser_pins.py --check /tmp/analyser_before.npz    # on the new tree
 
+``--time N``: the CPU time (``time.process_time``, the minimum of N runs after one warm-up run)
+of the ``impact`` cases and of ``ImpactBatch`` over ``bench_impact.py --quick``'s 2000 mixed
+impacts, for a before/after comparison (run the two trees alternately)::
+
+    python benchmarks/analyser_pins.py --time 5
+
 ``--check`` prints, per quantity, the largest relative difference |new - old| / |old| (an
 absolute difference where old is 0) over all cases, and exits 1 when one exceeds ``--tol``
 (default 1e-12) or a case's status (failed / captured / error text) changed.
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -131,16 +138,50 @@ def check(ref: dict[str, np.ndarray], new: dict[str, np.ndarray], tol: float) ->
     return 1 if bad else 0
 
 
+def timings(repeat: int) -> dict[str, float]:
+    import time
+
+    from mbplugin.impact import ImpactBatch
+    from mbplugin.laws import make_law
+
+    spec = importlib.util.spec_from_file_location("_pins_bench_impact", HERE / "bench_impact.py")
+    bi = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bi)
+    cases = bi._cases(2000, 1)
+
+    def batch() -> None:
+        b = ImpactBatch()
+        for name, cr, v0 in cases:
+            b.add(make_law(name, k=bi.K, n=bi.N_EXP, cr=cr), bi.M0, v0)
+        b.run()
+
+    out = {}
+    for name, fn in (("impact", run_impacts), ("batch", batch)):
+        fn()
+        best = math.inf
+        for _ in range(repeat):
+            c0 = time.process_time()
+            fn()
+            best = min(best, time.process_time() - c0)
+        out[name] = best
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--record", metavar="FILE")
     g.add_argument("--check", metavar="FILE")
+    g.add_argument("--time", type=int, metavar="N")
     ap.add_argument("--tol", type=float, default=1e-12)
     args = ap.parse_args()
     import mbplugin
 
     print("mbplugin from", Path(mbplugin.__file__).parent)
+    if args.time:
+        t = timings(args.time)
+        print(f"CPU s: impact cases {t['impact']:.4f}  ImpactBatch 2000 {t['batch']:.4f}")
+        return 0
     res = run()
     if args.record:
         np.savez(args.record, **res)
