@@ -350,4 +350,4 @@ def test_one_integrator_core_and_one_root_finder():
     # ... and the DOP853 step loop where it is
     dop_src = ast.parse((ROOT / "pipeline" / "dop853.py").read_text())
     assert any(_dop853_loop(f) for f in ast.walk(dop_src)
-               if isinstance(f, ast.FunctionDef) and f.name == "_step")
+               if isinstance(f, ast.FunctionDef) and f.name == "step_loop")

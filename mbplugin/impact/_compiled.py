@@ -361,14 +361,14 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             break
         # ---- one accepted step and its dense output (pipeline.dop853) ------------------------
         P = (kid, mode, c, n_ode, mem, m, press)
-        ok, t_new, h, h_next, nf = dop.dop853_step_as_is(y, F0, t, t_max, h, rtol, atol,
-                                                         max_step, K, ytmp, kbuf, y_new, P)
+        ok, t_new, h, h_next, nf = dop.step_loop(y, F0, t, t_max, h, rtol, atol, max_step, K,
+                                                 ytmp, kbuf, y_new, P, True)
         nfev += nf
         if not ok:
             status = 2
             break
         steps += 1
-        nfev += dop.dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
+        nfev += dop.dense_stages(y, y_new, h, K, Fd, ytmp, kbuf, P)
         # ---- samples: events and peak force ------------------------------------------------
         event = -1
         x_event = 1.0
