@@ -287,11 +287,9 @@ ONE_PLACE = {
 #: Root finders by name: only in pipeline/events.py.
 ROOT_FINDER_WORDS = ("illinois", "brent", "regula", "falsi", "strict_side")
 #: DOP853 step loops (a function evaluating the stages, ``stage_input``, or the step's error,
-#: ``error_norm``): the shared step's module (the engine and the hosts' sub-stepper step with
-#: ``pipeline.dop853.dop853_step``) and the impact analyser's own (its step is h itself, not
-#: (t + h) - t; through the shared loop with that convention as a flag its results are bit for
-#: bit the same but ImpactBatch is 3-8 % slower: not landed, docs/architecture.md).
-DOP853_LOOPS_OK = ("pipeline/dop853.py", "impact/_compiled.py")
+#: ``error_norm``): only the shared step's module (the engine, the hosts' sub-stepper and the
+#: impact analyser all step with ``pipeline.dop853.dop853_step``).
+DOP853_LOOPS_OK = ("pipeline/dop853.py",)
 DOP853_LOOP_WORDS = ("stage_input", "error_norm")
 #: Illinois iterations that are not event location (the implicit step's line search on the
 #: slope of its merit function, NumPy reference and compiled kernel): left as they are.
@@ -322,7 +320,7 @@ def test_one_integrator_core_and_one_root_finder():
     """Counted in the code: the Radau IIA core, the DOP853 step, the initial step and the event
     root finder are each defined once, in mbplugin.pipeline; no other module defines a root
     finder by name or holds an Illinois iteration (except the implicit line search); the DOP853
-    step loop is pipeline.dop853's (and the impact analyser's own)."""
+    step loop is pipeline.dop853's (the impact analyser's own is gone)."""
     owner = {name: path for path, names in ONE_PLACE.items() for name in names}
     bad, seen = [], set()
     for path in sorted(ROOT.rglob("*.py")):
@@ -352,4 +350,4 @@ def test_one_integrator_core_and_one_root_finder():
     # ... and the DOP853 step loop where it is
     dop_src = ast.parse((ROOT / "pipeline" / "dop853.py").read_text())
     assert any(_dop853_loop(f) for f in ast.walk(dop_src)
-               if isinstance(f, ast.FunctionDef) and f.name == "dop853_step")
+               if isinstance(f, ast.FunctionDef) and f.name == "step_loop")
