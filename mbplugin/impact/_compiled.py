@@ -74,10 +74,12 @@ _K_Y = 29
 @njit_inline
 def _stup(y, n_ode, mem):
     """State tuple for the kernels: ODE states from y[4:], then the memory tuple."""
-    s0 = y[4] if n_ode > 0 else 0.0
-    s1 = y[5] if n_ode > 1 else 0.0
-    s2 = y[6] if n_ode > 2 else 0.0
-    s3 = y[7] if n_ode > 3 else 0.0
+    # selections, not branches (no phi nodes: the right-hand side is inlined as an overload)
+    last = y.shape[0] - 1
+    s0 = (0.0, y[min(4, last)])[int(n_ode > 0)]
+    s1 = (0.0, y[min(5, last)])[int(n_ode > 1)]
+    s2 = (0.0, y[min(6, last)])[int(n_ode > 2)]
+    s3 = (0.0, y[min(7, last)])[int(n_ode > 3)]
     return (s0, s1, s2, s3, mem[0], mem[1], mem[2], mem[3])
 
 
@@ -112,7 +114,7 @@ def _is_analyser_problem(P) -> bool:
             and isinstance(P[4], numba.types.BaseTuple))
 
 
-register_problem(_is_analyser_problem, _analyser_rhs)
+register_problem(_is_analyser_problem, _analyser_rhs, inline=True)
 
 
 @njit_inline
