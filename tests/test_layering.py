@@ -286,9 +286,11 @@ ONE_PLACE = {
 }
 #: Root finders by name: only in pipeline/events.py.
 ROOT_FINDER_WORDS = ("illinois", "brent", "regula", "falsi", "strict_side")
-#: DOP853 step loops (a function evaluating the stages, ``stage_input``): the shared step and
-#: the impact analyser's own (its step is h itself, not (t + h) - t; docs/architecture.md).
-DOP853_LOOPS_OK = ("pipeline/dop853.py", "impact/_compiled.py")
+#: DOP853 step loops (a function evaluating the stages, ``stage_input``, or the step's error,
+#: ``error_norm``): only the shared step's module (the engine, the hosts' sub-stepper and the
+#: impact analyser all step with ``pipeline.dop853.dop853_step``).
+DOP853_LOOPS_OK = ("pipeline/dop853.py",)
+DOP853_LOOP_WORDS = ("stage_input", "error_norm")
 #: Illinois iterations that are not event location (the implicit step's line search on the
 #: slope of its merit function, NumPy reference and compiled kernel): left as they are.
 ILLINOIS_ELSEWHERE_OK = ("pipeline/implicit.py", "pipeline/implicit_kernel.py")
@@ -307,11 +309,18 @@ def _illinois_halving(fn: ast.AST) -> bool:
     return False
 
 
+def _dop853_loop(fn: ast.AST) -> bool:
+    """Whether a function evaluates DOP853 stages or a step's error (a DOP853 step loop)."""
+    return any((isinstance(n, ast.Attribute) and n.attr in DOP853_LOOP_WORDS)
+               or (isinstance(n, ast.Name) and n.id in DOP853_LOOP_WORDS)
+               for n in ast.walk(fn) if isinstance(n, ast.Call) for n in (n.func,))
+
+
 def test_one_integrator_core_and_one_root_finder():
     """Counted in the code: the Radau IIA core, the DOP853 step, the initial step and the event
     root finder are each defined once, in mbplugin.pipeline; no other module defines a root
     finder by name or holds an Illinois iteration (except the implicit line search); the DOP853
-    step loop is pipeline.dop853's (and the impact analyser's own)."""
+    step loop is pipeline.dop853's (the impact analyser's own is gone)."""
     owner = {name: path for path, names in ONE_PLACE.items() for name in names}
     bad, seen = [], set()
     for path in sorted(ROOT.rglob("*.py")):
@@ -330,9 +339,7 @@ def test_one_integrator_core_and_one_root_finder():
             if (rel not in ("pipeline/events.py", *ILLINOIS_ELSEWHERE_OK)
                     and _illinois_halving(fn)):
                 bad.append(f"{rel}:{fn.lineno} {fn.name} holds an Illinois iteration")
-            if rel not in DOP853_LOOPS_OK and any(
-                    isinstance(n, ast.Attribute) and n.attr == "stage_input"
-                    for n in ast.walk(fn)):
+            if rel not in DOP853_LOOPS_OK and _dop853_loop(fn):
                 bad.append(f"{rel}:{fn.lineno} {fn.name} holds a DOP853 step loop")
     assert not bad, "copies of the integrators' or events' pieces:\n" + "\n".join(bad)
     assert seen == set(owner), f"not found where they belong: {set(owner) - seen}"
@@ -340,3 +347,7 @@ def test_one_integrator_core_and_one_root_finder():
     events_src = ast.parse((ROOT / "pipeline" / "events.py").read_text())
     assert any(_illinois_halving(f) for f in ast.walk(events_src)
                if isinstance(f, ast.FunctionDef) and f.name == "illinois_update")
+    # ... and the DOP853 step loop where it is
+    dop_src = ast.parse((ROOT / "pipeline" / "dop853.py").read_text())
+    assert any(_dop853_loop(f) for f in ast.walk(dop_src)
+               if isinstance(f, ast.FunctionDef) and f.name == "step_loop")

@@ -26,8 +26,6 @@ The peak force is located by a golden-section search on the dense output.
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
@@ -36,6 +34,7 @@ from mbplugin.laws import kernels
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import rules
 from mbplugin.pipeline.events import brent, register_events
+from mbplugin.pipeline.ivp import register_problem
 
 _NS = dop.NS
 _NS_EXT = dop.NS_EXT
@@ -75,28 +74,47 @@ _K_Y = 29
 @njit_inline
 def _stup(y, n_ode, mem):
     """State tuple for the kernels: ODE states from y[4:], then the memory tuple."""
-    s0 = y[4] if n_ode > 0 else 0.0
-    s1 = y[5] if n_ode > 1 else 0.0
-    s2 = y[6] if n_ode > 2 else 0.0
-    s3 = y[7] if n_ode > 3 else 0.0
+    # selections, not branches (no phi nodes: the right-hand side is inlined as an overload)
+    last = y.shape[0] - 1
+    s0 = (0.0, y[min(4, last)])[int(n_ode > 0)]
+    s1 = (0.0, y[min(5, last)])[int(n_ode > 1)]
+    s2 = (0.0, y[min(6, last)])[int(n_ode > 2)]
+    s3 = (0.0, y[min(7, last)])[int(n_ode > 3)]
     return (s0, s1, s2, s3, mem[0], mem[1], mem[2], mem[3])
 
 
 @njit_inline
-def _rhs(kid, mode, c, n_ode, mem, m, press, y, out, row):
-    """Right-hand side at state ``y``, written into ``out[row]``."""
+def _rhs(kid, mode, c, n_ode, mem, m, press, y, out):
+    """Right-hand side dy/dt at state ``y``, written into ``out``."""
     d = y[0]
     v = y[1]
     st = _stup(y, n_ode, mem)
     f = rules.applied(mode, kernels.force(kid, d, v, c, st))
-    out[row, 0] = v
-    out[row, 1] = (press - f) / m
-    out[row, 2] = f
-    out[row, 3] = f * v
+    out[0] = v
+    out[1] = (press - f) / m
+    out[2] = f
+    out[3] = f * v
     if n_ode > 0:
         r = kernels.rate(kid, d, v, c, st)
         for j in range(n_ode):
-            out[row, 4 + j] = r[j]
+            out[4 + j] = r[j]
+
+
+@njit
+def _analyser_rhs(y, out, P):
+    """The analyser's state as a problem of :mod:`mbplugin.pipeline.ivp`:
+    P = (kid, mode, c, n_ode, mem, m, press)."""
+    kid, mode, c, n_ode, mem, m, press = P
+    _rhs(kid, mode, c, n_ode, mem, m, press, y, out)
+
+
+def _is_analyser_problem(P) -> bool:
+    return (isinstance(P, numba.types.BaseTuple) and len(P) == 7
+            and isinstance(P[2], numba.types.BaseTuple)
+            and isinstance(P[4], numba.types.BaseTuple))
+
+
+register_problem(_is_analyser_problem, _analyser_rhs, inline=True)
 
 
 @njit_inline
@@ -245,11 +263,12 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
 
     K = np.empty((_NS_EXT, n))
     Fd = np.empty((_NPOW, n))
-    F0 = np.empty((1, n))
+    F0 = np.empty(n)
+    kbuf = np.empty(n)
     y_new = np.empty(n)
     ytmp = np.empty(n)
     ysamp = np.empty(n)
-    _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+    _rhs(kid, mode, c, n_ode, mem, m, press, y, F0)
     nfev = 1
     steps = 0
     t = 0.0
@@ -329,7 +348,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             o += 4 * n
         # dy/dt at the state reached (the same bits as the value the paused call held; its
         # evaluation was counted then)
-        _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+        _rhs(kid, mode, c, n_ode, mem, m, press, y, F0)
     elif record:
         rec, nrec = _record(rec, nrec, t, y, _force_at(kid, mode, c, n_ode, mem, y, True), n_ode)
     nsamp = N_SAMPLES_RECORD if record else N_SAMPLES
@@ -342,43 +361,16 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         if steps >= step_limit:
             status = PAUSED
             break
-        if h > max_step:
-            h = max_step
-        if t + h > t_max:
-            h = t_max - t
-        rejected = False
-        # ---- one accepted step ---------------------------------------------------------------
-        while True:
-            if h < 10.0 * max(abs(t) * 2.220446049250313e-16, 5e-324):
-                status = 2
-                break
-            for i in range(n):
-                K[0, i] = F0[0, i]
-            for st in range(1, _NS):
-                dop.stage_input(K, st, y, h, ytmp)
-                _rhs(kid, mode, c, n_ode, mem, m, press, ytmp, K, st)
-            dop.solution(K, y, h, y_new)
-            _rhs(kid, mode, c, n_ode, mem, m, press, y_new, K, _NS)
-            nfev += _NS
-            err = dop.error_norm(K, h, y, y_new, rtol, atol)  # NaN: the new state is not finite
-            if not math.isfinite(err):
-                h *= 0.25
-                rejected = True
-                continue
-            if err < 1.0:
-                h_next = h * dop.accepted_factor(err, rejected)
-                break
-            h *= dop.rejected_factor(err)
-            rejected = True
-        if status == 2:
+        # ---- one accepted step and its dense output (pipeline.dop853) ------------------------
+        P = (kid, mode, c, n_ode, mem, m, press)
+        ok, t_new, h, h_next, nf = dop.step_loop(y, F0, t, t_max, h, rtol, atol, max_step, K,
+                                                 ytmp, kbuf, y_new, P, True)
+        nfev += nf
+        if not ok:
+            status = 2
             break
         steps += 1
-        # ---- dense output ------------------------------------------------------------------------
-        for st in range(_NS + 1, _NS_EXT):
-            dop.extra_stage_input(K, st, y, h, ytmp)
-            _rhs(kid, mode, c, n_ode, mem, m, press, ytmp, K, st)
-        nfev += _NS_EXT - _NS - 1
-        dop.dense_coefficients(K, h, y, y_new, Fd)
+        nfev += dop.dense_stages(y, y_new, h, K, Fd, ytmp, kbuf, P)
         # ---- samples: events and peak force ------------------------------------------------
         event = -1
         x_event = 1.0
@@ -456,14 +448,14 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             for p in range(_NPOW):
                 pv_F[p, i] = Fd[p, i]
         if event < 0:
-            t = t + h
+            t = t_new
             for i in range(n):
                 y[i] = y_new[i]
-                F0[0, i] = K[_NS, i]
+                F0[i] = K[_NS, i]
             mem2 = kernels.update(kid, y[0], y[1], c, _stup(y, n_ode, mem))
             if mem2 != mem:
                 mem = mem2
-                _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+                _rhs(kid, mode, c, n_ode, mem, m, press, y, F0)
                 nfev += 1
             h = h_next
             continue
@@ -494,7 +486,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         # keep the event's ddelta <= 0 so that it is not detected twice
         if y[1] > 0.0:
             y[1] = 0.0
-        _rhs(kid, mode, c, n_ode, mem, m, press, y, F0, 0)
+        _rhs(kid, mode, c, n_ode, mem, m, press, y, F0)
         nfev += 1
         h = 0.5 * h_next
 

@@ -156,31 +156,34 @@ def dense_at(tt, t_old, h, y_old, Fd, out):
         out[i] = y_old[i] + x * (Fd[0, i] + x * (Fd[1, i] + x * Fd[2, i]))
 
 
-@njit
-def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
-    """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
-    step ``h`` to try, for the problem ``P`` (:func:`mbplugin.pipeline.ivp.register_problem`):
-    SciPy's ``DOP853`` step-size control (Hairer, Norsett & Wanner, Sect. II.10). The one
-    DOP853 step loop of the engine's segments (:func:`mbplugin.dynamics.compiled.segment`) and
-    the hosts' sub-stepper (:mod:`mbplugin.pipeline.substep_compiled`). (In session 4 the engine
-    kept its own loop around its right-hand side because this dispatch ran its steel drop
-    11-15 % slower; with the callee/entry dispatcher of :mod:`mbplugin._dispatcher` the engine
-    through this function is as fast as its own loop was, ``benchmarks/bench_dropball.py``.)
-    The impact analyser keeps its own loop over the pieces above (its step is h itself, not
-    (t + h) - t, and its minimum step is 10 |t| eps).
+@njit_inline
+def step_loop(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P, h_as_is):
+    """The DOP853 step loop: tries steps from (t, y) until one is accepted; arguments and
+    returns of :func:`dop853_step`, which is this with ``h_as_is`` False (SciPy's convention).
 
-    Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below SciPy's minimum
-    step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
-    f(y_new), ``h`` the step taken and ``h_next`` the next one to try. ``ytmp``, ``kbuf``:
-    work arrays (nn,). The caller moves (t, y, f) on (:func:`dop853_dense` for the dense
-    output)."""
+    ``h_as_is`` True is the impact analyser's convention (:func:`mbplugin.impact._compiled.
+    impact_core`, which inlines this loop): the step taken is ``h`` itself (``h`` first clipped
+    to ``t_end - t``; t_new = t + h, which may differ from ``t_end`` by rounding) and the
+    minimum step is 10 |t| eps (a smaller ``h`` fails, it is not raised to it). SciPy's
+    convention would move the analyser's results by up to ~1e-7 relative (contact durations,
+    ``benchmarks/analyser_pins.py``) where issue 21 pins them to 1e-12.
+
+    Inlined into the caller (numba IR): the analyser's right-hand side is cheap and its call
+    boundary costs it a few per cent."""
     nn = y.shape[0]
     nfev = 0
-    min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
-    if h > max_step:
-        h = max_step
-    elif h < min_step:
-        h = min_step
+    if h_as_is:
+        min_step = 10.0 * max(abs(t) * 2.220446049250313e-16, 5e-324)
+        if h > max_step:
+            h = max_step
+        if t + h > t_end:
+            h = t_end - t
+    else:
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h > max_step:
+            h = max_step
+        elif h < min_step:
+            h = min_step
     rejected = False
     h_next = h
     t_new = t
@@ -188,20 +191,19 @@ def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P
         if h < min_step:
             return False, t, h, h_next, nfev
         t_new = t + h
-        if t_new > t_end:
-            t_new = t_end
-        hh = t_new - t
+        if h_as_is:
+            hh = h
+        else:
+            if t_new > t_end:
+                t_new = t_end
+            hh = t_new - t
         for i in range(nn):
             K[0, i] = f[i]
         for st in range(1, NS):
             stage_input(K, st, y, hh, ytmp)
-            problem_rhs(ytmp, kbuf, P)
-            for i in range(nn):
-                K[st, i] = kbuf[i]
+            problem_rhs(ytmp, K[st], P)
         solution(K, y, hh, y_new)
-        problem_rhs(y_new, kbuf, P)
-        for i in range(nn):
-            K[NS, i] = kbuf[i]
+        problem_rhs(y_new, K[NS], P)
         nfev += NS
         err = error_norm(K, hh, y, y_new, rtol, atol)
         if not math.isfinite(err):
@@ -216,15 +218,44 @@ def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P
 
 
 @njit
+def dop853_step(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P):
+    """One accepted step of Dormand-Prince 8(5,3) from (t, y) with ``f`` = dy/dt there and the
+    step ``h`` to try, for the problem ``P`` (:func:`mbplugin.pipeline.ivp.register_problem`):
+    SciPy's ``DOP853`` step-size control (Hairer, Norsett & Wanner, Sect. II.10). The one
+    DOP853 step loop (:func:`step_loop`) of the engine's segments
+    (:func:`mbplugin.dynamics.compiled.segment`), the hosts' sub-stepper
+    (:mod:`mbplugin.pipeline.substep_compiled`) and the impact analyser
+    (:func:`mbplugin.impact._compiled.impact_core`, which inlines :func:`step_loop` with its
+    own step convention). (In session 4 the engine
+    kept its own loop around its right-hand side because this dispatch ran its steel drop
+    11-15 % slower; with the callee/entry dispatcher of :mod:`mbplugin._dispatcher` the engine
+    through this function is as fast as its own loop was, ``benchmarks/bench_dropball.py``.)
+
+    As SciPy: the step taken is (t + h) - t (the new time clipped to ``t_end``) and the minimum
+    step 10 ulp(t) (a smaller ``h`` is raised to it).
+
+    Returns (ok, t_new, h, h_next, nfev): ``ok`` False when the step fell below the minimum
+    step; else the new state in ``y_new``, the stages in ``K`` (NS_EXT, nn) with K[NS] =
+    f(y_new), ``h`` the step taken and ``h_next`` the next one to try. ``ytmp``: a work
+    array (nn,); ``kbuf`` (nn,) is not used (the stages are evaluated into K's rows; kept for
+    the callers). The caller moves (t, y, f) on (:func:`dop853_dense` for the dense
+    output)."""
+    return step_loop(y, f, t, t_end, h, rtol, atol, max_step, K, ytmp, kbuf, y_new, P, False)
+
+
+@njit_inline
+def dense_stages(y, y_new, h, K, Fd, ytmp, kbuf, P):
+    """The body of :func:`dop853_dense` (inlined into the caller: the analyser uses it so)."""
+    for st in range(NS + 1, NS_EXT):
+        extra_stage_input(K, st, y, h, ytmp)
+        problem_rhs(ytmp, K[st], P)
+    dense_coefficients(K, h, y, y_new, Fd)
+    return NS_EXT - NS - 1
+
+
+@njit
 def dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P):
     """The dense output ``Fd`` (NPOW, nn) of an accepted :func:`dop853_step` of length ``h``
     from ``y`` to ``y_new`` (its extra stages into ``K``); evaluate it with :func:`dense_at`.
     Returns the number of right-hand side evaluations."""
-    nn = y.shape[0]
-    for st in range(NS + 1, NS_EXT):
-        extra_stage_input(K, st, y, h, ytmp)
-        problem_rhs(ytmp, kbuf, P)
-        for i in range(nn):
-            K[st, i] = kbuf[i]
-    dense_coefficients(K, h, y, y_new, Fd)
-    return NS_EXT - NS - 1
+    return dense_stages(y, y_new, h, K, Fd, ytmp, kbuf, P)
