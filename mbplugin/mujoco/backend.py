@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from mbplugin.contact.kernels import decode_keys
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
+from mbplugin.mujoco import kernels as _k
 from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, geom
 
@@ -198,10 +198,7 @@ class MujocoContacts:
         info, batch, force = loop.step(host, bodies, float(d.time), dt, g)
         forced = np.zeros(len(self.rows), dtype=bool)
         if force is not None:
-            host.apply(batch, force)
-            nz = np.any(force != 0, axis=1)
-            forced[batch.a[nz]] = True
-            forced[batch.b[nz]] = True
+            host.apply(batch, force, forced)  # forced: the rows of non-zero forces
             host.settle_warmstart(np.flatnonzero(forced & (self.kind != STATIC)))
         host.step()  # mj_step2, the user's xfrc_applied back
         loop.after(host, dt)  # the implicit step: solved from MuJoCo's end state
@@ -222,13 +219,13 @@ class MujocoContacts:
     def _info(self, info: StepInfo) -> MujocoStepInfo:
         k = info.contacts
         sides = info.sides
-        geoms = np.zeros((k, 2), dtype=np.int64)
         if k:
-            sa, sb, _ = decode_keys(info.keys, self.loop.model.n_shapes)
-            geoms = np.stack([self.geoms[sa], self.geoms[sb]], axis=1)
+            geoms, bodies = _k.contact_ids(info.keys, self.loop.model.n_shapes, self.geoms,
+                                           self.rows, sides)
+        else:
+            geoms, bodies = np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64)
         return MujocoStepInfo(k, info.stats, info.normal_force, info.keys, sides, info.delta,
-                              info.slip, self.rows[sides] if k else np.zeros((0, 2), np.int64),
-                              geoms)
+                              info.slip, bodies, geoms)
 
     def gravity(self) -> np.ndarray:
         """MuJoCo's gravity (m/s^2; zero when disabled)."""

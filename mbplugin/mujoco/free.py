@@ -1,8 +1,9 @@
 """The free rows of a :class:`~mbplugin.mujoco.MujocoContacts` (bodies whose only joint is a
 free joint; one responsibility of the host adapter :class:`~mbplugin.mujoco.host.MujocoHost`):
-their poses read from ``qpos``, their free acceleration from ``qacc_smooth``, and the writes
-to their free joints: the implicit step's response, the position correction and the exact
-free flight (:mod:`mbplugin.hosts.flight`).
+their poses read from ``qpos`` (their free acceleration from ``qacc_smooth`` is
+:func:`mbplugin.mujoco.kernels.free_point_acceleration`'s), and the writes to their free joints:
+the implicit step's response, the position correction and the exact free flight
+(:mod:`mbplugin.hosts.flight`).
 
 A free joint's ``qpos`` holds the body frame's origin and orientation, its ``qvel`` the
 origin's velocity and the local angular velocity; a row's reference point is the body's
@@ -24,8 +25,10 @@ from mbplugin.contact.rotation import (
     rotate,
     rotate_transpose,
 )
+from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import cross_rows
 from mbplugin.hosts.flight import ballistic, flight_offset
+from mbplugin.mujoco import kernels as _k
 
 _XYZ = np.arange(3)
 _QUAT = np.arange(3, 7)
@@ -45,6 +48,7 @@ class MujocoFreeRows:
         self._iquat_unit = bool(np.all(iquat[free] == np.array([1.0, 0.0, 0.0, 0.0])))
         # centres of mass at the body frames' origins (spheres): no lever arm
         self._ipos_zero = not np.any(ipos[free])
+        self.fbody = np.asarray(body[free], dtype=np.int64)  # the free rows' MuJoCo bodies
         jnt = m.body_jntadr[body[free]]
         self.qadr = np.asarray(m.jnt_qposadr[jnt], dtype=np.int64)
         self.vadr = np.asarray(m.jnt_dofadr[jnt], dtype=np.int64)
@@ -58,27 +62,12 @@ class MujocoFreeRows:
         the body frame's origin and orientation), the others as in ``bodies`` (their contacts
         are not corrected). Velocities as in ``bodies`` (unused: the correction reads overlaps)."""
         pos, quat = bodies.pos.copy(), bodies.quat.copy()
-        f = self.free
-        if len(f):
-            qp = self.d.qpos
-            origin = qp[self._q3]
-            q = quat_normalize(qp[self._q4])
-            pos[f] = origin if self._ipos_zero else origin + rotate(quat_to_matrix(q),
-                                                                     self.ipos[f])
-            quat[f] = q if self._iquat_unit else quat_multiply(q, self.iquat[f])
+        if len(self.free) and not _k.free_end_poses(
+                self.d.qpos, self._q3, self._q4, self.free, self.ipos, self.iquat,
+                self._ipos_zero, self._iquat_unit, pos, quat):
+            raise ParameterError("orientation quaternion must be finite and non-zero")
         return BodyState(pos, quat, bodies.vel, bodies.omega, bodies.mass, bodies.inv_inertia,
                          bodies.fixed)
-
-    def acceleration(self, acc: np.ndarray, alpha: np.ndarray, origin: np.ndarray) -> None:
-        """The free rows' frame-origin acceleration, world angular acceleration and origins
-        (m/s^2, rad/s^2, m) from MuJoCo's ``qacc_smooth`` (computed by the caller), written
-        into the rows of ``acc``, ``alpha``, ``origin`` (N + 1, 3)."""
-        d, f = self.d, self.free
-        qa = d.qacc_smooth
-        acc[f] = qa[self._v3]
-        rot = d.xmat[self.body[f]].reshape(-1, 3, 3)
-        alpha[f] = rotate(rot, qa[self._w3])
-        origin[f] = d.xpos[self.body[f]]
 
     def respond(self, rows: np.ndarray, dv: np.ndarray, dw: np.ndarray,
                 qadr: list[np.ndarray]) -> float:
@@ -109,15 +98,11 @@ class MujocoFreeRows:
         f = self.free
         if not len(f):
             return f
-        turn = (dth[f, 0] != 0) | (dth[f, 1] != 0) | (dth[f, 2] != 0)
-        shift = (dx[f, 0] != 0) | (dx[f, 1] != 0) | (dx[f, 2] != 0)
         d = self.d
-        only = np.flatnonzero(shift & ~turn)
-        if len(only):  # a translation moves the frame's origin with the centre of mass
-            d.qpos[self._q3[only]] += dx[f[only]]
-        moved = np.flatnonzero(turn)
-        if not len(moved):
+        only, turned = _k.shift_free(d.qpos, self._q3, f, dx, dth)  # translations only
+        if not turned:
             return f[only]
+        moved = np.flatnonzero((dth[f, 0] != 0) | (dth[f, 1] != 0) | (dth[f, 2] != 0))
         rows = f[moved]
         q3, q4, v3, w3 = self._q3[moved], self._q4[moved], self._v3[moved], self._w3[moved]
         q0 = quat_normalize(d.qpos[q4])

@@ -39,11 +39,9 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch
-from mbplugin.contact.kernels import decode_keys
-from mbplugin.contact.rotation import quat_multiply
 from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, RowShape
-from mbplugin.hosts.arrays import cross_rows
 from mbplugin.hosts.protocol import point_velocity
+from mbplugin.mujoco import kernels as _k
 from mbplugin.mujoco.free import MujocoFreeRows
 from mbplugin.mujoco.geometry import row_shapes
 from mbplugin.mujoco.native import NativeFilter
@@ -91,6 +89,7 @@ class MujocoHost:
         self.iquat = np.array(m.body_iquat[self.body], dtype=float)
         self.ipos = np.array(m.body_ipos[self.body], dtype=float)
         self._iquat_unit = bool(np.all(self.iquat == np.array([1.0, 0.0, 0.0, 0.0])))
+        self._static = np.asarray(kind == STATIC)
         self.free = np.flatnonzero(kind == FREE)
         #: the free rows' joints (poses, free acceleration, response, correction, flight)
         self.free_rows = MujocoFreeRows(m, d, self.body, self.free, self.ipos, self.iquat)
@@ -139,16 +138,9 @@ class MujocoHost:
 
     def state(self, d: Any) -> tuple[np.ndarray, ...]:
         """The rows' centre-of-mass poses and velocities (pos, quat, vel, omega) in ``d``
-        (its kinematics and ``cvel`` current)."""
-        b = self.body
-        pos = d.xipos[b]  # a copy (fancy index)
-        # the inertial frame's orientation; principal axes along the body frame's (spheres,
-        # boxes, ...): the body's own (the product with [1, 0, 0, 0], one call less)
-        quat = d.xquat[b] if self._iquat_unit else quat_multiply(d.xquat[b], self.iquat)
-        cvel = d.cvel[b]
-        om = np.ascontiguousarray(cvel[:, :3])
-        vel = cvel[:, 3:] + cross_rows(om, pos - d.subtree_com[self.root])
-        return pos, quat, vel, om
+        (its kinematics and ``cvel`` current; :func:`.kernels.row_state`)."""
+        return _k.row_state(d.xipos, d.xquat, d.cvel, d.subtree_com, self.body, self.root,
+                            self.iquat, self._iquat_unit)
 
     def end_state(self) -> BodyState:
         """The rows' state after the host step (poses and velocities of the current ``qpos``,
@@ -172,17 +164,17 @@ class MujocoHost:
         (module docstring)."""
         mj, m, d = self.mj, self.m, self.d
         k = len(batch)
-        acc = np.zeros((len(self.body) + 1, 3))  # per row, index -1: the world
-        alpha = np.zeros((len(self.body) + 1, 3))
-        origin = np.zeros((len(self.body) + 1, 3))
+        fr = self.free_rows
         if len(self.free) and not art.all():
             mj.mj_fwdActuation(m, d)
             mj.mj_fwdAcceleration(m, d)
-            self.free_rows.acceleration(acc, alpha, origin)
-        pa = batch.point - origin[batch.a]
-        pb = batch.point - origin[batch.b]
-        a = (acc[batch.b] + cross_rows(alpha[batch.b], pb)
-             - acc[batch.a] - cross_rows(alpha[batch.a], pa))
+            a = _k.free_point_acceleration(d.qacc_smooth, d.xmat, d.xpos, fr.fbody, self.free,
+                                           fr.vadr, len(self.body), batch.a, batch.b,
+                                           batch.point)
+        else:  # no free row's acceleration: zero for every row
+            a = _k.free_point_acceleration(d.qacc_smooth, d.xmat, d.xpos, fr.fbody[:0],
+                                           self.free[:0], fr.vadr[:0], len(self.body),
+                                           batch.a, batch.b, batch.point)
         if art.any():
             s = self._probe_data()
             mj.mj_step2(m, s)
@@ -231,11 +223,8 @@ class MujocoHost:
         ``geom_priority``'s, the larger of the two at equal priority (MuJoCo documentation,
         Modeling, "Contact parameters"; ``mj_contactParam`` in engine_collision_driver.c)."""
         m = self.m
-        sa, sb, _ = decode_keys(batch.key, self.loop.model.n_shapes)
-        ga, gb = self.geoms[sa], self.geoms[sb]
-        fa, fb = m.geom_friction[ga, 0], m.geom_friction[gb, 0]
-        pa, pb = m.geom_priority[ga], m.geom_priority[gb]
-        return np.where(pa > pb, fa, np.where(pb > pa, fb, np.maximum(fa, fb)))
+        return _k.pair_friction(batch.key, self.loop.model.n_shapes, self.geoms,
+                                m.geom_friction, m.geom_priority)
 
     def _scratch_data(self) -> Any:
         """The scratch ``MjData`` (made once)."""
@@ -257,25 +246,20 @@ class MujocoHost:
         mj.mj_comVel(m, s)
 
     # -- writes -----------------------------------------------------------------------------------
-    def apply(self, batch: ContactBatch, force: np.ndarray) -> None:
+    def apply(self, batch: ContactBatch, force: np.ndarray,
+              forced: np.ndarray | None = None) -> None:
         """Add the contacts' forces (K, 3) on side b (and minus them on side a) to
-        ``xfrc_applied`` for the coming :meth:`step` (which gives the user's values back)."""
+        ``xfrc_applied`` for the coming :meth:`step` (which gives the user's values back):
+        force and torque about each body's centre of mass (world frame, ``xipos``;
+        :func:`.kernels.add_forces`). ``forced`` (N,), if given, is set True for both rows of
+        each contact with a non-zero force."""
+        d = self.d
         if self._user_xfrc is None:
-            self._user_xfrc = self.d.xfrc_applied.copy()
-        self._add_forces(batch, force, self.d.xfrc_applied, self.d)
-
-    def _add_forces(self, batch: ContactBatch, force: np.ndarray, xf: np.ndarray,
-                    d: Any) -> None:
-        """Force and torque about each body's centre of mass (world frame, ``d.xipos``) of
-        the contacts' forces, added into ``xf``."""
-        for side, sgn in ((batch.b, 1.0), (batch.a, -1.0)):
-            keep = self.kind[side] != STATIC
-            if not keep.any():
-                continue
-            body = self.body[side[keep]]
-            f = sgn * force[keep]
-            tau = cross_rows(batch.point[keep] - d.xipos[body], f)
-            np.add.at(xf, body, np.concatenate([f, tau], axis=1))
+            self._user_xfrc = d.xfrc_applied.copy()
+        if forced is None:
+            forced = np.zeros(len(self.body), dtype=bool)
+        _k.add_forces(d.xfrc_applied, d.xipos, self.body, self._static, batch.a, batch.b,
+                      batch.point, np.ascontiguousarray(force, dtype=float), forced)
 
     def settle_warmstart(self, rows: np.ndarray) -> None:
         """After :meth:`apply`: set ``qacc_warmstart`` of the degrees of freedom of ``rows``'
