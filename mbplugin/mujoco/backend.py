@@ -175,6 +175,8 @@ class MujocoContacts:
         self.pairs = pairs
         self.rows = bodies
         self.kind = kind
+        self._movable = kind != STATIC
+        self._no_gravity = int(mj.mjtDisableBit.mjDSBL_GRAVITY)
         self.geoms = geoms
         self.last: MujocoStepInfo | None = None
         self._released = False
@@ -199,7 +201,7 @@ class MujocoContacts:
         forced = np.zeros(len(self.rows), dtype=bool)
         if force is not None:
             host.apply(batch, force, forced)  # forced: the rows of non-zero forces
-            host.settle_warmstart(np.flatnonzero(forced & (self.kind != STATIC)))
+            host.settle_warmstart(np.flatnonzero(forced & self._movable))
         host.step()  # mj_step2, the user's xfrc_applied back
         loop.after(host, dt)  # the implicit step: solved from MuJoCo's end state
         forced |= loop.forced
@@ -229,10 +231,10 @@ class MujocoContacts:
 
     def gravity(self) -> np.ndarray:
         """MuJoCo's gravity (m/s^2; zero when disabled)."""
-        m = self.mj_model
-        if m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_GRAVITY):
+        opt = self.mj_model.opt
+        if opt.disableflags & self._no_gravity:
             return np.zeros(3)
-        return np.array(m.opt.gravity, dtype=float)
+        return np.array(opt.gravity, dtype=float)
 
     # -- results ----------------------------------------------------------------------------------
     def bounces(self) -> np.ndarray:

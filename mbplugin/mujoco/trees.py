@@ -63,15 +63,16 @@ class MujocoTrees:
         side = np.concatenate([batch.a, batch.b])[entries]
         point = np.concatenate([batch.point, batch.point])[entries]
         out = []
+        roots = self.root[side]
         for root, dofs in self.tree_dofs.items():
-            sel = np.flatnonzero(self.root[side] == root)
+            sel = np.flatnonzero(roots == root)
             if not len(sel):
                 continue
-            jac = np.zeros((len(sel), 3, len(dofs)))
-            jp = np.zeros((3, m.nv))
-            for i, e in enumerate(sel.tolist()):
-                mj.mj_jac(m, d, jp, None, point[e], int(self.body[side[e]]))
-                jac[i] = jp[:, dofs]
+            full = np.zeros((len(sel), 3, m.nv))  # mj_jac into each (3, nv) slice
+            pts = point[sel]
+            for i, b in enumerate(self.body[side[sel]].tolist()):
+                mj.mj_jac(m, d, full[i], None, pts[i], b)
+            jac = full if len(dofs) == m.nv else full[:, :, dofs]  # the tree's columns
             ent = entries[sel]
             out.append(ArticulatedBlock(ent % k, np.where(ent >= k, 1.0, -1.0), jac,
                                         self.update_matrix(dofs), tag=root))
