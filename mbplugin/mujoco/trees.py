@@ -100,7 +100,8 @@ class MujocoTrees:
         contacts and friction losses (the response is then that without them)."""
         mj, m, d = self.mj, self.m, self.d
         n = len(dofs)
-        H = self._mass_matrix()[np.ix_(dofs, dofs)]  # a copy
+        full = self._mass_matrix()
+        H = full.copy() if n == m.nv else full[np.ix_(dofs, dofs)]  # the tree's (a copy)
         dt = float(m.opt.timestep)
         integ = int(m.opt.integrator)
         euler = integ == int(mj.mjtIntegrator.mjINT_EULER)
