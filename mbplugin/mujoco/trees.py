@@ -27,7 +27,8 @@ def _nq(m: Any, j: int) -> int:
 class MujocoTrees:
     """The kinematic trees (by root body) of the articulated rows ``body`` (MuJoCo body ids,
     ``kind`` the rows' kinds, ``root`` their root bodies) of ``(m, d)``: ``tree_dofs`` and
-    ``tree_qpos`` their degrees of freedom and qpos addresses."""
+    ``tree_qpos`` their degrees of freedom and qpos addresses, ``tree_rot`` their rotational
+    degrees of freedom."""
 
     def __init__(self, mj: Any, m: Any, d: Any, body: np.ndarray, kind: np.ndarray,
                  root: np.ndarray) -> None:
@@ -45,6 +46,7 @@ class MujocoTrees:
         jtype = mj.mjtJoint
         self.rot_dof = ((jt == int(jtype.mjJNT_HINGE)) | (jt == int(jtype.mjJNT_BALL))
                         | ((jt == int(jtype.mjJNT_FREE)) & (np.arange(m.nv) - first >= 3)))
+        self.tree_rot = {r: dofs[self.rot_dof[dofs]] for r, dofs in self.tree_dofs.items()}
         # the qpos addresses of each tree (by root body)
         jnt_root = np.asarray(m.body_rootid[m.jnt_bodyid], dtype=np.int64)
         self.tree_qpos = {}
@@ -183,7 +185,7 @@ class MujocoTrees:
             dofs = self.tree_dofs[int(blk.tag)]
             d.qvel[dofs] += x
             qadr.append(self.tree_qpos[int(blk.tag)])
-            rot = self.rot_dof[dofs]
-            if rot.any():
-                spin = max(spin, float(np.max(np.abs(d.qvel[dofs[rot]]))))
+            rot = self.tree_rot[int(blk.tag)]
+            if len(rot):
+                spin = max(spin, float(np.max(np.abs(d.qvel[rot]))))
         return spin
