@@ -103,13 +103,17 @@ class ContactIntegrator:
             p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
         space = contact_space(store, batch, W, a_free, self.friction, self.rtol,
                               self.stick, s0, self.solver, self.large_groups, p0, mu)
-        h0 = self._h if (self._h and self._keys is not None
-                         and np.array_equal(self._keys, store.keys)) else None
-        m0 = None
+        h0 = m0 = None
         if self._h_of is not None:  # the compiled path: each contact's next step and solver
-            pos = lookup(self._h_of[0], batch.key)
-            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+            keys, h_of, m_of = self._h_of
+            if keys.shape == batch.key.shape and (keys == batch.key).all():
+                h0, m0 = h_of, m_of  # the same contacts in order (read only): no gathers
+            else:
+                pos = lookup(keys, batch.key)
+                h0 = np.where(pos >= 0, h_of[np.maximum(pos, 0)], -1.0)
+                m0 = np.where(pos >= 0, m_of[np.maximum(pos, 0)], -1)
+        elif self._h and self._keys is not None and np.array_equal(self._keys, store.keys):
+            h0 = self._h
         res = space.integrate(t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, store.keys.copy()
         self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None

@@ -40,6 +40,7 @@ from mbplugin.pipeline.friction import Friction, friction_scalar
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
+from mbplugin.pipeline.substep import _law_tables
 from mbplugin.pipeline.substep_compiled import _coef, _state
 
 #: Newton iterations of one solve (with the trapezoidal Coulomb limit, then per round of the
@@ -97,9 +98,7 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
     rows[:, cm._C:cm._C + al.coef.shape[1]] = al.coef
     rows[:, cm._M:cm._M + al.mem.shape[1]] = al.mem
-    laws = store.laws
-    kid = np.array([law.kernel for law in laws], dtype=np.int64)
-    mode = np.array([law.contact_mode for law in laws], dtype=np.int64)
+    kid, mode = _law_tables(store.laws)[:2]
     g = gi.reshape(k, _I)
     g[:, cm._KID] = kid[al.law]
     g[:, cm._MODE] = mode[al.law]
