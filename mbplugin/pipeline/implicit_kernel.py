@@ -90,9 +90,10 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
 
 
 def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
-                 batch: ContactBatch) -> None:
+                 batch: ContactBatch) -> bool:
     """Write the store's rows for ``batch`` (coefficients, memory, kernel id, contact mode,
-    active flag) into ``gf``, ``gi`` (after every change of the store's rows)."""
+    active flag) into ``gf``, ``gi`` (after every change of the store's rows); returns whether
+    every contact is active (a row of the store)."""
     k = len(batch)
     al = store.aligned(batch, copy=False)  # read only
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
@@ -104,6 +105,7 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     g[:, cm._MODE] = mode[al.law]
     g[:, cm._ACT] = al.active
     # no ODE states (refused on this path), no events: the other slots stay 0
+    return bool(al.active.all())
 
 
 @njit_inline

@@ -402,7 +402,7 @@ class ContactStore:
             arr = self._ode_arg(ode)
             self.ode = np.zeros((len(self), NODE_MAX))
             self.ode[:, : arr.shape[1]] = arr
-        if np.ndim(t):
+        if not isinstance(t, float) and np.ndim(t):
             # one time per contact of the batch (a driver that integrates groups of contacts
             # separately books each at its own instant); keys no longer reported get the latest
             t_of = np.asarray(t, dtype=float)
