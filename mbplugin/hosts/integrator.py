@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import cross_rows, lookup, norm_rows
 from mbplugin.pipeline.implicit import ImplicitStep
@@ -172,9 +173,7 @@ class ContactIntegrator:
                 break
             bodies, d_h, u_h, found = read()
             # per contact: the overlap, and the velocity
-            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
-                   | (norm_rows(u_h - res.u) > VERIFY_TOL * norm_rows(res.u) + VERIFY_DU))
-            if not np.any(off & found):
+            if not verify_off(d_h, res.delta, u_h, res.u, found, VERIFY_TOL, VERIFY_DU):
                 break
             P0 = res.impulse
             res = space.solve(dt, d_h, u_h, P0)
@@ -191,6 +190,36 @@ class ContactIntegrator:
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
         self._warm = (batch.key[keep], res.impulse[keep])
         return batch, res, stats
+
+
+def verify_off(d_h: np.ndarray, d: np.ndarray, u_h: np.ndarray, u: np.ndarray,
+               found: np.ndarray, tol: float, du: float) -> bool:
+    """Whether a found contact's host overlap ``d_h`` (K,) m or velocity ``u_h`` (K, 3) m/s
+    is off the solved ``d``, ``u``: |d_h - d| > tol |d| + 1e-9 m or |u_h - u| > tol |u| + du
+    (m/s) (one compiled loop over float64 rows, the elementwise operations of NumPy in the
+    same order: :func:`mbplugin.hosts.arrays.norm_rows`' sum)."""
+    args = (d_h, d, u_h, u)
+    if all(isinstance(x, np.ndarray) and x.dtype == np.float64 for x in args):
+        return _verify_off(d_h, d, u_h, u, np.asarray(found, dtype=np.bool_), float(tol),
+                           float(du))
+    off = ((np.abs(d_h - d) > tol * np.abs(d) + 1e-9)
+           | (norm_rows(u_h - u) > tol * norm_rows(u) + du))
+    return bool(np.any(off & found))
+
+
+@njit
+def _verify_off(d_h, d, u_h, u, found, tol, du):
+    """:func:`verify_off` over float64 rows."""
+    for i in range(d.shape[0]):
+        if not found[i]:
+            continue
+        if abs(d_h[i] - d[i]) > tol * abs(d[i]) + 1e-9:
+            return True
+        x, y, z = u_h[i, 0] - u[i, 0], u_h[i, 1] - u[i, 1], u_h[i, 2] - u[i, 2]
+        a, b, c = u[i, 0], u[i, 1], u[i, 2]
+        if np.sqrt(x * x + y * y + z * z) > tol * np.sqrt(a * a + b * b + c * c) + du:
+            return True
+    return False
 
 
 def step_info(info: Any, res: Any, stats: SubstepStats, normal: np.ndarray, dt: float) -> None:
