@@ -3,15 +3,17 @@ reductions and products, without their per-call overhead on a few rows or many s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mbplugin._jit import njit
 
 
-def _float_rows(*arrays: np.ndarray) -> bool:
-    """Whether every array is a float64 (N, 3) ndarray (the compiled loops' input)."""
-    return all(isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2
-               and a.shape[1] == 3 for a in arrays)
+def _float_rows(a: Any) -> bool:
+    """Whether ``a`` is a float64 (N, 3) ndarray (the compiled loops' input)."""
+    return (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.ndim == 2
+            and a.shape[1] == 3)
 
 
 def norm_rows(a: np.ndarray) -> np.ndarray:
@@ -41,7 +43,7 @@ def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ``np.cross``'s broadcasting and axis handling (~10x faster for a few rows; float64 rows
     of equal length: one compiled loop, the same operations)."""
     out = np.empty((len(a), 3))
-    if _float_rows(a, b) and len(a) == len(b):
+    if _float_rows(a) and _float_rows(b) and len(a) == len(b):
         _cross_rows(a, b, out)
         return out
     a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]

@@ -198,8 +198,8 @@ def verify_off(d_h: np.ndarray, d: np.ndarray, u_h: np.ndarray, u: np.ndarray,
     is off the solved ``d``, ``u``: |d_h - d| > tol |d| + 1e-9 m or |u_h - u| > tol |u| + du
     (m/s) (one compiled loop over float64 rows, the elementwise operations of NumPy in the
     same order: :func:`mbplugin.hosts.arrays.norm_rows`' sum)."""
-    args = (d_h, d, u_h, u)
-    if all(isinstance(x, np.ndarray) and x.dtype == np.float64 for x in args):
+    if (isinstance(d_h, np.ndarray) and isinstance(u_h, np.ndarray) and d_h.dtype == np.float64
+            and u_h.dtype == np.float64 and d.dtype == np.float64 and u.dtype == np.float64):
         return _verify_off(d_h, d, u_h, u, np.asarray(found, dtype=np.bool_), float(tol),
                            float(du))
     off = ((np.abs(d_h - d) > tol * np.abs(d) + 1e-9)
