@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import cross_rows, lookup, norm_rows
 from mbplugin.pipeline.implicit import ImplicitStep
@@ -103,13 +104,17 @@ class ContactIntegrator:
             p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
         space = contact_space(store, batch, W, a_free, self.friction, self.rtol,
                               self.stick, s0, self.solver, self.large_groups, p0, mu)
-        h0 = self._h if (self._h and self._keys is not None
-                         and np.array_equal(self._keys, store.keys)) else None
-        m0 = None
+        h0 = m0 = None
         if self._h_of is not None:  # the compiled path: each contact's next step and solver
-            pos = lookup(self._h_of[0], batch.key)
-            h0 = np.where(pos >= 0, self._h_of[1][np.maximum(pos, 0)], -1.0)
-            m0 = np.where(pos >= 0, self._h_of[2][np.maximum(pos, 0)], -1)
+            keys, h_of, m_of = self._h_of
+            if keys.shape == batch.key.shape and (keys == batch.key).all():
+                h0, m0 = h_of, m_of  # the same contacts in order (read only): no gathers
+            else:
+                pos = lookup(keys, batch.key)
+                h0 = np.where(pos >= 0, h_of[np.maximum(pos, 0)], -1.0)
+                m0 = np.where(pos >= 0, m_of[np.maximum(pos, 0)], -1)
+        elif self._h and self._keys is not None and np.array_equal(self._keys, store.keys):
+            h0 = self._h
         res = space.integrate(t, dt, batch.delta.copy(), u0, h0, m0)
         self._h, self._keys = res.last_step, store.keys.copy()
         self._p_of = (batch.key.copy(), res.impulse) if res.stats.implicit else None
@@ -128,12 +133,16 @@ class ContactIntegrator:
         for a new contact); :meth:`after` solves the step from the host's end state."""
         P_lin = np.zeros((len(batch), 3))
         if self._warm is not None:
-            pos = lookup(self._warm[0], batch.key)
-            hit = pos >= 0
-            if hit.all():  # every contact carried over (a robot standing): one gather
-                P_lin = self._warm[1][pos]
+            keys, imp = self._warm
+            if keys.shape == batch.key.shape and (keys == batch.key).all():
+                P_lin = imp.copy()  # the same contacts in order (a robot standing)
             else:
-                P_lin[hit] = self._warm[1][pos[hit]]
+                pos = lookup(keys, batch.key)
+                hit = pos >= 0
+                if hit.all():  # every contact carried over: one gather
+                    P_lin = imp[pos]
+                else:
+                    P_lin[hit] = imp[pos[hit]]
         space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
                              compiled=self.solver != "scipy", mu=mu)
         space.begin(t, batch.delta, u0)
@@ -164,9 +173,7 @@ class ContactIntegrator:
                 break
             bodies, d_h, u_h, found = read()
             # per contact: the overlap, and the velocity
-            off = ((np.abs(d_h - res.delta) > VERIFY_TOL * np.abs(res.delta) + 1e-9)
-                   | (norm_rows(u_h - res.u) > VERIFY_TOL * norm_rows(res.u) + VERIFY_DU))
-            if not np.any(off & found):
+            if not verify_off(d_h, res.delta, u_h, res.u, found, VERIFY_TOL, VERIFY_DU):
                 break
             P0 = res.impulse
             res = space.solve(dt, d_h, u_h, P0)
@@ -183,6 +190,36 @@ class ContactIntegrator:
             self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
         self._warm = (batch.key[keep], res.impulse[keep])
         return batch, res, stats
+
+
+def verify_off(d_h: np.ndarray, d: np.ndarray, u_h: np.ndarray, u: np.ndarray,
+               found: np.ndarray, tol: float, du: float) -> bool:
+    """Whether a found contact's host overlap ``d_h`` (K,) m or velocity ``u_h`` (K, 3) m/s
+    is off the solved ``d``, ``u``: |d_h - d| > tol |d| + 1e-9 m or |u_h - u| > tol |u| + du
+    (m/s) (one compiled loop over float64 rows, the elementwise operations of NumPy in the
+    same order: :func:`mbplugin.hosts.arrays.norm_rows`' sum)."""
+    if (isinstance(d_h, np.ndarray) and isinstance(u_h, np.ndarray) and d_h.dtype == np.float64
+            and u_h.dtype == np.float64 and d.dtype == np.float64 and u.dtype == np.float64):
+        return _verify_off(d_h, d, u_h, u, np.asarray(found, dtype=np.bool_), float(tol),
+                           float(du))
+    off = ((np.abs(d_h - d) > tol * np.abs(d) + 1e-9)
+           | (norm_rows(u_h - u) > tol * norm_rows(u) + du))
+    return bool(np.any(off & found))
+
+
+@njit
+def _verify_off(d_h, d, u_h, u, found, tol, du):
+    """:func:`verify_off` over float64 rows."""
+    for i in range(d.shape[0]):
+        if not found[i]:
+            continue
+        if abs(d_h[i] - d[i]) > tol * abs(d[i]) + 1e-9:
+            return True
+        x, y, z = u_h[i, 0] - u[i, 0], u_h[i, 1] - u[i, 1], u_h[i, 2] - u[i, 2]
+        a, b, c = u[i, 0], u[i, 1], u[i, 2]
+        if np.sqrt(x * x + y * y + z * z) > tol * np.sqrt(a * a + b * b + c * c) + du:
+            return True
+    return False
 
 
 def step_info(info: Any, res: Any, stats: SubstepStats, normal: np.ndarray, dt: float) -> None:

@@ -126,8 +126,9 @@ class HostStep:
             return self.last, batch, None
         n = batch.normal
         W, wnn, diag_w = self._delassus(batch, bodies, host)
-        with np.errstate(divide="ignore"):
-            batch.m_eff = np.where(wnn > 0, 1.0 / wnn, np.inf)
+        m_eff = np.full(k, np.inf)
+        np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
+        batch.m_eff = m_eff
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         implicit = self.articulated == "implicit" and bool(art.any())
         u0 = batch.vt - batch.ddelta[:, None] * n
@@ -135,7 +136,8 @@ class HostStep:
         mu = self.pair_mu(host, batch)
         if implicit:
             return self._implicit_before(batch, W, u0, s0, t, dt, mu)
-        W = sp.csr_matrix(W)  # (dense when a side is articulated)
+        if not sp.isspmatrix_csr(W):
+            W = sp.csr_matrix(W)  # (dense when a side is articulated)
         a_free = host.free_acceleration(batch, bodies, dt, art)
         res = integ.integrate(batch, W, a_free, u0, s0, t, dt, mu)
         if res.implicit is not None:

@@ -67,7 +67,8 @@ def normal_entries(W: Any, blocks: np.ndarray | None, normal: np.ndarray) -> np.
         return block_normal_diagonal(blocks, normal)
     if sp.issparse(W):
         return normal_diagonal(W, normal)
-    return np.einsum("ki,kij,kj->k", normal, diagonal_blocks(W), normal)
+    # (the sum einsum("ki,kij,kj->k", n, B, n) takes: row-major from 0, the same bits)
+    return block_normal_diagonal(diagonal_blocks(W), normal)
 
 
 class DelassusCache:
@@ -81,10 +82,13 @@ class DelassusCache:
     def get(self, key: tuple[np.ndarray, ...]) -> tuple[Any, np.ndarray, bool] | None:
         """(W, n.W n, block diagonal) built from inputs equal to ``key``, or None."""
         hit = self._hit
-        if hit is not None and all(x.shape == y.shape and np.array_equal(x, y)
-                                   for x, y in zip(hit[0], key, strict=True)):
-            return hit[1], hit[2], hit[3]
-        return None
+        if hit is None:
+            return None
+        for x, y in zip(hit[0], key, strict=True):
+            # (np.array_equal's test, without its argument conversions: both are arrays)
+            if x.shape != y.shape or not (x == y).all():
+                return None
+        return hit[1], hit[2], hit[3]
 
     def put(self, key: tuple[np.ndarray, ...] | None, W: Any, wnn: np.ndarray,
             diag: bool) -> None:

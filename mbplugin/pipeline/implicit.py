@@ -106,12 +106,14 @@ class ImplicitStep:
                                       np.zeros((self.k, 3)), None, rtol)
         self.s_end: np.ndarray | None = None
         self.fn0: np.ndarray | None = None
+        #: every contact active at the last _prepare (compiled path; no onset to book)
+        self._all_active = False
 
     # -- forces -----------------------------------------------------------------------------------
     def _prepare(self) -> None:
         """Read the store's rows (after every change of them)."""
         if self.compiled:
-            ik.refresh_rows(self.gf, self.gi, self.store, self.batch)
+            self._all_active = ik.refresh_rows(self.gf, self.gi, self.store, self.batch)
         else:
             self.space.prepare()
 
@@ -222,6 +224,8 @@ class ImplicitStep:
         of the contacts not yet active whose end overlap is positive."""
         store = self.store
         if self.compiled:  # the active flags of the store's rows read by the last _prepare
+            if self._all_active:
+                return
             act = self.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0
         else:
             act = store.aligned(self.batch, copy=False).active

@@ -40,6 +40,7 @@ from mbplugin.pipeline.friction import Friction, friction_scalar
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
+from mbplugin.pipeline.substep import _law_tables
 from mbplugin.pipeline.substep_compiled import _coef, _state
 
 #: Newton iterations of one solve (with the trapezoidal Coulomb limit, then per round of the
@@ -89,22 +90,22 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
 
 
 def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
-                 batch: ContactBatch) -> None:
+                 batch: ContactBatch) -> bool:
     """Write the store's rows for ``batch`` (coefficients, memory, kernel id, contact mode,
-    active flag) into ``gf``, ``gi`` (after every change of the store's rows)."""
+    active flag) into ``gf``, ``gi`` (after every change of the store's rows); returns whether
+    every contact is active (a row of the store)."""
     k = len(batch)
     al = store.aligned(batch, copy=False)  # read only
     rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
     rows[:, cm._C:cm._C + al.coef.shape[1]] = al.coef
     rows[:, cm._M:cm._M + al.mem.shape[1]] = al.mem
-    laws = store.laws
-    kid = np.array([law.kernel for law in laws], dtype=np.int64)
-    mode = np.array([law.contact_mode for law in laws], dtype=np.int64)
+    kid, mode = _law_tables(store.laws)[:2]
     g = gi.reshape(k, _I)
     g[:, cm._KID] = kid[al.law]
     g[:, cm._MODE] = mode[al.law]
     g[:, cm._ACT] = al.active
     # no ODE states (refused on this path), no events: the other slots stay 0
+    return bool(al.active.all())
 
 
 @njit_inline

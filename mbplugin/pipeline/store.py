@@ -402,7 +402,7 @@ class ContactStore:
             arr = self._ode_arg(ode)
             self.ode = np.zeros((len(self), NODE_MAX))
             self.ode[:, : arr.shape[1]] = arr
-        if np.ndim(t):
+        if not isinstance(t, float) and np.ndim(t):
             # one time per contact of the batch (a driver that integrates groups of contacts
             # separately books each at its own instant); keys no longer reported get the latest
             t_of = np.asarray(t, dtype=float)
@@ -502,12 +502,19 @@ class ContactStore:
                     self.mem[rr, : law.n_memory] = state[:, law.n_state :]
             # the end test (rules.ended) needs the raw force only where the bodies recede
             # (ddelta <= 0): it is False wherever ddelta > 0 (or NaN), whatever the force
-            sub: np.ndarray | slice = np.flatnonzero(v <= 0)
-            m = len(sub)
-            if not m:
+            recede = v <= 0
+            if not recede.any():
                 continue
-            if m == len(v):  # every contact recedes: no selection
-                sub = slice(None)
+            sub: np.ndarray | slice = slice(None)
+            m = len(v)
+            if not (ii is None and state is None and law.kernel is not None
+                    and type(law).force_raw is Law.force_raw):
+                sub = np.flatnonzero(recede)
+                m = len(sub)
+                if m == len(v):  # every contact recedes: no selection
+                    sub = slice(None)
+            # (else every row of a compiled law: its raw force for all of them in one call,
+            # unused where the bodies approach, the test False there: no selection)
             rs = rr if isinstance(sub, slice) else (sub if rr is None else rr[sub])
             ds = np.ascontiguousarray(d[sub], dtype=float)
             vs = np.ascontiguousarray(v[sub], dtype=float)
