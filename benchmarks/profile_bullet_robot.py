@@ -68,14 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     import pybullet as pb
 
     from mbplugin.bullet import articulated, backend
-    from mbplugin.contact import model, store
+    from mbplugin.contact import model
     from mbplugin.hosts import detection, integrator, step
-    from mbplugin.pipeline import implicit
+    from mbplugin.pipeline import implicit, store
 
     acc: dict[str, float] = collections.defaultdict(float)
     cnt: collections.Counter = collections.Counter()
     bc = backend.BulletContacts
-    for n in ("before_step", "after_step", "body_state", "_detect", "_apply", "_prune"):
+    for n in ("before_step", "after_step", "body_state"):
         _wrap(bc, n, f"BulletContacts.{n}", acc, cnt)
     for n in ("step", "_delassus", "_implicit_before", "after", "_respond"):
         _wrap(step.HostStep, n, f"HostStep.{n}", acc, cnt)

@@ -106,13 +106,16 @@ def _scatter(buf, base_rows, link_rows, pos, quat, vel, om, frame_pos):
 
 def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
                link_groups: list[tuple[int, list[int], np.ndarray]], n: int,
-               frame_pos: np.ndarray) -> tuple[np.ndarray, ...]:
+               frame_pos: np.ndarray, kinematic: Any = ()) -> tuple[np.ndarray, ...]:
     """The N rows' centre-of-mass positions (m), orientations [w, x, y, z], velocities (m/s)
     and angular velocities (rad/s, world) from PyBullet client ``cid`` (module ``pb``): the
     bases ``base_ids`` (rows ``base_rows``) by ``getBasePositionAndOrientation`` and
     ``getBaseVelocity``, per body its links (``link_groups``: body, links, rows) by one
-    ``getLinkStates`` with ``computeForwardKinematics`` (the links' URDF frame origins go to
-    ``frame_pos``). Every row is a base or a link."""
+    ``getLinkStates`` with ``computeForwardKinematics``, except for the bodies in
+    ``kinematic`` (their link poses already PyBullet's forward kinematics of their present
+    joints: a reset computes it) (the links' URDF frame origins go to ``frame_pos``). Every
+    row is a base or a link; rows neither in ``base_rows`` nor in a link group are left
+    uninitialised (the caller fills them)."""
     nb = len(base_ids)
     src = []
     if nb:
@@ -122,7 +125,8 @@ def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
             map(pb.getBaseVelocity, base_ids, repeat(cid)))))
     nl = 0
     for body, lks, _rows in link_groups:
-        sts = pb.getLinkStates(body, lks, computeLinkVelocity=1, computeForwardKinematics=1,
+        sts = pb.getLinkStates(body, lks, computeLinkVelocity=1,
+                               computeForwardKinematics=body not in kinematic,
                                physicsClientId=cid)
         src.append(chain.from_iterable(chain.from_iterable(map(_LINK, sts))))
         nl += len(lks)
