@@ -281,7 +281,6 @@ class BulletContacts:
             control()
         c = self.client
         dt, g = c.time_step_gravity() if dt is None else (float(dt), c.gravity())
-        self._dt = dt  # the host step of this step (step() passes it on to after_step)
         bodies = self.body_state()
         flight, deferral = self._flight, self._deferral
         if self._any_free:
@@ -302,7 +301,7 @@ class BulletContacts:
         deferral.margin = 2.0 * margin
         core, adapter = self.core, self._host
         core.margin = deferral.margin
-        adapter.g, adapter.control = g, control
+        adapter.g, adapter.control, adapter.stepped_only = g, control, False
         info, batch, force = core.step(adapter, batch, bodies, self.t, dt)
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
@@ -351,7 +350,8 @@ class BulletContacts:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
         self.client("stepSimulation")
-        self.after_step(self._dt)  # the client's time step, read by before_step
+        self._host.stepped_only = True  # no user code since before_step's state read
+        self.after_step(self.client.last_dt)  # the client's time step, read by before_step
         return info
 
     def bounces(self) -> np.ndarray:

@@ -34,6 +34,7 @@ class Client:
             raise ParameterError(f"client = {client!r} must be a PyBullet client id (int) or a "
                                  "bullet_client.BulletClient")
         self.id = cid
+        self.last_dt = 0.0  # see time_step_gravity
         self.check()
 
     def check(self) -> None:
@@ -59,9 +60,11 @@ class Client:
         return _gravity(self("getPhysicsEngineParameters"))
 
     def time_step_gravity(self) -> tuple[float, np.ndarray]:
-        """:meth:`time_step` (s) and :meth:`gravity` (m/s^2) from one PyBullet call."""
+        """:meth:`time_step` (s) and :meth:`gravity` (m/s^2) from one PyBullet call (the time
+        step also kept as ``last_dt``)."""
         prm = self("getPhysicsEngineParameters")
-        return float(prm["fixedTimeStep"]), _gravity(prm)
+        self.last_dt = float(prm["fixedTimeStep"])
+        return self.last_dt, _gravity(prm)
 
     def time_step(self) -> float:
         """The host step (s): ``fixedTimeStep`` of the client (PyBullet default 1/240 s)."""

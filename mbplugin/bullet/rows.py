@@ -123,13 +123,15 @@ class BulletRows:
         """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
         them now, as a BodyState.
 
-        ``again``: PyBullet changed since the last read of this host step by the backend's
-        own resets only (the implicit step's verification rounds): the static bases are
-        those of that read (no PyBullet call), and the links of the bodies in ``kinematic``
-        (reset since the host stepped: PyBullet's reset computed their forward kinematics)
-        are read without ``computeForwardKinematics``. The same values as a full read."""
+        ``again``: PyBullet changed since the last read by ``stepSimulation`` and the
+        backend's own resets only (the host step of :meth:`BulletContacts.step`, the implicit
+        step's verification rounds): the static bases are those of that read (PyBullet does
+        not move them; no call), and the links of the bodies in ``kinematic`` (reset since
+        the host stepped: PyBullet's reset computed their forward kinematics) are read
+        without ``computeForwardKinematics``. The same values as a full read."""
         c = self.client
-        c.check()
+        if not again:
+            c.check()
         n = len(self.rows)
         ids = self._base_ids
         if self._link_groups:  # links (a robot): one flat read, one compiled scatter
