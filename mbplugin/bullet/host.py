@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from mbplugin.bullet.client import drain, vectors
+from mbplugin.bullet.fast_step import force_calls
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
-from mbplugin.hosts.arrays import nonzero_rows
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock, point_velocity
 
 #: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
@@ -123,21 +123,10 @@ class BulletHost:
         one minus its lag), consumed by the next ``stepSimulation``; the pushed rows are
         marked ``forced`` (no free flight booked for this step)."""
         c = self.client
-        cid, pb = c.id, c.p
-        lag, forced = self.flight.lag, self.flight.forced
-        nz = np.flatnonzero(nonzero_rows(force))
-        lag_ext = np.vstack([lag, np.zeros((1, 3))])
-        for side in (batch.a[nz], batch.b[nz]):
-            forced[side[side >= 0]] = True
-        for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
-            keep = self.kind[side] != STATIC
-            idx = nz[keep]
-            if not len(idx):
-                continue
-            forces = vectors(sgn * force[idx])
-            # the host's body sits at exact - lag: the same lever arm about its centre
-            points = vectors(batch.point[idx] - lag_ext[side[keep]])
-            bl = self.rows_arr[side[keep]].T.tolist()
+        m, body, link, f, pt = force_calls(
+            force, batch.a, batch.b, batch.point, self.flight.lag, self.kind, self.rows_arr,
+            self.flight.forced, STATIC)
+        if m:
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
-            drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
-                      repeat(pb.WORLD_FRAME), repeat(cid)))
+            drain(map(c.p.applyExternalForce, body[:m].tolist(), link[:m].tolist(),
+                      vectors(f[:m]), vectors(pt[:m]), repeat(c.p.WORLD_FRAME), repeat(c.id)))
