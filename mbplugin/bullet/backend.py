@@ -301,7 +301,7 @@ class BulletContacts:
         deferral.margin = 2.0 * margin
         core, adapter = self.core, self._host
         core.margin = deferral.margin
-        adapter.g, adapter.control, adapter.stepped_only = g, control, False
+        adapter.g, adapter.control = g, control
         info, batch, force = core.step(adapter, batch, bodies, self.t, dt)
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
@@ -350,7 +350,6 @@ class BulletContacts:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
         self.client("stepSimulation")
-        self._host.stepped_only = True  # no user code since before_step's state read
         self.after_step(self.client.last_dt)  # the client's time step, read by before_step
         return info
 

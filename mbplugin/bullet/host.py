@@ -36,8 +36,6 @@ class BulletHost:
         self.rows_arr, self.kind, self.probe = rows_arr, kind, probe
         self.g = np.zeros(3)
         self.reads = 0  # end states read in this host step's solve (see begin_solve)
-        #: nothing but ``stepSimulation`` ran since the backend's last state read (its step())
-        self.stepped_only = False
         self.control: Callable[[], None] | None = None
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
@@ -94,12 +92,10 @@ class BulletHost:
 
     def end_state(self) -> BodyState:
         """The rows' state after the host step. A second read in the same host step (a
-        verification round: PyBullet changed by :meth:`respond`'s resets only since the first),
-        or the first after the backend's own ``stepSimulation`` (``stepped_only``), skips what
-        those cannot have changed (:meth:`BulletRows.state` ``again``)."""
-        again = self.reads > 0 or self.stepped_only
+        verification round: PyBullet changed by :meth:`respond`'s resets only since the first)
+        skips what those resets cannot have changed (:meth:`BulletRows.state` ``again``)."""
+        again = self.reads > 0
         self.reads += 1
-        self.stepped_only = False
         return self.read.state(again, self.art.reset_bodies())
 
     def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,

@@ -80,13 +80,6 @@ class BulletRows:
         base = [i for i, (_, lk) in enumerate(self.rows) if lk == -1]
         self._base_rows = np.array(base, dtype=np.int64)
         self._base_ids = [self.rows[i][0] for i in base]
-        # the bases that can move (a verification read keeps the static ones, see state)
-        moving = [i for i in base if self.kind[i] != STATIC]
-        self._moving_base_rows = np.array(moving, dtype=np.int64)
-        self._moving_base_ids = [self.rows[i][0] for i in moving]
-        self._static_base_rows = np.array([i for i in base if self.kind[i] == STATIC],
-                                          dtype=np.int64)
-        self._static_snap: tuple[np.ndarray, ...] | None = None  # see state
         self._all_base = len(base) == n
         self._link_rows = [(i, b, lk) for i, (b, lk) in enumerate(self.rows) if lk != -1]
         groups: dict[int, tuple[list[int], list[int]]] = {}
@@ -123,31 +116,20 @@ class BulletRows:
         """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
         them now, as a BodyState.
 
-        ``again``: PyBullet changed since the last read by ``stepSimulation`` and the
-        backend's own resets only (the host step of :meth:`BulletContacts.step`, the implicit
-        step's verification rounds): the static bases are those of that read (PyBullet does
-        not move them; no call), and the links of the bodies in ``kinematic`` (reset since
-        the host stepped: PyBullet's reset computed their forward kinematics) are read
-        without ``computeForwardKinematics``. The same values as a full read."""
+        ``again``: PyBullet changed since the last read of this host step by the backend's
+        own resets only (the implicit step's verification rounds): no connection check, and
+        the links of the bodies in ``kinematic`` (reset since the host stepped: PyBullet's
+        reset computed their forward kinematics) are read without
+        ``computeForwardKinematics``. The same values as a full read."""
         c = self.client
         if not again:
             c.check()
         n = len(self.rows)
         ids = self._base_ids
         if self._link_groups:  # links (a robot): one flat read, one compiled scatter
-            sr = self._static_base_rows
-            snap = self._static_snap
-            if again and snap is not None and len(sr):
-                pos, quat, vel, om = read_state(c.p, c.id, self._moving_base_ids,
-                                                self._moving_base_rows, self._link_groups, n,
-                                                self.frame_pos, kinematic)
-                pos[sr], quat[sr], vel[sr], om[sr] = snap
-            else:
-                pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
-                                                self._link_groups, n, self.frame_pos,
-                                                kinematic if again else ())
-                if len(sr):
-                    self._static_snap = (pos[sr], quat[sr], vel[sr], om[sr])
+            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
+                                            self._link_groups, n, self.frame_pos,
+                                            kinematic if again else ())
             return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
                              self._fixed_read)
         if not (self._all_base and ids):
