@@ -85,7 +85,8 @@ class BulletArticulated:
             locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
             # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
             # they do not change when the base turns); the contact layer works in world
-            base_p, base_o = self.base_state(body, bodies)[:2]
+            base_p, base_o = (self.base_state(body, bodies)[:2] if body in self._base_row
+                              else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
             r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
             jac = np.zeros((len(cont), 3, mm.shape[0]))
             zero = [0.0] * len(q)
