@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     acc: dict[str, float] = collections.defaultdict(float)
     cnt: collections.Counter = collections.Counter()
     bc = backend.BulletContacts
-    for n in ("before_step", "after_step", "body_state", "_detect", "_apply", "_prune"):
+    for n in ("before_step", "after_step", "body_state"):
         _wrap(bc, n, f"BulletContacts.{n}", acc, cnt)
     for n in ("step", "_delassus", "_implicit_before", "after", "_respond"):
         _wrap(step.HostStep, n, f"HostStep.{n}", acc, cnt)

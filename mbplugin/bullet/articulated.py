@@ -31,6 +31,38 @@ class BulletArticulated:
         self.frame_pos = frame_pos
         self._joints: dict[int, list[int]] = {}  # see moving_joints
         self._sides_of: tuple[Any, ...] | None = None  # see _sides
+        # each body's base row, if the base is a row: its pose and velocities are in every
+        # state read (the same floats PyBullet returns; no getBase... call needed)
+        self._base_row = {int(b): i for i, (b, lk) in enumerate(rows_arr.tolist()) if lk == -1}
+        # joint positions and velocities (lists) a respond set with its reset, per body: the
+        # values PyBullet returns until it steps (a reset's round trip is exact), read by the
+        # next verification round instead of getJointStates; cleared by :meth:`forget`
+        self._held: dict[int, tuple[list[float], list[float]]] = {}
+        self._held_v: dict[int, tuple[list[float], list[float]]] = {}  # bases' (v, omega)
+
+    def forget(self) -> None:
+        """Drop the joint states held from the last :meth:`respond` (called before the host
+        step's solve: PyBullet's joints change with anything else)."""
+        self._held.clear()
+        self._held_v.clear()
+
+    def reset_bodies(self) -> Any:
+        """The bodies whose joints :meth:`respond` reset since :meth:`forget` (a view)."""
+        return self._held.keys()
+
+    def base_state(self, body: int, bodies: BodyState) -> tuple[Any, ...]:
+        """``body``'s base position (m), orientation [x, y, z, w], velocity (m/s) and angular
+        velocity (rad/s), as lists of floats: from ``bodies`` (a state read of PyBullet as it
+        is now) where the base is a row, else from PyBullet."""
+        row = self._base_row.get(body)
+        if row is None:
+            c = self.client
+            pos, orn = c("getBasePositionAndOrientation", body)
+            vel, om = c("getBaseVelocity", body)
+            return pos, orn, vel, om
+        w, x, y, z = bodies.quat[row].tolist()
+        return (bodies.pos[row].tolist(), [x, y, z, w], bodies.vel[row].tolist(),
+                bodies.omega[row].tolist())
 
     def blocks(self, batch: ContactBatch, bodies: BodyState,
                kind: np.ndarray) -> list[ArticulatedBlock]:
@@ -43,17 +75,19 @@ class BulletArticulated:
         for body, cont, rows, sgn in self._sides(batch, kind):
             point = batch.point[cont]
             joints = self.moving_joints(body)
-            states = c("getJointStates", body, joints) if joints else []
+            pb, cid = c.p, c.id
+            states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
             q = [js[0] for js in states]
-            mm = np.array(c("calculateMassMatrix", body, q), dtype=float)
+            mm = np.array(pb.calculateMassMatrix(body, q, physicsClientId=cid), dtype=float)
             # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
             # velocity motors) acted in the last step: held by a velocity constraint
             off = mm.shape[0] - len(q)
             locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
             # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
             # they do not change when the base turns); the contact layer works in world
-            base_p, base_o = c("getBasePositionAndOrientation", body)
-            r_base = np.array(c.p.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+            base_p, base_o = (self.base_state(body, bodies)[:2] if body in self._base_row
+                              else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
+            r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
             jac = np.zeros((len(cont), 3, mm.shape[0]))
             zero = [0.0] * len(q)
             lks = self.rows_arr[rows, 1]
@@ -66,7 +100,6 @@ class BulletArticulated:
             local = np.empty((len(cont), 3))
             link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
             local = local.tolist()
-            pb, cid = c.p, c.id
             for e in np.flatnonzero(moving).tolist():
                 jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
                                               physicsClientId=cid)[0]
@@ -112,35 +145,53 @@ class BulletArticulated:
                            if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
         return cache[body]
 
-    def respond(self, blocks: list[ArticulatedBlock], dqs: list[np.ndarray], dt: float) -> float:
+    def respond(self, blocks: list[ArticulatedBlock], dqs: list[np.ndarray], dt: float,
+                bodies: BodyState) -> float:
         """Put the articulated bodies' state after a host step taken with P_lin onto the state
         with P_lin + dP: each block's joint and base velocities change by ``dqs`` (its M^-1
         J^T dP: the mass matrix and point Jacobians of the step's start, the frame of W) and
         positions by dt times that (the host's semi-implicit update; a base's orientation
-        turned by dt times its angular velocity change), by PyBullet's resets. Returns the
-        largest joint or base angular speed seen (rad/s)."""
+        turned by dt times its angular velocity change), by PyBullet's resets (one
+        ``resetJointStatesMultiDof`` per body, its base's pose and velocity resets). ``bodies``
+        is the state read of PyBullet as it is now (bases that are rows are taken from it);
+        the joints' states are read (``getJointStates``) or, in a verification round, those
+        the last round set. Returns the largest joint or base angular speed seen (rad/s)."""
         spin = 0.0  # the largest joint or base angular speed seen (rad/s)
         c = self.client
+        pb, cid = c.p, c.id
         for blk, dq in zip(blocks, dqs, strict=True):
             body, r_base, joints = blk.tag
             floating = len(dq) == len(joints) + 6
             if joints:
                 dj = (dq[6:] if floating else dq).tolist()
-                states = c("getJointStates", body, joints)
-                spin = max(spin, max(abs(s[1]) for s in states))
-                c("resetJointStatesMultiDof", body, joints,
-                  [[s[0] + dt * d] for s, d in zip(states, dj, strict=True)],
-                  [[s[1] + d] for s, d in zip(states, dj, strict=True)])
+                held = self._held.get(body)
+                if held is None:
+                    states = pb.getJointStates(body, joints, physicsClientId=cid)
+                    qs, vs = [s[0] for s in states], [s[1] for s in states]
+                else:
+                    qs, vs = held
+                spin = max(spin, max(map(abs, vs)))
+                qs = [q + dt * d for q, d in zip(qs, dj, strict=True)]
+                vs = [v + d for v, d in zip(vs, dj, strict=True)]
+                pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs], [[v] for v in vs],
+                                            physicsClientId=cid)
+                self._held[body] = (qs, vs)
             if floating:
-                pos, orn = c("getBasePositionAndOrientation", body)
-                vel, om = c("getBaseVelocity", body)
+                held_v = self._held_v.get(body)
+                if held_v is None or body in self._base_row:
+                    pos, orn, vel, om = self.base_state(body, bodies)
+                else:  # the velocities the last round set (a reset's round trip is exact)
+                    pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
+                    vel, om = held_v
                 spin = max(spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
                 dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
-                c("resetBasePositionAndOrientation", body,
-                  [x + dt * d for x, d in zip(pos, dv, strict=True)],
-                  turn_xyzw(orn, [dt * w for w in dw]))
-                c("resetBaseVelocity", body, [x + d for x, d in zip(vel, dv, strict=True)],
-                  [x + d for x, d in zip(om, dw, strict=True)])
+                pb.resetBasePositionAndOrientation(
+                    body, [x + dt * d for x, d in zip(pos, dv, strict=True)],
+                    turn_xyzw(orn, [dt * w for w in dw]), physicsClientId=cid)
+                vel = [x + d for x, d in zip(vel, dv, strict=True)]
+                om = [x + d for x, d in zip(om, dw, strict=True)]
+                pb.resetBaseVelocity(body, vel, om, physicsClientId=cid)
+                self._held_v[body] = (vel, om)
         return spin
 
     def correct(self, blocks: list[ArticulatedBlock], batch: ContactBatch,
@@ -158,8 +209,7 @@ class BulletArticulated:
             if not np.any(f):
                 continue
             dq = np.linalg.solve(mm, np.einsum("eij,ei->j", jac, f))
-            qd = [float(c("getJointState", body, j)[1]) for j in joints]
-            qs = [float(c("getJointState", body, j)[0]) for j in joints]
+            states = c("getJointStates", body, joints) if joints else []
             floating = mm.shape[0] == len(joints) + 6
             if floating:
                 pos, orn = c("getBasePositionAndOrientation", body)
@@ -172,9 +222,11 @@ class BulletArticulated:
                 c("resetBasePositionAndOrientation", body, list(np.asarray(pos) + r_base @ dq[3:6]),
                   [qb[1], qb[2], qb[3], qb[0]])
                 c("resetBaseVelocity", body, list(vel), list(om))
-            dj = dq[6:] if floating else dq
-            for j, qj, vj, d in zip(joints, qs, qd, dj, strict=True):
-                c("resetJointState", body, j, qj + float(d), targetVelocity=vj)
+            if joints:  # one reset of every joint (velocities kept)
+                dj = (dq[6:] if floating else dq).tolist()
+                c("resetJointStatesMultiDof", body, joints,
+                  [[s[0] + d] for s, d in zip(states, dj, strict=True)],
+                  [[s[1]] for s in states])
 
 
 def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:

@@ -280,8 +280,7 @@ class BulletContacts:
         if control is not None:
             control()
         c = self.client
-        dt = c.time_step() if dt is None else float(dt)
-        g = c.gravity()
+        dt, g = c.time_step_gravity() if dt is None else (float(dt), c.gravity())
         bodies = self.body_state()
         flight, deferral = self._flight, self._deferral
         if self._any_free:
@@ -320,6 +319,7 @@ class BulletContacts:
         articulated contacts (solved from the host's end state), the time."""
         dt = self.client.time_step() if dt is None else float(dt)
         pend = self._deferral.begin_after()
+        self._host.begin_solve()
         self.core.after(self._host, dt)  # the implicit step: solved from the host's end state
         self._deferral.after(pend, dt)
         self.t += dt
@@ -350,7 +350,7 @@ class BulletContacts:
         """One host step: :meth:`before_step`, ``stepSimulation``, :meth:`after_step`."""
         info = self.before_step(control=control)
         self.client("stepSimulation")
-        self.after_step()
+        self.after_step(self.client.last_dt)  # the client's time step, read by before_step
         return info
 
     def bounces(self) -> np.ndarray:

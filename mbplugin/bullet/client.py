@@ -34,6 +34,7 @@ class Client:
             raise ParameterError(f"client = {client!r} must be a PyBullet client id (int) or a "
                                  "bullet_client.BulletClient")
         self.id = cid
+        self.last_dt = 0.0  # see time_step_gravity
         self.check()
 
     def check(self) -> None:
@@ -56,13 +57,24 @@ class Client:
 
     def gravity(self) -> np.ndarray:
         """The client's gravity vector (m/s^2)."""
+        return _gravity(self("getPhysicsEngineParameters"))
+
+    def time_step_gravity(self) -> tuple[float, np.ndarray]:
+        """:meth:`time_step` (s) and :meth:`gravity` (m/s^2) from one PyBullet call (the time
+        step also kept as ``last_dt``)."""
         prm = self("getPhysicsEngineParameters")
-        return np.array([prm["gravityAccelerationX"], prm["gravityAccelerationY"],
-                         prm["gravityAccelerationZ"]], dtype=float)
+        self.last_dt = float(prm["fixedTimeStep"])
+        return self.last_dt, _gravity(prm)
 
     def time_step(self) -> float:
         """The host step (s): ``fixedTimeStep`` of the client (PyBullet default 1/240 s)."""
         return float(self("getPhysicsEngineParameters")["fixedTimeStep"])
+
+
+def _gravity(prm: dict[str, Any]) -> np.ndarray:
+    """The gravity vector (m/s^2) of PyBullet's ``getPhysicsEngineParameters`` dict."""
+    return np.array([prm["gravityAccelerationX"], prm["gravityAccelerationY"],
+                     prm["gravityAccelerationZ"]], dtype=float)
 
 
 def cid_connected(p: Any, cid: int) -> bool:

@@ -73,6 +73,44 @@ def link_points(quat, point, origin, out):
             out[e, i] = m[i] * d0 + m[3 + i] * d1 + m[6 + i] * d2
 
 
+@njit
+def force_calls(force, a, b, point, lag, kind, rows_arr, forced, static):
+    """The ``applyExternalForce`` calls of the contacts' forces ``force`` (K, 3) N on side b
+    (minus on side a; ``a``, ``b`` (K,) rows, -1 none): per contact with a nonzero force,
+    first every side b, then every side a, in contact order, those not of kind ``static``:
+    (M, the rows' body (2K,) and link (2K,), the force (2K, 3) and the point (2K, 3): the
+    contact point ``point`` minus the row's ``lag`` (N, 3), where PyBullet has the body),
+    the first M entries filled. Both sides' rows (>= 0) of such contacts are marked in
+    ``forced`` (N,)."""
+    k = force.shape[0]
+    body = np.empty(2 * k, dtype=np.int64)
+    link = np.empty(2 * k, dtype=np.int64)
+    f = np.empty((2 * k, 3))
+    pt = np.empty((2 * k, 3))
+    nlag = lag.shape[0]
+    m = 0
+    for side in range(2):
+        sgn = 1.0 if side == 0 else -1.0
+        for i in range(k):
+            if force[i, 0] == 0 and force[i, 1] == 0 and force[i, 2] == 0:
+                continue
+            if side == 0:
+                if a[i] >= 0:
+                    forced[a[i]] = True
+                if b[i] >= 0:
+                    forced[b[i]] = True
+            r = b[i] if side == 0 else a[i]
+            if kind[r] == static:  # (a row index -1 wraps, as NumPy's indexing does)
+                continue
+            body[m], link[m] = rows_arr[r, 0], rows_arr[r, 1]
+            rl = r if r >= 0 else r + nlag + 1  # lag row -1: none (zero)
+            for j in range(3):
+                f[m, j] = sgn * force[i, j]
+                pt[m, j] = point[i, j] - (lag[rl, j] if rl < nlag else 0.0)
+            m += 1
+    return m, body, link, f, pt
+
+
 #: a link state's centre-of-mass position, orientation, frame origin, velocity, angular velocity
 _LINK = itemgetter(0, 1, 4, 6, 7)
 
@@ -106,13 +144,16 @@ def _scatter(buf, base_rows, link_rows, pos, quat, vel, om, frame_pos):
 
 def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
                link_groups: list[tuple[int, list[int], np.ndarray]], n: int,
-               frame_pos: np.ndarray) -> tuple[np.ndarray, ...]:
+               frame_pos: np.ndarray, kinematic: Any = ()) -> tuple[np.ndarray, ...]:
     """The N rows' centre-of-mass positions (m), orientations [w, x, y, z], velocities (m/s)
     and angular velocities (rad/s, world) from PyBullet client ``cid`` (module ``pb``): the
     bases ``base_ids`` (rows ``base_rows``) by ``getBasePositionAndOrientation`` and
     ``getBaseVelocity``, per body its links (``link_groups``: body, links, rows) by one
-    ``getLinkStates`` with ``computeForwardKinematics`` (the links' URDF frame origins go to
-    ``frame_pos``). Every row is a base or a link."""
+    ``getLinkStates`` with ``computeForwardKinematics``, except for the bodies in
+    ``kinematic`` (their link poses already PyBullet's forward kinematics of their present
+    joints: a reset computes it) (the links' URDF frame origins go to ``frame_pos``). Every
+    row is a base or a link; rows neither in ``base_rows`` nor in a link group are left
+    uninitialised (the caller fills them)."""
     nb = len(base_ids)
     src = []
     if nb:
@@ -122,7 +163,8 @@ def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
             map(pb.getBaseVelocity, base_ids, repeat(cid)))))
     nl = 0
     for body, lks, _rows in link_groups:
-        sts = pb.getLinkStates(body, lks, computeLinkVelocity=1, computeForwardKinematics=1,
+        sts = pb.getLinkStates(body, lks, computeLinkVelocity=1,
+                               computeForwardKinematics=body not in kinematic,
                                physicsClientId=cid)
         src.append(chain.from_iterable(chain.from_iterable(map(_LINK, sts))))
         nl += len(lks)

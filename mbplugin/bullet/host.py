@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from mbplugin.bullet.client import drain, vectors
+from mbplugin.bullet.fast_step import force_calls
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
-from mbplugin.hosts.arrays import nonzero_rows
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock, point_velocity
 
 #: PyBullet's bound on a pair's combined friction (btManifoldResult::calculateCombinedFriction)
@@ -35,6 +35,7 @@ class BulletHost:
         self.client, self.read, self.art, self.flight = client, read, art, flight
         self.rows_arr, self.kind, self.probe = rows_arr, kind, probe
         self.g = np.zeros(3)
+        self.reads = 0  # end states read in this host step's solve (see begin_solve)
         self.control: Callable[[], None] | None = None
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
@@ -83,9 +84,19 @@ class BulletHost:
         lat = self.read.lateral_ext
         return np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
 
+    def begin_solve(self) -> None:
+        """Called by the backend before the host step's solve (after ``stepSimulation``): no
+        end state read yet, no joint state held from an earlier step's resets."""
+        self.reads = 0
+        self.art.forget()
+
     def end_state(self) -> BodyState:
-        """The rows' state after the host step."""
-        return self.read.state()
+        """The rows' state after the host step. A second read in the same host step (a
+        verification round: PyBullet changed by :meth:`respond`'s resets only since the first)
+        skips what those resets cannot have changed (:meth:`BulletRows.state` ``again``)."""
+        again = self.reads > 0
+        self.reads += 1
+        return self.read.state(again, self.art.reset_bodies())
 
     def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,
                 dv: np.ndarray, dw: np.ndarray, bodies: BodyState, dt: float) -> float:
@@ -94,7 +105,7 @@ class BulletHost:
         times them), the free rows ``rows`` by dv (m/s) and dw (rad/s), their poses by dt
         times those (the host's semi-implicit update), with PyBullet's resets. Returns the
         largest joint or base angular speed seen (rad/s)."""
-        spin = self.art.respond(blocks, dq, dt)
+        spin = self.art.respond(blocks, dq, dt, bodies)
         if len(rows):
             quat = quat_multiply(quat_from_rotvec(dt * dw), bodies.quat[rows])
             self.flight.reset(rows, bodies.pos[rows] + dt * dv, quat, bodies.vel[rows] + dv,
@@ -108,21 +119,10 @@ class BulletHost:
         one minus its lag), consumed by the next ``stepSimulation``; the pushed rows are
         marked ``forced`` (no free flight booked for this step)."""
         c = self.client
-        cid, pb = c.id, c.p
-        lag, forced = self.flight.lag, self.flight.forced
-        nz = np.flatnonzero(nonzero_rows(force))
-        lag_ext = np.vstack([lag, np.zeros((1, 3))])
-        for side in (batch.a[nz], batch.b[nz]):
-            forced[side[side >= 0]] = True
-        for side, sgn in ((batch.b[nz], 1.0), (batch.a[nz], -1.0)):
-            keep = self.kind[side] != STATIC
-            idx = nz[keep]
-            if not len(idx):
-                continue
-            forces = vectors(sgn * force[idx])
-            # the host's body sits at exact - lag: the same lever arm about its centre
-            points = vectors(batch.point[idx] - lag_ext[side[keep]])
-            bl = self.rows_arr[side[keep]].T.tolist()
+        m, body, link, f, pt = force_calls(
+            force, batch.a, batch.b, batch.point, self.flight.lag, self.kind, self.rows_arr,
+            self.flight.forced, STATIC)
+        if m:
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
-            drain(map(pb.applyExternalForce, bl[0], bl[1], forces, points,
-                      repeat(pb.WORLD_FRAME), repeat(cid)))
+            drain(map(c.p.applyExternalForce, body[:m].tolist(), link[:m].tolist(),
+                      vectors(f[:m]), vectors(pt[:m]), repeat(c.p.WORLD_FRAME), repeat(c.id)))

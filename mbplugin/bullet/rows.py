@@ -112,16 +112,24 @@ class BulletRows:
                            np.array(bodies.fixed, dtype=bool))
         return rot, inv
 
-    def state(self) -> BodyState:
+    def state(self, again: bool = False, kinematic: Any = ()) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
-        them now, as a BodyState."""
+        them now, as a BodyState.
+
+        ``again``: PyBullet changed since the last read of this host step by the backend's
+        own resets only (the implicit step's verification rounds): no connection check, and
+        the links of the bodies in ``kinematic`` (reset since the host stepped: PyBullet's
+        reset computed their forward kinematics) are read without
+        ``computeForwardKinematics``. The same values as a full read."""
         c = self.client
-        c.check()
+        if not again:
+            c.check()
         n = len(self.rows)
         ids = self._base_ids
         if self._link_groups:  # links (a robot): one flat read, one compiled scatter
             pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
-                                            self._link_groups, n, self.frame_pos)
+                                            self._link_groups, n, self.frame_pos,
+                                            kinematic if again else ())
             return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
                              self._fixed_read)
         if not (self._all_base and ids):

@@ -1,0 +1,105 @@
+"""The PyBullet facts the backend's fewer calls per host step rest on, checked against PyBullet
+itself (mbplugin.bullet.articulated, rows, host).
+
+A verification round of the implicit step puts the robot onto its corrected state with
+PyBullet's resets and reads it again. Instead of asking PyBullet for what it has just set, it
+keeps the joint positions and velocities and the base velocities it passed to the resets, and
+reads the links of the bodies it reset without ``computeForwardKinematics``. That is the same
+only if (a) ``resetJointStatesMultiDof`` then ``getJointStates`` returns exactly the floats
+given, (b) ``resetBaseVelocity`` then ``getBaseVelocity`` too, and (c) a reset leaves the link
+poses and velocities at PyBullet's forward kinematics of the new joints (PyBullet's
+``CMD_INIT_POSE`` runs ``btMultiBody::forwardKinematics``). The base orientation is not
+round-trip exact (PyBullet stores it as a matrix): it is read again, and (d) checks that
+this is needed. Last, a backend run with the held values equals one that reads everything
+from PyBullet at every round, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pybullet as p
+import pytest
+import robot_rig as rr
+from bullet_world import ground_world
+
+from mbplugin.bullet import BulletContacts
+from mbplugin.bullet.articulated import BulletArticulated
+
+
+def _links(cid: int, body: int, links: list[int], fk: int) -> list[tuple[float, ...]]:
+    return [s[0] + s[1] + s[4] + s[6] + s[7] for s in p.getLinkStates(
+        body, links, computeLinkVelocity=1, computeForwardKinematics=fk, physicsClientId=cid)]
+
+
+@pytest.mark.parametrize("robot", ["a1", "laikago"])
+def test_pybullet_resets_round_trip_exactly(robot: str, tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    with ground_world(rr.G, 1 / 240) as (cid, _plane):
+        h = rr.load(cid, rr.ROBOTS[robot], tmp_path)
+        links = list(range(p.getNumJoints(h.body, physicsClientId=cid)))
+        orn_exact = 0
+        for _ in range(40):
+            p.stepSimulation(physicsClientId=cid)
+            st = p.getJointStates(h.body, h.joints, physicsClientId=cid)
+            q = [s[0] + d for s, d in zip(st, rng.uniform(-1e-3, 1e-3, len(st)), strict=True)]
+            v = [s[1] + d for s, d in zip(st, rng.uniform(-1e-2, 1e-2, len(st)), strict=True)]
+            pos, orn = p.getBasePositionAndOrientation(h.body, physicsClientId=cid)
+            vel, om = p.getBaseVelocity(h.body, physicsClientId=cid)
+            turn = rng.uniform(-1e-3, 1e-3, 3)
+            o = [orn[0] + turn[0], orn[1] + turn[1], orn[2] + turn[2], orn[3]]
+            o = [x / math.sqrt(sum(y * y for y in o)) for x in o]
+            vel1 = [x + d for x, d in zip(vel, rng.uniform(-1e-2, 1e-2, 3), strict=True)]
+            om1 = [x + d for x, d in zip(om, rng.uniform(-1e-2, 1e-2, 3), strict=True)]
+            # the respond's order: joints, base pose, base velocity
+            p.resetJointStatesMultiDof(h.body, h.joints, [[x] for x in q], [[x] for x in v],
+                                       physicsClientId=cid)
+            p.resetBasePositionAndOrientation(h.body, [x + 1e-4 for x in pos], o,
+                                              physicsClientId=cid)
+            p.resetBaseVelocity(h.body, vel1, om1, physicsClientId=cid)
+            st = p.getJointStates(h.body, h.joints, physicsClientId=cid)
+            assert [s[0] for s in st] == q  # (a)
+            assert [s[1] for s in st] == v
+            vel2, om2 = p.getBaseVelocity(h.body, physicsClientId=cid)
+            assert list(vel2) == vel1 and list(om2) == om1  # (b)
+            # (c) the reset's forward kinematics: the same floats as the read that computes it
+            assert _links(cid, h.body, links, 0) == _links(cid, h.body, links, 1)
+            orn_exact += list(p.getBasePositionAndOrientation(h.body, physicsClientId=cid)[1]) == o
+        # (d) the orientation is not returned as given (so the backend reads it again)
+        assert orn_exact < 40
+
+
+def test_held_states_give_the_run_of_fresh_reads(tmp_path, monkeypatch) -> None:
+    """The A1 standing then trotting (0.25 s each) at 1/240 s: per step forces, overlaps and
+    the base pose bit for bit those of a run in which every verification round reads the
+    joints, base velocities and link kinematics from PyBullet (forget before each respond)."""
+    spec = rr.ROBOTS["a1"]
+
+    def run() -> tuple[np.ndarray, ...]:
+        rec = rr.run(spec, tmp_path, 1 / 240, 0.5, t_gait=0.25)
+        return (np.concatenate(rec["force"]), np.concatenate(rec["delta"]), rec["base"],
+                rec["feet"])
+
+    held = run()
+    respond = BulletArticulated.respond
+
+    def fresh(self: BulletArticulated, *args: object, **kwargs: object) -> float:
+        self.forget()
+        return respond(self, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(BulletArticulated, "respond", fresh)
+        rounds = []
+        after = BulletContacts.after_step
+
+        def count(self: BulletContacts, *a: object, **k: object) -> None:
+            out = after(self, *a, **k)
+            rounds.append(self._host.reads)
+            return out
+
+        m.setattr(BulletContacts, "after_step", count)
+        ref = run()
+    assert sum(r > 1 for r in rounds) > 10  # verification rounds happened
+    for a, b in zip(held, ref, strict=True):
+        assert np.array_equal(a, b)
