@@ -1,4 +1,10 @@
-"""Event location on a step's dense output, written once for every driver.
+"""Event values and their location on a step's dense output, written once for every driver.
+
+The values: :func:`event_value` gives every event value of a watched pair from the contact
+store's classification of the pair (free, active, active with a memory law, latched) and its
+delta, ddelta (and raw force, latch overlap): the engine, the hosts' sub-stepper and the impact
+analyser all call it (:func:`event_values` is its array form for the NumPy paths); their sets
+differ only by which classes occur. :func:`crossed` is the one crossing test.
 
 The crossing convention: an event function g of time is > 0 before its event and <= 0 at and
 after it (onset, end of contact, latch release or renewal, the peak of a memory law: the values
