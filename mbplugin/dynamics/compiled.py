@@ -317,6 +317,9 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
     and the extra samples inside contact steps. Returns (event time or -1, its event value's
     index, records, count); without an event ``ga`` holds the values at ``t_new``."""
     ng = ga.shape[0]
+    w_kind = WP[4]
+    nw = w_kind.shape[0]
+    n_rule = _n_values(WP)[0]
     ta = t_old
     event_t = -1.0
     event_j = -1
@@ -331,7 +334,9 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
         best = tb
         best_j = -1
         for jj in range(ng):
-            if events.crossed(ga[jj], gb[jj]):
+            # the layout of _event_values: onsets (free pairs) and renewals are strict rules
+            strict = (jj < nw and w_kind[jj] == W_FREE) or (nw <= jj < n_rule)
+            if events.crossed(ga[jj], gb[jj], strict):
                 tj = events.locate(ta, tb, ga[jj], gb[jj], events.ENGINE_TOL, events.ENGINE_ULPS,
                                    events.ENGINE_MAX_ITER,
                                    (t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP, W))

@@ -803,6 +803,15 @@ class EngineContacts:
             return values
         return values[: len(values) - int(np.count_nonzero(self._wpeak))]
 
+    def event_strict(self) -> np.ndarray:
+        """Which of :meth:`event_values` belong to strict rules
+        (:func:`mbplugin.pipeline.events.strict_rule`: the onsets of free pairs, the renewals of
+        latched pairs), for :func:`mbplugin.pipeline.events.crossed`."""
+        mode = self._wmode
+        npk = 0 if self._wpeak is None else int(np.count_nonzero(self._wpeak))
+        return np.concatenate([mode == 0, np.ones(int(np.count_nonzero(mode == 2)), bool),
+                               np.zeros(npk, bool)])
+
     def _layout(self, delta: np.ndarray, ddelta: np.ndarray, f_act: np.ndarray,
                 mode_act: np.ndarray) -> np.ndarray:
         """The event values of the watched pairs (:func:`mbplugin.pipeline.events.

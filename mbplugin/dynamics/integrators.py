@@ -301,10 +301,11 @@ def _first_event(
     was an event)."""
     ga = g_prev
     ta = t_old
+    strict = contacts.event_strict()
     for k in range(1, n_samples + 1):
         tb = t_old + (t_new - t_old) * k / n_samples if k < n_samples else t_new
         gb = contacts.event_values(tb, y_end if k == n_samples else sol(tb))
-        crossed = np.flatnonzero(events.crossed(ga, gb))
+        crossed = np.flatnonzero(events.crossed(ga, gb, strict))
         if crossed.size:
             best = tb
             best_j = int(crossed[0])

@@ -404,11 +404,11 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             gs = events.event_value(events.ACTIVE_MEMORY, events.S_RULE, ysamp[0], ysamp[1], fr,
                                     mode, 0.0, xscale, fscale, v0)
             fs = rules.applied(mode, fr)
-            if events.crossed(vprev, vs):
+            if events.crossed(vprev, vs, False):
                 x_event = _locate(0, xprev, x, vprev, vs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
                                   fscale, xscale, v0)
                 event = 0
-            if events.crossed(gprev, gs):
+            if events.crossed(gprev, gs, False):
                 xs_ = _locate(1, xprev, x, gprev, gs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
                               fscale, xscale, v0)
                 if event < 0 or xs_ <= x_event:

@@ -187,13 +187,20 @@ def apex_books(d):
 
 
 @njit_inline
-def crossed(ga, gb):
-    """Whether an event value went across its event between two instants, from ``ga`` to
-    ``gb``: from > 0 to <= 0 (the crossing convention), or from exactly 0 to < 0 (a value at
-    its zero where the rule has not fired, the strict ones: the onset of a pair exactly
-    touching, :func:`rules.starts`; the renewal of a pair latched at d = d_sep,
-    :func:`rules.renews`). Scalars or arrays."""
-    return ((ga > 0.0) & (gb <= 0.0)) | ((ga == 0.0) & (gb < 0.0))
+def strict_rule(cls, slot):
+    """Whether the store's rule behind (``cls``, ``slot``) is strict, so that an event value
+    exactly 0 has not fired it: the onset (d > 0, :func:`rules.starts`) and the latch's renewal
+    (d > d_sep while approaching, :func:`rules.renews`)."""
+    return (cls == FREE and slot == S_RULE) or (cls == LATCHED and slot == S_RENEW)
+
+
+@njit_inline
+def crossed(ga, gb, strict):
+    """The one crossing test: an event value went across its event between two instants, from
+    ``ga`` to ``gb``: from > 0 to <= 0 or, for a strict rule (``strict``:
+    :func:`strict_rule`), also from exactly 0 to < 0 (a pair exactly touching, a pair latched at
+    d = d_sep: their rules have not fired at 0). Scalars, or arrays of the same shape."""
+    return ((ga > 0.0) & (gb <= 0.0)) | (strict & (ga == 0.0) & (gb < 0.0))
 
 
 @njit

@@ -316,7 +316,10 @@ class ContactSpace:
         g1, _ = self._watch(y_new, cls, d_sep)
         tol = 1e-13 + 1e-12 * abs(t_new)
         best: float | None = None
-        for i, slot in zip(*np.nonzero(events.crossed(g0, g1)), strict=True):
+        strict = np.zeros(g0.shape, dtype=np.bool_)
+        strict[:, events.S_RULE] = cls == events.FREE
+        strict[:, events.S_RENEW] = cls == events.LATCHED
+        for i, slot in zip(*np.nonzero(events.crossed(g0, g1, strict)), strict=True):
             def g(t: float, i: int = int(i), slot: int = int(slot)) -> float:
                 return float(self._watch(np.asarray(sol(t), dtype=float), cls, d_sep)[0][i, slot])
             te = locate_py(g, t_old, t_new, float(g0[i, slot]), float(g1[i, slot]), tol, 0.0, 200)

@@ -323,7 +323,7 @@ def _scan(ga, gb, y, k, gf, gi, raw):
             gb[j], fr = _watch_raw(y, k, gf, gi, i, slot)
             if _ev.needs_force(cls, slot):
                 raw[i] = fr
-            if _ev.crossed(ga[j], gb[j]):
+            if _ev.crossed(ga[j], gb[j], _ev.strict_rule(cls, slot)):
                 hit = True
     return hit
 
@@ -612,7 +612,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
                     have_dense = True
                 for j in range(3 * k):
-                    if _ev.crossed(ga[j], gb[j]):
+                    if _ev.crossed(ga[j], gb[j], _ev.strict_rule(_class(gi, j // 3), j % 3)):
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
                                      gf, gi, j // 3, j % 3)
                         if (j % 3 == _ev.S_EXTREMUM
