@@ -253,12 +253,11 @@ def _class(gi, i):
 
 
 @njit_inline
-def _watch_raw(y, k, gf, gi, i, slot):
-    """Event value of contact i in ``slot`` (:func:`mbplugin.pipeline.events.event_value`;
-    <= 0 once the event happened) and, for the end of an active contact, the law's raw force
-    it was computed from (else NaN)."""
+def _watch_raw(y, k, gf, gi, i, cls, slot):
+    """Event value of contact i (of class ``cls``, :func:`_class`) in ``slot``
+    (:func:`mbplugin.pipeline.events.event_value`; <= 0 once the event happened) and, for the
+    end of an active contact, the law's raw force it was computed from (else NaN)."""
     r = FR_LEN + ROW_LEN * i
-    cls = _class(gi, i)
     d = y[i]
     dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
     raw = np.nan
@@ -272,7 +271,7 @@ def _watch_raw(y, k, gf, gi, i, slot):
 @njit_inline
 def _watch(y, k, gf, gi, i, slot):
     """Event value of contact i in ``slot`` (<= 0 once the event happened)."""
-    return _watch_raw(y, k, gf, gi, i, slot)[0]
+    return _watch_raw(y, k, gf, gi, i, _class(gi, i), slot)[0]
 
 
 @njit
@@ -320,7 +319,7 @@ def _scan(ga, gb, y, k, gf, gi, raw):
             if not _ev.has_value(cls, slot):
                 gb[j] = _ev.NO_EVENT
                 continue
-            gb[j], fr = _watch_raw(y, k, gf, gi, i, slot)
+            gb[j], fr = _watch_raw(y, k, gf, gi, i, cls, slot)
             if _ev.needs_force(cls, slot):
                 raw[i] = fr
             if _ev.crossed(ga[j], gb[j], _ev.strict_rule(cls, slot)):
