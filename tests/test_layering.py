@@ -296,6 +296,54 @@ DOP853_LOOP_WORDS = ("stage_input", "error_norm")
 ILLINOIS_ELSEWHERE_OK = ("pipeline/implicit.py", "pipeline/implicit_kernel.py")
 
 
+#: The contact rules' event-value formulas (:mod:`mbplugin.pipeline.rules`): called only by the
+#: one ``event_value`` of pipeline/events.py (and by the rules themselves).
+EVENT_FORMULAS = ("onset_value", "end_value", "peak_value", "apex_value", "latch_release_value",
+                  "latch_renew_value", "latch_value", "end_value_batch", "latch_value_batch",
+                  "latch_renew_value_batch")
+#: Every driver's event values, compiled and reference: they call pipeline.events' function.
+EVENT_VALUE_CALLERS = ("dynamics/compiled.py", "dynamics/contacts.py",
+                       "pipeline/substep_compiled.py", "pipeline/substep.py",
+                       "impact/_compiled.py", "impact/_reference.py")
+
+
+def _called_name(node: ast.Call) -> str | None:
+    f = node.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    if isinstance(f, ast.Name):
+        return f.id
+    return None
+
+
+def test_one_event_values():
+    """Counted in the code: one ``event_value`` (and its array form ``event_values``), in
+    pipeline/events.py, writes every driver's event values from the pair's class; no other
+    module defines one or calls the rules' event-value formulas, and the engine (compiled and
+    SciPy paths), the hosts' sub-stepper (compiled and NumPy reference) and the impact analyser
+    (compiled and SciPy reference) all call it."""
+    bad, callers = [], set()
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        tree = ast.parse(path.read_text())
+        for node in tree.body:  # module functions (a driver's method may wrap the function)
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and node.name in ("event_value", "event_values")
+                    and rel != "pipeline/events.py"):
+                bad.append(f"{rel}:{node.lineno} defines {node.name}")
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _called_name(node)
+            if name in EVENT_FORMULAS and rel not in ("pipeline/events.py", "pipeline/rules.py"):
+                bad.append(f"{rel}:{node.lineno} calls rules.{name} (use events.event_value)")
+            if name in ("event_value", "event_values"):
+                callers.add(rel)
+    assert not bad, "event values written outside pipeline.events.event_value:\n" + "\n".join(bad)
+    assert set(EVENT_VALUE_CALLERS) <= callers, (
+        f"drivers not calling events.event_value(s): {set(EVENT_VALUE_CALLERS) - callers}")
+
+
 def _illinois_halving(fn: ast.AST) -> bool:
     """Whether a function holds Illinois' step: ``x *= 0.5`` under ``if side == ...``."""
     for node in ast.walk(fn):

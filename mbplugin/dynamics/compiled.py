@@ -74,7 +74,9 @@ RUNNING = -1  #: internal: the step was accepted and the segment goes on
 PEAK = -2
 #: Watch kinds (``WP[4]``): a free pair, an active contact, a latched pair, an active contact
 #: whose law has memory (its maximum compression is watched too, :func:`rules.peak_value`)
-W_FREE, W_ACTIVE, W_LATCHED, W_ACTIVE_MEMORY = 0, 1, 2, 3
+#: (the classes of :func:`mbplugin.pipeline.events.event_value`)
+W_FREE, W_ACTIVE, W_LATCHED, W_ACTIVE_MEMORY = (events.FREE, events.ACTIVE, events.LATCHED,
+                                                events.ACTIVE_MEMORY)
 #: Layout of a paused DOP853 segment's carry: the step to try, the stiffness counters of the
 #: ``auto`` solver, then the event values at the pause. A carry of length 1 (``_C_EVENT``) is a
 #: chain paused at an event it is about to book: its step to try after the event.
@@ -161,10 +163,13 @@ def _n_values(WP):
 
 @njit
 def _event_values(y, g, n, G, CR, WP, W):
-    """Event values of the watched pairs at ``y`` into ``g`` (the rules of
-    :mod:`mbplugin.pipeline.rules`): one per pair, then one per latched pair (renewal), then
-    (filled from the end backwards) the maximum compression of each active contact of a law
-    with memory (:func:`mbplugin.pipeline.rules.peak_value`)."""
+    """Event values of the watched pairs at ``y`` into ``g``
+    (:func:`mbplugin.pipeline.events.event_value` of each pair's class, its watch kind): its
+    ``S_RULE`` value (onset, end, latch release), then the ``S_RENEW`` value of each latched
+    pair, then (filled from the end backwards) the ``S_EXTREMUM`` value of each active contact
+    of a law with memory (its maximum compression). A latched pair's ``S_EXTREMUM``, the apex
+    of its rebound, is not watched here: the engine samples the release value at
+    ``n_samples`` points of every step's dense output."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
     w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
@@ -181,21 +186,25 @@ def _event_values(y, g, n, G, CR, WP, W):
         d = gg[0]
         v = gg[1]
         kind = w_kind[j]
-        if kind == W_FREE:
-            g[j] = rules.onset_value(d, X_SCALE)
-        elif kind == W_ACTIVE or kind == W_ACTIVE_MEMORY:
+        f = np.nan
+        md = 0
+        if events.needs_force(kind, events.S_RULE):
             r = w_row[j]
             li = r_law[r]
             f = kernels.force(law_kid[li], d, v, kernels.ctuple(coef, r),
                               pairs.state_tuple(r, ode, ns, law_ns[li], mem))
-            g[j] = rules.end_value(law_mode[li], d, v, f, X_SCALE, F_SCALE, V_SCALE)
-            if kind == W_ACTIVE_MEMORY:
-                g[ip] = rules.peak_value(v, V_SCALE)
-                ip -= 1
-        else:
-            g[j] = rules.latch_release_value(d, X_SCALE)
-            g[il] = rules.latch_renew_value(d, v, w_dsep[j], X_SCALE, V_SCALE)
+            md = law_mode[li]
+        dsep = w_dsep[j]
+        g[j] = events.event_value(kind, events.S_RULE, d, v, f, md, dsep, X_SCALE, F_SCALE,
+                                  V_SCALE)
+        if kind == W_LATCHED:
+            g[il] = events.event_value(kind, events.S_RENEW, d, v, f, md, dsep, X_SCALE, F_SCALE,
+                                       V_SCALE)
             il += 1
+        elif kind == W_ACTIVE_MEMORY:
+            g[ip] = events.event_value(kind, events.S_EXTREMUM, d, v, f, md, dsep, X_SCALE,
+                                       F_SCALE, V_SCALE)
+            ip -= 1
 
 
 @njit
@@ -308,6 +317,9 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
     and the extra samples inside contact steps. Returns (event time or -1, its event value's
     index, records, count); without an event ``ga`` holds the values at ``t_new``."""
     ng = ga.shape[0]
+    w_kind = WP[4]
+    nw = w_kind.shape[0]
+    n_rule = _n_values(WP)[0]
     ta = t_old
     event_t = -1.0
     event_j = -1
@@ -322,7 +334,9 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
         best = tb
         best_j = -1
         for jj in range(ng):
-            if ga[jj] > 0.0 and gb[jj] <= 0.0:
+            # the layout of _event_values: onsets (free pairs) and renewals are strict rules
+            strict = (jj < nw and w_kind[jj] == W_FREE) or (nw <= jj < n_rule)
+            if events.crossed(ga[jj], gb[jj], strict):
                 tj = events.locate(ta, tb, ga[jj], gb[jj], events.ENGINE_TOL, events.ENGINE_ULPS,
                                    events.ENGINE_MAX_ITER,
                                    (t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP, W))

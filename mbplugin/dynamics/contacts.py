@@ -48,7 +48,7 @@ from mbplugin.dynamics.energy import stored_energy
 from mbplugin.errors import ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NC_MAX
-from mbplugin.pipeline import pairs, rules
+from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stiffness import law_slopes_batch
@@ -789,9 +789,9 @@ class EngineContacts:
         return out
 
     def event_values(self, t: float, y: np.ndarray) -> np.ndarray:
-        """Event values of the watched pairs at state ``y`` (see the module docstring), then
-        the maximum compression (:func:`mbplugin.pipeline.rules.peak_value`) of each watched
-        active contact of a law with memory."""
+        """Event values of the watched pairs at state ``y`` (see the module docstring and
+        :meth:`_layout`), then the maximum compression of each watched active contact of a law
+        with memory."""
         if self._w_geo is not None:
             return self._values_fast(y)
         return self._values(self._watched_batch(y, self._wkeys), y)
@@ -803,36 +803,56 @@ class EngineContacts:
             return values
         return values[: len(values) - int(np.count_nonzero(self._wpeak))]
 
-    def _peak_values(self, ddelta_active: np.ndarray) -> list[np.ndarray]:
-        """[the maximum-compression event values] of the watched active contacts (their
-        ddelta, m/s, in watch order), or [] when none has a law with memory."""
-        if self._wpeak is None:
-            return []
-        return [rules.peak_value(ddelta_active[self._wpeak], V_SCALE)]
+    def event_strict(self) -> np.ndarray:
+        """Which of :meth:`event_values` belong to strict rules
+        (:func:`mbplugin.pipeline.events.strict_rule`: the onsets of free pairs, the renewals of
+        latched pairs), for :func:`mbplugin.pipeline.events.crossed`."""
+        mode = self._wmode
+        npk = 0 if self._wpeak is None else int(np.count_nonzero(self._wpeak))
+        return np.concatenate([mode == 0, np.ones(int(np.count_nonzero(mode == 2)), bool),
+                               np.zeros(npk, bool)])
+
+    def _layout(self, delta: np.ndarray, ddelta: np.ndarray, f_act: np.ndarray,
+                mode_act: np.ndarray) -> np.ndarray:
+        """The event values of the watched pairs (:func:`mbplugin.pipeline.events.
+        event_values` by each pair's class) from their delta (m), ddelta (m/s) and, for the
+        active ones in watch order, the law's raw force ``f_act`` (N) and contact mode
+        ``mode_act``: the ``S_RULE`` value of every pair, the ``S_RENEW`` value of each latched
+        pair, then the ``S_EXTREMUM`` value (the maximum compression) of each active contact
+        of a law with memory (the compiled segment's set, :mod:`mbplugin.dynamics.compiled`)."""
+        mode = self._wmode
+        nw = len(mode)
+        cls = mode.astype(np.int64)
+        act = mode == 1
+        lat = mode == 2
+        ia = np.flatnonzero(act)
+        if self._wpeak is not None:
+            cls[ia[self._wpeak]] = events.ACTIVE_MEMORY
+        f = np.full(nw, np.nan)
+        f[ia] = f_act
+        lmode = np.zeros(nw, dtype=np.int64)
+        lmode[ia] = mode_act
+        dsep = np.zeros(nw)
+        dsep[lat] = self._wlat_delta
+        g = events.event_values(cls, np.ascontiguousarray(delta, dtype=float),
+                                np.ascontiguousarray(ddelta, dtype=float), f, lmode, dsep,
+                                X_SCALE, F_SCALE, V_SCALE, np.empty((nw, events.N_SLOTS)))
+        peaks = [] if self._wpeak is None else [g[ia[self._wpeak], events.S_EXTREMUM]]
+        return np.concatenate([g[:, events.S_RULE], g[lat, events.S_RENEW], *peaks])
 
     def _values_fast(self, y: np.ndarray) -> np.ndarray:
         assert self._w_geo is not None
         delta, ddelta = self._delta_at(y, self._w_geo)
-        mode = self._wmode
-        out = np.empty(len(mode))
-        free = mode == 0
-        out[free] = rules.onset_value(delta[free], X_SCALE)
-        act = mode == 1
+        act = self._wmode == 1
+        rows = self._w_rows
+        fr = np.empty(len(rows))
         if act.any():
-            rows = self._w_rows
             st = self.store
-            fr = np.empty(len(rows))
             n13 = 13 * len(self.bodies)
             pairs.raw_forces(rows, st.law, delta[act], ddelta[act], st.coef,
                               np.ascontiguousarray(y[n13 : n13 + self.n_ode]), self.ns, st.mem,
                               self._law_kid, self._law_ns, fr)
-            out[act] = rules.end_value_batch(self._law_mode[st.law[rows]], delta[act],
-                                             ddelta[act], fr, X_SCALE, F_SCALE, V_SCALE)
-        lat = mode == 2
-        out[lat] = rules.latch_release_value(delta[lat], X_SCALE)
-        re = rules.latch_renew_value_batch(delta[lat], ddelta[lat], self._wlat_delta, X_SCALE,
-                                           V_SCALE)
-        return np.concatenate([out, re, *self._peak_values(ddelta[act])])
+        return self._layout(delta, ddelta, fr, self._law_mode[self.store.law[rows]])
 
     def _values(self, batch: ContactBatch, y: np.ndarray) -> np.ndarray:
         keys, mode = self._wkeys, self._wmode
@@ -847,35 +867,26 @@ class EngineContacts:
         bi = np.where(found, order[pc] if len(sk) else 0, -1)
         delta = np.where(found, batch.delta[np.maximum(bi, 0)] if len(sk) else 0.0, -np.inf)
         ddelta = np.where(found, batch.ddelta[np.maximum(bi, 0)] if len(sk) else 0.0, 0.0)
-        out = np.empty(nw)
-        # free: onset when the pair overlaps
-        free = mode == 0
-        out[free] = np.where(found[free], rules.onset_value(delta[free], X_SCALE), 1.0)
-        # active: end of contact
         act = mode == 1
-        if act.any():
-            ia = np.flatnonzero(act)
-            e = np.full(len(ia), -1.0)  # lost from the detection: ended
-            ok = found[ia]
-            if ok.any():
-                sub = batch.take(bi[ia[ok]])
-                rows = self.store.rows(sub)
-                fr = self.store.forces(sub, self._ode_of(y), raw=True)
-                e[ok] = rules.end_value_batch(self._law_mode[self.store.law[rows]], sub.delta,
-                                              sub.ddelta, fr, X_SCALE, F_SCALE, V_SCALE)
-            out[ia] = e
-        # latched: release when the gap opens
-        lat = mode == 2
-        out[lat] = np.where(found[lat], rules.latch_release_value(delta[lat], X_SCALE), -1.0)
-        # latched: new onset when pressed deeper than at separation while approaching
-        il = np.flatnonzero(lat)
-        re = np.where(
-            found[il],
-            rules.latch_renew_value_batch(delta[il], ddelta[il], self._wlat_delta, X_SCALE,
-                                          V_SCALE),
-            1.0,
-        )
-        return np.concatenate([out, re, *self._peak_values(ddelta[act])])
+        ia = np.flatnonzero(act)
+        fr = np.full(len(ia), np.nan)
+        md = np.zeros(len(ia), dtype=np.int64)
+        ok = found[ia]
+        if ok.any():
+            sub = batch.take(bi[ia[ok]])
+            rows = self.store.rows(sub)
+            fr[ok] = self.store.forces(sub, self._ode_of(y), raw=True)
+            md[ok] = self._law_mode[self.store.law[rows]]
+        g = self._layout(delta, ddelta, fr, md)
+        # pairs lost from the detection: a free pair stays apart, an active contact has ended,
+        # a latched pair's gap has opened
+        lost = ~found
+        g[:nw][lost & (mode == 0)] = 1.0
+        g[:nw][lost & act] = -1.0
+        g[:nw][lost & (mode == 2)] = -1.0
+        il = np.flatnonzero(mode == 2)
+        g[nw : nw + len(il)][lost[il]] = 1.0
+        return g
 
     # -- diagnostics --
     def stored_energy(self, y: np.ndarray) -> float:

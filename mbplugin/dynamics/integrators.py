@@ -296,14 +296,16 @@ def _first_event(
     g_prev: np.ndarray,
     n_samples: int,
 ) -> tuple[float | None, np.ndarray | None]:
-    """Earliest time in (t_old, t_new] where an event function goes from > 0 to <= 0, and the
-    event values at t_new (None when there was an event)."""
+    """Earliest time in (t_old, t_new] where an event function crosses
+    (:func:`mbplugin.pipeline.events.crossed`), and the event values at t_new (None when there
+    was an event)."""
     ga = g_prev
     ta = t_old
+    strict = contacts.event_strict()
     for k in range(1, n_samples + 1):
         tb = t_old + (t_new - t_old) * k / n_samples if k < n_samples else t_new
         gb = contacts.event_values(tb, y_end if k == n_samples else sol(tb))
-        crossed = np.flatnonzero((ga > 0.0) & (gb <= 0.0))
+        crossed = np.flatnonzero(events.crossed(ga, gb, strict))
         if crossed.size:
             best = tb
             best_j = int(crossed[0])

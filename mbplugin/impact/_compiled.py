@@ -32,7 +32,7 @@ import numpy as np
 from mbplugin._jit import copy_rows, njit, njit_inline
 from mbplugin.laws import kernels
 from mbplugin.pipeline import dop853 as dop
-from mbplugin.pipeline import rules
+from mbplugin.pipeline import events, rules
 from mbplugin.pipeline.events import brent, register_events
 from mbplugin.pipeline.ivp import register_problem
 
@@ -127,9 +127,19 @@ def _force_at(kid, mode, c, n_ode, mem, y, clipped):
 
 @njit_inline
 def _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
-    """Separation function: <= 0 exactly when the contact has ended."""
-    return rules.end_value(mode, y[0], y[1], _force_at(kid, mode, c, n_ode, mem, y, False),
-                           xscale, fscale, v0)
+    """Separation function: <= 0 exactly when the contact has ended (the end of contact of
+    :func:`mbplugin.pipeline.events.event_value`)."""
+    return events.event_value(events.ACTIVE_MEMORY, events.S_RULE, y[0], y[1],
+                              _force_at(kid, mode, c, n_ode, mem, y, False), mode, 0.0, xscale,
+                              fscale, v0)
+
+
+@njit_inline
+def _g_peak(y):
+    """The maximum compression's event value (of :func:`mbplugin.pipeline.events.event_value`,
+    with the speed scale 1 m/s: the approach speed itself)."""
+    return events.event_value(events.ACTIVE_MEMORY, events.S_EXTREMUM, y[0], y[1], np.nan, 0,
+                              0.0, 1.0, 1.0, 1.0)
 
 
 _interp = dop.interp
@@ -137,8 +147,11 @@ _interp = dop.interp
 
 @njit_inline
 def _event_value(which, kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
+    """The analyser's event values: its single contact is of class ``ACTIVE_MEMORY`` of
+    :func:`mbplugin.pipeline.events.event_value` (``which`` 0: its maximum compression, 1: its
+    end); no onset, no latch."""
     if which == 0:
-        return y[1]
+        return _g_peak(y)
     return _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0)
 
 
@@ -375,7 +388,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         event = -1
         x_event = 1.0
         xprev = 0.0
-        vprev = y[1]
+        vprev = _g_peak(y)
         gprev = _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0)
         best_x = -1.0
         best_f = fmax
@@ -386,15 +399,16 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                     ysamp[i] = y_new[i]
             else:
                 _interp(y, Fd, x, ysamp)
-            vs = ysamp[1]
+            vs = _g_peak(ysamp)
             fr = _force_at(kid, mode, c, n_ode, mem, ysamp, False)
-            gs = rules.end_value(mode, ysamp[0], vs, fr, xscale, fscale, v0)
+            gs = events.event_value(events.ACTIVE_MEMORY, events.S_RULE, ysamp[0], ysamp[1], fr,
+                                    mode, 0.0, xscale, fscale, v0)
             fs = rules.applied(mode, fr)
-            if vprev > 0.0 and vs <= 0.0:
+            if events.crossed(vprev, vs, False):
                 x_event = _locate(0, xprev, x, vprev, vs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
                                   fscale, xscale, v0)
                 event = 0
-            if gprev > 0.0 and gs <= 0.0:
+            if events.crossed(gprev, gs, False):
                 xs_ = _locate(1, xprev, x, gprev, gs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
                               fscale, xscale, v0)
                 if event < 0 or xs_ <= x_event:

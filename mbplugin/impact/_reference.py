@@ -19,7 +19,7 @@ from scipy.optimize import minimize_scalar
 
 from mbplugin.errors import IntegrationError
 from mbplugin.laws.base import MODE_TENSION, Law
-from mbplugin.pipeline import rules
+from mbplugin.pipeline import events, rules
 
 N_SAMPLES = 8
 
@@ -71,15 +71,18 @@ def impact_reference(
         dy[3 + n_ode] = f * y[1]
         return dy
 
+    # the single contact's event values: class ACTIVE_MEMORY of events.event_value
     def ev_compression(t: float, y: np.ndarray) -> float:
-        return float(y[1])
+        return float(events.event_value(events.ACTIVE_MEMORY, events.S_EXTREMUM, float(y[0]),
+                                        float(y[1]), np.nan, mode, 0.0, 1.0, 1.0, 1.0))
 
     ev_compression.terminal = True  # type: ignore[attr-defined]
     ev_compression.direction = -1  # type: ignore[attr-defined]
 
     def ev_separation(t: float, y: np.ndarray) -> float:
         f = 0.0 if mode == MODE_TENSION else float(raw_force(y))
-        return float(rules.end_value(mode, float(y[0]), float(y[1]), f, xscale, fscale, v0))
+        return float(events.event_value(events.ACTIVE_MEMORY, events.S_RULE, float(y[0]),
+                                        float(y[1]), f, mode, 0.0, xscale, fscale, v0))
 
     ev_separation.terminal = True  # type: ignore[attr-defined]
     ev_separation.direction = -1  # type: ignore[attr-defined]

@@ -1,4 +1,10 @@
-"""Event location on a step's dense output, written once for every driver.
+"""Event values and their location on a step's dense output, written once for every driver.
+
+The values: :func:`event_value` gives every event value of a watched pair from the contact
+store's classification of the pair (free, active, active with a memory law, latched) and its
+delta, ddelta (and raw force, latch overlap): the engine, the hosts' sub-stepper and the impact
+analyser all call it (:func:`event_values` is its array form for the NumPy paths); their sets
+differ only by which classes occur. :func:`crossed` is the one crossing test.
 
 The crossing convention: an event function g of time is > 0 before its event and <= 0 at and
 after it (onset, end of contact, latch release or renewal, the peak of a memory law: the values
@@ -40,6 +46,7 @@ import numpy as np
 from numba.extending import overload
 
 from mbplugin._jit import CALLEE_JIT_OPTIONS, njit, njit_inline
+from mbplugin.pipeline import rules
 
 #: the engine's bracket: a few ulps of t (and a floor for t = 0)
 ENGINE_ULPS = 4.0
@@ -83,6 +90,129 @@ def illinois_update(a, b, ga, gb, side, c, gc):
             gb *= 0.5
         side = 1
     return a, b, ga, gb, side
+
+
+# ---- the event values of a watched pair, written once -----------------------------------------
+#: The classes of a watched pair (the contact store's classification; the engine's watch
+#: kinds): not watched, free (an onset candidate), active, latched "separated", active with a
+#: law that has memory.
+NOT_WATCHED, FREE, ACTIVE, LATCHED, ACTIVE_MEMORY = -1, 0, 1, 2, 3
+#: The event-value slots of a pair: the contact rule (onset of a free pair, end of an active
+#: contact, release of a latched pair), the latch's renewal, the extremum of delta (the maximum
+#: compression of an active memory law: :func:`rules.peak_value`; the apex of a latched pair's
+#: rebound: :func:`rules.apex_value`).
+S_RULE, S_RENEW, S_EXTREMUM = 0, 1, 2
+N_SLOTS = 3
+#: The value of a slot a class does not have (> 0: never crosses)
+NO_EVENT = 1.0
+
+
+@njit_inline
+def has_value(cls, slot):
+    """Whether a pair of class ``cls`` has an event value in ``slot`` (see :func:`event_value`)."""
+    if slot == S_RULE:
+        return cls >= FREE
+    if slot == S_RENEW:
+        return cls == LATCHED
+    return cls == LATCHED or cls == ACTIVE_MEMORY
+
+
+@njit_inline
+def needs_force(cls, slot):
+    """Whether :func:`event_value` of (``cls``, ``slot``) reads the law's raw force: the end of
+    an active contact."""
+    return slot == S_RULE and (cls == ACTIVE or cls == ACTIVE_MEMORY)
+
+
+@njit_inline
+def event_value(cls, slot, d, v, f_raw, mode, d_sep, xs, fs, vs):
+    """The event value in ``slot`` of a watched pair of class ``cls`` (every driver's, in
+    the one crossing convention: > 0 before the event, <= 0 at and after it), from its overlap
+    ``d`` (m), approach speed ``v`` (m/s), the law's raw force ``f_raw`` (N; read only for the
+    end of contact, :func:`needs_force`), contact ``mode``, the separation overlap ``d_sep`` of
+    a latched pair (m) and the scales ``xs`` (m), ``fs`` (N), ``vs`` (m/s); :data:`NO_EVENT`
+    for a slot the class does not have. The formulas are :mod:`mbplugin.pipeline.rules`':
+
+    ==============  ==========================  =====================  =========================
+    class           S_RULE                      S_RENEW                S_EXTREMUM
+    ==============  ==========================  =====================  =========================
+    FREE            onset_value (d >= 0)        -                      -
+    ACTIVE          end_value (Eq. 17)          -                      -
+    ACTIVE_MEMORY   end_value                   -                      peak_value (max. compr.)
+    LATCHED         latch_release_value (d<=0)  latch_renew_value      apex_value (rebound apex)
+    ==============  ==========================  =====================  =========================
+
+    Why this one definition:
+
+    * onset: the one crossing convention holds for it too: -d / xs goes from > 0 (apart) to
+      <= 0 (touching, d >= 0), and the driver books the onset at the strict side (d > 0,
+      :func:`strict_side`), where the store's :func:`rules.starts` agrees. The sub-stepper's
+      old test d0 <= 0 < d1 (a pair exactly touching at a step's start counted as apart)
+      differed only at d = 0 exactly; the engine's convention is kept because there d = 0
+      exactly is frequent: near a slow onset the root finder resolves delta to ulps of the
+      position, and treating d = 0 as apart moved a 5 s steel drop's 36th bounce by 3e-12
+      (v_in) and 3.5e-10 (c_r).
+    * latch: release and renewal are two values (the engine's), not their minimum (the
+      sub-stepper's old ``latch_value``): near either crossing the other value is far from 0,
+      so the located instants are the same, and two values say which way out was taken. The
+      apex of the rebound (delta's minimum) is a value of its own: a gap that opened and closed
+      between two evaluations of the release value is open there; a driver books it only where
+      the gap is open at the located apex (:func:`apex_books`).
+    * the impact analyser's single contact is ACTIVE_MEMORY (it watches the maximum compression
+      of every law: its peak overlap; the memory update there is a no-op for a law without);
+      no onset, no latch.
+    """
+    if slot == S_RULE:
+        if cls == FREE:
+            return rules.onset_value(d, xs)
+        if cls == ACTIVE or cls == ACTIVE_MEMORY:
+            return rules.end_value(mode, d, v, f_raw, xs, fs, vs)
+        if cls == LATCHED:
+            return rules.latch_release_value(d, xs)
+    elif slot == S_RENEW:
+        if cls == LATCHED:
+            return rules.latch_renew_value(d, v, d_sep, xs, vs)
+    elif cls == ACTIVE_MEMORY:
+        return rules.peak_value(v, vs)
+    elif cls == LATCHED:
+        return rules.apex_value(v, vs)
+    return NO_EVENT
+
+
+@njit_inline
+def apex_books(d):
+    """Whether the located apex of a latched pair's rebound books an event: only where the gap
+    is open there (``d`` <= 0, m; the commit then releases the latch)."""
+    return d <= 0.0
+
+
+@njit_inline
+def strict_rule(cls, slot):
+    """Whether the store's rule behind (``cls``, ``slot``) is strict, so that an event value
+    exactly 0 has not fired it: the onset (d > 0, :func:`rules.starts`) and the latch's renewal
+    (d > d_sep while approaching, :func:`rules.renews`)."""
+    return (cls == FREE and slot == S_RULE) or (cls == LATCHED and slot == S_RENEW)
+
+
+@njit_inline
+def crossed(ga, gb, strict):
+    """The one crossing test: an event value went across its event between two instants, from
+    ``ga`` to ``gb``: from > 0 to <= 0 or, for a strict rule (``strict``:
+    :func:`strict_rule`), also from exactly 0 to < 0 (a pair exactly touching, a pair latched at
+    d = d_sep: their rules have not fired at 0). Scalars, or arrays of the same shape."""
+    return ((ga > 0.0) & (gb <= 0.0)) | (strict & (ga == 0.0) & (gb < 0.0))
+
+
+@njit
+def event_values(cls, d, v, f_raw, mode, d_sep, xs, fs, vs, g):
+    """:func:`event_value` of every pair and slot into ``g`` (n, :data:`N_SLOTS`): per pair its
+    class ``cls``, ``d`` (m), ``v`` (m/s), raw force ``f_raw`` (N, NaN where not needed),
+    ``mode`` and ``d_sep`` (m) (arrays of length n; the NumPy paths of the engine and the
+    sub-stepper)."""
+    for i in range(cls.shape[0]):
+        for s in range(N_SLOTS):
+            g[i, s] = event_value(cls[i], s, d[i], v[i], f_raw[i], mode[i], d_sep[i], xs, fs, vs)
+    return g
 
 
 # ---- compiled: event functions registered per driver ---------------------------------------

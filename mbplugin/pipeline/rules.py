@@ -10,7 +10,7 @@ the bodies approach (m/s), a positive force repels (N).
 
 * **Onset.** A pair that is not in contact and not latched starts a contact when ``d > 0``
   (:func:`starts`); the impact speed latched then is ``max(v, 0)`` (:func:`onset_speed`).
-  Event function: :func:`onset_value` (> 0 apart, <= 0 once overlapping).
+  Event function: :func:`onset_value` (> 0 apart, <= 0 once touching).
 * **Applied force.** ``laws.kernels.clip``: ``MODE_CLIP`` laws never pull (F = max(F_raw, 0)),
   ``MODE_TENSION`` and ``MODE_RAW`` laws apply the raw force.
 * **End of contact** (Milehins & Marghitu 2026, Eq. 17): while the bodies recede (``v <= 0``),
@@ -23,7 +23,9 @@ the bodies approach (m/s), a positive force repels (N).
   until the gap opens (``d <= 0``: :func:`latch_release_value`) or the bodies come back and press
   deeper than at separation while approaching (``d > d_sep`` and ``v > 0``:
   :func:`latch_renew_value`, which then fires a new onset). :func:`latch_holds` combines both,
-  :func:`latch_value` is the one event function of both (the contact-space sub-stepper's).
+  :func:`latch_value` is one event function of both (the drivers watch the two values
+  apart, and the apex of the rebound, :func:`apex_value`: :func:`mbplugin.pipeline.events.
+  event_value`).
 * **Maximum compression** of an active contact whose law has memory (``Law.n_memory > 0``):
   the approach speed turns from > 0 to <= 0 (:func:`peak_value`); every driver updates the
   law's memory at that located instant (docs/architecture.md, "When the memory is updated").
@@ -44,8 +46,8 @@ V_SCALE = 1e-3
 F_SCALE = 1.0
 
 __all__ = [
-    "F_SCALE", "V_SCALE", "X_SCALE", "applied", "applied_batch", "end_value", "ended",
-    "ended_batch",
+    "F_SCALE", "V_SCALE", "X_SCALE", "apex_value", "applied", "applied_batch",
+    "end_value", "ended", "ended_batch",
     "latch_holds", "latch_holds_batch", "latch_release_value", "latch_renew_value",
     "latch_value", "latch_value_batch",
     "onset_speed", "onset_speed_batch", "onset_value", "peak_value", "renews", "starts",
@@ -73,7 +75,10 @@ def onset_speed(v):
 
 @njit
 def onset_value(d, xs):
-    """Event function of a free pair: > 0 while apart, <= 0 once the shapes overlap."""
+    """Event function of a free pair: > 0 while apart (``d`` < 0, m), <= 0 once the shapes
+    touch (``d`` >= 0): -d / ``xs`` (``xs``: the length scale, m). A driver steps to where the
+    value is strictly negative (d > 0) before it books the onset, where :func:`starts` agrees.
+    Works on scalars and arrays."""
     return -d / xs
 
 
@@ -100,6 +105,15 @@ def peak_value(v, vs):
     (ddelta ``v`` > 0, m/s), <= 0 from the maximum compression on (``vs``: the speed scale,
     m/s). Works on scalars and arrays."""
     return v / vs
+
+
+@njit
+def apex_value(v, vs):
+    """Event function of a latched pair's rebound: > 0 while it recedes (ddelta ``v`` < 0, m/s),
+    <= 0 from the apex of the rebound on (the minimum of delta; ``vs``: the speed scale, m/s).
+    At the apex the gap is as open as it gets in that rebound, so a gap that opened and closed
+    between two evaluations of :func:`latch_release_value` is open there."""
+    return -v / vs
 
 
 @njit

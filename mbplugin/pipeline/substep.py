@@ -31,10 +31,10 @@ lever arms) and W are frozen over the host step. The solver is SciPy's Radau IIA
 implicit: resting contacts are stiff; Hairer & Wanner 1996, Sect. IV.8) with a sparse
 finite-difference Jacobian.
 
-A change of sign inside a solver step of a new contact's delta (onset), of an active contact's
-end-of-contact event value (``mbplugin.pipeline.rules.end_value``: the raw force, or delta for
-laws that may pull, while the bodies recede) or of ddelta (maximum compression, for laws with
-memory) is located by the Illinois method on the dense output and the store books the state just
+A crossing inside a solver step of a contact's event values (``mbplugin.pipeline.events.
+event_values``, by its class: a new contact's onset, an active contact's end of contact, the
+maximum compression of a law with memory, a latched pair's release, renewal and rebound apex) is
+located by the Illinois method on the dense output and the store books the state just
 past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it does at the end
 of the host step, so the latched impact speed and the separation speed are
 those of the located instants. The impulse P of the step is the integral of f, by three-point
@@ -58,18 +58,12 @@ from mbplugin._jit import njit
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.pipeline import events
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.events import locate_py
 from mbplugin.pipeline.friction import Friction, friction_force
-from mbplugin.pipeline.rules import (
-    F_SCALE,
-    V_SCALE,
-    X_SCALE,
-    end_value_batch,
-    latch_value,
-    latch_value_batch,
-)
+from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stick import Stick, stick_force, stick_rate
 from mbplugin.pipeline.store import ContactStore
 
@@ -288,68 +282,53 @@ class ContactSpace:
         return np.where(hit, self._key_order[pos], -1)
 
     # -- events ---------------------------------------------------------------------------------
-    def _watch(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per contact: delta, the end-of-contact event value of the pipeline's rules
-        (:func:`mbplugin.pipeline.rules.end_value`: <= 0 exactly when an active contact has
-        ended), ddelta."""
-        d, u, ode, _ = self.split(y)
-        dd = -np.einsum("ij,ij->i", u, self.n)
-        raw, _ = self.normal(d, dd, ode, raw=True)
-        end = end_value_batch(self._mode, np.ascontiguousarray(d), np.ascontiguousarray(dd),
-                              raw, X_SCALE, F_SCALE, V_SCALE)
-        return d, end, dd
-
-    def _event(self, sol: Any, t_old: float, t_new: float, y_old: np.ndarray,
-               y_new: np.ndarray) -> float | None:
-        """The earliest event time inside (t_old, t_new] (the point just past it), or None."""
-        d0, r0, v0 = self._watch(y_old)
-        d1, r1, v1 = self._watch(y_new)
+    def _classes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per contact its class of :func:`mbplugin.pipeline.events.event_value` (free, active,
+        active with memory, latched) and its separation overlap d_sep (m; 0 unless latched)."""
         al = self._al
         d_sep = self.store.latched_overlap(self.batch)
         lat = np.isfinite(d_sep)
-        new = ~al.active & ~lat
-        onset = new & (d0 <= 0) & (d1 > 0)
-        end = al.active & (r0 > 0) & (r1 <= 0)
-        peak = al.active & self._memory[al.law] & (v0 > 0) & (v1 <= 0)
+        cls = np.full(self.k, events.FREE, dtype=np.int64)
+        cls[al.active] = events.ACTIVE
+        cls[al.active & self._memory[al.law]] = events.ACTIVE_MEMORY
+        cls[lat] = events.LATCHED
+        return cls, np.where(lat, d_sep, 0.0)
+
+    def _watch(self, y: np.ndarray, cls: np.ndarray, d_sep: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Per contact: its event values (k, ``events.N_SLOTS``; :func:`mbplugin.pipeline.
+        events.event_values`, the end of contact from the law's raw force) and delta (m)."""
+        d, u, ode, _ = self.split(y)
+        dd = -np.einsum("ij,ij->i", u, self.n)
+        raw, _ = self.normal(d, dd, ode, raw=True)
+        g = events.event_values(cls, np.ascontiguousarray(d), np.ascontiguousarray(dd),
+                                np.ascontiguousarray(raw, dtype=float), self._mode, d_sep,
+                                X_SCALE, F_SCALE, V_SCALE, np.empty((self.k, events.N_SLOTS)))
+        return g, d
+
+    def _event(self, sol: Any, t_old: float, t_new: float, y_old: np.ndarray,
+               y_new: np.ndarray) -> float | None:
+        """The earliest event time inside (t_old, t_new] (the point just past it), or None: the
+        crossings of the event values of :meth:`_watch` (a latched pair's rebound apex only
+        where the gap is open there: the commit then releases the latch)."""
+        cls, d_sep = self._classes()
+        g0, _ = self._watch(y_old, cls, d_sep)
+        g1, _ = self._watch(y_new, cls, d_sep)
         tol = 1e-13 + 1e-12 * abs(t_new)
         best: float | None = None
-        if lat.any():
-            # a latched pair: its release (the gap opens) or renewal (pressed deeper than
-            # d_sep while approaching), the engine's latch events, as one event value
-            li = np.flatnonzero(lat)
-            l0 = latch_value_batch(d0[li], v0[li], d_sep[li], X_SCALE, V_SCALE)
-            l1 = latch_value_batch(d1[li], v1[li], d_sep[li], X_SCALE, V_SCALE)
-            for j in np.flatnonzero((l0 >= 0) & (l1 < 0)):
-                def gl(t: float, i: int = int(li[j])) -> float:
-                    d, _, v = self._watch(np.asarray(sol(t), dtype=float))
-                    return float(latch_value(d[i], v[i], d_sep[i], X_SCALE, V_SCALE))
-                te = locate_py(gl, t_old, t_new, float(l0[j]), float(l1[j]), tol, 0.0, 200)
-                if best is None or te < best:
-                    best = te
-            # the apex of its rebound (ddelta turns positive), where the gap is open: the
-            # commit there releases the latch (a gap that opens and closes within the step)
-            for i in np.flatnonzero(lat & (v0 < 0) & (v1 >= 0)):
-                def gv(t: float, i: int = int(i)) -> float:
-                    return float(self._watch(np.asarray(sol(t), dtype=float))[2][i])
-                te = locate_py(lambda t, gv=gv: -gv(t), t_old, t_new, -float(v0[i]),
-                               -float(v1[i]), tol, 0.0, 200)
-                if self._watch(np.asarray(sol(te), dtype=float))[0][i] > 0:
+        strict = np.zeros(g0.shape, dtype=np.bool_)
+        strict[:, events.S_RULE] = cls == events.FREE
+        strict[:, events.S_RENEW] = cls == events.LATCHED
+        for i, slot in zip(*np.nonzero(events.crossed(g0, g1, strict)), strict=True):
+            def g(t: float, i: int = int(i), slot: int = int(slot)) -> float:
+                return float(self._watch(np.asarray(sol(t), dtype=float), cls, d_sep)[0][i, slot])
+            te = locate_py(g, t_old, t_new, float(g0[i, slot]), float(g1[i, slot]), tol, 0.0, 200)
+            if slot == events.S_EXTREMUM and cls[i] == events.LATCHED:
+                d = self._watch(np.asarray(sol(te), dtype=float), cls, d_sep)[1]
+                if not events.apex_books(float(d[i])):
                     continue  # the gap stayed closed: nothing to book at the apex
-                if best is None or te < best:
-                    best = te
-        for kind, mask in ((0, onset), (1, end), (2, peak)):
-            for i in np.flatnonzero(mask):
-                def g(t: float, i: int = i, kind: int = kind) -> float:
-                    w = self._watch(np.asarray(sol(t), dtype=float))[kind]
-                    return float(w[i])
-                ga = (float(d0[i]), float(r0[i]), float(v0[i]))[kind]
-                gb = (float(d1[i]), float(r1[i]), float(v1[i]))[kind]
-                if kind == 0:  # delta: <= 0 before, > 0 after (events' convention: -delta)
-                    te = locate_py(lambda t, g=g: -g(t), t_old, t_new, -ga, -gb, tol, 0.0, 200)
-                else:
-                    te = locate_py(g, t_old, t_new, ga, gb, tol, 0.0, 200)
-                if best is None or te < best:
-                    best = te
+            if best is None or te < best:
+                best = te
         return best
 
     # -- driver ---------------------------------------------------------------------------------

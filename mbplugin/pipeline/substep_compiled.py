@@ -27,10 +27,10 @@ displacements s (k, 3), the ODE states of its active laws].
   explicit steps are stability-limited (:func:`integrate_groups`), both with the problem
   registered here, the relative tolerance and the absolute tolerances of the SciPy path
   (DOP853 at ``EXPLICIT_TOL`` times them, :mod:`mbplugin.pipeline.substep`);
-* after every accepted step the contact rules' event functions are evaluated on the step's
-  ends: the onset of a contact the store does not know (:func:`~mbplugin.pipeline.rules.
-  onset_value`), the end of an active contact (:func:`~mbplugin.pipeline.rules.end_value`) and
-  the maximum compression of a law with memory (ddelta changes sign); a crossing is located by
+* after every accepted step the event values of every contact are evaluated on the step's
+  ends (:func:`mbplugin.pipeline.events.event_value`, by the contact's class: the onset of a
+  contact the store does not know, the end of an active contact, the maximum compression of a
+  law with memory, a latched pair's release, renewal and rebound apex); a crossing is located by
   Illinois' regula falsi on the dense output, to the point just past it, and the group stops
   there (status ``EVENT``) for the driver to book it with ``ContactStore.commit`` (its onset,
   end, latch and memory rules) and resume;
@@ -51,21 +51,13 @@ import numpy as np
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline import dop853 as dop
+from mbplugin.pipeline import events as _ev
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import locate, register_events, strict_side
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS, initial_step, register_problem
 from mbplugin.pipeline.radau import RADAU_CTL, radau_start, radau_step, radau_workspace
-from mbplugin.pipeline.rules import (
-    F_SCALE,
-    V_SCALE,
-    X_SCALE,
-    applied,
-    end_value,
-    latch_value,
-    onset_value,
-    peak_value,
-)
+from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.pipeline.stiffness import law_slopes
 
@@ -97,9 +89,10 @@ _N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
 _MU, _MUS = 6 + NC_MAX + NMEM_MAX, 7 + NC_MAX + NMEM_MAX
 _KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
 #: ``_CAND`` of a pair latched "separated" (1: an onset candidate, 0: neither); its watched
-#: events are :func:`~mbplugin.pipeline.rules.latch_value` (the gap opens, or it is pressed
-#: deeper than its separation overlap d_sep while approaching; an inactive contact's
-#: coefficient slot 0 carries that d_sep) and the apex of its rebound (ddelta turns positive),
+#: events are its release and renewal (:func:`mbplugin.pipeline.events.event_value`: the gap
+#: opens, or it is pressed deeper than its separation overlap d_sep while approaching; an
+#: inactive contact's coefficient slot 0 carries that d_sep) and the apex of its rebound
+#: (ddelta turns positive),
 #: which stops the group only where the gap is open there (the store's commit then releases
 #: the latch): a gap that opens and closes again within one step is not missed, and a latched
 #: pair that stays closed costs no stop
@@ -247,37 +240,45 @@ register_problem(_is_group_problem, _group_rhs)
 
 
 @njit_inline
-def _watch_raw(y, k, gf, gi, i, kind):
-    """Event value of contact i (<= 0 once the event happened): 0 onset (of a latched pair:
-    its latch's release or renewal), 1 end, 2 peak; and, for the end, the law's raw force it
-    was computed from (else NaN)."""
-    r = FR_LEN + ROW_LEN * i
-    d = y[i]
-    dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
-    if kind == 0:
-        if gi[INT_LEN * i + _CAND] == LATCHED:
-            return latch_value(d, dd, gf[r + _C], X_SCALE, V_SCALE), np.nan
-        return onset_value(d, X_SCALE), np.nan
-    if kind == 2:
-        if gi[INT_LEN * i + _CAND] == LATCHED:
-            # the apex of a latched pair's rebound (it stops receding): the gap may have
-            # opened and closed again inside one step, unseen by the latch value at its ends
-            return -dd / V_SCALE, np.nan
-        return peak_value(dd, V_SCALE), np.nan
-    raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
-    return end_value(gi[INT_LEN * i + _MODE], d, dd, raw, X_SCALE, F_SCALE, V_SCALE), raw
+def _class(gi, i):
+    """Contact i's class of :func:`mbplugin.pipeline.events.event_value` (from its flags)."""
+    q = INT_LEN * i
+    if gi[q + _CAND] == LATCHED:
+        return _ev.LATCHED
+    if gi[q + _ACT] != 0:
+        return _ev.ACTIVE_MEMORY if gi[q + _MEMF] != 0 else _ev.ACTIVE
+    if gi[q + _CAND] != 0:
+        return _ev.FREE
+    return _ev.NOT_WATCHED
 
 
 @njit_inline
-def _watch(y, k, gf, gi, i, kind):
-    """Event value of contact i (<= 0 once the event happened): 0 onset, 1 end, 2 peak."""
-    return _watch_raw(y, k, gf, gi, i, kind)[0]
+def _watch_raw(y, k, gf, gi, i, cls, slot):
+    """Event value of contact i (of class ``cls``, :func:`_class`) in ``slot``
+    (:func:`mbplugin.pipeline.events.event_value`; <= 0 once the event happened) and, for the
+    end of an active contact, the law's raw force it was computed from (else NaN)."""
+    r = FR_LEN + ROW_LEN * i
+    d = y[i]
+    dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
+    raw = np.nan
+    if _ev.needs_force(cls, slot):
+        raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
+    # a latched pair's d_sep rides in its coefficient slot 0
+    return _ev.event_value(cls, slot, d, dd, raw, gi[INT_LEN * i + _MODE], gf[r + _C], X_SCALE,
+                          F_SCALE, V_SCALE), raw
+
+
+@njit_inline
+def _watch(y, k, gf, gi, i, slot):
+    """Event value of contact i in ``slot`` (<= 0 once the event happened)."""
+    return _watch_raw(y, k, gf, gi, i, _class(gi, i), slot)[0]
 
 
 @njit
 def _group_event_at(t, E):
-    """Event value (``kind``: 0 onset, 1 end, 2 peak) of contact i of a group at time ``t`` of
-    the step's dense output: E = (t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind)
+    """Event value (``kind``: the slot of :func:`mbplugin.pipeline.events.event_value`) of
+    contact i of a group at time ``t`` of the step's dense output: E = (t_old, h, y_old, Dq,
+    ytmp, k, gf, gi, i, kind)
     (:mod:`mbplugin.pipeline.events`)."""
     t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind = E
     dense_at(t, t_old, h, y_old, Dq, ytmp)
@@ -294,8 +295,8 @@ register_events(_is_group_events, _group_event_at)
 
 @njit
 def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
-    """The instant just past the crossing of contact i's event value (ga > 0 >= gb; an onset:
-    ga >= 0 > gb) on the dense output: :func:`mbplugin.pipeline.events.locate` to a bracket of
+    """The instant just past the crossing of contact i's event value (ga > 0 >= gb) on the
+    dense output: :func:`mbplugin.pipeline.events.locate` to a bracket of
     1e-13 + 1e-12 |t| s, then moved until the value is strictly negative
     (:func:`~mbplugin.pipeline.events.strict_side`, at most to the step's end)."""
     E = (t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind)
@@ -304,39 +305,24 @@ def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
 
 
 @njit_inline
-def _crossed(ga, gb, kind):
-    """Whether an event value went from ga to gb across its event (see :func:`_scan`)."""
-    if kind == 0:
-        return ga >= 0.0 and gb < 0.0
-    return ga > 0.0 and gb <= 0.0
-
-
-@njit_inline
 def _scan(ga, gb, y, k, gf, gi, raw):
-    """Event values of every contact at ``y`` into gb (3k: onset, end, peak); returns whether
-    one of them crossed from ga (> 0) to <= 0, or for an onset from ga >= 0 to < 0 (a pair
-    exactly touching at the start, delta = 0, starts once it overlaps: the SciPy path's
-    d0 <= 0 < d1, and :func:`~mbplugin.pipeline.rules.starts`). The raw force of every active
-    contact at ``y`` (its end event's input) goes into ``raw`` (k)."""
+    """Event values of every contact at ``y`` into gb (3k: the slots of
+    :func:`mbplugin.pipeline.events.event_value`); returns whether one of them crossed from ga
+    (> 0) to <= 0 (an onset: delta from <= 0 to > 0, :func:`~mbplugin.pipeline.rules.starts`).
+    The raw force of every active contact at ``y`` (its end event's input) goes into ``raw``
+    (k)."""
     hit = False
     for i in range(k):
-        act = gi[INT_LEN * i + _ACT]
-        for kind in range(3):
-            j = 3 * i + kind
-            if kind == 0:
-                watched = gi[INT_LEN * i + _CAND] != 0
-            elif kind == 1:
-                watched = act != 0
-            else:
-                watched = ((act != 0 and gi[INT_LEN * i + _MEMF] != 0)
-                           or gi[INT_LEN * i + _CAND] == LATCHED)
-            if not watched:
-                gb[j] = 1.0
+        cls = _class(gi, i)
+        for slot in range(_ev.N_SLOTS):
+            j = 3 * i + slot
+            if not _ev.has_value(cls, slot):
+                gb[j] = _ev.NO_EVENT
                 continue
-            gb[j], fr = _watch_raw(y, k, gf, gi, i, kind)
-            if kind == 1:
+            gb[j], fr = _watch_raw(y, k, gf, gi, i, cls, slot)
+            if _ev.needs_force(cls, slot):
                 raw[i] = fr
-            if _crossed(ga[j], gb[j], kind):
+            if _ev.crossed(ga[j], gb[j], _ev.strict_rule(cls, slot)):
                 hit = True
     return hit
 
@@ -625,13 +611,14 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
                     have_dense = True
                 for j in range(3 * k):
-                    if _crossed(ga[j], gb[j], j % 3):
+                    if _ev.crossed(ga[j], gb[j], _ev.strict_rule(_class(gi, j // 3), j % 3)):
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
                                      gf, gi, j // 3, j % 3)
-                        if j % 3 == 2 and gi[INT_LEN * (j // 3) + _CAND] == LATCHED:
+                        if (j % 3 == _ev.S_EXTREMUM
+                                and gi[INT_LEN * (j // 3) + _CAND] == LATCHED):
                             # a latched rebound's apex books nothing while the gap is closed
                             dense_at(te, t, h, y_start, dense, ytmp)
-                            if ytmp[j // 3] > 0.0:
+                            if not _ev.apex_books(ytmp[j // 3]):
                                 continue
                         if te < t_end or ev < 0:
                             t_end = te
