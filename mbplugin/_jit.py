@@ -98,10 +98,12 @@ def _load_dispatcher():
     try:
         from mbplugin import _dispatcher
 
-        try:  # a speed-up of numba's typing only: without it everything works as before
-            _dispatcher.fast_config_values()
-        except Exception:
-            pass
+        for speedup in (_dispatcher.fast_config_values, _dispatcher.fast_meminfos,
+                        _dispatcher.memo_arg_packer):
+            try:  # a speed-up of numba's compiler only: without it everything works as before
+                speedup()
+            except Exception:
+                pass
         _dispatcher.check()
     except Exception as exc:  # numba's internals changed: any error means "do not use it"
         return None, f"numba {numba.__version__}: {type(exc).__name__}: {exc}".splitlines()[0]
