@@ -161,6 +161,16 @@ else:
 #: numba-IR level, so no call boundary and no array reference counting per call.
 njit_inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 
+#: Decorator for the small helpers of the engine's contact kernels (pose, kinematics, effective
+#: mass, pair forces, slopes): with the callee/entry dispatcher an ordinary callee (typed once
+#: per signature, its IR linked into the entry that calls it, where LLVM inlines it), so a
+#: first run does not re-run numba's front end, copy and retype the helper at every call site
+#: (``inline="always"`` does); with plain ``numba.njit`` inlined at the numba-IR level as
+#: before. Warm speed is the same (BENCHMARKS.md, "The first minute"); the DOP853 stages and
+#: the impact analyser's helpers stay :data:`njit_inline` (the analyser is ~1.6x slower
+#: without).
+njit_helper = njit if _dispatcher is not None else njit_inline
+
 
 def on_first_compile(callback: Callable[[], None]) -> Callable[[], None]:
     """Call ``callback()`` once, when numba next starts to compile a function (one that is not
