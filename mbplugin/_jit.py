@@ -6,9 +6,9 @@ calls in other modules, so a changed kernel could be served from a stale cache. 
 module hashes every source file that holds compiled code and, when the hash changed, deletes
 the package's numba cache files before anything is compiled.
 
-It also holds the decorators (:data:`njit`, :data:`njit_inline`) and, for hot loops of compiled
-calls, :func:`borrowed` (array views that carry no reference count, with the lifetime rule
-they need) and :func:`keep_alive`.
+It also holds the decorators (:data:`njit`, :data:`njit_inline`, :data:`njit_helper`) and,
+for hot loops of compiled calls, :func:`borrowed` (array views that carry no reference count,
+with the lifetime rule they need) and :func:`keep_alive`.
 
 :data:`njit` is the callee/entry dispatcher of :mod:`mbplugin._dispatcher` (a first run
 compiles each function once, as little code as it can), which relies on numba internals. For a
