@@ -381,3 +381,152 @@ def check() -> None:
         pass
     else:
         raise AssertionError("the dispatcher probe did not raise")
+
+
+# ---- numba's reference counting without dead instructions ------------------------------------
+
+#: The data models' ``traverse`` methods whose getters only read (``extract_value``/``select``)
+#: and whose member list depends on the type alone: what :func:`fast_meminfos` may skip a
+#: member of. Any other model is traversed as numba does.
+def _known_traversals() -> tuple:
+    from numba.core.datamodel import models as m
+
+    return (m.DataModel.traverse, m.UniTupleModel.traverse, m.StructModel.traverse,
+            m.OptionalModel.traverse, m.DeferredStructModel.traverse, _TupleRefModel.traverse)
+
+
+def _holds_meminfo(dmm, model, builder, known: tuple, busy: set) -> bool:
+    """Whether a value of ``model`` can hold an NRT meminfo (itself or in a member, at any
+    depth): what numba's ``NRTContext.get_meminfos`` would find in it. Cached on the model;
+    ``True`` when unsure (a model outside ``known``, a recursive type)."""
+    got = model.__dict__.get("_mbplugin_holds")
+    if got is not None:
+        return got
+    if type(model).traverse not in known or id(model) in busy:
+        return True
+    busy.add(id(model))
+    try:
+        got = model.has_nrt_meminfo() or any(
+            _holds_meminfo(dmm, dmm[t], builder, known, busy)
+            for t, _ in model.traverse(builder))
+    finally:
+        busy.discard(id(model))
+    model._mbplugin_holds = got
+    return got
+
+
+def fast_meminfos() -> bool:
+    """Give numba's ``NRTContext.get_meminfos`` a body that emits no dead instructions; True
+    when installed.
+
+    numba increments and decrements the reference counts of a value (every argument, every
+    variable assigned or dropped) by finding the meminfos in it: it walks every member of the
+    value's data model and emits an ``extractvalue`` for each, the float, pointer, shape and
+    stride fields of every array included, although only the meminfo fields are used. A cold
+    drop_ball run emitted ~70 000 such dead instructions (two thirds of all its
+    ``extractvalue``), each built by llvmlite in Python, printed as text, parsed and deleted by
+    LLVM. This body skips the members that cannot hold a meminfo (:func:`_holds_meminfo`) and
+    returns the same meminfos, in the same order, from the same instructions. Installed only
+    when it finds numba's meminfos on probe types (arrays, tuples of arrays, nested and
+    optional members: :func:`meminfo_paths`)."""
+    from numba.core.runtime.context import NRTContext
+
+    original = NRTContext.get_meminfos
+    if getattr(original, "_mbplugin", False):
+        return True
+    known = _known_traversals()
+
+    def get_meminfos(self, builder, ty, val):
+        dmm = self._context.data_model_manager
+        datamodel = dmm[ty]
+        if not _holds_meminfo(dmm, datamodel, builder, known, set()):
+            return []
+        meminfos = []
+        if datamodel.has_nrt_meminfo():
+            meminfos.append((ty, datamodel.get_nrt_meminfo(builder, val)))
+        for mtyp, getter in datamodel.traverse(builder):
+            if _holds_meminfo(dmm, dmm[mtyp], builder, known, set()):
+                meminfos.extend(self.get_meminfos(builder, mtyp, getter(val)))
+        return meminfos
+
+    get_meminfos._mbplugin = True
+    get_meminfos._original = original
+    get_meminfos.__doc__ = original.__doc__
+    for ty in _probe_types():
+        if meminfo_paths(original, ty) != meminfo_paths(get_meminfos, ty):
+            return False
+    NRTContext.get_meminfos = get_meminfos
+    return True
+
+
+def _probe_types() -> list:
+    """Types whose meminfos :func:`fast_meminfos` must find as numba does."""
+    t = numba.types
+    a1, a2 = t.float64[:], t.int64[:, :]
+    return [t.float64, a1, a2, t.UniTuple(a1, 3), t.Tuple((t.float64, a1, t.intp, a2)),
+            t.Tuple((t.UniTuple(t.float64, 4), t.Tuple((a1, t.boolean)), t.float64)),
+            t.Optional(a1), t.Tuple((t.Optional(t.float64), t.Optional(a2))),
+            t.UniTuple(t.UniTuple(t.float64, 3), 2), TupleRef([a1, a2]),
+            t.Tuple((TupleRef([a1, a2]), a1)), t.List(t.float64)]
+
+
+def meminfo_paths(get_meminfos, ty) -> list:
+    """The meminfos ``get_meminfos(nrt, builder, ty, value)`` finds in an argument of type
+    ``ty`` of a scratch LLVM function, each as (its type, how it is read from the argument: the
+    chain of ``extractvalue`` indices and ``select``s); for comparing numba's function with
+    :func:`fast_meminfos`'s."""
+    from llvmlite import ir
+    # a copy: reading ``nrt`` caches it on the context (numba's subtargets copy that cache)
+    ctx = numba.core.registry.cpu_target.target_context.subtarget(enable_nrt=True)
+    llty = ctx.get_value_type(ty)
+    fn = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), [llty]), "probe")
+    builder = ir.IRBuilder(fn.append_basic_block())
+
+    def path(v):
+        if isinstance(v, ir.Argument):
+            return ()
+        if v.opname == "extractvalue":
+            return path(v.aggregate) + tuple(v.indices)
+        if v.opname == "select":
+            return (("select", str(v.operands[2]), path(v.operands[0]),
+                     path(v.operands[1])),)
+        return (v.opname,)
+
+    return [(str(t), path(mi)) for t, mi in get_meminfos(ctx.nrt, builder, ty, fn.args[0])]
+
+
+def memo_arg_packer() -> bool:
+    """Give numba's ``BaseContext.get_arg_packer`` a memory; True when installed.
+
+    numba builds an ``ArgPacker`` (the flattening of a function's argument types into LLVM
+    arguments) every time it declares or calls a function: ~1400 times in a cold drop_ball
+    run, each walking the engine's nested argument tuples. An ``ArgPacker`` depends only on
+    the data model manager and the argument types and holds no state after it is built (its
+    methods take the builder), so one per (manager, types) is the same object."""
+    from numba.core.base import BaseContext
+    from numba.core.datamodel import ArgPacker
+
+    original = BaseContext.get_arg_packer
+    if getattr(original, "_mbplugin", False):
+        return True
+
+    def get_arg_packer(self, fe_args):
+        dmm = self.data_model_manager
+        memo = dmm.__dict__.get("_mbplugin_packers")
+        if memo is None:
+            memo = dmm._mbplugin_packers = {}
+        key = tuple(fe_args)
+        packer = memo.get(key)
+        if packer is None:
+            packer = memo[key] = ArgPacker(dmm, key)
+        return packer
+
+    get_arg_packer._mbplugin = True
+    get_arg_packer.__doc__ = original.__doc__
+    probe = ArgPacker(numba.core.registry.cpu_target.target_context.data_model_manager,
+                      (numba.types.float64[:],))
+    if set(vars(probe)) != {"_dmm", "_fe_args", "_nargs", "_dm_args", "_unflattener",
+                            "_be_args"}:
+        return False  # ArgPacker keeps something else: leave numba's function
+    BaseContext.get_arg_packer = get_arg_packer
+    return True

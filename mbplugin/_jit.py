@@ -6,9 +6,9 @@ calls in other modules, so a changed kernel could be served from a stale cache. 
 module hashes every source file that holds compiled code and, when the hash changed, deletes
 the package's numba cache files before anything is compiled.
 
-It also holds the decorators (:data:`njit`, :data:`njit_inline`) and, for hot loops of compiled
-calls, :func:`borrowed` (array views that carry no reference count, with the lifetime rule
-they need) and :func:`keep_alive`.
+It also holds the decorators (:data:`njit`, :data:`njit_inline`, :data:`njit_helper`) and,
+for hot loops of compiled calls, :func:`borrowed` (array views that carry no reference count,
+with the lifetime rule they need) and :func:`keep_alive`.
 
 :data:`njit` is the callee/entry dispatcher of :mod:`mbplugin._dispatcher` (a first run
 compiles each function once, as little code as it can), which relies on numba internals. For a
@@ -98,10 +98,12 @@ def _load_dispatcher():
     try:
         from mbplugin import _dispatcher
 
-        try:  # a speed-up of numba's typing only: without it everything works as before
-            _dispatcher.fast_config_values()
-        except Exception:
-            pass
+        for speedup in (_dispatcher.fast_config_values, _dispatcher.fast_meminfos,
+                        _dispatcher.memo_arg_packer):
+            try:  # a speed-up of numba's compiler only: without it everything works as before
+                speedup()
+            except Exception:
+                pass
         _dispatcher.check()
     except Exception as exc:  # numba's internals changed: any error means "do not use it"
         return None, f"numba {numba.__version__}: {type(exc).__name__}: {exc}".splitlines()[0]
@@ -158,6 +160,16 @@ else:
 #: Decorator for small helpers that take arrays on hot paths: inlined into the caller at the
 #: numba-IR level, so no call boundary and no array reference counting per call.
 njit_inline = numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+
+#: Decorator for the small helpers of the engine's contact kernels (pose, kinematics, effective
+#: mass, pair forces, slopes): with the callee/entry dispatcher an ordinary callee (typed once
+#: per signature, its IR linked into the entry that calls it, where LLVM inlines it), so a
+#: first run does not re-run numba's front end, copy and retype the helper at every call site
+#: (``inline="always"`` does); with plain ``numba.njit`` inlined at the numba-IR level as
+#: before. Warm speed is the same (BENCHMARKS.md, "The first minute"); the DOP853 stages and
+#: the impact analyser's helpers stay :data:`njit_inline` (the analyser is ~1.6x slower
+#: without).
+njit_helper = njit if _dispatcher is not None else njit_inline
 
 
 def on_first_compile(callback: Callable[[], None]) -> Callable[[], None]:

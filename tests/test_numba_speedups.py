@@ -8,6 +8,7 @@ import itertools
 import os
 
 import numba
+import numpy as np
 import pytest
 from numba.core.compiler import Flags
 from numba.core.targetconfig import TargetConfig
@@ -55,3 +56,50 @@ def test_typing_errors_keep_their_message() -> None:
     with pytest.raises(numba.core.errors.TypingError) as info:
         bad(1.0)
     assert "Unknown attribute 'no_such_attribute' of type float64" in str(info.value)
+
+
+@pytest.mark.skipif(jit._dispatcher is None, reason="plain numba.njit: numba left as it is")
+def test_reference_counting_finds_numba_meminfos() -> None:
+    """fast_meminfos finds the meminfos numba's own NRTContext.get_meminfos finds, read the
+    same way from the value (chains of extractvalue indices and selects), on types beyond
+    the install probe's: records, nested optionals, tuples of tuples of arrays, lists."""
+    from numba.core.runtime.context import NRTContext
+
+    d = jit._dispatcher
+    fast = NRTContext.get_meminfos
+    assert getattr(fast, "_mbplugin", False)  # installed
+    numba_own = fast._original
+    t = numba.types
+    a1, a3 = t.float64[:], t.int32[:, :, ::1]
+    rec = numba.from_dtype(np.dtype([("x", np.float64), ("n", np.int64)]))
+    extra = [t.int64, t.boolean, t.complex128, a3, rec, t.Array(rec, 1, "C"),
+             t.UniTuple(t.UniTuple(a1, 2), 3), t.Tuple((t.float64, t.Tuple((a3, t.intp)), a1)),
+             t.Optional(t.Tuple((a1, t.float64))), t.List(a1), t.UniTuple(t.Optional(a1), 2),
+             t.Tuple(tuple([t.float64] * 20 + [a1] * 5 + [t.UniTuple(t.intp, 3)] * 4))]
+    for ty in d._probe_types() + extra:
+        want = d.meminfo_paths(numba_own, ty)
+        assert d.meminfo_paths(fast, ty) == want, ty
+    # not vacuous: arrays are found, scalars and borrowed tuples are not
+    assert len(d.meminfo_paths(fast, extra[-1])) == 5
+    assert d.meminfo_paths(fast, t.float64) == []
+
+
+@pytest.mark.skipif(jit._dispatcher is None, reason="plain numba.njit: numba left as it is")
+def test_argument_packer_memory_is_numba_packer() -> None:
+    """memo_arg_packer hands back, for the same types, a packer that flattens as a new numba
+    ArgPacker does (the same LLVM argument types, the same unflattening code)."""
+    from numba.core.base import BaseContext
+    from numba.core.datamodel import ArgPacker
+
+    assert getattr(BaseContext.get_arg_packer, "_mbplugin", False)
+    ctx = numba.core.registry.cpu_target.target_context
+    t = numba.types
+    a1 = t.float64[:]
+    for args in [(), (t.float64,), (a1, t.intp), (t.Tuple((a1, t.UniTuple(a1, 2), t.float64)),
+                                                  t.boolean, t.Optional(a1))]:
+        got = ctx.get_arg_packer(list(args))
+        assert ctx.get_arg_packer(args) is got  # remembered
+        new = ArgPacker(ctx.data_model_manager, args)
+        assert got.argument_types == new.argument_types
+        assert got._unflattener._code == new._unflattener._code
+        assert got._fe_args == tuple(new._fe_args)

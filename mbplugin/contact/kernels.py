@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import njit, njit_helper
 
 #: Contact keys: ``key = (shape_a * S + shape_b) * 2**FEATURE_BITS + feature`` (S shapes).
 FEATURE_BITS = 20
@@ -45,7 +45,7 @@ def quat_matrices(quat, out):
                 out[i, a, b] = m[3 * a + b]
 
 
-@njit_inline
+@njit_helper
 def shape_pose(s, body, lpos, lrot, pos, R, Rw):
     """World rotation ``Rw`` (3, 3, written) and centre (tuple) of shape ``s``: the body's pose
     (``pos``, ``R``; body -1 = the world) composed with the shape's local pose."""
@@ -103,7 +103,7 @@ def plane_sphere(q0, q1, q2, n0, n1, n2, c0, c1, c2, r):
     return c0 - w * n0, c1 - w * n1, c2 - w * n2, n0, n1, n2, dl
 
 
-@njit_inline
+@njit_helper
 def box_corner(c0, c1, c2, Rb, h0, h1, h2, corner):
     """World position of corner ``corner`` (index sx + 2 sy + 4 sz, s = 0 for -, 1 for +) of the
     box with centre c, rotation Rb (3, 3) and half extents h."""
@@ -123,7 +123,7 @@ def plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2):
     return x0 + 0.5 * dl * n0, x1 + 0.5 * dl * n1, x2 + 0.5 * dl * n2, n0, n1, n2, dl
 
 
-@njit_inline
+@njit_helper
 def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
     """One member vertex row ``v`` of a mesh plane feature against the half-space (q, n): its
     overlap and contact point before the half-overlap shift (4-tuple; see
@@ -161,7 +161,7 @@ def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
     return -((e0 - q0) * n0 + (e1 - q1) * n1 + (e2 - q2) * n2), e0, e1, e2
 
 
-@njit_inline
+@njit_helper
 def _deepest(ids, lo, hi, q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, best, b0, b1, b2, bv):
     """The deepest of the member vertices ``ids[lo:hi]`` (:func:`_mesh_member`) and the best so
     far (overlap ``best``, point b, vertex ``bv``): a strictly deeper member wins (5-tuple)."""
@@ -182,7 +182,7 @@ def _deepest(ids, lo, hi, q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, best, b0
 BLEND_WALK = 64
 
 
-@njit_inline
+@njit_helper
 def _blend(u0, u1, u2, v, vgeo, vface_start, vface, ftri, fnbr):
     """Where the smooth region around member vertex row ``v`` has the direction ``u`` (shape
     frame, unit) as its outward normal: the region face whose vertex normals (vgeo[:, 4:7])
@@ -235,7 +235,7 @@ def _blend(u0, u1, u2, v, vgeo, vface_start, vface, ftri, fnbr):
     return False, 0.0, 0.0, 0.0, 0.0
 
 
-@njit_inline
+@njit_helper
 def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     """Mesh plane feature ``g`` (a global feature row) against the half-space (surface point q,
     outward unit normal n): (point (3), normal (3), delta, vertex row) as an 8-tuple.
@@ -302,7 +302,7 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     return t[0], t[1], t[2], t[3], t[4], t[5], t[6], bv
 
 
-@njit_inline
+@njit_helper
 def plane_frame(Rw, c0, c1, c2, pn, pp):
     """World surface point and unit normal of a plane shape (local normal ``pn``, local point
     ``pp``) at the world pose (Rw, c)."""
@@ -315,7 +315,7 @@ def plane_frame(Rw, c0, c1, c2, pn, pp):
     return q0, q1, q2, n0, n1, n2
 
 
-@njit_inline
+@njit_helper
 def point_velocity(bi, p0, p1, p2, pos, vel, omega_w):
     """(r, v) of the material point P of body ``bi`` (-1: the world, at rest, r = P):
     r = P - x_cm, v = v_cm + omega x r (6-tuple)."""
@@ -330,7 +330,7 @@ def point_velocity(bi, p0, p1, p2, pos, vel, omega_w):
             vel[bi, 2] + omega_w[bi, 0] * r1 - omega_w[bi, 1] * r0)
 
 
-@njit_inline
+@njit_helper
 def contact_kinematics(ba, bb, p0, p1, p2, n0, n1, n2, pos, vel, omega_w):
     """Kinematics of a contact at P with normal n (a to b): (ra, rb, ddelta, vt) as a 10-tuple.
 
@@ -371,7 +371,7 @@ def contact_kinematics_batch(a, b, point, normal, pos, vel, omega_w, inv_m, inv_
                                   inv_i)
 
 
-@njit_inline
+@njit_helper
 def world_inverse_inertia(R, inv_ib, out):
     """World-frame inverse inertia R I_body^-1 R^T (3, 3) of a body with rotation ``R`` and
     body-frame inverse inertia ``inv_ib``, written into ``out``."""
@@ -422,7 +422,7 @@ def world_inverse_inertia_ext(rot, inv_ib, fixed, out):
             world_inverse_inertia(rot[b], inv_ib[b], out[b])
 
 
-@njit_inline
+@njit_helper
 def _along(bi, r0, r1, r2, n0, n1, n2, inv_m, inv_i):
     """1/m + (r x n) . I_w^-1 (r x n) of body ``bi`` (``inv_m`` (N + 1,), ``inv_i`` (N + 1, 3,
     3) world frame, with zero rows for fixed bodies and a last zero row for the world, -1)."""
@@ -436,7 +436,7 @@ def _along(bi, r0, r1, r2, n0, n1, n2, inv_m, inv_i):
     return w
 
 
-@njit_inline
+@njit_helper
 def effective_mass(ba, bb, ra0, ra1, ra2, rb0, rb1, rb2, n0, n1, n2, inv_m, inv_i):
     """Effective mass (kg) of a contact along its normal n, rotational inertia included:
     m_eff = 1 / (1/m_a + 1/m_b + (r_a x n) . I_a^-1 (r_a x n) + (r_b x n) . I_b^-1 (r_b x n))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numba.extending import overload
 
-from mbplugin._jit import CALLEE_JIT_OPTIONS, njit, njit_inline
+from mbplugin._jit import CALLEE_JIT_OPTIONS, njit, njit_helper
 from mbplugin.contact import kernels as ck
 from mbplugin.contact.model import BOX, MESH, PLANE, SPHERE
 
@@ -106,7 +106,7 @@ def pair_one(t, s_a, s_b, f, body, lpos, lrot, radius, plane_n, plane_p, half, m
     return (g[6], k[6], g[3], g[4], g[5], k[0], k[1], k[2], k[3], k[4], k[5], k[7], k[8], k[9])
 
 
-@njit_inline
+@njit_helper
 def pair_geometry(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half, ms,
                   pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb):
     """Geometry and kinematics of the listed pairs, written into the output arrays."""
@@ -115,7 +115,7 @@ def pair_geometry(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_
                        np.empty((3, 3)), np.empty((3, 3)))
 
 
-@njit_inline
+@njit_helper
 def pair_geometry_into(ptype, sa, sb, feat, body, lpos, lrot, radius, plane_n, plane_p, half,
                        ms, pos, R, vel, omega_w, a_out, b_out, delta, ddelta, normal, vt, ra, rb,
                        Ra, Rb):

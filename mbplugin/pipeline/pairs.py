@@ -10,13 +10,13 @@ and scatters each contact's force onto its two bodies (:func:`add_contact_wrench
 
 from __future__ import annotations
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import njit, njit_helper
 from mbplugin.laws import kernels
 from mbplugin.pipeline import rules
 from mbplugin.pipeline.friction import friction_scalar
 
 
-@njit_inline
+@njit_helper
 def state_tuple(row, ode, ns, nsl, mem):
     """Kernel state tuple of data row ``row``: its ``nsl`` ODE states from the flat ``ode``
     (``ns`` slots per row), then its memory row."""
@@ -49,7 +49,7 @@ def raw_forces_records(law, delta, ddelta, coef, ode, ns, mem, law_kid, law_ns, 
                                       state_tuple(r, ode[i], ns, law_ns[li], mem))
 
 
-@njit_inline
+@njit_helper
 def add_contact_wrench(k, a, b, ra, rb, f0, f1, f2, force, torque):
     """Add contact ``k``'s force F = (f0, f1, f2) on body b[k] and -F on body a[k] (index -1 =
     world geometry, skipped), with the torques r x F about each centre of mass."""
@@ -82,7 +82,7 @@ def scatter_contacts(a, b, fn, normal, ft, ra, rb, force, torque):
                            force, torque)
 
 
-@njit_inline
+@njit_helper
 def contact_forces(rows, law, a, b, delta, ddelta, normal, vt, ra, rb, coef, ode, ns, mem,
                    law_kid, law_mode, law_ns, mu, mu_s, v_s, v_eps, visc, lin, fric,
                    force, torque, rates, fn_out):

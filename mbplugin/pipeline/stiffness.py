@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import njit, njit_helper
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import ctuple, force, stuple_law
 
@@ -50,8 +50,8 @@ def difference_quotients(f_dp, f_dm, f_vp, f_vm, e_d, e_v):
     return (f_dp - f_dm) / (2.0 * e_d), (f_vp - f_vm) / (2.0 * e_v)
 
 
-_steps = njit_inline(difference_steps)
-_quotients = njit_inline(difference_quotients)
+_steps = njit_helper(difference_steps)
+_quotients = njit_helper(difference_quotients)
 
 
 @njit
