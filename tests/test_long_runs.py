@@ -186,21 +186,76 @@ STARTER = ("import sys\nfrom mbplugin.cli import main\nprint('started', flush=Tr
            "sys.exit(main(sys.argv[1:]))")
 
 
+SWEEP_SPEC = """
+    [sweep]
+    chunk_size = 1
+    [[laws]]
+    name = "hunt_crossley"
+    params = { k = 1e9, cr = 0.5 }
+    [impacts]
+    v0 = [1.0]
+    mass = [1.0]
+    press = [0.0, 1e12, 1e12]
+    """
+
+
+def _long_run(out: Path) -> list[str]:
+    # 2.5e8 steps of at most 1e-8 s: hours of one compiled segment after another
+    return ["run", DROP, "--set", "integrator.max_step=1e-8", "--set",
+            "output.record_every=1000000", "--out", str(out), "--progress"]
+
+
+HUGE_PRESS = ["impact", "--law", "hunt_crossley", "-p", "k=1e9", "-p", "cr=0.5", "--mass", "1",
+              "--v0", "1", "--press", "1e12"]
+
+
+def _sweep(d: Path, workers: str) -> tuple[list[str], Path, Path]:
+    """``mbplugin sweep`` of SWEEP_SPEC in ``d``: (arguments, table, its first chunk)."""
+    spec = d / "s.toml"
+    spec.write_text(textwrap.dedent(SWEEP_SPEC))
+    out = d / "t.parquet"
+    return (["sweep", str(spec), "--out", str(out), "--workers", workers], out,
+            d / "t.parquet.parts" / "chunk-000000.parquet")
+
+
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Compile (or load) in this session what the child processes run, so that a child's
-    interrupt lands in the work, not in a first compilation."""
-    out = tmp_path_factory.mktemp("warm")
-    assert main(["run", DROP, "--set", "duration=0.05", "--out", str(out / "r"), "--quiet",
+    """Compile (or load) what the child processes run, in their numba cache, so that a
+    child's interrupt lands in the work, not in a first compilation (a Ctrl-C inside LLVM's
+    compilation of a large kernel is seen only when that compilation returns: tens of seconds
+    on a loaded machine with a cold cache). Each child command runs here as a child of its
+    own, interrupted without a time bound, until one run of it compiles nothing (no compile
+    notice), so that what a test's child finds in the cache is exactly what it runs."""
+    d = tmp_path_factory.mktemp("warm")
+    assert main(["run", DROP, "--set", "duration=0.05", "--out", str(d / "r"), "--quiet",
                  "--json"]) == 0
     law = make_law("hunt_crossley", k=1e9, cr=0.5)
     impact(law, 1.0, 1.0, press=1.0)
     b = ImpactBatch()
     b.add(law, 1.0, np.array([1.0, 2.0]))
     b.run()
+    children = [lambda e: (_long_run(e / "out"), 1.0, e / "out"),
+                lambda e: (HUGE_PRESS, 1.5, None),
+                *(lambda e, w=w: (_sweep(e, w)[0], 0.5, _sweep(e, w)[2]) for w in "12")]
+    for i, child in enumerate(children):
+        for attempt in range(5):
+            args, after, ready = child(_mkdir(d / f"child{i}-{attempt}"))
+            if "--quiet" in args:
+                args.remove("--quiet")  # the compile notice tells whether it compiled
+            code, lines, _ = _interrupt(args, after, ready, timeout=600)
+            assert code == 130, lines
+            if not any("compiling" in x for x in lines):
+                break
+        else:
+            raise AssertionError(f"child {i} still compiles after 5 runs: {lines}")
 
 
-def _interrupt(args: list[str], after: float, ready: Path | None = None
+def _mkdir(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout: float = 60
                ) -> tuple[int, list[str], float]:
     """Start ``mbplugin ARGS``, wait until it has started (and ``ready`` exists), ``after``
     seconds more, send SIGINT: (exit code, stderr lines, seconds from the signal to exit)."""
@@ -217,7 +272,7 @@ def _interrupt(args: list[str], after: float, ready: Path | None = None
         assert proc.poll() is None, proc.communicate()
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=timeout)
         dt = time.monotonic() - t0
     finally:
         if proc.poll() is None:
@@ -233,18 +288,14 @@ def _assert_interrupted(code: int, lines: list[str], dt: float) -> None:
 
 
 def test_ctrl_c_ends_a_long_compiled_run(warm: None, tmp_path: Path) -> None:
-    # 2.5e8 steps of at most 1e-8 s: hours of one compiled segment after another
     out = tmp_path / "out"
-    code, lines, dt = _interrupt(
-        ["run", DROP, "--set", "integrator.max_step=1e-8", "--set",
-         "output.record_every=1000000", "--out", str(out), "--progress"], 1.0, ready=out)
+    code, lines, dt = _interrupt(_long_run(out), 1.0, ready=out)
     _assert_interrupted(code, lines, dt)
     assert not out.exists()  # nothing written, not even the directory the run created
 
 
 def test_ctrl_c_ends_an_impact_with_a_huge_press(warm: None) -> None:
-    code, lines, dt = _interrupt(["impact", "--law", "hunt_crossley", "-p", "k=1e9", "-p",
-                                  "cr=0.5", "--mass", "1", "--v0", "1", "--press", "1e12"], 1.5)
+    code, lines, dt = _interrupt(HUGE_PRESS, 1.5)
     _assert_interrupted(code, lines, dt)
 
 
@@ -253,22 +304,8 @@ def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path:
                                                            workers: str) -> None:
     # with 2 worker processes the signal reaches only the parent here (as from `kill -INT`):
     # it stops the workers, busy with their 1e7-step impacts
-    spec = tmp_path / "s.toml"
-    spec.write_text(textwrap.dedent("""
-        [sweep]
-        chunk_size = 1
-        [[laws]]
-        name = "hunt_crossley"
-        params = { k = 1e9, cr = 0.5 }
-        [impacts]
-        v0 = [1.0]
-        mass = [1.0]
-        press = [0.0, 1e12, 1e12]
-        """))
-    out = tmp_path / "t.parquet"
-    first = tmp_path / "t.parquet.parts" / "chunk-000000.parquet"
-    code, lines, dt = _interrupt(["sweep", str(spec), "--out", str(out), "--workers", workers,
-                                  "--quiet"], 0.5, ready=first)
+    args, out, first = _sweep(tmp_path, workers)
+    code, lines, dt = _interrupt([*args, "--quiet"], 0.5, ready=first)
     _assert_interrupted(code, lines, dt)
     assert first.exists() and not out.exists()
 
