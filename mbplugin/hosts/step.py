@@ -113,7 +113,7 @@ class HostStep:
         has stepped (:attr:`implicit` says so)."""
         k = len(batch)
         store = self.store
-        store.commit(batch, t, aligned=False)
+        store.commit(batch, t, aligned=False, compiled=True)
         self.pending = None
         integ = self.integrator
         integ.pending = None

@@ -177,6 +177,18 @@ class ImplicitStep:
         wall = time.perf_counter()
         k, n, W = self.k, self.n, self.W
         P_lin = np.ascontiguousarray(P_lin, dtype=float).reshape(k, 3)
+        if self.compiled and self._all_active and start is None:
+            # every contact active (no onset to book): the whole solve in one compiled call;
+            # None (Newton's trapezoidal solve did not converge): the general path below
+            counters = np.zeros(3, dtype=np.int64)
+            fast = ik.solve_step(P_lin, u_lin, d_lin, dt, self.gf, self.gi, self.fn0,
+                                 self.s0, self.rtol, counters)
+            if fast is not None:
+                P, _, _, d1, u1, _, s1, loaded = fast
+                self.s_end = s1 if self.stick is not None else self.s0
+                stats = SubstepStats(steps=int(counters[0]), nfev=int(counters[1]))
+                stats.wall = time.perf_counter() - wall
+                return StepResult(P, d1, u1, loaded, stats, dt, None)
         wp = (W @ P_lin.ravel()).reshape(k, 3)
         if self.compiled:  # the same arithmetic in one call
             ue, ed, d_on = ik.host_start(u_lin, wp, d_lin, dt, self.gf)
@@ -217,7 +229,7 @@ class ImplicitStep:
     def finish(self, res: StepResult) -> None:
         """Book the step's end state (the store's end, latch and memory rules)."""
         self.store.commit(batch_at(self.batch, res.delta, res.u), self.t0 + res.last_step,
-                          aligned=False)
+                          aligned=False, compiled=self.compiled)
 
     def _onsets(self, d_end: np.ndarray, u: np.ndarray) -> None:
         """Book the onset (the store's rules: coefficient rows, latched impact speed -n . u)

@@ -481,3 +481,61 @@ def host_end(u1: np.ndarray, d_lin: np.ndarray, ed: np.ndarray, dt: float, gf: n
     _host_end(c(u1, dtype=float), c(d_lin, dtype=float), c(ed, dtype=float), float(dt), k, gf,
               gi, c(fn0, dtype=float), c(s0, dtype=float), d1, F, S1, FN, loaded)
     return d1, F, S1, loaded
+
+
+@njit
+def _solve_step(P_lin, u_lin, d_lin, dt, k, gf, gi, fn0, s0, rtol, counters, P, ue, ed, d1,
+                u1, F, S1, FN, loaded):
+    """:func:`host_start`, :func:`newton` from ``P_lin`` and :func:`host_end` in one call
+    (W P by loops over ``gf``'s W instead of BLAS: equal to the last bits, not bitwise). The
+    results go into ``P``, ``ue``, ``ed``, ``d1``, ``u1``, ``F``, ``S1``, ``FN``, ``loaded``;
+    False where Newton's method with the trapezoidal Coulomb limit did not converge (the
+    caller then takes the general path)."""
+    m = 3 * k
+    w0 = _R + cm.ROW_LEN * k
+    x = np.empty(m)
+    wx = np.empty(m)
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = P_lin[i, a]
+    _w_times(gf, w0, m, x, wx)
+    for i in range(k):
+        r = _R + cm.ROW_LEN * i
+        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        for a in range(3):
+            ue[i, a] = u_lin[i, a] - wx[3 * i + a]
+        ed[i] = dt * (u_lin[i, 0] * n0 + u_lin[i, 1] * n1 + u_lin[i, 2] * n2)
+        for a in range(3):
+            P[i, a] = P_lin[i, a]
+    if not newton(P, ue, d_lin, ed, dt, k, gf, gi, fn0, s0, np.zeros(k), False, rtol,
+                  counters):
+        return False
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = P[i, a]
+    _w_times(gf, w0, m, x, wx)
+    for i in range(k):
+        for a in range(3):
+            u1[i, a] = ue[i, a] + wx[3 * i + a]
+    _host_end(u1, d_lin, ed, dt, k, gf, gi, fn0, s0, d1, F, S1, FN, loaded)
+    return True
+
+
+def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: float,
+               gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
+               counters: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """One solve of the implicit step with every contact active (no onset to book) in one
+    compiled call: from the host's end state ``u_lin`` (K, 3) m/s, ``d_lin`` (K,) m with the
+    impulse ``P_lin`` (K, 3) N s, the arithmetic of :func:`host_start`, :func:`newton` and
+    :func:`host_end` (:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`).
+    Returns (P, ue, ed, d1, u1, F, S1, loaded), or None where Newton's method with the
+    trapezoidal limit did not converge (the general path's fallback then solves the step)."""
+    k = len(d_lin)
+    c = np.ascontiguousarray
+    P, ue, u1 = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
+    ed, d1, F, S1 = np.empty(k), np.empty(k), np.empty((k, 3)), np.empty((k, 3))
+    FN, loaded = np.empty(k), np.empty(k, dtype=np.bool_)
+    ok = _solve_step(c(P_lin, dtype=float), c(u_lin, dtype=float), c(d_lin, dtype=float),
+                     float(dt), k, gf, gi, c(fn0, dtype=float), c(s0, dtype=float),
+                     float(rtol), counters, P, ue, ed, d1, u1, F, S1, FN, loaded)
+    return (P, ue, ed, d1, u1, F, S1, loaded) if ok else None

@@ -82,7 +82,7 @@ from mbplugin.errors import ParameterError
 from mbplugin.laws import kernels as law_kernels
 from mbplugin.laws.base import MODE_TENSION, Law
 from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
-from mbplugin.pipeline import rules
+from mbplugin.pipeline import rules, store_kernel
 from mbplugin.pipeline.batch import ContactBatch
 
 #: Record of one onset or separation event. ``v`` is the approach speed ``ddelta`` at onset
@@ -384,6 +384,7 @@ class ContactStore:
         ode: np.ndarray | None = None,
         update_memory: bool = True,
         aligned: bool = True,
+        compiled: bool = False,
     ) -> AlignedContacts | None:
         """Book an accepted state: ODE states, memory, separations, latches and onsets.
 
@@ -392,6 +393,9 @@ class ContactStore:
         (M, NODE_MAX) the integrated ODE states of the store's rows as they were before this call
         (default: unchanged). After the call the rows may have changed: re-read :attr:`ode`.
         Returns the new rows aligned with ``batch`` (None with ``aligned=False``).
+        ``compiled``: the end-of-contact test of the common case (the batch's keys are the
+        rows, one stateless law with a compiled kernel) in one compiled call
+        (:mod:`mbplugin.pipeline.store_kernel`: the same rule and force, the same result).
         """
         # the common case of a driver's consecutive commits: the batch's keys are the store's
         # rows in the same order (nothing gone, nothing new, row i = contact i; sorted and
@@ -454,7 +458,12 @@ class ContactStore:
             same = self._same_keys(batch)
 
         # 4. memory update and end-of-contact test on every active row (all present now)
-        if same:
+        fast = self._fast_law() if compiled and same else None
+        if fast is not None:  # one stateless compiled law: the end test in one call
+            end_rows = store_kernel.ends_rows(fast[0], fast[1], delta, ddelta, self.coef)
+            self._delta_last = delta.copy()
+            self._ddelta_last = ddelta.copy()
+        elif same:
             end_rows = self._memory_and_ends(batch, None, None, update_memory)
             self._delta_last = delta.copy()
             self._ddelta_last = ddelta.copy()
@@ -474,6 +483,18 @@ class ContactStore:
                                              delta[bi], ddelta[bi]))
         self._close(on_chunk, sep_chunks)
         return self.aligned(batch) if aligned else None
+
+    def _fast_law(self) -> tuple[int, int] | None:
+        """(kernel id, contact mode) of the store's one law when it has a compiled kernel, no
+        ODE state, no memory and is not a tension law (:meth:`commit`'s compiled end test);
+        None otherwise."""
+        if len(self.laws) != 1:
+            return None
+        law = self.laws[0]
+        if (law.kernel is None or type(law).force_raw is not Law.force_raw or law.n_state
+                or law.n_memory or law.contact_mode == MODE_TENSION):
+            return None
+        return int(law.kernel), int(law.contact_mode)
 
     def _memory_and_ends(self, batch: ContactBatch, idx: np.ndarray | None,
                          r: np.ndarray | None, update_memory: bool) -> np.ndarray:

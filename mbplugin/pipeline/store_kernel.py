@@ -1,0 +1,48 @@
+"""Compiled bookkeeping of :class:`mbplugin.pipeline.store.ContactStore` for a host step's
+common case: the contacts of a commit are the store's rows in order, one law with a compiled
+kernel and no ODE state or memory. The end-of-contact test of every row (the store's rule
+:func:`mbplugin.pipeline.rules.ended` with the law's raw force by kernel id,
+:func:`mbplugin.laws.kernels.force`) in one call; no formula is written here.
+
+Compiled on the first commit that asks for it (``ContactStore.commit(..., compiled=True)``:
+the host backends' steps), never by the standalone engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.laws.kernels import force
+from mbplugin.pipeline.rules import ended
+
+
+@njit
+def _ends_rows(kid, mode, d, v, coef, out):
+    """out[i] = the rule :func:`ended` of row i at overlap ``d[i]`` (m), rate ``v[i]`` (m/s)
+    with the raw force of kernel ``kid`` and its coefficient row ``coef[i]`` (only where the
+    bodies recede, v <= 0: the rule is False elsewhere, whatever the force); returns whether
+    any row ended."""
+    zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    hit = False
+    for i in range(d.shape[0]):
+        e = False
+        if v[i] <= 0.0:
+            c = (coef[i, 0], coef[i, 1], coef[i, 2], coef[i, 3], coef[i, 4], coef[i, 5],
+                 coef[i, 6], coef[i, 7], coef[i, 8], coef[i, 9], coef[i, 10], coef[i, 11])
+            e = ended(mode, d[i], v[i], force(kid, d[i], v[i], c, zs))
+        out[i] = e
+        hit = hit or e
+    return hit
+
+
+def ends_rows(kid: int, mode: int, delta: np.ndarray, ddelta: np.ndarray,
+              coef: np.ndarray) -> np.ndarray:
+    """The rows (M,) bool that end at overlaps ``delta`` (M,) m and rates ``ddelta`` (M,) m/s
+    with one law of kernel id ``kid`` and contact mode ``mode``, coefficient rows ``coef``
+    (M, NC_MAX) (the store's rule :func:`mbplugin.pipeline.rules.ended`)."""
+    out = np.empty(len(delta), dtype=np.bool_)
+    c = np.ascontiguousarray
+    _ends_rows(int(kid), int(mode), c(delta, dtype=float), c(ddelta, dtype=float),
+               c(coef, dtype=float), out)
+    return out
