@@ -202,13 +202,18 @@ def test_compiled_and_reference_newton_agree_on_a_quadruped(tangential, monkeypa
     coupled feet the same impulses, step by step through touchdowns, stance and trot (the same
     equations solved the same way: they differ by rounding, ~1e-12 of the weight)."""
     calls = []
-    solve = implicit_mod.ik.solve
+    solve, solve_step = implicit_mod.ik.solve, implicit_mod.ik.solve_step
 
     def counted(*args, **kwargs):
         calls.append(1)
         return solve(*args, **kwargs)
 
+    def counted_step(*args, **kwargs):
+        calls.append(1)
+        return solve_step(*args, **kwargs)
+
     monkeypatch.setattr(implicit_mod.ik, "solve", counted)
+    monkeypatch.setattr(implicit_mod.ik, "solve_step", counted_step)
     ref, base_ref = a1_steps("scipy", 0.5, **tangential)
     assert not calls  # the reference ran in NumPy
     fast, base_fast = a1_steps("compiled", 0.5, **tangential)

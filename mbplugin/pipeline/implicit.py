@@ -177,9 +177,9 @@ class ImplicitStep:
         wall = time.perf_counter()
         k, n, W = self.k, self.n, self.W
         P_lin = np.ascontiguousarray(P_lin, dtype=float).reshape(k, 3)
-        if self.compiled and self._all_active and start is None:
-            # every contact active (no onset to book): the whole solve in one compiled call;
-            # None (Newton's trapezoidal solve did not converge): the general path below
+        if self.compiled and start is None:
+            # no onset to book: the whole solve in one compiled call; None (an onset, or
+            # Newton's trapezoidal solve did not converge): the general path below
             counters = np.zeros(3, dtype=np.int64)
             fast = ik.solve_step(P_lin, u_lin, d_lin, dt, self.gf, self.gi, self.fn0,
                                  self.s0, self.rtol, counters)

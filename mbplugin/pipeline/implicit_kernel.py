@@ -489,8 +489,9 @@ def _solve_step(P_lin, u_lin, d_lin, dt, k, gf, gi, fn0, s0, rtol, counters, P, 
     """:func:`host_start`, :func:`newton` from ``P_lin`` and :func:`host_end` in one call
     (W P by loops over ``gf``'s W instead of BLAS: equal to the last bits, not bitwise). The
     results go into ``P``, ``ue``, ``ed``, ``d1``, ``u1``, ``F``, ``S1``, ``FN``, ``loaded``;
-    False where Newton's method with the trapezoidal Coulomb limit did not converge (the
-    caller then takes the general path)."""
+    False where a contact not active overlaps at the end without impulse (an onset to book)
+    or Newton's method with the trapezoidal Coulomb limit did not converge (the caller then
+    takes the general path)."""
     m = 3 * k
     w0 = _R + cm.ROW_LEN * k
     x = np.empty(m)
@@ -505,6 +506,9 @@ def _solve_step(P_lin, u_lin, d_lin, dt, k, gf, gi, fn0, s0, rtol, counters, P, 
         for a in range(3):
             ue[i, a] = u_lin[i, a] - wx[3 * i + a]
         ed[i] = dt * (u_lin[i, 0] * n0 + u_lin[i, 1] * n1 + u_lin[i, 2] * n2)
+        if gi[_I * i + cm._ACT] == 0 and d_lin[i] + dt * (
+                wx[3 * i] * n0 + wx[3 * i + 1] * n1 + wx[3 * i + 2] * n2) > 0.0:
+            return False  # an onset (host_start's d_on > 0): the general path books it
         for a in range(3):
             P[i, a] = P_lin[i, a]
     if not newton(P, ue, d_lin, ed, dt, k, gf, gi, fn0, s0, np.zeros(k), False, rtol,
@@ -524,12 +528,12 @@ def _solve_step(P_lin, u_lin, d_lin, dt, k, gf, gi, fn0, s0, rtol, counters, P, 
 def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: float,
                gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
                counters: np.ndarray) -> tuple[np.ndarray, ...] | None:
-    """One solve of the implicit step with every contact active (no onset to book) in one
-    compiled call: from the host's end state ``u_lin`` (K, 3) m/s, ``d_lin`` (K,) m with the
+    """One solve of the implicit step without an onset to book in one compiled call: from the host's end state ``u_lin`` (K, 3) m/s, ``d_lin`` (K,) m with the
     impulse ``P_lin`` (K, 3) N s, the arithmetic of :func:`host_start`, :func:`newton` and
     :func:`host_end` (:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`).
-    Returns (P, ue, ed, d1, u1, F, S1, loaded), or None where Newton's method with the
-    trapezoidal limit did not converge (the general path's fallback then solves the step)."""
+    Returns (P, ue, ed, d1, u1, F, S1, loaded), or None where a contact not active overlaps
+    at the end without impulse (an onset) or Newton's method with the trapezoidal limit did
+    not converge (the general path then books the onset or takes the fallback)."""
     k = len(d_lin)
     c = np.ascontiguousarray
     P, ue, u1 = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))

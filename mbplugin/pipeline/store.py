@@ -472,7 +472,14 @@ class ContactStore:
             end_rows = np.zeros(len(self), dtype=bool)
             if present.any():
                 idx = np.flatnonzero(present)
-                end_rows = self._memory_and_ends(batch, idx, rows[idx], update_memory)
+                fast = self._fast_law() if compiled else None
+                if fast is not None:  # the end test of the rows present in one call
+                    r = rows[idx]
+                    ends = store_kernel.ends_rows(fast[0], fast[1], delta[idx], ddelta[idx],
+                                                  self.coef[r])
+                    end_rows[r[ends]] = True
+                else:
+                    end_rows = self._memory_and_ends(batch, idx, rows[idx], update_memory)
                 where = _find(batch.key, self.keys, inc)
                 self._delta_last = delta[where].copy()
                 self._ddelta_last = ddelta[where].copy()
@@ -488,13 +495,17 @@ class ContactStore:
         """(kernel id, contact mode) of the store's one law when it has a compiled kernel, no
         ODE state, no memory and is not a tension law (:meth:`commit`'s compiled end test);
         None otherwise."""
-        if len(self.laws) != 1:
-            return None
+        hit = self.__dict__.get("_fast")
+        if hit is not None and hit[0] is self.laws:
+            return hit[1]
         law = self.laws[0]
-        if (law.kernel is None or type(law).force_raw is not Law.force_raw or law.n_state
-                or law.n_memory or law.contact_mode == MODE_TENSION):
-            return None
-        return int(law.kernel), int(law.contact_mode)
+        fast = None
+        if not (len(self.laws) != 1 or law.kernel is None
+                or type(law).force_raw is not Law.force_raw or law.n_state or law.n_memory
+                or law.contact_mode == MODE_TENSION):
+            fast = (int(law.kernel), int(law.contact_mode))
+        self._fast = (self.laws, fast)
+        return fast
 
     def _memory_and_ends(self, batch: ContactBatch, idx: np.ndarray | None,
                          r: np.ndarray | None, update_memory: bool) -> np.ndarray:
