@@ -458,3 +458,40 @@ def test_ode_states_as_views_of_a_flat_vector():
     assert np.any(rates != 0.0)
     with pytest.raises(ParameterError, match="ode has shape"):
         store.forces(batch, np.zeros((m, ns - 1)))
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_hunt_crossley_ends_where_its_force_reaches_zero(compiled, monkeypatch):
+    """Hunt-Crossley's raw force k d^n (1 + 3(1 - cr)/2 dd / v_in) is zero at the receding
+    speed dd* = -2 v_in / (3 (1 - cr)): a contact receding just faster ends there (its
+    separation booked at the overlap it had, a residual-overlap latch), one just slower does
+    not; the same by the general commit and the compiled end test of a host step's common
+    case (``compiled=True``: the batch's keys are the store's rows, or contain them)."""
+    from mbplugin.pipeline import store_kernel
+
+    calls = []
+    ends_rows = store_kernel.ends_rows
+    monkeypatch.setattr(store_kernel, "ends_rows",
+                        lambda *a: calls.append(1) or ends_rows(*a))
+    k, cr, v_in = 1e7, 0.5, 2.0
+    dd_zero = -2.0 * v_in / (3.0 * (1.0 - cr))  # -2.6667 m/s
+    keys = np.array([3, 5, 9])
+    for extra in (False, True):  # the store's rows alone, or with a contact it does not know
+        store = ContactStore(make_law("hunt_crossley", k=k, cr=cr))
+        store.begin(one([1e-6, 1e-6, 1e-6], v_in, key=keys), 0.0)
+        d = np.array([1e-4, 2e-4, 3e-4])
+        dd = np.array([dd_zero * 0.99, dd_zero * 1.01, 0.5])  # inside, beyond, approaching
+        b = one(d, dd, key=keys)
+        if extra:  # a hovering contact (negative overlap) the store does not know
+            b = one(np.append(d, -1e-3), np.append(dd, 0.1), key=np.append(keys, 11))
+        store.commit(b, 1e-3, aligned=False, compiled=compiled)
+        assert list(store.keys) == [3, 9]
+        sep = store.last_separations
+        assert list(sep["key"]) == [5] and sep["delta"][0] == 2e-4
+        assert sep["v"][0] == pytest.approx(-dd_zero * 1.01, rel=1e-15)
+        assert list(store.latched_keys) == [5]  # a residual overlap: latched
+        # the remaining rows carry on: the next commit of the same keys ends nothing
+        store.commit(one(d[[0, 2]], np.array([-1.0, 0.1]), key=keys[[0, 2]]), 2e-3,
+                     aligned=False, compiled=compiled)
+        assert list(store.keys) == [3, 9] and len(store.last_separations) == 0
+    assert len(calls) == (4 if compiled else 0)  # the compiled test ran at each commit

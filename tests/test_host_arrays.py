@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mbplugin.hosts.arrays import cross_rows, diagonal_blocks, norm_rows
+from mbplugin.hosts.arrays import cross_rows, diagonal_blocks, max_norm_rows, norm_rows
 from mbplugin.hosts.wmatrix import normal_entries
 
 
@@ -61,3 +61,16 @@ def test_verify_off_is_the_elementwise_test() -> None:
         assert verify_off(d_h, d, u_h, u, found, tol, du) == ref
         agree[ref] += 1
     assert min(agree.values()) > 300  # both outcomes exercised
+
+
+def test_max_norm_rows_is_numpys() -> None:
+    """The largest row norm is NumPy's ``np.max(np.linalg.norm(a, axis=1), initial=0.0)``:
+    equal to the bit, 0 without rows, NaN with a NaN row."""
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 4, 37):
+        a = rng.normal(size=(n, 3)) * 10.0 ** rng.integers(-8, 8, size=(n, 1))
+        assert max_norm_rows(a) == np.max(np.linalg.norm(a, axis=1), initial=0.0)
+    a = rng.normal(size=(5, 3))
+    a[2, 1] = np.nan
+    assert np.isnan(max_norm_rows(a))
+    assert max_norm_rows(np.zeros((3, 3))) == 0.0

@@ -37,6 +37,30 @@ def _norm_rows(a, out):
         out[i] = np.sqrt(x * x + y * y + z * z)
 
 
+def max_norm_rows(a: np.ndarray) -> float:
+    """``np.max(norm_rows(a), initial=0.0)`` of an (N, 3) array (the same value: the norms
+    of :func:`norm_rows`, a maximum rounds nothing, NaN propagates; float64 rows: one compiled
+    loop, no intermediate array)."""
+    if _float_rows(a):
+        return float(_max_norm_rows(a))
+    return float(np.max(norm_rows(a), initial=0.0))
+
+
+@njit
+def _max_norm_rows(a):
+    """The largest sqrt((x^2 + y^2) + z^2) of the rows of ``a`` (0 without rows; NaN if a
+    norm is NaN)."""
+    m = 0.0
+    for i in range(a.shape[0]):
+        x, y, z = a[i, 0], a[i, 1], a[i, 2]
+        n = np.sqrt(x * x + y * y + z * z)
+        if n != n:
+            return n
+        if n > m:
+            m = n
+    return m
+
+
 def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.cross(a, b)`` of two (N, 3) arrays: the same products and differences
     (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0) into a C-ordered (N, 3) array, without

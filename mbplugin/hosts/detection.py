@@ -11,7 +11,7 @@ from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact import kernels as _k
 from mbplugin.contact.model import PLANE, SPHERE
-from mbplugin.hosts.arrays import norm_rows
+from mbplugin.hosts.arrays import max_norm_rows, norm_rows
 from mbplugin.hosts.protocol import FREE
 
 #: gaps (m) below which a detected contact is always kept (see :func:`prune`)
@@ -22,8 +22,8 @@ def margin_of(bodies: BodyState, dt: float, g: np.ndarray) -> float:
     """The predictive margin (m) of a host step of ``dt`` s: dt (2 v_max + 0.1 omega_max) +
     |g| dt^2 + 1 um (a contact that can close within the step is integrated from its start;
     v_max m/s and omega_max rad/s the rows' largest speeds, ``g`` (3,) m/s^2)."""
-    vmax = float(np.max(norm_rows(bodies.vel), initial=0.0))
-    wr = float(np.max(norm_rows(bodies.omega), initial=0.0)) if bodies.omega.any() else 0.0
+    vmax = max_norm_rows(bodies.vel)
+    wr = max_norm_rows(bodies.omega)  # (0 for omega = 0, as before)
     return dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
 
 

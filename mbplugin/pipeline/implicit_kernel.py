@@ -56,12 +56,22 @@ _R, _I = cm.FR_LEN, cm.INT_LEN
 INT_LEN, ACT = _I, cm._ACT
 
 
+#: the last tuple of laws :func:`compiled_laws` answered for, and its answer
+_COMPILED_LAWS: list[tuple[object, bool]] = []
+
+
 def compiled_laws(store: ContactStore) -> bool:
     """Whether every law of ``store`` evaluates through a compiled kernel without ODE states (a
     third-party law that overrides ``force_raw`` has none, and the backend refuses laws with
-    ODE states on this path: the NumPy reference takes such steps)."""
-    return all(law.kernel is not None and type(law).force_raw is Law.force_raw
-               and law.n_state == 0 for law in store.laws)
+    ODE states on this path: the NumPy reference takes such steps); kept for the last tuple
+    of laws."""
+    laws = store.laws
+    if _COMPILED_LAWS and _COMPILED_LAWS[0][0] is laws:
+        return _COMPILED_LAWS[0][1]
+    ok = all(law.kernel is not None and type(law).force_raw is Law.force_raw
+             and law.n_state == 0 for law in laws)
+    _COMPILED_LAWS[:] = [(laws, ok)]
+    return ok
 
 
 def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
@@ -95,17 +105,40 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     active flag) into ``gf``, ``gi`` (after every change of the store's rows); returns whether
     every contact is active (a row of the store)."""
     k = len(batch)
-    al = store.aligned(batch, copy=False)  # read only
-    rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
-    rows[:, cm._C:cm._C + al.coef.shape[1]] = al.coef
-    rows[:, cm._M:cm._M + al.mem.shape[1]] = al.mem
     kid, mode = _law_tables(store.laws)[:2]
-    g = gi.reshape(k, _I)
-    g[:, cm._KID] = kid[al.law]
-    g[:, cm._MODE] = mode[al.law]
-    g[:, cm._ACT] = al.active
-    # no ODE states (refused on this path), no events: the other slots stay 0
-    return bool(al.active.all())
+    same = store.keys.shape[0] == k and bool((store.keys == batch.key).all())
+    rows = np.zeros(0, dtype=np.int64) if same else store.rows(batch)
+    # (the store's rows as :meth:`ContactStore.aligned` gives them, copied in one call; no
+    # ODE states (refused on this path), no events: the other slots stay 0)
+    return bool(_fill_rows(gf, gi, k, same, rows, store.coef, store.mem, store.law,
+                           np.asarray(batch.law, dtype=np.int64), kid, mode))
+
+
+@njit
+def _fill_rows(gf, gi, k, same, rows, coef, mem, law, blaw, kid, mode):
+    """:func:`refresh_rows`' copy: contact i takes the store's row ``rows[i]`` (``same``: row
+    i; -1: not active, zero coefficients and memory, the batch's law ``blaw[i]``)."""
+    every = True
+    for i in range(k):
+        r = i if same else rows[i]
+        base = _R + cm.ROW_LEN * i
+        if r >= 0:
+            for j in range(coef.shape[1]):
+                gf[base + cm._C + j] = coef[r, j]
+            for j in range(mem.shape[1]):
+                gf[base + cm._M + j] = mem[r, j]
+            li = law[r]
+        else:
+            for j in range(coef.shape[1]):
+                gf[base + cm._C + j] = 0.0
+            for j in range(mem.shape[1]):
+                gf[base + cm._M + j] = 0.0
+            li = blaw[i]
+            every = False
+        gi[_I * i + cm._KID] = kid[li]
+        gi[_I * i + cm._MODE] = mode[li]
+        gi[_I * i + cm._ACT] = 1 if r >= 0 else 0
+    return every
 
 
 @njit_inline
@@ -528,9 +561,10 @@ def _solve_step(P_lin, u_lin, d_lin, dt, k, gf, gi, fn0, s0, rtol, counters, P, 
 def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: float,
                gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
                counters: np.ndarray) -> tuple[np.ndarray, ...] | None:
-    """One solve of the implicit step without an onset to book in one compiled call: from the host's end state ``u_lin`` (K, 3) m/s, ``d_lin`` (K,) m with the
-    impulse ``P_lin`` (K, 3) N s, the arithmetic of :func:`host_start`, :func:`newton` and
-    :func:`host_end` (:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`).
+    """One solve of the implicit step without an onset to book in one compiled call: from
+    the host's end state ``u_lin`` (K, 3) m/s, ``d_lin`` (K,) m with the impulse ``P_lin``
+    (K, 3) N s, the arithmetic of :func:`host_start`, :func:`newton` and :func:`host_end`
+    (:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`).
     Returns (P, ue, ed, d1, u1, F, S1, loaded), or None where a contact not active overlaps
     at the end without impulse (an onset) or Newton's method with the trapezoidal limit did
     not converge (the general path then books the onset or takes the fallback)."""

@@ -794,7 +794,8 @@ class GroupedContactSpace:
             else:
                 t_of[order] = tg[labels[order]]
                 t_c = t_of
-            store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False)
+            store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False,
+                         compiled=True)
             ev = status == cm.EVENT
             if not ev.any():
                 break
