@@ -517,51 +517,50 @@ def host_end(u1: np.ndarray, d_lin: np.ndarray, ed: np.ndarray, dt: float, gf: n
 
 
 @njit
-def _solve_step(P_lin, u_lin, d_lin, dt, k, gf, gi, fn0, s0, rtol, counters, P, ue, ed, d1,
-                u1, F, S1, FN, loaded):
-    """:func:`host_start`, :func:`newton` from ``P_lin`` and :func:`host_end` in one call
-    (W P by loops over ``gf``'s W instead of BLAS: equal to the last bits, not bitwise). The
-    results go into ``P``, ``ue``, ``ed``, ``d1``, ``u1``, ``F``, ``S1``, ``FN``, ``loaded``;
-    False where a contact not active overlaps at the end without impulse (an onset to book)
-    or Newton's method with the trapezoidal Coulomb limit did not converge (the caller then
-    takes the general path)."""
+def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gi, P, ue, ed):
+    """:func:`host_start` with W P_lin by loops over ``gf``'s W (not BLAS: equal to the last
+    bits, not bitwise) into ``ue``, ``ed``, and ``P`` = ``P_lin``; False where a contact not
+    active overlaps at the end without impulse (an onset to book: the general path)."""
     m = 3 * k
     w0 = _R + cm.ROW_LEN * k
-    x = np.empty(m)
-    wx = np.empty(m)
-    for i in range(k):
-        for a in range(3):
-            x[3 * i + a] = P_lin[i, a]
-    _w_times(gf, w0, m, x, wx)
+    w = np.empty(3)
     for i in range(k):
         r = _R + cm.ROW_LEN * i
         n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
         for a in range(3):
-            ue[i, a] = u_lin[i, a] - wx[3 * i + a]
+            base = w0 + (3 * i + a) * m
+            acc = 0.0
+            for j in range(m):
+                acc += gf[base + j] * P_lin[j // 3, j % 3]
+            w[a] = acc
+            ue[i, a] = u_lin[i, a] - acc
         ed[i] = dt * (u_lin[i, 0] * n0 + u_lin[i, 1] * n1 + u_lin[i, 2] * n2)
-        if gi[_I * i + cm._ACT] == 0 and d_lin[i] + dt * (
-                wx[3 * i] * n0 + wx[3 * i + 1] * n1 + wx[3 * i + 2] * n2) > 0.0:
+        if gi[_I * i + cm._ACT] == 0 and d_lin[i] + dt * (w[0] * n0 + w[1] * n1
+                                                         + w[2] * n2) > 0.0:
             return False  # an onset (host_start's d_on > 0): the general path books it
         for a in range(3):
             P[i, a] = P_lin[i, a]
-    if not newton(P, ue, d_lin, ed, dt, k, gf, gi, fn0, s0, np.zeros(k), False, rtol,
-                  counters):
-        return False
-    for i in range(k):
-        for a in range(3):
-            x[3 * i + a] = P[i, a]
-    _w_times(gf, w0, m, x, wx)
-    for i in range(k):
-        for a in range(3):
-            u1[i, a] = ue[i, a] + wx[3 * i + a]
-    _host_end(u1, d_lin, ed, dt, k, gf, gi, fn0, s0, d1, F, S1, FN, loaded)
     return True
+
+
+@njit
+def _velocity_end(P, ue, k, gf, u1):
+    """u1 = ue + W P (K, 3) by loops over ``gf``'s W."""
+    m = 3 * k
+    w0 = _R + cm.ROW_LEN * k
+    for row in range(m):
+        acc = 0.0
+        base = w0 + row * m
+        for j in range(m):
+            acc += gf[base + j] * P[j // 3, j % 3]
+        u1[row // 3, row % 3] = ue[row // 3, row % 3] + acc
 
 
 def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: float,
                gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
                counters: np.ndarray) -> tuple[np.ndarray, ...] | None:
-    """One solve of the implicit step without an onset to book in one compiled call: from
+    """One solve of the implicit step without an onset to book, in four compiled calls (two
+    of them the entries :func:`solve` and :func:`host_end` compile anyway): from
     the host's end state ``u_lin`` (K, 3) m/s, ``d_lin`` (K,) m with the impulse ``P_lin``
     (K, 3) N s, the arithmetic of :func:`host_start`, :func:`newton` and :func:`host_end`
     (:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`).
@@ -570,10 +569,18 @@ def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: floa
     not converge (the general path then books the onset or takes the fallback)."""
     k = len(d_lin)
     c = np.ascontiguousarray
-    P, ue, u1 = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3))
-    ed, d1, F, S1 = np.empty(k), np.empty(k), np.empty((k, 3)), np.empty((k, 3))
-    FN, loaded = np.empty(k), np.empty(k, dtype=np.bool_)
-    ok = _solve_step(c(P_lin, dtype=float), c(u_lin, dtype=float), c(d_lin, dtype=float),
-                     float(dt), k, gf, gi, c(fn0, dtype=float), c(s0, dtype=float),
-                     float(rtol), counters, P, ue, ed, d1, u1, F, S1, FN, loaded)
-    return (P, ue, ed, d1, u1, F, S1, loaded) if ok else None
+    u_lin, d_lin = c(u_lin, dtype=float), c(d_lin, dtype=float)
+    fn0, s0 = c(fn0, dtype=float), c(s0, dtype=float)
+    P, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    if not _fast_start(c(P_lin, dtype=float), u_lin, d_lin, float(dt), k, gf, gi, P, ue, ed):
+        return None
+    # the compiled entries of :func:`solve` and :func:`host_end` (no further compile)
+    if not newton(P, ue, d_lin, ed, float(dt), k, gf, gi, fn0, s0, np.zeros(k), False,
+                  float(rtol), counters):
+        return None
+    u1 = np.empty((k, 3))
+    _velocity_end(P, ue, k, gf, u1)
+    d1, F, S1, FN = np.empty(k), np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    loaded = np.empty(k, dtype=np.bool_)
+    _host_end(u1, d_lin, ed, float(dt), k, gf, gi, fn0, s0, d1, F, S1, FN, loaded)
+    return P, ue, ed, d1, u1, F, S1, loaded
