@@ -15,11 +15,7 @@ machine's load moves both modes alike.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +25,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 
+from host_step_toggle import toggle_main  # noqa: E402
 
-def _modes() -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the compiled calls, main's paths), keyed by what they replace."""
-    from mbplugin.hosts import arrays, detection
+
+def _modes() -> dict[str, Any]:
+    """Main's paths, keyed by what they replace."""
+    from mbplugin.hosts import arrays
     from mbplugin.laws.base import Law
     from mbplugin.pipeline import implicit_kernel as ik
-    from mbplugin.pipeline import store
     from mbplugin.pipeline.substep import _law_tables
 
     cm = ik.cm
@@ -57,73 +54,27 @@ def _modes() -> tuple[dict[str, Any], dict[str, Any]]:
         return all(law.kernel is not None and type(law).force_raw is Law.force_raw
                    and law.n_state == 0 for law in st.laws)
 
-    on = {"solve_step": ik.solve_step, "fast_law": store.ContactStore._fast_law,
-          "refresh_rows": ik.refresh_rows, "compiled_laws": ik.compiled_laws,
-          "max_norm_rows": detection.max_norm_rows}
     off = {"solve_step": lambda *a: None, "fast_law": lambda self: None,
            "refresh_rows": refresh_rows, "compiled_laws": compiled_laws,
            "max_norm_rows": lambda a: float(np.max(arrays.norm_rows(a), initial=0.0))}
-    return on, off
+    return off
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=6, help="runs per case and mode")
-    ap.add_argument("--cases", default="a1,n10,mja1", help="a1 (PyBullet), n10, mja1 (MuJoCo)")
-    args = ap.parse_args(argv)
-    cases = args.cases.split(",")
+def _switches() -> list[tuple[Any, str, Any]]:
     from mbplugin.hosts import detection
     from mbplugin.pipeline import implicit_kernel as ik
     from mbplugin.pipeline import store
 
-    on, off = _modes()
+    off = _modes()
+    return [(ik, "solve_step", off["solve_step"]),
+            (store.ContactStore, "_fast_law", off["fast_law"]),
+            (ik, "refresh_rows", off["refresh_rows"]),
+            (ik, "compiled_laws", off["compiled_laws"]),
+            (detection, "max_norm_rows", off["max_norm_rows"])]
 
-    def mode(compiled: bool) -> None:
-        m = on if compiled else off
-        ik.solve_step = m["solve_step"]
-        store.ContactStore._fast_law = m["fast_law"]
-        ik.refresh_rows = m["refresh_rows"]
-        ik.compiled_laws = m["compiled_laws"]
-        detection.max_norm_rows = m["max_norm_rows"]
 
-    runs: dict[str, tuple[Any, int]] = {}
-    if "a1" in cases:
-        import robot_rig
-
-        d = Path(tempfile.mkdtemp())
-        spec = robot_rig.ROBOTS["a1"]
-        robot_rig.run(spec, d, 1 / 240, 0.5, t_gait=0.2, record=False)
-        runs["PyBullet A1"] = (lambda: robot_rig.run(spec, d, 1 / 240, 2.0, ours=True,
-                                                     t_gait=1.0, record=False), 480)
-    if "n10" in cases or "mja1" in cases:
-        import bench_mujoco as bm
-
-        bm.sphere_steps(2, 20, True)
-        if "n10" in cases:
-            runs["MuJoCo N = 10"] = (lambda: bm.sphere_steps(10, 300, True), 300)
-        if "mja1" in cases:
-            q = bm._example()
-            bm.a1_steps(q, True, 0.3, 0.3)
-            runs["MuJoCo A1"] = (lambda: bm.a1_steps(q, True), 1000)
-    print(f"load average {os.getloadavg()[0]:.2f}; CPU per host step (us), min / median")
-    for name, (fn, steps) in runs.items():
-        cpu: dict[bool, list[float]] = {False: [], True: []}
-        for compiled in (False, True):
-            mode(compiled)
-            fn()  # warm
-        for _ in range(args.repeat):
-            for compiled in (False, True):
-                mode(compiled)
-                c0 = time.process_time()
-                fn()
-                cpu[compiled].append((time.process_time() - c0) / steps)
-        a, b = np.array(cpu[False]), np.array(cpu[True])
-        print(f"{name:14s} off {1e6 * a.min():7.1f} / {1e6 * np.median(a):7.1f}   on "
-              f"{1e6 * b.min():7.1f} / {1e6 * np.median(b):7.1f}   on/off {b.min() / a.min():.3f}"
-              f" / {np.median(b / a):.3f}")
-    mode(True)
-    print(f"load average {os.getloadavg()[0]:.2f}")
-    return 0
+def main(argv: list[str] | None = None) -> int:
+    return toggle_main(argv, __doc__, _switches)
 
 
 if __name__ == "__main__":

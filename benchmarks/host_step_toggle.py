@@ -18,6 +18,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,25 +52,12 @@ def _numpy_paths() -> dict[str, Any]:
             "normal_entries": normal_entries}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=6, help="runs per case and mode")
-    ap.add_argument("--cases", default="a1,n10,mja1", help="a1 (PyBullet), n10, mja1 (MuJoCo)")
-    args = ap.parse_args(argv)
-    cases = args.cases.split(",")
-    from mbplugin.hosts import arrays, integrator
-    from mbplugin.hosts import step as hstep
-
-    on = {"float_rows": arrays._float_rows, "verify_off": integrator.verify_off,
-          "normal_entries": hstep.normal_entries}
-    off = _numpy_paths()
-
-    def mode(compiled: bool) -> None:
-        m = on if compiled else off
-        arrays._float_rows = m["float_rows"]
-        integrator.verify_off = m["verify_off"]
-        hstep.normal_entries = m["normal_entries"]
-
+def compare(mode: Callable[[bool], None], cases: list[str], repeat: int) -> None:
+    """Print the minimum and median CPU time per host step of ``repeat`` runs with
+    ``mode(False)`` and ``mode(True)`` alternating, and their ratio, for the ``cases`` (a1:
+    the PyBullet A1 of robot_rig, 1 s stance + 1 s trot at 1/240 s; n10: MuJoCo N = 10
+    spheres, 300 steps; mja1: the MuJoCo A1 of ``examples/mujoco_quadruped.py``, 1 s + 1 s);
+    leaves ``mode(True)``."""
     runs: dict[str, tuple[Any, int]] = {}
     if "a1" in cases:
         import robot_rig
@@ -95,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         for compiled in (False, True):
             mode(compiled)
             fn()  # warm
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             for compiled in (False, True):
                 mode(compiled)
                 c0 = time.process_time()
@@ -107,7 +95,39 @@ def main(argv: list[str] | None = None) -> int:
               f" / {np.median(b / a):.3f}")
     mode(True)
     print(f"load average {os.getloadavg()[0]:.2f}")
+
+
+def toggle_main(argv: list[str] | None, doc: str,
+                switches: Callable[[], list[tuple[Any, str, Any]]]) -> int:
+    """The command line of a toggle benchmark: ``switches()`` (called after the package's
+    import) gives (owner, attribute, its "off" value) per switch; "on" is the attribute's
+    value at that call. Runs :func:`compare`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=6, help="runs per case and mode")
+    ap.add_argument("--cases", default="a1,n10,mja1", help="a1 (PyBullet), n10, mja1 (MuJoCo)")
+    args = ap.parse_args(argv)
+    sw = [(owner, name, getattr(owner, name), off) for owner, name, off in switches()]
+
+    def mode(compiled: bool) -> None:
+        for owner, name, on, off in sw:
+            setattr(owner, name, on if compiled else off)
+
+    compare(mode, args.cases.split(","), args.repeat)
     return 0
+
+
+def _switches() -> list[tuple[Any, str, Any]]:
+    from mbplugin.hosts import arrays, integrator
+    from mbplugin.hosts import step as hstep
+
+    off = _numpy_paths()
+    return [(arrays, "_float_rows", off["float_rows"]),
+            (integrator, "verify_off", off["verify_off"]),
+            (hstep, "normal_entries", off["normal_entries"])]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return toggle_main(argv, __doc__, _switches)
 
 
 if __name__ == "__main__":

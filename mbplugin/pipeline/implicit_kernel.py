@@ -543,24 +543,12 @@ def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gi, P, ue, ed):
     return True
 
 
-@njit
-def _velocity_end(P, ue, k, gf, u1):
-    """u1 = ue + W P (K, 3) by loops over ``gf``'s W."""
-    m = 3 * k
-    w0 = _R + cm.ROW_LEN * k
-    for row in range(m):
-        acc = 0.0
-        base = w0 + row * m
-        for j in range(m):
-            acc += gf[base + j] * P[j // 3, j % 3]
-        u1[row // 3, row % 3] = ue[row // 3, row % 3] + acc
-
-
 def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: float,
                gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
                counters: np.ndarray) -> tuple[np.ndarray, ...] | None:
-    """One solve of the implicit step without an onset to book, in four compiled calls (two
-    of them the entries :func:`solve` and :func:`host_end` compile anyway): from
+    """One solve of the implicit step without an onset to book, in four compiled calls (three
+    of them the entries :func:`solve` and :func:`host_end` use: :func:`newton`,
+    :func:`end_state`, :func:`_host_end`): from
     the host's end state ``u_lin`` (K, 3) m/s, ``d_lin`` (K,) m with the impulse ``P_lin``
     (K, 3) N s, the arithmetic of :func:`host_start`, :func:`newton` and :func:`host_end`
     (:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`).
@@ -578,9 +566,9 @@ def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: floa
     if not newton(P, ue, d_lin, ed, float(dt), k, gf, gi, fn0, s0, np.zeros(k), False,
                   float(rtol), counters):
         return None
-    u1 = np.empty((k, 3))
-    _velocity_end(P, ue, k, gf, u1)
-    d1, F, S1, FN = np.empty(k), np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    d1, u1 = np.empty(k), np.empty((k, 3))
+    end_state(P, ue, d_lin, ed, float(dt), k, gf, d1, u1)  # u1 = ue + W P (d1: below)
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
     loaded = np.empty(k, dtype=np.bool_)
     _host_end(u1, d_lin, ed, float(dt), k, gf, gi, fn0, s0, d1, F, S1, FN, loaded)
     return P, ue, ed, d1, u1, F, S1, loaded
