@@ -13,6 +13,7 @@ import numpy as np
 
 from mbplugin.bullet.fast_step import link_points, world_jacobians
 from mbplugin.bullet.geometry import xyzw_to_wxyz
+from mbplugin.bullet.kinematics import LinkTree
 from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
 from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
 
@@ -30,6 +31,7 @@ class BulletArticulated:
         self.rows_arr = rows_arr
         self.frame_pos = frame_pos
         self._joints: dict[int, list[int]] = {}  # see moving_joints
+        self._trees: dict[int, LinkTree] = {}  # see tree
         self._sides_of: tuple[Any, ...] | None = None  # see _sides
         # each body's base row, if the base is a row: its pose and velocities are in every
         # state read (the same floats PyBullet returns; no getBase... call needed)
@@ -88,29 +90,52 @@ class BulletArticulated:
             base_p, base_o = (self.base_state(body, bodies)[:2] if body in self._base_row
                               else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
             r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
-            jac = np.zeros((len(cont), 3, mm.shape[0]))
-            zero = [0.0] * len(q)
             lks = self.rows_arr[rows, 1]
-            moving = (lks != -1) if joints else np.zeros(len(cont), dtype=bool)
-            # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
-            # inertial frame (measured: the point's velocity J qd equals the host's,
-            # v + omega x r, to rounding only so, for links whose centre of mass is off their
-            # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
-            # the state read's link poses (getLinkState with computeForwardKinematics)
-            local = np.empty((len(cont), 3))
-            link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
-            local = local.tolist()
-            for e in np.flatnonzero(moving).tolist():
-                jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
-                                              physicsClientId=cid)[0]
-            # world axes; the base, or no moving joint (links on fixed joints of a floating
-            # base: one rigid body; calculateJacobian wants a joint): the point's velocity in
-            # the base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
-            # base coordinates (omega, v)
-            world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
+            tree = self.tree(body, joints, mm.shape[0] == len(q) + 6)
+            if tree.supported:  # one compiled pass (kinematics module; PyBullet's J to 1e-15)
+                jac = tree.jacobians(q, base_p, r_base, lks, point)
+            else:
+                jac = self._bullet_jacobians(body, q, joints, mm.shape[0], lks, rows, point,
+                                             r_base, base_p, bodies)
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
         return out
+
+    def tree(self, body: int, joints: list[int], floating: bool) -> LinkTree:
+        """``body``'s joint tree (:class:`~mbplugin.bullet.kinematics.LinkTree`), read once."""
+        tree = self._trees.get(body)
+        if tree is None:
+            tree = self._trees[body] = LinkTree(self.client, body, joints, floating)
+        return tree
+
+    def _bullet_jacobians(self, body: int, q: list[float], joints: list[int], n: int,
+                          lks: np.ndarray, rows: np.ndarray, point: np.ndarray,
+                          r_base: np.ndarray, base_p: Any, bodies: BodyState) -> np.ndarray:
+        """The point Jacobians (E, 3, n), world axes, of ``point`` (E, 3) on the links ``lks``
+        (rows ``rows``) by PyBullet's ``calculateJacobian`` (one call per contact on a moving
+        link): the joint trees :class:`~mbplugin.bullet.kinematics.LinkTree` does not model."""
+        c = self.client
+        pb, cid = c.p, c.id
+        jac = np.zeros((len(lks), 3, n))
+        zero = [0.0] * len(q)
+        moving = (lks != -1) if joints else np.zeros(len(lks), dtype=bool)
+        # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
+        # inertial frame (measured: the point's velocity J qd equals the host's,
+        # v + omega x r, to rounding only so, for links whose centre of mass is off their
+        # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
+        # the state read's link poses (getLinkState with computeForwardKinematics)
+        local = np.empty((len(lks), 3))
+        link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
+        local = local.tolist()
+        for e in np.flatnonzero(moving).tolist():
+            jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
+                                          physicsClientId=cid)[0]
+        # world axes; the base, or no moving joint (links on fixed joints of a floating
+        # base: one rigid body; calculateJacobian wants a joint): the point's velocity in
+        # the base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
+        # base coordinates (omega, v)
+        world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
+        return jac
 
     def _sides(self, batch: ContactBatch,
                kind: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
