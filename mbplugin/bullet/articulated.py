@@ -93,7 +93,7 @@ class BulletArticulated:
             lks = self.rows_arr[rows, 1]
             tree = self.tree(body, joints, mm.shape[0] == len(q) + 6)
             if tree.supported:  # one compiled pass (kinematics module; PyBullet's J to 1e-15)
-                jac = tree.jacobians(q, base_p, r_base, lks, point)
+                jac = tree.jacobians(q, base_p, base_o, r_base, lks, point)
             else:
                 jac = self._bullet_jacobians(body, q, joints, mm.shape[0], lks, rows, point,
                                              r_base, base_p, bodies)
