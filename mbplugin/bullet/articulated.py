@@ -22,7 +22,18 @@ class BulletArticulated:
     """The articulated bodies ``bodies`` (PyBullet ids) of a backend's rows: ``rows_arr`` (N,
     2) the rows' (body, link), ``frame_pos`` (N, 3) m the links' URDF frame origins of the
     last state read (the backend's arrays, shared). A block's ``tag`` is (body, its base's
-    rotation matrix, its moving joints)."""
+    rotation matrix, its moving joints).
+
+    With ``defer_resets`` (the default) and ``plain`` (set by the backend: every managed pair
+    is the contact model's, no ``getClosestPoints``), the resets of a body whose joint tree
+    :class:`~mbplugin.bullet.kinematics.LinkTree` models are deferred: :meth:`respond` keeps
+    the state it would set, a verification round's read takes that body's rows from the
+    tree's forward kinematics of it (:meth:`predict`, what PyBullet's reset and read would
+    return, to rounding), and :meth:`flush` sets PyBullet once at the end of the host step's
+    solve (one reset per body and host step instead of one per round)."""
+
+    #: defer the resets of modelled trees to :meth:`flush` (False: reset in every round)
+    defer_resets = True
 
     def __init__(self, client: Any, bodies: list[int], rows_arr: np.ndarray,
                  frame_pos: np.ndarray) -> None:
@@ -41,12 +52,60 @@ class BulletArticulated:
         # next verification round instead of getJointStates; cleared by :meth:`forget`
         self._held: dict[int, tuple[list[float], list[float]]] = {}
         self._held_v: dict[int, tuple[list[float], list[float]]] = {}  # bases' (v, omega)
+        # deferred resets: the bases' poses (position, [x, y, z, w]) and the bodies whose
+        # state :meth:`flush` sets, with their moving joints and whether the base moves
+        self._pose: dict[int, tuple[list[float], list[float]]] = {}
+        self.pending: dict[int, tuple[list[int], bool]] = {}
+        self.plain = True
 
     def forget(self) -> None:
         """Drop the joint states held from the last :meth:`respond` (called before the host
-        step's solve: PyBullet's joints change with anything else)."""
+        step's solve: PyBullet's joints change with anything else); a deferred reset still
+        pending is set first."""
+        if self.pending:
+            self.flush()
         self._held.clear()
         self._held_v.clear()
+        self._pose.clear()
+
+    def flush(self) -> None:
+        """Set PyBullet onto the state the deferred rounds of :meth:`respond` kept: per body
+        one ``resetJointStatesMultiDof``, its base's pose and velocity resets (the order of
+        an immediate respond)."""
+        c = self.client
+        pb, cid = c.p, c.id
+        for body, (joints, floating) in self.pending.items():
+            if joints:
+                qs, vs = self._held[body]
+                pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs], [[v] for v in vs],
+                                            physicsClientId=cid)
+            if floating:
+                pos, orn = self._pose[body]
+                vel, om = self._held_v[body]
+                pb.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=cid)
+                pb.resetBaseVelocity(body, vel, om, physicsClientId=cid)
+        self.pending.clear()
+
+    def predict(self, body: int, links: np.ndarray, rows: np.ndarray, pos: np.ndarray,
+                quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
+                frame: np.ndarray) -> None:
+        """The rows ``rows`` (links ``links``) of a body whose reset is pending, written into
+        a state read's ``pos``, ``quat`` [w, x, y, z], ``vel``, ``omega`` and ``frame`` (URDF
+        frame origins): the tree's forward kinematics of the kept state (the base's row,
+        if a row, that state itself)."""
+        floating = self.pending[body][1]
+        qs, vs = self._held.get(body, ((), ()))
+        if floating:
+            (bp, bo), (bv, bw) = self._pose[body], self._held_v[body]
+        else:
+            bp, bo = self.client("getBasePositionAndOrientation", body)
+            bv = bw = (0.0, 0.0, 0.0)
+        self._trees[body].link_states(qs, vs, bp, bo, bv, bw, links, rows, pos, quat, vel,
+                                      omega, frame)
+        row = self._base_row.get(body)
+        if row is not None and floating:
+            pos[row], vel[row], omega[row] = bp, bv, bw
+            quat[row] = (bo[3], bo[0], bo[1], bo[2])
 
     def reset_bodies(self) -> Any:
         """The bodies whose joints :meth:`respond` reset since :meth:`forget` (a view)."""
@@ -184,9 +243,12 @@ class BulletArticulated:
         spin = 0.0  # the largest joint or base angular speed seen (rad/s)
         c = self.client
         pb, cid = c.p, c.id
+        defer = self.defer_resets and self.plain
         for blk, dq in zip(blocks, dqs, strict=True):
             body, r_base, joints = blk.tag
             floating = len(dq) == len(joints) + 6
+            tree = self._trees.get(body)
+            lazy = defer and tree is not None and tree.supported
             if joints:
                 dj = (dq[6:] if floating else dq).tolist()
                 held = self._held.get(body)
@@ -198,25 +260,33 @@ class BulletArticulated:
                 spin = max(spin, max(map(abs, vs)))
                 qs = [q + dt * d for q, d in zip(qs, dj, strict=True)]
                 vs = [v + d for v, d in zip(vs, dj, strict=True)]
-                pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs], [[v] for v in vs],
-                                            physicsClientId=cid)
+                if not lazy:
+                    pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs],
+                                                [[v] for v in vs], physicsClientId=cid)
                 self._held[body] = (qs, vs)
             if floating:
                 held_v = self._held_v.get(body)
                 if held_v is None or body in self._base_row:
                     pos, orn, vel, om = self.base_state(body, bodies)
+                elif lazy:  # the pose and velocities the last round kept
+                    (pos, orn), (vel, om) = self._pose[body], held_v
                 else:  # the velocities the last round set (a reset's round trip is exact)
                     pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
                     vel, om = held_v
                 spin = max(spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
                 dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
-                pb.resetBasePositionAndOrientation(
-                    body, [x + dt * d for x, d in zip(pos, dv, strict=True)],
-                    turn_xyzw(orn, [dt * w for w in dw]), physicsClientId=cid)
+                pos = [x + dt * d for x, d in zip(pos, dv, strict=True)]
+                orn = turn_xyzw(orn, [dt * w for w in dw])
                 vel = [x + d for x, d in zip(vel, dv, strict=True)]
                 om = [x + d for x, d in zip(om, dw, strict=True)]
-                pb.resetBaseVelocity(body, vel, om, physicsClientId=cid)
+                if lazy:
+                    self._pose[body] = (pos, orn)
+                else:
+                    pb.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=cid)
+                    pb.resetBaseVelocity(body, vel, om, physicsClientId=cid)
                 self._held_v[body] = (vel, om)
+            if lazy:
+                self.pending[body] = (joints, floating)
         return spin
 
     def correct(self, blocks: list[ArticulatedBlock], batch: ContactBatch,

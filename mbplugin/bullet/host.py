@@ -96,7 +96,12 @@ class BulletHost:
         skips what those resets cannot have changed (:meth:`BulletRows.state` ``again``)."""
         again = self.reads > 0
         self.reads += 1
-        return self.read.state(again, self.art.reset_bodies())
+        return self.read.state(again, self.art.reset_bodies(), self.art)
+
+    def flush(self) -> None:
+        """Set PyBullet onto the solved state where :meth:`respond` deferred the resets
+        (:meth:`BulletArticulated.flush`): called once the host step's solve is done."""
+        self.art.flush()
 
     def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,
                 dv: np.ndarray, dw: np.ndarray, bodies: BodyState, dt: float) -> float:
