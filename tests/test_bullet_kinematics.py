@@ -1,18 +1,18 @@
-"""The backend's own point Jacobians (mbplugin.bullet.kinematics) against PyBullet's
-``calculateJacobian``, measured in the same test: the A1, Laikago and Mini Cheetah of
-``pybullet_data``, a generated quadruped with turned joint frames, turned and offset inertial
-frames and fixed-joint feet, the hexapod whose fixed feet PyBullet merges into the calves, a
-fixed-base arm with a prismatic joint (turned joint and inertial frames), each at a random base
-pose and random joint positions.
+"""The backend's own point Jacobians and mass matrices (mbplugin.bullet.kinematics) against
+PyBullet's ``calculateJacobian`` and ``calculateMassMatrix``, measured in the same test: the
+A1, Laikago and Mini Cheetah of ``pybullet_data``, a generated quadruped with turned joint
+frames, turned and offset inertial frames and fixed-joint feet, the hexapod whose fixed feet
+PyBullet merges into the calves, a fixed-base arm with a prismatic joint (turned joint and
+inertial frames), each at a random base pose and random joint positions.
 
 PyBullet's Jacobian is in the base's axes at a point given from the link's URDF frame origin in
 the axes of the link's inertial frame; the test builds that point from PyBullet's outputs only
 (``getLinkState``'s centre-of-mass pose, ``getDynamicsInfo``'s inertial frame), rotates
 PyBullet's Jacobian into world axes with ``getMatrixFromQuaternion`` of the base and compares
-(relative to the Jacobian's largest entry). A contact on the base (or on links joined to a
-floating base by fixed joints only) has no joint columns: the base's columns are checked
-against the rigid-body velocity v + omega x r the host reports (``getBaseVelocity`` after
-``resetBaseVelocity``).
+(relative to the Jacobian's largest entry; the mass matrix's entries relative to
+sqrt(M_ii M_jj)). A contact on the base (or on links joined to a floating base by fixed joints
+only) has no joint columns: the base's columns are checked against the rigid-body velocity
+v + omega x r the host reports (``getBaseVelocity`` after ``resetBaseVelocity``).
 """
 
 from __future__ import annotations
@@ -55,13 +55,14 @@ def _rot(quat: tuple[float, ...]) -> np.ndarray:
 
 
 def _check_body(cid: int, body: int, rng: np.random.Generator) -> float:
-    """The largest relative difference of our Jacobians from PyBullet's, over every link."""
+    """The largest relative difference of our Jacobians (over every link) and mass matrix
+    from PyBullet's."""
     nj = p.getNumJoints(body, physicsClientId=cid)
     moving = [j for j in range(nj)
               if p.getJointInfo(body, j, physicsClientId=cid)[2] != p.JOINT_FIXED]
     floating = p.getDynamicsInfo(body, -1, physicsClientId=cid)[0] > 0
     if floating:
-        p.resetBasePositionAndOrientation(body, rng.normal(size=3).tolist(),
+        p.resetBasePositionAndOrientation(body, (5.0 * rng.normal(size=3)).tolist(),
                                           p.getQuaternionFromEuler(rng.normal(size=3)),
                                           physicsClientId=cid)
     q = rng.uniform(-1.0, 1.0, size=len(moving)).tolist()
@@ -88,7 +89,11 @@ def _check_body(cid: int, body: int, rng: np.random.Generator) -> float:
     ours = tree.jacobians(q, bp, bo, r_base, np.array(links), np.array(points))
     for e in range(len(links)):
         worst = max(worst, float(np.abs(ours[e] - theirs[e]).max() / np.abs(theirs[e]).max()))
-    return worst
+    # the mass matrix, each entry against sqrt(M_ii M_jj) (its natural scale)
+    m_ours = tree.mass_matrix(q, bp, bo, r_base)
+    m_theirs = np.array(p.calculateMassMatrix(body, q, physicsClientId=cid))
+    scale = np.sqrt(np.outer(np.diag(m_theirs), np.diag(m_theirs)))
+    return max(worst, float((np.abs(m_ours - m_theirs) / scale).max()))
 
 
 @pytest.mark.parametrize("robot", ["a1", "laikago", "mini_cheetah", "quad_turned", "hexapod"])

@@ -1,7 +1,8 @@
 """The articulated bodies of a :class:`~mbplugin.bullet.BulletContacts` (PyBullet's side of
 their contacts): the blocks of W = J M^-1 J^T (:class:`~mbplugin.hosts.ArticulatedBlock`: point
-Jacobians and mass matrix from PyBullet, the joints its motors hold), and the resets that put
-them onto the implicit step's solved state or correct their positions.
+Jacobians and mass matrix from the joint tree PyBullet reports, :mod:`mbplugin.bullet.kinematics`,
+the joints its motors hold), and the resets that put them onto the implicit step's solved state
+(deferred to one per host step) or correct their positions.
 """
 
 from __future__ import annotations
@@ -128,9 +129,11 @@ class BulletArticulated:
     def blocks(self, batch: ContactBatch, bodies: BodyState,
                kind: np.ndarray) -> list[ArticulatedBlock]:
         """The articulated bodies' blocks of W (``kind`` (N,) the rows' kinds): per body with a
-        contact, its contacts' point Jacobians J (``calculateJacobian``, world axes), mass
-        matrix M (``calculateMassMatrix``) and the joints its motors hold (the response M^-1
-        J^T and J M^-1 J^T are :class:`~mbplugin.hosts.HostStep`'s)."""
+        contact, its contacts' point Jacobians J (world axes) and mass matrix M, from the
+        body's joint tree (:class:`~mbplugin.bullet.kinematics.LinkTree`; PyBullet's
+        ``calculateJacobian`` / ``calculateMassMatrix`` for a tree it does not model), and the
+        joints its motors hold (the response M^-1 J^T and J M^-1 J^T are
+        :class:`~mbplugin.hosts.HostStep`'s)."""
         out = []
         c = self.client
         for body, cont, rows, sgn in self._sides(batch, kind):
@@ -139,32 +142,37 @@ class BulletArticulated:
             pb, cid = c.p, c.id
             states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
             q = [js[0] for js in states]
-            mm = np.array(pb.calculateMassMatrix(body, q, physicsClientId=cid), dtype=float)
+            tree = self.tree(body, joints, q)
             # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
             # velocity motors) acted in the last step: held by a velocity constraint
-            off = mm.shape[0] - len(q)
+            off = 6 if tree.floating else 0
             locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
-            # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
-            # they do not change when the base turns); the contact layer works in world
+            # PyBullet's Jacobians and mass matrix are in the base's frame (its coordinates:
+            # base angular and linear velocity in the base frame, then the joints); the
+            # contact layer works in world axes
             base_p, base_o = (self.base_state(body, bodies)[:2] if body in self._base_row
                               else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
             r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
             lks = self.rows_arr[rows, 1]
-            tree = self.tree(body, joints, mm.shape[0] == len(q) + 6)
-            if tree.supported:  # one compiled pass (kinematics module; PyBullet's J to 1e-15)
+            if tree.supported:  # one compiled pass each (kinematics module; PyBullet's to 1e-15)
+                mm = tree.mass_matrix(q, base_p, base_o, r_base)
                 jac = tree.jacobians(q, base_p, base_o, r_base, lks, point)
             else:
+                mm = np.array(pb.calculateMassMatrix(body, q, physicsClientId=cid), dtype=float)
                 jac = self._bullet_jacobians(body, q, joints, mm.shape[0], lks, rows, point,
                                              r_base, base_p, bodies)
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
         return out
 
-    def tree(self, body: int, joints: list[int], floating: bool) -> LinkTree:
-        """``body``'s joint tree (:class:`~mbplugin.bullet.kinematics.LinkTree`), read once."""
+    def tree(self, body: int, joints: list[int], q: list[float]) -> LinkTree:
+        """``body``'s joint tree (:class:`~mbplugin.bullet.kinematics.LinkTree`), read once
+        (``joints`` its moving joints at positions ``q``: whether its base moves is whether
+        PyBullet's mass matrix has the base's 6 coordinates)."""
         tree = self._trees.get(body)
         if tree is None:
-            tree = self._trees[body] = LinkTree(self.client, body, joints, floating)
+            n = len(self.client("calculateMassMatrix", body, q))
+            tree = self._trees[body] = LinkTree(self.client, body, joints, n == len(q) + 6)
         return tree
 
     def _bullet_jacobians(self, body: int, q: list[float], joints: list[int], n: int,

@@ -1,10 +1,12 @@
-"""An articulated body's point Jacobians from its joint tree, in one compiled pass: what
-PyBullet's ``calculateJacobian`` returns (one call per contact link, ~9 us each on the A1),
-from the joint positions the backend reads anyway.
+"""An articulated body's point Jacobians, mass matrix and link states from its joint tree, each
+in one compiled pass: what PyBullet's ``calculateJacobian`` (one call per contact link, ~9 us
+each on the A1), ``calculateMassMatrix`` and ``getLinkStates`` return, from the joint
+positions (and rates) the backend reads or sets anyway.
 
 PyBullet's conventions (Bullet's btMultiBody, measured with ``getLinkState`` on the A1,
 Laikago, Mini Cheetah and generated robots with turned joint frames and inertial frames, and
-pinned in tests/test_bullet_kinematics.py against ``calculateJacobian``):
+pinned in tests/test_bullet_kinematics.py against ``calculateJacobian``,
+``calculateMassMatrix`` and ``getLinkStates``):
 
 - a link's frame in the multibody is its centre-of-mass (inertial) frame; ``getJointInfo``'s
   ``parentFramePos`` is the joint's pivot in the parent's inertial frame (the base's: its
@@ -57,6 +59,10 @@ class LinkTree:
         self.inert_pos = np.zeros((nl, 3))
         self.inert_rot_t = np.zeros((nl, 3, 3))
         self.col = np.full(nl, -1, dtype=np.int64)
+        # masses (kg) and principal moments (kg m^2, in the inertial frame); the base's
+        self.mass, self.inertia = np.zeros(nl), np.zeros((nl, 3))
+        dyn = c("getDynamicsInfo", body, -1)
+        self.base_mass, self.base_inertia = float(dyn[0]), np.array(dyn[2], dtype=float)
         off = 6 if floating else 0
         self.ncol = off + len(moving)
         known = {pb.JOINT_REVOLUTE: REVOLUTE, pb.JOINT_PRISMATIC: PRISMATIC,
@@ -76,6 +82,8 @@ class LinkTree:
             self.pf_quat[j] = (w, -x, -y, -z)
             self.inert_pos[j] = dyn[3]
             self.inert_rot_t[j] = np.array(pb.getMatrixFromQuaternion(dyn[4])).reshape(3, 3).T
+            self.mass[j] = dyn[0]
+            self.inertia[j] = dyn[2]
         for i, j in enumerate(moving):
             self.col[j] = off + i
         self.floating = floating
@@ -88,6 +96,7 @@ class LinkTree:
         self.pivot = np.empty((nl, 3))
         self.axis_w = np.empty((nl, 3))
         self._lin, self._ang = np.empty((nl, 3)), np.empty((nl, 3))
+        self._cm, self._cs, self._cj = np.empty(nl), np.empty((nl, 3)), np.empty((nl, 3, 3))
 
     def _kin(self) -> tuple[np.ndarray, ...]:
         return (self.parent, self.jtype, self.axis, self.pf_pos, self.pf_quat, self.inert_pos,
@@ -109,6 +118,20 @@ class LinkTree:
                        *self._kin(), self.col, self.floating, np.asarray(links, dtype=np.int64),
                        point, jac, *self._work())
         return jac
+
+    def mass_matrix(self, q: Any, base_p: Any, base_o: Any, r_base: np.ndarray) -> np.ndarray:
+        """The joint-space mass matrix (ncol, ncol) in PyBullet's coordinates (what
+        ``calculateMassMatrix`` returns) at joint positions ``q``, the base's position
+        ``base_p``, orientation ``base_o`` [x, y, z, w] and rotation ``r_base``
+        (:func:`tree_mass_matrix`)."""
+        self.q[self._moving] = q
+        mm = np.zeros((self.ncol, self.ncol))
+        x, y, z, w = base_o
+        tree_mass_matrix(self.q, np.asarray(base_p, dtype=float), np.array([w, x, y, z]),
+                         r_base, *self._kin(), self.col, self.floating, self.mass,
+                         self.inertia, self.base_mass, self.base_inertia, mm, *self._work(),
+                         self._cm, self._cs, self._cj)
+        return mm
 
     def link_states(self, q: Any, qd: Any, base_p: Any, base_o: Any, base_v: Any, base_w: Any,
                     links: np.ndarray, rows: np.ndarray, pos: np.ndarray, quat: np.ndarray,
@@ -267,3 +290,123 @@ def tree_link_states(q, qd, base_p, base_q, base_v, base_w, parent, jtype, axis,
             vel[r, a] = lin[k, a]
             omega[r, a] = ang[k, a]
             frame[r, a] = pivot[k, a] + slide * axis_w[k, a]
+
+
+@njit_helper
+def _add_inertia(rot, diag, m, d0, d1, d2, out):
+    """``out`` += R diag(``diag``) R^T + m (|d|^2 E - d d^T): a body's inertia (principal
+    moments ``diag`` in the axes ``rot``, mass ``m``, centre of mass at d) about the origin of
+    d (the parallel axis theorem)."""
+    dd = d0 * d0 + d1 * d1 + d2 * d2
+    d = (d0, d1, d2)
+    for a in range(3):
+        for b in range(3):
+            s = 0.0
+            for k in range(3):
+                s += rot[a, k] * diag[k] * rot[b, k]
+            out[a, b] += s + m * ((dd if a == b else 0.0) - d[a] * d[b])
+
+
+@njit
+def tree_mass_matrix(q, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat,
+                     inert_pos, inert_rot_t, col, floating, mass, inertia, base_mass,
+                     base_inertia, mm, com_quat, com_rot, com_pos, pivot, axis_w, cm, cs, cj):
+    """The joint-space mass matrix ``mm`` (n, n, zeros on entry) of a joint tree by composite
+    rigid bodies (Featherstone, Rigid Body Dynamics Algorithms, 2008, sec. 6.2, here in world
+    axes about the base's centre of mass p_b): per link the subtree's mass ``cm``, first
+    moment ``cs`` = sum m (c - p_b) and inertia ``cj`` about p_b; a revolute joint i moving
+    its subtree at unit rate (axis a through the pivot o) gives the momentum h = a x (cs - cm
+    (o - p_b)) and the angular momentum about p_b L = cj a - cs x (a x (o - p_b)) (prismatic:
+    h = cm a, L = cs x a); M[j, i] for j = i and every joint above it: a_j . (L - (o_j - p_b)
+    x h) (prismatic a_j . h), the base's rows (R_b e_k) . L and (R_b e_k) . h. The base's
+    own block from the whole body's (mass, cs, cj)."""
+    _forward(q, base_p, base_q, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
+             com_quat, com_rot, com_pos, pivot, axis_w)
+    nl = parent.shape[0]
+    for j in range(nl):
+        d0, d1, d2 = com_pos[j, 0] - base_p[0], com_pos[j, 1] - base_p[1], com_pos[j, 2] - base_p[2]
+        cm[j] = mass[j]
+        cs[j, 0], cs[j, 1], cs[j, 2] = mass[j] * d0, mass[j] * d1, mass[j] * d2
+        cj[j] = 0.0
+        _add_inertia(com_rot[j], inertia[j], mass[j], d0, d1, d2, cj[j])
+    tm = base_mass
+    ts = np.zeros(3)
+    tj = np.zeros((3, 3))
+    _add_inertia(r_base, base_inertia, base_mass, 0.0, 0.0, 0.0, tj)
+    for j in range(nl - 1, -1, -1):  # children after their parents: sums into the parents
+        p = parent[j]
+        if p >= 0:
+            cm[p] += cm[j]
+            for a in range(3):
+                cs[p, a] += cs[j, a]
+                for b in range(3):
+                    cj[p, a, b] += cj[j, a, b]
+        else:
+            tm += cm[j]
+            for a in range(3):
+                ts[a] += cs[j, a]
+                for b in range(3):
+                    tj[a, b] += cj[j, a, b]
+    h = np.empty(3)
+    lm = np.empty(3)
+    for i in range(nl):
+        ci = col[i]
+        if ci < 0:
+            continue
+        a0, a1, a2 = axis_w[i, 0], axis_w[i, 1], axis_w[i, 2]
+        if jtype[i] == REVOLUTE:
+            r0, r1, r2 = pivot[i, 0] - base_p[0], pivot[i, 1] - base_p[1], pivot[i, 2] - base_p[2]
+            u0, u1, u2 = cs[i, 0] - cm[i] * r0, cs[i, 1] - cm[i] * r1, cs[i, 2] - cm[i] * r2
+            h[0], h[1], h[2] = a1 * u2 - a2 * u1, a2 * u0 - a0 * u2, a0 * u1 - a1 * u0
+            # a x r, then cs x (a x r)
+            w0, w1, w2 = a1 * r2 - a2 * r1, a2 * r0 - a0 * r2, a0 * r1 - a1 * r0
+            for a in range(3):
+                lm[a] = cj[i, a, 0] * a0 + cj[i, a, 1] * a1 + cj[i, a, 2] * a2
+            lm[0] -= cs[i, 1] * w2 - cs[i, 2] * w1
+            lm[1] -= cs[i, 2] * w0 - cs[i, 0] * w2
+            lm[2] -= cs[i, 0] * w1 - cs[i, 1] * w0
+        else:
+            h[0], h[1], h[2] = cm[i] * a0, cm[i] * a1, cm[i] * a2
+            lm[0] = cs[i, 1] * a2 - cs[i, 2] * a1
+            lm[1] = cs[i, 2] * a0 - cs[i, 0] * a2
+            lm[2] = cs[i, 0] * a1 - cs[i, 1] * a0
+        k = i
+        while k >= 0:
+            ck = col[k]
+            if ck >= 0:
+                b0, b1, b2 = axis_w[k, 0], axis_w[k, 1], axis_w[k, 2]
+                if jtype[k] == REVOLUTE:
+                    r0 = pivot[k, 0] - base_p[0]
+                    r1 = pivot[k, 1] - base_p[1]
+                    r2 = pivot[k, 2] - base_p[2]
+                    x0 = lm[0] - (r1 * h[2] - r2 * h[1])
+                    x1 = lm[1] - (r2 * h[0] - r0 * h[2])
+                    x2 = lm[2] - (r0 * h[1] - r1 * h[0])
+                    v = b0 * x0 + b1 * x1 + b2 * x2
+                else:
+                    v = b0 * h[0] + b1 * h[1] + b2 * h[2]
+                mm[ck, ci] = v
+                mm[ci, ck] = v
+            k = parent[k]
+        if floating:
+            for e in range(3):
+                c0, c1, c2 = r_base[0, e], r_base[1, e], r_base[2, e]
+                mm[e, ci] = mm[ci, e] = c0 * lm[0] + c1 * lm[1] + c2 * lm[2]
+                mm[3 + e, ci] = mm[ci, 3 + e] = c0 * h[0] + c1 * h[1] + c2 * h[2]
+    if floating:
+        for e in range(3):
+            for f in range(3):
+                # angular-angular: (R e)^T cj (R f); linear-angular: (R e) . ((R f) x ts)
+                s = 0.0
+                for a in range(3):
+                    for b in range(3):
+                        s += r_base[a, e] * tj[a, b] * r_base[b, f]
+                mm[e, f] = s
+                g0, g1, g2 = r_base[0, f], r_base[1, f], r_base[2, f]
+                x0 = g1 * ts[2] - g2 * ts[1]
+                x1 = g2 * ts[0] - g0 * ts[2]
+                x2 = g0 * ts[1] - g1 * ts[0]
+                v = r_base[0, e] * x0 + r_base[1, e] * x1 + r_base[2, e] * x2
+                mm[3 + e, f] = v
+                mm[f, 3 + e] = v
+                mm[3 + e, 3 + f] = tm if e == f else 0.0
