@@ -193,3 +193,37 @@ def test_link_states_equal_pybullets(robot: str, tmp_path) -> None:
                 want = np.array([s[k] for s in sts])
                 assert np.abs(got - want).max() <= 1e-12 * np.abs(want).max()
             assert np.abs(frame - np.array([s[4] for s in sts])).max() <= 1e-6
+
+
+def test_pybullet_calls_for_trees_not_modelled(tmp_path, monkeypatch) -> None:
+    """A tree the module does not model (forced here) takes PyBullet's ``calculateJacobian``
+    and ``calculateMassMatrix`` and resets in every verification round: the A1 standing then
+    trotting (0.25 s each) at 1/240 s gives the modelled run's forces, overlaps and base pose
+    to 1e-6 relative (PyBullet's Jacobian is that of a point ~1e-8 m off the contact: the
+    link frame origin it is given from comes in single precision) and calls
+    ``calculateJacobian`` once per contact link and step."""
+    from mbplugin.bullet import kinematics
+
+    def run() -> tuple[np.ndarray, ...]:
+        rec = rr.run(rr.ROBOTS["a1"], tmp_path, 1 / 240, 0.5, t_gait=0.25)
+        return np.concatenate(rec["force"]), np.concatenate(rec["delta"]), rec["base"]
+
+    own = run()
+    init = kinematics.LinkTree.__init__
+    calls = []
+    jacobian = p.calculateJacobian
+
+    def unsupported(self: LinkTree, *a: object) -> None:
+        init(self, *a)
+        self.supported = False
+
+    def counted(*a: object, **k: object) -> object:
+        calls.append(1)
+        return jacobian(*a, **k)
+
+    monkeypatch.setattr(kinematics.LinkTree, "__init__", unsupported)
+    monkeypatch.setattr(p, "calculateJacobian", counted)
+    ref = run()
+    assert len(calls) > 120  # about 3 contact links per step
+    for a, b in zip(own, ref, strict=True):
+        assert np.abs(np.asarray(a) - np.asarray(b)).max() <= 1e-6 * np.abs(b).max()

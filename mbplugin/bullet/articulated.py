@@ -159,8 +159,10 @@ class BulletArticulated:
                 jac = tree.jacobians(q, base_p, base_o, r_base, lks, point)
             else:
                 mm = np.array(pb.calculateMassMatrix(body, q, physicsClientId=cid), dtype=float)
-                jac = self._bullet_jacobians(body, q, joints, mm.shape[0], lks, rows, point,
-                                             r_base, base_p, bodies)
+                local = np.empty((len(lks), 3))
+                link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
+                jac = bullet_jacobians(c, body, q, mm.shape[0], lks if joints else None,
+                                       local, point, r_base, base_p)
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
         return out
@@ -174,35 +176,6 @@ class BulletArticulated:
             n = len(self.client("calculateMassMatrix", body, q))
             tree = self._trees[body] = LinkTree(self.client, body, joints, n == len(q) + 6)
         return tree
-
-    def _bullet_jacobians(self, body: int, q: list[float], joints: list[int], n: int,
-                          lks: np.ndarray, rows: np.ndarray, point: np.ndarray,
-                          r_base: np.ndarray, base_p: Any, bodies: BodyState) -> np.ndarray:
-        """The point Jacobians (E, 3, n), world axes, of ``point`` (E, 3) on the links ``lks``
-        (rows ``rows``) by PyBullet's ``calculateJacobian`` (one call per contact on a moving
-        link): the joint trees :class:`~mbplugin.bullet.kinematics.LinkTree` does not model."""
-        c = self.client
-        pb, cid = c.p, c.id
-        jac = np.zeros((len(lks), 3, n))
-        zero = [0.0] * len(q)
-        moving = (lks != -1) if joints else np.zeros(len(lks), dtype=bool)
-        # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
-        # inertial frame (measured: the point's velocity J qd equals the host's,
-        # v + omega x r, to rounding only so, for links whose centre of mass is off their
-        # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
-        # the state read's link poses (getLinkState with computeForwardKinematics)
-        local = np.empty((len(lks), 3))
-        link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
-        local = local.tolist()
-        for e in np.flatnonzero(moving).tolist():
-            jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
-                                          physicsClientId=cid)[0]
-        # world axes; the base, or no moving joint (links on fixed joints of a floating
-        # base: one rigid body; calculateJacobian wants a joint): the point's velocity in
-        # the base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
-        # base coordinates (omega, v)
-        world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
-        return jac
 
     def _sides(self, batch: ContactBatch,
                kind: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
@@ -330,6 +303,30 @@ class BulletArticulated:
                 c("resetJointStatesMultiDof", body, joints,
                   [[s[0] + d] for s, d in zip(states, dj, strict=True)],
                   [[s[1]] for s in states])
+
+
+def bullet_jacobians(c: Any, body: int, q: list[float], n: int, lks: np.ndarray | None,
+                     local: np.ndarray, point: np.ndarray, r_base: np.ndarray,
+                     base_p: Any) -> np.ndarray:
+    """The point Jacobians (E, 3, n), world axes, of ``point`` (E, 3) on the links ``lks``
+    (E,; None: a body without moving joints) of ``body`` at joint positions ``q``, by
+    PyBullet's ``calculateJacobian`` (client ``c``; one call per contact on a moving link):
+    the joint trees :class:`~mbplugin.bullet.kinematics.LinkTree` does not model.
+    ``calculateJacobian``'s point ``local`` (E, 3) is from the link's URDF frame origin, in
+    the axes of its inertial frame (measured: the point's velocity J qd equals the host's,
+    v + omega x r, to rounding only so, for links whose centre of mass is off their frame's
+    origin or whose inertial axes are turned: 8-110 % errors in W otherwise)."""
+    jac = np.zeros((len(point), 3, n))
+    zero = [0.0] * len(q)
+    moving = (lks != -1) if lks is not None else np.zeros(len(point), dtype=bool)
+    local = local.tolist()
+    for e in np.flatnonzero(moving).tolist():
+        jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
+    # world axes; the base, or no moving joint (links on fixed joints of a floating base: one
+    # rigid body; calculateJacobian wants a joint): the point's velocity in the base frame is
+    # v - [r]x omega, r from the base's centre of mass, PyBullet's base coordinates (omega, v)
+    world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
+    return jac
 
 
 def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:

@@ -320,11 +320,7 @@ class BulletContacts:
         articulated contacts (solved from the host's end state), the time."""
         dt = self.client.time_step() if dt is None else float(dt)
         pend = self._deferral.begin_after()
-        self._host.begin_solve()
-        try:
-            self.core.after(self._host, dt)  # the implicit step: solved from the host's end state
-        finally:
-            self._host.flush()  # the articulated bodies' deferred resets
+        self._host.solve(self.core, dt)  # the implicit step: solved from the host's end state
         self._deferral.after(pend, dt)
         self.t += dt
 

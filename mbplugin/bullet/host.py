@@ -98,10 +98,16 @@ class BulletHost:
         self.reads += 1
         return self.read.state(again, self.art.reset_bodies(), self.art)
 
-    def flush(self) -> None:
-        """Set PyBullet onto the solved state where :meth:`respond` deferred the resets
-        (:meth:`BulletArticulated.flush`): called once the host step's solve is done."""
-        self.art.flush()
+    def solve(self, core: Any, dt: float) -> None:
+        """The host step's solve from its end state (``core`` the
+        :class:`~mbplugin.hosts.HostStep`: :meth:`HostStep.after`), between
+        :meth:`begin_solve` and the articulated bodies' deferred resets
+        (:meth:`BulletArticulated.flush`: PyBullet set onto the solved state)."""
+        self.begin_solve()
+        try:
+            core.after(self, dt)
+        finally:
+            self.art.flush()
 
     def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,
                 dv: np.ndarray, dw: np.ndarray, bodies: BodyState, dt: float) -> float:
