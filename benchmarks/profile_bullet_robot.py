@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     import pybullet as pb
 
-    from mbplugin.bullet import articulated, backend
+    from mbplugin.bullet import articulated, backend, kinematics, rows
     from mbplugin.contact import model
     from mbplugin.hosts import detection, integrator, step
     from mbplugin.pipeline import implicit, store
@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in ("blocks", "respond"):
         _wrap(articulated.BulletArticulated, n, f"BulletArticulated.{n}", acc, cnt)
     _wrap(detection.HostContacts, "read", "HostContacts.read", acc, cnt)
+    _wrap(kinematics.LinkTree, "jacobians", "LinkTree.jacobians", acc, cnt)
+    _wrap(rows.BulletRows, "state", "BulletRows.state", acc, cnt)
     _wrap(step, "articulated_w", "articulated_w", acc, cnt)
     for n in ("solve", "finish", "begin", "__init__", "_onsets"):
         _wrap(implicit.ImplicitStep, n, f"ImplicitStep.{n}", acc, cnt)

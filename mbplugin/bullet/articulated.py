@@ -1,7 +1,8 @@
 """The articulated bodies of a :class:`~mbplugin.bullet.BulletContacts` (PyBullet's side of
 their contacts): the blocks of W = J M^-1 J^T (:class:`~mbplugin.hosts.ArticulatedBlock`: point
-Jacobians and mass matrix from PyBullet, the joints its motors hold), and the resets that put
-them onto the implicit step's solved state or correct their positions.
+Jacobians and mass matrix from the joint tree PyBullet reports, :mod:`mbplugin.bullet.kinematics`,
+the joints its motors hold), and the resets that put them onto the implicit step's solved state
+(deferred to one per host step) or correct their positions.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 
 from mbplugin.bullet.fast_step import link_points, world_jacobians
 from mbplugin.bullet.geometry import xyzw_to_wxyz
+from mbplugin.bullet.kinematics import LinkTree
 from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
 from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
 
@@ -21,7 +23,18 @@ class BulletArticulated:
     """The articulated bodies ``bodies`` (PyBullet ids) of a backend's rows: ``rows_arr`` (N,
     2) the rows' (body, link), ``frame_pos`` (N, 3) m the links' URDF frame origins of the
     last state read (the backend's arrays, shared). A block's ``tag`` is (body, its base's
-    rotation matrix, its moving joints)."""
+    rotation matrix, its moving joints).
+
+    With ``defer_resets`` (the default) and ``plain`` (set by the backend: every managed pair
+    is the contact model's, no ``getClosestPoints``), the resets of a body whose joint tree
+    :class:`~mbplugin.bullet.kinematics.LinkTree` models are deferred: :meth:`respond` keeps
+    the state it would set, a verification round's read takes that body's rows from the
+    tree's forward kinematics of it (:meth:`predict`, what PyBullet's reset and read would
+    return, to rounding), and :meth:`flush` sets PyBullet once at the end of the host step's
+    solve (one reset per body and host step instead of one per round)."""
+
+    #: defer the resets of modelled trees to :meth:`flush` (False: reset in every round)
+    defer_resets = True
 
     def __init__(self, client: Any, bodies: list[int], rows_arr: np.ndarray,
                  frame_pos: np.ndarray) -> None:
@@ -30,6 +43,7 @@ class BulletArticulated:
         self.rows_arr = rows_arr
         self.frame_pos = frame_pos
         self._joints: dict[int, list[int]] = {}  # see moving_joints
+        self._trees: dict[int, LinkTree] = {}  # see tree
         self._sides_of: tuple[Any, ...] | None = None  # see _sides
         # each body's base row, if the base is a row: its pose and velocities are in every
         # state read (the same floats PyBullet returns; no getBase... call needed)
@@ -39,12 +53,60 @@ class BulletArticulated:
         # next verification round instead of getJointStates; cleared by :meth:`forget`
         self._held: dict[int, tuple[list[float], list[float]]] = {}
         self._held_v: dict[int, tuple[list[float], list[float]]] = {}  # bases' (v, omega)
+        # deferred resets: the bases' poses (position, [x, y, z, w]) and the bodies whose
+        # state :meth:`flush` sets, with their moving joints and whether the base moves
+        self._pose: dict[int, tuple[list[float], list[float]]] = {}
+        self.pending: dict[int, tuple[list[int], bool]] = {}
+        self.plain = True
 
     def forget(self) -> None:
         """Drop the joint states held from the last :meth:`respond` (called before the host
-        step's solve: PyBullet's joints change with anything else)."""
+        step's solve: PyBullet's joints change with anything else); a deferred reset still
+        pending is set first."""
+        if self.pending:
+            self.flush()
         self._held.clear()
         self._held_v.clear()
+        self._pose.clear()
+
+    def flush(self) -> None:
+        """Set PyBullet onto the state the deferred rounds of :meth:`respond` kept: per body
+        one ``resetJointStatesMultiDof``, its base's pose and velocity resets (the order of
+        an immediate respond)."""
+        c = self.client
+        pb, cid = c.p, c.id
+        for body, (joints, floating) in self.pending.items():
+            if joints:
+                qs, vs = self._held[body]
+                pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs], [[v] for v in vs],
+                                            physicsClientId=cid)
+            if floating:
+                pos, orn = self._pose[body]
+                vel, om = self._held_v[body]
+                pb.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=cid)
+                pb.resetBaseVelocity(body, vel, om, physicsClientId=cid)
+        self.pending.clear()
+
+    def predict(self, body: int, links: np.ndarray, rows: np.ndarray, pos: np.ndarray,
+                quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
+                frame: np.ndarray) -> None:
+        """The rows ``rows`` (links ``links``) of a body whose reset is pending, written into
+        a state read's ``pos``, ``quat`` [w, x, y, z], ``vel``, ``omega`` and ``frame`` (URDF
+        frame origins): the tree's forward kinematics of the kept state (the base's row,
+        if a row, that state itself)."""
+        floating = self.pending[body][1]
+        qs, vs = self._held.get(body, ((), ()))
+        if floating:
+            (bp, bo), (bv, bw) = self._pose[body], self._held_v[body]
+        else:
+            bp, bo = self.client("getBasePositionAndOrientation", body)
+            bv = bw = (0.0, 0.0, 0.0)
+        self._trees[body].link_states(qs, vs, bp, bo, bv, bw, links, rows, pos, quat, vel,
+                                      omega, frame)
+        row = self._base_row.get(body)
+        if row is not None and floating:
+            pos[row], vel[row], omega[row] = bp, bv, bw
+            quat[row] = (bo[3], bo[0], bo[1], bo[2])
 
     def reset_bodies(self) -> Any:
         """The bodies whose joints :meth:`respond` reset since :meth:`forget` (a view)."""
@@ -67,9 +129,11 @@ class BulletArticulated:
     def blocks(self, batch: ContactBatch, bodies: BodyState,
                kind: np.ndarray) -> list[ArticulatedBlock]:
         """The articulated bodies' blocks of W (``kind`` (N,) the rows' kinds): per body with a
-        contact, its contacts' point Jacobians J (``calculateJacobian``, world axes), mass
-        matrix M (``calculateMassMatrix``) and the joints its motors hold (the response M^-1
-        J^T and J M^-1 J^T are :class:`~mbplugin.hosts.HostStep`'s)."""
+        contact, its contacts' point Jacobians J (world axes) and mass matrix M, from the
+        body's joint tree (:class:`~mbplugin.bullet.kinematics.LinkTree`; PyBullet's
+        ``calculateJacobian`` / ``calculateMassMatrix`` for a tree it does not model), and the
+        joints its motors hold (the response M^-1 J^T and J M^-1 J^T are
+        :class:`~mbplugin.hosts.HostStep`'s)."""
         out = []
         c = self.client
         for body, cont, rows, sgn in self._sides(batch, kind):
@@ -78,39 +142,40 @@ class BulletArticulated:
             pb, cid = c.p, c.id
             states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
             q = [js[0] for js in states]
-            mm = np.array(pb.calculateMassMatrix(body, q, physicsClientId=cid), dtype=float)
+            tree = self.tree(body, joints, q)
             # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
             # velocity motors) acted in the last step: held by a velocity constraint
-            off = mm.shape[0] - len(q)
+            off = 6 if tree.floating else 0
             locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
-            # PyBullet's Jacobians and mass matrix are expressed in the base frame (checked:
-            # they do not change when the base turns); the contact layer works in world
+            # PyBullet's Jacobians and mass matrix are in the base's frame (its coordinates:
+            # base angular and linear velocity in the base frame, then the joints); the
+            # contact layer works in world axes
             base_p, base_o = (self.base_state(body, bodies)[:2] if body in self._base_row
                               else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
             r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
-            jac = np.zeros((len(cont), 3, mm.shape[0]))
-            zero = [0.0] * len(q)
             lks = self.rows_arr[rows, 1]
-            moving = (lks != -1) if joints else np.zeros(len(cont), dtype=bool)
-            # calculateJacobian's point: from the link's URDF frame origin, in the axes of its
-            # inertial frame (measured: the point's velocity J qd equals the host's,
-            # v + omega x r, to rounding only so, for links whose centre of mass is off their
-            # frame's origin or whose inertial axes are turned: 8-110 % errors in W otherwise);
-            # the state read's link poses (getLinkState with computeForwardKinematics)
-            local = np.empty((len(cont), 3))
-            link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
-            local = local.tolist()
-            for e in np.flatnonzero(moving).tolist():
-                jac[e] = pb.calculateJacobian(body, int(lks[e]), local[e], q, zero, zero,
-                                              physicsClientId=cid)[0]
-            # world axes; the base, or no moving joint (links on fixed joints of a floating
-            # base: one rigid body; calculateJacobian wants a joint): the point's velocity in
-            # the base frame is v - [r]x omega, r from the base's centre of mass, PyBullet's
-            # base coordinates (omega, v)
-            world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
+            if tree.supported:  # one compiled pass each (kinematics module; PyBullet's to 1e-15)
+                mm = tree.mass_matrix(q, base_p, base_o, r_base)
+                jac = tree.jacobians(q, base_p, base_o, r_base, lks, point)
+            else:
+                mm = np.array(pb.calculateMassMatrix(body, q, physicsClientId=cid), dtype=float)
+                local = np.empty((len(lks), 3))
+                link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
+                jac = bullet_jacobians(c, body, q, mm.shape[0], lks if joints else None,
+                                       local, point, r_base, base_p)
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
         return out
+
+    def tree(self, body: int, joints: list[int], q: list[float]) -> LinkTree:
+        """``body``'s joint tree (:class:`~mbplugin.bullet.kinematics.LinkTree`), read once
+        (``joints`` its moving joints at positions ``q``: whether its base moves is whether
+        PyBullet's mass matrix has the base's 6 coordinates)."""
+        tree = self._trees.get(body)
+        if tree is None:
+            n = len(self.client("calculateMassMatrix", body, q))
+            tree = self._trees[body] = LinkTree(self.client, body, joints, n == len(q) + 6)
+        return tree
 
     def _sides(self, batch: ContactBatch,
                kind: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
@@ -159,9 +224,12 @@ class BulletArticulated:
         spin = 0.0  # the largest joint or base angular speed seen (rad/s)
         c = self.client
         pb, cid = c.p, c.id
+        defer = self.defer_resets and self.plain
         for blk, dq in zip(blocks, dqs, strict=True):
             body, r_base, joints = blk.tag
             floating = len(dq) == len(joints) + 6
+            tree = self._trees.get(body)
+            lazy = defer and tree is not None and tree.supported
             if joints:
                 dj = (dq[6:] if floating else dq).tolist()
                 held = self._held.get(body)
@@ -173,25 +241,33 @@ class BulletArticulated:
                 spin = max(spin, max(map(abs, vs)))
                 qs = [q + dt * d for q, d in zip(qs, dj, strict=True)]
                 vs = [v + d for v, d in zip(vs, dj, strict=True)]
-                pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs], [[v] for v in vs],
-                                            physicsClientId=cid)
+                if not lazy:
+                    pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs],
+                                                [[v] for v in vs], physicsClientId=cid)
                 self._held[body] = (qs, vs)
             if floating:
                 held_v = self._held_v.get(body)
                 if held_v is None or body in self._base_row:
                     pos, orn, vel, om = self.base_state(body, bodies)
+                elif lazy:  # the pose and velocities the last round kept
+                    (pos, orn), (vel, om) = self._pose[body], held_v
                 else:  # the velocities the last round set (a reset's round trip is exact)
                     pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
                     vel, om = held_v
                 spin = max(spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
                 dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
-                pb.resetBasePositionAndOrientation(
-                    body, [x + dt * d for x, d in zip(pos, dv, strict=True)],
-                    turn_xyzw(orn, [dt * w for w in dw]), physicsClientId=cid)
+                pos = [x + dt * d for x, d in zip(pos, dv, strict=True)]
+                orn = turn_xyzw(orn, [dt * w for w in dw])
                 vel = [x + d for x, d in zip(vel, dv, strict=True)]
                 om = [x + d for x, d in zip(om, dw, strict=True)]
-                pb.resetBaseVelocity(body, vel, om, physicsClientId=cid)
+                if lazy:
+                    self._pose[body] = (pos, orn)
+                else:
+                    pb.resetBasePositionAndOrientation(body, pos, orn, physicsClientId=cid)
+                    pb.resetBaseVelocity(body, vel, om, physicsClientId=cid)
                 self._held_v[body] = (vel, om)
+            if lazy:
+                self.pending[body] = (joints, floating)
         return spin
 
     def correct(self, blocks: list[ArticulatedBlock], batch: ContactBatch,
@@ -227,6 +303,30 @@ class BulletArticulated:
                 c("resetJointStatesMultiDof", body, joints,
                   [[s[0] + d] for s, d in zip(states, dj, strict=True)],
                   [[s[1]] for s in states])
+
+
+def bullet_jacobians(c: Any, body: int, q: list[float], n: int, lks: np.ndarray | None,
+                     local: np.ndarray, point: np.ndarray, r_base: np.ndarray,
+                     base_p: Any) -> np.ndarray:
+    """The point Jacobians (E, 3, n), world axes, of ``point`` (E, 3) on the links ``lks``
+    (E,; None: a body without moving joints) of ``body`` at joint positions ``q``, by
+    PyBullet's ``calculateJacobian`` (client ``c``; one call per contact on a moving link):
+    the joint trees :class:`~mbplugin.bullet.kinematics.LinkTree` does not model.
+    ``calculateJacobian``'s point ``local`` (E, 3) is from the link's URDF frame origin, in
+    the axes of its inertial frame (measured: the point's velocity J qd equals the host's,
+    v + omega x r, to rounding only so, for links whose centre of mass is off their frame's
+    origin or whose inertial axes are turned: 8-110 % errors in W otherwise)."""
+    jac = np.zeros((len(point), 3, n))
+    zero = [0.0] * len(q)
+    moving = (lks != -1) if lks is not None else np.zeros(len(point), dtype=bool)
+    local = local.tolist()
+    for e in np.flatnonzero(moving).tolist():
+        jac[e] = c("calculateJacobian", body, int(lks[e]), local[e], q, zero, zero)[0]
+    # world axes; the base, or no moving joint (links on fixed joints of a floating base: one
+    # rigid body; calculateJacobian wants a joint): the point's velocity in the base frame is
+    # v - [r]x omega, r from the base's centre of mass, PyBullet's base coordinates (omega, v)
+    world_jacobians(jac, moving, r_base, point, np.asarray(base_p, dtype=float))
+    return jac
 
 
 def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:

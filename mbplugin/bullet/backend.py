@@ -223,6 +223,7 @@ class BulletContacts:
                               if k == ARTICULATED})
         #: the articulated bodies' Jacobians, mass matrices and resets
         self._art = BulletArticulated(c, self._artic, lay.rows_arr, read.frame_pos)
+        self._art.plain = not len(lay.fb_pairs)  # no getClosestPoints pair: resets deferred
         self._any_free = bool(np.any(lay.kind == FREE))
         #: the free rows' exact flight (lags) and resets
         self._flight = FreeFlight(c, lay.rows, lay.rows_arr, lay.kind, self.defer_tol, carry)
@@ -319,8 +320,7 @@ class BulletContacts:
         articulated contacts (solved from the host's end state), the time."""
         dt = self.client.time_step() if dt is None else float(dt)
         pend = self._deferral.begin_after()
-        self._host.begin_solve()
-        self.core.after(self._host, dt)  # the implicit step: solved from the host's end state
+        self._host.solve(self.core, dt)  # the implicit step: solved from the host's end state
         self._deferral.after(pend, dt)
         self.t += dt
 

@@ -169,8 +169,8 @@ def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
         src.append(chain.from_iterable(chain.from_iterable(map(_LINK, sts))))
         nl += len(lks)
     buf = np.fromiter(chain.from_iterable(src), dtype=float, count=13 * nb + 16 * nl)
-    link_rows = (np.concatenate([g[2] for g in link_groups]) if len(link_groups) != 1
-                 else link_groups[0][2])
+    link_rows = (np.concatenate([g[2] for g in link_groups]) if len(link_groups) > 1
+                 else link_groups[0][2] if link_groups else np.zeros(0, dtype=np.int64))
     pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
     _scatter(buf, base_rows, link_rows, pos, quat, vel, om, frame_pos)
     return pos, quat, vel, om

@@ -96,7 +96,18 @@ class BulletHost:
         skips what those resets cannot have changed (:meth:`BulletRows.state` ``again``)."""
         again = self.reads > 0
         self.reads += 1
-        return self.read.state(again, self.art.reset_bodies())
+        return self.read.state(again, self.art.reset_bodies(), self.art)
+
+    def solve(self, core: Any, dt: float) -> None:
+        """The host step's solve from its end state (``core`` the
+        :class:`~mbplugin.hosts.HostStep`: :meth:`HostStep.after`), between
+        :meth:`begin_solve` and the articulated bodies' deferred resets
+        (:meth:`BulletArticulated.flush`: PyBullet set onto the solved state)."""
+        self.begin_solve()
+        try:
+            core.after(self, dt)
+        finally:
+            self.art.flush()
 
     def respond(self, blocks: list[ArticulatedBlock], dq: list[np.ndarray], rows: np.ndarray,
                 dv: np.ndarray, dw: np.ndarray, bodies: BodyState, dt: float) -> float:

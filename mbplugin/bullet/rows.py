@@ -88,6 +88,7 @@ class BulletRows:
             groups[b][1].append(i)
         self._link_groups = [(b, lks, np.array(rows, dtype=np.int64))
                              for b, (lks, rows) in groups.items()]
+        self._link_arr = {b: np.array(lks, dtype=np.int64) for b, (lks, _) in groups.items()}
         # the state read's masses (static rows: 1) and fixed flags (shared, read-only)
         self._fixed_read = self.kind == STATIC
         self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
@@ -112,7 +113,7 @@ class BulletRows:
                            np.array(bodies.fixed, dtype=bool))
         return rot, inv
 
-    def state(self, again: bool = False, kinematic: Any = ()) -> BodyState:
+    def state(self, again: bool = False, kinematic: Any = (), predict: Any = None) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
         them now, as a BodyState.
 
@@ -120,16 +121,25 @@ class BulletRows:
         own resets only (the implicit step's verification rounds): no connection check, and
         the links of the bodies in ``kinematic`` (reset since the host stepped: PyBullet's
         reset computed their forward kinematics) are read without
-        ``computeForwardKinematics``. The same values as a full read."""
+        ``computeForwardKinematics``. The same values as a full read. ``predict`` (with
+        ``again``): the articulated bodies whose reset is deferred
+        (:class:`~mbplugin.bullet.articulated.BulletArticulated`: ``pending``, ``predict``);
+        their links are not read but computed (what the reset and a read would give)."""
         c = self.client
         if not again:
             c.check()
         n = len(self.rows)
         ids = self._base_ids
         if self._link_groups:  # links (a robot): one flat read, one compiled scatter
-            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows,
-                                            self._link_groups, n, self.frame_pos,
-                                            kinematic if again else ())
+            skip = predict.pending if again and predict is not None else ()
+            groups = ([g for g in self._link_groups if g[0] not in skip] if skip
+                      else self._link_groups)
+            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows, groups, n,
+                                            self.frame_pos, kinematic if again else ())
+            for body, _lks, rows in self._link_groups if skip else ():
+                if body in skip:
+                    predict.predict(body, self._link_arr[body], rows, pos, quat, vel, om,
+                                    self.frame_pos)
             return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
                              self._fixed_read)
         if not (self._all_base and ids):
