@@ -31,6 +31,14 @@ def _probe_impl(x):
     return lambda x: x + 1
 
 
+def _compiled_at_compile_thresholds_then_restored(user: tuple) -> None:
+    """The typing function ran inside the compile, at the compile's thresholds; the user's
+    thresholds are back after it."""
+    assert _seen and all(t == _jit.COMPILE_GC_THRESHOLD for t in _seen)
+    assert gc.get_threshold() == user
+    assert _jit._COMPILE_GC.depth == 0
+
+
 @pytest.fixture
 def user_threshold():
     before = gc.get_threshold()
@@ -50,10 +58,7 @@ def test_compile_runs_with_the_compile_thresholds_and_restores_the_users(user_th
         return inner(x) * 2
 
     assert outer(1.5) == 5.0  # (1.5 + 1) * 2
-    # the typing function ran inside the compile (nested: outer compiles inner)
-    assert _seen and all(t == _jit.COMPILE_GC_THRESHOLD for t in _seen)
-    assert gc.get_threshold() == user_threshold
-    assert _jit._COMPILE_GC.depth == 0
+    _compiled_at_compile_thresholds_then_restored(user_threshold)  # nested: outer and inner
 
 
 def test_a_failed_compile_restores_the_users_thresholds(user_threshold):
@@ -63,9 +68,7 @@ def test_a_failed_compile_restores_the_users_thresholds(user_threshold):
 
     with pytest.raises(numba.core.errors.TypingError):
         bad("a")
-    assert _seen and all(t == _jit.COMPILE_GC_THRESHOLD for t in _seen)
-    assert gc.get_threshold() == user_threshold
-    assert _jit._COMPILE_GC.depth == 0
+    _compiled_at_compile_thresholds_then_restored(user_threshold)
 
 
 def test_a_call_served_by_a_compiled_overload_leaves_the_thresholds(user_threshold):
