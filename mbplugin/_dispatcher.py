@@ -23,6 +23,7 @@ import numba
 import numpy as np
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler import Compiler
+from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.datamodel.models import TupleModel, register_default
 from numba.core.dispatcher import _FunctionCompiler
 from numba.core.environment import lookup_environment
@@ -125,6 +126,51 @@ class _CalleeLibrary(JITCodeLibrary):
         self._ensure_finalized()
         return 0
 
+    def finalize(self) -> None:
+        """Nothing to link: the library stays the callee's own IR, and whoever makes machine
+        code of it links it with the libraries it calls (:func:`_link_closure`). numba linked
+        every callee's libraries into its own module, so a callee's module held the IR of
+        everything below it, copied again into each of its callers (~550 module copies and
+        links in a cold drop_ball run)."""
+        require_global_compiler_lock()
+        self._raise_if_finalized()
+        self._finalized = True
+
+    def own_module(self):
+        """The callee's own functions as a module to link (numba's linkable module of this
+        library: the exported functions ``linkonce_odr``)."""
+        mod = self.__dict__.get("_mb_own")
+        if mod is None:
+            mod = self._mb_own = JITCodeLibrary._get_module_for_linking(self)
+        return mod
+
+    def _get_module_for_linking(self):
+        """numba's: the callee's functions with those of every library it calls, for a library
+        that links it the way numba does (plain ``numba.njit`` code calling a callee variant);
+        :class:`_EntryLibrary` links :meth:`own_module` of each library instead."""
+        mod = self.__dict__.get("_mb_full")
+        if mod is None:
+            mod = self.own_module().clone()
+            _link_closure(mod, self._linking_libraries, set(), self._reload_init)
+            self._mb_full = mod
+        return mod
+
+
+def _link_closure(module, libraries, seen: set, reload_init: set) -> None:
+    """Link into ``module`` each library of ``libraries`` and, below a :class:`_CalleeLibrary`,
+    the libraries it calls, each once (``seen``), in numba's order (a library, then what it
+    links); a library that numba finalised (an overload of numba's) brings its own."""
+    for library in libraries:
+        if library in seen:
+            continue
+        seen.add(library)
+        reload_init.update(library._reload_init)
+        if isinstance(library, _CalleeLibrary):
+            module.link_in(library.own_module(), preserve=True)
+            _link_closure(module, library._linking_libraries, seen, reload_init)
+        else:
+            module.link_in(library._get_module_for_linking(), preserve=True)
+
 
 class _CalleeCompiler(Compiler):
     """numba's default pipeline, with a :class:`_CalleeLibrary` for the code."""
@@ -150,6 +196,18 @@ class _EntryLibrary(JITCodeLibrary):
     definitions of this library alone, which LLVM optimises as a whole (attributes, inlining,
     dead arguments). Same arithmetic, bitwise the same results; the engine's steel drop
     and the backend's contact-space kernel run faster (BENCHMARKS.md)."""
+
+    def finalize(self) -> None:
+        """numba's ``CPUCodeLibrary.finalize``, linking each library below this one once
+        (:func:`_link_closure`; numba links the libraries it calls directly, each of which
+        held everything below it)."""
+        require_global_compiler_lock()
+        self._codegen._check_llvm_bugs()
+        self._raise_if_finalized()
+        _link_closure(self._final_module, self._linking_libraries, set(), self._reload_init)
+        self._optimize_final_module()
+        self._final_module.verify()
+        self._finalize_final_module()
 
     def _optimize_final_module(self) -> None:
         for fn in self._final_module.functions:

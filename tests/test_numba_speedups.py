@@ -103,3 +103,56 @@ def test_argument_packer_memory_is_numba_packer() -> None:
         assert got.argument_types == new.argument_types
         assert got._unflattener._code == new._unflattener._code
         assert got._fe_args == tuple(new._fe_args)
+
+
+# ---- each library linked once at the entry (mbplugin._dispatcher._link_closure) -------------
+# A diamond of callees: _L_A calls _L_B and _L_C, both call _L_D (and a numba overload,
+# np.empty). The entry links every callee's own IR once; a plain numba.njit caller links a
+# callee the way numba does (the callee's module with everything below it).
+
+def _l_d(x, arrs):
+    tmp = np.empty(2)
+    tmp[0] = x * arrs[0][0]
+    tmp[1] = arrs[1][1]
+    return tmp[0] + tmp[1]
+
+
+def _l_b(x, arrs):
+    return _L_D(x, arrs) + 1.0
+
+
+def _l_c(x, arrs):
+    return 2.0 * _L_D(x, arrs)
+
+
+def _l_a(x, arrs):
+    return _L_B(x, arrs) + _L_C(x, arrs)
+
+
+if jit._dispatcher is not None:
+    _OPTS = {"nopython": True, "nogil": True, "error_model": "numpy", "no_cfunc_wrapper": True}
+    _L_D, _L_B, _L_C, _L_A = (jit._dispatcher.Dispatcher(f, locals={}, targetoptions=_OPTS)
+                              for f in (_l_d, _l_b, _l_c, _l_a))
+
+
+@pytest.mark.skipif(jit._dispatcher is None, reason="plain numba.njit: numba left as it is")
+def test_callees_linked_once_compute_the_diamond() -> None:
+    """d = x a0 + b1; a = (d + 1) + 2 d = 3 d + 1, from the entry (a borrowed tuple: the
+    trampoline into the callee variant) and from plain numba.njit code calling the callee."""
+    arrs = (np.array([2.0, 5.0]), np.array([7.0, 0.25]))
+    x = 1.5
+    d = x * 2.0 + 0.25
+    assert _L_A(x, arrs) == 3.0 * d + 1.0
+
+    @numba.njit
+    def plain(x, arrs):
+        return _L_A(x, arrs) - _L_D(x, arrs)
+
+    assert plain(x, arrs) == 3.0 * d + 1.0 - d
+    assert isinstance(next(iter(_L_A.overloads.values())).library,
+                      jit._dispatcher._EntryLibrary)
+    # a callee's library holds its own code only (what it calls is linked by the entry)
+    lib_b = next(iter(_L_B._callee.overloads.values())).library
+    names = [f.name for f in lib_b._final_module.functions if not f.is_declaration]
+    assert any("_l_b" in n for n in names)
+    assert not any("_l_d" in n for n in names)
