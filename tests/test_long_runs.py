@@ -181,8 +181,12 @@ def test_a_sweep_row_over_its_step_limit_is_an_error_row(tmp_path: Path) -> None
 # --------------------------------------------------------------------------------------------------
 # Ctrl-C
 # --------------------------------------------------------------------------------------------------
+#: a child's preamble: SIGUSR1 dumps the stacks of all its threads to its stderr (how a child
+#: that does not end after its SIGINT is diagnosed: :func:`_hung`)
+DUMPER = ("import faulthandler, signal\n"
+          "faulthandler.register(signal.SIGUSR1, all_threads=True)\n")
 #: the command line in a child process, with a line on stdout once it is about to start
-STARTER = ("import sys\nfrom mbplugin.cli import main\nprint('started', flush=True)\n"
+STARTER = (DUMPER + "import sys\nfrom mbplugin.cli import main\nprint('started', flush=True)\n"
            "sys.exit(main(sys.argv[1:]))")
 
 
@@ -255,12 +259,46 @@ def _mkdir(p: Path) -> Path:
     return p
 
 
-def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout: float = 60
-               ) -> tuple[int, list[str], float]:
+def _hung(proc: subprocess.Popen, timeout: float, t0: float) -> str:
+    """What a child that did not end within ``timeout`` s of its SIGINT was doing: its
+    scheduler state and wait channel, its children, then the stacks of all its threads
+    (SIGUSR1: faulthandler, registered by :data:`DUMPER`) and whatever else it wrote. The child
+    is killed afterwards."""
+    where = []
+    for name in ("status", "wchan"):
+        try:
+            text = Path(f"/proc/{proc.pid}/{name}").read_text()
+        except OSError as exc:  # not Linux, or already gone
+            text = f"({exc})"
+        where.append(text if name == "wchan" else
+                     " ".join(x for x in text.splitlines()
+                              if x.split(":")[0] in ("State", "Threads", "VmRSS")))
+    kids = []
+    for task in Path(f"/proc/{proc.pid}/task").glob("*/children"):
+        try:
+            kids += task.read_text().split()
+        except OSError:
+            pass
+    load = os.getloadavg() if hasattr(os, "getloadavg") else ()
+    waited = time.monotonic() - t0
+    proc.send_signal(signal.SIGUSR1)
+    time.sleep(2.0)  # the dump is written by the signal handler itself (C level, no GIL)
+    proc.kill()
+    out, err = proc.communicate()
+    return (f"child {proc.args[3:]} did not exit within {timeout:g} s of SIGINT "
+            f"({waited:.1f} s); {where[0]}; wchan {where[1]!r}; children "
+            f"{kids}; load {load}\n--- stderr (its threads' stacks at SIGUSR1 last) ---\n{err}"
+            f"--- stdout ---\n{out[-2000:]}")
+
+
+def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout: float = 60,
+               starter: str = STARTER) -> tuple[int, list[str], float]:
     """Start ``mbplugin ARGS``, wait until it has started (and ``ready`` exists), ``after``
-    seconds more, send SIGINT: (exit code, stderr lines, seconds from the signal to exit)."""
+    seconds more, send SIGINT: (exit code, stderr lines, seconds from the signal to exit).
+    A child still running ``timeout`` s after the signal fails the test with its stacks
+    (:func:`_hung`)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", STARTER, *args], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-c", starter, *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
@@ -272,7 +310,10 @@ def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout
         assert proc.poll() is None, proc.communicate()
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=timeout)
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(_hung(proc, timeout, t0)) from None
         dt = time.monotonic() - t0
     finally:
         if proc.poll() is None:
@@ -308,6 +349,22 @@ def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path:
     code, lines, dt = _interrupt([*args, "--quiet"], 0.5, ready=first)
     _assert_interrupted(code, lines, dt)
     assert first.exists() and not out.exists()
+
+
+def test_a_child_that_ignores_the_interrupt_fails_with_its_stacks() -> None:
+    """The diagnosis of a hung child: a child that ignores SIGINT fails the test with the stack
+    of the function it is stuck in (its name) and its scheduler state."""
+    starter = (DUMPER + "import signal, sys, time\n"
+               "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+               "def stuck_in_a_sleep():\n"
+               "    print('started', flush=True)\n"
+               "    time.sleep(120)\n"
+               "stuck_in_a_sleep()\n")
+    with pytest.raises(AssertionError) as info:
+        _interrupt([], 0.0, timeout=1.0, starter=starter)
+    msg = str(info.value)
+    assert "did not exit within 1 s of SIGINT" in msg and "State:" in msg
+    assert "in stuck_in_a_sleep" in msg and "Current thread" in msg
 
 
 def test_an_interrupt_inside_a_compiled_call_is_an_interrupt(tmp_path: Path) -> None:
