@@ -182,9 +182,14 @@ def test_a_sweep_row_over_its_step_limit_is_an_error_row(tmp_path: Path) -> None
 # Ctrl-C
 # --------------------------------------------------------------------------------------------------
 #: a child's preamble: SIGUSR1 dumps the stacks of all its threads to its stderr (how a child
-#: that does not end after its SIGINT is diagnosed: :func:`_hung`)
+#: that does not end after its SIGINT is diagnosed: :func:`_hung`); SIGINT gets Python's own
+#: handler, as in a process a user runs in a terminal. A suite started in the background by a
+#: script (``pytest ... &``: no job control) runs with SIGINT ignored, its children inherit
+#: that, and Python leaves an inherited SIG_IGN alone: their SIGINT was then lost and the
+#: Ctrl-C tests timed out (the full cold suites run in the background at load 7-9).
 DUMPER = ("import faulthandler, signal\n"
-          "faulthandler.register(signal.SIGUSR1, all_threads=True)\n")
+          "faulthandler.register(signal.SIGUSR1, all_threads=True)\n"
+          "signal.signal(signal.SIGINT, signal.default_int_handler)\n")
 #: the command line in a child process, with a line on stdout once it is about to start
 STARTER = (DUMPER + "import sys\nfrom mbplugin.cli import main\nprint('started', flush=True)\n"
            "sys.exit(main(sys.argv[1:]))")
@@ -272,7 +277,8 @@ def _hung(proc: subprocess.Popen, timeout: float, t0: float) -> str:
             text = f"({exc})"
         where.append(text if name == "wchan" else
                      " ".join(x for x in text.splitlines()
-                              if x.split(":")[0] in ("State", "Threads", "VmRSS")))
+                              if x.split(":")[0] in ("State", "Threads", "VmRSS", "SigBlk",
+                                                     "SigIgn", "SigCgt")))
     kids = []
     for task in Path(f"/proc/{proc.pid}/task").glob("*/children"):
         try:
@@ -291,15 +297,22 @@ def _hung(proc: subprocess.Popen, timeout: float, t0: float) -> str:
             f"--- stdout ---\n{out[-2000:]}")
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout: float = 60,
-               starter: str = STARTER) -> tuple[int, list[str], float]:
+               starter: str = STARTER, sigint_ignored: bool = False
+               ) -> tuple[int, list[str], float]:
     """Start ``mbplugin ARGS``, wait until it has started (and ``ready`` exists), ``after``
     seconds more, send SIGINT: (exit code, stderr lines, seconds from the signal to exit).
     A child still running ``timeout`` s after the signal fails the test with its stacks
-    (:func:`_hung`)."""
+    (:func:`_hung`). ``sigint_ignored``: the child starts with SIGINT ignored (as the children
+    of a suite started in the background)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", starter, *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ignore_sigint if sigint_ignored else None)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
         t_wait = time.monotonic()
@@ -340,6 +353,14 @@ def test_ctrl_c_ends_an_impact_with_a_huge_press(warm: None) -> None:
     _assert_interrupted(code, lines, dt)
 
 
+def test_ctrl_c_reaches_a_child_that_inherited_sigint_ignored(warm: None) -> None:
+    """The children of a suite started in the background (``pytest ... &`` from a script)
+    inherit SIGINT ignored: the Ctrl-C the tests send must still be a user's Ctrl-C (DUMPER
+    restores Python's handler; without it this child runs on, ignoring the signal)."""
+    code, lines, dt = _interrupt(HUGE_PRESS, 1.5, sigint_ignored=True)
+    _assert_interrupted(code, lines, dt)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path: Path,
                                                            workers: str) -> None:
@@ -365,6 +386,22 @@ def test_a_child_that_ignores_the_interrupt_fails_with_its_stacks() -> None:
     msg = str(info.value)
     assert "did not exit within 1 s of SIGINT" in msg and "State:" in msg
     assert "in stuck_in_a_sleep" in msg and "Current thread" in msg
+
+
+def test_ctrl_c_while_a_command_starts_is_an_interrupt(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Ctrl-C while ``main`` imports the commands' modules and numba (seconds on a loaded
+    machine: where the Ctrl-C tests' children were interrupted at load 10) ends the command
+    with one line and exit 130, not a traceback."""
+    import mbplugin.cli as cli
+
+    def importing(func: object, args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "with_compile_notice", importing)
+    capsys.readouterr()
+    assert main(HUGE_PRESS) == 130
+    assert capsys.readouterr().err.splitlines() == ["mbplugin: interrupted"]
 
 
 def test_an_interrupt_inside_a_compiled_call_is_an_interrupt(tmp_path: Path) -> None:
