@@ -141,15 +141,9 @@ def _per_contact(x: object, n: int, dtype: type = float) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=dtype), (n,)))
 
 
-def friction_params(
-    n: int,
-    mu: np.ndarray,
-    mu_s: np.ndarray,
-    v_s: np.ndarray,
-    v_eps: np.ndarray,
-    viscous: np.ndarray,
-    linear: np.ndarray,
-) -> tuple[np.ndarray, ...]:
+def friction_params(n: int, mu: np.ndarray, mu_s: np.ndarray, v_s: np.ndarray,
+                    v_eps: np.ndarray, viscous: np.ndarray, linear: np.ndarray
+                    ) -> tuple[np.ndarray, ...]:
     """The parameters of :func:`friction_force` for ``n`` contacts as per-contact arrays
     (mu, mu_s (-), v_s, v_eps (m/s), viscous (N s/m), linear (bool)), for a caller that
     evaluates the same contacts' friction many times (:func:`friction_force_with`)."""
