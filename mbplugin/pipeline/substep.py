@@ -34,9 +34,10 @@ finite-difference Jacobian.
 A crossing inside a solver step of a contact's event values (``mbplugin.pipeline.events.
 event_values``, by its class: a new contact's onset, an active contact's end of contact, the
 maximum compression of a law with memory, a latched pair's release, renewal and rebound apex) is
-located by the Illinois method on the dense output and the store books the state just
-past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it does at the end
-of the host step, so the latched impact speed and the separation speed are
+located by the Illinois method on the dense output, moved forward until the value is
+strictly negative (``events.strict_side_py``, as the compiled path), and the store books the
+state just past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it
+does at the end of the host step, so the latched impact speed and the separation speed are
 those of the located instants. The impulse P of the step is the integral of f, by three-point
 Gauss-Legendre quadrature on the dense output of every accepted solver step (exact for the
 degree-5 collocation polynomial of Radau IIA); P / dt is the force the host applies.
