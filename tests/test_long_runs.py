@@ -181,8 +181,17 @@ def test_a_sweep_row_over_its_step_limit_is_an_error_row(tmp_path: Path) -> None
 # --------------------------------------------------------------------------------------------------
 # Ctrl-C
 # --------------------------------------------------------------------------------------------------
+#: a child's preamble: SIGUSR1 dumps the stacks of all its threads to its stderr (how a child
+#: that does not end after its SIGINT is diagnosed: :func:`_hung`); SIGINT gets Python's own
+#: handler, as in a process a user runs in a terminal. A suite started in the background by a
+#: script (``pytest ... &``: no job control) runs with SIGINT ignored, its children inherit
+#: that, and Python leaves an inherited SIG_IGN alone: their SIGINT was then lost and the
+#: Ctrl-C tests timed out (the full cold suites run in the background at load 7-9).
+DUMPER = ("import faulthandler, signal\n"
+          "faulthandler.register(signal.SIGUSR1, all_threads=True)\n"
+          "signal.signal(signal.SIGINT, signal.default_int_handler)\n")
 #: the command line in a child process, with a line on stdout once it is about to start
-STARTER = ("import sys\nfrom mbplugin.cli import main\nprint('started', flush=True)\n"
+STARTER = (DUMPER + "import sys\nfrom mbplugin.cli import main\nprint('started', flush=True)\n"
            "sys.exit(main(sys.argv[1:]))")
 
 
@@ -255,13 +264,55 @@ def _mkdir(p: Path) -> Path:
     return p
 
 
-def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout: float = 60
+def _hung(proc: subprocess.Popen, timeout: float, t0: float) -> str:
+    """What a child that did not end within ``timeout`` s of its SIGINT was doing: its
+    scheduler state and wait channel, its children, then the stacks of all its threads
+    (SIGUSR1: faulthandler, registered by :data:`DUMPER`) and whatever else it wrote. The child
+    is killed afterwards."""
+    where = []
+    for name in ("status", "wchan"):
+        try:
+            text = Path(f"/proc/{proc.pid}/{name}").read_text()
+        except OSError as exc:  # not Linux, or already gone
+            text = f"({exc})"
+        where.append(text if name == "wchan" else
+                     " ".join(x for x in text.splitlines()
+                              if x.split(":")[0] in ("State", "Threads", "VmRSS", "SigBlk",
+                                                     "SigIgn", "SigCgt")))
+    kids = []
+    for task in Path(f"/proc/{proc.pid}/task").glob("*/children"):
+        try:
+            kids += task.read_text().split()
+        except OSError:
+            pass
+    load = os.getloadavg() if hasattr(os, "getloadavg") else ()
+    waited = time.monotonic() - t0
+    proc.send_signal(signal.SIGUSR1)
+    time.sleep(2.0)  # the dump is written by the signal handler itself (C level, no GIL)
+    proc.kill()
+    out, err = proc.communicate()
+    return (f"child {proc.args[3:]} did not exit within {timeout:g} s of SIGINT "
+            f"({waited:.1f} s); {where[0]}; wchan {where[1]!r}; children "
+            f"{kids}; load {load}\n--- stderr (its threads' stacks at SIGUSR1 last) ---\n{err}"
+            f"--- stdout ---\n{out[-2000:]}")
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout: float = 60,
+               starter: str = STARTER, sigint_ignored: bool = False
                ) -> tuple[int, list[str], float]:
     """Start ``mbplugin ARGS``, wait until it has started (and ``ready`` exists), ``after``
-    seconds more, send SIGINT: (exit code, stderr lines, seconds from the signal to exit)."""
+    seconds more, send SIGINT: (exit code, stderr lines, seconds from the signal to exit).
+    A child still running ``timeout`` s after the signal fails the test with its stacks
+    (:func:`_hung`). ``sigint_ignored``: the child starts with SIGINT ignored (as the children
+    of a suite started in the background)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", STARTER, *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", starter, *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ignore_sigint if sigint_ignored else None)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
         t_wait = time.monotonic()
@@ -272,7 +323,10 @@ def _interrupt(args: list[str], after: float, ready: Path | None = None, timeout
         assert proc.poll() is None, proc.communicate()
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=timeout)
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(_hung(proc, timeout, t0)) from None
         dt = time.monotonic() - t0
     finally:
         if proc.poll() is None:
@@ -299,6 +353,14 @@ def test_ctrl_c_ends_an_impact_with_a_huge_press(warm: None) -> None:
     _assert_interrupted(code, lines, dt)
 
 
+def test_ctrl_c_reaches_a_child_that_inherited_sigint_ignored(warm: None) -> None:
+    """The children of a suite started in the background (``pytest ... &`` from a script)
+    inherit SIGINT ignored: the Ctrl-C the tests send must still be a user's Ctrl-C (DUMPER
+    restores Python's handler; without it this child runs on, ignoring the signal)."""
+    code, lines, dt = _interrupt(HUGE_PRESS, 1.5, sigint_ignored=True)
+    _assert_interrupted(code, lines, dt)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path: Path,
                                                            workers: str) -> None:
@@ -308,6 +370,38 @@ def test_ctrl_c_ends_a_sweep_and_keeps_its_finished_chunks(warm: None, tmp_path:
     code, lines, dt = _interrupt([*args, "--quiet"], 0.5, ready=first)
     _assert_interrupted(code, lines, dt)
     assert first.exists() and not out.exists()
+
+
+def test_a_child_that_ignores_the_interrupt_fails_with_its_stacks() -> None:
+    """The diagnosis of a hung child: a child that ignores SIGINT fails the test with the stack
+    of the function it is stuck in (its name) and its scheduler state."""
+    starter = (DUMPER + "import signal, sys, time\n"
+               "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+               "def stuck_in_a_sleep():\n"
+               "    print('started', flush=True)\n"
+               "    time.sleep(120)\n"
+               "stuck_in_a_sleep()\n")
+    with pytest.raises(AssertionError) as info:
+        _interrupt([], 0.0, timeout=1.0, starter=starter)
+    msg = str(info.value)
+    assert "did not exit within 1 s of SIGINT" in msg and "State:" in msg
+    assert "in stuck_in_a_sleep" in msg and "Current thread" in msg
+
+
+def test_ctrl_c_while_a_command_starts_is_an_interrupt(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Ctrl-C while ``main`` imports the commands' modules and numba (seconds on a loaded
+    machine: where the Ctrl-C tests' children were interrupted at load 10) ends the command
+    with one line and exit 130, not a traceback."""
+    import mbplugin.cli as cli
+
+    def importing(func: object, args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "with_compile_notice", importing)
+    capsys.readouterr()
+    assert main(HUGE_PRESS) == 130
+    assert capsys.readouterr().err.splitlines() == ["mbplugin: interrupted"]
 
 
 def test_an_interrupt_inside_a_compiled_call_is_an_interrupt(tmp_path: Path) -> None:

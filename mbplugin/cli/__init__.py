@@ -55,12 +55,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    args.func = with_compile_notice(args.func, args)
+    try:
+        # a Ctrl-C while the commands' modules and numba are imported (seconds on a loaded
+        # machine) is an interrupt too: one line, exit 130, not a traceback
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        args.func = with_compile_notice(args.func, args)
+    except KeyboardInterrupt:
+        print("mbplugin: interrupted", file=sys.stderr)
+        return 130
     try:
         try:
             return int(args.func(args) or 0)

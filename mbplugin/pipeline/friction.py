@@ -129,6 +129,37 @@ def _friction_batch(vt, fn, mu, mu_s, v_s, v_eps, viscous, linear, out):
         out[k, 2] = f2
 
 
+def _per_contact(x: object, n: int, dtype: type = float) -> np.ndarray:
+    """``x`` (a scalar or an (n,) array) as the contiguous (n,) array the kernel takes: a
+    read-only view of a contiguous (n,) array of the dtype (as NumPy's broadcast gives), a
+    contiguous copy otherwise (the same values, the same array types to the compiled kernel)."""
+    if (type(x) is np.ndarray and x.dtype == dtype and x.shape == (n,)
+            and x.flags.c_contiguous):
+        v = x.view()
+        v.flags.writeable = False
+        return v
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=dtype), (n,)))
+
+
+def friction_params(n: int, mu: np.ndarray, mu_s: np.ndarray, v_s: np.ndarray,
+                    v_eps: np.ndarray, viscous: np.ndarray, linear: np.ndarray
+                    ) -> tuple[np.ndarray, ...]:
+    """The parameters of :func:`friction_force` for ``n`` contacts as per-contact arrays
+    (mu, mu_s (-), v_s, v_eps (m/s), viscous (N s/m), linear (bool)), for a caller that
+    evaluates the same contacts' friction many times (:func:`friction_force_with`)."""
+    return (_per_contact(mu, n), _per_contact(mu_s, n), _per_contact(v_s, n),
+            _per_contact(v_eps, n), _per_contact(viscous, n), _per_contact(linear, n, bool))
+
+
+def friction_force_with(vt: np.ndarray, fn: np.ndarray,
+                        params: tuple[np.ndarray, ...]) -> np.ndarray:
+    """:func:`friction_force` (N) with the parameters prepared by :func:`friction_params`."""
+    vt = np.ascontiguousarray(vt, dtype=float).reshape(-1, 3)
+    out = np.empty((vt.shape[0], 3))
+    _friction_batch(vt, _per_contact(fn, vt.shape[0]), *params, out)
+    return out
+
+
 def friction_force(
     vt: np.ndarray,
     fn: np.ndarray,
@@ -145,15 +176,8 @@ def friction_force(
     linear regularisation. Only the viscous part remains where ``fn <= 0``.
     """
     vt = np.ascontiguousarray(vt, dtype=float).reshape(-1, 3)
-    n = vt.shape[0]
-
-    def arr(x: object, dtype: type = float) -> np.ndarray:
-        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=dtype), (n,)))
-
-    out = np.empty((n, 3))
-    _friction_batch(vt, arr(fn), arr(mu), arr(mu_s), arr(v_s), arr(v_eps), arr(viscous),
-                    arr(linear, bool), out)
-    return out
+    return friction_force_with(vt, fn, friction_params(vt.shape[0], mu, mu_s, v_s, v_eps,
+                                                       viscous, linear))
 
 
 def friction_stiffness(fn: np.ndarray, mu_s: np.ndarray, v_eps: np.ndarray,

@@ -34,9 +34,10 @@ finite-difference Jacobian.
 A crossing inside a solver step of a contact's event values (``mbplugin.pipeline.events.
 event_values``, by its class: a new contact's onset, an active contact's end of contact, the
 maximum compression of a law with memory, a latched pair's release, renewal and rebound apex) is
-located by the Illinois method on the dense output and the store books the state just
-past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it does at the end
-of the host step, so the latched impact speed and the separation speed are
+located by the Illinois method on the dense output, moved forward until the value is
+strictly negative (``events.strict_side_py``, as the compiled path), and the store books the
+state just past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it
+does at the end of the host step, so the latched impact speed and the separation speed are
 those of the located instants. The impulse P of the step is the integral of f, by three-point
 Gauss-Legendre quadrature on the dense output of every accepted solver step (exact for the
 degree-5 collocation polynomial of Radau IIA); P / dt is the force the host applies.
@@ -61,8 +62,8 @@ from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline import events
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
-from mbplugin.pipeline.events import locate_py
-from mbplugin.pipeline.friction import Friction, friction_force
+from mbplugin.pipeline.events import locate_py, strict_side_py
+from mbplugin.pipeline.friction import Friction, friction_force_with, friction_params
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stick import Stick, stick_force, stick_rate
 from mbplugin.pipeline.store import ContactStore
@@ -166,6 +167,16 @@ class ContactSpace:
         self.mu = None if mu is None else np.asarray(mu, dtype=float).reshape(self.k, 2)
         self._memory = np.array([law.n_memory > 0 for law in store.laws])
         self.nfev = 0
+        # the friction parameters per contact, prepared once (the right-hand side's friction
+        # is evaluated ~15 times per solver step)
+        self._fr_params: tuple[np.ndarray, ...] | None = None
+        if self.friction is not None:
+            fr = self.friction
+            mu_c, mu_s = (fr.mu, fr.static) if self.mu is None else self.mu.T
+            self._fr_params = friction_params(self.k, mu_c, mu_s, fr.v_s, fr.v_eps,
+                                              fr.viscous, fr.regularisation == "linear")
+        # the event classes of the store's rows since the last prepare (None: not derived)
+        self._cls: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- state layout ---------------------------------------------------------------------------
     def split(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -174,7 +185,8 @@ class ContactSpace:
         u = y[k : 4 * k].reshape(k, 3)
         ode = np.zeros((len(self.store), NODE_MAX))
         nm = self._n_ode
-        ode[self._mask] = y[4 * k : 4 * k + nm]
+        if nm:
+            ode[self._mask] = y[4 * k : 4 * k + nm]
         s = y[4 * k + nm :].reshape(-1, 3) if self.stick is not None else None
         return d, u, ode, s
 
@@ -199,6 +211,7 @@ class ContactSpace:
         contact the store does not know gets no force (its onset is located as an event)."""
         al = self.store.aligned(self.batch)
         self._al = al
+        self._cls = None
         self._mode = np.zeros(self.k, dtype=np.int64)
         self._groups = []
         for li in np.unique(al.law[al.active]):
@@ -238,11 +251,14 @@ class ContactSpace:
             f = f + stick_force(s, vt, fn, self.stick)
             if rates:
                 self._ds = stick_rate(s, vt, fn, self.stick)
-        elif self.friction is not None:
-            fr = self.friction
-            mu, mu_s = (fr.mu, fr.static) if self.mu is None else self.mu.T
-            f = f + friction_force(vt, fn, mu, mu_s, fr.v_s, fr.v_eps, fr.viscous,
-                                   fr.regularisation == "linear")
+        elif self._fr_params is not None:
+            if vt.any() or not np.isfinite(fn).all():
+                f = f + friction_force_with(vt, fn, self._fr_params)
+            else:
+                # no slip: the friction force -g v_t of every contact is a zero of the
+                # opposite sign (g >= 0 finite), so f + F_t is exactly f - v_t (signed zeros
+                # included) without the friction kernel's call
+                f = f - vt
         return f, -un, dode
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -285,6 +301,8 @@ class ContactSpace:
     def _classes(self) -> tuple[np.ndarray, np.ndarray]:
         """Per contact its class of :func:`mbplugin.pipeline.events.event_value` (free, active,
         active with memory, latched) and its separation overlap d_sep (m; 0 unless latched)."""
+        if self._cls is not None:
+            return self._cls
         al = self._al
         d_sep = self.store.latched_overlap(self.batch)
         lat = np.isfinite(d_sep)
@@ -292,7 +310,8 @@ class ContactSpace:
         cls[al.active] = events.ACTIVE
         cls[al.active & self._memory[al.law]] = events.ACTIVE_MEMORY
         cls[lat] = events.LATCHED
-        return cls, np.where(lat, d_sep, 0.0)
+        self._cls = (cls, np.where(lat, d_sep, 0.0))
+        return self._cls
 
     def _watch(self, y: np.ndarray, cls: np.ndarray, d_sep: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -307,12 +326,14 @@ class ContactSpace:
         return g, d
 
     def _event(self, sol: Any, t_old: float, t_new: float, y_old: np.ndarray,
-               y_new: np.ndarray) -> float | None:
+               y_new: np.ndarray, g_old: np.ndarray | None = None
+               ) -> tuple[float | None, np.ndarray]:
         """The earliest event time inside (t_old, t_new] (the point just past it), or None: the
         crossings of the event values of :meth:`_watch` (a latched pair's rebound apex only
-        where the gap is open there: the commit then releases the latch)."""
+        where the gap is open there: the commit then releases the latch); and the event values
+        at ``y_new`` (``g_old``: those at ``y_old`` if known, with the same classes)."""
         cls, d_sep = self._classes()
-        g0, _ = self._watch(y_old, cls, d_sep)
+        g0 = self._watch(y_old, cls, d_sep)[0] if g_old is None else g_old
         g1, _ = self._watch(y_new, cls, d_sep)
         tol = 1e-13 + 1e-12 * abs(t_new)
         best: float | None = None
@@ -323,13 +344,19 @@ class ContactSpace:
             def g(t: float, i: int = int(i), slot: int = int(slot)) -> float:
                 return float(self._watch(np.asarray(sol(t), dtype=float), cls, d_sep)[0][i, slot])
             te = locate_py(g, t_old, t_new, float(g0[i, slot]), float(g1[i, slot]), tol, 0.0, 200)
+            # just past the event: where its value is strictly negative (as the compiled
+            # path's _locate), so that a strict rule (a latch's renewal at d = d_sep exactly,
+            # an onset at d = 0) has fired there; else the next solver starts on a value of
+            # exactly 0 that crosses again, an event per few ulps of time (a latched ball:
+            # ~90 000 events in one host step)
+            te = strict_side_py(g, te, t_new)
             if slot == events.S_EXTREMUM and cls[i] == events.LATCHED:
                 d = self._watch(np.asarray(sol(te), dtype=float), cls, d_sep)[1]
                 if not events.apex_books(float(d[i])):
                     continue  # the gap stayed closed: nothing to book at the apex
             if best is None or te < best:
                 best = te
-        return best
+        return best, g1
 
     # -- driver ---------------------------------------------------------------------------------
     def integrate(self, t0: float, dt: float, d0: np.ndarray, u0: np.ndarray,
@@ -348,8 +375,8 @@ class ContactSpace:
         t, t_end = 0.0, dt
         h = h0
         sparsity = None
+        self.prepare()
         while t < t_end:
-            self.prepare()
             kw: dict[str, Any] = {"rtol": self.rtol, "atol": self._atol(y), "max_step": dt}
             if self.k > 16:
                 if sparsity is None or sparsity.shape[0] != len(y):
@@ -359,6 +386,7 @@ class ContactSpace:
                 kw["first_step"] = min(h, t_end - t)
             solver = Radau(self.rhs, t, y, t_end, **kw)
             keys = self.store.keys.copy()
+            g_old = None  # the event values at y (classes unchanged since the last commit)
             while True:
                 msg = solver.step()
                 _cap_jac_factor(solver)
@@ -373,7 +401,7 @@ class ContactSpace:
                                            f"{t0 + t_new:.9g} s")
                 h = max(t_new - t_old, 1e-15)
                 sol = solver.dense_output()
-                te = self._event(sol, t_old, t_new, y_old, y_new)
+                te, g_old = self._event(sol, t_old, t_new, y_old, y_new, g_old)
                 if te is not None and te < t_new:
                     y_new = np.asarray(sol(te), dtype=float)
                     t_new = te
