@@ -16,6 +16,8 @@ from mbplugin.bullet.fast_step import link_points, world_jacobians
 from mbplugin.bullet.geometry import xyzw_to_wxyz
 from mbplugin.bullet.kinematics import LinkTree
 from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
+from mbplugin.contact.kernels import quat_product
+from mbplugin.contact.rotation import quat_multiply
 from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
 
 
@@ -294,7 +296,7 @@ class BulletArticulated:
                 qb = xyzw_to_wxyz(orn)
                 ang = float(np.linalg.norm(dth))
                 if ang > 0:
-                    qb = quat_mul(axis_angle_quat(dth, ang), qb)
+                    qb = quat_multiply(axis_angle_quat(dth, ang), qb)
                 c("resetBasePositionAndOrientation", body, list(np.asarray(pos) + r_base @ dq[3:6]),
                   [qb[1], qb[2], qb[3], qb[0]])
                 c("resetBaseVelocity", body, list(vel), list(om))
@@ -338,15 +340,5 @@ def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
     s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
     w1, x1, y1, z1 = math.cos(0.5 * ang), s * ax, s * ay, s * az
     x2, y2, z2, w2 = q
-    return [w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2, w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2, w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2]
-
-
-def quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The Hamilton product p q of two quaternions [w, x, y, z] (one pair: no batching)."""
-    w1, x1, y1, z1 = p
-    w2, x2, y2, z2 = q
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-                     w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-                     w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+    w, x, y, z = quat_product.py_func(w1, x1, y1, z1, w2, x2, y2, z2)  # plain floats
+    return [x, y, z, w]

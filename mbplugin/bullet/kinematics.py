@@ -151,13 +151,6 @@ class LinkTree:
 
 
 @njit_helper
-def _qmul(a0, a1, a2, a3, b0, b1, b2, b3):
-    """The Hamilton product a b of two quaternions [w, x, y, z] (scalars)."""
-    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3, a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
-            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1, a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
-
-
-@njit_helper
 def _forward(q, base_p, base_q, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
              com_quat, com_rot, com_pos, pivot, axis_w):
     """The forward kinematics of a joint tree (the module docstring's conventions; links in an
@@ -181,13 +174,14 @@ def _forward(q, base_p, base_q, parent, jtype, axis, pf_pos, pf_quat, inert_pos,
                                                + com_rot[p, a, 1] * pf_pos[j, 1]
                                                + com_rot[p, a, 2] * pf_pos[j, 2])
         # R_parent conj(parentFrameOrn), then the turn about the axis (child frame)
-        q0, q1, q2, q3 = _qmul(q0, q1, q2, q3, pf_quat[j, 0], pf_quat[j, 1], pf_quat[j, 2],
-                               pf_quat[j, 3])
+        q0, q1, q2, q3 = _k.quat_product(q0, q1, q2, q3, pf_quat[j, 0], pf_quat[j, 1],
+                                         pf_quat[j, 2], pf_quat[j, 3])
         ax0, ax1, ax2 = axis[j, 0], axis[j, 1], axis[j, 2]
         if jtype[j] == REVOLUTE:
             h = 0.5 * q[j]
             sh = math.sin(h)
-            q0, q1, q2, q3 = _qmul(q0, q1, q2, q3, math.cos(h), sh * ax0, sh * ax1, sh * ax2)
+            q0, q1, q2, q3 = _k.quat_product(q0, q1, q2, q3, math.cos(h), sh * ax0, sh * ax1,
+                                             sh * ax2)
         com_quat[j, 0], com_quat[j, 1], com_quat[j, 2], com_quat[j, 3] = q0, q1, q2, q3
         m = _k.quat_matrix(q0, q1, q2, q3)
         for a in range(3):

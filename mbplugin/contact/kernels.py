@@ -35,6 +35,17 @@ def quat_matrix(w, x, y, z):
     )
 
 
+@njit_helper
+def quat_product(pw, px, py, pz, qw, qx, qy, qz):
+    """The Hamilton product p (x) q of two quaternions [w, x, y, z] given as scalars (a
+    4-tuple), the terms summed in the order of :func:`mbplugin.contact.rotation.quat_multiply`
+    (its array form), so both give the same bits."""
+    return (pw * qw - px * qx - py * qy - pz * qz,
+            pw * qx + px * qw + py * qz - pz * qy,
+            pw * qy - px * qz + py * qw + pz * qx,
+            pw * qz + px * qy - py * qx + pz * qw)
+
+
 @njit
 def quat_matrices(quat, out):
     """Rotation matrices (N, 3, 3) of the quaternions (N, 4), written into ``out``."""

@@ -27,18 +27,8 @@ import math
 
 import numpy as np
 
-from mbplugin._jit import njit, njit_inline
-from mbplugin.contact.kernels import FEATURE_BITS, quat_matrix
-
-
-@njit_inline
-def _quat_product(pw, px, py, pz, qw, qx, qy, qz):
-    """The Hamilton product p (x) q of two quaternions [w, x, y, z] (a 4-tuple), the terms
-    summed as :func:`mbplugin.contact.rotation.quat_multiply` sums them."""
-    return (pw * qw - px * qx - py * qy - pz * qz,
-            pw * qx + px * qw + py * qz - pz * qy,
-            pw * qy - px * qz + py * qw + pz * qx,
-            pw * qz + px * qy - py * qx + pz * qw)
+from mbplugin._jit import njit
+from mbplugin.contact.kernels import FEATURE_BITS, quat_matrix, quat_product
 
 
 @njit
@@ -62,7 +52,7 @@ def row_state(xipos, xquat, cvel, subtree_com, body, root, iquat, iquat_unit):
         if iquat_unit:
             quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3] = pw, px, py, pz
         else:
-            quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3] = _quat_product(
+            quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3] = quat_product(
                 pw, px, py, pz, iquat[i, 0], iquat[i, 1], iquat[i, 2], iquat[i, 3])
         w0, w1, w2 = cvel[b, 0], cvel[b, 1], cvel[b, 2]
         om[i, 0], om[i, 1], om[i, 2] = w0, w1, w2
@@ -219,7 +209,7 @@ def free_end_poses(qpos, q3, q4, free, ipos, iquat, ipos_zero, iquat_unit, pos, 
         if iquat_unit:
             quat[r, 0], quat[r, 1], quat[r, 2], quat[r, 3] = w, x, y, z
         else:
-            quat[r, 0], quat[r, 1], quat[r, 2], quat[r, 3] = _quat_product(
+            quat[r, 0], quat[r, 1], quat[r, 2], quat[r, 3] = quat_product(
                 w, x, y, z, iquat[r, 0], iquat[r, 1], iquat[r, 2], iquat[r, 3])
     return True
 
