@@ -18,9 +18,11 @@ rounding in double precision; the floors keep the steps nonzero at first touch a
 * :func:`law_slopes` - compiled, one contact, a law kernel ``kid`` with its coefficient and state
   tuples (:mod:`mbplugin.laws.kernels`); the compiled drivers call it in their loops.
 * :func:`law_slopes_batch` - callable from Python: a batch of contacts of one law (its natural
-  coefficient and state arrays), through :func:`law_slopes` for laws with a compiled kernel and
-  through the law's own ``force_raw`` (the same steps and quotients) for a plug-in law without
-  one.
+  coefficient and state arrays), the same steps and quotients in NumPy around the law's own
+  ``force_raw`` at the four points of every contact (for a law with a compiled kernel, the
+  compiled batch loop ``laws.kernels.force_batch`` with ``MODE_RAW``: the same kernels and
+  IEEE operations as :func:`law_slopes`, and no compiled entry of its own to build on a first
+  run).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from mbplugin._jit import njit, njit_helper
 from mbplugin.laws.base import Law
-from mbplugin.laws.kernels import ctuple, force, stuple_law
+from mbplugin.laws.kernels import force
 
 #: relative step of the differences (-), and its floors in delta (m) and ddelta (m/s)
 REL_STEP = 1e-6
@@ -64,13 +66,6 @@ def law_slopes(kid, d, v, c, s):
                       force(kid, d, v + e_v, c, s), force(kid, d, v - e_v, c, s), e_d, e_v)
 
 
-@njit
-def _slopes_batch(kid, d, v, c, s, n_ode, n_mem, k_out, c_out):
-    for i in range(d.shape[0]):
-        k_out[i], c_out[i] = law_slopes(kid, d[i], v[i], ctuple(c, i),
-                                        stuple_law(s, i, n_ode, n_mem))
-
-
 def law_slopes_batch(law: Law, d: np.ndarray, v: np.ndarray, coef: np.ndarray,
                      state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(k (N/m), c (N s/m)) of ``law`` at N contacts: indentations ``d`` (m), rates ``v``
@@ -80,14 +75,9 @@ def law_slopes_batch(law: Law, d: np.ndarray, v: np.ndarray, coef: np.ndarray,
     v = np.ascontiguousarray(v, dtype=float)
     coef = np.ascontiguousarray(coef, dtype=float)
     state = np.ascontiguousarray(state, dtype=float).reshape(len(d), -1)
-    if law.kernel is not None and type(law).force_raw is Law.force_raw:
-        k = np.empty(len(d))
-        c = np.empty(len(d))
-        _slopes_batch(law.kernel, d, v, coef, state, law.n_state, law.n_memory, k, c)
-        return k, c
-    # a plug-in law without a compiled kernel: its own force_raw, the four evaluations at once
     e_d, e_v = difference_steps(d, v)
     f4 = law.force_raw(np.concatenate([d + e_d, d - e_d, d, d]),
                        np.concatenate([v, v, v + e_v, v - e_v]),
                        np.tile(coef, (4, 1)), np.tile(state, (4, 1))).reshape(4, -1)
-    return difference_quotients(f4[0], f4[1], f4[2], f4[3], e_d, e_v)
+    with np.errstate(all="ignore"):  # inf - inf is NaN, silently, as in the compiled kernels
+        return difference_quotients(f4[0], f4[1], f4[2], f4[3], e_d, e_v)
