@@ -172,6 +172,20 @@ def _link_closure(module, libraries, seen: set, reload_init: set) -> None:
             module.link_in(library._get_module_for_linking(), preserve=True)
 
 
+#: How many of this module's compiles (callee or entry variants, overload implementations
+#: compiled as callees) are in progress: numba's own overloads are compiled as callees only
+#: inside one (:func:`callee_overloads`). numba compiles under one global lock.
+_COMPILING = [0]
+
+
+def _compile_ours(compiler: Compiler, func):
+    _COMPILING[0] += 1
+    try:
+        return Compiler.compile_extra(compiler, func)
+    finally:
+        _COMPILING[0] -= 1
+
+
 class _CalleeCompiler(Compiler):
     """numba's default pipeline, with a :class:`_CalleeLibrary` for the code."""
 
@@ -179,7 +193,7 @@ class _CalleeCompiler(Compiler):
         if self.state.library is None:
             codegen = self.state.targetctx.codegen()
             self.state.library = _CalleeLibrary(codegen, func.__qualname__)
-        return super().compile_extra(func)
+        return _compile_ours(self, func)
 
 
 class _EntryLibrary(JITCodeLibrary):
@@ -224,7 +238,7 @@ class _EntryPipeline(Compiler):
             codegen = self.state.targetctx.codegen()
             self.state.library = _EntryLibrary(codegen, func.__qualname__)
             self.state.library.enable_object_caching()
-        return super().compile_extra(func)
+        return _compile_ours(self, func)
 
 
 class _CalleeDispatcher(CPUDispatcher):
@@ -400,6 +414,62 @@ def jit(**options):
 #: as a callee variant (:class:`Dispatcher`: no wrappers, IR only, linked by its callers).
 CALLEE_JIT_OPTIONS = {"nogil": True, "error_model": "numpy", "no_cpython_wrapper": True,
                       "no_cfunc_wrapper": True, "pipeline_class": _CalleeCompiler}
+
+
+#: The options numba's own overload implementations get when one of this module's compiles
+#: types them (:func:`callee_overloads`): a callee variant's (no wrappers, IR only).
+_OVERLOAD_CALLEE_OPTIONS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True,
+                            "pipeline_class": _CalleeCompiler}
+
+
+def callee_overloads() -> bool:
+    """Compile numba's own overload implementations (``np.empty``, ``min``, array methods, ...)
+    that this module's compiles call as callee variants; True when installed.
+
+    numba compiles an overload's implementation with its ``jit`` decorator
+    (``_OverloadFunctionTemplate._build_impl``: ``jitter(**self._jit_options)``) as if Python
+    would call it: a CPython and a cfunc wrapper, the module-level optimisation and machine code
+    of its own library, which no caller uses (each links the implementation's IR into its own
+    library, and the entry optimises and compiles the whole). A cold drop_ball run compiled
+    ~25 of them. While one of this module's compiles is in progress (:data:`_COMPILING`) the
+    jitter of the CPU target gets :data:`_OVERLOAD_CALLEE_OPTIONS` added (numba's own already
+    ask for no CPython wrapper; an implementation whose options choose a pipeline or ask for a
+    wrapper is left as it is), so such an
+    implementation's library stops at function-level optimised IR (:class:`_CalleeLibrary`),
+    which the entry links (:func:`_link_closure`) and whose environment it sets
+    (:meth:`Dispatcher.add_overload`). Plain ``numba.njit`` code compiled outside them is
+    untouched. The same IR, so the same arithmetic. Installed only when numba builds overload
+    implementations as this expects (checked here on its source)."""
+    from numba.core.target_extension import CPU, jit_registry
+    from numba.core.typing.templates import _OverloadFunctionTemplate
+
+    original = _OverloadFunctionTemplate._get_jit_decorator
+    if getattr(original, "_mbplugin", False):
+        return True
+    try:
+        build = inspect.getsource(_OverloadFunctionTemplate._build_impl)
+    except (OSError, TypeError):
+        return False
+    cpu_jit = jit_registry.get(CPU)
+    if cpu_jit is not numba.core.decorators.jit or "jitter(**self._jit_options)" not in build:
+        return False
+
+    def callee_jit(**options):
+        if "pipeline_class" in options or not all(
+                options.get(k, True) for k in ("no_cpython_wrapper", "no_cfunc_wrapper")):
+            return cpu_jit(**options)
+        return cpu_jit(**dict(options, **_OVERLOAD_CALLEE_OPTIONS))
+
+    def _get_jit_decorator(self):
+        jitter = original(self)
+        if jitter is cpu_jit and _COMPILING[0]:
+            return callee_jit
+        return jitter
+
+    _get_jit_decorator._mbplugin = True
+    _get_jit_decorator.__doc__ = original.__doc__
+    _OverloadFunctionTemplate._get_jit_decorator = _get_jit_decorator
+    return True
 
 
 # ---- the probe :func:`check` runs ------------------------------------------------------------

@@ -156,3 +156,53 @@ def test_callees_linked_once_compute_the_diamond() -> None:
     names = [f.name for f in lib_b._final_module.functions if not f.is_declaration]
     assert any("_l_b" in n for n in names)
     assert not any("_l_d" in n for n in names)
+
+
+# ---- numba's own overloads compiled as callees (mbplugin._dispatcher.callee_overloads) ------
+
+def _ov_user(n, x):
+    """numba overloads (np.empty, np.arange, .sum, np.sqrt, min): sum of 0..n-1 and sqrt(x)."""
+    tmp = np.empty(2)
+    tmp[0] = np.arange(n).sum()
+    tmp[1] = np.sqrt(x)
+    return min(tmp[0], 1e300) + tmp[1]
+
+
+def _template(fn):
+    ctx = numba.core.registry.cpu_target.typing_context
+    ctx.refresh()
+    return ctx.resolve_value_type(fn).templates[0](ctx)
+
+
+@pytest.mark.skipif(jit._dispatcher is None, reason="plain numba.njit: numba left as it is")
+def test_numba_overloads_are_callees_only_inside_our_compiles() -> None:
+    """The result is the closed form (n (n - 1) / 2 + sqrt(x)) and plain numba.njit's; the
+    np.empty implementation an entry typed is a callee library (IR only, linked by the entry);
+    outside this package's compiles numba's jit decorator is left as it is, and an overload
+    asking for its own pipeline or a wrapper keeps it."""
+    from numba.core.registry import CPUDispatcher
+    from numba.core.typing.templates import _OverloadFunctionTemplate
+
+    d = jit._dispatcher
+    assert getattr(_OverloadFunctionTemplate._get_jit_decorator, "_mbplugin", False)
+    entry = d.Dispatcher(_ov_user, locals={}, targetoptions={"nopython": True})
+    assert entry(10, 2.25) == 45.0 + 1.5 == numba.njit(_ov_user)(10, 2.25)
+    libs = [type(c.library) for disp, _ in _template(np.empty)._impl_cache.values() if disp
+            for c in disp.overloads.values()]
+    assert d._CalleeLibrary in libs
+    t = _template(np.empty)
+    assert d._COMPILING[0] == 0 and t._get_jit_decorator() is numba.core.decorators.jit
+    d._COMPILING[0] += 1
+    try:
+        jitter = t._get_jit_decorator()
+        callee = jitter(no_cpython_wrapper=True, nopython=True)(_ov_user)
+        own = jitter(nopython=True, pipeline_class=numba.core.compiler.Compiler)(_ov_user)
+        wrapped = jitter(nopython=True, no_cpython_wrapper=False)(_ov_user)
+    finally:
+        d._COMPILING[0] -= 1
+    assert isinstance(callee, CPUDispatcher)
+    assert callee.targetoptions["no_cfunc_wrapper"] is True
+    assert callee._compiler.pipeline_class is d._CalleeCompiler
+    assert own._compiler.pipeline_class is numba.core.compiler.Compiler
+    assert wrapped._compiler.pipeline_class is numba.core.compiler.Compiler
+    assert "no_cfunc_wrapper" not in own.targetoptions

@@ -9,12 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mbplugin.laws import make_law
+from mbplugin.laws import get_law_class, make_law
 from mbplugin.laws.base import Law, Param
 from mbplugin.laws.kernels import ctuple, stuple_law
-from mbplugin.pipeline.stiffness import law_slopes, law_slopes_batch
+from mbplugin.pipeline.stiffness import law_slopes, law_slopes_batch, law_slopes_force_batch
 
 ROOT = Path(__file__).resolve().parents[1] / "mbplugin"
+#: the package's own laws and parameters that make each constructible (test_law_potential's)
+from test_law_potential import BUILTIN, PARAMS  # noqa: E402
 
 
 def _slopes(law: Law, d: np.ndarray, v: np.ndarray, m_eff: float = 0.05):
@@ -100,6 +102,26 @@ def test_compiled_scalar_and_batch_agree_bitwise():
     for i in range(3):
         one = law_slopes(law.kernel, d[i], v[i], ctuple(coef, i), stuple_law(state, i, 0, 0))
         assert one == (kk[i], cc[i])
+
+
+@pytest.mark.parametrize("name", [n for n in BUILTIN if get_law_class(n).kernel is not None])
+def test_every_compiled_law_batch_is_the_scalar_function_bitwise(name):
+    """Every law with a compiled kernel (stateful ones at a nonzero state): the batch is
+    :func:`law_slopes` contact by contact, to the bit, and the force the step advisor takes
+    with it (:func:`law_slopes_force_batch`, one compiled loop) is ``law.force``'s."""
+    law = make_law(name, **PARAMS.get(name, {"k": 2e9, "cr": 0.6}))
+    d = np.array([1e-6, 2e-5, 7e-4, -3e-7])
+    v = np.array([0.2, -0.3, 1e-12, 0.05])
+    coef = law.coefficients(np.full(4, 0.5), np.full(4, 0.05), np.full(4, 0.01))
+    state = law.initial_state(coef) + 1e-6 * np.arange(1, 5)[:, None]
+    kk, cc = law_slopes_batch(law, d, v, coef, state)
+    for i in range(4):
+        one = law_slopes(law.kernel, d[i], v[i], ctuple(coef, i),
+                         stuple_law(state, i, law.n_state, law.n_memory))
+        np.testing.assert_array_equal(np.array(one), np.array([kk[i], cc[i]]), err_msg=name)
+    k3, c3, f3 = law_slopes_force_batch(law, d, v, coef, state)
+    np.testing.assert_array_equal(np.stack([k3, c3]), np.stack([kk, cc]), err_msg=name)
+    np.testing.assert_array_equal(f3, law.force(d, v, coef, state), err_msg=name)
 
 
 def test_no_other_central_difference_of_a_law_force():

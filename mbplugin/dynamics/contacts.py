@@ -51,7 +51,7 @@ from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
-from mbplugin.pipeline.stiffness import law_slopes_batch
+from mbplugin.pipeline.stiffness import law_slopes_batch, law_slopes_force_batch
 
 #: Margin (m) within which the watched pairs are reported when the model is small: effectively
 #: "every pair", so that no onset inside a long free-flight step can be missed.
@@ -1096,7 +1096,7 @@ class EngineContacts:
         """The largest stable fixed step (s) over the active contacts at ``y`` and what sets it.
 
         Local stiffness and damping by central differences of the law force in delta and ddelta
-        (:func:`mbplugin.pipeline.stiffness.law_slopes_batch`).
+        (:func:`mbplugin.pipeline.stiffness.law_slopes_force_batch`, with the applied force).
         """
         s = self.store
         rows, d, v, ab = self._rows_state(y)
@@ -1114,8 +1114,7 @@ class EngineContacts:
             coef = s.coef[rr, : law.n_coef]
             state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
             ds, vs = d[sel], v[sel]
-            k[sel], c[sel] = law_slopes_batch(law, ds, vs, coef, state)
-            fn[sel] = law.force(ds, vs, coef, state)
+            k[sel], c[sel], fn[sel] = law_slopes_force_batch(law, ds, vs, coef, state)
         h = stable_step(k, c, m_eff, method)
         if self._has_friction:
             li = s.law[rows]

@@ -211,13 +211,10 @@ def applied_batch(mode, f_raw):
     return out
 
 
-@njit
-def starts_batch(d):
-    """:func:`starts` of every pair, as a bool array."""
-    out = np.empty(d.shape[0], dtype=np.bool_)
-    for i in range(d.shape[0]):
-        out[i] = starts(d[i])
-    return out
+def starts_batch(d: np.ndarray) -> np.ndarray:
+    """:func:`starts` of every pair (indentations ``d``, m), as a bool array: NumPy on
+    ``starts``' own source (the same comparison; no compiled entry to build on a first run)."""
+    return np.asarray(starts.py_func(np.asarray(d, dtype=float)), dtype=np.bool_)
 
 
 @njit
