@@ -24,6 +24,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import signal
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +68,83 @@ def _refresh_cache() -> None:
 
 
 _refresh_cache()
+
+# ---- a Ctrl-C while numba compiles ----------------------------------------------------------
+
+
+class _CompileInterrupt(numba.core.event.Listener):
+    """A Ctrl-C while numba compiles is an interrupt, never lost.
+
+    Why: while it compiles (and while it loads code from its disk cache) numba runs Python
+    functions as ctypes callbacks of LLVM (llvmlite's object cache:
+    ``ExecutionEngine._raw_object_cache_notify`` and ``_raw_object_cache_getbuffer``). A
+    ``KeyboardInterrupt`` that Python's SIGINT handler raises inside such a callback is printed
+    by ctypes as "Exception ignored on calling ctypes callback function" and dropped: the
+    program runs on (seen: a cold ``mbplugin run`` interrupted while compiling went on to the
+    end of its work instead of exiting with 130). Which Python code runs inside a callback
+    cannot be told from the handler, so:
+
+    - from the main thread's outermost acquire of numba's global compiler lock (event
+      ``numba:compiler_lock``: every compile, every load from the disk cache) to its release,
+      SIGINT's handler only records the signal (and the frame it arrived in);
+    - a recorded signal is delivered at the next acquire or release of that lock (numba's
+      Python code, never a callback; the release fires on errors too) by calling the handler
+      that was installed before, with the signal number and that frame: Python's default
+      handler raises ``KeyboardInterrupt`` there, a program's own handler does whatever it
+      does (raise, or return and let the compile go on);
+    - after the outermost release the previous handler is installed again, the same object.
+
+    A SIGINT that is ignored (``SIG_IGN``), left to the system (``SIG_DFL``) or handled by a
+    handler installed from C is left alone (nothing is installed), and so are compiles in other
+    threads (Python runs signal handlers in the main thread only). The delay between a Ctrl-C
+    and the interrupt is at most the time to the next acquire or release of the lock: one
+    function's compile, as when the Ctrl-C lands in LLVM's C code."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.saved: Callable | None = None
+        self.pending: tuple[int, object] | None = None
+
+    def _record(self, signum: int, frame: object) -> None:
+        self.pending = (signum, frame)
+
+    def _deliver(self) -> None:
+        pending, self.pending = self.pending, None
+        if pending is not None and self.saved is not None:
+            handler = self.saved
+            if self.depth == 0:
+                self.saved = None
+            handler(*pending)
+
+    def on_start(self, event) -> None:
+        if threading.get_ident() != threading.main_thread().ident:
+            return
+        if self.pending is not None:  # the lock is not taken: no release will follow
+            self._deliver()
+        if self.depth == 0:
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                try:
+                    signal.signal(signal.SIGINT, self._record)
+                    self.saved = previous
+                except ValueError:  # not the main interpreter
+                    pass
+        self.depth += 1
+
+    def on_end(self, event) -> None:
+        if threading.get_ident() != threading.main_thread().ident or self.depth == 0:
+            return
+        self.depth -= 1
+        if self.depth == 0 and self.saved is not None:
+            if signal.getsignal(signal.SIGINT) == self._record:
+                signal.signal(signal.SIGINT, self.saved)
+            if self.pending is None:
+                self.saved = None
+        self._deliver()
+
+
+_COMPILE_INTERRUPT = _CompileInterrupt()
+numba.core.event.register("numba:compiler_lock", _COMPILE_INTERRUPT)
 
 #: numba versions (major, minor) the callee/entry dispatcher (:mod:`mbplugin._dispatcher`) was
 #: tested with, both ends included; outside them the package compiles with plain ``numba.njit``.
@@ -241,6 +320,7 @@ class _CompileGC(numba.core.event.Listener):
 
 _COMPILE_GC = _CompileGC()
 numba.core.event.register("numba:compile", _COMPILE_GC)
+
 
 
 # ---- reference-free array views (:func:`borrowed`, :func:`keep_alive`) ----------------------
