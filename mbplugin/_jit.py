@@ -72,6 +72,17 @@ _refresh_cache()
 # ---- a Ctrl-C while numba compiles ----------------------------------------------------------
 
 
+def _llvm_call_code():
+    """The code object of llvmlite's wrapper around every call into LLVM's C library (None if
+    llvmlite changed): a frame below it on the stack runs inside a callback from LLVM."""
+    try:
+        from llvmlite.binding import ffi
+
+        return ffi._lib_fn_wrapper.__call__.__code__
+    except (ImportError, AttributeError):
+        return None
+
+
 class _CompileInterrupt(numba.core.event.Listener):
     """A Ctrl-C while numba compiles is an interrupt, never lost.
 
@@ -81,62 +92,82 @@ class _CompileInterrupt(numba.core.event.Listener):
     ``KeyboardInterrupt`` that Python's SIGINT handler raises inside such a callback is printed
     by ctypes as "Exception ignored on calling ctypes callback function" and dropped: the
     program runs on (seen: a cold ``mbplugin run`` interrupted while compiling went on to the
-    end of its work instead of exiting with 130). Which Python code runs inside a callback
-    cannot be told from the handler, so:
+    end of its work instead of exiting with 130). So while the main thread holds numba's global
+    compiler lock (event ``numba:compiler_lock``: every compile, every load from the disk
+    cache), SIGINT goes to :meth:`_signal`, which
 
-    - from the main thread's outermost acquire of numba's global compiler lock (event
-      ``numba:compiler_lock``: every compile, every load from the disk cache) to its release,
-      SIGINT's handler only records the signal (and the frame it arrived in);
-    - a recorded signal is delivered at the next acquire or release of that lock (numba's
-      Python code, never a callback; the release fires on errors too) by calling the handler
-      that was installed before, with the signal number and that frame: Python's default
-      handler raises ``KeyboardInterrupt`` there, a program's own handler does whatever it
-      does (raise, or return and let the compile go on);
-    - after the outermost release the previous handler is installed again, the same object.
+    - inside a callback from LLVM (a frame of llvmlite's C-call wrapper below the interrupted
+      one, or always if llvmlite's wrapper cannot be found) only records the signal and the
+      frame it arrived in; the recorded signal is delivered at the next acquire or release of
+      the lock (numba's Python code, never a callback; the release runs on errors too);
+    - anywhere else delivers it at once, where it arrived, as Python would have.
 
-    A SIGINT that is ignored (``SIG_IGN``), left to the system (``SIG_DFL``) or handled by a
-    handler installed from C is left alone (nothing is installed), and so are compiles in other
-    threads (Python runs signal handlers in the main thread only). The delay between a Ctrl-C
-    and the interrupt is at most the time to the next acquire or release of the lock: one
-    function's compile, as when the Ctrl-C lands in LLVM's C code."""
+    Delivering is calling the handler that was installed before, with the signal number and
+    that frame: Python's default handler raises ``KeyboardInterrupt``, a program's own handler
+    does whatever it does (raise, or return and let the compile go on). After the outermost
+    release of the lock the previous handler is installed again, the same object. A SIGINT
+    that is ignored (``SIG_IGN``), left to the system (``SIG_DFL``) or handled by a handler
+    installed from C is left alone (nothing is installed), and so are compiles in other threads
+    (Python runs signal handlers in the main thread only). Nesting is read from the lock's
+    owner, not counted, so an interrupt between the start event and the acquire (the main
+    thread waiting for another thread's compile) cannot leave the handler installed for good.
+    A recorded Ctrl-C waits at most until LLVM returns to numba's Python code."""
 
     def __init__(self) -> None:
-        self.depth = 0
+        from numba.core.compiler_lock import global_compiler_lock
+
+        self.lock = global_compiler_lock
+        self.llvm_call = _llvm_call_code()
         self.saved: Callable | None = None
         self.pending: tuple[int, object] | None = None
 
-    def _record(self, signum: int, frame: object) -> None:
-        self.pending = (signum, frame)
+    def _inside_llvm(self, frame) -> bool:
+        if self.llvm_call is None:
+            return True
+        f = frame.f_back if frame is not None else None
+        while f is not None:
+            if f.f_code is self.llvm_call:
+                return True
+            f = f.f_back
+        return False
+
+    def _signal(self, signum: int, frame) -> None:
+        if self._inside_llvm(frame):
+            self.pending = (signum, frame)
+        elif self.saved is not None:
+            self.saved(signum, frame)
 
     def _deliver(self) -> None:
         pending, self.pending = self.pending, None
-        if pending is not None and self.saved is not None:
-            handler = self.saved
-            if self.depth == 0:
+        handler = self.saved
+        if pending is not None and handler is not None:
+            if signal.getsignal(signal.SIGINT) != self._signal:
                 self.saved = None
             handler(*pending)
 
+    @staticmethod
+    def _main_thread() -> bool:
+        return threading.get_ident() == threading.main_thread().ident
+
     def on_start(self, event) -> None:
-        if threading.get_ident() != threading.main_thread().ident:
+        if not self._main_thread():
             return
-        if self.pending is not None:  # the lock is not taken: no release will follow
+        if self.pending is not None:  # the lock is not taken yet: no release would follow
             self._deliver()
-        if self.depth == 0:
+        if not self.lock.is_locked():  # the outermost acquire
             previous = signal.getsignal(signal.SIGINT)
-            if callable(previous):
+            if callable(previous) and previous != self._signal:
                 try:
-                    signal.signal(signal.SIGINT, self._record)
+                    signal.signal(signal.SIGINT, self._signal)
                     self.saved = previous
                 except ValueError:  # not the main interpreter
                     pass
-        self.depth += 1
 
     def on_end(self, event) -> None:
-        if threading.get_ident() != threading.main_thread().ident or self.depth == 0:
+        if not self._main_thread():
             return
-        self.depth -= 1
-        if self.depth == 0 and self.saved is not None:
-            if signal.getsignal(signal.SIGINT) == self._record:
+        if not self.lock.is_locked() and self.saved is not None:  # the outermost release
+            if signal.getsignal(signal.SIGINT) == self._signal:
                 signal.signal(signal.SIGINT, self.saved)
             if self.pending is None:
                 self.saved = None
