@@ -177,6 +177,15 @@ class _CompileInterrupt(numba.core.event.Listener):
 _COMPILE_INTERRUPT = _CompileInterrupt()
 numba.core.event.register("numba:compiler_lock", _COMPILE_INTERRUPT)
 
+
+def deliver_pending_interrupt() -> None:
+    """Deliver a Ctrl-C that :class:`_CompileInterrupt` holds back (one that arrived inside a
+    callback from LLVM), if any, now: for loops that return from compiled calls to Python
+    (:meth:`mbplugin.pipeline.budget.StepBudget.update`), so that one is never held for longer
+    than a compiled call even outside a compile. Costs one attribute test otherwise."""
+    if _COMPILE_INTERRUPT.pending is not None and _COMPILE_INTERRUPT._main_thread():
+        _COMPILE_INTERRUPT._deliver()
+
 #: numba versions (major, minor) the callee/entry dispatcher (:mod:`mbplugin._dispatcher`) was
 #: tested with, both ends included; outside them the package compiles with plain ``numba.njit``.
 TESTED_NUMBA = ((0, 59), (0, 68))

@@ -263,3 +263,31 @@ def test_ctrl_c_while_a_cold_run_compiles(when: str, tmp_path: Path) -> None:
     assert lines == ["mbplugin: interrupted"]
     assert t_end - float(proc.stdout.split()[0]) < 2.0
     assert not out.exists()
+
+
+def test_a_held_back_interrupt_is_delivered_when_a_compiled_run_returns(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C still held back (it arrived inside a callback from LLVM) is delivered when a
+    run's loop of compiled calls comes back to Python (``StepBudget.update``), not only at the
+    compiler lock's next event: here an impact of a warm (already compiled) law, in calls of
+    5 steps, with such an interrupt pending for the program's own handler."""
+    import mbplugin.pipeline.budget as budget
+    from mbplugin.impact import impact
+    from mbplugin.laws import make_law
+
+    law = make_law("hunt_crossley", k=1e9, cr=0.5)
+    for name in ("FIRST_STEPS", "MIN_STEPS", "MAX_STEPS"):
+        monkeypatch.setattr(budget, name, 5)
+    whole = impact(law, 1.0, 1.0).cr_out  # compiled (or loaded) here, paused every 5 steps
+    calls: list[int] = []
+
+    def mine(signum: int, frame: object) -> None:
+        calls.append(signum)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_jit._COMPILE_INTERRUPT, "saved", mine)
+    monkeypatch.setattr(_jit._COMPILE_INTERRUPT, "pending", (signal.SIGINT, None))
+    with pytest.raises(KeyboardInterrupt):
+        impact(law, 1.0, 1.0)
+    assert calls == [signal.SIGINT] and _jit._COMPILE_INTERRUPT.pending is None
+    assert impact(law, 1.0, 1.0).cr_out == whole  # nothing pending: the impact runs through
