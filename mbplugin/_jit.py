@@ -175,6 +175,10 @@ class _CompileInterrupt(numba.core.event.Listener):
 
 
 _COMPILE_INTERRUPT = _CompileInterrupt()
+for _old in list(getattr(numba.core.event, "_registered", {}).get("numba:compiler_lock", ())):
+    if type(_old).__qualname__ == "_CompileInterrupt" and type(_old).__module__ == __name__:
+        # left by an import of this module that a Ctrl-C ended: two would chain their handlers
+        numba.core.event.unregister("numba:compiler_lock", _old)
 numba.core.event.register("numba:compiler_lock", _COMPILE_INTERRUPT)
 
 

@@ -65,6 +65,8 @@ def sigint_in_callback(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sigint]:
         yield sig
     finally:
         signal.signal(signal.SIGINT, saved)
+        held, _jit._COMPILE_INTERRUPT.pending = _jit._COMPILE_INTERRUPT.pending, None
+    assert held is None  # no interrupt left held back for a later test
 
 
 def _fresh() -> Callable[[float], float]:
@@ -291,3 +293,22 @@ def test_a_held_back_interrupt_is_delivered_when_a_compiled_run_returns(
         impact(law, 1.0, 1.0)
     assert calls == [signal.SIGINT] and _jit._COMPILE_INTERRUPT.pending is None
     assert impact(law, 1.0, 1.0).cr_out == whole  # nothing pending: the impact runs through
+
+
+def test_an_import_ended_by_a_ctrl_c_and_imported_again_listens_once() -> None:
+    """``import mbplugin`` ended by a Ctrl-C while it compiled (its probe), then imported again
+    in the same process (an interactive session): one listener, not two chaining their
+    handlers (the second would put the first one's handler back after its compile)."""
+    code = textwrap.dedent("""
+        import sys, numba.core.event as ev
+        import mbplugin._jit
+        del sys.modules["mbplugin._jit"]
+        import mbplugin._jit as j
+        mine = [x for x in ev._registered["numba:compiler_lock"]
+                if type(x).__qualname__ == "_CompileInterrupt"]
+        print(len(mine), mine[0] is j._COMPILE_INTERRUPT)
+        """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.stdout.split() == ["1", "True"], proc.stderr[-2000:]
