@@ -134,13 +134,13 @@ class _CompileInterrupt(numba.core.event.Listener):
     def _signal(self, signum: int, frame) -> None:
         if self._inside_llvm(frame):
             self.pending = (signum, frame)
-        elif self.saved is not None:
-            self.saved(signum, frame)
+        else:  # (installed again by someone after the compile: Python's handler)
+            (self.saved or signal.default_int_handler)(signum, frame)
 
     def _deliver(self) -> None:
         pending, self.pending = self.pending, None
-        handler = self.saved
-        if pending is not None and handler is not None:
+        handler = self.saved or signal.default_int_handler
+        if pending is not None:
             if signal.getsignal(signal.SIGINT) != self._signal:
                 self.saved = None
             handler(*pending)
