@@ -24,6 +24,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import signal
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +68,127 @@ def _refresh_cache() -> None:
 
 
 _refresh_cache()
+
+# ---- a Ctrl-C while numba compiles ----------------------------------------------------------
+
+
+def _llvm_call_code():
+    """The code object of llvmlite's wrapper around every call into LLVM's C library (None if
+    llvmlite changed): a frame below it on the stack runs inside a callback from LLVM."""
+    try:
+        from llvmlite.binding import ffi
+
+        return ffi._lib_fn_wrapper.__call__.__code__
+    except (ImportError, AttributeError):
+        return None
+
+
+class _CompileInterrupt(numba.core.event.Listener):
+    """A Ctrl-C while numba compiles is an interrupt, never lost.
+
+    Why: while it compiles (and while it loads code from its disk cache) numba runs Python
+    functions as ctypes callbacks of LLVM (llvmlite's object cache:
+    ``ExecutionEngine._raw_object_cache_notify`` and ``_raw_object_cache_getbuffer``). A
+    ``KeyboardInterrupt`` that Python's SIGINT handler raises inside such a callback is printed
+    by ctypes as "Exception ignored on calling ctypes callback function" and dropped: the
+    program runs on (seen: a cold ``mbplugin run`` interrupted while compiling went on to the
+    end of its work instead of exiting with 130). So while the main thread holds numba's global
+    compiler lock (event ``numba:compiler_lock``: every compile, every load from the disk
+    cache), SIGINT goes to :meth:`_signal`, which
+
+    - inside a callback from LLVM (a frame of llvmlite's C-call wrapper below the interrupted
+      one, or always if llvmlite's wrapper cannot be found) only records the signal and the
+      frame it arrived in; the recorded signal is delivered at the next acquire or release of
+      the lock (numba's Python code, never a callback; the release runs on errors too);
+    - anywhere else delivers it at once, where it arrived, as Python would have.
+
+    Delivering is calling the handler that was installed before, with the signal number and
+    that frame: Python's default handler raises ``KeyboardInterrupt``, a program's own handler
+    does whatever it does (raise, or return and let the compile go on). After the outermost
+    release of the lock the previous handler is installed again, the same object. A SIGINT
+    that is ignored (``SIG_IGN``), left to the system (``SIG_DFL``) or handled by a handler
+    installed from C is left alone (nothing is installed), and so are compiles in other threads
+    (Python runs signal handlers in the main thread only). Nesting is read from the lock's
+    owner, not counted, so an interrupt between the start event and the acquire (the main
+    thread waiting for another thread's compile) cannot leave the handler installed for good.
+    A recorded Ctrl-C waits at most until LLVM returns to numba's Python code."""
+
+    def __init__(self) -> None:
+        from numba.core.compiler_lock import global_compiler_lock
+
+        self.lock = global_compiler_lock
+        self.llvm_call = _llvm_call_code()
+        self.saved: Callable | None = None
+        self.pending: tuple[int, object] | None = None
+
+    def _inside_llvm(self, frame) -> bool:
+        if self.llvm_call is None:
+            return True
+        f = frame.f_back if frame is not None else None
+        while f is not None:
+            if f.f_code is self.llvm_call:
+                return True
+            f = f.f_back
+        return False
+
+    def _signal(self, signum: int, frame) -> None:
+        if self._inside_llvm(frame):
+            self.pending = (signum, frame)
+        else:  # (installed again by someone after the compile: Python's handler)
+            (self.saved or signal.default_int_handler)(signum, frame)
+
+    def _deliver(self) -> None:
+        pending, self.pending = self.pending, None
+        handler = self.saved or signal.default_int_handler
+        if pending is not None:
+            if signal.getsignal(signal.SIGINT) != self._signal:
+                self.saved = None
+            handler(*pending)
+
+    @staticmethod
+    def _main_thread() -> bool:
+        return threading.get_ident() == threading.main_thread().ident
+
+    def on_start(self, event) -> None:
+        if not self._main_thread():
+            return
+        if self.pending is not None:  # the lock is not taken yet: no release would follow
+            self._deliver()
+        if not self.lock.is_locked():  # the outermost acquire
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous) and previous != self._signal:
+                try:
+                    signal.signal(signal.SIGINT, self._signal)
+                    self.saved = previous
+                except ValueError:  # not the main interpreter
+                    pass
+
+    def on_end(self, event) -> None:
+        if not self._main_thread():
+            return
+        if not self.lock.is_locked() and self.saved is not None:  # the outermost release
+            if signal.getsignal(signal.SIGINT) == self._signal:
+                signal.signal(signal.SIGINT, self.saved)
+            if self.pending is None:
+                self.saved = None
+        self._deliver()
+
+
+_COMPILE_INTERRUPT = _CompileInterrupt()
+for _old in list(getattr(numba.core.event, "_registered", {}).get("numba:compiler_lock", ())):
+    if type(_old).__qualname__ == "_CompileInterrupt" and type(_old).__module__ == __name__:
+        # left by an import of this module that a Ctrl-C ended: two would chain their handlers
+        numba.core.event.unregister("numba:compiler_lock", _old)
+numba.core.event.register("numba:compiler_lock", _COMPILE_INTERRUPT)
+
+
+def deliver_pending_interrupt() -> None:
+    """Deliver a Ctrl-C that :class:`_CompileInterrupt` holds back (one that arrived inside a
+    callback from LLVM), if any, now: for loops that return from compiled calls to Python
+    (:meth:`mbplugin.pipeline.budget.StepBudget.update`), so that one is never held for longer
+    than a compiled call even outside a compile. Costs one attribute test otherwise."""
+    if _COMPILE_INTERRUPT.pending is not None and _COMPILE_INTERRUPT._main_thread():
+        _COMPILE_INTERRUPT._deliver()
 
 #: numba versions (major, minor) the callee/entry dispatcher (:mod:`mbplugin._dispatcher`) was
 #: tested with, both ends included; outside them the package compiles with plain ``numba.njit``.
@@ -241,6 +364,7 @@ class _CompileGC(numba.core.event.Listener):
 
 _COMPILE_GC = _CompileGC()
 numba.core.event.register("numba:compile", _COMPILE_GC)
+
 
 
 # ---- reference-free array views (:func:`borrowed`, :func:`keep_alive`) ----------------------

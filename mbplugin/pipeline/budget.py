@@ -12,6 +12,8 @@ second and for a progress line per call, long enough that the returns cost nothi
 
 from __future__ import annotations
 
+from mbplugin._jit import deliver_pending_interrupt
+
 #: Wall time (s) one compiled call should take.
 TARGET_SECONDS = 0.1
 #: Budget of the first call (before any cost is measured), and the range of every budget.
@@ -49,7 +51,9 @@ class StepBudget:
         return max(n, 1)
 
     def update(self, steps: int, seconds: float) -> None:
-        """Record that a call took ``steps`` accepted steps in ``seconds`` of wall time."""
+        """Record that a call took ``steps`` accepted steps in ``seconds`` of wall time (and
+        deliver a Ctrl-C held back while numba compiled: :func:`deliver_pending_interrupt`)."""
+        deliver_pending_interrupt()
         if steps <= 0 or not seconds > 0.0:
             if seconds < 0.25 * TARGET_SECONDS:
                 self._n = min(int(self._n * MAX_GROWTH), self._hi)
