@@ -11,7 +11,7 @@ from pathlib import Path
 import numba
 
 from mbplugin._jit import on_first_compile
-from mbplugin.cli.notice import ESTIMATE_S, MESSAGE
+from mbplugin.cli.notice import DEFAULT_ESTIMATE_S, ESTIMATE_S, MESSAGE
 
 IMPACT = ["impact", "--law", "hunt_crossley", "-p", "k=1e9", "-p", "cr=0.8", "--mass", "1",
           "--v0", "1"]
@@ -56,3 +56,34 @@ def test_on_first_compile_fires_once_per_hook_and_only_on_a_compile() -> None:
         remove()
     twice(2.5 + 0j)  # a compile after the hook was removed
     assert calls == ["compile"]
+
+
+def test_a_notice_inside_a_progress_line_gets_its_own_line(capsys) -> None:
+    """validate writes "[i/n] case ..." and the case's result later on the same line: a compile
+    starting in between must not glue the notice onto that line; the line is written again."""
+    import io
+
+    from mbplugin.cli.notice import ProgressLine, with_compile_notice
+
+    stream = io.StringIO()
+    progress = ProgressLine(stream)
+
+    def command(_args):
+        print("[1/2] closed.hertz ...", end="", file=progress, flush=True)
+
+        @numba.njit(cache=False)
+        def thrice(x: float) -> float:
+            return 3.0 * x
+
+        assert thrice(1.0) == 3.0  # compiles: the notice fires here
+        print(" 0.1 s (3 pass)", file=progress, flush=True)
+        print("[2/2] closed.oscillator ... 0.2 s (1 pass)", file=progress, flush=True)
+
+    args = type("Args", (), {"command": "validate", "quiet": False})()
+    with_compile_notice(command, args)(args)
+    notice = capsys.readouterr().err
+    assert notice.strip() == MESSAGE.format(s=ESTIMATE_S.get("validate", DEFAULT_ESTIMATE_S))
+    # the open line was closed before the notice, and written again after it
+    assert stream.getvalue() == ("[1/2] closed.hertz ...\n[1/2] closed.hertz ... 0.1 s (3 pass)\n"
+                                 "[2/2] closed.oscillator ... 0.2 s (1 pass)\n")
+    assert ProgressLine.OPEN == []

@@ -4,6 +4,10 @@ Without it a first ``mbplugin run`` sits silent while the numerical kernels comp
 appears only when a compilation actually starts (:func:`mbplugin._jit.on_first_compile`), so a
 run that finds everything in the disk cache prints nothing. The estimates are the cold-cache
 compile times measured by ``benchmarks/bench_coldstart.py`` (BENCHMARKS.md), rounded up.
+
+A command that writes a progress line in pieces (``validate``: "[1/92] case ..." then, when the
+case ends, its result) writes it through :class:`ProgressLine`: a notice that fires while such a
+line is open goes on a line of its own, and the open line is written again below it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import argparse
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, TextIO
 
 #: Rough compile time (s) of a first run of each command on a 2-core machine; others: DEFAULT.
 ESTIMATE_S: dict[str, int] = {"run": 20, "impact": 15, "compare": 15, "calibrate": 15}
@@ -20,6 +24,45 @@ DEFAULT_ESTIMATE_S = 30
 
 MESSAGE = ("mbplugin: compiling numerical kernels for the first run (about {s} s; cached "
            "afterwards)...")
+
+
+class ProgressLine:
+    """A text stream for progress lines written in pieces: it passes every write on to
+    ``stream`` and remembers the line still open (written without its end of line), so that the
+    compile notice can interrupt it cleanly (:func:`with_compile_notice`)."""
+
+    #: the streams whose lines are open now (a notice closes them first)
+    OPEN: ClassVar[list[ProgressLine]] = []
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        n = self.stream.write(text)
+        tail = text.rsplit("\n", 1)
+        self.pending = self.pending + tail[0] if len(tail) == 1 else tail[1]
+        if self.pending and self not in ProgressLine.OPEN:
+            ProgressLine.OPEN.append(self)
+        elif not self.pending and self in ProgressLine.OPEN:
+            ProgressLine.OPEN.remove(self)
+        return n
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _say(message: str) -> None:
+    """``message`` on stderr on a line of its own; the progress lines it interrupted are
+    written again below it."""
+    open_lines = list(ProgressLine.OPEN)
+    for line in open_lines:
+        line.stream.write("\n")
+        line.stream.flush()
+    print(message, file=sys.stderr, flush=True)
+    for line in open_lines:
+        line.stream.write(line.pending)
+        line.stream.flush()
 
 
 def with_compile_notice(func: Callable[[argparse.Namespace], Any],
@@ -33,7 +76,7 @@ def with_compile_notice(func: Callable[[argparse.Namespace], Any],
     seconds = ESTIMATE_S.get(getattr(args, "command", None) or "", DEFAULT_ESTIMATE_S)
 
     def say() -> None:
-        print(MESSAGE.format(s=seconds), file=sys.stderr, flush=True)
+        _say(MESSAGE.format(s=seconds))
 
     @functools.wraps(func)
     def wrapped(a: argparse.Namespace) -> Any:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mbplugin.cli.notice import ProgressLine
 from mbplugin.errors import ParameterError
 
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             f"--only {' '.join(args.only)!s} matches no case (see `mbplugin validate --list`)"
         )
     report = run_validation(quick=args.quick, outdir=args.report, dpi=args.dpi,
-                            progress=sys.stderr, cases=cases)
+                            progress=ProgressLine(sys.stderr), cases=cases)
     if args.report:
         path = write_report(report, args.report)
         print(f"mbplugin validate: report written to {path}", file=sys.stderr)
