@@ -214,10 +214,12 @@ def test_validate_records_an_interrupt_while_compiling_as_an_interrupt(
     assert main(["validate", "--only", "test.compile_interrupt"]) == 130
     out, err = capsys.readouterr()
     assert out == ""
-    # the case's progress line (with the compile notice: the compile started inside the case),
-    # then the interrupt, on a line of its own
-    assert err.startswith("[1/1] test.compile_interrupt ...mbplugin: compiling"), err
-    assert err.splitlines()[1:] == ["mbplugin: interrupted"], err
+    # the case's progress line, the compile notice on a line of its own (the compile started
+    # inside the case), the progress line again, then the interrupt on a line of its own
+    lines = err.splitlines()
+    assert lines[0] == lines[2] == "[1/1] test.compile_interrupt ...", err
+    assert lines[1].startswith("mbplugin: compiling"), err
+    assert lines[3:] == ["mbplugin: interrupted"], err
     assert len(sigint_in_callback.seen) == 1
 
 

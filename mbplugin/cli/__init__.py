@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from mbplugin import __version__
 from mbplugin.cli.common import parse_params, print_json
-from mbplugin.cli.notice import with_compile_notice
+from mbplugin.cli.notice import close_progress_lines, with_compile_notice
 from mbplugin.errors import MBPluginError, reraise_interrupt
 from mbplugin.formatting import format_table
 
@@ -75,8 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
     except (MBPluginError, ValueError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        close_progress_lines()
         print(f"mbplugin: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        close_progress_lines()
         print("mbplugin: interrupted", file=sys.stderr)
         return 130

@@ -52,6 +52,14 @@ class ProgressLine:
         self.stream.flush()
 
 
+def close_progress_lines() -> None:
+    """End the progress lines still open (before a command's last message: an error, an
+    interrupt), so that message starts a line of its own."""
+    for line in list(ProgressLine.OPEN):
+        line.write("\n")
+        line.flush()
+
+
 def _say(message: str) -> None:
     """``message`` on stderr on a line of its own; the progress lines it interrupted are
     written again below it."""
