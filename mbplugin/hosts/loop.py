@@ -208,10 +208,32 @@ class ContactLoop(HostStep):
                 return True
         return overlap_predicted(batch, W, res, a_free, omega, dt, sel)
 
-    def correction(self, now: ContactBatch, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
+    def end_overlaps(self, bodies: BodyState) -> np.ndarray:
+        """The last step's contacts' overlaps (K,) m at the host's end state ``bodies`` (NaN
+        where a pair is beyond the step's margin): plane-sphere pairs in one compiled call
+        (:class:`~mbplugin.hosts.detection.HostContacts`, the contact layer's kernels: the
+        same bits as ``model.detect_pairs``), others by ``model.detect_pairs``."""
+        assert self.pending is not None
+        keys = self.pending[0].key
+        k = len(keys)
+        fast = self._reads.read(bodies, keys, self.margin, np.zeros((k, 3)))
+        if fast is not None:
+            d, _, found = fast
+            d[~found] = np.nan
+            return d
+        now = self.model.detect_pairs(bodies, keys, self.margin)
+        pos = lookup(now.key, keys)
+        d_now = np.full(k, np.nan)
+        found = pos >= 0
+        d_now[found] = now.delta[pos[found]]
+        return d_now
+
+    def correction(self, now: ContactBatch | np.ndarray,
+                   bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """The position correction (dx, dth) (N, 3) (m, rad) of the free rows after the host
         step: the last step's contacts as the host has them now (``now``: their pairs detected
-        at the host's end state ``bodies``, e.g. ``model.detect_pairs(bodies, keys)``) get the
+        at the host's end state ``bodies``, e.g. ``model.detect_pairs(bodies, keys)``, or their
+        overlaps (K,) m from :meth:`end_overlaps`, NaN where not found) get the
         integrated end overlap by a position impulse mu n on b, -mu n on a, with
         N^T W N mu = delta_host - delta_integrated over the contacts that carried force or
         touch at either end (articulated ones excluded: the implicit step already solved them
@@ -221,10 +243,13 @@ class ContactLoop(HostStep):
         if self.pending is None:
             return dx, dth
         batch, W, res, _, wdiag = self.pending
-        pos = lookup(now.key, batch.key)
-        d_now = np.full(len(batch), np.nan)
-        found = pos >= 0
-        d_now[found] = now.delta[pos[found]]
+        if isinstance(now, np.ndarray):  # the overlaps of :meth:`end_overlaps`
+            d_now = now
+        else:
+            pos = lookup(now.key, batch.key)
+            d_now = np.full(len(batch), np.nan)
+            found = pos >= 0
+            d_now[found] = now.delta[pos[found]]
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         sel = candidates(res, d_now, art)
         if not len(sel):
