@@ -42,7 +42,7 @@ from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.correction import candidates, free_displacement, overlap_predicted
-from mbplugin.hosts.detection import margin_of
+from mbplugin.hosts.detection import PlaneSphereDetection, margin_of
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged, keep_managed
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
@@ -153,6 +153,8 @@ class ContactLoop(HostStep):
                        else codes)
         exclude_unmanaged(model, managed)
         self.model, self.store, self.managed = model, store, managed
+        #: every managed pair a plane and a sphere: detection in one compiled call
+        self._plane_spheres = PlaneSphereDetection.of(model, pairs, self._fixed)
         self.any_art = bool(np.any(self.kind == ARTICULATED))
 
     # -- state ------------------------------------------------------------------------------------
@@ -164,6 +166,8 @@ class ContactLoop(HostStep):
 
     def detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         """The managed contacts at this state with ``delta > -margin``."""
+        if self._plane_spheres is not None:  # (the same batch as below)
+            return self._plane_spheres.detect(bodies, margin, self.world_inertia(bodies)[1])
         return keep_managed(self.model.detect(bodies, margin=margin), self.managed,
                             self._codes, self.model.n_shapes)
 

@@ -18,6 +18,8 @@ The normal-normal part ``n_i^T W_ii n_i`` is 1/m_eff of contact i, rotations inc
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -231,6 +233,7 @@ def free_body_blocks(
             diag[both] = sum2[both]
     cols, indptr = _block_pattern(k)
     W = sp.csr_matrix((diag.ravel(), cols, indptr), shape=(3 * k, 3 * k))
+    W._block_pattern_k = k  # (is_block_pattern)
     return W, diag
 
 
@@ -254,6 +257,14 @@ def _block_pattern(k: int) -> tuple[np.ndarray, np.ndarray]:
             _PATTERNS.clear()
         pat = _PATTERNS[k] = (cols, indptr)
     return pat
+
+
+def is_block_pattern(W: Any, k: int) -> bool:
+    """True when ``W`` (3K, 3K) is a CSR matrix :func:`free_body_blocks` built on
+    :func:`_block_pattern`'s shared arrays: block diagonal, every 3x3 diagonal block stored,
+    rows and columns in canonical order (a tag and a flag: no scan)."""
+    # (tagged by free_body_blocks; its index arrays are read-only views of the pattern's)
+    return getattr(W, "_block_pattern_k", -1) == k and not W.indices.flags.writeable
 
 
 def block_normal_diagonal(blocks: np.ndarray, normal: np.ndarray) -> np.ndarray:
