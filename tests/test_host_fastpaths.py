@@ -122,3 +122,40 @@ def test_plane_sphere_detection_is_the_contact_layers() -> None:
             assert x.dtype == y.dtype and np.array_equal(x, y), f.name
         assert np.all(np.isfinite(fast.k_hertz))
     assert len(seen) > 2  # contacts come and go
+
+
+class _Sides(SimpleNamespace):
+    """A batch's sides (a, b, ra, rb) with its length."""
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+
+def test_one_free_side_w_is_the_block_build() -> None:
+    """Every contact between a static row and its own free row (either side): W and its
+    blocks are those of the block-diagonal build from the contacts' sides (the same bits);
+    a free row on two contacts is left to the general path (W then couples them)."""
+    from mbplugin.hosts.protocol import FREE, STATIC
+    from mbplugin.hosts.wmatrix import _one_free_side, contact_sides, free_rows_delassus
+
+    rng = np.random.default_rng(5)
+    k = 7
+    kind = np.array([STATIC] + [FREE] * k)
+    inv_m = rng.uniform(1, 20, k + 1)
+    a_ = rng.normal(size=(k + 1, 3, 3))
+    inv_i = a_ @ a_.transpose(0, 2, 1)
+    for flip in (False, True):
+        batch = _Sides(a=np.zeros(k, dtype=np.int64), b=rng.permutation(k) + 1,
+                       ra=rng.normal(size=(k, 3)), rb=rng.normal(size=(k, 3)))
+        if flip:
+            batch.a, batch.b, batch.ra, batch.rb = batch.b, batch.a, batch.rb, batch.ra
+        assert _one_free_side(kind, batch.a, batch.b) == (2 if flip else 1)
+        W, blocks, art = free_rows_delassus(kind, batch, inv_m, inv_i)
+        contact, side, _, r = contact_sides(batch)
+        free = kind[side] == FREE
+        ref, ref_blocks = free_body_blocks(k, contact[free], side[free], r[free], inv_m, inv_i)
+        assert is_block_pattern(W, k) and not art.any()
+        assert np.array_equal(W.data, ref.data) and np.array_equal(blocks, ref_blocks)
+        assert np.array_equal(W.indices, ref.indices) and np.array_equal(W.indptr, ref.indptr)
+    shared = SimpleNamespace(a=np.zeros(2, dtype=np.int64), b=np.array([1, 1]))
+    assert _one_free_side(kind, shared.a, shared.b) == 0
