@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, njit_inline
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact import kernels as _k
 from mbplugin.contact.model import PLANE, SPHERE
@@ -76,6 +76,31 @@ def prune(batch: ContactBatch, bodies: BodyState, kind: np.ndarray, store: Any, 
     return batch if keep.all() else batch.take(keep)
 
 
+@njit_inline
+def _rotations(quat):
+    """The rotation matrices (N, 3, 3) of the quaternions (N, 4) [w, x, y, z] (the contact
+    layer's ``quat_matrix``, as ``BodyState.rotations_ext``)."""
+    nb = quat.shape[0]
+    R = np.empty((nb, 3, 3))
+    for i in range(nb):
+        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+        for a in range(3):
+            for b in range(3):
+                R[i, a, b] = m[3 * a + b]
+    return R
+
+
+@njit_inline
+def _plane_sphere_pair(p, s, body, lpos, lrot, plane_n, plane_p, radius, pos, R, Rp, Rs):
+    """(point, normal, delta) 7-tuple of plane shape ``p`` against sphere shape ``s`` at the
+    bodies' poses (``pos``, rotations ``R``; ``Rp``, ``Rs`` (3, 3) work arrays): the contact
+    layer's kernels (``shape_pose``, ``plane_frame``, ``plane_sphere``)."""
+    cp = _k.shape_pose(p, body, lpos, lrot, pos, R, Rp)
+    q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
+    cs = _k.shape_pose(s, body, lpos, lrot, pos, R, Rs)
+    return _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+
+
 @njit
 def host_plane_spheres(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
                        omega, margin, u0, d, u, found):
@@ -85,21 +110,12 @@ def host_plane_spheres(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, 
     [w, x, y, z], ``vel``, ``omega`` world (N, .); a shape's body -1: the world); ``found``
     (K,) where
     d > -``margin`` (m), else d = -margin and u = ``u0``."""
-    nb = pos.shape[0]
-    R = np.empty((nb, 3, 3))
-    for i in range(nb):
-        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
-        for a in range(3):
-            for b in range(3):
-                R[i, a, b] = m[3 * a + b]
+    R = _rotations(quat)
     Rp = np.empty((3, 3))
     Rs = np.empty((3, 3))
     for k in range(sa.shape[0]):
         p, s = sa[k], sb[k]
-        cp = _k.shape_pose(p, body, lpos, lrot, pos, R, Rp)
-        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
-        cs = _k.shape_pose(s, body, lpos, lrot, pos, R, Rs)
-        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        t = _plane_sphere_pair(p, s, body, lpos, lrot, plane_n, plane_p, radius, pos, R, Rp, Rs)
         dl = t[6]
         if not dl > -margin:
             found[k] = False
@@ -168,22 +184,13 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
     contact layer's kernels (:func:`host_plane_spheres`' geometry, then ``contact_kinematics``
     and ``effective_mass``), written into the output rows in the pairs' order, ``idx`` the
     pair of each; returns their count."""
-    nb = pos.shape[0]
-    R = np.empty((nb, 3, 3))
-    for i in range(nb):
-        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
-        for a in range(3):
-            for b in range(3):
-                R[i, a, b] = m[3 * a + b]
+    R = _rotations(quat)
     Rp = np.empty((3, 3))
     Rs = np.empty((3, 3))
     n = 0
     for k in range(sa.shape[0]):
         p, s = sa[k], sb[k]
-        cp = _k.shape_pose(p, body, lpos, lrot, pos, R, Rp)
-        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
-        cs = _k.shape_pose(s, body, lpos, lrot, pos, R, Rs)
-        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        t = _plane_sphere_pair(p, s, body, lpos, lrot, plane_n, plane_p, radius, pos, R, Rp, Rs)
         if not t[6] > -margin:
             continue
         idx[n] = k
