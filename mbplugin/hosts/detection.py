@@ -3,14 +3,16 @@ same rules for every host backend."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, njit_inline
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact import kernels as _k
 from mbplugin.contact.model import PLANE, SPHERE
+from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import max_norm_rows, norm_rows
 from mbplugin.hosts.protocol import FREE
 
@@ -74,6 +76,31 @@ def prune(batch: ContactBatch, bodies: BodyState, kind: np.ndarray, store: Any, 
     return batch if keep.all() else batch.take(keep)
 
 
+@njit_inline
+def _rotations(quat):
+    """The rotation matrices (N, 3, 3) of the quaternions (N, 4) [w, x, y, z] (the contact
+    layer's ``quat_matrix``, as ``BodyState.rotations_ext``)."""
+    nb = quat.shape[0]
+    R = np.empty((nb, 3, 3))
+    for i in range(nb):
+        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+        for a in range(3):
+            for b in range(3):
+                R[i, a, b] = m[3 * a + b]
+    return R
+
+
+@njit_inline
+def _plane_sphere_pair(p, s, body, lpos, lrot, plane_n, plane_p, radius, pos, R, Rp, Rs):
+    """(point, normal, delta) 7-tuple of plane shape ``p`` against sphere shape ``s`` at the
+    bodies' poses (``pos``, rotations ``R``; ``Rp``, ``Rs`` (3, 3) work arrays): the contact
+    layer's kernels (``shape_pose``, ``plane_frame``, ``plane_sphere``)."""
+    cp = _k.shape_pose(p, body, lpos, lrot, pos, R, Rp)
+    q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
+    cs = _k.shape_pose(s, body, lpos, lrot, pos, R, Rs)
+    return _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+
+
 @njit
 def host_plane_spheres(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
                        omega, margin, u0, d, u, found):
@@ -83,21 +110,12 @@ def host_plane_spheres(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, 
     [w, x, y, z], ``vel``, ``omega`` world (N, .); a shape's body -1: the world); ``found``
     (K,) where
     d > -``margin`` (m), else d = -margin and u = ``u0``."""
-    nb = pos.shape[0]
-    R = np.empty((nb, 3, 3))
-    for i in range(nb):
-        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
-        for a in range(3):
-            for b in range(3):
-                R[i, a, b] = m[3 * a + b]
+    R = _rotations(quat)
     Rp = np.empty((3, 3))
     Rs = np.empty((3, 3))
     for k in range(sa.shape[0]):
         p, s = sa[k], sb[k]
-        cp = _k.shape_pose(p, body, lpos, lrot, pos, R, Rp)
-        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
-        cs = _k.shape_pose(s, body, lpos, lrot, pos, R, Rs)
-        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        t = _plane_sphere_pair(p, s, body, lpos, lrot, plane_n, plane_p, radius, pos, R, Rp, Rs)
         dl = t[6]
         if not dl > -margin:
             found[k] = False
@@ -153,3 +171,119 @@ class HostContacts:
                            c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
                            float(margin), np.ascontiguousarray(u0, dtype=float), d, u, found)
         return d, u, found
+
+
+@njit
+def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                          omega, inv_m, inv_i, margin, idx, point, normal, delta, ddelta, vt,
+                          m_eff, ra, rb):
+    """The contacts of the plane-sphere shape pairs (``sa`` planes, ``sb`` spheres; ``radius``
+    per shape, m) with delta > -``margin`` (m) at the bodies' state (``pos``, ``quat`` [w, x,
+    y, z], ``vel``, ``omega`` world (N, .); a shape's body -1: the world; ``inv_m`` (N + 1,),
+    ``inv_i`` (N + 1, 3, 3) world frame, as the contact layer's ``finish`` takes them): the
+    contact layer's kernels (:func:`host_plane_spheres`' geometry, then ``contact_kinematics``
+    and ``effective_mass``), written into the output rows in the pairs' order, ``idx`` the
+    pair of each; returns their count."""
+    R = _rotations(quat)
+    Rp = np.empty((3, 3))
+    Rs = np.empty((3, 3))
+    n = 0
+    for k in range(sa.shape[0]):
+        p, s = sa[k], sb[k]
+        t = _plane_sphere_pair(p, s, body, lpos, lrot, plane_n, plane_p, radius, pos, R, Rp, Rs)
+        if not t[6] > -margin:
+            continue
+        idx[n] = k
+        for a in range(3):
+            point[n, a] = t[a]
+            normal[n, a] = t[3 + a]
+        delta[n] = t[6]
+        ba, bb = body[p], body[s]
+        kin = _k.contact_kinematics(ba, bb, t[0], t[1], t[2], t[3], t[4], t[5], pos, vel, omega)
+        for a in range(3):
+            ra[n, a] = kin[a]
+            rb[n, a] = kin[3 + a]
+            vt[n, a] = kin[7 + a]
+        ddelta[n] = kin[6]
+        m_eff[n] = _k.effective_mass(ba, bb, kin[0], kin[1], kin[2], kin[3], kin[4], kin[5],
+                                     t[3], t[4], t[5], inv_m, inv_i)
+        n += 1
+    return n
+
+
+class PlaneSphereDetection:
+    """Detection of a host whose managed shape pairs are all plane-sphere pairs (spheres on
+    the ground), in one compiled call (:func:`plane_sphere_contacts`): the batch of the
+    contact layer's ``detect`` followed by :func:`mbplugin.hosts.model.keep_managed`, the
+    same contacts in the same order (by key) with the same bits, without its broad phase
+    and per-step Python. The pairs' constant fields (keys, bodies, laws, Hertz stiffness,
+    effective radius) are the contact layer's ``finish`` of every pair, derived once.
+    :meth:`of` returns None for any other model (the caller keeps the general path)."""
+
+    def __init__(self, model: Any, sa: np.ndarray, sb: np.ndarray) -> None:
+        self.model = model
+        self.sa, self.sb = sa, sb
+        self._c: Any = None
+        self._const: tuple[np.ndarray, ...] | None = None
+
+    @classmethod
+    def of(cls, model: Any, pairs: np.ndarray, fixed: np.ndarray) -> PlaneSphereDetection | None:
+        """The detector of the managed shape ``pairs`` (P, 2) of ``model`` (rows ``fixed``
+        (N,) static), or None unless every pair is a plane and a sphere."""
+        c = model.arrays
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        if not len(pairs):
+            return None
+        ka, kb = c.kind[pairs[:, 0]], c.kind[pairs[:, 1]]
+        plane_a = (ka == PLANE) & (kb == SPHERE)
+        if not np.all(plane_a | ((kb == PLANE) & (ka == SPHERE))):
+            return None
+        sa = np.where(plane_a, pairs[:, 0], pairs[:, 1])
+        sb = np.where(plane_a, pairs[:, 1], pairs[:, 0])
+        code = np.unique(sa * c.n + sb)
+        sa, sb = code // c.n, code % c.n  # sorted as the keys: the detection's order
+        ok = c._allowed(sa, sb, np.append(np.asarray(fixed, dtype=bool), True))
+        if not ok.any():
+            return None
+        return cls(model, np.ascontiguousarray(sa[ok]), np.ascontiguousarray(sb[ok]))
+
+    def _constants(self, bodies: BodyState) -> tuple[np.ndarray, ...]:
+        """(a, b, key, law, k_hertz, r_eff) of every pair: the contact layer's ``finish``."""
+        c = self.model.arrays
+        if self._const is None or self._c is not c:
+            k = len(self.sa)
+            z3 = np.zeros((k, 3))
+            z3[:, 2] = 1.0
+            cat = {"sa": self.sa, "sb": self.sb, "point": np.zeros((k, 3)), "normal": z3,
+                   "delta": np.zeros(k), "r_eff": c.radius[self.sb],
+                   "feature": np.zeros(k, dtype=np.int64)}
+            rot = bodies.rotations_ext()
+            full = c.finish(cat, bodies, rot, *bodies.kinematics_ext())
+            self._const = (full.a, full.b, full.key, full.law, full.k_hertz, full.r_eff)
+            self._c = c
+        return self._const
+
+    def detect(self, bodies: BodyState, margin: float, inv_i_w: np.ndarray) -> ContactBatch:
+        """The managed contacts with delta > -``margin`` (m) at ``bodies``; ``inv_i_w`` (N + 1,
+        3, 3) the rows' world-frame inverse inertia (``bodies.inv_inertia_world_ext()``)."""
+        if not (math.isfinite(margin) and margin >= 0):
+            raise ParameterError(f"margin = {margin:g} m is outside its allowed range [0, inf)")
+        bodies.validate()
+        a, b, key, law, k_hertz, r_eff = self._constants(bodies)
+        c = self.model.arrays
+        k = len(self.sa)
+        idx = np.empty(k, dtype=np.int64)
+        point, normal, vt, ra, rb = (np.empty((k, 3)) for _ in range(5))
+        delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
+        n = plane_sphere_contacts(self.sa, self.sb, c.body, c.lpos, c.lrot, c.plane_n,
+                                  c.plane_p, c.radius, bodies.pos, bodies.quat, bodies.vel,
+                                  bodies.omega, bodies.inv_mass_ext(), inv_i_w, float(margin),
+                                  idx, point, normal, delta, ddelta, vt, m_eff, ra, rb)
+        if not n:
+            return ContactBatch.empty()
+        if n == k:
+            return ContactBatch(a.copy(), b.copy(), key.copy(), point, normal, delta, ddelta,
+                                vt, m_eff, r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
+        i = idx[:n]
+        return ContactBatch(a[i], b[i], key[i], point[:n], normal[:n], delta[:n], ddelta[:n],
+                            vt[:n], m_eff[:n], r_eff[i], ra[:n], rb[:n], law[i], k_hertz[i])

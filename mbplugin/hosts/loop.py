@@ -42,7 +42,7 @@ from mbplugin.contact import BodyState, ContactBatch, ContactModel, as_pair_law
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.correction import candidates, free_displacement, overlap_predicted
-from mbplugin.hosts.detection import margin_of
+from mbplugin.hosts.detection import PlaneSphereDetection, margin_of
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged, keep_managed
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
@@ -153,6 +153,8 @@ class ContactLoop(HostStep):
                        else codes)
         exclude_unmanaged(model, managed)
         self.model, self.store, self.managed = model, store, managed
+        #: every managed pair a plane and a sphere: detection in one compiled call
+        self._plane_spheres = PlaneSphereDetection.of(model, pairs, self._fixed)
         self.any_art = bool(np.any(self.kind == ARTICULATED))
 
     # -- state ------------------------------------------------------------------------------------
@@ -164,6 +166,8 @@ class ContactLoop(HostStep):
 
     def detect(self, bodies: BodyState, margin: float) -> ContactBatch:
         """The managed contacts at this state with ``delta > -margin``."""
+        if self._plane_spheres is not None:  # (the same batch as below)
+            return self._plane_spheres.detect(bodies, margin, self.world_inertia(bodies)[1])
         return keep_managed(self.model.detect(bodies, margin=margin), self.managed,
                             self._codes, self.model.n_shapes)
 
@@ -208,10 +212,32 @@ class ContactLoop(HostStep):
                 return True
         return overlap_predicted(batch, W, res, a_free, omega, dt, sel)
 
-    def correction(self, now: ContactBatch, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
+    def end_overlaps(self, bodies: BodyState) -> np.ndarray:
+        """The last step's contacts' overlaps (K,) m at the host's end state ``bodies`` (NaN
+        where a pair is beyond the step's margin): plane-sphere pairs in one compiled call
+        (:class:`~mbplugin.hosts.detection.HostContacts`, the contact layer's kernels: the
+        same bits as ``model.detect_pairs``), others by ``model.detect_pairs``."""
+        assert self.pending is not None
+        keys = self.pending[0].key
+        k = len(keys)
+        fast = self._reads.read(bodies, keys, self.margin, np.zeros((k, 3)))
+        if fast is not None:
+            d, _, found = fast
+            d[~found] = np.nan
+            return d
+        now = self.model.detect_pairs(bodies, keys, self.margin)
+        pos = lookup(now.key, keys)
+        d_now = np.full(k, np.nan)
+        found = pos >= 0
+        d_now[found] = now.delta[pos[found]]
+        return d_now
+
+    def correction(self, now: ContactBatch | np.ndarray,
+                   bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """The position correction (dx, dth) (N, 3) (m, rad) of the free rows after the host
         step: the last step's contacts as the host has them now (``now``: their pairs detected
-        at the host's end state ``bodies``, e.g. ``model.detect_pairs(bodies, keys)``) get the
+        at the host's end state ``bodies``, e.g. ``model.detect_pairs(bodies, keys)``, or their
+        overlaps (K,) m from :meth:`end_overlaps`, NaN where not found) get the
         integrated end overlap by a position impulse mu n on b, -mu n on a, with
         N^T W N mu = delta_host - delta_integrated over the contacts that carried force or
         touch at either end (articulated ones excluded: the implicit step already solved them
@@ -221,10 +247,13 @@ class ContactLoop(HostStep):
         if self.pending is None:
             return dx, dth
         batch, W, res, _, wdiag = self.pending
-        pos = lookup(now.key, batch.key)
-        d_now = np.full(len(batch), np.nan)
-        found = pos >= 0
-        d_now[found] = now.delta[pos[found]]
+        if isinstance(now, np.ndarray):  # the overlaps of :meth:`end_overlaps`
+            d_now = now
+        else:
+            pos = lookup(now.key, batch.key)
+            d_now = np.full(len(batch), np.nan)
+            found = pos >= 0
+            d_now[found] = now.delta[pos[found]]
         art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
         sel = candidates(res, d_now, art)
         if not len(sel):

@@ -13,14 +13,17 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.hosts.arrays import diagonal_blocks
-from mbplugin.hosts.protocol import ARTICULATED, FREE
+from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
 from mbplugin.pipeline.delassus import (
+    block_diagonal_w,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
     normal_diagonal,
+    side_blocks,
 )
 
 
@@ -44,6 +47,11 @@ def free_rows_delassus(kind: np.ndarray, batch: ContactBatch, inv_m: np.ndarray,
     (CSR; ``blocks`` None); with one it is dense (3K, 3K), for the articulated bodies' parts
     to be added in."""
     k = len(batch)
+    one = _one_free_side(kind, batch.a, batch.b) if k else 0
+    if one:  # every contact one free side, all on side b (1) or a (2), no row twice
+        obj, r = (batch.b, batch.rb) if one == 1 else (batch.a, batch.ra)
+        blocks = side_blocks(obj, r, inv_m, inv_i_w)
+        return block_diagonal_w(k, blocks), blocks, np.zeros(2 * k, dtype=bool)
     contact, side, sign, r = contact_sides(batch)
     free = kind[side] == FREE
     art = kind[side] == ARTICULATED
@@ -58,6 +66,30 @@ def free_rows_delassus(kind: np.ndarray, batch: ContactBatch, inv_m: np.ndarray,
     W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
                             inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
     return W, None, art
+
+
+@njit
+def _one_free_side(kind, a, b):
+    """1 when side b of every contact is a FREE row and side a a STATIC one, 2 for the
+    reverse, and no free row is a side of two contacts (W block diagonal, its blocks the free
+    sides' in the contacts' order: what :func:`free_body_blocks` builds then); else 0.
+    (Rows are indexed as NumPy's ``kind[side]``: -1 the last.)"""
+    n = kind.shape[0]
+    seen = np.zeros(n, dtype=np.bool_)
+    out = 0
+    for i in range(a.shape[0]):
+        ka, kb = kind[a[i]], kind[b[i]]
+        if kb == FREE and ka == STATIC:
+            side, this = b[i], 1
+        elif ka == FREE and kb == STATIC:
+            side, this = a[i], 2
+        else:
+            return 0
+        if side < 0 or (out != 0 and this != out) or seen[side]:
+            return 0
+        out = this
+        seen[side] = True
+    return out
 
 
 def normal_entries(W: Any, blocks: np.ndarray | None, normal: np.ndarray) -> np.ndarray:

@@ -210,8 +210,7 @@ class MujocoContacts:
                 loop.predictable(dt, bodies.omega)
                 and not (native.any() and (native[batch.a].any() or native[batch.b].any()))):
             end = host.end_poses(bodies)
-            now = loop.model.detect_pairs(end, batch.key, loop.margin)
-            dx, dth = loop.correction(now, end)
+            dx, dth = loop.correction(loop.end_overlaps(end), end)
             forced[host.free_rows.move(dx, dth, end)] = True
         if self.exact_flight and len(host.free):
             host.free_rows.flight(~forced[host.free] & ~native[host.free], g, dt)

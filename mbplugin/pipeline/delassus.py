@@ -18,6 +18,8 @@ The normal-normal part ``n_i^T W_ii n_i`` is 1/m_eff of contact i, rotations inc
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -214,10 +216,7 @@ def free_body_blocks(
     count = np.bincount(contact, minlength=k)
     if count.min() < 1:
         return None
-    # I/m per side (one product per entry: the same bits as einsum("n,ij->nij", ...))
-    blocks = inv_mass[obj][:, None, None] * _EYE
-    sk = skew(r)
-    blocks -= sk @ inv_inertia_world[obj] @ sk
+    blocks = side_blocks(obj, r, inv_mass, inv_inertia_world)
     if len(contact) == k and np.array_equal(contact, np.arange(k)):
         diag = blocks  # one free side per contact, in the contacts' order
     else:
@@ -229,9 +228,44 @@ def free_body_blocks(
             np.add.at(sum2, contact[two], blocks[two])
             both = count == 2
             diag[both] = sum2[both]
+    return block_diagonal_w(k, diag), diag
+
+
+def side_blocks(obj: np.ndarray, r: np.ndarray, inv_mass: np.ndarray,
+                inv_inertia_world: np.ndarray) -> np.ndarray:
+    """I/m - [r]x I_w^-1 [r]x (S, 3, 3) 1/kg of the free bodies ``obj`` (S,) int64 at lever
+    arms ``r`` (S, 3) m (``inv_mass`` (N,) 1/kg, ``inv_inertia_world`` (N, 3, 3)): I/m and
+    [r]x written in one compiled pass (the same values as ``inv_mass[obj][:, None, None] *
+    I`` and :func:`skew`), the product by NumPy's stacked matmul as before (its bits)."""
+    s = len(obj)
+    blocks, sk = np.empty((s, 3, 3)), np.empty((s, 3, 3))
+    _side_parts(np.asarray(obj, dtype=np.int64), np.ascontiguousarray(r, dtype=float),
+                np.ascontiguousarray(inv_mass, dtype=float), blocks, sk)
+    blocks -= sk @ inv_inertia_world[obj] @ sk
+    return blocks
+
+
+@njit
+def _side_parts(obj, r, inv_mass, blocks, sk):
+    """blocks[e] = inv_mass[obj[e]] * I (one product per entry) and sk[e] = [r_e]x."""
+    for e in range(obj.shape[0]):
+        im = inv_mass[obj[e]]
+        for a in range(3):
+            for c in range(3):
+                blocks[e, a, c] = im * (1.0 if a == c else 0.0)
+                sk[e, a, c] = 0.0
+        sk[e, 0, 1], sk[e, 0, 2] = -r[e, 2], r[e, 1]
+        sk[e, 1, 0], sk[e, 1, 2] = r[e, 2], -r[e, 0]
+        sk[e, 2, 0], sk[e, 2, 1] = -r[e, 1], r[e, 0]
+
+
+def block_diagonal_w(k: int, diag: np.ndarray) -> sp.csr_matrix:
+    """W (3K, 3K) canonical CSR of the diagonal blocks ``diag`` (K, 3, 3) on the shared
+    pattern (:func:`_block_pattern`; tagged for :func:`is_block_pattern`)."""
     cols, indptr = _block_pattern(k)
     W = sp.csr_matrix((diag.ravel(), cols, indptr), shape=(3 * k, 3 * k))
-    return W, diag
+    W._block_pattern_k = k  # (is_block_pattern)
+    return W
 
 
 #: the CSR pattern (column indices, row pointers) of a block-diagonal W per contact count K,
@@ -254,6 +288,14 @@ def _block_pattern(k: int) -> tuple[np.ndarray, np.ndarray]:
             _PATTERNS.clear()
         pat = _PATTERNS[k] = (cols, indptr)
     return pat
+
+
+def is_block_pattern(W: Any, k: int) -> bool:
+    """True when ``W`` (3K, 3K) is a CSR matrix :func:`free_body_blocks` built on
+    :func:`_block_pattern`'s shared arrays: block diagonal, every 3x3 diagonal block stored,
+    rows and columns in canonical order (a tag and a flag: no scan)."""
+    # (tagged by free_body_blocks; its index arrays are read-only views of the pattern's)
+    return getattr(W, "_block_pattern_k", -1) == k and not W.indices.flags.writeable
 
 
 def block_normal_diagonal(blocks: np.ndarray, normal: np.ndarray) -> np.ndarray:

@@ -62,6 +62,7 @@ from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline import events
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
+from mbplugin.pipeline.delassus import is_block_pattern
 from mbplugin.pipeline.events import locate_py, strict_side_py
 from mbplugin.pipeline.friction import Friction, friction_force_with, friction_params
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -490,8 +491,19 @@ def _compiled_law(law: Any) -> bool:
             and type(law).state_rate is Law.state_rate)
 
 
+def _all_compiled(laws: tuple[Law, ...]) -> bool:
+    """Whether every law has a compiled kernel (:func:`_compiled_law`), kept for the last
+    tuple of laws (a store's laws never change)."""
+    hit = _LAW_TABLES.get("compiled")
+    if hit is None or hit[0] is not laws:
+        hit = _LAW_TABLES["compiled"] = (laws, all(_compiled_law(law) for law in laws))
+    return hit[1]
+
+
 #: the last W pattern's groups (one entry: consecutive host steps of a backend at rest)
 _GROUPS_CACHE: dict[str, Any] = {}
+#: the group layout of block-diagonal W's on the shared pattern, per (K, states per contact)
+_BLOCK_GROUPS: dict[tuple[int, int], Any] = {}
 #: W's with more stored entries than this are not cached (their key alone costs a copy)
 CACHE_NNZ = 200_000
 
@@ -598,6 +610,25 @@ class GroupedContactSpace:
         path's groups."""
         k = self.k
         W = self.W
+        if is_block_pattern(W, k):
+            # W block diagonal on the shared pattern (free_body_blocks: spheres on the ground):
+            # every contact a group of its own in the batch's order; the layout is the one
+            # the general path below derives for such a W, kept per (K, per)
+            hit = _BLOCK_GROUPS.get((k, per))
+            if hit is None:
+                rows = np.repeat(np.arange(3 * k), 3)
+                cols = W.indices.astype(np.int64)
+                ar = np.arange(k)
+                self._layout(ar, ar, np.ones(k, dtype=np.int64), rows // 3, cols // 3, rows,
+                             cols, W.data)
+                if len(_BLOCK_GROUPS) > 16:
+                    _BLOCK_GROUPS.clear()
+                hit = _BLOCK_GROUPS[(k, per)] = (self.widx, self.labels, self.order,
+                                                 self.sizes, self.gptr, self.goff)
+            self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff = hit
+            self.ident, self.big = True, np.zeros(0, dtype=np.int64)
+            self.wdata = W.data  # (read only)
+            return
         key = None
         canonical_csr = sp.issparse(W) and W.format == "csr" and W.has_canonical_format
         if canonical_csr:
@@ -733,7 +764,7 @@ class GroupedContactSpace:
         integrate_groups`)."""
         store = self.store
         ns = 0 if self.stick is None else 3  # spring states per contact
-        ok = all(_compiled_law(law) for law in store.laws) and self.k > 0
+        ok = _all_compiled(store.laws) and self.k > 0
         if ok:
             self._groups(4 + ns + NODE_MAX)
             # groups too large for the compiled path: the implicit step (laws without ODE
