@@ -337,7 +337,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
             # the layout of _event_values: onsets (free pairs) and renewals are strict rules
             strict = (jj < nw and w_kind[jj] == W_FREE) or (nw <= jj < n_rule)
             if events.crossed(ga[jj], gb[jj], strict):
-                tj = events.locate(ta, tb, ga[jj], gb[jj], events.ENGINE_TOL, events.ENGINE_ULPS,
+                tj = events.locate(ta, tb, ga[jj], gb[jj], 0.0, 0.0, events.ENGINE_ULPS,
                                    events.ENGINE_MAX_ITER,
                                    (t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP, W))
                 if best_j < 0 or tj < best:

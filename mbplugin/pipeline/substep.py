@@ -335,7 +335,7 @@ class ContactSpace:
         cls, d_sep = self._classes()
         g0 = self._watch(y_old, cls, d_sep)[0] if g_old is None else g_old
         g1, _ = self._watch(y_new, cls, d_sep)
-        tol = 1e-13 + 1e-12 * abs(t_new)
+        tol = 0.5 * (1e-13 + 1e-12 * abs(t_new))  # half the bracket (events.brent_step)
         best: float | None = None
         strict = np.zeros(g0.shape, dtype=np.bool_)
         strict[:, events.S_RULE] = cls == events.FREE
@@ -343,7 +343,8 @@ class ContactSpace:
         for i, slot in zip(*np.nonzero(events.crossed(g0, g1, strict)), strict=True):
             def g(t: float, i: int = int(i), slot: int = int(slot)) -> float:
                 return float(self._watch(np.asarray(sol(t), dtype=float), cls, d_sep)[0][i, slot])
-            te = locate_py(g, t_old, t_new, float(g0[i, slot]), float(g1[i, slot]), tol, 0.0, 200)
+            te = locate_py(g, t_old, t_new, float(g0[i, slot]), float(g1[i, slot]), 0.0, tol, 0.0,
+                           200)
             # just past the event: where its value is strictly negative (as the compiled
             # path's _locate), so that a strict rule (a latch's renewal at d = d_sep exactly,
             # an onset at d = 0) has fired there; else the next solver starts on a value of

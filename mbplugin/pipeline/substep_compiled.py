@@ -300,7 +300,7 @@ def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
     1e-13 + 1e-12 |t| s, then moved until the value is strictly negative
     (:func:`~mbplugin.pipeline.events.strict_side`, at most to the step's end)."""
     E = (t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind)
-    b = locate(a, b, ga, gb, 1e-13 + 1e-12 * abs(b), 0.0, 200, E)
+    b = locate(a, b, ga, gb, 0.0, 0.0, 1.0, 200, E)
     return strict_side(b, t_old + h, E)
 
 
