@@ -177,7 +177,8 @@ register_events(_is_analyser_events, _analyser_event_at)
 @njit
 def _locate(which, lo, hi, glo, ghi, y_old, Fd, tmp, kid, mode, c, n_ode, mem, fscale, xscale, v0):
     """The event root in (lo, hi] of the step fraction (glo > 0 >= ghi), where the value is
-    <= 0: :func:`mbplugin.pipeline.events.brent` to 4e-16 |x| + 1e-16."""
+    <= 0: :func:`mbplugin.pipeline.events.locate` (Brent's method) to a bracket of
+    2 (4e-16 |x| + 1e-16)."""
     return locate(lo, hi, glo, ghi, 4e-16, 1e-16, 0.0, 200,
                  (which, y_old, Fd, tmp, (kid, mode, c, n_ode, mem, fscale, xscale, v0)))
 

@@ -33,19 +33,21 @@ iteration, :func:`brent_step`, and two loops over it: :func:`locate` (compiled; 
   while Brent's method bisects as soon as a step fails to halve the bracket (at most N^2
   evaluations for N bisections, Brent 1973, Ch. 4).
 * It closes a bracket to what the driver asks: the width |cc - b| <= 2 (``rtol`` |b| + ``atol``)
-  + ``ulps`` spacing (adjacent floats with ``ulps`` = 1), a step never below one ulp of b; an
-  exact zero of g does not stop it (in a flat zero of g, e.g. a force that stays exactly 0, the
-  event is the first such float, not wherever an iterate landed).
+  + ``ulps`` spacing (adjacent floats with ``ulps`` = 1), a step never below one ulp of b. An
+  exact zero of g does not stop it: one minimal step back closes the bracket unless g is 0 there
+  too (a flat zero, e.g. a force that stays exactly 0: bisected to its first float, not
+  wherever an iterate landed).
 
 The drivers: the standalone engine (compiled, :mod:`mbplugin.dynamics.compiled`, and its SciPy
 path, :mod:`mbplugin.dynamics.integrators`) and the hosts' sub-stepper (compiled,
 :mod:`mbplugin.pipeline.substep_compiled`, and its NumPy reference, :mod:`mbplugin.pipeline.
 substep`) close to adjacent floats of t; the impact analyser (:mod:`mbplugin.impact._compiled`,
 on the step fraction in [0, 1]) to its own 4e-16 |x| + 1e-16 (its results stay those of its
-Brent's method before: 87 of its 92 pinned vectors bit for bit, the other 5 the flat zeros
-above). The implicit step's line search (:mod:`mbplugin.pipeline.implicit`) is not a root finder
-of this kind: it stops at the first point whose slope has fallen to a quarter (a curvature
-condition), not at a root.
+Brent loop before: 87 of its 92 pinned vectors bit for bit, four within 2 ulps, and one moved
+where that loop had stopped at an exact zero past the end of contact: Alizadeh's law at press m
+g, whose force turns negative before delta = 0; tests/test_root_finder.py). The implicit step's
+line search (:mod:`mbplugin.pipeline.implicit`) is not a root finder of this kind: it stops at
+the first point whose slope has fallen to a quarter (a curvature condition), not at a root.
 
 Compiled drivers register their event function: :func:`locate` and :func:`strict_side` evaluate
 g through :func:`event_at`, which numba resolves at compile time to the event function the
@@ -64,8 +66,9 @@ from numba.extending import overload
 from mbplugin._jit import CALLEE_JIT_OPTIONS, njit, njit_inline
 from mbplugin.pipeline import rules
 
-#: the engine's bracket: adjacent floats of t (the first float where g <= 0)
-ENGINE_ULPS = 1.0
+#: the bracket of the engine and the sub-stepper: adjacent floats of t (the first float where
+#: g <= 0; see the module's docstring)
+ULPS = 1.0
 ENGINE_MAX_ITER = 300
 
 
@@ -260,7 +263,14 @@ def brent_step(a, fa, b, fb, cc, fc, d, e, rtol, atol, ulps):
     xm = 0.5 * (cc - b)
     if abs(xm) <= tol + 0.5 * ulps * np.spacing(min(abs(b), abs(cc))):
         return a, fa, b, fb, cc, fc, d, e, True
-    if abs(e) >= tol and abs(fa) > abs(fb):
+    step = max(tol, np.spacing(abs(b)))
+    if fb == 0.0 and (fa != 0.0 or abs(d) > 2.0 * step):
+        # an exact zero (interpolation would step 0 and bisect on): one minimal step towards the
+        # other end, which closes the bracket unless g is 0 there too (a flat zero: the previous
+        # iterate is then a zero as well, and the bracket is bisected on)
+        d = step if xm > 0 else -step
+        e = d
+    elif abs(e) >= tol and abs(fa) > abs(fb):
         s = fb / fa
         if a == cc:
             p = 2.0 * xm * s
@@ -285,7 +295,6 @@ def brent_step(a, fa, b, fb, cc, fc, d, e, rtol, atol, ulps):
         e = d
     a = b
     fa = fb
-    step = max(tol, np.spacing(abs(b)))
     if abs(d) > step:
         t = b + d
     else:
@@ -317,7 +326,7 @@ def locate(a, b, ga, gb, rtol, atol, ulps, max_iter, E):
 
 # ---- Python: g a callable (the NumPy paths) -----------------------------------------------
 def locate_py(g: Callable[[float], float], a: float, b: float, ga: float, gb: float,
-              rtol: float = 0.0, atol: float = 0.0, ulps: float = ENGINE_ULPS,
+              rtol: float = 0.0, atol: float = 0.0, ulps: float = ULPS,
               max_iter: int = ENGINE_MAX_ITER) -> float:
     """:func:`locate` with a Python event function ``g(t)`` (the same compiled
     :func:`brent_step`); by default the engine's bracket (adjacent floats)."""
