@@ -26,9 +26,11 @@ iteration, :func:`brent_step`, and two loops over it: :func:`locate` (compiled; 
   module's method before) closed to one ulp give bit for bit the same 5 s steel drop of the
   engine and the same 92 result vectors of ``benchmarks/analyser_pins.py``.
 * So the method is chosen by its cost, evaluations of g per located event (strict side
-  included): the engine's 5 s steel drop 20.7 (one ulp) against Illinois' 52 (its old bracket
-  of 4 ulps); the analyser's pins 35 (one ulp; 31 at its own bracket) against Illinois' 66 (one
-  ulp). Where g is not smooth at its root (a Hertz force vanishing as delta^1.5, the kink of
+  included): the engine's 5 s steel drop 20.5 against Illinois' 52.2 (at its old bracket of 4
+  ulps); the sub-stepper's PyBullet and MuJoCo steel drops (``benchmarks/host_pins.py``) 27.8
+  against Illinois' 42.8 (at its old 1e-13 s); the analyser's pins 29.6 against Illinois' 66 at
+  one ulp (26.3 for its old Brent loop, which stopped at any exact zero). Where g is not smooth
+  at its root (a Hertz force vanishing as delta^1.5, the kink of
   :func:`rules.end_value`'s max) Illinois' secant points only creep (every fourth a bisection),
   while Brent's method bisects as soon as a step fails to halve the bracket (at most N^2
   evaluations for N bisections, Brent 1973, Ch. 4).
@@ -252,6 +254,7 @@ def brent_step(a, fa, b, fb, cc, fc, d, e, rtol, atol, ulps):
         fc = fa
         d = b - a
         e = d
+    fresh = True  # b is the point evaluated last
     if abs(fc) < abs(fb):
         a = b
         b = cc
@@ -259,15 +262,16 @@ def brent_step(a, fa, b, fb, cc, fc, d, e, rtol, atol, ulps):
         fa = fb
         fb = fc
         fc = fa
+        fresh = False
     tol = rtol * abs(b) + atol
     xm = 0.5 * (cc - b)
     if abs(xm) <= tol + 0.5 * ulps * np.spacing(min(abs(b), abs(cc))):
         return a, fa, b, fb, cc, fc, d, e, True
     step = max(tol, np.spacing(abs(b)))
-    if fb == 0.0 and (fa != 0.0 or abs(d) > 2.0 * step):
-        # an exact zero (interpolation would step 0 and bisect on): one minimal step towards the
-        # other end, which closes the bracket unless g is 0 there too (a flat zero: the previous
-        # iterate is then a zero as well, and the bracket is bisected on)
+    if fb == 0.0 and fa != 0.0 and fresh:
+        # an exact zero just found (interpolation would step 0 and bisect on): one minimal step
+        # towards the other end, which closes the bracket unless g is 0 there too (a flat zero:
+        # then no more such steps, the bracket is bisected to the zero's first float)
         d = step if xm > 0 else -step
         e = d
     elif abs(e) >= tol and abs(fa) > abs(fb):
