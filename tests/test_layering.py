@@ -281,18 +281,19 @@ ONE_PLACE = {
     "pipeline/dop853.py": ("dop853_step", "dop853_dense", "dense_at", "error_norm",
                            "dense_coefficients"),
     "pipeline/ivp.py": ("initial_step", "register_problem", "problem_rhs"),
-    "pipeline/events.py": ("locate", "strict_side", "illinois_point", "illinois_update",
-                           "brent", "event_at", "register_events"),
+    "pipeline/events.py": ("locate", "locate_py", "brent_step", "strict_side", "event_at",
+                           "register_events"),
 }
 #: Root finders by name: only in pipeline/events.py.
-ROOT_FINDER_WORDS = ("illinois", "brent", "regula", "falsi", "strict_side")
+ROOT_FINDER_WORDS = ("illinois", "brent", "regula", "falsi", "strict_side", "zeroin", "bisect")
 #: DOP853 step loops (a function evaluating the stages, ``stage_input``, or the step's error,
 #: ``error_norm``): only the shared step's module (the engine, the hosts' sub-stepper and the
 #: impact analyser all step with ``pipeline.dop853.dop853_step``).
 DOP853_LOOPS_OK = ("pipeline/dop853.py",)
 DOP853_LOOP_WORDS = ("stage_input", "error_norm")
 #: Illinois iterations that are not event location (the implicit step's line search on the
-#: slope of its merit function, NumPy reference and compiled kernel): left as they are.
+#: slope of its merit function, NumPy reference and compiled kernel: an inexact line search that
+#: stops at the first point with |phi'| <= |phi'(0)| / 4, not at a root): left as they are.
 ILLINOIS_ELSEWHERE_OK = ("pipeline/implicit.py", "pipeline/implicit_kernel.py")
 
 
@@ -357,6 +358,45 @@ def _illinois_halving(fn: ast.AST) -> bool:
     return False
 
 
+def _brent_interpolation(fn: ast.AST) -> bool:
+    """Whether a function holds Brent's inverse quadratic interpolation: the denominator
+    ``(q - 1.0) * (r - 1.0) * (s - 1.0)`` (Brent 1973, Ch. 4, procedure zero)."""
+    def minus_one(n: ast.AST) -> bool:
+        return (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
+                and isinstance(n.right, ast.Constant) and n.right.value == 1.0)
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+                and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult)
+                and minus_one(node.right) and minus_one(node.left.left)
+                and minus_one(node.left.right)):
+            return True
+    return False
+
+
+def _regula_falsi_point(fn: ast.AST) -> bool:
+    """Whether a function computes a regula falsi point ``(a * gb - b * ga) / (gb - ga)``."""
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+                and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Sub)
+                and all(isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult)
+                        for x in (node.left.left, node.left.right))
+                and isinstance(node.right, ast.BinOp) and isinstance(node.right.op, ast.Sub)):
+            return True
+    return False
+
+
+#: The iterations of a bracketing root finder, by method: what "one root finder" counts.
+ROOT_FINDER_METHODS = {"Illinois": _illinois_halving, "Brent": _brent_interpolation,
+                       "regula falsi": _regula_falsi_point}
+
+
+def _root_finder_methods(tree: ast.AST) -> list[tuple[str, str]]:
+    """(function name, method) of every function of ``tree`` holding a root finder's step."""
+    return [(fn.name, method) for fn in ast.walk(tree)
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for method, holds in ROOT_FINDER_METHODS.items() if holds(fn)]
+
+
 def _dop853_loop(fn: ast.AST) -> bool:
     """Whether a function evaluates DOP853 stages or a step's error (a DOP853 step loop)."""
     return any((isinstance(n, ast.Attribute) and n.attr in DOP853_LOOP_WORDS)
@@ -387,14 +427,29 @@ def test_one_integrator_core_and_one_root_finder():
             if (rel not in ("pipeline/events.py", *ILLINOIS_ELSEWHERE_OK)
                     and _illinois_halving(fn)):
                 bad.append(f"{rel}:{fn.lineno} {fn.name} holds an Illinois iteration")
+            if rel != "pipeline/events.py" and (_brent_interpolation(fn)
+                                                or _regula_falsi_point(fn)):
+                bad.append(f"{rel}:{fn.lineno} {fn.name} holds a root finder's iteration")
             if rel not in DOP853_LOOPS_OK and _dop853_loop(fn):
                 bad.append(f"{rel}:{fn.lineno} {fn.name} holds a DOP853 step loop")
     assert not bad, "copies of the integrators' or events' pieces:\n" + "\n".join(bad)
     assert seen == set(owner), f"not found where they belong: {set(owner) - seen}"
-    # the check sees Illinois where it is (not vacuous)
+    # one root finder: one method, one function holding its iteration (Brent's step), which the
+    # compiled and the Python loop both call (on main: Illinois' update and Brent's loop)
     events_src = ast.parse((ROOT / "pipeline" / "events.py").read_text())
-    assert any(_illinois_halving(f) for f in ast.walk(events_src)
-               if isinstance(f, ast.FunctionDef) and f.name == "illinois_update")
+    assert _root_finder_methods(events_src) == [("brent_step", "Brent")]
+    loops = {f.name: f for f in ast.walk(events_src) if isinstance(f, ast.FunctionDef)}
+    for name in ("locate", "locate_py"):
+        assert any(isinstance(n, ast.Call) and _called_name(n) == "brent_step"
+                   for n in ast.walk(loops[name])), name
+    # the detectors see the methods where they are (not vacuous): the implicit line search's
+    # Illinois, and both methods in a small source
+    implicit = ast.parse((ROOT / "pipeline" / "implicit_kernel.py").read_text())
+    assert ("Illinois" in {m for _, m in _root_finder_methods(implicit)})
+    both = ast.parse("def f(q, r, s, a, b, ga, gb, side):\n"
+                     "    c = (a * gb - b * ga) / (gb - ga)\n"
+                     "    q = (q - 1.0) * (r - 1.0) * (s - 1.0)\n")
+    assert {m for _, m in _root_finder_methods(both)} == {"Brent", "regula falsi"}
     # ... and the DOP853 step loop where it is
     dop_src = ast.parse((ROOT / "pipeline" / "dop853.py").read_text())
     assert any(_dop853_loop(f) for f in ast.walk(dop_src)

@@ -14,8 +14,9 @@ Wanner 1996, Sect. IV.8), and stops at the first of:
 * ``DONE``    the end time;
 * ``EVENT``   an event function of a watched pair changed sign: the contact rules
   (:mod:`mbplugin.pipeline.rules`) are evaluated on the dense output after every accepted step
-  (``n_samples`` samples), the crossing is located by Illinois' regula falsi to a few ulps and
-  moved to where the value is strictly negative, exactly as the Python path does;
+  (``n_samples`` samples), the crossing is located by Brent's method to adjacent floats of t
+  (:func:`mbplugin.pipeline.events.locate`) and moved to where the value is strictly
+  negative, exactly as the Python path does;
 * ``SWITCH``  (``auto`` solver) the contact has become stiff: the step outgrew the contact time
   scale (h (sqrt(k/m) + c/m) > ``stiff_hw`` for ``stiff_steps`` steps) or ``switch_steps``
   steps passed in one contact phase; the implicit solver takes over;
@@ -313,7 +314,7 @@ def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD,
 def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samples,
                 contact_samples, m_rows, rec, nrec, n, G, CR, WP, W):
     """Event scan of an accepted step on its dense output (the engine's rule: ``n_samples``
-    samples, the earliest crossing located by Illinois' method and moved to the strict side)
+    samples, the earliest crossing located by :func:`events.locate` and moved to the strict side)
     and the extra samples inside contact steps. Returns (event time or -1, its event value's
     index, records, count); without an event ``ga`` holds the values at ``t_new``."""
     ng = ga.shape[0]
@@ -337,7 +338,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
             # the layout of _event_values: onsets (free pairs) and renewals are strict rules
             strict = (jj < nw and w_kind[jj] == W_FREE) or (nw <= jj < n_rule)
             if events.crossed(ga[jj], gb[jj], strict):
-                tj = events.locate(ta, tb, ga[jj], gb[jj], events.ENGINE_TOL, events.ENGINE_ULPS,
+                tj = events.locate(ta, tb, ga[jj], gb[jj], 0.0, 0.0, events.ULPS,
                                    events.ENGINE_MAX_ITER,
                                    (t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP, W))
                 if best_j < 0 or tj < best:

@@ -14,15 +14,15 @@ Fixed step
 Adaptive (``adaptive``)
     Any SciPy ``OdeSolver`` (``Radau`` by default, ``DOP853``, ``RK45``, ``BDF``, ``LSODA``)
     stepped one accepted step at a time. After each step the contact event functions are sampled
-    on the step's dense output; the first sign change is located with Illinois' regula falsi to
-    within a few ulps of time, the step is cut there, the contact store books the event (onset
-    with the exact impact speed, separation by Eq. 17 of Milehins & Marghitu 2026, the maximum
-    compression of a contact whose law has memory, where the memory is updated) and the
-    solver restarts. Between events the right-hand side is smooth, so the solver takes small
-    steps only while a contact is stiff (Azad & Featherstone 2014, Sect. II-C). ``Radau`` (an
-    implicit, L-stable Runge-Kutta method of order 5; Hairer & Wanner 1996, Sect. IV.8) is the
-    default because a resting contact is a stiff, lightly damped oscillator that would hold an
-    explicit method at its stability limit.
+    on the step's dense output; the first sign change is located with Brent's method to adjacent
+    floats of time (:func:`mbplugin.pipeline.events.locate_py`), the step is cut there, the contact
+    store books the event (onset with the exact impact speed, separation by Eq. 17 of Milehins &
+    Marghitu 2026, the maximum compression of a contact whose law has memory, where the memory is
+    updated) and the solver restarts. Between events the right-hand side is smooth, so the solver
+    takes small steps only while a contact is stiff (Azad & Featherstone 2014, Sect. II-C).
+    ``Radau`` (an implicit, L-stable Runge-Kutta method of order 5; Hairer & Wanner 1996, Sect.
+    IV.8) is the default because a resting contact is a stiff, lightly damped oscillator that would
+    hold an explicit method at its stability limit.
 """
 
 from __future__ import annotations

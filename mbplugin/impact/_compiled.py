@@ -33,7 +33,7 @@ from mbplugin._jit import copy_rows, njit, njit_inline
 from mbplugin.laws import kernels
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import events, rules
-from mbplugin.pipeline.events import brent, register_events
+from mbplugin.pipeline.events import locate, register_events
 from mbplugin.pipeline.ivp import register_problem
 
 _NS = dop.NS
@@ -177,8 +177,9 @@ register_events(_is_analyser_events, _analyser_event_at)
 @njit
 def _locate(which, lo, hi, glo, ghi, y_old, Fd, tmp, kid, mode, c, n_ode, mem, fscale, xscale, v0):
     """The event root in (lo, hi] of the step fraction (glo > 0 >= ghi), where the value is
-    <= 0: :func:`mbplugin.pipeline.events.brent` to 4e-16 |x| + 1e-16."""
-    return brent(lo, hi, glo, ghi, 4e-16, 1e-16, 200,
+    <= 0: :func:`mbplugin.pipeline.events.locate` (Brent's method) to a bracket of
+    2 (4e-16 |x| + 1e-16)."""
+    return locate(lo, hi, glo, ghi, 4e-16, 1e-16, 0.0, 200,
                  (which, y_old, Fd, tmp, (kid, mode, c, n_ode, mem, fscale, xscale, v0)))
 
 

@@ -9,37 +9,57 @@ differ only by which classes occur. :func:`crossed` is the one crossing test.
 The crossing convention: an event function g of time is > 0 before its event and <= 0 at and
 after it (onset, end of contact, latch release or renewal, the peak of a memory law: the values
 of :mod:`mbplugin.pipeline.rules`). A step whose end value (or one of its samples) went from
-g(a) > 0 to g(b) <= 0 holds the event in (a, b]; :func:`locate` narrows that bracket with
-Illinois' modification of the regula falsi (Dowell & Jarratt 1971, BIT 11, 168-174; with a
-bisection every fourth iteration as a safeguard) and returns its right end (g <= 0), and
-:func:`strict_side` moves that point a few ulps forward until g < 0 strictly (an event value of
-exactly 0 at the booked state would leave the next event function at 0, and a short flight
-could then go unnoticed).
+g(a) > 0 to g(b) <= 0 holds the event in (a, b]; :func:`locate` narrows that bracket and returns
+its end where g <= 0, and :func:`strict_side` moves that point a few ulps forward until g < 0
+strictly (an event value of exactly 0 at the booked state would leave the next event function
+at 0, and a short flight could then go unnoticed).
 
-One formula (:func:`illinois_point`, :func:`illinois_update`), two loops over it (and Brent's
-method, :func:`brent`, for the analyser):
+The one root finder is Brent's method (Brent 1973, Algorithms for Minimization without
+Derivatives, Ch. 4, procedure *zero*: inverse quadratic interpolation and secant steps, kept
+inside the bracket, with bisection whenever they do not halve it; after Dekker 1969): one
+iteration, :func:`brent_step`, and two loops over it: :func:`locate` (compiled; g through
+:func:`event_at`) and :func:`locate_py` (g a Python callable). Why this method:
 
-* compiled: :func:`locate` and :func:`strict_side` evaluate g through :func:`event_at`, which
-  numba resolves at compile time to the event function the driver registered for its tuple
-  type (:func:`register_events`; the same mechanism as :func:`mbplugin.pipeline.ivp.
-  problem_rhs`): the standalone engine's watched pairs (:mod:`mbplugin.dynamics.compiled`), the
-  hosts' contact groups (:mod:`mbplugin.pipeline.substep_compiled`) and the impact analyser's
-  approach speed and separation function (:mod:`mbplugin.impact._compiled`);
-* Python: :func:`locate_py`, :func:`strict_side_py` take g as a Python callable (the NumPy
-  paths: the engine's SciPy path, :mod:`mbplugin.dynamics.integrators`; the contact-space
-  reference, :mod:`mbplugin.pipeline.substep`) and call the same compiled point and update.
+* The located instant does not depend on the method where the bracket is closed to adjacent
+  floats: it is then the first float where g <= 0 (for g monotone at the ulp level). Measured:
+  Brent's method and Illinois' regula falsi (Dowell & Jarratt 1971, BIT 11, 168-174; this
+  module's method before) closed to one ulp give bit for bit the same 5 s steel drop of the
+  engine and the same 92 result vectors of ``benchmarks/analyser_pins.py``.
+* So the method is chosen by its cost, evaluations of g per located event (strict side
+  included): the engine's 5 s steel drop 20.5 against Illinois' 52.2 (at its old bracket of 4
+  ulps); the sub-stepper's PyBullet and MuJoCo steel drops (``benchmarks/host_pins.py``) 27.8
+  against Illinois' 42.8 (at its old 1e-13 s); the analyser's pins 29.6 against Illinois' 66 at
+  one ulp (26.3 for its old Brent loop, which stopped at any exact zero). Where g is not smooth
+  at its root (a Hertz force vanishing as delta^1.5, the kink of
+  :func:`rules.end_value`'s max) Illinois' secant points only creep (every fourth a bisection),
+  while Brent's method bisects as soon as a step fails to halve the bracket (at most N^2
+  evaluations for N bisections, Brent 1973, Ch. 4).
+* It closes a bracket to what the driver asks: the width |cc - b| <= 2 (``rtol`` |b| + ``atol``)
+  + ``ulps`` spacing (adjacent floats with ``ulps`` = 1), a step never below one ulp of b. An
+  exact zero of g does not stop it: one minimal step back closes the bracket unless g is 0 there
+  too (a flat zero, e.g. a force that stays exactly 0: bisected to its first float, not
+  wherever an iterate landed).
 
-The bracket closes when b - a <= ``ulps`` spacing(max(|a|, |b|)) + ``tol`` (s): the engine asks
-for a few ulps (``ulps`` = 4, ``tol`` = 1e-300), the hosts' sub-stepper for 1e-13 + 1e-12 |t|
-(``ulps`` = 0), a host step being ~1e-3 s. The impact analyser (:mod:`mbplugin.impact._compiled`,
-on the step fraction in [0, 1]) uses :func:`brent` on the same event hook and convention: to a
-few ulps Brent's method needs about half the evaluations (Illinois cost its ``ImpactBatch``
-11-14 % and moved its results by up to 1.3e-12 relative).
+The drivers: the standalone engine (compiled, :mod:`mbplugin.dynamics.compiled`, and its SciPy
+path, :mod:`mbplugin.dynamics.integrators`) and the hosts' sub-stepper (compiled,
+:mod:`mbplugin.pipeline.substep_compiled`, and its NumPy reference, :mod:`mbplugin.pipeline.
+substep`) close to adjacent floats of t; the impact analyser (:mod:`mbplugin.impact._compiled`,
+on the step fraction in [0, 1]) to its own 4e-16 |x| + 1e-16 (its results stay those of its
+Brent loop before: 87 of its 92 pinned vectors bit for bit, four within 2 ulps, and one moved
+where that loop had stopped at an exact zero past the end of contact: Alizadeh's law at press m
+g, whose force turns negative before delta = 0; tests/test_root_finder.py). The implicit step's
+line search (:mod:`mbplugin.pipeline.implicit`) is not a root finder of this kind: it stops at
+the first point whose slope has fallen to a quarter (a curvature condition), not at a root.
+
+Compiled drivers register their event function: :func:`locate` and :func:`strict_side` evaluate
+g through :func:`event_at`, which numba resolves at compile time to the event function the
+driver registered for its tuple type (:func:`register_events`; the same mechanism as
+:func:`mbplugin.pipeline.ivp.problem_rhs`): the standalone engine's watched pairs, the hosts'
+contact groups and the impact analyser's approach speed and separation function.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -48,48 +68,10 @@ from numba.extending import overload
 from mbplugin._jit import CALLEE_JIT_OPTIONS, njit, njit_inline
 from mbplugin.pipeline import rules
 
-#: the engine's bracket: a few ulps of t (and a floor for t = 0)
-ENGINE_ULPS = 4.0
-ENGINE_TOL = 1e-300
+#: the bracket of the engine and the sub-stepper: adjacent floats of t (the first float where
+#: g <= 0; see the module's docstring)
+ULPS = 1.0
 ENGINE_MAX_ITER = 300
-
-
-@njit_inline
-def illinois_point(a, b, ga, gb, it, tol, ulps):
-    """The next trial time of the bracket (a, b] with g(a) = ``ga`` > 0 >= g(b) = ``gb`` at
-    iteration ``it`` (from 0): the regula falsi point, the midpoint when that is not strictly
-    inside or every fourth iteration; NaN once the bracket is closed (b - a <= ``ulps``
-    spacing(max(|a|, |b|)) + ``tol``, s)."""
-    if b - a <= ulps * np.spacing(max(abs(a), abs(b))) + tol:
-        return np.nan
-    mid = 0.5 * (a + b)
-    if math.isfinite(ga) and math.isfinite(gb) and ga != gb:
-        c = (a * gb - b * ga) / (gb - ga)
-    else:
-        c = mid
-    if not (a < c < b) or it % 4 == 3:
-        c = mid
-    return c
-
-
-@njit_inline
-def illinois_update(a, b, ga, gb, side, c, gc):
-    """The bracket after the value ``gc`` at ``c``: c replaces the end of its sign, and the
-    value at the other end is halved when the same end moved twice in a row (Illinois);
-    ``side`` is the end moved last (-1 right, 1 left, 0 none). Returns (a, b, ga, gb, side)."""
-    if gc <= 0.0:
-        b = c
-        gb = gc
-        if side == -1 and math.isfinite(ga):
-            ga *= 0.5
-        side = -1
-    else:
-        a = c
-        ga = gc
-        if side == 1 and math.isfinite(gb):
-            gb *= 0.5
-        side = 1
-    return a, b, ga, gb, side
 
 
 # ---- the event values of a watched pair, written once -----------------------------------------
@@ -244,19 +226,6 @@ def _event_at_impl(t, E):
 
 
 @njit
-def locate(a, b, ga, gb, tol, ulps, max_iter, E):
-    """The event in (a, b] (g(a) = ``ga`` > 0 >= g(b) = ``gb``) to a closed bracket (at most
-    ``max_iter`` evaluations of g): its right end, where g <= 0. See the module's docstring."""
-    side = 0
-    for it in range(max_iter):
-        c = illinois_point(a, b, ga, gb, it, tol, ulps)
-        if math.isnan(c):
-            break
-        a, b, ga, gb, side = illinois_update(a, b, ga, gb, side, c, event_at(c, E))
-    return b
-
-
-@njit
 def strict_side(t, t_max, E):
     """``t`` moved forward by 1, 2, 4, ... ulps (at most to ``t_max``) until g < 0 strictly."""
     d = np.spacing(max(abs(t), 1e-300))
@@ -269,88 +238,111 @@ def strict_side(t, t_max, E):
     return tt
 
 
-@njit
-def brent(a, b, ga, gb, rtol, atol, max_iter, E):
-    """The event in (a, b] (g(a) = ``ga`` > 0 >= g(b) = ``gb``) by Brent's method (Brent 1973,
-    Algorithms for Minimization without Derivatives, Ch. 4: inverse quadratic interpolation,
-    secant and bisection) to |half bracket| <= ``rtol`` |b| + ``atol``: the end of the last
-    bracket where g <= 0 (the convention of :func:`locate`). The impact analyser's root finder:
-    on its smooth crossings it needs about half of Illinois' evaluations to a few ulps
-    (Illinois there cost 11-14 % of ``ImpactBatch``'s time)."""
-    fa = ga
-    fb = gb
-    if fb == 0.0:
-        return b
-    cc = a
-    fc = fa
-    d = b - a
-    e = d
-    for _ in range(max_iter):
-        if (fb > 0.0) == (fc > 0.0):
-            cc = a
-            fc = fa
-            d = b - a
+@njit_inline
+def brent_step(a, fa, b, fb, cc, fc, d, e, rtol, atol, ulps):
+    """One iteration of Brent's method (Brent 1973, Algorithms for Minimization without
+    Derivatives, Ch. 4, procedure zero: inverse quadratic interpolation, secant, bisection):
+    from the last iterate ``b`` (value ``fb``), the previous one ``a`` and the contrapoint ``cc``
+    (a value of the other sign: > 0 against <= 0, the crossing convention), the last two steps
+    ``d``, ``e``, the next trial point. The bracket is closed when its width |cc - b| <=
+    2 (``rtol`` |b| + ``atol``) + ``ulps`` spacing(min(|b|, |cc|)) (s, or the driver's unit of
+    t); a step is at least ``rtol`` |b| + ``atol`` and at least one ulp of b. Returns
+    (a, fa, b, fb, cc, fc, d, e, closed): when closed, b and fb the last iterate and its value
+    (b and cc possibly swapped); else b the trial point to evaluate (fb then stale)."""
+    if (fb > 0.0) == (fc > 0.0):
+        cc = a
+        fc = fa
+        d = b - a
+        e = d
+    fresh = True  # b is the point evaluated last
+    if abs(fc) < abs(fb):
+        a = b
+        b = cc
+        cc = a
+        fa = fb
+        fb = fc
+        fc = fa
+        fresh = False
+    tol = rtol * abs(b) + atol
+    xm = 0.5 * (cc - b)
+    if abs(xm) <= tol + 0.5 * ulps * np.spacing(min(abs(b), abs(cc))):
+        return a, fa, b, fb, cc, fc, d, e, True
+    step = max(tol, np.spacing(abs(b)))
+    if fb == 0.0 and fa != 0.0 and fresh:
+        # an exact zero just found (interpolation would step 0 and bisect on): one minimal step
+        # towards the other end, which closes the bracket unless g is 0 there too (a flat zero:
+        # then no more such steps, the bracket is bisected to the zero's first float)
+        d = step if xm > 0 else -step
+        e = d
+    elif abs(e) >= tol and abs(fa) > abs(fb):
+        s = fb / fa
+        if a == cc:
+            p = 2.0 * xm * s
+            q = 1.0 - s
+        else:
+            q = fa / fc
+            r = fb / fc
+            p = s * (2.0 * xm * q * (q - r) - (b - a) * (r - 1.0))
+            q = (q - 1.0) * (r - 1.0) * (s - 1.0)
+        if p > 0.0:
+            q = -q
+        else:
+            p = -p
+        if 2.0 * p < min(3.0 * xm * q - abs(tol * q), abs(e * q)):
             e = d
-        if abs(fc) < abs(fb):
-            a = b
-            b = cc
-            cc = a
-            fa = fb
-            fb = fc
-            fc = fa
-        tol = rtol * abs(b) + atol
-        xm = 0.5 * (cc - b)
-        if abs(xm) <= tol or fb == 0.0:
-            break
-        if abs(e) >= tol and abs(fa) > abs(fb):
-            s = fb / fa
-            if a == cc:
-                p = 2.0 * xm * s
-                q = 1.0 - s
-            else:
-                q = fa / fc
-                r = fb / fc
-                p = s * (2.0 * xm * q * (q - r) - (b - a) * (r - 1.0))
-                q = (q - 1.0) * (r - 1.0) * (s - 1.0)
-            if p > 0.0:
-                q = -q
-            else:
-                p = -p
-            if 2.0 * p < min(3.0 * xm * q - abs(tol * q), abs(e * q)):
-                e = d
-                d = p / q
-            else:
-                d = xm
-                e = d
+            d = p / q
         else:
             d = xm
             e = d
-        a = b
-        fa = fb
-        if abs(d) > tol:
-            b += d
-        else:
-            b += tol if xm > 0 else -tol
+    else:
+        d = xm
+        e = d
+    a = b
+    fa = fb
+    if abs(d) > step:
+        t = b + d
+    else:
+        t = b + step if xm > 0 else b - step
+    if not (min(b, cc) < t < max(b, cc)):
+        t = 0.5 * (b + cc)  # a floor step of one ulp across a binade's edge: the float between
+    return a, fa, t, fb, cc, fc, d, e, False
+
+
+@njit
+def locate(a, b, ga, gb, rtol, atol, ulps, max_iter, E):
+    """The event in (a, b] (g(a) = ``ga`` > 0 >= g(b) = ``gb``) by Brent's method
+    (:func:`brent_step`) to a closed bracket (at most ``max_iter`` evaluations of g, through
+    :func:`event_at`): its end where g <= 0. See the module's docstring."""
+    fb = gb
+    cc = a
+    fc = ga
+    d = b - a
+    e = d
+    fa = ga
+    for _ in range(max_iter):
+        a, fa, b, fb, cc, fc, d, e, closed = brent_step(a, fa, b, fb, cc, fc, d, e, rtol, atol,
+                                                         ulps)
+        if closed:
+            break
         fb = event_at(b, E)
-    # return the side of the bracket where the event has happened (value <= 0)
-    if fb <= 0.0:
-        return b
-    return cc
+    return b if fb <= 0.0 else cc
 
 
 # ---- Python: g a callable (the NumPy paths) -----------------------------------------------
 def locate_py(g: Callable[[float], float], a: float, b: float, ga: float, gb: float,
-              tol: float = ENGINE_TOL, ulps: float = ENGINE_ULPS,
+              rtol: float = 0.0, atol: float = 0.0, ulps: float = ULPS,
               max_iter: int = ENGINE_MAX_ITER) -> float:
-    """:func:`locate` with a Python event function ``g(t)`` (the same compiled point and
-    update)."""
-    side = 0
-    for it in range(max_iter):
-        c = illinois_point(a, b, ga, gb, it, tol, ulps)
-        if math.isnan(c):
+    """:func:`locate` with a Python event function ``g(t)`` (the same compiled
+    :func:`brent_step`); by default the engine's bracket (adjacent floats)."""
+    fb = gb
+    cc, fc, d, e, fa = a, ga, b - a, b - a, ga
+    for _ in range(max_iter):
+        a, fa, b, fb, cc, fc, d, e, closed = brent_step(a, fa, b, fb, cc, fc, d, e, rtol, atol,
+                                                         ulps)
+        if closed:
             break
-        a, b, ga, gb, side = illinois_update(a, b, ga, gb, side, c, g(c))
-    return float(b)
+        fb = g(b)
+    return float(b if fb <= 0.0 else cc)
 
 
 def strict_side_py(g: Callable[[float], float], t: float, t_max: float) -> float:

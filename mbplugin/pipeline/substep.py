@@ -34,10 +34,10 @@ finite-difference Jacobian.
 A crossing inside a solver step of a contact's event values (``mbplugin.pipeline.events.
 event_values``, by its class: a new contact's onset, an active contact's end of contact, the
 maximum compression of a law with memory, a latched pair's release, renewal and rebound apex) is
-located by the Illinois method on the dense output, moved forward until the value is
-strictly negative (``events.strict_side_py``, as the compiled path), and the store books the
-state just past it (``ContactStore.commit``: its onset, end, latch and memory rules), as it
-does at the end of the host step, so the latched impact speed and the separation speed are
+located by Brent's method on the dense output (``events.locate_py``), moved forward until the
+value is strictly negative (``events.strict_side_py``, as the compiled path), and the store
+books the state just past it (``ContactStore.commit``: its onset, end, latch and memory rules),
+as it does at the end of the host step, so the latched impact speed and the separation speed are
 those of the located instants. The impulse P of the step is the integral of f, by three-point
 Gauss-Legendre quadrature on the dense output of every accepted solver step (exact for the
 degree-5 collocation polynomial of Radau IIA); P / dt is the force the host applies.
@@ -63,7 +63,7 @@ from mbplugin.pipeline import events
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.delassus import is_block_pattern
-from mbplugin.pipeline.events import locate_py, strict_side_py
+from mbplugin.pipeline.events import ULPS, locate_py, strict_side_py
 from mbplugin.pipeline.friction import Friction, friction_force_with, friction_params
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stick import Stick, stick_force, stick_rate
@@ -336,7 +336,6 @@ class ContactSpace:
         cls, d_sep = self._classes()
         g0 = self._watch(y_old, cls, d_sep)[0] if g_old is None else g_old
         g1, _ = self._watch(y_new, cls, d_sep)
-        tol = 1e-13 + 1e-12 * abs(t_new)
         best: float | None = None
         strict = np.zeros(g0.shape, dtype=np.bool_)
         strict[:, events.S_RULE] = cls == events.FREE
@@ -344,7 +343,8 @@ class ContactSpace:
         for i, slot in zip(*np.nonzero(events.crossed(g0, g1, strict)), strict=True):
             def g(t: float, i: int = int(i), slot: int = int(slot)) -> float:
                 return float(self._watch(np.asarray(sol(t), dtype=float), cls, d_sep)[0][i, slot])
-            te = locate_py(g, t_old, t_new, float(g0[i, slot]), float(g1[i, slot]), tol, 0.0, 200)
+            te = locate_py(g, t_old, t_new, float(g0[i, slot]), float(g1[i, slot]), 0.0, 0.0, ULPS,
+                           200)
             # just past the event: where its value is strictly negative (as the compiled
             # path's _locate), so that a strict rule (a latch's renewal at d = d_sep exactly,
             # an onset at d = 0) has fired there; else the next solver starts on a value of

@@ -31,7 +31,8 @@ displacements s (k, 3), the ODE states of its active laws].
   ends (:func:`mbplugin.pipeline.events.event_value`, by the contact's class: the onset of a
   contact the store does not know, the end of an active contact, the maximum compression of a
   law with memory, a latched pair's release, renewal and rebound apex); a crossing is located by
-  Illinois' regula falsi on the dense output, to the point just past it, and the group stops
+  Brent's method (:func:`mbplugin.pipeline.events.locate`) on the dense output, to the point
+  just past it, and the group stops
   there (status ``EVENT``) for the driver to book it with ``ContactStore.commit`` (its onset,
   end, latch and memory rules) and resume;
 * the impulse of each contact over the step is the three-point Gauss-Legendre quadrature of its
@@ -53,7 +54,7 @@ from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import events as _ev
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
-from mbplugin.pipeline.events import locate, register_events, strict_side
+from mbplugin.pipeline.events import ULPS, locate, register_events, strict_side
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS, initial_step, register_problem
 from mbplugin.pipeline.radau import RADAU_CTL, radau_start, radau_step, radau_workspace
@@ -296,11 +297,11 @@ register_events(_is_group_events, _group_event_at)
 @njit
 def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
     """The instant just past the crossing of contact i's event value (ga > 0 >= gb) on the
-    dense output: :func:`mbplugin.pipeline.events.locate` to a bracket of
-    1e-13 + 1e-12 |t| s, then moved until the value is strictly negative
-    (:func:`~mbplugin.pipeline.events.strict_side`, at most to the step's end)."""
+    dense output: :func:`mbplugin.pipeline.events.locate` to adjacent floats of t, then moved
+    until the value is strictly negative (:func:`~mbplugin.pipeline.events.strict_side`, at
+    most to the step's end)."""
     E = (t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind)
-    b = locate(a, b, ga, gb, 1e-13 + 1e-12 * abs(b), 0.0, 200, E)
+    b = locate(a, b, ga, gb, 0.0, 0.0, ULPS, 200, E)
     return strict_side(b, t_old + h, E)
 
 
