@@ -186,6 +186,7 @@ def build_layout(c: Any, manage: list[Any], law: Any, material: dict[str, float]
             for by in links(y):
                 if bx in index and by in index:
                     model.set_pair_law(lw, bodies=(index[bx], index[by]))
+    checks.check_joints(c, [bl[0] for bl in rows if kinds[bl] == ARTICULATED])
     checks.check_build(c, model, rows, managed, mats, pair_laws, links)
     store = model.make_store()
     if any(pl.hertz_k for pl in store.pair_laws):
