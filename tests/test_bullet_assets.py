@@ -150,7 +150,7 @@ def test_deep_initial_overlap_is_a_clear_error(client) -> None:
     r = 0.1
     shape = p.createCollisionShape(p.GEOM_SPHERE, radius=r, physicsClientId=client)
     ball = p.createMultiBody(1.0, shape, basePosition=[0, 0, 0.4 * r], physicsClientId=client)
-    with pytest.raises(ParameterError, match="overlap by 0.06 m, more than half"):
+    with pytest.raises(ParameterError, match=r"overlap by 0\.06 m, more than half"):
         BulletContacts(client, manage=[plane], law=LAW)
     p.resetBasePositionAndOrientation(ball, [0, 0, 0.6 * r], [0, 0, 0, 1],
                                       physicsClientId=client)
@@ -169,5 +169,5 @@ def test_spherical_joint_is_a_clear_error_at_construction(client, tmp_path) -> N
         '<origin xyz="0 0 -0.2"/></joint></robot>')
     plane = p.loadURDF("plane.urdf", physicsClientId=client)
     p.loadURDF(str(tmp_path / "ball.urdf"), [0, 0, 0.5], physicsClientId=client)
-    with pytest.raises(ParameterError, match="link 0 'arm'.*spherical"):
+    with pytest.raises(ParameterError, match=r"link 0 'arm'.*spherical"):
         BulletContacts(client, manage=[plane], law=LAW)

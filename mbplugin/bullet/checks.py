@@ -298,7 +298,8 @@ def check_joints(client: Any, bodies: Iterable[int]) -> None:
 
 def check_initial_overlaps(bc: Any) -> None:
     """Refuse (ParameterError) a managed contact of the current state whose overlap exceeds
-    :data:`INITIAL_OVERLAP` of the smaller of its two links' sizes (:func:`mbplugin.contact.sizes.body_sizes`: bodies
+    :data:`INITIAL_OVERLAP` of the smaller of its two links' sizes
+    (:func:`mbplugin.contact.sizes.body_sizes`: bodies
     that passed into each other, far outside any law's range), after giving the managed pairs
     back to PyBullet (the client is left as it was before the constructor)."""
     from mbplugin.contact.sizes import body_sizes
