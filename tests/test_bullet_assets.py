@@ -18,7 +18,9 @@ import pytest
 import trimesh
 
 from mbplugin.bullet import BulletContacts
+from mbplugin.bullet.client import Client
 from mbplugin.bullet.geometry import obj_groups
+from mbplugin.bullet.kinematics import LinkTree
 from mbplugin.errors import ParameterError
 
 G = 9.81
@@ -157,17 +159,161 @@ def test_deep_initial_overlap_is_a_clear_error(client) -> None:
     BulletContacts(client, manage=[plane], law=LAW)
 
 
-def test_spherical_joint_is_a_clear_error_at_construction(client, tmp_path) -> None:
-    """A robot with a ball joint (type="spherical"; PyBullet's calculateJacobian refuses it):
-    a ParameterError at construction naming the link and the joint type."""
+BALL_ARM = """<robot name="ballarm">
+<link name="base"><inertial><origin xyz="0.01 0.02 -0.03" rpy="0.1 0.2 0.3"/><mass value="2"/>
+  <inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+<link name="arm"><inertial><origin xyz="0.03 -0.01 -0.1" rpy="0.3 -0.2 0.5"/><mass value="1"/>
+  <inertia ixx="0.01" iyy="0.02" izz="0.015" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><origin xyz="0 0 -0.2"/><geometry><sphere radius="0.05"/></geometry></collision>
+  </link>
+<joint name="ball" type="spherical"><parent link="base"/><child link="arm"/>
+  <origin xyz="0.05 0 -0.1" rpy="0.4 0.1 -0.2"/></joint>
+<link name="hand"><inertial><origin xyz="0 0.02 -0.05"/><mass value="0.5"/>
+  <inertia ixx="0.005" iyy="0.004" izz="0.003" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><sphere radius="0.03"/></geometry></collision></link>
+<joint name="wrist" type="revolute"><parent link="arm"/><child link="hand"/>
+  <origin xyz="0 0.03 -0.25" rpy="0 0.3 0"/><axis xyz="0 1 0"/>
+  <limit lower="-3" upper="3" effort="10" velocity="10"/></joint>
+</robot>"""
+
+
+def _rot(q) -> np.ndarray:
+    return np.array(p.getMatrixFromQuaternion(q)).reshape(3, 3)
+
+
+@pytest.mark.parametrize("robot", ["ball_arm", "humanoid"])
+def test_spherical_joints_equal_pybullets(client, tmp_path, robot) -> None:
+    """Ball joints (PyBullet: position a quaternion [x, y, z, w], rate the angular velocity in
+    the child's inertial axes, pinned here) in the joint tree, at random states set by
+    ``resetJointStatesMultiDof``: every link's pose and velocities equal ``getLinkStates``'
+    (1e-12 relative), the point velocities J qd at random points equal PyBullet's v + omega x
+    r, and the mass matrix is the kinetic energy's, sum m v_k . v_l + omega_k^T I omega_l
+    from PyBullet's own link velocities at unit rates of each coordinate (PyBullet's
+    calculateMassMatrix accepts spherical joints but matches neither this nor any ordering
+    of the quaternion tried, even at identity quaternions: measured, not used)."""
+    if robot == "ball_arm":
+        (tmp_path / "ballarm.urdf").write_text(BALL_ARM)
+        body = p.loadURDF(str(tmp_path / "ballarm.urdf"), [0, 0, 1], physicsClientId=client)
+    else:
+        body = p.loadURDF("humanoid/humanoid.urdf", [0, 0, 1.5], globalScaling=0.25,
+                          physicsClientId=client)
+    nj = p.getNumJoints(body, physicsClientId=client)
+    moving = [j for j in range(nj)
+              if p.getJointInfo(body, j, physicsClientId=client)[2] != p.JOINT_FIXED]
+    sph = [p.getJointInfo(body, j, physicsClientId=client)[2] == p.JOINT_SPHERICAL
+           for j in moving]
+    assert any(sph)
+    tree = LinkTree(Client(client), body, moving, True)
+    rng = np.random.default_rng(5)
+    links = np.arange(nj)
+
+    def state(q, qd, bv, bw):
+        p.resetJointStatesMultiDof(body, moving, [x if isinstance(x, list) else [x] for x in q],
+                                   [x if isinstance(x, list) else [x] for x in qd],
+                                   physicsClientId=client)
+        p.resetBaseVelocity(body, list(bv), list(bw), physicsClientId=client)
+        return p.getLinkStates(body, list(range(nj)), computeLinkVelocity=1,
+                               computeForwardKinematics=1, physicsClientId=client)
+
+    for _ in range(2):
+        q, qd = [], []
+        for s in sph:
+            x = rng.normal(size=4)
+            q.append((x / np.linalg.norm(x)).tolist() if s else float(rng.uniform(-1, 1)))
+            qd.append(rng.normal(size=3).tolist() if s else float(rng.normal()))
+        p.resetBasePositionAndOrientation(body, rng.normal(size=3).tolist(),
+                                          p.getQuaternionFromEuler(rng.normal(size=3)),
+                                          physicsClientId=client)
+        bv, bw = rng.normal(size=3), rng.normal(size=3)
+        sts = state(q, qd, bv, bw)
+        bp, bo = p.getBasePositionAndOrientation(body, physicsClientId=client)
+        r_b = _rot(bo)
+        pos, quat, vel, om, frame = (np.zeros((nj, k)) for k in (3, 4, 3, 3, 3))
+        tree.link_states(q, qd, bp, bo, bv, bw, links, links, pos, quat, vel, om, frame)
+        com = np.array([s[0] for s in sts])
+        assert np.abs(pos - com).max() <= 1e-12 * np.abs(com).max()
+        wq = np.array([[s[1][3], *s[1][:3]] for s in sts])
+        sign = np.sign(np.einsum("ij,ij->i", quat, wq))[:, None]
+        assert np.abs(sign * quat - wq).max() <= 1e-12
+        for got, k in ((vel, 6), (om, 7)):
+            want = np.array([s[k] for s in sts])
+            assert np.abs(got - want).max() <= 1e-12 * np.abs(want).max()
+        # J qd at random points: PyBullet's v + omega x r
+        pts = com + 0.05 * rng.normal(size=(nj, 3))
+        jac = tree.jacobians(q, bp, bo, r_b, links, pts)
+        gen = np.concatenate([r_b.T @ bw, r_b.T @ bv,
+                              [y for x in qd for y in (x if isinstance(x, list) else [x])]])
+        want = (np.array([s[6] for s in sts])
+                + np.cross(np.array([s[7] for s in sts]), pts - com))
+        assert np.abs(np.einsum("eij,j->ei", jac, gen) - want).max() <= 1e-12 * np.abs(
+            want).max()
+        # the mass matrix from PyBullet's link velocities at unit rates
+        n = tree.ncol
+        vels, oms = np.zeros((n, nj + 1, 3)), np.zeros((n, nj + 1, 3))
+        for col in range(n):
+            e = np.zeros(n)
+            e[col] = 1.0
+            rates, i = [], 6
+            for s in sph:
+                rates.append(e[i:i + 3].tolist() if s else float(e[i]))
+                i += 3 if s else 1
+            u = state(q, rates, r_b @ e[3:6], r_b @ e[:3])
+            vels[col, :nj] = [s[6] for s in u]
+            oms[col, :nj] = [s[7] for s in u]
+            vels[col, nj], oms[col, nj] = r_b @ e[3:6], r_b @ e[:3]
+        kin = np.zeros((n, n))
+        for lk in range(-1, nj):
+            dyn = p.getDynamicsInfo(body, lk, physicsClientId=client)
+            rl = _rot(sts[lk][1]) if lk >= 0 else r_b  # the base: its inertial frame's pose
+            iw = rl @ np.diag(dyn[2]) @ rl.T
+            v, w = vels[:, lk], oms[:, lk]
+            kin += dyn[0] * v @ v.T + w @ iw @ w.T
+        mm = tree.mass_matrix(q, bp, bo, r_b)
+        scale = np.sqrt(np.outer(np.diag(kin), np.diag(kin)))
+        assert np.abs(mm - kin).max() <= 1e-10 * scale.max()
+
+
+def test_ball_joint_robot_rests_at_hertz(client, tmp_path) -> None:
+    """Two balls joined by a ball joint at the first one's centre, the second's centre of mass
+    at its own ball's centre: lying on managed ground, the joint carries no weight, so each
+    ball rests at r - (m_i g / k)^(2/3) (Hertz form of the law with k); the total normal force
+    equals the weight (1 %)."""
+    r, m1, m2, k = 0.05, 1.0, 0.5, LAW["k"]
+    inertia = 'ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"'
+    (tmp_path / "balls.urdf").write_text(
+        f'<robot name="balls"><link name="a"><inertial><mass value="{m1}"/><inertia {inertia}/>'
+        f'</inertial><collision><geometry><sphere radius="{r}"/></geometry></collision></link>'
+        f'<link name="b"><inertial><origin xyz="0.2 0 0"/><mass value="{m2}"/><inertia '
+        f'{inertia}/></inertial><collision><origin xyz="0.2 0 0"/><geometry><sphere '
+        f'radius="{r}"/></geometry></collision></link><joint name="ball" type="spherical">'
+        '<parent link="a"/><child link="b"/></joint></robot>')
+    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    body = p.loadURDF(str(tmp_path / "balls.urdf"), [0, 0, r + 0.002], physicsClientId=client)
+    bc = BulletContacts(client, manage=[plane], law=LAW, friction={"mu": 0.5})
+    for _ in range(480):
+        info = bc.step()
+    za = p.getBasePositionAndOrientation(body, physicsClientId=client)[0][2]
+    zb = p.getLinkState(body, 0, computeForwardKinematics=1, physicsClientId=client)[0][2]
+    assert za == pytest.approx(r - (m1 * G / k) ** (2 / 3), abs=1e-6)
+    assert zb == pytest.approx(r - (m2 * G / k) ** (2 / 3), abs=1e-6)
+    assert np.sum(info.normal_force) == pytest.approx((m1 + m2) * G, rel=0.01)
+
+
+def test_planar_joint_is_a_clear_error_at_construction(client, tmp_path) -> None:
+    """A robot with a planar joint (not modelled): a ParameterError at construction naming
+    the link and the joint type."""
     link = ('<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" '
             'ixz="0" iyz="0"/></inertial><collision><geometry><sphere radius="0.05"/>'
             '</geometry></collision>')
-    (tmp_path / "ball.urdf").write_text(
-        f'<robot name="ballj"><link name="base">{link}</link><link name="arm">{link}</link>'
-        '<joint name="j" type="spherical"><parent link="base"/><child link="arm"/>'
-        '<origin xyz="0 0 -0.2"/></joint></robot>')
+    (tmp_path / "planar.urdf").write_text(
+        f'<robot name="pl"><link name="base">{link}</link><link name="arm">{link}</link>'
+        '<joint name="j" type="planar"><parent link="base"/><child link="arm"/>'
+        '<origin xyz="0 0 -0.2"/><axis xyz="0 0 1"/></joint></robot>')
     plane = p.loadURDF("plane.urdf", physicsClientId=client)
-    p.loadURDF(str(tmp_path / "ball.urdf"), [0, 0, 0.5], physicsClientId=client)
-    with pytest.raises(ParameterError, match=r"link 0 'arm'.*spherical"):
+    body = p.loadURDF(str(tmp_path / "planar.urdf"), [0, 0, 0.5], physicsClientId=client)
+    jtype = p.getJointInfo(body, 0, physicsClientId=client)[2]
+    if jtype != p.JOINT_PLANAR:
+        pytest.fail(f"PyBullet loaded the planar joint as type {jtype}")
+    with pytest.raises(ParameterError, match=r"link 0 'arm'.*planar"):
         BulletContacts(client, manage=[plane], law=LAW)

@@ -281,19 +281,19 @@ _JOINT_NAMES = {0: "revolute", 1: "prismatic", 2: "spherical", 3: "planar", 4: "
 
 def check_joints(client: Any, bodies: Iterable[int]) -> None:
     """Refuse (ParameterError) an articulated body in ``bodies`` with a joint that is not
-    revolute, prismatic or fixed (spherical, planar): the backend's joint model
-    (:mod:`mbplugin.bullet.kinematics`), its joint reads and resets (one position and rate
-    per joint) and PyBullet's ``calculateJacobian`` (which refuses spherical joints) cover
-    those three; checked at construction, never in the middle of a step."""
+    revolute, prismatic, spherical or fixed (planar, ...): the backend's joint model
+    (:mod:`mbplugin.bullet.kinematics`) and its joint reads and resets cover those four;
+    checked at construction, never in the middle of a step."""
     for b in sorted(set(int(x) for x in bodies)):
         for j in range(int(client("getNumJoints", b))):
             t = int(client("getJointInfo", b, j)[2])
-            if t not in (0, 1, 4):
+            if t not in (0, 1, 2, 4):
                 raise ParameterError(
                     f"{describe(client, b, j)}: its joint is {_JOINT_NAMES.get(t, t)} (PyBullet "
                     f"joint type {t}); managed contacts of articulated bodies support revolute, "
-                    "prismatic and fixed joints only: leave this body's pairs to PyBullet (do "
-                    "not manage them) or model the joint by revolute joints in the URDF")
+                    "prismatic, spherical and fixed joints only: leave this body's pairs to "
+                    "PyBullet (do not manage them) or model the joint by revolute or prismatic "
+                    "joints in the URDF")
 
 
 def check_initial_overlaps(bc: Any) -> None:
