@@ -317,3 +317,21 @@ def test_planar_joint_is_a_clear_error_at_construction(client, tmp_path) -> None
         pytest.fail(f"PyBullet loaded the planar joint as type {jtype}")
     with pytest.raises(ParameterError, match=r"link 0 'arm'.*planar"):
         BulletContacts(client, manage=[plane], law=LAW)
+
+
+def test_hull_closed_where_trimesh_leaves_it_open() -> None:
+    """xarm's left_inner_knuckle.STL (pybullet_data): trimesh's convex hull of its 21972
+    vertices has open edges; the backend's hull is closed and holds qhull's own volume
+    (scipy.spatial.ConvexHull, 1e-9 relative)."""
+    from scipy.spatial import ConvexHull
+
+    from mbplugin.bullet.geometry import convex_hull
+
+    root = pybullet_data.getDataPath()
+    path = next(iter(sorted(__import__("glob").glob(
+        f"{root}/xarm/**/left_inner_knuckle.STL", recursive=True))))
+    pts = np.asarray(trimesh.load(path, force="mesh", process=False).vertices)  # m
+    assert not trimesh.convex.convex_hull(pts).is_watertight  # the case this is about
+    hull = convex_hull(pts)
+    assert hull.is_watertight
+    assert hull.volume == pytest.approx(ConvexHull(pts).volume, rel=1e-9)
