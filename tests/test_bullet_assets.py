@@ -16,6 +16,7 @@ import pybullet as p
 import pybullet_data
 import pytest
 import trimesh
+from bullet_world import ground_world
 
 from mbplugin.bullet import BulletContacts
 from mbplugin.bullet.client import Client
@@ -28,12 +29,10 @@ LAW = {"name": "hunt_crossley", "cr": 0.5, "k": 1e6}
 
 
 @pytest.fixture
-def client():
-    cid = p.connect(p.DIRECT)
-    p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
-    p.setGravity(0, 0, -G, physicsClientId=cid)
-    yield cid
-    p.disconnect(physicsClientId=cid)
+def world():
+    """(client, plane): tests/bullet_world.py's ground."""
+    with ground_world(G) as w:
+        yield w
 
 
 def _obj(path, parts, tag="o") -> None:
@@ -57,10 +56,11 @@ def _urdf(path, mesh, mass=1.0) -> None:
 
 
 @pytest.mark.parametrize("tag", [None, "o", "g"])
-def test_obj_parts_are_pybullets(client, tmp_path, tag) -> None:
+def test_obj_parts_are_pybullets(world, tmp_path, tag) -> None:
     """Two boxes 1 m apart in one OBJ file: PyBullet makes one hull of them without ``o``/``g``
     lines (a ray through the gap hits it) and one hull each with them (the ray passes); the
     backend's parts are the same."""
+    client, _plane = world
     a = trimesh.creation.box((0.2, 0.2, 0.2))
     b = trimesh.creation.box((0.2, 0.2, 0.2))
     b.apply_translation((1.0, 0, 0))
@@ -73,16 +73,16 @@ def test_obj_parts_are_pybullets(client, tmp_path, tag) -> None:
     assert hit == (tag is None)
 
 
-def test_flat_part_dropped_box_rests_at_hertz(client, tmp_path) -> None:
+def test_flat_part_dropped_box_rests_at_hertz(world, tmp_path) -> None:
     """A box plus a stray triangle object (panda's link6.obj has such slivers) is managed: the
     flat part is left out with a one-line warning and the box comes to rest on its four
     bottom corners, its centre h/2 - (m g / (4 k))^(2/3) above the ground."""
+    client, plane = world
     h, m, k = 0.1, 1.0, LAW["k"]
     box = trimesh.creation.box((h, h, h))
     tri = trimesh.Trimesh([[0, 0, 0.02], [0.01, 0, 0.02], [0, 0.01, 0.02]], [[0, 1, 2]])
     _obj(tmp_path / "boxtri.obj", [box, tri])
     _urdf(tmp_path / "boxtri.urdf", "boxtri.obj", m)
-    plane = p.loadURDF("plane.urdf", physicsClientId=client)
     body = p.loadURDF(str(tmp_path / "boxtri.urdf"), [0, 0, h / 2 + 0.002],
                       physicsClientId=client)
     with warnings.catch_warnings(record=True) as got:
@@ -96,29 +96,29 @@ def test_flat_part_dropped_box_rests_at_hertz(client, tmp_path) -> None:
     assert z == pytest.approx(h / 2 - (m * G / 4 / k) ** (2 / 3), abs=2e-6)
 
 
-def test_mesh_without_volume_is_a_clear_error(client, tmp_path) -> None:
+def test_mesh_without_volume_is_a_clear_error(world, tmp_path) -> None:
     """A mesh file whose only part is a triangle: a ParameterError at construction naming the
     body, link and file (PyBullet loads it natively)."""
+    client, plane = world
     tri = trimesh.Trimesh([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]], [[0, 1, 2]])
     _obj(tmp_path / "tri.obj", [tri])
     _urdf(tmp_path / "tri.urdf", "tri.obj")
-    plane = p.loadURDF("plane.urdf", physicsClientId=client)
     p.loadURDF(str(tmp_path / "tri.urdf"), [0, 0, 0.2], physicsClientId=client)
     with pytest.raises(ParameterError, match=r"body 1 link -1.*tri\.obj.*no part with a volume"):
         BulletContacts(client, manage=[plane], law=LAW)
 
 
-def test_static_pair_not_checked_nor_managed(client, tmp_path) -> None:
+def test_static_pair_not_checked_nor_managed(world, tmp_path) -> None:
     """A static (mass 0) open mesh lying on plane.urdf (a fixed-base arm's mounting plate):
     the pair of two static bodies is not managed, so the open mesh is neither refused nor a
     row, and a ball dropped next to it rests at its static Hertz-form overlap
     (m g / k)^(2/3)."""
+    client, plane = world
     plate = trimesh.creation.box((0.3, 0.3, 0.02))
     plate.update_faces(np.arange(len(plate.faces)) != 0)  # a hole: not watertight
     plate.export(tmp_path / "plate.stl")
     assert not trimesh.load(tmp_path / "plate.stl").is_watertight
     _urdf(tmp_path / "plate.urdf", "plate.stl", mass=0.0)
-    plane = p.loadURDF("plane.urdf", physicsClientId=client)
     plate_id = p.loadURDF(str(tmp_path / "plate.urdf"), [0, 0, 0.005], physicsClientId=client)
     r, m, k = 0.05, 0.5, LAW["k"]
     ball = p.createMultiBody(m, p.createCollisionShape(p.GEOM_SPHERE, radius=r,
@@ -132,10 +132,10 @@ def test_static_pair_not_checked_nor_managed(client, tmp_path) -> None:
     assert z == pytest.approx(r - (m * G / k) ** (2 / 3), abs=2e-6)
 
 
-def test_kuka_fixed_base_on_managed_plane(client) -> None:
+def test_kuka_fixed_base_on_managed_plane(world) -> None:
     """pybullet_data's kuka_iiwa (base mass 0, its base mesh open) on managed ground: built
     and stepped; its base stays where native PyBullet keeps it."""
-    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    client, plane = world
     kuka = p.loadURDF("kuka_iiwa/model.urdf", [0, 0, 0.3], physicsClientId=client)
     start = p.getBasePositionAndOrientation(kuka, physicsClientId=client)[0]
     bc = BulletContacts(client, manage=[plane], law=LAW, material={"E": 1e8, "nu": 0.4})
@@ -144,11 +144,11 @@ def test_kuka_fixed_base_on_managed_plane(client) -> None:
     assert p.getBasePositionAndOrientation(kuka, physicsClientId=client)[0] == start
 
 
-def test_deep_initial_overlap_is_a_clear_error(client) -> None:
+def test_deep_initial_overlap_is_a_clear_error(world) -> None:
     """A ball started 0.6 of its radius into the ground (pybullet_data's bike at z = 0.6
     starts with its wheels 0.69 of their reach in it): refused at construction, the client
     left as it was; 0.4 of the radius is accepted."""
-    plane = p.loadURDF("plane.urdf", physicsClientId=client)
+    client, plane = world
     r = 0.1
     shape = p.createCollisionShape(p.GEOM_SPHERE, radius=r, physicsClientId=client)
     ball = p.createMultiBody(1.0, shape, basePosition=[0, 0, 0.4 * r], physicsClientId=client)
@@ -183,7 +183,7 @@ def _rot(q) -> np.ndarray:
 
 
 @pytest.mark.parametrize("robot", ["ball_arm", "humanoid"])
-def test_spherical_joints_equal_pybullets(client, tmp_path, robot) -> None:
+def test_spherical_joints_equal_pybullets(world, tmp_path, robot) -> None:
     """Ball joints (PyBullet: position a quaternion [x, y, z, w], rate the angular velocity in
     the child's inertial axes, pinned here) in the joint tree, at random states set by
     ``resetJointStatesMultiDof``: every link's pose and velocities equal ``getLinkStates``'
@@ -192,6 +192,7 @@ def test_spherical_joints_equal_pybullets(client, tmp_path, robot) -> None:
     from PyBullet's own link velocities at unit rates of each coordinate (PyBullet's
     calculateMassMatrix accepts spherical joints but matches neither this nor any ordering
     of the quaternion tried, even at identity quaternions: measured, not used)."""
+    client, _plane = world
     if robot == "ball_arm":
         (tmp_path / "ballarm.urdf").write_text(BALL_ARM)
         body = p.loadURDF(str(tmp_path / "ballarm.urdf"), [0, 0, 1], physicsClientId=client)
@@ -274,11 +275,12 @@ def test_spherical_joints_equal_pybullets(client, tmp_path, robot) -> None:
         assert np.abs(mm - kin).max() <= 1e-10 * scale.max()
 
 
-def test_ball_joint_robot_rests_at_hertz(client, tmp_path) -> None:
+def test_ball_joint_robot_rests_at_hertz(world, tmp_path) -> None:
     """Two balls joined by a ball joint at the first one's centre, the second's centre of mass
     at its own ball's centre: lying on managed ground, the joint carries no weight, so each
     ball rests at r - (m_i g / k)^(2/3) (Hertz form of the law with k); the total normal force
     equals the weight (1 %)."""
+    client, plane = world
     r, m1, m2, k = 0.05, 1.0, 0.5, LAW["k"]
     inertia = 'ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"'
     (tmp_path / "balls.urdf").write_text(
@@ -288,7 +290,6 @@ def test_ball_joint_robot_rests_at_hertz(client, tmp_path) -> None:
         f'{inertia}/></inertial><collision><origin xyz="0.2 0 0"/><geometry><sphere '
         f'radius="{r}"/></geometry></collision></link><joint name="ball" type="spherical">'
         '<parent link="a"/><child link="b"/></joint></robot>')
-    plane = p.loadURDF("plane.urdf", physicsClientId=client)
     body = p.loadURDF(str(tmp_path / "balls.urdf"), [0, 0, r + 0.002], physicsClientId=client)
     bc = BulletContacts(client, manage=[plane], law=LAW, friction={"mu": 0.5})
     for _ in range(480):
@@ -300,9 +301,10 @@ def test_ball_joint_robot_rests_at_hertz(client, tmp_path) -> None:
     assert np.sum(info.normal_force) == pytest.approx((m1 + m2) * G, rel=0.01)
 
 
-def test_planar_joint_is_a_clear_error_at_construction(client, tmp_path) -> None:
+def test_planar_joint_is_a_clear_error_at_construction(world, tmp_path) -> None:
     """A robot with a planar joint (not modelled): a ParameterError at construction naming
     the link and the joint type."""
+    client, plane = world
     link = ('<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" '
             'ixz="0" iyz="0"/></inertial><collision><geometry><sphere radius="0.05"/>'
             '</geometry></collision>')
@@ -310,7 +312,6 @@ def test_planar_joint_is_a_clear_error_at_construction(client, tmp_path) -> None
         f'<robot name="pl"><link name="base">{link}</link><link name="arm">{link}</link>'
         '<joint name="j" type="planar"><parent link="base"/><child link="arm"/>'
         '<origin xyz="0 0 -0.2"/><axis xyz="0 0 1"/></joint></robot>')
-    plane = p.loadURDF("plane.urdf", physicsClientId=client)
     body = p.loadURDF(str(tmp_path / "planar.urdf"), [0, 0, 0.5], physicsClientId=client)
     jtype = p.getJointInfo(body, 0, physicsClientId=client)[2]
     if jtype != p.JOINT_PLANAR:
