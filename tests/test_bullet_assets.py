@@ -373,3 +373,14 @@ def test_compound_on_many_corners_where_gauss_seidel_fails(world, monkeypatch) -
     z = p.getBasePositionAndOrientation(body, physicsClientId=client)[0][2]
     assert used
     assert abs(z - native) < 1e-3
+
+
+def test_sharp_compound_part_without_k_is_refused_at_construction(world) -> None:
+    """teddy_vhacd (15 hulls, some with a sharp corner on the ground, some smooth) under a law
+    without k: refused at construction (Hertz's stiffness has no radius at a sharp corner),
+    not at its first contact in the middle of a step."""
+    client, plane = world
+    p.loadURDF("teddy_vhacd.urdf", [0, 0, 0.3], physicsClientId=client)
+    with pytest.raises(ParameterError, match=r"no 'k' and Hertz's stiffness needs an "):
+        BulletContacts(client, manage=[plane], law={"name": "hunt_crossley", "cr": 0.5},
+                       material={"E": 1e8, "nu": 0.4})

@@ -211,6 +211,7 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
     curved = np.zeros(n, dtype=bool)
     # a plane, a sharp box, a mesh with a corner that has no radius (Mesh.sharp): no radius
     flat = np.zeros(n, dtype=bool)
+    sharp_mesh = np.zeros(n, dtype=bool)
     for e in model._shapes:
         if e.body < 0 or e.body >= n:
             continue
@@ -219,6 +220,13 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
             curved[e.body] = True
         elif e.kind in (PLANE, BOX, MESH):
             flat[e.body] = True
+            if e.kind == MESH:
+                # a sharp mesh (its features on a plane include a corner without a radius,
+                # Mesh.sharp) touches with that corner whatever other shapes the link has: a
+                # V-HACD compound's sharp hulls beside smooth ones (teddy_vhacd without 'k'
+                # failed at its first contact, mid-run)
+                sharp_mesh[e.body] = True
+    curved &= ~sharp_mesh
     no_mat = np.array([materials.get(bl) is None for bl in rows], dtype=bool)
     ii, jj = np.nonzero(np.triu(managed, 1))  # row order: sorted pairs
     own = np.zeros(len(ii), dtype=bool)  # pairs with a law of their own
