@@ -143,23 +143,13 @@ class BulletArticulated:
             point = batch.point[cont]
             joints = self.moving_joints(body)
             pb, cid = c.p, c.id
-            sph = self._sph[body]
-            if sph:  # a spherical joint: its quaternion and 3 rates (PyBullet's MultiDof reads)
-                q, _, torque = read_multi_dof(c, body, joints, sph)
-            else:
-                states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
-                q = [js[0] for js in states]
-                torque = [js[3] for js in states]
+            q, _, motor = read_joints(c, body, joints, self._sph[body])
             tree = self.tree(body, joints, q)
             # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
-            # velocity motors) acted in the last step: held by a velocity constraint
-            off = 6 if tree.floating else 0
-            if sph:
-                locked = [int(tree.col[e]) for i, j in enumerate(joints) if torque[i]
-                          for e in range(int(tree.node[j]) - (2 if sph[i] else 0),
-                                         int(tree.node[j]) + 1)]
-            else:
-                locked = [off + i for i, t in enumerate(torque) if t != 0.0]
+            # velocity motors) acted in the last step: held by a velocity constraint (every
+            # column of the joint)
+            locked = [int(tree.col[e]) for i, j in enumerate(joints) if motor[i]
+                      for e in range(int(tree.first[j]), int(tree.node[j]) + 1)]
             # PyBullet's Jacobians and mass matrix are in the base's frame (its coordinates:
             # base angular and linear velocity in the base frame, then the joints); the
             # contact layer works in world axes
@@ -186,11 +176,10 @@ class BulletArticulated:
         PyBullet's mass matrix has the base's 6 coordinates)."""
         tree = self._trees.get(body)
         if tree is None:
-            sph = self._sph[body]
-            flat = [y for x in q for y in (x if isinstance(x, list) else [x])]
-            dofs = len(q) + 2 * sum(sph)
+            flat = [y for x in multi_dof(q) for y in x]
             n = len(self.client("calculateMassMatrix", body, flat))
-            tree = self._trees[body] = LinkTree(self.client, body, joints, n == dofs + 6)
+            floating = n == len(q) + 2 * sum(self._sph[body]) + 6
+            tree = self._trees[body] = LinkTree(self.client, body, joints, floating)
         return tree
 
     def _sides(self, batch: ContactBatch,
@@ -224,9 +213,8 @@ class BulletArticulated:
             c = self.client
             types = [c("getJointInfo", body, j)[2] for j in range(int(c("getNumJoints", body)))]
             cache[body] = [j for j, t in enumerate(types) if t != c.p.JOINT_FIXED]
-            # per moving joint: spherical (a quaternion, 3 rates); [] when none is
-            sph = [types[j] == c.p.JOINT_SPHERICAL for j in cache[body]]
-            self._sph[body] = sph if any(sph) else []
+            # per moving joint: spherical (a quaternion, 3 rates)
+            self._sph[body] = [types[j] == c.p.JOINT_SPHERICAL for j in cache[body]]
         return cache[body]
 
     def respond(self, blocks: list[ArticulatedBlock], dqs: list[np.ndarray], dt: float,
@@ -246,28 +234,16 @@ class BulletArticulated:
         defer = self.defer_resets and self.plain
         for blk, dq in zip(blocks, dqs, strict=True):
             body, r_base, joints = blk.tag
-            sph = self._sph.get(body)
-            floating = len(dq) == len(joints) + 2 * sum(sph or ()) + 6
+            sph = self._sph[body]
+            floating = len(dq) == len(joints) + 2 * sum(sph) + 6
             tree = self._trees.get(body)
             lazy = defer and tree is not None and tree.supported
             if joints:
                 dj = (dq[6:] if floating else dq).tolist()
                 held = self._held.get(body)
-                if held is None and sph:
-                    qs, vs, _ = read_multi_dof(c, body, joints, sph)
-                elif held is None:
-                    states = pb.getJointStates(body, joints, physicsClientId=cid)
-                    qs, vs = [s[0] for s in states], [s[1] for s in states]
-                else:
-                    qs, vs = held
-                if sph:
-                    spin = max(spin, max(abs(x) for v in vs
-                                         for x in (v if isinstance(v, list) else [v])))
-                    qs, vs = advance_multi_dof(qs, vs, dj, dt, sph)
-                else:
-                    spin = max(spin, max(map(abs, vs)))
-                    qs = [q + dt * d for q, d in zip(qs, dj, strict=True)]
-                    vs = [v + d for v, d in zip(vs, dj, strict=True)]
+                qs, vs = held if held is not None else read_joints(c, body, joints, sph)[:2]
+                spin = max(spin, max(abs(x) for v in multi_dof(vs) for x in v))
+                qs, vs = advance_joints(qs, vs, dj, dt, sph)
                 if not lazy:
                     pb.resetJointStatesMultiDof(body, joints, multi_dof(qs), multi_dof(vs),
                                                 physicsClientId=cid)
@@ -312,13 +288,9 @@ class BulletArticulated:
             if not np.any(f):
                 continue
             dq = np.linalg.solve(mm, np.einsum("eij,ei->j", jac, f))
-            sph = self._sph.get(body)
-            if sph:
-                qs, vs, _ = read_multi_dof(c, body, joints, sph)
-            else:
-                states = c("getJointStates", body, joints) if joints else []
-                qs, vs = [s[0] for s in states], [s[1] for s in states]
-            floating = mm.shape[0] == len(joints) + 2 * sum(sph or ()) + 6
+            sph = self._sph[body]
+            qs, vs, _ = read_joints(c, body, joints, sph)
+            floating = mm.shape[0] == len(joints) + 2 * sum(sph) + 6
             if floating:
                 pos, orn = c("getBasePositionAndOrientation", body)
                 vel, om = c("getBaseVelocity", body)
@@ -332,10 +304,7 @@ class BulletArticulated:
                 c("resetBaseVelocity", body, list(vel), list(om))
             if joints:  # one reset of every joint (velocities kept)
                 dj = (dq[6:] if floating else dq).tolist()
-                if sph:  # dq as a velocity over a unit time
-                    new, _ = advance_multi_dof(qs, vs, dj, 1.0, sph)
-                else:
-                    new = [q + d for q, d in zip(qs, dj, strict=True)]
+                new = advance_joints(qs, vs, dj, 1.0, sph)[0]  # dq as a rate over 1 s
                 c("resetJointStatesMultiDof", body, joints, multi_dof(new), multi_dof(vs))
 
 
@@ -382,22 +351,28 @@ def multi_dof(xs: list[Any]) -> list[list[float]]:
     return [x if isinstance(x, list) else [x] for x in xs]
 
 
-def read_multi_dof(c: Any, body: int, joints: list[int],
-                   sph: list[bool]) -> tuple[list[Any], list[Any], list[bool]]:
+def read_joints(c: Any, body: int, joints: list[int],
+                sph: list[bool]) -> tuple[list[Any], list[Any], list[bool]]:
     """The positions, rates and whether a motor acted in the last step of ``body``'s
-    ``joints`` (``getJointStatesMultiDof``; ``sph`` per joint: spherical): a float per 1-dof
-    joint, for a spherical one its quaternion [x, y, z, w] and rate (3, rad/s, the child's
-    inertial axes) as lists."""
-    states = c("getJointStatesMultiDof", body, joints) if joints else []
+    ``joints`` (``sph`` per joint: spherical): a float per 1-dof joint (``getJointStates``),
+    for a spherical one its quaternion [x, y, z, w] and rate (3, rad/s, the child's inertial
+    axes) as lists (``getJointStatesMultiDof``, which ``getJointStates`` is not: it gives a
+    spherical joint's first quaternion component)."""
+    if not joints:
+        return [], [], []
+    if not any(sph):
+        states = c.p.getJointStates(body, joints, physicsClientId=c.id)
+        return ([s[0] for s in states], [s[1] for s in states],
+                [s[3] != 0.0 for s in states])
+    states = c("getJointStatesMultiDof", body, joints)
     qs = [list(s[0]) if sp else s[0][0] for s, sp in zip(states, sph, strict=True)]
     vs = [list(s[1]) if sp else s[1][0] for s, sp in zip(states, sph, strict=True)]
-    torque = [any(t != 0.0 for t in s[3]) for s in states]
-    return qs, vs, torque
+    return qs, vs, [any(t != 0.0 for t in s[3]) for s in states]
 
 
-def advance_multi_dof(qs: list[Any], vs: list[Any], dj: list[float], dt: float,
-                      sph: list[bool]) -> tuple[list[Any], list[Any]]:
-    """Joint positions ``qs`` and rates ``vs`` (:func:`read_multi_dof`'s forms) after a rate
+def advance_joints(qs: list[Any], vs: list[Any], dj: list[float], dt: float,
+                   sph: list[bool]) -> tuple[list[Any], list[Any]]:
+    """Joint positions ``qs`` and rates ``vs`` (:func:`read_joints`' forms) after a rate
     change ``dj`` (per column: 1 per joint, 3 per spherical joint) held over ``dt`` (s): a
     1-dof joint q + dt d, v + d; a spherical joint's quaternion turned by dt d in its child's
     axes, Q exp(dt d) (its rate is in those axes, as PyBullet's), its rate + d."""

@@ -60,6 +60,7 @@ class LinkTree:
         width = [3 if s_ else 1 for s_ in sph]
         nl = int(sum(width))
         self.node = np.cumsum(width, dtype=np.int64) - 1  # PyBullet link -> tree entry
+        self.first = self.node - np.array(width, dtype=np.int64) + 1  # its joint's first
         self.spherical = [j for j in range(nb) if sph[j]]
         self.parent = np.empty(nl, dtype=np.int64)
         self.jtype = np.empty(nl, dtype=np.int64)
