@@ -45,6 +45,7 @@ class BulletArticulated:
         self.rows_arr = rows_arr
         self.frame_pos = frame_pos
         self._joints: dict[int, list[int]] = {}  # see moving_joints
+        self._sph: dict[int, list[bool]] = {}  # see moving_joints
         self._trees: dict[int, LinkTree] = {}  # see tree
         self._sides_of: tuple[Any, ...] | None = None  # see _sides
         # each body's base row, if the base is a row: its pose and velocities are in every
@@ -80,7 +81,7 @@ class BulletArticulated:
         for body, (joints, floating) in self.pending.items():
             if joints:
                 qs, vs = self._held[body]
-                pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs], [[v] for v in vs],
+                pb.resetJointStatesMultiDof(body, joints, multi_dof(qs), multi_dof(vs),
                                             physicsClientId=cid)
             if floating:
                 pos, orn = self._pose[body]
@@ -142,13 +143,13 @@ class BulletArticulated:
             point = batch.point[cont]
             joints = self.moving_joints(body)
             pb, cid = c.p, c.id
-            states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
-            q = [js[0] for js in states]
+            q, _, motor = read_joints(c, body, joints, self._sph[body])
             tree = self.tree(body, joints, q)
             # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
-            # velocity motors) acted in the last step: held by a velocity constraint
-            off = 6 if tree.floating else 0
-            locked = [off + i for i, js in enumerate(states) if js[3] != 0.0]
+            # velocity motors) acted in the last step: held by a velocity constraint (every
+            # column of the joint)
+            locked = [int(tree.col[e]) for i, j in enumerate(joints) if motor[i]
+                      for e in range(int(tree.first[j]), int(tree.node[j]) + 1)]
             # PyBullet's Jacobians and mass matrix are in the base's frame (its coordinates:
             # base angular and linear velocity in the base frame, then the joints); the
             # contact layer works in world axes
@@ -175,8 +176,10 @@ class BulletArticulated:
         PyBullet's mass matrix has the base's 6 coordinates)."""
         tree = self._trees.get(body)
         if tree is None:
-            n = len(self.client("calculateMassMatrix", body, q))
-            tree = self._trees[body] = LinkTree(self.client, body, joints, n == len(q) + 6)
+            flat = [y for x in multi_dof(q) for y in x]
+            n = len(self.client("calculateMassMatrix", body, flat))
+            floating = n == len(q) + 2 * sum(self._sph[body]) + 6
+            tree = self._trees[body] = LinkTree(self.client, body, joints, floating)
         return tree
 
     def _sides(self, batch: ContactBatch,
@@ -208,8 +211,10 @@ class BulletArticulated:
         cache = self._joints
         if body not in cache:
             c = self.client
-            cache[body] = [j for j in range(int(c("getNumJoints", body)))
-                           if c("getJointInfo", body, j)[2] != c.p.JOINT_FIXED]
+            types = [c("getJointInfo", body, j)[2] for j in range(int(c("getNumJoints", body)))]
+            cache[body] = [j for j, t in enumerate(types) if t != c.p.JOINT_FIXED]
+            # per moving joint: spherical (a quaternion, 3 rates)
+            self._sph[body] = [types[j] == c.p.JOINT_SPHERICAL for j in cache[body]]
         return cache[body]
 
     def respond(self, blocks: list[ArticulatedBlock], dqs: list[np.ndarray], dt: float,
@@ -229,23 +234,19 @@ class BulletArticulated:
         defer = self.defer_resets and self.plain
         for blk, dq in zip(blocks, dqs, strict=True):
             body, r_base, joints = blk.tag
-            floating = len(dq) == len(joints) + 6
+            sph = self._sph[body]
+            floating = len(dq) == len(joints) + 2 * sum(sph) + 6
             tree = self._trees.get(body)
             lazy = defer and tree is not None and tree.supported
             if joints:
                 dj = (dq[6:] if floating else dq).tolist()
                 held = self._held.get(body)
-                if held is None:
-                    states = pb.getJointStates(body, joints, physicsClientId=cid)
-                    qs, vs = [s[0] for s in states], [s[1] for s in states]
-                else:
-                    qs, vs = held
-                spin = max(spin, max(map(abs, vs)))
-                qs = [q + dt * d for q, d in zip(qs, dj, strict=True)]
-                vs = [v + d for v, d in zip(vs, dj, strict=True)]
+                qs, vs = held if held is not None else read_joints(c, body, joints, sph)[:2]
+                spin = max(spin, max(abs(x) for v in multi_dof(vs) for x in v))
+                qs, vs = advance_joints(qs, vs, dj, dt, sph)
                 if not lazy:
-                    pb.resetJointStatesMultiDof(body, joints, [[q] for q in qs],
-                                                [[v] for v in vs], physicsClientId=cid)
+                    pb.resetJointStatesMultiDof(body, joints, multi_dof(qs), multi_dof(vs),
+                                                physicsClientId=cid)
                 self._held[body] = (qs, vs)
             if floating:
                 held_v = self._held_v.get(body)
@@ -287,8 +288,9 @@ class BulletArticulated:
             if not np.any(f):
                 continue
             dq = np.linalg.solve(mm, np.einsum("eij,ei->j", jac, f))
-            states = c("getJointStates", body, joints) if joints else []
-            floating = mm.shape[0] == len(joints) + 6
+            sph = self._sph[body]
+            qs, vs, _ = read_joints(c, body, joints, sph)
+            floating = mm.shape[0] == len(joints) + 2 * sum(sph) + 6
             if floating:
                 pos, orn = c("getBasePositionAndOrientation", body)
                 vel, om = c("getBaseVelocity", body)
@@ -302,9 +304,8 @@ class BulletArticulated:
                 c("resetBaseVelocity", body, list(vel), list(om))
             if joints:  # one reset of every joint (velocities kept)
                 dj = (dq[6:] if floating else dq).tolist()
-                c("resetJointStatesMultiDof", body, joints,
-                  [[s[0] + d] for s, d in zip(states, dj, strict=True)],
-                  [[s[1]] for s in states])
+                new = advance_joints(qs, vs, dj, 1.0, sph)[0]  # dq as a rate over 1 s
+                c("resetJointStatesMultiDof", body, joints, multi_dof(new), multi_dof(vs))
 
 
 def bullet_jacobians(c: Any, body: int, q: list[float], n: int, lks: np.ndarray | None,
@@ -342,3 +343,55 @@ def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
     x2, y2, z2, w2 = q
     w, x, y, z = quat_product.py_func(w1, x1, y1, z1, w2, x2, y2, z2)  # plain floats
     return [x, y, z, w]
+
+
+def multi_dof(xs: list[Any]) -> list[list[float]]:
+    """Per joint positions or rates (a float, or a list for a spherical joint) in the form of
+    PyBullet's ``resetJointStatesMultiDof``: a list per joint."""
+    return [x if isinstance(x, list) else [x] for x in xs]
+
+
+def read_joints(c: Any, body: int, joints: list[int],
+                sph: list[bool]) -> tuple[list[Any], list[Any], list[bool]]:
+    """The positions, rates and whether a motor acted in the last step of ``body``'s
+    ``joints`` (``sph`` per joint: spherical): a float per 1-dof joint (``getJointStates``),
+    for a spherical one its quaternion [x, y, z, w] and rate (3, rad/s, the child's inertial
+    axes) as lists (``getJointStatesMultiDof``, which ``getJointStates`` is not: it gives a
+    spherical joint's first quaternion component)."""
+    if not joints:
+        return [], [], []
+    if not any(sph):
+        states = c.p.getJointStates(body, joints, physicsClientId=c.id)
+        return ([s[0] for s in states], [s[1] for s in states],
+                [s[3] != 0.0 for s in states])
+    states = c("getJointStatesMultiDof", body, joints)
+    qs = [list(s[0]) if sp else s[0][0] for s, sp in zip(states, sph, strict=True)]
+    vs = [list(s[1]) if sp else s[1][0] for s, sp in zip(states, sph, strict=True)]
+    return qs, vs, [any(t != 0.0 for t in s[3]) for s in states]
+
+
+def advance_joints(qs: list[Any], vs: list[Any], dj: list[float], dt: float,
+                   sph: list[bool]) -> tuple[list[Any], list[Any]]:
+    """Joint positions ``qs`` and rates ``vs`` (:func:`read_joints`' forms) after a rate
+    change ``dj`` (per column: 1 per joint, 3 per spherical joint) held over ``dt`` (s): a
+    1-dof joint q + dt d, v + d; a spherical joint's quaternion turned by dt d in its child's
+    axes, Q exp(dt d) (its rate is in those axes, as PyBullet's), its rate + d."""
+    out_q, out_v, i = [], [], 0
+    for q, v, sp in zip(qs, vs, sph, strict=True):
+        if sp:
+            d = dj[i:i + 3]
+            i += 3
+            x, y, z, w = q
+            ang = dt * math.hypot(*d)
+            if ang > 0.0:
+                w, x, y, z = quat_multiply(np.array([w, x, y, z]),
+                                           axis_angle_quat(np.array(d), ang)).tolist()
+                norm = math.sqrt(w * w + x * x + y * y + z * z)
+                x, y, z, w = x / norm, y / norm, z / norm, w / norm
+            out_q.append([x, y, z, w])
+            out_v.append([a + b for a, b in zip(v, d, strict=True)])
+        else:
+            out_q.append(q + dt * dj[i])
+            out_v.append(v + dj[i])
+            i += 1
+    return out_q, out_v

@@ -117,9 +117,17 @@ def build_layout(c: Any, manage: list[Any], law: Any, material: dict[str, float]
     taking = ({bl for ls in link_lists.values() for bl in ls} if len(link_lists) > 1
               else set())
     taking |= {bl for pair in wanted for bl in pair}
-    # shapes (errors for unmodellable shapes of links that take part)
     for bl in sorted(taking):
         kinds[bl] = row_kind(c, *bl)
+    # a pair of two static (immovable) links exerts no force on anything: it is not managed
+    # (PyBullet's own collision of it stays as it was) and a static link whose every partner
+    # is static is not a row, its shapes never read nor checked (a fixed-base arm's open
+    # mounting mesh on the ground plane)
+    wanted = {(x, y) for x, y in wanted if not (kinds[x] == STATIC and kinds[y] == STATIC)}
+    needed = _static_partnered(taking, kinds, full_set, wanted)
+    taking = {bl for bl in taking if kinds[bl] != STATIC or bl in needed}
+    # shapes (errors for unmodellable shapes of links that take part)
+    for bl in sorted(taking):
         shapes_of[bl] = link_shapes(c, bl[0], bl[1], kinds[bl] == STATIC, flat_box,
                                     fallback=fallback == "closest_points")
     shaped = sorted(bl for bl in taking if shapes_of[bl])
@@ -167,6 +175,8 @@ def build_layout(c: Any, manage: list[Any], law: Any, material: dict[str, float]
                     model.exclude(index[bl], other)
     n = len(rows)
     managed = _managed_matrix(rows, full, [(index[x], index[y]) for x, y in explicit])
+    static = np.array([kinds[bl] == STATIC for bl in rows], dtype=bool).reshape(n)
+    managed &= ~(static[:, None] & static[None, :])
     fbm = np.zeros(n, dtype=bool)
     fbm[list(fb_radius)] = True
     fb_pairs = np.argwhere(np.triu(managed & (fbm[:, None] | fbm[None, :]), 1))
@@ -176,6 +186,7 @@ def build_layout(c: Any, manage: list[Any], law: Any, material: dict[str, float]
             for by in links(y):
                 if bx in index and by in index:
                     model.set_pair_law(lw, bodies=(index[bx], index[by]))
+    checks.check_joints(c, [bl[0] for bl in rows if kinds[bl] == ARTICULATED])
     checks.check_build(c, model, rows, managed, mats, pair_laws, links)
     store = model.make_store()
     if any(pl.hertz_k for pl in store.pair_laws):
@@ -200,6 +211,35 @@ def build_layout(c: Any, manage: list[Any], law: Any, material: dict[str, float]
                   np.array([first_shape.get(i, -1) for i in range(len(rows))], dtype=np.int64),
                   np.array([fb_radius.get(i, np.nan) for i in range(len(rows))]),
                   (full, link_lists, wanted, joints))
+
+
+def _static_partnered(taking: set[tuple[int, int]], kinds: dict[tuple[int, int], int],
+                      full: set[int],
+                      wanted: set[tuple[tuple[int, int], tuple[int, int]]]
+                      ) -> set[tuple[int, int]]:
+    """The static links of ``taking`` with a partner that is not static: a link of a body
+    named alone (``full``) pairs with every link of the other bodies, any other link with the
+    links of the bodies named alone other than its own, and the pairs ``wanted`` (named as
+    pairs) pair their two links."""
+    moving: dict[int, int] = {}  # body -> its links that are not static
+    for bl in taking:
+        if kinds[bl] != STATIC:
+            moving[bl[0]] = moving.get(bl[0], 0) + 1
+    total = sum(moving.values())
+    in_full = sum(v for b, v in moving.items() if b in full)
+    out = set()
+    for bl in taking:
+        if kinds[bl] != STATIC:
+            continue
+        others = total - moving.get(bl[0], 0) if bl[0] in full else in_full
+        if others > 0:
+            out.add(bl)
+    for x, y in wanted:
+        if kinds[x] != STATIC:
+            out.add(y)
+        if kinds[y] != STATIC:
+            out.add(x)
+    return out
 
 
 def _managed_matrix(rows: list[tuple[int, int]], full: list[int],

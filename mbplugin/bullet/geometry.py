@@ -60,6 +60,7 @@ the plane narrow phase (one contact per corner / end) rather than a box pair.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,7 +173,6 @@ def _simulated_mesh(client: Any, body: int, link: int, index: int, where: str,
                     radius: float | None) -> Mesh:
     """The convex hull of the vertices PyBullet simulates for collision shape ``index`` of
     ``(body, link)`` (``getMeshData``: inertial frame, the shape's pose applied)."""
-    import trimesh
 
     try:
         n, verts = client("getMeshData", body, link, index)
@@ -184,7 +184,7 @@ def _simulated_mesh(client: Any, body: int, link: int, index: int, where: str,
             f"{where}: PyBullet reports a mesh without a file ('unknown_file') and getMeshData "
             f"gives {len(v)} vertices; the contact layer cannot rebuild it (leave this pair to "
             "PyBullet, or load the URDF with p.URDF_USE_IMPLICIT_CYLINDER for a cylinder)")
-    return Mesh(trimesh.convex.convex_hull(v), radius=radius)
+    return Mesh(convex_hull(v), radius=radius)
 
 
 def _mesh(path: str, scale: np.ndarray, where: str, radius: float | None,
@@ -213,14 +213,75 @@ def _mesh(path: str, scale: np.ndarray, where: str, radius: float | None,
                 "collides with its triangles, the contact layer needs a closed surface; leave "
                 "this pair to PyBullet (do not manage it) or give the body a closed mesh")
         return [Mesh(m, radius=radius)]
-    parts = [m]
+    pts = np.asarray(m.vertices, dtype=float)
+    parts = [pts]
     if path.lower().endswith(".obj") and len(m.faces):
-        # PyBullet: one hull per object of an OBJ file (V-HACD files: disjoint objects)
-        m.merge_vertices()
-        parts = m.split(only_watertight=False) or [m]
-    if len(parts) == 1:
-        return [Mesh(trimesh.convex.convex_hull(np.asarray(m.vertices)), radius=radius)]
+        # PyBullet: one hull per object or group of an OBJ file (V-HACD files: disjoint
+        # objects), one hull of a file without any
+        parts = [p * np.asarray(scale, dtype=float) for p in obj_groups(path)] or [pts]
+    solid = [p for p in parts if _spans_volume(p)]
+    if len(solid) < len(parts):
+        if not solid:
+            raise ParameterError(
+                f"{where}: the mesh file {path!r} has no part with a volume (every object's "
+                "vertices are fewer than 4 or lie in a plane): the contact layer cannot model "
+                "it; give the link a closed mesh or leave its pairs to PyBullet")
+        warnings.warn(f"{where}: mesh file {path!r}: {len(parts) - len(solid)} of its "
+                      f"{len(parts)} parts are flat (fewer than 4 vertices or all in a plane) "
+                      "and are left out; the others cover the link", stacklevel=3)
+    if len(solid) == 1:
+        return [Mesh(convex_hull(solid[0]), radius=radius)]
     # a compound: a plane meets its parts at the corners of the hull of them all
-    outer = trimesh.convex.convex_hull(np.asarray(m.vertices)).vertices
-    return [Mesh(trimesh.convex.convex_hull(np.asarray(part.vertices)), radius=radius,
-                 plane_points=outer) for part in parts]
+    outer = convex_hull(np.concatenate(solid)).vertices
+    return [Mesh(convex_hull(part), radius=radius, plane_points=outer) for part in solid]
+
+
+def convex_hull(points: np.ndarray) -> Any:
+    """The closed convex hull (a trimesh) of ``points`` (k, 3) spanning a volume:
+    ``trimesh.convex.convex_hull``'s, or, where that one is left open (measured: xarm's
+    left_inner_knuckle.STL, 21972 vertices, a hull of 85 with open edges once trimesh merged
+    its faces), qhull's facets (scipy) as a mesh that trimesh processes (close vertices
+    merged) with consistent outward normals."""
+    import trimesh
+    from scipy.spatial import ConvexHull
+
+    hull = trimesh.convex.convex_hull(points)
+    if hull.is_watertight:
+        return hull
+    hull = trimesh.Trimesh(points, ConvexHull(points).simplices, process=True)
+    hull.fix_normals()
+    return hull
+
+
+def _spans_volume(points: np.ndarray) -> bool:
+    """Whether ``points`` (k, 3) span a volume (a convex hull with an inside): at least 4
+    points, not all in one plane (the third singular value of the centred points above 1e-9
+    of the first)."""
+    if len(points) < 4:
+        return False
+    sv = np.linalg.svd(points - points.mean(axis=0), compute_uv=False)
+    return bool(sv[0] > 0 and sv[2] > 1e-9 * sv[0])
+
+
+def obj_groups(path: str) -> list[np.ndarray]:
+    """The vertices (k, 3) of each object (``o``) or group (``g``) of the OBJ file ``path``
+    that has faces, in file order: the parts PyBullet makes one convex hull each of (its
+    Wavefront loader, tinyobjloader, starts a shape at each ``o`` and ``g``; measured with a
+    ray between two boxes of one file: one hull without ``o``/``g`` lines, two with). A file
+    without ``o``/``g`` lines is one part."""
+    verts: list[list[float]] = []
+    groups: list[set[int]] = [set()]
+    with open(path, errors="replace") as fh:
+        for line in fh:
+            head = line[:2]
+            if head == "v ":
+                verts.append([float(x) for x in line.split()[1:4]])
+            elif head in ("o ", "g ") or line.strip() in ("o", "g"):
+                if groups[-1]:
+                    groups.append(set())
+            elif head == "f ":
+                for tok in line.split()[1:]:
+                    i = int(tok.split("/")[0])
+                    groups[-1].add(i - 1 if i > 0 else len(verts) + i)
+    v = np.asarray(verts, dtype=float).reshape(-1, 3)
+    return [v[sorted(g)] for g in groups if g]

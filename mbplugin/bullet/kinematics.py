@@ -50,7 +50,18 @@ class LinkTree:
 
     def __init__(self, c: Any, body: int, moving: list[int], floating: bool) -> None:
         pb = c.p
-        nl = int(c("getNumJoints", body))
+        nb = int(c("getNumJoints", body))
+        infos = [c("getJointInfo", body, j) for j in range(nb)]
+        sph = [int(info[2]) == pb.JOINT_SPHERICAL for info in infos]
+        # a spherical joint is three revolute joints about its child's inertial axes x, y, z
+        # at q = 0, the first turned by the joint's quaternion (massless links in between;
+        # PyBullet: R_child = R_parent conj(parentFrameOrn) Q, the rate omega in the child's
+        # inertial frame): tree entries per PyBullet link, ``node`` the child's
+        width = [3 if s_ else 1 for s_ in sph]
+        nl = int(sum(width))
+        self.node = np.cumsum(width, dtype=np.int64) - 1  # PyBullet link -> tree entry
+        self.first = self.node - np.array(width, dtype=np.int64) + 1  # its joint's first
+        self.spherical = [j for j in range(nb) if sph[j]]
         self.parent = np.empty(nl, dtype=np.int64)
         self.jtype = np.empty(nl, dtype=np.int64)
         self.axis = np.zeros((nl, 3))
@@ -63,31 +74,47 @@ class LinkTree:
         self.mass, self.inertia = np.zeros(nl), np.zeros((nl, 3))
         dyn = c("getDynamicsInfo", body, -1)
         self.base_mass, self.base_inertia = float(dyn[0]), np.array(dyn[2], dtype=float)
-        off = 6 if floating else 0
-        self.ncol = off + len(moving)
         known = {pb.JOINT_REVOLUTE: REVOLUTE, pb.JOINT_PRISMATIC: PRISMATIC,
-                 pb.JOINT_FIXED: FIXED}
+                 pb.JOINT_FIXED: FIXED, pb.JOINT_SPHERICAL: REVOLUTE}
         self.supported = True
-        for j in range(nl):
-            info = c("getJointInfo", body, j)
+        self._pf_sph = np.zeros((nb, 4))  # conj(parentFrameOrn) of the spherical joints
+        for j in range(nb):
+            info = infos[j]
             dyn = c("getDynamicsInfo", body, j)
             par = int(info[16])
             if info[2] not in known or par >= j:
                 self.supported = False
-            self.parent[j] = par
-            self.jtype[j] = known.get(info[2], FIXED)
-            self.axis[j] = info[13]
-            self.pf_pos[j] = info[14]
+            t = int(self.node[j])
+            first = t - width[j] + 1
+            for e in range(first, t):  # a spherical joint's massless x and y entries
+                self.parent[e + 1] = e
+                self.jtype[e] = REVOLUTE
+                self.axis[e, e - first] = 1.0
+                self.pf_quat[e] = (1.0, 0.0, 0.0, 0.0)
+                self.inert_rot_t[e] = np.eye(3)
+            self.parent[first] = self.node[par] if par >= 0 else -1
+            self.jtype[t] = known.get(info[2], FIXED)
+            self.axis[t] = (0.0, 0.0, 1.0) if sph[j] else info[13]
+            self.pf_pos[first] = info[14]
             x, y, z, w = info[15]
-            self.pf_quat[j] = (w, -x, -y, -z)
-            self.inert_pos[j] = dyn[3]
-            self.inert_rot_t[j] = np.array(pb.getMatrixFromQuaternion(dyn[4])).reshape(3, 3).T
-            self.mass[j] = dyn[0]
-            self.inertia[j] = dyn[2]
-        for i, j in enumerate(moving):
-            self.col[j] = off + i
+            self.pf_quat[first] = (w, -x, -y, -z)
+            self._pf_sph[j] = (w, -x, -y, -z)
+            if sph[j]:
+                self.pf_quat[t] = (1.0, 0.0, 0.0, 0.0)
+            self.inert_pos[t] = dyn[3]
+            self.inert_rot_t[t] = np.array(pb.getMatrixFromQuaternion(dyn[4])).reshape(3, 3).T
+            self.mass[t] = dyn[0]
+            self.inertia[t] = dyn[2]
+        off = 6 if floating else 0
+        self.ncol = off + int(sum(width[j] for j in moving))
+        col = off
+        for j in moving:
+            for e in range(int(self.node[j]) - width[j] + 1, int(self.node[j]) + 1):
+                self.col[e] = col
+                col += 1
         self.floating = floating
         self._moving = np.array(moving, dtype=np.int64)
+        self._moving_node = self.node[self._moving] if len(moving) else self._moving
         # work arrays (reused): joint positions and rates per link, the forward kinematics
         self.q, self.qd = np.zeros(nl), np.zeros(nl)
         self.com_quat = np.empty((nl, 4))
@@ -97,6 +124,38 @@ class LinkTree:
         self.axis_w = np.empty((nl, 3))
         self._lin, self._ang = np.empty((nl, 3)), np.empty((nl, 3))
         self._cm, self._cs, self._cj = np.empty(nl), np.empty((nl, 3)), np.empty((nl, 3, 3))
+
+    def _set(self, q: Any, qd: Any = None) -> None:
+        """The moving joints' positions ``q`` (and rates ``qd``) into the tree: one float per
+        joint (rad or m), a spherical joint's position its quaternion [x, y, z, w] and rate
+        its angular velocity (3, rad/s, the child's inertial axes), PyBullet's
+        ``getJointStatesMultiDof`` forms."""
+        if not self.spherical:
+            self.q[self._moving] = q
+            if qd is not None:
+                self.qd[self._moving] = qd
+            return
+        pos = self.pf_quat
+        for i, j in enumerate(self._moving.tolist()):
+            t = int(self.node[j])
+            if j in self.spherical:
+                x, y, z, w = q[i]
+                a = self._pf_sph[j]
+                pos[t - 2] = _quat_mul_py(a, (w, x, y, z))
+                self.q[t - 2:t + 1] = 0.0
+                if qd is not None:
+                    self.qd[t - 2:t + 1] = qd[i]
+            else:
+                self.q[t] = q[i]
+                if qd is not None:
+                    self.qd[t] = qd[i]
+
+    def _nodes(self, links: Any) -> np.ndarray:
+        """The tree entries of PyBullet links ``links`` (-1, the base, kept)."""
+        lk = np.asarray(links, dtype=np.int64)
+        if not self.spherical:
+            return lk
+        return np.where(lk >= 0, self.node[np.maximum(lk, 0)], -1)
 
     def _kin(self) -> tuple[np.ndarray, ...]:
         return (self.parent, self.jtype, self.axis, self.pf_pos, self.pf_quat, self.inert_pos,
@@ -111,12 +170,12 @@ class LinkTree:
         m) on the links ``links`` (E,; -1 the base) at joint positions ``q`` (the moving
         joints', rad or m), the base's centre-of-mass position ``base_p`` (m), orientation
         ``base_o`` [x, y, z, w] and rotation ``r_base`` (3, 3)."""
-        self.q[self._moving] = q
+        self._set(q)
         jac = np.zeros((len(links), 3, self.ncol))
         x, y, z, w = base_o
         tree_jacobians(self.q, np.asarray(base_p, dtype=float), np.array([w, x, y, z]), r_base,
-                       *self._kin(), self.col, self.floating, np.asarray(links, dtype=np.int64),
-                       point, jac, *self._work())
+                       *self._kin(), self.col, self.floating, self._nodes(links), point, jac,
+                       *self._work())
         return jac
 
     def mass_matrix(self, q: Any, base_p: Any, base_o: Any, r_base: np.ndarray) -> np.ndarray:
@@ -124,7 +183,7 @@ class LinkTree:
         ``calculateMassMatrix`` returns) at joint positions ``q``, the base's position
         ``base_p``, orientation ``base_o`` [x, y, z, w] and rotation ``r_base``
         (:func:`tree_mass_matrix`)."""
-        self.q[self._moving] = q
+        self._set(q)
         mm = np.zeros((self.ncol, self.ncol))
         x, y, z, w = base_o
         tree_mass_matrix(self.q, np.asarray(base_p, dtype=float), np.array([w, x, y, z]),
@@ -141,13 +200,19 @@ class LinkTree:
         origins, m) (:func:`tree_link_states`) at the moving joints' positions ``q`` and
         rates ``qd``, the base's position ``base_p``, orientation ``base_o`` [x, y, z, w],
         velocity ``base_v`` and angular velocity ``base_w`` (world)."""
-        self.q[self._moving] = q
-        self.qd[self._moving] = qd
+        self._set(q, qd)
         x, y, z, w = base_o
         tree_link_states(self.q, self.qd, np.asarray(base_p, dtype=float),
                          np.array([w, x, y, z]), np.asarray(base_v, dtype=float),
                          np.asarray(base_w, dtype=float), *self._kin(), *self._work(),
-                         self._lin, self._ang, links, rows, pos, quat, vel, omega, frame)
+                         self._lin, self._ang, self._nodes(links), rows, pos, quat, vel, omega,
+                         frame)
+
+
+def _quat_mul_py(a: Any, b: Any) -> tuple[float, float, float, float]:
+    """The product a b of two [w, x, y, z] quaternions (plain floats)."""
+    return _k.quat_product.py_func(float(a[0]), float(a[1]), float(a[2]), float(a[3]),
+                                   float(b[0]), float(b[1]), float(b[2]), float(b[3]))
 
 
 @njit_helper

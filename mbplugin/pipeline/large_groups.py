@@ -287,6 +287,32 @@ def _diag_blocks(m, wptr, widx, wval, wd):
                 wd[9 * i + 3 * (row % 3) + c % 3] = wval[e]
 
 
+#: the largest group (contacts) whose step is solved by dense Newton where Gauss-Seidel fails
+DENSE_MAX = 400
+
+
+def _dense_newton(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: float,
+                  gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray,
+                  W: sp.spmatrix, rtol: float, counters: np.ndarray) -> bool:
+    """The step of a group Gauss-Seidel did not converge on, by the implicit step's dense
+    Newton with its line search (:func:`mbplugin.pipeline.implicit_kernel.solve`, the same
+    end forces; ``P`` (m, 3) and ``U`` (3m,) updated in place). Gauss-Seidel converges slowly
+    where W couples the contacts strongly: many contacts on one rigid body, W of rank 6
+    (pybullet_data's random_urdfs/580: 35 corners of a V-HACD compound on the ground, 20000
+    sweeps not enough), which Newton's method solves in a few iterations."""
+    m = len(d0)
+    dense = np.concatenate([gf, np.asarray(W.toarray(), dtype=float).ravel()])
+    c = np.zeros(3, dtype=np.int64)
+    out, ok = ik.solve(P, ustar.reshape(m, 3), d0, np.zeros(m), float(dt), dense, gi, fn0,
+                       s0, float(rtol), c)
+    counters[1] += c[0]
+    counters[2] += c[1]
+    if ok:
+        P[:] = out
+        U[:] = ustar + W @ out.ravel()
+    return bool(ok)
+
+
 def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.ndarray,
           d0: np.ndarray, u0: np.ndarray, fr: np.ndarray, mu: np.ndarray,
           s0: np.ndarray | None, t0: float,
@@ -354,6 +380,8 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             ik.refresh_rows(gf, gi, store, batch)
         ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
                           float(rtol), normal_only, skip_free, counters)
+        if not ok and m <= DENSE_MAX:
+            ok = _dense_newton(P, U, ustar, d0, dt, gf, gi, fn0, s0, Wc, rtol, counters)
         if not ok:
             raise IntegrationError(
                 f"implicit step of a large contact group: Gauss-Seidel did not converge in "
