@@ -19,13 +19,14 @@ Units: SI (m, m/s, kg, N s).
 
 from __future__ import annotations
 
+import math
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, njit_helper
 from mbplugin.contact import kernels as _k
 
 
@@ -174,3 +175,53 @@ def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
     pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
     _scatter(buf, base_rows, link_rows, pos, quat, vel, om, frame_pos)
     return pos, quat, vel, om
+
+
+@njit
+def respond_body(q, v, dq, dt, floating, base, r_base, out_q, out_v, out_base):
+    """One articulated body's state after a host step put onto the implicit step's solved one
+    (:meth:`mbplugin.bullet.articulated.BulletArticulated.respond`, its arithmetic in one
+    call): joint positions ``q`` (rad or m) and rates ``v`` of its moving joints change by dt
+    times and by their part of ``dq`` (the response M^-1 J^T dP in PyBullet's coordinates:
+    with ``floating`` the base's angular and linear velocity changes in its frame first), and
+    a floating base's ``base`` (13,: position m, orientation [x, y, z, w], velocity m/s,
+    angular velocity rad/s, world) by ``r_base`` (3, 3) times those: its position by dt times
+    the velocity change, its orientation turned by dt times the angular velocity change
+    (:func:`turn_quat`), written into ``out_q``, ``out_v``, ``out_base``.
+    Returns the largest joint rate or base angular speed before the change (rad/s)."""
+    spin = 0.0
+    off = 6 if floating else 0
+    for j in range(q.shape[0]):
+        d = dq[off + j]
+        a = abs(v[j])
+        if a > spin:
+            spin = a
+        out_q[j] = q[j] + dt * d
+        out_v[j] = v[j] + d
+    if floating:
+        w = np.sqrt(base[10] ** 2 + base[11] ** 2 + base[12] ** 2)
+        if w > spin:
+            spin = w
+        dw = np.empty(3)
+        dv = np.empty(3)
+        for a in range(3):
+            dw[a] = r_base[a, 0] * dq[0] + r_base[a, 1] * dq[1] + r_base[a, 2] * dq[2]
+            dv[a] = r_base[a, 0] * dq[3] + r_base[a, 1] * dq[4] + r_base[a, 2] * dq[5]
+        for a in range(3):
+            out_base[a] = base[a] + dt * dv[a]
+            out_base[7 + a] = base[7 + a] + dv[a]
+            out_base[10 + a] = base[10 + a] + dw[a]
+        t = turn_quat(base[3], base[4], base[5], base[6], dt * dw[0], dt * dw[1], dt * dw[2])
+        out_base[3], out_base[4], out_base[5], out_base[6] = t
+    return spin
+
+
+@njit_helper
+def turn_quat(x2, y2, z2, w2, ax, ay, az):
+    """The quaternion (x2, y2, z2, w2) turned by the rotation vector (ax, ay, az) (rad, world
+    frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
+    velocity over a step; returns (x, y, z, w)."""
+    ang = math.sqrt(ax * ax + ay * ay + az * az)
+    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
+    w, x, y, z = _k.quat_product(math.cos(0.5 * ang), s * ax, s * ay, s * az, w2, x2, y2, z2)
+    return x, y, z, w
