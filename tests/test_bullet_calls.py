@@ -138,3 +138,35 @@ def test_deferred_resets_give_the_run_of_immediate_ones(tmp_path, monkeypatch) -
     for a, b in zip(deferred[:-1], ref[:-1], strict=True):
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         assert np.abs(a - b).max() <= 1e-10 * np.abs(b).max()
+
+
+def test_lean_rounds_give_the_run_of_the_general_ones(tmp_path, monkeypatch) -> None:
+    """The A1 standing then trotting (0.25 s each) at 1/240 s with the implicit step's
+    verification rounds in one compiled call (mbplugin.bullet.lean, taken at most steps):
+    per step forces, overlaps, the base pose and the feet within 1e-10 (relative to each
+    record's largest) of the run whose rounds all take the general path."""
+    from mbplugin.bullet import host as bullet_host
+
+    spec = rr.ROBOTS["a1"]
+    taken = []
+    lean = bullet_host.lean_rounds
+
+    def counted(*a: object, **k: object) -> object:
+        out = lean(*a, **k)
+        taken.append(out is not None)
+        return out
+
+    def run() -> tuple[np.ndarray, ...]:
+        rec = rr.run(spec, tmp_path, 1 / 240, 0.5, t_gait=0.25)
+        return (np.concatenate(rec["force"]), np.concatenate(rec["delta"]), rec["base"],
+                rec["feet"], rec["steps"])
+
+    monkeypatch.setattr(bullet_host, "lean_rounds", counted)
+    fast = run()
+    with monkeypatch.context() as m:
+        m.setattr(bullet_host.BulletHost, "verify_rounds", lambda self, *a: None)
+        ref = run()
+    assert sum(taken) > 0.8 * ref[-1]  # the lean rounds were taken at most steps
+    for a, b in zip(fast[:-1], ref[:-1], strict=True):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        assert np.abs(a - b).max() <= 1e-10 * np.abs(b).max()

@@ -13,6 +13,7 @@ import numpy as np
 
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.bullet.fast_step import force_calls
+from mbplugin.bullet.lean import lean_rounds
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock, point_velocity
@@ -123,6 +124,15 @@ class BulletHost:
                               bodies.omega[rows] + dw)
             self.flight.forced[rows] = True
         return spin
+
+    def verify_rounds(self, blk: ArticulatedBlock, space: Any, res: Any, dP: np.ndarray,
+                      spin: float, left: int, stats: Any, pairs: Any, shapes: Any,
+                      margin: float, u0: np.ndarray, dt: float) -> tuple[int, Any] | None:
+        """The implicit step's verification rounds in one compiled call where they qualify
+        (:func:`mbplugin.bullet.lean.lean_rounds`: a robot's feet on the ground); None: the
+        general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`."""
+        return lean_rounds(self, blk, space, res, dP, spin, left, stats, pairs, shapes, margin,
+                           u0, dt)
 
     def apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         """``applyExternalForce`` of the contacts' forces (K, 3) on side b (minus on side a)

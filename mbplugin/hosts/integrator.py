@@ -149,13 +149,18 @@ class ContactIntegrator:
         self.pending = (batch, space, P_lin, u0)
         return P_lin
 
-    def after(self, dt: float, read: Read, respond: Respond) -> tuple[ContactBatch, Any, Any]:
+    def after(self, dt: float, read: Read, respond: Respond,
+              rounds: Callable[..., Any] | None = None) -> tuple[ContactBatch, Any, Any]:
         """Solve the pending implicit step's impulse from the host's end state (``read``) and
         put the host onto it (``respond``): the host stepped with P_lin; its end state with P
         is its end state with P_lin plus the response to P - P_lin. ``verify`` further rounds
         re-read the host and solve again from its corrected state while its overlaps differ
-        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m. Returns (batch,
-        the solve's result, the rounds' stats)."""
+        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m. ``rounds`` (a
+        host's lean path, e.g. :func:`mbplugin.bullet.lean.lean_rounds`): called as
+        ``rounds(space, res, dP, spin, verify, stats)`` before the rounds, it may take them
+        (the same arithmetic) and returns None (not taken), or the rounds still to take here
+        and the read of the first of them (None: the rounds ended). Returns (batch, the
+        solve's result, the rounds' stats)."""
         assert self.pending is not None
         batch, space, P_lin, _ = self.pending
         self.pending = None
@@ -164,17 +169,26 @@ class ContactIntegrator:
         stats = res.stats
         dP = res.impulse - P_lin
         spin = respond(batch, dP, bodies)
-        for _ in range(self.verify):
-            # the response to dP is first order: W of the step's start, the host's is J(q1)
-            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
-            # step); a correction whose error so estimated is below VERIFY_DU is not verified
-            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
-                    * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
-                break
-            bodies, d_h, u_h, found = read()
-            # per contact: the overlap, and the velocity
-            if not verify_off(d_h, res.delta, u_h, res.u, found, VERIFY_TOL, VERIFY_DU):
-                break
+        left, pre = self.verify, None
+        if rounds is not None and left:
+            lean = rounds(space, res, dP, spin, left, stats)
+            if lean is not None:
+                left, pre = lean
+        for _ in range(left):
+            if pre is not None:  # the lean path handed over this round's read
+                (bodies, d_h, u_h, found), pre = pre, None
+            else:
+                # the response to dP is first order: W of the step's start, the host's is
+                # J(q1) M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn
+                # over the step); a correction whose error so estimated is below VERIFY_DU is
+                # not verified
+                if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                        * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
+                    break
+                bodies, d_h, u_h, found = read()
+                # per contact: the overlap, and the velocity
+                if not verify_off(d_h, res.delta, u_h, res.u, found, VERIFY_TOL, VERIFY_DU):
+                    break
             P0 = res.impulse
             res = space.solve(dt, d_h, u_h, P0)
             stats.steps += res.stats.steps

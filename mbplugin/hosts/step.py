@@ -240,8 +240,25 @@ class HostStep:
         def respond(batch: ContactBatch, dP: np.ndarray, bodies: BodyState) -> float:
             return self._respond(host, batch, dP, bodies, dt)
 
-        _, res, stats = self.integrator.after(dt, read, respond)
+        _, res, stats = self.integrator.after(dt, read, respond,
+                                              self._lean_rounds(host, batch, u0, dt))
         step_info(self.last, res, stats, batch.normal, dt)
+
+    def _lean_rounds(self, host: Host, batch: ContactBatch, u0: np.ndarray,
+                     dt: float) -> Callable[..., Any] | None:
+        """The host's lean verification rounds (an optional ``verify_rounds`` of the host, e.g.
+        :meth:`mbplugin.bullet.host.BulletHost.verify_rounds`) for :meth:`ContactIntegrator.after`
+        where they may apply: one articulated block, no free row, plane-sphere contacts read
+        by :class:`HostContacts`; else None (the general rounds)."""
+        lean = getattr(host, "verify_rounds", None)
+        if lean is None or len(self._art) != 1 or self._any_free or not self.plain_redetect():
+            return None
+        pairs = self._reads._pairs(batch.key)
+        if pairs is None:
+            return None
+        blk, shapes, margin = self._art[0], self.model.arrays, max(self.margin, LOST_MARGIN)
+        return lambda space, res, dP, spin, left, stats: lean(
+            blk, space, res, dP, spin, left, stats, pairs, shapes, margin, u0, dt)
 
     def _respond(self, host: Host, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
                  dt: float) -> float:

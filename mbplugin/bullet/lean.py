@@ -1,0 +1,236 @@
+"""The implicit step's verification rounds of a robot in one compiled call (the lean path of
+:meth:`mbplugin.hosts.ContactIntegrator.after` for the common case).
+
+A verification round (:meth:`ContactIntegrator.after <mbplugin.hosts.ContactIntegrator.after>`)
+re-reads the host after the response to the last impulse correction, solves the step again
+from there and responds again. For one articulated body whose resets are deferred
+(:class:`~mbplugin.bullet.articulated.BulletArticulated`: its joint tree modelled, every
+managed pair the contact model's), every other row static and plane-sphere contacts (a
+robot's feet on the ground), a round touches no PyBullet call: the read is the tree's forward
+kinematics of the state the last round kept (:func:`~mbplugin.bullet.kinematics.tree_link_states`,
+what ``BulletArticulated.predict`` computes), the contacts are
+:func:`~mbplugin.hosts.detection.host_plane_spheres`, the solve is the compiled implicit
+step's (:func:`~mbplugin.pipeline.implicit_kernel.solve_step`'s kernels) and the response is
+:func:`~mbplugin.bullet.fast_step.respond_body`. :func:`verify_rounds` runs those rounds in
+one call (no formula is written here; the general path's arithmetic in the same order, W's
+products by loops instead of BLAS: equal to the last bits). It hands back to the general path
+where the solve needs it (an onset to book, Newton's fallback).
+
+Units: SI (m, m/s, rad, N s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.bullet.fast_step import respond_body
+from mbplugin.bullet.kinematics import tree_link_states
+from mbplugin.contact import BodyState
+from mbplugin.hosts.detection import host_plane_spheres
+from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
+from mbplugin.pipeline import implicit_kernel as ik
+
+#: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), or the
+#: general path takes the solve of the round whose read is handed back
+DONE, HANDOVER = 0, 1
+
+
+@njit
+def verify_rounds(rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1, loaded, s1,
+                  dP, spin, resp, cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q,
+                  moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
+                  com_quat, com_rot, com_pos, pivot, axis_w, lin, ang, links, rows, pos0,
+                  quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius,
+                  u0, counters, d_h, u_h, found, pos, quat, vel, om, out):
+    """Up to ``rounds`` verification rounds of the implicit step (module docstring), from the
+    last solve (``P``, ``d1``, ``u1``, ``loaded``, ``s1`` (K, ...), updated in place), its
+    correction ``dP`` (K, 3) and the spin the response saw (rad/s):
+
+    - stop when the correction's first-order error is small, max |W dP| (dt spin + ``tol``)
+      <= ``du`` (W in ``gf``);
+    - the read: the rows ``pos0``, ``quat0``, ``vel0``, ``om0`` of the host's end state with
+      the body's links (``links``, rows ``rows``) from its tree's forward kinematics at the
+      kept joint state ``qh``, ``vh`` (moving joints ``moving`` of the tree's ``tq``, ``tqd``)
+      and base ``bh`` (13,: position, [x, y, z, w], velocity, angular velocity; a fixed base:
+      ``fixed_p``, ``fixed_q`` [w, x, y, z] at rest) into ``pos``, ``quat``, ``vel``, ``om``
+      (and ``frame``); the contacts' overlaps ``d_h`` and velocities ``u_h`` there
+      (plane-sphere pairs ``sa``, ``sb``); stop when none is off the solved one;
+    - the solve from there (:func:`mbplugin.pipeline.implicit_kernel.solve_step`'s kernels;
+      ``counters`` += iterations, force evaluations); where it needs the general path (an
+      onset, Newton's fallback) return HANDOVER with the round's read in place;
+    - the response: dq = ``resp`` (n_dof, 3E) times the sides' impulses (``cont``, ``sgn``),
+      the kept state moved by :func:`respond_body` (``r_base`` the base's rotation).
+
+    ``out`` (2,): the rounds begun, the last spin. Returns DONE or HANDOVER."""
+    k = d1.shape[0]
+    m = 3 * k
+    w0 = ik._R + ik.cm.ROW_LEN * k
+    ne = cont.shape[0]
+    nd = resp.shape[0]
+    x = np.empty(m)
+    wx = np.empty(m)
+    f = np.empty(3 * ne)
+    dq = np.empty(nd)
+    q1, v1, b1 = np.empty(qh.shape[0]), np.empty(qh.shape[0]), np.empty(13)
+    base_p, base_q, base_v, base_w = np.empty(3), np.empty(4), np.zeros(3), np.zeros(3)
+    Pn, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    dn, un = np.empty(k), np.empty((k, 3))
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    lim = np.zeros(k)
+    cnt = np.zeros(3, dtype=np.int64)
+    for r in range(rounds):
+        out[0] = r
+        out[1] = spin
+        # the correction's first-order error
+        for i in range(k):
+            for a in range(3):
+                x[3 * i + a] = dP[i, a]
+        ik._w_times(gf, w0, m, x, wx)
+        big = 0.0
+        for i in range(m):
+            if abs(wx[i]) > big:
+                big = abs(wx[i])
+        if big * (dt * spin + tol) <= du:
+            return DONE
+        # the read: the static rows as read, the body's links by its forward kinematics
+        out[0] = r + 1
+        pos[:] = pos0
+        quat[:] = quat0
+        vel[:] = vel0
+        om[:] = om0
+        for j in range(moving.shape[0]):
+            tq[moving[j]] = qh[j]
+            tqd[moving[j]] = vh[j]
+        if floating:
+            for a in range(3):
+                base_p[a], base_v[a], base_w[a] = bh[a], bh[7 + a], bh[10 + a]
+            base_q[0], base_q[1], base_q[2], base_q[3] = bh[6], bh[3], bh[4], bh[5]
+        else:
+            for a in range(3):
+                base_p[a] = fixed_p[a]
+            for a in range(4):
+                base_q[a] = fixed_q[a]
+        tree_link_states(tq, tqd, base_p, base_q, base_v, base_w, parent, jtype, axis, pf_pos,
+                         pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot,
+                         axis_w, lin, ang, links, rows, pos, quat, vel, om, frame)
+        host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                           om, margin, u0, d_h, u_h, found)
+        if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
+            return DONE
+        # the solve (solve_step's kernels), from the last impulse
+        cnt[:] = 0
+        if not ik._fast_start(P, u_h, d_h, dt, k, gf, gi, Pn, ue, ed):
+            return HANDOVER
+        if not ik.newton(Pn, ue, d_h, ed, dt, k, gf, gi, fn0, s0, lim, False, rtol, cnt):
+            return HANDOVER
+        ik.end_state(Pn, ue, d_h, ed, dt, k, gf, dn, un)
+        ik._host_end(un, d_h, ed, dt, k, gf, gi, fn0, s0, dn, F, S1, FN, loaded)
+        for a in range(3):
+            counters[a] += cnt[a]
+        any_dp = False
+        for i in range(k):
+            d1[i] = dn[i]
+            for a in range(3):
+                dP[i, a] = Pn[i, a] - P[i, a]
+                any_dp = any_dp or dP[i, a] != 0.0
+                P[i, a] = Pn[i, a]
+                u1[i, a] = un[i, a]
+                s1[i, a] = S1[i, a]
+        # the response (HostStep._respond, BulletArticulated.respond)
+        spin = 0.0
+        if not any_dp:
+            continue
+        any_f = False
+        for e in range(ne):
+            for a in range(3):
+                f[3 * e + a] = sgn[e] * dP[cont[e], a]
+                any_f = any_f or f[3 * e + a] != 0.0
+        if not any_f:
+            continue
+        for i in range(nd):
+            acc = 0.0
+            for j in range(3 * ne):
+                acc += resp[i, j] * f[j]
+            dq[i] = acc
+        spin = respond_body(qh, vh, dq, dt, floating, bh, r_base, q1, v1, b1)
+        qh[:] = q1
+        vh[:] = v1
+        if floating:
+            bh[:] = b1
+    out[0] = rounds
+    out[1] = spin
+    return DONE
+
+
+def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray, spin: float,
+                left: int, stats: Any, pairs: tuple[np.ndarray, np.ndarray], shapes: Any,
+                margin: float, u0: np.ndarray, dt: float) -> tuple[int, Any] | None:
+    """The verification rounds of :meth:`ContactIntegrator.after
+    <mbplugin.hosts.ContactIntegrator.after>` by :func:`verify_rounds` where they qualify
+    (module docstring): ``host`` the :class:`~mbplugin.bullet.host.BulletHost`, ``blk`` the
+    one articulated block of W, ``space`` the pending
+    :class:`~mbplugin.pipeline.implicit.ImplicitStep`,
+    ``res`` its last solve (updated in place), ``dP`` (K, 3) its correction and ``spin`` the
+    response's (rad/s), ``left`` the rounds allowed, ``stats`` the step's counters, ``pairs``
+    the contacts' (plane, sphere) shapes of ``shapes`` (the contact model's arrays),
+    ``margin`` (m) and ``u0`` (K, 3) the read's. Returns None where they do not qualify (the
+    general rounds then), else (the rounds the general loop still takes, the read of the first
+    of them or None): (0, None) when the rounds ended here."""
+    art, read = host.art, host.read
+    body, r_base, joints = blk.tag
+    tree = art._trees.get(body)
+    groups = read._link_groups
+    if (tree is None or not tree.supported or not (art.defer_resets and art.plain)
+            or body not in art.pending or len(groups) != 1 or groups[0][0] != body
+            or not read._static_bases or read._last is None or not space.compiled):
+        return None
+    P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
+    if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in (P, d1, u1, loaded)):
+        return None
+    floating = art.pending[body][1]
+    qs, vs = art._held.get(body, ((), ()))
+    qh, vh = np.array(qs, dtype=float), np.array(vs, dtype=float)
+    fixed_p, fixed_q = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+    if floating:
+        (bp, bo), (bv, bw) = art._pose[body], art._held_v[body]
+        bh = np.array([*bp, *bo, *bv, *bw], dtype=float)
+    else:
+        bh = np.zeros(13)
+        p, (x, y, z, w) = art.client("getBasePositionAndOrientation", body)
+        fixed_p, fixed_q = np.array(p, dtype=float), np.array([w, x, y, z])
+    links, rows = read._link_arr[body], groups[0][2]
+    pos0, quat0, vel0, om0 = read._last
+    n, k = len(pos0), len(d1)
+    pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
+    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    s1 = np.array(space.s_end if space.s_end is not None else space.s0, dtype=float)
+    counters, out = np.zeros(3, dtype=np.int64), np.zeros(2)
+    c = np.ascontiguousarray
+    status = verify_rounds(
+        int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf, space.gi,
+        c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1,
+        np.array(dP, dtype=float), float(spin), c(blk.response, dtype=float),
+        np.asarray(blk.contact, dtype=np.int64), np.asarray(blk.sign, dtype=float), floating,
+        c(r_base, dtype=float), qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q, tree.qd,
+        *tree._kin(), *tree._work(), tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
+        read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
+        shapes.plane_n, shapes.plane_p, shapes.radius, c(u0, dtype=float), counters, d_h, u_h,
+        found, pos, quat, vel, om, out)
+    # the kept state back (the general path's lists)
+    if joints:
+        art._held[body] = (qh.tolist(), vh.tolist())
+    if floating:
+        b = bh.tolist()
+        art._pose[body] = (b[0:3], b[3:7])
+        art._held_v[body] = (b[7:10], b[10:13])
+    host.reads += int(out[0])
+    stats.steps += int(counters[0])
+    stats.nfev += int(counters[1])
+    space.s_end = s1 if space.stick is not None else space.s0
+    if status == DONE:
+        return 0, None
+    bodies = BodyState(pos, quat, vel, om, read._mass_read, read.inv_inertia, read._fixed_read)
+    return left - int(out[0]) + 1, (bodies, d_h, u_h, found)
