@@ -127,12 +127,13 @@ class BulletHost:
 
     def verify_rounds(self, blk: ArticulatedBlock, space: Any, res: Any, dP: np.ndarray,
                       spin: float, left: int, stats: Any, pairs: Any, shapes: Any,
-                      margin: float, u0: np.ndarray, dt: float) -> tuple[int, Any] | None:
-        """The implicit step's verification rounds in one compiled call where they qualify
+                      margin: float, u0: np.ndarray, dt: float,
+                      start: Any = None) -> tuple[Any, int, Any] | None:
+        """The implicit step's solves and responses in one compiled call where they qualify
         (:func:`mbplugin.bullet.lean.lean_rounds`: a robot's feet on the ground); None: the
         general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`."""
         return lean_rounds(self, blk, space, res, dP, spin, left, stats, pairs, shapes, margin,
-                           u0, dt)
+                           u0, dt, start)
 
     def apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         """``applyExternalForce`` of the contacts' forces (K, 3) on side b (minus on side a)

@@ -21,6 +21,7 @@ Units: SI (m, m/s, rad, N s).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -32,14 +33,16 @@ from mbplugin.contact import BodyState
 from mbplugin.hosts.detection import host_plane_spheres
 from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
 from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.substep import StepResult, SubstepStats
 
-#: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), or the
-#: general path takes the solve of the round whose read is handed back
-DONE, HANDOVER = 0, 1
+#: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), the
+#: general path takes the solve of the round whose read is handed back, or the step's first
+#: solve (nothing changed)
+DONE, HANDOVER, FIRST = 0, 1, 2
 
 
 @njit
-def verify_rounds(rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1, loaded, s1,
+def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1, loaded, s1,
                   dP, spin, resp, cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q,
                   moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
                   com_quat, com_rot, com_pos, pivot, axis_w, lin, ang, links, rows, pos0,
@@ -64,7 +67,12 @@ def verify_rounds(rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1,
     - the response: dq = ``resp`` (n_dof, 3E) times the sides' impulses (``cont``, ``sgn``),
       the kept state moved by :func:`respond_body` (``r_base`` the base's rotation).
 
-    ``out`` (2,): the rounds begun, the last spin. Returns DONE or HANDOVER."""
+    With ``first`` the step's first solve and response come before the rounds: from the
+    impulse ``P`` (P_lin) and the host's end state read into ``d_h``, ``u_h`` (``found``);
+    where that solve needs the general path, FIRST with nothing changed.
+
+    ``out`` (3,): the rounds begun, the last spin, whether the body's state was moved (1.0).
+    Returns DONE, HANDOVER or FIRST."""
     k = d1.shape[0]
     m = 3 * k
     w0 = ik._R + ik.cm.ROW_LEN * k
@@ -81,51 +89,25 @@ def verify_rounds(rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1,
     F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
     lim = np.zeros(k)
     cnt = np.zeros(3, dtype=np.int64)
-    for r in range(rounds):
-        out[0] = r
+    for r in range(0 if first else 1, rounds + 1):
+        out[0] = r - 1 if r > 0 else 0
         out[1] = spin
-        # the correction's first-order error
-        for i in range(k):
-            for a in range(3):
-                x[3 * i + a] = dP[i, a]
-        ik._w_times(gf, w0, m, x, wx)
-        big = 0.0
-        for i in range(m):
-            if abs(wx[i]) > big:
-                big = abs(wx[i])
-        if big * (dt * spin + tol) <= du:
-            return DONE
-        # the read: the static rows as read, the body's links by its forward kinematics
-        out[0] = r + 1
-        pos[:] = pos0
-        quat[:] = quat0
-        vel[:] = vel0
-        om[:] = om0
-        for j in range(moving.shape[0]):
-            tq[moving[j]] = qh[j]
-            tqd[moving[j]] = vh[j]
-        if floating:
-            for a in range(3):
-                base_p[a], base_v[a], base_w[a] = bh[a], bh[7 + a], bh[10 + a]
-            base_q[0], base_q[1], base_q[2], base_q[3] = bh[6], bh[3], bh[4], bh[5]
-        else:
-            for a in range(3):
-                base_p[a] = fixed_p[a]
-            for a in range(4):
-                base_q[a] = fixed_q[a]
-        tree_link_states(tq, tqd, base_p, base_q, base_v, base_w, parent, jtype, axis, pf_pos,
-                         pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot,
-                         axis_w, lin, ang, links, rows, pos, quat, vel, om, frame)
-        host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
-                           om, margin, u0, d_h, u_h, found)
-        if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
-            return DONE
+        if r > 0:
+            status = _check_and_read(
+                dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating, qh, vh,
+                bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat,
+                inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w, lin, ang,
+                links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n,
+                plane_p, radius, u0, d_h, u_h, found, pos, quat, vel, om, base_p, base_q, base_v,
+                base_w)
+            if status == DONE:
+                return DONE
+            out[0] = r
         # the solve (solve_step's kernels), from the last impulse
         cnt[:] = 0
-        if not ik._fast_start(P, u_h, d_h, dt, k, gf, gi, Pn, ue, ed):
-            return HANDOVER
-        if not ik.newton(Pn, ue, d_h, ed, dt, k, gf, gi, fn0, s0, lim, False, rtol, cnt):
-            return HANDOVER
+        if not (ik._fast_start(P, u_h, d_h, dt, k, gf, gi, Pn, ue, ed)
+                and ik.newton(Pn, ue, d_h, ed, dt, k, gf, gi, fn0, s0, lim, False, rtol, cnt)):
+            return HANDOVER if r > 0 else FIRST
         ik.end_state(Pn, ue, d_h, ed, dt, k, gf, dn, un)
         ik._host_end(un, d_h, ed, dt, k, gf, gi, fn0, s0, dn, F, S1, FN, loaded)
         for a in range(3):
@@ -156,6 +138,7 @@ def verify_rounds(rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1,
                 acc += resp[i, j] * f[j]
             dq[i] = acc
         spin = respond_body(qh, vh, dq, dt, floating, bh, r_base, q1, v1, b1)
+        out[2] = 1.0
         qh[:] = q1
         vh[:] = v1
         if floating:
@@ -165,37 +148,109 @@ def verify_rounds(rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1,
     return DONE
 
 
-def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray, spin: float,
-                left: int, stats: Any, pairs: tuple[np.ndarray, np.ndarray], shapes: Any,
-                margin: float, u0: np.ndarray, dt: float) -> tuple[int, Any] | None:
-    """The verification rounds of :meth:`ContactIntegrator.after
+@njit
+def _check_and_read(dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating,
+                    qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
+                    pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w,
+                    lin, ang, links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos,
+                    lrot, plane_n, plane_p, radius, u0, d_h, u_h, found, pos, quat, vel, om,
+                    base_p, base_q, base_v, base_w):
+    """A verification round's stop test and read (:func:`verify_rounds`): DONE where the
+    rounds end, else HANDOVER (go on) with the read in ``d_h``, ``u_h``, ``found`` and the
+    rows' state in ``pos``, ``quat``, ``vel``, ``om``."""
+    # the correction's first-order error
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = dP[i, a]
+    ik._w_times(gf, w0, m, x, wx)
+    big = 0.0
+    for i in range(m):
+        if abs(wx[i]) > big:
+            big = abs(wx[i])
+    if big * (dt * spin + tol) <= du:
+        return DONE
+    # the read: the static rows as read, the body's links by its forward kinematics
+    pos[:] = pos0
+    quat[:] = quat0
+    vel[:] = vel0
+    om[:] = om0
+    for j in range(moving.shape[0]):
+        tq[moving[j]] = qh[j]
+        tqd[moving[j]] = vh[j]
+    if floating:
+        for a in range(3):
+            base_p[a], base_v[a], base_w[a] = bh[a], bh[7 + a], bh[10 + a]
+        base_q[0], base_q[1], base_q[2], base_q[3] = bh[6], bh[3], bh[4], bh[5]
+    else:
+        for a in range(3):
+            base_p[a] = fixed_p[a]
+        for a in range(4):
+            base_q[a] = fixed_q[a]
+    tree_link_states(tq, tqd, base_p, base_q, base_v, base_w, parent, jtype, axis, pf_pos,
+                     pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot,
+                     axis_w, lin, ang, links, rows, pos, quat, vel, om, frame)
+    host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                       om, margin, u0, d_h, u_h, found)
+    if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
+        return DONE
+    return HANDOVER
+
+
+def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None,
+                spin: float, left: int, stats: Any, pairs: tuple[np.ndarray, np.ndarray],
+                shapes: Any, margin: float, u0: np.ndarray, dt: float,
+                start: tuple[Any, ...] | None = None) -> tuple[Any, int, Any] | None:
+    """The implicit step's solves and responses of :meth:`ContactIntegrator.after
     <mbplugin.hosts.ContactIntegrator.after>` by :func:`verify_rounds` where they qualify
     (module docstring): ``host`` the :class:`~mbplugin.bullet.host.BulletHost`, ``blk`` the
     one articulated block of W, ``space`` the pending
-    :class:`~mbplugin.pipeline.implicit.ImplicitStep`,
-    ``res`` its last solve (updated in place), ``dP`` (K, 3) its correction and ``spin`` the
-    response's (rad/s), ``left`` the rounds allowed, ``stats`` the step's counters, ``pairs``
-    the contacts' (plane, sphere) shapes of ``shapes`` (the contact model's arrays),
-    ``margin`` (m) and ``u0`` (K, 3) the read's. Returns None where they do not qualify (the
-    general rounds then), else (the rounds the general loop still takes, the read of the first
-    of them or None): (0, None) when the rounds ended here."""
+    :class:`~mbplugin.pipeline.implicit.ImplicitStep`, ``pairs`` the contacts' (plane,
+    sphere) shapes of ``shapes`` (the contact model's arrays), ``margin`` (m) and ``u0``
+    (K, 3) the reads', ``left`` the verification rounds allowed.
+
+    ``start`` None: the rounds after the first solve ``res`` (updated in place), its
+    correction ``dP`` (K, 3) and the spin its response saw (rad/s), ``stats`` the step's
+    counters. ``start`` = (P_lin, the host's end state read: bodies, overlaps, velocities,
+    found): the step's first solve and response too (``res``, ``dP``, ``spin``, ``stats``
+    None). Returns None where they do not qualify or the first solve needs the general path
+    (nothing changed), else (the solve's result, the rounds the general loop still takes,
+    the read of the first of them or None: (res, 0, None) when the rounds ended here)."""
     art, read = host.art, host.read
     body, r_base, joints = blk.tag
     tree = art._trees.get(body)
     groups = read._link_groups
+    fresh = start is not None
     if (tree is None or not tree.supported or not (art.defer_resets and art.plain)
-            or body not in art.pending or len(groups) != 1 or groups[0][0] != body
+            or (body in art.pending) == fresh or len(groups) != 1 or groups[0][0] != body
             or not read._static_bases or read._last is None or not space.compiled):
         return None
-    P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
-    if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in (P, d1, u1, loaded)):
-        return None
-    floating = art.pending[body][1]
-    qs, vs = art._held.get(body, ((), ()))
-    qh, vh = np.array(qs, dtype=float), np.array(vs, dtype=float)
+    resp = blk.response
+    floating = resp.shape[0] == len(joints) + 6
+    k = len(u0)
+    if fresh:
+        P_lin, bodies0, d_h, u_h, found = start
+        P = np.array(P_lin, dtype=float)
+        d_h, u_h = np.array(d_h, dtype=float), np.array(u_h, dtype=float)
+        found = np.array(found, dtype=np.bool_)
+        d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+        dP, spin = np.zeros((k, 3)), 0.0
+        c = art.client
+        st = c.p.getJointStates(body, joints, physicsClientId=c.id) if joints else ()
+        qh = np.array([x[0] for x in st], dtype=float)
+        vh = np.array([x[1] for x in st], dtype=float)
+        if floating:
+            bp, bo, bv, bw = art.base_state(body, bodies0)
+    else:
+        P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
+        if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in (P, d1, u1, loaded)):
+            return None
+        qs, vs = art._held.get(body, ((), ()))
+        qh, vh = np.array(qs, dtype=float), np.array(vs, dtype=float)
+        if floating:
+            (bp, bo), (bv, bw) = art._pose[body], art._held_v[body]
+        d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
     fixed_p, fixed_q = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
     if floating:
-        (bp, bo), (bv, bw) = art._pose[body], art._held_v[body]
         bh = np.array([*bp, *bo, *bv, *bw], dtype=float)
     else:
         bh = np.zeros(13)
@@ -203,34 +258,42 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray, spin:
         fixed_p, fixed_q = np.array(p, dtype=float), np.array([w, x, y, z])
     links, rows = read._link_arr[body], groups[0][2]
     pos0, quat0, vel0, om0 = read._last
-    n, k = len(pos0), len(d1)
+    n = len(pos0)
     pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
-    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-    s1 = np.array(space.s_end if space.s_end is not None else space.s0, dtype=float)
-    counters, out = np.zeros(3, dtype=np.int64), np.zeros(2)
+    s1 = np.array(space.s_end if not fresh else space.s0, dtype=float)
+    counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
     c = np.ascontiguousarray
+    wall = time.perf_counter()
     status = verify_rounds(
-        int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf, space.gi,
+        fresh, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf, space.gi,
         c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1,
-        np.array(dP, dtype=float), float(spin), c(blk.response, dtype=float),
+        np.array(dP, dtype=float), float(spin), c(resp, dtype=float),
         np.asarray(blk.contact, dtype=np.int64), np.asarray(blk.sign, dtype=float), floating,
         c(r_base, dtype=float), qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q, tree.qd,
         *tree._kin(), *tree._work(), tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
         read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
         shapes.plane_n, shapes.plane_p, shapes.radius, c(u0, dtype=float), counters, d_h, u_h,
         found, pos, quat, vel, om, out)
+    if status == FIRST:
+        return None
     # the kept state back (the general path's lists)
-    if joints:
-        art._held[body] = (qh.tolist(), vh.tolist())
-    if floating:
-        b = bh.tolist()
-        art._pose[body] = (b[0:3], b[3:7])
-        art._held_v[body] = (b[7:10], b[10:13])
+    if out[2]:
+        if joints:
+            art._held[body] = (qh.tolist(), vh.tolist())
+        if floating:
+            b = bh.tolist()
+            art._pose[body] = (b[0:3], b[3:7])
+            art._held_v[body] = (b[7:10], b[10:13])
+        art.pending[body] = (joints, floating)
     host.reads += int(out[0])
+    if fresh:
+        stats = SubstepStats()
+        res = StepResult(P, d1, u1, loaded, stats, dt, None)
     stats.steps += int(counters[0])
     stats.nfev += int(counters[1])
+    res.stats.wall = time.perf_counter() - wall
     space.s_end = s1 if space.stick is not None else space.s0
     if status == DONE:
-        return 0, None
+        return res, 0, None
     bodies = BodyState(pos, quat, vel, om, read._mass_read, read.inv_inertia, read._fixed_read)
-    return left - int(out[0]) + 1, (bodies, d_h, u_h, found)
+    return res, left - int(out[0]) + 1, (bodies, d_h, u_h, found)

@@ -156,24 +156,33 @@ class ContactIntegrator:
         is its end state with P_lin plus the response to P - P_lin. ``verify`` further rounds
         re-read the host and solve again from its corrected state while its overlaps differ
         from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m. ``rounds`` (a
-        host's lean path, e.g. :func:`mbplugin.bullet.lean.lean_rounds`): called as
-        ``rounds(space, res, dP, spin, verify, stats)`` before the rounds, it may take them
-        (the same arithmetic) and returns None (not taken), or the rounds still to take here
-        and the read of the first of them (None: the rounds ended). Returns (batch, the
+        host's lean path, e.g. :func:`mbplugin.bullet.lean.lean_rounds`, the same
+        arithmetic): called as ``rounds(space, None, None, 0.0, verify, None, start=(P_lin,
+        the first read))`` it may take the first solve and response and the rounds, else
+        as ``rounds(space, res, dP, spin, verify, stats)`` the rounds; it returns None (not
+        taken), or (the solve's result, the rounds still to take here, the read of the first
+        of them or None). Returns (batch, the
         solve's result, the rounds' stats)."""
         assert self.pending is not None
         batch, space, P_lin, _ = self.pending
         self.pending = None
         bodies, d_h, u_h, found = read()
-        res = space.solve(dt, d_h, u_h, P_lin)
-        stats = res.stats
-        dP = res.impulse - P_lin
-        spin = respond(batch, dP, bodies)
-        left, pre = self.verify, None
-        if rounds is not None and left:
-            lean = rounds(space, res, dP, spin, left, stats)
-            if lean is not None:
-                left, pre = lean
+        lean = (None if rounds is None
+                else rounds(space, None, None, 0.0, self.verify, None,
+                            start=(P_lin, bodies, d_h, u_h, found)))
+        if lean is not None:  # the first solve and response (and rounds) taken by the host
+            res, left, pre = lean
+            stats = res.stats
+        else:
+            res = space.solve(dt, d_h, u_h, P_lin)
+            stats = res.stats
+            dP = res.impulse - P_lin
+            spin = respond(batch, dP, bodies)
+            left, pre = self.verify, None
+            if rounds is not None and left:
+                lean = rounds(space, res, dP, spin, left, stats)
+                if lean is not None:
+                    _, left, pre = lean
         for _ in range(left):
             if pre is not None:  # the lean path handed over this round's read
                 (bodies, d_h, u_h, found), pre = pre, None

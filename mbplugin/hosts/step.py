@@ -257,8 +257,8 @@ class HostStep:
         if pairs is None:
             return None
         blk, shapes, margin = self._art[0], self.model.arrays, max(self.margin, LOST_MARGIN)
-        return lambda space, res, dP, spin, left, stats: lean(
-            blk, space, res, dP, spin, left, stats, pairs, shapes, margin, u0, dt)
+        return lambda space, res, dP, spin, left, stats, start=None: lean(
+            blk, space, res, dP, spin, left, stats, pairs, shapes, margin, u0, dt, start)
 
     def _respond(self, host: Host, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
                  dt: float) -> float:
