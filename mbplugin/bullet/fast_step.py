@@ -27,7 +27,9 @@ from typing import Any
 import numpy as np
 
 from mbplugin._jit import njit, njit_helper
+from mbplugin.bullet.kinematics import tree_jacobians, tree_mass_matrix
 from mbplugin.contact import kernels as _k
+from mbplugin.pipeline.delassus import articulated_w
 
 
 @njit
@@ -225,3 +227,36 @@ def turn_quat(x2, y2, z2, w2, ax, ay, az):
     s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
     w, x, y, z = _k.quat_product(math.cos(0.5 * ang), s * ax, s * ay, s * az, w2, x2, y2, z2)
     return x, y, z, w
+
+
+@njit
+def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat,
+                  inert_pos, inert_rot_t, col, floating, mass, inertia, base_mass, base_inertia,
+                  com_quat, com_rot, com_pos, pivot, axis_w, cm, cs, cj, links, point, locked,
+                  cont, sgn, normal, mm, jac, W, wnn):
+    """One articulated body's part of W in one call, for a W that is that part alone: its
+    joint tree's mass matrix ``mm`` and point Jacobians ``jac`` (zeros on entry) at the moving
+    joints' positions ``q`` (:func:`~mbplugin.bullet.kinematics.tree_mass_matrix`,
+    :func:`~mbplugin.bullet.kinematics.tree_jacobians`: the tree's arrays, ``tq`` its joint
+    positions per link, ``moving`` its moving joints, the base's position ``base_p``,
+    orientation ``base_q`` [w, x, y, z] and rotation ``r_base``), the response and W
+    (:func:`mbplugin.pipeline.delassus.articulated_w`, into ``W`` (3K, 3K) zeros) and each
+    contact's n . W n (1/kg) into ``wnn`` (K,) (the terms of
+    :func:`mbplugin.pipeline.delassus.block_normal_diagonal` in its order). Returns the
+    response M^-1 J^T."""
+    for j in range(moving.shape[0]):
+        tq[moving[j]] = q[j]
+    tree_mass_matrix(tq, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat,
+                     inert_pos, inert_rot_t, col, floating, mass, inertia, base_mass,
+                     base_inertia, mm, com_quat, com_rot, com_pos, pivot, axis_w, cm, cs, cj)
+    tree_jacobians(tq, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat, inert_pos,
+                   inert_rot_t, col, floating, links, point, jac, com_quat, com_rot, com_pos,
+                   pivot, axis_w)
+    resp = articulated_w(jac, mm, locked, cont, sgn, W)
+    for i in range(normal.shape[0]):
+        s = 0.0
+        for a in range(3):
+            for b in range(3):
+                s += normal[i, a] * W[3 * i + a, 3 * i + b] * normal[i, b]
+        wnn[i] = s
+    return resp

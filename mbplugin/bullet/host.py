@@ -77,6 +77,13 @@ class BulletHost:
         (:class:`~mbplugin.bullet.articulated.BulletArticulated`)."""
         return self.art.blocks(batch, bodies, self.kind)
 
+    def articulated_delassus(self, batch: ContactBatch, bodies: BodyState,
+                             W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
+        """W of contacts all on one articulated body in one compiled call
+        (:meth:`BulletArticulated.lean_block`): (its block, n . W n per contact), or None
+        (:meth:`articulated` then)."""
+        return self.art.lean_block(batch, bodies, self.kind, W)
+
     def friction(self, batch: ContactBatch) -> np.ndarray:
         """Each contact's coefficient as PyBullet combines the two links' lateral friction:
         their product bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction,

@@ -187,6 +187,13 @@ class HostStep:
         else:  # no free row (a robot on the ground): W is the articulated bodies' part alone
             k = len(batch)
             W, blocks = np.zeros((3 * k, 3 * k)), None
+            # every contact on one articulated body: the host's W in one call where it has one
+            lean = getattr(host, "articulated_delassus", None)
+            hit = None if lean is None else lean(batch, bodies, W)
+            if hit is not None:
+                self._art.append(hit[0])
+                self._w_cache.put(None, W, hit[1], False)
+                return W, hit[1], False
             art = self.kind[np.concatenate([batch.a, batch.b])] == ARTICULATED
         if art.any():
             for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
