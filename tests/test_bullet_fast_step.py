@@ -175,3 +175,18 @@ def test_respond_body_is_the_semi_implicit_update(floating: bool) -> None:
     turned = (Rotation.from_rotvec(dt * dw) * Rotation.from_quat(quat)).as_quat()
     turned *= np.sign(turned @ b1[3:7])
     np.testing.assert_allclose(b1[3:7], turned, rtol=0, atol=1e-14)
+
+
+def test_info_arrays_are_the_normal_force_and_slip() -> None:
+    """A step's mean normal force n . P / dt and slip speed |u - (n . u) n| (the tangential
+    part of the contact velocity), against their closed forms in NumPy."""
+    from mbplugin.hosts.integrator import info_arrays
+
+    rng = np.random.default_rng(4)
+    P, u, n = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    fn, slip = info_arrays(P, u, n, 1 / 240)
+    np.testing.assert_allclose(fn, 240 * np.sum(P * n, axis=1), rtol=1e-14)
+    vt = u - np.sum(u * n, axis=1)[:, None] * n
+    np.testing.assert_allclose(slip, np.linalg.norm(vt, axis=1), rtol=1e-14)
+    assert np.allclose(np.sum(vt * n, axis=1), 0.0, atol=1e-15)

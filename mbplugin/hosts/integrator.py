@@ -248,11 +248,34 @@ def _verify_off(d_h, d, u_h, u, found, tol, du):
 def step_info(info: Any, res: Any, stats: SubstepStats, normal: np.ndarray, dt: float) -> None:
     """Fill a host step's info (``StepInfo`` of a backend) from the implicit step's solve:
     stats, mean normal force (N), end overlap (m), end slip speed (m/s)."""
-    un = np.einsum("ki,ki->k", res.u, normal)
     info.stats = stats
-    info.normal_force = np.einsum("ki,ki->k", res.impulse, normal) / dt
+    info.normal_force, info.slip = info_arrays(res.impulse, res.u, normal, dt)
     info.delta = res.delta.copy()
-    info.slip = norm_rows(res.u - un[:, None] * normal)
+
+
+def info_arrays(P: np.ndarray, u: np.ndarray, normal: np.ndarray,
+                dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """A step's mean normal forces n . P / dt (K,) N from its impulses ``P`` (K, 3) N s and
+    slip speeds |u - (n . u) n| (K,) m/s from the velocities ``u`` (K, 3) (``u`` None: zero
+    slip), ``normal`` (K, 3) unit: one compiled loop over float64 rows (the sums of
+    ``einsum("ki,ki->k")`` and :func:`mbplugin.hosts.arrays.norm_rows` in their order)."""
+    k = len(P)
+    fn, slip = np.empty(k), np.empty(k)
+    c = np.ascontiguousarray
+    _info_arrays(c(P, dtype=float), c(u, dtype=float), c(normal, dtype=float), float(dt), fn,
+                 slip)
+    return fn, slip
+
+
+@njit
+def _info_arrays(P, u, n, dt, fn, slip):
+    """:func:`info_arrays` into ``fn``, ``slip``."""
+    for i in range(P.shape[0]):
+        n0, n1, n2 = n[i, 0], n[i, 1], n[i, 2]
+        fn[i] = (P[i, 0] * n0 + P[i, 1] * n1 + P[i, 2] * n2) / dt
+        un = u[i, 0] * n0 + u[i, 1] * n1 + u[i, 2] * n2
+        x, y, z = u[i, 0] - un * n0, u[i, 1] - un * n1, u[i, 2] - un * n2
+        slip[i] = np.sqrt((x * x + y * y) + z * z)
 
 
 def host_contacts(now: ContactBatch, batch: ContactBatch, u0: np.ndarray,

@@ -28,6 +28,7 @@ from mbplugin.hosts.integrator import (
     ContactIntegrator,
     free_response,
     host_contacts,
+    info_arrays,
     step_info,
 )
 from mbplugin.hosts.protocol import ARTICULATED, FREE, ArticulatedBlock, Host
@@ -219,9 +220,11 @@ class HostStep:
         k = len(batch)
         n = batch.normal
         P_lin = self.integrator.begin(batch, W, u0, s0, t, mu)
-        self.last = self.make_info(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
-                                   batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
-                                   batch.delta.copy(), norm_rows(batch.vt))
+        # the force P_lin n / dt and the slip |vt| (vt normal to n: |vt - (n . vt) n|)
+        fn, slip = info_arrays(P_lin, batch.vt, n, dt)
+        self.last = self.make_info(k, SubstepStats(), fn, batch.key.copy(),
+                                   np.stack([batch.a, batch.b], axis=1), batch.delta.copy(),
+                                   slip)
         return self.last, batch, P_lin / dt
 
     def after(self, host: Host, dt: float) -> None:
