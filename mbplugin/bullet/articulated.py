@@ -182,19 +182,22 @@ class BulletArticulated:
         (:func:`mbplugin.pipeline.delassus.articulated_w`, added into ``W`` (3K, 3K) zeros,
         the whole W) in one compiled call
         (:func:`~mbplugin.bullet.fast_step.body_delassus`) where every contact side is on one
-        body whose tree is modelled (read by an earlier :meth:`blocks`): (the block with its
-        response, each contact's n . W n (K,)); else None (nothing changed)."""
+        body whose tree is modelled (:meth:`tree`, read here the first time): (the block with
+        its response, each contact's n . W n (K,)); else None (nothing changed but the tree
+        read)."""
         sides = self._sides(batch, kind)
         if len(sides) != 1:
             return None
         body, cont, rows, sgn = sides[0]
-        tree = self._trees.get(body)
-        if tree is None or not tree.supported or len(cont) != len(batch):
+        if len(cont) != len(batch):
             return None
         pb, cid = self.client.p, self.client.id
         joints = self.moving_joints(body)
         states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
         q = np.array([js[0] for js in states], dtype=float)
+        tree = self.tree(body, joints, q.tolist())
+        if not tree.supported:
+            return None
         off = 6 if tree.floating else 0
         locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
                           dtype=np.int64)
