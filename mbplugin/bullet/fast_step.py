@@ -260,3 +260,62 @@ def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf
                 s += normal[i, a] * W[3 * i + a, 3 * i + b] * normal[i, b]
         wnn[i] = s
     return resp
+
+
+@njit
+def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                          omega, mass, inv_inertia, fixed, margin, point, normal, delta, ra, rb,
+                          ddelta, vt, m_eff, idx):
+    """The contacts of the plane-sphere shape pairs (``sa``, ``sb``; the contact model's
+    shape arrays ``body``, ``lpos``, ``lrot``, ``plane_n``, ``plane_p``, ``radius``) whose
+    overlap exceeds -``margin`` (m), at the rows' state (``pos``, ``quat`` [w, x, y, z],
+    ``vel``, ``omega``, ``mass`` kg, body-frame ``inv_inertia``, ``fixed``): what the
+    contact layer's detection and ``finish`` give them (its scalar kernels: the shape poses,
+    :func:`~mbplugin.contact.kernels.plane_sphere`, the contact kinematics and effective mass
+    with the world-frame inverse inertias), the first M rows of the outputs written (pair
+    ``idx[m]`` at row m). Returns M."""
+    nb = pos.shape[0]
+    R = np.empty((nb + 1, 3, 3))
+    for i in range(nb):
+        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+        for a in range(3):
+            for b in range(3):
+                R[i, a, b] = m[3 * a + b]
+    R[nb] = 0.0
+    for a in range(3):
+        R[nb, a, a] = 1.0
+    inv_i = np.empty((nb + 1, 3, 3))
+    _k.world_inverse_inertia_ext(R, inv_inertia, fixed, inv_i)
+    inv_m = np.zeros(nb + 1)
+    pos_e, vel_e, om_e = np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3))
+    for i in range(nb):
+        if not fixed[i]:
+            inv_m[i] = 1.0 / mass[i]
+        for a in range(3):
+            pos_e[i, a], vel_e[i, a], om_e[i, a] = pos[i, a], vel[i, a], omega[i, a]
+    Rp = np.empty((3, 3))
+    Rs = np.empty((3, 3))
+    m = 0
+    for k in range(sa.shape[0]):
+        p, s = sa[k], sb[k]
+        cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
+        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
+        cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
+        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        if not t[6] > -margin:
+            continue
+        kin = _k.contact_kinematics(body[p], body[s], t[0], t[1], t[2], t[3], t[4], t[5],
+                                    pos_e, vel_e, om_e)
+        for a in range(3):
+            point[m, a] = t[a]
+            normal[m, a] = t[3 + a]
+            ra[m, a] = kin[a]
+            rb[m, a] = kin[3 + a]
+            vt[m, a] = kin[7 + a]
+        delta[m] = t[6]
+        ddelta[m] = kin[6]
+        m_eff[m] = _k.effective_mass(body[p], body[s], kin[0], kin[1], kin[2], kin[3], kin[4],
+                                     kin[5], t[3], t[4], t[5], inv_m, inv_i)
+        idx[m] = k
+        m += 1
+    return m
