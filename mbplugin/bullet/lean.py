@@ -67,9 +67,10 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, 
     - the response: dq = ``resp`` (n_dof, 3E) times the sides' impulses (``cont``, ``sgn``),
       the kept state moved by :func:`respond_body` (``r_base`` the base's rotation).
 
-    With ``first`` the step's first solve and response come before the rounds: from the
-    impulse ``P`` (P_lin) and the host's end state read into ``d_h``, ``u_h`` (``found``);
-    where that solve needs the general path, FIRST with nothing changed.
+    With ``first`` (1: the host's end state read into ``d_h``, ``u_h``, ``found``; 2: read
+    here, :func:`_read` of the body's joint and base state read from the host) the step's
+    first solve and response come before the rounds, from the impulse ``P`` (P_lin); where
+    that solve needs the general path, FIRST with nothing changed but the read.
 
     ``out`` (3,): the rounds begun, the last spin, whether the body's state was moved (1.0).
     Returns DONE, HANDOVER or FIRST."""
@@ -92,9 +93,9 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, 
     for r in range(0 if first else 1, rounds + 1):
         out[0] = r - 1 if r > 0 else 0
         out[1] = spin
-        if r > 0:
+        if r > 0 or first == 2:
             status = _check_and_read(
-                dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating, qh, vh,
+                r > 0, dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating, qh, vh,
                 bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat,
                 inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w, lin, ang,
                 links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n,
@@ -102,7 +103,7 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, 
                 base_w)
             if status == DONE:
                 return DONE
-            out[0] = r
+            out[0] = r if r > 0 else 0
         # the solve (solve_step's kernels), from the last impulse
         cnt[:] = 0
         if not (ik._fast_start(P, u_h, d_h, dt, k, gf, gi, Pn, ue, ed)
@@ -149,7 +150,7 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, 
 
 
 @njit
-def _check_and_read(dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating,
+def _check_and_read(check, dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating,
                     qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
                     pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w,
                     lin, ang, links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos,
@@ -157,7 +158,15 @@ def _check_and_read(dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, 
                     base_p, base_q, base_v, base_w):
     """A verification round's stop test and read (:func:`verify_rounds`): DONE where the
     rounds end, else HANDOVER (go on) with the read in ``d_h``, ``u_h``, ``found`` and the
-    rows' state in ``pos``, ``quat``, ``vel``, ``om``."""
+    rows' state in ``pos``, ``quat``, ``vel``, ``om``; without ``check`` the read alone (the
+    host's end state from its joint and base state)."""
+    if not check:
+        _read(floating, qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis,
+              pf_pos, pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot,
+              axis_w, lin, ang, links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody,
+              lpos, lrot, plane_n, plane_p, radius, margin, u0, d_h, u_h, found, pos, quat,
+              vel, om, base_p, base_q, base_v, base_w)
+        return HANDOVER
     # the correction's first-order error
     for i in range(k):
         for a in range(3):
@@ -169,7 +178,26 @@ def _check_and_read(dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, 
             big = abs(wx[i])
     if big * (dt * spin + tol) <= du:
         return DONE
-    # the read: the static rows as read, the body's links by its forward kinematics
+    _read(floating, qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
+          pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w, lin, ang,
+          links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n,
+          plane_p, radius, margin, u0, d_h, u_h, found, pos, quat, vel, om, base_p, base_q,
+          base_v, base_w)
+    if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
+        return DONE
+    return HANDOVER
+
+
+@njit
+def _read(floating, qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
+          pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w, lin, ang,
+          links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n,
+          plane_p, radius, margin, u0, d_h, u_h, found, pos, quat, vel, om, base_p, base_q,
+          base_v, base_w):
+    """The host's state with the body at the joint state ``qh``, ``vh`` and base ``bh`` (the
+    static rows as read: ``pos0`` ...), its links by the tree's forward kinematics, and the
+    contacts there (:func:`verify_rounds`)."""
+    # the static rows as read, the body's links by its forward kinematics
     pos[:] = pos0
     quat[:] = quat0
     vel[:] = vel0
@@ -191,9 +219,6 @@ def _check_and_read(dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, 
                      axis_w, lin, ang, links, rows, pos, quat, vel, om, frame)
     host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
                        om, margin, u0, d_h, u_h, found)
-    if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
-        return DONE
-    return HANDOVER
 
 
 def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None,
@@ -210,11 +235,13 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
 
     ``start`` None: the rounds after the first solve ``res`` (updated in place), its
     correction ``dP`` (K, 3) and the spin its response saw (rad/s), ``stats`` the step's
-    counters. ``start`` = (P_lin, the host's end state read: bodies, overlaps, velocities,
-    found): the step's first solve and response too (``res``, ``dP``, ``spin``, ``stats``
-    None). Returns None where they do not qualify or the first solve needs the general path
-    (nothing changed), else (the solve's result, the rounds the general loop still takes,
-    the read of the first of them or None: (res, 0, None) when the rounds ended here)."""
+    counters. ``start`` = (P_lin,): the step's read of the host's end state (the body's joint
+    and base states read from PyBullet, its links by the tree's forward kinematics, the
+    static rows as the step's first read), first solve and response too (``res``, ``dP``,
+    ``spin``, ``stats`` None). Returns None where they do not qualify or the first solve
+    needs the general path (nothing changed in PyBullet or the backend's state), else (the
+    solve's result, the rounds the general loop still takes, the read of the first of them
+    or None: (res, 0, None) when the rounds ended here)."""
     art, read = host.art, host.read
     body, r_base, joints = blk.tag
     tree = art._trees.get(body)
@@ -227,11 +254,11 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     resp = blk.response
     floating = resp.shape[0] == len(joints) + 6
     k = len(u0)
-    if fresh:
-        P_lin, bodies0, d_h, u_h, found = start
-        P = np.array(P_lin, dtype=float)
-        d_h, u_h = np.array(d_h, dtype=float), np.array(u_h, dtype=float)
-        found = np.array(found, dtype=np.bool_)
+    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    if fresh:  # the host's end state: its joints and base read, its links computed
+        if floating and body in art._base_row:
+            return None
+        P = np.array(start[0], dtype=float)
         d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
         dP, spin = np.zeros((k, 3)), 0.0
         c = art.client
@@ -239,7 +266,8 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         qh = np.array([x[0] for x in st], dtype=float)
         vh = np.array([x[1] for x in st], dtype=float)
         if floating:
-            bp, bo, bv, bw = art.base_state(body, bodies0)
+            (bp, bo), (bv, bw) = (c.p.getBasePositionAndOrientation(body, physicsClientId=c.id),
+                                  c.p.getBaseVelocity(body, physicsClientId=c.id))
     else:
         P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
         if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in (P, d1, u1, loaded)):
@@ -248,7 +276,6 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         qh, vh = np.array(qs, dtype=float), np.array(vs, dtype=float)
         if floating:
             (bp, bo), (bv, bw) = art._pose[body], art._held_v[body]
-        d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
     fixed_p, fixed_q = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
     if floating:
         bh = np.array([*bp, *bo, *bv, *bw], dtype=float)
@@ -265,8 +292,9 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     c = np.ascontiguousarray
     wall = time.perf_counter()
     status = verify_rounds(
-        fresh, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf, space.gi,
-        c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1,
+        2 if fresh else 0, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU,
+        space.gf, space.gi, c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol,
+        P, d1, u1, loaded, s1,
         np.array(dP, dtype=float), float(spin), c(resp, dtype=float),
         np.asarray(blk.contact, dtype=np.int64), np.asarray(blk.sign, dtype=float), floating,
         c(r_base, dtype=float), qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q, tree.qd,
@@ -285,7 +313,7 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
             art._pose[body] = (b[0:3], b[3:7])
             art._held_v[body] = (b[7:10], b[10:13])
         art.pending[body] = (joints, floating)
-    host.reads += int(out[0])
+    host.reads += int(out[0]) + fresh
     if fresh:
         stats = SubstepStats()
         res = StepResult(P, d1, u1, loaded, stats, dt, None)

@@ -157,8 +157,8 @@ class ContactIntegrator:
         re-read the host and solve again from its corrected state while its overlaps differ
         from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m. ``rounds`` (a
         host's lean path, e.g. :func:`mbplugin.bullet.lean.lean_rounds`, the same
-        arithmetic): called as ``rounds(space, None, None, 0.0, verify, None, start=(P_lin,
-        the first read))`` it may take the first solve and response and the rounds, else
+        arithmetic): called as ``rounds(space, None, None, 0.0, verify, None, start=(P_lin,))``
+        it may take the read, the first solve and response and the rounds, else after them
         as ``rounds(space, res, dP, spin, verify, stats)`` the rounds; it returns None (not
         taken), or (the solve's result, the rounds still to take here, the read of the first
         of them or None). Returns (batch, the
@@ -166,14 +166,13 @@ class ContactIntegrator:
         assert self.pending is not None
         batch, space, P_lin, _ = self.pending
         self.pending = None
-        bodies, d_h, u_h, found = read()
         lean = (None if rounds is None
-                else rounds(space, None, None, 0.0, self.verify, None,
-                            start=(P_lin, bodies, d_h, u_h, found)))
-        if lean is not None:  # the first solve and response (and rounds) taken by the host
+                else rounds(space, None, None, 0.0, self.verify, None, start=(P_lin,)))
+        if lean is not None:  # the read, first solve and response (and rounds) by the host
             res, left, pre = lean
             stats = res.stats
         else:
+            bodies, d_h, u_h, found = read()
             res = space.solve(dt, d_h, u_h, P_lin)
             stats = res.stats
             dP = res.impulse - P_lin
