@@ -13,6 +13,7 @@ import numpy as np
 
 from mbplugin.bullet.fast_step import plane_sphere_contacts
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.contact.kernels import state_all_valid
 from mbplugin.contact.model import PLANE, SPHERE
 from mbplugin.hosts.detection import prune
 from mbplugin.hosts.model import keep_managed
@@ -97,7 +98,11 @@ class Detection:
         overlap above -``margin`` (m) at ``bodies``, in one compiled call
         (:func:`~mbplugin.bullet.fast_step.plane_sphere_contacts`: the contact layer's
         kernels; its detection's contacts, to the last bits)."""
-        bodies.validate()
+        arrs = (bodies.pos, bodies.quat, bodies.vel, bodies.omega, bodies.mass,
+                bodies.inv_inertia)
+        if not (all(type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous
+                    for x in arrs) and state_all_valid(*arrs)):
+            bodies.validate()  # the contact layer's checks (its error for a bad state)
         sa, sb, a, b, key, law, r_eff, k_hertz = pairs
         c = self.model.arrays
         k = len(sa)
