@@ -149,6 +149,20 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, 
     return DONE
 
 
+def _book_onsets(space: Any, P_lin: np.ndarray, d_h: np.ndarray, u_h: np.ndarray,
+                 dt: float) -> bool:
+    """The onsets of the first solve from the host's end state (``d_h`` (K,) m, ``u_h``
+    (K, 3) m/s, the impulse ``P_lin`` (K, 3)): booked as :meth:`ImplicitStep.solve
+    <mbplugin.pipeline.implicit.ImplicitStep.solve>` books them (the store's onset rules);
+    whether any was."""
+    k = len(d_h)
+    wp = (space.W @ P_lin.ravel()).reshape(k, 3)
+    ue, _, d_on = ik.host_start(u_h, wp, d_h, dt, space.gf)
+    active = space.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0
+    space._onsets(d_on, ue)
+    return bool(np.any((space.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0) & ~active))
+
+
 @njit
 def _check_and_read(check, dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating,
                     qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
@@ -291,19 +305,24 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
     c = np.ascontiguousarray
     wall = time.perf_counter()
-    status = verify_rounds(
-        2 if fresh else 0, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU,
-        space.gf, space.gi, c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol,
-        P, d1, u1, loaded, s1,
-        np.array(dP, dtype=float), float(spin), c(resp, dtype=float),
-        np.asarray(blk.contact, dtype=np.int64), np.asarray(blk.sign, dtype=float), floating,
-        c(r_base, dtype=float), qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q, tree.qd,
-        *tree._kin(), *tree._work(), tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
-        read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
-        shapes.plane_n, shapes.plane_p, shapes.radius, c(u0, dtype=float), counters, d_h, u_h,
-        found, pos, quat, vel, om, out)
-    if status == FIRST:
-        return None
+    mode = 2 if fresh else 0
+    fn0 = c(space.fn0, dtype=float)
+    for attempt in range(2):
+        status = verify_rounds(
+            mode, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf,
+            space.gi, fn0, c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1,
+            np.array(dP, dtype=float), float(spin), c(resp, dtype=float),
+            np.asarray(blk.contact, dtype=np.int64), np.asarray(blk.sign, dtype=float),
+            floating, c(r_base, dtype=float), qh, vh, bh, fixed_p, fixed_q, tree._moving,
+            tree.q, tree.qd, *tree._kin(), *tree._work(), tree._lin, tree._ang, links, rows,
+            pos0, quat0, vel0, om0, read.frame_pos, pairs[0], pairs[1], shapes.body,
+            shapes.lpos, shapes.lrot, shapes.plane_n, shapes.plane_p, shapes.radius,
+            c(u0, dtype=float), counters, d_h, u_h, found, pos, quat, vel, om, out)
+        if status != FIRST:
+            break
+        if attempt or not _book_onsets(space, P, d_h, u_h, dt):
+            return None  # Newton's fallback, or an onset the store does not book: general
+        mode = 1  # the onsets booked: the solve again from the same read
     # the kept state back (the general path's lists)
     if out[2]:
         if joints:
