@@ -11,13 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from mbplugin.bullet.fast_step import (
-    body_delassus,
-    link_points,
-    respond_body,
-    turn_quat,
-    world_jacobians,
-)
+from mbplugin.bullet.fast_step import link_points, respond_body, turn_quat, world_jacobians
 from mbplugin.bullet.geometry import xyzw_to_wxyz
 from mbplugin.bullet.kinematics import LinkTree
 from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
@@ -175,49 +169,6 @@ class BulletArticulated:
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
         return out
-
-    def lean_block(self, batch: ContactBatch, bodies: BodyState, kind: np.ndarray,
-                   W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
-        """:meth:`blocks` and the block's part of W
-        (:func:`mbplugin.pipeline.delassus.articulated_w`, added into ``W`` (3K, 3K) zeros,
-        the whole W) in one compiled call
-        (:func:`~mbplugin.bullet.fast_step.body_delassus`) where every contact side is on one
-        body whose tree is modelled (:meth:`tree`, read here the first time): (the block with
-        its response, each contact's n . W n (K,)); else None (nothing changed but the tree
-        read)."""
-        sides = self._sides(batch, kind)
-        if len(sides) != 1:
-            return None
-        body, cont, rows, sgn = sides[0]
-        if len(cont) != len(batch):
-            return None
-        pb, cid = self.client.p, self.client.id
-        joints = self.moving_joints(body)
-        states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
-        q = np.array([js[0] for js in states], dtype=float)
-        tree = self.tree(body, joints, q.tolist())
-        if not tree.supported:
-            return None
-        off = 6 if tree.floating else 0
-        locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
-                          dtype=np.int64)
-        base_p, base_o = (self.base_state(body, bodies)[:2] if body in self._base_row
-                          else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
-        r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
-        x, y, z, w = base_o
-        mm = np.zeros((tree.ncol, tree.ncol))
-        jac = np.zeros((len(cont), 3, tree.ncol))
-        wnn = np.empty(len(batch))
-        resp = body_delassus(q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
-                             np.array([w, x, y, z]), r_base, *tree._kin(), tree.col,
-                             tree.floating, tree.mass, tree.inertia, tree.base_mass,
-                             tree.base_inertia, *tree._work(), tree._cm, tree._cs, tree._cj,
-                             self.rows_arr[rows, 1], np.ascontiguousarray(batch.point[cont]),
-                             locked, cont, sgn, np.ascontiguousarray(batch.normal), mm, jac, W,
-                             wnn)
-        blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
-        blk.response = resp
-        return blk, wnn
 
     def tree(self, body: int, joints: list[int], q: list[float]) -> LinkTree:
         """``body``'s joint tree (:class:`~mbplugin.bullet.kinematics.LinkTree`), read once

@@ -13,7 +13,7 @@ import numpy as np
 
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.bullet.fast_step import force_calls
-from mbplugin.bullet.lean import lean_rounds
+from mbplugin.bullet.lean import lean_block, lean_rounds
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock, point_velocity
@@ -80,9 +80,9 @@ class BulletHost:
     def articulated_delassus(self, batch: ContactBatch, bodies: BodyState,
                              W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
         """W of contacts all on one articulated body in one compiled call
-        (:meth:`BulletArticulated.lean_block`): (its block, n . W n per contact), or None
+        (:func:`mbplugin.bullet.lean.lean_block`): (its block, n . W n per contact), or None
         (:meth:`articulated` then)."""
-        return self.art.lean_block(batch, bodies, self.kind, W)
+        return lean_block(self.art, batch, bodies, self.kind, W)
 
     def friction(self, batch: ContactBatch) -> np.ndarray:
         """Each contact's coefficient as PyBullet combines the two links' lateral friction:

@@ -1,20 +1,25 @@
-"""The implicit step's verification rounds of a robot in one compiled call (the lean path of
+"""A robot's implicit step after the host step in one compiled call (the lean path of
 :meth:`mbplugin.hosts.ContactIntegrator.after` for the common case).
 
-A verification round (:meth:`ContactIntegrator.after <mbplugin.hosts.ContactIntegrator.after>`)
-re-reads the host after the response to the last impulse correction, solves the step again
-from there and responds again. For one articulated body whose resets are deferred
-(:class:`~mbplugin.bullet.articulated.BulletArticulated`: its joint tree modelled, every
-managed pair the contact model's), every other row static and plane-sphere contacts (a
-robot's feet on the ground), a round touches no PyBullet call: the read is the tree's forward
-kinematics of the state the last round kept (:func:`~mbplugin.bullet.kinematics.tree_link_states`,
-what ``BulletArticulated.predict`` computes), the contacts are
+After the host step the implicit step reads the host's end state, solves the step's impulse
+from there, puts the host onto the solved state (the response) and verifies in rounds: re-read,
+solve again, respond again (:meth:`ContactIntegrator.after
+<mbplugin.hosts.ContactIntegrator.after>`). For one articulated body with every contact,
+whose resets are deferred (:class:`~mbplugin.bullet.articulated.BulletArticulated`: its joint
+tree modelled, every managed pair the contact model's), every other row static and
+plane-sphere contacts (a robot's feet on the ground), :func:`verify_rounds` does all of it in
+one call: the reads are the tree's forward kinematics
+(:func:`~mbplugin.bullet.kinematics.tree_link_states`; of the joint and base state read from
+PyBullet after its step, then of the state the last round kept, what
+``BulletArticulated.predict`` computes) and
 :func:`~mbplugin.hosts.detection.host_plane_spheres`, the solve is the compiled implicit
 step's (:func:`~mbplugin.pipeline.implicit_kernel.solve_step`'s kernels) and the response is
-:func:`~mbplugin.bullet.fast_step.respond_body`. :func:`verify_rounds` runs those rounds in
-one call (no formula is written here; the general path's arithmetic in the same order, W's
-products by loops instead of BLAS: equal to the last bits). It hands back to the general path
-where the solve needs it (an onset to book, Newton's fallback).
+:func:`~mbplugin.bullet.fast_step.respond_body`. No formula is written here: the general
+path's arithmetic in the same order, W's products by loops instead of BLAS (equal to the last
+bits). A first solve that meets an onset hands back to :func:`lean_rounds`, which books it as
+:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep.solve>` does and solves
+again from the same read; Newton's fallback and a later round's onset go to the general path.
+Before the host step, :func:`lean_block` builds the same body's part of W in one call.
 
 Units: SI (m, m/s, rad, N s).
 """
@@ -27,11 +32,12 @@ from typing import Any
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.bullet.fast_step import respond_body
+from mbplugin.bullet.fast_step import body_delassus, respond_body
 from mbplugin.bullet.kinematics import tree_link_states
 from mbplugin.contact import BodyState
 from mbplugin.hosts.detection import host_plane_spheres
 from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
+from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.substep import StepResult, SubstepStats
 
@@ -344,3 +350,48 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         return res, 0, None
     bodies = BodyState(pos, quat, vel, om, read._mass_read, read.inv_inertia, read._fixed_read)
     return res, left - int(out[0]) + 1, (bodies, d_h, u_h, found)
+
+
+def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray,
+               W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
+    """``art``'s (a :class:`~mbplugin.bullet.articulated.BulletArticulated`)
+    :meth:`~mbplugin.bullet.articulated.BulletArticulated.blocks` and the block's part of W
+    (:func:`mbplugin.pipeline.delassus.articulated_w`, added into ``W`` (3K, 3K) zeros,
+    the whole W) in one compiled call
+    (:func:`~mbplugin.bullet.fast_step.body_delassus`) where every contact side is on one
+    body whose tree is modelled (its ``tree``, read here the first time): (the block with
+    its response, each contact's n . W n (K,)); else None (nothing changed but the tree
+    read)."""
+    sides = art._sides(batch, kind)
+    if len(sides) != 1:
+        return None
+    body, cont, rows, sgn = sides[0]
+    if len(cont) != len(batch):
+        return None
+    pb, cid = art.client.p, art.client.id
+    joints = art.moving_joints(body)
+    states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
+    q = np.array([js[0] for js in states], dtype=float)
+    tree = art.tree(body, joints, q.tolist())
+    if not tree.supported:
+        return None
+    off = 6 if tree.floating else 0
+    locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
+                      dtype=np.int64)
+    base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
+                      else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
+    r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+    x, y, z, w = base_o
+    mm = np.zeros((tree.ncol, tree.ncol))
+    jac = np.zeros((len(cont), 3, tree.ncol))
+    wnn = np.empty(len(batch))
+    resp = body_delassus(q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
+                         np.array([w, x, y, z]), r_base, *tree._kin(), tree.col,
+                         tree.floating, tree.mass, tree.inertia, tree.base_mass,
+                         tree.base_inertia, *tree._work(), tree._cm, tree._cs, tree._cj,
+                         art.rows_arr[rows, 1], np.ascontiguousarray(batch.point[cont]),
+                         locked, cont, sgn, np.ascontiguousarray(batch.normal), mm, jac, W,
+                         wnn)
+    blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
+    blk.response = resp
+    return blk, wnn
