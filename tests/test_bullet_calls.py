@@ -138,3 +138,68 @@ def test_deferred_resets_give_the_run_of_immediate_ones(tmp_path, monkeypatch) -
     for a, b in zip(deferred[:-1], ref[:-1], strict=True):
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         assert np.abs(a - b).max() <= 1e-10 * np.abs(b).max()
+
+
+def test_lean_rounds_give_the_run_of_the_general_ones(tmp_path, monkeypatch) -> None:
+    """The A1 standing then trotting (0.25 s each) at 1/240 s with the implicit step's
+    verification rounds in one compiled call (mbplugin.bullet.lean, taken at most steps):
+    per step forces, overlaps, the base pose and the feet within 1e-10 (relative to each
+    record's largest) of the run whose rounds all take the general path."""
+    from mbplugin.bullet import host as bullet_host
+
+    spec = rr.ROBOTS["a1"]
+    taken = []
+    lean = bullet_host.lean_rounds
+
+    def counted(*a: object, **k: object) -> object:
+        out = lean(*a, **k)
+        taken.append(out is not None)
+        return out
+
+    def run() -> tuple[np.ndarray, ...]:
+        rec = rr.run(spec, tmp_path, 1 / 240, 0.5, t_gait=0.25)
+        return (np.concatenate(rec["force"]), np.concatenate(rec["delta"]), rec["base"],
+                rec["feet"], rec["steps"])
+
+    monkeypatch.setattr(bullet_host, "lean_rounds", counted)
+    fast = run()
+    with monkeypatch.context() as m:
+        m.setattr(bullet_host.BulletHost, "verify_rounds", lambda self, *a: None)
+        ref = run()
+    assert sum(taken) > 0.8 * ref[-1]  # the lean rounds were taken at most steps
+    for a, b in zip(fast[:-1], ref[:-1], strict=True):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        assert np.abs(a - b).max() <= 1e-10 * np.abs(b).max()
+
+
+@pytest.mark.parametrize("robot", ["a1", "biped"])
+def test_lean_detection_gives_the_contact_layers_contacts(robot, tmp_path) -> None:
+    """A robot on managed ground (the A1; the biped's heel-and-toe feet: two spheres per
+    link), stepped into stance: the managed plane-sphere contacts found in one compiled call
+    (mbplugin.bullet.detection, Detection.lean) are the contact layer's detection of the same
+    state with the managed pairs kept: the same keys, sides and laws, every field within
+    1e-12 of its scale, at a wide and a narrow margin."""
+    from mbplugin.hosts.model import keep_managed
+
+    with ground_world(rr.G, 1 / 240) as (cid, plane):
+        h = rr.load(cid, rr.ROBOTS[robot], tmp_path)
+        contacts = BulletContacts(cid, manage=[(plane, (h.body, f)) for f in h.feet],
+                                  law={"name": "hunt_crossley", "cr": 0.3},
+                                  materials={plane: rr.RUBBER[0], h.body: rr.RUBBER[1]},
+                                  friction={"mu": 0.8, "v_eps": 1e-3})
+        for _ in range(60):
+            contacts.step()
+        det = contacts._detection
+        bodies = contacts.body_state()
+        pairs = det._lean
+        assert pairs is not None  # the lean detection ran
+        for margin in (1.0, 1e-4):
+            ours = det.lean(bodies, margin, pairs)
+            ref = keep_managed(contacts.model.detect(bodies, margin=margin), det.managed)
+            assert len(ref) >= 2 and np.array_equal(ours.key, ref.key)
+            for f in ("a", "b", "law"):
+                assert np.array_equal(getattr(ours, f), getattr(ref, f))
+            for f in ("point", "normal", "delta", "ddelta", "vt", "m_eff", "r_eff", "ra", "rb",
+                      "k_hertz"):
+                x, y = np.asarray(getattr(ours, f)), np.asarray(getattr(ref, f))
+                assert np.abs(x - y).max() <= 1e-12 * max(np.abs(y).max(), 1e-3), f

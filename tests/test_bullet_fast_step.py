@@ -139,3 +139,54 @@ def test_articulated_w_is_the_constrained_response(locked: list[int]) -> None:
                 sgn[i] * sgn[j] * full[3 * i:3 * i + 3, 3 * j:3 * j + 3])
     assert np.allclose(W, expected, rtol=1e-10, atol=1e-14)
     assert np.allclose(W, W.T, rtol=1e-10, atol=1e-14)  # symmetric, as J M^-1 J^T
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_respond_body_is_the_semi_implicit_update(floating: bool) -> None:
+    """A body's generalised velocities change by dq and its positions by dt times that (the
+    host's semi-implicit update); a floating base's velocity change is R_b dq in world axes
+    and its orientation turns by exp(dt R_b dq_omega) (SciPy's rotation vector)."""
+    from scipy.spatial.transform import Rotation
+
+    from mbplugin.bullet.fast_step import respond_body
+
+    rng = np.random.default_rng(3)
+    nj, dt = 5, 1 / 240
+    q, v = rng.normal(size=nj), rng.normal(size=nj)
+    dq = rng.normal(size=nj + (6 if floating else 0))
+    quat = rng.normal(size=4)
+    quat /= np.linalg.norm(quat)  # [x, y, z, w]
+    base = np.concatenate([rng.normal(size=3), quat, rng.normal(size=3), 10 * rng.normal(size=3)])
+    r_base = Rotation.from_quat(rng.normal(size=4)).as_matrix()
+    q1, v1, b1 = np.empty(nj), np.empty(nj), np.zeros(13)
+    spin = respond_body(q, v, dq, dt, floating, base, r_base, q1, v1, b1)
+    off = 6 if floating else 0
+    np.testing.assert_allclose(v1, v + dq[off:], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(q1, q + dt * dq[off:], rtol=0, atol=1e-14)
+    expect_spin = max(np.abs(v).max(), np.linalg.norm(base[10:13]) if floating else 0.0)
+    assert spin == pytest.approx(expect_spin, rel=1e-15)
+    if not floating:
+        assert not b1.any()
+        return
+    dw, dv = r_base @ dq[:3], r_base @ dq[3:6]
+    np.testing.assert_allclose(b1[0:3], base[0:3] + dt * dv, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(b1[7:10], base[7:10] + dv, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(b1[10:13], base[10:13] + dw, rtol=0, atol=1e-13)
+    turned = (Rotation.from_rotvec(dt * dw) * Rotation.from_quat(quat)).as_quat()
+    turned *= np.sign(turned @ b1[3:7])
+    np.testing.assert_allclose(b1[3:7], turned, rtol=0, atol=1e-14)
+
+
+def test_info_arrays_are_the_normal_force_and_slip() -> None:
+    """A step's mean normal force n . P / dt and slip speed |u - (n . u) n| (the tangential
+    part of the contact velocity), against their closed forms in NumPy."""
+    from mbplugin.hosts.integrator import info_arrays
+
+    rng = np.random.default_rng(4)
+    P, u, n = rng.normal(size=(6, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    fn, slip = info_arrays(P, u, n, 1 / 240)
+    np.testing.assert_allclose(fn, 240 * np.sum(P * n, axis=1), rtol=1e-14)
+    vt = u - np.sum(u * n, axis=1)[:, None] * n
+    np.testing.assert_allclose(slip, np.linalg.norm(vt, axis=1), rtol=1e-14)
+    assert np.allclose(np.sum(vt * n, axis=1), 0.0, atol=1e-15)

@@ -24,6 +24,7 @@ import robot_rig as rr
 from bullet_world import ground_world
 
 from mbplugin.bullet.client import Client
+from mbplugin.bullet.fast_step import body_delassus
 from mbplugin.bullet.kinematics import LinkTree
 
 ARM = """<?xml version="1.0"?>
@@ -93,7 +94,27 @@ def _check_body(cid: int, body: int, rng: np.random.Generator) -> float:
     m_ours = tree.mass_matrix(q, bp, bo, r_base)
     m_theirs = np.array(p.calculateMassMatrix(body, q, physicsClientId=cid))
     scale = np.sqrt(np.outer(np.diag(m_theirs), np.diag(m_theirs)))
-    return max(worst, float((np.abs(m_ours - m_theirs) / scale).max()))
+    worst = max(worst, float((np.abs(m_ours - m_theirs) / scale).max()))
+    # the same in one compiled call with W = J M^-1 J^T of a contact at each point (one side
+    # b each) and n . W n per contact, against PyBullet's J and M
+    e, ncol = len(links), m_theirs.shape[0]
+    normal = rng.normal(size=(e, 3))
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    mm, jac, W, wnn = np.zeros((ncol, ncol)), np.zeros((e, 3, ncol)), np.zeros((3 * e, 3 * e)), \
+        np.zeros(e)
+    x, y, z, w = bo
+    body_delassus(np.array(q), tree.q, tree._moving, np.array(bp), np.array([w, x, y, z]), r_base,
+                  *tree._kin(), tree.col, tree.floating, tree.mass, tree.inertia, tree.base_mass,
+                  tree.base_inertia, *tree._work(), tree._cm, tree._cs, tree._cj,
+                  np.array(links, dtype=np.int64), np.array(points), np.zeros(0, dtype=np.int64),
+                  np.arange(e), np.ones(e), normal, mm, jac, W, wnn)
+    j_all = np.concatenate(theirs)
+    w_theirs = j_all @ np.linalg.solve(m_theirs, j_all.T)
+    worst = max(worst, float((np.abs(mm - m_theirs) / scale).max()),
+                float(np.abs(W - w_theirs).max() / np.abs(w_theirs).max()))
+    nwn = np.einsum("ka,kab,kb->k", normal, w_theirs.reshape(e, 3, e, 3)[np.arange(e), :,
+                                                                         np.arange(e), :], normal)
+    return max(worst, float(np.abs(wnn - nwn).max() / np.abs(w_theirs).max()))
 
 
 @pytest.mark.parametrize("robot", ["a1", "laikago", "mini_cheetah", "quad_turned", "hexapod"])

@@ -12,13 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from mbplugin.bullet.fast_step import link_points, world_jacobians
+from mbplugin.bullet.fast_step import link_points, respond_body, turn_quat, world_jacobians
 from mbplugin.bullet.geometry import xyzw_to_wxyz
 from mbplugin.bullet.kinematics import LinkTree
 from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
-from mbplugin.contact.kernels import quat_product
 from mbplugin.contact.rotation import quat_multiply
 from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
+
+#: no floating base (respond_body's unused base argument)
+_NO_BASE = np.zeros(13)
 
 
 class BulletArticulated:
@@ -239,15 +241,10 @@ class BulletArticulated:
             tree = self._trees.get(body)
             lazy = defer and tree is not None and tree.supported
             if joints:
-                dj = (dq[6:] if floating else dq).tolist()
                 held = self._held.get(body)
                 qs, vs = held if held is not None else read_joints(c, body, joints, sph)[:2]
-                spin = max(spin, max(abs(x) for v in multi_dof(vs) for x in v))
-                qs, vs = advance_joints(qs, vs, dj, dt, sph)
-                if not lazy:
-                    pb.resetJointStatesMultiDof(body, joints, multi_dof(qs), multi_dof(vs),
-                                                physicsClientId=cid)
-                self._held[body] = (qs, vs)
+            else:
+                qs = vs = ()
             if floating:
                 held_v = self._held_v.get(body)
                 if held_v is None or body in self._base_row:
@@ -257,12 +254,34 @@ class BulletArticulated:
                 else:  # the velocities the last round set (a reset's round trip is exact)
                     pos, orn = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
                     vel, om = held_v
-                spin = max(spin, math.sqrt(om[0] ** 2 + om[1] ** 2 + om[2] ** 2))
-                dw, dv = (r_base @ dq[:3]).tolist(), (r_base @ dq[3:6]).tolist()
-                pos = [x + dt * d for x, d in zip(pos, dv, strict=True)]
-                orn = turn_xyzw(orn, [dt * w for w in dw])
-                vel = [x + d for x, d in zip(vel, dv, strict=True)]
-                om = [x + d for x, d in zip(om, dw, strict=True)]
+                base = np.array([*pos, *orn, *vel, *om], dtype=float)
+            else:
+                base = _NO_BASE
+            # the arithmetic in one compiled call (fast_step.respond_body); the joints of a
+            # tree with ball joints in Python (advance_joints: quaternions), its base compiled
+            ball = any(sph)
+            n1 = 0 if ball else len(qs)
+            q1, v1, b1 = np.empty(n1), np.empty(n1), np.empty(13)
+            spin = max(spin, respond_body(np.array(qs[:n1], dtype=float),
+                                          np.array(vs[:n1], dtype=float),
+                                          np.ascontiguousarray(dq, dtype=float), float(dt),
+                                          floating, base, r_base, q1, v1, b1))
+            if joints and ball:
+                spin = max(spin, max(abs(x) for v in multi_dof(vs) for x in v))
+                qs, vs = advance_joints(qs, vs, (dq[6:] if floating else dq).tolist(), dt, sph)
+                if not lazy:
+                    pb.resetJointStatesMultiDof(body, joints, multi_dof(qs), multi_dof(vs),
+                                                physicsClientId=cid)
+                self._held[body] = (qs, vs)
+            elif joints:
+                qs, vs = q1.tolist(), v1.tolist()
+                if not lazy:
+                    pb.resetJointStatesMultiDof(body, joints, q1[:, None].tolist(),
+                                                v1[:, None].tolist(), physicsClientId=cid)
+                self._held[body] = (qs, vs)
+            if floating:
+                b = b1.tolist()
+                pos, orn, vel, om = b[0:3], b[3:7], b[7:10], b[10:13]
                 if lazy:
                     self._pose[body] = (pos, orn)
                 else:
@@ -336,13 +355,7 @@ def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
     """The quaternion ``q`` (x, y, z, w) turned by the rotation vector ``rotvec`` (rad, world
     frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
     velocity over a step (one body: plain floats, no arrays)."""
-    ax, ay, az = rotvec
-    ang = math.sqrt(ax * ax + ay * ay + az * az)
-    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
-    w1, x1, y1, z1 = math.cos(0.5 * ang), s * ax, s * ay, s * az
-    x2, y2, z2, w2 = q
-    w, x, y, z = quat_product.py_func(w1, x1, y1, z1, w2, x2, y2, z2)  # plain floats
-    return [x, y, z, w]
+    return list(turn_quat.py_func(*q, *rotvec))  # plain floats
 
 
 def multi_dof(xs: list[Any]) -> list[list[float]]:

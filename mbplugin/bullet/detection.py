@@ -11,9 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.bullet.fast_step import plane_sphere_contacts
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.contact.kernels import state_all_valid
+from mbplugin.contact.model import PLANE, SPHERE
 from mbplugin.hosts.detection import prune
 from mbplugin.hosts.model import keep_managed
+from mbplugin.hosts.protocol import FREE
 
 
 class Detection:
@@ -31,6 +35,9 @@ class Detection:
                                                         layout.fb_radius)
         self.flight = flight
         self.store = store
+        #: the managed plane-sphere pairs of :meth:`lean` (False: not yet known; None: the
+        #: general detection)
+        self._lean: Any = False
 
     def plain(self) -> bool:
         """True when every managed pair is the contact model's (no ``getClosestPoints``
@@ -38,12 +45,81 @@ class Detection:
         return not len(self.fb_pairs)
 
     def detect(self, bodies: BodyState, margin: float) -> ContactBatch:
+        """The managed contacts at ``bodies`` within ``margin`` (m): the contact model's
+        detection (and the fallback pairs'), or for a robot on the ground (no free row, every
+        shape a plane or a sphere, no fallback pair) the managed plane-sphere pairs in one
+        compiled call (:meth:`lean`)."""
+        lean = self._lean if self._lean is not False else self._lean_pairs(bodies)
+        if lean is not None:
+            return self.lean(bodies, margin, lean)
         batch = self.model.detect(bodies, margin=margin)
         if len(self.fb_pairs):
             extra = self.closest(bodies, margin)
             if len(extra):
                 batch = ContactBatch.concatenate([batch, extra]) if len(batch) else extra
         return keep_managed(batch, self.managed)
+
+    def _lean_pairs(self, bodies: BodyState) -> tuple[np.ndarray, ...] | None:
+        """The managed plane-sphere pairs (planes, spheres, and the bodies, keys, laws,
+        effective radii and Hertz k the contact layer's ``finish`` gives them), in the order
+        of the model's detection, where :meth:`lean` applies (no free row, no fallback pair,
+        every shape a plane or a sphere, no managed sphere-sphere pair); else None. Read
+        once (the layout is fixed until the backend is rebuilt)."""
+        self._lean = None
+        c = self.model.arrays
+        kind = np.asarray(c.kind)
+        if (len(self.fb_pairs) or bool(np.any(self.kind == FREE))
+                or not bool(np.all((kind == PLANE) | (kind == SPHERE)))
+                or bool(np.any(np.asarray(c.body) < 0))):
+            return None
+        planes, spheres = np.flatnonzero(kind == PLANE), np.flatnonzero(kind == SPHERE)
+        fixed_ext = np.append(np.asarray(bodies.fixed, dtype=bool), True)
+        i, j = np.triu_indices(len(spheres), 1)
+        si, sj = spheres[i], spheres[j]
+        if bool(np.any(c._allowed(si, sj, fixed_ext) & self.managed[c.body[si], c.body[sj]])):
+            return None  # a managed sphere-sphere pair: the model's detection
+        sa, sb = np.repeat(planes, len(spheres)), np.tile(spheres, len(planes))
+        ok = c._allowed(sa, sb, fixed_ext) & self.managed[c.body[sa], c.body[sb]]
+        sa, sb = sa[ok].astype(np.int64), sb[ok].astype(np.int64)
+        if not len(sa):
+            return None
+        k = len(sa)
+        cat = {"sa": sa, "sb": sb, "point": np.zeros((k, 3)),
+               "normal": np.tile([0.0, 0.0, 1.0], (k, 1)), "delta": np.zeros(k),
+               "r_eff": np.asarray(c.radius, dtype=float)[sb].copy(),
+               "feature": np.zeros(k, dtype=np.int64)}
+        ref = c.finish(cat, bodies, bodies.rotations_ext(), *bodies.kinematics_ext())
+        self._lean = (sa, sb, ref.a, ref.b, ref.key, ref.law, ref.r_eff, ref.k_hertz)
+        return self._lean
+
+    def lean(self, bodies: BodyState, margin: float,
+             pairs: tuple[np.ndarray, ...]) -> ContactBatch:
+        """The contacts of the managed plane-sphere ``pairs`` (:meth:`_lean_pairs`) with an
+        overlap above -``margin`` (m) at ``bodies``, in one compiled call
+        (:func:`~mbplugin.bullet.fast_step.plane_sphere_contacts`: the contact layer's
+        kernels; its detection's contacts, to the last bits)."""
+        arrs = (bodies.pos, bodies.quat, bodies.vel, bodies.omega, bodies.mass,
+                bodies.inv_inertia)
+        if not (all(type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous
+                    for x in arrs) and state_all_valid(*arrs)):
+            bodies.validate()  # the contact layer's checks (its error for a bad state)
+        sa, sb, a, b, key, law, r_eff, k_hertz = pairs
+        c = self.model.arrays
+        k = len(sa)
+        point, normal, ra, rb, vt = (np.empty((k, 3)) for _ in range(5))
+        delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
+        idx = np.empty(k, dtype=np.int64)
+        m = plane_sphere_contacts(sa, sb, c.body, c.lpos, c.lrot, c.plane_n, c.plane_p,
+                                  c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
+                                  np.asarray(bodies.mass, dtype=float), bodies.inv_inertia,
+                                  np.asarray(bodies.fixed, dtype=np.bool_), float(margin),
+                                  point, normal, delta, ra, rb, ddelta, vt, m_eff, idx)
+        if m == 0:
+            return ContactBatch.empty()
+        sel = idx[:m]
+        return ContactBatch(a[sel], b[sel], key[sel], point[:m], normal[:m], delta[:m],
+                            ddelta[:m], vt[:m], m_eff[:m], r_eff[sel], ra[:m], rb[:m],
+                            law[sel], k_hertz[sel])
 
     def closest(self, bodies: BodyState, margin: float) -> ContactBatch:
         """Contacts of the fallback pairs from PyBullet's ``getClosestPoints`` (distance =

@@ -19,14 +19,17 @@ Units: SI (m, m/s, kg, N s).
 
 from __future__ import annotations
 
+import math
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, njit_helper
+from mbplugin.bullet.kinematics import tree_jacobians, tree_mass_matrix
 from mbplugin.contact import kernels as _k
+from mbplugin.pipeline.delassus import articulated_w
 
 
 @njit
@@ -174,3 +177,145 @@ def read_state(pb: Any, cid: int, base_ids: list[int], base_rows: np.ndarray,
     pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
     _scatter(buf, base_rows, link_rows, pos, quat, vel, om, frame_pos)
     return pos, quat, vel, om
+
+
+@njit
+def respond_body(q, v, dq, dt, floating, base, r_base, out_q, out_v, out_base):
+    """One articulated body's state after a host step put onto the implicit step's solved one
+    (:meth:`mbplugin.bullet.articulated.BulletArticulated.respond`, its arithmetic in one
+    call): joint positions ``q`` (rad or m) and rates ``v`` of its moving joints change by dt
+    times and by their part of ``dq`` (the response M^-1 J^T dP in PyBullet's coordinates:
+    with ``floating`` the base's angular and linear velocity changes in its frame first), and
+    a floating base's ``base`` (13,: position m, orientation [x, y, z, w], velocity m/s,
+    angular velocity rad/s, world) by ``r_base`` (3, 3) times those: its position by dt times
+    the velocity change, its orientation turned by dt times the angular velocity change
+    (:func:`turn_quat`), written into ``out_q``, ``out_v``, ``out_base``.
+    Returns the largest joint rate or base angular speed before the change (rad/s)."""
+    spin = 0.0
+    off = 6 if floating else 0
+    for j in range(q.shape[0]):
+        d = dq[off + j]
+        a = abs(v[j])
+        if a > spin:
+            spin = a
+        out_q[j] = q[j] + dt * d
+        out_v[j] = v[j] + d
+    if floating:
+        w = np.sqrt(base[10] ** 2 + base[11] ** 2 + base[12] ** 2)
+        if w > spin:
+            spin = w
+        dw = np.empty(3)
+        dv = np.empty(3)
+        for a in range(3):
+            dw[a] = r_base[a, 0] * dq[0] + r_base[a, 1] * dq[1] + r_base[a, 2] * dq[2]
+            dv[a] = r_base[a, 0] * dq[3] + r_base[a, 1] * dq[4] + r_base[a, 2] * dq[5]
+        for a in range(3):
+            out_base[a] = base[a] + dt * dv[a]
+            out_base[7 + a] = base[7 + a] + dv[a]
+            out_base[10 + a] = base[10 + a] + dw[a]
+        t = turn_quat(base[3], base[4], base[5], base[6], dt * dw[0], dt * dw[1], dt * dw[2])
+        out_base[3], out_base[4], out_base[5], out_base[6] = t
+    return spin
+
+
+@njit_helper
+def turn_quat(x2, y2, z2, w2, ax, ay, az):
+    """The quaternion (x2, y2, z2, w2) turned by the rotation vector (ax, ay, az) (rad, world
+    frame): exp(rotvec) q, the update PyBullet makes of a base's orientation with its angular
+    velocity over a step; returns (x, y, z, w)."""
+    ang = math.sqrt(ax * ax + ay * ay + az * az)
+    s = 0.5 - ang * ang / 48.0 if ang < 1e-4 else math.sin(0.5 * ang) / ang
+    w, x, y, z = _k.quat_product(math.cos(0.5 * ang), s * ax, s * ay, s * az, w2, x2, y2, z2)
+    return x, y, z, w
+
+
+@njit
+def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat,
+                  inert_pos, inert_rot_t, col, floating, mass, inertia, base_mass, base_inertia,
+                  com_quat, com_rot, com_pos, pivot, axis_w, cm, cs, cj, links, point, locked,
+                  cont, sgn, normal, mm, jac, W, wnn):
+    """One articulated body's part of W in one call, for a W that is that part alone: its
+    joint tree's mass matrix ``mm`` and point Jacobians ``jac`` (zeros on entry) at the moving
+    joints' positions ``q`` (:func:`~mbplugin.bullet.kinematics.tree_mass_matrix`,
+    :func:`~mbplugin.bullet.kinematics.tree_jacobians`: the tree's arrays, ``tq`` its joint
+    positions per link, ``moving`` its moving joints, the base's position ``base_p``,
+    orientation ``base_q`` [w, x, y, z] and rotation ``r_base``), the response and W
+    (:func:`mbplugin.pipeline.delassus.articulated_w`, into ``W`` (3K, 3K) zeros) and each
+    contact's n . W n (1/kg) into ``wnn`` (K,) (the terms of
+    :func:`mbplugin.pipeline.delassus.block_normal_diagonal` in its order). Returns the
+    response M^-1 J^T."""
+    for j in range(moving.shape[0]):
+        tq[moving[j]] = q[j]
+    tree_mass_matrix(tq, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat,
+                     inert_pos, inert_rot_t, col, floating, mass, inertia, base_mass,
+                     base_inertia, mm, com_quat, com_rot, com_pos, pivot, axis_w, cm, cs, cj)
+    tree_jacobians(tq, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat, inert_pos,
+                   inert_rot_t, col, floating, links, point, jac, com_quat, com_rot, com_pos,
+                   pivot, axis_w)
+    resp = articulated_w(jac, mm, locked, cont, sgn, W)
+    for i in range(normal.shape[0]):
+        s = 0.0
+        for a in range(3):
+            for b in range(3):
+                s += normal[i, a] * W[3 * i + a, 3 * i + b] * normal[i, b]
+        wnn[i] = s
+    return resp
+
+
+@njit
+def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                          omega, mass, inv_inertia, fixed, margin, point, normal, delta, ra, rb,
+                          ddelta, vt, m_eff, idx):
+    """The contacts of the plane-sphere shape pairs (``sa``, ``sb``; the contact model's
+    shape arrays ``body``, ``lpos``, ``lrot``, ``plane_n``, ``plane_p``, ``radius``) whose
+    overlap exceeds -``margin`` (m), at the rows' state (``pos``, ``quat`` [w, x, y, z],
+    ``vel``, ``omega``, ``mass`` kg, body-frame ``inv_inertia``, ``fixed``): what the
+    contact layer's detection and ``finish`` give them (its scalar kernels: the shape poses,
+    :func:`~mbplugin.contact.kernels.plane_sphere`, the contact kinematics and effective mass
+    with the world-frame inverse inertias), the first M rows of the outputs written (pair
+    ``idx[m]`` at row m). Returns M."""
+    nb = pos.shape[0]
+    R = np.empty((nb + 1, 3, 3))
+    for i in range(nb):
+        m = _k.quat_matrix(quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+        for a in range(3):
+            for b in range(3):
+                R[i, a, b] = m[3 * a + b]
+    R[nb] = 0.0
+    for a in range(3):
+        R[nb, a, a] = 1.0
+    inv_i = np.empty((nb + 1, 3, 3))
+    _k.world_inverse_inertia_ext(R, inv_inertia, fixed, inv_i)
+    inv_m = np.zeros(nb + 1)
+    pos_e, vel_e, om_e = np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3)), np.zeros((nb + 1, 3))
+    for i in range(nb):
+        if not fixed[i]:
+            inv_m[i] = 1.0 / mass[i]
+        for a in range(3):
+            pos_e[i, a], vel_e[i, a], om_e[i, a] = pos[i, a], vel[i, a], omega[i, a]
+    Rp = np.empty((3, 3))
+    Rs = np.empty((3, 3))
+    m = 0
+    for k in range(sa.shape[0]):
+        p, s = sa[k], sb[k]
+        cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
+        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
+        cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
+        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        if not t[6] > -margin:
+            continue
+        kin = _k.contact_kinematics(body[p], body[s], t[0], t[1], t[2], t[3], t[4], t[5],
+                                    pos_e, vel_e, om_e)
+        for a in range(3):
+            point[m, a] = t[a]
+            normal[m, a] = t[3 + a]
+            ra[m, a] = kin[a]
+            rb[m, a] = kin[3 + a]
+            vt[m, a] = kin[7 + a]
+        delta[m] = t[6]
+        ddelta[m] = kin[6]
+        m_eff[m] = _k.effective_mass(body[p], body[s], kin[0], kin[1], kin[2], kin[3], kin[4],
+                                     kin[5], t[3], t[4], t[5], inv_m, inv_i)
+        idx[m] = k
+        m += 1
+    return m

@@ -13,6 +13,7 @@ import numpy as np
 
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.bullet.fast_step import force_calls
+from mbplugin.bullet.lean import lean_block, lean_rounds
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock, point_velocity
@@ -76,6 +77,13 @@ class BulletHost:
         (:class:`~mbplugin.bullet.articulated.BulletArticulated`)."""
         return self.art.blocks(batch, bodies, self.kind)
 
+    def articulated_delassus(self, batch: ContactBatch, bodies: BodyState,
+                             W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
+        """W of contacts all on one articulated body in one compiled call
+        (:func:`mbplugin.bullet.lean.lean_block`): (its block, n . W n per contact), or None
+        (:meth:`articulated` then)."""
+        return lean_block(self.art, batch, bodies, self.kind, W)
+
     def friction(self, batch: ContactBatch) -> np.ndarray:
         """Each contact's coefficient as PyBullet combines the two links' lateral friction:
         their product bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction,
@@ -123,6 +131,16 @@ class BulletHost:
                               bodies.omega[rows] + dw)
             self.flight.forced[rows] = True
         return spin
+
+    def verify_rounds(self, blk: ArticulatedBlock, space: Any, res: Any, dP: np.ndarray,
+                      spin: float, left: int, stats: Any, pairs: Any, shapes: Any,
+                      margin: float, u0: np.ndarray, dt: float,
+                      start: Any = None) -> tuple[Any, int, Any] | None:
+        """The implicit step's solves and responses in one compiled call where they qualify
+        (:func:`mbplugin.bullet.lean.lean_rounds`: a robot's feet on the ground); None: the
+        general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`."""
+        return lean_rounds(self, blk, space, res, dP, spin, left, stats, pairs, shapes, margin,
+                           u0, dt, start)
 
     def apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         """``applyExternalForce`` of the contacts' forces (K, 3) on side b (minus on side a)

@@ -94,6 +94,10 @@ class BulletRows:
         self._mass_read = np.where(self._fixed_read, 1.0, self.mass)
         self._fixed_read.flags.writeable = self._mass_read.flags.writeable = False
         self.frame_pos = np.zeros((n, 3))  # the links' URDF frame origins (world, m)
+        # every base row static (a robot's feet on the ground): a verification round's read
+        # whose link groups are all predicted takes the last read's arrays (see state)
+        self._static_bases = bool(np.all(self.kind[self._base_rows] == STATIC))
+        self._last: tuple[np.ndarray, ...] | None = None  # the last read's arrays
         self._rot_cache: tuple[Any, ...] | None = None  # see world_inertia
 
     def world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
@@ -134,8 +138,16 @@ class BulletRows:
             skip = predict.pending if again and predict is not None else ()
             groups = ([g for g in self._link_groups if g[0] not in skip] if skip
                       else self._link_groups)
-            pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows, groups, n,
-                                            self.frame_pos, kinematic if again else ())
+            last = self._last
+            if not groups and self._static_bases and last is not None:
+                # every link predicted, every base static: PyBullet changed by the backend's
+                # deferred resets only, the static rows are the last read's (copied)
+                pos, quat, vel, om = (a.copy() for a in last)
+            else:
+                pos, quat, vel, om = read_state(c.p, c.id, ids, self._base_rows, groups, n,
+                                                self.frame_pos, kinematic if again else ())
+            if not again:
+                self._last = (pos, quat, vel, om)
             for body, _lks, rows in self._link_groups if skip else ():
                 if body in skip:
                     predict.predict(body, self._link_arr[body], rows, pos, quat, vel, om,

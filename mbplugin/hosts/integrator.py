@@ -149,32 +149,54 @@ class ContactIntegrator:
         self.pending = (batch, space, P_lin, u0)
         return P_lin
 
-    def after(self, dt: float, read: Read, respond: Respond) -> tuple[ContactBatch, Any, Any]:
+    def after(self, dt: float, read: Read, respond: Respond,
+              rounds: Callable[..., Any] | None = None) -> tuple[ContactBatch, Any, Any]:
         """Solve the pending implicit step's impulse from the host's end state (``read``) and
         put the host onto it (``respond``): the host stepped with P_lin; its end state with P
         is its end state with P_lin plus the response to P - P_lin. ``verify`` further rounds
         re-read the host and solve again from its corrected state while its overlaps differ
-        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m. Returns (batch,
-        the solve's result, the rounds' stats)."""
+        from the solved ones by more than VERIFY_TOL (relative) or 1e-9 m. ``rounds`` (a
+        host's lean path, e.g. :func:`mbplugin.bullet.lean.lean_rounds`, the same
+        arithmetic): called as ``rounds(space, None, None, 0.0, verify, None, start=(P_lin,))``
+        it may take the read, the first solve and response and the rounds, else after them
+        as ``rounds(space, res, dP, spin, verify, stats)`` the rounds; it returns None (not
+        taken), or (the solve's result, the rounds still to take here, the read of the first
+        of them or None). Returns (batch, the
+        solve's result, the rounds' stats)."""
         assert self.pending is not None
         batch, space, P_lin, _ = self.pending
         self.pending = None
-        bodies, d_h, u_h, found = read()
-        res = space.solve(dt, d_h, u_h, P_lin)
-        stats = res.stats
-        dP = res.impulse - P_lin
-        spin = respond(batch, dP, bodies)
-        for _ in range(self.verify):
-            # the response to dP is first order: W of the step's start, the host's is J(q1)
-            # M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn over the
-            # step); a correction whose error so estimated is below VERIFY_DU is not verified
-            if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
-                    * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
-                break
+        lean = (None if rounds is None
+                else rounds(space, None, None, 0.0, self.verify, None, start=(P_lin,)))
+        if lean is not None:  # the read, first solve and response (and rounds) by the host
+            res, left, pre = lean
+            stats = res.stats
+        else:
             bodies, d_h, u_h, found = read()
-            # per contact: the overlap, and the velocity
-            if not verify_off(d_h, res.delta, u_h, res.u, found, VERIFY_TOL, VERIFY_DU):
-                break
+            res = space.solve(dt, d_h, u_h, P_lin)
+            stats = res.stats
+            dP = res.impulse - P_lin
+            spin = respond(batch, dP, bodies)
+            left, pre = self.verify, None
+            if rounds is not None and left:
+                lean = rounds(space, res, dP, spin, left, stats)
+                if lean is not None:
+                    _, left, pre = lean
+        for _ in range(left):
+            if pre is not None:  # the lean path handed over this round's read
+                (bodies, d_h, u_h, found), pre = pre, None
+            else:
+                # the response to dP is first order: W of the step's start, the host's is
+                # J(q1) M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn
+                # over the step); a correction whose error so estimated is below VERIFY_DU is
+                # not verified
+                if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                        * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
+                    break
+                bodies, d_h, u_h, found = read()
+                # per contact: the overlap, and the velocity
+                if not verify_off(d_h, res.delta, u_h, res.u, found, VERIFY_TOL, VERIFY_DU):
+                    break
             P0 = res.impulse
             res = space.solve(dt, d_h, u_h, P0)
             stats.steps += res.stats.steps
@@ -225,11 +247,34 @@ def _verify_off(d_h, d, u_h, u, found, tol, du):
 def step_info(info: Any, res: Any, stats: SubstepStats, normal: np.ndarray, dt: float) -> None:
     """Fill a host step's info (``StepInfo`` of a backend) from the implicit step's solve:
     stats, mean normal force (N), end overlap (m), end slip speed (m/s)."""
-    un = np.einsum("ki,ki->k", res.u, normal)
     info.stats = stats
-    info.normal_force = np.einsum("ki,ki->k", res.impulse, normal) / dt
+    info.normal_force, info.slip = info_arrays(res.impulse, res.u, normal, dt)
     info.delta = res.delta.copy()
-    info.slip = norm_rows(res.u - un[:, None] * normal)
+
+
+def info_arrays(P: np.ndarray, u: np.ndarray, normal: np.ndarray,
+                dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """A step's mean normal forces n . P / dt (K,) N from its impulses ``P`` (K, 3) N s and
+    slip speeds |u - (n . u) n| (K,) m/s from the velocities ``u`` (K, 3) (``u`` None: zero
+    slip), ``normal`` (K, 3) unit: one compiled loop over float64 rows (the sums of
+    ``einsum("ki,ki->k")`` and :func:`mbplugin.hosts.arrays.norm_rows` in their order)."""
+    k = len(P)
+    fn, slip = np.empty(k), np.empty(k)
+    c = np.ascontiguousarray
+    _info_arrays(c(P, dtype=float), c(u, dtype=float), c(normal, dtype=float), float(dt), fn,
+                 slip)
+    return fn, slip
+
+
+@njit
+def _info_arrays(P, u, n, dt, fn, slip):
+    """:func:`info_arrays` into ``fn``, ``slip``."""
+    for i in range(P.shape[0]):
+        n0, n1, n2 = n[i, 0], n[i, 1], n[i, 2]
+        fn[i] = (P[i, 0] * n0 + P[i, 1] * n1 + P[i, 2] * n2) / dt
+        un = u[i, 0] * n0 + u[i, 1] * n1 + u[i, 2] * n2
+        x, y, z = u[i, 0] - un * n0, u[i, 1] - un * n1, u[i, 2] - un * n2
+        slip[i] = np.sqrt((x * x + y * y) + z * z)
 
 
 def host_contacts(now: ContactBatch, batch: ContactBatch, u0: np.ndarray,

@@ -28,6 +28,7 @@ from mbplugin.hosts.integrator import (
     ContactIntegrator,
     free_response,
     host_contacts,
+    info_arrays,
     step_info,
 )
 from mbplugin.hosts.protocol import ARTICULATED, FREE, ArticulatedBlock, Host
@@ -187,6 +188,13 @@ class HostStep:
         else:  # no free row (a robot on the ground): W is the articulated bodies' part alone
             k = len(batch)
             W, blocks = np.zeros((3 * k, 3 * k)), None
+            # every contact on one articulated body: the host's W in one call where it has one
+            lean = getattr(host, "articulated_delassus", None)
+            hit = None if lean is None else lean(batch, bodies, W)
+            if hit is not None:
+                self._art.append(hit[0])
+                self._w_cache.put(None, W, hit[1], False)
+                return W, hit[1], False
             art = self.kind[np.concatenate([batch.a, batch.b])] == ARTICULATED
         if art.any():
             for blk in host.articulated(batch, bodies, np.flatnonzero(art)):
@@ -212,9 +220,11 @@ class HostStep:
         k = len(batch)
         n = batch.normal
         P_lin = self.integrator.begin(batch, W, u0, s0, t, mu)
-        self.last = self.make_info(k, SubstepStats(), np.einsum("ki,ki->k", P_lin, n) / dt,
-                                   batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
-                                   batch.delta.copy(), norm_rows(batch.vt))
+        # the force P_lin n / dt and the slip |vt| (vt normal to n: |vt - (n . vt) n|)
+        fn, slip = info_arrays(P_lin, batch.vt, n, dt)
+        self.last = self.make_info(k, SubstepStats(), fn, batch.key.copy(),
+                                   np.stack([batch.a, batch.b], axis=1), batch.delta.copy(),
+                                   slip)
         return self.last, batch, P_lin / dt
 
     def after(self, host: Host, dt: float) -> None:
@@ -240,8 +250,25 @@ class HostStep:
         def respond(batch: ContactBatch, dP: np.ndarray, bodies: BodyState) -> float:
             return self._respond(host, batch, dP, bodies, dt)
 
-        _, res, stats = self.integrator.after(dt, read, respond)
+        _, res, stats = self.integrator.after(dt, read, respond,
+                                              self._lean_rounds(host, batch, u0, dt))
         step_info(self.last, res, stats, batch.normal, dt)
+
+    def _lean_rounds(self, host: Host, batch: ContactBatch, u0: np.ndarray,
+                     dt: float) -> Callable[..., Any] | None:
+        """The host's lean verification rounds (an optional ``verify_rounds`` of the host, e.g.
+        :meth:`mbplugin.bullet.host.BulletHost.verify_rounds`) for :meth:`ContactIntegrator.after`
+        where they may apply: one articulated block, no free row, plane-sphere contacts read
+        by :class:`HostContacts`; else None (the general rounds)."""
+        lean = getattr(host, "verify_rounds", None)
+        if lean is None or len(self._art) != 1 or self._any_free or not self.plain_redetect():
+            return None
+        pairs = self._reads._pairs(batch.key)
+        if pairs is None:
+            return None
+        blk, shapes, margin = self._art[0], self.model.arrays, max(self.margin, LOST_MARGIN)
+        return lambda space, res, dP, spin, left, stats, start=None: lean(
+            blk, space, res, dP, spin, left, stats, pairs, shapes, margin, u0, dt, start)
 
     def _respond(self, host: Host, batch: ContactBatch, dP: np.ndarray, bodies: BodyState,
                  dt: float) -> float:

@@ -164,6 +164,10 @@ class ImplicitStep:
         """The step's start: overlaps ``d0`` (K,) and velocities ``u0`` (K, 3) at ``t0`` (s)
         give the normal force at the start (the trapezoidal Coulomb limit's first value)."""
         self.t0 = float(t0)
+        if self.compiled:  # _prepare and _start_normal in one compiled call
+            self._all_active, self.fn0 = ik.begin_rows(self.gf, self.gi, self.store,
+                                                       self.batch, d0, u0, self.s0)
+            return
         self._prepare()
         self.fn0 = self._start_normal(d0, u0)
 

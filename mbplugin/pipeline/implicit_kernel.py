@@ -88,15 +88,30 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
                   friction.viscous, float(friction.regularisation == "linear"))
     if stick is not None:
         gf[cm.ST:cm.ST + 4] = (1.0, stick.k_t, stick.mu, stick.c_t)
-    rows = gf[_R:_R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
-    rows[:, cm._N:cm._N + 3] = batch.normal
-    if mu is not None:
-        rows[:, cm._MU:cm._MUS + 1] = mu
-    elif friction is not None:
-        rows[:, cm._MU], rows[:, cm._MUS] = friction.mu, friction.static
-    w0 = _R + cm.ROW_LEN * k
-    gf[w0:w0 + 9 * k * k] = np.asarray(W, dtype=float).ravel()
+    c = np.ascontiguousarray
+    _fill_group(gf, k, c(batch.normal, dtype=float), c(W, dtype=float).reshape(-1),
+                np.zeros((0, 2)) if mu is None else c(mu, dtype=float).reshape(k, 2),
+                friction is not None, 0.0 if friction is None else float(friction.mu),
+                0.0 if friction is None else float(friction.static))
     return gf, np.zeros(_I * k, dtype=np.int64)
+
+
+@njit
+def _fill_group(gf, k, normal, w, mu, has_fr, fr_mu, fr_static):
+    """:func:`group_arrays`' copies into ``gf``: per contact its normal and friction
+    coefficients (``mu`` (K, 2) rows, or with none given and ``has_fr`` the Friction's), then
+    W (``w``, 9 K^2, row-major)."""
+    for i in range(k):
+        r = _R + cm.ROW_LEN * i
+        for a in range(3):
+            gf[r + cm._N + a] = normal[i, a]
+        if mu.shape[0] > 0:
+            gf[r + cm._MU], gf[r + cm._MUS] = mu[i, 0], mu[i, 1]
+        elif has_fr:
+            gf[r + cm._MU], gf[r + cm._MUS] = fr_mu, fr_static
+    w0 = _R + cm.ROW_LEN * k
+    for j in range(9 * k * k):
+        gf[w0 + j] = w[j]
 
 
 def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
@@ -104,14 +119,43 @@ def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
     """Write the store's rows for ``batch`` (coefficients, memory, kernel id, contact mode,
     active flag) into ``gf``, ``gi`` (after every change of the store's rows); returns whether
     every contact is active (a row of the store)."""
+    # (the store's rows as :meth:`ContactStore.aligned` gives them, copied in one call; no
+    # ODE states (refused on this path), no events: the other slots stay 0)
+    return bool(_fill_rows(gf, gi, *_rows_args(store, batch)))
+
+
+def _rows_args(store: ContactStore, batch: ContactBatch) -> tuple:
+    """:func:`_fill_rows`' arguments after ``gf``, ``gi``."""
     k = len(batch)
     kid, mode = _law_tables(store.laws)[:2]
     same = store.keys.shape[0] == k and bool((store.keys == batch.key).all())
     rows = np.zeros(0, dtype=np.int64) if same else store.rows(batch)
-    # (the store's rows as :meth:`ContactStore.aligned` gives them, copied in one call; no
-    # ODE states (refused on this path), no events: the other slots stay 0)
-    return bool(_fill_rows(gf, gi, k, same, rows, store.coef, store.mem, store.law,
-                           np.asarray(batch.law, dtype=np.int64), kid, mode))
+    return (k, same, rows, store.coef, store.mem, store.law,
+            np.asarray(batch.law, dtype=np.int64), kid, mode)
+
+
+def begin_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore, batch: ContactBatch,
+               d0: np.ndarray, u0: np.ndarray, s0: np.ndarray) -> tuple[bool, np.ndarray]:
+    """:func:`refresh_rows` and the normal force (K,) N at the step's start (overlaps ``d0``
+    (K,) m, velocities ``u0`` (K, 3) m/s, springs ``s0`` (K, 3) m; :func:`step_forces` at
+    dt = 0, no start force) in one compiled call: (every contact active, the normal
+    forces)."""
+    k = len(batch)
+    fn0 = np.empty(k)
+    c = np.ascontiguousarray
+    every = _begin_rows(gf, gi, *_rows_args(store, batch), c(d0, dtype=float),
+                        c(u0, dtype=float), c(s0, dtype=float), fn0)
+    return bool(every), fn0
+
+
+@njit
+def _begin_rows(gf, gi, k, same, rows, coef, mem, law, blaw, kid, mode, d0, u0, s0, fn0):
+    """:func:`begin_rows` into ``gf``, ``gi`` and ``fn0``."""
+    every = _fill_rows(gf, gi, k, same, rows, coef, mem, law, blaw, kid, mode)
+    F, S1 = np.empty((k, 3)), np.empty((k, 3))
+    z = np.zeros(k)
+    step_forces(d0, u0, 0.0, k, gf, gi, z, s0, z, False, F, S1, fn0)
+    return every
 
 
 @njit

@@ -1,0 +1,400 @@
+"""A robot's implicit step after the host step in one compiled call (the lean path of
+:meth:`mbplugin.hosts.ContactIntegrator.after` for the common case).
+
+After the host step the implicit step reads the host's end state, solves the step's impulse
+from there, puts the host onto the solved state (the response) and verifies in rounds: re-read,
+solve again, respond again (:meth:`ContactIntegrator.after
+<mbplugin.hosts.ContactIntegrator.after>`). For one articulated body with every contact,
+whose resets are deferred (:class:`~mbplugin.bullet.articulated.BulletArticulated`: its joint
+tree modelled, every managed pair the contact model's), every other row static and
+plane-sphere contacts (a robot's feet on the ground), :func:`verify_rounds` does all of it in
+one call: the reads are the tree's forward kinematics
+(:func:`~mbplugin.bullet.kinematics.tree_link_states`; of the joint and base state read from
+PyBullet after its step, then of the state the last round kept, what
+``BulletArticulated.predict`` computes) and
+:func:`~mbplugin.hosts.detection.host_plane_spheres`, the solve is the compiled implicit
+step's (:func:`~mbplugin.pipeline.implicit_kernel.solve_step`'s kernels) and the response is
+:func:`~mbplugin.bullet.fast_step.respond_body`. No formula is written here: the general
+path's arithmetic in the same order, W's products by loops instead of BLAS (equal to the last
+bits). A first solve that meets an onset hands back to :func:`lean_rounds`, which books it as
+:meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep.solve>` does and solves
+again from the same read; Newton's fallback and a later round's onset go to the general path.
+Before the host step, :func:`lean_block` builds the same body's part of W in one call.
+
+Units: SI (m, m/s, rad, N s).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.bullet.fast_step import body_delassus, respond_body
+from mbplugin.bullet.kinematics import tree_link_states
+from mbplugin.contact import BodyState
+from mbplugin.hosts.detection import host_plane_spheres
+from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
+from mbplugin.hosts.protocol import ArticulatedBlock
+from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.substep import StepResult, SubstepStats
+
+#: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), the
+#: general path takes the solve of the round whose read is handed back, or the step's first
+#: solve (nothing changed)
+DONE, HANDOVER, FIRST = 0, 1, 2
+
+
+@njit
+def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1, loaded, s1,
+                  dP, spin, resp, cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q,
+                  moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
+                  com_quat, com_rot, com_pos, pivot, axis_w, lin, ang, links, rows, pos0,
+                  quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius,
+                  u0, counters, d_h, u_h, found, pos, quat, vel, om, out):
+    """Up to ``rounds`` verification rounds of the implicit step (module docstring), from the
+    last solve (``P``, ``d1``, ``u1``, ``loaded``, ``s1`` (K, ...), updated in place), its
+    correction ``dP`` (K, 3) and the spin the response saw (rad/s):
+
+    - stop when the correction's first-order error is small, max |W dP| (dt spin + ``tol``)
+      <= ``du`` (W in ``gf``);
+    - the read: the rows ``pos0``, ``quat0``, ``vel0``, ``om0`` of the host's end state with
+      the body's links (``links``, rows ``rows``) from its tree's forward kinematics at the
+      kept joint state ``qh``, ``vh`` (moving joints ``moving`` of the tree's ``tq``, ``tqd``)
+      and base ``bh`` (13,: position, [x, y, z, w], velocity, angular velocity; a fixed base:
+      ``fixed_p``, ``fixed_q`` [w, x, y, z] at rest) into ``pos``, ``quat``, ``vel``, ``om``
+      (and ``frame``); the contacts' overlaps ``d_h`` and velocities ``u_h`` there
+      (plane-sphere pairs ``sa``, ``sb``); stop when none is off the solved one;
+    - the solve from there (:func:`mbplugin.pipeline.implicit_kernel.solve_step`'s kernels;
+      ``counters`` += iterations, force evaluations); where it needs the general path (an
+      onset, Newton's fallback) return HANDOVER with the round's read in place;
+    - the response: dq = ``resp`` (n_dof, 3E) times the sides' impulses (``cont``, ``sgn``),
+      the kept state moved by :func:`respond_body` (``r_base`` the base's rotation).
+
+    With ``first`` (1: the host's end state read into ``d_h``, ``u_h``, ``found``; 2: read
+    here, :func:`_read` of the body's joint and base state read from the host) the step's
+    first solve and response come before the rounds, from the impulse ``P`` (P_lin); where
+    that solve needs the general path, FIRST with nothing changed but the read.
+
+    ``out`` (3,): the rounds begun, the last spin, whether the body's state was moved (1.0).
+    Returns DONE, HANDOVER or FIRST."""
+    k = d1.shape[0]
+    m = 3 * k
+    w0 = ik._R + ik.cm.ROW_LEN * k
+    ne = cont.shape[0]
+    nd = resp.shape[0]
+    x = np.empty(m)
+    wx = np.empty(m)
+    f = np.empty(3 * ne)
+    dq = np.empty(nd)
+    q1, v1, b1 = np.empty(qh.shape[0]), np.empty(qh.shape[0]), np.empty(13)
+    base_p, base_q, base_v, base_w = np.empty(3), np.empty(4), np.zeros(3), np.zeros(3)
+    Pn, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    dn, un = np.empty(k), np.empty((k, 3))
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    lim = np.zeros(k)
+    cnt = np.zeros(3, dtype=np.int64)
+    for r in range(0 if first else 1, rounds + 1):
+        out[0] = r - 1 if r > 0 else 0
+        out[1] = spin
+        if r > 0 or first == 2:
+            status = _check_and_read(
+                r > 0, dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating, qh, vh,
+                bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat,
+                inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w, lin, ang,
+                links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n,
+                plane_p, radius, u0, d_h, u_h, found, pos, quat, vel, om, base_p, base_q, base_v,
+                base_w)
+            if status == DONE:
+                return DONE
+            out[0] = r if r > 0 else 0
+        # the solve (solve_step's kernels), from the last impulse
+        cnt[:] = 0
+        if not (ik._fast_start(P, u_h, d_h, dt, k, gf, gi, Pn, ue, ed)
+                and ik.newton(Pn, ue, d_h, ed, dt, k, gf, gi, fn0, s0, lim, False, rtol, cnt)):
+            return HANDOVER if r > 0 else FIRST
+        ik.end_state(Pn, ue, d_h, ed, dt, k, gf, dn, un)
+        ik._host_end(un, d_h, ed, dt, k, gf, gi, fn0, s0, dn, F, S1, FN, loaded)
+        for a in range(3):
+            counters[a] += cnt[a]
+        any_dp = False
+        for i in range(k):
+            d1[i] = dn[i]
+            for a in range(3):
+                dP[i, a] = Pn[i, a] - P[i, a]
+                any_dp = any_dp or dP[i, a] != 0.0
+                P[i, a] = Pn[i, a]
+                u1[i, a] = un[i, a]
+                s1[i, a] = S1[i, a]
+        # the response (HostStep._respond, BulletArticulated.respond)
+        spin = 0.0
+        if not any_dp:
+            continue
+        any_f = False
+        for e in range(ne):
+            for a in range(3):
+                f[3 * e + a] = sgn[e] * dP[cont[e], a]
+                any_f = any_f or f[3 * e + a] != 0.0
+        if not any_f:
+            continue
+        for i in range(nd):
+            acc = 0.0
+            for j in range(3 * ne):
+                acc += resp[i, j] * f[j]
+            dq[i] = acc
+        spin = respond_body(qh, vh, dq, dt, floating, bh, r_base, q1, v1, b1)
+        out[2] = 1.0
+        qh[:] = q1
+        vh[:] = v1
+        if floating:
+            bh[:] = b1
+    out[0] = rounds
+    out[1] = spin
+    return DONE
+
+
+def _book_onsets(space: Any, P_lin: np.ndarray, d_h: np.ndarray, u_h: np.ndarray,
+                 dt: float) -> bool:
+    """The onsets of the first solve from the host's end state (``d_h`` (K,) m, ``u_h``
+    (K, 3) m/s, the impulse ``P_lin`` (K, 3)): booked as :meth:`ImplicitStep.solve
+    <mbplugin.pipeline.implicit.ImplicitStep.solve>` books them (the store's onset rules);
+    whether any was."""
+    k = len(d_h)
+    wp = (space.W @ P_lin.ravel()).reshape(k, 3)
+    ue, _, d_on = ik.host_start(u_h, wp, d_h, dt, space.gf)
+    active = space.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0
+    space._onsets(d_on, ue)
+    return bool(np.any((space.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0) & ~active))
+
+
+@njit
+def _check_and_read(check, dt, margin, tol, du, gf, k, m, w0, x, wx, dP, spin, d1, u1, floating,
+                    qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
+                    pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w,
+                    lin, ang, links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos,
+                    lrot, plane_n, plane_p, radius, u0, d_h, u_h, found, pos, quat, vel, om,
+                    base_p, base_q, base_v, base_w):
+    """A verification round's stop test and read (:func:`verify_rounds`): DONE where the
+    rounds end, else HANDOVER (go on) with the read in ``d_h``, ``u_h``, ``found`` and the
+    rows' state in ``pos``, ``quat``, ``vel``, ``om``; without ``check`` the read alone (the
+    host's end state from its joint and base state)."""
+    if not check:
+        _read(floating, qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis,
+              pf_pos, pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot,
+              axis_w, lin, ang, links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody,
+              lpos, lrot, plane_n, plane_p, radius, margin, u0, d_h, u_h, found, pos, quat,
+              vel, om, base_p, base_q, base_v, base_w)
+        return HANDOVER
+    # the correction's first-order error
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = dP[i, a]
+    ik._w_times(gf, w0, m, x, wx)
+    big = 0.0
+    for i in range(m):
+        if abs(wx[i]) > big:
+            big = abs(wx[i])
+    if big * (dt * spin + tol) <= du:
+        return DONE
+    _read(floating, qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
+          pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w, lin, ang,
+          links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n,
+          plane_p, radius, margin, u0, d_h, u_h, found, pos, quat, vel, om, base_p, base_q,
+          base_v, base_w)
+    if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
+        return DONE
+    return HANDOVER
+
+
+@njit
+def _read(floating, qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
+          pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot, axis_w, lin, ang,
+          links, rows, pos0, quat0, vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n,
+          plane_p, radius, margin, u0, d_h, u_h, found, pos, quat, vel, om, base_p, base_q,
+          base_v, base_w):
+    """The host's state with the body at the joint state ``qh``, ``vh`` and base ``bh`` (the
+    static rows as read: ``pos0`` ...), its links by the tree's forward kinematics, and the
+    contacts there (:func:`verify_rounds`)."""
+    # the static rows as read, the body's links by its forward kinematics
+    pos[:] = pos0
+    quat[:] = quat0
+    vel[:] = vel0
+    om[:] = om0
+    for j in range(moving.shape[0]):
+        tq[moving[j]] = qh[j]
+        tqd[moving[j]] = vh[j]
+    if floating:
+        for a in range(3):
+            base_p[a], base_v[a], base_w[a] = bh[a], bh[7 + a], bh[10 + a]
+        base_q[0], base_q[1], base_q[2], base_q[3] = bh[6], bh[3], bh[4], bh[5]
+    else:
+        for a in range(3):
+            base_p[a] = fixed_p[a]
+        for a in range(4):
+            base_q[a] = fixed_q[a]
+    tree_link_states(tq, tqd, base_p, base_q, base_v, base_w, parent, jtype, axis, pf_pos,
+                     pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot,
+                     axis_w, lin, ang, links, rows, pos, quat, vel, om, frame)
+    host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                       om, margin, u0, d_h, u_h, found)
+
+
+def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None,
+                spin: float, left: int, stats: Any, pairs: tuple[np.ndarray, np.ndarray],
+                shapes: Any, margin: float, u0: np.ndarray, dt: float,
+                start: tuple[Any, ...] | None = None) -> tuple[Any, int, Any] | None:
+    """The implicit step's solves and responses of :meth:`ContactIntegrator.after
+    <mbplugin.hosts.ContactIntegrator.after>` by :func:`verify_rounds` where they qualify
+    (module docstring): ``host`` the :class:`~mbplugin.bullet.host.BulletHost`, ``blk`` the
+    one articulated block of W, ``space`` the pending
+    :class:`~mbplugin.pipeline.implicit.ImplicitStep`, ``pairs`` the contacts' (plane,
+    sphere) shapes of ``shapes`` (the contact model's arrays), ``margin`` (m) and ``u0``
+    (K, 3) the reads', ``left`` the verification rounds allowed.
+
+    ``start`` None: the rounds after the first solve ``res`` (updated in place), its
+    correction ``dP`` (K, 3) and the spin its response saw (rad/s), ``stats`` the step's
+    counters. ``start`` = (P_lin,): the step's read of the host's end state (the body's joint
+    and base states read from PyBullet, its links by the tree's forward kinematics, the
+    static rows as the step's first read), first solve and response too (``res``, ``dP``,
+    ``spin``, ``stats`` None). Returns None where they do not qualify or the first solve
+    needs the general path (nothing changed in PyBullet or the backend's state), else (the
+    solve's result, the rounds the general loop still takes, the read of the first of them
+    or None: (res, 0, None) when the rounds ended here)."""
+    art, read = host.art, host.read
+    body, r_base, joints = blk.tag
+    tree = art._trees.get(body)
+    groups = read._link_groups
+    fresh = start is not None
+    if (tree is None or not tree.supported or not (art.defer_resets and art.plain)
+            or any(art._sph[body])
+            or (body in art.pending) == fresh or len(groups) != 1 or groups[0][0] != body
+            or not read._static_bases or read._last is None or not space.compiled):
+        return None
+    resp = blk.response
+    floating = resp.shape[0] == len(joints) + 6
+    k = len(u0)
+    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    if fresh:  # the host's end state: its joints and base read, its links computed
+        if floating and body in art._base_row:
+            return None
+        P = np.array(start[0], dtype=float)
+        d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+        dP, spin = np.zeros((k, 3)), 0.0
+        c = art.client
+        st = c.p.getJointStates(body, joints, physicsClientId=c.id) if joints else ()
+        qh = np.array([x[0] for x in st], dtype=float)
+        vh = np.array([x[1] for x in st], dtype=float)
+        if floating:
+            (bp, bo), (bv, bw) = (c.p.getBasePositionAndOrientation(body, physicsClientId=c.id),
+                                  c.p.getBaseVelocity(body, physicsClientId=c.id))
+    else:
+        P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
+        if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in (P, d1, u1, loaded)):
+            return None
+        qs, vs = art._held.get(body, ((), ()))
+        qh, vh = np.array(qs, dtype=float), np.array(vs, dtype=float)
+        if floating:
+            (bp, bo), (bv, bw) = art._pose[body], art._held_v[body]
+    fixed_p, fixed_q = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+    if floating:
+        bh = np.array([*bp, *bo, *bv, *bw], dtype=float)
+    else:
+        bh = np.zeros(13)
+        p, (x, y, z, w) = art.client("getBasePositionAndOrientation", body)
+        fixed_p, fixed_q = np.array(p, dtype=float), np.array([w, x, y, z])
+    links, rows = read._link_arr[body], groups[0][2]
+    pos0, quat0, vel0, om0 = read._last
+    n = len(pos0)
+    pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
+    s1 = np.array(space.s_end if not fresh else space.s0, dtype=float)
+    counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
+    c = np.ascontiguousarray
+    wall = time.perf_counter()
+    mode = 2 if fresh else 0
+    fn0 = c(space.fn0, dtype=float)
+    for attempt in range(2):
+        status = verify_rounds(
+            mode, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf,
+            space.gi, fn0, c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1,
+            np.array(dP, dtype=float), float(spin), c(resp, dtype=float),
+            np.asarray(blk.contact, dtype=np.int64), np.asarray(blk.sign, dtype=float),
+            floating, c(r_base, dtype=float), qh, vh, bh, fixed_p, fixed_q, tree._moving,
+            tree.q, tree.qd, *tree._kin(), *tree._work(), tree._lin, tree._ang, links, rows,
+            pos0, quat0, vel0, om0, read.frame_pos, pairs[0], pairs[1], shapes.body,
+            shapes.lpos, shapes.lrot, shapes.plane_n, shapes.plane_p, shapes.radius,
+            c(u0, dtype=float), counters, d_h, u_h, found, pos, quat, vel, om, out)
+        if status != FIRST:
+            break
+        if attempt or not _book_onsets(space, P, d_h, u_h, dt):
+            return None  # Newton's fallback, or an onset the store does not book: general
+        mode = 1  # the onsets booked: the solve again from the same read
+    # the kept state back (the general path's lists)
+    if out[2]:
+        if joints:
+            art._held[body] = (qh.tolist(), vh.tolist())
+        if floating:
+            b = bh.tolist()
+            art._pose[body] = (b[0:3], b[3:7])
+            art._held_v[body] = (b[7:10], b[10:13])
+        art.pending[body] = (joints, floating)
+    host.reads += int(out[0]) + fresh
+    if fresh:
+        stats = SubstepStats()
+        res = StepResult(P, d1, u1, loaded, stats, dt, None)
+    stats.steps += int(counters[0])
+    stats.nfev += int(counters[1])
+    res.stats.wall = time.perf_counter() - wall
+    space.s_end = s1 if space.stick is not None else space.s0
+    if status == DONE:
+        return res, 0, None
+    bodies = BodyState(pos, quat, vel, om, read._mass_read, read.inv_inertia, read._fixed_read)
+    return res, left - int(out[0]) + 1, (bodies, d_h, u_h, found)
+
+
+def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray,
+               W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
+    """``art``'s (a :class:`~mbplugin.bullet.articulated.BulletArticulated`)
+    :meth:`~mbplugin.bullet.articulated.BulletArticulated.blocks` and the block's part of W
+    (:func:`mbplugin.pipeline.delassus.articulated_w`, added into ``W`` (3K, 3K) zeros,
+    the whole W) in one compiled call
+    (:func:`~mbplugin.bullet.fast_step.body_delassus`) where every contact side is on one
+    body whose tree is modelled (its ``tree``, read here the first time): (the block with
+    its response, each contact's n . W n (K,)); else None (nothing changed but the tree
+    read)."""
+    sides = art._sides(batch, kind)
+    if len(sides) != 1:
+        return None
+    body, cont, rows, sgn = sides[0]
+    if len(cont) != len(batch):
+        return None
+    pb, cid = art.client.p, art.client.id
+    joints = art.moving_joints(body)
+    if any(art._sph[body]):  # ball joints (quaternion states): the general path
+        return None
+    states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
+    q = np.array([js[0] for js in states], dtype=float)
+    tree = art.tree(body, joints, q.tolist())
+    if not tree.supported:
+        return None
+    off = 6 if tree.floating else 0
+    locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
+                      dtype=np.int64)
+    base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
+                      else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
+    r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+    x, y, z, w = base_o
+    mm = np.zeros((tree.ncol, tree.ncol))
+    jac = np.zeros((len(cont), 3, tree.ncol))
+    wnn = np.empty(len(batch))
+    resp = body_delassus(q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
+                         np.array([w, x, y, z]), r_base, *tree._kin(), tree.col,
+                         tree.floating, tree.mass, tree.inertia, tree.base_mass,
+                         tree.base_inertia, *tree._work(), tree._cm, tree._cs, tree._cj,
+                         art.rows_arr[rows, 1], np.ascontiguousarray(batch.point[cont]),
+                         locked, cont, sgn, np.ascontiguousarray(batch.normal), mm, jac, W,
+                         wnn)
+    blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
+    blk.response = resp
+    return blk, wnn
