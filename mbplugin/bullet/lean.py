@@ -268,7 +268,7 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     groups = read._link_groups
     fresh = start is not None
     if (tree is None or not tree.supported or not (art.defer_resets and art.plain)
-            or any(art._sph[body])
+            or any(art._sph.get(body, ()))
             or (body in art.pending) == fresh or len(groups) != 1 or groups[0][0] != body
             or not read._static_bases or read._last is None or not space.compiled):
         return None
