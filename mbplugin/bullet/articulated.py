@@ -266,18 +266,16 @@ class BulletArticulated:
                                           np.array(vs[:n1], dtype=float),
                                           np.ascontiguousarray(dq, dtype=float), float(dt),
                                           floating, base, r_base, q1, v1, b1))
-            if joints and ball:
-                spin = max(spin, max(abs(x) for v in multi_dof(vs) for x in v))
-                qs, vs = advance_joints(qs, vs, (dq[6:] if floating else dq).tolist(), dt, sph)
+            if joints:
+                if ball:
+                    spin = max(spin, max(abs(x) for v in multi_dof(vs) for x in v))
+                    qs, vs = advance_joints(qs, vs, (dq[6:] if floating else dq).tolist(), dt,
+                                            sph)
+                else:
+                    qs, vs = q1.tolist(), v1.tolist()
                 if not lazy:
                     pb.resetJointStatesMultiDof(body, joints, multi_dof(qs), multi_dof(vs),
                                                 physicsClientId=cid)
-                self._held[body] = (qs, vs)
-            elif joints:
-                qs, vs = q1.tolist(), v1.tolist()
-                if not lazy:
-                    pb.resetJointStatesMultiDof(body, joints, q1[:, None].tolist(),
-                                                v1[:, None].tolist(), physicsClientId=cid)
                 self._held[body] = (qs, vs)
             if floating:
                 b = b1.tolist()
