@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.errors import IntegrationError
@@ -61,6 +62,12 @@ from mbplugin.pipeline.substep import batch_at
 
 #: Gauss-Seidel sweeps of one solve before the step is reported as failed
 MAX_SWEEPS = 20_000
+#: Gauss-Seidel sweeps after which a solve that has not converged is taken as stalled and its
+#: groups of at most DENSE_MAX contacts go to the dense Newton fallback (:func:`_dense`); the
+#: piles of benchmarks/host_pins.py converge in <= 66 sweeps
+STALL_SWEEPS = 300
+#: the largest group (contacts) of the dense Newton fallback (its Newton matrix (3m)^2)
+DENSE_MAX = 256
 #: Newton iterations of one contact's local problem per visit
 LOCAL_MAX = 30
 #: solves per host step: contacts that the solved step closes start and the step is solved again
@@ -199,12 +206,12 @@ def _matvec(P, ustar, wptr, widx, wval, U):
 
 @njit
 def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rtol,
-                 normal_only, skip_free, counters):
+                 normal_only, skip_free, counters, max_sweeps=MAX_SWEEPS):
     """Nonlinear block Gauss-Seidel on the step's impulses ``P`` (m, 3; updated in place) from
     their current values; ``U`` (3m) receives u1 = ustar + W P. ``skip_free``: a contact that
     is not active and carries no impulse has no force (no viscous friction) and is not visited.
     Returns True when a sweep changed no impulse by more than rtol (max |P| + 1e-12), False
-    after MAX_SWEEPS; counters += (sweeps, Newton iterations, force evaluations)."""
+    after ``max_sweeps``; counters += (sweeps, Newton iterations, force evaluations)."""
     m = P.shape[0]
     work = (np.empty(m), np.empty(18))
     d, A = borrowed(work)
@@ -217,7 +224,7 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
     for i in range(m):
         for a in range(3):
             pmax = max(pmax, abs(P[i, a]))
-    for sweep in range(MAX_SWEEPS):
+    for sweep in range(max_sweeps):
         counters[0] += 1
         dmax = 0.0
         tol = rtol * (pmax + 1e-12)
@@ -287,6 +294,57 @@ def _diag_blocks(m, wptr, widx, wval, wd):
                 wd[9 * i + 3 * (row % 3) + c % 3] = wval[e]
 
 
+def _dense(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: float,
+           gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, W: sp.spmatrix,
+           rtol: float, counters: np.ndarray) -> bool | None:
+    """The fallback of a stalled Gauss-Seidel solve: each group (connected component of W's
+    pattern) of at most DENSE_MAX contacts solved by the implicit step's dense Newton method
+    (:func:`mbplugin.pipeline.implicit_kernel.solve`: the same residual R(P) = P - dt F, a line
+    search on the merit function that cannot stall for a monotone law, and the frozen-Coulomb-
+    limit fallback) from the impulses ``P`` (m, 3; updated in place, ``U`` = ustar + W P with
+    them). None (nothing changed) when a group is larger; else whether every group converged.
+
+    Why Gauss-Seidel stalls there: the m contacts of one rigid body on a plane (a cylinder's 64
+    rim corners) make W (3m, 3m) of rank 6, and each contact's regularised friction has the
+    slope dt mu F_N / v_eps in its own velocity (~13 kg for the cylinder's 1.3 N per corner,
+    v_eps = 1e-4 m/s, dt = 2 ms) against W's eigenvalues up to 213 kg^-1: the contacts'
+    problems are coupled ~ m x 13 x 213 times more strongly than each is damped, and the
+    block sweeps creep (the tangential impulses change by ~2e-6 N s per sweep after 3000 sweeps,
+    4e4 times the tolerance, monotonically: no cycle). Newton's method solves the coupled
+    problem at once (6 iterations, ~2 ms for the 64 contacts)."""
+    m = P.shape[0]
+    coo = W.tocoo()
+    blocks = sp.coo_matrix((np.ones(coo.nnz), (coo.row // 3, coo.col // 3)), shape=(m, m))
+    ncomp, labels = csgraph.connected_components(blocks, directed=False)
+    sizes = np.bincount(labels, minlength=ncomp)
+    if sizes.max() > DENSE_MAX:
+        return None
+    counters[3] += 1
+    Wd = W.tocsr()
+    ue = ustar.reshape(m, 3)
+    rows = gf[_R:_R + cm.ROW_LEN * m].reshape(m, cm.ROW_LEN)
+    sub = np.zeros(3, dtype=np.int64)
+    ok = True
+    for c in range(ncomp):
+        idx = np.flatnonzero(labels == c)
+        k = len(idx)
+        cols = (3 * idx[:, None] + np.arange(3)).ravel()
+        g = np.zeros(int(cm.group_float_size(k)))
+        g[:_R] = gf[:_R]
+        g[_R:_R + cm.ROW_LEN * k] = rows[idx].ravel()
+        w0 = _R + cm.ROW_LEN * k
+        g[w0:w0 + 9 * k * k] = Wd[cols][:, cols].toarray().ravel()
+        gk = gi.reshape(m, _I)[idx].ravel()
+        Pk, okk = ik.solve(P[idx], ue[idx], d0[idx], np.zeros(k), dt, g, gk, fn0[idx],
+                           s0[idx], rtol, sub)
+        P[idx] = Pk
+        ok = ok and okk
+    counters[1] += sub[0]
+    counters[2] += sub[1]
+    _matvec(P, ustar, W.indptr, W.indices, np.ascontiguousarray(W.data, dtype=float), U)
+    return ok
+
+
 def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.ndarray,
           d0: np.ndarray, u0: np.ndarray, fr: np.ndarray, mu: np.ndarray,
           s0: np.ndarray | None, t0: float,
@@ -331,7 +389,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     P = np.zeros((m, 3)) if p0 is None else np.array(p0, dtype=float, order="C")
     P[gi[cm._ACT::_I] == 0] = 0.0  # a contact no longer active carries no impulse yet
     U = np.empty(3 * m)
-    counters = np.zeros(3, dtype=np.int64)
+    counters = np.zeros(4, dtype=np.int64)
     normal_only = bool(fr[0] == 0.0 and fr[cm.ST] == 0.0)
     skip_free = bool(fr[cm.ST] > 0.0 or fr[0] == 0.0 or fr[5] == 0.0)
     n = batch.normal
@@ -353,11 +411,22 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
             ik.refresh_rows(gf, gi, store, batch)
         ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
-                          float(rtol), normal_only, skip_free, counters)
+                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS)
         if not ok:
-            raise IntegrationError(
-                f"implicit step of a large contact group: Gauss-Seidel did not converge in "
-                f"{MAX_SWEEPS} sweeps ({m} contacts)")
+            # stalled: groups of few bodies and many contacts (a flat face's corners) by
+            # dense Newton, else Gauss-Seidel on
+            ok = _dense(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, Wc, float(rtol), counters)
+            if ok is None:
+                ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx,
+                                  wval, wd, float(rtol), normal_only, skip_free, counters,
+                                  MAX_SWEEPS - STALL_SWEEPS)
+            if not ok:
+                raise IntegrationError(
+                    f"implicit step of a large contact group: Gauss-Seidel did not converge "
+                    f"in {MAX_SWEEPS} sweeps ({m} contacts)" if ok is None else
+                    f"implicit step of a large contact group: Newton's method did not converge "
+                    f"({m} contacts; a contact law whose force decreases with the overlap or "
+                    f"its rate?)")
     d1 = np.empty(m)
     F = np.empty((m, 3))
     S1 = np.empty((m, 3))
@@ -365,6 +434,6 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     end_of_step(U, d0, float(dt), gf, gi, fn0, s0, d1, F, S1, FN)
     loaded = (F[:, 0] != 0) | (F[:, 1] != 0) | (F[:, 2] != 0)
     info = {"sweeps": int(counters[0]), "newton": int(counters[1]), "nfev": int(counters[2]),
-            "rounds": rounds, "wall": time.perf_counter() - wall}
+            "dense": int(counters[3]), "rounds": rounds, "wall": time.perf_counter() - wall}
     return P, d1, U.reshape(m, 3).copy(), loaded, S1, info
 
