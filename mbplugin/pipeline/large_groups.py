@@ -206,12 +206,15 @@ def _matvec(P, ustar, wptr, widx, wval, U):
 
 @njit
 def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rtol,
-                 normal_only, skip_free, counters, max_sweeps=MAX_SWEEPS):
+                 normal_only, skip_free, counters, max_sweeps=MAX_SWEEPS, predict=False):
     """Nonlinear block Gauss-Seidel on the step's impulses ``P`` (m, 3; updated in place) from
     their current values; ``U`` (3m) receives u1 = ustar + W P. ``skip_free``: a contact that
     is not active and carries no impulse has no force (no viscous friction) and is not visited.
     Returns True when a sweep changed no impulse by more than rtol (max |P| + 1e-12), False
-    after ``max_sweeps``; counters += (sweeps, Newton iterations, force evaluations)."""
+    after ``max_sweeps``, or with ``predict`` as soon as the rate of the last ten sweeps
+    (the largest change, every tenth sweep from the 20th) says the tolerance would not be
+    reached in the remaining sweeps; counters += (sweeps, Newton iterations, force
+    evaluations)."""
     m = P.shape[0]
     work = (np.empty(m), np.empty(18))
     d, A = borrowed(work)
@@ -224,6 +227,7 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
     for i in range(m):
         for a in range(3):
             pmax = max(pmax, abs(P[i, a]))
+    prev = 0.0
     for sweep in range(max_sweeps):
         counters[0] += 1
         dmax = 0.0
@@ -251,6 +255,11 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
             _matvec(P, ustar, wptr, widx, wval, U)
             keep_alive(work)
             return True
+        if predict and sweep % 10 == 9:
+            if sweep >= 19 and (dmax >= prev or 10.0 * math.log(rtol * (pmax + 1e-12) / dmax)
+                                / math.log(dmax / prev) > max_sweeps - 1 - sweep):
+                break
+            prev = dmax
     _matvec(P, ustar, wptr, widx, wval, U)
     keep_alive(work)
     return False
@@ -411,7 +420,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
             ik.refresh_rows(gf, gi, store, batch)
         ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
-                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS)
+                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS, True)
         if not ok:
             # stalled: groups of few bodies and many contacts (a flat face's corners) by
             # dense Newton, else Gauss-Seidel on
