@@ -85,3 +85,33 @@ def test_tipped_cylinder_drop_settles_as_native_mujoco() -> None:
     assert abs(axis_native[2]) < 1e-3  # native: on its side
     assert abs(axis[2]) < 1e-3
     assert np.max(np.abs(d.qvel)) < 1e-6
+
+
+def test_pybullet_implicit_cylinder_rests_on_its_face_at_the_static_overlap() -> None:
+    """The same class in PyBullet: ``GEOM_CYLINDER`` is a prism of 64 sides too
+    (:data:`mbplugin.bullet.geometry.CYLINDER_SECTIONS`); PyBullet's lateral friction (the
+    default) on its face's 64 corners."""
+    import pybullet as p
+
+    from mbplugin.bullet import BulletContacts
+    from mbplugin.bullet.geometry import CYLINDER_SECTIONS as SECTIONS
+
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setGravity(0, 0, -G, physicsClientId=cid)
+        plane = p.createMultiBody(0, p.createCollisionShape(p.GEOM_PLANE, physicsClientId=cid),
+                                  physicsClientId=cid)
+        col = p.createCollisionShape(p.GEOM_CYLINDER, radius=R, height=2 * H,
+                                     physicsClientId=cid)
+        body = p.createMultiBody(MASS, col, basePosition=[0, 0, H], physicsClientId=cid)
+        c = BulletContacts(cid, manage=[plane], law=LAW, material={"E": 1e8, "nu": 0.4})
+        for _ in range(120):
+            c.step()
+        ds = (MASS * G / SECTIONS / K) ** (2 / 3)
+        assert c.friction_mode == "pybullet"
+        assert len(c.last.delta) == SECTIONS
+        assert np.max(np.abs(c.last.delta / ds - 1)) < 0.01
+        z = p.getBasePositionAndOrientation(body, physicsClientId=cid)[0][2]
+        assert z == pytest.approx(H - ds, abs=0.01 * ds)
+    finally:
+        p.disconnect(cid)
