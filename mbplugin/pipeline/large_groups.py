@@ -45,8 +45,9 @@ the tolerance; the sweeps needed scale with mu / v_eps (mu 0.01: 858, 0.1: 14770
 last ten sweeps says it will not, goes to :func:`_dense`: each connected group of at most
 DENSE_MAX contacts solved by the implicit step's dense Newton method with its line search and
 frozen-limit fallback (:func:`mbplugin.pipeline.implicit_kernel.solve`); larger groups sweep
-on to MAX_SWEEPS. A solve that converges within the budget is unchanged bit for bit (the piles
-of benchmarks/host_pins.py: <= 66 sweeps).
+on to MAX_SWEEPS, resumed where they stopped (bit for bit the uninterrupted sweeps). A solve
+that converges within the budget, and every solve of a group too large for the fallback, is
+unchanged bit for bit (the piles of benchmarks/host_pins.py: <= 66 sweeps).
 
 What it gives up: the impacts inside a large group are not located (a contact starts at the
 step where its end overlap is positive, its impact speed the approach speed there) and
@@ -221,7 +222,7 @@ def _matvec(P, ustar, wptr, widx, wval, U):
 
 @njit
 def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rtol,
-                 normal_only, skip_free, counters, max_sweeps=MAX_SWEEPS, predict=False):
+                 normal_only, skip_free, counters, max_sweeps, predict, resume):
     """Nonlinear block Gauss-Seidel on the step's impulses ``P`` (m, 3; updated in place) from
     their current values; ``U`` (3m) receives u1 = ustar + W P. ``skip_free``: a contact that
     is not active and carries no impulse has no force (no viscous friction) and is not visited.
@@ -229,7 +230,10 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
     after ``max_sweeps``, or with ``predict`` as soon as the rate of the last ten sweeps
     (the largest change, every tenth sweep from the 20th) says the tolerance would not be
     reached in the remaining sweeps; counters += (sweeps, Newton iterations, force
-    evaluations)."""
+    evaluations). ``resume`` (2,): in, the first sweep's index (0: a new solve) and, resuming,
+    the largest impulse so far; out, the next sweep's index and that largest impulse. After
+    False, ``U`` is the sweeps' own (not recomputed), so that a solve resumed to a larger
+    ``max_sweeps`` is the uninterrupted one bit for bit."""
     m = P.shape[0]
     work = (np.empty(m), np.empty(18))
     d, A = borrowed(work)
@@ -237,14 +241,18 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
         (P, U, ustar, d0, gf, gi, fn0, s0, wptr, widx, wval, wd))
     for i in range(m):
         d[i] = d0[i]
-    _matvec(P, ustar, wptr, widx, wval, U)
-    pmax = 0.0
-    for i in range(m):
-        for a in range(3):
-            pmax = max(pmax, abs(P[i, a]))
+    first = int(resume[0])
+    pmax = resume[1]
+    if first == 0:
+        _matvec(P, ustar, wptr, widx, wval, U)
+        pmax = 0.0
+        for i in range(m):
+            for a in range(3):
+                pmax = max(pmax, abs(P[i, a]))
     prev = 0.0
-    for sweep in range(max_sweeps):
+    for sweep in range(first, max_sweeps):
         counters[0] += 1
+        resume[0] = sweep + 1
         dmax = 0.0
         tol = rtol * (pmax + 1e-12)
         for q in range(m):
@@ -266,6 +274,7 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
                         U[widx[e]] += wval[e] * x
             dmax = max(dmax, abs(x0), abs(x1), abs(x2))
             pmax = max(pmax, abs(n0), abs(n1), abs(n2))
+        resume[1] = pmax
         if dmax <= rtol * (pmax + 1e-12):
             _matvec(P, ustar, wptr, widx, wval, U)
             keep_alive(work)
@@ -275,7 +284,6 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
                                 / math.log(dmax / prev) > max_sweeps - 1 - sweep):
                 break
             prev = dmax
-    _matvec(P, ustar, wptr, widx, wval, U)
     keep_alive(work)
     return False
 
@@ -434,20 +442,23 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             idx = np.flatnonzero(new)
             store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
             ik.refresh_rows(gf, gi, store, batch)
+        resume = np.zeros(2)
         ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
-                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS, True)
+                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS, True,
+                          resume)
         if not ok:
             # stalled: groups of few bodies and many contacts (a flat face's corners) by
-            # dense Newton, else Gauss-Seidel on
+            # dense Newton, else Gauss-Seidel on (resumed: as if never interrupted)
             ok = _dense(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, Wc, float(rtol), counters)
-            if ok is None:
+            swept = ok is None
+            if swept:
                 ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx,
                                   wval, wd, float(rtol), normal_only, skip_free, counters,
-                                  MAX_SWEEPS - STALL_SWEEPS)
+                                  MAX_SWEEPS, False, resume)
             if not ok:
                 raise IntegrationError(
                     f"implicit step of a large contact group: Gauss-Seidel did not converge "
-                    f"in {MAX_SWEEPS} sweeps ({m} contacts)" if ok is None else
+                    f"in {MAX_SWEEPS} sweeps ({m} contacts)" if swept else
                     f"implicit step of a large contact group: Newton's method did not converge "
                     f"({m} contacts; a contact law whose force decreases with the overlap or "
                     f"its rate?)")
