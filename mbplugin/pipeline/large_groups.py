@@ -33,6 +33,22 @@ law (force non-decreasing in the overlap and its rate) without friction the step
 the minimisation of a strictly convex function of the impulses, and Gauss-Seidel converges to
 its unique root from any start.
 
+Converging is not converging fast: Gauss-Seidel's rate is 1 - O(1 / condition number), and one
+body with many coplanar contacts (a cylinder's flat face, a 64-sided prism: 64 corner contacts,
+W (192, 192) of rank 6) with regularised friction (slope dt mu F_N / v_eps ~ 13 kg per corner
+at v_eps = 1e-4 m/s, against W's eigenvalues up to 213 kg^-1) makes it creep: the sweeps'
+largest change fell monotonically from 2e-2 to 2e-6 N s in 3000 sweeps (no cycle), 1e4 times
+the tolerance; the sweeps needed scale with mu / v_eps (mu 0.01: 858, 0.1: 14770; v_eps 1e-2:
+1080, 1e-3: 18919; frictionless: 175). Freezing the trapezoidal Coulomb limit would not help
+(the slope is the same); Newton's method on the coupled problem converges in 6 iterations
+(~2 ms). So a solve that has not converged after STALL_SWEEPS sweeps, or whose rate over the
+last ten sweeps says it will not, goes to :func:`_dense`: each connected group of at most
+DENSE_MAX contacts solved by the implicit step's dense Newton method with its line search and
+frozen-limit fallback (:func:`mbplugin.pipeline.implicit_kernel.solve`); larger groups sweep
+on to MAX_SWEEPS, resumed where they stopped (bit for bit the uninterrupted sweeps). A solve
+that converges within the budget, and every solve of a group too large for the fallback, is
+unchanged bit for bit (the piles of benchmarks/host_pins.py: <= 66 sweeps).
+
 What it gives up: the impacts inside a large group are not located (a contact starts at the
 step where its end overlap is positive, its impact speed the approach speed there) and
 backward Euler damps them, so the law's c_r holds only for the groups the exact sub-stepper
@@ -49,6 +65,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.errors import IntegrationError
@@ -61,6 +78,12 @@ from mbplugin.pipeline.substep import batch_at
 
 #: Gauss-Seidel sweeps of one solve before the step is reported as failed
 MAX_SWEEPS = 20_000
+#: Gauss-Seidel sweeps after which a solve that has not converged is taken as stalled and its
+#: groups of at most DENSE_MAX contacts go to the dense Newton fallback (:func:`_dense`); the
+#: piles of benchmarks/host_pins.py converge in <= 66 sweeps
+STALL_SWEEPS = 300
+#: the largest group (contacts) of the dense Newton fallback (its Newton matrix (3m)^2)
+DENSE_MAX = 256
 #: Newton iterations of one contact's local problem per visit
 LOCAL_MAX = 30
 #: solves per host step: contacts that the solved step closes start and the step is solved again
@@ -199,12 +222,18 @@ def _matvec(P, ustar, wptr, widx, wval, U):
 
 @njit
 def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rtol,
-                 normal_only, skip_free, counters):
+                 normal_only, skip_free, counters, max_sweeps, predict, resume):
     """Nonlinear block Gauss-Seidel on the step's impulses ``P`` (m, 3; updated in place) from
     their current values; ``U`` (3m) receives u1 = ustar + W P. ``skip_free``: a contact that
     is not active and carries no impulse has no force (no viscous friction) and is not visited.
     Returns True when a sweep changed no impulse by more than rtol (max |P| + 1e-12), False
-    after MAX_SWEEPS; counters += (sweeps, Newton iterations, force evaluations)."""
+    after ``max_sweeps``, or with ``predict`` as soon as the rate of the last ten sweeps
+    (the largest change, every tenth sweep from the 20th) says the tolerance would not be
+    reached in the remaining sweeps; counters += (sweeps, Newton iterations, force
+    evaluations). ``resume`` (2,): in, the first sweep's index (0: a new solve) and, resuming,
+    the largest impulse so far; out, the next sweep's index and that largest impulse. After
+    False, ``U`` is the sweeps' own (not recomputed), so that a solve resumed to a larger
+    ``max_sweeps`` is the uninterrupted one bit for bit."""
     m = P.shape[0]
     work = (np.empty(m), np.empty(18))
     d, A = borrowed(work)
@@ -212,13 +241,18 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
         (P, U, ustar, d0, gf, gi, fn0, s0, wptr, widx, wval, wd))
     for i in range(m):
         d[i] = d0[i]
-    _matvec(P, ustar, wptr, widx, wval, U)
-    pmax = 0.0
-    for i in range(m):
-        for a in range(3):
-            pmax = max(pmax, abs(P[i, a]))
-    for sweep in range(MAX_SWEEPS):
+    first = int(resume[0])
+    pmax = resume[1]
+    if first == 0:
+        _matvec(P, ustar, wptr, widx, wval, U)
+        pmax = 0.0
+        for i in range(m):
+            for a in range(3):
+                pmax = max(pmax, abs(P[i, a]))
+    prev = 0.0
+    for sweep in range(first, max_sweeps):
         counters[0] += 1
+        resume[0] = sweep + 1
         dmax = 0.0
         tol = rtol * (pmax + 1e-12)
         for q in range(m):
@@ -240,11 +274,16 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
                         U[widx[e]] += wval[e] * x
             dmax = max(dmax, abs(x0), abs(x1), abs(x2))
             pmax = max(pmax, abs(n0), abs(n1), abs(n2))
+        resume[1] = pmax
         if dmax <= rtol * (pmax + 1e-12):
             _matvec(P, ustar, wptr, widx, wval, U)
             keep_alive(work)
             return True
-    _matvec(P, ustar, wptr, widx, wval, U)
+        if predict and sweep % 10 == 9:
+            if sweep >= 19 and (dmax >= prev or 10.0 * math.log(rtol * (pmax + 1e-12) / dmax)
+                                / math.log(dmax / prev) > max_sweeps - 1 - sweep):
+                break
+            prev = dmax
     keep_alive(work)
     return False
 
@@ -287,30 +326,56 @@ def _diag_blocks(m, wptr, widx, wval, wd):
                 wd[9 * i + 3 * (row % 3) + c % 3] = wval[e]
 
 
-#: the largest group (contacts) whose step is solved by dense Newton where Gauss-Seidel fails
-DENSE_MAX = 400
+def _dense(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: float,
+           gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, W: sp.spmatrix,
+           rtol: float, counters: np.ndarray) -> bool | None:
+    """The fallback of a stalled Gauss-Seidel solve: each group (connected component of W's
+    pattern) of at most DENSE_MAX contacts solved by the implicit step's dense Newton method
+    (:func:`mbplugin.pipeline.implicit_kernel.solve`: the same residual R(P) = P - dt F, a line
+    search on the merit function that cannot stall for a monotone law, and the frozen-Coulomb-
+    limit fallback) from the impulses ``P`` (m, 3; updated in place, ``U`` = ustar + W P with
+    them). None (nothing changed) when a group is larger; else whether every group converged.
 
-
-def _dense_newton(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: float,
-                  gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray,
-                  W: sp.spmatrix, rtol: float, counters: np.ndarray) -> bool:
-    """The step of a group Gauss-Seidel did not converge on, by the implicit step's dense
-    Newton with its line search (:func:`mbplugin.pipeline.implicit_kernel.solve`, the same
-    end forces; ``P`` (m, 3) and ``U`` (3m,) updated in place). Gauss-Seidel converges slowly
-    where W couples the contacts strongly: many contacts on one rigid body, W of rank 6
-    (pybullet_data's random_urdfs/580: 35 corners of a V-HACD compound on the ground, 20000
-    sweeps not enough), which Newton's method solves in a few iterations."""
-    m = len(d0)
-    dense = np.concatenate([gf, np.asarray(W.toarray(), dtype=float).ravel()])
-    c = np.zeros(3, dtype=np.int64)
-    out, ok = ik.solve(P, ustar.reshape(m, 3), d0, np.zeros(m), float(dt), dense, gi, fn0,
-                       s0, float(rtol), c)
-    counters[1] += c[0]
-    counters[2] += c[1]
-    if ok:
-        P[:] = out
-        U[:] = ustar + W @ out.ravel()
-    return bool(ok)
+    Why Gauss-Seidel stalls there: the m contacts of one rigid body on a plane (a cylinder's 64
+    rim corners) make W (3m, 3m) of rank 6, and each contact's regularised friction has the
+    slope dt mu F_N / v_eps in its own velocity (~13 kg for the cylinder's 1.3 N per corner,
+    v_eps = 1e-4 m/s, dt = 2 ms) against W's eigenvalues up to 213 kg^-1: the coupling
+    through W (~13 x 213 ~ 3e3) dwarfs each contact's own term (the identity of
+    R = P - dt F), Gauss-Seidel's rate is 1 - O(1 / 3e3) or worse, and the sweeps creep (the
+    largest change still ~2e-6 N s per sweep after 3000 sweeps, 1e4 times the tolerance,
+    decreasing monotonically: no cycle). Newton's method solves the coupled problem at once
+    (6 iterations, ~2 ms for the 64 contacts)."""
+    m = P.shape[0]
+    coo = W.tocoo()
+    blocks = sp.coo_matrix((np.ones(coo.nnz), (coo.row // 3, coo.col // 3)), shape=(m, m))
+    ncomp, labels = csgraph.connected_components(blocks, directed=False)
+    sizes = np.bincount(labels, minlength=ncomp)
+    if sizes.max() > DENSE_MAX:
+        return None
+    counters[3] += 1
+    Wd = W.tocsr()
+    ue = ustar.reshape(m, 3)
+    rows = gf[_R:_R + cm.ROW_LEN * m].reshape(m, cm.ROW_LEN)
+    sub = np.zeros(3, dtype=np.int64)
+    ok = True
+    for c in range(ncomp):
+        idx = np.flatnonzero(labels == c)
+        k = len(idx)
+        cols = (3 * idx[:, None] + np.arange(3)).ravel()
+        g = np.zeros(int(cm.group_float_size(k)))
+        g[:_R] = gf[:_R]
+        g[_R:_R + cm.ROW_LEN * k] = rows[idx].ravel()
+        w0 = _R + cm.ROW_LEN * k
+        g[w0:w0 + 9 * k * k] = Wd[cols][:, cols].toarray().ravel()
+        gk = gi.reshape(m, _I)[idx].ravel()
+        Pk, okk = ik.solve(P[idx], ue[idx], d0[idx], np.zeros(k), dt, g, gk, fn0[idx],
+                           s0[idx], rtol, sub)
+        P[idx] = Pk
+        ok = ok and okk
+    counters[1] += sub[0]
+    counters[2] += sub[1]
+    _matvec(P, ustar, W.indptr, W.indices, np.ascontiguousarray(W.data, dtype=float), U)
+    return ok
 
 
 def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.ndarray,
@@ -357,7 +422,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     P = np.zeros((m, 3)) if p0 is None else np.array(p0, dtype=float, order="C")
     P[gi[cm._ACT::_I] == 0] = 0.0  # a contact no longer active carries no impulse yet
     U = np.empty(3 * m)
-    counters = np.zeros(3, dtype=np.int64)
+    counters = np.zeros(4, dtype=np.int64)
     normal_only = bool(fr[0] == 0.0 and fr[cm.ST] == 0.0)
     skip_free = bool(fr[cm.ST] > 0.0 or fr[0] == 0.0 or fr[5] == 0.0)
     n = batch.normal
@@ -378,14 +443,26 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             idx = np.flatnonzero(new)
             store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
             ik.refresh_rows(gf, gi, store, batch)
+        resume = np.zeros(2)
         ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
-                          float(rtol), normal_only, skip_free, counters)
-        if not ok and m <= DENSE_MAX:
-            ok = _dense_newton(P, U, ustar, d0, dt, gf, gi, fn0, s0, Wc, rtol, counters)
+                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS, True,
+                          resume)
         if not ok:
-            raise IntegrationError(
-                f"implicit step of a large contact group: Gauss-Seidel did not converge in "
-                f"{MAX_SWEEPS} sweeps ({m} contacts)")
+            # stalled: groups of few bodies and many contacts (a flat face's corners) by
+            # dense Newton, else Gauss-Seidel on (resumed: as if never interrupted)
+            ok = _dense(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, Wc, float(rtol), counters)
+            swept = ok is None
+            if swept:
+                ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx,
+                                  wval, wd, float(rtol), normal_only, skip_free, counters,
+                                  MAX_SWEEPS, False, resume)
+            if not ok:
+                raise IntegrationError(
+                    f"implicit step of a large contact group: Gauss-Seidel did not converge "
+                    f"in {MAX_SWEEPS} sweeps ({m} contacts)" if swept else
+                    f"implicit step of a large contact group: Newton's method did not converge "
+                    f"({m} contacts; a contact law whose force decreases with the overlap or "
+                    f"its rate?)")
     d1 = np.empty(m)
     F = np.empty((m, 3))
     S1 = np.empty((m, 3))
@@ -393,6 +470,6 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     end_of_step(U, d0, float(dt), gf, gi, fn0, s0, d1, F, S1, FN)
     loaded = (F[:, 0] != 0) | (F[:, 1] != 0) | (F[:, 2] != 0)
     info = {"sweeps": int(counters[0]), "newton": int(counters[1]), "nfev": int(counters[2]),
-            "rounds": rounds, "wall": time.perf_counter() - wall}
+            "dense": int(counters[3]), "rounds": rounds, "wall": time.perf_counter() - wall}
     return P, d1, U.reshape(m, 3).copy(), loaded, S1, info
 
