@@ -35,6 +35,8 @@ class Detection:
                                                         layout.fb_radius)
         self.flight = flight
         self.store = store
+        #: whether a row is a free body (without one no pair can be pruned)
+        self._any_free = bool(np.any(np.asarray(self.kind) == FREE))
         #: the managed plane-sphere pairs of :meth:`lean` (False: not yet known; None: the
         #: general detection)
         self._lean: Any = False
@@ -175,5 +177,8 @@ class Detection:
     def prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
                g: np.ndarray) -> ContactBatch:
         """The detected contacts without those between two free bodies that cannot close in
-        the coming host step (:func:`mbplugin.hosts.detection.prune`)."""
+        the coming host step (:func:`mbplugin.hosts.detection.prune`; without a free row,
+        e.g. a robot on the ground, ``batch`` itself: no pair has two free sides)."""
+        if not self._any_free:
+            return batch
         return prune(batch, bodies, self.kind, self.store, dt, g)

@@ -231,9 +231,15 @@ class ImplicitStep:
         return StepResult(P, d1, u1, loaded, stats, dt, None)
 
     def finish(self, res: StepResult) -> None:
-        """Book the step's end state (the store's end, latch and memory rules)."""
-        self.store.commit(batch_at(self.batch, res.delta, res.u), self.t0 + res.last_step,
-                          aligned=False, compiled=self.compiled)
+        """Book the step's end state (the store's end, latch and memory rules; in the
+        common compiled case by :meth:`ContactStore.commit_same
+        <mbplugin.pipeline.store.ContactStore.commit_same>`, no trial batch built)."""
+        t = self.t0 + res.last_step
+        if self.compiled and self.store.commit_same(
+                self.batch, res.delta, -np.einsum("ij,ij->i", res.u, self.n), t):
+            return
+        self.store.commit(batch_at(self.batch, res.delta, res.u), t, aligned=False,
+                          compiled=self.compiled)
 
     def _onsets(self, d_end: np.ndarray, u: np.ndarray) -> None:
         """Book the onset (the store's rules: coefficient rows, latched impact speed -n . u)

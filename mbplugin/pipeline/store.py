@@ -397,6 +397,9 @@ class ContactStore:
         rows, one stateless law with a compiled kernel) in one compiled call
         (:mod:`mbplugin.pipeline.store_kernel`: the same rule and force, the same result).
         """
+        if (compiled and ode is None and type(t) is float
+                and self.commit_same(batch, batch.delta, batch.ddelta, t)):
+            return self.aligned(batch) if aligned else None
         # the common case of a driver's consecutive commits: the batch's keys are the store's
         # rows in the same order (nothing gone, nothing new, row i = contact i; sorted and
         # unique as the rows are)
@@ -490,6 +493,32 @@ class ContactStore:
                                              delta[bi], ddelta[bi]))
         self._close(on_chunk, sep_chunks)
         return self.aligned(batch) if aligned else None
+
+    def commit_same(self, batch: ContactBatch, delta: np.ndarray, ddelta: np.ndarray,
+                    t: float) -> bool:
+        """:meth:`commit` of ``batch`` with overlaps ``delta`` (K,) m and rates ``ddelta`` (K,)
+        m/s (> 0 approaching) at time ``t`` (s) in its common compiled case: the batch's keys
+        are the store's rows in the same order, no separated latch, one stateless law with a
+        compiled kernel (the end-of-contact test in one call: :meth:`commit` with
+        ``compiled=True``, the same steps and result). Returns False, nothing changed, where
+        that case does not hold (then call :meth:`commit`). No trial batch is built: e.g.
+        :meth:`ImplicitStep.finish <mbplugin.pipeline.implicit.ImplicitStep.finish>` books
+        its end state (K, m/s) this way."""
+        if len(self.latched_keys) or not self._same_keys(batch):
+            return False
+        fast = self._fast_law()
+        if fast is None:
+            return False
+        self._check_batch(batch, unique=False)  # the law indices (the error of commit)
+        end_rows = store_kernel.ends_rows(fast[0], fast[1], delta, ddelta, self.coef)
+        self._delta_last = delta.copy()
+        self._ddelta_last = ddelta.copy()
+        sep_chunks: list[np.ndarray] = []
+        if end_rows.any():
+            bi = _find(batch.key, self.keys[end_rows], True)
+            sep_chunks.append(self._end_rows(t, end_rows, delta[bi], ddelta[bi]))
+        self._close(_empty_events(), sep_chunks)
+        return True
 
     def _fast_law(self) -> tuple[int, int] | None:
         """(kernel id, contact mode) of the store's one law when it has a compiled kernel, no
