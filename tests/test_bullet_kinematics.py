@@ -248,3 +248,40 @@ def test_pybullet_calls_for_trees_not_modelled(tmp_path, monkeypatch) -> None:
     assert len(calls) > 120  # about 3 contact links per step
     for a, b in zip(own, ref, strict=True):
         assert np.abs(np.asarray(a) - np.asarray(b)).max() <= 1e-6 * np.abs(b).max()
+
+
+def test_state_read_before_a_step_by_forward_kinematics(tmp_path, monkeypatch) -> None:
+    """The backend's state read before a host step computes a modelled tree's links from one
+    ``getJointStates`` and the base's state (``lean.TreeRead``, no ``getLinkStates``): after
+    40 host steps of the A1 dropping 2 cm onto its managed feet (joints folding, the base
+    moving) every row equals PyBullet's own read (``getLinkStates`` with forward kinematics
+    and velocities) to 1e-12 relative, and the joint states read are those W's block uses in
+    the same step (no second read)."""
+    from mbplugin.bullet import BulletContacts
+
+    with ground_world(rr.G) as (cid, plane):
+        h = rr.load(cid, rr.ROBOTS["a1"], tmp_path, 0.02)
+        ground, foot = rr.RUBBER
+        contacts = BulletContacts(cid, manage=[(plane, (h.body, f)) for f in h.feet],
+                                  law={"name": "hunt_crossley", "cr": 0.3},
+                                  materials={plane: ground, h.body: foot},
+                                  friction=rr.FRICTION)
+        for _ in range(40):
+            contacts.step()
+        pre, read = contacts._host.pre, contacts._read
+        assert pre.bodies() == [h.body]
+        calls = []
+        link_states = p.getLinkStates
+        monkeypatch.setattr(p, "getLinkStates", lambda *a, **k: calls.append(1)
+                            or link_states(*a, **k))
+        got = read.state(fk=pre)
+        assert not calls and pre.take(h.body) is not None and pre.take(h.body) is None
+        frame = read.frame_pos.copy()
+        want = read.state()  # PyBullet's read
+        assert calls
+        for a, b in ((got.pos, want.pos), (got.vel, want.vel), (got.omega, want.omega)):
+            assert np.abs(a - b).max() <= 1e-12 * np.abs(b).max()
+        sign = np.sign(np.einsum("ij,ij->i", got.quat, want.quat))[:, None]
+        assert np.abs(sign * got.quat - want.quat).max() <= 1e-12
+        assert np.abs(frame - read.frame_pos).max() <= 1e-6  # (single precision in PyBullet)
+        assert np.abs(want.vel).max() > 1e-3  # the robot moves: a read that can differ
