@@ -361,21 +361,19 @@ class TreeRead:
     their links by the tree's forward kinematics from one ``getJointStates`` and the base's
     pose and velocity, instead of ``getLinkStates`` (to rounding the same). The joint states
     are kept for :func:`lean_block` in the same host step (:meth:`take`; :meth:`clear` after
-    it); a body's links are computed so while :func:`lean_block` took its last read (else
-    ``getLinkStates``, one PyBullet call instead of three)."""
+    it)."""
 
     def __init__(self, art: Any) -> None:
         self.art = art
         self._kept: dict[int, tuple[Any, Any]] = {}
-        self._want: set[int] = set()  # the bodies whose read lean_block takes
 
     def bodies(self) -> list[int]:
         """The bodies whose links :meth:`read` computes now."""
         art = self.art
         if not (art.defer_resets and art.plain) or art.pending:
             return []
-        return [b for b, t in art._trees.items() if b in self._want and t.supported
-                and not any(art._sph[b]) and b not in art._base_row]
+        return [b for b, t in art._trees.items() if t.supported and not any(art._sph[b])
+                and b not in art._base_row]
 
     def read(self, body: int, links: np.ndarray, rows: np.ndarray, pos: np.ndarray,
              quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, frame: np.ndarray) -> None:
@@ -397,14 +395,11 @@ class TreeRead:
 
     def take(self, body: int) -> tuple[Any, Any] | None:
         """``body``'s joint states and base pose (position, [x, y, z, w]) as :meth:`read` read
-        them in this host step (then forgotten), or None; the next steps read it for W."""
-        self._want.add(body)
+        them in this host step (then forgotten), or None."""
         return self._kept.pop(body, None)
 
     def clear(self) -> None:
-        """Forget what :meth:`read` kept (the host step's W is built); a body whose read W
-        did not take is read by ``getLinkStates`` again."""
-        self._want.difference_update(self._kept)
+        """Forget what :meth:`read` kept (the host step's W is built)."""
         self._kept.clear()
 
 
