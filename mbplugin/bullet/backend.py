@@ -264,9 +264,8 @@ class BulletContacts:
 
     # -- state --
     def body_state(self) -> BodyState:
-        """The rows' state (centre-of-mass poses and velocities) as a BodyState (a modelled
-        tree's links by its forward kinematics, to rounding PyBullet's: lean.TreeRead)."""
-        return self._read.state(fk=self._host.pre)
+        """The rows' state (centre-of-mass poses and velocities) as a BodyState."""
+        return self._read.state()
 
     # -- stepping --
     @checks.host_guard
@@ -305,7 +304,6 @@ class BulletContacts:
         core.margin = deferral.margin
         adapter.g, adapter.control = g, control
         info, batch, force = core.step(adapter, batch, bodies, self.t, dt)
-        self._host.pre.clear()
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
             # the implicit step's first guess P_lin / dt, or the integrated impulses' forces

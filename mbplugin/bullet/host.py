@@ -13,7 +13,7 @@ import numpy as np
 
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.bullet.fast_step import force_calls
-from mbplugin.bullet.lean import TreeRead, lean_block, lean_rounds
+from mbplugin.bullet.lean import lean_block, lean_rounds
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock, point_velocity
@@ -37,9 +37,6 @@ class BulletHost:
         self.rows_arr, self.kind, self.probe = rows_arr, kind, probe
         self.g = np.zeros(3)
         self.reads = 0  # end states read in this host step's solve (see begin_solve)
-        #: the state read before the host step by the trees' forward kinematics (its joint
-        #: states reused by :meth:`articulated_delassus`)
-        self.pre = TreeRead(art)
         self.control: Callable[[], None] | None = None
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
@@ -85,7 +82,7 @@ class BulletHost:
         """W of contacts all on one articulated body in one compiled call
         (:func:`mbplugin.bullet.lean.lean_block`): (its block, n . W n per contact), or None
         (:meth:`articulated` then)."""
-        return lean_block(self.art, batch, bodies, self.kind, W, self.pre)
+        return lean_block(self.art, batch, bodies, self.kind, W)
 
     def friction(self, batch: ContactBatch) -> np.ndarray:
         """Each contact's coefficient as PyBullet combines the two links' lateral friction:

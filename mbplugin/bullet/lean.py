@@ -353,58 +353,8 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     return res, left - int(out[0]) + 1, (bodies, d_h, u_h, found)
 
 
-class TreeRead:
-    """The state read before a host step (:meth:`BulletRows.state
-    <mbplugin.bullet.rows.BulletRows.state>` ``fk``) of ``art``'s (a
-    :class:`~mbplugin.bullet.articulated.BulletArticulated`) bodies whose tree is modelled
-    (read by :func:`lean_block` before; no ball joint, no reset pending, the base not a row):
-    their links by the tree's forward kinematics from one ``getJointStates`` and the base's
-    pose and velocity, instead of ``getLinkStates`` (to rounding the same). The joint states
-    are kept for :func:`lean_block` in the same host step (:meth:`take`; :meth:`clear` after
-    it)."""
-
-    def __init__(self, art: Any) -> None:
-        self.art = art
-        self._kept: dict[int, tuple[Any, Any]] = {}
-
-    def bodies(self) -> list[int]:
-        """The bodies whose links :meth:`read` computes now."""
-        art = self.art
-        if not (art.defer_resets and art.plain) or art.pending:
-            return []
-        return [b for b, t in art._trees.items() if t.supported and not any(art._sph[b])
-                and b not in art._base_row]
-
-    def read(self, body: int, links: np.ndarray, rows: np.ndarray, pos: np.ndarray,
-             quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, frame: np.ndarray) -> None:
-        """``body``'s links ``links`` (rows ``rows``) into a state read's ``pos`` (m),
-        ``quat`` [w, x, y, z], ``vel`` (m/s), ``omega`` (rad/s), ``frame`` (URDF frame
-        origins, m) from PyBullet's joint and base state now."""
-        art = self.art
-        c = art.client
-        pb, cid = c.p, c.id
-        joints = art.moving_joints(body)
-        states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
-        tree = art._trees[body]
-        base = pb.getBasePositionAndOrientation(body, physicsClientId=cid)
-        bv, bw = (pb.getBaseVelocity(body, physicsClientId=cid) if tree.floating
-                  else ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)))
-        tree.link_states([x[0] for x in states], [x[1] for x in states], base[0], base[1], bv,
-                         bw, links, rows, pos, quat, vel, omega, frame)
-        self._kept[body] = (states, base)
-
-    def take(self, body: int) -> tuple[Any, Any] | None:
-        """``body``'s joint states and base pose (position, [x, y, z, w]) as :meth:`read` read
-        them in this host step (then forgotten), or None."""
-        return self._kept.pop(body, None)
-
-    def clear(self) -> None:
-        """Forget what :meth:`read` kept (the host step's W is built)."""
-        self._kept.clear()
-
-
-def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray, W: np.ndarray,
-               pre: TreeRead | None = None) -> tuple[ArticulatedBlock, np.ndarray] | None:
+def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray,
+               W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
     """``art``'s (a :class:`~mbplugin.bullet.articulated.BulletArticulated`)
     :meth:`~mbplugin.bullet.articulated.BulletArticulated.blocks` and the block's part of W
     (:func:`mbplugin.pipeline.delassus.articulated_w`, added into ``W`` (3K, 3K) zeros,
@@ -412,8 +362,7 @@ def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray, W: np.ndarra
     (:func:`~mbplugin.bullet.fast_step.body_delassus`) where every contact side is on one
     body whose tree is modelled (its ``tree``, read here the first time): (the block with
     its response, each contact's n . W n (K,)); else None (nothing changed but the tree
-    read). ``pre``: the joint states and base pose read before the step (:class:`TreeRead`),
-    used instead of reading them again."""
+    read)."""
     sides = art._sides(batch, kind)
     if len(sides) != 1:
         return None
@@ -424,9 +373,7 @@ def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray, W: np.ndarra
     joints = art.moving_joints(body)
     if any(art._sph[body]):  # ball joints (quaternion states): the general path
         return None
-    kept = None if pre is None else pre.take(body)  # this step's read before it
-    states = (kept[0] if kept is not None
-              else pb.getJointStates(body, joints, physicsClientId=cid) if joints else [])
+    states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
     q = np.array([js[0] for js in states], dtype=float)
     tree = art.tree(body, joints, q.tolist())
     if not tree.supported:
@@ -435,7 +382,6 @@ def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray, W: np.ndarra
     locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
                       dtype=np.int64)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
-                      else kept[1] if kept is not None
                       else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
     r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
     x, y, z, w = base_o

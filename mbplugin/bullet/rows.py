@@ -117,8 +117,7 @@ class BulletRows:
                            np.array(bodies.fixed, dtype=bool))
         return rot, inv
 
-    def state(self, again: bool = False, kinematic: Any = (), predict: Any = None,
-              fk: Any = None) -> BodyState:
+    def state(self, again: bool = False, kinematic: Any = (), predict: Any = None) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
         them now, as a BodyState.
 
@@ -129,23 +128,18 @@ class BulletRows:
         ``computeForwardKinematics``. The same values as a full read. ``predict`` (with
         ``again``): the articulated bodies whose reset is deferred
         (:class:`~mbplugin.bullet.articulated.BulletArticulated`: ``pending``, ``predict``);
-        their links are not read but computed (what the reset and a read would give).
-        ``fk`` (without ``again``; e.g. :class:`~mbplugin.bullet.lean.TreeRead`): the bodies
-        ``fk.bodies()`` have their links computed from their joint and base state by
-        ``fk.read`` (the tree's forward kinematics, to rounding what a read gives) instead
-        of read by ``getLinkStates``."""
+        their links are not read but computed (what the reset and a read would give)."""
         c = self.client
         if not again:
             c.check()
         n = len(self.rows)
         ids = self._base_ids
         if self._link_groups:  # links (a robot): one flat read, one compiled scatter
-            skip = (predict.pending if again and predict is not None
-                    else fk.bodies() if fk is not None and not again else ())
+            skip = predict.pending if again and predict is not None else ()
             groups = ([g for g in self._link_groups if g[0] not in skip] if skip
                       else self._link_groups)
             last = self._last
-            if again and not groups and self._static_bases and last is not None:
+            if not groups and self._static_bases and last is not None:
                 # every link predicted, every base static: PyBullet changed by the backend's
                 # deferred resets only, the static rows are the last read's (copied)
                 pos, quat, vel, om = (a.copy() for a in last)
@@ -156,8 +150,8 @@ class BulletRows:
                 self._last = (pos, quat, vel, om)
             for body, _lks, rows in self._link_groups if skip else ():
                 if body in skip:
-                    (predict.predict if again else fk.read)(
-                        body, self._link_arr[body], rows, pos, quat, vel, om, self.frame_pos)
+                    predict.predict(body, self._link_arr[body], rows, pos, quat, vel, om,
+                                    self.frame_pos)
             return BodyState(pos, quat, vel, om, self._mass_read, self.inv_inertia,
                              self._fixed_read)
         if not (self._all_base and ids):
