@@ -542,6 +542,9 @@ def _block_components(indptr: np.ndarray, indices: np.ndarray, k: int) -> tuple[
         labels[i] = of_root[a]
     return ng, labels
 
+#: no carried first steps / solvers (:func:`~.substep_compiled.group_start`)
+_NONE_F = np.zeros(0)
+_NONE_I = np.zeros(0, dtype=np.int64)
 #: the last store's law tables (a store's laws never change)
 _LAW_TABLES: dict[str, Any] = {}
 
@@ -796,26 +799,13 @@ class GroupedContactSpace:
         d = np.array(d0, dtype=float)
         u = np.array(u0, dtype=float).reshape(k, 3)
         s = (np.zeros((k, 3)) if self.s0 is None else np.array(self.s0, dtype=float))
-        tg = np.zeros(ng)
-        hg = np.full(ng, -1.0)
-        if h0 is not None and np.ndim(h0) and ng:
-            # a group starts with the shortest step its contacts had (unknown: initial step)
-            h0 = np.asarray(h0, dtype=float)
-            hmin = h0 if ident else np.minimum.reduceat(h0[order], gptr[:-1])
-            hg = np.where(hmin > 0, hmin, -1.0)
-        mg = np.ones(ng, dtype=np.int64)
-        if m0 is not None and np.ndim(m0) and ng:
-            m0o = np.asarray(m0) if ident else np.asarray(m0)[order]
-            if ident:
-                mg[m0o == 0] = 0
-                mg[m0o == 2] = 2
-            else:
-                mg[np.maximum.reduceat(m0o == 0, gptr[:-1])] = 0
-                mg[np.maximum.reduceat(m0o == 2, gptr[:-1])] = 2
-        status = np.zeros(ng, dtype=np.int64)
-        imp = np.zeros((k, 3))
-        loaded = np.zeros(k, dtype=bool)
-        counters = np.zeros(4, dtype=np.int64)
+        h0 = (np.asarray(h0, dtype=float) if h0 is not None and np.ndim(h0) and ng
+              else _NONE_F)
+        m0 = np.asarray(m0, dtype=np.int64) if m0 is not None and np.ndim(m0) and ng else _NONE_I
+        # (a group starts with the shortest step its contacts had, unknown: initial step; on
+        # Radau where one of its contacts ended on it)
+        tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, ng, ident, order, gptr,
+                                                                   h0, m0)
         odes = bool(nst_l.any())  # a law with ODE states
         big = self.big
         t_of = None
@@ -835,7 +825,8 @@ class GroupedContactSpace:
             cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
                                 float(self.rtol), imp, loaded, counters, self.explicit, mg,
                                 EXPLICIT_TOL)
-            if np.any(status == cm.FAILED):
+            worst = status.max()  # (FAILED > EVENT > DONE)
+            if worst == cm.FAILED:
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
                                        f"(group of {int(self.sizes[g])} contacts)")
@@ -855,10 +846,9 @@ class GroupedContactSpace:
                 t_c = t_of
             store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False,
                          compiled=True)
-            ev = status == cm.EVENT
-            if not ev.any():
+            if worst != cm.EVENT:
                 break
-            status[ev] = cm.PENDING
+            status[status == cm.EVENT] = cm.PENDING
         else:
             if ng:
                 raise IntegrationError(f"contact-space events did not settle in the host step "
