@@ -133,9 +133,10 @@ def batch_at(batch: ContactBatch, d: np.ndarray, u: np.ndarray) -> ContactBatch:
     """``batch`` at a trial state: geometry frozen, overlaps ``d`` (K,) and relative velocities
     ``u`` (K, 3) replaced (ddelta = -n . u, slip = u minus its normal part)."""
     n = batch.normal
-    un = np.einsum("ij,ij->i", u, n)
+    ddelta, vt = cm.relative_at(np.ascontiguousarray(u, dtype=float),
+                                np.ascontiguousarray(n, dtype=float))
     # every other field shared with ``batch`` (dataclasses.replace, without its field loop)
-    return type(batch)(batch.a, batch.b, batch.key, batch.point, n, d, -un, u - un[:, None] * n,
+    return type(batch)(batch.a, batch.b, batch.key, batch.point, n, d, ddelta, vt,
                        batch.m_eff, batch.r_eff, batch.ra, batch.rb, batch.law, batch.k_hertz)
 
 
@@ -581,6 +582,15 @@ def _law_tables(laws: tuple[Law, ...]) -> tuple[np.ndarray, ...]:
     return hit[1]
 
 
+def _any_odes(nst_l: np.ndarray) -> bool:
+    """Whether a law of the tables ``nst_l`` (:func:`_law_tables`) has ODE states, kept for
+    the last tables."""
+    hit = _LAW_TABLES.get("odes")
+    if hit is None or hit[0] is not nst_l:
+        hit = _LAW_TABLES["odes"] = (nst_l, bool(nst_l.any()))
+    return hit[1]
+
+
 class GroupedContactSpace:
     """The managed contacts of one host step, integrated group by group in compiled code
     (:mod:`.substep_compiled`): the same equations, rules, tolerances and impulse as
@@ -806,7 +816,7 @@ class GroupedContactSpace:
         # Radau where one of its contacts ended on it)
         tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, ng, ident, order, gptr,
                                                                    h0, m0)
-        odes = bool(nst_l.any())  # a law with ODE states
+        odes = _any_odes(nst_l)  # a law with ODE states
         big = self.big
         t_of = None
         if len(big):
@@ -822,10 +832,9 @@ class GroupedContactSpace:
             yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
                                       coef, al.mem, muk, act, al.law, cand, kid_l, mode_l,
                                       nst_l, mem_l, d, u, s, ns, ode)
-            cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
-                                float(self.rtol), imp, loaded, counters, self.explicit, mg,
-                                EXPLICIT_TOL)
-            worst = status.max()  # (FAILED > EVENT > DONE)
+            worst = cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg,
+                                        float(dt), float(self.rtol), imp, loaded, counters,
+                                        self.explicit, mg, EXPLICIT_TOL)
             if worst == cm.FAILED:
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "

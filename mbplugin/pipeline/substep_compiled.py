@@ -496,7 +496,9 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     run the group goes to Radau and stays there (``mg[g]`` 2) until none of its contacts is
     active. The explicit steps are controlled at
     ``tol_e`` times the tolerances (``rtol``, the absolute ones; see
-    :data:`mbplugin.pipeline.substep.EXPLICIT_TOL`)."""
+    :data:`mbplugin.pipeline.substep.EXPLICIT_TOL`). Returns the largest status over all
+    groups (FAILED > EVENT > DONE: whether a group failed, else whether one stopped at an
+    event)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     # (the arrays passed to compiled calls in the group loop are borrowed views; their owners,
@@ -724,6 +726,26 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         counters[1] += nfev
         counters[3] += n_explicit
     keep_alive(wk, ctl_o, wi_o, dv_o)
+    worst = PENDING
+    for g in range(ng):
+        worst = max(worst, status[g])
+    return worst
+
+
+@njit
+def relative_at(u, n):
+    """ddelta = -n . u (K,) and the slip u - (n . u) n (K, 3) of relative velocities ``u``
+    (K, 3, m/s) at normals ``n`` (K, 3): :func:`mbplugin.pipeline.substep.batch_at`'s
+    fields (n . u summed x, y, z in order, as ``einsum("ij,ij->i")``)."""
+    k = u.shape[0]
+    dd = np.empty(k)
+    vt = np.empty((k, 3))
+    for i in range(k):
+        un = u[i, 0] * n[i, 0] + u[i, 1] * n[i, 1] + u[i, 2] * n[i, 2]
+        dd[i] = -un
+        for a in range(3):
+            vt[i, a] = u[i, a] - un * n[i, a]
+    return dd, vt
 
 
 @njit
