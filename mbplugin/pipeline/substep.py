@@ -832,9 +832,10 @@ class GroupedContactSpace:
             yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
                                       coef, al.mem, muk, act, al.law, cand, kid_l, mode_l,
                                       nst_l, mem_l, d, u, s, ns, ode)
-            worst = cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg,
-                                        float(dt), float(self.rtol), imp, loaded, counters,
-                                        self.explicit, mg, EXPLICIT_TOL)
+            cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
+                                float(self.rtol), imp, loaded, counters, self.explicit, mg,
+                                EXPLICIT_TOL)
+            worst = status.max()  # (FAILED > EVENT > DONE)
             if worst == cm.FAILED:
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "

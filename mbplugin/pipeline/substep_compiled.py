@@ -496,9 +496,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
     run the group goes to Radau and stays there (``mg[g]`` 2) until none of its contacts is
     active. The explicit steps are controlled at
     ``tol_e`` times the tolerances (``rtol``, the absolute ones; see
-    :data:`mbplugin.pipeline.substep.EXPLICIT_TOL`). Returns the largest status over all
-    groups (FAILED > EVENT > DONE: whether a group failed, else whether one stopped at an
-    event)."""
+    :data:`mbplugin.pipeline.substep.EXPLICIT_TOL`)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     # (the arrays passed to compiled calls in the group loop are borrowed views; their owners,
@@ -726,10 +724,6 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
         counters[1] += nfev
         counters[3] += n_explicit
     keep_alive(wk, ctl_o, wi_o, dv_o)
-    worst = PENDING
-    for g in range(ng):
-        worst = max(worst, status[g])
-    return worst
 
 
 @njit
