@@ -32,6 +32,9 @@ from mbplugin.contact import kernels as _k
 from mbplugin.errors import ParameterError
 
 _EYE3 = np.eye(3)
+#: the last masses' 1/m (:meth:`BodyState.inv_mass_ext`): (mass dtype, shape and bytes, fixed
+#: bytes; result)
+_INV_MASS: dict[str, tuple[tuple[Any, ...], np.ndarray]] = {}
 
 
 def quat_to_matrix(quat: np.ndarray) -> np.ndarray:
@@ -206,14 +209,23 @@ class BodyState:
         )
 
     def inv_mass_ext(self) -> np.ndarray:
-        """1/m (N + 1,) with 0 for fixed bodies and for the world row."""
-        out = np.zeros(len(self) + 1)
+        """1/m (N + 1,) with 0 for fixed bodies and for the world row (a new array; the last
+        masses' result is kept and copied while ``mass`` and ``fixed`` are bitwise the same:
+        a host builds a state per step from the same masses)."""
         fixed = np.asarray(self.fixed, dtype=bool)
+        key = ((self.mass.dtype.str, self.mass.shape, self.mass.tobytes(), fixed.tobytes())
+               if type(self.mass) is np.ndarray else None)
+        hit = _INV_MASS.get("last")
+        if key is not None and hit is not None and hit[0] == key:
+            return hit[1].copy()
+        out = np.zeros(len(self) + 1)
         if not fixed.any():  # every body free: no selection
             np.divide(1.0, self.mass, out=out[:-1])
-            return out
-        free = ~fixed
-        out[:-1][free] = 1.0 / self.mass[free]
+        else:
+            free = ~fixed
+            out[:-1][free] = 1.0 / self.mass[free]
+        if key is not None:
+            _INV_MASS["last"] = (key, out.copy())
         return out
 
     def inv_inertia_world_ext(self, rot_ext: np.ndarray | None = None) -> np.ndarray:

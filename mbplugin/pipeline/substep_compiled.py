@@ -727,6 +727,62 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
 
 
 @njit
+def relative_at(u, n):
+    """ddelta = -n . u (K,) and the slip u - (n . u) n (K, 3) of relative velocities ``u``
+    (K, 3, m/s) at normals ``n`` (K, 3): :func:`mbplugin.pipeline.substep.batch_at`'s
+    fields (n . u summed x, y, z in order, as ``einsum("ij,ij->i")``)."""
+    k = u.shape[0]
+    dd = np.empty(k)
+    vt = np.empty((k, 3))
+    for i in range(k):
+        un = u[i, 0] * n[i, 0] + u[i, 1] * n[i, 1] + u[i, 2] * n[i, 2]
+        dd[i] = -un
+        for a in range(3):
+            vt[i, a] = u[i, a] - un * n[i, a]
+    return dd, vt
+
+
+@njit
+def group_start(k, ng, ident, order, gptr, h0, m0):
+    """The per-group arrays a host step's :func:`integrate_groups` starts from, in one call
+    (the host step's fixed cost: one compiled entry instead of a dozen NumPy calls): start
+    times tg (ng,) zero; first steps hg (ng,): each group's shortest carried step of ``h0``
+    (K,; empty: none carried) where positive (a NaN among them: none), else -1 (SciPy's
+    initial step); solvers mg (ng,): 1 explicit, 0 where a contact's ``m0`` (K,; empty: none)
+    is 0, 2 where one is 2; status (ng,) PENDING; impulses (K, 3) zero; loaded (K,) False;
+    counters (4,) zero. ``ident``: group g is contact g (``order`` not read)."""
+    tg = np.zeros(ng)
+    hg = np.full(ng, -1.0)
+    mg = np.ones(ng, dtype=np.int64)
+    have_h, have_m = h0.shape[0] > 0, m0.shape[0] > 0
+    for g in range(ng):
+        c0, c1 = (g, g + 1) if ident else (gptr[g], gptr[g + 1])
+        if have_h:
+            hmin = np.inf
+            nan = False
+            for j in range(c0, c1):
+                x = h0[j if ident else order[j]]
+                if x != x:
+                    nan = True
+                elif x < hmin:
+                    hmin = x
+            if not nan and hmin > 0.0:
+                hg[g] = hmin
+        if have_m:
+            any0 = any2 = False
+            for j in range(c0, c1):
+                x = m0[j if ident else order[j]]
+                any0 |= x == 0
+                any2 |= x == 2
+            if any2:
+                mg[g] = 2
+            elif any0:
+                mg[g] = 0
+    return (tg, hg, mg, np.zeros(ng, dtype=np.int64), np.zeros((k, 3)),
+            np.zeros(k, dtype=np.bool_), np.zeros(4, dtype=np.int64))
+
+
+@njit
 def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, muk, act, law, cand, kid_l,
          mode_l, nst_l, mem_l, d, u, s, ns, ode):
     """The groups' arrays of :func:`integrate_groups` from the contacts' arrays in the batch's
