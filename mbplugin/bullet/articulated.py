@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from mbplugin.bullet.fast_step import link_points, respond_body, turn_quat, world_jacobians
+from mbplugin.bullet.fast_step import (
+    base_rotation,
+    link_points,
+    respond_body,
+    turn_quat,
+    world_jacobians,
+)
 from mbplugin.bullet.geometry import xyzw_to_wxyz
 from mbplugin.bullet.kinematics import LinkTree
 from mbplugin.contact import BodyState, ContactBatch, axis_angle_quat
@@ -83,8 +89,11 @@ class BulletArticulated:
         for body, (joints, floating) in self.pending.items():
             if joints:
                 qs, vs = self._held[body]
-                pb.resetJointStatesMultiDof(body, joints, multi_dof(qs), multi_dof(vs),
-                                            physicsClientId=cid)
+                if any(self._sph[body]):
+                    qs, vs = multi_dof(qs), multi_dof(vs)
+                else:  # one float per joint: PyBullet takes each joint's 1-tuple (no list made)
+                    qs, vs = list(zip(qs)), list(zip(vs))
+                pb.resetJointStatesMultiDof(body, joints, qs, vs, physicsClientId=cid)
             if floating:
                 pos, orn = self._pose[body]
                 vel, om = self._held_v[body]
@@ -157,7 +166,7 @@ class BulletArticulated:
             # contact layer works in world axes
             base_p, base_o = (self.base_state(body, bodies)[:2] if body in self._base_row
                               else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
-            r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+            r_base = base_rotation(base_o)
             lks = self.rows_arr[rows, 1]
             if tree.supported:  # one compiled pass each (kinematics module; PyBullet's to 1e-15)
                 mm = tree.mass_matrix(q, base_p, base_o, r_base)

@@ -64,6 +64,34 @@ def world_jacobians(jac, moving, r_base, point, base_p):
 
 
 @njit
+def bullet_matrix(x, y, z, w, out):
+    """The rotation matrix of the quaternion [x, y, z, w] (not necessarily unit) written
+    into ``out`` (3, 3) as PyBullet's ``getMatrixFromQuaternion`` computes it, to the bit:
+    Bullet's ``btMatrix3x3::setRotation`` (Coumans, Bullet Physics 2.x,
+    src/LinearMath/btMatrix3x3.h, the scalar path in double precision: s = 2 / |q|^2,
+    products of the components with their s-scaled copies, each entry's sum in that order).
+    No Python-C round trip per host step (the base's rotation of a robot's W)."""
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    xs, ys, zs = x * s, y * s, z * s
+    wx, wy, wz = w * xs, w * ys, w * zs
+    xx, xy, xz = x * xs, x * ys, x * zs
+    yy, yz, zz = y * ys, y * zs, z * zs
+    out[0, 0], out[0, 1], out[0, 2] = 1.0 - (yy + zz), xy - wz, xz + wy
+    out[1, 0], out[1, 1], out[1, 2] = xy + wz, 1.0 - (xx + zz), yz - wx
+    out[2, 0], out[2, 1], out[2, 2] = xz - wy, yz + wx, 1.0 - (xx + yy)
+
+
+def base_rotation(orn: Any) -> np.ndarray:
+    """The rotation matrix (3, 3) of a PyBullet orientation ``orn`` [x, y, z, w]: what
+    ``np.array(getMatrixFromQuaternion(orn)).reshape(3, 3)`` gives, bitwise
+    (:func:`bullet_matrix`), without the PyBullet call."""
+    out = np.empty((3, 3))
+    x, y, z, w = orn
+    bullet_matrix(float(x), float(y), float(z), float(w), out)
+    return out
+
+
+@njit
 def link_points(quat, point, origin, out):
     """``point`` (E, 3, world) relative to ``origin`` (E, 3) in the axes of the rotations
     ``quat`` (E, 4, [w, x, y, z]): R^T (point - origin), written into ``out`` (E, 3)."""

@@ -27,12 +27,13 @@ Units: SI (m, m/s, rad, N s).
 from __future__ import annotations
 
 import time
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.bullet.fast_step import body_delassus, respond_body
+from mbplugin.bullet.fast_step import base_rotation, body_delassus, respond_body
 from mbplugin.bullet.kinematics import tree_link_states
 from mbplugin.contact import BodyState
 from mbplugin.hosts.detection import host_plane_spheres
@@ -45,6 +46,9 @@ from mbplugin.pipeline.substep import StepResult, SubstepStats
 #: general path takes the solve of the round whose read is handed back, or the step's first
 #: solve (nothing changed)
 DONE, HANDOVER, FIRST = 0, 1, 2
+#: a fixed base's pose arguments of :func:`verify_rounds` when the base floats (unused, read-only)
+_FIXED_P, _FIXED_Q = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+_FIXED_P.flags.writeable = _FIXED_Q.flags.writeable = False
 
 
 @njit
@@ -275,7 +279,10 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     resp = blk.response
     floating = resp.shape[0] == len(joints) + 6
     k = len(u0)
-    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    links, rows = read._link_arr[body], groups[0][2]
+    pos0, quat0, vel0, om0 = read._last
+    n = len(pos0)
+    sc = _scratch(host, k, n)
     if fresh:  # the host's end state: its joints and base read, its links computed
         if floating and body in art._base_row:
             return None
@@ -283,48 +290,49 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
         dP, spin = np.zeros((k, 3)), 0.0
         c = art.client
-        st = c.p.getJointStates(body, joints, physicsClientId=c.id) if joints else ()
+        pb, cid = c.p, c.id
+        st = pb.getJointStates(body, joints, physicsClientId=cid) if joints else ()
         qh = np.array([x[0] for x in st], dtype=float)
         vh = np.array([x[1] for x in st], dtype=float)
-        if floating:
-            (bp, bo), (bv, bw) = (c.p.getBasePositionAndOrientation(body, physicsClientId=c.id),
-                                  c.p.getBaseVelocity(body, physicsClientId=c.id))
+        if floating:  # position, [x, y, z, w], velocity, angular velocity: one flat read
+            bh = np.fromiter(chain.from_iterable(chain(
+                pb.getBasePositionAndOrientation(body, physicsClientId=cid),
+                pb.getBaseVelocity(body, physicsClientId=cid))), dtype=float, count=13)
     else:
         P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
         if not all(type(a) is np.ndarray and a.flags.c_contiguous for a in (P, d1, u1, loaded)):
             return None
         qs, vs = art._held.get(body, ((), ()))
         qh, vh = np.array(qs, dtype=float), np.array(vs, dtype=float)
+        dP = np.array(dP, dtype=float)
         if floating:
             (bp, bo), (bv, bw) = art._pose[body], art._held_v[body]
-    fixed_p, fixed_q = np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
-    if floating:
-        bh = np.array([*bp, *bo, *bv, *bw], dtype=float)
-    else:
+            bh = np.array([*bp, *bo, *bv, *bw], dtype=float)
+    fixed_p, fixed_q = _FIXED_P, _FIXED_Q
+    if not floating:
         bh = np.zeros(13)
         p, (x, y, z, w) = art.client("getBasePositionAndOrientation", body)
         fixed_p, fixed_q = np.array(p, dtype=float), np.array([w, x, y, z])
-    links, rows = read._link_arr[body], groups[0][2]
-    pos0, quat0, vel0, om0 = read._last
-    n = len(pos0)
-    pos, quat, vel, om = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3))
+    d_h, u_h, found, pos, quat, vel, om, counters, out = sc
+    counters[:] = 0
+    out[:] = 0.0
     s1 = np.array(space.s_end if not fresh else space.s0, dtype=float)
-    counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
     c = np.ascontiguousarray
     wall = time.perf_counter()
     mode = 2 if fresh else 0
-    fn0 = c(space.fn0, dtype=float)
+    fn0, s0 = c(space.fn0, dtype=float), c(space.s0, dtype=float)
+    resp, cont = c(resp, dtype=float), np.asarray(blk.contact, dtype=np.int64)
+    sgn, r_base, u0 = np.asarray(blk.sign, dtype=float), c(r_base, dtype=float), c(u0, dtype=float)
+    kin, work = tree._kin(), tree._work()
     for attempt in range(2):
         status = verify_rounds(
             mode, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf,
-            space.gi, fn0, c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1,
-            np.array(dP, dtype=float), float(spin), c(resp, dtype=float),
-            np.asarray(blk.contact, dtype=np.int64), np.asarray(blk.sign, dtype=float),
-            floating, c(r_base, dtype=float), qh, vh, bh, fixed_p, fixed_q, tree._moving,
-            tree.q, tree.qd, *tree._kin(), *tree._work(), tree._lin, tree._ang, links, rows,
-            pos0, quat0, vel0, om0, read.frame_pos, pairs[0], pairs[1], shapes.body,
-            shapes.lpos, shapes.lrot, shapes.plane_n, shapes.plane_p, shapes.radius,
-            c(u0, dtype=float), counters, d_h, u_h, found, pos, quat, vel, om, out)
+            space.gi, fn0, s0, space.rtol, P, d1, u1, loaded, s1, dP, float(spin), resp,
+            cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q,
+            tree.qd, *kin, *work, tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
+            read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
+            shapes.plane_n, shapes.plane_p, shapes.radius, u0, counters, d_h, u_h, found,
+            pos, quat, vel, om, out)
         if status != FIRST:
             break
         if attempt or not _book_onsets(space, P, d_h, u_h, dt):
@@ -349,8 +357,25 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     space.s_end = s1 if space.stick is not None else space.s0
     if status == DONE:
         return res, 0, None
-    bodies = BodyState(pos, quat, vel, om, read._mass_read, read.inv_inertia, read._fixed_read)
-    return res, left - int(out[0]) + 1, (bodies, d_h, u_h, found)
+    # the read handed over (copies: the scratch arrays are the next call's)
+    bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), read._mass_read,
+                       read.inv_inertia, read._fixed_read)
+    return res, left - int(out[0]) + 1, (bodies, d_h.copy(), u_h.copy(), found.copy())
+
+
+def _scratch(host: Any, k: int, n: int) -> tuple[np.ndarray, ...]:
+    """:func:`lean_rounds`' work arrays for K contacts and N rows, kept on ``host`` between
+    host steps (a robot's contact set rarely changes size): the contacts' read overlaps (K,),
+    velocities (K, 3), found flags (K,), the rows' state (N, 3 / 4), the solver's counters
+    (3,) and the outcome (3,). None of them outlives a call (a handed-over read is copied)."""
+    hit = host.__dict__.get("_lean_scratch")
+    if hit is not None and hit[0] == (k, n):
+        return hit[1]
+    arrs = (np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_), np.empty((n, 3)),
+            np.empty((n, 4)), np.empty((n, 3)), np.empty((n, 3)), np.zeros(3, dtype=np.int64),
+            np.zeros(3))
+    host._lean_scratch = ((k, n), arrs)
+    return arrs
 
 
 def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray,
@@ -383,7 +408,7 @@ def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray,
                       dtype=np.int64)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
                       else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
-    r_base = np.array(pb.getMatrixFromQuaternion(base_o)).reshape(3, 3)
+    r_base = base_rotation(base_o)
     x, y, z, w = base_o
     mm = np.zeros((tree.ncol, tree.ncol))
     jac = np.zeros((len(cont), 3, tree.ncol))
