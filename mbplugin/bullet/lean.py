@@ -400,7 +400,9 @@ def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray,
         return None
     states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
     q = np.array([js[0] for js in states], dtype=float)
-    tree = art.tree(body, joints, q.tolist())
+    tree = art._trees.get(body)
+    if tree is None:  # read once
+        tree = art.tree(body, joints, q.tolist())
     if not tree.supported:
         return None
     off = 6 if tree.floating else 0

@@ -100,6 +100,8 @@ class HostStep:
         self._reads = HostContacts(model)
         # the articulated blocks of the last W (their responses, for the implicit step)
         self._art: list[ArticulatedBlock] = []
+        #: the last W was one articulated body's with every contact (the host's one call)
+        self._one_body = False
         #: rows the last step's solve moved or pushed outside the host's own step (their
         #: flight is not booked): the bodies of large groups and of the implicit step
         self.forced = np.zeros(len(kind), dtype=bool)
@@ -130,8 +132,11 @@ class HostStep:
         m_eff = np.full(k, np.inf)
         np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
         batch.m_eff = m_eff
-        art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
-        implicit = self.articulated == "implicit" and bool(art.any())
+        if self._one_body:  # W of one articulated body with every contact (_delassus)
+            art, implicit = None, self.articulated == "implicit"
+        else:
+            art = (self.kind[batch.a] == ARTICULATED) | (self.kind[batch.b] == ARTICULATED)
+            implicit = self.articulated == "implicit" and bool(art.any())
         u0 = batch.vt - batch.ddelta[:, None] * n
         s0 = integ.stick_start(batch)
         mu = self.pair_mu(host, batch)
@@ -139,6 +144,8 @@ class HostStep:
             return self._implicit_before(batch, W, u0, s0, t, dt, mu)
         if not sp.isspmatrix_csr(W):
             W = sp.csr_matrix(W)  # (dense when a side is articulated)
+        if art is None:
+            art = np.ones(k, dtype=bool)  # every contact on the articulated body
         a_free = host.free_acceleration(batch, bodies, dt, art)
         res = integ.integrate(batch, W, a_free, u0, s0, t, dt, mu)
         if res.implicit is not None:
@@ -175,6 +182,7 @@ class HostStep:
         same (free rows at rest). The articulated blocks' responses M^-1 J^T are kept in
         ``_art`` for the implicit step."""
         n = batch.normal
+        self._one_body = False
         wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat, self.kind, self.mass,
                 self.inv_inertia)
         hit = self._w_cache.get(wkey)
@@ -193,6 +201,7 @@ class HostStep:
             hit = None if lean is None else lean(batch, bodies, W)
             if hit is not None:
                 self._art.append(hit[0])
+                self._one_body = True  # every contact has a side on that body
                 self._w_cache.put(None, W, hit[1], False)
                 return W, hit[1], False
             art = self.kind[np.concatenate([batch.a, batch.b])] == ARTICULATED
