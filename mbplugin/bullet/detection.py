@@ -91,7 +91,10 @@ class Detection:
                "r_eff": np.asarray(c.radius, dtype=float)[sb].copy(),
                "feature": np.zeros(k, dtype=np.int64)}
         ref = c.finish(cat, bodies, bodies.rotations_ext(), *bodies.kinematics_ext())
-        self._lean = (sa, sb, ref.a, ref.b, ref.key, ref.law, ref.r_eff, ref.k_hertz)
+        ints = np.stack([ref.a, ref.b, ref.key, ref.law]).astype(np.int64)
+        floats = np.stack([ref.r_eff, ref.k_hertz]).astype(float)
+        self._lean = (sa, sb, ref.a, ref.b, ref.key, ref.law, ref.r_eff, ref.k_hertz, ints,
+                      floats)
         return self._lean
 
     def lean(self, bodies: BodyState, margin: float,
@@ -102,14 +105,20 @@ class Detection:
         kernels; its detection's contacts, to the last bits)."""
         arrs = (bodies.pos, bodies.quat, bodies.vel, bodies.omega, bodies.mass,
                 bodies.inv_inertia)
-        if not (all(type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous
-                    for x in arrs) and state_all_valid(*arrs)):
+        plain = True
+        for x in arrs:
+            if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
+                plain = False
+                break
+        if not (plain and state_all_valid(*arrs)):
             bodies.validate()  # the contact layer's checks (its error for a bad state)
-        sa, sb, a, b, key, law, r_eff, k_hertz = pairs
+        sa, sb, ints, floats = pairs[0], pairs[1], pairs[8], pairs[9]
         c = self.model.arrays
         k = len(sa)
-        point, normal, ra, rb, vt = (np.empty((k, 3)) for _ in range(5))
-        delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
+        # the outputs as views of two blocks (two allocations instead of nine)
+        v3, v1 = np.empty((5, k, 3)), np.empty((3, k))
+        point, normal, ra, rb, vt = v3
+        delta, ddelta, m_eff = v1
         idx = np.empty(k, dtype=np.int64)
         m = plane_sphere_contacts(sa, sb, c.body, c.lpos, c.lrot, c.plane_n, c.plane_p,
                                   c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
@@ -119,9 +128,10 @@ class Detection:
         if m == 0:
             return ContactBatch.empty()
         sel = idx[:m]
-        return ContactBatch(a[sel], b[sel], key[sel], point[:m], normal[:m], delta[:m],
-                            ddelta[:m], vt[:m], m_eff[:m], r_eff[sel], ra[:m], rb[:m],
-                            law[sel], k_hertz[sel])
+        # the pairs' sides, keys, laws (int64) and radii, Hertz k (float) in two gathers
+        (a, b, key, law), (r_eff, k_hertz) = ints[:, sel], floats[:, sel]
+        return ContactBatch(a, b, key, point[:m], normal[:m], delta[:m], ddelta[:m], vt[:m],
+                            m_eff[:m], r_eff, ra[:m], rb[:m], law, k_hertz)
 
     def closest(self, bodies: BodyState, margin: float) -> ContactBatch:
         """Contacts of the fallback pairs from PyBullet's ``getClosestPoints`` (distance =

@@ -38,6 +38,8 @@ class BulletHost:
         self.g = np.zeros(3)
         self.reads = 0  # end states read in this host step's solve (see begin_solve)
         self.control: Callable[[], None] | None = None
+        # the last friction's sides (bytes of a, b) and coefficients (see friction)
+        self._mu: tuple[tuple[bytes, bytes], np.ndarray] | None = None
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
                           art: np.ndarray) -> np.ndarray:
@@ -89,8 +91,15 @@ class BulletHost:
         their product bounded by MAX_FRICTION (btManifoldResult::calculateCombinedFriction,
         Bullet 2.x, src/BulletCollision/CollisionDispatch/btManifoldResult.cpp); a negative
         product is taken as 0."""
+        sides = (batch.a.tobytes(), batch.b.tobytes())
+        hit = self._mu
+        if hit is not None and hit[0] == sides:  # the same sides (a robot standing): kept
+            return hit[1]
         lat = self.read.lateral_ext
-        return np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
+        mu = np.clip(lat[batch.a] * lat[batch.b], 0.0, MAX_FRICTION)
+        mu.flags.writeable = False
+        self._mu = (sides, mu)
+        return mu
 
     def begin_solve(self) -> None:
         """Called by the backend before the host step's solve (after ``stepSimulation``): no

@@ -205,12 +205,18 @@ class ContactIntegrator:
             spin = respond(batch, dP, bodies)
         space.finish(res)
         stats.wall = res.stats.wall
-        self._h, self._keys = dt, self.store.keys.copy()
+        keys = self.store.keys
+        self._h, self._keys = dt, keys.copy()
         self._h_of = None
-        keep = lookup(self.store.keys, batch.key) >= 0  # contact still active
+        if keys.shape == batch.key.shape and bool((keys == batch.key).all()):
+            keep = slice(None)  # every contact still active (a robot standing): copies
+            key = self._keys  # (the store's keys are the batch's)
+        else:
+            keep = lookup(keys, batch.key) >= 0  # contact still active
+            key = batch.key[keep]
         if self.stick is not None:
-            self._stick_keys, self._stick_s = batch.key[keep], space.s_end[keep]
-        self._warm = (batch.key[keep], res.impulse[keep])
+            self._stick_keys, self._stick_s = key, space.s_end[keep].copy()
+        self._warm = (key, res.impulse[keep].copy())
         return batch, res, stats
 
 
