@@ -282,7 +282,9 @@ class BulletContacts:
             control()
         c = self.client
         dt, g = c.time_step_gravity() if dt is None else (float(dt), c.gravity())
-        bodies = self.body_state()
+        # (no connection check: the client just answered getPhysicsEngineParameters; a
+        # disconnected one raised there, host_guard's error)
+        bodies = self._read.state(check=False)
         flight, deferral = self._flight, self._deferral
         if self._any_free:
             host = deferral.take(bodies, dt)

@@ -117,7 +117,8 @@ class BulletRows:
                            np.array(bodies.fixed, dtype=bool))
         return rot, inv
 
-    def state(self, again: bool = False, kinematic: Any = (), predict: Any = None) -> BodyState:
+    def state(self, again: bool = False, kinematic: Any = (), predict: Any = None,
+              check: bool = True) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities, world frame) as PyBullet has
         them now, as a BodyState.
 
@@ -128,9 +129,11 @@ class BulletRows:
         ``computeForwardKinematics``. The same values as a full read. ``predict`` (with
         ``again``): the articulated bodies whose reset is deferred
         (:class:`~mbplugin.bullet.articulated.BulletArticulated`: ``pending``, ``predict``);
-        their links are not read but computed (what the reset and a read would give)."""
+        their links are not read but computed (what the reset and a read would give).
+        ``check`` False: no connection check (the caller's last PyBullet call on this client,
+        in the same host step, would have raised for a disconnected one)."""
         c = self.client
-        if not again:
+        if check and not again:
             c.check()
         n = len(self.rows)
         ids = self._base_ids
