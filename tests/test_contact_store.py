@@ -497,28 +497,40 @@ def test_hunt_crossley_ends_where_its_force_reaches_zero(compiled, monkeypatch):
     assert len(calls) == (4 if compiled else 0)  # the compiled test ran at each commit
 
 
-def test_commit_same_books_the_given_end_state_without_a_trial_batch():
-    """``commit_same`` (the implicit step's booking of its end state): the end test at the
-    overlaps and rates passed, not the batch's own (Hunt-Crossley's zero-force receding speed
-    dd* = -2 v_in / (3 (1 - cr)) decides, as in the test above); where its case does not hold
-    (other keys, a separated latch) it returns False and changes nothing."""
+@pytest.mark.parametrize("method", ["commit_same", "commit_rows"])
+def test_commit_same_books_the_given_end_state_without_a_trial_batch(method):
+    """``commit_same`` (the implicit step's booking of its end state) and ``commit_rows`` (its
+    tests in one compiled call): the end test at the overlaps and rates passed, not the
+    batch's own (Hunt-Crossley's zero-force receding speed dd* = -2 v_in / (3 (1 - cr))
+    decides, as in the test above); where its case does not hold (other keys, a separated
+    latch) it returns False and changes nothing; a law index the store does not have is the
+    general commit's error."""
     k, cr, v_in = 1e7, 0.5, 2.0
     dd_zero = -2.0 * v_in / (3.0 * (1.0 - cr))
     keys = np.array([3, 5, 9])
     store = ContactStore(make_law("hunt_crossley", k=k, cr=cr))
+    commit = getattr(store, method)
     store.begin(one([1e-6, 1e-6, 1e-6], v_in, key=keys), 0.0)
     b = one([1e-6, 1e-6, 1e-6], 0.0, key=keys)  # the batch's own state: nothing ends there
-    assert not store.commit_same(one([1e-6, 1e-6], 0.0, key=keys[:2]), b.delta[:2],
-                                 b.ddelta[:2], 1e-3)  # other keys
+    assert not commit(one([1e-6, 1e-6], 0.0, key=keys[:2]), b.delta[:2], b.ddelta[:2],
+                      1e-3)  # other keys
     assert list(store.keys) == [3, 5, 9] and store._seq == 1
+    bad = one([1e-6, 1e-6, 1e-6], 0.0, key=keys)
+    bad.law = np.array([0, 1, 0])
+    with pytest.raises(ParameterError, match="law index out of range"):
+        commit(bad, bad.delta, bad.ddelta, 1e-3)
+    # nothing ends at the batch's own state (approaching or at rest): booked, no event
+    assert commit(b, b.delta, b.ddelta, 5e-4)
+    assert list(store.keys) == [3, 5, 9] and store._seq == 2
+    assert len(store.last_separations) == 0 and len(store.last_onsets) == 0
     d = np.array([1e-4, 2e-4, -1e-5])
     dd = np.array([dd_zero * 0.99, dd_zero * 1.01, -0.5])  # inside, beyond, apart (receding)
-    assert store.commit_same(b, d, dd, 1e-3)
+    assert commit(b, d, dd, 1e-3)
     assert list(store.keys) == [3]
     sep = store.last_separations
     assert list(sep["key"]) == [5, 9] and list(sep["delta"]) == [2e-4, -1e-5]
     assert list(sep["t"]) == [1e-3, 1e-3]
     assert list(store.latched_keys) == [5]  # the residual overlap latched
     # a latch held: the general commit's rules
-    assert not store.commit_same(one(1e-4, 0.0, key=3), np.array([1e-4]), np.array([0.0]), 2e-3)
+    assert not commit(one(1e-4, 0.0, key=3), np.array([1e-4]), np.array([0.0]), 2e-3)
     assert list(store.keys) == [3] and list(store.latched_keys) == [5]

@@ -116,7 +116,8 @@ class HostStep:
         has stepped (:attr:`implicit` says so)."""
         k = len(batch)
         store = self.store
-        store.commit(batch, t, aligned=False, compiled=True)
+        if not (type(t) is float and store.commit_rows(batch, batch.delta, batch.ddelta, t)):
+            store.commit(batch, t, aligned=False, compiled=True)
         self.pending = None
         integ = self.integrator
         integ.pending = None

@@ -235,7 +235,7 @@ class ImplicitStep:
         common compiled case by :meth:`ContactStore.commit_same
         <mbplugin.pipeline.store.ContactStore.commit_same>`, no trial batch built)."""
         t = self.t0 + res.last_step
-        if self.compiled and self.store.commit_same(
+        if self.compiled and self.store.commit_rows(
                 self.batch, res.delta, -np.einsum("ij,ij->i", res.u, self.n), t):
             return
         self.store.commit(batch_at(self.batch, res.delta, res.u), t, aligned=False,

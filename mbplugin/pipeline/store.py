@@ -520,6 +520,30 @@ class ContactStore:
         self._close(_empty_events(), sep_chunks)
         return True
 
+    def commit_rows(self, batch: ContactBatch, delta: np.ndarray, ddelta: np.ndarray,
+                    t: float) -> bool:
+        """:meth:`commit_same` (the same arguments, result and return value) with its tests
+        in one compiled call (:func:`mbplugin.pipeline.store_kernel.same_rows`: the keys are
+        the store's rows in order, the law indices valid, no row ends) where it holds; else
+        :meth:`commit_same` itself (which also books the rows that end, or raises)."""
+        if len(self.latched_keys):
+            return False
+        fast = self._fast_law()
+        if fast is None:
+            return False
+        keys, bk, law = self.keys, batch.key, batch.law
+        c = np.ascontiguousarray
+        if not (keys.dtype == bk.dtype == law.dtype == np.int64 and len(self.laws) == 1):
+            return self.commit_same(batch, delta, ddelta, t)
+        end = np.empty(len(keys), dtype=np.bool_)
+        if store_kernel.same_rows(keys, bk, law, fast[0], fast[1], c(delta, dtype=float),
+                                  c(ddelta, dtype=float), c(self.coef, dtype=float), end):
+            return self.commit_same(batch, delta, ddelta, t)  # a row ends, or not the case
+        self._delta_last = delta.copy()
+        self._ddelta_last = ddelta.copy()
+        self._close(_empty_events(), [])
+        return True
+
     def _fast_law(self) -> tuple[int, int] | None:
         """(kernel id, contact mode) of the store's one law when it has a compiled kernel, no
         ODE state, no memory and is not a tension law (:meth:`commit`'s compiled end test);

@@ -46,3 +46,19 @@ def ends_rows(kid: int, mode: int, delta: np.ndarray, ddelta: np.ndarray,
     _ends_rows(int(kid), int(mode), c(delta, dtype=float), c(ddelta, dtype=float),
                c(coef, dtype=float), out)
     return out
+
+
+@njit
+def same_rows(keys, bkeys, law, kid, mode, d, v, coef, out):
+    """The test of a host step's common commit in one call
+    (:meth:`mbplugin.pipeline.store.ContactStore.commit_rows`): -1 when the batch's keys
+    ``bkeys`` (K,) are not the store's rows ``keys`` in order or a contact's law index
+    ``law`` (K,) is not 0 (the store's one law); else :func:`_ends_rows` of every row into
+    ``out`` (K,) and whether any ended (1) or none (0)."""
+    n = keys.shape[0]
+    if bkeys.shape[0] != n or law.shape[0] != n or d.shape[0] != n:
+        return -1
+    for i in range(n):
+        if keys[i] != bkeys[i] or law[i] != 0:
+            return -1
+    return 1 if _ends_rows(kid, mode, d, v, coef, out) else 0
