@@ -173,6 +173,8 @@ class DeferredCorrection:
     def after(self, pend: tuple[Any, ...] | None, dt: float) -> None:
         """Book the host step just taken (``pend``: :meth:`begin_after`'s): the position
         correction of free bodies, now or deferred to the next state read."""
+        if pend is None and not self.flight.lag.any():
+            return  # nothing to correct, no lag (a robot's implicit step: no free row)
         lagged = np.flatnonzero(nonzero_rows(self.flight.lag))
         if pend is not None and self.unpredictable(pend, dt):
             batch, W, res, _, wdiag = pend
