@@ -88,12 +88,9 @@ class BulletArticulated:
         pb, cid = c.p, c.id
         for body, (joints, floating) in self.pending.items():
             if joints:
-                qs, vs = self._held[body]
-                if any(self._sph[body]):
-                    qs, vs = multi_dof(qs), multi_dof(vs)
-                else:  # one float per joint: PyBullet takes each joint's 1-tuple (no list made)
-                    qs, vs = list(zip(qs)), list(zip(vs))
-                pb.resetJointStatesMultiDof(body, joints, qs, vs, physicsClientId=cid)
+                (qs, vs), sph = self._held[body], self._sph[body]
+                pb.resetJointStatesMultiDof(body, joints, multi_dof(qs, sph), multi_dof(vs, sph),
+                                            physicsClientId=cid)
             if floating:
                 pos, orn = self._pose[body]
                 vel, om = self._held_v[body]
@@ -365,9 +362,13 @@ def turn_xyzw(q: Any, rotvec: list[float]) -> list[float]:
     return list(turn_quat.py_func(*q, *rotvec))  # plain floats
 
 
-def multi_dof(xs: list[Any]) -> list[list[float]]:
+def multi_dof(xs: list[Any], sph: list[bool] | None = None) -> list[Any]:
     """Per joint positions or rates (a float, or a list for a spherical joint) in the form of
-    PyBullet's ``resetJointStatesMultiDof``: a list per joint."""
+    PyBullet's ``resetJointStatesMultiDof``: a list per joint; with ``sph`` (per joint:
+    spherical) none of them spherical, a 1-tuple per joint (PyBullet takes any sequence; one
+    C call, no list made per joint)."""
+    if sph is not None and not any(sph):
+        return list(zip(xs))
     return [x if isinstance(x, list) else [x] for x in xs]
 
 
