@@ -190,3 +190,23 @@ def test_info_arrays_are_the_normal_force_and_slip() -> None:
     vt = u - np.sum(u * n, axis=1)[:, None] * n
     np.testing.assert_allclose(slip, np.linalg.norm(vt, axis=1), rtol=1e-14)
     assert np.allclose(np.sum(vt * n, axis=1), 0.0, atol=1e-15)
+
+
+def test_base_rotation_is_pybullets_matrix_to_the_bit() -> None:
+    """The base's rotation the robots' W uses (``fast_step.base_rotation``, no PyBullet call)
+    is what PyBullet's own ``getMatrixFromQuaternion`` returns, bitwise, for unit and
+    non-unit quaternions [x, y, z, w] (Bullet normalises by 2 / |q|^2), and a rotation (R R^T
+    = I, det 1) for a unit one."""
+    import pybullet as p
+
+    from mbplugin.bullet.fast_step import base_rotation
+
+    rng = np.random.default_rng(3)
+    for i in range(2000):
+        q = rng.normal(size=4) * (1.0 if i % 2 else rng.uniform(0.3, 3.0))
+        q = (q / np.linalg.norm(q) if i % 3 == 0 else q).tolist()
+        ours = base_rotation(q)
+        assert np.array_equal(ours, np.array(p.getMatrixFromQuaternion(q)).reshape(3, 3))
+    assert np.allclose(ours @ ours.T, np.eye(3), atol=1e-15)
+    assert np.linalg.det(base_rotation([0.0, 0.0, np.sin(0.3), np.cos(0.3)])) == \
+        pytest.approx(1.0, abs=1e-15)
