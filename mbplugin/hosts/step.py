@@ -102,6 +102,8 @@ class HostStep:
         self._art: list[ArticulatedBlock] = []
         #: the last W was one articulated body's with every contact (the host's one call)
         self._one_body = False
+        #: the host's last kept friction coefficients (K,) and their (K, 2) pairs (pair_mu)
+        self._mu_pair: tuple[np.ndarray, np.ndarray] | None = None
         #: rows the last step's solve moved or pushed outside the host's own step (their
         #: flight is not booked): the bodies of large groups and of the implicit step
         self.forced = np.zeros(len(kind), dtype=bool)
@@ -174,7 +176,16 @@ class HostStep:
         if self.friction_mode in ("given", "none"):
             return None
         mu = host.friction(batch)
-        return None if mu is None else np.stack([mu, mu], axis=1)
+        if mu is None:
+            return None
+        hit = self._mu_pair
+        if hit is not None and hit[0] is mu:  # the host kept its coefficients: so are these
+            return hit[1]
+        pair = np.stack([mu, mu], axis=1)
+        if not mu.flags.writeable:  # (a host's kept array: kept here too, read-only)
+            pair.flags.writeable = False
+            self._mu_pair = (mu, pair)
+        return pair
 
     def _delassus(self, batch: ContactBatch, bodies: BodyState,
                   host: Host) -> tuple[sp.csr_matrix | np.ndarray, np.ndarray, bool]:
