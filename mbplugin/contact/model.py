@@ -240,6 +240,23 @@ class ContactModel:
         """The shape object with id ``i``."""
         return self._shapes[i].shape
 
+    def hertz_radii(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per shape id, by the effective radius rule (module docstring): ``curved`` (S,) bool,
+        a radius of its own wherever it touches (sphere, capsule, a box with ``radius``, a
+        mesh that is not :attr:`~mbplugin.contact.Mesh.sharp`), and ``flat`` (S,) bool, a
+        feature without one (plane, a box without ``radius``, a sharp mesh). A contact of two
+        shapes neither of which is curved, both flat, has no effective radius for Hertz's
+        stiffness (a box corner or a mesh's flat face on a plane)."""
+        n = len(self._shapes)
+        curved, flat = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        for i, e in enumerate(self._shapes):
+            if e.kind in (SPHERE, CAPSULE) or (e.kind == BOX and e.shape.radius is not None) or (
+                    e.kind == MESH and not e.shape.sharp):
+                curved[i] = True
+            elif e.kind in (PLANE, BOX, MESH):
+                flat[i] = True
+        return curved, flat
+
     # -- laws ---------------------------------------------------------------------------------
     @property
     def laws(self) -> list[PairLaw]:

@@ -1,0 +1,147 @@
+"""What MuJoCo users bring, on managed ground: a few representative assets of
+benchmarks/assets_sweep_mujoco.py (the sweep itself stays out of the suite).
+
+Expected values are closed forms (the static load m g shared by the feet, Hertz's static
+overlap (F / k)^(2/3) of each contact, a geometric resting height) and native MuJoCo's own
+outcome in the same test.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pybullet_data
+import pytest
+from mujoco_world import world
+
+from mbplugin.errors import ParameterError
+from mbplugin.mujoco import MujocoContacts, geom
+
+G, K = 9.81, 1e7
+LAW = {"name": "hunt_crossley", "cr": 0.5, "k": K}
+MATERIAL = {"E": 1e8, "nu": 0.4}
+
+
+def _mjcf(body: str, extra: str = "") -> str:
+    return ('<mujoco><option timestep="0.002"/><worldbody>'
+            '<geom name="floor" type="plane" size="5 5 .1"/>'
+            f"{body}</worldbody>{extra}</mujoco>")
+
+
+def test_law_without_k_on_a_flat_contact_is_refused_at_construction() -> None:
+    """A box on the floor has no Hertz radius (corners on a plane): a law without k is refused
+    when the backend is made, naming the geoms, with the model untouched (it used to fail at
+    the first contact, mid-run)."""
+    m, d = world(_mjcf('<body name="b" pos="0 0 .2"><freejoint/>'
+                       '<geom name="brick" type="box" size=".1 .07 .05" mass="1"/></body>'))
+    before = (m.geom_contype.copy(), m.geom_conaffinity.copy())
+    with pytest.raises(ParameterError, match=r"no 'k'.*'floor'.*'brick'"):
+        MujocoContacts(m, d, manage=["floor"], law={"name": "hunt_crossley", "cr": 0.5},
+                       material=MATERIAL)
+    assert np.array_equal(m.geom_contype, before[0])
+    assert np.array_equal(m.geom_conaffinity, before[1])
+    # a smooth shape on the same floor is fine without k
+    m2, d2 = world(_mjcf('<body name="b" pos="0 0 .2"><freejoint/>'
+                         '<geom type="sphere" size=".1" mass="1"/></body>'))
+    MujocoContacts(m2, d2, manage=["floor"], law={"name": "hunt_crossley", "cr": 0.5},
+                   material=MATERIAL)
+
+
+def _hexapod() -> str:
+    """A box torso on six two-link capsule legs (hinges held by position servos), sphere
+    feet: the sweep's ``gen/hexapod``."""
+    legs, acts = [], []
+    for i in range(6):
+        ang = 2 * np.pi * (i + 0.5) / 6
+        x, y = 0.15 * np.cos(ang), 0.1 * np.sin(ang)
+        legs.append(
+            f'<body pos="{x:.4f} {y:.4f} 0"><joint name="hip{i}" axis="0 1 0" '
+            'armature=".01" damping=".5"/><geom type="capsule" size=".015" '
+            'fromto="0 0 0 0 0 -.12" mass=".2"/><body pos="0 0 -.12"><joint name="knee'
+            f'{i}" axis="0 1 0" armature=".01" damping=".5"/><geom type="capsule" '
+            f'size=".012" fromto="0 0 0 0 0 -.12" mass=".1"/><geom name="foot{i}" '
+            'type="sphere" size=".02" pos="0 0 -.12" mass=".05"/></body></body>')
+        acts.append(f'<position joint="hip{i}" kp="60"/><position joint="knee{i}" kp="60"/>')
+    return _mjcf('<body name="torso" pos="0 0 .3"><freejoint/><geom type="box" '
+                 'size=".18 .12 .04" mass="4"/>' + "".join(legs) + "</body>",
+                 "<actuator>" + "".join(acts) + "</actuator>")
+
+
+def test_hinge_legged_robot_stands_on_its_feet_at_hertz_overlaps() -> None:
+    """Dropped 2 cm onto managed ground, the hexapod comes to rest on its six feet: the feet
+    carry its weight (sum of normal forces = m g), each at Hertz's static overlap for its own
+    force, and the torso's height is the legs' length less that overlap."""
+    m, d = world(_hexapod())
+    c = MujocoContacts(m, d, manage=["floor"], law=LAW, material=MATERIAL)
+    for _ in range(300):
+        info = c.step()
+    weight = float(m.body_mass.sum()) * G
+    feet = {mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, f"foot{i}") for i in range(6)}
+    assert info.contacts == 6
+    assert set(info.geoms[:, 1].tolist()) == feet
+    fn = np.asarray(info.normal_force)
+    assert float(fn.sum()) == pytest.approx(weight, rel=1e-3)
+    assert np.asarray(info.delta) == pytest.approx((fn / K) ** (2 / 3), rel=1e-3)
+    assert np.max(np.abs(d.qvel)) < 1e-4
+    # legs straight (0.24 m to the feet's centres), feet of radius 0.02, sunk by the overlap
+    assert float(d.qpos[2]) == pytest.approx(0.26 - float(np.mean(info.delta)), abs=2e-5)
+
+
+def test_filters_exclude_and_visual_geoms_as_native_mujoco() -> None:
+    """contype/conaffinity, <exclude> and a visual geom decide what is managed as they decide
+    what MuJoCo collides: a sphere in another collision class falls through the floor bit for
+    bit as natively (nothing of it is managed), a box excluded from the box below falls through
+    it onto the floor, and the visual sphere around the lower box is never touched."""
+    xml = _mjcf(
+        '<body name="low" pos="0 0 .06"><freejoint/><geom name="lowbox" type="box" '
+        'size=".1 .1 .05" mass="1"/><geom type="sphere" size=".3" contype="0" '
+        'conaffinity="0" mass="0"/></body>'
+        '<body name="high" pos="0 0 .17"><freejoint/><geom name="highbox" type="box" '
+        'size=".1 .1 .05" mass="1"/></body>'
+        '<body name="ghost" pos=".5 0 .3"><freejoint/><geom type="sphere" size=".05" '
+        'mass="1" contype="2" conaffinity="2"/></body>',
+        '<contact><exclude body1="low" body2="high"/></contact>')
+    mn, dn = world(xml)
+    m, d = world(xml)
+    c = MujocoContacts(m, d, manage=["floor"], law=LAW, material=MATERIAL)
+    ids = {n: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, n)
+           for n in ("floor", "lowbox", "highbox")}
+    assert sorted(map(tuple, c.pairs.tolist())) == sorted(
+        [(ids["floor"], ids["lowbox"]), (ids["floor"], ids["highbox"])])
+    for _ in range(400):
+        mujoco.mj_step(mn, dn)
+        info = c.step()
+    ghost = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "ghost")
+    qa = int(m.jnt_qposadr[m.body_jntadr[ghost]])
+    assert np.array_equal(d.qpos[qa:qa + 7], dn.qpos[qa:qa + 7])
+    assert float(d.qpos[qa + 2]) < -0.5  # through the floor
+    # both boxes on the floor, four corners each at Hertz's overlap for m g / 4
+    assert info.contacts == 8
+    ds = (1.0 * G / 4 / K) ** (2 / 3)
+    assert np.asarray(info.delta) == pytest.approx(ds, rel=1e-3)
+    for name in ("low", "high"):
+        b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
+        assert float(d.xpos[b, 2]) == pytest.approx(0.05 - ds, abs=1e-6)
+
+
+def test_pybullet_data_urdf_through_mujocos_importer_rests_at_hertz_overlap() -> None:
+    """pybullet_data's sphere2.urdf loaded by MuJoCo's URDF importer (its root link a free
+    body), dropped on managed ground: it rests at its radius less Hertz's static overlap for
+    m g, where native MuJoCo rests on its radius less its own soft penetration."""
+    spec = mujoco.MjSpec.from_file(pybullet_data.getDataPath() + "/sphere2.urdf")
+    spec.compiler.fusestatic = False
+    root = spec.worldbody.bodies[0]
+    root.add_freejoint()
+    root.pos = [0, 0, 0.6]
+    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5, 5, .1])
+    m = spec.compile()
+    g = next(i for i in range(m.ngeom) if m.geom_type[i] == mujoco.mjtGeom.mjGEOM_SPHERE)
+    r, mass = float(m.geom_size[g, 0]), float(m.body_mass.sum())
+    d = mujoco.MjData(m)
+    c = MujocoContacts(m, d, manage=[geom("floor")], law=LAW, material=MATERIAL)
+    for _ in range(500):
+        info = c.step()
+    ds = (mass * G / K) ** (2 / 3)
+    assert info.contacts == 1
+    assert float(info.delta[0]) == pytest.approx(ds, rel=1e-3)
+    assert float(d.geom_xpos[g, 2]) == pytest.approx(r - ds, abs=1e-3 * ds)
