@@ -45,7 +45,11 @@ the tolerance; the sweeps needed scale with mu / v_eps (mu 0.01: 858, 0.1: 14770
 last ten sweeps says it will not, goes to :func:`_dense`: each connected group of at most
 DENSE_MAX contacts solved by the implicit step's dense Newton method with its line search and
 frozen-limit fallback (:func:`mbplugin.pipeline.implicit_kernel.solve`); larger groups sweep
-on to MAX_SWEEPS, resumed where they stopped (bit for bit the uninterrupted sweeps). A solve
+on to MAX_SWEEPS, resumed where they stopped (bit for bit the uninterrupted sweeps). The
+stall is the group's (its conditioning), so the next solve of the same contacts (by key, in
+the same store) goes to the fallback at once (REMEMBER_STALLS: the sliding cylinder's step
+7.8 -> 2.4 ms, benchmarks/bench_large_groups_flat.py); a solve without a stalled predecessor
+sweeps as before. A solve
 that converges within the budget, and every solve of a group too large for the fallback, is
 unchanged bit for bit (the piles of benchmarks/host_pins.py: <= 66 sweeps).
 
@@ -61,6 +65,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -90,6 +95,13 @@ LOCAL_MAX = 30
 MAX_ROUNDS = 20
 
 _R, _I = cm.FR_LEN, cm.INT_LEN
+
+#: whether a solve of the contacts of a solve that stalled goes to the dense fallback at once
+#: (benchmarks/bench_large_groups_flat.py measures it on and off)
+REMEMBER_STALLS = True
+#: per contact store, the keys (bytes) of the last solve that stalled and went to the dense
+#: fallback: the next solve of the same contacts goes to it at once (:func:`solve`)
+_STALLED: weakref.WeakKeyDictionary[ContactStore, bytes] = weakref.WeakKeyDictionary()
 
 
 @njit
@@ -426,6 +438,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     normal_only = bool(fr[0] == 0.0 and fr[cm.ST] == 0.0)
     skip_free = bool(fr[cm.ST] > 0.0 or fr[0] == 0.0 or fr[5] == 0.0)
     n = batch.normal
+    keys = np.ascontiguousarray(batch.key).tobytes()
     _matvec(P, ustar, wptr, widx, wval, U)
     rounds = 0
     for rounds in range(1, MAX_ROUNDS + 1):
@@ -444,9 +457,13 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
             ik.refresh_rows(gf, gi, store, batch)
         resume = np.zeros(2)
-        ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
-                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS, True,
-                          resume)
+        # the same contacts as a solve that stalled: its dense fallback at once (the stall
+        # is the group's conditioning, not the step's: the sliding cylinder's 64 corners
+        # stalled at every step, ~30 sweeps before the fallback, ~60 % of the step's cost)
+        again = REMEMBER_STALLS and _STALLED.get(store) == keys
+        ok = False if again else gauss_seidel(
+            P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd, float(rtol),
+            normal_only, skip_free, counters, STALL_SWEEPS, True, resume)
         if not ok:
             # stalled: groups of few bodies and many contacts (a flat face's corners) by
             # dense Newton, else Gauss-Seidel on (resumed: as if never interrupted)
@@ -463,6 +480,10 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
                     f"implicit step of a large contact group: Newton's method did not converge "
                     f"({m} contacts; a contact law whose force decreases with the overlap or "
                     f"its rate?)")
+    if counters[3]:
+        _STALLED[store] = keys
+    else:
+        _STALLED.pop(store, None)
     d1 = np.empty(m)
     F = np.empty((m, 3))
     S1 = np.empty((m, 3))
