@@ -145,3 +145,46 @@ def test_pybullet_data_urdf_through_mujocos_importer_rests_at_hertz_overlap() ->
     assert info.contacts == 1
     assert float(info.delta[0]) == pytest.approx(ds, rel=1e-3)
     assert float(d.geom_xpos[g, 2]) == pytest.approx(r - ds, abs=1e-3 * ds)
+
+
+def _prism(sections: int, z: float, mu: float) -> str:
+    """A free mesh prism (radius 5 cm, height 10 cm, 1 kg, ``sections`` sides) standing on
+    its face ``z`` above the floor's plane (its centre of mass), friction ``mu``."""
+    import trimesh
+
+    tm = trimesh.creation.cylinder(radius=0.05, height=0.1, sections=sections)
+    verts = " ".join(f"{x:.12f}" for x in tm.vertices.ravel())
+    return ('<mujoco><option timestep="0.002"/><asset>'
+            f'<mesh name="prism" vertex="{verts}"/></asset><worldbody>'
+            f'<geom name="floor" type="plane" size="5 5 .1" friction="{mu}"/>'
+            f'<body name="p" pos="0 0 {z}"><freejoint/><geom type="mesh" mesh="prism" '
+            f'mass="1" friction="{mu}"/></body></worldbody></mujoco>')
+
+
+SECTIONS, K_PRISM = 300, 1e6
+
+
+def test_face_of_more_corners_than_the_dense_fallback_takes_rests_and_slides() -> None:
+    """A 300-sided prism on its face: 300 coplanar corner contacts of one body, a stalled
+    Gauss-Seidel group larger than the dense fallback's DENSE_MAX (main: IntegrationError
+    after 20000 sweeps at the first step). At rest every corner carries m g / 300 at Hertz's
+    overlap; pushed at 0.5 m/s with mu = 0.5 it stops after Coulomb's distance v0^2 / (2 mu g)
+    less MuJoCo's semi-implicit Euler's v0 dt / 2."""
+    from mbplugin.pipeline.large_groups import DENSE_MAX
+
+    assert SECTIONS > DENSE_MAX
+    law = {"name": "hunt_crossley", "cr": 0.3, "k": K_PRISM}
+    ds = (G / SECTIONS / K_PRISM) ** (2 / 3)
+    m, d = world(_prism(SECTIONS, 0.05 - ds, 0.5))
+    c = MujocoContacts(m, d, manage=["floor"], law=law, material=MATERIAL)
+    for _ in range(20):
+        info = c.step()
+    assert info.contacts == SECTIONS
+    assert np.asarray(info.delta) == pytest.approx(ds, rel=1e-4)
+    assert float(np.sum(info.normal_force)) == pytest.approx(G, rel=1e-6)
+    mu, v0, dt = 0.5, 0.5, 0.002
+    d.qvel[0] = v0
+    for _ in range(60):  # Coulomb's stopping time v0 / (mu g) = 0.10 s: 51 steps
+        c.step()
+    assert abs(float(d.qvel[0])) < 1e-3
+    assert float(d.qpos[0]) == pytest.approx(v0 ** 2 / (2 * mu * G) - v0 * dt / 2, rel=2e-3)

@@ -338,6 +338,97 @@ def _diag_blocks(m, wptr, widx, wval, wd):
                 wd[9 * i + 3 * (row % 3) + c % 3] = wval[e]
 
 
+@njit
+def _residual(P, U, d0, n, dt, gf, gi, fn0, s0, d, R, D, jac, counters):
+    """R = P - dt F(d0 - dt n . u, u) of every contact at u = ``U`` (3m; ustar + W P) into
+    ``R`` (3m); with ``jac`` also each contact's D = dF/du - dt dF/ddelta n^T (m, 3, 3) by the
+    finite differences of :func:`_local` (EPS_D, EPS_U). Returns max |R|."""
+    m = P.shape[0]
+    rmax = 0.0
+    for i in range(m):
+        u0, u1, u2 = U[3 * i], U[3 * i + 1], U[3 * i + 2]
+        n0, n1, n2 = n[i, 0], n[i, 1], n[i, 2]
+        dv = d0[i] - dt * (u0 * n0 + u1 * n1 + u2 * n2)
+        f0, f1, f2 = _force_at(d, i, dv, u0, u1, u2, dt, gf, gi, fn0, s0)
+        counters[2] += 1
+        R[3 * i] = P[i, 0] - dt * f0
+        R[3 * i + 1] = P[i, 1] - dt * f1
+        R[3 * i + 2] = P[i, 2] - dt * f2
+        rmax = max(rmax, abs(R[3 * i]), abs(R[3 * i + 1]), abs(R[3 * i + 2]))
+        if not jac:
+            continue
+        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gf, gi, fn0, s0)
+        e0, e1, e2 = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
+        counters[2] += 4
+        for j in range(3):
+            nj = n0 if j == 0 else (n1 if j == 1 else n2)
+            h0, h1, h2 = _force_at(d, i, dv, u0 + (EPS_U if j == 0 else 0.0),
+                                   u1 + (EPS_U if j == 1 else 0.0),
+                                   u2 + (EPS_U if j == 2 else 0.0), dt, gf, gi, fn0, s0)
+            D[i, 0, j] = (h0 - f0) / EPS_U - dt * e0 * nj
+            D[i, 1, j] = (h1 - f1) / EPS_U - dt * e1 * nj
+            D[i, 2, j] = (h2 - f2) / EPS_U - dt * e2 * nj
+        d[i] = dv
+    return rmax
+
+
+#: Newton iterations of the matrix-free fallback (:func:`_matrix_free`)
+FREE_NEWTON_MAX = 50
+
+
+def _matrix_free(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray,
+                 n: np.ndarray, dt: float, gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray,
+                 s0: np.ndarray, W: sp.spmatrix, rtol: float, counters: np.ndarray) -> bool:
+    """The fallback of a stalled solve with a group too large for the dense one: Newton's
+    method on the same residual R(P) = P - dt F(d0 - dt n . u, u), u = ustar + W P, its
+    linear systems (I - dt D W) dP = -R solved without forming the matrix, by GMRES (Saad &
+    Schultz, SIAM J. Sci. Stat. Comput. 7 (1986) 856-869; SciPy's ``gmres``) with the
+    products W x (sparse) and D y (3x3 blocks), and the backtracking line search on |R| of
+    :func:`_local`. Why GMRES converges where Gauss-Seidel crept: the stall's groups are few
+    rigid bodies with many contacts, W = J M^-1 J^T of rank 6 per body, so I - dt D W is the
+    identity plus a matrix of rank 6 b and GMRES ends in at most 6 b + 1 iterations whatever
+    the conditioning (Saad, Iterative Methods for Sparse Linear Systems, 2003, Prop. 6.2 on
+    the Krylov space's dimension). Converged: max |R| <= rtol (max |P| + 1e-12). ``P``, ``U``
+    updated in place only when it converges (True); else they are left as they were."""
+    from scipy.sparse.linalg import LinearOperator, gmres
+
+    m = P.shape[0]
+    Wr = W.tocsr()
+    n = np.ascontiguousarray(n, dtype=float)
+    d = np.array(d0, dtype=float)
+    R, D = np.empty(3 * m), np.empty((m, 3, 3))
+    Pn, Un = P.copy(), U.copy()
+    rmax = _residual(Pn, Un, d0, n, dt, gf, gi, fn0, s0, d, R, D, True, counters)
+
+    def apply(x: np.ndarray) -> np.ndarray:
+        y = Wr @ x
+        return x - dt * np.einsum("kij,kj->ki", D, y.reshape(m, 3)).ravel()
+
+    A = LinearOperator((3 * m, 3 * m), matvec=apply, dtype=float)
+    Rt = np.empty(3 * m)
+    for _ in range(FREE_NEWTON_MAX):
+        if rmax <= rtol * (np.abs(Pn).max(initial=0.0) + 1e-12):
+            P[:], U[:] = Pn, Un
+            return True
+        counters[1] += 1
+        step, info = gmres(A, -R, rtol=1e-12, atol=0.0, restart=min(3 * m, 100),
+                           maxiter=20)
+        if info < 0 or not np.all(np.isfinite(step)):
+            return False
+        rn = float(np.linalg.norm(R))
+        lam = 1.0
+        while True:
+            Pt = Pn + lam * step.reshape(m, 3)
+            Ut = ustar + Wr @ Pt.ravel()
+            _residual(Pt, Ut, d0, n, dt, gf, gi, fn0, s0, d, Rt, D, False, counters)
+            if float(np.linalg.norm(Rt)) < (1.0 - 1e-4 * lam) * rn or lam < 1e-6:
+                break
+            lam *= 0.5
+        Pn, Un = Pt, Ut
+        rmax = _residual(Pn, Un, d0, n, dt, gf, gi, fn0, s0, d, R, D, True, counters)
+    return False
+
+
 def _dense(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: float,
            gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, W: sp.spmatrix,
            rtol: float, counters: np.ndarray) -> bool | None:
@@ -468,6 +559,10 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             # stalled: groups of few bodies and many contacts (a flat face's corners) by
             # dense Newton, else Gauss-Seidel on (resumed: as if never interrupted)
             ok = _dense(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, Wc, float(rtol), counters)
+            if ok is None and _matrix_free(P, U, ustar, d0, n, float(dt), gf, gi, fn0, s0, Wc,
+                                           float(rtol), counters):
+                ok = True
+                counters[3] += 1
             swept = ok is None
             if swept:
                 ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx,
