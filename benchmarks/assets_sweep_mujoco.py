@@ -191,6 +191,16 @@ def generated() -> dict[str, str]:
         _free("low", 0.06, '<geom type="box" size=".1 .1 .05" mass="1"/>')
         + '<body name="high" pos="0 0 .17"><freejoint/><geom type="box" size=".1 .1 .05" '
           'mass="1"/></body>')
+    import trimesh
+
+    prism = trimesh.creation.cylinder(radius=0.05, height=0.1, sections=300)
+    g["gen/prism300_face"] = _mj(
+        _free("b", 0.1, '<geom type="mesh" mesh="prism" mass="1"/>'),
+        assets='<mesh name="prism" vertex="'
+        + " ".join(f"{x:.9f}" for x in prism.vertices.ravel()) + '"/>')
+    g["gen/box_stack5"] = _mj("".join(
+        f'<body name="s{i}" pos="0 0 {0.06 + 0.105 * i:.3f}"><freejoint/><geom type="box" '
+        'size=".1 .1 .05" mass="1"/></body>' for i in range(5)))
     g["gen/implicitfast"] = _mj(_free("b", 0.15, '<geom type="box" size=".1 .07 .05" '
                                       'mass="1"/>')).replace(
         '<option timestep="0.002"/>', '<option timestep="0.002" integrator="implicitfast"/>')
