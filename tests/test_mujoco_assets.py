@@ -188,3 +188,33 @@ def test_face_of_more_corners_than_the_dense_fallback_takes_rests_and_slides() -
         c.step()
     assert abs(float(d.qvel[0])) < 1e-3
     assert float(d.qpos[0]) == pytest.approx(v0 ** 2 / (2 * mu * G) - v0 * dt / 2, rel=2e-3)
+
+
+@pytest.mark.parametrize("condim", [1, 3])
+def test_condim_one_is_frictionless_as_native_mujoco(condim: int) -> None:
+    """A box pushed along the floor, MuJoCo's default friction 1: with ``condim="1"`` on the
+    box and the floor (MuJoCo's frictionless contact; a pair's condim is the larger of its
+    two geoms') it keeps
+    its speed, natively and with the backend's default friction from MuJoCo's geoms (the
+    backend used to apply mu = 1 regardless); with condim 3 it stops after Coulomb's distance
+    v0^2 / (2 mu g) less the semi-implicit Euler's v0 dt / 2 (native MuJoCo stops too, 5.7 %
+    further: its soft friction)."""
+    v0, dt = 0.5, 0.002
+    xml = _mjcf('<body name="b" pos="0 0 .05"><freejoint/><geom type="box" '
+                f'size=".1 .1 .05" mass="1" condim="{condim}"/></body>').replace(
+        'size="5 5 .1"/>', f'size="5 5 .1" condim="{condim}"/>')
+    mn, dn = world(xml)
+    m, d = world(xml)
+    c = MujocoContacts(m, d, manage=["floor"], law=LAW, material=MATERIAL)
+    dn.qvel[0] = d.qvel[0] = v0
+    for _ in range(100):
+        mujoco.mj_step(mn, dn)
+        c.step()
+    assert c.friction_mode == "mujoco"
+    if condim == 1:
+        assert float(dn.qvel[0]) == pytest.approx(v0, abs=1e-6)
+        assert float(d.qvel[0]) == pytest.approx(v0, abs=1e-6)
+    else:
+        assert abs(float(d.qvel[0])) < 1e-3 and abs(float(dn.qvel[0])) < 1e-3
+        coulomb = v0 ** 2 / (2 * G) - v0 * dt / 2
+        assert float(d.qpos[0]) == pytest.approx(coulomb, rel=5e-3)
