@@ -218,3 +218,27 @@ def test_condim_one_is_frictionless_as_native_mujoco(condim: int) -> None:
         assert abs(float(d.qvel[0])) < 1e-3 and abs(float(dn.qvel[0])) < 1e-3
         coulomb = v0 ** 2 / (2 * G) - v0 * dt / 2
         assert float(d.qpos[0]) == pytest.approx(coulomb, rel=5e-3)
+
+
+def test_mocap_body_is_refused_not_sunk_through() -> None:
+    """A ball resting on a mocap plate that the user raises (mocap_pos): natively it rides up
+    with the plate; the contact layer has no row moved by the user (no velocity, no mass: the
+    ball sank through the plate), so managing a pair with a mocap body is an error at
+    construction naming the geom, with the model untouched; the floor alone (MuJoCo does not
+    collide a mocap body with the world) is managed as before."""
+    xml = _mjcf('<body name="lift" mocap="true" pos="0 0 .2"><geom name="plate" type="box" '
+                'size=".3 .3 .02"/></body><body name="ball" pos="0 0 .27"><freejoint/>'
+                '<geom name="ballg" type="sphere" size=".05" mass="1"/></body>')
+    mn, dn = world(xml)
+    for i in range(300):
+        dn.mocap_pos[0, 2] = 0.2 + 0.1 * i * 0.002
+        mujoco.mj_step(mn, dn)
+    assert float(dn.qpos[2]) > 0.25 + 0.1 * 0.5  # native: carried up ~6 cm
+    m, d = world(xml)
+    before = (m.geom_contype.copy(), m.geom_conaffinity.copy())
+    with pytest.raises(ParameterError, match=r"'plate'.*mocap"):
+        MujocoContacts(m, d, manage=["ball"], law=LAW, material=MATERIAL)
+    assert np.array_equal(m.geom_contype, before[0])
+    assert np.array_equal(m.geom_conaffinity, before[1])
+    c = MujocoContacts(m, d, manage=["floor"], law=LAW, material=MATERIAL)
+    assert len(c.pairs) == 1  # floor-ball

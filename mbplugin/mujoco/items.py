@@ -123,7 +123,18 @@ class Items:
             found.append(np.stack([np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])], 1))
         if not found:
             return np.zeros((0, 2), dtype=np.int64)
-        return np.unique(np.concatenate(found), axis=0)
+        pairs = np.unique(np.concatenate(found), axis=0)
+        mocap = np.asarray(m.body_mocapid[m.geom_bodyid[pairs.ravel()]]) >= 0
+        if mocap.any():
+            # a mocap body is moved by the user between steps (mocap_pos / mocap_quat): no
+            # velocity, no mass; the contact layer has no such row (its contacts were missed
+            # or sank: a ball on a rising mocap plate fell through it)
+            g = int(pairs.ravel()[np.flatnonzero(mocap)[0]])
+            raise ParameterError(
+                f"manage: {self.geom(g)} is on a mocap body (moved by mocap_pos / "
+                "mocap_quat), which the contact layer does not model; leave its pairs to "
+                "MuJoCo (manage the other items as pairs (x, y) without it)")
+        return pairs
 
     def per_shape(self, materials: Mapping[Any, Mapping[str, float]],
                   shape_of: dict[int, int]) -> list[Mapping[str, float] | None]:
