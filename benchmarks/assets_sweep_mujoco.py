@@ -36,12 +36,10 @@ contact sinks by a few mm at its default solref (0.02 s time constant), the law'
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import sys
 import time
-import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -49,8 +47,8 @@ from typing import Any
 
 import mujoco
 import numpy as np
+from assets_sweep import _alarm, _quiet, failure  # the PyBullet sweep's helpers
 
-from mbplugin.errors import ParameterError
 from mbplugin.mujoco import MujocoContacts
 
 LAW_K = {"name": "hunt_crossley", "cr": 0.5, "k": 1e7}
@@ -61,34 +59,6 @@ FLOOR = "mbp_floor"
 DZ_FLAG = 0.01  # m: a resting height off native MuJoCo's by more is flagged
 V_REST = 1e-2  # m/s or rad/s: native "at rest" when every dof is slower
 V_EXPLODED, X_EXPLODED = 100.0, 100.0
-
-
-class _TimeoutError(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise _TimeoutError
-
-
-@contextlib.contextmanager
-def _quiet():
-    """MuJoCo's and the importers' C-level warnings off stdout/stderr."""
-    fds = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(fds[0], 1)
-        os.dup2(fds[1], 2)
-        for fd in [*fds, null]:
-            os.close(fd)
 
 
 # -- generated scenes ------------------------------------------------------------------------
@@ -339,15 +309,8 @@ def run(m0: mujoco.MjModel, planes: list[int], steps: int, law: dict | None,
             out["status"] = "exploded"
         out["z"] = _root_z(m, d)
         out["rest"] = bool(np.abs(d.qvel).max(initial=0.0) < V_REST)
-    except _TimeoutError:
-        out.update(status="timeout", detail=f"> {timeout:g} s")
-    except ParameterError as exc:
-        out.update(status="clear error", detail=str(exc).splitlines()[0][:110])
-    except Exception as exc:
-        tb = traceback.extract_tb(exc.__traceback__)[-1]
-        out.update(status="exception", detail=f"{type(exc).__name__}: "
-                   f"{str(exc).splitlines()[0][:90] if str(exc) else ''} "
-                   f"({Path(tb.filename).name}:{tb.lineno})")
+    except Exception as exc:  # the sweep's point: every failure is reported
+        out.update(failure(exc, timeout))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     return out
