@@ -242,3 +242,22 @@ def test_mocap_body_is_refused_not_sunk_through() -> None:
     assert np.array_equal(m.geom_conaffinity, before[1])
     c = MujocoContacts(m, d, manage=["floor"], law=LAW, material=MATERIAL)
     assert len(c.pairs) == 1  # floor-ball
+
+
+def test_box_on_a_box_floor_rests_on_four_corners() -> None:
+    """Many MuJoCo models make the ground a box. A box resting on it touches it with a face:
+    four corners, each at Hertz's overlap for m g / 4, and stays at rest (with fcl's single
+    point per box pair it rocked and drifted, |qvel| ~ 0.5 rad/s after a second)."""
+    ds = (G / 4 / K) ** (2 / 3)
+    m, d = world('<mujoco><option timestep="0.002"/><worldbody>'
+                 '<geom name="ground" type="box" size="2 2 .1" pos="0 0 -.1"/>'
+                 f'<body name="b" pos="0 0 {0.05 - ds}"><freejoint/><geom type="box" '
+                 'size=".1 .1 .05" mass="1"/></body></worldbody></mujoco>')
+    c = MujocoContacts(m, d, manage=["ground"], law=LAW, material=MATERIAL)
+    for _ in range(100):
+        info = c.step()
+    assert info.contacts == 4
+    assert np.asarray(info.delta) == pytest.approx(ds, rel=1e-3)
+    assert float(np.sum(info.normal_force)) == pytest.approx(G, rel=1e-6)
+    assert np.max(np.abs(d.qvel)) < 1e-6
+    assert float(d.qpos[2]) == pytest.approx(0.05 - ds, abs=1e-3 * ds)

@@ -1012,8 +1012,9 @@ class MeshSet:
                 ct = result.contacts[0]
                 nv = np.asarray(ct.normal, dtype=float)
                 nv = nv / np.linalg.norm(nv)
-                # a mesh against a mesh or a box: a face contact gives its clipped polygon
-                if (kind[s1] in (2, 3) and kind[s2] in (2, 3) and 3 in (kind[s1], kind[s2])
+                # convex meshes and boxes: a face contact gives its clipped polygon (a box
+                # on a box too: fcl's one point let a box resting on a box floor rock)
+                if (kind[s1] in (2, 3) and kind[s2] in (2, 3)
                         and self.convex[s1] | (kind[s1] == 2)
                         and self.convex[s2] | (kind[s2] == 2)):
                     man = self._manifold(c, w, s1, s2, nv, margin)
