@@ -261,3 +261,22 @@ def test_box_on_a_box_floor_rests_on_four_corners() -> None:
     assert float(np.sum(info.normal_force)) == pytest.approx(G, rel=1e-6)
     assert np.max(np.abs(d.qvel)) < 1e-6
     assert float(d.qpos[2]) == pytest.approx(0.05 - ds, abs=1e-3 * ds)
+
+
+def test_capsule_lying_on_a_box_floor_rests_on_both_ends() -> None:
+    """A capsule lying on a box ground rests on both end caps as on a plane (two contacts of
+    m g / 2 at Hertz's overlap, at rest); fcl's single point let it rock (|qvel| ~0.3 rad/s
+    after 1.2 s)."""
+    r = 0.03
+    ds = (G / 2 / K) ** (2 / 3)
+    m, d = world('<mujoco><option timestep="0.002"/><worldbody>'
+                 '<geom name="ground" type="box" size="2 2 .1" pos="0 0 -.1"/>'
+                 f'<body name="c" pos="0 0 {r - ds}"><freejoint/><geom type="capsule" '
+                 f'size="{r}" fromto="-.1 0 0 .1 0 0" mass="1"/></body></worldbody></mujoco>')
+    c = MujocoContacts(m, d, manage=["ground"], law=LAW, material=MATERIAL)
+    for _ in range(100):
+        info = c.step()
+    assert info.contacts == 2
+    assert np.asarray(info.delta) == pytest.approx(ds, rel=1e-3)
+    assert np.max(np.abs(d.qvel)) < 1e-6
+    assert float(d.qpos[2]) == pytest.approx(r - ds, abs=1e-3 * ds)

@@ -722,6 +722,11 @@ class _Compiled:
                 if sel.any():
                     plan.append(closed(fn, sa[sel], sb[sel]))
             other = bounded & (kb != SPHERE)  # sphere b with any bounded a is handled above
+            sel = bounded & (ka == CAPSULE) & (kb == BOX)
+            if sel.any():
+                other &= ~sel
+                plan.append(lambda w, margin, a=sa[sel], b=sb[sel]:
+                            self._capsule_box(w, a, b, margin))
             if other.any():
                 ga, gb = sa[other], sb[other]
                 plan.append(lambda w, margin, ga=ga, gb=gb:
@@ -825,6 +830,41 @@ class _Compiled:
         edge = (outside_axes >= 2) & np.isfinite(ur)
         r_eff = np.where(edge, _k.equiv_radius(r, ur), r)
         return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
+
+    def _capsule_box(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                     margin: float) -> list[_Part]:
+        """Capsule a against box b: the capsule's two end spheres against the box (box-sphere,
+        normal from a to b, feature 1 + end) where one of them is within ``margin``, as a
+        capsule on a plane (a capsule lying on a box's face rests on both ends; fcl's one
+        point let it rock); else (its ends off the box, crossing an edge) fcl's one point
+        (feature 0)."""
+        rc = self.radius[sa]
+        e0, e1 = narrow.capsule_ends(w.center[sa], w.R[sa], self.half_length[sa])
+        ur = self.user_radius[sb]
+        out_p, out_n, out_d, out_r = [], [], [], []
+        for e in (e0, e1):
+            pt, n, d = narrow.box_sphere(w.center[sb], w.R[sb], self.half[sb], e, rc)
+            # face region flat; edges and corners use the box's radius if it has one
+            p_loc = np.einsum("kji,kj->ki", w.R[sb], e - w.center[sb])
+            edge = ((np.abs(p_loc) > self.half[sb]).sum(axis=1) >= 2) & np.isfinite(ur)
+            out_p.append(pt)
+            out_n.append(-n)
+            out_d.append(d)
+            out_r.append(np.where(edge, _k.equiv_radius(rc, ur), rc))
+        ends = (out_d[0] > -margin) | (out_d[1] > -margin)
+        parts: list[_Part] = []
+        if ends.any():
+            k = int(ends.sum())
+            parts.append(_Part(
+                np.repeat(sa[ends], 2), np.repeat(sb[ends], 2),
+                np.stack([x[ends] for x in out_p], axis=1).reshape(-1, 3),
+                np.stack([x[ends] for x in out_n], axis=1).reshape(-1, 3),
+                np.stack([x[ends] for x in out_d], axis=1).reshape(-1),
+                np.stack([x[ends] for x in out_r], axis=1).reshape(-1),
+                np.tile(np.arange(1, 3, dtype=np.int64), k)))
+        if not ends.all():
+            parts += self.mesh.general_pairs(self, w, sa[~ends], sb[~ends], margin)
+        return parts
 
     def _capsule_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         rc, r = self.radius[sa], self.radius[sb]
