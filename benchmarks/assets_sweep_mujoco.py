@@ -30,6 +30,7 @@ contact sinks by a few mm at its default solref (0.02 s time constant), the law'
 
     python benchmarks/assets_sweep_mujoco.py                   # every asset
     python benchmarks/assets_sweep_mujoco.py --only gen/ --steps 480
+    python benchmarks/assets_sweep_mujoco.py --ground box          # the floor a box
     python benchmarks/assets_sweep_mujoco.py --mjcf-dir /path/to/gymnasium/envs/mujoco/assets
 """
 
@@ -56,6 +57,9 @@ LAW_NO_K = {"name": "hunt_crossley", "cr": 0.5}
 MATERIAL = {"E": 1e8, "nu": 0.4}
 CLEARANCE = 0.05  # m between the floor and the model's lowest point at the start
 FLOOR = "mbp_floor"
+#: the floor the sweep adds: "plane", or "box" (a 10 x 10 x 0.2 m box, its top at the
+#: plane's height; many MuJoCo models make their ground so): ``--ground``
+GROUND = "plane"
 DZ_FLAG = 0.01  # m: a resting height off native MuJoCo's by more is flagged
 V_REST = 1e-2  # m/s or rad/s: native "at rest" when every dof is slower
 V_EXPLODED, X_EXPLODED = 100.0, 100.0
@@ -75,7 +79,8 @@ def _free(name: str, z: float, geoms: str, quat: str = "1 0 0 0") -> str:
 
 def _mj(body: str, assets: str = "", extra: str = "", dt: float = 0.002,
         floor: bool = True) -> str:
-    fl = f'<geom name="{FLOOR}" type="plane" size="5 5 .1"/>' if floor else ""
+    fl = (f'<geom name="{FLOOR}" type="plane" size="5 5 .1"/>' if GROUND == "plane" else
+          f'<geom name="{FLOOR}" type="box" size="5 5 .1" pos="0 0 -.1"/>') if floor else ""
     return (f'<mujoco><option timestep="{dt}"/><asset>{assets}</asset><worldbody>{fl}{body}'
             f"</worldbody>{extra}</mujoco>")
 
@@ -104,7 +109,7 @@ def _legged(n_legs: int = 4) -> str:
 
 
 def generated() -> dict[str, str]:
-    """The generated scenes (name -> MJCF); every one has a plane named ``FLOOR``."""
+    """The generated scenes (name -> MJCF); every one has a floor (GROUND) named ``FLOOR``."""
     g: dict[str, str] = {}
     g["gen/sphere"] = _mj(_free("b", 0.15, '<geom type="sphere" size=".1" mass="1"/>'))
     g["gen/capsule_lying"] = _mj(_free(
@@ -188,8 +193,10 @@ def _spec_of(kind: str, src: str) -> mujoco.MjSpec:
 
 
 def _world_planes(m: mujoco.MjModel) -> list[int]:
+    """The floors: the world body's colliding planes and the geom named FLOOR."""
+    floor = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, FLOOR)
     return [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0
-            and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE
+            and (m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE or g == floor)
             and (m.geom_contype[g] or m.geom_conaffinity[g])]
 
 
@@ -222,8 +229,10 @@ def build(kind: str, src: str, dt: float | None) -> tuple[mujoco.MjModel, list[i
         for b in spec.worldbody.bodies:
             if not b.joints:
                 b.add_freejoint()
-        spec.worldbody.add_geom(name=FLOOR, type=mujoco.mjtGeom.mjGEOM_PLANE,
-                                size=[5, 5, 0.1], pos=[0, 0, -10])
+        box = GROUND == "box"
+        spec.worldbody.add_geom(
+            name=FLOOR, type=mujoco.mjtGeom.mjGEOM_BOX if box else mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[5, 5, 0.1], pos=[0, 0, -10])
         try:
             with _quiet():
                 m = spec.compile()
@@ -235,7 +244,7 @@ def build(kind: str, src: str, dt: float | None) -> tuple[mujoco.MjModel, list[i
         if not np.isfinite(low):
             return None
         fl = spec.geom(FLOOR)
-        fl.pos = [0, 0, low - CLEARANCE]
+        fl.pos = [0, 0, low - CLEARANCE - (0.1 if box else 0.0)]
         with _quiet():
             m = spec.compile()
         planes = _world_planes(m)
@@ -339,15 +348,19 @@ def main() -> int:
                     help="a folder of MJCF models to add (repeatable)")
     ap.add_argument("--timeout", type=float, default=60.0, help="s per managed run (60)")
     ap.add_argument("--no-k", action="store_true", help="the law without k (Hertz)")
+    ap.add_argument("--ground", choices=("plane", "box"), default="plane",
+                    help="the floor the sweep adds: a plane (default) or a box")
     ap.add_argument("--markdown", action="store_true", help="a markdown table")
     a = ap.parse_args()
     if a.steps < 1 or a.timeout <= 0:
         print("assets_sweep_mujoco: --steps >= 1 and --timeout > 0", file=sys.stderr)
         return 2
     law = LAW_NO_K if a.no_k else LAW_K
+    global GROUND
+    GROUND = a.ground
     counts: dict[str, dict[str, int]] = {"own dt": {}, "2 ms": {}, "RK4": {}}
     flagged = 0
-    print(f"# load {os.getloadavg()[0]:.2f}, {a.steps} steps, law {law}, MuJoCo "
+    print(f"# load {os.getloadavg()[0]:.2f}, {a.steps} steps, law {law}, {GROUND} ground, MuJoCo "
           f"{mujoco.__version__}", flush=True)
     if a.markdown:
         print("| asset | dt (ms) | status | managed / native CPU | native z (m) | dz (mm) | "
