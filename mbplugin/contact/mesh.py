@@ -1003,38 +1003,62 @@ class MeshSet:
         if not len(sa):
             return []
         request = fcl.CollisionRequest(num_max_contacts=1, enable_contact=True)
+        near = fcl.DistanceRequest(enable_nearest_points=True)
         out_i, pts, nrm, dep, feat = [], [], [], [], []
         kind = c.kind
         for idx, (s1, s2) in enumerate(zip(sa.tolist(), sb.tolist(), strict=True)):
             result = fcl.CollisionResult()
-            if fcl.collide(self._fcl_object(c, w, s1), self._fcl_object(c, w, s2), request,
-                           result) and result.contacts:
+            o1, o2 = self._fcl_object(c, w, s1), self._fcl_object(c, w, s2)
+            ct = None
+            if fcl.collide(o1, o2, request, result) and result.contacts:
                 ct = result.contacts[0]
                 nv = np.asarray(ct.normal, dtype=float)
                 nv = nv / np.linalg.norm(nv)
-                # convex meshes and boxes: a face contact gives its clipped polygon (a box
-                # on a box too: fcl's one point let a box resting on a box floor rock)
-                if (kind[s1] in (2, 3) and kind[s2] in (2, 3)
-                        and self.convex[s1] | (kind[s1] == 2)
-                        and self.convex[s2] | (kind[s2] == 2)):
-                    man = self._manifold(c, w, s1, s2, nv, margin)
-                    if man is not None:
-                        for k in range(len(man[2])):
-                            out_i.append(idx)
-                            pts.append(man[0][k])
-                            nrm.append(man[1][k])
-                            dep.append(man[2][k])
-                            feat.append(man[3][k])
-                        continue
-                # keep fcl's tangential position, move the point along n to the middle of the
-                # overlap: between a's extreme plane (max x.n over a) and b's (min x.n over b)
-                mid = 0.5 * (self._support(c, w, s1, nv) - self._support(c, w, s2, -nv))
-                pos = np.asarray(ct.pos, dtype=float)
+            elif margin > 0.0:
+                # apart but within the predictive margin: a contact of negative overlap (the
+                # host step sees it coming; found only once overlapping, a box landing on a
+                # box started 2 mm deep and gained energy at each bounce)
+                res = fcl.DistanceResult()
+                dist = fcl.distance(o1, o2, near, res)
+                if not 0.0 < dist < margin:
+                    continue
+                p1, p2 = (np.asarray(x, dtype=float) for x in res.nearest_points)
+                gap = p2 - p1
+                if not np.linalg.norm(gap) > 0.0:
+                    continue
+                nv = gap / np.linalg.norm(gap)
+            else:
+                continue
+            # convex meshes and boxes: a face contact gives its clipped polygon (a box
+            # on a box too: fcl's one point let a box resting on a box floor rock)
+            if (kind[s1] in (2, 3) and kind[s2] in (2, 3)
+                    and self.convex[s1] | (kind[s1] == 2)
+                    and self.convex[s2] | (kind[s2] == 2)):
+                man = self._manifold(c, w, s1, s2, nv, margin)
+                if man is not None:
+                    for k in range(len(man[2])):
+                        out_i.append(idx)
+                        pts.append(man[0][k])
+                        nrm.append(man[1][k])
+                        dep.append(man[2][k])
+                        feat.append(man[3][k])
+                    continue
+            if ct is None:  # the middle of the gap, its overlap the negative distance
                 out_i.append(idx)
-                pts.append(pos + (mid - pos @ nv) * nv)
+                pts.append(0.5 * (p1 + p2))
                 nrm.append(nv)
-                dep.append(ct.penetration_depth)
+                dep.append(-dist)
                 feat.append(0)
+                continue
+            # keep fcl's tangential position, move the point along n to the middle of the
+            # overlap: between a's extreme plane (max x.n over a) and b's (min x.n over b)
+            mid = 0.5 * (self._support(c, w, s1, nv) - self._support(c, w, s2, -nv))
+            pos = np.asarray(ct.pos, dtype=float)
+            out_i.append(idx)
+            pts.append(pos + (mid - pos @ nv) * nv)
+            nrm.append(nv)
+            dep.append(ct.penetration_depth)
+            feat.append(0)
         if not out_i:
             return []
         ii = np.array(out_i, dtype=np.int64)
