@@ -313,3 +313,21 @@ def test_box_dropped_on_a_box_floor_loses_energy_at_every_bounce() -> None:
             before = energy()
     assert bounces >= 2
     assert info.contacts == 4 and np.max(np.abs(d.qvel)) < 1e-4
+
+
+def test_box_dropped_on_a_large_box_ground_keeps_unique_contact_keys() -> None:
+    """A box dropped onto a 10 m box ground (the sweep's gen/implicitfast, --ground box): the
+    face contact's reference face is the ground's (of two parallel faces the larger), so the
+    small face keeps its own four corners; with the small face as reference the ground's face
+    was clipped into cut vertices of one tag ("duplicate contact key" at landing). It comes
+    to rest on four corners at Hertz's overlap for m g / 4."""
+    m, d = world('<mujoco><option timestep="0.002" integrator="implicitfast"/><worldbody>'
+                 '<geom name="ground" type="box" size="5 5 .1" pos="0 0 -.1"/>'
+                 '<body name="b" pos="0 0 .15"><freejoint/><geom type="box" '
+                 'size=".1 .07 .05" mass="1"/></body></worldbody></mujoco>')
+    c = MujocoContacts(m, d, manage=["ground"], law=LAW, material=MATERIAL)
+    for _ in range(400):
+        info = c.step()
+    assert info.contacts == 4
+    assert np.asarray(info.delta) == pytest.approx((G / 4 / K) ** (2 / 3), rel=1e-3)
+    assert np.max(np.abs(d.qvel)) < 1e-4

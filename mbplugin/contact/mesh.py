@@ -977,7 +977,14 @@ class MeshSet:
         ring_a, ring_b = ida[sta[fa]:sta[fa + 1]], idb[stb[fb]:stb[fb + 1]]
         if ca[ring_a].any() or cb[ring_b].any():
             return None  # a curved surface: one point (fcl) with its radius
-        if al_a[fa] >= al_b[fb]:
+        # the reference face: the better aligned, of two parallel ones the larger (a box on a
+        # box ground: the ground's face; its small face then keeps its own corners, while
+        # the ground's face clipped by the small one gave cut vertices of one tag)
+        if abs(al_a[fa] - al_b[fb]) <= 1e-9:
+            first = np.ptp(xa[ring_a], axis=0).max() >= np.ptp(xb[ring_b], axis=0).max()
+        else:
+            first = al_a[fa] > al_b[fb]
+        if first:
             flag, nr, off, ref, inc, tag = 0, na[fa], oa[fa], xa[ring_a], xb[ring_b], ring_b
         else:
             flag, nr, off, ref, inc, tag = 1, nb[fb], ob[fb], xb[ring_b], xa[ring_a], ring_a
@@ -990,6 +997,20 @@ class MeshSet:
         point = pts + 0.5 * depth[:, None] * nr
         normal = np.tile(nr if flag == 0 else -nr, (len(pts), 1))
         feature = 1 + flag * (1 << 18) + np.where(tags >= 0, tags, (1 << 17) + (-tags - 1))
+        # cut vertices whose edges both began at cut vertices can share a tag: the second of
+        # a tag gets bit 16 (free: tags use 16 bits), a third or later is dropped (a contact
+        # key must be unique)
+        if len(np.unique(feature)) < len(feature):
+            count: dict[int, int] = {}
+            keep = np.ones(len(feature), dtype=bool)
+            for i, f in enumerate(feature.tolist()):
+                k = count.get(f, 0)
+                count[f] = k + 1
+                if k == 1:
+                    feature[i] = f + (1 << 16)
+                elif k > 1:
+                    keep[i] = False
+            point, normal, depth, feature = point[keep], normal[keep], depth[keep], feature[keep]
         return point, normal, depth, feature.astype(np.int64)
 
     def general_pairs(
