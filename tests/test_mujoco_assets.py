@@ -263,14 +263,18 @@ def test_box_on_a_box_floor_rests_on_four_corners() -> None:
     assert float(d.qpos[2]) == pytest.approx(0.05 - ds, abs=1e-3 * ds)
 
 
-def test_capsule_lying_on_a_box_floor_rests_on_both_ends() -> None:
-    """A capsule lying on a box ground rests on both end caps as on a plane (two contacts of
-    m g / 2 at Hertz's overlap, at rest); fcl's single point let it rock (|qvel| ~0.3 rad/s
-    after 1.2 s)."""
+@pytest.mark.parametrize("ground", ["box", "mesh"])
+def test_capsule_lying_on_a_box_floor_rests_on_both_ends(ground: str) -> None:
+    """A capsule lying on a box ground, or a mesh one (a convex slab), rests on both end caps
+    as on a plane (two contacts of m g / 2 at Hertz's overlap, at rest); fcl's single point
+    let it rock (|qvel| ~0.3 rad/s after 1.2 s)."""
     r = 0.03
     ds = (G / 2 / K) ** (2 / 3)
-    m, d = world('<mujoco><option timestep="0.002"/><worldbody>'
-                 '<geom name="ground" type="box" size="2 2 .1" pos="0 0 -.1"/>'
+    slab = "-2 -2 -.2  2 -2 -.2  2 2 -.2  -2 2 -.2  -2 -2 0  2 -2 0  2 2 0  -2 2 0"
+    floor = ('<geom name="ground" type="box" size="2 2 .1" pos="0 0 -.1"/>' if ground == "box"
+             else '<geom name="ground" type="mesh" mesh="slab"/>')
+    m, d = world('<mujoco><option timestep="0.002"/>'
+                 f'<asset><mesh name="slab" vertex="{slab}"/></asset><worldbody>{floor}'
                  f'<body name="c" pos="0 0 {r - ds}"><freejoint/><geom type="capsule" '
                  f'size="{r}" fromto="-.1 0 0 .1 0 0" mass="1"/></body></worldbody></mujoco>')
     c = MujocoContacts(m, d, manage=["ground"], law=LAW, material=MATERIAL)

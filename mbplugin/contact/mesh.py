@@ -856,8 +856,10 @@ class MeshSet:
                       self._radius(vert, sid), local[keep].astype(np.int64))]
 
     # -- mesh-sphere --------------------------------------------------------------------------
-    def mesh_sphere(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray) -> Any:
-        """Mesh a against sphere b (one contact per pair), grouped by mesh."""
+    def mesh_sphere(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray,
+                    centres: np.ndarray | None = None, radii: np.ndarray | None = None) -> Any:
+        """Mesh a against sphere b (one contact per pair), grouped by mesh; ``centres`` (K, 3)
+        and ``radii`` (K,) stand for the spheres' (a capsule's end spheres)."""
         from mbplugin.contact.model import _Part
 
         k = len(sa)
@@ -865,13 +867,14 @@ class MeshSet:
         normal = np.zeros((k, 3))
         delta = np.zeros(k)
         r_eff = np.zeros(k)
-        rs = c.radius[sb]
+        rs = c.radius[sb] if radii is None else radii
+        at = w.center[sb] if centres is None else centres
         for mid in np.unique(sa):
             sel = np.flatnonzero(sa == mid)
             shape = self.shapes[mid]
             R = w.R[mid]
             cm = w.center[mid]
-            centre = w.center[sb[sel]]
+            centre = at[sel]
             p_loc = (centre - cm) @ R
             q, dist, tri = trimesh.proximity.closest_point(shape.trimesh, p_loc)
             fn = shape.trimesh.face_normals[tri]

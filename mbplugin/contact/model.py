@@ -722,7 +722,7 @@ class _Compiled:
                 if sel.any():
                     plan.append(closed(fn, sa[sel], sb[sel]))
             other = bounded & (kb != SPHERE)  # sphere b with any bounded a is handled above
-            sel = bounded & (ka == CAPSULE) & (kb == BOX)
+            sel = bounded & (ka == CAPSULE) & ((kb == BOX) | (kb == MESH))
             if sel.any():
                 other &= ~sel
                 plan.append(lambda w, margin, a=sa[sel], b=sb[sel]:
@@ -833,24 +833,35 @@ class _Compiled:
 
     def _capsule_box(self, w: _World, sa: np.ndarray, sb: np.ndarray,
                      margin: float) -> list[_Part]:
-        """Capsule a against box b: the capsule's two end spheres against the box (box-sphere,
-        normal from a to b, feature 1 + end) where one of them is within ``margin``, as a
-        capsule on a plane (a capsule lying on a box's face rests on both ends; fcl's one
-        point let it rock); else (its ends off the box, crossing an edge) fcl's one point
-        (feature 0)."""
+        """Capsule a against box or mesh b: the capsule's two end spheres against it
+        (box-sphere, mesh-sphere; normal from a to b, feature 1 + end) where one of them is
+        within ``margin``, as a capsule on a plane (a capsule lying on a box's face rests on
+        both ends; fcl's one point let it rock); else (its ends off the solid, crossing an
+        edge or a bump) fcl's one point (feature 0)."""
         rc = self.radius[sa]
         e0, e1 = narrow.capsule_ends(w.center[sa], w.R[sa], self.half_length[sa])
-        ur = self.user_radius[sb]
+        box = self.kind[sb] == BOX
+        ib, im = np.flatnonzero(box), np.flatnonzero(~box)
+        ur = self.user_radius[sb[ib]]
         out_p, out_n, out_d, out_r = [], [], [], []
         for e in (e0, e1):
-            pt, n, d = narrow.box_sphere(w.center[sb], w.R[sb], self.half[sb], e, rc)
-            # face region flat; edges and corners use the box's radius if it has one
-            p_loc = np.einsum("kji,kj->ki", w.R[sb], e - w.center[sb])
-            edge = ((np.abs(p_loc) > self.half[sb]).sum(axis=1) >= 2) & np.isfinite(ur)
+            pt, n, d, r = (np.empty((len(sa), 3)), np.empty((len(sa), 3)), np.empty(len(sa)),
+                           np.empty(len(sa)))
+            if len(ib):
+                b_ = sb[ib]
+                pt[ib], n[ib], d[ib] = narrow.box_sphere(w.center[b_], w.R[b_], self.half[b_],
+                                                         e[ib], rc[ib])
+                # face region flat; edges and corners use the box's radius if it has one
+                p_loc = np.einsum("kji,kj->ki", w.R[b_], e[ib] - w.center[b_])
+                edge = ((np.abs(p_loc) > self.half[b_]).sum(axis=1) >= 2) & np.isfinite(ur)
+                r[ib] = np.where(edge, _k.equiv_radius(rc[ib], ur), rc[ib])
+            if len(im):
+                part = self.mesh.mesh_sphere(self, w, sb[im], sa[im], e[im], rc[im])
+                pt[im], n[im], d[im], r[im] = part.point, part.normal, part.delta, part.r_eff
             out_p.append(pt)
             out_n.append(-n)
             out_d.append(d)
-            out_r.append(np.where(edge, _k.equiv_radius(rc, ur), rc))
+            out_r.append(r)
         ends = (out_d[0] > -margin) | (out_d[1] > -margin)
         parts: list[_Part] = []
         if ends.any():
