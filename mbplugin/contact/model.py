@@ -37,7 +37,9 @@ surface R < 0, review Eq. 5.3):
 
 Stable keys: ``key = (shape_a * S + shape_b) * 2**20 + feature`` with S the number of shapes and
 ``feature`` 0 for pairs that touch at one place (sphere pairs, sphere-box, convex meshes), the end
-(0, 1) for capsule-plane, the corner (0-7) for box-plane and the patch for non-convex mesh-plane.
+(0, 1) for capsule-plane, 1 + the end (1, 2) for a capsule against a box or a mesh where an end
+touches it (else fcl's one point, 0), the corner (0-7) for box-plane and the patch for non-convex
+mesh-plane.
 """
 
 from __future__ import annotations
