@@ -107,6 +107,20 @@ def scene(rel: str) -> tuple[int, int, int] | None:
     return cid, plane, body
 
 
+def failure(exc: Exception, timeout: float) -> dict[str, str]:
+    """{status, detail} of a run that raised ``exc``: a timeout (``timeout`` s), a clear
+    error (ParameterError: its message's head) or an exception (its type, message's head and
+    where it was raised)."""
+    if isinstance(exc, _TimeoutError):
+        return {"status": "timeout", "detail": f"> {timeout:g} s"}
+    if isinstance(exc, ParameterError):
+        return {"status": "clear error", "detail": str(exc).splitlines()[0][:110]}
+    tb = traceback.extract_tb(exc.__traceback__)[-1]
+    return {"status": "exception", "detail": f"{type(exc).__name__}: "
+            f"{str(exc).splitlines()[0][:90] if str(exc) else ''} "
+            f"({Path(tb.filename).name}:{tb.lineno})"}
+
+
 def _finite(cid: int, body: int) -> bool:
     pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=cid)
     v, w = p.getBaseVelocity(body, physicsClientId=cid)
@@ -145,15 +159,8 @@ def run(rel: str, steps: int, law: dict | None, timeout: float) -> dict:
         if not _finite(cid, body):
             out["status"] = "non-finite"
         out["z"] = p.getBasePositionAndOrientation(body, physicsClientId=cid)[0][2]
-    except _TimeoutError:
-        out.update(status="timeout", detail=f"> {timeout:g} s")
-    except ParameterError as exc:
-        out.update(status="clear error", detail=str(exc).splitlines()[0][:110])
-    except Exception as exc:  # the sweep's point: every other failure is reported
-        tb = traceback.extract_tb(exc.__traceback__)[-1]
-        out.update(status="exception", detail=f"{type(exc).__name__}: "
-                   f"{str(exc).splitlines()[0][:90] if str(exc) else ''} "
-                   f"({Path(tb.filename).name}:{tb.lineno})")
+    except Exception as exc:  # the sweep's point: every failure is reported
+        out.update(failure(exc, timeout))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         p.disconnect(cid)

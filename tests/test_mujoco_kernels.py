@@ -138,7 +138,8 @@ def test_pair_friction_is_mujocos_combination() -> None:
     assert d.ncon == 3
     g = np.array([d.contact.geom[i] for i in range(d.ncon)], dtype=np.int64)
     keys = encode_keys(g[:, 0], g[:, 1], np.zeros(d.ncon, np.int64), m.ngeom)
-    ours = k.pair_friction(keys, m.ngeom, np.arange(m.ngeom), m.geom_friction, m.geom_priority)
+    ours = k.pair_friction(keys, m.ngeom, np.arange(m.ngeom), m.geom_friction, m.geom_priority,
+                           m.geom_condim)
     assert np.array_equal(ours, d.contact.friction[: d.ncon, 0])
     assert sorted(ours.tolist()) == pytest.approx([0.2, 0.7, 0.9])
 

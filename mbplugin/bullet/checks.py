@@ -191,7 +191,7 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
     link or None)``), ``links(x)``: the rows of an item, ``model``: the ContactModel with its
     shapes and laws set. The pairs are checked as arrays (a pile of 1000 bodies managed
     pairwise has 500 000 of them); the first failing pair in row order is reported."""
-    from mbplugin.contact.model import BOX, CAPSULE, MESH, PLANE, SPHERE
+    from mbplugin.contact.model import MESH
 
     index = {bl: i for i, bl in enumerate(rows)}
     for i, (_, (x, y)) in enumerate(pair_laws):
@@ -212,13 +212,13 @@ def check_build(client: Any, model: Any, rows: list[tuple[int, int]],
     # a plane, a sharp box, a mesh with a corner that has no radius (Mesh.sharp): no radius
     flat = np.zeros(n, dtype=bool)
     sharp_mesh = np.zeros(n, dtype=bool)
-    for e in model._shapes:
+    s_curved, s_flat = model.hertz_radii()
+    for e, c_s, f_s in zip(model._shapes, s_curved, s_flat, strict=True):
         if e.body < 0 or e.body >= n:
             continue
-        if e.kind in (SPHERE, CAPSULE) or (e.kind == BOX and e.shape.radius is not None) or (
-                e.kind == MESH and not e.shape.sharp):
+        if c_s:
             curved[e.body] = True
-        elif e.kind in (PLANE, BOX, MESH):
+        elif f_s:
             flat[e.body] = True
             if e.kind == MESH:
                 # a sharp mesh (its features on a plane include a corner without a radius,

@@ -856,8 +856,10 @@ class MeshSet:
                       self._radius(vert, sid), local[keep].astype(np.int64))]
 
     # -- mesh-sphere --------------------------------------------------------------------------
-    def mesh_sphere(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray) -> Any:
-        """Mesh a against sphere b (one contact per pair), grouped by mesh."""
+    def mesh_sphere(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray,
+                    centres: np.ndarray | None = None, radii: np.ndarray | None = None) -> Any:
+        """Mesh a against sphere b (one contact per pair), grouped by mesh; ``centres`` (K, 3)
+        and ``radii`` (K,) stand for the spheres' (a capsule's end spheres)."""
         from mbplugin.contact.model import _Part
 
         k = len(sa)
@@ -865,13 +867,14 @@ class MeshSet:
         normal = np.zeros((k, 3))
         delta = np.zeros(k)
         r_eff = np.zeros(k)
-        rs = c.radius[sb]
+        rs = c.radius[sb] if radii is None else radii
+        at = w.center[sb] if centres is None else centres
         for mid in np.unique(sa):
             sel = np.flatnonzero(sa == mid)
             shape = self.shapes[mid]
             R = w.R[mid]
             cm = w.center[mid]
-            centre = w.center[sb[sel]]
+            centre = at[sel]
             p_loc = (centre - cm) @ R
             q, dist, tri = trimesh.proximity.closest_point(shape.trimesh, p_loc)
             fn = shape.trimesh.face_normals[tri]
@@ -977,7 +980,14 @@ class MeshSet:
         ring_a, ring_b = ida[sta[fa]:sta[fa + 1]], idb[stb[fb]:stb[fb + 1]]
         if ca[ring_a].any() or cb[ring_b].any():
             return None  # a curved surface: one point (fcl) with its radius
-        if al_a[fa] >= al_b[fb]:
+        # the reference face: the better aligned, of two parallel ones the larger (a box on a
+        # box ground: the ground's face; its small face then keeps its own corners, while
+        # the ground's face clipped by the small one gave cut vertices of one tag)
+        if abs(al_a[fa] - al_b[fb]) <= 1e-9:
+            first = np.ptp(xa[ring_a], axis=0).max() >= np.ptp(xb[ring_b], axis=0).max()
+        else:
+            first = al_a[fa] > al_b[fb]
+        if first:
             flag, nr, off, ref, inc, tag = 0, na[fa], oa[fa], xa[ring_a], xb[ring_b], ring_b
         else:
             flag, nr, off, ref, inc, tag = 1, nb[fb], ob[fb], xb[ring_b], xa[ring_a], ring_a
@@ -990,6 +1000,20 @@ class MeshSet:
         point = pts + 0.5 * depth[:, None] * nr
         normal = np.tile(nr if flag == 0 else -nr, (len(pts), 1))
         feature = 1 + flag * (1 << 18) + np.where(tags >= 0, tags, (1 << 17) + (-tags - 1))
+        # cut vertices whose edges both began at cut vertices can share a tag: the second of
+        # a tag gets bit 16 (free: tags use 16 bits), a third or later is dropped (a contact
+        # key must be unique)
+        if len(np.unique(feature)) < len(feature):
+            count: dict[int, int] = {}
+            keep = np.ones(len(feature), dtype=bool)
+            for i, f in enumerate(feature.tolist()):
+                k = count.get(f, 0)
+                count[f] = k + 1
+                if k == 1:
+                    feature[i] = f + (1 << 16)
+                elif k > 1:
+                    keep[i] = False
+            point, normal, depth, feature = point[keep], normal[keep], depth[keep], feature[keep]
         return point, normal, depth, feature.astype(np.int64)
 
     def general_pairs(
@@ -1003,37 +1027,62 @@ class MeshSet:
         if not len(sa):
             return []
         request = fcl.CollisionRequest(num_max_contacts=1, enable_contact=True)
+        near = fcl.DistanceRequest(enable_nearest_points=True)
         out_i, pts, nrm, dep, feat = [], [], [], [], []
         kind = c.kind
         for idx, (s1, s2) in enumerate(zip(sa.tolist(), sb.tolist(), strict=True)):
             result = fcl.CollisionResult()
-            if fcl.collide(self._fcl_object(c, w, s1), self._fcl_object(c, w, s2), request,
-                           result) and result.contacts:
+            o1, o2 = self._fcl_object(c, w, s1), self._fcl_object(c, w, s2)
+            ct = None
+            if fcl.collide(o1, o2, request, result) and result.contacts:
                 ct = result.contacts[0]
                 nv = np.asarray(ct.normal, dtype=float)
                 nv = nv / np.linalg.norm(nv)
-                # a mesh against a mesh or a box: a face contact gives its clipped polygon
-                if (kind[s1] in (2, 3) and kind[s2] in (2, 3) and 3 in (kind[s1], kind[s2])
-                        and self.convex[s1] | (kind[s1] == 2)
-                        and self.convex[s2] | (kind[s2] == 2)):
-                    man = self._manifold(c, w, s1, s2, nv, margin)
-                    if man is not None:
-                        for k in range(len(man[2])):
-                            out_i.append(idx)
-                            pts.append(man[0][k])
-                            nrm.append(man[1][k])
-                            dep.append(man[2][k])
-                            feat.append(man[3][k])
-                        continue
-                # keep fcl's tangential position, move the point along n to the middle of the
-                # overlap: between a's extreme plane (max x.n over a) and b's (min x.n over b)
-                mid = 0.5 * (self._support(c, w, s1, nv) - self._support(c, w, s2, -nv))
-                pos = np.asarray(ct.pos, dtype=float)
+            elif margin > 0.0:
+                # apart but within the predictive margin: a contact of negative overlap (the
+                # host step sees it coming; found only once overlapping, a box landing on a
+                # box started 2 mm deep and gained energy at each bounce)
+                res = fcl.DistanceResult()
+                dist = fcl.distance(o1, o2, near, res)
+                if not 0.0 < dist < margin:
+                    continue
+                p1, p2 = (np.asarray(x, dtype=float) for x in res.nearest_points)
+                gap = p2 - p1
+                if not np.linalg.norm(gap) > 0.0:
+                    continue
+                nv = gap / np.linalg.norm(gap)
+            else:
+                continue
+            # convex meshes and boxes: a face contact gives its clipped polygon (a box
+            # on a box too: fcl's one point let a box resting on a box floor rock)
+            if (kind[s1] in (2, 3) and kind[s2] in (2, 3)
+                    and self.convex[s1] | (kind[s1] == 2)
+                    and self.convex[s2] | (kind[s2] == 2)):
+                man = self._manifold(c, w, s1, s2, nv, margin)
+                if man is not None:
+                    for k in range(len(man[2])):
+                        out_i.append(idx)
+                        pts.append(man[0][k])
+                        nrm.append(man[1][k])
+                        dep.append(man[2][k])
+                        feat.append(man[3][k])
+                    continue
+            if ct is None:  # the middle of the gap, its overlap the negative distance
                 out_i.append(idx)
-                pts.append(pos + (mid - pos @ nv) * nv)
+                pts.append(0.5 * (p1 + p2))
                 nrm.append(nv)
-                dep.append(ct.penetration_depth)
+                dep.append(-dist)
                 feat.append(0)
+                continue
+            # keep fcl's tangential position, move the point along n to the middle of the
+            # overlap: between a's extreme plane (max x.n over a) and b's (min x.n over b)
+            mid = 0.5 * (self._support(c, w, s1, nv) - self._support(c, w, s2, -nv))
+            pos = np.asarray(ct.pos, dtype=float)
+            out_i.append(idx)
+            pts.append(pos + (mid - pos @ nv) * nv)
+            nrm.append(nv)
+            dep.append(ct.penetration_depth)
+            feat.append(0)
         if not out_i:
             return []
         ii = np.array(out_i, dtype=np.int64)

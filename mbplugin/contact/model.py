@@ -37,7 +37,9 @@ surface R < 0, review Eq. 5.3):
 
 Stable keys: ``key = (shape_a * S + shape_b) * 2**20 + feature`` with S the number of shapes and
 ``feature`` 0 for pairs that touch at one place (sphere pairs, sphere-box, convex meshes), the end
-(0, 1) for capsule-plane, the corner (0-7) for box-plane and the patch for non-convex mesh-plane.
+(0, 1) for capsule-plane, 1 + the end (1, 2) for a capsule against a box or a mesh where an end
+touches it (else fcl's one point, 0), the corner (0-7) for box-plane and the patch for non-convex
+mesh-plane.
 """
 
 from __future__ import annotations
@@ -239,6 +241,23 @@ class ContactModel:
     def shape(self, i: int) -> Any:
         """The shape object with id ``i``."""
         return self._shapes[i].shape
+
+    def hertz_radii(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per shape id, by the effective radius rule (module docstring): ``curved`` (S,) bool,
+        a radius of its own wherever it touches (sphere, capsule, a box with ``radius``, a
+        mesh that is not :attr:`~mbplugin.contact.Mesh.sharp`), and ``flat`` (S,) bool, a
+        feature without one (plane, a box without ``radius``, a sharp mesh). A contact of two
+        shapes neither of which is curved, both flat, has no effective radius for Hertz's
+        stiffness (a box corner or a mesh's flat face on a plane)."""
+        n = len(self._shapes)
+        curved, flat = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        for i, e in enumerate(self._shapes):
+            if e.kind in (SPHERE, CAPSULE) or (e.kind == BOX and e.shape.radius is not None) or (
+                    e.kind == MESH and not e.shape.sharp):
+                curved[i] = True
+            elif e.kind in (PLANE, BOX, MESH):
+                flat[i] = True
+        return curved, flat
 
     # -- laws ---------------------------------------------------------------------------------
     @property
@@ -705,6 +724,11 @@ class _Compiled:
                 if sel.any():
                     plan.append(closed(fn, sa[sel], sb[sel]))
             other = bounded & (kb != SPHERE)  # sphere b with any bounded a is handled above
+            sel = bounded & (ka == CAPSULE) & ((kb == BOX) | (kb == MESH))
+            if sel.any():
+                other &= ~sel
+                plan.append(lambda w, margin, a=sa[sel], b=sb[sel]:
+                            self._capsule_box(w, a, b, margin))
             if other.any():
                 ga, gb = sa[other], sb[other]
                 plan.append(lambda w, margin, ga=ga, gb=gb:
@@ -808,6 +832,52 @@ class _Compiled:
         edge = (outside_axes >= 2) & np.isfinite(ur)
         r_eff = np.where(edge, _k.equiv_radius(r, ur), r)
         return _Part(sa, sb, pt, n, d, r_eff, np.zeros(len(sa), np.int64))
+
+    def _capsule_box(self, w: _World, sa: np.ndarray, sb: np.ndarray,
+                     margin: float) -> list[_Part]:
+        """Capsule a against box or mesh b: the capsule's two end spheres against it
+        (box-sphere, mesh-sphere; normal from a to b, feature 1 + end) where one of them is
+        within ``margin``, as a capsule on a plane (a capsule lying on a box's face rests on
+        both ends; fcl's one point let it rock); else (its ends off the solid, crossing an
+        edge or a bump) fcl's one point (feature 0)."""
+        rc = self.radius[sa]
+        e0, e1 = narrow.capsule_ends(w.center[sa], w.R[sa], self.half_length[sa])
+        box = self.kind[sb] == BOX
+        ib, im = np.flatnonzero(box), np.flatnonzero(~box)
+        ur = self.user_radius[sb[ib]]
+        out_p, out_n, out_d, out_r = [], [], [], []
+        for e in (e0, e1):
+            pt, n, d, r = (np.empty((len(sa), 3)), np.empty((len(sa), 3)), np.empty(len(sa)),
+                           np.empty(len(sa)))
+            if len(ib):
+                b_ = sb[ib]
+                pt[ib], n[ib], d[ib] = narrow.box_sphere(w.center[b_], w.R[b_], self.half[b_],
+                                                         e[ib], rc[ib])
+                # face region flat; edges and corners use the box's radius if it has one
+                p_loc = np.einsum("kji,kj->ki", w.R[b_], e[ib] - w.center[b_])
+                edge = ((np.abs(p_loc) > self.half[b_]).sum(axis=1) >= 2) & np.isfinite(ur)
+                r[ib] = np.where(edge, _k.equiv_radius(rc[ib], ur), rc[ib])
+            if len(im):
+                part = self.mesh.mesh_sphere(self, w, sb[im], sa[im], e[im], rc[im])
+                pt[im], n[im], d[im], r[im] = part.point, part.normal, part.delta, part.r_eff
+            out_p.append(pt)
+            out_n.append(-n)
+            out_d.append(d)
+            out_r.append(r)
+        ends = (out_d[0] > -margin) | (out_d[1] > -margin)
+        parts: list[_Part] = []
+        if ends.any():
+            k = int(ends.sum())
+            parts.append(_Part(
+                np.repeat(sa[ends], 2), np.repeat(sb[ends], 2),
+                np.stack([x[ends] for x in out_p], axis=1).reshape(-1, 3),
+                np.stack([x[ends] for x in out_n], axis=1).reshape(-1, 3),
+                np.stack([x[ends] for x in out_d], axis=1).reshape(-1),
+                np.stack([x[ends] for x in out_r], axis=1).reshape(-1),
+                np.tile(np.arange(1, 3, dtype=np.int64), k)))
+        if not ends.all():
+            parts += self.mesh.general_pairs(self, w, sa[~ends], sb[~ends], margin)
+        return parts
 
     def _capsule_sphere(self, w: _World, sa: np.ndarray, sb: np.ndarray) -> _Part:
         rc, r = self.radius[sa], self.radius[sb]

@@ -38,7 +38,7 @@ from mbplugin.errors import ParameterError
 from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
 from mbplugin.mujoco import kernels as _k
 from mbplugin.mujoco.host import MujocoHost, row_kinds
-from mbplugin.mujoco.items import Items, Ref, body, geom
+from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
 
 __all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
 
@@ -163,6 +163,7 @@ class MujocoContacts:
             large_groups=large_groups,
             names=[names.body(int(b)) for b in bodies.tolist()],
             shape_names=[names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
+        check_hertz(self.loop.model, spairs, lambda s: names.geom(int(geoms[s])))
         self.host.loop = self.loop
         #: "mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"; the
         #: friction law (with "mujoco" its regularisation; None: frictionless); the contact

@@ -221,10 +221,11 @@ class MujocoHost:
         """Each contact's friction coefficient (K,) as MuJoCo combines its two geoms'
         ``geom_friction[:, 0]`` (the sliding coefficient): the geom of higher
         ``geom_priority``'s, the larger of the two at equal priority (MuJoCo documentation,
-        Modeling, "Contact parameters"; ``mj_contactParam`` in engine_collision_driver.c)."""
+        Modeling, "Contact parameters"; ``mj_contactParam`` in engine_collision_driver.c);
+        0 for a pair of ``condim`` 1 (combined alike), MuJoCo's frictionless contact."""
         m = self.m
         return _k.pair_friction(batch.key, self.loop.model.n_shapes, self.geoms,
-                                m.geom_friction, m.geom_priority)
+                                m.geom_friction, m.geom_priority, m.geom_condim)
 
     def _scratch_data(self) -> Any:
         """The scratch ``MjData`` (made once)."""

@@ -123,7 +123,18 @@ class Items:
             found.append(np.stack([np.minimum(a[ok], b[ok]), np.maximum(a[ok], b[ok])], 1))
         if not found:
             return np.zeros((0, 2), dtype=np.int64)
-        return np.unique(np.concatenate(found), axis=0)
+        pairs = np.unique(np.concatenate(found), axis=0)
+        mocap = np.asarray(m.body_mocapid[m.geom_bodyid[pairs.ravel()]]) >= 0
+        if mocap.any():
+            # a mocap body is moved by the user between steps (mocap_pos / mocap_quat): no
+            # velocity, no mass; the contact layer has no such row (its contacts were missed
+            # or sank: a ball on a rising mocap plate fell through it)
+            g = int(pairs.ravel()[np.flatnonzero(mocap)[0]])
+            raise ParameterError(
+                f"manage: {self.geom(g)} is on a mocap body (moved by mocap_pos / "
+                "mocap_quat), which the contact layer does not model; leave its pairs to "
+                "MuJoCo (manage the other items as pairs (x, y) without it)")
+        return pairs
 
     def per_shape(self, materials: Mapping[Any, Mapping[str, float]],
                   shape_of: dict[int, int]) -> list[Mapping[str, float] | None]:
@@ -157,3 +168,36 @@ class Items:
                     if x in row_of_body and y in row_of_body and x != y:
                         plaws.append((lw, (row_of_body[x], row_of_body[y])))
         return plaws
+
+
+def check_hertz(model: Any, spairs: np.ndarray, shape_name: Any) -> None:
+    """A managed shape pair whose law has no ``k`` (Hertz's stiffness) or needs the effective
+    radius, and whose two shapes have none there (both flat: a plane, a box, a cylinder's or a
+    sharp mesh's face, edge or corner; :meth:`~mbplugin.contact.ContactModel.hertz_radii`),
+    is refused here, at construction, naming its geoms (``shape_name(shape id)``), not at its
+    first contact mid-run. ``model``: the built :class:`~mbplugin.contact.ContactModel`,
+    ``spairs`` (P, 2) the managed shape pairs."""
+    if not len(spairs):
+        return
+    curved, flat = model.hertz_radii()
+    a, b = spairs[:, 0], spairs[:, 1]
+    sharp = ~curved[a] & ~curved[b] & flat[a] & flat[b]
+    if not sharp.any():
+        return
+    rows = np.array([model._shapes[i].body for i in range(model.n_shapes)], dtype=np.int64)
+    for q in np.flatnonzero(sharp).tolist():
+        ra, rb = int(rows[a[q]]), int(rows[b[q]])
+        law = model._body_laws.get((min(ra, rb), max(ra, rb)), model._default)
+        if not (law.hertz_k or "r_eff" in tuple(law.law.needs)):
+            continue
+        pair = (f"the contact of {shape_name(int(a[q]))} with {shape_name(int(b[q]))} has "
+                "none (a face, edge or corner of a plane, box, cylinder or sharp mesh on "
+                "another)")
+        if law.hertz_k:
+            raise ParameterError(
+                f"law {law.law.name!r} has no 'k' and Hertz's stiffness needs an effective "
+                f"radius, but {pair}; give 'k' (e.g. law={{'name': ..., 'k': ...}}) or a "
+                "pair law with 'k' for this pair (pair_laws=)")
+        raise ParameterError(
+            f"law {law.law.name!r} needs the contact's effective radius, but {pair}; give "
+            "this pair a law that needs none (pair_laws=)")

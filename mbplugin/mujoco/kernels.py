@@ -142,11 +142,13 @@ def add_forces(xf, xipos, body, static, a, b, point, force, forced):
 
 
 @njit
-def pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority):
+def pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority, geom_condim):
     """Each contact's friction coefficient (K,) from its two geoms' sliding friction
     ``geom_friction[:, 0]``: the geom of higher ``geom_priority``'s, the larger at equal
-    priority (MuJoCo's ``mj_contactParam``; the keys decoded as
-    :func:`mbplugin.contact.kernels.decode_keys`, ``geoms`` the shapes' geom ids)."""
+    priority; 0 where the pair's ``geom_condim`` (the higher priority's, the larger at equal
+    priority) is 1, MuJoCo's frictionless contact (MuJoCo's ``mj_contactParam``; the keys
+    decoded as :func:`mbplugin.contact.kernels.decode_keys`, ``geoms`` the shapes' geom
+    ids)."""
     k = keys.shape[0]
     out = np.empty(k)
     for c in range(k):
@@ -155,12 +157,13 @@ def pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority):
         gb = geoms[pair % n_shapes]
         fa, fb = geom_friction[ga, 0], geom_friction[gb, 0]
         pa, pb = geom_priority[ga], geom_priority[gb]
+        ca, cb = geom_condim[ga], geom_condim[gb]
         if pa > pb:
-            out[c] = fa
+            out[c] = fa if ca != 1 else 0.0
         elif pb > pa:
-            out[c] = fb
+            out[c] = fb if cb != 1 else 0.0
         else:
-            out[c] = max(fa, fb)
+            out[c] = max(fa, fb) if max(ca, cb) != 1 else 0.0
     return out
 
 

@@ -45,7 +45,11 @@ the tolerance; the sweeps needed scale with mu / v_eps (mu 0.01: 858, 0.1: 14770
 last ten sweeps says it will not, goes to :func:`_dense`: each connected group of at most
 DENSE_MAX contacts solved by the implicit step's dense Newton method with its line search and
 frozen-limit fallback (:func:`mbplugin.pipeline.implicit_kernel.solve`); larger groups sweep
-on to MAX_SWEEPS, resumed where they stopped (bit for bit the uninterrupted sweeps). A solve
+on to MAX_SWEEPS, resumed where they stopped (bit for bit the uninterrupted sweeps). The
+stall is the group's (its conditioning), so the next solve of the same contacts (by key, in
+the same store) goes to the fallback at once (REMEMBER_STALLS: the sliding cylinder's step
+7.8 -> 2.4 ms, benchmarks/bench_large_groups_flat.py); a solve without a stalled predecessor
+sweeps as before. A solve
 that converges within the budget, and every solve of a group too large for the fallback, is
 unchanged bit for bit (the piles of benchmarks/host_pins.py: <= 66 sweeps).
 
@@ -61,6 +65,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -90,6 +95,13 @@ LOCAL_MAX = 30
 MAX_ROUNDS = 20
 
 _R, _I = cm.FR_LEN, cm.INT_LEN
+
+#: whether a solve of the contacts of a solve that stalled goes to the dense fallback at once
+#: (benchmarks/bench_large_groups_flat.py measures it on and off)
+REMEMBER_STALLS = True
+#: per contact store, the keys (bytes) of the last solve that stalled and went to the dense
+#: fallback: the next solve of the same contacts goes to it at once (:func:`solve`)
+_STALLED: weakref.WeakKeyDictionary[ContactStore, bytes] = weakref.WeakKeyDictionary()
 
 
 @njit
@@ -326,6 +338,97 @@ def _diag_blocks(m, wptr, widx, wval, wd):
                 wd[9 * i + 3 * (row % 3) + c % 3] = wval[e]
 
 
+@njit
+def _residual(P, U, d0, n, dt, gf, gi, fn0, s0, d, R, D, jac, counters):
+    """R = P - dt F(d0 - dt n . u, u) of every contact at u = ``U`` (3m; ustar + W P) into
+    ``R`` (3m); with ``jac`` also each contact's D = dF/du - dt dF/ddelta n^T (m, 3, 3) by the
+    finite differences of :func:`_local` (EPS_D, EPS_U). Returns max |R|."""
+    m = P.shape[0]
+    rmax = 0.0
+    for i in range(m):
+        u0, u1, u2 = U[3 * i], U[3 * i + 1], U[3 * i + 2]
+        n0, n1, n2 = n[i, 0], n[i, 1], n[i, 2]
+        dv = d0[i] - dt * (u0 * n0 + u1 * n1 + u2 * n2)
+        f0, f1, f2 = _force_at(d, i, dv, u0, u1, u2, dt, gf, gi, fn0, s0)
+        counters[2] += 1
+        R[3 * i] = P[i, 0] - dt * f0
+        R[3 * i + 1] = P[i, 1] - dt * f1
+        R[3 * i + 2] = P[i, 2] - dt * f2
+        rmax = max(rmax, abs(R[3 * i]), abs(R[3 * i + 1]), abs(R[3 * i + 2]))
+        if not jac:
+            continue
+        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gf, gi, fn0, s0)
+        e0, e1, e2 = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
+        counters[2] += 4
+        for j in range(3):
+            nj = n0 if j == 0 else (n1 if j == 1 else n2)
+            h0, h1, h2 = _force_at(d, i, dv, u0 + (EPS_U if j == 0 else 0.0),
+                                   u1 + (EPS_U if j == 1 else 0.0),
+                                   u2 + (EPS_U if j == 2 else 0.0), dt, gf, gi, fn0, s0)
+            D[i, 0, j] = (h0 - f0) / EPS_U - dt * e0 * nj
+            D[i, 1, j] = (h1 - f1) / EPS_U - dt * e1 * nj
+            D[i, 2, j] = (h2 - f2) / EPS_U - dt * e2 * nj
+        d[i] = dv
+    return rmax
+
+
+#: Newton iterations of the matrix-free fallback (:func:`_matrix_free`)
+FREE_NEWTON_MAX = 50
+
+
+def _matrix_free(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray,
+                 n: np.ndarray, dt: float, gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray,
+                 s0: np.ndarray, W: sp.spmatrix, rtol: float, counters: np.ndarray) -> bool:
+    """The fallback of a stalled solve with a group too large for the dense one: Newton's
+    method on the same residual R(P) = P - dt F(d0 - dt n . u, u), u = ustar + W P, its
+    linear systems (I - dt D W) dP = -R solved without forming the matrix, by GMRES (Saad &
+    Schultz, SIAM J. Sci. Stat. Comput. 7 (1986) 856-869; SciPy's ``gmres``) with the
+    products W x (sparse) and D y (3x3 blocks), and the backtracking line search on |R| of
+    :func:`_local`. Why GMRES converges where Gauss-Seidel crept: the stall's groups are few
+    rigid bodies with many contacts, W = J M^-1 J^T of rank 6 per body, so I - dt D W is the
+    identity plus a matrix of rank 6 b and GMRES ends in at most 6 b + 1 iterations whatever
+    the conditioning (Saad, Iterative Methods for Sparse Linear Systems, 2003, Prop. 6.2 on
+    the Krylov space's dimension). Converged: max |R| <= rtol (max |P| + 1e-12). ``P``, ``U``
+    updated in place only when it converges (True); else they are left as they were."""
+    from scipy.sparse.linalg import LinearOperator, gmres
+
+    m = P.shape[0]
+    Wr = W.tocsr()
+    n = np.ascontiguousarray(n, dtype=float)
+    d = np.array(d0, dtype=float)
+    R, D = np.empty(3 * m), np.empty((m, 3, 3))
+    Pn, Un = P.copy(), U.copy()
+    rmax = _residual(Pn, Un, d0, n, dt, gf, gi, fn0, s0, d, R, D, True, counters)
+
+    def apply(x: np.ndarray) -> np.ndarray:
+        y = Wr @ x
+        return x - dt * np.einsum("kij,kj->ki", D, y.reshape(m, 3)).ravel()
+
+    A = LinearOperator((3 * m, 3 * m), matvec=apply, dtype=float)
+    Rt = np.empty(3 * m)
+    for _ in range(FREE_NEWTON_MAX):
+        if rmax <= rtol * (np.abs(Pn).max(initial=0.0) + 1e-12):
+            P[:], U[:] = Pn, Un
+            return True
+        counters[1] += 1
+        step, info = gmres(A, -R, rtol=1e-12, atol=0.0, restart=min(3 * m, 100),
+                           maxiter=20)
+        if info < 0 or not np.all(np.isfinite(step)):
+            return False
+        rn = float(np.linalg.norm(R))
+        lam = 1.0
+        while True:
+            Pt = Pn + lam * step.reshape(m, 3)
+            Ut = ustar + Wr @ Pt.ravel()
+            _residual(Pt, Ut, d0, n, dt, gf, gi, fn0, s0, d, Rt, D, False, counters)
+            if float(np.linalg.norm(Rt)) < (1.0 - 1e-4 * lam) * rn or lam < 1e-6:
+                break
+            lam *= 0.5
+        Pn, Un = Pt, Ut
+        rmax = _residual(Pn, Un, d0, n, dt, gf, gi, fn0, s0, d, R, D, True, counters)
+    return False
+
+
 def _dense(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: float,
            gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, W: sp.spmatrix,
            rtol: float, counters: np.ndarray) -> bool | None:
@@ -426,6 +529,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     normal_only = bool(fr[0] == 0.0 and fr[cm.ST] == 0.0)
     skip_free = bool(fr[cm.ST] > 0.0 or fr[0] == 0.0 or fr[5] == 0.0)
     n = batch.normal
+    keys = np.ascontiguousarray(batch.key).tobytes()
     _matvec(P, ustar, wptr, widx, wval, U)
     rounds = 0
     for rounds in range(1, MAX_ROUNDS + 1):
@@ -444,13 +548,21 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
             ik.refresh_rows(gf, gi, store, batch)
         resume = np.zeros(2)
-        ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd,
-                          float(rtol), normal_only, skip_free, counters, STALL_SWEEPS, True,
-                          resume)
+        # the same contacts as a solve that stalled: its dense fallback at once (the stall
+        # is the group's conditioning, not the step's: the sliding cylinder's 64 corners
+        # stalled at every step, ~30 sweeps before the fallback, ~60 % of the step's cost)
+        again = REMEMBER_STALLS and _STALLED.get(store) == keys
+        ok = False if again else gauss_seidel(
+            P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd, float(rtol),
+            normal_only, skip_free, counters, STALL_SWEEPS, True, resume)
         if not ok:
             # stalled: groups of few bodies and many contacts (a flat face's corners) by
             # dense Newton, else Gauss-Seidel on (resumed: as if never interrupted)
             ok = _dense(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, Wc, float(rtol), counters)
+            if ok is None and _matrix_free(P, U, ustar, d0, n, float(dt), gf, gi, fn0, s0, Wc,
+                                           float(rtol), counters):
+                ok = True
+                counters[3] += 1
             swept = ok is None
             if swept:
                 ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx,
@@ -463,6 +575,10 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
                     f"implicit step of a large contact group: Newton's method did not converge "
                     f"({m} contacts; a contact law whose force decreases with the overlap or "
                     f"its rate?)")
+    if counters[3]:
+        _STALLED[store] = keys
+    else:
+        _STALLED.pop(store, None)
     d1 = np.empty(m)
     F = np.empty((m, 3))
     S1 = np.empty((m, 3))
