@@ -1,0 +1,376 @@
+"""The common host step of free spheres on a plane in one compiled call: the lean path of
+:meth:`MujocoContacts.step <mbplugin.mujoco.MujocoContacts.step>`.
+
+A host step of the general path (:meth:`MujocoContacts.step`, :class:`~mbplugin.hosts.ContactLoop`,
+:class:`~mbplugin.hosts.step.HostStep`) makes some fifty Python calls between ``mj_step1`` and
+``mj_step2``: the rows' state, detection, the store's booking at the step start, W, the
+free acceleration, the sub-stepper's set-up, its compiled integration, the booking at the step
+end, the forces. For the case most steps of a scene of balls on the ground are in, these are
+done here by :func:`lean_core` in one compiled call of the same kernels in the same order:
+
+* every managed pair a plane (static) and a free sphere, no sphere in two pairs (W block
+  diagonal, :func:`mbplugin.hosts.wmatrix.free_rows_delassus`' ``side_blocks`` case), one
+  stateless law with a compiled kernel (:meth:`ContactStore.commit_same
+  <mbplugin.pipeline.store.ContactStore.commit_same>`' case), the compiled sub-stepper, no
+  ``stick``, no user ``control`` callback;
+* at the step: either every pair in contact (within the margin) and the store's rows exactly
+  those pairs, or none of them and an empty store; no separated latch; no MuJoCo constraint
+  (``nefc = 0``, ``ncon = 0``); no contact ending at the step's start or end; every group
+  integrated to the step's end without an event.
+
+Anything else (an onset, a separation, an event inside the step, a user callback, a native
+contact) hands the step back to the general path after ``mj_step1``: the lean core changes
+nothing that path does not compute again in the same way, so the step is the same. The
+kernels are :mod:`mbplugin.mujoco.kernels` (state, free acceleration, forces),
+:mod:`mbplugin.hosts.detection` (plane-sphere contacts), :mod:`mbplugin.pipeline.delassus`
+(W's blocks; their triple product by ``np.dot`` per block: the BLAS product of NumPy's
+stacked ``matmul``, bit for bit), :mod:`mbplugin.pipeline.substep_compiled` (the groups'
+integration) and :mod:`mbplugin.pipeline.store_kernel` (the end test); no formula is written
+here. Units: SI (m, s, kg, N).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.contact import kernels as ck
+from mbplugin.hosts.arrays import _max_norm_rows, norm_rows
+from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks
+from mbplugin.hosts.detection import plane_sphere_contacts
+from mbplugin.hosts.protocol import FREE, STATIC
+from mbplugin.mujoco import kernels as _k
+from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
+from mbplugin.pipeline.store import _empty_events
+from mbplugin.pipeline.store_kernel import _ends_rows
+from mbplugin.pipeline.substep import (
+    EXPLICIT_TOL,
+    GroupedContactSpace,
+    StepResult,
+    SubstepStats,
+    _law_tables,
+)
+from mbplugin.laws.kernels import NODE_MAX
+
+#: :func:`lean_core`'s outcomes: the step's contacts integrated and their forces added to
+#: ``xfrc_applied``; no contact (a free flight); the general path takes the step
+CONTACTS, NO_CONTACT, HANDOVER = 0, 1, 2
+
+
+@njit
+def lean_core(xipos, xquat, cvel, subtree_com, qacc_smooth, xmat, xpos, xfrc, user_xfrc,
+              geom_friction, geom_priority, body, root, iquat, iquat_unit, fbody, free, vadr,
+              static, mass1, inv_inertia, fixed, inv_m_ext, sa, sb, sbody, lpos, lrot, plane_n,
+              plane_p, radius, a, b, keys, n_shapes, geoms, pair_mu, muk, dt, gnorm, rtol,
+              explicit, kid, mode, coef, mem, law, ode, order, gptr, goff, widx, fr, kid_l,
+              mode_l, nst_l, mem_l, act, cand, h0, m0, expect, idx, point, normal, delta,
+              ddelta, vt, m_eff, ra, rb, blocks, sk, wnn, d, u, s, ends, forced):
+    """One host step of the lean case (module docstring) after ``mj_step1`` and
+    ``mj_fwdActuation`` + ``mj_fwdAcceleration`` (the general path's order and kernels):
+
+    1. the rows' state (``xipos``, ``xquat``, ``cvel``, ``subtree_com`` of ``mjData``;
+       :func:`.kernels.row_state`), checked as ``BodyState.validate`` checks it;
+    2. the predictive margin dt (2 v_max + 0.1 omega_max) + |g| dt^2 + 1 um (``gnorm`` |g|);
+    3. the plane-sphere contacts (``sa``, ``sb``: every managed pair) with
+       :func:`~mbplugin.hosts.detection.plane_sphere_contacts`; ``expect`` 0: none may be
+       found, 1: all of them (the store's rows);
+    4. the store's end test at the step start (:func:`_ends_rows`, law ``kid`` / ``mode``,
+       rows ``coef``); W's blocks I/m - [r]x I_w^-1 [r]x of the spheres (sides b) and n.W n,
+       the effective masses, u0 = vt - ddelta n; the free acceleration from ``qacc_smooth``;
+       the friction coefficients ``muk`` (K, 2) (of ``geom_friction`` / ``geom_priority``
+       with ``pair_mu``, else as given);
+    5. the groups (one a contact) integrated over dt (:func:`~.substep_compiled.group_start`,
+       ``pack``, ``integrate_groups``, ``unpack``; carried first steps ``h0`` and solvers
+       ``m0``), the end test at the end state;
+    6. the impulse-equivalent forces P / dt added to ``xfrc`` (``user_xfrc`` gets its values
+       first; ``forced`` the rows pushed).
+
+    Returns (outcome, pos, quat, vel, omega, a_free, impulse, loaded, hg, mg, counters,
+    margin, ddelta1, vt1, force): HANDOVER where a condition of the lean case fails (nothing
+    outside the work arrays changed)."""
+    pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
+                                      iquat_unit)
+    k = sa.shape[0]
+    z3 = np.zeros((0, 3))
+    zi = np.zeros(0, dtype=np.int64)
+    bad = (HANDOVER, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_), np.zeros(0), zi,
+           zi, 0.0, np.zeros(0), z3, z3)
+    if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
+        return bad
+    vmax = _max_norm_rows(vel)
+    wr = _max_norm_rows(om)
+    margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * gnorm + 1e-6
+    if not (np.isfinite(margin) and margin >= 0.0):
+        return bad
+    n = pos.shape[0]
+    rot = np.empty((n + 1, 3, 3))
+    ck.quat_matrices(quat, rot[:n])
+    for i in range(3):
+        for j in range(3):
+            rot[n, i, j] = 1.0 if i == j else 0.0
+    inv_i_w = np.empty((n + 1, 3, 3))
+    ck.world_inverse_inertia_ext(rot, inv_inertia, fixed, inv_i_w)
+    found = plane_sphere_contacts(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos,
+                                  quat, vel, om, inv_m_ext, inv_i_w, margin, idx, point,
+                                  normal, delta, ddelta, vt, m_eff, ra, rb)
+    if expect == 0:
+        if found:
+            return bad
+        return (NO_CONTACT, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_),
+                np.zeros(0), zi, zi, margin, np.zeros(0), z3, z3)
+    if found != k or _ends_rows(kid, mode, delta, ddelta, coef, ends):
+        return bad
+    # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
+    _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
+    for e in range(k):
+        blocks[e] -= np.dot(np.dot(sk[e], inv_i_w[b[e]]), sk[e])
+    _block_normal_diagonal(blocks, normal, wnn)
+    for i in range(k):
+        m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
+        d[i] = delta[i]
+        for c in range(3):
+            u[i, c] = vt[i, c] - ddelta[i] * normal[i, c]
+    a_free = _k.free_point_acceleration(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b,
+                                        point)
+    if pair_mu:
+        mu = _k.pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority)
+        for i in range(k):
+            muk[i, 0] = mu[i]
+            muk[i, 1] = mu[i]
+    tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
+                                                               m0)
+    yptr, Y, GF, GI = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
+                              coef, mem, muk, act, law, cand, kid_l, mode_l, nst_l, mem_l, d,
+                              u, s, 0, ode)
+    cm.integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
+                        counters, explicit, mg, EXPLICIT_TOL)
+    for g in range(k):
+        if status[g] != cm.DONE:
+            return bad
+    if not cm.unpack(order, gptr, yptr, GI, Y, d, u, s, 0, ode):
+        return bad
+    ddelta1, vt1 = cm.relative_at(u, normal)
+    if _ends_rows(kid, mode, d, ddelta1, coef, ends):
+        return bad
+    force = imp / dt
+    user_xfrc[:] = xfrc
+    forced[:] = False
+    _k.add_forces(xfrc, xipos, body, static, a, b, point, force, forced)
+    return (CONTACTS, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin,
+            ddelta1, vt1, force)
+
+
+class LeanSpheres:
+    """The lean path of one :class:`~mbplugin.mujoco.MujocoContacts` (module docstring); made
+    by :meth:`of` once the general path has detected its pairs, None where the scene is not
+    the lean case."""
+
+    def __init__(self, contacts: Any, det: Any) -> None:
+        from mbplugin.mujoco.backend import MujocoStepInfo
+
+        self.c = contacts
+        self.info_cls = MujocoStepInfo
+        loop, host = contacts.loop, contacts.host
+        self.loop, self.host, self.store, self.integ = loop, host, loop.store, loop.integrator
+        m = contacts.mj_model
+        a, b, key, law, k_hertz, r_eff = det._const
+        self.a, self.b, self.keys = (np.ascontiguousarray(x) for x in (a, b, key))
+        self.const = (law, k_hertz, r_eff)
+        self.sides = np.stack([self.a, self.b], axis=1)
+        k = len(key)
+        self.k = k
+        arr = loop.model.arrays
+        self.det = (det.sa, det.sb, arr.body, arr.lpos, arr.lrot, arr.plane_n, arr.plane_p,
+                    arr.radius)
+        fr = host.free_rows
+        self.rows = (host.body, host.root, host.iquat, host._iquat_unit, fr.fbody, host.free,
+                     fr.vadr, host._static, loop._mass1, loop.inv_inertia, loop._fixed)
+        fixed = loop._fixed
+        self.inv_m_ext = np.zeros(len(fixed) + 1)
+        self.inv_m_ext[:-1][~fixed] = 1.0 / loop._mass1[~fixed]
+        self.pair_mu = loop.friction_mode not in ("given", "none")
+        f = self.integ.friction
+        f = f if (f is not None and f.active) else None
+        self.fr = np.zeros(cm.FR_LEN)
+        self.muk = np.zeros((k, 2))
+        if f is not None:
+            self.fr[:7] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
+                           float(f.regularisation == "linear"))
+            self.muk[:, 0], self.muk[:, 1] = f.mu, f.static
+        # the groups' layout of a block-diagonal W: every contact a group of its own
+        lay = GroupedContactSpace.__new__(GroupedContactSpace)
+        lay.k, lay.W = k, block_diagonal_w(k, np.zeros((k, 3, 3)))
+        lay._groups(4 + NODE_MAX)
+        self.order, self.gptr, self.goff, self.widx = lay.order, lay.gptr, lay.goff, lay.widx
+        self.ids = (key, loop.model.n_shapes, contacts.geoms, m.geom_friction, m.geom_priority)
+        self.act = np.ones(k, dtype=np.bool_)
+        self.cand = np.zeros(k, dtype=np.int64)
+        self.work = (np.empty(k, dtype=np.int64), *(np.empty((k, 3)) for _ in range(2)),
+                     np.empty(k), np.empty(k), np.empty((k, 3)), np.empty(k),
+                     *(np.empty((k, 3)) for _ in range(2)))
+        self.user_xfrc = np.empty_like(contacts.mj_data.xfrc_applied)
+        self._g: tuple[bytes, np.ndarray, float] | None = None
+        self._keys_ok: Any = None
+        self._h_ok: Any = None
+        geoms, bodies = _k.contact_ids(key, loop.model.n_shapes, contacts.geoms, contacts.rows,
+                                       self.sides)
+        self.geoms_of, self.bodies_of = geoms, bodies
+
+    @classmethod
+    def of(cls, contacts: Any) -> LeanSpheres | bool:
+        """The lean path of ``contacts``; False where there is none: its managed pairs are not
+        all plane (static) - free sphere pairs of distinct spheres, its law not one stateless
+        compiled law, its options not the compiled sub-stepper without ``stick``; True: not
+        known yet (the pairs' constant fields come with the general path's first detection)."""
+        loop = contacts.loop
+        det = loop._plane_spheres
+        if (det is None or loop.solver != "compiled"
+                or loop.stick is not None or loop.store._fast_law() is None
+                or loop.any_art or len(loop.store.laws) != 1):
+            return False
+        if det._const is None:
+            return True
+        a, b = det._const[0], det._const[1]
+        kind = loop.kind
+        if (not len(b) or len(np.unique(b)) != len(b) or np.any(b < 0)
+                or np.any(kind[b] != FREE) or np.any((a >= 0) & (kind[a] != STATIC))):
+            return False
+        return cls(contacts, det)
+
+    def _expect(self) -> int:
+        """1: the store's rows are every pair and the integrator carries each one's step; 0:
+        no row; -1: neither (the general path)."""
+        store = self.store
+        if len(store.latched_keys):
+            return -1
+        if not len(store):
+            return 0
+        if store.keys is not self._keys_ok:
+            if not np.array_equal(store.keys, self.keys):
+                return -1
+            self._keys_ok = store.keys
+        h = self.integ._h_of
+        if h is None:
+            return -1
+        if h is not self._h_ok:
+            if not np.array_equal(h[0], self.keys):
+                return -1
+            self._h_ok = h
+        return 1
+
+    def gravity(self) -> tuple[np.ndarray, float]:
+        """MuJoCo's gravity (3,) m/s^2 and its norm (as ``np.linalg.norm``), kept while the
+        same."""
+        g = self.c.gravity()
+        raw = g.tobytes()
+        if self._g is None or self._g[0] != raw:
+            self._g = (raw, g, float(np.linalg.norm(g)))
+        return self._g[1], self._g[2]
+
+    def step(self) -> tuple[Any, bool]:
+        """One host step by the lean path: (the step's info, True), or (None, whether
+        ``mj_step1`` ran: the general path continues from there)."""
+        expect = self._expect()
+        if expect < 0:
+            return None, False
+        c, loop, host, store, integ = self.c, self.loop, self.host, self.store, self.integ
+        mj, m, d = c.mj, c.mj_model, c.mj_data
+        mj.mj_step1(m, d)
+        if d.nefc or d.ncon:
+            return None, True
+        mj.mj_fwdActuation(m, d)
+        mj.mj_fwdAcceleration(m, d)
+        dt = float(m.opt.timestep)
+        g, gnorm = self.gravity()
+        wall = time.perf_counter()
+        kid_l, mode_l, nst_l, mem_l = _law_tables(store.laws)
+        fast = store._fast_law()
+        if expect:
+            h_of = integ._h_of
+            h0, m0 = h_of[1], h_of[2]
+        else:
+            h0, m0 = np.zeros(0), np.zeros(0, dtype=np.int64)
+        idx, point, normal, delta, ddelta, vt, m_eff, ra, rb = self.work
+        k = self.k
+        blocks, sk, wnn = np.empty((k, 3, 3)), np.empty((k, 3, 3)), np.empty(k)
+        dd, u, s = np.empty(k), np.empty((k, 3)), np.zeros((k, 3))
+        ode = store.ode.copy()
+        ends = np.empty(k, dtype=np.bool_)
+        forced = np.zeros(len(c.rows), dtype=np.bool_)
+        muk = self.muk.copy() if self.pair_mu else self.muk
+        (out, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin, ddelta1, vt1,
+         force) = lean_core(
+            d.xipos, d.xquat, d.cvel, d.subtree_com, d.qacc_smooth, d.xmat, d.xpos,
+            d.xfrc_applied, self.user_xfrc, m.geom_friction, m.geom_priority, *self.rows,
+            self.inv_m_ext, *self.det, self.a, self.b, self.keys, self.ids[1], self.ids[2],
+            self.pair_mu, muk, dt, gnorm, float(integ.rtol), integ.solver == "compiled",
+            fast[0], fast[1],
+            store.coef, store.mem, store.law, ode, self.order, self.gptr, self.goff, self.widx,
+            self.fr, kid_l, mode_l, nst_l, mem_l, self.act, self.cand, h0, m0, expect, idx,
+            point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, sk, wnn, dd, u, s, ends,
+            forced)
+        if out == HANDOVER:
+            return None, True
+        loop.margin = 2.0 * margin
+        loop.pending = None
+        integ.pending = None
+        loop.forced[:] = False
+        if out == NO_CONTACT:
+            store._close(_empty_events(), [])
+            integ.forget_warm()
+            empty = ContactBatch.empty()
+            loop.last = loop.make_info(0, SubstepStats(), np.zeros(0), empty.key,
+                                       np.zeros((0, 2), dtype=np.int64), np.zeros(0),
+                                       np.zeros(0))
+            host._qpos0[:] = d.qpos
+            mj.mj_step2(m, d)
+            if c.exact_flight and len(host.free):
+                host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
+            c.last = c._info(loop.last)
+            return c.last, True
+        # the store's two bookings (start and end: same rows, no event) and the carries
+        store._close(_empty_events(), [])
+        store._delta_last, store._ddelta_last = dd.copy(), ddelta1.copy()
+        store._close(_empty_events(), [])
+        stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
+                             time.perf_counter() - wall, int(counters[3]))
+        integ._warm = None
+        integ._h, integ._keys = float(hg.min()), store.keys.copy()
+        integ._p_of = None
+        integ._h_of = (self.keys.copy(), hg, mg)
+        self._h_ok = integ._h_of
+        un = np.einsum("ki,ki->k", u, normal)
+        info = loop.make_info(k, stats, np.einsum("ki,ki->k", force, normal), self.keys.copy(),
+                              self.sides.copy(), dd.copy(), norm_rows(u - un[:, None] * normal))
+        loop.last = info
+        host._qpos0[:] = d.qpos
+        try:
+            mj.mj_step2(m, d)
+        finally:
+            d.xfrc_applied[:] = self.user_xfrc
+        if c.correct_positions and not _predicted_blocks(
+                blocks.ravel(), imp, vt, ddelta, normal, delta, dd, a_free, self.a, self.b, ra,
+                rb, om, dt, MOVE_MIN):
+            batch = ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
+                                 normal.copy(), delta.copy(), ddelta.copy(), vt.copy(),
+                                 m_eff.copy(), self.const[2].copy(), ra.copy(), rb.copy(),
+                                 self.const[0].copy(), self.const[1].copy())
+            W = block_diagonal_w(k, blocks)
+            res = StepResult(imp, dd, u, loaded, stats, float(hg.min()), hg, mg)
+            loop.pending = (batch, W, res, a_free, wnn)
+            bodies = BodyState(pos, quat, vel, om, loop._mass1, loop.inv_inertia, loop._fixed)
+            end = host.end_poses(bodies)
+            dx, dth = loop.correction(loop.end_overlaps(end), end)
+            forced[host.free_rows.move(dx, dth, end)] = True
+        if c.exact_flight and len(host.free):
+            keep = ~forced[host.free]
+            if keep.any():
+                host.free_rows.flight(keep, g, dt)
+        c.last = self.info_cls(k, stats, info.normal_force, info.keys, info.sides, info.delta,
+                                info.slip, self.bodies_of.copy(), self.geoms_of.copy())
+        return c.last, True
