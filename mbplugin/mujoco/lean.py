@@ -43,6 +43,7 @@ from mbplugin.hosts.arrays import _max_norm_rows, norm_rows
 from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks
 from mbplugin.hosts.detection import plane_sphere_contacts
 from mbplugin.hosts.protocol import FREE, STATIC
+from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.mujoco import kernels as _k
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
@@ -55,7 +56,6 @@ from mbplugin.pipeline.substep import (
     SubstepStats,
     _law_tables,
 )
-from mbplugin.laws.kernels import NODE_MAX
 
 #: :func:`lean_core`'s outcomes: the step's contacts integrated and their forces added to
 #: ``xfrc_applied``; no contact (a free flight); the general path takes the step
@@ -215,6 +215,8 @@ class LeanSpheres:
                      *(np.empty((k, 3)) for _ in range(2)))
         self.user_xfrc = np.empty_like(contacts.mj_data.xfrc_applied)
         self._g: tuple[bytes, np.ndarray, float] | None = None
+        #: host steps taken by the lean path
+        self.steps = 0
         self._keys_ok: Any = None
         self._h_ok: Any = None
         geoms, bodies = _k.contact_ids(key, loop.model.n_shapes, contacts.geoms, contacts.rows,
@@ -303,7 +305,7 @@ class LeanSpheres:
         ends = np.empty(k, dtype=np.bool_)
         forced = np.zeros(len(c.rows), dtype=np.bool_)
         muk = self.muk.copy() if self.pair_mu else self.muk
-        (out, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin, ddelta1, vt1,
+        (out, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin, ddelta1, _vt1,
          force) = lean_core(
             d.xipos, d.xquat, d.cvel, d.subtree_com, d.qacc_smooth, d.xmat, d.xpos,
             d.xfrc_applied, self.user_xfrc, m.geom_friction, m.geom_priority, *self.rows,
@@ -332,6 +334,7 @@ class LeanSpheres:
             if c.exact_flight and len(host.free):
                 host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
             c.last = c._info(loop.last)
+            self.steps += 1
             return c.last, True
         # the store's two bookings (start and end: same rows, no event) and the carries
         store._close(_empty_events(), [])
@@ -373,4 +376,5 @@ class LeanSpheres:
                 host.free_rows.flight(keep, g, dt)
         c.last = self.info_cls(k, stats, info.normal_force, info.keys, info.sides, info.delta,
                                 info.slip, self.bodies_of.copy(), self.geoms_of.copy())
+        self.steps += 1
         return c.last, True

@@ -1,0 +1,72 @@
+"""The MuJoCo backend's lean path (:mod:`mbplugin.mujoco.lean`: the common step of free
+spheres on a plane in one compiled call) against outside references.
+
+* Balls of masses (N - i) m resting on the floor, placed at their static Hertz overlaps
+  (F = k d^1.5, d = ((N - i) m g / k)^(2/3)): the lean path takes the steps and every step's
+  contact forces are the weights (N - i) m g within 1 %, the overlaps Hertz's within 1 %, the
+  balls stay put (< 1 um over 0.5 s).
+* A ball dropped onto the floor bounces the same on the lean path as on the general path (the
+  lean path off): every bounce's times, speeds and c_r, and every step's qpos, within 1e-12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mujoco_world import balls_xml, body_z, world
+
+from mbplugin.mujoco import MujocoContacts
+from mbplugin.mujoco.lean import LeanSpheres
+
+G = 9.81
+
+
+def _lean_steps(contacts: MujocoContacts) -> int:
+    lean = contacts._lean
+    return lean.steps if isinstance(lean, LeanSpheres) else 0
+
+
+def test_lean_balls_rest_at_the_static_hertz_overlaps() -> None:
+    N, R, M, K = 5, 0.01, 0.05, 1e5
+    d_static = [((N - i) * M * G / K) ** (2 / 3) for i in range(N)]  # Hertz: F = k d^1.5
+    balls = [(f"b{i}", R, (N - i) * M, (0.05 * i, 0.0, R - d_static[i])) for i in range(N)]
+    m, d = world(balls_xml(balls))
+    contacts = MujocoContacts(m, d, manage=["floor"],
+                              law={"name": "hunt_crossley", "cr": 0.3, "k": K})
+    z0 = np.array([body_z(m, d, f"b{i}") for i in range(N)])
+    steps = 250  # 0.5 s
+    for _ in range(steps):
+        info = contacts.step()
+        assert info.contacts == N
+        order = np.argsort(info.bodies[:, 1])  # ball b{i} is body i + 1
+        assert info.normal_force[order] == pytest.approx([(N - i) * M * G for i in range(N)],
+                                                         rel=0.01)
+        assert info.delta[order] == pytest.approx(d_static, rel=0.01)
+    assert _lean_steps(contacts) >= steps - 2  # the first step books the onsets
+    z1 = np.array([body_z(m, d, f"b{i}") for i in range(N)])
+    assert np.max(np.abs(z1 - z0)) < 1e-6
+
+
+def _drop(lean: bool) -> tuple[MujocoContacts, np.ndarray]:
+    R, M, h = 0.01, 0.05, 0.05
+    m, d = world(balls_xml([("ball", R, M, (0.0, 0.0, R + h))]))
+    contacts = MujocoContacts(m, d, manage=["floor"],
+                              law={"name": "hunt_crossley", "cr": 0.6, "k": 1e5})
+    if not lean:
+        contacts._lean = False  # the general path for every step
+    qpos = []
+    for _ in range(400):  # 0.8 s: several bounces, then rest
+        contacts.step()
+        qpos.append(d.qpos.copy())
+    return contacts, np.array(qpos)
+
+
+def test_lean_and_general_paths_give_the_same_bounces() -> None:
+    lean, q_lean = _drop(True)
+    general, q_general = _drop(False)
+    assert _lean_steps(lean) > 200 and _lean_steps(general) == 0
+    a, b = lean.bounces(), general.bounces()
+    assert len(a) == len(b) >= 3
+    for f in ("t_in", "v_in", "t_out", "v_out", "cr"):
+        assert np.asarray(a[f]) == pytest.approx(np.asarray(b[f]), rel=1e-12, abs=0.0)
+    assert np.max(np.abs(q_lean - q_general)) <= 1e-12 * np.max(np.abs(q_general))
