@@ -26,7 +26,10 @@ kernels are :mod:`mbplugin.mujoco.kernels` (state, free acceleration, forces),
 (W's blocks; their triple product by ``np.dot`` per block: the BLAS product of NumPy's
 stacked ``matmul``, bit for bit), :mod:`mbplugin.pipeline.substep_compiled` (the groups'
 integration) and :mod:`mbplugin.pipeline.store_kernel` (the end test); no formula is written
-here. Units: SI (m, s, kg, N).
+here. MuJoCo's calls after ``mj_step1`` (``mj_fwdActuation``, ``mj_fwdAcceleration``,
+``mj_step2``) are made inside the compiled call through MuJoCo's C library
+(:mod:`mbplugin.mujoco.capi`), or through the bindings where that library cannot be used.
+Units: SI (m, s, kg, N).
 """
 
 from __future__ import annotations
@@ -39,11 +42,12 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact import kernels as ck
-from mbplugin.hosts.arrays import _max_norm_rows, norm_rows
+from mbplugin.hosts.arrays import _max_norm_rows
 from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks
 from mbplugin.hosts.detection import plane_sphere_contacts
 from mbplugin.hosts.protocol import FREE, STATIC
 from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.mujoco import capi
 from mbplugin.mujoco import kernels as _k
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
@@ -63,15 +67,18 @@ CONTACTS, NO_CONTACT, HANDOVER = 0, 1, 2
 
 
 @njit
-def lean_core(xipos, xquat, cvel, subtree_com, qacc_smooth, xmat, xpos, xfrc, user_xfrc,
-              geom_friction, geom_priority, body, root, iquat, iquat_unit, fbody, free, vadr,
-              static, mass1, inv_inertia, fixed, inv_m_ext, sa, sb, sbody, lpos, lrot, plane_n,
-              plane_p, radius, a, b, keys, n_shapes, geoms, pair_mu, muk, dt, gnorm, rtol,
-              explicit, kid, mode, coef, mem, law, ode, order, gptr, goff, widx, fr, kid_l,
-              mode_l, nst_l, mem_l, act, cand, h0, m0, expect, idx, point, normal, delta,
-              ddelta, vt, m_eff, ra, rb, blocks, sk, wnn, d, u, s, ends, forced):
-    """One host step of the lean case (module docstring) after ``mj_step1`` and
-    ``mj_fwdActuation`` + ``mj_fwdAcceleration`` (the general path's order and kernels):
+def lean_core(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, xipos, xquat, cvel,
+              subtree_com, qacc_smooth, xmat, xpos, xfrc, qpos, qpos0, user_xfrc, geom_friction,
+              geom_priority, body, root, iquat, iquat_unit, fbody, free, vadr, static, mass1,
+              inv_inertia, fixed, inv_m_ext, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius,
+              a, b, keys, n_shapes, geoms, pair_mu, rtol, explicit, kid, mode, order, gptr, goff,
+              widx, fr, kid_l, mode_l, nst_l, mem_l, move_min, point, normal, delta, ddelta, vt,
+              m_eff, ra, rb, blocks, wnn, d, u, forced, loop_forced, muk):
+    """One host step of the lean case (module docstring) after ``mj_step1`` (the general
+    path's order and kernels); ``fns`` the addresses of MuJoCo's C functions and the
+    ``mjModel*`` / ``mjData*`` (:func:`.capi.load`, then ``_address`` of each; empty: the
+    caller makes MuJoCo's calls through the bindings, and ``mj_fwdActuation`` +
+    ``mj_fwdAcceleration`` before this call):
 
     1. the rows' state (``xipos``, ``xquat``, ``cvel``, ``subtree_com`` of ``mjData``;
        :func:`.kernels.row_state`), checked as ``BodyState.validate`` checks it;
@@ -88,18 +95,24 @@ def lean_core(xipos, xquat, cvel, subtree_com, qacc_smooth, xmat, xpos, xfrc, us
        ``pack``, ``integrate_groups``, ``unpack``; carried first steps ``h0`` and solvers
        ``m0``), the end test at the end state;
     6. the impulse-equivalent forces P / dt added to ``xfrc`` (``user_xfrc`` gets its values
-       first; ``forced`` the rows pushed).
+       first; ``forced`` the rows pushed), whether the host's step needs no position
+       correction (:func:`~mbplugin.hosts.correction.overlap_predicted`'s block test, MOVE_MIN
+       ``move_min``), and with ``fns``: ``mj_step2`` and ``xfrc`` back to the user's.
 
     Returns (outcome, pos, quat, vel, omega, a_free, impulse, loaded, hg, mg, counters,
-    margin, ddelta1, vt1, force): HANDOVER where a condition of the lean case fails (nothing
-    outside the work arrays changed)."""
+    margin, ddelta1, normal force (K,) N, slip (K,) m/s, predicted, free rows not pushed):
+    HANDOVER where a condition of the lean case fails (nothing outside the work arrays
+    changed but the forward stages ``mj_step2`` computes again). The normal force n . P / dt
+    and the slip |u - (n . u) n| are :class:`~mbplugin.hosts.step.HostStep`'s, its
+    ``einsum("ki,ki->k")`` summed as NumPy 2 sums it, (x0 y0 + x2 y2) + x1 y1."""
     pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
                                       iquat_unit)
     k = sa.shape[0]
     z3 = np.zeros((0, 3))
+    z1 = np.zeros(0)
     zi = np.zeros(0, dtype=np.int64)
-    bad = (HANDOVER, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_), np.zeros(0), zi,
-           zi, 0.0, np.zeros(0), z3, z3)
+    bad = (HANDOVER, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_), z1, zi, zi, 0.0,
+           z1, z1, z1, False, 0)
     if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
         return bad
     vmax = _max_norm_rows(vel)
@@ -116,16 +129,24 @@ def lean_core(xipos, xquat, cvel, subtree_com, qacc_smooth, xmat, xpos, xfrc, us
     inv_i_w = np.empty((n + 1, 3, 3))
     ck.world_inverse_inertia_ext(rot, inv_inertia, fixed, inv_i_w)
     found = plane_sphere_contacts(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos,
-                                  quat, vel, om, inv_m_ext, inv_i_w, margin, idx, point,
-                                  normal, delta, ddelta, vt, m_eff, ra, rb)
+                                  quat, vel, om, inv_m_ext, inv_i_w, margin,
+                                  np.empty(k, dtype=np.int64), point, normal, delta, ddelta,
+                                  vt, m_eff, ra, rb)
+    c_api = fns.shape[0] > 0
     if expect == 0:
         if found:
             return bad
-        return (NO_CONTACT, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_),
-                np.zeros(0), zi, zi, margin, np.zeros(0), z3, z3)
+        loop_forced[:] = False
+        if c_api:
+            qpos0[:] = qpos
+            capi.call(fns[capi.STEP2], fns[-2], fns[-1])
+        return (NO_CONTACT, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_), z1, zi,
+                zi, margin, z1, z1, z1, True, free.shape[0])
+    ends = np.empty(k, dtype=np.bool_)
     if found != k or _ends_rows(kid, mode, delta, ddelta, coef, ends):
         return bad
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
+    sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
     for e in range(k):
         blocks[e] -= np.dot(np.dot(sk[e], inv_i_w[b[e]]), sk[e])
@@ -135,6 +156,9 @@ def lean_core(xipos, xquat, cvel, subtree_com, qacc_smooth, xmat, xpos, xfrc, us
         d[i] = delta[i]
         for c in range(3):
             u[i, c] = vt[i, c] - ddelta[i] * normal[i, c]
+    if c_api:
+        capi.call(fns[capi.FWD_ACTUATION], fns[-2], fns[-1])
+        capi.call(fns[capi.FWD_ACCELERATION], fns[-2], fns[-1])
     a_free = _k.free_point_acceleration(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b,
                                         point)
     if pair_mu:
@@ -142,11 +166,15 @@ def lean_core(xipos, xquat, cvel, subtree_com, qacc_smooth, xmat, xpos, xfrc, us
         for i in range(k):
             muk[i, 0] = mu[i]
             muk[i, 1] = mu[i]
+    ode = ode_src.copy()
+    s = np.zeros((k, 3))
     tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
                                                                m0)
+    # every contact a row of the store (active), none latched (no candidate)
     yptr, Y, GF, GI = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
-                              coef, mem, muk, act, law, cand, kid_l, mode_l, nst_l, mem_l, d,
-                              u, s, 0, ode)
+                              coef, mem, muk, np.ones(k, dtype=np.bool_), law,
+                              np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
+                              s, 0, ode)
     cm.integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
                         counters, explicit, mg, EXPLICIT_TOL)
     for g in range(k):
@@ -154,71 +182,110 @@ def lean_core(xipos, xquat, cvel, subtree_com, qacc_smooth, xmat, xpos, xfrc, us
             return bad
     if not cm.unpack(order, gptr, yptr, GI, Y, d, u, s, 0, ode):
         return bad
-    ddelta1, vt1 = cm.relative_at(u, normal)
+    ddelta1 = cm.relative_at(u, normal)[0]
     if _ends_rows(kid, mode, d, ddelta1, coef, ends):
         return bad
     force = imp / dt
+    fn, slip = np.empty(k), np.empty(k)
+    for i in range(k):
+        n0, n1, n2 = normal[i, 0], normal[i, 1], normal[i, 2]
+        fn[i] = (force[i, 0] * n0 + force[i, 2] * n2) + force[i, 1] * n1
+        un = (u[i, 0] * n0 + u[i, 2] * n2) + u[i, 1] * n1
+        x, y, z = u[i, 0] - un * n0, u[i, 1] - un * n1, u[i, 2] - un * n2
+        slip[i] = np.sqrt(x * x + y * y + z * z)
+    predicted = _predicted_blocks(blocks.ravel(), imp, vt, ddelta, normal, delta, d, a_free, a,
+                                  b, ra, rb, om, dt, move_min)
     user_xfrc[:] = xfrc
     forced[:] = False
+    loop_forced[:] = False
     _k.add_forces(xfrc, xipos, body, static, a, b, point, force, forced)
+    flying = 0
+    for j in range(free.shape[0]):
+        if not forced[free[j]]:
+            flying += 1
+    if c_api:
+        qpos0[:] = qpos
+        capi.call(fns[capi.STEP2], fns[-2], fns[-1])
+        xfrc[:] = user_xfrc
     return (CONTACTS, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin,
-            ddelta1, vt1, force)
+            ddelta1, fn, slip, predicted, flying)
 
 
 class LeanSpheres:
     """The lean path of one :class:`~mbplugin.mujoco.MujocoContacts` (module docstring); made
-    by :meth:`of` once the general path has detected its pairs, None where the scene is not
-    the lean case."""
+    by :meth:`of` once the general path has detected its pairs. ``c_api``: MuJoCo's calls
+    after ``mj_step1`` through its C library where :func:`.capi.load` finds it (False: the
+    bindings)."""
 
-    def __init__(self, contacts: Any, det: Any) -> None:
+    def __init__(self, contacts: Any, det: Any, c_api: bool = True) -> None:
         from mbplugin.mujoco.backend import MujocoStepInfo
 
         self.c = contacts
         self.info_cls = MujocoStepInfo
         loop, host = contacts.loop, contacts.host
         self.loop, self.host, self.store, self.integ = loop, host, loop.store, loop.integrator
-        m = contacts.mj_model
+        mj, m, d = contacts.mj, contacts.mj_model, contacts.mj_data
         a, b, key, law, k_hertz, r_eff = det._const
-        self.a, self.b, self.keys = (np.ascontiguousarray(x) for x in (a, b, key))
+        self.a, self.b, self.keys = (np.array(x) for x in (a, b, key))
+        self.keys.flags.writeable = False  # (shared with the integrator's carries)
         self.const = (law, k_hertz, r_eff)
         self.sides = np.stack([self.a, self.b], axis=1)
-        k = len(key)
-        self.k = k
+        k = self.k = len(key)
         arr = loop.model.arrays
-        self.det = (det.sa, det.sb, arr.body, arr.lpos, arr.lrot, arr.plane_n, arr.plane_p,
-                    arr.radius)
-        fr = host.free_rows
-        self.rows = (host.body, host.root, host.iquat, host._iquat_unit, fr.fbody, host.free,
-                     fr.vadr, host._static, loop._mass1, loop.inv_inertia, loop._fixed)
+        fr_rows = host.free_rows
         fixed = loop._fixed
-        self.inv_m_ext = np.zeros(len(fixed) + 1)
-        self.inv_m_ext[:-1][~fixed] = 1.0 / loop._mass1[~fixed]
+        inv_m_ext = np.zeros(len(fixed) + 1)
+        inv_m_ext[:-1][~fixed] = 1.0 / loop._mass1[~fixed]
         self.pair_mu = loop.friction_mode not in ("given", "none")
         f = self.integ.friction
         f = f if (f is not None and f.active) else None
-        self.fr = np.zeros(cm.FR_LEN)
-        self.muk = np.zeros((k, 2))
+        fr = np.zeros(cm.FR_LEN)
+        muk = np.zeros((k, 2))
         if f is not None:
-            self.fr[:7] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
-                           float(f.regularisation == "linear"))
-            self.muk[:, 0], self.muk[:, 1] = f.mu, f.static
+            fr[:7] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
+                      float(f.regularisation == "linear"))
+            muk[:, 0], muk[:, 1] = f.mu, f.static
         # the groups' layout of a block-diagonal W: every contact a group of its own
         lay = GroupedContactSpace.__new__(GroupedContactSpace)
         lay.k, lay.W = k, block_diagonal_w(k, np.zeros((k, 3, 3)))
         lay._groups(4 + NODE_MAX)
-        self.order, self.gptr, self.goff, self.widx = lay.order, lay.gptr, lay.goff, lay.widx
-        self.ids = (key, loop.model.n_shapes, contacts.geoms, m.geom_friction, m.geom_priority)
-        self.act = np.ones(k, dtype=np.bool_)
-        self.cand = np.zeros(k, dtype=np.int64)
-        self.work = (np.empty(k, dtype=np.int64), *(np.empty((k, 3)) for _ in range(2)),
-                     np.empty(k), np.empty(k), np.empty((k, 3)), np.empty(k),
-                     *(np.empty((k, 3)) for _ in range(2)))
-        self.user_xfrc = np.empty_like(contacts.mj_data.xfrc_applied)
+        fns = capi.load(mj) if c_api else None
+        #: MuJoCo's C functions (:func:`.capi.load`), None: the bindings
+        self.fns = fns
+        self.user_xfrc = np.empty_like(d.xfrc_applied)
+        # (the work arrays: the step's detection, W, state and flags)
+        # (point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, d, u, forced,
+        # loop.forced, muk)
+        self.work = (*(np.empty((k, 3)) for _ in range(2)), np.empty(k), np.empty(k),
+                     np.empty((k, 3)), np.empty(k), *(np.empty((k, 3)) for _ in range(2)),
+                     np.empty((k, 3, 3)), np.empty(k), np.empty(k), np.empty((k, 3)),
+                     np.zeros(len(fixed), dtype=np.bool_), loop.forced, muk)
+        # mjData's and mjModel's arrays (views of their buffers, bound once), the rows, the
+        # pairs, the options and the groups' layout
+        self.fixed_args = (
+            d.xipos, d.xquat, d.cvel, d.subtree_com, d.qacc_smooth, d.xmat, d.xpos,
+            d.xfrc_applied, d.qpos, host._qpos0, self.user_xfrc, m.geom_friction,
+            m.geom_priority, host.body, host.root, host.iquat, host._iquat_unit,
+            fr_rows.fbody, host.free, fr_rows.vadr, host._static, loop._mass1,
+            loop.inv_inertia, fixed, inv_m_ext, det.sa, det.sb, arr.body, arr.lpos, arr.lrot,
+            arr.plane_n, arr.plane_p, arr.radius, self.a, self.b, self.keys,
+            loop.model.n_shapes, contacts.geoms, self.pair_mu)
+        # the solver, the law (a store's laws never change) and the groups' layout
+        fast = loop.store._fast_law()
+        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", fast[0],
+                       fast[1], lay.order, lay.gptr, lay.goff, lay.widx, fr,
+                       *_law_tables(loop.store.laws), MOVE_MIN)
+        # the C functions, then the model's and the data's addresses
+        self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
+                     np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
+        self._opt = m.opt
+        self._none = _empty_events()
         self._g: tuple[bytes, np.ndarray, float] | None = None
-        #: host steps taken by the lean path
-        self.steps = 0
         self._keys_ok: Any = None
         self._h_ok: Any = None
+        self._none_h, self._none_m = np.zeros(0), np.zeros(0, dtype=np.int64)
+        #: host steps taken by the lean path
+        self.steps = 0
         geoms, bodies = _k.contact_ids(key, loop.model.n_shapes, contacts.geoms, contacts.rows,
                                        self.sides)
         self.geoms_of, self.bodies_of = geoms, bodies
@@ -266,11 +333,13 @@ class LeanSpheres:
         return 1
 
     def gravity(self) -> tuple[np.ndarray, float]:
-        """MuJoCo's gravity (3,) m/s^2 and its norm (as ``np.linalg.norm``), kept while the
-        same."""
-        g = self.c.gravity()
-        raw = g.tobytes()
+        """MuJoCo's gravity (3,) m/s^2 (:meth:`MujocoContacts.gravity
+        <mbplugin.mujoco.MujocoContacts.gravity>`) and its norm (as ``np.linalg.norm``), kept
+        while the option's bytes and flags are the same."""
+        opt = self._opt
+        raw = (opt.disableflags, opt.gravity.tobytes())
         if self._g is None or self._g[0] != raw:
+            g = self.c.gravity()
             self._g = (raw, g, float(np.linalg.norm(g)))
         return self._g[1], self._g[2]
 
@@ -285,96 +354,79 @@ class LeanSpheres:
         mj.mj_step1(m, d)
         if d.nefc or d.ncon:
             return None, True
-        mj.mj_fwdActuation(m, d)
-        mj.mj_fwdAcceleration(m, d)
-        dt = float(m.opt.timestep)
+        c_api = self.fns is not None
+        if not c_api:
+            mj.mj_fwdActuation(m, d)
+            mj.mj_fwdAcceleration(m, d)
+        dt = float(self._opt.timestep)
         g, gnorm = self.gravity()
         wall = time.perf_counter()
-        kid_l, mode_l, nst_l, mem_l = _law_tables(store.laws)
-        fast = store._fast_law()
-        if expect:
-            h_of = integ._h_of
-            h0, m0 = h_of[1], h_of[2]
-        else:
-            h0, m0 = np.zeros(0), np.zeros(0, dtype=np.int64)
-        idx, point, normal, delta, ddelta, vt, m_eff, ra, rb = self.work
-        k = self.k
-        blocks, sk, wnn = np.empty((k, 3, 3)), np.empty((k, 3, 3)), np.empty(k)
-        dd, u, s = np.empty(k), np.empty((k, 3)), np.zeros((k, 3))
-        ode = store.ode.copy()
-        ends = np.empty(k, dtype=np.bool_)
-        forced = np.zeros(len(c.rows), dtype=np.bool_)
-        muk = self.muk.copy() if self.pair_mu else self.muk
-        (out, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin, ddelta1, _vt1,
-         force) = lean_core(
-            d.xipos, d.xquat, d.cvel, d.subtree_com, d.qacc_smooth, d.xmat, d.xpos,
-            d.xfrc_applied, self.user_xfrc, m.geom_friction, m.geom_priority, *self.rows,
-            self.inv_m_ext, *self.det, self.a, self.b, self.keys, self.ids[1], self.ids[2],
-            self.pair_mu, muk, dt, gnorm, float(integ.rtol), integ.solver == "compiled",
-            fast[0], fast[1],
-            store.coef, store.mem, store.law, ode, self.order, self.gptr, self.goff, self.widx,
-            self.fr, kid_l, mode_l, nst_l, mem_l, self.act, self.cand, h0, m0, expect, idx,
-            point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, sk, wnn, dd, u, s, ends,
-            forced)
+        h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
+        (out, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin, ddelta1, fn,
+         slip, predicted, flying) = lean_core(
+            self._fns, expect, dt, gnorm, h0, m0, store.coef, store.mem, store.law, store.ode,
+            *self.fixed_args, *self.solver, *self.work)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
         loop.pending = None
         integ.pending = None
-        loop.forced[:] = False
+        self.steps += 1
         if out == NO_CONTACT:
-            store._close(_empty_events(), [])
+            store.last_onsets = store.last_separations = self._none  # (_close: no event)
+            store._seq += 1
             integ.forget_warm()
             empty = ContactBatch.empty()
             loop.last = loop.make_info(0, SubstepStats(), np.zeros(0), empty.key,
                                        np.zeros((0, 2), dtype=np.int64), np.zeros(0),
                                        np.zeros(0))
-            host._qpos0[:] = d.qpos
-            mj.mj_step2(m, d)
+            if not c_api:
+                host._qpos0[:] = d.qpos
+                mj.mj_step2(m, d)
             if c.exact_flight and len(host.free):
                 host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
             c.last = c._info(loop.last)
-            self.steps += 1
             return c.last, True
-        # the store's two bookings (start and end: same rows, no event) and the carries
-        store._close(_empty_events(), [])
-        store._delta_last, store._ddelta_last = dd.copy(), ddelta1.copy()
-        store._close(_empty_events(), [])
+        point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, dd, u, forced = \
+            self.work[:13]
+        k = self.k
+        # the store's two bookings (start and end: the same rows, no event: ContactStore._close
+        # of no onset and no separation, twice; the last overlaps and rates the end's), the
+        # integrator's carries (ContactIntegrator.integrate's)
+        store.last_onsets = store.last_separations = self._none
+        store._seq += 2
+        store._delta_last, store._ddelta_last = dd.copy(), ddelta1
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
         integ._warm = None
-        integ._h, integ._keys = float(hg.min()), store.keys.copy()
+        h_min = float(hg.min())
+        integ._h, integ._keys = h_min, self.keys
         integ._p_of = None
-        integ._h_of = (self.keys.copy(), hg, mg)
-        self._h_ok = integ._h_of
-        un = np.einsum("ki,ki->k", u, normal)
-        info = loop.make_info(k, stats, np.einsum("ki,ki->k", force, normal), self.keys.copy(),
-                              self.sides.copy(), dd.copy(), norm_rows(u - un[:, None] * normal))
+        integ._h_of = self._h_ok = (self.keys, hg, mg)
+        info = loop.make_info(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip)
         loop.last = info
-        host._qpos0[:] = d.qpos
-        try:
-            mj.mj_step2(m, d)
-        finally:
-            d.xfrc_applied[:] = self.user_xfrc
-        if c.correct_positions and not _predicted_blocks(
-                blocks.ravel(), imp, vt, ddelta, normal, delta, dd, a_free, self.a, self.b, ra,
-                rb, om, dt, MOVE_MIN):
+        if not c_api:
+            host._qpos0[:] = d.qpos
+            try:
+                mj.mj_step2(m, d)
+            finally:
+                d.xfrc_applied[:] = self.user_xfrc
+        if c.correct_positions and not predicted:
+            law, k_hertz, r_eff = self.const
             batch = ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
                                  normal.copy(), delta.copy(), ddelta.copy(), vt.copy(),
-                                 m_eff.copy(), self.const[2].copy(), ra.copy(), rb.copy(),
-                                 self.const[0].copy(), self.const[1].copy())
-            W = block_diagonal_w(k, blocks)
-            res = StepResult(imp, dd, u, loaded, stats, float(hg.min()), hg, mg)
-            loop.pending = (batch, W, res, a_free, wnn)
+                                 m_eff.copy(), r_eff.copy(), ra.copy(), rb.copy(),
+                                 law.copy(), k_hertz.copy())
+            W = block_diagonal_w(k, blocks.copy())
+            res = StepResult(imp, dd.copy(), u.copy(), loaded, stats, h_min, hg, mg)
+            loop.pending = (batch, W, res, a_free, wnn.copy())
             bodies = BodyState(pos, quat, vel, om, loop._mass1, loop.inv_inertia, loop._fixed)
             end = host.end_poses(bodies)
             dx, dth = loop.correction(loop.end_overlaps(end), end)
             forced[host.free_rows.move(dx, dth, end)] = True
-        if c.exact_flight and len(host.free):
-            keep = ~forced[host.free]
-            if keep.any():
-                host.free_rows.flight(keep, g, dt)
+            flying = int(np.count_nonzero(~forced[host.free]))
+        if c.exact_flight and flying:
+            host.free_rows.flight(~forced[host.free], g, dt)
         c.last = self.info_cls(k, stats, info.normal_force, info.keys, info.sides, info.delta,
-                                info.slip, self.bodies_of.copy(), self.geoms_of.copy())
-        self.steps += 1
+                               info.slip, self.bodies_of.copy(), self.geoms_of.copy())
         return c.last, True
