@@ -1,5 +1,5 @@
 """MuJoCo's C functions called from compiled code: the lean path
-(:mod:`mbplugin.mujoco.lean`) makes its step's MuJoCo calls inside its one compiled call
+(:mod:`mbplugin.mujoco.lean`) makes its step's MuJoCo calls inside its compiled calls
 instead of through the Python bindings.
 
 The ``mujoco`` package ships its C library next to ``mujoco/__init__.py`` (``libmujoco.so.*``,

@@ -1,4 +1,4 @@
-"""The common host step of free spheres on a plane in one compiled call: the lean path of
+"""The common host step of free spheres on a plane in compiled code: the lean path of
 :meth:`MujocoContacts.step <mbplugin.mujoco.MujocoContacts.step>`.
 
 A host step of the general path (:meth:`MujocoContacts.step`, :class:`~mbplugin.hosts.ContactLoop`,
@@ -6,7 +6,8 @@ A host step of the general path (:meth:`MujocoContacts.step`, :class:`~mbplugin.
 ``mj_step2``: the rows' state, detection, the store's booking at the step start, W, the
 free acceleration, the sub-stepper's set-up, its compiled integration, the booking at the step
 end, the forces. For the case most steps of a scene of balls on the ground are in, these are
-done here by :func:`lean_core` in one compiled call of the same kernels in the same order:
+done here by two compiled calls (:func:`lean_start`, :func:`lean_finish`) around the
+sub-stepper's own compiled integration, the same kernels in the same order:
 
 * every managed pair a plane (static) and a free sphere, no sphere in two pairs (W block
   diagonal, :func:`mbplugin.hosts.wmatrix.free_rows_delassus`' ``side_blocks`` case), one
@@ -61,58 +62,54 @@ from mbplugin.pipeline.substep import (
     _law_tables,
 )
 
-#: :func:`lean_core`'s outcomes: the step's contacts integrated and their forces added to
-#: ``xfrc_applied``; no contact (a free flight); the general path takes the step
+#: :func:`lean_start`'s and :func:`lean_finish`'s outcomes: the step's contacts integrated and
+#: their forces added to ``xfrc_applied``; no contact (a free flight); the general path takes
+#: the step
 CONTACTS, NO_CONTACT, HANDOVER = 0, 1, 2
 
 
 @njit
-def lean_core(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, xipos, xquat, cvel,
-              subtree_com, qacc_smooth, xmat, xpos, xfrc, qpos, qpos0, user_xfrc, geom_friction,
-              geom_priority, body, root, iquat, iquat_unit, fbody, free, vadr, static, mass1,
-              inv_inertia, fixed, inv_m_ext, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius,
-              a, b, keys, n_shapes, geoms, pair_mu, rtol, explicit, kid, mode, order, gptr, goff,
-              widx, fr, kid_l, mode_l, nst_l, mem_l, move_min, point, normal, delta, ddelta, vt,
-              m_eff, ra, rb, blocks, wnn, d, u, forced, loop_forced, muk):
-    """One host step of the lean case (module docstring) after ``mj_step1`` (the general
-    path's order and kernels); ``fns`` the addresses of MuJoCo's C functions and the
-    ``mjModel*`` / ``mjData*`` (:func:`.capi.load`, then ``_address`` of each; empty: the
-    caller makes MuJoCo's calls through the bindings, and ``mj_fwdActuation`` +
-    ``mj_fwdAcceleration`` before this call):
+def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, xipos, xquat, cvel,
+               subtree_com, qacc_smooth, xmat, xpos, qpos, qpos0, geom_friction, geom_priority,
+               body, root, iquat, iquat_unit, fbody, free, vadr, mass1, inv_inertia, fixed,
+               inv_m_ext, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, a, b, keys,
+               n_shapes, geoms, pair_mu, kid, mode, order, gptr, goff, widx, fr, kid_l, mode_l,
+               nst_l, mem_l, point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, d, u,
+               loop_forced, muk):
+    """The first part of a host step of the lean case (module docstring) after ``mj_step1``,
+    up to the groups' integration (the general path's order and kernels); ``fns`` the
+    addresses of MuJoCo's C functions and the ``mjModel*`` / ``mjData*`` (:func:`.capi.load`,
+    then ``_address`` of each; empty: the caller makes MuJoCo's calls through the bindings,
+    and ``mj_fwdActuation`` + ``mj_fwdAcceleration`` before this call):
 
     1. the rows' state (``xipos``, ``xquat``, ``cvel``, ``subtree_com`` of ``mjData``;
        :func:`.kernels.row_state`), checked as ``BodyState.validate`` checks it;
     2. the predictive margin dt (2 v_max + 0.1 omega_max) + |g| dt^2 + 1 um (``gnorm`` |g|);
     3. the plane-sphere contacts (``sa``, ``sb``: every managed pair) with
-       :func:`~mbplugin.hosts.detection.plane_sphere_contacts`; ``expect`` 0: none may be
-       found, 1: all of them (the store's rows);
+       :func:`~mbplugin.hosts.detection.plane_sphere_contacts` into ``point`` ... ``rb``;
+       ``expect`` 0: none may be found (then, with ``fns``, ``mj_step2``: NO_CONTACT), 1: all
+       of them (the store's rows);
     4. the store's end test at the step start (:func:`_ends_rows`, law ``kid`` / ``mode``,
-       rows ``coef``); W's blocks I/m - [r]x I_w^-1 [r]x of the spheres (sides b) and n.W n,
-       the effective masses, u0 = vt - ddelta n; the free acceleration from ``qacc_smooth``;
-       the friction coefficients ``muk`` (K, 2) (of ``geom_friction`` / ``geom_priority``
-       with ``pair_mu``, else as given);
-    5. the groups (one a contact) integrated over dt (:func:`~.substep_compiled.group_start`,
-       ``pack``, ``integrate_groups``, ``unpack``; carried first steps ``h0`` and solvers
-       ``m0``), the end test at the end state;
-    6. the impulse-equivalent forces P / dt added to ``xfrc`` (``user_xfrc`` gets its values
-       first; ``forced`` the rows pushed), whether the host's step needs no position
-       correction (:func:`~mbplugin.hosts.correction.overlap_predicted`'s block test, MOVE_MIN
-       ``move_min``), and with ``fns``: ``mj_step2`` and ``xfrc`` back to the user's.
+       rows ``coef``); W's blocks I/m - [r]x I_w^-1 [r]x of the spheres (sides b) and n.W n
+       (``blocks``, ``wnn``), the effective masses, d = delta, u = vt - ddelta n; the free
+       acceleration from ``qacc_smooth``; the friction coefficients ``muk`` (K, 2) (of
+       ``geom_friction`` / ``geom_priority`` with ``pair_mu``, else as given);
+    5. the groups' arrays (one group a contact: :func:`~.substep_compiled.group_start` with
+       the carried first steps ``h0`` and solvers ``m0``, ``pack``).
 
-    Returns (outcome, pos, quat, vel, omega, a_free, impulse, loaded, hg, mg, counters,
-    margin, ddelta1, normal force (K,) N, slip (K,) m/s, predicted, free rows not pushed):
-    HANDOVER where a condition of the lean case fails (nothing outside the work arrays
-    changed but the forward stages ``mj_step2`` computes again). The normal force n . P / dt
-    and the slip |u - (n . u) n| are :class:`~mbplugin.hosts.step.HostStep`'s, its
-    ``einsum("ki,ki->k")`` summed as NumPy 2 sums it, (x0 y0 + x2 y2) + x1 y1."""
+    Returns (outcome, pos, quat, vel, omega, a_free, margin, tg, hg, mg, status, impulse,
+    loaded, counters, yptr, Y, GF, GI, ode, s): CONTACTS for :func:`lean_finish` after
+    ``integrate_groups``; HANDOVER where a condition of the lean case fails (nothing outside
+    the work arrays changed but the forward stages ``mj_step2`` computes again)."""
     pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
                                       iquat_unit)
     k = sa.shape[0]
     z3 = np.zeros((0, 3))
     z1 = np.zeros(0)
     zi = np.zeros(0, dtype=np.int64)
-    bad = (HANDOVER, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_), z1, zi, zi, 0.0,
-           z1, z1, z1, False, 0)
+    zb = np.zeros(0, dtype=np.bool_)
+    bad = (HANDOVER, pos, quat, vel, om, z3, 0.0, z1, z1, zi, zi, z3, zb, zi, zi, z1, z1, zi,
+           np.zeros((0, 0)), z3)
     if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
         return bad
     vmax = _max_norm_rows(vel)
@@ -140,10 +137,9 @@ def lean_core(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, xipos, xq
         if c_api:
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
-        return (NO_CONTACT, pos, quat, vel, om, z3, z3, np.zeros(0, dtype=np.bool_), z1, zi,
-                zi, margin, z1, z1, z1, True, free.shape[0])
-    ends = np.empty(k, dtype=np.bool_)
-    if found != k or _ends_rows(kid, mode, delta, ddelta, coef, ends):
+        return (NO_CONTACT, pos, quat, vel, om, z3, margin, z1, z1, zi, zi, z3, zb, zi, zi, z1,
+                z1, zi, np.zeros((0, 0)), z3)
+    if found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
         return bad
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
@@ -175,15 +171,38 @@ def lean_core(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, xipos, xq
                               coef, mem, muk, np.ones(k, dtype=np.bool_), law,
                               np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
                               s, 0, ode)
-    cm.integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
-                        counters, explicit, mg, EXPLICIT_TOL)
-    for g in range(k):
+    return (CONTACTS, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded,
+            counters, yptr, Y, GF, GI, ode, s)
+
+
+@njit
+def lean_finish(fns, status, order, gptr, yptr, GI, Y, s, ode, kid, mode, coef, imp, dt,
+                a_free, om, move_min, xfrc, qpos, qpos0, user_xfrc, xipos, body, static, free, a,
+                b, point, normal, delta, ddelta, vt, ra, rb, blocks, d, u, forced, loop_forced):
+    """The rest of a host step of the lean case after :func:`lean_start` and the groups'
+    ``integrate_groups`` (``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
+    did not reach the step's end (an event, a failure) or its state is not finite
+    (``unpack``) or a contact ends at the end state (the store's end test); else the end
+    state into ``d``, ``u``, the impulse-equivalent forces P / dt added to ``xfrc``
+    (``user_xfrc`` gets its values first; ``forced`` the rows pushed), whether the host's
+    step needs no position correction (:func:`~mbplugin.hosts.correction.overlap_predicted`'s
+    block test, MOVE_MIN ``move_min``; ``om`` the rows' angular velocities), and with
+    ``fns``: ``mj_step2`` and ``xfrc`` back to the user's.
+
+    Returns (outcome, ddelta1, normal force (K,) N, slip (K,) m/s, predicted, free rows not
+    pushed). The normal force n . P / dt and the slip |u - (n . u) n| are
+    :class:`~mbplugin.hosts.step.HostStep`'s, its ``einsum("ki,ki->k")`` summed as NumPy 2
+    sums it, (x0 y0 + x2 y2) + x1 y1."""
+    k = d.shape[0]
+    z1 = np.zeros(0)
+    bad = (HANDOVER, z1, z1, z1, False, 0)
+    for g in range(status.shape[0]):
         if status[g] != cm.DONE:
             return bad
     if not cm.unpack(order, gptr, yptr, GI, Y, d, u, s, 0, ode):
         return bad
     ddelta1 = cm.relative_at(u, normal)[0]
-    if _ends_rows(kid, mode, d, ddelta1, coef, ends):
+    if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
         return bad
     force = imp / dt
     fn, slip = np.empty(k), np.empty(k)
@@ -203,12 +222,11 @@ def lean_core(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, xipos, xq
     for j in range(free.shape[0]):
         if not forced[free[j]]:
             flying += 1
-    if c_api:
+    if fns.shape[0] > 0:
         qpos0[:] = qpos
         capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         xfrc[:] = user_xfrc
-    return (CONTACTS, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin,
-            ddelta1, fn, slip, predicted, flying)
+    return CONTACTS, ddelta1, fn, slip, predicted, flying
 
 
 class LeanSpheres:
@@ -254,27 +272,31 @@ class LeanSpheres:
         self.fns = fns
         self.user_xfrc = np.empty_like(d.xfrc_applied)
         # (the work arrays: the step's detection, W, state and flags)
-        # (point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, d, u, forced,
-        # loop.forced, muk)
+        # (point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, d, u; forced)
         self.work = (*(np.empty((k, 3)) for _ in range(2)), np.empty(k), np.empty(k),
                      np.empty((k, 3)), np.empty(k), *(np.empty((k, 3)) for _ in range(2)),
-                     np.empty((k, 3, 3)), np.empty(k), np.empty(k), np.empty((k, 3)),
-                     np.zeros(len(fixed), dtype=np.bool_), loop.forced, muk)
+                     np.empty((k, 3, 3)), np.empty(k), np.empty(k), np.empty((k, 3)))
+        self.forced, self.muk = np.zeros(len(fixed), dtype=np.bool_), muk
+        point, normal, delta, ddelta, vt, _, ra, rb, blocks, _, dd, u = self.work
+        self.finish_args = (
+            d.xfrc_applied, d.qpos, host._qpos0, self.user_xfrc, d.xipos, host.body,
+            host._static, host.free, self.a, self.b, point, normal, delta, ddelta, vt, ra, rb,
+            blocks, dd, u, self.forced, loop.forced)
         # mjData's and mjModel's arrays (views of their buffers, bound once), the rows, the
         # pairs, the options and the groups' layout
-        self.fixed_args = (
-            d.xipos, d.xquat, d.cvel, d.subtree_com, d.qacc_smooth, d.xmat, d.xpos,
-            d.xfrc_applied, d.qpos, host._qpos0, self.user_xfrc, m.geom_friction,
-            m.geom_priority, host.body, host.root, host.iquat, host._iquat_unit,
-            fr_rows.fbody, host.free, fr_rows.vadr, host._static, loop._mass1,
+        # the law (a store's laws never change) and the groups' layout
+        fast = loop.store._fast_law()
+        self.kid, self.mode = fast
+        self.start_args = (
+            d.xipos, d.xquat, d.cvel, d.subtree_com, d.qacc_smooth, d.xmat, d.xpos, d.qpos,
+            host._qpos0, m.geom_friction, m.geom_priority, host.body, host.root, host.iquat,
+            host._iquat_unit, fr_rows.fbody, host.free, fr_rows.vadr, loop._mass1,
             loop.inv_inertia, fixed, inv_m_ext, det.sa, det.sb, arr.body, arr.lpos, arr.lrot,
             arr.plane_n, arr.plane_p, arr.radius, self.a, self.b, self.keys,
-            loop.model.n_shapes, contacts.geoms, self.pair_mu)
-        # the solver, the law (a store's laws never change) and the groups' layout
-        fast = loop.store._fast_law()
-        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", fast[0],
-                       fast[1], lay.order, lay.gptr, lay.goff, lay.widx, fr,
-                       *_law_tables(loop.store.laws), MOVE_MIN)
+            loop.model.n_shapes, contacts.geoms, self.pair_mu, fast[0], fast[1], lay.order,
+            lay.gptr, lay.goff, lay.widx, fr, *_law_tables(loop.store.laws))
+        self.layout = (lay.order, lay.gptr, lay.goff)
+        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL)
         # the C functions, then the model's and the data's addresses
         self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
                      np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
@@ -362,10 +384,19 @@ class LeanSpheres:
         g, gnorm = self.gravity()
         wall = time.perf_counter()
         h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
-        (out, pos, quat, vel, om, a_free, imp, loaded, hg, mg, counters, margin, ddelta1, fn,
-         slip, predicted, flying) = lean_core(
-            self._fns, expect, dt, gnorm, h0, m0, store.coef, store.mem, store.law, store.ode,
-            *self.fixed_args, *self.solver, *self.work)
+        fns = self._fns
+        (out, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded, counters,
+         yptr, Y, GF, GI, ode, s) = lean_start(
+            fns, expect, dt, gnorm, h0, m0, store.coef, store.mem, store.law, store.ode,
+            *self.start_args, *self.work, loop.forced, self.muk)
+        if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
+            order, gptr, goff = self.layout
+            rtol, explicit, tol = self.solver
+            cm.integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
+                                loaded, counters, explicit, mg, tol)
+            out, ddelta1, fn, slip, predicted, flying = lean_finish(
+                fns, status, order, gptr, yptr, GI, Y, s, ode, self.kid, self.mode, store.coef,
+                imp, dt, a_free, om, MOVE_MIN, *self.finish_args)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -387,8 +418,8 @@ class LeanSpheres:
                 host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
             c.last = c._info(loop.last)
             return c.last, True
-        point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, dd, u, forced = \
-            self.work[:13]
+        point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, dd, u = self.work
+        forced = self.forced
         k = self.k
         # the store's two bookings (start and end: the same rows, no event: ContactStore._close
         # of no onset and no separation, twice; the last overlaps and rates the end's), the
