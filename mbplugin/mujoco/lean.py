@@ -144,8 +144,11 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, xipos, x
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
+    t, p = np.empty((3, 3)), np.empty((3, 3))
     for e in range(k):
-        blocks[e] -= np.dot(np.dot(sk[e], inv_i_w[b[e]]), sk[e])
+        np.dot(sk[e], inv_i_w[b[e]], t)
+        np.dot(t, sk[e], p)
+        blocks[e] -= p
     _block_normal_diagonal(blocks, normal, wnn)
     for i in range(k):
         m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
@@ -434,8 +437,9 @@ class LeanSpheres:
         integ._h, integ._keys = h_min, self.keys
         integ._p_of = None
         integ._h_of = self._h_ok = (self.keys, hg, mg)
-        info = loop.make_info(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip)
-        loop.last = info
+        info = self.info_cls(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip,
+                             self.bodies_of.copy(), self.geoms_of.copy())
+        loop.last = info  # (a StepInfo with MuJoCo's ids)
         if not c_api:
             host._qpos0[:] = d.qpos
             try:
@@ -458,6 +462,5 @@ class LeanSpheres:
             flying = int(np.count_nonzero(~forced[host.free]))
         if c.exact_flight and flying:
             host.free_rows.flight(~forced[host.free], g, dt)
-        c.last = self.info_cls(k, stats, info.normal_force, info.keys, info.sides, info.delta,
-                               info.slip, self.bodies_of.copy(), self.geoms_of.copy())
-        return c.last, True
+        c.last = info
+        return info, True
