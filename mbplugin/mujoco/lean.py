@@ -45,7 +45,7 @@ from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact import kernels as ck
 from mbplugin.hosts.arrays import _max_norm_rows
 from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks
-from mbplugin.hosts.detection import plane_sphere_contacts
+from mbplugin.hosts.detection import host_plane_spheres, plane_sphere_contacts
 from mbplugin.hosts.protocol import FREE, STATIC
 from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.mujoco import capi
@@ -232,6 +232,69 @@ def lean_finish(fns, status, order, gptr, yptr, GI, Y, s, ode, kid, mode, coef, 
     return CONTACTS, ddelta1, fn, slip, predicted, flying
 
 
+#: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
+#: correction's code takes it (nothing changed), an orientation that is zero or not finite
+CORRECTED, GENERAL, BAD_POSE = 0, 1, 2
+
+
+@njit
+def lean_correct(qpos, q3, q4, free, ipos, iquat, ipos_zero, iquat_unit, pos, quat, vel, om,
+                 sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, margin, loaded, d_end,
+                 wnn, b, rb, normal, mass, move_min, forced):
+    """The position correction after the host's step of a lean step whose end overlap the
+    host's semi-implicit step does not predict (:meth:`ContactLoop.correction
+    <mbplugin.hosts.ContactLoop.correction>` of :mod:`mbplugin.hosts.correction`, the same
+    kernels and order, for the lean case's block-diagonal W and static sides a): the free
+    rows' end poses from ``qpos`` (:func:`.kernels.free_end_poses`, the rows' start ``pos``,
+    ``quat`` elsewhere), the contacts' overlaps there (:func:`host_plane_spheres` within
+    ``margin``; NaN where beyond), the contacts that carried force (``loaded``) or touch at
+    either end (``d_end`` the integrated overlaps) and are found, their gaps to the
+    integrated overlaps and, where one exceeds ``move_min``, the position impulses mu = gap /
+    n.W n (``wnn``) along ``normal`` on the spheres (rows ``b``, lever arms ``rb``, ``mass``):
+    each moves by mu n / m (:func:`.kernels.shift_free`; ``forced`` marks it). GENERAL where a
+    sphere would turn (mu n not along its lever arm): nothing changed, the general code
+    corrects. Returns (outcome, free rows not pushed)."""
+    n = pos.shape[0]
+    k = sa.shape[0]
+    epos, equat = pos.copy(), quat.copy()
+    if not _k.free_end_poses(qpos, q3, q4, free, ipos, iquat, ipos_zero, iquat_unit, epos,
+                             equat):
+        return BAD_POSE, 0
+    d_now, u_now = np.empty(k), np.empty((k, 3))
+    found = np.empty(k, dtype=np.bool_)
+    host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, epos, equat, vel,
+                       om, margin, np.zeros((k, 3)), d_now, u_now, found)
+    dx, dth = np.zeros((n, 3)), np.zeros((n, 3))
+    worst = 0.0
+    for i in range(k):
+        if not found[i]:
+            d_now[i] = np.nan
+    for i in range(k):
+        if (loaded[i] or d_now[i] > 0 or d_end[i] > 0) and np.isfinite(d_now[i]):
+            worst = max(worst, abs(d_now[i] - d_end[i]))
+    if worst > move_min:
+        for i in range(k):
+            if not ((loaded[i] or d_now[i] > 0 or d_end[i] > 0) and np.isfinite(d_now[i])):
+                continue
+            mu = (d_now[i] - d_end[i]) / wnn[i] if wnn[i] != 0 else 0.0
+            r = b[i]
+            f0, f1, f2 = (1.0 * mu) * normal[i, 0], (1.0 * mu) * normal[i, 1], (
+                1.0 * mu) * normal[i, 2]
+            # a turn (r x f != 0): the general code's inertia product and rotation
+            if (rb[i, 1] * f2 - rb[i, 2] * f1 != 0 or rb[i, 2] * f0 - rb[i, 0] * f2 != 0
+                    or rb[i, 0] * f1 - rb[i, 1] * f0 != 0):
+                return GENERAL, 0
+            dx[r, 0], dx[r, 1], dx[r, 2] = f0 / mass[r], f1 / mass[r], f2 / mass[r]
+    only, _ = _k.shift_free(qpos, q3, free, dx, dth)
+    for j in only:
+        forced[free[j]] = True
+    flying = 0
+    for j in range(free.shape[0]):
+        if not forced[free[j]]:
+            flying += 1
+    return CORRECTED, flying
+
+
 class LeanSpheres:
     """The lean path of one :class:`~mbplugin.mujoco.MujocoContacts` (module docstring); made
     by :meth:`of` once the general path has detected its pairs. ``c_api``: MuJoCo's calls
@@ -304,6 +367,10 @@ class LeanSpheres:
         self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
                      np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
         self._opt = m.opt
+        self.det = (det.sa, det.sb, arr.body, arr.lpos, arr.lrot, arr.plane_n, arr.plane_p,
+                    arr.radius)
+        self.correct_args = (d.qpos, fr_rows._q3, fr_rows._q4, host.free, host.ipos,
+                             host.iquat, fr_rows._ipos_zero, fr_rows._iquat_unit)
         self._none = _empty_events()
         self._g: tuple[bytes, np.ndarray, float] | None = None
         self._keys_ok: Any = None
@@ -446,7 +513,14 @@ class LeanSpheres:
                 mj.mj_step2(m, d)
             finally:
                 d.xfrc_applied[:] = self.user_xfrc
+        out = GENERAL
         if c.correct_positions and not predicted:
+            out, fly = lean_correct(*self.correct_args, pos, quat, vel, om, *self.det,
+                                    loop.margin, loaded, dd, wnn, self.b, rb, normal,
+                                    loop.mass, MOVE_MIN, forced)
+            if out == CORRECTED:
+                flying = fly
+        if out != CORRECTED and c.correct_positions and not predicted:
             law, k_hertz, r_eff = self.const
             batch = ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
                                  normal.copy(), delta.copy(), ddelta.copy(), vt.copy(),
