@@ -64,6 +64,29 @@ def _drop(lean: bool) -> tuple[MujocoContacts, np.ndarray]:
     return contacts, np.array(qpos)
 
 
+def test_on_a_slope_the_lean_and_general_paths_give_the_same_roll() -> None:
+    # a plane tilted by 0.3 rad: the ball bounces, slides and rolls (turning, so the lean
+    # step's position correction goes to the general code); every step's qpos the same
+    xml = balls_xml([("ball", 0.01, 0.05, (0.0, 0.0, 0.02))]).replace(
+        '<geom name="floor" type="plane"', '<geom name="floor" type="plane" euler="0 0.3 0"')
+    runs = []
+    for lean in (True, False):
+        m, d = world(xml)
+        contacts = MujocoContacts(m, d, manage=["floor"],
+                                  law={"name": "hunt_crossley", "cr": 0.6, "k": 1e5})
+        if not lean:
+            contacts._lean = False
+        q = []
+        for _ in range(150):
+            contacts.step()
+            q.append(d.qpos.copy())
+        runs.append((contacts, np.array(q)))
+    (lean, q_lean), (_, q_general) = runs
+    assert _lean_steps(lean) > 100
+    assert np.ptp(q_general[:, 0]) > 1e-3  # it moved down the slope
+    assert np.max(np.abs(q_lean - q_general)) <= 1e-12 * np.max(np.abs(q_general))
+
+
 def test_lean_and_general_paths_give_the_same_bounces() -> None:
     lean, q_lean = _drop(True)
     general, q_general = _drop(False)
