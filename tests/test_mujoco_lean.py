@@ -7,8 +7,9 @@ spheres on a plane in compiled code) against outside references.
   balls stay put (< 1 um over 0.5 s).
 * A ball dropped onto the floor bounces the same on the lean path as on the general path (the
   lean path off): every bounce's times, speeds and c_r, and every step's qpos, within 1e-12.
-* Without MuJoCo's C library (the loader finds none, or one of another version) the lean path
-  makes MuJoCo's calls through the bindings, with the same result.
+* Without MuJoCo's C library (the loader finds none, or one of another version), or with a
+  Python callback installed in MuJoCo, the lean path makes MuJoCo's calls through the
+  bindings, with the same result.
 """
 
 from __future__ import annotations
@@ -106,6 +107,25 @@ def test_without_the_c_library_the_lean_path_calls_the_bindings(monkeypatch) -> 
     without, q_b = _drop(True)
     assert without._lean.fns is None and _lean_steps(without) > 250
     assert np.array_equal(q_b, q_c)
+
+
+def test_with_a_python_callback_the_lean_path_calls_the_bindings() -> None:
+    with_c, q_c = _drop(True)
+    assert with_c._lean.c_steps == _lean_steps(with_c) > 250
+    calls = []
+    m, d = world(balls_xml([("ball", 0.01, 0.05, (0.0, 0.0, 0.01 + 0.05))]))  # _drop's
+    contacts = MujocoContacts(m, d, manage=["floor"],
+                              law={"name": "hunt_crossley", "cr": 0.6, "k": 1e5})
+    q_b = []
+    mujoco.set_mjcb_control(lambda m, d: calls.append(1))  # (sets nothing)
+    try:
+        for _ in range(300):
+            contacts.step()
+            q_b.append(d.qpos.copy())
+    finally:
+        mujoco.set_mjcb_control(None)
+    assert calls and _lean_steps(contacts) > 250 and contacts._lean.c_steps == 0
+    assert np.array_equal(np.array(q_b), q_c)
 
 
 class _OtherVersion:

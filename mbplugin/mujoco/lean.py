@@ -425,8 +425,9 @@ class LeanSpheres:
         self._keys_ok: Any = None
         self._h_ok: Any = None
         self._none_h, self._none_m = np.zeros(0), np.zeros(0, dtype=np.int64)
-        #: host steps taken by the lean path
-        self.steps = 0
+        #: host steps taken by the lean path, and of them with MuJoCo's C calls
+        self.steps = self.c_steps = 0
+        self._no_fns = np.zeros(0, dtype=np.uint64)
         geoms, bodies = _k.contact_ids(key, loop.model.n_shapes, contacts.geoms, contacts.rows,
                                        self.sides)
         self.geoms_of, self.bodies_of = geoms, bodies
@@ -495,7 +496,13 @@ class LeanSpheres:
         mj.mj_step1(m, d)
         if d.nefc or d.ncon:
             return None, True
-        c_api = self.fns is not None
+        # MuJoCo's C calls from compiled code unless a Python callback could run in them (an
+        # exception it raises becomes MuJoCo's error, thrown through the compiled frames)
+        c_api = self.fns is not None and (
+            mj.get_mjcb_control() is None and mj.get_mjcb_act_dyn() is None
+            and mj.get_mjcb_act_gain() is None and mj.get_mjcb_act_bias() is None
+            and mj.get_mjcb_sensor() is None and mj.get_mjcb_time() is None
+            and mj.get_mjcb_passive() is None)
         if not c_api:
             mj.mj_fwdActuation(m, d)
             mj.mj_fwdAcceleration(m, d)
@@ -503,7 +510,7 @@ class LeanSpheres:
         g, gnorm = self.gravity()
         wall = time.perf_counter()
         h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
-        fns = self._fns
+        fns = self._fns if c_api else self._no_fns
         (out, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded, counters,
          yptr, Y, GF, GI, ode, s) = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef,
                                                store.mem, store.law, store.ode, loop.forced,
@@ -522,6 +529,7 @@ class LeanSpheres:
         loop.pending = None
         integ.pending = None
         self.steps += 1
+        self.c_steps += c_api
         if out == NO_CONTACT:
             store.last_onsets = store.last_separations = self._none  # (_close: no event)
             store._seq += 1
