@@ -502,7 +502,7 @@ class LeanSpheres:
             mj.get_mjcb_control() is None and mj.get_mjcb_act_dyn() is None
             and mj.get_mjcb_act_gain() is None and mj.get_mjcb_act_bias() is None
             and mj.get_mjcb_sensor() is None and mj.get_mjcb_time() is None
-            and mj.get_mjcb_passive() is None)
+            and mj.get_mjcb_passive() is None and mj.get_mju_user_warning() is None)
         if not c_api:
             mj.mj_fwdActuation(m, d)
             mj.mj_fwdAcceleration(m, d)
