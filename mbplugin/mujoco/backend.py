@@ -39,6 +39,7 @@ from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
 from mbplugin.mujoco import kernels as _k
 from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
+from mbplugin.mujoco.lean import LeanSpheres
 
 __all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
 
@@ -181,6 +182,9 @@ class MujocoContacts:
         self.geoms = geoms
         self.last: MujocoStepInfo | None = None
         self._released = False
+        #: the lean path of the common step (:mod:`.lean`): True until known, then the
+        #: :class:`~mbplugin.mujoco.lean.LeanSpheres` or False (none for this scene)
+        self._lean: Any = True
 
     # -- stepping ---------------------------------------------------------------------------------
     def step(self, control: Callable[[], None] | None = None) -> MujocoStepInfo:
@@ -193,7 +197,17 @@ class MujocoContacts:
                                  "again; step with mujoco.mj_step")
         m, d = self.mj_model, self.mj_data
         loop, host = self.loop, self.host
-        bodies = loop.body_state(*host.read_state())  # after mj_step1
+        stepped = False
+        if control is None and self._lean is not False:
+            lean = self._lean
+            if lean is True:
+                lean = self._lean = LeanSpheres.of(self)
+            if lean is not True and lean is not False:
+                info, stepped = lean.step()
+                if info is not None:
+                    return info
+        # after mj_step1
+        bodies = loop.body_state(*(host.state(d) if stepped else host.read_state()))
         if control is not None:
             control()
         dt = float(m.opt.timestep)

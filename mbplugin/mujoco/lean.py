@@ -1,0 +1,595 @@
+"""The common host step of free spheres on a plane in compiled code: the lean path of
+:meth:`MujocoContacts.step <mbplugin.mujoco.MujocoContacts.step>`.
+
+A host step of the general path (:meth:`MujocoContacts.step`, :class:`~mbplugin.hosts.ContactLoop`,
+:class:`~mbplugin.hosts.step.HostStep`) makes some fifty Python calls between ``mj_step1`` and
+``mj_step2``: the rows' state, detection, the store's booking at the step start, W, the
+free acceleration, the sub-stepper's set-up, its compiled integration, the booking at the step
+end, the forces. For the case most steps of a scene of balls on the ground are in, these are
+done here by two compiled calls (:func:`lean_start`, :func:`lean_finish`) around the
+sub-stepper's own compiled integration, the same kernels in the same order:
+
+* every managed pair a plane (static) and a free sphere, no sphere in two pairs (W block
+  diagonal, :func:`mbplugin.hosts.wmatrix.free_rows_delassus`' ``side_blocks`` case), one
+  stateless law with a compiled kernel (:meth:`ContactStore.commit_same
+  <mbplugin.pipeline.store.ContactStore.commit_same>`' case), the compiled sub-stepper, no
+  ``stick``, no user ``control`` callback;
+* at the step: either every pair in contact (within the margin) and the store's rows exactly
+  those pairs, or none of them and an empty store; no separated latch; no MuJoCo constraint
+  (``nefc = 0``, ``ncon = 0``); no contact ending at the step's start or end; every group
+  integrated to the step's end without an event.
+
+Anything else (an onset, a separation, an event inside the step, a user callback, a native
+contact) hands the step back to the general path after ``mj_step1``: the lean core changes
+nothing that path does not compute again in the same way, so the step is the same. The
+kernels are :mod:`mbplugin.mujoco.kernels` (state, free acceleration, forces),
+:mod:`mbplugin.hosts.detection` (plane-sphere contacts), :mod:`mbplugin.pipeline.delassus`
+(W's blocks; their triple product by ``np.dot`` per block: the BLAS product of NumPy's
+stacked ``matmul``, bit for bit), :mod:`mbplugin.pipeline.substep_compiled` (the groups'
+integration) and :mod:`mbplugin.pipeline.store_kernel` (the end test); no formula is written
+here. MuJoCo's calls after ``mj_step1`` (``mj_fwdActuation``, ``mj_fwdAcceleration``,
+``mj_step2``) are made inside the compiled call through MuJoCo's C library
+(:mod:`mbplugin.mujoco.capi`), or through the bindings where that library cannot be used.
+Units: SI (m, s, kg, N).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from numba.core import types
+from numba.experimental import structref
+
+from mbplugin._jit import njit
+from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.contact import kernels as ck
+from mbplugin.hosts.arrays import _max_norm_rows
+from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks
+from mbplugin.hosts.detection import host_plane_spheres, plane_sphere_contacts
+from mbplugin.hosts.protocol import FREE, STATIC
+from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.mujoco import capi
+from mbplugin.mujoco import kernels as _k
+from mbplugin.pipeline import substep_compiled as cm
+from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
+from mbplugin.pipeline.store import _empty_events
+from mbplugin.pipeline.store_kernel import _ends_rows
+from mbplugin.pipeline.substep import (
+    EXPLICIT_TOL,
+    GroupedContactSpace,
+    StepResult,
+    SubstepStats,
+    _law_tables,
+)
+
+#: the fields of :class:`LeanArrays`: mjData's and mjModel's arrays (views, bound once), the
+#: rows, the pairs, the law, the groups' layout, the options and the work arrays
+FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos", "qpos", "qpos0",
+          "xfrc", "user_xfrc", "geom_friction", "geom_priority", "body", "root", "iquat",
+          "iquat_unit", "ipos", "fbody", "free", "vadr", "q3", "q4", "ipos_zero",
+          "free_iquat_unit", "static", "mass1", "mass", "inv_inertia", "fixed", "inv_m_ext",
+          "sa", "sb", "sbody", "lpos", "lrot", "plane_n", "plane_p", "radius", "a", "b", "keys",
+          "n_shapes", "geoms", "pair_mu", "kid", "mode", "order", "gptr", "goff", "widx", "fr",
+          "kid_l", "mode_l", "nst_l", "mem_l", "move_min", "point", "normal", "delta", "ddelta",
+          "vt", "m_eff", "ra", "rb", "blocks", "wnn", "d", "u", "forced", "muk")
+
+
+@structref.register
+class LeanArraysType(types.StructRef):
+    """numba's type of :class:`LeanArrays` (its fields' types without literal values)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class LeanArrays(structref.StructRefProxy):
+    """The arrays and constants of one :class:`LeanSpheres` (:data:`FIELDS`) as one argument
+    of its compiled calls: one unboxing per call instead of one per array (~60: ~4 us a
+    step)."""
+
+
+structref.define_proxy(LeanArrays, LeanArraysType, list(FIELDS))
+
+
+@njit
+def lean_arrays(*values):
+    """A :class:`LeanArrays` of ``values`` (:data:`FIELDS`' order), built by a cached compiled
+    call (the proxy's own constructor is compiled afresh in every process: ~0.6 s)."""
+    return LeanArrays(*values)
+
+
+#: :func:`lean_start`'s and :func:`lean_finish`'s outcomes: the step's contacts integrated and
+#: their forces added to ``xfrc_applied``; no contact (a free flight); the general path takes
+#: the step
+CONTACTS, NO_CONTACT, HANDOVER = 0, 1, 2
+
+
+@njit
+def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_forced, A):
+    """The first part of a host step of the lean case (module docstring) after ``mj_step1``,
+    up to the groups' integration (the general path's order and kernels); ``fns`` the
+    addresses of MuJoCo's C functions and the ``mjModel*`` / ``mjData*`` (:func:`.capi.load`,
+    then ``_address`` of each; empty: the caller makes MuJoCo's calls through the bindings,
+    and ``mj_fwdActuation`` + ``mj_fwdAcceleration`` before this call):
+
+    1. the rows' state (``xipos``, ``xquat``, ``cvel``, ``subtree_com`` of ``mjData``;
+       :func:`.kernels.row_state`), checked as ``BodyState.validate`` checks it;
+    2. the predictive margin dt (2 v_max + 0.1 omega_max) + |g| dt^2 + 1 um (``gnorm`` |g|);
+    3. the plane-sphere contacts (``sa``, ``sb``: every managed pair) with
+       :func:`~mbplugin.hosts.detection.plane_sphere_contacts` into ``point`` ... ``rb``;
+       ``expect`` 0: none may be found (then, with ``fns``, ``mj_step2``: NO_CONTACT), 1: all
+       of them (the store's rows);
+    4. the store's end test at the step start (:func:`_ends_rows`, law ``kid`` / ``mode``,
+       rows ``coef``); W's blocks I/m - [r]x I_w^-1 [r]x of the spheres (sides b) and n.W n
+       (``blocks``, ``wnn``), the effective masses, d = delta, u = vt - ddelta n; the free
+       acceleration from ``qacc_smooth``; the friction coefficients ``muk`` (K, 2) (of
+       ``geom_friction`` / ``geom_priority`` with ``pair_mu``, else as given);
+    5. the groups' arrays (one group a contact: :func:`~.substep_compiled.group_start` with
+       the carried first steps ``h0`` and solvers ``m0``, ``pack``).
+
+    Returns (outcome, pos, quat, vel, omega, a_free, margin, tg, hg, mg, status, impulse,
+    loaded, counters, yptr, Y, GF, GI, ode, s): CONTACTS for :func:`lean_finish` after
+    ``integrate_groups``; HANDOVER where a condition of the lean case fails (nothing outside
+    the work arrays changed but the forward stages ``mj_step2`` computes again)."""
+    xipos, xquat, cvel, subtree_com = A.xipos, A.xquat, A.cvel, A.subtree_com
+    qacc_smooth, xmat, xpos, qpos, qpos0 = A.qacc_smooth, A.xmat, A.xpos, A.qpos, A.qpos0
+    geom_friction, geom_priority, body, root = A.geom_friction, A.geom_priority, A.body, A.root
+    iquat, iquat_unit, fbody, free, vadr = A.iquat, A.iquat_unit, A.fbody, A.free, A.vadr
+    mass1, inv_inertia, fixed, inv_m_ext, sa = A.mass1, A.inv_inertia, A.fixed, A.inv_m_ext, A.sa
+    sb, sbody, lpos, lrot, plane_n, plane_p = A.sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p
+    radius, a, b, keys, n_shapes, geoms = A.radius, A.a, A.b, A.keys, A.n_shapes, A.geoms
+    pair_mu, kid, mode, order, gptr, goff = A.pair_mu, A.kid, A.mode, A.order, A.gptr, A.goff
+    widx, fr, kid_l, mode_l, nst_l, mem_l = A.widx, A.fr, A.kid_l, A.mode_l, A.nst_l, A.mem_l
+    point, normal, delta, ddelta, vt, m_eff = A.point, A.normal, A.delta, A.ddelta, A.vt, A.m_eff
+    ra, rb, blocks, wnn, d, u, muk = A.ra, A.rb, A.blocks, A.wnn, A.d, A.u, A.muk
+    pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
+                                      iquat_unit)
+    k = sa.shape[0]
+    z3 = np.zeros((0, 3))
+    z1 = np.zeros(0)
+    zi = np.zeros(0, dtype=np.int64)
+    zb = np.zeros(0, dtype=np.bool_)
+    bad = (HANDOVER, pos, quat, vel, om, z3, 0.0, z1, z1, zi, zi, z3, zb, zi, zi, z1, z1, zi,
+           np.zeros((0, 0)), z3)
+    if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
+        return bad
+    vmax = _max_norm_rows(vel)
+    wr = _max_norm_rows(om)
+    margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * gnorm + 1e-6
+    if not (np.isfinite(margin) and margin >= 0.0):
+        return bad
+    n = pos.shape[0]
+    rot = np.empty((n + 1, 3, 3))
+    ck.quat_matrices(quat, rot[:n])
+    for i in range(3):
+        for j in range(3):
+            rot[n, i, j] = 1.0 if i == j else 0.0
+    inv_i_w = np.empty((n + 1, 3, 3))
+    ck.world_inverse_inertia_ext(rot, inv_inertia, fixed, inv_i_w)
+    found = plane_sphere_contacts(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos,
+                                  quat, vel, om, inv_m_ext, inv_i_w, margin,
+                                  np.empty(k, dtype=np.int64), point, normal, delta, ddelta,
+                                  vt, m_eff, ra, rb)
+    c_api = fns.shape[0] > 0
+    if expect == 0:
+        if found:
+            return bad
+        loop_forced[:] = False
+        if c_api:
+            qpos0[:] = qpos
+            capi.call(fns[capi.STEP2], fns[-2], fns[-1])
+        return (NO_CONTACT, pos, quat, vel, om, z3, margin, z1, z1, zi, zi, z3, zb, zi, zi, z1,
+                z1, zi, np.zeros((0, 0)), z3)
+    if found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
+        return bad
+    # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
+    sk = np.empty((k, 3, 3))
+    _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
+    t, p = np.empty((3, 3)), np.empty((3, 3))
+    for e in range(k):
+        np.dot(sk[e], inv_i_w[b[e]], t)
+        np.dot(t, sk[e], p)
+        blocks[e] -= p
+    _block_normal_diagonal(blocks, normal, wnn)
+    for i in range(k):
+        m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
+        d[i] = delta[i]
+        for c in range(3):
+            u[i, c] = vt[i, c] - ddelta[i] * normal[i, c]
+    if c_api:
+        capi.call(fns[capi.FWD_ACTUATION], fns[-2], fns[-1])
+        capi.call(fns[capi.FWD_ACCELERATION], fns[-2], fns[-1])
+    a_free = _k.free_point_acceleration(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b,
+                                        point)
+    if pair_mu:
+        mu = _k.pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority)
+        for i in range(k):
+            muk[i, 0] = mu[i]
+            muk[i, 1] = mu[i]
+    ode = ode_src.copy()
+    s = np.zeros((k, 3))
+    tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
+                                                               m0)
+    # every contact a row of the store (active), none latched (no candidate)
+    yptr, Y, GF, GI = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
+                              coef, mem, muk, np.ones(k, dtype=np.bool_), law,
+                              np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
+                              s, 0, ode)
+    return (CONTACTS, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded,
+            counters, yptr, Y, GF, GI, ode, s)
+
+
+@njit
+def lean_finish(fns, status, yptr, GI, Y, s, ode, coef, imp, dt, a_free, om, loop_forced, A):
+    """The rest of a host step of the lean case after :func:`lean_start` and the groups'
+    ``integrate_groups`` (``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
+    did not reach the step's end (an event, a failure) or its state is not finite
+    (``unpack``) or a contact ends at the end state (the store's end test); else the end
+    state into ``d``, ``u``, the impulse-equivalent forces P / dt added to ``xfrc``
+    (``user_xfrc`` gets its values first; ``forced`` the rows pushed), whether the host's
+    step needs no position correction (:func:`~mbplugin.hosts.correction.overlap_predicted`'s
+    block test, MOVE_MIN ``move_min``; ``om`` the rows' angular velocities), and with
+    ``fns``: ``mj_step2`` and ``xfrc`` back to the user's.
+
+    Returns (outcome, ddelta1, normal force (K,) N, slip (K,) m/s, predicted, free rows not
+    pushed). The normal force n . P / dt and the slip |u - (n . u) n| are
+    :class:`~mbplugin.hosts.step.HostStep`'s, its ``einsum("ki,ki->k")`` summed as NumPy 2
+    sums it, (x0 y0 + x2 y2) + x1 y1."""
+    order, gptr, kid, mode, move_min, xfrc = A.order, A.gptr, A.kid, A.mode, A.move_min, A.xfrc
+    qpos, qpos0, user_xfrc, xipos, body = A.qpos, A.qpos0, A.user_xfrc, A.xipos, A.body
+    static, free, a, b, point, normal = A.static, A.free, A.a, A.b, A.point, A.normal
+    delta, ddelta, vt, ra, rb, blocks, d = A.delta, A.ddelta, A.vt, A.ra, A.rb, A.blocks, A.d
+    u, forced = A.u, A.forced
+    k = d.shape[0]
+    z1 = np.zeros(0)
+    bad = (HANDOVER, z1, z1, z1, False, 0)
+    for g in range(status.shape[0]):
+        if status[g] != cm.DONE:
+            return bad
+    if not cm.unpack(order, gptr, yptr, GI, Y, d, u, s, 0, ode):
+        return bad
+    ddelta1 = cm.relative_at(u, normal)[0]
+    if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
+        return bad
+    force = imp / dt
+    fn, slip = np.empty(k), np.empty(k)
+    for i in range(k):
+        n0, n1, n2 = normal[i, 0], normal[i, 1], normal[i, 2]
+        fn[i] = (force[i, 0] * n0 + force[i, 2] * n2) + force[i, 1] * n1
+        un = (u[i, 0] * n0 + u[i, 2] * n2) + u[i, 1] * n1
+        x, y, z = u[i, 0] - un * n0, u[i, 1] - un * n1, u[i, 2] - un * n2
+        slip[i] = np.sqrt(x * x + y * y + z * z)
+    predicted = _predicted_blocks(blocks.ravel(), imp, vt, ddelta, normal, delta, d, a_free, a,
+                                  b, ra, rb, om, dt, move_min)
+    user_xfrc[:] = xfrc
+    forced[:] = False
+    loop_forced[:] = False
+    _k.add_forces(xfrc, xipos, body, static, a, b, point, force, forced)
+    flying = 0
+    for j in range(free.shape[0]):
+        if not forced[free[j]]:
+            flying += 1
+    if fns.shape[0] > 0:
+        qpos0[:] = qpos
+        capi.call(fns[capi.STEP2], fns[-2], fns[-1])
+        xfrc[:] = user_xfrc
+    return CONTACTS, ddelta1, fn, slip, predicted, flying
+
+
+#: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
+#: correction's code takes it (nothing changed), an orientation that is zero or not finite
+CORRECTED, GENERAL, BAD_POSE = 0, 1, 2
+
+
+@njit
+def lean_correct(pos, quat, vel, om, margin, loaded, d_end, A):
+    """The position correction after the host's step of a lean step whose end overlap the
+    host's semi-implicit step does not predict (:meth:`ContactLoop.correction
+    <mbplugin.hosts.ContactLoop.correction>` of :mod:`mbplugin.hosts.correction`, the same
+    kernels and order, for the lean case's block-diagonal W and static sides a): the free
+    rows' end poses from ``qpos`` (:func:`.kernels.free_end_poses`, the rows' start ``pos``,
+    ``quat`` elsewhere), the contacts' overlaps there (:func:`host_plane_spheres` within
+    ``margin``; NaN where beyond), the contacts that carried force (``loaded``) or touch at
+    either end (``d_end`` the integrated overlaps) and are found, their gaps to the
+    integrated overlaps and, where one exceeds ``move_min``, the position impulses mu = gap /
+    n.W n (``wnn``) along ``normal`` on the spheres (rows ``b``, lever arms ``rb``, ``mass``):
+    each moves by mu n / m (:func:`.kernels.shift_free`; ``forced`` marks it). GENERAL where a
+    sphere would turn (mu n not along its lever arm): nothing changed, the general code
+    corrects. Returns (outcome, free rows not pushed)."""
+    qpos, q3, q4, free, ipos, iquat = A.qpos, A.q3, A.q4, A.free, A.ipos, A.iquat
+    ipos_zero, free_iquat_unit, sa, sb, sbody = A.ipos_zero, A.free_iquat_unit, A.sa, A.sb, A.sbody
+    lpos, lrot, plane_n, plane_p, radius = A.lpos, A.lrot, A.plane_n, A.plane_p, A.radius
+    wnn, b, rb, normal, mass, move_min = A.wnn, A.b, A.rb, A.normal, A.mass, A.move_min
+    forced = A.forced
+    n = pos.shape[0]
+    k = sa.shape[0]
+    epos, equat = pos.copy(), quat.copy()
+    if not _k.free_end_poses(qpos, q3, q4, free, ipos, iquat, ipos_zero, free_iquat_unit,
+                             epos, equat):
+        return BAD_POSE, 0
+    d_now, u_now = np.empty(k), np.empty((k, 3))
+    found = np.empty(k, dtype=np.bool_)
+    host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, epos, equat, vel,
+                       om, margin, np.zeros((k, 3)), d_now, u_now, found)
+    dx, dth = np.zeros((n, 3)), np.zeros((n, 3))
+    worst = 0.0
+    for i in range(k):
+        if not found[i]:
+            d_now[i] = np.nan
+    for i in range(k):
+        if (loaded[i] or d_now[i] > 0 or d_end[i] > 0) and np.isfinite(d_now[i]):
+            worst = max(worst, abs(d_now[i] - d_end[i]))
+    if worst > move_min:
+        for i in range(k):
+            if not ((loaded[i] or d_now[i] > 0 or d_end[i] > 0) and np.isfinite(d_now[i])):
+                continue
+            mu = (d_now[i] - d_end[i]) / wnn[i] if wnn[i] != 0 else 0.0
+            r = b[i]
+            f0, f1, f2 = (1.0 * mu) * normal[i, 0], (1.0 * mu) * normal[i, 1], (
+                1.0 * mu) * normal[i, 2]
+            # a turn (r x f != 0): the general code's inertia product and rotation
+            if (rb[i, 1] * f2 - rb[i, 2] * f1 != 0 or rb[i, 2] * f0 - rb[i, 0] * f2 != 0
+                    or rb[i, 0] * f1 - rb[i, 1] * f0 != 0):
+                return GENERAL, 0
+            dx[r, 0], dx[r, 1], dx[r, 2] = f0 / mass[r], f1 / mass[r], f2 / mass[r]
+    only, _ = _k.shift_free(qpos, q3, free, dx, dth)
+    for j in only:
+        forced[free[j]] = True
+    flying = 0
+    for j in range(free.shape[0]):
+        if not forced[free[j]]:
+            flying += 1
+    return CORRECTED, flying
+
+
+class LeanSpheres:
+    """The lean path of one :class:`~mbplugin.mujoco.MujocoContacts` (module docstring); made
+    by :meth:`of` once the general path has detected its pairs. ``c_api``: MuJoCo's calls
+    after ``mj_step1`` through its C library where :func:`.capi.load` finds it (False: the
+    bindings)."""
+
+    def __init__(self, contacts: Any, det: Any, c_api: bool = True) -> None:
+        from mbplugin.mujoco.backend import MujocoStepInfo
+
+        self.c = contacts
+        self.info_cls = MujocoStepInfo
+        loop, host = contacts.loop, contacts.host
+        self.loop, self.host, self.store, self.integ = loop, host, loop.store, loop.integrator
+        mj, m, d = contacts.mj, contacts.mj_model, contacts.mj_data
+        a, b, key, law, k_hertz, r_eff = det._const
+        self.a, self.b, self.keys = (np.array(x) for x in (a, b, key))
+        self.keys.flags.writeable = False  # (shared with the integrator's carries)
+        self.const = (law, k_hertz, r_eff)
+        self.sides = np.stack([self.a, self.b], axis=1)
+        k = self.k = len(key)
+        arr = loop.model.arrays
+        fr_rows = host.free_rows
+        fixed = loop._fixed
+        inv_m_ext = np.zeros(len(fixed) + 1)
+        inv_m_ext[:-1][~fixed] = 1.0 / loop._mass1[~fixed]
+        self.pair_mu = loop.friction_mode not in ("given", "none")
+        f = self.integ.friction
+        f = f if (f is not None and f.active) else None
+        fr = np.zeros(cm.FR_LEN)
+        muk = np.zeros((k, 2))
+        if f is not None:
+            fr[:7] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
+                      float(f.regularisation == "linear"))
+            muk[:, 0], muk[:, 1] = f.mu, f.static
+        # the groups' layout of a block-diagonal W: every contact a group of its own
+        lay = GroupedContactSpace.__new__(GroupedContactSpace)
+        lay.k, lay.W = k, block_diagonal_w(k, np.zeros((k, 3, 3)))
+        lay._groups(4 + NODE_MAX)
+        fns = capi.load(mj) if c_api else None
+        #: MuJoCo's C functions (:func:`.capi.load`), None: the bindings
+        self.fns = fns
+        self.user_xfrc = np.empty_like(d.xfrc_applied)
+        # (the work arrays: the step's detection, W, state and flags)
+        # (point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, d, u)
+        self.work = (*(np.empty((k, 3)) for _ in range(2)), np.empty(k), np.empty(k),
+                     np.empty((k, 3)), np.empty(k), *(np.empty((k, 3)) for _ in range(2)),
+                     np.empty((k, 3, 3)), np.empty(k), np.empty(k), np.empty((k, 3)))
+        self.forced = np.zeros(len(fixed), dtype=np.bool_)
+        fast = loop.store._fast_law()  # (a store's laws never change)
+        kid_l, mode_l, nst_l, mem_l = _law_tables(loop.store.laws)
+        self.layout = (lay.gptr, lay.goff)
+        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL)
+        # the C functions, then the model's and the data's addresses
+        self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
+                     np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
+        self._opt = m.opt
+        values = dict(
+            xipos=d.xipos, xquat=d.xquat, cvel=d.cvel, subtree_com=d.subtree_com,
+            qacc_smooth=d.qacc_smooth, xmat=d.xmat, xpos=d.xpos, qpos=d.qpos, qpos0=host._qpos0,
+            xfrc=d.xfrc_applied, user_xfrc=self.user_xfrc, geom_friction=m.geom_friction,
+            geom_priority=m.geom_priority, body=host.body, root=host.root, iquat=host.iquat,
+            iquat_unit=host._iquat_unit, ipos=host.ipos, fbody=fr_rows.fbody, free=host.free,
+            vadr=fr_rows.vadr, q3=fr_rows._q3, q4=fr_rows._q4, ipos_zero=fr_rows._ipos_zero,
+            free_iquat_unit=fr_rows._iquat_unit, static=host._static, mass1=loop._mass1,
+            mass=loop.mass, inv_inertia=loop.inv_inertia, fixed=fixed, inv_m_ext=inv_m_ext,
+            sa=det.sa, sb=det.sb, sbody=arr.body, lpos=arr.lpos, lrot=arr.lrot,
+            plane_n=arr.plane_n, plane_p=arr.plane_p, radius=arr.radius, a=self.a, b=self.b,
+            keys=self.keys, n_shapes=int(loop.model.n_shapes), geoms=contacts.geoms,
+            pair_mu=self.pair_mu, kid=int(fast[0]), mode=int(fast[1]), order=lay.order,
+            gptr=lay.gptr, goff=lay.goff, widx=lay.widx, fr=fr, kid_l=kid_l, mode_l=mode_l,
+            nst_l=nst_l, mem_l=mem_l, move_min=float(MOVE_MIN), forced=self.forced, muk=muk)
+        for name, x in zip(("point", "normal", "delta", "ddelta", "vt", "m_eff", "ra", "rb",
+                            "blocks", "wnn", "d", "u"), self.work, strict=True):
+            values[name] = x
+        #: the compiled calls' arrays and constants (:class:`LeanArrays`)
+        self.arrays = lean_arrays(*(values[name] for name in FIELDS))
+        self._none = _empty_events()
+        self._g: tuple[bytes, np.ndarray, float] | None = None
+        self._keys_ok: Any = None
+        self._h_ok: Any = None
+        self._none_h, self._none_m = np.zeros(0), np.zeros(0, dtype=np.int64)
+        #: host steps taken by the lean path, and of them with MuJoCo's C calls
+        self.steps = self.c_steps = 0
+        self._no_fns = np.zeros(0, dtype=np.uint64)
+        geoms, bodies = _k.contact_ids(key, loop.model.n_shapes, contacts.geoms, contacts.rows,
+                                       self.sides)
+        self.geoms_of, self.bodies_of = geoms, bodies
+
+    @classmethod
+    def of(cls, contacts: Any) -> LeanSpheres | bool:
+        """The lean path of ``contacts``; False where there is none: its managed pairs are not
+        all plane (static) - free sphere pairs of distinct spheres, its law not one stateless
+        compiled law, its options not the compiled sub-stepper without ``stick``; True: not
+        known yet (the pairs' constant fields come with the general path's first detection)."""
+        loop = contacts.loop
+        det = loop._plane_spheres
+        if (det is None or loop.solver != "compiled"
+                or loop.stick is not None or loop.store._fast_law() is None
+                or loop.any_art or len(loop.store.laws) != 1):
+            return False
+        if det._const is None:
+            return True
+        a, b = det._const[0], det._const[1]
+        kind = loop.kind
+        if (not len(b) or len(np.unique(b)) != len(b) or np.any(b < 0)
+                or np.any(kind[b] != FREE) or np.any((a >= 0) & (kind[a] != STATIC))):
+            return False
+        return cls(contacts, det)
+
+    def _expect(self) -> int:
+        """1: the store's rows are every pair and the integrator carries each one's step; 0:
+        no row; -1: neither (the general path)."""
+        store = self.store
+        if len(store.latched_keys):
+            return -1
+        if not len(store):
+            return 0
+        if store.keys is not self._keys_ok:
+            if not np.array_equal(store.keys, self.keys):
+                return -1
+            self._keys_ok = store.keys
+        h = self.integ._h_of
+        if h is None:
+            return -1
+        if h is not self._h_ok:
+            if not np.array_equal(h[0], self.keys):
+                return -1
+            self._h_ok = h
+        return 1
+
+    def gravity(self) -> tuple[np.ndarray, float]:
+        """MuJoCo's gravity (3,) m/s^2 (:meth:`MujocoContacts.gravity
+        <mbplugin.mujoco.MujocoContacts.gravity>`) and its norm (as ``np.linalg.norm``), kept
+        while the option's bytes and flags are the same."""
+        opt = self._opt
+        raw = (opt.disableflags, opt.gravity.tobytes())
+        if self._g is None or self._g[0] != raw:
+            g = self.c.gravity()
+            self._g = (raw, g, float(np.linalg.norm(g)))
+        return self._g[1], self._g[2]
+
+    def step(self) -> tuple[Any, bool]:
+        """One host step by the lean path: (the step's info, True), or (None, whether
+        ``mj_step1`` ran: the general path continues from there)."""
+        expect = self._expect()
+        if expect < 0:
+            return None, False
+        c, loop, host, store, integ = self.c, self.loop, self.host, self.store, self.integ
+        mj, m, d = c.mj, c.mj_model, c.mj_data
+        mj.mj_step1(m, d)
+        if d.nefc or d.ncon:
+            return None, True
+        # MuJoCo's C calls from compiled code unless a Python callback could run in them (an
+        # exception it raises becomes MuJoCo's error, thrown through the compiled frames)
+        c_api = self.fns is not None and (
+            mj.get_mjcb_control() is None and mj.get_mjcb_act_dyn() is None
+            and mj.get_mjcb_act_gain() is None and mj.get_mjcb_act_bias() is None
+            and mj.get_mjcb_sensor() is None and mj.get_mjcb_time() is None
+            and mj.get_mjcb_passive() is None and mj.get_mju_user_warning() is None)
+        if not c_api:
+            mj.mj_fwdActuation(m, d)
+            mj.mj_fwdAcceleration(m, d)
+        dt = float(self._opt.timestep)
+        g, gnorm = self.gravity()
+        wall = time.perf_counter()
+        h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
+        fns = self._fns if c_api else self._no_fns
+        (out, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded, counters,
+         yptr, Y, GF, GI, ode, s) = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef,
+                                               store.mem, store.law, store.ode, loop.forced,
+                                               self.arrays)
+        if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
+            gptr, goff = self.layout
+            rtol, explicit, tol = self.solver
+            cm.integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
+                                loaded, counters, explicit, mg, tol)
+            out, ddelta1, fn, slip, predicted, flying = lean_finish(
+                fns, status, yptr, GI, Y, s, ode, store.coef, imp, dt, a_free, om, loop.forced,
+                self.arrays)
+        if out == HANDOVER:
+            return None, True
+        loop.margin = 2.0 * margin
+        loop.pending = None
+        integ.pending = None
+        self.steps += 1
+        self.c_steps += c_api
+        if out == NO_CONTACT:
+            store.last_onsets = store.last_separations = self._none  # (_close: no event)
+            store._seq += 1
+            integ.forget_warm()
+            empty = ContactBatch.empty()
+            loop.last = loop.make_info(0, SubstepStats(), np.zeros(0), empty.key,
+                                       np.zeros((0, 2), dtype=np.int64), np.zeros(0),
+                                       np.zeros(0))
+            if not c_api:
+                host._qpos0[:] = d.qpos
+                mj.mj_step2(m, d)
+            if c.exact_flight and len(host.free):
+                host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
+            c.last = c._info(loop.last)
+            return c.last, True
+        point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, dd, u = self.work
+        forced = self.forced
+        k = self.k
+        # the store's two bookings (start and end: the same rows, no event: ContactStore._close
+        # of no onset and no separation, twice; the last overlaps and rates the end's), the
+        # integrator's carries (ContactIntegrator.integrate's)
+        store.last_onsets = store.last_separations = self._none
+        store._seq += 2
+        store._delta_last, store._ddelta_last = dd.copy(), ddelta1
+        stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
+                             time.perf_counter() - wall, int(counters[3]))
+        integ._warm = None
+        h_min = float(hg.min())
+        integ._h, integ._keys = h_min, self.keys
+        integ._p_of = None
+        integ._h_of = self._h_ok = (self.keys, hg, mg)
+        info = self.info_cls(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip,
+                             self.bodies_of.copy(), self.geoms_of.copy())
+        loop.last = info  # (a StepInfo with MuJoCo's ids)
+        if not c_api:
+            host._qpos0[:] = d.qpos
+            try:
+                mj.mj_step2(m, d)
+            finally:
+                d.xfrc_applied[:] = self.user_xfrc
+        out = GENERAL
+        if c.correct_positions and not predicted:
+            out, fly = lean_correct(pos, quat, vel, om, loop.margin, loaded, dd, self.arrays)
+            if out == CORRECTED:
+                flying = fly
+        if out != CORRECTED and c.correct_positions and not predicted:
+            law, k_hertz, r_eff = self.const
+            batch = ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
+                                 normal.copy(), delta.copy(), ddelta.copy(), vt.copy(),
+                                 m_eff.copy(), r_eff.copy(), ra.copy(), rb.copy(),
+                                 law.copy(), k_hertz.copy())
+            W = block_diagonal_w(k, blocks.copy())
+            res = StepResult(imp, dd.copy(), u.copy(), loaded, stats, h_min, hg, mg)
+            loop.pending = (batch, W, res, a_free, wnn.copy())
+            bodies = BodyState(pos, quat, vel, om, loop._mass1, loop.inv_inertia, loop._fixed)
+            end = host.end_poses(bodies)
+            dx, dth = loop.correction(loop.end_overlaps(end), end)
+            forced[host.free_rows.move(dx, dth, end)] = True
+            flying = int(np.count_nonzero(~forced[host.free]))
+        if c.exact_flight and flying:
+            host.free_rows.flight(~forced[host.free], g, dt)
+        c.last = info
+        return info, True
