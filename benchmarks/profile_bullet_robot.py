@@ -6,8 +6,16 @@ CPU time per host step of each and their ratio), then the backend again with thr
 around the backend's, the implicit step's, the store's, the contact model's and PyBullet's
 functions (inclusive times, per host step, and calls per host step).
 
+``--counts`` (no timers: the load does not matter): per robot (``--robots``) and phase (stance,
+trot), per host step, which way the implicit step went: the contacts K and the steps whose
+contact set changed (onsets, separations), the lean W (:func:`mbplugin.bullet.lean.lean_block`)
+or the general one, the lean rounds (:func:`mbplugin.bullet.lean.lean_rounds`) taking the whole
+step, handing over to the general rounds or not taken, the compiled rounds' outcomes, the
+verification rounds begun, the general path's solves, responses and reads, and Newton's
+iterations.
+
     python benchmarks/profile_bullet_robot.py [--robot a1] [--dt 0.0041667] [--stance 2]
-        [--trot 2] [--no-timers]
+        [--trot 2] [--no-timers] [--counts [--robots a1,laikago,aliengo,mini_cheetah]]
 
 For a before/after comparison run it with ``PYTHONPATH`` set to each tree in turn.
 """
@@ -45,6 +53,124 @@ def _wrap(owner: Any, name: str, label: str, acc: dict[str, float],
     setattr(owner, name, timed)
 
 
+def _counting(owner: Any, name: str, hook: Any) -> None:
+    """Replace ``owner.name`` by a call that hands (args, kwargs, result) to ``hook``."""
+    f = getattr(owner, name)
+
+    def counted(*a: Any, **k: Any) -> Any:
+        r = f(*a, **k)
+        hook(a, k, r)
+        return r
+
+    setattr(owner, name, counted)
+
+
+#: the counts' columns (per host step) and what they count
+COUNTS = {
+    "K": "managed contacts",
+    "set_change": "contact set changed (an onset or a separation)",
+    "lean_W": "W by lean_block",
+    "general_W": "lean_block declined (general W)",
+    "lean_all": "lean_rounds from the read took the step (rounds ended there)",
+    "lean_handover": "lean_rounds from the read handed a round to the general loop",
+    "lean_declined": "lean_rounds from the read declined (general first solve)",
+    "lean_after": "lean_rounds after a general first solve taken",
+    "vr_calls": "verify_rounds calls",
+    "vr_first": "verify_rounds: FIRST (the first solve needs the general path)",
+    "vr_handover": "verify_rounds: HANDOVER",
+    "rounds": "verification rounds begun in verify_rounds",
+    "newton": "Newton iterations (compiled rounds and general solves)",
+    "onsets_booked": "ImplicitStep._onsets calls",
+    "gen_solve": "ImplicitStep.solve (general path)",
+    "gen_respond": "HostStep._respond (general path)",
+    "gen_read": "HostContacts.read (general path)",
+}
+
+
+def counts(robots: list[str], dt: float, stance: float, trot: float) -> int:
+    """The counts table (module docstring): per robot and phase, per host step."""
+    from mbplugin.bullet import host as bhost
+    from mbplugin.bullet import lean
+    from mbplugin.hosts import detection, step
+    from mbplugin.pipeline import implicit
+
+    acc: dict[str, float] = collections.defaultdict(float)
+    last: dict[str, Any] = {"keys": None}
+
+    def on_step(a: Any, k: Any, r: Any) -> None:
+        batch = a[2]
+        acc["K"] += len(batch)
+        keys = set(batch.key.tolist())
+        if last["keys"] is not None and keys != last["keys"]:
+            acc["set_change"] += 1
+        last["keys"] = keys
+
+    def on_block(a: Any, k: Any, r: Any) -> None:
+        acc["lean_W" if r is not None else "general_W"] += 1
+
+    def on_rounds(a: Any, k: Any, r: Any) -> None:
+        start = k.get("start", a[13] if len(a) > 13 else None)
+        if start is not None:
+            acc["lean_declined" if r is None else
+                "lean_all" if r[2] is None and r[1] == 0 else "lean_handover"] += 1
+        elif r is not None:
+            acc["lean_after"] += 1
+
+    def on_vr(a: Any, k: Any, r: Any) -> None:
+        acc["vr_calls"] += 1
+        acc["vr_first"] += r == lean.FIRST
+        acc["vr_handover"] += r == lean.HANDOVER
+        acc["rounds"] += a[-1][0]
+
+    def on_solve(a: Any, k: Any, r: Any) -> None:
+        acc["gen_solve"] += 1
+        acc["newton"] += r.stats.steps
+
+    def bump(label: str) -> Any:
+        return lambda a, k, r: acc.__setitem__(label, acc[label] + 1)
+
+    vr = lean.verify_rounds
+
+    def vr_newton(*a: Any) -> Any:
+        c0 = int(a[-9][0])  # (counters)
+        r = vr(*a)
+        acc["newton"] += int(a[-9][0]) - c0
+        return r
+
+    lean.verify_rounds = vr_newton
+    _counting(lean, "verify_rounds", on_vr)
+    _counting(step.HostStep, "step", on_step)
+    _counting(bhost, "lean_block", on_block)
+    _counting(bhost, "lean_rounds", on_rounds)
+    _counting(implicit.ImplicitStep, "solve", on_solve)
+    _counting(implicit.ImplicitStep, "_onsets", bump("onsets_booked"))
+    _counting(step.HostStep, "_respond", bump("gen_respond"))
+    _counting(detection.HostContacts, "read", bump("gen_read"))
+    d = Path(tempfile.mkdtemp())
+    rows = []
+    for name in robots:
+        spec = robot_rig.ROBOTS[name]
+        for phase, (t_gait, secs) in (("stance", (None, stance)), ("trot", (stance, stance + trot))):
+            if secs <= 0 or (phase == "trot" and trot <= 0):
+                continue
+            acc.clear()
+            last["keys"] = None
+            rec = robot_rig.run(spec, d, dt, secs, ours=True, t_gait=t_gait, record=False)
+            if phase == "trot":  # the trot's steps alone: the whole run less its stance
+                rows.append((name, "stance+trot", rec["steps"], dict(acc)))
+            else:
+                rows.append((name, phase, rec["steps"], dict(acc)))
+    cols = list(COUNTS)
+    print(f"per host step at {dt:g} s (stance {stance:g} s; stance+trot: {stance:g} s stance "
+          f"then {trot:g} s trot)")
+    print(f"{'robot':13s} {'phase':11s} " + " ".join(f"{c[:9]:>9s}" for c in cols))
+    for name, phase, n, a in rows:
+        print(f"{name:13s} {phase:11s} " + " ".join(f"{a.get(c, 0) / n:9.3f}" for c in cols))
+    for c, what in COUNTS.items():
+        print(f"  {c}: {what}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robot", default="a1", choices=sorted(robot_rig.ROBOTS))
@@ -52,7 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stance", type=float, default=2.0, help="stance time (s)")
     ap.add_argument("--trot", type=float, default=2.0, help="gait time (s)")
     ap.add_argument("--no-timers", action="store_true", help="only the CPU time ratio")
+    ap.add_argument("--counts", action="store_true",
+                    help="per host step counts of the paths taken (no timing)")
+    ap.add_argument("--robots", default="a1,laikago,aliengo,mini_cheetah",
+                    help="--counts: comma-separated robots")
     args = ap.parse_args(argv)
+    if args.counts:
+        names = args.robots.split(",")
+        bad = [r for r in names if r not in robot_rig.ROBOTS]
+        if bad:
+            ap.error(f"--robots: unknown {bad}; allowed {sorted(robot_rig.ROBOTS)}")
+        return counts(names, args.dt, args.stance, args.trot)
     spec = robot_rig.ROBOTS[args.robot]
     sim = args.stance + args.trot
     d = Path(tempfile.mkdtemp())
