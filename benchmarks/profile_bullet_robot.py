@@ -84,7 +84,10 @@ COUNTS = {
     "gen_solve": "ImplicitStep.solve (general path)",
     "gen_respond": "HostStep._respond (general path)",
     "gen_read": "HostContacts.read (general path)",
+    "pb_points": "PyBullet's own contact points after its step (getContactPoints)",
 }
+#: the same robot and phase with PyBullet's native contact: its contact points per host step
+NATIVE = {"native_pts": "native run: PyBullet's contact points after its step"}
 
 
 def counts(robots: list[str], dt: float, stance: float, trot: float) -> int:
@@ -146,27 +149,38 @@ def counts(robots: list[str], dt: float, stance: float, trot: float) -> int:
     _counting(implicit.ImplicitStep, "_onsets", bump("onsets_booked"))
     _counting(step.HostStep, "_respond", bump("gen_respond"))
     _counting(detection.HostContacts, "read", bump("gen_read"))
+    import pybullet as pb
+
+    sim = pb.stepSimulation
+
+    def stepped(*a: Any, **k: Any) -> Any:
+        r = sim(*a, **k)
+        acc["pb_points"] += len(pb.getContactPoints(physicsClientId=k.get("physicsClientId", 0)))
+        return r
+
+    pb.stepSimulation = stepped
     d = Path(tempfile.mkdtemp())
     rows = []
     for name in robots:
         spec = robot_rig.ROBOTS[name]
-        for phase, (t_gait, secs) in (("stance", (None, stance)), ("trot", (stance, stance + trot))):
-            if secs <= 0 or (phase == "trot" and trot <= 0):
+        for phase, t_gait, secs in (("stance", None, stance), ("stance+trot", stance, stance + trot)):
+            if phase == "stance+trot" and trot <= 0:
                 continue
-            acc.clear()
-            last["keys"] = None
-            rec = robot_rig.run(spec, d, dt, secs, ours=True, t_gait=t_gait, record=False)
-            if phase == "trot":  # the trot's steps alone: the whole run less its stance
-                rows.append((name, "stance+trot", rec["steps"], dict(acc)))
-            else:
-                rows.append((name, phase, rec["steps"], dict(acc)))
-    cols = list(COUNTS)
+            a = {}
+            for ours in (False, True):
+                acc.clear()
+                last["keys"] = None
+                rec = robot_rig.run(spec, d, dt, secs, ours=ours, t_gait=t_gait, record=False)
+                a.update(acc if ours else {"native_pts": acc["pb_points"]})
+            rows.append((name, phase, rec["steps"], a))
+    pb.stepSimulation = sim
+    cols = list(COUNTS) + list(NATIVE)
     print(f"per host step at {dt:g} s (stance {stance:g} s; stance+trot: {stance:g} s stance "
           f"then {trot:g} s trot)")
     print(f"{'robot':13s} {'phase':11s} " + " ".join(f"{c[:9]:>9s}" for c in cols))
     for name, phase, n, a in rows:
         print(f"{name:13s} {phase:11s} " + " ".join(f"{a.get(c, 0) / n:9.3f}" for c in cols))
-    for c, what in COUNTS.items():
+    for c, what in {**COUNTS, **NATIVE}.items():
         print(f"  {c}: {what}")
     return 0
 
