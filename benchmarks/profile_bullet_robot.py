@@ -100,6 +100,19 @@ COUNTS = {
 NATIVE = {"native_pts": "native run: PyBullet's contact points after its step"}
 
 
+def _runs(robots: list[str], stance: float, trot: float) -> list[tuple[Any, ...]]:
+    """The runs of ``--counts`` and ``--split``: per robot (name, spec, phase, gait start (s)
+    or None, duration (s)): ``stance`` s of stance, then (``trot`` > 0) ``stance`` s of stance
+    followed by ``trot`` s of the gait."""
+    out = []
+    for name in robots:
+        spec = robot_rig.ROBOTS[name]
+        out.append((name, spec, "stance", None, stance))
+        if trot > 0:
+            out.append((name, spec, "stance+trot", stance, stance + trot))
+    return out
+
+
 def counts(robots: list[str], dt: float, stance: float, trot: float) -> int:
     """The counts table (module docstring): per robot and phase, per host step."""
     from mbplugin.bullet import host as bhost
@@ -172,19 +185,14 @@ def counts(robots: list[str], dt: float, stance: float, trot: float) -> int:
     pb.stepSimulation = stepped
     d = Path(tempfile.mkdtemp())
     rows = []
-    for name in robots:
-        spec = robot_rig.ROBOTS[name]
-        for phase, t_gait, secs in (("stance", None, stance),
-                                    ("stance+trot", stance, stance + trot)):
-            if phase == "stance+trot" and trot <= 0:
-                continue
-            a = {}
-            for ours in (False, True):
-                acc.clear()
-                last["keys"] = None
-                rec = robot_rig.run(spec, d, dt, secs, ours=ours, t_gait=t_gait, record=False)
-                a.update(acc if ours else {"native_pts": acc["pb_points"]})
-            rows.append((name, phase, rec["steps"], a))
+    for name, spec, phase, t_gait, secs in _runs(robots, stance, trot):
+        a = {}
+        for ours in (False, True):
+            acc.clear()
+            last["keys"] = None
+            rec = robot_rig.run(spec, d, dt, secs, ours=ours, t_gait=t_gait, record=False)
+            a.update(acc if ours else {"native_pts": acc["pb_points"]})
+        rows.append((name, phase, rec["steps"], a))
     pb.stepSimulation = sim
     cols = list(COUNTS) + list(NATIVE)
     print(f"per host step at {dt:g} s (stance {stance:g} s; stance+trot: {stance:g} s stance "
@@ -220,24 +228,18 @@ def split(robots: list[str], dt: float, stance: float, trot: float, repeat: int)
     print(f"thread CPU us per host step at {dt:g} s, the loop alone (fastest of {repeat})")
     print(f"{'robot':13s} {'phase':12s} {'native':>7s} {'pb.step':>7s} {'rest':>6s} | "
           f"{'backend':>7s} {'pb.step':>7s} {'own':>6s} | ratio")
-    for name in robots:
-        spec = robot_rig.ROBOTS[name]
-        for phase, t_gait, secs in (("stance", None, stance),
-                                    ("stance+trot", stance, stance + trot)):
-            if phase == "stance+trot" and trot <= 0:
-                continue
-            best: dict[bool, tuple[float, float]] = {}
-            for _ in range(repeat):
-                for ours in (False, True):
-                    acc["s"] = 0.0
-                    rec = robot_rig.run(spec, d, dt, secs, ours=ours, t_gait=t_gait,
-                                        record=False)
-                    got = (rec["cpu"] / rec["steps"] * 1e6, acc["s"] / rec["steps"] * 1e6)
-                    if ours not in best or got[0] < best[ours][0]:
-                        best[ours] = got
-            (nt, ns), (bt, bs) = best[False], best[True]
-            print(f"{name:13s} {phase:12s} {nt:7.1f} {ns:7.1f} {nt - ns:6.1f} | {bt:7.1f} "
-                  f"{bs:7.1f} {bt - bs - (nt - ns):6.1f} | {bt / nt:5.2f}")
+    for name, spec, phase, t_gait, secs in _runs(robots, stance, trot):
+        best: dict[bool, tuple[float, float]] = {}
+        for _ in range(repeat):
+            for ours in (False, True):
+                acc["s"] = 0.0
+                rec = robot_rig.run(spec, d, dt, secs, ours=ours, t_gait=t_gait, record=False)
+                got = (rec["cpu"] / rec["steps"] * 1e6, acc["s"] / rec["steps"] * 1e6)
+                if ours not in best or got[0] < best[ours][0]:
+                    best[ours] = got
+        (nt, ns), (bt, bs) = best[False], best[True]
+        print(f"{name:13s} {phase:12s} {nt:7.1f} {ns:7.1f} {nt - ns:6.1f} | {bt:7.1f} "
+              f"{bs:7.1f} {bt - bs - (nt - ns):6.1f} | {bt / nt:5.2f}")
     pb.stepSimulation = sim
     print(f"load average {os.getloadavg()[0]:.2f}")
     return 0
