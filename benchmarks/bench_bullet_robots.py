@@ -11,8 +11,10 @@ time of each is kept (the machine is shared: the fastest run is the one least di
 Printed per robot and host step: the wall time per host step of each (the controller's Python
 and the stepping, no recording), their ratio (backend / native), the real-time factors
 (simulated / wall time), and the ratio of the process's CPU time per step (the fastest run
-each; on a loaded machine the wall clock also holds the time the process waited). A warm-up
-run first compiles the kernels.
+each; on a loaded machine the wall clock also holds the time the process waited; it holds
+each run's set-up too: the world, the URDF's load, the backend's build) and of the loop's
+thread CPU time per host step (``loop CPU``: the host steps alone, the issue's cost per host
+step). A warm-up run first compiles the kernels.
 
     python benchmarks/bench_bullet_robots.py [--robots a1,laikago,...] [--hz 240,1000]
         [--stance 1] [--trot 1] [--repeat 3] [--json]
@@ -58,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.stance:g} s stance + {args.trot:g} s gait per run, fastest of "
                   f"{args.repeat}; load average {os.getloadavg()[0]:.2f}", flush=True)
             print(f"{'robot':14s} {'host step':>9s} {'native ms':>10s} {'backend ms':>11s} "
-                  f"{'ratio':>6s} {'RTF native':>11s} {'RTF backend':>12s} {'CPU ratio':>9s}  "
+                  f"{'ratio':>6s} {'RTF native':>11s} {'RTF backend':>12s} {'CPU ratio':>9s} "
+                  f"{'loop CPU':>8s}  "
                   "fell (native, backend)")
         for name in names:
             spec = robot_rig.ROBOTS[name]
@@ -66,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                 dt = 1.0 / hz
                 best = {True: float("inf"), False: float("inf")}
                 cpu = {True: float("inf"), False: float("inf")}
+                loop = {True: float("inf"), False: float("inf")}
                 fell = {}
                 for _ in range(args.repeat):
                     for ours in (False, True):
@@ -74,11 +78,13 @@ def main(argv: list[str] | None = None) -> int:
                                             record=False)
                         cpu[ours] = min(cpu[ours], (time.process_time() - c0) / rec["steps"])
                         best[ours] = min(best[ours], rec["wall"] / rec["steps"])
+                        loop[ours] = min(loop[ours], rec["cpu"] / rec["steps"])
                         fell[ours] = robot_rig.fell(rec)
                 row = {"robot": name, "hz": hz, "native_ms": best[False] * 1e3,
                        "backend_ms": best[True] * 1e3, "ratio": best[True] / best[False],
                        "rtf_native": dt / best[False], "rtf_backend": dt / best[True],
                        "cpu_ratio": cpu[True] / cpu[False],
+                       "loop_cpu_ratio": loop[True] / loop[False],
                        "fell_native": fell[False], "fell_backend": fell[True],
                        "load": os.getloadavg()[0]}
                 out.append(row)
@@ -86,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name:14s} {'1/' + format(hz, 'g'):>9s} {row['native_ms']:10.3f} "
                           f"{row['backend_ms']:11.3f} {row['ratio']:6.2f} "
                           f"{row['rtf_native']:11.1f} {row['rtf_backend']:12.2f} "
-                          f"{row['cpu_ratio']:9.2f}  "
+                          f"{row['cpu_ratio']:9.2f} {row['loop_cpu_ratio']:8.2f}  "
                           f"({fell[False]}, {fell[True]})", flush=True)
     if args.json:
         print(json.dumps(out, indent=1))

@@ -213,7 +213,8 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
     keys of the backend's contacts, its overlaps, slips and normal forces, the host's overlap
     per foot link (a list of its contact points' overlaps), the host's slip per foot link,
     the feet's and the base's positions, the base's roll and pitch; the robot's weight (N),
-    the standing height, the wall time of the loop (s), the host steps. ``record`` False:
+    the standing height, the wall time of the loop (s) and its thread CPU time (``cpu``, s: the
+    host steps alone, no set-up), the host steps. ``record`` False:
     only the base's pose at the end (the loop's wall time is then the controller's and the
     stepping's alone: benchmarks). ``creep_from`` (s): the toes' positions then
     (:func:`toe_positions`) are kept as ``toes0``, those of the last step as ``toes``
@@ -240,7 +241,7 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
         rec: dict[str, list[Any]] = {k: [] for k in (
             "keys", "links", "delta", "slip", "force", "host_d", "host_slip", "feet", "base",
             "tilt")}
-        wall = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.thread_time()
         for i in range(n):
             js = p.getJointStates(h.body, h.joints, physicsClientId=cid)
             q = np.array([x[0] for x in js])
@@ -293,12 +294,13 @@ def run(spec: Spec, directory: Path, dt: float, seconds: float, *, ours: bool = 
             pos, orn = p.getBasePositionAndOrientation(h.body, physicsClientId=cid)
             rec["base"].append(pos)
             rec["tilt"].append(p.getEulerFromQuaternion(orn)[:2])
-        wall = time.perf_counter() - wall
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
         out: dict[str, Any] = dict(rec)
         out["feet"] = np.array(rec["feet"])
         out["base"] = np.array(rec["base"])
         out["tilt"] = np.array(rec["tilt"])
-        out.update(weight=h.weight, height=h.height, wall=wall, steps=n, feet_links=tuple(h.feet),
+        out.update(weight=h.weight, height=h.height, wall=wall, cpu=cpu, steps=n,
+                   feet_links=tuple(h.feet),
                    radius=h.radius, toes0=toes0,
                    toes=None if toes0 is None else toe_positions(cid, h))
         return out

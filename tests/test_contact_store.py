@@ -534,3 +534,45 @@ def test_commit_same_books_the_given_end_state_without_a_trial_batch(method):
     # a latch held: the general commit's rules
     assert not commit(one(1e-4, 0.0, key=3), np.array([1e-4]), np.array([0.0]), 2e-3)
     assert list(store.keys) == [3] and list(store.latched_keys) == [5]
+
+
+def test_commit_rows_with_pairs_apart_is_the_general_commit():
+    """``commit_rows`` of a batch holding the store's rows and pairs apart besides them (a
+    robot's swing foot within the detection margin): the general commit's outcome (twin
+    stores: rows, separations, latches, the rows' last overlaps); a row receding beyond
+    Hunt-Crossley's zero-force speed dd* = -2 v_in / (3 (1 - cr)) ends with its overlap
+    latched; a pair that now overlaps (an onset) or a row missing is the general commit's."""
+    k, cr, v_in = 1e7, 0.5, 2.0
+    dd_zero = -2.0 * v_in / (3.0 * (1.0 - cr))
+    stores = [ContactStore(make_law("hunt_crossley", k=k, cr=cr)) for _ in range(2)]
+    for s in stores:
+        s.begin(one([1e-6, 1e-6, 1e-6], v_in, key=[3, 9, 12]), 0.0)
+    fast, ref = stores
+    # keys 5 and 20 apart (d <= 0), 12 receding past dd*: it ends (overlap latched)
+    d = np.array([1e-4, -2e-3, 2e-4, 3e-4, 0.0])
+    dd = np.array([0.0, -0.1, dd_zero * 0.99, dd_zero * 1.01, 0.2])
+    b = one(d, dd, key=[3, 5, 9, 12, 20])
+    assert fast.commit_rows(b, b.delta, b.ddelta, 1e-3)
+    ref.commit(b, 1e-3, aligned=False, compiled=True)
+    for s in stores:
+        assert list(s.keys) == [3, 9] and list(s.latched_keys) == [12]
+        assert list(s.last_separations["key"]) == [12]
+        assert list(s.last_separations["delta"]) == [3e-4]
+        assert len(s.last_onsets) == 0
+    assert np.array_equal(fast._delta_last, ref._delta_last)
+    assert np.array_equal(fast._ddelta_last, ref._ddelta_last)
+    assert fast._seq == ref._seq
+    # an onset among the pairs apart, or a row missing: not this case (nothing changed)
+    s2 = ContactStore(make_law("hunt_crossley", k=k, cr=cr))
+    s2.begin(one([1e-6, 1e-6], v_in, key=[3, 9]), 0.0)
+    seq = s2._seq
+    from mbplugin.pipeline import store_kernel
+
+    where = np.empty(2, dtype=np.int64)
+    on = one([1e-4, 1e-6, 1e-4], 0.0, key=[3, 5, 9])
+    assert not store_kernel.superset_rows(s2.keys, on.key, on.law, on.delta, where)
+    gone = one([1e-4, -1e-3], 0.0, key=[3, 5])
+    assert not store_kernel.superset_rows(s2.keys, gone.key, gone.law, gone.delta, where)
+    assert s2._seq == seq and list(s2.keys) == [3, 9]
+    assert s2.commit_rows(on, on.delta, on.ddelta, 1e-3) is False  # the general commit books
+    assert list(s2.keys) == [3, 9]

@@ -536,12 +536,38 @@ class ContactStore:
         if not (keys.dtype == bk.dtype == law.dtype == np.int64 and len(self.laws) == 1):
             return self.commit_same(batch, delta, ddelta, t)
         end = np.empty(len(keys), dtype=np.bool_)
-        if store_kernel.same_rows(keys, bk, law, fast[0], fast[1], c(delta, dtype=float),
-                                  c(ddelta, dtype=float), c(self.coef, dtype=float), end):
+        hit = store_kernel.same_rows(keys, bk, law, fast[0], fast[1], c(delta, dtype=float),
+                                     c(ddelta, dtype=float), c(self.coef, dtype=float), end)
+        if hit < 0 and self._commit_apart(batch, delta, ddelta, t, fast):
+            return True
+        if hit:
             return self.commit_same(batch, delta, ddelta, t)  # a row ends, or not the case
         self._delta_last = delta.copy()
         self._ddelta_last = ddelta.copy()
         self._close(_empty_events(), [])
+        return True
+
+    def _commit_apart(self, batch: ContactBatch, delta: np.ndarray, ddelta: np.ndarray,
+                      t: float, fast: tuple[int, int]) -> bool:
+        """:meth:`commit` (``compiled``) of a batch that holds the store's rows in order and
+        besides them only pairs apart (no onset: :func:`store_kernel.superset_rows`, keys
+        strictly increasing, law indices 0), at overlaps ``delta`` (K,) m and rates
+        ``ddelta`` (K,) m/s, time ``t`` (s): the general commit's steps for that case (no row
+        gone, no latch, no onset; the compiled end test of the rows present, in row order)
+        without its key searches. Returns False, nothing changed, where the case does not
+        hold."""
+        where = np.empty(len(self.keys), dtype=np.int64)
+        d = np.ascontiguousarray(delta, dtype=float)
+        if not store_kernel.superset_rows(self.keys, batch.key, batch.law, d, where):
+            return False
+        d_rows, v_rows = delta[where], ddelta[where]
+        end_rows = store_kernel.ends_rows(fast[0], fast[1], d_rows, v_rows, self.coef)
+        self._delta_last = d_rows.copy()
+        self._ddelta_last = v_rows.copy()
+        sep_chunks: list[np.ndarray] = []
+        if end_rows.any():
+            sep_chunks.append(self._end_rows(t, end_rows, d_rows[end_rows], v_rows[end_rows]))
+        self._close(_empty_events(), sep_chunks)
         return True
 
     def _fast_law(self) -> tuple[int, int] | None:

@@ -62,3 +62,25 @@ def same_rows(keys, bkeys, law, kid, mode, d, v, coef, out):
         if keys[i] != bkeys[i] or law[i] != 0:
             return -1
     return 1 if _ends_rows(kid, mode, d, v, coef, out) else 0
+
+
+@njit
+def superset_rows(keys, bkeys, law, d, where):
+    """Whether a batch (keys ``bkeys`` (K,) strictly increasing, law indices ``law`` (K,) all
+    0, overlaps ``d`` (K,) m) holds the store's rows ``keys`` (M,) in order and besides them
+    only pairs that do not start a contact (:func:`mbplugin.pipeline.rules.starts`: d > 0):
+    a host step whose detection also holds pairs within its margin but apart (a robot's
+    swing foot). Then ``where`` (M,) is each row's contact index in the batch."""
+    n, m = keys.shape[0], bkeys.shape[0]
+    if m <= n or law.shape[0] != m or d.shape[0] != m:
+        return False
+    j = 0
+    for i in range(m):
+        if law[i] != 0 or (i > 0 and bkeys[i] <= bkeys[i - 1]):
+            return False
+        if j < n and bkeys[i] == keys[j]:
+            where[j] = i
+            j += 1
+        elif d[i] > 0.0:  # an onset: the general commit books it
+            return False
+    return j == n
