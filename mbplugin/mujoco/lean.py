@@ -67,7 +67,8 @@ from mbplugin.pipeline.substep import (
 #: the fields of :class:`LeanArrays`: mjData's and mjModel's arrays (views, bound once), the
 #: rows, the pairs, the law, the groups' layout, the options and the work arrays
 FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos", "qpos", "qpos0",
-          "xfrc", "user_xfrc", "geom_friction", "geom_priority", "body", "root", "iquat",
+          "xfrc", "user_xfrc", "geom_friction", "geom_priority", "geom_condim", "body", "root",
+          "iquat",
           "iquat_unit", "ipos", "fbody", "free", "vadr", "q3", "q4", "ipos_zero",
           "free_iquat_unit", "static", "mass1", "mass", "inv_inertia", "fixed", "inv_m_ext",
           "sa", "sb", "sbody", "lpos", "lrot", "plane_n", "plane_p", "radius", "a", "b", "keys",
@@ -136,6 +137,7 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     xipos, xquat, cvel, subtree_com = A.xipos, A.xquat, A.cvel, A.subtree_com
     qacc_smooth, xmat, xpos, qpos, qpos0 = A.qacc_smooth, A.xmat, A.xpos, A.qpos, A.qpos0
     geom_friction, geom_priority, body, root = A.geom_friction, A.geom_priority, A.body, A.root
+    geom_condim = A.geom_condim
     iquat, iquat_unit, fbody, free, vadr = A.iquat, A.iquat_unit, A.fbody, A.free, A.vadr
     mass1, inv_inertia, fixed, inv_m_ext, sa = A.mass1, A.inv_inertia, A.fixed, A.inv_m_ext, A.sa
     sb, sbody, lpos, lrot, plane_n, plane_p = A.sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p
@@ -204,7 +206,8 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     a_free = _k.free_point_acceleration(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b,
                                         point)
     if pair_mu:
-        mu = _k.pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority)
+        mu = _k.pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority,
+                              geom_condim)
         for i in range(k):
             muk[i, 0] = mu[i]
             muk[i, 1] = mu[i]
@@ -404,7 +407,8 @@ class LeanSpheres:
             xipos=d.xipos, xquat=d.xquat, cvel=d.cvel, subtree_com=d.subtree_com,
             qacc_smooth=d.qacc_smooth, xmat=d.xmat, xpos=d.xpos, qpos=d.qpos, qpos0=host._qpos0,
             xfrc=d.xfrc_applied, user_xfrc=self.user_xfrc, geom_friction=m.geom_friction,
-            geom_priority=m.geom_priority, body=host.body, root=host.root, iquat=host.iquat,
+            geom_priority=m.geom_priority, geom_condim=m.geom_condim, body=host.body,
+            root=host.root, iquat=host.iquat,
             iquat_unit=host._iquat_unit, ipos=host.ipos, fbody=fr_rows.fbody, free=host.free,
             vadr=fr_rows.vadr, q3=fr_rows._q3, q4=fr_rows._q4, ipos_zero=fr_rows._ipos_zero,
             free_iquat_unit=fr_rows._iquat_unit, static=host._static, mass1=loop._mass1,
