@@ -57,6 +57,7 @@ from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
+from mbplugin.pipeline.layout import ONSET
 from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.radau import _H as _RADAU_H
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -530,12 +531,7 @@ def _lone_event(y, n, G, CR, WP, W, kind):
     return j1
 
 
-#: Columns of the onsets a chain booked (:func:`segment_chain`): time, watch index, delta,
-#: ddelta, effective mass, contact time scale, normal (3), ra (3), rb (3), vt (3), point (3),
-#: the coefficient row (NC_MAX).
-ON_T, ON_J, ON_D, ON_V, ON_M, ON_TC, ON_N, ON_RA, ON_RB, ON_VT, ON_P, ON_ROW = (
-    0, 1, 2, 3, 4, 5, 6, 9, 12, 15, 18, 21)
-ON_COLS = ON_ROW + kernels.NC_MAX
+# the onsets a chain booked (segment_chain): records of mbplugin.pipeline.layout.ONSET
 
 
 @njit
@@ -576,6 +572,18 @@ def _append(buf, nb, src):
 
 
 @njit
+def _append_onset(buf, nb, o):
+    """Append the onset record ``o`` to the growing array ``buf`` of ``nb`` onsets."""
+    if nb + 1 > buf.shape[0]:
+        bigger = np.empty(2 * buf.shape[0] + 1, dtype=ONSET)
+        for i in range(nb):
+            bigger[i] = buf[i]
+        buf = bigger
+    buf[nb] = o
+    return buf, nb + 1
+
+
+@njit
 def _event_record(t, kind, y):
     r = np.empty((1, 2 + y.shape[0]))
     r[0, 0] = t
@@ -609,7 +617,8 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
 
     Returns :func:`segment`'s tuple with the records of every segment (each event as a record
     of kind 2, an end, or 3, an onset, between them), the ends applied (k, 3): t, delta,
-    ddelta of the ended row; the onsets booked (k, ``ON_COLS``); and, when the chain stopped
+    ddelta of the ended row; the onsets booked (k records of
+    :data:`mbplugin.pipeline.layout.ONSET`); and, when the chain stopped
     at a lone onset it could not book, its watch index (else -1), for the driver to book in
     the contact store in record order.
 
@@ -636,7 +645,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
         status, t, y, h_next, steps, nfev, rec, c_out = out
     ends = np.empty((4, 3))
     n_ends = 0
-    ons = np.empty((4, ON_COLS))
+    ons = np.empty(4, dtype=ONSET)
     n_ons = 0
     if not absorb_ends:
         return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, c_out
@@ -716,22 +725,23 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
             tc = power_timescale(meff, on_ts[j, 0], on_ts[j, 1], max(abs(v), 1e-3))
             if not (math.isfinite(tc) and tc > 0.0):
                 tc = np.inf
-            o = np.empty((1, ON_COLS))
-            o[0, ON_T] = t
-            o[0, ON_J] = j
-            o[0, ON_D] = d
-            o[0, ON_V] = v
-            o[0, ON_M] = meff
-            o[0, ON_TC] = tc
+            oa = np.zeros(1, dtype=ONSET)
+            o = oa[0]
+            o.t = t
+            o.watch = j
+            o.delta = d
+            o.ddelta = v
+            o.m_eff = meff
+            o.t_c = tc
             for c in range(3):
-                o[0, ON_N + c] = gg[2 + c]
-                o[0, ON_RA + c] = gg[5 + c]
-                o[0, ON_RB + c] = gg[8 + c]
-                o[0, ON_VT + c] = gg[11 + c]
-                o[0, ON_P + c] = gg[5 + c] + (pos[a, c] if a >= 0 else 0.0)
+                o.normal[c] = gg[2 + c]
+                o.ra[c] = gg[5 + c]
+                o.rb[c] = gg[8 + c]
+                o.vt[c] = gg[11 + c]
+                o.point[c] = gg[5 + c] + (pos[a, c] if a >= 0 else 0.0)
             for c in range(row.shape[0]):
-                o[0, ON_ROW + c] = row[c]
-            ons, n_ons = _append(ons, n_ons, o)
+                o.coef[c] = row[c]
+            ons, n_ons = _append_onset(ons, n_ons, o)
             w_kind[j] = 1
             w_row[j] = 0
             crc = nc
@@ -857,8 +867,9 @@ class SegmentResult:
     #: it is when every other event value is > 0 (a lone onset, booked by the driver without
     #: a detection: ``EngineContacts.onset``), else -1
     onset: int = -1
-    #: onsets the segment booked itself (:func:`segment_chain`), (k, ``ON_COLS``), in time
-    #: order; the driver books them (``EngineContacts.onset_row``) before their records
+    #: onsets the segment booked itself (:func:`segment_chain`), (k,) records of
+    #: :data:`mbplugin.pipeline.layout.ONSET`, in time order; the driver books them
+    #: (``EngineContacts.onset_row``) before their records
     onsets: np.ndarray | None = None
     #: at ``PAUSED``: what the next :func:`run_segment` call needs (``carry=``) to go on
     #: exactly where this one stopped (None otherwise)

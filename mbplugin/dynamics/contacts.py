@@ -475,25 +475,27 @@ class EngineContacts:
 
     def onset_row(self, o: np.ndarray) -> None:
         """Book an onset that a compiled segment booked itself (a row of
-        :attr:`SegmentResult.onsets <mbplugin.dynamics.compiled.SegmentResult>`: time, watch
-        index, geometry, effective mass, coefficient row, time scale) in the store
+        :attr:`SegmentResult.onsets <mbplugin.dynamics.compiled.SegmentResult>`: a record of
+        :data:`mbplugin.pipeline.layout.ONSET`) in the store
         (:meth:`ContactStore.start` with the row and time scale given)."""
-        j = int(o[cp.ON_J])
+        j = int(o["watch"])
         keys = self._wkeys[j : j + 1]
         r_eff, law, k_hertz = self._pair_const[int(keys[0])]
         assert self._w_geo is not None
         ab = self._sbody[np.concatenate([self._w_geo[0][j : j + 1], self._w_geo[1][j : j + 1]])]
         a, b = ab[:1].astype(np.int64), ab[1:].astype(np.int64)
 
-        def vec(c: int) -> np.ndarray:
-            return o[None, c : c + 3].copy()
+        def vec(name: str) -> np.ndarray:
+            return o[name][None].copy()
 
-        batch = ContactBatch(a, b, keys.copy(), vec(cp.ON_P), vec(cp.ON_N),
-                             o[cp.ON_D : cp.ON_D + 1], o[cp.ON_V : cp.ON_V + 1], vec(cp.ON_VT),
-                             o[cp.ON_M : cp.ON_M + 1], r_eff.copy(), vec(cp.ON_RA),
-                             vec(cp.ON_RB), law.copy(), k_hertz.copy())
-        self.store.start(batch, float(o[cp.ON_T]), coef=o[None, cp.ON_ROW :],
-                         t_c=o[cp.ON_TC : cp.ON_TC + 1])
+        def one(name: str) -> np.ndarray:
+            return np.array([o[name]], dtype=float)
+
+        batch = ContactBatch(a, b, keys.copy(), vec("point"), vec("normal"), one("delta"),
+                             one("ddelta"), vec("vt"), one("m_eff"), r_eff.copy(), vec("ra"),
+                             vec("rb"), law.copy(), k_hertz.copy())
+        self.store.start(batch, float(o["t"]), coef=o["coef"][None],
+                         t_c=one("t_c"))
         self._rows_geo = None
 
     def _pair_batch(self, y: np.ndarray, j: int) -> ContactBatch:

@@ -40,7 +40,6 @@ from mbplugin.pipeline.friction import Friction, friction_scalar
 from mbplugin.pipeline.layout import (
     CONTACT,
     coef_tuple,
-    group_float_size,
     head,
     put_head,
     put_law_row,
@@ -88,22 +87,24 @@ def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
     mu, mu_s; None: the Friction's) and W (3K, 3K) filled in; the store's rows follow with
     :func:`refresh_rows`."""
     k = len(batch)
-    gf = np.zeros(int(group_float_size(k)))  # a Python int: no NumPy scalar arithmetic
-    gc = np.zeros(k, dtype=CONTACT)
     c = np.ascontiguousarray
-    _fill_group(gf, gc, head(friction, stick), k, c(batch.normal, dtype=float),
-                c(W, dtype=float).reshape(-1),
-                np.zeros((0, 2)) if mu is None else c(mu, dtype=float).reshape(k, 2),
-                friction is not None, 0.0 if friction is None else float(friction.mu),
-                0.0 if friction is None else float(friction.static))
-    return gf, gc
+    return _fill_group(head(friction, stick), k, c(batch.normal, dtype=float),
+                       c(W, dtype=float).reshape(-1),
+                       _NO_MU if mu is None else c(mu, dtype=float).reshape(k, 2),
+                       friction is not None, 0.0 if friction is None else float(friction.mu),
+                       0.0 if friction is None else float(friction.static))
+
+
+_NO_MU = np.zeros((0, 2))
 
 
 @njit
-def _fill_group(gf, gc, hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
-    """:func:`group_arrays`' copies into ``gc``: per contact the header ``hd`` (one record),
-    its normal and friction coefficients (``mu`` (K, 2) rows, or with none given and
-    ``has_fr`` the Friction's); into ``gf`` W (``w``, 9 K^2, row-major)."""
+def _fill_group(hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
+    """:func:`group_arrays`' arrays: the records ``gc``, per contact the header ``hd`` (one
+    record), its normal and friction coefficients (``mu`` (K, 2) rows, or with none given and
+    ``has_fr`` the Friction's); ``gf`` with W (``w``, 9 K^2, row-major) at its start."""
+    gf = np.zeros(9 * k * k + 4 * k)  # layout.group_float_size
+    gc = np.zeros(k, dtype=CONTACT)
     for i in range(k):
         c = gc[i]
         put_head(c, hd[0])
@@ -115,6 +116,7 @@ def _fill_group(gf, gc, hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
             c.mu, c.mu_s = fr_mu, fr_static
     for j in range(9 * k * k):
         gf[j] = w[j]
+    return gf, gc
 
 
 def refresh_rows(gc: np.ndarray, store: ContactStore,

@@ -9,6 +9,10 @@ arrays: its records ``gc`` (k,) of :data:`CONTACT` and its float array ``gf``
 (:func:`group_float_size`: W (3k, 3k) row-major from offset 0, then the force buffer, 3k,
 from :func:`forces_at`, and the normal forces, k, from :func:`normals_at`).
 
+The impact analyser's per-impact result and paused state are records of this module too
+(:data:`IMPACT`, :data:`IMPACT_CARRY`), and so are the onsets the engine's compiled segments
+book (:data:`ONSET`).
+
 Why a NumPy structured dtype. Numba compiles an array of a structured dtype as an array of
 ``Record``; ``gc[i].mu`` is a load at the field's fixed offset from the element's address,
 the same load the former flat buffers made at ``base + ROW_LEN * i + _MU``, and a nested array
@@ -35,7 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import njit_inline
-from mbplugin.laws.kernels import NC_MAX, NMEM_MAX
+from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
+from mbplugin.pipeline.dop853 import NPOW
 
 # (coef_tuple and state_tuple spell out the kernels' tuples)
 assert NC_MAX == 12 and NMEM_MAX == 4
@@ -100,11 +105,31 @@ def normals_at(k):
     return 9 * k * k + 3 * k
 
 
+#: the headers :func:`head` made, by (id(friction), id(stick), inactive_on): (friction, stick,
+#: header); at most _HEADS_MAX (then cleared)
+_HEADS: dict[tuple, tuple] = {}
+_HEADS_MAX = 16
+
+
 def head(friction=None, stick=None, inactive_on: bool = False) -> np.ndarray:
-    """A host step's header (an array of one record of :data:`HEAD`) from its
-    :class:`~mbplugin.pipeline.friction.Friction` (None: off; not active: off unless
+    """A host step's header (an array of one record of :data:`HEAD`; not to be written to)
+    from its :class:`~mbplugin.pipeline.friction.Friction` (None: off; not active: off unless
     ``inactive_on``, the sub-stepper's rule) and :class:`~mbplugin.pipeline.stick.Stick`
-    (None: off)."""
+    (None: off). Kept per pair of objects (both classes are frozen: the same objects, the same
+    header; a host step makes one per step)."""
+    key = (id(friction), id(stick), inactive_on)
+    hit = _HEADS.get(key)
+    if hit is not None and hit[0] is friction and hit[1] is stick:
+        return hit[2]
+    if len(_HEADS) >= _HEADS_MAX:
+        _HEADS.clear()
+    h = _make_head(friction, stick, inactive_on)
+    _HEADS[key] = (friction, stick, h)
+    return h
+
+
+def _make_head(friction, stick, inactive_on: bool) -> np.ndarray:
+    """:func:`head` made anew."""
     h = np.zeros(1, dtype=HEAD)
     if friction is not None and (inactive_on or friction.active):
         h["fr_on"] = True
@@ -177,3 +202,53 @@ def state_tuple(y, c):
         s3 = y[o + 3]
     m = c.mem
     return (s0, s1, s2, s3, m[0], m[1], m[2], m[3])
+
+
+# ---- the impact analyser's records (mbplugin.impact._compiled) --------------------------------
+
+#: The analyser's state length at most: [delta, ddelta, impulse, work, ODE states]
+NY_MAX = 4 + NODE_MAX
+
+#: One impact's result (:func:`mbplugin.impact._compiled.impact_core`): status (0 separated,
+#: 1 captured at the cut-off, 2 integration failure, PAUSED, STEP_LIMIT), end time t_s (s),
+#: separation speed v_s (m/s, ddelta: < 0 receding) and residual overlap delta_s (m), peak
+#: force f_max (N) at t_f_max (s), largest overlap delta_max (m), compression and total
+#: impulses p_c, p_t (N s) and work w_c, w_t (J), time of maximum compression t_m (s, NaN if
+#: never reached), accepted steps and right-hand-side evaluations.
+IMPACT = np.dtype([
+    ("t_s", "f8"), ("v_s", "f8"), ("delta_s", "f8"), ("f_max", "f8"), ("t_f_max", "f8"),
+    ("delta_max", "f8"), ("p_c", "f8"), ("p_t", "f8"), ("w_c", "f8"), ("w_t", "f8"),
+    ("t_m", "f8"), ("status", "i8"), ("steps", "i8"), ("nfev", "i8"),
+], align=True)
+
+#: A paused impact's integrator state (:func:`mbplugin.impact._compiled.impact_core`'s carry):
+#: time t and step h (s), the peak and largest-overlap trackers, the dense outputs kept for
+#: the peak's refinement (the step holding the best sample ``pk``: its start time, step,
+#: sample fraction and upper bound; the steps before ``pkp`` and after ``pkn`` it and the last
+#: step ``pv``), the counters, the law's memory, the compression-phase results, the states
+#: ``y`` (rows: the current state, then pk, pkp, pkn, pv's starts; NY_MAX columns, the first
+#: 4 + n_ode used) and the dense-output coefficients ``dense`` (pk, pkp, pkn, pv; NPOW rows).
+IMPACT_CARRY = np.dtype([
+    ("t", "f8"), ("h", "f8"), ("f_max", "f8"), ("t_f_max", "f8"), ("delta_max", "f8"),
+    ("pk_t", "f8"), ("pk_h", "f8"), ("pk_x", "f8"), ("pk_hi", "f8"),
+    ("pkp_t", "f8"), ("pkp_h", "f8"), ("pkp_hi", "f8"),
+    ("pkn_t", "f8"), ("pkn_h", "f8"), ("pkn_hi", "f8"),
+    ("pv_t", "f8"), ("pv_h", "f8"), ("pv_hi", "f8"),
+    ("mem", "f8", (NMEM_MAX,)), ("t_m", "f8"), ("p_c", "f8"), ("w_c", "f8"),
+    ("y", "f8", (5, NY_MAX)), ("dense", "f8", (4, NPOW, NY_MAX)),
+    ("steps", "i8"), ("nfev", "i8"), ("have_tm", "?"), ("need_next", "?"),
+], align=True)
+
+
+# ---- the engine's records (mbplugin.dynamics.compiled) --------------------------------------
+
+#: An onset a compiled engine segment booked itself (:func:`mbplugin.dynamics.compiled.
+#: segment_chain`, for ``EngineContacts.onset_row``): time t (s), the watched pair's index,
+#: overlap delta (m) and its rate ddelta (m/s, > 0 approaching), effective mass m_eff (kg),
+#: contact time scale t_c (s), normal, lever arms ra, rb (m), tangential velocity vt (m/s),
+#: contact point (m), and the law's coefficient row at the onset.
+ONSET = np.dtype([
+    ("t", "f8"), ("delta", "f8"), ("ddelta", "f8"), ("m_eff", "f8"), ("t_c", "f8"),
+    ("normal", "f8", (3,)), ("ra", "f8", (3,)), ("rb", "f8", (3,)), ("vt", "f8", (3,)),
+    ("point", "f8", (3,)), ("coef", "f8", (NC_MAX,)), ("watch", "i8"),
+], align=True)
