@@ -57,7 +57,7 @@ from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
-from mbplugin.pipeline.layout import ONSET
+from mbplugin.pipeline.layout import ONSET, ContactRows
 from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.radau import _H as _RADAU_H
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -74,7 +74,7 @@ RUNNING = -1  #: internal: the step was accepted and the segment goes on
 #: internal: the step was cut at the maximum compression of a memory law's contact, where the
 #: memory was updated; the segment goes on from there (a fresh step for Radau)
 PEAK = -2
-#: Watch kinds (``WP[4]``): a free pair, an active contact, a latched pair, an active contact
+#: Watch kinds (``WP.kind``): a free pair, an active contact, a latched pair, an active contact
 #: whose law has memory (its maximum compression is watched too, :func:`rules.peak_value`)
 #: (the classes of :func:`mbplugin.pipeline.events.event_value`)
 W_FREE, W_ACTIVE, W_LATCHED, W_ACTIVE_MEMORY = (events.FREE, events.ACTIVE, events.LATCHED,
@@ -99,7 +99,9 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
     inv_mass, inertia, inv_inertia, gacc, fixed = BD
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
+    r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
+    coef, mem, ns = CR.coef, CR.mem, CR.n_states
+    law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
     mu, mu_s, v_s, v_eps, visc, lin, fric = FR
     R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows, Ra, Rb = W
     m = r_sa.shape[0]
@@ -151,7 +153,7 @@ def _n_values(WP):
     """(number of event values of the contact rules, number of maximum-compression values):
     one value per watched pair, one per latched pair (renewal), then one per active contact of
     a law with memory (:func:`_event_values`)."""
-    w_kind = WP[4]
+    w_kind = WP.kind
     nw = w_kind.shape[0]
     nlat = 0
     npk = 0
@@ -173,8 +175,10 @@ def _event_values(y, g, n, G, CR, WP, W):
     of its rebound, is not watched here: the engine samples the release value at
     ``n_samples`` points of every step's dense output."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
-    w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
+    r_sa, r_law, coef, mem, ns = CR.sa, CR.law, CR.coef, CR.mem, CR.n_states
+    law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
+    w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
+    w_kind, w_row, w_dsep = WP.kind, WP.row, WP.d_sep
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
@@ -213,7 +217,8 @@ def _event_values(y, g, n, G, CR, WP, W):
 def _memory_update(y, n, G, CR, W):
     """The laws' memory of every active row after an accepted step; True if any changed."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, _m_eff = CR
+    r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
+    coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
@@ -239,7 +244,9 @@ def _stiffness_rate(y, n, G, CR, W):
     damping c of the law by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`,
     as the engine's ``stiffness_rate``)."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
+    r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
+    coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
+    m_eff = CR.m_eff
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
@@ -319,7 +326,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
     and the extra samples inside contact steps. Returns (event time or -1, its event value's
     index, records, count); without an event ``ga`` holds the values at ``t_new``."""
     ng = ga.shape[0]
-    w_kind = WP[4]
+    w_kind = WP.kind
     nw = w_kind.shape[0]
     n_rule = _n_values(WP)[0]
     ta = t_old
@@ -376,7 +383,7 @@ def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysam
     updated (``f`` evaluated again when it changed).
     Returns (status, ``RUNNING`` to go on; t; records; count; right-hand sides spent)."""
     nn = y.shape[0]
-    m_rows = CR[1].shape[0]
+    m_rows = CR.sa.shape[0]
     event_t, event_j, rec, nrec = _after_step(t_old, t_new, h, y_dense, y_new, Fd, ga, gb, gtmp,
                                               ysamp, ytmp, n_samples, contact_samples, m_rows,
                                               rec, nrec, n, G, CR, WP, W)
@@ -419,7 +426,7 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     h_next, steps, nfev, records (K, 2 + len(y)): t, kind (0 step, 1 sample), state, carry).
     """
     nn = y0.shape[0]
-    m_rows = CR[1].shape[0]
+    m_rows = CR.sa.shape[0]
     # the arrays passed to compiled calls in the step loop are borrowed views (no reference
     # count updates per call, mbplugin._jit.borrowed: the problem tuples hold ~50 arrays); the
     # tuples' owners are the arguments, the work arrays' owners are kept alive to the end
@@ -511,7 +518,7 @@ def _lone_event(y, n, G, CR, WP, W, kind):
     ``kind`` and that pair is the only active one (``kind`` 1: a lone end of contact) or no
     pair is active (``kind`` 0: a lone onset); else -1. The values of latched pairs count as
     others."""
-    w_kind = WP[4]
+    w_kind = WP.kind
     nw = w_kind.shape[0]
     n_act = 0
     for j in range(nw):
@@ -536,18 +543,20 @@ def _lone_event(y, n, G, CR, WP, W, kind):
 
 @njit
 def _rows(CR, m, pt, sa, sb, ft, li, m_eff):
-    """Fresh data-row arrays (the CR tuple) for ``m`` (0 or 1) rows: the pair (``pt``, ``sa``,
-    ``sb``, ``ft``), law ``li``, a zero coefficient row and memory, effective mass ``m_eff``."""
+    """Fresh data-row arrays (the CR :class:`~mbplugin.pipeline.layout.ContactRows`) for
+    ``m`` (0 or 1) rows: the pair (``pt``, ``sa``, ``sb``, ``ft``), law ``li``, a zero
+    coefficient row and memory, effective mass ``m_eff``."""
     i64 = np.int64
     r_pt = np.full(m, pt, dtype=i64)
     r_sa = np.full(m, sa, dtype=i64)
     r_sb = np.full(m, sb, dtype=i64)
     r_ft = np.full(m, ft, dtype=i64)
     r_law = np.full(m, li, dtype=i64)
-    coef = np.zeros((m, CR[5].shape[1]))
-    mem = np.zeros((m, CR[6].shape[1]))
+    coef = np.zeros((m, CR.coef.shape[1]))
+    mem = np.zeros((m, CR.mem.shape[1]))
     meff = np.full(m, m_eff)
-    return (r_pt, r_sa, r_sb, r_ft, r_law, coef, mem, CR[7], CR[8], CR[9], CR[10], meff)
+    return ContactRows(r_pt, r_sa, r_sb, r_ft, r_law, coef, mem, CR.n_states, CR.law_kid,
+                       CR.law_mode, CR.law_ns, meff)
 
 
 @njit
@@ -650,11 +659,12 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     if not absorb_ends:
         return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, c_out
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
+    w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
+    w_kind, w_row, w_dsep = WP.kind, WP.row, WP.d_sep
     on_ok, on_law, on_row, on_rule, on_p, on_ts, inv_m, fixed, iw = ON
     inv_ib = BD[2]
     R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
-    m = CR[1].shape[0]
+    m = CR.sa.shape[0]
     crc = _rows(CR, 0, 0, 0, 0, 0, 0, 0.0)
     wc = _work(W, 0)
     first = True
@@ -710,7 +720,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
                                      gg[3], gg[4], inv_m, iw)
             li = on_law[j]
             nc = _rows(CR, 1, w_ptype[j], w_sa[j], w_sb[j], w_feat[j], li, meff)
-            row = nc[5][0]
+            row = nc.coef[0]
             for c in range(row.shape[0]):
                 row[c] = on_row[j, c]
             v_in = rules.onset_speed(v)
@@ -718,8 +728,8 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
                 lone_onset = j
                 break
             zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            f = kernels.force(CR[8][li], d, v, kernels.ctuple(nc[5], 0), zs)
-            if rules.ended(CR[9][li], d, v, f):
+            f = kernels.force(CR.law_kid[li], d, v, kernels.ctuple(nc.coef, 0), zs)
+            if rules.ended(CR.law_mode[li], d, v, f):
                 lone_onset = j
                 break
             tc = power_timescale(meff, on_ts[j, 0], on_ts[j, 1], max(abs(v), 1e-3))
@@ -920,12 +930,12 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
     if implicit:
         status, t1, y1, h_next, steps, nfev, rec, c_out = out
         onset = (_lone_event(y1, n, G, CR, WP, W, 0)
-                 if status == EVENT and CR[1].shape[0] == 0 else -1)
+                 if status == EVENT and CR.sa.shape[0] == 0 else -1)
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
                              rec, None, int(onset),
                              carry=(c_out, ws) if status == PAUSED else None)
     status, t1, y1, h_next, steps, nfev, rec, ends, onsets, onset, c_out = out
-    if not absorb_ends and status == EVENT and CR[1].shape[0] == 0:
+    if not absorb_ends and status == EVENT and CR.sa.shape[0] == 0:
         onset = _lone_event(y1, n, G, CR, WP, W, 0)
     return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec,
                          ends, int(onset), onsets, c_out if status == PAUSED else None)

@@ -50,6 +50,7 @@ from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
+from mbplugin.pipeline.layout import ContactRows, WatchedPairs
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stiffness import law_slopes_batch, law_slopes_force_batch
 
@@ -735,9 +736,10 @@ class EngineContacts:
               np.ascontiguousarray(b.fixed, dtype=np.bool_))
         G = (np.ascontiguousarray(self._sbody, dtype=i64), self._lpos, self._lrot, self._radius,
              self._plane_n, self._plane_p, self._half, self._ms)
-        CR = (r_pt, r_sa, r_sb, r_ft, np.ascontiguousarray(st.law, dtype=i64),
-              np.ascontiguousarray(st.coef), st.mem, int(self.ns), self._law_kid, self._law_mode,
-              self._law_ns, np.ascontiguousarray(st.m_eff, dtype=float))
+        CR = ContactRows(r_pt, r_sa, r_sb, r_ft, np.ascontiguousarray(st.law, dtype=i64),
+                         np.ascontiguousarray(st.coef), st.mem, int(self.ns), self._law_kid,
+                         self._law_mode, self._law_ns,
+                         np.ascontiguousarray(st.m_eff, dtype=float))
         FR = (self._mu, self._mu_s, self._v_s, self._v_eps, self._visc, self._lin,
               bool(self._has_friction))
         sa, sb, feat, ptype = self._w_geo
@@ -749,9 +751,10 @@ class EngineContacts:
             mode[np.flatnonzero(mode == 1)[self._wpeak]] = cp.W_ACTIVE_MEMORY
         w_dsep = np.zeros(len(mode))
         w_dsep[mode == 2] = self._wlat_delta
-        WP = (np.ascontiguousarray(ptype, dtype=i64), np.ascontiguousarray(sa, dtype=i64),
-              np.ascontiguousarray(sb, dtype=i64), np.ascontiguousarray(feat, dtype=i64), mode,
-              w_row, w_dsep)
+        WP = WatchedPairs(np.ascontiguousarray(ptype, dtype=i64),
+                          np.ascontiguousarray(sa, dtype=i64),
+                          np.ascontiguousarray(sb, dtype=i64),
+                          np.ascontiguousarray(feat, dtype=i64), mode, w_row, w_dsep)
         W = (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
              np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m), np.empty(m),
              np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),

@@ -36,6 +36,8 @@ N s/m, k_t N/m, c_t N s/m); the coefficient row and memory as the law's kernel d
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from mbplugin._jit import njit_inline
@@ -252,3 +254,18 @@ ONSET = np.dtype([
     ("normal", "f8", (3,)), ("ra", "f8", (3,)), ("rb", "f8", (3,)), ("vt", "f8", (3,)),
     ("point", "f8", (3,)), ("coef", "f8", (NC_MAX,)), ("watch", "i8"),
 ], align=True)
+
+#: The engine's contact rows (:mod:`mbplugin.dynamics.compiled`, from
+#: ``EngineContacts.compiled_arrays``: the contact store's rows in its order): per row the pair
+#: (pair type, shapes sa, sb, feature), its law, coefficient row (m, NC_MAX), memory
+#: (m, NMEM_MAX) and effective mass (kg); the ODE state count per row ``n_states``; per law its
+#: kernel id, contact mode and ODE state count. A named tuple of arrays (numba compiles it as
+#: a tuple: one argument; the rows are the store's own arrays, not copied into records).
+ContactRows = namedtuple("ContactRows", ["ptype", "sa", "sb", "feat", "law", "coef", "mem",
+                                         "n_states", "law_kid", "law_mode", "law_ns", "m_eff"])
+
+#: The engine's watched pairs (:mod:`mbplugin.dynamics.compiled`): per pair its type, shapes,
+#: feature, watch kind (``W_FREE``, ``W_ACTIVE``, ``W_LATCHED``, ``W_ACTIVE_MEMORY``), its row
+#: in :class:`ContactRows` (-1: none) and a latched pair's separation overlap d_sep (m).
+WatchedPairs = namedtuple("WatchedPairs", ["ptype", "sa", "sb", "feat", "kind", "row",
+                                           "d_sep"])
