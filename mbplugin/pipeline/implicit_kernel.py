@@ -40,6 +40,7 @@ from mbplugin.pipeline.friction import Friction, friction_scalar
 from mbplugin.pipeline.layout import (
     CONTACT,
     coef_tuple,
+    group_float_len,
     head,
     put_head,
     put_law_row,
@@ -103,7 +104,7 @@ def _fill_group(hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
     """:func:`group_arrays`' arrays: the records ``gc``, per contact the header ``hd`` (one
     record), its normal and friction coefficients (``mu`` (K, 2) rows, or with none given and
     ``has_fr`` the Friction's); ``gf`` with W (``w``, 9 K^2, row-major) at its start."""
-    gf = np.zeros(9 * k * k + 4 * k)  # layout.group_float_size
+    gf = np.zeros(group_float_len(k))
     gc = np.zeros(k, dtype=CONTACT)
     for i in range(k):
         c = gc[i]

@@ -90,8 +90,12 @@ CONTACT = np.dtype([
 
 def group_float_size(k: np.ndarray | int) -> np.ndarray | int:
     """Length of the float array ``gf`` of groups of ``k`` contacts: W (9 k^2), the force
-    buffer (3 k) and the normal forces (k)."""
+    buffer (3 k) and the normal forces (k). (Compiled code: :data:`group_float_len`.)"""
     return 9 * k * k + 4 * k
+
+
+#: :func:`group_float_size` for compiled code
+group_float_len = njit_inline(group_float_size)
 
 
 @njit_inline
@@ -164,16 +168,20 @@ def put_head(c, h):
 @njit_inline
 def put_law_row(c, coef, mem, r):
     """The store's row ``r`` of coefficients ``coef`` (R, NC_MAX) and memory ``mem``
-    (R, NMEM_MAX) into the contact record ``c``; ``r`` < 0: zeros (not a row of the store)."""
+    (R, NMEM_MAX) into the contact record ``c``; ``r`` < 0: zeros (not a row of the store).
+    The one copy of the store's law rows into records (the sub-stepper's pack, the implicit
+    step's rows)."""
+    nc = min(coef.shape[1], NC_MAX)
+    nm = min(mem.shape[1], NMEM_MAX)
     if r >= 0:
-        for j in range(coef.shape[1]):
+        for j in range(nc):
             c.coef[j] = coef[r, j]
-        for j in range(mem.shape[1]):
+        for j in range(nm):
             c.mem[j] = mem[r, j]
     else:
-        for j in range(coef.shape[1]):
+        for j in range(nc):
             c.coef[j] = 0.0
-        for j in range(mem.shape[1]):
+        for j in range(nm):
             c.mem[j] = 0.0
 
 

@@ -50,7 +50,7 @@ import numba
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
+from mbplugin.laws.kernels import force, rate
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import events as _ev
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
@@ -62,6 +62,7 @@ from mbplugin.pipeline.layout import (
     coef_tuple,
     forces_at,
     put_head,
+    put_law_row,
     state_tuple,
 )
 from mbplugin.pipeline.radau import RADAU_CTL, radau_start, radau_step, radau_workspace
@@ -807,10 +808,7 @@ def pack(order, gptr, goff, widx, wdata, hd, nrm, af, coef, mem, muk, act, law, 
             for a in range(3):
                 r.normal[a] = nrm[b, a]
                 r.a_free[a] = af[b, a]
-            for a in range(NC_MAX):
-                r.coef[a] = coef[b, a]
-            for a in range(NMEM_MAX):
-                r.mem[a] = mem[b, a]
+            put_law_row(r, coef, mem, b)
             r.mu = muk[b, 0]
             r.mu_s = muk[b, 1]
             Y[s0 + i] = d[b]
