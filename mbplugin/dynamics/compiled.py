@@ -57,7 +57,7 @@ from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
-from mbplugin.pipeline.layout import ONSET, ContactRows
+from mbplugin.pipeline.layout import ONSET, ContactRows, EngineWork
 from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.radau import _H as _RADAU_H
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -103,7 +103,9 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     coef, mem, ns = CR.coef, CR.mem, CR.n_states
     law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
     mu, mu_s, v_s, v_eps, visc, lin, fric = FR
-    R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows, Ra, Rb = W
+    R, omega_w, force, torque = W.R, W.omega_w, W.force, W.torque
+    a, b, d, v, nrm, vt, ra, rb = W.a, W.b, W.d, W.v, W.nrm, W.vt, W.ra, W.rb
+    fn, rows, Ra, Rb = W.fn, W.rows, W.Ra, W.Rb
     m = r_sa.shape[0]
     pos = y[0 : 3 * n].reshape((n, 3))
     quat = y[3 * n : 7 * n].reshape((n, 4))
@@ -179,7 +181,7 @@ def _event_values(y, g, n, G, CR, WP, W):
     law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
     w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
     w_kind, w_row, w_dsep = WP.kind, WP.row, WP.d_sep
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
@@ -219,7 +221,7 @@ def _memory_update(y, n, G, CR, W):
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
     r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
     coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
@@ -247,7 +249,7 @@ def _stiffness_rate(y, n, G, CR, W):
     r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
     coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
     m_eff = CR.m_eff
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
@@ -561,11 +563,13 @@ def _rows(CR, m, pt, sa, sb, ft, li, m_eff):
 
 @njit
 def _work(W, m):
-    """The work arrays (the W tuple) for ``m`` data rows (the bodies' arrays shared)."""
+    """The work arrays (the W :class:`~mbplugin.pipeline.layout.EngineWork`) for ``m`` data
+    rows (the bodies' arrays shared)."""
     i64 = np.int64
-    return (W[0], W[1], W[2], W[3], np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m),
-            np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
-            np.empty(m), np.arange(m), W[14], W[15])
+    return EngineWork(W.R, W.omega_w, W.force, W.torque, np.empty(m, dtype=i64),
+                      np.empty(m, dtype=i64), np.empty(m), np.empty(m), np.empty((m, 3)),
+                      np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty(m),
+                      np.arange(m), W.Ra, W.Rb)
 
 
 @njit
@@ -663,7 +667,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     w_kind, w_row, w_dsep = WP.kind, WP.row, WP.d_sep
     on_ok, on_law, on_row, on_rule, on_p, on_ts, inv_m, fixed, iw = ON
     inv_ib = BD[2]
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     m = CR.sa.shape[0]
     crc = _rows(CR, 0, 0, 0, 0, 0, 0, 0.0)
     wc = _work(W, 0)

@@ -50,7 +50,7 @@ from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
-from mbplugin.pipeline.layout import ContactRows, WatchedPairs
+from mbplugin.pipeline.layout import ContactRows, EngineWork, WatchedPairs
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stiffness import law_slopes_batch, law_slopes_force_batch
 
@@ -755,10 +755,11 @@ class EngineContacts:
                           np.ascontiguousarray(sa, dtype=i64),
                           np.ascontiguousarray(sb, dtype=i64),
                           np.ascontiguousarray(feat, dtype=i64), mode, w_row, w_dsep)
-        W = (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
-             np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m), np.empty(m),
-             np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
-             np.empty(m), np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
+        W = EngineWork(np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                       np.empty((n, 3)), np.empty(m, dtype=i64), np.empty(m, dtype=i64),
+                       np.empty(m), np.empty(m), np.empty((m, 3)), np.empty((m, 3)),
+                       np.empty((m, 3)), np.empty((m, 3)), np.empty(m),
+                       np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
         return n, BD, G, CR, FR, WP, W, self._onset_arrays()
 
     def _onset_arrays(self) -> tuple[np.ndarray, ...]:

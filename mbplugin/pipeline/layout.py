@@ -277,3 +277,11 @@ ContactRows = namedtuple("ContactRows", ["ptype", "sa", "sb", "feat", "law", "co
 #: in :class:`ContactRows` (-1: none) and a latched pair's separation overlap d_sep (m).
 WatchedPairs = namedtuple("WatchedPairs", ["ptype", "sa", "sb", "feat", "kind", "row",
                                            "d_sep"])
+
+#: The engine's work arrays (:mod:`mbplugin.dynamics.compiled`): per body its rotation matrix
+#: ``R`` (n, 3, 3), world angular velocity ``omega_w``, force and torque (n, 3); per contact
+#: row the bodies ``a``, ``b``, overlap ``d`` (m), its rate ``v`` (m/s), normal ``nrm``,
+#: tangential velocity ``vt``, lever arms ``ra``, ``rb``, normal force ``fn`` and row index
+#: ``rows``; two 3x3 scratch rotations ``Ra``, ``Rb``.
+EngineWork = namedtuple("EngineWork", ["R", "omega_w", "force", "torque", "a", "b", "d", "v",
+                                       "nrm", "vt", "ra", "rb", "fn", "rows", "Ra", "Rb"])
