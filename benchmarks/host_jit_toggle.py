@@ -32,22 +32,16 @@ def _modes() -> dict[str, Any]:
     """Main's paths, keyed by what they replace."""
     from mbplugin.hosts import arrays
     from mbplugin.laws.base import Law
-    from mbplugin.pipeline import implicit_kernel as ik
     from mbplugin.pipeline.substep import _law_tables
 
-    cm = ik.cm
-
-    def refresh_rows(gf: Any, gi: Any, st: Any, batch: Any) -> bool:
-        k = len(batch)
+    def refresh_rows(gc: Any, st: Any, batch: Any) -> bool:
         al = st.aligned(batch, copy=False)
-        rows = gf[ik._R:ik._R + cm.ROW_LEN * k].reshape(k, cm.ROW_LEN)
-        rows[:, cm._C:cm._C + al.coef.shape[1]] = al.coef
-        rows[:, cm._M:cm._M + al.mem.shape[1]] = al.mem
+        gc["coef"][:, :al.coef.shape[1]] = al.coef
+        gc["mem"][:, :al.mem.shape[1]] = al.mem
         kid, mode = _law_tables(st.laws)[:2]
-        g = gi.reshape(k, ik.INT_LEN)
-        g[:, cm._KID] = kid[al.law]
-        g[:, cm._MODE] = mode[al.law]
-        g[:, cm._ACT] = al.active
+        gc["kid"] = kid[al.law]
+        gc["mode"] = mode[al.law]
+        gc["active"] = al.active
         return bool(al.active.all())
 
     def compiled_laws(st: Any) -> bool:

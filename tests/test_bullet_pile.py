@@ -134,8 +134,7 @@ def test_gauss_seidel_finds_the_backward_euler_step_of_a_stiff_column() -> None:
     with them."""
     from mbplugin.contact import ContactBatch, ContactStore
     from mbplugin.laws import make_law
-    from mbplugin.pipeline import large_groups
-    from mbplugin.pipeline import substep_compiled as cm
+    from mbplugin.pipeline import large_groups, layout
     from mbplugin.pipeline.delassus import free_body_delassus, normal_delassus
 
     h, dt, k = 10, 1 / 240, 1e6
@@ -161,7 +160,7 @@ def test_gauss_seidel_finds_the_backward_euler_step_of_a_stiff_column() -> None:
     a_free = np.zeros((h, 3))
     a_free[0] = [0.0, 0.0, -G]  # the ground does not fall
     P, d1, u1, loaded, _, info = large_groups.solve(
-        store, batch, W, a_free, d0, u0, np.zeros(cm.FR_LEN), np.zeros((h, 2)), None, 0.0, dt,
+        store, batch, W, a_free, d0, u0, layout.head(), np.zeros((h, 2)), None, 0.0, dt,
         1e-10)
     G_nn = normal_delassus(W, n).toarray()
     c = np.einsum("ij,ij->i", u0 + a_free * dt, n)

@@ -454,3 +454,119 @@ def test_one_integrator_core_and_one_root_finder():
     dop_src = ast.parse((ROOT / "pipeline" / "dop853.py").read_text())
     assert any(_dop853_loop(f) for f in ast.walk(dop_src)
                if isinstance(f, ast.FunctionDef) and f.name == "step_loop")
+
+
+#: The modules whose compiled code reads per-contact data (all of pipeline/, PyBullet's lean
+#: verification rounds, the impact analyser's and the engine's compiled loops)
+PER_CONTACT_READERS = ("pipeline", "bullet/lean.py", "impact/_compiled.py",
+                       "dynamics/compiled.py")
+#: The positional slot constants the per-contact record replaced (issue 21): none may come back
+OLD_SLOTS = {"FR_LEN", "INT_LEN", "ROW_LEN", "ST", "_N", "_AF", "_C", "_M", "_MU", "_MUS",
+             "_KID", "_MODE", "_ACT", "_OOFF", "_NST", "_CAND", "_MEMF", "_R", "_I", "ACT",
+             # the analyser's result and carry slots, the engine's onset columns
+             "R_STATUS", "R_TS", "R_VS", "R_DS", "R_FMAX", "R_TFMAX", "R_DMAX", "R_PC", "R_PT",
+             "R_WC", "R_WT", "R_TM", "R_STEPS", "R_NFEV", "R_LEN", "_K_T", "_K_H", "_K_FMAX",
+             "_K_TFMAX", "_K_DMAX", "_K_HAVE_TM", "_K_NEED_NEXT", "_K_PK", "_K_PKP", "_K_PKN",
+             "_K_PV", "_K_STEPS", "_K_NFEV", "_K_MEM", "_K_RES", "_K_Y", "ON_T", "ON_J", "ON_D",
+             "ON_V", "ON_M", "ON_TC", "ON_N", "ON_RA", "ON_RB", "ON_VT", "ON_P", "ON_ROW",
+             "ON_COLS"}
+#: Positional slots left on purpose, solver state rather than per-contact data: the engine's
+#: paused DOP853 segment carry (step, stiffness counters, then the event values at the pause)
+SOLVER_SLOTS_OK = {"dynamics/compiled.py": {"_C_G"}}
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """The names a module assigns at its top level."""
+    out = set()
+    for node in tree.body:
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
+        for t in targets:
+            out |= {n.id for n in ([t] if isinstance(t, ast.Name) else getattr(t, "elts", []))
+                    if isinstance(n, ast.Name)}
+    return out
+
+
+def _slot_offsets(tree: ast.Module, mine: set[str], anyone: set[str]) -> list[str]:
+    """Subscripts that compute an offset from a module-level constant (``buf[base + _MU]``,
+    ``gi[INT_LEN * i + _ACT]``, ``gf[_R:_R + n]``, ``gf[cm.ST + 1]``): the positional layout
+    of a flat per-contact buffer. ``mine``: the module's top-level names, ``anyone``: those of
+    every reader (for ``module.NAME``)."""
+    def const(n: ast.AST) -> bool:
+        return ((isinstance(n, ast.Name) and n.id in mine)
+                or (isinstance(n, ast.Attribute) and n.attr in anyone))
+
+    bad = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Subscript):
+            continue
+        # a constant as a term or factor of an offset, or as a slice's bound
+        offset = any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult))
+                     and (const(n.left) or const(n.right)) for n in ast.walk(node.slice))
+        bound = any(isinstance(n, ast.Slice) and any(const(x) for x in (n.lower, n.upper))
+                    for n in ast.walk(node.slice))
+        if offset or bound:
+            bad.append(f"{node.lineno}: {ast.unparse(node)}")
+    return bad
+
+
+def _structured_dtypes(tree: ast.Module) -> int:
+    """How many structured dtypes (``np.dtype([...])``) a module defines."""
+    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call) and _called_name(n) == "dtype"
+               and n.args and isinstance(n.args[0], (ast.List, ast.ListComp, ast.Name)))
+
+
+def test_per_contact_data_is_one_named_record():
+    """Counted in the code: the compiled per-contact data has one layout, the typed, named
+    record of mbplugin.pipeline.layout (issue 21), read by field name. No module of pipeline/
+    nor bullet/lean.py defines the old slot constants or indexes a buffer by an offset computed
+    from a module-level constant; the only structured dtypes are layout's; the kernels that
+    read contacts build their records from it."""
+    files = sorted(p for d in PER_CONTACT_READERS for p in
+                   ((ROOT / d).rglob("*.py") if (ROOT / d).is_dir() else [ROOT / d]))
+    trees = {p.relative_to(ROOT).as_posix(): ast.parse(p.read_text()) for p in files}
+    names = {rel: _module_names(t) for rel, t in trees.items()}
+    anyone = set().union(*names.values())
+    bad, dtypes = [], {}
+    for rel, tree in trees.items():
+        bad += [f"{rel} defines {n}" for n in sorted(names[rel] & OLD_SLOTS)]
+        ok = SOLVER_SLOTS_OK.get(rel, set())
+        bad += [f"{rel}:{s}" for s in _slot_offsets(tree, names[rel] - ok, anyone - ok)]
+        if _structured_dtypes(tree):
+            dtypes[rel] = _structured_dtypes(tree)
+    assert not bad, "positional per-contact slots:\n" + "\n".join(bad)
+    # the contact record and its header, the analyser's result and carry, the engine's onset;
+    # the store's event and bounce logs (results, not read by the kernels)
+    assert dtypes == {"pipeline/layout.py": 5, "pipeline/store.py": 2}
+    users = {rel for rel, t in trees.items()
+             if any(isinstance(n, ast.ImportFrom) and n.module == "mbplugin.pipeline.layout"
+                    for n in ast.walk(t))}
+    assert {"pipeline/substep_compiled.py", "pipeline/implicit_kernel.py",
+            "pipeline/large_groups.py", "impact/_compiled.py", "dynamics/compiled.py"} <= users
+    # the detector sees the old form (not vacuous)
+    old = ast.parse("FR_LEN = 11\nROW_LEN = 24\n_KID, _ACT = range(2)\nNS = 12\n"
+                    "def f(gf, gi, i, K, st):\n"
+                    "    return (gf[FR_LEN + ROW_LEN * i] + gi[2 * i + _ACT] + gf[r + cm._MU]\n"
+                    "            + gf[FR_LEN:FR_LEN + 3].sum() + K[st - NS - 1] + K[NS])\n")
+    assert len(_slot_offsets(old, _module_names(old), {"_MU"} | _module_names(old))) == 4
+    assert _module_names(old) & OLD_SLOTS == {"FR_LEN", "ROW_LEN", "_KID", "_ACT"}
+
+
+def test_the_contact_record_holds_what_the_kernels_read():
+    """The record's fields: typed (flags bool, ids int64, floats float64), the law's
+    coefficient row and memory as wide as the kernels' tuples, the header's fields a subset of
+    the contact's (copied by name), and a NumPy structured array that numba compiles."""
+    import numpy as np
+
+    from mbplugin.laws.kernels import NC_MAX, NMEM_MAX
+    from mbplugin.pipeline import layout
+
+    c = layout.CONTACT
+    assert c["coef"].shape == (NC_MAX,) and c["mem"].shape == (NMEM_MAX,)
+    assert c["normal"].shape == c["a_free"].shape == (3,)
+    assert {c[n].kind for n in ("active", "has_memory", "fr_on", "st_on")} == {"b"}
+    assert {c[n] for n in ("kid", "mode", "ode_off", "n_states", "candidate")} == {
+        np.dtype(np.int64)}
+    assert set(layout.HEAD.names) <= set(c.names)
+    assert all(layout.HEAD[n] == c[n] for n in layout.HEAD.names)
+    assert c.isalignedstruct

@@ -52,7 +52,7 @@ _FIXED_P.flags.writeable = _FIXED_Q.flags.writeable = False
 
 
 @njit
-def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, d1, u1, loaded, s1,
+def verify_rounds(first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1, u1, loaded, s1,
                   dP, spin, resp, cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q,
                   moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
                   com_quat, com_rot, com_pos, pivot, axis_w, lin, ang, links, rows, pos0,
@@ -86,7 +86,7 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, 
     Returns DONE, HANDOVER or FIRST."""
     k = d1.shape[0]
     m = 3 * k
-    w0 = ik._R + ik.cm.ROW_LEN * k
+    w0 = 0  # W leads gf (mbplugin.pipeline.layout)
     ne = cont.shape[0]
     nd = resp.shape[0]
     x = np.empty(m)
@@ -116,11 +116,11 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gi, fn0, s0, rtol, P, 
             out[0] = r if r > 0 else 0
         # the solve (solve_step's kernels), from the last impulse
         cnt[:] = 0
-        if not (ik._fast_start(P, u_h, d_h, dt, k, gf, gi, Pn, ue, ed)
-                and ik.newton(Pn, ue, d_h, ed, dt, k, gf, gi, fn0, s0, lim, False, rtol, cnt)):
+        if not (ik._fast_start(P, u_h, d_h, dt, k, gf, gc, Pn, ue, ed)
+                and ik.newton(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, lim, False, rtol, cnt)):
             return HANDOVER if r > 0 else FIRST
-        ik.end_state(Pn, ue, d_h, ed, dt, k, gf, dn, un)
-        ik._host_end(un, d_h, ed, dt, k, gf, gi, fn0, s0, dn, F, S1, FN, loaded)
+        ik.end_state(Pn, ue, d_h, ed, dt, k, gf, gc, dn, un)
+        ik._host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, dn, F, S1, FN, loaded)
         for a in range(3):
             counters[a] += cnt[a]
         any_dp = False
@@ -167,10 +167,10 @@ def _book_onsets(space: Any, P_lin: np.ndarray, d_h: np.ndarray, u_h: np.ndarray
     whether any was."""
     k = len(d_h)
     wp = (space.W @ P_lin.ravel()).reshape(k, 3)
-    ue, _, d_on = ik.host_start(u_h, wp, d_h, dt, space.gf)
-    active = space.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0
+    ue, _, d_on = ik.host_start(u_h, wp, d_h, dt, space.gc)
+    active = space.gc["active"].copy()
     space._onsets(d_on, ue)
-    return bool(np.any((space.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0) & ~active))
+    return bool(np.any(space.gc["active"] & ~active))
 
 
 @njit
@@ -327,7 +327,7 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     for attempt in range(2):
         status = verify_rounds(
             mode, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf,
-            space.gi, fn0, s0, space.rtol, P, d1, u1, loaded, s1, dP, float(spin), resp,
+            space.gc, fn0, s0, space.rtol, P, d1, u1, loaded, s1, dP, float(spin), resp,
             cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q,
             tree.qd, *kin, *work, tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
             read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,

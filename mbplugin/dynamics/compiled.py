@@ -57,6 +57,7 @@ from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
+from mbplugin.pipeline.layout import ONSET, ContactRows, EngineWork
 from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.radau import _H as _RADAU_H
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -73,7 +74,7 @@ RUNNING = -1  #: internal: the step was accepted and the segment goes on
 #: internal: the step was cut at the maximum compression of a memory law's contact, where the
 #: memory was updated; the segment goes on from there (a fresh step for Radau)
 PEAK = -2
-#: Watch kinds (``WP[4]``): a free pair, an active contact, a latched pair, an active contact
+#: Watch kinds (``WP.kind``): a free pair, an active contact, a latched pair, an active contact
 #: whose law has memory (its maximum compression is watched too, :func:`rules.peak_value`)
 #: (the classes of :func:`mbplugin.pipeline.events.event_value`)
 W_FREE, W_ACTIVE, W_LATCHED, W_ACTIVE_MEMORY = (events.FREE, events.ACTIVE, events.LATCHED,
@@ -98,9 +99,13 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
     inv_mass, inertia, inv_inertia, gacc, fixed = BD
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
+    r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
+    coef, mem, ns = CR.coef, CR.mem, CR.n_states
+    law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
     mu, mu_s, v_s, v_eps, visc, lin, fric = FR
-    R, omega_w, force, torque, a, b, d, v, nrm, vt, ra, rb, fn, rows, Ra, Rb = W
+    R, omega_w, force, torque = W.R, W.omega_w, W.force, W.torque
+    a, b, d, v, nrm, vt, ra, rb = W.a, W.b, W.d, W.v, W.nrm, W.vt, W.ra, W.rb
+    fn, rows, Ra, Rb = W.fn, W.rows, W.Ra, W.Rb
     m = r_sa.shape[0]
     pos = y[0 : 3 * n].reshape((n, 3))
     quat = y[3 * n : 7 * n].reshape((n, 4))
@@ -150,7 +155,7 @@ def _n_values(WP):
     """(number of event values of the contact rules, number of maximum-compression values):
     one value per watched pair, one per latched pair (renewal), then one per active contact of
     a law with memory (:func:`_event_values`)."""
-    w_kind = WP[4]
+    w_kind = WP.kind
     nw = w_kind.shape[0]
     nlat = 0
     npk = 0
@@ -172,9 +177,11 @@ def _event_values(y, g, n, G, CR, WP, W):
     of its rebound, is not watched here: the engine samples the release value at
     ``n_samples`` points of every step's dense output."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    _r_ptype, r_sa, _r_sb, _r_feat, r_law, coef, mem, ns, law_kid, law_mode, law_ns, _m_eff = CR
-    w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    r_sa, r_law, coef, mem, ns = CR.sa, CR.law, CR.coef, CR.mem, CR.n_states
+    law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
+    w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
+    w_kind, w_row, w_dsep = WP.kind, WP.row, WP.d_sep
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
@@ -212,8 +219,9 @@ def _event_values(y, g, n, G, CR, WP, W):
 def _memory_update(y, n, G, CR, W):
     """The laws' memory of every active row after an accepted step; True if any changed."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, _m_eff = CR
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
+    coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
@@ -238,8 +246,10 @@ def _stiffness_rate(y, n, G, CR, W):
     damping c of the law by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`,
     as the engine's ``stiffness_rate``)."""
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    r_ptype, r_sa, r_sb, r_feat, r_law, coef, mem, ns, law_kid, _law_mode, law_ns, m_eff = CR
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
+    r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
+    coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
+    m_eff = CR.m_eff
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     pos, vel = _poses(y, n, R, omega_w)
     o = 13 * n
     ode = y[o : o + r_sa.shape[0] * ns]
@@ -318,7 +328,7 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
     and the extra samples inside contact steps. Returns (event time or -1, its event value's
     index, records, count); without an event ``ga`` holds the values at ``t_new``."""
     ng = ga.shape[0]
-    w_kind = WP[4]
+    w_kind = WP.kind
     nw = w_kind.shape[0]
     n_rule = _n_values(WP)[0]
     ta = t_old
@@ -375,7 +385,7 @@ def _accept(t_old, t_new, h, y_dense, y, y_new, Fd, f, f_new, ga, gb, gtmp, ysam
     updated (``f`` evaluated again when it changed).
     Returns (status, ``RUNNING`` to go on; t; records; count; right-hand sides spent)."""
     nn = y.shape[0]
-    m_rows = CR[1].shape[0]
+    m_rows = CR.sa.shape[0]
     event_t, event_j, rec, nrec = _after_step(t_old, t_new, h, y_dense, y_new, Fd, ga, gb, gtmp,
                                               ysamp, ytmp, n_samples, contact_samples, m_rows,
                                               rec, nrec, n, G, CR, WP, W)
@@ -418,7 +428,7 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     h_next, steps, nfev, records (K, 2 + len(y)): t, kind (0 step, 1 sample), state, carry).
     """
     nn = y0.shape[0]
-    m_rows = CR[1].shape[0]
+    m_rows = CR.sa.shape[0]
     # the arrays passed to compiled calls in the step loop are borrowed views (no reference
     # count updates per call, mbplugin._jit.borrowed: the problem tuples hold ~50 arrays); the
     # tuples' owners are the arguments, the work arrays' owners are kept alive to the end
@@ -510,7 +520,7 @@ def _lone_event(y, n, G, CR, WP, W, kind):
     ``kind`` and that pair is the only active one (``kind`` 1: a lone end of contact) or no
     pair is active (``kind`` 0: a lone onset); else -1. The values of latched pairs count as
     others."""
-    w_kind = WP[4]
+    w_kind = WP.kind
     nw = w_kind.shape[0]
     n_act = 0
     for j in range(nw):
@@ -530,37 +540,36 @@ def _lone_event(y, n, G, CR, WP, W, kind):
     return j1
 
 
-#: Columns of the onsets a chain booked (:func:`segment_chain`): time, watch index, delta,
-#: ddelta, effective mass, contact time scale, normal (3), ra (3), rb (3), vt (3), point (3),
-#: the coefficient row (NC_MAX).
-ON_T, ON_J, ON_D, ON_V, ON_M, ON_TC, ON_N, ON_RA, ON_RB, ON_VT, ON_P, ON_ROW = (
-    0, 1, 2, 3, 4, 5, 6, 9, 12, 15, 18, 21)
-ON_COLS = ON_ROW + kernels.NC_MAX
+# the onsets a chain booked (segment_chain): records of mbplugin.pipeline.layout.ONSET
 
 
 @njit
 def _rows(CR, m, pt, sa, sb, ft, li, m_eff):
-    """Fresh data-row arrays (the CR tuple) for ``m`` (0 or 1) rows: the pair (``pt``, ``sa``,
-    ``sb``, ``ft``), law ``li``, a zero coefficient row and memory, effective mass ``m_eff``."""
+    """Fresh data-row arrays (the CR :class:`~mbplugin.pipeline.layout.ContactRows`) for
+    ``m`` (0 or 1) rows: the pair (``pt``, ``sa``, ``sb``, ``ft``), law ``li``, a zero
+    coefficient row and memory, effective mass ``m_eff``."""
     i64 = np.int64
     r_pt = np.full(m, pt, dtype=i64)
     r_sa = np.full(m, sa, dtype=i64)
     r_sb = np.full(m, sb, dtype=i64)
     r_ft = np.full(m, ft, dtype=i64)
     r_law = np.full(m, li, dtype=i64)
-    coef = np.zeros((m, CR[5].shape[1]))
-    mem = np.zeros((m, CR[6].shape[1]))
+    coef = np.zeros((m, CR.coef.shape[1]))
+    mem = np.zeros((m, CR.mem.shape[1]))
     meff = np.full(m, m_eff)
-    return (r_pt, r_sa, r_sb, r_ft, r_law, coef, mem, CR[7], CR[8], CR[9], CR[10], meff)
+    return ContactRows(r_pt, r_sa, r_sb, r_ft, r_law, coef, mem, CR.n_states, CR.law_kid,
+                       CR.law_mode, CR.law_ns, meff)
 
 
 @njit
 def _work(W, m):
-    """The work arrays (the W tuple) for ``m`` data rows (the bodies' arrays shared)."""
+    """The work arrays (the W :class:`~mbplugin.pipeline.layout.EngineWork`) for ``m`` data
+    rows (the bodies' arrays shared)."""
     i64 = np.int64
-    return (W[0], W[1], W[2], W[3], np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m),
-            np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
-            np.empty(m), np.arange(m), W[14], W[15])
+    return EngineWork(W.R, W.omega_w, W.force, W.torque, np.empty(m, dtype=i64),
+                      np.empty(m, dtype=i64), np.empty(m), np.empty(m), np.empty((m, 3)),
+                      np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty(m),
+                      np.arange(m), W.Ra, W.Rb)
 
 
 @njit
@@ -573,6 +582,18 @@ def _append(buf, nb, src):
         buf = bigger
     copy_rows(buf[nb:], src, k)
     return buf, nb + k
+
+
+@njit
+def _append_onset(buf, nb, o):
+    """Append the onset record ``o`` to the growing array ``buf`` of ``nb`` onsets."""
+    if nb + 1 > buf.shape[0]:
+        bigger = np.empty(2 * buf.shape[0] + 1, dtype=ONSET)
+        for i in range(nb):
+            bigger[i] = buf[i]
+        buf = bigger
+    buf[nb] = o
+    return buf, nb + 1
 
 
 @njit
@@ -609,7 +630,8 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
 
     Returns :func:`segment`'s tuple with the records of every segment (each event as a record
     of kind 2, an end, or 3, an onset, between them), the ends applied (k, 3): t, delta,
-    ddelta of the ended row; the onsets booked (k, ``ON_COLS``); and, when the chain stopped
+    ddelta of the ended row; the onsets booked (k records of
+    :data:`mbplugin.pipeline.layout.ONSET`); and, when the chain stopped
     at a lone onset it could not book, its watch index (else -1), for the driver to book in
     the contact store in record order.
 
@@ -636,16 +658,17 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
         status, t, y, h_next, steps, nfev, rec, c_out = out
     ends = np.empty((4, 3))
     n_ends = 0
-    ons = np.empty((4, ON_COLS))
+    ons = np.empty(4, dtype=ONSET)
     n_ons = 0
     if not absorb_ends:
         return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, c_out
     body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
-    w_ptype, w_sa, w_sb, w_feat, w_kind, w_row, w_dsep = WP
+    w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
+    w_kind, w_row, w_dsep = WP.kind, WP.row, WP.d_sep
     on_ok, on_law, on_row, on_rule, on_p, on_ts, inv_m, fixed, iw = ON
     inv_ib = BD[2]
-    R, omega_w, Ra, Rb = W[0], W[1], W[14], W[15]
-    m = CR[1].shape[0]
+    R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
+    m = CR.sa.shape[0]
     crc = _rows(CR, 0, 0, 0, 0, 0, 0, 0.0)
     wc = _work(W, 0)
     first = True
@@ -701,7 +724,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
                                      gg[3], gg[4], inv_m, iw)
             li = on_law[j]
             nc = _rows(CR, 1, w_ptype[j], w_sa[j], w_sb[j], w_feat[j], li, meff)
-            row = nc[5][0]
+            row = nc.coef[0]
             for c in range(row.shape[0]):
                 row[c] = on_row[j, c]
             v_in = rules.onset_speed(v)
@@ -709,29 +732,30 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
                 lone_onset = j
                 break
             zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-            f = kernels.force(CR[8][li], d, v, kernels.ctuple(nc[5], 0), zs)
-            if rules.ended(CR[9][li], d, v, f):
+            f = kernels.force(CR.law_kid[li], d, v, kernels.ctuple(nc.coef, 0), zs)
+            if rules.ended(CR.law_mode[li], d, v, f):
                 lone_onset = j
                 break
             tc = power_timescale(meff, on_ts[j, 0], on_ts[j, 1], max(abs(v), 1e-3))
             if not (math.isfinite(tc) and tc > 0.0):
                 tc = np.inf
-            o = np.empty((1, ON_COLS))
-            o[0, ON_T] = t
-            o[0, ON_J] = j
-            o[0, ON_D] = d
-            o[0, ON_V] = v
-            o[0, ON_M] = meff
-            o[0, ON_TC] = tc
+            oa = np.zeros(1, dtype=ONSET)
+            o = oa[0]
+            o.t = t
+            o.watch = j
+            o.delta = d
+            o.ddelta = v
+            o.m_eff = meff
+            o.t_c = tc
             for c in range(3):
-                o[0, ON_N + c] = gg[2 + c]
-                o[0, ON_RA + c] = gg[5 + c]
-                o[0, ON_RB + c] = gg[8 + c]
-                o[0, ON_VT + c] = gg[11 + c]
-                o[0, ON_P + c] = gg[5 + c] + (pos[a, c] if a >= 0 else 0.0)
+                o.normal[c] = gg[2 + c]
+                o.ra[c] = gg[5 + c]
+                o.rb[c] = gg[8 + c]
+                o.vt[c] = gg[11 + c]
+                o.point[c] = gg[5 + c] + (pos[a, c] if a >= 0 else 0.0)
             for c in range(row.shape[0]):
-                o[0, ON_ROW + c] = row[c]
-            ons, n_ons = _append(ons, n_ons, o)
+                o.coef[c] = row[c]
+            ons, n_ons = _append_onset(ons, n_ons, o)
             w_kind[j] = 1
             w_row[j] = 0
             crc = nc
@@ -857,8 +881,9 @@ class SegmentResult:
     #: it is when every other event value is > 0 (a lone onset, booked by the driver without
     #: a detection: ``EngineContacts.onset``), else -1
     onset: int = -1
-    #: onsets the segment booked itself (:func:`segment_chain`), (k, ``ON_COLS``), in time
-    #: order; the driver books them (``EngineContacts.onset_row``) before their records
+    #: onsets the segment booked itself (:func:`segment_chain`), (k,) records of
+    #: :data:`mbplugin.pipeline.layout.ONSET`, in time order; the driver books them
+    #: (``EngineContacts.onset_row``) before their records
     onsets: np.ndarray | None = None
     #: at ``PAUSED``: what the next :func:`run_segment` call needs (``carry=``) to go on
     #: exactly where this one stopped (None otherwise)
@@ -909,12 +934,12 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
     if implicit:
         status, t1, y1, h_next, steps, nfev, rec, c_out = out
         onset = (_lone_event(y1, n, G, CR, WP, W, 0)
-                 if status == EVENT and CR[1].shape[0] == 0 else -1)
+                 if status == EVENT and CR.sa.shape[0] == 0 else -1)
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
                              rec, None, int(onset),
                              carry=(c_out, ws) if status == PAUSED else None)
     status, t1, y1, h_next, steps, nfev, rec, ends, onsets, onset, c_out = out
-    if not absorb_ends and status == EVENT and CR[1].shape[0] == 0:
+    if not absorb_ends and status == EVENT and CR.sa.shape[0] == 0:
         onset = _lone_event(y1, n, G, CR, WP, W, 0)
     return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec,
                          ends, int(onset), onsets, c_out if status == PAUSED else None)

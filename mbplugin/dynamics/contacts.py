@@ -50,6 +50,7 @@ from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
+from mbplugin.pipeline.layout import ContactRows, EngineWork, WatchedPairs
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stiffness import law_slopes_batch, law_slopes_force_batch
 
@@ -475,25 +476,27 @@ class EngineContacts:
 
     def onset_row(self, o: np.ndarray) -> None:
         """Book an onset that a compiled segment booked itself (a row of
-        :attr:`SegmentResult.onsets <mbplugin.dynamics.compiled.SegmentResult>`: time, watch
-        index, geometry, effective mass, coefficient row, time scale) in the store
+        :attr:`SegmentResult.onsets <mbplugin.dynamics.compiled.SegmentResult>`: a record of
+        :data:`mbplugin.pipeline.layout.ONSET`) in the store
         (:meth:`ContactStore.start` with the row and time scale given)."""
-        j = int(o[cp.ON_J])
+        j = int(o["watch"])
         keys = self._wkeys[j : j + 1]
         r_eff, law, k_hertz = self._pair_const[int(keys[0])]
         assert self._w_geo is not None
         ab = self._sbody[np.concatenate([self._w_geo[0][j : j + 1], self._w_geo[1][j : j + 1]])]
         a, b = ab[:1].astype(np.int64), ab[1:].astype(np.int64)
 
-        def vec(c: int) -> np.ndarray:
-            return o[None, c : c + 3].copy()
+        def vec(name: str) -> np.ndarray:
+            return o[name][None].copy()
 
-        batch = ContactBatch(a, b, keys.copy(), vec(cp.ON_P), vec(cp.ON_N),
-                             o[cp.ON_D : cp.ON_D + 1], o[cp.ON_V : cp.ON_V + 1], vec(cp.ON_VT),
-                             o[cp.ON_M : cp.ON_M + 1], r_eff.copy(), vec(cp.ON_RA),
-                             vec(cp.ON_RB), law.copy(), k_hertz.copy())
-        self.store.start(batch, float(o[cp.ON_T]), coef=o[None, cp.ON_ROW :],
-                         t_c=o[cp.ON_TC : cp.ON_TC + 1])
+        def one(name: str) -> np.ndarray:
+            return np.array([o[name]], dtype=float)
+
+        batch = ContactBatch(a, b, keys.copy(), vec("point"), vec("normal"), one("delta"),
+                             one("ddelta"), vec("vt"), one("m_eff"), r_eff.copy(), vec("ra"),
+                             vec("rb"), law.copy(), k_hertz.copy())
+        self.store.start(batch, float(o["t"]), coef=o["coef"][None],
+                         t_c=one("t_c"))
         self._rows_geo = None
 
     def _pair_batch(self, y: np.ndarray, j: int) -> ContactBatch:
@@ -733,9 +736,10 @@ class EngineContacts:
               np.ascontiguousarray(b.fixed, dtype=np.bool_))
         G = (np.ascontiguousarray(self._sbody, dtype=i64), self._lpos, self._lrot, self._radius,
              self._plane_n, self._plane_p, self._half, self._ms)
-        CR = (r_pt, r_sa, r_sb, r_ft, np.ascontiguousarray(st.law, dtype=i64),
-              np.ascontiguousarray(st.coef), st.mem, int(self.ns), self._law_kid, self._law_mode,
-              self._law_ns, np.ascontiguousarray(st.m_eff, dtype=float))
+        CR = ContactRows(r_pt, r_sa, r_sb, r_ft, np.ascontiguousarray(st.law, dtype=i64),
+                         np.ascontiguousarray(st.coef), st.mem, int(self.ns), self._law_kid,
+                         self._law_mode, self._law_ns,
+                         np.ascontiguousarray(st.m_eff, dtype=float))
         FR = (self._mu, self._mu_s, self._v_s, self._v_eps, self._visc, self._lin,
               bool(self._has_friction))
         sa, sb, feat, ptype = self._w_geo
@@ -747,13 +751,15 @@ class EngineContacts:
             mode[np.flatnonzero(mode == 1)[self._wpeak]] = cp.W_ACTIVE_MEMORY
         w_dsep = np.zeros(len(mode))
         w_dsep[mode == 2] = self._wlat_delta
-        WP = (np.ascontiguousarray(ptype, dtype=i64), np.ascontiguousarray(sa, dtype=i64),
-              np.ascontiguousarray(sb, dtype=i64), np.ascontiguousarray(feat, dtype=i64), mode,
-              w_row, w_dsep)
-        W = (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)),
-             np.empty(m, dtype=i64), np.empty(m, dtype=i64), np.empty(m), np.empty(m),
-             np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3)),
-             np.empty(m), np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
+        WP = WatchedPairs(np.ascontiguousarray(ptype, dtype=i64),
+                          np.ascontiguousarray(sa, dtype=i64),
+                          np.ascontiguousarray(sb, dtype=i64),
+                          np.ascontiguousarray(feat, dtype=i64), mode, w_row, w_dsep)
+        W = EngineWork(np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3)),
+                       np.empty((n, 3)), np.empty(m, dtype=i64), np.empty(m, dtype=i64),
+                       np.empty(m), np.empty(m), np.empty((m, 3)), np.empty((m, 3)),
+                       np.empty((m, 3)), np.empty((m, 3)), np.empty(m),
+                       np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
         return n, BD, G, CR, FR, WP, W, self._onset_arrays()
 
     def _onset_arrays(self) -> tuple[np.ndarray, ...]:

@@ -44,6 +44,7 @@ from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.pipeline import events
 from mbplugin.pipeline.budget import StepBudget
 from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS
+from mbplugin.pipeline.layout import ONSET
 
 FIXED_METHODS = ("symplectic_euler", "rk4")
 IMPLICIT = ("Radau", "BDF")
@@ -425,7 +426,7 @@ def run_adaptive(
                 if seg.status == COMMIT and len(recs):
                     recs = recs[:-1]  # recorded below, after the commit
                 ends = seg.ends if seg.ends is not None else np.zeros((0, 3))
-                ons = seg.onsets if seg.onsets is not None else np.zeros((0, 0))
+                ons = seg.onsets if seg.onsets is not None else np.zeros(0, dtype=ONSET)
                 booked = [0, 0]  # ends, onsets booked so far
                 if records is not None and callback is not None:
                     # blocks of records between the contact events the segment continued

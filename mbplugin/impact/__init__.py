@@ -40,8 +40,9 @@ from mbplugin.impact.calibration import Calibration, calibrate, clear_cache
 from mbplugin.laws import kernels
 from mbplugin.laws.base import Law
 from mbplugin.pipeline.budget import StepBudget, first_budget
+from mbplugin.pipeline.layout import IMPACT
 
-_NO_CARRY = np.empty(0)
+_NO_CARRY = cc.NO_CARRY
 
 #: The keys of :meth:`ImpactResult.to_dict` (and of ``mbplugin impact --json``).
 RESULT_KEYS = (
@@ -392,12 +393,12 @@ def impact(
                 reraise_interrupt(exc)
                 raise
             parts.append(rec)
-            if res_arr[cc.R_STATUS] != cc.PAUSED:
+            r = res_arr[0]
+            if r["status"] != cc.PAUSED:
                 break
-            steps_now = int(res_arr[cc.R_STEPS])
+            steps_now = int(r["steps"])
             if steps_now >= limit:
-                raise IntegrationError(_step_limit_text(law.name, limit, float(res_arr[cc.R_TS]),
-                                                        cutoff))
+                raise IntegrationError(_step_limit_text(law.name, limit, float(r["t_s"]), cutoff))
             budget = budget or StepBudget()
             budget.update(steps_now - done, time.perf_counter() - wall)
             done = steps_now
@@ -406,14 +407,14 @@ def impact(
             rec = np.concatenate(parts)
         state_end = (kernels.unpack_state(np.array([s_end]), n_ode, n_mem)[0] if n_ode + n_mem
                      else np.zeros(0))
-        res = res_arr.tolist()
-        if res[cc.R_STATUS] == 2:
+        res = dict(zip(res_arr.dtype.names, res_arr[0].item(), strict=True))  # Python scalars
+        if res["status"] == 2:
             raise IntegrationError(f"{law.name}: the integrator's step size underflowed")
         status, ts, vs, ds, pc, pt, wc, wt, tm = (
-            res[cc.R_STATUS], res[cc.R_TS], res[cc.R_VS], res[cc.R_DS], res[cc.R_PC],
-            res[cc.R_PT], res[cc.R_WC], res[cc.R_WT], res[cc.R_TM])
-        fmax, tfmax, dmax = res[cc.R_FMAX], res[cc.R_TFMAX], res[cc.R_DMAX]
-        steps, nfev = int(res[cc.R_STEPS]), int(res[cc.R_NFEV])
+            res["status"], res["t_s"], res["v_s"], res["delta_s"], res["p_c"], res["p_t"],
+            res["w_c"], res["w_t"], res["t_m"])
+        fmax, tfmax, dmax = res["f_max"], res["t_f_max"], res["delta_max"]
+        steps, nfev = res["steps"], res["nfev"]
     cr_out, poisson, stronge, duration, captured = _restitution(
         status, ts, vs, pc, pt, wc, wt, tm, v0f)
     series = None
@@ -548,7 +549,7 @@ class ImpactBatch:
         press = cat(lambda g: g.press)
         tc = cat(lambda g: g.tc)
         cutoff = cat(lambda g: g.cutoff)
-        out = np.empty((m.shape[0], cc.R_LEN))
+        out = np.empty(m.shape[0], dtype=IMPACT)
         # calls of a bounded number of steps (Ctrl-C is seen between them), each going on
         # from where the last one stopped: the results of one uninterrupted loop
         budget = StepBudget()
@@ -564,25 +565,25 @@ class ImpactBatch:
                 reraise_interrupt(exc)
                 raise
             budget.update(int(used), time.perf_counter() - wall)
-        status = out[:, cc.R_STATUS]
+        status = out["status"]
         failed = (status == 2) | (status == cc.STEP_LIMIT)
         msg = np.full(m.shape[0], "", dtype=object)
         for bad in np.flatnonzero(failed):
             msg[bad] = ("IntegrationError: " if errors == "report" else "") + (
                 f"impact {bad} of the batch: the step size underflowed" if status[bad] == 2
                 else _step_limit_text(f"impact {bad} of the batch", self.max_steps,
-                                      float(out[bad, cc.R_TS]), float(cutoff[bad])))
+                                      float(out["t_s"][bad]), float(cutoff[bad])))
             if errors == "raise":
                 raise IntegrationError(msg[bad])
         d = _derive(
-            out[:, cc.R_STATUS], out[:, cc.R_TS], out[:, cc.R_VS], out[:, cc.R_DS],
-            out[:, cc.R_PC], out[:, cc.R_PT], out[:, cc.R_WC], out[:, cc.R_WT], out[:, cc.R_TM],
+            out["status"], out["t_s"], out["v_s"], out["delta_s"], out["p_c"], out["p_t"],
+            out["w_c"], out["w_t"], out["t_m"],
             v0,
         )
-        d["f_max"] = out[:, cc.R_FMAX]
-        d["t_f_max"] = out[:, cc.R_TFMAX]
-        d["delta_max"] = out[:, cc.R_DMAX]
-        d["steps"] = out[:, cc.R_STEPS].astype(np.int64)
+        d["f_max"] = out["f_max"]
+        d["t_f_max"] = out["t_f_max"]
+        d["delta_max"] = out["delta_max"]
+        d["steps"] = out["steps"].astype(np.int64)
         d["law"] = np.concatenate([np.full(g.m.shape[0], g.law.name) for g in self._groups])
         if errors == "report":
             for k in (*RESULT_KEYS, "duration_overlap", "t_max_compression"):

@@ -35,6 +35,7 @@ from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import events, rules
 from mbplugin.pipeline.events import locate, register_events
 from mbplugin.pipeline.ivp import register_problem
+from mbplugin.pipeline.layout import IMPACT, IMPACT_CARRY
 
 _NS = dop.NS
 _NS_EXT = dop.NS_EXT
@@ -43,32 +44,16 @@ _NPOW = dop.NPOW
 N_SAMPLES = 4  # dense-output samples per accepted step (events, peak force)
 N_SAMPLES_RECORD = 16  # samples per step when the time series is recorded (smooth plots)
 
-# result vector layout
-R_STATUS = 0  # 0 separated, 1 captured (cut-off reached), 2 integration failure, 3, 4 below
-R_TS = 1
-R_VS = 2
-R_DS = 3
-R_FMAX = 4
-R_TFMAX = 5
-R_DMAX = 6
-R_PC = 7
-R_PT = 8
-R_WC = 9
-R_WT = 10
-R_TM = 11
-R_STEPS = 12
-R_NFEV = 13
-R_LEN = 14
+# an impact's result and a paused impact's state: the records IMPACT and IMPACT_CARRY of
+# mbplugin.pipeline.layout (status values: 0 separated, 1 captured (cut-off reached),
+# 2 integration failure, and the two below)
 #: statuses of a call that stopped early: the step budget of the call is spent (resume from the
 #: carry), or the impact took more steps than its limit (an error)
 PAUSED = 3
 STEP_LIMIT = 4
 
-# carry layout of a paused impact (impact_core): scalars, then y and the peak-tracking states
-_K_T, _K_H, _K_FMAX, _K_TFMAX, _K_DMAX, _K_HAVE_TM, _K_NEED_NEXT = 0, 1, 2, 3, 4, 5, 6
-_K_PK, _K_PKP, _K_PKN, _K_PV = 7, 11, 14, 17  # (t, h, x, hi), (t, h, hi) x 3
-_K_STEPS, _K_NFEV, _K_MEM, _K_RES = 20, 21, 22, 26  # memory (4); res R_TM, R_PC, R_WC
-_K_Y = 29
+#: no carry: a fresh start (:func:`impact_core`)
+NO_CARRY = np.empty(0, dtype=IMPACT_CARRY)
 
 
 @njit_inline
@@ -233,25 +218,20 @@ def _record(rec, nrec, t, y, f, n_ode):
 
 
 @njit
-def carry_size(n_ode):
-    """Length of :func:`impact_core`'s carry for a law with ``n_ode`` ODE states."""
-    n = 4 + n_ode
-    return _K_Y + (5 + 4 * _NPOW) * n
-
-
-@njit
 def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale, record,
                 max_steps, carry):
     """Integrate one impact.
 
     ``c`` is the coefficient tuple, ``s_init`` the initial state tuple (NS_MAX floats: ODE
-    states, then memory). Returns (result vector, final state tuple, recorded samples, carry).
+    states, then memory). Returns (result: an array of one :data:`~mbplugin.pipeline.layout.
+    IMPACT` record, final state tuple, recorded samples, carry).
 
     ``max_steps`` bounds the accepted steps of this call: when it is spent the result's status
-    is ``PAUSED`` and the carry (:func:`carry_size` floats) holds the whole integrator state;
-    a call with that carry (and the same other arguments) goes on exactly where this one
-    stopped (the same steps and bits; the samples recorded so far are in the earlier calls'
-    returns). ``carry`` is empty for a fresh start.
+    is ``PAUSED`` and the carry (an array of one :data:`~mbplugin.pipeline.layout.IMPACT_CARRY`
+    record) holds the whole integrator state; a call with that carry (and the same other
+    arguments) goes on exactly where this one stopped (the same steps and bits; the samples
+    recorded so far are in the earlier calls' returns). ``carry`` is empty (:data:`NO_CARRY`)
+    for a fresh start.
     """
     n = 4 + n_ode
     resume = carry.shape[0] > 0
@@ -270,8 +250,9 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     for j in range(n_ode):
         atol[4 + j] = 1e-2 * rtol * state_scale[j]
 
-    res = np.zeros(R_LEN)
-    res[R_TM] = np.nan
+    out = np.zeros(1, dtype=IMPACT)
+    res = out[0]
+    res.t_m = np.nan
     rec = np.empty((256 if record else 1, 4 + n_ode))
     nrec = 0
 
@@ -319,47 +300,47 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     pv_hi = 1.0
     need_next = False
     if resume:
-        t = carry[_K_T]
-        h = carry[_K_H]
-        fmax = carry[_K_FMAX]
-        tfmax = carry[_K_TFMAX]
-        dmax = carry[_K_DMAX]
-        have_tm = carry[_K_HAVE_TM] > 0.0
-        need_next = carry[_K_NEED_NEXT] > 0.0
-        pk_t = carry[_K_PK]
-        pk_h = carry[_K_PK + 1]
-        pk_x = carry[_K_PK + 2]
-        pk_hi = carry[_K_PK + 3]
-        pkp_t = carry[_K_PKP]
-        pkp_h = carry[_K_PKP + 1]
-        pkp_hi = carry[_K_PKP + 2]
-        pkn_t = carry[_K_PKN]
-        pkn_h = carry[_K_PKN + 1]
-        pkn_hi = carry[_K_PKN + 2]
-        pv_t = carry[_K_PV]
-        pv_h = carry[_K_PV + 1]
-        pv_hi = carry[_K_PV + 2]
-        steps = int(carry[_K_STEPS])
-        nfev = int(carry[_K_NFEV])
-        mem = (carry[_K_MEM], carry[_K_MEM + 1], carry[_K_MEM + 2], carry[_K_MEM + 3])
-        res[R_TM] = carry[_K_RES]
-        res[R_PC] = carry[_K_RES + 1]
-        res[R_WC] = carry[_K_RES + 2]
-        o = _K_Y
+        cy = carry[0]
+        t = cy.t
+        h = cy.h
+        fmax = cy.f_max
+        tfmax = cy.t_f_max
+        dmax = cy.delta_max
+        have_tm = cy.have_tm
+        need_next = cy.need_next
+        pk_t = cy.pk_t
+        pk_h = cy.pk_h
+        pk_x = cy.pk_x
+        pk_hi = cy.pk_hi
+        pkp_t = cy.pkp_t
+        pkp_h = cy.pkp_h
+        pkp_hi = cy.pkp_hi
+        pkn_t = cy.pkn_t
+        pkn_h = cy.pkn_h
+        pkn_hi = cy.pkn_hi
+        pv_t = cy.pv_t
+        pv_h = cy.pv_h
+        pv_hi = cy.pv_hi
+        steps = cy.steps
+        nfev = cy.nfev
+        mem = (cy.mem[0], cy.mem[1], cy.mem[2], cy.mem[3])
+        res.t_m = cy.t_m
+        res.p_c = cy.p_c
+        res.w_c = cy.w_c
+        cyy = cy.y
         for i in range(n):
-            y[i] = carry[o + i]
-            pk_y[i] = carry[o + n + i]
-            pkp_y[i] = carry[o + 2 * n + i]
-            pkn_y[i] = carry[o + 3 * n + i]
-            pv_y[i] = carry[o + 4 * n + i]
-        o += 5 * n
+            y[i] = cyy[0, i]
+            pk_y[i] = cyy[1, i]
+            pkp_y[i] = cyy[2, i]
+            pkn_y[i] = cyy[3, i]
+            pv_y[i] = cyy[4, i]
+        cyd = cy.dense
         for p in range(_NPOW):
             for i in range(n):
-                pk_F[p, i] = carry[o + i]
-                pkp_F[p, i] = carry[o + n + i]
-                pkn_F[p, i] = carry[o + 2 * n + i]
-                pv_F[p, i] = carry[o + 3 * n + i]
-            o += 4 * n
+                pk_F[p, i] = cyd[0, p, i]
+                pkp_F[p, i] = cyd[1, p, i]
+                pkn_F[p, i] = cyd[2, p, i]
+                pv_F[p, i] = cyd[3, p, i]
         # dy/dt at the state reached (the same bits as the value the paused call held; its
         # evaluation was counted then)
         _rhs(kid, mode, c, n_ode, mem, m, press, y, F0)
@@ -494,9 +475,9 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         # maximum compression: latch phase quantities, update memory, restart from here
         if not have_tm:
             have_tm = True
-            res[R_TM] = t
-            res[R_PC] = y[2]
-            res[R_WC] = y[3]
+            res.t_m = t
+            res.p_c = y[2]
+            res.w_c = y[3]
         mem = kernels.update(kid, y[0], y[1], c, _stup(y, n_ode, mem))
         # keep the event's ddelta <= 0 so that it is not detected twice
         if y[1] > 0.0:
@@ -506,37 +487,54 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         h = 0.5 * h_next
 
     if status == PAUSED:
-        k = np.empty(carry_size(n_ode))
-        # the scalars in the order of the _K_ offsets (t, h, ..., pv_hi, steps, nfev)
-        k[:_K_MEM] = np.array([
-            t, h, fmax, tfmax, dmax, 1.0 if have_tm else 0.0, 1.0 if need_next else 0.0,
-            pk_t, pk_h, pk_x, pk_hi, pkp_t, pkp_h, pkp_hi, pkn_t, pkn_h, pkn_hi,
-            pv_t, pv_h, pv_hi, float(steps), float(nfev)])
+        k = np.zeros(1, dtype=IMPACT_CARRY)
+        kc = k[0]
+        kc.t = t
+        kc.h = h
+        kc.f_max = fmax
+        kc.t_f_max = tfmax
+        kc.delta_max = dmax
+        kc.have_tm = have_tm
+        kc.need_next = need_next
+        kc.pk_t = pk_t
+        kc.pk_h = pk_h
+        kc.pk_x = pk_x
+        kc.pk_hi = pk_hi
+        kc.pkp_t = pkp_t
+        kc.pkp_h = pkp_h
+        kc.pkp_hi = pkp_hi
+        kc.pkn_t = pkn_t
+        kc.pkn_h = pkn_h
+        kc.pkn_hi = pkn_hi
+        kc.pv_t = pv_t
+        kc.pv_h = pv_h
+        kc.pv_hi = pv_hi
+        kc.steps = steps
+        kc.nfev = nfev
         for j in range(4):
-            k[_K_MEM + j] = mem[j]
-        k[_K_RES] = res[R_TM]
-        k[_K_RES + 1] = res[R_PC]
-        k[_K_RES + 2] = res[R_WC]
-        o = _K_Y
+            kc.mem[j] = mem[j]
+        kc.t_m = res.t_m
+        kc.p_c = res.p_c
+        kc.w_c = res.w_c
+        ky = kc.y
         for i in range(n):
-            k[o + i] = y[i]
-            k[o + n + i] = pk_y[i]
-            k[o + 2 * n + i] = pkp_y[i]
-            k[o + 3 * n + i] = pkn_y[i]
-            k[o + 4 * n + i] = pv_y[i]
-        o += 5 * n
+            ky[0, i] = y[i]
+            ky[1, i] = pk_y[i]
+            ky[2, i] = pkp_y[i]
+            ky[3, i] = pkn_y[i]
+            ky[4, i] = pv_y[i]
+        kd = kc.dense
         for p in range(_NPOW):
             for i in range(n):
-                k[o + i] = pk_F[p, i]
-                k[o + n + i] = pkp_F[p, i]
-                k[o + 2 * n + i] = pkn_F[p, i]
-                k[o + 3 * n + i] = pv_F[p, i]
-            o += 4 * n
-        res[R_STATUS] = status
-        res[R_TS] = t
-        res[R_STEPS] = steps
-        res[R_NFEV] = nfev
-        return res, _stup(y, n_ode, mem), rec[:nrec].copy(), k
+                kd[0, p, i] = pk_F[p, i]
+                kd[1, p, i] = pkp_F[p, i]
+                kd[2, p, i] = pkn_F[p, i]
+                kd[3, p, i] = pv_F[p, i]
+        res.status = status
+        res.t_s = t
+        res.steps = steps
+        res.nfev = nfev
+        return out, _stup(y, n_ode, mem), rec[:nrec].copy(), k
     if pk_t >= 0.0:
         w = 1.0 / nsamp
         xb, fb = _golden_max(max(0.0, pk_x - w), min(pk_hi, pk_x + w), pk_y, pk_F, ytmp, kid,
@@ -556,25 +554,26 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             if fb > fmax:
                 fmax = fb
                 tfmax = pkn_t + xb * pkn_h
-    res[R_STATUS] = status
-    res[R_TS] = t
-    res[R_VS] = y[1]
-    res[R_DS] = y[0]
-    res[R_FMAX] = fmax
-    res[R_TFMAX] = tfmax
-    res[R_DMAX] = dmax
-    res[R_PT] = y[2]
-    res[R_WT] = y[3]
-    res[R_STEPS] = steps
-    res[R_NFEV] = nfev
+    res.status = status
+    res.t_s = t
+    res.v_s = y[1]
+    res.delta_s = y[0]
+    res.f_max = fmax
+    res.t_f_max = tfmax
+    res.delta_max = dmax
+    res.p_t = y[2]
+    res.w_t = y[3]
+    res.steps = steps
+    res.nfev = nfev
     s_end = _stup(y, n_ode, mem)
-    return res, s_end, rec[:nrec].copy(), np.empty(0)
+    return out, s_end, rec[:nrec].copy(), np.empty(0, dtype=IMPACT_CARRY)
 
 
 @njit
 def impact_batch_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, state_scale,
                       max_steps, out, first, budget, carry):
-    """Integrate independent impacts (mixed kernels allowed) into ``out`` (N, R_LEN), from
+    """Integrate independent impacts (mixed kernels allowed) into ``out`` (N records of
+    :data:`~mbplugin.pipeline.layout.IMPACT`), from
     impact ``first`` on, for at most ``budget`` accepted steps in all; an impact that takes
     more than ``max_steps`` steps ends with status ``STEP_LIMIT``.
 
@@ -587,20 +586,20 @@ def impact_batch_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol
     i = first
     left = budget
     while i < nimp and left > 0:
-        done = carry[_K_STEPS] if carry.shape[0] > 0 else 0.0
-        res, _, _, k = impact_core(
+        done = float(carry[0].steps) if carry.shape[0] > 0 else 0.0
+        one, _, _, k = impact_core(
             kid[i], mode[i], kernels.ctuple(c, i), kernels.stuple(s_init, i), n_ode[i], m[i],
             v0[i], press[i], tc[i], t_max[i], rtol, state_scale[i], False,
             min(left, max(max_steps - int(done), 0)), carry,
         )
-        left -= int(res[R_STEPS] - done)
+        res = one[0]
+        left -= int(res.steps - done)
         carry = k
-        if res[R_STATUS] == PAUSED:
-            if res[R_STEPS] < max_steps:
+        if res.status == PAUSED:
+            if res.steps < max_steps:
                 break  # the call's budget is spent: go on from the carry next call
-            res[R_STATUS] = STEP_LIMIT
-            carry = np.empty(0)
-        for j in range(R_LEN):
-            out[i, j] = res[j]
+            res.status = STEP_LIMIT
+            carry = np.empty(0, dtype=IMPACT_CARRY)
+        out[i] = res
         i += 1
     return i, carry, budget - left

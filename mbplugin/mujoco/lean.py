@@ -52,6 +52,7 @@ from mbplugin.hosts.protocol import FREE, STATIC
 from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.mujoco import capi
 from mbplugin.mujoco import kernels as _k
+from mbplugin.pipeline import layout
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
 from mbplugin.pipeline.store import _empty_events
@@ -131,7 +132,7 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
        the carried first steps ``h0`` and solvers ``m0``, ``pack``).
 
     Returns (outcome, pos, quat, vel, omega, a_free, margin, tg, hg, mg, status, impulse,
-    loaded, counters, yptr, Y, GF, GI, ode, s): CONTACTS for :func:`lean_finish` after
+    loaded, counters, yptr, Y, GF, GC, ode, s): CONTACTS for :func:`lean_finish` after
     ``integrate_groups``; HANDOVER where a condition of the lean case fails (nothing outside
     the work arrays changed but the forward stages ``mj_step2`` computes again)."""
     xipos, xquat, cvel, subtree_com = A.xipos, A.xquat, A.cvel, A.subtree_com
@@ -216,16 +217,16 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
                                                                m0)
     # every contact a row of the store (active), none latched (no candidate)
-    yptr, Y, GF, GI = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
+    yptr, Y, GF, GC = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
                               coef, mem, muk, np.ones(k, dtype=np.bool_), law,
                               np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
                               s, 0, ode)
     return (CONTACTS, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded,
-            counters, yptr, Y, GF, GI, ode, s)
+            counters, yptr, Y, GF, GC, ode, s)
 
 
 @njit
-def lean_finish(fns, status, yptr, GI, Y, s, ode, coef, imp, dt, a_free, om, loop_forced, A):
+def lean_finish(fns, status, yptr, GC, Y, s, ode, coef, imp, dt, a_free, om, loop_forced, A):
     """The rest of a host step of the lean case after :func:`lean_start` and the groups'
     ``integrate_groups`` (``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
     did not reach the step's end (an event, a failure) or its state is not finite
@@ -251,7 +252,7 @@ def lean_finish(fns, status, yptr, GI, Y, s, ode, coef, imp, dt, a_free, om, loo
     for g in range(status.shape[0]):
         if status[g] != cm.DONE:
             return bad
-    if not cm.unpack(order, gptr, yptr, GI, Y, d, u, s, 0, ode):
+    if not cm.unpack(order, gptr, yptr, GC, Y, d, u, s, 0, ode):
         return bad
     ddelta1 = cm.relative_at(u, normal)[0]
     if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
@@ -375,11 +376,9 @@ class LeanSpheres:
         self.pair_mu = loop.friction_mode not in ("given", "none")
         f = self.integ.friction
         f = f if (f is not None and f.active) else None
-        fr = np.zeros(cm.FR_LEN)
+        fr = layout.head(f)  # (the lean case has no stick spring)
         muk = np.zeros((k, 2))
         if f is not None:
-            fr[:7] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
-                      float(f.regularisation == "linear"))
             muk[:, 0], muk[:, 1] = f.mu, f.static
         # the groups' layout of a block-diagonal W: every contact a group of its own
         lay = GroupedContactSpace.__new__(GroupedContactSpace)
@@ -516,16 +515,16 @@ class LeanSpheres:
         h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
         fns = self._fns if c_api else self._no_fns
         (out, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded, counters,
-         yptr, Y, GF, GI, ode, s) = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef,
+         yptr, Y, GF, GC, ode, s) = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef,
                                                store.mem, store.law, store.ode, loop.forced,
                                                self.arrays)
         if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
             gptr, goff = self.layout
             rtol, explicit, tol = self.solver
-            cm.integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
+            cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                                 loaded, counters, explicit, mg, tol)
             out, ddelta1, fn, slip, predicted, flying = lean_finish(
-                fns, status, yptr, GI, Y, s, ode, store.coef, imp, dt, a_free, om, loop.forced,
+                fns, status, yptr, GC, Y, s, ode, store.coef, imp, dt, a_free, om, loop.forced,
                 self.arrays)
         if out == HANDOVER:
             return None, True

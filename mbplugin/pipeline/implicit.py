@@ -99,7 +99,7 @@ class ImplicitStep:
         self.compiled = bool(compiled) and ik.compiled_laws(store)
         if self.compiled:
             # the contacts as one group of the compiled sub-stepper's layout
-            self.gf, self.gi = ik.group_arrays(batch, self.W, self.friction, stick, self.mu)
+            self.gf, self.gc = ik.group_arrays(batch, self.W, self.friction, stick, self.mu)
         else:
             # the laws' normal force with the store's rows (the sub-stepper's evaluation)
             self.space = ContactSpace(store, batch, sp.csr_matrix((3 * self.k, 3 * self.k)),
@@ -113,21 +113,21 @@ class ImplicitStep:
     def _prepare(self) -> None:
         """Read the store's rows (after every change of them)."""
         if self.compiled:
-            self._all_active = ik.refresh_rows(self.gf, self.gi, self.store, self.batch)
+            self._all_active = ik.refresh_rows(self.gc, self.store, self.batch)
         else:
             self.space.prepare()
 
     def _start_normal(self, d0: np.ndarray, u0: np.ndarray) -> np.ndarray:
         """The normal force (K,) at the step's start."""
         if self.compiled:
-            return ik.forces(d0, u0, 0.0, self.gf, self.gi, np.zeros(self.k), self.s0)[2]
+            return ik.forces(d0, u0, 0.0, self.gc, np.zeros(self.k), self.s0)[2]
         return self._normal(d0, u0)
 
     def _end_force(self, d: np.ndarray, u: np.ndarray,
                    dt: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_force` by the path in use."""
         if self.compiled:
-            f, s1, _ = ik.forces(d, u, dt, self.gf, self.gi, self.fn0, self.s0)
+            f, s1, _ = ik.forces(d, u, dt, self.gc, self.fn0, self.s0)
             return f, (s1 if self.stick is not None else self.s0)
         return self._force(d, u, dt)
 
@@ -165,7 +165,7 @@ class ImplicitStep:
         give the normal force at the start (the trapezoidal Coulomb limit's first value)."""
         self.t0 = float(t0)
         if self.compiled:  # _prepare and _start_normal in one compiled call
-            self._all_active, self.fn0 = ik.begin_rows(self.gf, self.gi, self.store,
+            self._all_active, self.fn0 = ik.begin_rows(self.gc, self.store,
                                                        self.batch, d0, u0, self.s0)
             return
         self._prepare()
@@ -185,7 +185,7 @@ class ImplicitStep:
             # no onset to book: the whole solve in one compiled call; None (an onset, or
             # Newton's trapezoidal solve did not converge): the general path below
             counters = np.zeros(3, dtype=np.int64)
-            fast = ik.solve_step(P_lin, u_lin, d_lin, dt, self.gf, self.gi, self.fn0,
+            fast = ik.solve_step(P_lin, u_lin, d_lin, dt, self.gf, self.gc, self.fn0,
                                  self.s0, self.rtol, counters)
             if fast is not None:
                 P, _, _, d1, u1, _, s1, loaded = fast
@@ -195,7 +195,7 @@ class ImplicitStep:
                 return StepResult(P, d1, u1, loaded, stats, dt, None)
         wp = (W @ P_lin.ravel()).reshape(k, 3)
         if self.compiled:  # the same arithmetic in one call
-            ue, ed, d_on = ik.host_start(u_lin, wp, d_lin, dt, self.gf)
+            ue, ed, d_on = ik.host_start(u_lin, wp, d_lin, dt, self.gc)
         else:
             ue = u_lin - wp  # the end velocity without impulse
             # the model's delta1 = d_lin - dt n . W (P - P_lin) = d_lin + dt n . ue - dt n . u1
@@ -206,7 +206,7 @@ class ImplicitStep:
         stats = SubstepStats()
         if self.compiled:
             counters = np.zeros(3, dtype=np.int64)
-            P, ok = ik.solve(P0, ue, d_lin, ed, dt, self.gf, self.gi, self.fn0, self.s0,
+            P, ok = ik.solve(P0, ue, d_lin, ed, dt, self.gf, self.gc, self.fn0, self.s0,
                              self.rtol, counters)
             stats.steps += int(counters[0])
             stats.nfev += int(counters[1])
@@ -219,7 +219,7 @@ class ImplicitStep:
                                    "law or friction is not monotone (a Stribeck drop?)")
         u1 = ue + (W @ P.ravel()).reshape(k, 3)
         if self.compiled:  # the same arithmetic in one call
-            d1, f, s1, loaded = ik.host_end(u1, d_lin, ed, dt, self.gf, self.gi, self.fn0,
+            d1, f, s1, loaded = ik.host_end(u1, d_lin, ed, dt, self.gf, self.gc, self.fn0,
                                             self.s0)
             self.s_end = s1 if self.stick is not None else self.s0
         else:
@@ -248,7 +248,7 @@ class ImplicitStep:
         if self.compiled:  # the active flags of the store's rows read by the last _prepare
             if self._all_active:
                 return
-            act = self.gi.reshape(-1, ik.INT_LEN)[:, ik.ACT] != 0
+            act = self.gc["active"].copy()
         else:
             act = store.aligned(self.batch, copy=False).active
         if act.all():  # every contact active (the common case): no onset

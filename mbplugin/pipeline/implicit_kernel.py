@@ -16,9 +16,10 @@ borrowed views of :func:`mbplugin._jit.borrowed`; the NumPy one: ~80 us per forc
 ~5 per iteration).
 
 Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
-the contacts are one group of :mod:`.substep_compiled` (the float array ``gf``: the
-friction and stick parameters, per contact its normal and the store's coefficient row and
-memory, then W; the int array ``gi``: kernel id, contact mode, active flag per contact), the
+the contacts are one group of :mod:`.substep_compiled` (their records ``gc`` of
+:data:`mbplugin.pipeline.layout.CONTACT`: normal, the store's coefficient row and memory,
+kernel id, contact mode, active flag, friction and stick parameters; the float array ``gf``:
+W, then the force buffers), the
 law's normal force by kernel id (:func:`mbplugin.laws.kernels.force`) through the rules'
 clipping (:func:`mbplugin.pipeline.rules.applied`), the engine's regularised Coulomb friction
 (:func:`mbplugin.pipeline.friction.friction_scalar`) or the tangential spring
@@ -34,14 +35,21 @@ import numpy as np
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import force
-from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.friction import Friction, friction_scalar
+from mbplugin.pipeline.layout import (
+    CONTACT,
+    coef_tuple,
+    group_float_len,
+    head,
+    put_head,
+    put_law_row,
+    state_tuple,
+)
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep import _law_tables
-from mbplugin.pipeline.substep_compiled import _coef, _state
 
 #: Newton iterations of one solve (with the trapezoidal Coulomb limit, then per round of the
 #: frozen-limit fallback, see :func:`solve`)
@@ -51,9 +59,6 @@ FALLBACK_ROUNDS = 30
 #: finite-difference steps of the force derivatives: overlap (m), velocity (m/s)
 EPS_D, EPS_U = 1e-9, 1e-7
 
-_R, _I = cm.FR_LEN, cm.INT_LEN
-#: a contact's int slots in ``gi`` and the slot of its active flag (:func:`refresh_rows`)
-INT_LEN, ACT = _I, cm._ACT
 
 
 #: the last tuple of laws :func:`compiled_laws` answered for, and its answer
@@ -77,55 +82,56 @@ def compiled_laws(store: ContactStore) -> bool:
 def group_arrays(batch: ContactBatch, W: np.ndarray, friction: Friction | None,
                  stick: Stick | None, mu: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """The float and int arrays ``gf``, ``gi`` of the K contacts of ``batch`` as one group of
-    :mod:`.substep_compiled` (its layout), with the parameters, normals, the friction
-    coefficients (``mu`` (K, 2): each contact's mu, mu_s; None: the Friction's) and W (3K, 3K)
-    filled in; the store's rows follow with :func:`refresh_rows`."""
+    """The float array ``gf`` and the contact records ``gc`` of the K contacts of ``batch`` as
+    one group of :mod:`.substep_compiled` (:mod:`mbplugin.pipeline.layout`), with the friction
+    model and stick spring, normals, the friction coefficients (``mu`` (K, 2): each contact's
+    mu, mu_s; None: the Friction's) and W (3K, 3K) filled in; the store's rows follow with
+    :func:`refresh_rows`."""
     k = len(batch)
-    gf = np.zeros(int(cm.group_float_size(k)))  # a Python int: no NumPy scalar arithmetic
-    if friction is not None and friction.active:
-        gf[:7] = (1.0, friction.mu, friction.static, friction.v_s, friction.v_eps,
-                  friction.viscous, float(friction.regularisation == "linear"))
-    if stick is not None:
-        gf[cm.ST:cm.ST + 4] = (1.0, stick.k_t, stick.mu, stick.c_t)
     c = np.ascontiguousarray
-    _fill_group(gf, k, c(batch.normal, dtype=float), c(W, dtype=float).reshape(-1),
-                np.zeros((0, 2)) if mu is None else c(mu, dtype=float).reshape(k, 2),
-                friction is not None, 0.0 if friction is None else float(friction.mu),
-                0.0 if friction is None else float(friction.static))
-    return gf, np.zeros(_I * k, dtype=np.int64)
+    return _fill_group(head(friction, stick), k, c(batch.normal, dtype=float),
+                       c(W, dtype=float).reshape(-1),
+                       _NO_MU if mu is None else c(mu, dtype=float).reshape(k, 2),
+                       friction is not None, 0.0 if friction is None else float(friction.mu),
+                       0.0 if friction is None else float(friction.static))
+
+
+_NO_MU = np.zeros((0, 2))
 
 
 @njit
-def _fill_group(gf, k, normal, w, mu, has_fr, fr_mu, fr_static):
-    """:func:`group_arrays`' copies into ``gf``: per contact its normal and friction
-    coefficients (``mu`` (K, 2) rows, or with none given and ``has_fr`` the Friction's), then
-    W (``w``, 9 K^2, row-major)."""
+def _fill_group(hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
+    """:func:`group_arrays`' arrays: the records ``gc``, per contact the header ``hd`` (one
+    record), its normal and friction coefficients (``mu`` (K, 2) rows, or with none given and
+    ``has_fr`` the Friction's); ``gf`` with W (``w``, 9 K^2, row-major) at its start."""
+    gf = np.zeros(group_float_len(k))
+    gc = np.zeros(k, dtype=CONTACT)
     for i in range(k):
-        r = _R + cm.ROW_LEN * i
+        c = gc[i]
+        put_head(c, hd[0])
         for a in range(3):
-            gf[r + cm._N + a] = normal[i, a]
+            c.normal[a] = normal[i, a]
         if mu.shape[0] > 0:
-            gf[r + cm._MU], gf[r + cm._MUS] = mu[i, 0], mu[i, 1]
+            c.mu, c.mu_s = mu[i, 0], mu[i, 1]
         elif has_fr:
-            gf[r + cm._MU], gf[r + cm._MUS] = fr_mu, fr_static
-    w0 = _R + cm.ROW_LEN * k
+            c.mu, c.mu_s = fr_mu, fr_static
     for j in range(9 * k * k):
-        gf[w0 + j] = w[j]
+        gf[j] = w[j]
+    return gf, gc
 
 
-def refresh_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore,
+def refresh_rows(gc: np.ndarray, store: ContactStore,
                  batch: ContactBatch) -> bool:
     """Write the store's rows for ``batch`` (coefficients, memory, kernel id, contact mode,
-    active flag) into ``gf``, ``gi`` (after every change of the store's rows); returns whether
+    active flag) into the records ``gc`` (after every change of the store's rows); returns whether
     every contact is active (a row of the store)."""
     # (the store's rows as :meth:`ContactStore.aligned` gives them, copied in one call; no
     # ODE states (refused on this path), no events: the other slots stay 0)
-    return bool(_fill_rows(gf, gi, *_rows_args(store, batch)))
+    return bool(_fill_rows(gc, *_rows_args(store, batch)))
 
 
 def _rows_args(store: ContactStore, batch: ContactBatch) -> tuple:
-    """:func:`_fill_rows`' arguments after ``gf``, ``gi``."""
+    """:func:`_fill_rows`' arguments after ``gc``."""
     k = len(batch)
     kid, mode = _law_tables(store.laws)[:2]
     same = store.keys.shape[0] == k and bool((store.keys == batch.key).all())
@@ -134,7 +140,7 @@ def _rows_args(store: ContactStore, batch: ContactBatch) -> tuple:
             np.asarray(batch.law, dtype=np.int64), kid, mode)
 
 
-def begin_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore, batch: ContactBatch,
+def begin_rows(gc: np.ndarray, store: ContactStore, batch: ContactBatch,
                d0: np.ndarray, u0: np.ndarray, s0: np.ndarray) -> tuple[bool, np.ndarray]:
     """:func:`refresh_rows` and the normal force (K,) N at the step's start (overlaps ``d0``
     (K,) m, velocities ``u0`` (K, 3) m/s, springs ``s0`` (K, 3) m; :func:`step_forces` at
@@ -143,79 +149,71 @@ def begin_rows(gf: np.ndarray, gi: np.ndarray, store: ContactStore, batch: Conta
     k = len(batch)
     fn0 = np.empty(k)
     c = np.ascontiguousarray
-    every = _begin_rows(gf, gi, *_rows_args(store, batch), c(d0, dtype=float),
+    every = _begin_rows(gc, *_rows_args(store, batch), c(d0, dtype=float),
                         c(u0, dtype=float), c(s0, dtype=float), fn0)
     return bool(every), fn0
 
 
 @njit
-def _begin_rows(gf, gi, k, same, rows, coef, mem, law, blaw, kid, mode, d0, u0, s0, fn0):
-    """:func:`begin_rows` into ``gf``, ``gi`` and ``fn0``."""
-    every = _fill_rows(gf, gi, k, same, rows, coef, mem, law, blaw, kid, mode)
+def _begin_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode, d0, u0, s0, fn0):
+    """:func:`begin_rows` into ``gc`` and ``fn0``."""
+    every = _fill_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode)
     F, S1 = np.empty((k, 3)), np.empty((k, 3))
     z = np.zeros(k)
-    step_forces(d0, u0, 0.0, k, gf, gi, z, s0, z, False, F, S1, fn0)
+    step_forces(d0, u0, 0.0, k, gc, z, s0, z, False, F, S1, fn0)
     return every
 
 
 @njit
-def _fill_rows(gf, gi, k, same, rows, coef, mem, law, blaw, kid, mode):
+def _fill_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode):
     """:func:`refresh_rows`' copy: contact i takes the store's row ``rows[i]`` (``same``: row
     i; -1: not active, zero coefficients and memory, the batch's law ``blaw[i]``)."""
     every = True
     for i in range(k):
         r = i if same else rows[i]
-        base = _R + cm.ROW_LEN * i
+        c = gc[i]
+        put_law_row(c, coef, mem, r)
         if r >= 0:
-            for j in range(coef.shape[1]):
-                gf[base + cm._C + j] = coef[r, j]
-            for j in range(mem.shape[1]):
-                gf[base + cm._M + j] = mem[r, j]
             li = law[r]
         else:
-            for j in range(coef.shape[1]):
-                gf[base + cm._C + j] = 0.0
-            for j in range(mem.shape[1]):
-                gf[base + cm._M + j] = 0.0
             li = blaw[i]
             every = False
-        gi[_I * i + cm._KID] = kid[li]
-        gi[_I * i + cm._MODE] = mode[li]
-        gi[_I * i + cm._ACT] = 1 if r >= 0 else 0
+        c.kid = kid[li]
+        c.mode = mode[li]
+        c.active = r >= 0
     return every
 
 
 @njit_inline
-def end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, lim):
+def end_force(d, i, u0, u1, u2, dt, gc, fn0, a, b, c, lim):
     """Force on body b (f0, f1, f2), the spring's end displacement (a, b, c) and the normal
     force of contact i at the step's end: overlap ``d[i]`` (m), velocity (u0, u1, u2) (m/s);
     ``fn0`` (N) its normal force at the step's start, (a, b, c) (m) the spring's displacement
-    there, ``dt`` (s) the step (the contact's layout: :mod:`.substep_compiled`). The
-    Coulomb limit of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or
+    there, ``dt`` (s) the step (the contact's record ``gc[i]``: :mod:`mbplugin.pipeline.layout`).
+    The Coulomb limit of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or
     ``lim`` (N) where ``lim`` >= 0 (the frozen limit of :func:`solve`'s fallback)."""
-    r = _R + cm.ROW_LEN * i
-    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    r = gc[i]
+    nv = r.normal
+    n0, n1, n2 = nv[0], nv[1], nv[2]
     un = u0 * n0 + u1 * n1 + u2 * n2
     fn = 0.0
-    if gi[_I * i + cm._ACT] and d[i] > 0.0:  # apart at the step's end: no force
-        fn = applied(gi[_I * i + cm._MODE],
-                     force(gi[_I * i + cm._KID], d[i], -un, _coef(gf, i), _state(d, gf, gi, i)))
+    if r.active and d[i] > 0.0:  # apart at the step's end: no force
+        fn = applied(r.mode, force(r.kid, d[i], -un, coef_tuple(r), state_tuple(d, r)))
     v0, v1, v2 = u0 - un * n0, u1 - un * n1, u2 - un * n2
     limit = lim if lim >= 0.0 else 0.5 * (fn + fn0)
     f0, f1, f2 = fn * n0, fn * n1, fn * n2
-    if gf[cm.ST] > 0.0:
-        a, b, c = stick_step_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1], gf[cm.ST + 2],
-                                    dt)
+    if r.st_on:
+        a, b, c = stick_step_scalar(a, b, c, v0, v1, v2, limit, r.st_k_t, r.st_mu, dt)
         sn = a * n0 + b * n1 + c * n2
         a, b, c = a - sn * n0, b - sn * n1, c - sn * n2
-        t0, t1, t2 = stick_force_scalar(a, b, c, v0, v1, v2, limit, gf[cm.ST + 1],
-                                        gf[cm.ST + 2], gf[cm.ST + 3])
+        t0, t1, t2 = stick_force_scalar(a, b, c, v0, v1, v2, limit, r.st_k_t, r.st_mu,
+                                        r.st_c_t)
         f0 += t0
         f1 += t1
         f2 += t2
-    elif gf[0] > 0.0:
-        t0, t1, t2 = friction_scalar(v0, v1, v2, limit, gf[r + cm._MU], gf[r + cm._MUS],
-                                     gf[3], gf[4], gf[5], gf[6] > 0.0)
+    elif r.fr_on:
+        t0, t1, t2 = friction_scalar(v0, v1, v2, limit, r.mu, r.mu_s, r.fr_v_s, r.fr_v_eps,
+                                     r.fr_viscous, r.fr_linear)
         f0 += t0
         f1 += t1
         f2 += t2
@@ -223,7 +221,7 @@ def end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, lim):
 
 
 @njit
-def step_forces(d, u, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN):
+def step_forces(d, u, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN):
     """Force on body b (K, 3) into ``F``, the spring's end displacement (K, 3) into ``S1`` and
     the normal force (K,) into ``FN`` at the step's end state: overlaps ``d`` (K,), velocities
     ``u`` (K, 3); ``fn0`` (K,) the normal force at the step's start, ``s0`` (K, 3) the spring's
@@ -231,7 +229,7 @@ def step_forces(d, u, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN):
     of friction and spring is the trapezoidal mean (F_N0 + F_N1) / 2, or with ``frozen`` the
     given ``lim`` (K,) (N)."""
     for i in range(k):
-        f0, f1, f2, a, b, c, fn = end_force(d, i, u[i, 0], u[i, 1], u[i, 2], dt, gf, gi,
+        f0, f1, f2, a, b, c, fn = end_force(d, i, u[i, 0], u[i, 1], u[i, 2], dt, gc,
                                             fn0[i], s0[i, 0], s0[i, 1], s0[i, 2],
                                             lim[i] if frozen else -1.0)
         FN[i] = fn
@@ -240,10 +238,10 @@ def step_forces(d, u, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN):
 
 
 @njit
-def end_state(P, ue, d0, ed, dt, k, gf, d1, u1):
+def end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1):
     """The step's end state for impulse P (K, 3): u1 = ue + W P, d1 = d0 - dt n . u1 + ed."""
     m = 3 * k
-    w0 = _R + cm.ROW_LEN * k
+    w0 = 0
     for row in range(m):
         acc = 0.0
         base = w0 + row * m
@@ -251,8 +249,8 @@ def end_state(P, ue, d0, ed, dt, k, gf, d1, u1):
             acc += gf[base + j] * P[j // 3, j % 3]
         u1[row // 3, row % 3] = ue[row // 3, row % 3] + acc
     for i in range(k):
-        r = _R + cm.ROW_LEN * i
-        un = u1[i, 0] * gf[r] + u1[i, 1] * gf[r + 1] + u1[i, 2] * gf[r + 2]
+        nv = gc[i].normal
+        un = u1[i, 0] * nv[0] + u1[i, 1] * nv[1] + u1[i, 2] * nv[2]
         d1[i] = d0[i] - dt * un + ed[i]
 
 
@@ -277,7 +275,7 @@ def _slope(P, F, dt, k, wstep):
 
 
 @njit
-def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
+def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
     :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
     iteration): each contact's force depends on its own (delta, u), its derivatives by forward
@@ -304,16 +302,16 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
     the end normal force and R is not a gradient; the line search is the same, and
     :func:`solve` falls back to frozen limits where it does not converge."""
     m = 3 * k
-    w0 = _R + cm.ROW_LEN * k
+    w0 = 0
     # the compiled calls below get borrowed views (mbplugin._jit.borrowed: no reference-count
     # updates per call); owners: the arguments and ``work``, kept alive to every return
-    P, ue, d0, ed, gf, gi, fn0, s0, lim = borrowed((P, ue, d0, ed, gf, gi, fn0, s0, lim))
+    P, ue, d0, ed, gf, gc, fn0, s0, lim = borrowed((P, ue, d0, ed, gf, gc, fn0, s0, lim))
     work = (np.empty(k), np.empty((k, 3)), np.empty(k), np.empty((k, 3)), np.empty((k, 3)),
             np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3)),
             np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)), np.empty(m))
     d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, rhs, trial, wstep = borrowed(work)
-    end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
-    step_forces(d1, u1, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN)
+    end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
+    step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
     counters[1] += 1
     for _ in range(MAX_NEWTON):
         counters[0] += 1
@@ -329,7 +327,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
         # each contact's force depends on its own (delta, u): 4 evaluations for all
         for i in range(k):
             dp[i] = d1[i] + EPS_D
-        step_forces(dp, u1, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
+        step_forces(dp, u1, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
         for i in range(k):
             for a in range(3):
                 dFd[i, a] = (Fp[i, a] - F[i, a]) / EPS_D
@@ -338,20 +336,20 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
                 for a in range(3):
                     up[i, a] = u1[i, a]
                 up[i, j] = u1[i, j] + EPS_U
-            step_forces(d1, up, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
+            step_forces(d1, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
             for i in range(k):
                 for a in range(3):
                     dFu[i, a, j] = (Fp[i, a] - F[i, a]) / EPS_U
         counters[1] += 4
         # A = I - dt D W, D block-diagonal: D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T
         for i in range(k):
-            r = _R + cm.ROW_LEN * i
+            nv = gc[i].normal
             for a in range(3):
                 row = 3 * i + a
                 for col in range(m):
                     acc = 0.0
                     for b in range(3):
-                        dab = dFu[i, a, b] - dt * (dFd[i, a] * gf[r + b])
+                        dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
                         acc += dab * gf[w0 + (3 * i + b) * m + col]
                     A[row, col] = (1.0 if row == col else 0.0) - dt * acc
                 rhs[row] = -(P[i, a] - dt * F[i, a])
@@ -375,8 +373,8 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
                 for i in range(k):
                     for a in range(3):
                         P[i, a] = dt * F[i, a]
-                end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
-                step_forces(d1, u1, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN)
+                end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
+                step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
                 counters[1] += 1
                 continue
         # phi'(1); the full step when phi' has not turned positive
@@ -385,8 +383,8 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
         for i in range(k):
             for a in range(3):
                 trial[i, a] = P[i, a] + step[3 * i + a]
-        end_state(trial, ue, d0, ed, dt, k, gf, dp, up)
-        step_forces(dp, up, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
+        end_state(trial, ue, d0, ed, dt, k, gf, gc, dp, up)
+        step_forces(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
         counters[1] += 1
         ghi = _slope(trial, Fp, dt, k, wstep)
         if ghi > 0.0:
@@ -400,20 +398,20 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
                 for i in range(k):
                     for a in range(3):
                         trial[i, a] = P[i, a] + c * step[3 * i + a]
-                end_state(trial, ue, d0, ed, dt, k, gf, dp, up)
-                step_forces(dp, up, dt, k, gf, gi, fn0, s0, lim, frozen, Fp, S1, FN)
+                end_state(trial, ue, d0, ed, dt, k, gf, gc, dp, up)
+                step_forces(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
                 counters[1] += 1
-                gc = _slope(trial, Fp, dt, k, wstep)
-                if gc <= 0.0:
-                    lo, glo = c, gc
-                    if -gc <= 0.25 * -g0:
+                gm = _slope(trial, Fp, dt, k, wstep)
+                if gm <= 0.0:
+                    lo, glo = c, gm
+                    if -gm <= 0.25 * -g0:
                         found = True
                         break
                     if side == -1:
                         ghi *= 0.5
                     side = -1
                 else:
-                    hi, ghi = c, gc
+                    hi, ghi = c, gm
                     if side == 1:
                         glo *= 0.5
                     side = 1
@@ -436,19 +434,19 @@ def newton(P, ue, d0, ed, dt, k, gf, gi, fn0, s0, lim, frozen, rtol, counters):
             # (the caller's fallback freezes them)
             keep_alive(work)
             return frozen
-        end_state(P, ue, d0, ed, dt, k, gf, d1, u1)
+        end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
         if alpha == 1.0:
             for i in range(k):
                 for a in range(3):
                     F[i, a] = Fp[i, a]
         else:
-            step_forces(d1, u1, dt, k, gf, gi, fn0, s0, lim, frozen, F, S1, FN)
+            step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
             counters[1] += 1
     keep_alive(work)
     return False
 
 
-def forces(d: np.ndarray, u: np.ndarray, dt: float, gf: np.ndarray, gi: np.ndarray,
+def forces(d: np.ndarray, u: np.ndarray, dt: float, gc: np.ndarray,
            fn0: np.ndarray, s0: np.ndarray,
            lim: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`step_forces` with new output arrays: (force (K, 3), spring displacement (K, 3),
@@ -456,14 +454,14 @@ def forces(d: np.ndarray, u: np.ndarray, dt: float, gf: np.ndarray, gi: np.ndarr
     k = len(d)
     F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
     c = np.ascontiguousarray
-    step_forces(c(d, dtype=float), c(u, dtype=float), float(dt), k, gf, gi, c(fn0, dtype=float),
+    step_forces(c(d, dtype=float), c(u, dtype=float), float(dt), k, gc, c(fn0, dtype=float),
                 c(s0, dtype=float), np.zeros(k) if lim is None else c(lim, dtype=float),
                 lim is not None, F, S1, FN)
     return F, S1, FN
 
 
 def solve(P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray, dt: float,
-          gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
+          gf: np.ndarray, gc: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
           counters: np.ndarray) -> tuple[np.ndarray, bool]:
     """:func:`newton` from ``P`` on a copy: (the impulse (K, 3), True).
 
@@ -481,7 +479,7 @@ def solve(P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray, dt: flo
     k = len(P)
     start = np.array(P, dtype=float, order="C")
     P = start.copy()
-    if newton(P, ue, d0, ed, float(dt), k, gf, gi, fn0, s0, np.zeros(k), False, float(rtol),
+    if newton(P, ue, d0, ed, float(dt), k, gf, gc, fn0, s0, np.zeros(k), False, float(rtol),
               counters):
         return P, True
     # the fallback: frozen Coulomb limits, from the start's normal forces
@@ -490,13 +488,13 @@ def solve(P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray, dt: flo
     lim = np.maximum(fn0, 0.0)
     ok = False
     for _ in range(FALLBACK_ROUNDS):
-        ok = newton(P, ue, d0, ed, float(dt), k, gf, gi, fn0, s0, lim, True, float(rtol),
+        ok = newton(P, ue, d0, ed, float(dt), k, gf, gc, fn0, s0, lim, True, float(rtol),
                     counters)
         if not ok:
             return P, False
         d1, u1 = np.empty(k), np.empty((k, 3))
-        end_state(P, ue, d0, ed, float(dt), k, gf, d1, u1)
-        fn1 = forces(d1, u1, dt, gf, gi, fn0, s0, lim)[2]
+        end_state(P, ue, d0, ed, float(dt), k, gf, gc, d1, u1)
+        fn1 = forces(d1, u1, dt, gc, fn0, s0, lim)[2]
         new = 0.5 * (fn0 + fn1)
         done = np.max(np.abs(new - lim), initial=0.0) <= rtol * (np.max(np.abs(new),
                                                                          initial=0.0) + 1e-12)
@@ -507,10 +505,10 @@ def solve(P: np.ndarray, ue: np.ndarray, d0: np.ndarray, ed: np.ndarray, dt: flo
 
 
 @njit
-def _host_start(u_lin, wp, d_lin, dt, k, gf, ue, ed, d_on):
+def _host_start(u_lin, wp, d_lin, dt, k, gc, ue, ed, d_on):
     for i in range(k):
-        r = _R + cm.ROW_LEN * i
-        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        nv = gc[i].normal
+        n0, n1, n2 = nv[0], nv[1], nv[2]
         for a in range(3):
             ue[i, a] = u_lin[i, a] - wp[i, a]
         ed[i] = dt * (u_lin[i, 0] * n0 + u_lin[i, 1] * n1 + u_lin[i, 2] * n2)
@@ -518,33 +516,33 @@ def _host_start(u_lin, wp, d_lin, dt, k, gf, ue, ed, d_on):
 
 
 def host_start(u_lin: np.ndarray, wp: np.ndarray, d_lin: np.ndarray, dt: float,
-               gf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               gc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A solve's start from the host's end state with the impulse P_lin (one compiled call,
     the arithmetic of :meth:`ImplicitStep.solve <mbplugin.pipeline.implicit.ImplicitStep>`):
     ``ue`` (K, 3) = ``u_lin`` - ``wp`` (m/s; ``wp`` = W P_lin), the overlap defect ``ed`` (K,)
     = dt n . u_lin (m) and the end overlap without impulse ``d_on`` (K,) = ``d_lin`` + dt n .
-    wp (m; the onsets' test), the normals those of ``gf`` (:func:`group_arrays`)."""
+    wp (m; the onsets' test), the normals those of the records ``gc`` (:func:`group_arrays`)."""
     k = len(d_lin)
     ue, ed, d_on = np.empty((k, 3)), np.empty(k), np.empty(k)
     c = np.ascontiguousarray
     _host_start(c(u_lin, dtype=float), c(wp, dtype=float), c(d_lin, dtype=float), float(dt), k,
-                gf, ue, ed, d_on)
+                gc, ue, ed, d_on)
     return ue, ed, d_on
 
 
 @njit
-def _host_end(u1, d_lin, ed, dt, k, gf, gi, fn0, s0, d1, F, S1, FN, loaded):
+def _host_end(u1, d_lin, ed, dt, k, gf, gc, fn0, s0, d1, F, S1, FN, loaded):
     for i in range(k):
-        r = _R + cm.ROW_LEN * i
-        d1[i] = d_lin[i] + ed[i] - dt * (u1[i, 0] * gf[r] + u1[i, 1] * gf[r + 1]
-                                         + u1[i, 2] * gf[r + 2])
-    step_forces(d1, u1, dt, k, gf, gi, fn0, s0, np.zeros(k), False, F, S1, FN)
+        nv = gc[i].normal
+        d1[i] = d_lin[i] + ed[i] - dt * (u1[i, 0] * nv[0] + u1[i, 1] * nv[1]
+                                         + u1[i, 2] * nv[2])
+    step_forces(d1, u1, dt, k, gc, fn0, s0, np.zeros(k), False, F, S1, FN)
     for i in range(k):
         loaded[i] = F[i, 0] != 0.0 or F[i, 1] != 0.0 or F[i, 2] != 0.0
 
 
 def host_end(u1: np.ndarray, d_lin: np.ndarray, ed: np.ndarray, dt: float, gf: np.ndarray,
-             gi: np.ndarray, fn0: np.ndarray,
+             gc: np.ndarray, fn0: np.ndarray,
              s0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A solve's end state in one compiled call (the arithmetic of :meth:`ImplicitStep.solve
     <mbplugin.pipeline.implicit.ImplicitStep>`): the end overlap d1 (K,) = ``d_lin`` + ``ed``
@@ -556,21 +554,21 @@ def host_end(u1: np.ndarray, d_lin: np.ndarray, ed: np.ndarray, dt: float, gf: n
     loaded = np.empty(k, dtype=np.bool_)
     c = np.ascontiguousarray
     _host_end(c(u1, dtype=float), c(d_lin, dtype=float), c(ed, dtype=float), float(dt), k, gf,
-              gi, c(fn0, dtype=float), c(s0, dtype=float), d1, F, S1, FN, loaded)
+              gc, c(fn0, dtype=float), c(s0, dtype=float), d1, F, S1, FN, loaded)
     return d1, F, S1, loaded
 
 
 @njit
-def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gi, P, ue, ed):
+def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gc, P, ue, ed):
     """:func:`host_start` with W P_lin by loops over ``gf``'s W (not BLAS: equal to the last
     bits, not bitwise) into ``ue``, ``ed``, and ``P`` = ``P_lin``; False where a contact not
     active overlaps at the end without impulse (an onset to book: the general path)."""
     m = 3 * k
-    w0 = _R + cm.ROW_LEN * k
+    w0 = 0
     w = np.empty(3)
     for i in range(k):
-        r = _R + cm.ROW_LEN * i
-        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        nv = gc[i].normal
+        n0, n1, n2 = nv[0], nv[1], nv[2]
         for a in range(3):
             base = w0 + (3 * i + a) * m
             acc = 0.0
@@ -579,8 +577,7 @@ def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gi, P, ue, ed):
             w[a] = acc
             ue[i, a] = u_lin[i, a] - acc
         ed[i] = dt * (u_lin[i, 0] * n0 + u_lin[i, 1] * n1 + u_lin[i, 2] * n2)
-        if gi[_I * i + cm._ACT] == 0 and d_lin[i] + dt * (w[0] * n0 + w[1] * n1
-                                                         + w[2] * n2) > 0.0:
+        if not gc[i].active and d_lin[i] + dt * (w[0] * n0 + w[1] * n1 + w[2] * n2) > 0.0:
             return False  # an onset (host_start's d_on > 0): the general path books it
         for a in range(3):
             P[i, a] = P_lin[i, a]
@@ -588,7 +585,7 @@ def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gi, P, ue, ed):
 
 
 def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: float,
-               gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
+               gf: np.ndarray, gc: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
                counters: np.ndarray) -> tuple[np.ndarray, ...] | None:
     """One solve of the implicit step without an onset to book, in four compiled calls (three
     of them the entries :func:`solve` and :func:`host_end` use: :func:`newton`,
@@ -604,15 +601,15 @@ def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: floa
     u_lin, d_lin = c(u_lin, dtype=float), c(d_lin, dtype=float)
     fn0, s0 = c(fn0, dtype=float), c(s0, dtype=float)
     P, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
-    if not _fast_start(c(P_lin, dtype=float), u_lin, d_lin, float(dt), k, gf, gi, P, ue, ed):
+    if not _fast_start(c(P_lin, dtype=float), u_lin, d_lin, float(dt), k, gf, gc, P, ue, ed):
         return None
     # the compiled entries of :func:`solve` and :func:`host_end` (no further compile)
-    if not newton(P, ue, d_lin, ed, float(dt), k, gf, gi, fn0, s0, np.zeros(k), False,
+    if not newton(P, ue, d_lin, ed, float(dt), k, gf, gc, fn0, s0, np.zeros(k), False,
                   float(rtol), counters):
         return None
     d1, u1 = np.empty(k), np.empty((k, 3))
-    end_state(P, ue, d_lin, ed, float(dt), k, gf, d1, u1)  # u1 = ue + W P (d1: below)
+    end_state(P, ue, d_lin, ed, float(dt), k, gf, gc, d1, u1)  # u1 = ue + W P (d1: below)
     F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
     loaded = np.empty(k, dtype=np.bool_)
-    _host_end(u1, d_lin, ed, float(dt), k, gf, gi, fn0, s0, d1, F, S1, FN, loaded)
+    _host_end(u1, d_lin, ed, float(dt), k, gf, gc, fn0, s0, d1, F, S1, FN, loaded)
     return P, ue, ed, d1, u1, F, S1, loaded

@@ -75,9 +75,9 @@ from scipy.sparse import csgraph
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.errors import IntegrationError
 from mbplugin.pipeline import implicit_kernel as ik
-from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.implicit_kernel import EPS_D, EPS_U, end_force
+from mbplugin.pipeline.layout import CONTACT, group_float_size, put_head
 from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep import batch_at
 
@@ -94,8 +94,6 @@ LOCAL_MAX = 30
 #: solves per host step: contacts that the solved step closes start and the step is solved again
 MAX_ROUNDS = 20
 
-_R, _I = cm.FR_LEN, cm.INT_LEN
-
 #: whether a solve of the contacts of a solve that stalled goes to the dense fallback at once
 #: (benchmarks/bench_large_groups_flat.py measures it on and off)
 REMEMBER_STALLS = True
@@ -105,18 +103,18 @@ _STALLED: weakref.WeakKeyDictionary[ContactStore, bytes] = weakref.WeakKeyDictio
 
 
 @njit
-def _end(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c):
+def _end(d, i, u0, u1, u2, dt, gc, fn0, a, b, c):
     """:func:`mbplugin.pipeline.implicit_kernel.end_force` compiled once for this module (not
     inlined at each of its five uses: their compilation took ~18 s on a loaded machine, the
     large-group kernels now ~6 s)."""
-    return end_force(d, i, u0, u1, u2, dt, gf, gi, fn0, a, b, c, -1.0)
+    return end_force(d, i, u0, u1, u2, dt, gc, fn0, a, b, c, -1.0)
 
 
 @njit
-def _force_at(d, i, dv, u0, u1, u2, dt, gf, gi, fn0, s0):
+def _force_at(d, i, dv, u0, u1, u2, dt, gc, fn0, s0):
     """The end-of-step force (f0, f1, f2) of contact i at overlap ``dv`` and velocity u."""
     d[i] = dv
-    f0, f1, f2, _, _, _, _ = _end(d, i, u0, u1, u2, dt, gf, gi, fn0[i], s0[i, 0], s0[i, 1],
+    f0, f1, f2, _, _, _, _ = _end(d, i, u0, u1, u2, dt, gc, fn0[i], s0[i, 0], s0[i, 1],
                                   s0[i, 2])
     return f0, f1, f2
 
@@ -137,14 +135,14 @@ def _solve3(a, r0, r1, r2):
 
 
 @njit
-def _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only, tol, counters):
+def _local(i, P, U, d0, dt, gc, fn0, s0, wd, d, A, normal_only, tol, counters):
     """Contact i's impulse with the others fixed: Newton's method on
     R(p) = p - dt F(d0_i - dt n . u(p), u(p)), u(p) = b + W_ii p (b: its velocity without its
     own impulse), with finite-difference force derivatives (EPS_D, EPS_U as the implicit step),
     the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W_ii and backtracking on |R|. Returns
     the new impulse (three floats)."""
-    r = _R + cm.ROW_LEN * i
-    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    nv = gc[i].normal
+    n0, n1, n2 = nv[0], nv[1], nv[2]
     w = 9 * i
     p0, p1, p2 = P[i, 0], P[i, 1], P[i, 2]
     b0 = U[3 * i] - (wd[w] * p0 + wd[w + 1] * p1 + wd[w + 2] * p2)
@@ -154,7 +152,7 @@ def _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only, tol, counter
     u1 = U[3 * i + 1]
     u2 = U[3 * i + 2]
     dv = d0[i] - dt * (u0 * n0 + u1 * n1 + u2 * n2)
-    f0, f1, f2 = _force_at(d, i, dv, u0, u1, u2, dt, gf, gi, fn0, s0)
+    f0, f1, f2 = _force_at(d, i, dv, u0, u1, u2, dt, gc, fn0, s0)
     counters[2] += 1
     r0, r1, r2 = p0 - dt * f0, p1 - dt * f1, p2 - dt * f2
     for _ in range(LOCAL_MAX):
@@ -162,12 +160,12 @@ def _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only, tol, counter
             break
         counters[1] += 1
         # D = dF/du - dt dF/ddelta n^T (per column j of u)
-        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gf, gi, fn0, s0)
+        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gc, fn0, s0)
         e0, e1, e2 = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
         if normal_only:
             # F = F_N n depends on u through n . u only: dF/du = (dF/d(n . u)) n^T
             h0, h1, h2 = _force_at(d, i, dv, u0 + EPS_U * n0, u1 + EPS_U * n1,
-                                   u2 + EPS_U * n2, dt, gf, gi, fn0, s0)
+                                   u2 + EPS_U * n2, dt, gc, fn0, s0)
             counters[2] += 2
             q0 = (h0 - f0) / EPS_U - dt * e0
             q1 = (h1 - f1) / EPS_U - dt * e1
@@ -183,7 +181,7 @@ def _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only, tol, counter
             for j in range(3):
                 h0, h1, h2 = _force_at(d, i, dv, u0 + (EPS_U if j == 0 else 0.0),
                                        u1 + (EPS_U if j == 1 else 0.0),
-                                       u2 + (EPS_U if j == 2 else 0.0), dt, gf, gi, fn0, s0)
+                                       u2 + (EPS_U if j == 2 else 0.0), dt, gc, fn0, s0)
                 nj = n0 if j == 0 else (n1 if j == 1 else n2)
                 A[j] = (h0 - f0) / EPS_U - dt * e0 * nj
                 A[3 + j] = (h1 - f1) / EPS_U - dt * e1 * nj
@@ -206,7 +204,7 @@ def _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only, tol, counter
             v1 = b1 + wd[w + 3] * t0 + wd[w + 4] * t1 + wd[w + 5] * t2
             v2 = b2 + wd[w + 6] * t0 + wd[w + 7] * t1 + wd[w + 8] * t2
             dt1 = d0[i] - dt * (v0 * n0 + v1 * n1 + v2 * n2)
-            k0, k1, k2 = _force_at(d, i, dt1, v0, v1, v2, dt, gf, gi, fn0, s0)
+            k0, k1, k2 = _force_at(d, i, dt1, v0, v1, v2, dt, gc, fn0, s0)
             counters[2] += 1
             s0_, s1_, s2_ = t0 - dt * k0, t1 - dt * k1, t2 - dt * k2
             rt = math.sqrt(s0_ * s0_ + s1_ * s1_ + s2_ * s2_)
@@ -233,7 +231,7 @@ def _matvec(P, ustar, wptr, widx, wval, U):
 
 
 @njit
-def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rtol,
+def gauss_seidel(P, U, ustar, d0, dt, gc, fn0, s0, wptr, widx, wval, wd, rtol,
                  normal_only, skip_free, counters, max_sweeps, predict, resume):
     """Nonlinear block Gauss-Seidel on the step's impulses ``P`` (m, 3; updated in place) from
     their current values; ``U`` (3m) receives u1 = ustar + W P. ``skip_free``: a contact that
@@ -249,8 +247,8 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
     m = P.shape[0]
     work = (np.empty(m), np.empty(18))
     d, A = borrowed(work)
-    P, U, ustar, d0, gf, gi, fn0, s0, wptr, widx, wval, wd = borrowed(
-        (P, U, ustar, d0, gf, gi, fn0, s0, wptr, widx, wval, wd))
+    P, U, ustar, d0, gc, fn0, s0, wptr, widx, wval, wd = borrowed(
+        (P, U, ustar, d0, gc, fn0, s0, wptr, widx, wval, wd))
     for i in range(m):
         d[i] = d0[i]
     first = int(resume[0])
@@ -269,10 +267,10 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
         tol = rtol * (pmax + 1e-12)
         for q in range(m):
             i = q if sweep % 2 == 0 else m - 1 - q
-            if (skip_free and gi[_I * i + cm._ACT] == 0 and P[i, 0] == 0.0 and P[i, 1] == 0.0
+            if (skip_free and not gc[i].active and P[i, 0] == 0.0 and P[i, 1] == 0.0
                     and P[i, 2] == 0.0):
                 continue
-            n0, n1, n2 = _local(i, P, U, d0, dt, gf, gi, fn0, s0, wd, d, A, normal_only,
+            n0, n1, n2 = _local(i, P, U, d0, dt, gc, fn0, s0, wd, d, A, normal_only,
                                 0.1 * tol, counters)
             x0, x1, x2 = n0 - P[i, 0], n1 - P[i, 1], n2 - P[i, 2]
             if x0 == 0.0 and x1 == 0.0 and x2 == 0.0:
@@ -301,16 +299,16 @@ def gauss_seidel(P, U, ustar, d0, dt, gf, gi, fn0, s0, wptr, widx, wval, wd, rto
 
 
 @njit
-def end_of_step(U, d0, dt, gf, gi, fn0, s0, d1, F, S1, FN):
+def end_of_step(U, d0, dt, gc, fn0, s0, d1, F, S1, FN):
     """The end state of the solved step: overlaps d1 = d0 - dt n . u1 (m), forces F (m, 3)
     (N, on body b), the springs' displacements S1 (m, 3) and the normal forces FN (m)."""
     m = d0.shape[0]
     for i in range(m):
-        r = _R + cm.ROW_LEN * i
-        d1[i] = d0[i] - dt * (U[3 * i] * gf[r] + U[3 * i + 1] * gf[r + 1]
-                              + U[3 * i + 2] * gf[r + 2])
+        nv = gc[i].normal
+        d1[i] = d0[i] - dt * (U[3 * i] * nv[0] + U[3 * i + 1] * nv[1]
+                              + U[3 * i + 2] * nv[2])
     for i in range(m):
-        f0, f1, f2, a, b, c, fn = _end(d1, i, U[3 * i], U[3 * i + 1], U[3 * i + 2], dt, gf, gi,
+        f0, f1, f2, a, b, c, fn = _end(d1, i, U[3 * i], U[3 * i + 1], U[3 * i + 2], dt, gc,
                                        fn0[i], s0[i, 0], s0[i, 1], s0[i, 2])
         F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
         S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
@@ -318,11 +316,19 @@ def end_of_step(U, d0, dt, gf, gi, fn0, s0, d1, F, S1, FN):
 
 
 @njit
-def _start_normal(d0, u0, gf, gi, s0, fn0):
+def _start_normal(d0, u0, gc, s0, fn0):
     """The normal force (m) at the step's start (overlaps ``d0``, velocities ``u0`` (m, 3))."""
     for i in range(d0.shape[0]):
-        fn0[i] = _end(d0, i, u0[i, 0], u0[i, 1], u0[i, 2], 0.0, gf, gi, 0.0, s0[i, 0],
+        fn0[i] = _end(d0, i, u0[i, 0], u0[i, 1], u0[i, 2], 0.0, gc, 0.0, s0[i, 0],
                       s0[i, 1], s0[i, 2])[6]
+
+
+@njit
+def _put_heads(gc, hd):
+    """The header ``hd`` (one record of :data:`mbplugin.pipeline.layout.HEAD`) into every
+    contact record of ``gc``."""
+    for i in range(gc.shape[0]):
+        put_head(gc[i], hd[0])
 
 
 @njit
@@ -339,7 +345,7 @@ def _diag_blocks(m, wptr, widx, wval, wd):
 
 
 @njit
-def _residual(P, U, d0, n, dt, gf, gi, fn0, s0, d, R, D, jac, counters):
+def _residual(P, U, d0, n, dt, gc, fn0, s0, d, R, D, jac, counters):
     """R = P - dt F(d0 - dt n . u, u) of every contact at u = ``U`` (3m; ustar + W P) into
     ``R`` (3m); with ``jac`` also each contact's D = dF/du - dt dF/ddelta n^T (m, 3, 3) by the
     finite differences of :func:`_local` (EPS_D, EPS_U). Returns max |R|."""
@@ -349,7 +355,7 @@ def _residual(P, U, d0, n, dt, gf, gi, fn0, s0, d, R, D, jac, counters):
         u0, u1, u2 = U[3 * i], U[3 * i + 1], U[3 * i + 2]
         n0, n1, n2 = n[i, 0], n[i, 1], n[i, 2]
         dv = d0[i] - dt * (u0 * n0 + u1 * n1 + u2 * n2)
-        f0, f1, f2 = _force_at(d, i, dv, u0, u1, u2, dt, gf, gi, fn0, s0)
+        f0, f1, f2 = _force_at(d, i, dv, u0, u1, u2, dt, gc, fn0, s0)
         counters[2] += 1
         R[3 * i] = P[i, 0] - dt * f0
         R[3 * i + 1] = P[i, 1] - dt * f1
@@ -357,14 +363,14 @@ def _residual(P, U, d0, n, dt, gf, gi, fn0, s0, d, R, D, jac, counters):
         rmax = max(rmax, abs(R[3 * i]), abs(R[3 * i + 1]), abs(R[3 * i + 2]))
         if not jac:
             continue
-        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gf, gi, fn0, s0)
+        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gc, fn0, s0)
         e0, e1, e2 = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
         counters[2] += 4
         for j in range(3):
             nj = n0 if j == 0 else (n1 if j == 1 else n2)
             h0, h1, h2 = _force_at(d, i, dv, u0 + (EPS_U if j == 0 else 0.0),
                                    u1 + (EPS_U if j == 1 else 0.0),
-                                   u2 + (EPS_U if j == 2 else 0.0), dt, gf, gi, fn0, s0)
+                                   u2 + (EPS_U if j == 2 else 0.0), dt, gc, fn0, s0)
             D[i, 0, j] = (h0 - f0) / EPS_U - dt * e0 * nj
             D[i, 1, j] = (h1 - f1) / EPS_U - dt * e1 * nj
             D[i, 2, j] = (h2 - f2) / EPS_U - dt * e2 * nj
@@ -377,7 +383,7 @@ FREE_NEWTON_MAX = 50
 
 
 def _matrix_free(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray,
-                 n: np.ndarray, dt: float, gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray,
+                 n: np.ndarray, dt: float, gc: np.ndarray, fn0: np.ndarray,
                  s0: np.ndarray, W: sp.spmatrix, rtol: float, counters: np.ndarray) -> bool:
     """The fallback of a stalled solve with a group too large for the dense one: Newton's
     method on the same residual R(P) = P - dt F(d0 - dt n . u, u), u = ustar + W P, its
@@ -398,7 +404,7 @@ def _matrix_free(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray
     d = np.array(d0, dtype=float)
     R, D = np.empty(3 * m), np.empty((m, 3, 3))
     Pn, Un = P.copy(), U.copy()
-    rmax = _residual(Pn, Un, d0, n, dt, gf, gi, fn0, s0, d, R, D, True, counters)
+    rmax = _residual(Pn, Un, d0, n, dt, gc, fn0, s0, d, R, D, True, counters)
 
     def apply(x: np.ndarray) -> np.ndarray:
         y = Wr @ x
@@ -420,17 +426,17 @@ def _matrix_free(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray
         while True:
             Pt = Pn + lam * step.reshape(m, 3)
             Ut = ustar + Wr @ Pt.ravel()
-            _residual(Pt, Ut, d0, n, dt, gf, gi, fn0, s0, d, Rt, D, False, counters)
+            _residual(Pt, Ut, d0, n, dt, gc, fn0, s0, d, Rt, D, False, counters)
             if float(np.linalg.norm(Rt)) < (1.0 - 1e-4 * lam) * rn or lam < 1e-6:
                 break
             lam *= 0.5
         Pn, Un = Pt, Ut
-        rmax = _residual(Pn, Un, d0, n, dt, gf, gi, fn0, s0, d, R, D, True, counters)
+        rmax = _residual(Pn, Un, d0, n, dt, gc, fn0, s0, d, R, D, True, counters)
     return False
 
 
 def _dense(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: float,
-           gf: np.ndarray, gi: np.ndarray, fn0: np.ndarray, s0: np.ndarray, W: sp.spmatrix,
+           gc: np.ndarray, fn0: np.ndarray, s0: np.ndarray, W: sp.spmatrix,
            rtol: float, counters: np.ndarray) -> bool | None:
     """The fallback of a stalled Gauss-Seidel solve: each group (connected component of W's
     pattern) of at most DENSE_MAX contacts solved by the implicit step's dense Newton method
@@ -458,19 +464,15 @@ def _dense(P: np.ndarray, U: np.ndarray, ustar: np.ndarray, d0: np.ndarray, dt: 
     counters[3] += 1
     Wd = W.tocsr()
     ue = ustar.reshape(m, 3)
-    rows = gf[_R:_R + cm.ROW_LEN * m].reshape(m, cm.ROW_LEN)
     sub = np.zeros(3, dtype=np.int64)
     ok = True
     for c in range(ncomp):
         idx = np.flatnonzero(labels == c)
         k = len(idx)
         cols = (3 * idx[:, None] + np.arange(3)).ravel()
-        g = np.zeros(int(cm.group_float_size(k)))
-        g[:_R] = gf[:_R]
-        g[_R:_R + cm.ROW_LEN * k] = rows[idx].ravel()
-        w0 = _R + cm.ROW_LEN * k
-        g[w0:w0 + 9 * k * k] = Wd[cols][:, cols].toarray().ravel()
-        gk = gi.reshape(m, _I)[idx].ravel()
+        g = np.zeros(int(group_float_size(k)))
+        g[:9 * k * k] = Wd[cols][:, cols].toarray().ravel()  # W leads gf
+        gk = gc[idx]
         Pk, okk = ik.solve(P[idx], ue[idx], d0[idx], np.zeros(k), dt, g, gk, fn0[idx],
                            s0[idx], rtol, sub)
         P[idx] = Pk
@@ -489,7 +491,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     """The implicit step of the m contacts of ``batch`` (one or more large groups; ``W``
     (3m, 3m) their Delassus operator, ``a_free`` (m, 3), ``d0`` (m,), ``u0`` (m, 3) their free
     acceleration, overlap and velocity at the step's start, ``fr`` the friction and spring
-    parameters of the compiled layout (:data:`~.substep_compiled.FR_LEN` values), ``mu``
+    parameters (one record of :data:`mbplugin.pipeline.layout.HEAD`), ``mu``
     (m, 2) each contact's friction coefficients (mu, mu_s), ``s0``
     (m, 3) the springs' displacements or None, ``p0`` (m, 3) a first guess of the impulses or
     None). Contacts the step closes start in the store (its rules, at ``t0``); the store's
@@ -499,13 +501,11 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     force (m,) bool, the springs' end displacements (m, 3), counters)."""
     wall = time.perf_counter()
     m = len(batch)
-    gf = np.zeros(_R + cm.ROW_LEN * m)
-    gf[:_R] = fr
-    rows = gf[_R:].reshape(m, cm.ROW_LEN)
-    rows[:, cm._N:cm._N + 3] = batch.normal
-    rows[:, cm._MU:cm._MUS + 1] = mu
-    gi = np.zeros(_I * m, dtype=np.int64)
-    ik.refresh_rows(gf, gi, store, batch)
+    gc = np.zeros(m, dtype=CONTACT)
+    _put_heads(gc, fr)
+    gc["normal"] = batch.normal
+    gc["mu"], gc["mu_s"] = mu[:, 0], mu[:, 1]
+    ik.refresh_rows(gc, store, batch)
     # W's columns: a canonical CSR W's rows, W being symmetric (J M^-1 J^T; its two
     # triangles assembled separately agree to rounding), else its CSC
     Wc = W if (sp.issparse(W) and W.format == "csr" and W.has_canonical_format) else (
@@ -521,13 +521,14 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     ustar = np.ascontiguousarray((u0 + a_free * dt).ravel())
     # the normal force at the step's start (the trapezoidal Coulomb limit's first term)
     fn0 = np.empty(m)
-    _start_normal(d0, u0, gf, gi, s0, fn0)
+    _start_normal(d0, u0, gc, s0, fn0)
     P = np.zeros((m, 3)) if p0 is None else np.array(p0, dtype=float, order="C")
-    P[gi[cm._ACT::_I] == 0] = 0.0  # a contact no longer active carries no impulse yet
+    P[~gc["active"]] = 0.0  # a contact no longer active carries no impulse yet
     U = np.empty(3 * m)
     counters = np.zeros(4, dtype=np.int64)
-    normal_only = bool(fr[0] == 0.0 and fr[cm.ST] == 0.0)
-    skip_free = bool(fr[cm.ST] > 0.0 or fr[0] == 0.0 or fr[5] == 0.0)
+    h = fr[0]
+    normal_only = bool(not h["fr_on"] and not h["st_on"])
+    skip_free = bool(h["st_on"] or not h["fr_on"] or h["fr_viscous"] == 0.0)
     n = batch.normal
     keys = np.ascontiguousarray(batch.key).tobytes()
     _matvec(P, ustar, wptr, widx, wval, U)
@@ -538,7 +539,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
         # impact speed -n . u latched), then the step is solved again
         u_now = U.reshape(m, 3)
         d_end = d0 - dt * np.einsum("ij,ij->i", u_now, n)
-        new = (gi[cm._ACT::_I] == 0) & (d_end > 0)
+        new = ~gc["active"] & (d_end > 0)
         if len(store.latched_keys) and new.any():
             new &= ~store.latched(batch)
         if rounds > 1 and not new.any():
@@ -546,26 +547,26 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
         if new.any():
             idx = np.flatnonzero(new)
             store.start(batch_at(batch.take(idx), d_end[idx], u_now[idx]), t0)
-            ik.refresh_rows(gf, gi, store, batch)
+            ik.refresh_rows(gc, store, batch)
         resume = np.zeros(2)
         # the same contacts as a solve that stalled: its dense fallback at once (the stall
         # is the group's conditioning, not the step's: the sliding cylinder's 64 corners
         # stalled at every step, ~30 sweeps before the fallback, ~60 % of the step's cost)
         again = REMEMBER_STALLS and _STALLED.get(store) == keys
         ok = False if again else gauss_seidel(
-            P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx, wval, wd, float(rtol),
+            P, U, ustar, d0, float(dt), gc, fn0, s0, wptr, widx, wval, wd, float(rtol),
             normal_only, skip_free, counters, STALL_SWEEPS, True, resume)
         if not ok:
             # stalled: groups of few bodies and many contacts (a flat face's corners) by
             # dense Newton, else Gauss-Seidel on (resumed: as if never interrupted)
-            ok = _dense(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, Wc, float(rtol), counters)
-            if ok is None and _matrix_free(P, U, ustar, d0, n, float(dt), gf, gi, fn0, s0, Wc,
+            ok = _dense(P, U, ustar, d0, float(dt), gc, fn0, s0, Wc, float(rtol), counters)
+            if ok is None and _matrix_free(P, U, ustar, d0, n, float(dt), gc, fn0, s0, Wc,
                                            float(rtol), counters):
                 ok = True
                 counters[3] += 1
             swept = ok is None
             if swept:
-                ok = gauss_seidel(P, U, ustar, d0, float(dt), gf, gi, fn0, s0, wptr, widx,
+                ok = gauss_seidel(P, U, ustar, d0, float(dt), gc, fn0, s0, wptr, widx,
                                   wval, wd, float(rtol), normal_only, skip_free, counters,
                                   MAX_SWEEPS, False, resume)
             if not ok:
@@ -583,7 +584,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     F = np.empty((m, 3))
     S1 = np.empty((m, 3))
     FN = np.empty(m)
-    end_of_step(U, d0, float(dt), gf, gi, fn0, s0, d1, F, S1, FN)
+    end_of_step(U, d0, float(dt), gc, fn0, s0, d1, F, S1, FN)
     loaded = (F[:, 0] != 0) | (F[:, 1] != 0) | (F[:, 2] != 0)
     info = {"sweeps": int(counters[0]), "newton": int(counters[1]), "nfev": int(counters[2]),
             "dense": int(counters[3]), "rounds": rounds, "wall": time.perf_counter() - wall}

@@ -59,7 +59,7 @@ from mbplugin._jit import njit
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
-from mbplugin.pipeline import events
+from mbplugin.pipeline import events, layout
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.delassus import is_block_pattern
@@ -726,10 +726,10 @@ class GroupedContactSpace:
         pos = np.zeros(k, dtype=np.int64)
         pos[order] = np.arange(len(order)) - gptr[labels[order]]
         goff = np.zeros(ng + 1, dtype=np.int64)
-        np.cumsum(cm.group_float_size(sizes), out=goff[1:])
+        np.cumsum(layout.group_float_size(sizes), out=goff[1:])
         g = labels[ci]
-        self.widx = (goff[g] + cm.FR_LEN + cm.ROW_LEN * sizes[g]
-                     + (3 * pos[ci] + wrow % 3) * (3 * sizes[g]) + 3 * pos[cj] + wcol % 3)
+        # W leads a group's float array (mbplugin.pipeline.layout)
+        self.widx = goff[g] + (3 * pos[ci] + wrow % 3) * (3 * sizes[g]) + 3 * pos[cj] + wcol % 3
         self.wdata = wdata
         self.labels, self.order, self.sizes, self.gptr, self.goff = labels, order, sizes, gptr, goff
 
@@ -795,13 +795,7 @@ class GroupedContactSpace:
         ng = len(gptr) - 1
         ident = self.ident
         kid_l, mode_l, nst_l, mem_l = _law_tables(store.laws)
-        fr = np.zeros(cm.FR_LEN)
-        if self.friction is not None:
-            f = self.friction
-            fr[:7] = (1.0, f.mu, f.static, f.v_s, f.v_eps, f.viscous,
-                      float(f.regularisation == "linear"))
-        if self.stick is not None:
-            fr[cm.ST:cm.ST + 4] = (1.0, self.stick.k_t, self.stick.mu, self.stick.c_t)
+        fr = layout.head(self.friction, self.stick, inactive_on=True)
         muk = self._mu_rows()
         # the state in the batch's order (pack / unpack map it to the groups' order)
         nrm = np.ascontiguousarray(self.batch.normal, dtype=float)
@@ -829,10 +823,10 @@ class GroupedContactSpace:
             act = al.active
             ode = al.ode
             cand, coef = _candidates(store, self.batch, act, al.coef)
-            yptr, Y, GF, GI = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
+            yptr, Y, GF, GC = cm.pack(order, gptr, self.goff, self.widx, self.wdata, fr, nrm, af,
                                       coef, al.mem, muk, act, al.law, cand, kid_l, mode_l,
                                       nst_l, mem_l, d, u, s, ns, ode)
-            cm.integrate_groups(gptr, yptr, self.goff, GF, GI, Y, tg, status, hg, float(dt),
+            cm.integrate_groups(gptr, yptr, self.goff, GF, GC, Y, tg, status, hg, float(dt),
                                 float(self.rtol), imp, loaded, counters, self.explicit, mg,
                                 EXPLICIT_TOL)
             worst = status.max()  # (FAILED > EVENT > DONE)
@@ -840,7 +834,7 @@ class GroupedContactSpace:
                 g = int(np.argmax(status == cm.FAILED))
                 raise IntegrationError(f"contact-space solver failed at t = {t0 + tg[g]:.9g} s "
                                        f"(group of {int(self.sizes[g])} contacts)")
-            if not cm.unpack(order, gptr, yptr, GI, Y, d, u, s, ns, ode):
+            if not cm.unpack(order, gptr, yptr, GC, Y, d, u, s, ns, ode):
                 raise IntegrationError(f"contact state became non-finite in the host step at "
                                        f"t = {t0:.9g} s")
             # the store books every contact at its group's time (its rules: onset, end,

@@ -50,13 +50,21 @@ import numba
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, force, rate
+from mbplugin.laws.kernels import force, rate
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import events as _ev
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import ULPS, locate, register_events, strict_side
 from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS, initial_step, register_problem
+from mbplugin.pipeline.layout import (
+    CONTACT,
+    coef_tuple,
+    forces_at,
+    put_head,
+    put_law_row,
+    state_tuple,
+)
 from mbplugin.pipeline.radau import RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
@@ -71,25 +79,15 @@ FAILED = 3
 _GX = np.array([0.5 - math.sqrt(15.0) / 10.0, 0.5, 0.5 + math.sqrt(15.0) / 10.0])
 _GW = np.array([5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0])
 
-#: Layout of a group's float array ``gf``: the friction parameters (on, mu, mu_s, v_s, v_eps,
-#: viscous, linear; the forces take each contact's own mu and mu_s from its row) and the stick
-#: spring's (on, k_t, mu, c_t) (FR_LEN in all), then per contact ROW_LEN values (normal 3,
-#: a_free 3, coefficient row NC_MAX, memory NMEM_MAX, the friction coefficients mu, mu_s of
-#: its pair), then W ((3k)^2,
-#: row-major), then a force buffer (3k) and the normal forces (k). Its int array ``gi``: per
-#: contact INT_LEN values (kernel id, mode, active, offset of its ODE states in the group's
-#: state, their count, onset candidate, has memory). Two arrays per group keep the calls of the
-#: hot loop cheap (numba counts references per array argument).
-FR_LEN = 11
-#: index of the stick spring's switch in ``gf`` (its k_t, mu, c_t follow)
-ST = 7
-ROW_LEN = 8 + NC_MAX + NMEM_MAX
-INT_LEN = 7
-_N, _AF, _C, _M = 0, 3, 6, 6 + NC_MAX
-#: a contact's kinetic and static friction coefficients in its row
-_MU, _MUS = 6 + NC_MAX + NMEM_MAX, 7 + NC_MAX + NMEM_MAX
-_KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
-#: ``_CAND`` of a pair latched "separated" (1: an onset candidate, 0: neither); its watched
+#: A group of k contacts is its records ``gc`` (k,) of :data:`mbplugin.pipeline.layout.CONTACT`
+#: (normal, a_free, the store's coefficient row and memory, the pair's mu and mu_s, kernel id,
+#: mode, flags, the place of its ODE states in the group's state, the host step's friction
+#: model and stick spring) and its float array ``gf`` (W (3k, 3k) row-major, the force buffer
+#: (3k) and the normal forces (k): :func:`mbplugin.pipeline.layout.group_float_size`). Two
+#: arrays per group keep the calls of the hot loop cheap (numba counts references per array
+#: argument).
+
+#: ``candidate`` of a pair latched "separated" (1: an onset candidate, 0: neither); its watched
 #: events are its release and renewal (:func:`mbplugin.pipeline.events.event_value`: the gap
 #: opens, or it is pressed deeper than its separation overlap d_sep while approaching; an
 #: inactive contact's coefficient slot 0 carries that d_sep) and the apex of its rebound
@@ -100,69 +98,34 @@ _KID, _MODE, _ACT, _OOFF, _NST, _CAND, _MEMF = range(INT_LEN)
 LATCHED = 2
 
 
-def group_float_size(k: np.ndarray) -> np.ndarray:
-    """Length of the float array of groups of ``k`` contacts."""
-    return FR_LEN + ROW_LEN * k + 9 * k * k + 4 * k
-
-
 @njit_inline
-def _state(y, gf, gi, i):
-    """The kernel's state tuple of contact i: its ODE states from y, then its memory."""
-    o = gi[INT_LEN * i + _OOFF]
-    n = gi[INT_LEN * i + _NST]
-    m = FR_LEN + ROW_LEN * i + _M
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    if n > 0:
-        s0 = y[o]
-    if n > 1:
-        s1 = y[o + 1]
-    if n > 2:
-        s2 = y[o + 2]
-    if n > 3:
-        s3 = y[o + 3]
-    return (s0, s1, s2, s3, gf[m], gf[m + 1], gf[m + 2], gf[m + 3])
-
-
-@njit_inline
-def _coef(gf, i):
-    """The coefficient row of contact i as the kernels' NC_MAX-tuple."""
-    c = FR_LEN + ROW_LEN * i + _C
-    return (gf[c], gf[c + 1], gf[c + 2], gf[c + 3], gf[c + 4], gf[c + 5], gf[c + 6],
-            gf[c + 7], gf[c + 8], gf[c + 9], gf[c + 10], gf[c + 11])
-
-
-@njit_inline
-def _forces(y, k, gf, gi):
+def _forces(y, k, gf, gc):
     """Force on body b of every contact of the group at state ``y`` into the group's force
     buffer, and the normal forces after it (returns the buffer's offset in ``gf``)."""
-    fb = FR_LEN + ROW_LEN * k + 9 * k * k
+    fb = forces_at(k)
     for i in range(k):
-        r = FR_LEN + ROW_LEN * i
+        c = gc[i]
+        nv = c.normal
         d = y[i]
         u0, u1, u2 = y[k + 3 * i], y[k + 3 * i + 1], y[k + 3 * i + 2]
-        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        n0, n1, n2 = nv[0], nv[1], nv[2]
         un = u0 * n0 + u1 * n1 + u2 * n2
         fn = 0.0
-        if gi[INT_LEN * i + _ACT]:
-            fn = applied(gi[INT_LEN * i + _MODE],
-                         force(gi[INT_LEN * i + _KID], d, -un, _coef(gf, i),
-                               _state(y, gf, gi, i)))
+        if c.active:
+            fn = applied(c.mode, force(c.kid, d, -un, coef_tuple(c), state_tuple(y, c)))
         f0, f1, f2 = fn * n0, fn * n1, fn * n2
-        if gf[ST] > 0.0:
+        if c.st_on:
             s = 4 * k + 3 * i
             t0, t1, t2 = stick_force_scalar(y[s], y[s + 1], y[s + 2], u0 - un * n0,
-                                            u1 - un * n1, u2 - un * n2, fn, gf[ST + 1],
-                                            gf[ST + 2], gf[ST + 3])
+                                            u1 - un * n1, u2 - un * n2, fn, c.st_k_t,
+                                            c.st_mu, c.st_c_t)
             f0 += t0
             f1 += t1
             f2 += t2
-        elif gf[0] > 0.0:
+        elif c.fr_on:
             t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn,
-                                         gf[r + _MU], gf[r + _MUS], gf[3], gf[4], gf[5],
-                                         gf[6] > 0.0)
+                                         c.mu, c.mu_s, c.fr_v_s, c.fr_v_eps, c.fr_viscous,
+                                         c.fr_linear)
             f0 += t0
             f1 += t1
             f2 += t2
@@ -174,60 +137,64 @@ def _forces(y, k, gf, gi):
 
 
 @njit_inline
-def _rhs_one(y, out, gf, gi):
+def _rhs_one(y, out, gf, gc):
     """dy/dt of a group of one contact without friction, stick spring or ODE states (a sphere on
     the ground): :func:`_group_rhs` written out for it, the same operations in the same order
     (2.5x faster than the loops over k, measured), the force left in the group's force buffer
     as :func:`_forces` leaves it."""
-    r = FR_LEN
-    n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+    c = gc[0]
+    nv = c.normal
+    n0, n1, n2 = nv[0], nv[1], nv[2]
     un = y[1] * n0 + y[2] * n1 + y[3] * n2
     fn = 0.0
-    if gi[_ACT]:
-        fn = applied(gi[_MODE], force(gi[_KID], y[0], -un, _coef(gf, 0), _state(y, gf, gi, 0)))
+    if c.active:
+        fn = applied(c.mode, force(c.kid, y[0], -un, coef_tuple(c), state_tuple(y, c)))
     f0, f1, f2 = fn * n0, fn * n1, fn * n2
-    w = FR_LEN + ROW_LEN
-    gf[w + 9], gf[w + 10], gf[w + 11], gf[w + 12] = f0, f1, f2, fn
+    fb = forces_at(1)
+    gf[fb], gf[fb + 1], gf[fb + 2], gf[fb + 3] = f0, f1, f2, fn
+    af = c.a_free
     out[0] = -un
-    out[1] = gf[r + _AF] + gf[w] * f0 + gf[w + 1] * f1 + gf[w + 2] * f2
-    out[2] = gf[r + _AF + 1] + gf[w + 3] * f0 + gf[w + 4] * f1 + gf[w + 5] * f2
-    out[3] = gf[r + _AF + 2] + gf[w + 6] * f0 + gf[w + 7] * f1 + gf[w + 8] * f2
+    out[1] = af[0] + gf[0] * f0 + gf[1] * f1 + gf[2] * f2
+    out[2] = af[1] + gf[3] * f0 + gf[4] * f1 + gf[5] * f2
+    out[3] = af[2] + gf[6] * f0 + gf[7] * f1 + gf[8] * f2
 
 
 @njit
 def _group_rhs(y, out, P):
-    """dy/dt of one group: P = (k, gf, gi) (see the layout above). Leaves the forces at ``y``
+    """dy/dt of one group: P = (k, gf, gc) (see the layout above). Leaves the forces at ``y``
     in the group's force buffer (:func:`_forces`)."""
-    k, gf, gi = P
-    if k == 1 and gf[0] == 0.0 and gf[ST] == 0.0 and gi[_NST] == 0:
-        _rhs_one(y, out, gf, gi)
+    k, gf, gc = P
+    c = gc[0]
+    if k == 1 and not c.fr_on and not c.st_on and c.n_states == 0:
+        _rhs_one(y, out, gf, gc)
         return
-    fb = _forces(y, k, gf, gi)
+    fb = _forces(y, k, gf, gc)
     m = 3 * k
-    w0 = FR_LEN + ROW_LEN * k
     for i in range(k):
-        r = FR_LEN + ROW_LEN * i
+        c = gc[i]
+        nv = c.normal
         u0, u1, u2 = y[k + 3 * i], y[k + 3 * i + 1], y[k + 3 * i + 2]
-        dd = -(u0 * gf[r] + u1 * gf[r + 1] + u2 * gf[r + 2])
+        dd = -(u0 * nv[0] + u1 * nv[1] + u2 * nv[2])
         out[i] = dd
-        if gf[ST] > 0.0:
+        if c.st_on:
             # the spring's rate (with the normal force _forces applied, from its buffer)
             s = 4 * k + 3 * i
             fn = gf[fb + m + i]
             out[s], out[s + 1], out[s + 2] = stick_rate_scalar(
-                y[s], y[s + 1], y[s + 2], u0 + dd * gf[r], u1 + dd * gf[r + 1],
-                u2 + dd * gf[r + 2], fn, gf[ST + 1], gf[ST + 2])
+                y[s], y[s + 1], y[s + 2], u0 + dd * nv[0], u1 + dd * nv[1],
+                u2 + dd * nv[2], fn, c.st_k_t, c.st_mu)
+        af = c.a_free
         for a in range(3):
             row = 3 * i + a
-            acc = gf[r + _AF + a]
-            base = w0 + row * m
+            acc = af[a]
+            base = row * m
             for j in range(m):
                 acc += gf[base + j] * gf[fb + j]
             out[k + row] = acc
-        nst = gi[INT_LEN * i + _NST]
-        if gi[INT_LEN * i + _ACT] and nst > 0:
-            rr = rate(gi[INT_LEN * i + _KID], y[i], dd, _coef(gf, i), _state(y, gf, gi, i))
-            o = gi[INT_LEN * i + _OOFF]
+        nst = c.n_states
+        if c.active and nst > 0:
+            rr = rate(c.kid, y[i], dd, coef_tuple(c), state_tuple(y, c))
+            o = c.ode_off
             for q in range(nst):
                 out[o + q] = rr[q]
 
@@ -241,72 +208,73 @@ register_problem(_is_group_problem, _group_rhs)
 
 
 @njit_inline
-def _class(gi, i):
-    """Contact i's class of :func:`mbplugin.pipeline.events.event_value` (from its flags)."""
-    q = INT_LEN * i
-    if gi[q + _CAND] == LATCHED:
+def _class(c):
+    """The class of the contact record ``c`` in :func:`mbplugin.pipeline.events.event_value`
+    (from its flags)."""
+    if c.candidate == LATCHED:
         return _ev.LATCHED
-    if gi[q + _ACT] != 0:
-        return _ev.ACTIVE_MEMORY if gi[q + _MEMF] != 0 else _ev.ACTIVE
-    if gi[q + _CAND] != 0:
+    if c.active:
+        return _ev.ACTIVE_MEMORY if c.has_memory else _ev.ACTIVE
+    if c.candidate != 0:
         return _ev.FREE
     return _ev.NOT_WATCHED
 
 
 @njit_inline
-def _watch_raw(y, k, gf, gi, i, cls, slot):
+def _watch_raw(y, k, gc, i, cls, slot):
     """Event value of contact i (of class ``cls``, :func:`_class`) in ``slot``
     (:func:`mbplugin.pipeline.events.event_value`; <= 0 once the event happened) and, for the
     end of an active contact, the law's raw force it was computed from (else NaN)."""
-    r = FR_LEN + ROW_LEN * i
+    c = gc[i]
+    nv = c.normal
     d = y[i]
-    dd = -(y[k + 3 * i] * gf[r] + y[k + 3 * i + 1] * gf[r + 1] + y[k + 3 * i + 2] * gf[r + 2])
+    dd = -(y[k + 3 * i] * nv[0] + y[k + 3 * i + 1] * nv[1] + y[k + 3 * i + 2] * nv[2])
     raw = np.nan
     if _ev.needs_force(cls, slot):
-        raw = force(gi[INT_LEN * i + _KID], d, dd, _coef(gf, i), _state(y, gf, gi, i))
+        raw = force(c.kid, d, dd, coef_tuple(c), state_tuple(y, c))
     # a latched pair's d_sep rides in its coefficient slot 0
-    return _ev.event_value(cls, slot, d, dd, raw, gi[INT_LEN * i + _MODE], gf[r + _C], X_SCALE,
-                          F_SCALE, V_SCALE), raw
+    return _ev.event_value(cls, slot, d, dd, raw, c.mode, c.coef[0], X_SCALE, F_SCALE,
+                          V_SCALE), raw
 
 
 @njit_inline
-def _watch(y, k, gf, gi, i, slot):
+def _watch(y, k, gc, i, slot):
     """Event value of contact i in ``slot`` (<= 0 once the event happened)."""
-    return _watch_raw(y, k, gf, gi, i, _class(gi, i), slot)[0]
+    return _watch_raw(y, k, gc, i, _class(gc[i]), slot)[0]
 
 
 @njit
 def _group_event_at(t, E):
     """Event value (``kind``: the slot of :func:`mbplugin.pipeline.events.event_value`) of
     contact i of a group at time ``t`` of the step's dense output: E = (t_old, h, y_old, Dq,
-    ytmp, k, gf, gi, i, kind)
+    ytmp, k, gc, i, kind)
     (:mod:`mbplugin.pipeline.events`)."""
-    t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind = E
+    t_old, h, y_old, Dq, ytmp, k, gc, i, kind = E
     dense_at(t, t_old, h, y_old, Dq, ytmp)
-    return _watch(ytmp, k, gf, gi, i, kind)
+    return _watch(ytmp, k, gc, i, kind)
 
 
 def _is_group_events(E) -> bool:
-    return (isinstance(E, numba.types.BaseTuple) and len(E) == 10
-            and isinstance(E[9], numba.types.Integer))
+    return (isinstance(E, numba.types.BaseTuple) and len(E) == 9
+            and isinstance(E[8], numba.types.Integer))
 
 
 register_events(_is_group_events, _group_event_at)
 
 
 @njit
-def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind):
+def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gc, i, kind):
     """The instant just past the crossing of contact i's event value (ga > 0 >= gb) on the
     dense output: :func:`mbplugin.pipeline.events.locate` to adjacent floats of t, then moved
     until the value is strictly negative (:func:`~mbplugin.pipeline.events.strict_side`, at
     most to the step's end)."""
-    E = (t_old, h, y_old, Dq, ytmp, k, gf, gi, i, kind)
+    E = (t_old, h, y_old, Dq, ytmp, k, gc, i, kind)
     b = locate(a, b, ga, gb, 0.0, 0.0, ULPS, 200, E)
     return strict_side(b, t_old + h, E)
 
 
 @njit_inline
-def _scan(ga, gb, y, k, gf, gi, raw):
+def _scan(ga, gb, y, k, gc, raw):
     """Event values of every contact at ``y`` into gb (3k: the slots of
     :func:`mbplugin.pipeline.events.event_value`); returns whether one of them crossed from ga
     (> 0) to <= 0 (an onset: delta from <= 0 to > 0, :func:`~mbplugin.pipeline.rules.starts`).
@@ -314,13 +282,13 @@ def _scan(ga, gb, y, k, gf, gi, raw):
     (k)."""
     hit = False
     for i in range(k):
-        cls = _class(gi, i)
+        cls = _class(gc[i])
         for slot in range(_ev.N_SLOTS):
             j = 3 * i + slot
             if not _ev.has_value(cls, slot):
                 gb[j] = _ev.NO_EVENT
                 continue
-            gb[j], fr = _watch_raw(y, k, gf, gi, i, cls, slot)
+            gb[j], fr = _watch_raw(y, k, gc, i, cls, slot)
             if _ev.needs_force(cls, slot):
                 raw[i] = fr
             if _ev.crossed(ga[j], gb[j], _ev.strict_rule(cls, slot)):
@@ -329,7 +297,7 @@ def _scan(ga, gb, y, k, gf, gi, raw):
 
 
 @njit
-def _group_rate(y, k, gf, gi):
+def _group_rate(y, k, gf, gc):
     """Stiffness rate of a group (1/s): the largest over its active contacts of
     sqrt(k_n w) + c_n w, with the law's local stiffness k_n = dF/d delta and damping
     c_n = dF/d ddelta by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`)
@@ -338,35 +306,35 @@ def _group_rate(y, k, gf, gi):
     diagonal entry, or with the stick option the spring's sqrt(k_t w_t) + c_t w_t (w_t that
     entry). h x rate is the step's h omega of the explicit-method stability test."""
     m = 3 * k
-    w0 = FR_LEN + ROW_LEN * k
     best = 0.0
     for i in range(k):
-        if not gi[INT_LEN * i + _ACT]:
+        c = gc[i]
+        if not c.active:
             continue
-        r = FR_LEN + ROW_LEN * i
-        n0, n1, n2 = gf[r], gf[r + 1], gf[r + 2]
+        nv = c.normal
+        n0, n1, n2 = nv[0], nv[1], nv[2]
         wnn = 0.0
         wmax = 0.0
         for a in range(3):
-            na = gf[r + a]
+            na = nv[a]
             for b in range(3):
-                wab = gf[w0 + (3 * i + a) * m + 3 * i + b]
-                wnn += na * wab * gf[r + b]
+                wab = gf[(3 * i + a) * m + 3 * i + b]
+                wnn += na * wab * nv[b]
                 if a == b and wab > wmax:
                     wmax = wab
         d = y[i]
         v = -(y[k + 3 * i] * n0 + y[k + 3 * i + 1] * n1 + y[k + 3 * i + 2] * n2)
-        kid = gi[INT_LEN * i + _KID]
-        c = _coef(gf, i)
-        st = _state(y, gf, gi, i)
-        kn, cn = law_slopes(kid, d, v, c, st)
+        kid = c.kid
+        cf = coef_tuple(c)
+        st = state_tuple(y, c)
+        kn, cn = law_slopes(kid, d, v, cf, st)
         rt = math.sqrt(max(kn, 0.0) * max(wnn, 0.0)) + max(cn, 0.0) * max(wnn, 0.0)
-        if gf[ST] > 0.0:
+        if c.st_on:
             # the stick spring (k_t, c_t) on the tangential motion
-            rt += math.sqrt(gf[ST + 1] * wmax) + gf[ST + 3] * wmax
-        elif gf[0] > 0.0:
-            fn = max(force(kid, d, v, c, st), 0.0)
-            rt += (max(gf[r + _MU], gf[r + _MUS]) * fn / gf[4] + gf[5]) * wmax
+            rt += math.sqrt(c.st_k_t * wmax) + c.st_c_t * wmax
+        elif c.fr_on:
+            fn = max(force(kid, d, v, cf, st), 0.0)
+            rt += (max(c.mu, c.mu_s) * fn / c.fr_v_eps + c.fr_viscous) * wmax
         if not math.isfinite(rt):
             return np.inf
         if rt > best:
@@ -473,13 +441,13 @@ QUAD_HW = 1.0
 
 
 @njit
-def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp, loaded,
+def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp, loaded,
                      counters, auto, mg, tol_e):
     """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
 
     Group g: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated
-    in place), float array GF[goff[g]:goff[g+1]] and int array GI[INT_LEN gptr[g]:INT_LEN
-    gptr[g+1]] (the layout above), start time tg[g] (s from the host step's start; updated),
+    in place), float array GF[goff[g]:goff[g+1]] and contact records GC[gptr[g]:gptr[g+1]]
+    (the layout above), start time tg[g] (s from the host step's start; updated),
     first step hg[g] (s, <= 0: SciPy's initial step; updated to the next step). Adds each
     contact's impulse (N s) to ``imp`` and sets ``loaded`` where it carried force;
     counters += (steps, nfev, events, explicit steps). ``status[g]`` becomes DONE, EVENT
@@ -530,9 +498,9 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             atol_e[i] = tol_e * atol[i]
             y[i] = Y[s0 + i]
         gf = borrowed(GF[goff[g]:goff[g + 1]])
-        gi = borrowed(GI[INT_LEN * c0:INT_LEN * c1])
-        P = (k, gf, gi)
-        fb = FR_LEN + ROW_LEN * k + 9 * k * k
+        gc = borrowed(GC[c0:c1])
+        P = (k, gf, gc)
+        fb = forces_at(k)
         t = tg[g]
         rest = MOVING
         if t == 0.0 and hg[g] > 0.0:
@@ -561,12 +529,12 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                 # the group is active (free flight; the rate does not see its stiffness)
                 explicit = True
                 for i in range(k):
-                    if gi[INT_LEN * i + _ACT]:
+                    if gc[i].active:
                         explicit = False
                 sticky = not explicit
             else:
                 explicit = (mg[g] != 0 or hg[g] <= 0.0
-                            or hg[g] * _group_rate(y, k, gf, gi) <= STIFF_HW)
+                            or hg[g] * _group_rate(y, k, gf, gc) <= STIFF_HW)
         h_try = hg[g]
         if explicit:
             if rest != MOVING_F:  # else _at_rest left dy/dt at y in f
@@ -577,7 +545,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                 nfev += 1
         else:
             nfev = radau_start(y, f, t, dt, hg[g], rtol, atol, dt, jscale, 0, ctl, ws, P)
-        _scan(gb, ga, y, k, gf, gi, raw)
+        _scan(gb, ga, y, k, gc, raw)
         st = PENDING
         steps = 0
         n_explicit = 0
@@ -607,16 +575,16 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             steps += 1
             t_end = t_new
             ev = -1
-            if _scan(ga, gb, y_new, k, gf, gi, raw):
+            if _scan(ga, gb, y_new, k, gc, raw):
                 if explicit and not have_dense:
                     nfev += dop853_dense(y, y_new, h, K, Fd, ytmp, kbuf, P)
                     have_dense = True
                 for j in range(3 * k):
-                    if _ev.crossed(ga[j], gb[j], _ev.strict_rule(_class(gi, j // 3), j % 3)):
+                    if _ev.crossed(ga[j], gb[j], _ev.strict_rule(_class(gc[j // 3]), j % 3)):
                         te = _locate(t, t_new, ga[j], gb[j], t, h, y_start, dense, ytmp, k,
-                                     gf, gi, j // 3, j % 3)
+                                     gc, j // 3, j % 3)
                         if (j % 3 == _ev.S_EXTREMUM
-                                and gi[INT_LEN * (j // 3) + _CAND] == LATCHED):
+                                and gc[j // 3].candidate == LATCHED):
                             # a latched rebound's apex books nothing while the gap is closed
                             dense_at(te, t, h, y_start, dense, ytmp)
                             if not _ev.apex_books(ytmp[j // 3]):
@@ -629,16 +597,16 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             rt = -1.0
             if ev >= 0:
                 dense_at(t_end, t, h, y_start, dense, ytmp)
-            if explicit and inv_ok < 0 and gi[_ACT] != 0:
-                inv_ok = 1 if _inverse3(gf, FR_LEN + ROW_LEN, Wi) else 0
-            if explicit and inv_ok == 1 and gi[_ACT] != 0:
+            if explicit and inv_ok < 0 and gc[0].active:
+                inv_ok = 1 if _inverse3(gf, 0, Wi) else 0
+            if explicit and inv_ok == 1 and gc[0].active:
                 # du/dt = a_free + W f: the impulse over [t, t_end] is W^-1 (du - a_free
                 # (t_end - t)), the method's own quadrature of f (order 8, as u); not for an
                 # inactive contact, whose force is exactly 0 (no rounding-level impulse: the
                 # backend's free-flight bookkeeping tells free from pushed bodies by it)
                 ye = ytmp if ev >= 0 else y_new
                 for a in range(3):
-                    dv[a] = ye[1 + a] - y[1 + a] - gf[FR_LEN + _AF + a] * (t_end - t)
+                    dv[a] = ye[1 + a] - y[1 + a] - gc[0].a_free[a] * (t_end - t)
                 for a in range(3):
                     imp[c0, a] += Wi[3 * a] * dv[0] + Wi[3 * a + 1] * dv[1] + Wi[3 * a + 2] * dv[2]
             else:
@@ -646,7 +614,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                 # step in sub-intervals of h x rate <= QUAD_HW)
                 nsub = 1
                 if explicit:
-                    rt = _group_rate(y_new, k, gf, gi)
+                    rt = _group_rate(y_new, k, gf, gc)
                     x = (t_end - t) * rt / QUAD_HW
                     nsub = max(1, math.ceil(x)) if x < 64.0 else 64
                 if explicit and not have_dense:
@@ -657,7 +625,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     ts = t + sb * span
                     for q in range(3):
                         dense_at(ts + _GX[q] * span, t, h, y_start, dense, kbuf)
-                        _forces(kbuf, k, gf, gi)
+                        _forces(kbuf, k, gf, gc)
                         for i in range(k):
                             for a in range(3):
                                 imp[c0 + i, a] += _GW[q] * span * gf[fb + 3 * i + a]
@@ -682,7 +650,7 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
                     # rate does not see, e.g. a stick spring near its Coulomb cap: Radau
                     # until the group's contacts are all inactive)
                     if rt < 0.0:
-                        rt = _group_rate(y_new, k, gf, gi)
+                        rt = _group_rate(y_new, k, gf, gc)
                     stiff = stiff + 1 if h * rt > STIFF_HW else 0
                     if n_explicit >= SWITCH_STEPS:
                         sticky = True
@@ -697,15 +665,16 @@ def integrate_groups(gptr, yptr, goff, GF, GI, Y, tg, status, hg, dt, rtol, imp,
             for i in range(k):
                 if not loaded[c0 + i]:
                     unloaded = True
-            if unloaded and ev < 0 and gf[0] == 0.0 and gf[ST] == 0.0:
+            if unloaded and ev < 0 and not gc[0].fr_on and not gc[0].st_on:
                 for i in range(k):
-                    if gi[INT_LEN * i + _ACT]:
-                        fn = applied(gi[INT_LEN * i + _MODE], raw[i])
-                        r = FR_LEN + ROW_LEN * i
-                        if fn * gf[r] != 0.0 or fn * gf[r + 1] != 0.0 or fn * gf[r + 2] != 0.0:
+                    c = gc[i]
+                    if c.active:
+                        fn = applied(c.mode, raw[i])
+                        nv = c.normal
+                        if fn * nv[0] != 0.0 or fn * nv[1] != 0.0 or fn * nv[2] != 0.0:
                             loaded[c0 + i] = True
             elif unloaded:
-                _forces(y, k, gf, gi)
+                _forces(y, k, gf, gc)
                 for i in range(k):
                     if (gf[fb + 3 * i] != 0.0 or gf[fb + 3 * i + 1] != 0.0
                             or gf[fb + 3 * i + 2] != 0.0):
@@ -783,24 +752,28 @@ def group_start(k, ng, ident, order, gptr, h0, m0):
 
 
 @njit
-def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, muk, act, law, cand, kid_l,
+def pack(order, gptr, goff, widx, wdata, hd, nrm, af, coef, mem, muk, act, law, cand, kid_l,
          mode_l, nst_l, mem_l, d, u, s, ns, ode):
     """The groups' arrays of :func:`integrate_groups` from the contacts' arrays in the batch's
     order: ``order`` (K,) the batch index of each contact in group order, ``gptr`` / ``goff``
     the groups' contact and float-array offsets, W's entries ``wdata`` at ``widx`` in the float
-    arrays, ``fr`` the friction and stick parameters (FR_LEN), per contact the normal ``nrm``
+    arrays, ``hd`` the host step's friction model and stick spring (one record of
+    :data:`mbplugin.pipeline.layout.HEAD`), per contact the normal ``nrm``
     and free acceleration ``af`` (K, 3), coefficient row ``coef`` (K, NC_MAX), memory ``mem``
     (K, NMEM_MAX) and friction coefficients ``muk`` (K, 2: mu, mu_s), ``act`` active,
     ``law`` its law, ``cand`` an onset candidate (1), latched (:data:`LATCHED`, its d_sep in
     ``coef[:, 0]``) or neither (0), and per law its kernel id, contact mode,
     ODE state count and memory flag; the state from delta (K,), u (K, 3), the spring
     displacements s (K, 3) (``ns`` = 3: the stick option, 0: none) and the ODE states
-    (K, NODE_MAX). Returns (yptr, Y, GF, GI): group g's state is
-    Y[yptr[g]:yptr[g+1]] = [delta (k_g), u (3 k_g), springs (ns k_g), ODE states]."""
+    (K, NODE_MAX). Returns (yptr, Y, GF, GC): group g's state is
+    Y[yptr[g]:yptr[g+1]] = [delta (k_g), u (3 k_g), springs (ns k_g), ODE states], its contact
+    records GC[gptr[g]:gptr[g+1]] (:data:`mbplugin.pipeline.layout.CONTACT`, filled here by
+    field name: the one place the store's arrays become records on this path)."""
     k = order.shape[0]
     ng = gptr.shape[0] - 1
+    h = hd[0]
     yptr = np.empty(ng + 1, dtype=np.int64)
-    GI = np.zeros(INT_LEN * k, dtype=np.int64)
+    GC = np.zeros(k, dtype=CONTACT)
     GF = np.zeros(goff[ng])
     acc = 0
     for g in range(ng):
@@ -811,14 +784,14 @@ def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, muk, act, law, 
             b = order[c]
             lw = law[b]
             nq = nst_l[lw] if act[b] else 0
-            q = INT_LEN * c
-            GI[q + _KID] = kid_l[lw]
-            GI[q + _MODE] = mode_l[lw]
-            GI[q + _ACT] = act[b]
-            GI[q + _OOFF] = o
-            GI[q + _NST] = nq
-            GI[q + _CAND] = cand[b]
-            GI[q + _MEMF] = act[b] and mem_l[lw]
+            r = GC[c]
+            r.kid = kid_l[lw]
+            r.mode = mode_l[lw]
+            r.active = act[b]
+            r.ode_off = o
+            r.n_states = nq
+            r.candidate = cand[b]
+            r.has_memory = act[b] and mem_l[lw]
             o += nq
         acc += o
     yptr[ng] = acc
@@ -827,36 +800,32 @@ def pack(order, gptr, goff, widx, wdata, fr, nrm, af, coef, mem, muk, act, law, 
         c0, c1 = gptr[g], gptr[g + 1]
         kg = c1 - c0
         s0 = yptr[g]
-        for a in range(FR_LEN):
-            GF[goff[g] + a] = fr[a]
         for i in range(kg):
             c = c0 + i
             b = order[c]
-            r = goff[g] + FR_LEN + ROW_LEN * i
+            r = GC[c]
+            put_head(r, h)
             for a in range(3):
-                GF[r + _N + a] = nrm[b, a]
-                GF[r + _AF + a] = af[b, a]
-            for a in range(NC_MAX):
-                GF[r + _C + a] = coef[b, a]
-            for a in range(NMEM_MAX):
-                GF[r + _M + a] = mem[b, a]
-            GF[r + _MU] = muk[b, 0]
-            GF[r + _MUS] = muk[b, 1]
+                r.normal[a] = nrm[b, a]
+                r.a_free[a] = af[b, a]
+            put_law_row(r, coef, mem, b)
+            r.mu = muk[b, 0]
+            r.mu_s = muk[b, 1]
             Y[s0 + i] = d[b]
             for a in range(3):
                 Y[s0 + kg + 3 * i + a] = u[b, a]
             for a in range(ns):
                 Y[s0 + 4 * kg + 3 * i + a] = s[b, a]
-            o = s0 + GI[INT_LEN * c + _OOFF]
-            for q in range(GI[INT_LEN * c + _NST]):
+            o = s0 + r.ode_off
+            for q in range(r.n_states):
                 Y[o + q] = ode[b, q]
     for j in range(widx.shape[0]):
         GF[widx[j]] = wdata[j]
-    return yptr, Y, GF, GI
+    return yptr, Y, GF, GC
 
 
 @njit
-def unpack(order, gptr, yptr, GI, Y, d, u, s, ns, ode):
+def unpack(order, gptr, yptr, GC, Y, d, u, s, ns, ode):
     """Inverse of :func:`pack`'s state: delta, u, s and the ODE states back into the arrays in
     the batch's order; returns whether delta and u are all finite."""
     finite = True
@@ -874,7 +843,7 @@ def unpack(order, gptr, yptr, GI, Y, d, u, s, ns, ode):
                 finite = finite and math.isfinite(u[b, a])
             for a in range(ns):
                 s[b, a] = Y[s0 + 4 * kg + 3 * i + a]
-            o = s0 + GI[INT_LEN * c + _OOFF]
-            for q in range(GI[INT_LEN * c + _NST]):
+            o = s0 + GC[c].ode_off
+            for q in range(GC[c].n_states):
                 ode[b, q] = Y[o + q]
     return finite
