@@ -55,6 +55,7 @@ from mbplugin.mujoco import kernels as _k
 from mbplugin.pipeline import layout
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
+from mbplugin.pipeline.layout import CONTACT
 from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows
 from mbplugin.pipeline.substep import (
@@ -154,7 +155,8 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     z1 = np.zeros(0)
     zi = np.zeros(0, dtype=np.int64)
     zb = np.zeros(0, dtype=np.bool_)
-    bad = (HANDOVER, pos, quat, vel, om, z3, 0.0, z1, z1, zi, zi, z3, zb, zi, zi, z1, z1, zi,
+    zc = np.zeros(0, dtype=CONTACT)
+    bad = (HANDOVER, pos, quat, vel, om, z3, 0.0, z1, z1, zi, zi, z3, zb, zi, zi, z1, z1, zc,
            np.zeros((0, 0)), z3)
     if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
         return bad
@@ -184,7 +186,7 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         return (NO_CONTACT, pos, quat, vel, om, z3, margin, z1, z1, zi, zi, z3, zb, zi, zi, z1,
-                z1, zi, np.zeros((0, 0)), z3)
+                z1, zc, np.zeros((0, 0)), z3)
     if found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
         return bad
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
