@@ -97,3 +97,22 @@ def test_managed_ball_carrying_a_welded_load_rests_at_the_static_overlap() -> No
     assert float(info.delta[0]) == pytest.approx((w / K) ** (2 / 3), rel=1e-3)
     assert float(info.normal_force[0]) == pytest.approx(w, rel=1e-3)
     assert np.max(np.abs(d.qvel)) < 1e-4
+
+
+def test_islands_disabled_the_managed_box_under_a_native_box_rests_alike() -> None:
+    """With MuJoCo's constraint islands disabled (``mjDSBL_ISLAND``: no island tells which
+    dofs a constraint acts on, every free dof takes the constraint solve's acceleration) the
+    stack rests as with islands: four corners at the static overlap for both weights, at
+    rest."""
+    xml = _stack("box", 2, [M_LOW, M_HIGH]).replace(
+        '<option timestep="0.002"/>',
+        '<option timestep="0.002"><flag island="disable"/></option>')
+    m, d = world(xml)
+    assert m.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_ISLAND)
+    c = MujocoContacts(m, d, manage=[("floor", "g0")], law=LAW)
+    for _ in range(STEPS):
+        info = c.step()
+    assert d.nisland == 0
+    ds = ((M_LOW + M_HIGH) * G / 4 / K) ** (2 / 3)
+    assert np.asarray(info.delta) == pytest.approx(ds, rel=1e-3)
+    assert np.max(np.abs(d.qvel)) < 1e-4
