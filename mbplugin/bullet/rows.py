@@ -99,6 +99,53 @@ class BulletRows:
         self._static_bases = bool(np.all(self.kind[self._base_rows] == STATIC))
         self._last: tuple[np.ndarray, ...] | None = None  # the last read's arrays
         self._rot_cache: tuple[Any, ...] | None = None  # see world_inertia
+        self._free_lookup: np.ndarray | None = None  # body id -> free row (native_wrench)
+
+    def native_wrench(self, points: list[tuple[Any, ...]], pos: np.ndarray,
+                      rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The forces (R, 3) N and torques about the centres of mass ``pos`` (N, 3) m (R, 3) N m
+        that PyBullet's own contact points ``points`` (``getContactPoints`` after its last
+        ``stepSimulation``: the unmanaged pairs) applied to the free rows ``rows`` (R,), with
+        the mask (R,) of those touched; None when no point touches one of them.
+
+        A point's force on its body A is normalForce n_B + lateralFriction1 d_1 +
+        lateralFriction2 d_2 (n_B ``contactNormalOnB``, d_i the lateral friction directions:
+        Bullet's contact and friction rows act on A along them, on B against them; measured:
+        m dv/dt of sliding, stacked boxes equals gravity plus these forces within 0.2 %, the
+        rest PyBullet's linear damping), applied at ``positionOnA``; its opposite at
+        ``positionOnB`` on body B. Free rows are bodies without joints (link -1)."""
+        if not points or not len(rows):
+            return None
+        lookup = self._free_lookup
+        if lookup is None:
+            top = max(b for b, _ in self.rows) + 1
+            lookup = np.full(top + 1, -1, dtype=np.int64)  # body id -> free row (-1: none)
+            free = np.flatnonzero(self.kind == FREE)
+            lookup[[self.rows[i][0] for i in free]] = free
+            self._free_lookup = lookup
+        cols = list(zip(*points, strict=True))  # transposed in C: one tuple per field
+        ids = np.array(cols[1:3], dtype=np.int64)  # (2, M) bodies A, B
+        ids = np.where((ids >= 0) & (ids < len(lookup) - 1), ids, len(lookup) - 1)
+        side = lookup[ids]  # (2, M) their free rows (-1: none)
+        want = np.zeros(len(self.rows) + 1, dtype=bool)
+        want[rows] = True
+        hit = want[side]  # index -1 (no free row): the last entry, False
+        if not hit.any():
+            return None
+        f = (np.array(cols[9])[:, None] * np.array(cols[7])
+             + np.array(cols[10])[:, None] * np.array(cols[11])
+             + np.array(cols[12])[:, None] * np.array(cols[13]))
+        force = np.zeros((len(self.rows) + 1, 3))
+        torque = np.zeros((len(self.rows) + 1, 3))
+        for s, sign, at in ((0, 1.0, 5), (1, -1.0, 6)):
+            on = np.flatnonzero(hit[s])
+            if len(on):
+                r, fs = side[s, on], sign * f[on]
+                np.add.at(force, r, fs)
+                np.add.at(torque, r, np.cross(np.array(cols[at])[on] - pos[r], fs))
+        touched = np.zeros(len(self.rows) + 1, dtype=bool)
+        touched[side[hit]] = True
+        return force[rows], torque[rows], touched[rows]
 
     def world_inertia(self, bodies: BodyState) -> tuple[np.ndarray, np.ndarray]:
         """``bodies.rotations_ext()`` and ``bodies.inv_inertia_world_ext`` of them (read-only),

@@ -1,0 +1,56 @@
+"""A managed free body that PyBullet's own (unmanaged) contacts also touch: the free
+acceleration of its managed contacts includes those native contact forces
+(``bullet/host.py``, ``BulletHost.native_acceleration``). Before, it was gravity alone: a
+1 kg sphere under two native 3 kg spheres, only its ground pair managed (Hunt-Crossley
+k = 1e7, 1/240 s), rested 0.66 % short of the static overlap ((sum m) g / k)^(2/3) with a
+phantom vertical velocity of -0.244 m/s.
+
+Expected values from outside our code: Hertz's static overlap delta = (F / k)^(2/3) of the
+Hunt-Crossley law (Hunt and Crossley 1975; F = k delta^(3/2) at rest) for every weight the body
+carries, shared by its contacts (4 corners of a box face, 1 for a sphere); at rest, v = 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet as p
+import pytest
+from bullet_world import ground_world
+
+from mbplugin.bullet import BulletContacts
+
+G, K = 9.81, 1e7
+M_LOW, M_HIGH = 1.0, 3.0  # kg
+STEPS = 480  # host steps of 1/240 s to settle
+
+
+@pytest.mark.parametrize(("shape", "n", "corners"), [("sphere", 3, 1), ("box", 2, 4)])
+def test_managed_ground_pair_under_a_native_stack_rests_at_the_static_overlap(
+        shape: str, n: int, corners: int) -> None:
+    """Only the floor-lowest-body pair managed, the pairs above native PyBullet's: the lowest
+    body carries every weight, (sum m) g shared by its corners, at the law's static overlap
+    ((sum m) g / (corners k))^(2/3) within 1e-3 (sphere) / 1e-2 (box), its summed normal
+    force the weight within 1e-3, and every body at rest (|v| < 1e-4 m/s)."""
+    masses = [M_LOW] + [M_HIGH] * (n - 1)
+    with ground_world(G) as (cid, plane):
+        if shape == "box":
+            col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.05],
+                                         physicsClientId=cid)
+        else:
+            col = p.createCollisionShape(p.GEOM_SPHERE, radius=0.05, physicsClientId=cid)
+        bs = [p.createMultiBody(m, col, basePosition=[0, 0, 0.05 + 0.1 * i],
+                                physicsClientId=cid) for i, m in enumerate(masses)]
+        bk = BulletContacts(cid, manage=[(plane, bs[0])],
+                            law={"name": "hunt_crossley", "cr": 0.5, "k": K})
+        for _ in range(STEPS):
+            info = bk.step()
+        w = sum(masses) * G
+        ds = (w / corners / K) ** (2 / 3)
+        assert info.contacts == corners
+        rel = 1e-3 if shape == "sphere" else 1e-2
+        assert np.asarray(info.delta) == pytest.approx(ds, rel=rel)
+        assert float(np.sum(info.normal_force)) == pytest.approx(w, rel=1e-3)
+        for b in bs:
+            v, om = p.getBaseVelocity(b, physicsClientId=cid)
+            assert np.max(np.abs(v)) < 1e-4
+            assert np.max(np.abs(om)) < 1e-3
