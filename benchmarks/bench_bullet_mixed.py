@@ -92,6 +92,7 @@ def main() -> None:
     args = ap.parse_args()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f}")
+    run(100, 60)  # warm-up (compiled kernels loaded or compiled)
     for n in args.sizes:
         r = run(n, args.steps)
         print(f"N={n}: native {1e3 * r['native']:.2f} ms, backend {1e3 * r['ours']:.2f} ms "

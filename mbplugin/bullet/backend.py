@@ -324,6 +324,8 @@ class BulletContacts:
         pend = self._deferral.begin_after()
         self._host.solve(self.core, dt)  # the implicit step: solved from the host's end state
         self._deferral.after(pend, dt)
+        # the native contact points it read after this step, for the next free acceleration
+        self._host.points = self._deferral._points
         self.t += dt
 
     @checks.host_guard

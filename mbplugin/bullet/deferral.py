@@ -158,7 +158,7 @@ class DeferredCorrection:
             return rows
         points = self._points  # read by unpredictable in this step
         if points is None:
-            points = c("getContactPoints")  # PyBullet's own contacts, one call
+            points = self._points = c("getContactPoints")  # PyBullet's own contacts, one call
         if not points:
             return rows[:0]
         touching = np.array(sorted({pt[1] for pt in points} | {pt[2] for pt in points}))
