@@ -54,3 +54,26 @@ def test_managed_ground_pair_under_a_native_stack_rests_at_the_static_overlap(
             v, om = p.getBaseVelocity(b, physicsClientId=cid)
             assert np.max(np.abs(v)) < 1e-4
             assert np.max(np.abs(om)) < 1e-3
+
+
+def test_native_sphere_dropped_on_a_managed_sphere_settles_on_it() -> None:
+    """A 3 kg sphere (R = 5 cm) dropped natively from 5 cm onto a 1 kg sphere resting on the
+    managed ground: after the impact both come to rest (|v| < 1e-6 m/s), the ground overlap at
+    the static value ((m1 + m2) g / k)^(2/3) within 1e-3 and the upper sphere's centre at
+    3 R - delta_s within 1e-4 m (PyBullet's own contact between them closed, not 6 mm deep as
+    with gravity alone in the free acceleration)."""
+    r = 0.05
+    with ground_world(G) as (cid, plane):
+        col = p.createCollisionShape(p.GEOM_SPHERE, radius=r, physicsClientId=cid)
+        low = p.createMultiBody(M_LOW, col, basePosition=[0, 0, r], physicsClientId=cid)
+        high = p.createMultiBody(M_HIGH, col, basePosition=[0, 0, 4 * r], physicsClientId=cid)
+        bk = BulletContacts(cid, manage=[(plane, low)],
+                            law={"name": "hunt_crossley", "cr": 0.5, "k": K})
+        for _ in range(STEPS):
+            info = bk.step()
+        ds = ((M_LOW + M_HIGH) * G / K) ** (2 / 3)
+        assert float(info.delta[0]) == pytest.approx(ds, rel=1e-3)
+        z_high = p.getBasePositionAndOrientation(high, physicsClientId=cid)[0][2]
+        assert z_high == pytest.approx(3 * r - ds, abs=1e-4)
+        for b in (low, high):
+            assert np.max(np.abs(p.getBaseVelocity(b, physicsClientId=cid)[0])) < 1e-6
