@@ -323,9 +323,7 @@ class BulletContacts:
         dt = self.client.time_step() if dt is None else float(dt)
         pend = self._deferral.begin_after()
         self._host.solve(self.core, dt)  # the implicit step: solved from the host's end state
-        self._deferral.after(pend, dt)
-        # the native contact points it read after this step, for the next free acceleration
-        self._host.points = self._deferral._points
+        self._host.points = self._deferral.after(pend, dt)  # (native points it read)
         self.t += dt
 
     @checks.host_guard

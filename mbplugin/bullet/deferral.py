@@ -170,9 +170,16 @@ class DeferredCorrection:
         self._points = None
         return pend
 
-    def after(self, pend: tuple[Any, ...] | None, dt: float) -> None:
+    def after(self, pend: tuple[Any, ...] | None, dt: float) -> Any:
         """Book the host step just taken (``pend``: :meth:`begin_after`'s): the position
-        correction of free bodies, now or deferred to the next state read."""
+        correction of free bodies, now or deferred to the next state read. Returns PyBullet's
+        contact points it read after the step (None: not read), for the host's next free
+        acceleration (:meth:`mbplugin.bullet.host.BulletHost.native_acceleration`)."""
+        self._book(pend, dt)
+        return self._points
+
+    def _book(self, pend: tuple[Any, ...] | None, dt: float) -> None:
+        """:meth:`after`'s booking."""
         if pend is None and not self.flight.lag.any():
             return  # nothing to correct, no lag (a robot's implicit step: no free row)
         lagged = np.flatnonzero(nonzero_rows(self.flight.lag))
