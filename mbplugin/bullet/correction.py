@@ -32,6 +32,9 @@ class PositionCorrection:
         self.kind, self.mass, self.nr = layout.kind, mass, len(layout.rows)
         self.read, self.flight, self.art, self.core = read, flight, art, core
         self.correct_articulated = correct_articulated
+        #: the masses (N,) kg of the last host step's W when rows carried native bodies
+        #: (:meth:`mbplugin.bullet.host.BulletHost.couple`), else None (``mass``)
+        self.coupled: np.ndarray | None = None
 
     def correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
                  bodies: BodyState, host: np.ndarray, raw: BodyState | None = None,
@@ -66,7 +69,8 @@ class PositionCorrection:
         # immediate: the selected bodies leave this step at their exact positions
         synced = (sides[nonzero_rows(self.flight.lag[sides])] if not deferred
                   else sides[:0])
-        out = free_displacement(self.kind, self.mass, batch, W, res, d_now, sel, wdiag,
+        mass = self.mass if self.coupled is None else self.coupled
+        out = free_displacement(self.kind, mass, batch, W, res, d_now, sel, wdiag,
                                 lambda: self.read.world_inertia(bodies)[1][:-1])
         if out is None:  # every gap within MOVE_MIN: only the immediate syncs
             self.place(synced, np.zeros((nr, 3)), np.zeros((nr, 3)), bodies, host, raw)

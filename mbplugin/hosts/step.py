@@ -196,7 +196,7 @@ class HostStep:
         n = batch.normal
         self._one_body = False
         wkey = (batch.a, batch.b, batch.ra, batch.rb, n, bodies.quat, self.kind, self.mass,
-                self.inv_inertia)
+                self.inv_inertia, np.asarray(bodies.mass))
         hit = self._w_cache.get(wkey)
         if hit is not None:
             return hit
