@@ -24,14 +24,10 @@ M_LOW, M_HIGH = 1.0, 3.0  # kg
 STEPS = 480  # host steps of 1/240 s to settle
 
 
-@pytest.mark.parametrize(("shape", "n", "corners"), [("sphere", 3, 1), ("box", 2, 4)])
-def test_managed_ground_pair_under_a_native_stack_rests_at_the_static_overlap(
-        shape: str, n: int, corners: int) -> None:
-    """Only the floor-lowest-body pair managed, the pairs above native PyBullet's: the lowest
-    body carries every weight, (sum m) g shared by its corners, at the law's static overlap
-    ((sum m) g / (corners k))^(2/3) within 1e-3 (sphere) / 1e-2 (box), its summed normal
-    force the weight within 1e-3, and every body at rest (|v| < 1e-4 m/s)."""
-    masses = [M_LOW] + [M_HIGH] * (n - 1)
+def _settle(shape: str, masses: list[float]) -> tuple[object, list[np.ndarray]]:
+    """A stack of ``shape`` bodies (sphere R = 5 cm, box 0.2 x 0.2 x 0.1 m) of ``masses``
+    (kg, lowest first) on the ground, only the lowest body's ground pair managed, after STEPS
+    host steps: (the last step's info, each body's (linear, angular) velocity stacked (2, 3))."""
     with ground_world(G) as (cid, plane):
         if shape == "box":
             col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.05],
@@ -44,16 +40,27 @@ def test_managed_ground_pair_under_a_native_stack_rests_at_the_static_overlap(
                             law={"name": "hunt_crossley", "cr": 0.5, "k": K})
         for _ in range(STEPS):
             info = bk.step()
-        w = sum(masses) * G
-        ds = (w / corners / K) ** (2 / 3)
-        assert info.contacts == corners
-        rel = 1e-3 if shape == "sphere" else 1e-2
-        assert np.asarray(info.delta) == pytest.approx(ds, rel=rel)
-        assert float(np.sum(info.normal_force)) == pytest.approx(w, rel=1e-3)
-        for b in bs:
-            v, om = p.getBaseVelocity(b, physicsClientId=cid)
-            assert np.max(np.abs(v)) < 1e-4
-            assert np.max(np.abs(om)) < 1e-3
+        return info, [np.array(p.getBaseVelocity(b, physicsClientId=cid)) for b in bs]
+
+
+@pytest.mark.parametrize(("shape", "n", "corners"), [("sphere", 3, 1), ("box", 2, 4)])
+def test_managed_ground_pair_under_a_native_stack_rests_at_the_static_overlap(
+        shape: str, n: int, corners: int) -> None:
+    """Only the floor-lowest-body pair managed, the pairs above native PyBullet's: the lowest
+    body carries every weight, (sum m) g shared by its corners, at the law's static overlap
+    ((sum m) g / (corners k))^(2/3) within 1e-3 (sphere) / 1e-2 (box), its summed normal
+    force the weight within 1e-3, and every body at rest (|v| < 1e-4 m/s)."""
+    masses = [M_LOW] + [M_HIGH] * (n - 1)
+    info, vel = _settle(shape, masses)
+    w = sum(masses) * G
+    ds = (w / corners / K) ** (2 / 3)
+    assert info.contacts == corners
+    rel = 1e-3 if shape == "sphere" else 1e-2
+    assert np.asarray(info.delta) == pytest.approx(ds, rel=rel)
+    assert float(np.sum(info.normal_force)) == pytest.approx(w, rel=1e-3)
+    for v in vel:
+        assert np.max(np.abs(v[0])) < 1e-4
+        assert np.max(np.abs(v[1])) < 1e-3
 
 
 def test_light_managed_sphere_under_a_heavy_native_stack_rests_at_the_static_overlap() -> None:
@@ -63,20 +70,13 @@ def test_light_managed_sphere_under_a_heavy_native_stack_rests_at_the_static_ove
     After 480 host steps: the overlap at ((sum m) g / k)^(2/3) within 1 %, the normal force the
     weight within 1e-3, every sphere at rest (|v| < 1e-3 m/s)."""
     masses = [1.0, 10.0, 10.0]
-    with ground_world(G) as (cid, plane):
-        col = p.createCollisionShape(p.GEOM_SPHERE, radius=0.05, physicsClientId=cid)
-        bs = [p.createMultiBody(m, col, basePosition=[0, 0, 0.05 + 0.1 * i],
-                                physicsClientId=cid) for i, m in enumerate(masses)]
-        bk = BulletContacts(cid, manage=[(plane, bs[0])],
-                            law={"name": "hunt_crossley", "cr": 0.5, "k": K})
-        for _ in range(STEPS):
-            info = bk.step()
-        w = sum(masses) * G
-        assert info.contacts == 1
-        assert float(info.delta[0]) == pytest.approx((w / K) ** (2 / 3), rel=1e-2)
-        assert float(info.normal_force[0]) == pytest.approx(w, rel=1e-3)
-        for b in bs:
-            assert np.max(np.abs(p.getBaseVelocity(b, physicsClientId=cid)[0])) < 1e-3
+    info, vel = _settle("sphere", masses)
+    w = sum(masses) * G
+    assert info.contacts == 1
+    assert float(info.delta[0]) == pytest.approx((w / K) ** (2 / 3), rel=1e-2)
+    assert float(info.normal_force[0]) == pytest.approx(w, rel=1e-3)
+    for v in vel:
+        assert np.max(np.abs(v[0])) < 1e-3
 
 
 def test_native_sphere_dropped_on_a_managed_sphere_settles_on_it() -> None:
