@@ -65,7 +65,10 @@ class BulletHost:
         # body id -> base mass (kg) of the bodies met in native points (see couple)
         self._body_mass: dict[int, float] = {}
         # (body ids (B,), component (B,), coupled (B,)) of this step's coupling (see couple)
-        self._inside: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # (the points read, the mask of those inside a coupled column) of this step (couple)
+        self._inside: tuple[list[tuple[Any, ...]], np.ndarray] | None = None
+        # the last native pairs' bytes and their columns (see couple)
+        self._columns: tuple[bytes, tuple[Any, ...]] | None = None
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
                           art: np.ndarray) -> np.ndarray:
@@ -136,19 +139,17 @@ class BulletHost:
         base = (np.array(cols[3]) == -1) & (np.array(cols[4]) == -1) & (np.array(cols[9]) > 0)
         if not base.any():
             return None
-        ids, inv = np.unique(ab[:, base], return_inverse=True)
-        inv = inv.reshape(2, -1)
-        bm = self._body_mass
-        for b in ids.tolist():
-            if b not in bm:
-                bm[b] = float(self.client("getDynamicsInfo", b, -1)[0])
-        m = np.array([bm[b] for b in ids.tolist()])
-        dyn = (m[inv[0]] > 0) & (m[inv[1]] > 0)
-        if not dyn.any():
+        edges = ab[:, base]
+        key = edges.tobytes()
+        hit = self._columns
+        if hit is not None and hit[0] == key:  # the same pushing pairs (a pile at rest): kept
+            ids, m, comp = hit[1]
+        else:
+            ids, m, comp = self._column_graph(edges)
+            self._columns = (key, (ids, m, comp))
+        if comp is None:
             return None
         nb = len(ids)
-        graph = coo_matrix((np.ones(int(dyn.sum())), (inv[0, dyn], inv[1, dyn])), shape=(nb, nb))
-        comp = connected_components(graph, directed=False)[1]
         side = np.concatenate([batch.a, batch.b])
         rows = np.unique(side[side >= 0])
         rows = rows[self.kind[rows] == FREE]
@@ -176,8 +177,27 @@ class BulletHost:
         bodies.mass = mass
         coupled = np.zeros(nb, dtype=bool)
         coupled[np.isin(comp, comp[at])] = True
-        self._inside = (ids, comp, coupled)
+        at = np.minimum(np.searchsorted(ids, ab), nb - 1)
+        known = (ids[at] == ab).all(axis=0) & coupled[at[0]] & coupled[at[1]]
+        self._inside = (points, known & (comp[at[0]] == comp[at[1]]))
         return mass
+
+    def _column_graph(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+        """The columns of the native points' pairs ``edges`` (2, M) body ids: (the bodies (B,),
+        their base masses (B,) kg, each one's column (B,), None without a dynamic pair)."""
+        ids, inv = np.unique(edges, return_inverse=True)
+        inv = inv.reshape(2, -1)
+        bm = self._body_mass
+        for b in ids.tolist():
+            if b not in bm:
+                bm[b] = float(self.client("getDynamicsInfo", b, -1)[0])
+        m = np.array([bm[b] for b in ids.tolist()])
+        dyn = (m[inv[0]] > 0) & (m[inv[1]] > 0)
+        if not dyn.any():
+            return ids, m, None
+        nb = len(ids)
+        graph = coo_matrix((np.ones(int(dyn.sum())), (inv[0, dyn], inv[1, dyn])), shape=(nb, nb))
+        return ids, m, connected_components(graph, directed=False)[1]
 
     def native_acceleration(self, batch: ContactBatch, bodies: BodyState,
                             a: np.ndarray) -> None:
@@ -214,12 +234,8 @@ class BulletHost:
         if points is None:
             points = self.client("getContactPoints")
         inside = self._inside
-        if inside is not None and points:  # the forces inside a coupled column: left out
-            ids, comp, coupled = inside
-            ab = np.array([pt[1:3] for pt in points], dtype=np.int64).T
-            at = np.minimum(np.searchsorted(ids, ab), len(ids) - 1)
-            known = (ids[at] == ab).all(axis=0) & coupled[at[0]] & coupled[at[1]]
-            same = known & (comp[at[0]] == comp[at[1]])
+        if inside is not None and inside[0] is points:  # the forces inside a column: out
+            same = inside[1]
             # their forces left out (the column's mass is in W), their torques kept (its
             # rotation is the row's own)
             w = self.read.native_wrench(points, bodies.pos, rows)
