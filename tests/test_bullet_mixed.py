@@ -66,7 +66,7 @@ def test_managed_ground_pair_under_a_native_stack_rests_at_the_static_overlap(
 def test_light_managed_sphere_under_a_heavy_native_stack_rests_at_the_static_overlap() -> None:
     """A 1 kg sphere under two native 10 kg spheres (R = 5 cm), only its ground pair managed:
     PyBullet's own contacts hold the column together, so W of the managed contact carries the
-    column's 21 kg (``BulletHost.couple``; with its own 1 kg it rang 9.5 % off at 0.5 m/s).
+    column's 21 kg (``NativeColumns.couple``; with its own 1 kg it rang 9.5 % off at 0.5 m/s).
     After 480 host steps: the overlap at ((sum m) g / k)^(2/3) within 1 %, the normal force the
     weight within 1e-3, every sphere at rest (|v| < 1e-3 m/s)."""
     masses = [1.0, 10.0, 10.0]

@@ -304,9 +304,7 @@ class BulletContacts:
         deferral.margin = 2.0 * margin
         core, adapter = self.core, self._host
         core.margin = deferral.margin
-        adapter.g, adapter.control = g, control
-        if self._any_free:  # a row carrying native bodies: their mass in W and the correction
-            deferral.fix.coupled = adapter.couple(batch, bodies)
+        deferral.fix.coupled = adapter.start(g, control, batch, bodies)  # (a native column)
         info, batch, force = core.step(adapter, batch, bodies, self.t, dt)
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):

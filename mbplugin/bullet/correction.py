@@ -33,7 +33,7 @@ class PositionCorrection:
         self.read, self.flight, self.art, self.core = read, flight, art, core
         self.correct_articulated = correct_articulated
         #: the masses (N,) kg of the last host step's W when rows carried native bodies
-        #: (:meth:`mbplugin.bullet.host.BulletHost.couple`), else None (``mass``)
+        #: (:meth:`mbplugin.bullet.columns.NativeColumns.couple`), else None (``mass``)
         self.coupled: np.ndarray | None = None
 
     def correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,

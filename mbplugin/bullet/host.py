@@ -10,15 +10,14 @@ from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from mbplugin.bullet.client import drain, vectors
+from mbplugin.bullet.columns import NativeColumns
 from mbplugin.bullet.fast_step import force_calls
 from mbplugin.bullet.lean import lean_block, lean_rounds
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
-from mbplugin.hosts.arrays import cross_rows, norm_rows
+from mbplugin.hosts.arrays import cross_rows
 from mbplugin.hosts.protocol import (
     ARTICULATED,
     FREE,
@@ -33,9 +32,6 @@ MAX_FRICTION = 10.0
 #: (:meth:`BulletHost.native_acceleration`; measured on the 1 + 3 + 3 kg sphere stack: 1 rings
 #: and bounces, 0.1 rings at 480 steps, 0.05 settles)
 NATIVE_GAIN = 0.05
-#: a managed contact acts through its body's centre of mass when |r x n| <= CENTRAL |r|
-#: (:meth:`BulletHost.couple`)
-CENTRAL = 1e-6
 
 
 class BulletHost:
@@ -62,13 +58,8 @@ class BulletHost:
         self.control: Callable[[], None] | None = None
         # the last friction's sides (bytes of a, b) and coefficients (see friction)
         self._mu: tuple[tuple[bytes, bytes], np.ndarray] | None = None
-        # body id -> base mass (kg) of the bodies met in native points (see couple)
-        self._body_mass: dict[int, float] = {}
-        # (body ids (B,), component (B,), coupled (B,)) of this step's coupling (see couple)
-        # (the points read, the mask of those inside a coupled column) of this step (couple)
-        self._inside: tuple[list[tuple[Any, ...]], np.ndarray] | None = None
-        # the last native pairs' bytes and their columns (see couple)
-        self._columns: tuple[bytes, tuple[Any, ...]] | None = None
+        # the native columns a managed free row carries (see start)
+        self.columns = NativeColumns(client, kind, rows_arr)
 
     def free_acceleration(self, batch: ContactBatch, bodies: BodyState, dt: float,
                           art: np.ndarray) -> np.ndarray:
@@ -107,97 +98,20 @@ class BulletHost:
             a[art] = (u1[art] - u0[art]) / dt
         return a
 
-    def couple(self, batch: ContactBatch, bodies: BodyState) -> np.ndarray | None:
-        """Give a managed free row that carries other bodies through PyBullet's own contacts
-        the mass of its column: ``bodies.mass`` (a new array) of such a row set to the summed
-        base mass (kg) of its column, the bodies joined by the last ``stepSimulation``'s native
-        points that pushed (normalForce > 0) between two dynamic bases. Only a row alone (of
-        the batch's free rows) in its column and whose managed contacts all act through its
-        centre of mass (|r x n| <= CENTRAL |r|, a sphere's). Returns the masses (N,) kg, or
-        None when no row is coupled (``bodies`` untouched). Reads ``getContactPoints`` once
-        when the deferred correction did not (``points``, then taken by
-        :meth:`native_acceleration`).
-
-        Why: while PyBullet's own contact pushes it is a hard constraint: the managed force on
-        the lower body moves the whole column, so the managed contact's W holds 1 / (sum m),
-        not 1 / m; the forces inside the column are left out of the free acceleration
-        (:meth:`native_acceleration`). A 1 kg sphere under two native 10 kg spheres with its own
-        mass rang 9.5 % off the static overlap at 0.5 m/s after 480 host steps; with the
-        column's, 0.15 % off, |v| 3e-6 m/s. A row with lever arms (a box's corners) is left
-        out: its rotation is coupled to the column too, and the column's mass with the row's
-        own inertia made a 1 kg box under a 20 kg box rock until the upper box fell off."""
-        self._inside = None
+    def start(self, g: np.ndarray, control: Callable[[], None] | None, batch: ContactBatch,
+              bodies: BodyState) -> np.ndarray | None:
+        """The host step's start (before its solve): gravity ``g`` (3,) m/s^2, the user's
+        ``control``; a managed free row carrying a native column gets the column's mass
+        (:meth:`NativeColumns.couple <mbplugin.bullet.columns.NativeColumns.couple>`, reading
+        ``getContactPoints`` once when the deferred correction did not: ``points``, then taken
+        by :meth:`native_acceleration`). Returns those masses (N,) kg, or None."""
+        self.g, self.control = g, control
+        self.columns.inside = None
         if not self.any_free or not len(batch):
             return None
-        points = self.points
-        if points is None:
-            points = self.points = self.client("getContactPoints")
-        if not points:
-            return None
-        cols = list(zip(*points, strict=True))
-        ab = np.array(cols[1:3], dtype=np.int64)
-        base = (np.array(cols[3]) == -1) & (np.array(cols[4]) == -1) & (np.array(cols[9]) > 0)
-        if not base.any():
-            return None
-        edges = ab[:, base]
-        key = edges.tobytes()
-        hit = self._columns
-        if hit is not None and hit[0] == key:  # the same pushing pairs (a pile at rest): kept
-            ids, m, comp = hit[1]
-        else:
-            ids, m, comp = self._column_graph(edges)
-            self._columns = (key, (ids, m, comp))
-        if comp is None:
-            return None
-        nb = len(ids)
-        side = np.concatenate([batch.a, batch.b])
-        rows = np.unique(side[side >= 0])
-        rows = rows[self.kind[rows] == FREE]
-        at = np.minimum(np.searchsorted(ids, self.rows_arr[rows, 0]), nb - 1)
-        has = (ids[at] == self.rows_arr[rows, 0]) & (m[at] > 0)
-        rows, at = rows[has], at[has]
-        if not len(rows):
-            return None
-        total = np.bincount(comp, weights=m, minlength=nb)
-        size = np.bincount(comp, minlength=nb)
-        heads = np.bincount(comp[at], minlength=nb)  # the batch's free rows in each column
-        # of those alone in their column, the rows whose managed contacts all act through the
-        # centre of mass (|r x n| <= CENTRAL |r|: their normal response is translational)
-        r = np.concatenate([batch.ra, batch.rb])
-        n2 = np.concatenate([batch.normal, batch.normal])
-        off = norm_rows(np.cross(r, n2)) > CENTRAL * norm_rows(r)
-        bad = np.zeros(len(self.kind) + 1, dtype=bool)
-        bad[side[off]] = True
-        ok = (heads[comp[at]] == 1) & (size[comp[at]] > 1) & ~bad[rows]
-        rows, at = rows[ok], at[ok]
-        if not len(rows):
-            return None
-        mass = np.array(bodies.mass, dtype=float, copy=True)
-        mass[rows] = total[comp[at]]
-        bodies.mass = mass
-        coupled = np.zeros(nb, dtype=bool)
-        coupled[np.isin(comp, comp[at])] = True
-        at = np.minimum(np.searchsorted(ids, ab), nb - 1)
-        known = (ids[at] == ab).all(axis=0) & coupled[at[0]] & coupled[at[1]]
-        self._inside = (points, known & (comp[at[0]] == comp[at[1]]))
-        return mass
-
-    def _column_graph(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
-        """The columns of the native points' pairs ``edges`` (2, M) body ids: (the bodies (B,),
-        their base masses (B,) kg, each one's column (B,), None without a dynamic pair)."""
-        ids, inv = np.unique(edges, return_inverse=True)
-        inv = inv.reshape(2, -1)
-        bm = self._body_mass
-        for b in ids.tolist():
-            if b not in bm:
-                bm[b] = float(self.client("getDynamicsInfo", b, -1)[0])
-        m = np.array([bm[b] for b in ids.tolist()])
-        dyn = (m[inv[0]] > 0) & (m[inv[1]] > 0)
-        if not dyn.any():
-            return ids, m, None
-        nb = len(ids)
-        graph = coo_matrix((np.ones(int(dyn.sum())), (inv[0, dyn], inv[1, dyn])), shape=(nb, nb))
-        return ids, m, connected_components(graph, directed=False)[1]
+        if self.points is None:
+            self.points = self.client("getContactPoints")
+        return self.columns.couple(batch, bodies, self.points)
 
     def native_acceleration(self, batch: ContactBatch, bodies: BodyState,
                             a: np.ndarray) -> None:
@@ -208,7 +122,7 @@ class BulletHost:
         (:meth:`BulletRows.native_wrench <mbplugin.bullet.rows.BulletRows.native_wrench>`),
         low-passed per row with gain NATIVE_GAIN per host step (a row without a native point
         in this step: none, its filter emptied). For a row given its column's mass
-        (:meth:`couple`) the forces of the points inside the column are left out, their torques
+        (:meth:`start`) the forces of the points inside the column are left out, their torques
         kept.
 
         Why: with gravity alone, a managed sphere carrying two native spheres (1 + 3 + 3 kg) was
@@ -233,7 +147,7 @@ class BulletHost:
         points, self.points = self.points, None
         if points is None:
             points = self.client("getContactPoints")
-        inside = self._inside
+        inside = self.columns.inside
         if inside is not None and inside[0] is points:  # the forces inside a column: out
             same = inside[1]
             # their forces left out (the column's mass is in W), their torques kept (its
