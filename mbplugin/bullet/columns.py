@@ -24,13 +24,14 @@ class NativeColumns:
     """The columns of a backend's managed free rows: ``client`` the PyBullet client, ``kind``
     (N,) the rows' kinds, ``rows_arr`` (N, 2) their (body, link).
 
-    State: ``body_mass`` body id -> base mass (kg) of the bodies met in native points;
+    State: ``body_mass`` (base mass (kg) by body id, NaN: not yet read) of the bodies met in
+    native points;
     ``inside`` (this step's points, the mask of those inside a coupled column) or None;
     ``cache`` the last pushing pairs' bytes and their columns."""
 
     def __init__(self, client: Any, kind: np.ndarray, rows_arr: np.ndarray) -> None:
         self.client, self.kind, self.rows_arr = client, kind, rows_arr
-        self.body_mass: dict[int, float] = {}
+        self.body_mass = np.zeros(0)
         self.inside: tuple[list[tuple[Any, ...]], np.ndarray] | None = None
         self.cache: tuple[bytes, tuple[Any, ...]] | None = None
 
@@ -111,11 +112,14 @@ class NativeColumns:
         their base masses (B,) kg, each one's column (B,), None without a dynamic pair)."""
         ids, inv = np.unique(edges, return_inverse=True)
         inv = inv.reshape(2, -1)
+        if len(ids) and ids[-1] >= len(self.body_mass):
+            grown = np.full(int(ids[-1]) + 1, np.nan)
+            grown[:len(self.body_mass)] = self.body_mass
+            self.body_mass = grown
         bm = self.body_mass
-        for b in ids.tolist():
-            if b not in bm:
-                bm[b] = float(self.client("getDynamicsInfo", b, -1)[0])
-        m = np.array([bm[b] for b in ids.tolist()])
+        for b in ids[np.isnan(bm[ids])].tolist():  # each body's mass read once per run
+            bm[b] = float(self.client("getDynamicsInfo", b, -1)[0])
+        m = bm[ids]
         dyn = (m[inv[0]] > 0) & (m[inv[1]] > 0)
         if not dyn.any():
             return ids, m, None
