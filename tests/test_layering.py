@@ -570,3 +570,72 @@ def test_the_contact_record_holds_what_the_kernels_read():
     assert set(layout.HEAD.names) <= set(c.names)
     assert all(layout.HEAD[n] == c[n] for n in layout.HEAD.names)
     assert c.isalignedstruct
+
+
+#: What the kernels' slot test leaves positional in laws/: the generic packing of an array row
+#: into the kernels' tuples (column j is slot j, whatever the law)
+LAW_PACKERS = {"kernels.py": {"ctuple", "stuple", "stuple_law"}}
+
+
+def _is_njit(fn: ast.FunctionDef) -> bool:
+    """Whether a function is compiled (decorated with ``njit`` or ``njit_inline``)."""
+    names = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", None)
+             for d in (x.func if isinstance(x, ast.Call) else x for x in fn.decorator_list)}
+    return bool(names & {"njit", "njit_inline"})
+
+
+def _literal_slots(tree: ast.Module, skip: set[str]) -> list[str]:
+    """Integer literals as slots: ``c[2]``, ``s[4]`` in a compiled law kernel (its coefficient
+    and state tuples), and ``out[:, 3]`` (a column of coefficient, state or memory rows)
+    anywhere in a law module; functions named in ``skip`` left out."""
+    def literal(n: ast.AST) -> bool:
+        return isinstance(n, ast.Constant) and type(n.value) is int
+
+    bad = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or fn.name in skip:
+            continue
+        kernel = _is_njit(fn)
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Subscript):
+                continue
+            sl = node.slice
+            scalar = (kernel and isinstance(node.value, ast.Name) and node.value.id in ("c", "s")
+                      and literal(sl))
+            column = isinstance(sl, ast.Tuple) and any(isinstance(x, ast.Slice) for x in sl.elts)
+            column = column and any(literal(x) for x in sl.elts)
+            if scalar or column:
+                bad.append(f"{fn.name}:{node.lineno}: {ast.unparse(node)}")
+    return bad
+
+
+def test_law_kernels_read_named_slots():
+    """Every law module names its coefficient and state slots (issue 21): no compiled kernel
+    indexes its coefficient tuple ``c`` or state tuple ``s`` by an integer literal, and no law
+    reads or writes a column of its coefficient, state or memory rows by one."""
+    bad = []
+    for path in sorted((ROOT / "laws").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        bad += [f"laws/{path.name}:{s}" for s in
+                _literal_slots(tree, LAW_PACKERS.get(path.name, set()))]
+    assert not bad, "positional law slots:\n" + "\n".join(bad)
+    # the detector sees the old forms (not vacuous), and leaves rows and Python code alone
+    old = ast.parse("@njit\ndef f(d, v, c, s):\n    return c[0] * d + s[4] + c[K]\n"
+                    "def g(coef, mem, c):\n    return coef[:, 1] + mem[:, M] + c[0] + mem[2:, 0]\n"
+                    "@njit\ndef h(s):\n    return s[5]\n")
+    assert len(_literal_slots(old, set())) == 5
+    assert len(_literal_slots(old, {"f"})) == 3
+
+
+def test_power_rows_put_each_value_in_its_named_slot():
+    """The power kernel's tuple builder and its coefficient builder agree with its slot names,
+    and the named slots are distinct and inside the kernels' tuple."""
+    from mbplugin.laws import power
+    from mbplugin.laws.kernels import NC_MAX
+
+    slots = (power.C_K, power.C_N, power.C_LAM, power.C_M, power.C_Q, power.C_MODE, power.C_RC)
+    assert sorted(slots) == list(range(power.N_COEF)) and power.N_COEF <= NC_MAX
+    row = power.power_row.py_func(1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)
+    cols = power.power_coefficients(1, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0)[0]
+    assert len(row) == NC_MAX
+    assert [row[j] for j in slots] == [cols[j] for j in slots] == [1, 2, 3, 4, 5, 6, 7]

@@ -27,7 +27,19 @@ is <= 0 while the bodies recede (Eq. 17), which leaves a residual indentation. T
 clipped before that instant (the paper's model). The Maxwell law creeps without bound under a
 sustained compressive load (spec section 3.8): use the Hunt-Crossley variant for resting contact.
 
-Coefficient row (both laws, ``n_coef = 8``): ``[k, p, alpha, c, A, beta, gamma, n]``.
+Coefficient row (both laws, ``n_coef = 8``), slots named ``C_*``::
+
+    C_K      k      stiffness coefficient, N/m^p
+    C_P      p      force exponent, -
+    C_ALPHA  alpha  share of the purely elastic spring, -
+    C_C      c      damping: N s/m^(p+1) (Hunt-Crossley variant), N s/m (Maxwell's dashpot)
+    C_A      A      Bouc-Wen gain, -
+    C_BETA   beta   Bouc-Wen shape parameter, m^-n
+    C_GAMMA  gamma  Bouc-Wen shape parameter, m^-n
+    C_N      n      Bouc-Wen sharpness exponent, -
+
+ODE states: Hunt-Crossley variant ``S_HC_ZETA`` (zeta, m); Maxwell variant ``S_MX_RHO`` (rho, m)
+and ``S_MX_ZETA`` (zeta, m). No memory.
 """
 
 from __future__ import annotations
@@ -43,6 +55,11 @@ from mbplugin.laws.base import MODE_RAW, Law, Param, broadcast_param
 from mbplugin.laws.power import _abs_pow, power_energy, signed_pow
 
 N_COEF = 8
+#: the coefficient slots of both kernels (see the module docstring)
+C_K, C_P, C_ALPHA, C_C, C_A, C_BETA, C_GAMMA, C_N = 0, 1, 2, 3, 4, 5, 6, 7
+#: the ODE state slots: Bouc-Wen-Simon-Hunt-Crossley's zeta; Bouc-Wen-Maxwell's rho and zeta
+S_HC_ZETA = 0
+S_MX_RHO, S_MX_ZETA = 0, 1
 
 
 @njit
@@ -55,37 +72,39 @@ def _zeta_rate(zeta: float, rate: float, A: float, beta: float, gamma: float, n:
 @njit
 def hc_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Bouc-Wen-Simon-Hunt-Crossley force (N), Eq. 39 in the delta convention."""
-    k = c[0]
-    p = c[1]
-    alpha = c[2]
+    k = c[C_K]
+    p = c[C_P]
+    alpha = c[C_ALPHA]
     return (
-        alpha * k * signed_pow(d, p) + (1.0 - alpha) * k * signed_pow(s[0], p)
-        + c[3] * _abs_pow(abs(d), p) * v
+        alpha * k * signed_pow(d, p) + (1.0 - alpha) * k * signed_pow(s[S_HC_ZETA], p)
+        + c[C_C] * _abs_pow(abs(d), p) * v
     )
 
 
 @njit
 def hc_rate(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """zeta' of the Bouc-Wen-Simon-Hunt-Crossley law (Eq. 38)."""
-    return (_zeta_rate(s[0], v, c[4], c[5], c[6], c[7]), 0.0, 0.0, 0.0)
+    return (_zeta_rate(s[S_HC_ZETA], v, c[C_A], c[C_BETA], c[C_GAMMA], c[C_N]), 0.0, 0.0, 0.0)
 
 
 @njit
 def maxwell_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Bouc-Wen-Maxwell force (N), Eq. 47 in the delta convention (independent of ddelta)."""
-    k = c[0]
-    p = c[1]
-    alpha = c[2]
-    return alpha * k * signed_pow(d - s[0], p) + (1.0 - alpha) * k * signed_pow(s[1], p)
+    k = c[C_K]
+    p = c[C_P]
+    alpha = c[C_ALPHA]
+    return (alpha * k * signed_pow(d - s[S_MX_RHO], p)
+            + (1.0 - alpha) * k * signed_pow(s[S_MX_ZETA], p))
 
 
 @njit
 def maxwell_rate(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """(rho', zeta') of the Bouc-Wen-Maxwell law (Eq. 46, corrected)."""
     f = maxwell_force(d, v, c, s)
-    rho_dot = f / c[3]
+    rho_dot = f / c[C_C]
     psi_dot = v - rho_dot
-    return (rho_dot, _zeta_rate(s[1], psi_dot, c[4], c[5], c[6], c[7]), 0.0, 0.0)
+    return (rho_dot, _zeta_rate(s[S_MX_ZETA], psi_dot, c[C_A], c[C_BETA], c[C_GAMMA], c[C_N]),
+            0.0, 0.0)
 
 
 _COMMON = (
@@ -124,7 +143,8 @@ class _BoucWenBase(Law):
     def coefficients(self, v_in, m_eff, r_eff):
         nrows = np.size(v_in)
         out = np.empty((nrows, N_COEF))
-        for j, key in enumerate(("k", "p", "alpha", "c", "A", "beta", "gamma", "n")):
+        for j, key in ((C_K, "k"), (C_P, "p"), (C_ALPHA, "alpha"), (C_C, "c"), (C_A, "A"),
+                       (C_BETA, "beta"), (C_GAMMA, "gamma"), (C_N, "n")):
             out[:, j] = broadcast_param(self._values[key], nrows)
         return out
 
@@ -145,7 +165,7 @@ class _BoucWenBase(Law):
         d = np.atleast_1d(np.asarray(delta, dtype=float))
         c = np.atleast_2d(coef)
         st = np.atleast_2d(state)
-        k, p, alpha, a_gain = c[:, 0], c[:, 1], c[:, 2], c[:, 4]
+        k, p, alpha, a_gain = c[:, C_K], c[:, C_P], c[:, C_ALPHA], c[:, C_A]
         psi, zeta = self._spring_and_zeta(d, st)
         return (power_energy(alpha * k, p, np.abs(psi))
                 + power_energy((1.0 - alpha) * k / a_gain, p, np.abs(zeta)))
@@ -186,7 +206,7 @@ class BoucWenHuntCrossley(_BoucWenBase):
     kernel = _ids.BOUC_WEN_HC
 
     def _spring_and_zeta(self, delta, state):
-        return delta, state[:, 0]
+        return delta, state[:, S_HC_ZETA]
 
 
 class BoucWenMaxwell(_BoucWenBase):
@@ -213,4 +233,4 @@ class BoucWenMaxwell(_BoucWenBase):
     kernel = _ids.BOUC_WEN_MAXWELL
 
     def _spring_and_zeta(self, delta, state):
-        return delta - state[:, 0], state[:, 1]
+        return delta - state[:, S_MX_RHO], state[:, S_MX_ZETA]

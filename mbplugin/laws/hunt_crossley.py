@@ -68,7 +68,8 @@ class HuntCrossleyFamily(PowerLaw):
         return power_coefficients(np.size(v), self.k, self.n, lam, self.n, 1.0)
 
     def onset_rule(self) -> tuple[int, float, float] | None:
-        """(ONSET_HC, chi(c_r), v_min): column 2 (lam) by :func:`hc_damping` from column 0 (k)."""
+        """(ONSET_HC, chi(c_r), v_min): the power kernel's slot ``C_LAM`` by :func:`hc_damping`
+        from its slot ``C_K`` (:mod:`mbplugin.laws.power`)."""
         if self.size != 1 or type(self).coefficients is not HuntCrossleyFamily.coefficients:
             return None
         return _ids.ONSET_HC, float(self.chi(self.cr)), float(self.v_min)

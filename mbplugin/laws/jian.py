@@ -13,6 +13,10 @@ integrator. The elastic term is Hertz's for two equal spheres (E* = G/(1 - nu)).
 
 Jian et al. also give closed forms for a sinusoidal indentation history
 delta = delta_m sin(pi t/(2 t_m)) (Eqs. 5.89-5.91); the tests check the law against them.
+
+Coefficient row (``n_coef = 3``), slots named ``C_*``: ``C_K_EL`` 4 G_e sqrt(R)/(3 (1 - nu))
+(N/m^1.5), ``C_C_DIS`` 2 eta sqrt(R)/(1 - nu) (N s/m^1.5), ``C_INV_T`` 1/T = G0/eta (1/s). ODE
+state: ``S_T``, the time since onset t (s). No memory.
 """
 
 from __future__ import annotations
@@ -26,12 +30,16 @@ from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Param
 from mbplugin.laws.power import power_energy, signed_pow
 
+#: the coefficient slots and the ODE state slot (see the module docstring)
+C_K_EL, C_C_DIS, C_INV_T = 0, 1, 2
+S_T = 0
+
 
 @njit
 def jian_force(d: float, v: float, c: tuple, s: tuple) -> float:
-    """F_el + F_dis (N); coefficients [k_el, c_dis, 1/T], state [t]."""
-    return (c[0] * signed_pow(d, 1.5)
-            + c[1] * (-math.expm1(-s[0] * c[2])) * math.sqrt(abs(d)) * v)
+    """F_el + F_dis (N); coefficients k_el, c_dis, 1/T, state t."""
+    return (c[C_K_EL] * signed_pow(d, 1.5)
+            + c[C_C_DIS] * (-math.expm1(-s[S_T] * c[C_INV_T])) * math.sqrt(abs(d)) * v)
 
 
 @njit
@@ -79,17 +87,18 @@ class Jian(Law):
     def coefficients(self, v_in, m_eff, r_eff):
         nrows = np.size(v_in)
         nu = np.asarray(self.nu, dtype=float)
-        cols = (self.k_el(), 2.0 * self.eta * np.sqrt(self.radius) / (1.0 - nu),
-                np.asarray(self.G0, dtype=float) / self.eta)
+        cols = ((C_K_EL, self.k_el()),
+                (C_C_DIS, 2.0 * self.eta * np.sqrt(self.radius) / (1.0 - nu)),
+                (C_INV_T, np.asarray(self.G0, dtype=float) / self.eta))
         out = np.empty((nrows, self.n_coef))
-        for j, col in enumerate(cols):
+        for j, col in cols:
             out[:, j] = np.broadcast_to(np.asarray(col, dtype=float), (nrows,))
         return out
 
     def potential(self, delta, coef, state):
         """Energy (J) of the elastic term F_el = k_el delta^(3/2): k_el delta^(5/2)/(5/2)."""
         d = np.atleast_1d(np.asarray(delta, dtype=float))
-        return power_energy(np.atleast_2d(coef)[:, 0], 1.5, np.maximum(d, 0.0))
+        return power_energy(np.atleast_2d(coef)[:, C_K_EL], 1.5, np.maximum(d, 0.0))
 
     def timescale(self, m_eff, v0):
         m = np.asarray(m_eff, dtype=float)

@@ -16,6 +16,11 @@ do no reference counting):
     The ``NODE_MAX`` ODE state derivatives (zeros beyond the law's own states).
 ``update(d, v, c, s) -> tuple``
     The ``NMEM_MAX`` memory values after an accepted step (unchanged for laws without memory).
+
+Each law module names its slots of these tuples next to its ``coefficients`` builder (``C_*``
+coefficient slots, ``S_*`` state slots, ``M_*`` memory columns; units in the module's
+docstring) and its kernels read them by name: numba folds the module-level ints into the same
+constant-offset loads (tests/test_layering.py forbids integer literals as slots).
 """
 
 from __future__ import annotations
@@ -24,12 +29,9 @@ import numpy as np
 
 from mbplugin._jit import njit
 from mbplugin.laws import _ids, bouc_wen, hunt_crossley, jian, plastic, power, xiong, zhang2022
+from mbplugin.laws._ids import MEM0, MEM1, MEM2, MEM3, NC_MAX, NMEM_MAX, NODE_MAX, NS_MAX
 from mbplugin.laws.base import MODE_RAW
-
-NC_MAX = 12  #: coefficient slots per contact
-NODE_MAX = 4  #: ODE state slots per contact
-NMEM_MAX = 4  #: memory slots per contact
-NS_MAX = NODE_MAX + NMEM_MAX
+from mbplugin.laws.power import C_K, C_LAM, C_M, C_MODE, C_N, C_Q, C_RC
 
 
 @njit
@@ -81,7 +83,7 @@ def update(kid, d, v, c, s):
         return plastic.thornton_update(d, v, c, s)
     if kid == _ids.YIGIT:
         return plastic.yigit_update(d, v, c, s)
-    return (s[4], s[5], s[6], s[7])
+    return (s[MEM0], s[MEM1], s[MEM2], s[MEM3])
 
 
 @njit
@@ -93,7 +95,7 @@ def onset_coefficients(rule, p0, p1, v_in, row):
     if rule == _ids.ONSET_NONE:
         return True
     if rule == _ids.ONSET_HC:
-        row[2] = hunt_crossley.hc_damping(row[0], p0, v_in, p1)
+        row[C_LAM] = hunt_crossley.hc_damping(row[C_K], p0, v_in, p1)
         return True
     return False
 
@@ -146,11 +148,12 @@ def force_raw_batch(kid: int, d: np.ndarray, v: np.ndarray, c: np.ndarray, s: np
 
 @njit
 def _power_batch(mode, d, v, c, out):
-    """The power kernel over a batch: only its 7 coefficients are read (a hot path)."""
+    """The power kernel over a batch: only its 7 coefficients (its ``C_*`` slots) are read (a
+    hot path)."""
     zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(d.shape[0]):
-        t = (c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5], c[i, 6],
-             0.0, 0.0, 0.0, 0.0, 0.0)
+        t = power.power_row(c[i, C_K], c[i, C_N], c[i, C_LAM], c[i, C_M], c[i, C_Q],
+                            c[i, C_MODE], c[i, C_RC])
         out[i] = clip(mode, power.power_force(d[i], v[i], t, zs))
 
 
@@ -161,7 +164,7 @@ def _power_batch_cols(mode, d, v, k, lam, c0, out):
     first row). With column-major coefficients that is 2 doubles per contact instead of 7."""
     zs = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(d.shape[0]):
-        t = (k[i], c0[1], lam[i], c0[3], c0[4], c0[5], c0[6], 0.0, 0.0, 0.0, 0.0, 0.0)
+        t = power.power_row(k[i], c0[C_N], lam[i], c0[C_M], c0[C_Q], c0[C_MODE], c0[C_RC])
         out[i] = clip(mode, power.power_force(d[i], v[i], t, zs))
 
 
@@ -172,7 +175,7 @@ def force_batch_uniform(kid: int, mode: int, d: np.ndarray, v: np.ndarray, c: np
     (:func:`mbplugin.laws.power.uniform_rows`); any other rows are read in full."""
     if kid == _ids.POWER and c.shape[0] > 0 and power.uniform_rows(c):
         out = np.empty(d.shape[0])
-        _power_batch_cols(mode, d, v, c[:, 0], c[:, 2], np.ascontiguousarray(c[0]), out)
+        _power_batch_cols(mode, d, v, c[:, C_K], c[:, C_LAM], np.ascontiguousarray(c[0]), out)
         return out
     return force_batch(kid, mode, d, v, c, s, n_ode, n_mem)
 

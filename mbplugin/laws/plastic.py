@@ -11,11 +11,18 @@ All three clip the force at 0 and end the contact when it vanishes while the bod
 i.e. at delta = delta_p (the residual indentation). Below delta_p the raw force is continued as
 an odd power so that the end-of-contact event sees a clean sign change.
 
-Kernel coefficient rows::
+Kernel coefficient rows and memory, slots named ``C_<law>_*`` (coefficients) and ``M_<law>_*``
+(memory columns; in the kernels' state tuple at ``S_<law>_*`` = ``MEM0`` + the column)::
 
-    goldsmith  [k, n, 1 - c_r^2]                       memory [delta_max, F_max, delta_p]
-    thornton   [k_L, delta_y, P_y, E*, sigma_y]        memory [delta_max, P*, k_H, delta_p]
-    yigit      [k, delta_y, k_y, linear, slope_power]  memory [delta_max, delta_f, k_unload]
+    goldsmith  C_GS_K k (N/m^n), C_GS_N n (-), C_GS_LOSS 1 - c_r^2 (-)
+               memory M_GS_DMAX delta_max (m), M_GS_FMAX F_max (N), M_GS_DP delta_p (m)
+    thornton   C_TH_K k_L (N/m^1.5), C_TH_DY delta_y (m), C_TH_PY P_y (N), C_TH_E E* (Pa),
+               C_TH_SY sigma_y (Pa)
+               memory M_TH_DMAX delta_max (m), M_TH_PSTAR P* (N), M_TH_KH k_H (N/m^1.5),
+               M_TH_DP delta_p (m)
+    yigit      C_YG_K k (N/m^1.5), C_YG_DY delta_y (m), C_YG_KY k_y (N/m), C_YG_LINEAR 1 for the
+               linearised variant else 0, C_YG_SLOPE the power of gamma in the unloading slope
+               memory M_YG_DMAX delta_max (m), M_YG_DF delta_f (m), M_YG_KU k_unload (N/m)
 
 ``wang`` is the Zhiying-Qishao Hunt-Crossley-family damping evaluated at a c_r* that falls with
 impact speed according to the yield strengths; it has no memory and uses the power kernel.
@@ -30,6 +37,7 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.errors import ParameterError
 from mbplugin.laws import _ids
+from mbplugin.laws._ids import MEM0, MEM1, MEM2, MEM3
 from mbplugin.laws.base import Law, Option, Param
 from mbplugin.laws.hunt_crossley import CR_PARAM, V_MIN_PARAM, ZhiyingQishao
 from mbplugin.laws.power import (
@@ -42,6 +50,23 @@ from mbplugin.laws.power import (
     power_energy,
     signed_pow,
 )
+
+# the kernels' slots (see the module docstring): coefficients, memory columns, state slots
+C_GS_K, C_GS_N, C_GS_LOSS = 0, 1, 2
+M_GS_DMAX, M_GS_FMAX, M_GS_DP = 0, 1, 2
+S_GS_DMAX, S_GS_FMAX, S_GS_DP = MEM0 + M_GS_DMAX, MEM0 + M_GS_FMAX, MEM0 + M_GS_DP
+C_TH_K, C_TH_DY, C_TH_PY, C_TH_E, C_TH_SY = 0, 1, 2, 3, 4
+M_TH_DMAX, M_TH_PSTAR, M_TH_KH, M_TH_DP = 0, 1, 2, 3
+S_TH_DMAX, S_TH_PSTAR, S_TH_KH, S_TH_DP = MEM0, MEM1, MEM2, MEM3
+C_YG_K, C_YG_DY, C_YG_KY, C_YG_LINEAR, C_YG_SLOPE = 0, 1, 2, 3, 4
+M_YG_DMAX, M_YG_DF, M_YG_KU = 0, 1, 2
+S_YG_DMAX, S_YG_DF, S_YG_KU = MEM0 + M_YG_DMAX, MEM0 + M_YG_DF, MEM0 + M_YG_KU
+
+
+@njit
+def kept(s: tuple) -> tuple:
+    """The memory of the state tuple ``s`` unchanged (its ``NMEM_MAX`` slots from ``MEM0``)."""
+    return (s[MEM0], s[MEM1], s[MEM2], s[MEM3])
 
 
 def _memory_if_unloaded_now(law: Law, delta: np.ndarray, coef: np.ndarray,
@@ -64,19 +89,19 @@ def _memory_if_unloaded_now(law: Law, delta: np.ndarray, coef: np.ndarray,
 @njit
 def goldsmith_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Goldsmith's law (N): k d^n while loading, F_max ((d - d_p)/(d_max - d_p))^n unloading."""
-    dmax = s[4]
+    dmax = s[S_GS_DMAX]
     if d >= dmax or dmax <= 0.0:
-        return c[0] * signed_pow(d, c[1])
-    dp = s[6]
-    return s[5] * signed_pow((d - dp) / (dmax - dp), c[1])
+        return c[C_GS_K] * signed_pow(d, c[C_GS_N])
+    dp = s[S_GS_DP]
+    return s[S_GS_FMAX] * signed_pow((d - dp) / (dmax - dp), c[C_GS_N])
 
 
 @njit
 def goldsmith_update(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """Latch delta_max, F_max = k delta_max^n and delta_p = (1 - c_r^2) delta_max."""
-    if d > s[4]:
-        return (d, c[0] * d ** c[1], c[2] * d, 0.0)
-    return (s[4], s[5], s[6], s[7])
+    if d > s[S_GS_DMAX]:
+        return (d, c[C_GS_K] * d ** c[C_GS_N], c[C_GS_LOSS] * d, 0.0)
+    return kept(s)
 
 
 class Goldsmith(Law):
@@ -113,9 +138,9 @@ class Goldsmith(Law):
     def coefficients(self, v_in, m_eff, r_eff):
         nrows = np.size(v_in)
         out = np.empty((nrows, self.n_coef))
-        out[:, 0] = self.k
-        out[:, 1] = self.n
-        out[:, 2] = 1.0 - np.asarray(self.cr, dtype=float) ** 2
+        out[:, C_GS_K] = self.k
+        out[:, C_GS_N] = self.n
+        out[:, C_GS_LOSS] = 1.0 - np.asarray(self.cr, dtype=float) ** 2
         return out
 
     def potential(self, delta, coef, state):
@@ -123,8 +148,8 @@ class Goldsmith(Law):
         F_max (delta_max - delta_p)/(n + 1) ((delta - delta_p)/(delta_max - delta_p))^(n+1),
         i.e. a spring k_u (delta - delta_p)^n with k_u = F_max/(delta_max - delta_p)^n."""
         d, mem = _memory_if_unloaded_now(self, delta, coef, state)
-        n = np.atleast_2d(coef)[:, 1]
-        dmax, fmax, dp = mem[:, 0], mem[:, 1], mem[:, 2]
+        n = np.atleast_2d(coef)[:, C_GS_N]
+        dmax, fmax, dp = mem[:, M_GS_DMAX], mem[:, M_GS_FMAX], mem[:, M_GS_DP]
         span = dmax - dp
         safe = np.where(span > 0.0, span, 1.0)
         x = np.clip(d - dp, 0.0, None)
@@ -137,32 +162,33 @@ class Goldsmith(Law):
 @njit
 def _thornton_loading(d: float, c: tuple) -> float:
     """Hertz up to yield, then P_y + pi sigma_y R (d - d_y) (N)."""
-    if d <= c[1]:
-        return c[0] * signed_pow(d, 1.5)
-    r = (0.75 * c[0] / c[3]) ** 2
-    return c[2] + math.pi * c[4] * r * (d - c[1])
+    if d <= c[C_TH_DY]:
+        return c[C_TH_K] * signed_pow(d, 1.5)
+    r = (0.75 * c[C_TH_K] / c[C_TH_E]) ** 2
+    return c[C_TH_PY] + math.pi * c[C_TH_SY] * r * (d - c[C_TH_DY])
 
 
 @njit
 def thornton_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Thornton's law (N): loading curve while d >= delta_max, else elastic recovery."""
-    dmax = s[4]
-    if d >= dmax or dmax <= c[1]:
+    dmax = s[S_TH_DMAX]
+    if d >= dmax or dmax <= c[C_TH_DY]:
         return _thornton_loading(d, c)
-    return s[6] * signed_pow(d - s[7], 1.5)
+    return s[S_TH_KH] * signed_pow(d - s[S_TH_DP], 1.5)
 
 
 @njit
 def thornton_update(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """Latch delta_max and P*; derive the recovery stiffness k_H and delta_p (force continuity)."""
-    if d <= s[4]:
-        return (s[4], s[5], s[6], s[7])
+    if d <= s[S_TH_DMAX]:
+        return kept(s)
     p_star = _thornton_loading(d, c)
-    if d <= c[1]:
-        return (d, p_star, c[0], 0.0)
-    e_star = c[3]
-    py = c[2]
-    r_p = 4.0 * e_star / (3.0 * p_star) * ((2.0 * p_star + py) / (2.0 * math.pi * c[4])) ** 1.5
+    if d <= c[C_TH_DY]:
+        return (d, p_star, c[C_TH_K], 0.0)
+    e_star = c[C_TH_E]
+    py = c[C_TH_PY]
+    r_p = (4.0 * e_star / (3.0 * p_star)
+           * ((2.0 * p_star + py) / (2.0 * math.pi * c[C_TH_SY])) ** 1.5)
     k_h = hertz_k(e_star, r_p)
     return (d, p_star, k_h, d - (p_star / k_h) ** (2.0 / 3.0))
 
@@ -233,7 +259,8 @@ class Thornton(Law):
         nrows = np.size(v_in)
         dy, sy, py = self.yield_values()
         out = np.empty((nrows, self.n_coef))
-        for j, col in enumerate((self.k, dy, py, self.E, sy)):
+        for j, col in ((C_TH_K, self.k), (C_TH_DY, dy), (C_TH_PY, py), (C_TH_E, self.E),
+                       (C_TH_SY, sy)):
             out[:, j] = np.broadcast_to(np.asarray(col, dtype=float), (nrows,))
         return out
 
@@ -241,7 +268,7 @@ class Thornton(Law):
         """Energy (J) of the elastic recovery k_H (delta - delta_p)^(3/2) from delta down to
         delta_p: k_H (delta - delta_p)^(5/2)/(5/2) (k_H = k_L, delta_p = 0 below yield)."""
         d, mem = _memory_if_unloaded_now(self, delta, coef, state)
-        return power_energy(mem[:, 2], 1.5, np.clip(d - mem[:, 3], 0.0, None))
+        return power_energy(mem[:, M_TH_KH], 1.5, np.clip(d - mem[:, M_TH_DP], 0.0, None))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -249,16 +276,16 @@ class Thornton(Law):
 # --------------------------------------------------------------------------------------------------
 @njit
 def yigit_force(d: float, v: float, c: tuple, s: tuple) -> float:
-    """Yigit et al.'s law (N), three-phase (c[3] = 0) or linearised (c[3] = 1)."""
-    k = c[0]
-    dy = c[1]
-    ky = c[2]
-    dmax = s[4]
+    """Yigit et al.'s law (N), three-phase (c[C_YG_LINEAR] = 0) or linearised (= 1)."""
+    k = c[C_YG_K]
+    dy = c[C_YG_DY]
+    ky = c[C_YG_KY]
+    dmax = s[S_YG_DMAX]
     loading = d >= dmax or dmax <= 0.0
-    if c[3] == 1.0:
+    if c[C_YG_LINEAR] == 1.0:
         if loading:
             return ky * d
-        return s[6] * (d - s[5])
+        return s[S_YG_KU] * (d - s[S_YG_DF])
     if loading:
         if d <= dy:
             return k * signed_pow(d, 1.5)
@@ -271,16 +298,17 @@ def yigit_force(d: float, v: float, c: tuple, s: tuple) -> float:
 @njit
 def yigit_update(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """Latch delta_max; the linearised form also latches delta_f and its unloading slope."""
-    if d <= s[4]:
-        return (s[4], s[5], s[6], s[7])
-    if c[3] != 1.0:
+    if d <= s[S_YG_DMAX]:
+        return kept(s)
+    if c[C_YG_LINEAR] != 1.0:
         return (d, 0.0, 0.0, 0.0)
-    base = 1.0 - c[2] / (c[0] * math.sqrt(d))
+    base = 1.0 - c[C_YG_KY] / (c[C_YG_K] * math.sqrt(d))
     if base <= 0.0:
-        return (d, 0.0, c[2], 0.0)  # below 2.25 delta_y: no permanent set, elastic unloading
+        # below 2.25 delta_y: no permanent set, elastic unloading
+        return (d, 0.0, c[C_YG_KY], 0.0)
     df = d * base ** (2.0 / 3.0)
     g = 1.0 - df / d
-    return (d, df, c[2] / g ** c[4], 0.0)
+    return (d, df, c[C_YG_KY] / g ** c[C_YG_SLOPE], 0.0)
 
 
 class Yigit(Law):
@@ -336,11 +364,11 @@ class Yigit(Law):
     def coefficients(self, v_in, m_eff, r_eff):
         nrows = np.size(v_in)
         out = np.empty((nrows, self.n_coef))
-        out[:, 0] = self.k
-        out[:, 1] = self.delta_y
-        out[:, 2] = self.k_y()
-        out[:, 3] = 1.0 if self.variant == "linearised" else 0.0
-        out[:, 4] = 2.0 if self.unloading_slope == "printed" else 1.0
+        out[:, C_YG_K] = self.k
+        out[:, C_YG_DY] = self.delta_y
+        out[:, C_YG_KY] = self.k_y()
+        out[:, C_YG_LINEAR] = 1.0 if self.variant == "linearised" else 0.0
+        out[:, C_YG_SLOPE] = 2.0 if self.unloading_slope == "printed" else 1.0
         return out
 
     def potential(self, delta, coef, state):
@@ -354,9 +382,9 @@ class Yigit(Law):
         """
         d, mem = _memory_if_unloaded_now(self, delta, coef, state)
         c = np.atleast_2d(coef)
-        k, dy, ky, linear = c[:, 0], c[:, 1], c[:, 2], c[:, 3]
-        dmax = mem[:, 0]
-        lin = power_energy(mem[:, 2], 1.0, np.clip(d - mem[:, 1], 0.0, None))
+        k, dy, ky, linear = c[:, C_YG_K], c[:, C_YG_DY], c[:, C_YG_KY], c[:, C_YG_LINEAR]
+        dmax = mem[:, M_YG_DMAX]
+        lin = power_energy(mem[:, M_YG_KU], 1.0, np.clip(d - mem[:, M_YG_DF], 0.0, None))
         plastic = dmax > dy
         const = ky * (dmax - dy) - k * (dmax**1.5 - dy**1.5)
         df = np.where(plastic, np.clip(-const / np.where(plastic, k, 1.0), 0.0, None), 0.0)

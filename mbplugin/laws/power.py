@@ -10,15 +10,21 @@ further theory: Hooke, Hertz, Kelvin-Voigt, the general Hunt-Crossley expression
 Azad-Featherstone. Laws whose ``lam`` comes from a target coefficient of restitution live in
 :mod:`mbplugin.laws.hunt_crossley` and :mod:`mbplugin.laws.zhang2022` and reuse this kernel.
 
-Coefficient row of the kernel (``n_coef = 7``)::
+Coefficient row of the kernel (``n_coef = 7``), slots named ``C_*``::
 
-    [k, n, lam, m, q, mode, rc]
+    C_K     k      stiffness, N/m^n
+    C_N     n      stiffness exponent, -
+    C_LAM   lam    damping factor, N s^q/m^(m+q)
+    C_M     m      indentation exponent of the damping term, -
+    C_Q     q      velocity exponent of the damping term, -
+    C_MODE  mode   damping option (0, 1 or 2, below)
+    C_RC    rc     force floor as a fraction of the spring force, -
 
-``mode`` 1 switches the damping off while the bodies recede (compression-only damping,
-Jankowski 2005); ``mode`` 2 evaluates ddelta^q for ddelta < 0 as the real part of the principal
-complex power, |ddelta|^q cos(pi q) (how Zhang et al. 2022 evaluated it, see
-:mod:`mbplugin.laws.zhang2022`); ``rc`` > 0 floors the force at ``rc * k delta^n`` (Choi et al.
-2010).
+No state, no memory. ``mode`` 1 switches the damping off while the bodies recede
+(compression-only damping, Jankowski 2005); ``mode`` 2 evaluates ddelta^q for ddelta < 0 as the
+real part of the principal complex power, |ddelta|^q cos(pi q) (how Zhang et al. 2022 evaluated
+it, see :mod:`mbplugin.laws.zhang2022`); ``rc`` > 0 floors the force at ``rc * k delta^n``
+(Choi et al. 2010).
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from mbplugin.laws import _ids
 from mbplugin.laws.base import MODE_CLIP, MODE_TENSION, Law, Option, Param
 
 N_COEF = 7
+#: the kernel's coefficient slots (see the module docstring)
+C_K, C_N, C_LAM, C_M, C_Q, C_MODE, C_RC = 0, 1, 2, 3, 4, 5, 6
 
 
 @njit
@@ -82,34 +90,44 @@ def power_force(d: float, v: float, c: tuple, s: tuple) -> float:
     ``d`` is the indentation (m), ``v`` its rate (m/s, > 0 approaching). For d < 0 the spring term
     is continued as an odd function so that contact-end events see a clean sign change.
     """
-    k = c[0]
-    n = c[1]
-    lam = c[2]
+    k = c[C_K]
+    n = c[C_N]
+    lam = c[C_LAM]
     ad = abs(d)
     dn = _abs_pow(ad, n)
     fel = k * dn if d >= 0.0 else -k * dn
-    if lam == 0.0 or (c[5] == 1.0 and v <= 0.0):
+    if lam == 0.0 or (c[C_MODE] == 1.0 and v <= 0.0):
         f = fel
     else:
-        m = c[3]
-        q = c[4]
+        m = c[C_M]
+        q = c[C_Q]
         dm = dn if m == n else _abs_pow(ad, m)
         if q == 1.0:
             vq = v
         elif v >= 0.0:
             vq = v**q
-        elif c[5] == 2.0:
+        elif c[C_MODE] == 2.0:
             # real part of the principal complex power |v|^q e^{i pi q} (Zhang et al. 2022)
             vq = abs(v) ** q * math.cos(math.pi * q)
         else:
             vq = -(abs(v) ** q)
         f = fel + lam * dm * vq
-    rc = c[6]
+    rc = c[C_RC]
     if rc > 0.0:
         floor = rc * fel
         if f < floor:
             f = floor
     return f
+
+
+@njit
+def power_row(k: float, n: float, lam: float, m: float, q: float, mode: float,
+              rc: float) -> tuple:
+    """The kernel's coefficient tuple (``NC_MAX`` floats, zero padded) of one contact, each
+    value in its ``C_*`` slot (units in the module docstring): the compiled callers that build
+    a power row from scalars (``laws.kernels``' batch loops, Zhang et al.'s real-axis branch)
+    do it here."""
+    return (k, n, lam, m, q, mode, rc, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def power_energy(k: Any, n: Any, x: Any) -> Any:
@@ -135,7 +153,8 @@ def power_coefficients(
     batch evaluation reads only the columns that vary per contact (k and lam; see
     ``laws.kernels.force_batch_uniform``)."""
     cols = np.empty((N_COEF, n_rows))  # filled by columns (contiguous), returned transposed
-    for j, col in enumerate((k, n, lam, m, q, mode, rc)):
+    for j, col in ((C_K, k), (C_N, n), (C_LAM, lam), (C_M, m), (C_Q, q), (C_MODE, mode),
+                   (C_RC, rc)):
         cols[j] = col  # NumPy broadcasts a scalar or a length-N array (or raises)
     if all(np.ndim(x) == 0 for x in (n, m, q, mode, rc)):
         _UNIFORM[id(cols)] = cols
@@ -171,7 +190,7 @@ class PowerLaw(Law):
         d = np.atleast_1d(np.asarray(delta, dtype=float))
         c = np.atleast_2d(coef)
         x = np.abs(d) if self.contact_mode == MODE_TENSION else np.maximum(d, 0.0)
-        return power_energy(c[:, 0], c[:, 1], x)
+        return power_energy(c[:, C_K], c[:, C_N], x)
 
 
 K_PARAM = Param("k", "contact stiffness", "N/m^n", lo=0.0, lo_open=True)

@@ -18,6 +18,10 @@ state are continuous. The unclipped bracket is the raw force: the contact ends w
 vanishes while the bodies recede, with delta > 0 left (the residual indentation, set mainly by
 beta1). State ``a`` (units of delta^n) starts at 0. beta1, beta2 >= 0 lower c_r as they grow;
 at fixed impact speed c_r falls with gamma until it becomes insensitive to it.
+
+Coefficient row (``n_coef = 5``), slots named ``C_*``: ``C_K`` k (N/m^n), ``C_N`` n (-),
+``C_BETA1`` beta1 (s), ``C_BETA2`` beta2 (s/m^n), ``C_GAMMA`` gamma (1/s). ODE state: ``S_A``,
+a (m^n). No memory.
 """
 
 from __future__ import annotations
@@ -29,23 +33,27 @@ from mbplugin.laws import _ids
 from mbplugin.laws.base import Law, Param
 from mbplugin.laws.power import power_energy, signed_pow
 
+#: the coefficient slots and the ODE state slot (see the module docstring)
+C_K, C_N, C_BETA1, C_BETA2, C_GAMMA = 0, 1, 2, 3, 4
+S_A = 0
+
 
 @njit
 def xiong_force(d: float, v: float, c: tuple, s: tuple) -> float:
     """Raw force k (q + gamma B (q - a)) (N), before the max(0, .) of Eq. 5.82."""
-    q = signed_pow(d, c[1])
-    a = s[0]
-    b = c[2] + c[3] * a
-    return c[0] * (q + c[4] * b * (q - a))
+    q = signed_pow(d, c[C_N])
+    a = s[S_A]
+    b = c[C_BETA1] + c[C_BETA2] * a
+    return c[C_K] * (q + c[C_GAMMA] * b * (q - a))
 
 
 @njit
 def xiong_rate(d: float, v: float, c: tuple, s: tuple) -> tuple:
     """a' = max(-gamma a/(1 + gamma B), gamma (q - a)) (Eq. 5.82)."""
-    q = signed_pow(d, c[1])
-    a = s[0]
-    g = c[4]
-    b = c[2] + c[3] * a
+    q = signed_pow(d, c[C_N])
+    a = s[S_A]
+    g = c[C_GAMMA]
+    b = c[C_BETA1] + c[C_BETA2] * a
     relax = -g * a / (1.0 + g * b)
     follow = g * (q - a)
     return (max(relax, follow), 0.0, 0.0, 0.0)
@@ -87,7 +95,8 @@ class Xiong(Law):
     def coefficients(self, v_in, m_eff, r_eff):
         nrows = np.size(v_in)
         out = np.empty((nrows, self.n_coef))
-        for j, key in enumerate(("k", "n", "beta1", "beta2", "gamma")):
+        for j, key in ((C_K, "k"), (C_N, "n"), (C_BETA1, "beta1"), (C_BETA2, "beta2"),
+                       (C_GAMMA, "gamma")):
             out[:, j] = np.broadcast_to(np.asarray(self._values[key], dtype=float), (nrows,))
         return out
 
@@ -98,7 +107,7 @@ class Xiong(Law):
         is counted as dissipated, residual indentation included."""
         d = np.atleast_1d(np.asarray(delta, dtype=float))
         c = np.atleast_2d(coef)
-        return power_energy(c[:, 0], c[:, 1], np.maximum(d, 0.0))
+        return power_energy(c[:, C_K], c[:, C_N], np.maximum(d, 0.0))
 
     def state_scale(self, x_c: float, v_c: float, t_c: float) -> tuple[float, ...]:
         """``a`` has the units of delta^n."""

@@ -23,7 +23,9 @@ restitution damping by |cos(pi q)|; the imaginary part feeds an imaginary compon
   part stays at round-off level: the motion slides along the cut with the real-part force.
 
 This mode carries Im(delta) and Im(ddelta) as two ODE states of the contact (kernel
-``POWER_COMPLEX``); :func:`complex_exit_cr` gives the paper's |ddelta|/v0. For q = 1 both
+``POWER_COMPLEX``: slots ``S_IM_D``, m, and ``S_IM_V``, m/s; its coefficient row is the power
+kernel's, ``C_K`` .. ``C_Q``, with 1/m_eff in slot ``C_INV_M``, 1/kg); :func:`complex_exit_cr`
+gives the paper's |ddelta|/v0. For q = 1 both
 conventions are identical. Evidence and numbers are in docs/validation.
 """
 
@@ -39,7 +41,26 @@ from mbplugin._jit import njit
 from mbplugin.laws import _ids
 from mbplugin.laws.base import Option, Param
 from mbplugin.laws.hunt_crossley import CR_PARAM, V_MIN_PARAM
-from mbplugin.laws.power import K_PARAM, N_PARAM, PowerLaw, power_coefficients, power_force
+from mbplugin.laws.power import (
+    C_K,
+    C_LAM,
+    C_M,
+    C_MODE,
+    C_N,
+    C_Q,
+    K_PARAM,
+    N_PARAM,
+    PowerLaw,
+    power_coefficients,
+    power_force,
+    power_row,
+)
+
+#: ``power='complex'`` (kernel ``POWER_COMPLEX``): the power kernel's coefficient row (slots
+#: ``C_K`` .. ``C_Q`` of :mod:`mbplugin.laws.power`) with 1/m_eff (1/kg) in its mode slot
+C_INV_M = C_MODE
+#: its ODE states: Im delta (m), Im ddelta (m/s)
+S_IM_D, S_IM_V = 0, 1
 
 
 def zhang2022_lambda(m0: Any, k: Any, n: Any, m: Any, q: Any, cr: Any, v0: Any) -> Any:
@@ -68,19 +89,19 @@ def _cpow(z: complex, p: float) -> complex:
 
 @njit
 def _complex_force(d: float, v: float, c: tuple, s: tuple) -> complex:
-    k = c[0]
-    n = c[1]
-    lam = c[2]
-    m = c[3]
-    q = c[4]
+    k = c[C_K]
+    n = c[C_N]
+    lam = c[C_LAM]
+    m = c[C_M]
+    q = c[C_Q]
     if q <= 1.0:
         # sliding on the branch cut: the real-part force with a real state, i.e. the power
         # kernel in its mode 2 (|ddelta|^q cos(pi q) for ddelta < 0)
-        t = (k, n, lam, m, q, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        t = power_row(k, n, lam, m, q, 2.0, 0.0)
         return complex(power_force(d, v, t, s), 0.0)
-    dz = complex(d, s[0])
-    vz = complex(v, s[1])
-    if v < 0.0 and s[1] == 0.0:
+    dz = complex(d, s[S_IM_D])
+    vz = complex(v, s[S_IM_V])
+    if v < 0.0 and s[S_IM_V] == 0.0:
         vz = complex(v, 0.0)  # exactly on the axis: principal value, arg = +pi
     return k * _cpow(dz, n) + lam * _cpow(dz, m) * _cpow(vz, q)
 
@@ -93,15 +114,15 @@ def complex_force(d: float, v: float, c: tuple, s: tuple) -> float:
 
 @njit
 def complex_rate(d: float, v: float, c: tuple, s: tuple) -> tuple:
-    """(Im delta)' = Im ddelta, (Im ddelta)' = -Im F / m_eff (c[5] = 1/m_eff)."""
+    """(Im delta)' = Im ddelta, (Im ddelta)' = -Im F / m_eff (c[C_INV_M] = 1/m_eff)."""
     f = _complex_force(d, v, c, s)
-    return (s[1], -f.imag * c[5], 0.0, 0.0)
+    return (s[S_IM_V], -f.imag * c[C_INV_M], 0.0, 0.0)
 
 
 def complex_exit_cr(result: object, v0: float) -> float:
     """|ddelta| at the end of contact over v0, imaginary part included (the paper's c_r)."""
     v_re = -float(result.cr_out) * v0  # type: ignore[attr-defined]
-    v_im = float(result.state_end[1])  # type: ignore[attr-defined]
+    v_im = float(result.state_end[S_IM_V])  # type: ignore[attr-defined]
     return math.hypot(v_re, v_im) / v0
 
 
@@ -148,5 +169,5 @@ class Zhang2022(PowerLaw):
         lam = zhang2022_lambda(m_eff, self.k, self.n, self.m, self.q, self.cr, v)
         coef = power_coefficients(np.size(v_in), self.k, self.n, lam, self.m, self.q)
         if self.power == "complex":
-            coef[:, 5] = 1.0 / m_eff
+            coef[:, C_INV_M] = 1.0 / m_eff
         return coef
