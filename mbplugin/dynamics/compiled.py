@@ -57,7 +57,13 @@ from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.dop853 import dense_at, dop853_dense, dop853_step
 from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
-from mbplugin.pipeline.layout import ONSET, ContactRows, EngineWork
+from mbplugin.pipeline.layout import (
+    ONSET,
+    ContactRows,
+    EngineEvent,
+    EngineProblem,
+    EngineWork,
+)
 from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.radau import _H as _RADAU_H
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
@@ -97,12 +103,15 @@ def _poses(y, n, R, omega_w):
 @njit
 def _contact_rhs(y, out, n, BD, G, CR, FR, W):
     """dy/dt of the flat state ``y`` into ``out`` (bodies, law ODE states, work integrals)."""
-    inv_mass, inertia, inv_inertia, gacc, fixed = BD
-    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
+    inv_mass, inertia, inv_inertia, gacc, fixed = (BD.inv_mass, BD.inertia, BD.inv_inertia,
+                                                   BD.gacc, BD.fixed)
+    body, lpos, lrot, radius = G.body, G.lpos, G.lrot, G.radius
+    plane_n, plane_p, half, mesh = G.plane_n, G.plane_p, G.half, G.mesh
     r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
     coef, mem, ns = CR.coef, CR.mem, CR.n_states
     law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
-    mu, mu_s, v_s, v_eps, visc, lin, fric = FR
+    mu, mu_s, v_s, v_eps = FR.mu, FR.mu_s, FR.v_s, FR.v_eps
+    visc, lin, fric = FR.viscous, FR.linear, FR.on
     R, omega_w, force, torque = W.R, W.omega_w, W.force, W.torque
     a, b, d, v, nrm, vt, ra, rb = W.a, W.b, W.d, W.v, W.nrm, W.vt, W.ra, W.rb
     fn, rows, Ra, Rb = W.fn, W.rows, W.Ra, W.Rb
@@ -137,14 +146,12 @@ def _contact_rhs(y, out, n, BD, G, CR, FR, W):
 
 @njit
 def _engine_rhs(y, out, P):
-    """The engine's flat state as a problem: P = (n, BD, G, CR, FR, W)."""
-    n, BD, G, CR, FR, W = P
-    _contact_rhs(y, out, n, BD, G, CR, FR, W)
+    """The engine's flat state as a problem (:data:`mbplugin.pipeline.layout.EngineProblem`)."""
+    _contact_rhs(y, out, P.n, P.bodies, P.geometry, P.rows, P.friction, P.work)
 
 
 def _is_engine_problem(P) -> bool:
-    return isinstance(P, numba.types.BaseTuple) and len(P) == 6 and isinstance(
-        P[0], numba.types.Integer)
+    return isinstance(P, numba.types.NamedTuple) and P.instance_class is EngineProblem
 
 
 register_problem(_is_engine_problem, _engine_rhs)
@@ -176,7 +183,8 @@ def _event_values(y, g, n, G, CR, WP, W):
     of a law with memory (its maximum compression). A latched pair's ``S_EXTREMUM``, the apex
     of its rebound, is not watched here: the engine samples the release value at
     ``n_samples`` points of every step's dense output."""
-    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
+    body, lpos, lrot, radius = G.body, G.lpos, G.lrot, G.radius
+    plane_n, plane_p, half, mesh = G.plane_n, G.plane_p, G.half, G.mesh
     r_sa, r_law, coef, mem, ns = CR.sa, CR.law, CR.coef, CR.mem, CR.n_states
     law_kid, law_mode, law_ns = CR.law_kid, CR.law_mode, CR.law_ns
     w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
@@ -218,7 +226,8 @@ def _event_values(y, g, n, G, CR, WP, W):
 @njit
 def _memory_update(y, n, G, CR, W):
     """The laws' memory of every active row after an accepted step; True if any changed."""
-    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
+    body, lpos, lrot, radius = G.body, G.lpos, G.lrot, G.radius
+    plane_n, plane_p, half, mesh = G.plane_n, G.plane_p, G.half, G.mesh
     r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
     coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
     R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
@@ -245,7 +254,8 @@ def _stiffness_rate(y, n, G, CR, W):
     """max over the active rows of sqrt(k/m_eff) + c/m_eff (1/s), with the local stiffness k and
     damping c of the law by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`,
     as the engine's ``stiffness_rate``)."""
-    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
+    body, lpos, lrot, radius = G.body, G.lpos, G.lrot, G.radius
+    plane_n, plane_p, half, mesh = G.plane_n, G.plane_p, G.half, G.mesh
     r_ptype, r_sa, r_sb, r_feat, r_law = CR.ptype, CR.sa, CR.sb, CR.feat, CR.law
     coef, mem, ns, law_kid, law_ns = CR.coef, CR.mem, CR.n_states, CR.law_kid, CR.law_ns
     m_eff = CR.m_eff
@@ -274,16 +284,14 @@ def _stiffness_rate(y, n, G, CR, W):
 @njit
 def _engine_event_at(t, E):
     """Event value ``j`` of the engine's watched pairs at time ``t`` of a step's dense output:
-    E = (t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W) (:mod:`mbplugin.pipeline.events`)."""
-    t_old, h, y_old, Fd, ytmp, gtmp, j, n, G, CR, WP, W = E
-    dense_at(t, t_old, h, y_old, Fd, ytmp)
-    _event_values(ytmp, gtmp, n, G, CR, WP, W)
-    return gtmp[j]
+    E (:data:`mbplugin.pipeline.layout.EngineEvent`; :mod:`mbplugin.pipeline.events`)."""
+    dense_at(t, E.t_old, E.h, E.y_old, E.dense, E.ytmp)
+    _event_values(E.ytmp, E.g, E.n, E.geometry, E.rows, E.watched, E.work)
+    return E.g[E.j]
 
 
 def _is_engine_events(E) -> bool:
-    return (isinstance(E, numba.types.BaseTuple) and len(E) == 12
-            and isinstance(E[6], numba.types.Integer) and isinstance(E[9], numba.types.BaseTuple))
+    return isinstance(E, numba.types.NamedTuple) and E.instance_class is EngineEvent
 
 
 register_events(_is_engine_events, _engine_event_at)
@@ -317,7 +325,7 @@ def _normalise(y, n):
 def _initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order, n, BD, G, CR, FR, W):
     """:func:`initial_step` of the engine's flat state."""
     return initial_step(y, f0, t, t_end, max_step, rtol, atol, ytmp, f1, order,
-                        (n, BD, G, CR, FR, W))
+                        EngineProblem(n, BD, G, CR, FR, W))
 
 
 @njit
@@ -350,13 +358,15 @@ def _after_step(t_old, t_new, h, y, y_new, Fd, ga, gb, gtmp, ysamp, ytmp, n_samp
             if events.crossed(ga[jj], gb[jj], strict):
                 tj = events.locate(ta, tb, ga[jj], gb[jj], 0.0, 0.0, events.ULPS,
                                    events.ENGINE_MAX_ITER,
-                                   (t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP, W))
+                                   EngineEvent(t_old, h, y, Fd, ytmp, gtmp, jj, n, G, CR, WP,
+                                               W))
                 if best_j < 0 or tj < best:
                     best = tj
                     best_j = jj
         if best_j >= 0:
             event_t = events.strict_side(best, tb,
-                                         (t_old, h, y, Fd, ytmp, gtmp, best_j, n, G, CR, WP, W))
+                                         EngineEvent(t_old, h, y, Fd, ytmp, gtmp, best_j, n, G,
+                                                     CR, WP, W))
             event_j = best_j
             break
         for jj in range(ng):
@@ -440,7 +450,7 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
             np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(nn), np.empty(ng),
             np.empty(ng), np.empty(ng))
     atol, y, K, Fd, F0, y_new, ytmp, ysamp, kbuf, ga, gb, gtmp = borrowed(work)
-    P = (n, BD, G, CR, FR, W)
+    P = EngineProblem(n, BD, G, CR, FR, W)
     t = t0
     resume = carry.shape[0] > 0
     rec = np.empty((64, 2 + nn))
@@ -662,11 +672,13 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     n_ons = 0
     if not absorb_ends:
         return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, c_out
-    body, lpos, lrot, radius, plane_n, plane_p, half, mesh = G
+    body, lpos, lrot, radius = G.body, G.lpos, G.lrot, G.radius
+    plane_n, plane_p, half, mesh = G.plane_n, G.plane_p, G.half, G.mesh
     w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
     w_kind, w_row, w_dsep = WP.kind, WP.row, WP.d_sep
-    on_ok, on_law, on_row, on_rule, on_p, on_ts, inv_m, fixed, iw = ON
-    inv_ib = BD[2]
+    on_ok, on_law, on_row, on_rule, on_p, on_ts = ON.ok, ON.law, ON.row, ON.rule, ON.p, ON.ts
+    inv_m, fixed, iw = ON.inv_m, ON.fixed, ON.iw
+    inv_ib = BD.inv_inertia
     R, omega_w, Ra, Rb = W.R, W.omega_w, W.Ra, W.Rb
     m = CR.sa.shape[0]
     crc = _rows(CR, 0, 0, 0, 0, 0, 0, 0.0)
@@ -793,7 +805,7 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     nn = y0.shape[0]
     # borrowed views in the step loop, as in segment (owners: the arguments, work and ws_o)
     BD, G, CR, FR, WP, W, jscale = borrowed((BD, G, CR, FR, WP, W, jscale))
-    P = (n, BD, G, CR, FR, W)
+    P = EngineProblem(n, BD, G, CR, FR, W)
     t = t0
     n_rule, npk = _n_values(WP)
     ng = n_rule + npk

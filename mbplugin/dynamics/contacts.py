@@ -50,7 +50,15 @@ from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NC_MAX
 from mbplugin.pipeline import events, pairs, rules
 from mbplugin.pipeline.friction import Friction, friction_force, friction_stiffness
-from mbplugin.pipeline.layout import ContactRows, EngineWork, WatchedPairs
+from mbplugin.pipeline.layout import (
+    ContactRows,
+    EngineBodies,
+    EngineFriction,
+    EngineGeometry,
+    EngineOnsets,
+    EngineWork,
+    WatchedPairs,
+)
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stiffness import law_slopes_batch, law_slopes_force_batch
 
@@ -731,17 +739,18 @@ class EngineContacts:
             st.mem = np.ascontiguousarray(st.mem)
         b = self.bodies
         n = len(b)
-        BD = (np.ascontiguousarray(b.inv_mass, dtype=float), np.ascontiguousarray(b.inertia),
-              np.ascontiguousarray(b.inv_inertia), np.ascontiguousarray(world._gacc),
-              np.ascontiguousarray(b.fixed, dtype=np.bool_))
-        G = (np.ascontiguousarray(self._sbody, dtype=i64), self._lpos, self._lrot, self._radius,
-             self._plane_n, self._plane_p, self._half, self._ms)
+        BD = EngineBodies(np.ascontiguousarray(b.inv_mass, dtype=float),
+                          np.ascontiguousarray(b.inertia), np.ascontiguousarray(b.inv_inertia),
+                          np.ascontiguousarray(world._gacc),
+                          np.ascontiguousarray(b.fixed, dtype=np.bool_))
+        G = EngineGeometry(np.ascontiguousarray(self._sbody, dtype=i64), self._lpos, self._lrot,
+                           self._radius, self._plane_n, self._plane_p, self._half, self._ms)
         CR = ContactRows(r_pt, r_sa, r_sb, r_ft, np.ascontiguousarray(st.law, dtype=i64),
                          np.ascontiguousarray(st.coef), st.mem, int(self.ns), self._law_kid,
                          self._law_mode, self._law_ns,
                          np.ascontiguousarray(st.m_eff, dtype=float))
-        FR = (self._mu, self._mu_s, self._v_s, self._v_eps, self._visc, self._lin,
-              bool(self._has_friction))
+        FR = EngineFriction(self._mu, self._mu_s, self._v_s, self._v_eps, self._visc, self._lin,
+                            bool(self._has_friction))
         sa, sb, feat, ptype = self._w_geo
         mode = np.asarray(self._wmode, dtype=i64)
         w_row = np.full(len(mode), -1, dtype=i64)
@@ -762,7 +771,7 @@ class EngineContacts:
                        np.arange(m, dtype=i64), np.empty((3, 3)), np.empty((3, 3)))
         return n, BD, G, CR, FR, WP, W, self._onset_arrays()
 
-    def _onset_arrays(self) -> tuple[np.ndarray, ...]:
+    def _onset_arrays(self) -> EngineOnsets:
         """The ``ON`` arrays of :func:`compiled.segment_chain` for the watched pairs: per pair
         whether its onset can be booked in the segment, its law, coefficient row, onset rule
         and time-scale parameters (:meth:`_onset_template`); the bodies' inverse masses
@@ -789,8 +798,8 @@ class EngineContacts:
         n = len(b)
         inv_m = np.zeros(n + 1)
         inv_m[:n] = b.inv_mass
-        out = (ok, law, row, rule, par, ts, inv_m, np.ascontiguousarray(b.fixed, dtype=np.bool_),
-               np.zeros((n + 1, 3, 3)))
+        out = EngineOnsets(ok, law, row, rule, par, ts, inv_m,
+                           np.ascontiguousarray(b.fixed, dtype=np.bool_), np.zeros((n + 1, 3, 3)))
         self._on_cache = (keys, tag[1], out)
         return out
 

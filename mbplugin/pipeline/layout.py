@@ -278,6 +278,48 @@ ContactRows = namedtuple("ContactRows", ["ptype", "sa", "sb", "feat", "law", "co
 WatchedPairs = namedtuple("WatchedPairs", ["ptype", "sa", "sb", "feat", "kind", "row",
                                            "d_sep"])
 
+#: The engine's bodies (:mod:`mbplugin.dynamics.compiled`, from
+#: ``EngineContacts.compiled_arrays``): per body its inverse mass (1/kg), principal inertia
+#: (kg m^2, (n, 3)) and its inverse, whether it is fixed; the world's gravity ``gacc`` (m/s^2).
+EngineBodies = namedtuple("EngineBodies", ["inv_mass", "inertia", "inv_inertia", "gacc",
+                                           "fixed"])
+
+#: The engine's shapes (:mod:`mbplugin.dynamics.compiled`; the arrays of
+#: :mod:`mbplugin.contact.pairs`): per shape its body, local position (m) and rotation, sphere
+#: radius (m), plane normal and point (m), box half extents (m); the meshes' arrays ``mesh``.
+EngineGeometry = namedtuple("EngineGeometry", ["body", "lpos", "lrot", "radius", "plane_n",
+                                               "plane_p", "half", "mesh"])
+
+#: The engine's friction (:mod:`mbplugin.dynamics.compiled`, per contact row: the arrays of
+#: :func:`mbplugin.pipeline.pairs.contact_forces`): kinetic and static coefficients ``mu``,
+#: ``mu_s``, Stribeck velocity ``v_s`` and regularisation velocity ``v_eps`` (m/s), viscous
+#: coefficient ``viscous`` (N s/m), linear regularisation ``linear``; ``on``: any friction.
+EngineFriction = namedtuple("EngineFriction", ["mu", "mu_s", "v_s", "v_eps", "viscous",
+                                               "linear", "on"])
+
+#: What the engine's compiled segments need to book an onset themselves
+#: (:func:`mbplugin.dynamics.compiled.segment_chain`, from ``EngineContacts._onset_arrays``):
+#: per watched pair whether it can (``ok``), its law, coefficient row (m, NC_MAX), compiled
+#: onset rule and its two parameters ``p``, time-scale parameters ``ts`` (k, n); the bodies'
+#: inverse masses ``inv_m`` (1/kg; N + 1 values, the last 0: the world, body -1), fixed flags
+#: (N) and a work array ``iw`` (N + 1, 3, 3) for the world inverse inertias.
+EngineOnsets = namedtuple("EngineOnsets", ["ok", "law", "row", "rule", "p", "ts", "inv_m",
+                                           "fixed", "iw"])
+
+#: The engine's flat state as a problem of the compiled integrators
+#: (:func:`mbplugin.pipeline.ivp.register_problem`; registered by this class, not by arity):
+#: the body count ``n`` and the arrays above.
+EngineProblem = namedtuple("EngineProblem", ["n", "bodies", "geometry", "rows", "friction",
+                                             "work"])
+
+#: An event value of the engine's watched pairs on a step's dense output, as a problem of the
+#: root finder (:func:`mbplugin.pipeline.events.register_events`; registered by this class):
+#: the step's start time ``t_old`` and size ``h`` (s), start state ``y_old``, dense-output
+#: coefficients ``dense``, scratch state ``ytmp`` and event values ``g``, the value's index
+#: ``j``, and the problem's body count, shapes, rows, watched pairs and work arrays.
+EngineEvent = namedtuple("EngineEvent", ["t_old", "h", "y_old", "dense", "ytmp", "g", "j", "n",
+                                         "geometry", "rows", "watched", "work"])
+
 #: The engine's work arrays (:mod:`mbplugin.dynamics.compiled`): per body its rotation matrix
 #: ``R`` (n, 3, 3), world angular velocity ``omega_w``, force and torque (n, 3); per contact
 #: row the bodies ``a``, ``b``, overlap ``d`` (m), its rate ``v`` (m/s), normal ``nrm``,
