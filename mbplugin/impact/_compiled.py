@@ -6,9 +6,13 @@ The method is Dormand & Prince's explicit Runge-Kutta 8(5,3) with its 7th-order 
 control follows ``scipy.integrate.DOP853`` so that both behave alike. What SciPy cannot do is
 run the loop compiled, with the contact laws compiled alongside; that is all this module adds.
 
-State vector ``y``::
+State vector ``y`` (slots named in :mod:`mbplugin.pipeline.layout`)::
 
-    [delta, ddelta, impulse = int F dt, work = int F ddelta dt, law ODE states...]
+    Y_DELTA    delta (m)
+    Y_DDELTA   ddelta (m/s, > 0 approaching)
+    Y_IMPULSE  impulse = int F dt (N s)
+    Y_WORK     work = int F ddelta dt (J)
+    Y_ODE ...  the law's ODE states
 
 The law's coefficients and state cross into the kernels as tuples (see
 :mod:`mbplugin.laws.kernels`), so the hot loop does no array reference counting.
@@ -31,11 +35,22 @@ import numpy as np
 
 from mbplugin._jit import copy_rows, njit, njit_inline
 from mbplugin.laws import kernels
+from mbplugin.laws.kernels import MEM0, MEM1, MEM2, MEM3
 from mbplugin.pipeline import dop853 as dop
 from mbplugin.pipeline import events, rules
 from mbplugin.pipeline.events import locate, register_events
 from mbplugin.pipeline.ivp import register_problem
-from mbplugin.pipeline.layout import IMPACT, IMPACT_CARRY
+from mbplugin.pipeline.layout import (
+    IMPACT,
+    IMPACT_CARRY,
+    Y_DDELTA,
+    Y_DELTA,
+    Y_IMPULSE,
+    Y_ODE,
+    Y_WORK,
+    ImpactEvent,
+    ImpactProblem,
+)
 
 _NS = dop.NS
 _NS_EXT = dop.NS_EXT
@@ -58,45 +73,42 @@ NO_CARRY = np.empty(0, dtype=IMPACT_CARRY)
 
 @njit_inline
 def _stup(y, n_ode, mem):
-    """State tuple for the kernels: ODE states from y[4:], then the memory tuple."""
+    """State tuple for the kernels: ODE states from y[Y_ODE:], then the memory tuple."""
     # selections, not branches (no phi nodes: the right-hand side is inlined as an overload)
     last = y.shape[0] - 1
-    s0 = (0.0, y[min(4, last)])[int(n_ode > 0)]
-    s1 = (0.0, y[min(5, last)])[int(n_ode > 1)]
-    s2 = (0.0, y[min(6, last)])[int(n_ode > 2)]
-    s3 = (0.0, y[min(7, last)])[int(n_ode > 3)]
+    s0 = (0.0, y[min(Y_ODE, last)])[int(n_ode > 0)]
+    s1 = (0.0, y[min(Y_ODE + 1, last)])[int(n_ode > 1)]
+    s2 = (0.0, y[min(Y_ODE + 2, last)])[int(n_ode > 2)]
+    s3 = (0.0, y[min(Y_ODE + 3, last)])[int(n_ode > 3)]
     return (s0, s1, s2, s3, mem[0], mem[1], mem[2], mem[3])
 
 
 @njit_inline
 def _rhs(kid, mode, c, n_ode, mem, m, press, y, out):
     """Right-hand side dy/dt at state ``y``, written into ``out``."""
-    d = y[0]
-    v = y[1]
+    d = y[Y_DELTA]
+    v = y[Y_DDELTA]
     st = _stup(y, n_ode, mem)
     f = rules.applied(mode, kernels.force(kid, d, v, c, st))
-    out[0] = v
-    out[1] = (press - f) / m
-    out[2] = f
-    out[3] = f * v
+    out[Y_DELTA] = v
+    out[Y_DDELTA] = (press - f) / m
+    out[Y_IMPULSE] = f
+    out[Y_WORK] = f * v
     if n_ode > 0:
         r = kernels.rate(kid, d, v, c, st)
         for j in range(n_ode):
-            out[4 + j] = r[j]
+            out[Y_ODE + j] = r[j]
 
 
 @njit
 def _analyser_rhs(y, out, P):
-    """The analyser's state as a problem of :mod:`mbplugin.pipeline.ivp`:
-    P = (kid, mode, c, n_ode, mem, m, press)."""
-    kid, mode, c, n_ode, mem, m, press = P
-    _rhs(kid, mode, c, n_ode, mem, m, press, y, out)
+    """The analyser's state as a problem of :mod:`mbplugin.pipeline.ivp`
+    (:data:`mbplugin.pipeline.layout.ImpactProblem`)."""
+    _rhs(P.kid, P.mode, P.coef, P.n_ode, P.mem, P.m_eff, P.press, y, out)
 
 
 def _is_analyser_problem(P) -> bool:
-    return (isinstance(P, numba.types.BaseTuple) and len(P) == 7
-            and isinstance(P[2], numba.types.BaseTuple)
-            and isinstance(P[4], numba.types.BaseTuple))
+    return isinstance(P, numba.types.NamedTuple) and P.instance_class is ImpactProblem
 
 
 register_problem(_is_analyser_problem, _analyser_rhs, inline=True)
@@ -104,7 +116,7 @@ register_problem(_is_analyser_problem, _analyser_rhs, inline=True)
 
 @njit_inline
 def _force_at(kid, mode, c, n_ode, mem, y, clipped):
-    f = kernels.force(kid, y[0], y[1], c, _stup(y, n_ode, mem))
+    f = kernels.force(kid, y[Y_DELTA], y[Y_DDELTA], c, _stup(y, n_ode, mem))
     if clipped:
         return rules.applied(mode, f)
     return f
@@ -114,7 +126,7 @@ def _force_at(kid, mode, c, n_ode, mem, y, clipped):
 def _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
     """Separation function: <= 0 exactly when the contact has ended (the end of contact of
     :func:`mbplugin.pipeline.events.event_value`)."""
-    return events.event_value(events.ACTIVE_MEMORY, events.S_RULE, y[0], y[1],
+    return events.event_value(events.ACTIVE_MEMORY, events.S_RULE, y[Y_DELTA], y[Y_DDELTA],
                               _force_at(kid, mode, c, n_ode, mem, y, False), mode, 0.0, xscale,
                               fscale, v0)
 
@@ -123,8 +135,8 @@ def _g_sep(kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
 def _g_peak(y):
     """The maximum compression's event value (of :func:`mbplugin.pipeline.events.event_value`,
     with the speed scale 1 m/s: the approach speed itself)."""
-    return events.event_value(events.ACTIVE_MEMORY, events.S_EXTREMUM, y[0], y[1], np.nan, 0,
-                              0.0, 1.0, 1.0, 1.0)
+    return events.event_value(events.ACTIVE_MEMORY, events.S_EXTREMUM, y[Y_DELTA], y[Y_DDELTA],
+                              np.nan, 0, 0.0, 1.0, 1.0, 1.0)
 
 
 _interp = dop.interp
@@ -142,18 +154,16 @@ def _event_value(which, kid, mode, c, n_ode, mem, y, fscale, xscale, v0):
 
 @njit
 def _analyser_event_at(t, E):
-    """Event value at the step fraction ``t`` of the dense output: E = (which, y_old, Fd, tmp,
-    (kid, mode, c, n_ode, mem, fscale, xscale, v0)); ``which`` 0: the approach speed (its
+    """Event value at the step fraction ``t`` of the dense output
+    (:data:`mbplugin.pipeline.layout.ImpactEvent`); ``which`` 0: the approach speed (its
     zero is the peak overlap), 1: the separation function (:mod:`mbplugin.pipeline.events`)."""
-    which, y_old, Fd, tmp, law = E
-    kid, mode, c, n_ode, mem, fscale, xscale, v0 = law
-    _interp(y_old, Fd, t, tmp)
-    return _event_value(which, kid, mode, c, n_ode, mem, tmp, fscale, xscale, v0)
+    _interp(E.y_old, E.dense, t, E.tmp)
+    return _event_value(E.which, E.kid, E.mode, E.coef, E.n_ode, E.mem, E.tmp, E.f_scale,
+                        E.x_scale, E.v0)
 
 
 def _is_analyser_events(E) -> bool:
-    return (isinstance(E, numba.types.BaseTuple) and len(E) == 5
-            and isinstance(E[0], numba.types.Integer) and isinstance(E[4], numba.types.BaseTuple))
+    return isinstance(E, numba.types.NamedTuple) and E.instance_class is ImpactEvent
 
 
 register_events(_is_analyser_events, _analyser_event_at)
@@ -165,7 +175,8 @@ def _locate(which, lo, hi, glo, ghi, y_old, Fd, tmp, kid, mode, c, n_ode, mem, f
     <= 0: :func:`mbplugin.pipeline.events.locate` (Brent's method) to a bracket of
     2 (4e-16 |x| + 1e-16)."""
     return locate(lo, hi, glo, ghi, 4e-16, 1e-16, 0.0, 200,
-                 (which, y_old, Fd, tmp, (kid, mode, c, n_ode, mem, fscale, xscale, v0)))
+                 ImpactEvent(which, y_old, Fd, tmp, kid, mode, c, n_ode, mem, fscale, xscale,
+                             v0))
 
 
 @njit
@@ -209,11 +220,11 @@ def _record(rec, nrec, t, y, f, n_ode):
         copy_rows(bigger, rec, rec.shape[0])
         rec = bigger
     rec[nrec, 0] = t
-    rec[nrec, 1] = y[0]
-    rec[nrec, 2] = y[1]
+    rec[nrec, 1] = y[Y_DELTA]
+    rec[nrec, 2] = y[Y_DDELTA]
     rec[nrec, 3] = f
     for j in range(n_ode):
-        rec[nrec, 4 + j] = y[4 + j]
+        rec[nrec, 4 + j] = y[Y_ODE + j]
     return rec, nrec + 1
 
 
@@ -233,22 +244,22 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
     recorded so far are in the earlier calls' returns). ``carry`` is empty (:data:`NO_CARRY`)
     for a fresh start.
     """
-    n = 4 + n_ode
+    n = Y_ODE + n_ode
     resume = carry.shape[0] > 0
-    mem = (s_init[4], s_init[5], s_init[6], s_init[7])
+    mem = (s_init[MEM0], s_init[MEM1], s_init[MEM2], s_init[MEM3])
     y = np.zeros(n)
-    y[1] = v0
+    y[Y_DDELTA] = v0
     for j in range(n_ode):
-        y[4 + j] = s_init[j]
+        y[Y_ODE + j] = s_init[j]
     xscale = v0 * tc
     fscale = m * v0 / tc
     atol = np.empty(n)
-    atol[0] = 1e-2 * rtol * xscale
-    atol[1] = 1e-2 * rtol * v0
-    atol[2] = 1e-2 * rtol * m * v0
-    atol[3] = 1e-2 * rtol * m * v0 * v0
+    atol[Y_DELTA] = 1e-2 * rtol * xscale
+    atol[Y_DDELTA] = 1e-2 * rtol * v0
+    atol[Y_IMPULSE] = 1e-2 * rtol * m * v0
+    atol[Y_WORK] = 1e-2 * rtol * m * v0 * v0
     for j in range(n_ode):
-        atol[4 + j] = 1e-2 * rtol * state_scale[j]
+        atol[Y_ODE + j] = 1e-2 * rtol * state_scale[j]
 
     out = np.zeros(1, dtype=IMPACT)
     res = out[0]
@@ -357,7 +368,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             status = PAUSED
             break
         # ---- one accepted step and its dense output (pipeline.dop853) ------------------------
-        P = (kid, mode, c, n_ode, mem, m, press)
+        P = ImpactProblem(kid, mode, c, n_ode, mem, m, press)
         ok, t_new, h, h_next, nf = dop.step_loop(y, F0, t, t_max, h, rtol, atol, max_step, K,
                                                  ytmp, kbuf, y_new, P, True)
         nfev += nf
@@ -383,8 +394,8 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                 _interp(y, Fd, x, ysamp)
             vs = _g_peak(ysamp)
             fr = _force_at(kid, mode, c, n_ode, mem, ysamp, False)
-            gs = events.event_value(events.ACTIVE_MEMORY, events.S_RULE, ysamp[0], ysamp[1], fr,
-                                    mode, 0.0, xscale, fscale, v0)
+            gs = events.event_value(events.ACTIVE_MEMORY, events.S_RULE, ysamp[Y_DELTA],
+                                    ysamp[Y_DDELTA], fr, mode, 0.0, xscale, fscale, v0)
             fs = rules.applied(mode, fr)
             if events.crossed(vprev, vs, False):
                 x_event = _locate(0, xprev, x, vprev, vs, y, Fd, ytmp, kid, mode, c, n_ode, mem,
@@ -401,8 +412,8 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             if fs > best_f:
                 best_f = fs
                 best_x = x
-            if ysamp[0] > dmax:
-                dmax = ysamp[0]
+            if ysamp[Y_DELTA] > dmax:
+                dmax = ysamp[Y_DELTA]
             if record:
                 rec, nrec = _record(rec, nrec, t + x * h, ysamp, fs, n_ode)
             xprev = x
@@ -448,7 +459,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             for i in range(n):
                 y[i] = y_new[i]
                 F0[i] = K[_NS, i]
-            mem2 = kernels.update(kid, y[0], y[1], c, _stup(y, n_ode, mem))
+            mem2 = kernels.update(kid, y[Y_DELTA], y[Y_DDELTA], c, _stup(y, n_ode, mem))
             if mem2 != mem:
                 mem = mem2
                 _rhs(kid, mode, c, n_ode, mem, m, press, y, F0)
@@ -465,8 +476,8 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
             fmax = fe
             tfmax = t
             pk_t = -1.0
-        if y[0] > dmax:
-            dmax = y[0]
+        if y[Y_DELTA] > dmax:
+            dmax = y[Y_DELTA]
         if record:
             rec, nrec = _record(rec, nrec, t, y, fe, n_ode)
         if event == 1:
@@ -476,12 +487,12 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         if not have_tm:
             have_tm = True
             res.t_m = t
-            res.p_c = y[2]
-            res.w_c = y[3]
-        mem = kernels.update(kid, y[0], y[1], c, _stup(y, n_ode, mem))
+            res.p_c = y[Y_IMPULSE]
+            res.w_c = y[Y_WORK]
+        mem = kernels.update(kid, y[Y_DELTA], y[Y_DDELTA], c, _stup(y, n_ode, mem))
         # keep the event's ddelta <= 0 so that it is not detected twice
-        if y[1] > 0.0:
-            y[1] = 0.0
+        if y[Y_DDELTA] > 0.0:
+            y[Y_DDELTA] = 0.0
         _rhs(kid, mode, c, n_ode, mem, m, press, y, F0)
         nfev += 1
         h = 0.5 * h_next
@@ -556,13 +567,13 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
                 tfmax = pkn_t + xb * pkn_h
     res.status = status
     res.t_s = t
-    res.v_s = y[1]
-    res.delta_s = y[0]
+    res.v_s = y[Y_DDELTA]
+    res.delta_s = y[Y_DELTA]
     res.f_max = fmax
     res.t_f_max = tfmax
     res.delta_max = dmax
-    res.p_t = y[2]
-    res.w_t = y[3]
+    res.p_t = y[Y_IMPULSE]
+    res.w_t = y[Y_WORK]
     res.steps = steps
     res.nfev = nfev
     s_end = _stup(y, n_ode, mem)

@@ -250,6 +250,29 @@ IMPACT_CARRY = np.dtype([
 ], align=True)
 
 
+#: The analyser's state vector's slots (:mod:`mbplugin.impact._compiled`; a flat float array,
+#: the integrator's state): overlap delta (m), its rate ddelta (m/s, > 0 approaching), impulse
+#: int F dt (N s), work int F ddelta dt (J), then the law's ODE states from ``Y_ODE`` on.
+Y_DELTA, Y_DDELTA, Y_IMPULSE, Y_WORK, Y_ODE = 0, 1, 2, 3, 4
+
+#: The analyser's impact as a problem of the compiled integrators
+#: (:func:`mbplugin.pipeline.ivp.register_problem`, registered by this class): the law's kernel
+#: id ``kid`` and contact mode, its coefficient tuple ``coef`` and ODE state count ``n_ode``,
+#: the memory tuple ``mem``, the effective mass ``m_eff`` (kg) and the pressing force ``press``
+#: (N).
+ImpactProblem = namedtuple("ImpactProblem", ["kid", "mode", "coef", "n_ode", "mem", "m_eff",
+                                             "press"])
+
+#: An event value of the analyser on a step's dense output, as a problem of the root finder
+#: (:func:`mbplugin.pipeline.events.register_events`, registered by this class): ``which``
+#: (0 the maximum compression, 1 the end of contact), the step's start state ``y_old``, its
+#: dense-output coefficients ``dense``, a scratch state ``tmp``, the law (``kid``, ``mode``,
+#: ``coef``, ``n_ode``, ``mem`` as in :data:`ImpactProblem`) and the event scales: force
+#: ``f_scale`` (N), overlap ``x_scale`` (m), impact speed ``v0`` (m/s).
+ImpactEvent = namedtuple("ImpactEvent", ["which", "y_old", "dense", "tmp", "kid", "mode", "coef",
+                                         "n_ode", "mem", "f_scale", "x_scale", "v0"])
+
+
 # ---- the engine's records (mbplugin.dynamics.compiled) --------------------------------------
 
 #: An onset a compiled engine segment booked itself (:func:`mbplugin.dynamics.compiled.
