@@ -470,9 +470,9 @@ OLD_SLOTS = {"FR_LEN", "INT_LEN", "ROW_LEN", "ST", "_N", "_AF", "_C", "_M", "_MU
              "_K_PV", "_K_STEPS", "_K_NFEV", "_K_MEM", "_K_RES", "_K_Y", "ON_T", "ON_J", "ON_D",
              "ON_V", "ON_M", "ON_TC", "ON_N", "ON_RA", "ON_RB", "ON_VT", "ON_P", "ON_ROW",
              "ON_COLS"}
-#: Positional slots left on purpose, solver state rather than per-contact data: the engine's
-#: paused DOP853 segment carry (step, stiffness counters, then the event values at the pause)
-SOLVER_SLOTS_OK = {"dynamics/compiled.py": {"_C_G"}}
+#: Positional slots left on purpose (module: names), solver state rather than per-contact data:
+#: none since the engine's paused segments carry named tuples (SegmentCarry, RadauCarry)
+SOLVER_SLOTS_OK: dict[str, set[str]] = {}
 
 
 def _module_names(tree: ast.Module) -> set[str]:

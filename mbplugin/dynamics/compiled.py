@@ -38,6 +38,7 @@ it booked to the driver with the records.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,11 +86,32 @@ PEAK = -2
 #: (the classes of :func:`mbplugin.pipeline.events.event_value`)
 W_FREE, W_ACTIVE, W_LATCHED, W_ACTIVE_MEMORY = (events.FREE, events.ACTIVE, events.LATCHED,
                                                 events.ACTIVE_MEMORY)
-#: Layout of a paused DOP853 segment's carry: the step to try, the stiffness counters of the
-#: ``auto`` solver, then the event values at the pause. A carry of length 1 (``_C_EVENT``) is a
-#: chain paused at an event it is about to book: its step to try after the event.
-_C_H, _C_IN_CONTACT, _C_STIFF, _C_G = 0, 1, 2, 3
-_C_EVENT = 1
+#: A paused DOP853 segment's carry (:func:`segment`, :func:`segment_chain`): its ``kind``
+#: (``_C_NONE`` a fresh start, ``_C_STEP`` paused mid-segment, ``_C_EVENT`` a chain paused at
+#: an event it is about to book), the step to try ``h`` (s; after the event for ``_C_EVENT``),
+#: the ``auto`` solver's stiffness counters ``in_contact`` and ``stiff`` (steps) and the event
+#: values ``g`` at the pause. One numba type for every kind (one compiled specialisation).
+SegmentCarry = namedtuple("SegmentCarry", ["kind", "h", "in_contact", "stiff", "g"])
+_C_NONE, _C_STEP, _C_EVENT = 0, 1, 2
+#: A paused Radau segment's carry (:func:`radau_segment`): the controller state ``ctl``
+#: (:mod:`mbplugin.pipeline.radau`, ``RADAU_CTL`` values), dy/dt ``f`` and the event values
+#: ``g`` at the pause; empty arrays for a fresh start.
+RadauCarry = namedtuple("RadauCarry", ["ctl", "f", "g"])
+# (the compiled entries return a carry as a plain tuple and run_segment names it: boxing a
+# named tuple calls its class's Python constructor, where a pending Ctrl-C raises, and numba's
+# boxing does not check for that error: the process crashed, tests/test_long_runs.py)
+
+
+@njit
+def _plain(c):
+    """A :data:`SegmentCarry` as a plain tuple (its fields in order), to return to Python."""
+    return (c.kind, c.h, c.in_contact, c.stiff, c.g)
+
+
+@njit
+def _plain_radau(c):
+    """A :data:`RadauCarry` as a plain tuple (its fields in order), to return to Python."""
+    return (c.ctl, c.f, c.g)
 
 
 @njit
@@ -452,7 +474,7 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     atol, y, K, Fd, F0, y_new, ytmp, ysamp, kbuf, ga, gb, gtmp = borrowed(work)
     P = EngineProblem(n, BD, G, CR, FR, W)
     t = t0
-    resume = carry.shape[0] > 0
+    resume = carry.kind == _C_STEP
     rec = np.empty((64, 2 + nn))
     nrec = 0
     # a resumed segment: dy/dt again at the same state (same bits, not counted again)
@@ -461,11 +483,12 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
     in_contact = 0
     stiff = 0
     if resume:
-        h = carry[_C_H]
-        in_contact = int(carry[_C_IN_CONTACT])
-        stiff = int(carry[_C_STIFF])
+        h = carry.h
+        in_contact = carry.in_contact
+        stiff = carry.stiff
+        cg = carry.g
         for j in range(ng):
-            ga[j] = carry[_C_G + j]
+            ga[j] = cg[j]
     else:
         _event_values(y0, ga, n, G, CR, WP, W)
         if h_in > 0.0:
@@ -509,16 +532,11 @@ def segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samp
         if steps >= max_steps:
             status = PAUSED
             break
-    c_out = np.empty(0)
     if status == PAUSED:
         # the state mid-segment, not normalised (the loop does not normalise between steps)
-        c_out = np.empty(_C_G + ng)
-        c_out[_C_H] = h
-        c_out[_C_IN_CONTACT] = in_contact
-        c_out[_C_STIFF] = stiff
-        for j in range(ng):
-            c_out[_C_G + j] = ga[j]
+        c_out = SegmentCarry(_C_STEP, h, in_contact, stiff, ga.copy())
     else:
+        c_out = SegmentCarry(_C_NONE, 0.0, 0, 0, np.empty(0))
         _normalise(y, n)
     keep_alive(work)
     return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy(), c_out
@@ -647,20 +665,20 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
 
     After ``max_steps`` accepted steps the chain stops with ``PAUSED`` and a carry (the last
     element of the tuple): mid-segment (:func:`segment`'s carry), or at an event it is about
-    to book (a carry of length ``_C_EVENT``); the driver books what the chain booked and calls
+    to book (a carry of kind ``_C_EVENT``); the driver books what the chain booked and calls
     it again with that carry and the arrays of the contact store as booked: the chain goes on
     exactly where it stopped. An inner segment always gets a budget of at least one step."""
     nn = y0.shape[0]
-    if carry.shape[0] == _C_EVENT:
+    if carry.kind == _C_EVENT:
         # resumed at an event the chain was about to book
         status = EVENT
         t = t0
         y = y0.copy()
-        h_next = carry[0]
+        h_next = carry.h
         steps = 0
         nfev = 0
         rec = np.empty((0, 2 + nn))
-        c_out = np.empty(0)
+        c_out = SegmentCarry(_C_NONE, 0.0, 0, 0, np.empty(0))
     else:
         out = segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contact_samples,
                       auto, switch_steps, stiff_hw, stiff_steps, max_steps, carry, n, BD, G, CR,
@@ -671,7 +689,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     ons = np.empty(4, dtype=ONSET)
     n_ons = 0
     if not absorb_ends:
-        return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, c_out
+        return status, t, y, h_next, steps, nfev, rec, ends[:0], ons[:0], -1, _plain(c_out)
     body, lpos, lrot, radius = G.body, G.lpos, G.lrot, G.radius
     plane_n, plane_p, half, mesh = G.plane_n, G.plane_p, G.half, G.mesh
     w_ptype, w_sa, w_sb, w_feat = WP.ptype, WP.sa, WP.sb, WP.feat
@@ -690,8 +708,7 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
     while status == EVENT and t < t_end and m <= 1:
         if steps >= max_steps:
             status = PAUSED
-            c_out = np.empty(_C_EVENT)
-            c_out[0] = h_next
+            c_out = SegmentCarry(_C_EVENT, h_next, 0, 0, np.empty(0))
             break
         if first:
             j = _lone_event(y, n, G, CR, WP, W, m)
@@ -783,13 +800,14 @@ def segment_chain(y0, t0, t_end, h_in, rtol, atol_s, max_step, max_step_free, n_
         allrec, nrec = _append(allrec, nrec, _event_record(t, kind, y))
         out = segment(y, t, t_end, h, rtol, atol_s, ms, n_samples, contact_samples, auto,
                       switch_steps, stiff_hw, stiff_steps, max(max_steps - steps, 1),
-                      np.empty(0), n, BD, G, crc, FR, WP, wc)
+                      SegmentCarry(_C_NONE, 0.0, 0, 0, np.empty(0)), n, BD, G, crc, FR, WP,
+                      wc)
         status, t, y, h_next, s2, f2, rec2, c_out = out
         steps += s2
         nfev += f2
         allrec, nrec = _append(allrec, nrec, rec2)
     return (status, t, y, h_next, steps, nfev, allrec[:nrec].copy(), ends[:n_ends].copy(),
-            ons[:n_ons].copy(), lone_onset, c_out)
+            ons[:n_ons].copy(), lone_onset, _plain(c_out))
 
 
 
@@ -817,13 +835,10 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     Dq, y_new, y_old, ytmp, ysamp, f_new = ws[6], ws[7], ws[8], ws[9], ws[10], ws[12]
     rec = np.empty((64, 2 + nn))
     nrec = 0
-    if carry.shape[0] > 0:
-        for i in range(RADAU_CTL):
-            ctl[i] = carry[i]
-        for i in range(nn):
-            f[i] = carry[RADAU_CTL + i]
-        for j in range(ng):
-            ga[j] = carry[RADAU_CTL + nn + j]
+    if carry.ctl.shape[0] > 0:
+        ctl[:] = carry.ctl
+        f[:] = carry.f
+        ga[:] = carry.g
         nfev = 0
     else:
         _event_values(y0, ga, n, G, CR, WP, W)
@@ -859,19 +874,13 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
             status = PAUSED
             break
     h_next = ctl[_RADAU_H]
-    c_out = np.empty(0)
     if status == PAUSED:
-        c_out = np.empty(RADAU_CTL + nn + ng)
-        for i in range(RADAU_CTL):
-            c_out[i] = ctl[i]
-        for i in range(nn):
-            c_out[RADAU_CTL + i] = f[i]
-        for j in range(ng):
-            c_out[RADAU_CTL + nn + j] = ga[j]
+        c_out = RadauCarry(ctl.copy(), f.copy(), ga.copy())
     else:
+        c_out = RadauCarry(np.empty(0), np.empty(0), np.empty(0))
         _normalise(y, n)
     keep_alive(work, ws_o)
-    return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy(), c_out
+    return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy(), _plain_radau(c_out)
 
 
 
@@ -925,7 +934,7 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
     try:
         if implicit:
             if carry is None:
-                c_in, ws = _NO_CARRY, radau_workspace(y.shape[0])
+                c_in, ws = _NO_RADAU_CARRY, radau_workspace(y.shape[0])
             else:
                 c_in, ws = carry
             out = radau_segment(
@@ -949,14 +958,17 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
                  if status == EVENT and CR.sa.shape[0] == 0 else -1)
         return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev),
                              rec, None, int(onset),
-                             carry=(c_out, ws) if status == PAUSED else None)
+                             carry=(RadauCarry._make(c_out), ws) if status == PAUSED else None)
     status, t1, y1, h_next, steps, nfev, rec, ends, onsets, onset, c_out = out
     if not absorb_ends and status == EVENT and CR.sa.shape[0] == 0:
         onset = _lone_event(y1, n, G, CR, WP, W, 0)
     return SegmentResult(int(status), float(t1), y1, float(h_next), int(steps), int(nfev), rec,
-                         ends, int(onset), onsets, c_out if status == PAUSED else None)
+                         ends, int(onset), onsets,
+                         SegmentCarry._make(c_out) if status == PAUSED else None)
 
 
 #: No budget: more steps than any run takes.
 _UNBOUNDED = 2**62
-_NO_CARRY = np.empty(0)
+_NO_CARRY = SegmentCarry(_C_NONE, 0.0, 0, 0, np.empty(0))
+#: A fresh Radau start (:func:`radau_segment`)
+_NO_RADAU_CARRY = RadauCarry(np.empty(0), np.empty(0), np.empty(0))
