@@ -535,9 +535,9 @@ def test_per_contact_data_is_one_named_record():
         if _structured_dtypes(tree):
             dtypes[rel] = _structured_dtypes(tree)
     assert not bad, "positional per-contact slots:\n" + "\n".join(bad)
-    # the contact record and its header, the analyser's result and carry, the engine's onset;
-    # the store's event and bounce logs (results, not read by the kernels)
-    assert dtypes == {"pipeline/layout.py": 5, "pipeline/store.py": 2}
+    # the contact record and its header, the analyser's result and carry, the engine's onset,
+    # the Radau controller; the store's event and bounce logs (results, not read by the kernels)
+    assert dtypes == {"pipeline/layout.py": 6, "pipeline/store.py": 2}
     users = {rel for rel, t in trees.items()
              if any(isinstance(n, ast.ImportFrom) and n.module == "mbplugin.pipeline.layout"
                     for n in ast.walk(t))}

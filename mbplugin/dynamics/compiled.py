@@ -60,13 +60,13 @@ from mbplugin.pipeline.events import register_events
 from mbplugin.pipeline.ivp import initial_step, problem_rhs, register_problem  # noqa: F401
 from mbplugin.pipeline.layout import (
     ONSET,
+    RADAU_CONTROL,
     ContactRows,
     EngineEvent,
     EngineProblem,
     EngineWork,
 )
-from mbplugin.pipeline.radau import _EPS, RADAU_CTL, radau_start, radau_step, radau_workspace
-from mbplugin.pipeline.radau import _H as _RADAU_H
+from mbplugin.pipeline.radau import _EPS, radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE
 from mbplugin.pipeline.stiffness import law_slopes
 
@@ -94,8 +94,8 @@ W_FREE, W_ACTIVE, W_LATCHED, W_ACTIVE_MEMORY = (events.FREE, events.ACTIVE, even
 SegmentCarry = namedtuple("SegmentCarry", ["kind", "h", "in_contact", "stiff", "g"])
 _C_NONE, _C_STEP, _C_EVENT = 0, 1, 2
 #: A paused Radau segment's carry (:func:`radau_segment`): the controller state ``ctl``
-#: (:mod:`mbplugin.pipeline.radau`, ``RADAU_CTL`` values), dy/dt ``f`` and the event values
-#: ``g`` at the pause; empty arrays for a fresh start.
+#: (:mod:`mbplugin.pipeline.radau`: one record of ``RADAU_CONTROL``), dy/dt ``f`` and the event
+#: values ``g`` at the pause; empty arrays for a fresh start.
 RadauCarry = namedtuple("RadauCarry", ["ctl", "f", "g"])
 # (the compiled entries return a carry as a plain tuple and run_segment names it: boxing a
 # named tuple calls its class's Python constructor, where a pending Ctrl-C raises, and numba's
@@ -828,7 +828,7 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     n_rule, npk = _n_values(WP)
     ng = n_rule + npk
     y_o = y0.copy()
-    work = (np.full(nn, atol_s), y_o, np.empty(nn), np.zeros(RADAU_CTL), np.empty(ng),
+    work = (np.full(nn, atol_s), y_o, np.empty(nn), np.zeros(1, dtype=RADAU_CONTROL), np.empty(ng),
             np.empty(ng), np.empty(ng))
     atol, y, f, ctl, ga, gb, gtmp = borrowed(work)
     ws = borrowed(ws_o)
@@ -836,7 +836,7 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
     rec = np.empty((64, 2 + nn))
     nrec = 0
     if carry.ctl.shape[0] > 0:
-        ctl[:] = carry.ctl
+        ctl[0] = carry.ctl[0]
         f[:] = carry.f
         ga[:] = carry.g
         nfev = 0
@@ -862,7 +862,7 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
         nfev += nf
         if status == PEAK:
             # cut at the peak: a fresh Radau start there (step, Jacobian, controller)
-            nfev += radau_start(y, f, t, t_end, ctl[_RADAU_H], rtol, atol, max_step, jscale,
+            nfev += radau_start(y, f, t, t_end, ctl[0].h, rtol, atol, max_step, jscale,
                                 n_work, ctl, ws, P)
             status = RUNNING
         if status != RUNNING:
@@ -873,11 +873,11 @@ def radau_segment(y0, t0, t_end, h_in, rtol, atol_s, max_step, n_samples, contac
         if steps >= max_steps:
             status = PAUSED
             break
-    h_next = ctl[_RADAU_H]
+    h_next = ctl[0].h
     if status == PAUSED:
         c_out = RadauCarry(ctl.copy(), f.copy(), ga.copy())
     else:
-        c_out = RadauCarry(np.empty(0), np.empty(0), np.empty(0))
+        c_out = RadauCarry(np.zeros(0, dtype=RADAU_CONTROL), np.empty(0), np.empty(0))
         _normalise(y, n)
     keep_alive(work, ws_o)
     return status, t, y_o, h_next, steps, nfev, rec[:nrec].copy(), _plain_radau(c_out)
@@ -971,4 +971,4 @@ def run_segment(arrays: tuple, y: np.ndarray, t: float, t_end: float, h: float |
 _UNBOUNDED = 2**62
 _NO_CARRY = SegmentCarry(_C_NONE, 0.0, 0, 0, np.empty(0))
 #: A fresh Radau start (:func:`radau_segment`)
-_NO_RADAU_CARRY = RadauCarry(np.empty(0), np.empty(0), np.empty(0))
+_NO_RADAU_CARRY = RadauCarry(np.zeros(0, dtype=RADAU_CONTROL), np.empty(0), np.empty(0))

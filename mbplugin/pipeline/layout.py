@@ -214,6 +214,19 @@ def state_tuple(y, c):
     return (s0, s1, s2, s3, m[0], m[1], m[2], m[3])
 
 
+# ---- the Radau IIA core's controller (mbplugin.pipeline.radau) --------------------------------
+
+#: The controller state of :func:`mbplugin.pipeline.radau.radau_step` (an array of one record,
+#: kept by its caller between steps): the step to try ``h``, the last step ``h_old`` and its
+#: error norm ``err_old`` (-1: none), the last accepted step's start ``t_sol`` and size
+#: ``h_sol`` (s; its dense output predicts the next Newton start when ``have_sol``), whether
+#: the Jacobian is fresh (``cur_jac``) and the LU factors are valid (``have_lu``).
+RADAU_CONTROL = np.dtype([
+    ("h", "f8"), ("h_old", "f8"), ("err_old", "f8"), ("t_sol", "f8"), ("h_sol", "f8"),
+    ("cur_jac", "?"), ("have_lu", "?"), ("have_sol", "?"),
+], align=True)
+
+
 # ---- the impact analyser's records (mbplugin.impact._compiled) --------------------------------
 
 #: The analyser's state length at most: [delta, ddelta, impulse, work, ODE states]

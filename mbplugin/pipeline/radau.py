@@ -195,9 +195,8 @@ def _predict_factor(h_abs, h_abs_old, err, err_old):
     return min(1.0, multiplier) * err ** -0.25
 
 
-#: slots of the Radau controller state ``ctl`` (a float array of length RADAU_CTL)
-_H, _H_OLD, _ERR_OLD, _CUR_JAC, _HAVE_LU, _HAVE_SOL, _T_SOL, _H_SOL = range(8)
-RADAU_CTL = 8
+# the controller state ``ctl`` of radau_start and radau_step: an array of one record of
+# mbplugin.pipeline.layout.RADAU_CONTROL (np.zeros(1, dtype=RADAU_CONTROL)), read by field
 
 
 @njit
@@ -220,23 +219,24 @@ def radau_start(y, f, t, t_end, h_in, rtol, atol, max_step, jscale, n_work, ctl,
     SciPy's initial step), the Jacobian, the controller state ``ctl``. Returns the number of
     right-hand side evaluations."""
     J, ytmp, kbuf = ws[0], ws[9], ws[11]
+    c = ctl[0]
     nn = y.shape[0]
     problem_rhs(y, f, P)
     nfev = 1
     if h_in > 0.0:
-        ctl[_H] = h_in
+        c.h = h_in
     else:
-        ctl[_H] = initial_step(y, f, t, t_end, max_step, rtol, atol, ytmp, kbuf, 3, P)
+        c.h = initial_step(y, f, t, t_end, max_step, rtol, atol, ytmp, kbuf, 3, P)
         nfev += 1
-    ctl[_H_OLD] = -1.0
-    ctl[_ERR_OLD] = -1.0
+    c.h_old = -1.0
+    c.err_old = -1.0
     _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, P)
     nfev += nn
-    ctl[_CUR_JAC] = 1.0
-    ctl[_HAVE_LU] = 0.0
-    ctl[_HAVE_SOL] = 0.0
-    ctl[_T_SOL] = 0.0
-    ctl[_H_SOL] = 1.0
+    c.cur_jac = True
+    c.have_lu = False
+    c.have_sol = False
+    c.t_sol = 0.0
+    c.h_sol = 1.0
     return nfev
 
 
@@ -252,9 +252,10 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
     caller moves (t, y, f) to the new values (or elsewhere on the dense output)."""
     (J, Z0, Z, F, Wm, dW, Dq, y_new, y_old, ytmp, ysamp, kbuf, f_new, scale, err_v, LUr, LUc,
      piv_r, piv_c, f_real, f_cplx, ev) = ws
+    c = ctl[0]
     nn = y.shape[0]
     nfev = 0
-    h_self = ctl[_H]
+    h_self = c.h
     min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
     if h_self > max_step:
         h_abs = max_step
@@ -266,8 +267,8 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
         err_old = -1.0
     else:
         h_abs = h_self
-        h_abs_old = ctl[_H_OLD]
-        err_old = ctl[_ERR_OLD]
+        h_abs_old = c.h_old
+        err_old = c.err_old
     rejected = False
     accepted = False
     n_iter = 0
@@ -284,9 +285,9 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
             t_new = t_end
         h = t_new - t
         h_abs = abs(h)
-        if ctl[_HAVE_SOL] > 0.0:
+        if c.have_sol:
             for r in range(3):
-                dense_at(t + h * _RC[r], ctl[_T_SOL], ctl[_H_SOL], y_old, Dq, ytmp)
+                dense_at(t + h * _RC[r], c.t_sol, c.h_sol, y_old, Dq, ytmp)
                 for i in range(nn):
                     Z0[r, i] = ytmp[i] - y[i]
         else:
@@ -295,7 +296,7 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
             scale[i] = atol[i] + abs(y[i]) * rtol
         converged = False
         while not converged:
-            if ctl[_HAVE_LU] == 0.0:
+            if not c.have_lu:
                 mr = _MU_REAL / h
                 mc = _MU_COMPLEX / h
                 for i in range(nn):
@@ -306,21 +307,21 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
                     LUc[i, i] += mc
                 _lu_factor(LUr, piv_r)
                 _lu_factor(LUc, piv_c)
-                ctl[_HAVE_LU] = 1.0
+                c.have_lu = True
             converged, n_iter, rate, nf = _collocation(y, h, Z0, scale, newton_tol, LUr,
                                                        LUc, piv_r, piv_c, Z, F, Wm, dW, ytmp,
                                                        kbuf, f_real, f_cplx, P)
             nfev += nf
             if not converged:
-                if ctl[_CUR_JAC] > 0.0:
+                if c.cur_jac:
                     break
                 _jacobian(y, f, J, jscale, n_work, ytmp, kbuf, P)
                 nfev += nn
-                ctl[_CUR_JAC] = 1.0
-                ctl[_HAVE_LU] = 0.0
+                c.cur_jac = True
+                c.have_lu = False
         if not converged:
             h_abs *= 0.5
-            ctl[_HAVE_LU] = 0.0
+            c.have_lu = False
             continue
         for i in range(nn):
             y_new[i] = y[i] + Z[2, i]
@@ -346,7 +347,7 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
         if not (err <= 1.0):
             factor = _predict_factor(h_abs, h_abs_old, err, err_old)
             h_abs *= max(_RMIN, safety * factor)
-            ctl[_HAVE_LU] = 0.0
+            c.have_lu = False
             rejected = True
         else:
             accepted = True
@@ -356,25 +357,25 @@ def radau_step(y, f, t, t_end, rtol, atol, max_step, newton_tol, jscale, n_work,
     if not recompute_jac and factor < 1.2:
         factor = 1.0
     else:
-        ctl[_HAVE_LU] = 0.0
+        c.have_lu = False
     problem_rhs(y_new, f_new, P)
     nfev += 1
     if recompute_jac:
         _jacobian(y_new, f_new, J, jscale, n_work, ytmp, kbuf, P)
         nfev += nn
-        ctl[_CUR_JAC] = 1.0
+        c.cur_jac = True
     else:
-        ctl[_CUR_JAC] = 0.0
-    ctl[_H_OLD] = h_self
-    ctl[_ERR_OLD] = err
-    ctl[_H] = h_abs * factor
+        c.cur_jac = False
+    c.h_old = h_self
+    c.err_old = err
+    c.h = h_abs * factor
     # dense output: y_old + sum_k (Z^T P)[:, k] x^(k+1)
     for k in range(3):
         for i in range(nn):
             Dq[k, i] = Z[0, i] * _RP[0, k] + Z[1, i] * _RP[1, k] + Z[2, i] * _RP[2, k]
     for i in range(nn):
         y_old[i] = y[i]
-    ctl[_T_SOL] = t
-    ctl[_H_SOL] = h
-    ctl[_HAVE_SOL] = 1.0
+    c.t_sol = t
+    c.h_sol = h
+    c.have_sol = True
     return True, t_new, h, nfev

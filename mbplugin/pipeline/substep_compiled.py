@@ -59,13 +59,14 @@ from mbplugin.pipeline.friction import friction_scalar
 from mbplugin.pipeline.ivp import STIFF_HW, STIFF_STEPS, initial_step, register_problem
 from mbplugin.pipeline.layout import (
     CONTACT,
+    RADAU_CONTROL,
     coef_tuple,
     forces_at,
     put_head,
     put_law_row,
     state_tuple,
 )
-from mbplugin.pipeline.radau import RADAU_CTL, radau_start, radau_step, radau_workspace
+from mbplugin.pipeline.radau import radau_start, radau_step, radau_workspace
 from mbplugin.pipeline.rules import F_SCALE, V_SCALE, X_SCALE, applied
 from mbplugin.pipeline.stick import stick_force_scalar, stick_rate_scalar
 from mbplugin.pipeline.stiffness import law_slopes
@@ -473,7 +474,7 @@ def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
     wk = _group_work(k_ws, nn_ws)
     ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = borrowed(wk)
     Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
-    ctl_o = np.zeros(RADAU_CTL)
+    ctl_o = np.zeros(1, dtype=RADAU_CONTROL)
     ctl = borrowed(ctl_o)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     rtol_e = tol_e * rtol
@@ -686,7 +687,7 @@ def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
             # after an event the explicit method starts afresh (SciPy's initial step)
             hg[g] = -1.0 if st == EVENT else h_try
         else:
-            hg[g] = ctl[0]
+            hg[g] = ctl[0].h
         mg[g] = 2 if sticky else (1 if explicit else 0)
         status[g] = st
         counters[0] += steps
