@@ -184,7 +184,7 @@ def force_batch_uniform(kid: int, mode: int, d: np.ndarray, v: np.ndarray, c: np
 def force_batch(kid, mode, d, v, c, s, n_ode, n_mem):
     """Applied (clipped per ``mode``) force of every contact of a batch of one law."""
     out = np.empty(d.shape[0])
-    if kid == _ids.POWER and c.shape[1] >= 7:
+    if kid == _ids.POWER and c.shape[1] >= power.N_COEF:
         _power_batch(mode, d, v, c, out)
         return out
     for i in range(d.shape[0]):
