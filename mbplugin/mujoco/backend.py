@@ -40,6 +40,7 @@ from mbplugin.mujoco import kernels as _k
 from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
 from mbplugin.mujoco.lean import LeanSpheres
+from mbplugin.mujoco.lean_tree import LeanTree
 
 __all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
 
@@ -166,6 +167,9 @@ class MujocoContacts:
             shape_names=[names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
         check_hertz(self.loop.model, spairs, lambda s: names.geom(int(geoms[s])))
         self.host.loop = self.loop
+        tree = LeanTree.of(self.host)
+        if tree is not None:  # one kinematic tree: W's block and the implicit step compiled
+            self.host.articulated_delassus, self.host.verify_rounds = tree.block, tree.rounds
         #: "mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"; the
         #: friction law (with "mujoco" its regularisation; None: frictionless); the contact
         #: store (per-contact law state, onsets, separations); the contact layer's

@@ -1,0 +1,356 @@
+"""One kinematic tree's implicit step in compiled code: the lean path of a MuJoCo robot's
+host step (:class:`~mbplugin.hosts.step.HostStep` with its host hooks
+``articulated_delassus`` and ``verify_rounds``, as :mod:`mbplugin.bullet.lean` for PyBullet).
+
+For a model whose managed rows are one articulated kinematic tree (floating or fixed base)
+owning every degree of freedom, with static other sides (a robot's feet on the ground), the
+two articulated parts of the general path are each one compiled call that makes MuJoCo's C
+calls itself (:mod:`mbplugin.mujoco.capi`, through ``_address``):
+
+* :func:`tree_block` before the host step: W's block of the tree (the general path's
+  :meth:`MujocoTrees.blocks <mbplugin.mujoco.trees.MujocoTrees.blocks>` and
+  :meth:`~mbplugin.mujoco.trees.MujocoTrees.update_matrix`): the point Jacobians ``mj_jac``
+  at each contact point, the joint-space mass matrix ``mj_fullM``, then
+  :func:`~mbplugin.pipeline.delassus.articulated_w` (W = J M^-1 J^T and the response
+  M^-1 J^T) and each contact's n . W n;
+* :func:`tree_rounds` after it: the read of MuJoCo's end state (``mj_kinematics``,
+  ``mj_comPos``, ``mj_comVel`` on the scratch ``MjData``, :func:`.kernels.row_state`,
+  :func:`~mbplugin.hosts.detection.host_plane_spheres`), the solve (the kernels of
+  :func:`mbplugin.pipeline.implicit_kernel.solve_step`, the general path's compiled solve),
+  the response (``qvel`` += M^-1 J^T dP, ``qpos`` of MuJoCo's ``mj_integratePos`` from the
+  step's start) and the verification rounds of :meth:`ContactIntegrator.after
+  <mbplugin.hosts.integrator.ContactIntegrator.after>`.
+
+The general path's arithmetic in its order; no formula is written here. What the general
+path's mass matrix adds to M (joint damping of the Euler integrator, implicit actuators, soft
+equality and limit constraints: :meth:`MujocoTrees.update_matrix`) is not built here: such
+models or steps (``nefc`` with an equality or limit row) keep the general path, as do an
+onset or Newton's fallback met by a solve (the first solve hands the whole step back, a
+later round hands its read back), free rows and any other contact.
+Units: SI (m, m/s, N s, kg).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.hosts.detection import host_plane_spheres
+from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
+from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
+from mbplugin.mujoco import capi
+from mbplugin.mujoco.kernels import row_state
+from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.delassus import articulated_w
+from mbplugin.pipeline.substep import StepResult, SubstepStats
+
+#: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
+#: is handed back, or the step's first solve (MuJoCo's data unchanged)
+DONE, HANDOVER, FIRST = 0, 1, 2
+
+
+@njit
+def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
+    """W's block of the one tree (module docstring) added into ``W`` (3K, 3K) and n . W n
+    into ``wnn`` (K,): the contacts' sides ``a``, ``b`` (rows; ``art`` (N,) True for the
+    tree's rows, ``body`` (N,) their MuJoCo bodies), ``point`` / ``normal`` (K, 3) world;
+    ``fns`` the addresses of :data:`.capi.TREE_NAMES` then ``mjModel*``, ``mjData*``.
+    The entries are the general path's: the sides a on the tree, then the sides b, in contact
+    order (sign -1, +1). Returns (ok, jac (E, 3, nv), mass matrix (nv, nv), contact (E,),
+    sign (E,), response (nv, 3E)); not ok where a contact has no side or both sides on the
+    tree (W untouched)."""
+    k = a.shape[0]
+    ne = 0
+    for i in range(k):
+        if art[a[i]] == art[b[i]]:
+            ne = -1
+            break
+        ne += 1
+    cont = np.empty(max(ne, 0), dtype=np.int64)
+    sgn = np.empty(max(ne, 0))
+    jac = np.zeros((max(ne, 0), 3, nv))
+    mm = np.empty((nv, nv))
+    if ne < 0:
+        return False, jac, mm, cont, sgn, np.empty((nv, 0))
+    e = 0
+    for side in range(2):
+        for i in range(k):
+            r = a[i] if side == 0 else b[i]
+            if art[r]:
+                cont[e] = i
+                sgn[e] = -1.0 if side == 0 else 1.0
+                e += 1
+    m, d = fns[-2], fns[-1]
+    pt = np.empty(3)
+    base = jac.ctypes.data
+    for e in range(ne):
+        i = cont[e]
+        pt[0], pt[1], pt[2] = point[i, 0], point[i, 1], point[i, 2]
+        r = a[i] if sgn[e] < 0 else b[i]
+        capi.call_jac(fns[capi.JAC], m, d, base + np.uint64(e * 3 * nv * 8), np.uint64(0),
+                      pt.ctypes.data, body[r])
+    capi.call3(fns[capi.FULL_M], m, d, mm.ctypes.data)
+    resp = articulated_w(jac, mm, np.empty(0, dtype=np.int64), cont, sgn, W)
+    for i in range(k):  # (normal_entries: the diagonal blocks' n . B n, row-major)
+        s = 0.0
+        for p in range(3):
+            for q in range(3):
+                s += normal[i, p] * W[3 * i + p, 3 * i + q] * normal[i, q]
+        wnn[i] = s
+    return True, jac, mm, cont, sgn, resp
+
+
+@njit
+def _read(fns, qpos, qvel, sqpos, sqvel, sxipos, sxquat, scvel, scom, body, root, iquat,
+          iquat_unit, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, margin, u0, d_h,
+          u_h, found):
+    """MuJoCo's state (``qpos``, ``qvel``) on the scratch data (``fns[-1]``; its arrays
+    ``sqpos`` ...), its kinematics and velocities, the rows' state (:func:`row_state`) and the
+    contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
+    <mbplugin.mujoco.host.MujocoHost.end_state>` and :class:`HostContacts.read
+    <mbplugin.hosts.detection.HostContacts>`). Returns the rows' (pos, quat, vel, omega)."""
+    sqpos[:] = qpos
+    sqvel[:] = qvel
+    m, s = fns[-3], fns[-1]
+    capi.call(fns[capi.KINEMATICS], m, s)
+    capi.call(fns[capi.COM_POS], m, s)
+    capi.call(fns[capi.COM_VEL], m, s)
+    pos, quat, vel, om = row_state(sxipos, sxquat, scvel, scom, body, root, iquat, iquat_unit)
+    host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
+                       om, margin, u0, d_h, u_h, found)
+    return pos, quat, vel, om
+
+
+@njit
+def tree_rounds(fns, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1, u1,
+                loaded, s1, dP, spin, resp, cont, sgn, qpos, qvel, qpos0, qadr, rot, sqpos,
+                sqvel, sxipos, sxquat, scvel, scom, body, root, iquat, iquat_unit, sa, sb,
+                sbody, lpos, lrot, plane_n, plane_p, radius, u0, counters, d_h, u_h, found,
+                out):
+    """Up to ``rounds`` verification rounds of the implicit step from the last solve (``P``,
+    ``d1``, ``u1``, ``loaded``, ``s1``, updated in place), its correction ``dP`` and the spin
+    its response saw, as :meth:`ContactIntegrator.after
+    <mbplugin.hosts.integrator.ContactIntegrator.after>` takes them: stop when max |W dP|
+    (dt spin + ``tol``) <= ``du``; the read (:func:`_read`); stop when no found contact is off
+    the solved one; the solve (:func:`~mbplugin.pipeline.implicit_kernel.solve_step`'s
+    kernels); the response (:meth:`MujocoHost.respond
+    <mbplugin.mujoco.host.MujocoHost.respond>`: ``qvel`` += ``resp`` times the sides'
+    impulses, the tree's ``qadr`` of ``mj_integratePos(qpos0, qvel, dt)``, the spin the
+    largest |qvel| of ``rot``). ``first`` 1: the step's read, first solve (from ``P`` =
+    P_lin) and response come first. ``fns``: :data:`.capi.TREE_NAMES`' addresses, then
+    ``mjModel*``, the user's ``mjData*`` and the scratch ``mjData*``.
+
+    ``out`` (3,): the rounds begun, the last spin, whether MuJoCo's state was moved. Returns
+    DONE, HANDOVER (the round's read in ``d_h``, ``u_h``, ``found``; the rows' state
+    returned) or FIRST (the first solve needs the general path; MuJoCo's data unchanged)."""
+    k = d1.shape[0]
+    m = 3 * k
+    ne = cont.shape[0]
+    nd = resp.shape[0]
+    x, wx = np.empty(m), np.empty(m)
+    f = np.empty(3 * ne)
+    qbuf = np.empty(qpos.shape[0])
+    Pn, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    dn, un = np.empty(k), np.empty((k, 3))
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    lim = np.zeros(k)
+    cnt = np.zeros(3, dtype=np.int64)
+    state = (np.empty((0, 3)), np.empty((0, 4)), np.empty((0, 3)), np.empty((0, 3)))
+    for r in range(0 if first else 1, rounds + 1):
+        out[0] = r - 1 if r > 0 else 0
+        out[1] = spin
+        if r > 0:  # the correction's first-order error (the general loop's test)
+            for i in range(k):
+                for a in range(3):
+                    x[3 * i + a] = dP[i, a]
+            ik._w_times(gf, 0, m, x, wx)
+            big = 0.0
+            for i in range(m):
+                big = max(big, abs(wx[i]))
+            if big * (dt * spin + tol) <= du:
+                return DONE, state
+        state = _read(fns, qpos, qvel, sqpos, sqvel, sxipos, sxquat, scvel, scom, body, root,
+                      iquat, iquat_unit, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius,
+                      margin, u0, d_h, u_h, found)
+        if r > 0:
+            if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
+                return DONE, state
+            out[0] = r
+        # the solve (solve_step's kernels), from the last impulse
+        cnt[:] = 0
+        if not (ik._fast_start(P, u_h, d_h, dt, k, gf, gc, Pn, ue, ed)
+                and ik.newton(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, lim, False, rtol, cnt)):
+            return (HANDOVER if r > 0 else FIRST), state
+        ik.end_state(Pn, ue, d_h, ed, dt, k, gf, gc, dn, un)
+        ik._host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, dn, F, S1, FN, loaded)
+        for a in range(3):
+            counters[a] += cnt[a]
+        any_dp = False
+        for i in range(k):
+            d1[i] = dn[i]
+            for a in range(3):
+                dP[i, a] = Pn[i, a] - P[i, a]
+                any_dp = any_dp or dP[i, a] != 0.0
+                P[i, a] = Pn[i, a]
+                u1[i, a] = un[i, a]
+                s1[i, a] = S1[i, a]
+        # the response (HostStep._respond, MujocoHost.respond)
+        spin = 0.0
+        if not any_dp:
+            continue
+        any_f = False
+        for e in range(ne):
+            for a in range(3):
+                f[3 * e + a] = sgn[e] * dP[cont[e], a]
+                any_f = any_f or f[3 * e + a] != 0.0
+        if not any_f:
+            continue
+        dq = np.dot(resp, f)
+        for i in range(nd):
+            qvel[i] += dq[i]
+        for i in range(rot.shape[0]):
+            spin = max(spin, abs(qvel[rot[i]]))
+        qbuf[:] = qpos0
+        capi.call_integrate_pos(fns[capi.INTEGRATE_POS], fns[-3], qbuf.ctypes.data,
+                                qvel.ctypes.data, dt)
+        for i in range(qadr.shape[0]):
+            qpos[qadr[i]] = qbuf[qadr[i]]
+        out[2] = 1.0
+    out[0] = rounds
+    out[1] = spin
+    return DONE, state
+
+
+class LeanTree:
+    """The lean path of one MuJoCo kinematic tree (module docstring), the hooks
+    ``articulated_delassus`` (:meth:`block`) and ``verify_rounds`` (:meth:`rounds`) of its
+    :class:`~mbplugin.mujoco.host.MujocoHost` ``host``; made by :meth:`of`."""
+
+    def __init__(self, host: Any, fns: np.ndarray, root: int) -> None:
+        m, d = host.m, host.d
+        self.host = host
+        self.root = root
+        self._fns = np.append(fns, np.array([m._address, d._address], dtype=np.uint64))
+        self._art = np.ascontiguousarray(host.kind == ARTICULATED)
+        self._body = np.ascontiguousarray(host.body, dtype=np.int64)
+        self._qadr = np.ascontiguousarray(host.trees.tree_qpos[root], dtype=np.int64)
+        self._rot = np.ascontiguousarray(host.trees.tree_rot[root], dtype=np.int64)
+        self._iquat = np.ascontiguousarray(host.iquat, dtype=float)
+        self._scratch_fns: np.ndarray | None = None
+        cn = host.mj.mjtConstraint
+        self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
+                               int(cn.mjCNSTR_LIMIT_TENDON)])
+
+    @classmethod
+    def of(cls, host: Any) -> LeanTree | None:
+        """The lean path of ``host``'s rows where they qualify: MuJoCo's C library usable
+        (:func:`.capi.load_tree`; ``mj_fullM`` of argument order (m, d, dst)), no free row,
+        every other row static, one kinematic tree owning all ``nv`` degrees of freedom,
+        and a velocity update matrix that is M itself (the Euler integrator without joint
+        damping, or with ``mjDSBL_EULERDAMP``; the implicit ones without actuators and
+        damping); else None."""
+        mj, m, d = host.mj, host.m, host.d
+        fns = capi.load_tree(mj)
+        kind = host.kind
+        trees = host.trees.tree_dofs
+        if (fns is None or len(trees) != 1 or np.any((kind != ARTICULATED) & (kind != STATIC))
+                or not np.any(kind == ARTICULATED)):
+            return None
+        root, dofs = next(iter(trees.items()))
+        if len(dofs) != m.nv:
+            return None
+        euler = int(m.opt.integrator) == int(mj.mjtIntegrator.mjINT_EULER)
+        eulerdamp_off = bool(m.opt.disableflags & int(mj.mjtDisableBit.mjDSBL_EULERDAMP))
+        if np.any(m.dof_damping) and not (euler and eulerdamp_off):
+            return None
+        if not euler and m.nu:
+            return None
+        try:  # MuJoCo's argument order (m, d, dst) of mj_fullM (the C call's)
+            mj.mj_fullM(m, d, np.zeros((m.nv, m.nv)))
+        except TypeError:
+            return None
+        return cls(host, fns, int(root))
+
+    def block(self, batch: Any, bodies: Any,
+              W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
+        """The tree's :class:`~mbplugin.hosts.protocol.ArticulatedBlock` (its response set) and
+        n . W n (K,), its part of W added into ``W`` (:func:`tree_block`); None where the
+        step does not qualify (an equality or limit constraint of MuJoCo in this step, a
+        contact not between the tree and a static row): W untouched."""
+        d = self.host.d
+        if d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any():
+            return None
+        k = len(batch)
+        wnn = np.empty(k)
+        ok, jac, mm, cont, sgn, resp = tree_block(
+            self._fns, batch.a, batch.b, self._art, self._body,
+            np.ascontiguousarray(batch.point, dtype=float),
+            np.ascontiguousarray(batch.normal, dtype=float), int(self.host.m.nv), W, wnn)
+        if not ok:
+            return None
+        blk = ArticulatedBlock(cont, sgn, jac, mm, tag=self.root)
+        blk.response = resp
+        return blk, wnn
+
+    def rounds(self, blk: ArticulatedBlock, space: Any, res: Any, dP: np.ndarray | None,
+               spin: float, left: int, stats: Any, pairs: tuple[np.ndarray, np.ndarray],
+               shapes: Any, margin: float, u0: np.ndarray, dt: float,
+               start: tuple[Any, ...] | None = None) -> tuple[Any, int, Any] | None:
+        """The implicit step's read, solves, responses and rounds of
+        :meth:`ContactIntegrator.after <mbplugin.hosts.integrator.ContactIntegrator.after>`
+        by :func:`tree_rounds` (the hook's arguments as
+        :func:`mbplugin.bullet.lean.lean_rounds` takes them): with ``start`` = (P_lin,) from
+        the host's end state (None where the first solve needs the general path: nothing
+        changed); without, the rounds after the general path's first solve ``res``. Returns
+        (the solve's result, the rounds the general loop still takes, the read of the first
+        of them or None) or None."""
+        host = self.host
+        if blk.tag != self.root or not space.compiled:
+            return None
+        fresh = start is not None
+        k = len(u0)
+        if fresh:
+            P = np.array(start[0], dtype=float)
+            d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+            dP, spin = np.zeros((k, 3)), 0.0
+        else:
+            P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
+            if not all(type(a) is np.ndarray and a.flags.c_contiguous
+                       for a in (P, d1, u1, loaded)):
+                return None
+            dP = np.array(dP, dtype=float)
+        s = host._scratch_data()
+        if self._scratch_fns is None:
+            self._scratch_fns = np.append(self._fns, np.uint64(s._address))
+        d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+        counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
+        s1 = np.array(space.s_end if not fresh else space.s0, dtype=float)
+        c = np.ascontiguousarray
+        d = host.d
+        wall = time.perf_counter()
+        status, (pos, quat, vel, om) = tree_rounds(
+            self._scratch_fns, 1 if fresh else 0, int(left), float(dt), float(margin),
+            VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
+            c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, dP, float(spin),
+            c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+            np.asarray(blk.sign, dtype=float), d.qpos, d.qvel, host._qpos0, self._qadr,
+            self._rot, s.qpos, s.qvel, s.xipos, s.xquat, s.cvel, s.subtree_com, self._body,
+            host.root, self._iquat, host._iquat_unit, pairs[0], pairs[1], shapes.body,
+            shapes.lpos, shapes.lrot, shapes.plane_n, shapes.plane_p, shapes.radius,
+            c(u0, dtype=float), counters, d_h, u_h, found, out)
+        if status == FIRST:
+            return None
+        if fresh:
+            stats = SubstepStats()
+            res = StepResult(P, d1, u1, loaded, stats, dt, None)
+        stats.steps += int(counters[0])
+        stats.nfev += int(counters[1])
+        res.stats.wall = time.perf_counter() - wall
+        space.s_end = s1 if space.stick is not None else space.s0
+        if status == DONE:
+            return res, 0, None
+        bodies = host.loop.body_state(pos, quat, vel, om)
+        return res, left - int(out[0]) + 1, (bodies, d_h, u_h, found)
