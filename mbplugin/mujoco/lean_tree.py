@@ -243,6 +243,9 @@ class LeanTree:
         cn = host.mj.mjtConstraint
         self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
                                int(cn.mjCNSTR_LIMIT_TENDON)])
+        #: W blocks built here; implicit steps whose read, solves and responses ran here (all
+        #: rounds, or up to a handed-back round); first solves handed to the general path
+        self.blocks = self.steps = self.first_handed = 0
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -291,6 +294,7 @@ class LeanTree:
             np.ascontiguousarray(batch.normal, dtype=float), int(self.host.m.nv), W, wnn)
         if not ok:
             return None
+        self.blocks += 1
         blk = ArticulatedBlock(cont, sgn, jac, mm, tag=self.root)
         blk.response = resp
         return blk, wnn
@@ -342,7 +346,9 @@ class LeanTree:
             shapes.lpos, shapes.lrot, shapes.plane_n, shapes.plane_p, shapes.radius,
             c(u0, dtype=float), counters, d_h, u_h, found, out)
         if status == FIRST:
+            self.first_handed += 1
             return None
+        self.steps += fresh
         if fresh:
             stats = SubstepStats()
             res = StepResult(P, d1, u1, loaded, stats, dt, None)
