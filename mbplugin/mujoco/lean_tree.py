@@ -36,6 +36,8 @@ import time
 from typing import Any
 
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
 from mbplugin._jit import njit
 from mbplugin.hosts.detection import host_plane_spheres
@@ -50,6 +52,37 @@ from mbplugin.pipeline.substep import StepResult, SubstepStats
 #: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
 #: is handed back, or the step's first solve (MuJoCo's data unchanged)
 DONE, HANDOVER, FIRST = 0, 1, 2
+
+#: the fields of :class:`TreeArrays`: MuJoCo's C functions and addresses, the user's and the
+#: scratch ``mjData``'s arrays (views, bound once), the tree's and the rows' constants, the
+#: contact model's shape arrays
+FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxipos", "sxquat",
+          "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
+          "plane_n", "plane_p", "radius")
+
+
+@structref.register
+class TreeArraysType(types.StructRef):
+    """numba's type of :class:`TreeArrays` (its fields' types without literal values)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class TreeArrays(structref.StructRefProxy):
+    """The constant arrays of one :class:`LeanTree` (:data:`FIELDS`) as one argument of
+    :func:`tree_rounds`: one unboxing per call instead of one per array (:mod:`.lean`'s
+    ``LeanArrays``)."""
+
+
+structref.define_proxy(TreeArrays, TreeArraysType, list(FIELDS))
+
+
+@njit
+def tree_arrays(*values):
+    """A :class:`TreeArrays` of ``values`` (:data:`FIELDS`' order), built by a cached compiled
+    call (the proxy's own constructor is compiled afresh in every process)."""
+    return TreeArrays(*values)
 
 
 @njit
@@ -104,32 +137,29 @@ def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
 
 
 @njit
-def _read(fns, qpos, qvel, sqpos, sqvel, sxipos, sxquat, scvel, scom, body, root, iquat,
-          iquat_unit, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, margin, u0, d_h,
-          u_h, found):
-    """MuJoCo's state (``qpos``, ``qvel``) on the scratch data (``fns[-1]``; its arrays
-    ``sqpos`` ...), its kinematics and velocities, the rows' state (:func:`row_state`) and the
-    contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
+def _read(A, sa, sb, margin, u0, d_h, u_h, found):
+    """MuJoCo's state (``A.qpos``, ``A.qvel``) on the scratch data (``A.fns[-1]``; its arrays
+    ``A.sqpos`` ...), its kinematics and velocities, the rows' state (:func:`row_state`) and
+    the contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
     <mbplugin.mujoco.host.MujocoHost.end_state>` and :class:`HostContacts.read
     <mbplugin.hosts.detection.HostContacts>`). Returns the rows' (pos, quat, vel, omega)."""
-    sqpos[:] = qpos
-    sqvel[:] = qvel
+    A.sqpos[:] = A.qpos
+    A.sqvel[:] = A.qvel
+    fns = A.fns
     m, s = fns[-3], fns[-1]
     capi.call(fns[capi.KINEMATICS], m, s)
     capi.call(fns[capi.COM_POS], m, s)
     capi.call(fns[capi.COM_VEL], m, s)
-    pos, quat, vel, om = row_state(sxipos, sxquat, scvel, scom, body, root, iquat, iquat_unit)
-    host_plane_spheres(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
-                       om, margin, u0, d_h, u_h, found)
+    pos, quat, vel, om = row_state(A.sxipos, A.sxquat, A.scvel, A.scom, A.body, A.root,
+                                   A.iquat, A.iquat_unit)
+    host_plane_spheres(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p, A.radius, pos,
+                       quat, vel, om, margin, u0, d_h, u_h, found)
     return pos, quat, vel, om
 
 
 @njit
-def tree_rounds(fns, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1, u1,
-                loaded, s1, dP, spin, resp, cont, sgn, qpos, qvel, qpos0, qadr, rot, sqpos,
-                sqvel, sxipos, sxquat, scvel, scom, body, root, iquat, iquat_unit, sa, sb,
-                sbody, lpos, lrot, plane_n, plane_p, radius, u0, counters, d_h, u_h, found,
-                out):
+def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1,
+                u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h, found, out):
     """Up to ``rounds`` verification rounds of the implicit step from the last solve (``P``,
     ``d1``, ``u1``, ``loaded``, ``s1``, updated in place), its correction ``dP`` and the spin
     its response saw, as :meth:`ContactIntegrator.after
@@ -140,8 +170,9 @@ def tree_rounds(fns, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, 
     <mbplugin.mujoco.host.MujocoHost.respond>`: ``qvel`` += ``resp`` times the sides'
     impulses, the tree's ``qadr`` of ``mj_integratePos(qpos0, qvel, dt)``, the spin the
     largest |qvel| of ``rot``). ``first`` 1: the step's read, first solve (from ``P`` =
-    P_lin) and response come first. ``fns``: :data:`.capi.TREE_NAMES`' addresses, then
-    ``mjModel*``, the user's ``mjData*`` and the scratch ``mjData*``.
+    P_lin) and response come first. ``A`` the :class:`TreeArrays` (``A.fns``:
+    :data:`.capi.TREE_NAMES`' addresses, then ``mjModel*``, the user's ``mjData*`` and the
+    scratch ``mjData*``), ``sa``, ``sb`` the contacts' plane and sphere shapes.
 
     ``out`` (3,): the rounds begun, the last spin, whether MuJoCo's state was moved. Returns
     DONE, HANDOVER (the round's read in ``d_h``, ``u_h``, ``found``; the rows' state
@@ -152,12 +183,13 @@ def tree_rounds(fns, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, 
     nd = resp.shape[0]
     x, wx = np.empty(m), np.empty(m)
     f = np.empty(3 * ne)
-    qbuf = np.empty(qpos.shape[0])
+    qbuf = np.empty(A.qpos.shape[0])
     Pn, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
     dn, un = np.empty(k), np.empty((k, 3))
     F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
     lim = np.zeros(k)
     cnt = np.zeros(3, dtype=np.int64)
+    fns, qpos, qvel, qpos0, qadr, rot = A.fns, A.qpos, A.qvel, A.qpos0, A.qadr, A.rot
     state = (np.empty((0, 3)), np.empty((0, 4)), np.empty((0, 3)), np.empty((0, 3)))
     for r in range(0 if first else 1, rounds + 1):
         out[0] = r - 1 if r > 0 else 0
@@ -172,9 +204,7 @@ def tree_rounds(fns, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, 
                 big = max(big, abs(wx[i]))
             if big * (dt * spin + tol) <= du:
                 return DONE, state
-        state = _read(fns, qpos, qvel, sqpos, sqvel, sxipos, sxquat, scvel, scom, body, root,
-                      iquat, iquat_unit, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius,
-                      margin, u0, d_h, u_h, found)
+        state = _read(A, sa, sb, margin, u0, d_h, u_h, found)
         if r > 0:
             if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
                 return DONE, state
@@ -239,7 +269,8 @@ class LeanTree:
         self._qadr = np.ascontiguousarray(host.trees.tree_qpos[root], dtype=np.int64)
         self._rot = np.ascontiguousarray(host.trees.tree_rot[root], dtype=np.int64)
         self._iquat = np.ascontiguousarray(host.iquat, dtype=float)
-        self._scratch_fns: np.ndarray | None = None
+        self._tree_arrays: tuple[Any, Any] | None = None
+        self._work_k: tuple[int, tuple[np.ndarray, ...]] | None = None
         cn = host.mj.mjtConstraint
         self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
                                int(cn.mjCNSTR_LIMIT_TENDON)])
@@ -326,25 +357,20 @@ class LeanTree:
                        for a in (P, d1, u1, loaded)):
                 return None
             dP = np.array(dP, dtype=float)
-        s = host._scratch_data()
-        if self._scratch_fns is None:
-            self._scratch_fns = np.append(self._fns, np.uint64(s._address))
-        d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-        counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
+        A = self._arrays(shapes)
+        d_h, u_h, found, counters, out = self._work(k)
+        counters[:] = 0
+        out[:] = 0.0
         s1 = np.array(space.s_end if not fresh else space.s0, dtype=float)
         c = np.ascontiguousarray
-        d = host.d
         wall = time.perf_counter()
         status, (pos, quat, vel, om) = tree_rounds(
-            self._scratch_fns, 1 if fresh else 0, int(left), float(dt), float(margin),
+            A, pairs[0], pairs[1], 1 if fresh else 0, int(left), float(dt), float(margin),
             VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
             c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, dP, float(spin),
             c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
-            np.asarray(blk.sign, dtype=float), d.qpos, d.qvel, host._qpos0, self._qadr,
-            self._rot, s.qpos, s.qvel, s.xipos, s.xquat, s.cvel, s.subtree_com, self._body,
-            host.root, self._iquat, host._iquat_unit, pairs[0], pairs[1], shapes.body,
-            shapes.lpos, shapes.lrot, shapes.plane_n, shapes.plane_p, shapes.radius,
-            c(u0, dtype=float), counters, d_h, u_h, found, out)
+            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+            out)
         if status == FIRST:
             self.first_handed += 1
             return None
@@ -359,4 +385,32 @@ class LeanTree:
         if status == DONE:
             return res, 0, None
         bodies = host.loop.body_state(pos, quat, vel, om)
-        return res, left - int(out[0]) + 1, (bodies, d_h, u_h, found)
+        return res, left - int(out[0]) + 1, (bodies, d_h.copy(), u_h.copy(), found.copy())
+
+    def _arrays(self, shapes: Any) -> Any:
+        """The :class:`TreeArrays` of the contact model's shape arrays ``shapes`` (made once
+        per arrays object; the scratch ``MjData``'s views bound with it)."""
+        hit = self._tree_arrays
+        if hit is not None and hit[0] is shapes:
+            return hit[1]
+        host = self.host
+        s = host._scratch_data()
+        fns = np.append(self._fns, np.uint64(s._address))
+        d = host.d
+        A = tree_arrays(fns, d.qpos, d.qvel, host._qpos0, self._qadr, self._rot, s.qpos,
+                        s.qvel, s.xipos, s.xquat, s.cvel, s.subtree_com, self._body,
+                        np.ascontiguousarray(host.root, dtype=np.int64), self._iquat,
+                        bool(host._iquat_unit), shapes.body, shapes.lpos, shapes.lrot,
+                        shapes.plane_n, shapes.plane_p, shapes.radius)
+        self._tree_arrays = (shapes, A)
+        return A
+
+    def _work(self, k: int) -> tuple[np.ndarray, ...]:
+        """:func:`tree_rounds`' read arrays for K contacts (kept between host steps; a read
+        handed back is copied): overlaps (K,), velocities (K, 3), found (K,), counters (3,),
+        outcome (3,)."""
+        hit = self._work_k
+        if hit is None or hit[0] != k:
+            hit = self._work_k = (k, (np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_),
+                                      np.zeros(3, dtype=np.int64), np.zeros(3)))
+        return hit[1]
