@@ -38,6 +38,7 @@ def _stance(q, lean: bool) -> tuple[np.ndarray, np.ndarray, float, LeanTree | No
     host = contacts.host
     tree = getattr(host.verify_rounds, "__self__", None)
     if not lean:
+        contacts._tree = None
         host.articulated_delassus = lambda *a: None
         host.verify_rounds = lambda *a, **k: None
     hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]

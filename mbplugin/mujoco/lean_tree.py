@@ -40,7 +40,9 @@ from numba.core import types
 from numba.experimental import structref
 
 from mbplugin._jit import njit
-from mbplugin.hosts.detection import host_plane_spheres
+from mbplugin.contact import ContactBatch
+from mbplugin.contact import kernels as ck
+from mbplugin.hosts.detection import host_plane_spheres, margin_of, plane_sphere_contacts
 from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
@@ -58,7 +60,7 @@ DONE, HANDOVER, FIRST = 0, 1, 2
 #: contact model's shape arrays
 FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxipos", "sxquat",
           "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
-          "plane_n", "plane_p", "radius")
+          "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext")
 
 
 @structref.register
@@ -134,6 +136,52 @@ def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
                 s += normal[i, p] * W[3 * i + p, 3 * i + q] * normal[i, q]
         wnn[i] = s
     return True, jac, mm, cont, sgn, resp
+
+
+@njit
+def tree_start(A, fns, sa, sb, a, b, art, pos, quat, vel, om, margin, nv):
+    """The start of a host step of the lean case after ``mj_step1`` (:meth:`LeanTree.step`):
+    the rows' state (``pos`` ... of :func:`row_state`) checked as ``BodyState.validate``
+    checks it, the plane-sphere contacts of the managed pairs (``sa``, ``sb``; sides ``a``,
+    ``b``) with delta > -``margin`` (:func:`~mbplugin.hosts.detection.plane_sphere_contacts`,
+    the world-frame inverse inertia of the contact layer's kernels: the general detection's
+    batch) and W's block of the tree (:func:`tree_block`, ``fns`` with the user's data).
+    Returns (ok, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra, rb, W,
+    wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found ones; not
+    ok where the state is not valid, no pair is found or :func:`tree_block` does not apply
+    (nothing changed)."""
+    k = sa.shape[0]
+    idx = np.empty(k, dtype=np.int64)
+    point, normal, vt, ra, rb = (np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3)),
+                                 np.empty((k, 3)), np.empty((k, 3)))
+    delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
+    found = 0
+    if ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia):
+        n = pos.shape[0]
+        rot = np.empty((n + 1, 3, 3))
+        ck.quat_matrices(quat, rot[:n])
+        for i in range(3):
+            for j in range(3):
+                rot[n, i, j] = 1.0 if i == j else 0.0
+        inv_i_w = np.empty((n + 1, 3, 3))
+        ck.world_inverse_inertia_ext(rot, A.inv_inertia, A.fixed, inv_i_w)
+        found = plane_sphere_contacts(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p,
+                                      A.radius, pos, quat, vel, om, A.inv_m_ext, inv_i_w,
+                                      margin, idx, point, normal, delta, ddelta, vt, m_eff,
+                                      ra, rb)
+    W = np.zeros((3 * found, 3 * found))
+    wnn = np.empty(found)
+    ok = found > 0
+    if ok:
+        ok, jac, mm, cont, sgn, resp = tree_block(
+            fns, a[idx[:found]], b[idx[:found]], art, A.body, point[:found], normal[:found],
+            nv, W, wnn)
+    else:
+        jac, mm, cont = np.empty((0, 3, nv)), np.empty((nv, nv)), np.empty(0, dtype=np.int64)
+        sgn, resp = np.empty(0), np.empty((nv, 0))
+    f = found
+    return (ok, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
+            ra[:f], rb[:f], W, wnn, jac, mm, cont, sgn, resp)
 
 
 @njit
@@ -270,6 +318,13 @@ class LeanTree:
         self._rot = np.ascontiguousarray(host.trees.tree_rot[root], dtype=np.int64)
         self._iquat = np.ascontiguousarray(host.iquat, dtype=float)
         self._tree_arrays: tuple[Any, Any] | None = None
+        loop = host.loop
+        fixed = np.asarray(loop._fixed, dtype=np.bool_)
+        self._mass1 = np.ascontiguousarray(loop._mass1, dtype=float)
+        self._inv_inertia = np.ascontiguousarray(loop.inv_inertia, dtype=float)
+        self._fixed = np.ascontiguousarray(fixed)
+        self._inv_m_ext = np.zeros(len(fixed) + 1)  # (BodyState.inv_mass_ext)
+        self._inv_m_ext[:-1][~fixed] = 1.0 / self._mass1[~fixed]
         self._work_k: tuple[int, tuple[np.ndarray, ...]] | None = None
         cn = host.mj.mjtConstraint
         self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
@@ -387,6 +442,76 @@ class LeanTree:
         bodies = host.loop.body_state(pos, quat, vel, om)
         return res, left - int(out[0]) + 1, (bodies, d_h.copy(), u_h.copy(), found.copy())
 
+    def step(self, c: Any) -> tuple[Any, bool]:
+        """One host step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` (no ``control``
+        callback) by the lean path where it applies: a managed pair is found at the step start
+        (every managed pair a plane-sphere pair), ``articulated="implicit"``, MuJoCo has no
+        equality or limit constraint in this step. Then the step is the general path's calls
+        without their generic parts: :func:`tree_start` (the detection and W's block), the
+        store's commit, the implicit step's begin (:meth:`HostStep._implicit_before
+        <mbplugin.hosts.step.HostStep._implicit_before>`), the forces, ``mj_step2`` and
+        :meth:`HostStep.after <mbplugin.hosts.step.HostStep.after>` (whose rounds are
+        :meth:`rounds`). Returns (the step's info, True), or (None, whether ``mj_step1``
+        ran: the general path continues from there)."""
+        loop, host = c.loop, self.host
+        store, integ = loop.store, loop.integrator
+        det = loop._plane_spheres
+        const = None if det is None else det._const
+        if const is None or det._c is not loop.model.arrays or loop.articulated != "implicit":
+            return None, False
+        a, b, key, law, k_hertz, r_eff = const
+        mj, m, d = host.mj, host.m, host.d
+        mj.mj_step1(m, d)
+        bodies = loop.body_state(*host.state(d))
+        if d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any():
+            return None, True
+        dt = float(m.opt.timestep)
+        t = float(d.time)
+        margin = margin_of(bodies, dt, c.gravity())
+        if not (np.isfinite(margin) and margin >= 0.0):
+            return None, True
+        A = self._arrays(loop.model.arrays)
+        (ok, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont, sgn,
+         resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, bodies.pos,
+                            bodies.quat, bodies.vel, bodies.omega, float(margin), int(m.nv))
+        if not ok:
+            return None, True
+        self.blocks += 1
+        if len(i) == len(key):  # (PlaneSphereDetection.detect's batch)
+            batch = ContactBatch(a.copy(), b.copy(), key.copy(), point, normal, delta, ddelta,
+                                 vt, m_eff, r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
+        else:
+            batch = ContactBatch(a[i], b[i], key[i], point, normal, delta, ddelta, vt, m_eff,
+                                 r_eff[i], ra, rb, law[i], k_hertz[i])
+        loop.margin = 2.0 * margin
+        # HostStep.step: the store's commit, W (the hook's bookkeeping), the implicit begin
+        if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+            store.commit(batch, t, aligned=False, compiled=True)
+        loop.pending = None
+        integ.pending = None
+        loop.forced[:] = False
+        blk = ArticulatedBlock(cont, sgn, jac, mm, tag=self.root)
+        blk.response = resp
+        loop._art = [blk]
+        loop._one_body = True
+        loop._w_cache.put(None, W, wnn, False)
+        k = len(batch)
+        m_eff = np.full(k, np.inf)
+        np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
+        batch.m_eff = m_eff
+        u0 = batch.vt - batch.ddelta[:, None] * batch.normal
+        s0 = integ.stick_start(batch)
+        mu = loop.pair_mu(host, batch)
+        info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
+        # MujocoContacts.step: the forces, MuJoCo's step, the implicit step's solve
+        forced = np.zeros(len(c.rows), dtype=bool)
+        host.apply(batch, force, forced)
+        host.settle_warmstart(np.flatnonzero(forced & c._movable))
+        host.step()
+        loop.after(host, dt)
+        c.last = c._info(loop.last if loop.last is not None else info)
+        return c.last, True
+
     def _arrays(self, shapes: Any) -> Any:
         """The :class:`TreeArrays` of the contact model's shape arrays ``shapes`` (made once
         per arrays object; the scratch ``MjData``'s views bound with it)."""
@@ -401,7 +526,8 @@ class LeanTree:
                         s.qvel, s.xipos, s.xquat, s.cvel, s.subtree_com, self._body,
                         np.ascontiguousarray(host.root, dtype=np.int64), self._iquat,
                         bool(host._iquat_unit), shapes.body, shapes.lpos, shapes.lrot,
-                        shapes.plane_n, shapes.plane_p, shapes.radius)
+                        shapes.plane_n, shapes.plane_p, shapes.radius, self._mass1,
+                        self._inv_inertia, self._fixed, self._inv_m_ext)
         self._tree_arrays = (shapes, A)
         return A
 
