@@ -157,14 +157,7 @@ def tree_start(A, fns, sa, sb, a, b, art, pos, quat, vel, om, margin, nv):
     delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
     found = 0
     if ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia):
-        n = pos.shape[0]
-        rot = np.empty((n + 1, 3, 3))
-        ck.quat_matrices(quat, rot[:n])
-        for i in range(3):
-            for j in range(3):
-                rot[n, i, j] = 1.0 if i == j else 0.0
-        inv_i_w = np.empty((n + 1, 3, 3))
-        ck.world_inverse_inertia_ext(rot, A.inv_inertia, A.fixed, inv_i_w)
+        inv_i_w = ck.world_inverse_inertia_of(quat, A.inv_inertia, A.fixed)
         found = plane_sphere_contacts(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p,
                                       A.radius, pos, quat, vel, om, A.inv_m_ext, inv_i_w,
                                       margin, idx, point, normal, delta, ddelta, vt, m_eff,
@@ -227,16 +220,10 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     returned) or FIRST (the first solve needs the general path; MuJoCo's data unchanged)."""
     k = d1.shape[0]
     m = 3 * k
-    ne = cont.shape[0]
     nd = resp.shape[0]
     x, wx = np.empty(m), np.empty(m)
-    f = np.empty(3 * ne)
+    f = np.empty(3 * cont.shape[0])
     qbuf = np.empty(A.qpos.shape[0])
-    Pn, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
-    dn, un = np.empty(k), np.empty((k, 3))
-    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
-    lim = np.zeros(k)
-    cnt = np.zeros(3, dtype=np.int64)
     fns, qpos, qvel, qpos0, qadr, rot = A.fns, A.qpos, A.qvel, A.qpos0, A.qadr, A.rot
     state = (np.empty((0, 3)), np.empty((0, 4)), np.empty((0, 3)), np.empty((0, 3)))
     for r in range(0 if first else 1, rounds + 1):
@@ -258,33 +245,13 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
                 return DONE, state
             out[0] = r
         # the solve (solve_step's kernels), from the last impulse
-        cnt[:] = 0
-        if not (ik._fast_start(P, u_h, d_h, dt, k, gf, gc, Pn, ue, ed)
-                and ik.newton(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, lim, False, rtol, cnt)):
+        got = ik.round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded,
+                             s1, dP)
+        if got < 0:
             return (HANDOVER if r > 0 else FIRST), state
-        ik.end_state(Pn, ue, d_h, ed, dt, k, gf, gc, dn, un)
-        ik._host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, dn, F, S1, FN, loaded)
-        for a in range(3):
-            counters[a] += cnt[a]
-        any_dp = False
-        for i in range(k):
-            d1[i] = dn[i]
-            for a in range(3):
-                dP[i, a] = Pn[i, a] - P[i, a]
-                any_dp = any_dp or dP[i, a] != 0.0
-                P[i, a] = Pn[i, a]
-                u1[i, a] = un[i, a]
-                s1[i, a] = S1[i, a]
         # the response (HostStep._respond, MujocoHost.respond)
         spin = 0.0
-        if not any_dp:
-            continue
-        any_f = False
-        for e in range(ne):
-            for a in range(3):
-                f[3 * e + a] = sgn[e] * dP[cont[e], a]
-                any_f = any_f or f[3 * e + a] != 0.0
-        if not any_f:
+        if got == 0 or not ik.side_impulses(dP, cont, sgn, f):
             continue
         dq = np.dot(resp, f)
         for i in range(nd):
