@@ -75,3 +75,36 @@ def test_a1_lean_tree_stance_equals_the_general_path_and_static_hertz() -> None:
     k = 4.0 / 3.0 * e_star * math.sqrt(q.TOE_R)
     hertz = (w / 4 / k) ** (2 / 3)
     assert abs(float(d_lean[quiet].mean()) / hertz - 1.0) < 0.05
+
+
+def test_lean_tree_steps_aside_when_joint_damping_enters_mujocos_update() -> None:
+    """Joint damping set between steps enters MuJoCo's implicit velocity update (M + dt D):
+    the lean path (whose W is M's) then leaves the steps to the general path, and both runs
+    stay the same to the last bit."""
+    q = _example()
+
+    def run(lean: bool) -> tuple[np.ndarray, LeanTree | None]:
+        m, d, contacts = q.setup(True)
+        tree = contacts._tree
+        if not lean:
+            contacts._tree = None
+            contacts.host.articulated_delassus = lambda *a: None
+            contacts.host.verify_rounds = lambda *a, **k: None
+        hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        out = []
+        for i in range(120):
+            if i == 60:
+                m.dof_damping[hv] = 0.5  # N m s/rad
+                tree_blocks = tree.blocks
+            tau = q.KP * (q.STAND - d.qpos[hq]) - q.KD * d.qvel[hv]
+            d.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
+            contacts.step()
+            out.append(d.qpos.copy())
+        if lean:
+            assert tree_blocks > 30 and tree.blocks == tree_blocks  # none after the change
+        return np.array(out), tree
+
+    q_lean, _ = run(True)
+    q_gen, _ = run(False)
+    assert np.array_equal(q_lean, q_gen)

@@ -269,6 +269,19 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     return DONE, state
 
 
+def _plain_update(mj: Any, m: Any) -> bool:
+    """Whether the matrix of MuJoCo's velocity update of the model's dofs is its mass matrix
+    M alone (:meth:`MujocoTrees.update_matrix
+    <mbplugin.mujoco.trees.MujocoTrees.update_matrix>` without its other terms): the Euler
+    integrator without joint damping or with ``mjDSBL_EULERDAMP``, or an implicit one without
+    actuators and damping (MuJoCo's constraints are checked per step)."""
+    euler = int(m.opt.integrator) == int(mj.mjtIntegrator.mjINT_EULER)
+    eulerdamp_off = bool(m.opt.disableflags & int(mj.mjtDisableBit.mjDSBL_EULERDAMP))
+    if np.any(m.dof_damping) and not (euler and eulerdamp_off):
+        return False
+    return euler or not m.nu
+
+
 class LeanTree:
     """The lean path of one MuJoCo kinematic tree (module docstring), the hooks
     ``articulated_delassus`` (:meth:`block`) and ``verify_rounds`` (:meth:`rounds`) of its
@@ -296,6 +309,7 @@ class LeanTree:
         cn = host.mj.mjtConstraint
         self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
                                int(cn.mjCNSTR_LIMIT_TENDON)])
+        self._opt = (m.opt.integrator, m.opt.disableflags)
         #: W blocks built here; implicit steps whose read, solves and responses ran here (all
         #: rounds, or up to a handed-back round); first solves handed to the general path
         self.blocks = self.steps = self.first_handed = 0
@@ -316,13 +330,7 @@ class LeanTree:
                 or not np.any(kind == ARTICULATED)):
             return None
         root, dofs = next(iter(trees.items()))
-        if len(dofs) != m.nv:
-            return None
-        euler = int(m.opt.integrator) == int(mj.mjtIntegrator.mjINT_EULER)
-        eulerdamp_off = bool(m.opt.disableflags & int(mj.mjtDisableBit.mjDSBL_EULERDAMP))
-        if np.any(m.dof_damping) and not (euler and eulerdamp_off):
-            return None
-        if not euler and m.nu:
+        if len(dofs) != m.nv or not _plain_update(mj, m):
             return None
         try:  # MuJoCo's argument order (m, d, dst) of mj_fullM (the C call's)
             mj.mj_fullM(m, d, np.zeros((m.nv, m.nv)))
@@ -330,14 +338,26 @@ class LeanTree:
             return None
         return cls(host, fns, int(root))
 
+    def _applies(self) -> bool:
+        """Whether this step qualifies on the model's side: MuJoCo's velocity update still M
+        itself (the options and damping as :meth:`of` found them; a user may change them
+        between steps) and no equality or limit constraint of MuJoCo in the step."""
+        host = self.host
+        m, d = host.m, host.d
+        opt = m.opt
+        if (opt.integrator, opt.disableflags) != self._opt or np.any(m.dof_damping):
+            if not _plain_update(host.mj, m):
+                return False
+            self._opt = (opt.integrator, opt.disableflags)
+        return not (d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any())
+
     def block(self, batch: Any, bodies: Any,
               W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
         """The tree's :class:`~mbplugin.hosts.protocol.ArticulatedBlock` (its response set) and
         n . W n (K,), its part of W added into ``W`` (:func:`tree_block`); None where the
         step does not qualify (an equality or limit constraint of MuJoCo in this step, a
         contact not between the tree and a static row): W untouched."""
-        d = self.host.d
-        if d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any():
+        if not self._applies():
             return None
         k = len(batch)
         wnn = np.empty(k)
@@ -430,7 +450,7 @@ class LeanTree:
         mj, m, d = host.mj, host.m, host.d
         mj.mj_step1(m, d)
         bodies = loop.body_state(*host.state(d))
-        if d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any():
+        if not self._applies():
             return None, True
         dt = float(m.opt.timestep)
         t = float(d.time)
