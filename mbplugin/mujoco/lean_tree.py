@@ -43,13 +43,12 @@ from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.contact import kernels as ck
 from mbplugin.hosts.detection import host_plane_spheres, margin_of, plane_sphere_contacts
-from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
+from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off, lean_result
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
 from mbplugin.mujoco.kernels import row_state
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.delassus import articulated_w
-from mbplugin.pipeline.substep import StepResult, SubstepStats
 
 #: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
 #: is handed back, or the step's first solve (MuJoCo's data unchanged)
@@ -417,13 +416,8 @@ class LeanTree:
             self.first_handed += 1
             return None
         self.steps += fresh
-        if fresh:
-            stats = SubstepStats()
-            res = StepResult(P, d1, u1, loaded, stats, dt, None)
-        stats.steps += int(counters[0])
-        stats.nfev += int(counters[1])
-        res.stats.wall = time.perf_counter() - wall
-        space.s_end = s1 if space.stick is not None else space.s0
+        res = lean_result(space, None if fresh else res, stats, P, d1, u1, loaded, s1,
+                          counters, dt, wall)
         if status == DONE:
             return res, 0, None
         bodies = host.loop.body_state(pos, quat, vel, om)
