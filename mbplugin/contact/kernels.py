@@ -433,6 +433,23 @@ def world_inverse_inertia_ext(rot, inv_ib, fixed, out):
             world_inverse_inertia(rot[b], inv_ib[b], out[b])
 
 
+@njit
+def world_inverse_inertia_of(quat, inv_ib, fixed):
+    """The world-frame inverse inertia (N + 1, 3, 3) of N bodies at orientations ``quat``
+    (N, 4) [w, x, y, z] (:func:`quat_matrices`, the world row's identity appended, then
+    :func:`world_inverse_inertia_ext`: ``BodyState.inv_inertia_world_ext`` of
+    ``rotations_ext``, the same bits), 1/(kg m^2)."""
+    n = quat.shape[0]
+    rot = np.empty((n + 1, 3, 3))
+    quat_matrices(quat, rot[:n])
+    for i in range(3):
+        for j in range(3):
+            rot[n, i, j] = 1.0 if i == j else 0.0
+    out = np.empty((n + 1, 3, 3))
+    world_inverse_inertia_ext(rot, inv_ib, fixed, out)
+    return out
+
+
 @njit_helper
 def _along(bi, r0, r1, r2, n0, n1, n2, inv_m, inv_i):
     """1/m + (r x n) . I_w^-1 (r x n) of body ``bi`` (``inv_m`` (N + 1,), ``inv_i`` (N + 1, 3,

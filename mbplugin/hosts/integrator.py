@@ -21,6 +21,7 @@ Two ways through a host step:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,7 @@ from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import cross_rows, lookup, norm_rows
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.substep import SubstepStats, contact_space
+from mbplugin.pipeline.substep import StepResult, SubstepStats, contact_space
 
 #: the implicit step's verification rounds (``verify``): another round while a contact's host
 #: overlap after the step differs from the solved one by more than this (relative) or 1e-9 m
@@ -323,3 +324,24 @@ def free_response(free_row: np.ndarray, mass: np.ndarray, inv_i_w: np.ndarray,
         touched[rows] = True
     rows = np.flatnonzero(touched)
     return rows, dv[rows], dw[rows]
+
+
+def lean_result(space: Any, res: Any, stats: Any, P: np.ndarray, d1: np.ndarray,
+                u1: np.ndarray, loaded: np.ndarray, s1: np.ndarray, counters: np.ndarray,
+                dt: float, wall: float) -> Any:
+    """The solve's result of a host's lean rounds (the ``rounds`` of
+    :meth:`ContactIntegrator.after`, e.g. :func:`mbplugin.mujoco.lean_tree.LeanTree.rounds`):
+    where ``res`` is None (the rounds took the step's first solve) a new ``StepResult`` of the
+    impulse ``P`` (K, 3), overlaps ``d1`` (K,), velocities ``u1`` (K, 3) and ``loaded`` (K,)
+    over ``dt`` s, else ``res`` itself; the rounds' ``counters`` (iterations, force
+    evaluations) added to ``stats`` (its own with a new result), the wall time since ``wall``
+    (``time.perf_counter``), and the pending ``space``'s end spring displacement ``s1`` (K,
+    3) kept (with ``stick``)."""
+    if res is None:
+        stats = SubstepStats()
+        res = StepResult(P, d1, u1, loaded, stats, dt, None)
+    stats.steps += int(counters[0])
+    stats.nfev += int(counters[1])
+    res.stats.wall = time.perf_counter() - wall
+    space.s_end = s1 if space.stick is not None else space.s0
+    return res

@@ -40,6 +40,7 @@ from mbplugin.mujoco import kernels as _k
 from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
 from mbplugin.mujoco.lean import LeanSpheres
+from mbplugin.mujoco.lean_tree import LeanTree
 
 __all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
 
@@ -166,6 +167,11 @@ class MujocoContacts:
             shape_names=[names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
         check_hertz(self.loop.model, spairs, lambda s: names.geom(int(geoms[s])))
         self.host.loop = self.loop
+        #: the lean path of one kinematic tree (:mod:`.lean_tree`), or None
+        self._tree = LeanTree.of(self.host)
+        if self._tree is not None:  # W's block and the implicit step's rounds compiled
+            self.host.articulated_delassus = self._tree.block
+            self.host.verify_rounds = self._tree.rounds
         #: "mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"; the
         #: friction law (with "mujoco" its regularisation; None: frictionless); the contact
         #: store (per-contact law state, onsets, separations); the contact layer's
@@ -206,6 +212,10 @@ class MujocoContacts:
                 info, stepped = lean.step()
                 if info is not None:
                     return info
+        if control is None and not stepped and self._tree is not None:
+            info, stepped = self._tree.step(self)
+            if info is not None:
+                return info
         # after mj_step1
         bodies = loop.body_state(*(host.state(d) if stepped else host.read_state()))
         if control is not None:

@@ -43,8 +43,8 @@ def library_paths(mujoco: Any) -> list[str]:
     return out
 
 
-def _open(mujoco: Any) -> np.ndarray | None:
-    """The addresses (len(NAMES),) uint64 of :data:`NAMES` in the package's C library, or
+def _open(mujoco: Any, names: tuple[str, ...] = NAMES) -> np.ndarray | None:
+    """The addresses (len(names),) uint64 of ``names`` in the package's C library, or
     None: no library file, it does not load, a function is missing, or its ``mj_version()``
     is not the bindings' ``mujoco.mj_version()``."""
     for path in library_paths(mujoco):
@@ -55,7 +55,7 @@ def _open(mujoco: Any) -> np.ndarray | None:
             if int(lib.mj_version()) != int(mujoco.mj_version()):
                 continue
             return np.array([ctypes.cast(getattr(lib, n), ctypes.c_void_p).value
-                             for n in NAMES], dtype=np.uint64)
+                             for n in names], dtype=np.uint64)
         except (OSError, AttributeError, TypeError):
             continue
     return None
@@ -84,6 +84,89 @@ def call(typingctx, fn, m, d):
         fnty = ir.FunctionType(ir.VoidType(), [ptr, ptr])
         f = builder.inttoptr(args[0], fnty.as_pointer())
         builder.call(f, [builder.inttoptr(args[1], ptr), builder.inttoptr(args[2], ptr)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+#: the C functions of one kinematic tree's lean path (:mod:`mbplugin.mujoco.lean_tree`),
+#: in the order of :func:`load_tree`'s addresses (MuJoCo API reference, "Support" and
+#: "Components"): ``void mj_jac(const mjModel*, const mjData*, mjtNum* jacp, mjtNum* jacr,
+#: const mjtNum point[3], int body)``, ``void mj_fullM(const mjModel*, const mjData*,
+#: mjtNum* dst)`` (MuJoCo >= 3.3's argument order), ``void mj_integratePos(const mjModel*,
+#: mjtNum* qpos, const mjtNum* qvel, mjtNum dt)``, and ``void f(const mjModel*, mjData*)``
+#: of the kinematics stages
+TREE_NAMES = ("mj_jac", "mj_fullM", "mj_integratePos", "mj_kinematics", "mj_comPos",
+              "mj_comVel")
+JAC, FULL_M, INTEGRATE_POS, KINEMATICS, COM_POS, COM_VEL = range(len(TREE_NAMES))
+_LOADED_TREE: dict[str, np.ndarray | None] = {}
+
+
+def load_tree(mujoco: Any) -> np.ndarray | None:
+    """The addresses of :data:`TREE_NAMES` (as :func:`load`), None where the C library is not
+    usable."""
+    key = os.path.dirname(os.path.abspath(mujoco.__file__))
+    if key not in _LOADED_TREE:
+        _LOADED_TREE[key] = _open(mujoco, TREE_NAMES)
+    return _LOADED_TREE[key]
+
+
+def _ptr(builder, x):
+    return builder.inttoptr(x, ir.IntType(8).as_pointer())
+
+
+@intrinsic
+def call_jac(typingctx, fn, m, d, jacp, jacr, point, body):
+    """``mj_jac(m, d, jacp, jacr, point, body)`` in compiled code: every argument but ``body``
+    an address (unsigned 64-bit integer; ``jacr`` 0: NULL), ``body`` an integer."""
+    args = (fn, m, d, jacp, jacr, point, body)
+    if not all(isinstance(x, types.Integer) for x in args):
+        return None
+    sig = types.void(*args)
+
+    def codegen(context, builder, signature, a):
+        ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 5 + [i32])
+        f = builder.inttoptr(a[0], fnty.as_pointer())
+        b = builder.trunc(a[6], i32) if a[6].type.width > 32 else a[6]
+        builder.call(f, [_ptr(builder, x) for x in a[1:6]] + [b])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def call3(typingctx, fn, m, d, x):
+    """``f(m, d, x)`` in compiled code (``mj_fullM(m, d, dst)``): every argument an address."""
+    args = (fn, m, d, x)
+    if not all(isinstance(v, types.Integer) for v in args):
+        return None
+    sig = types.void(*args)
+
+    def codegen(context, builder, signature, a):
+        ptr = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 3)
+        f = builder.inttoptr(a[0], fnty.as_pointer())
+        builder.call(f, [_ptr(builder, v) for v in a[1:]])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def call_integrate_pos(typingctx, fn, m, qpos, qvel, dt):
+    """``mj_integratePos(m, qpos, qvel, dt)`` in compiled code: addresses, ``dt`` a float."""
+    if not (all(isinstance(v, types.Integer) for v in (fn, m, qpos, qvel))
+            and isinstance(dt, types.Float)):
+        return None
+    sig = types.void(fn, m, qpos, qvel, types.float64)
+
+    def codegen(context, builder, signature, a):
+        ptr = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 3 + [ir.DoubleType()])
+        f = builder.inttoptr(a[0], fnty.as_pointer())
+        builder.call(f, [_ptr(builder, v) for v in a[1:4]] + [a[4]])
         return context.get_dummy_value()
 
     return sig, codegen

@@ -584,6 +584,56 @@ def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gc, P, ue, ed):
     return True
 
 
+@njit
+def round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded, s1, dP):
+    """One solve of a host's lean implicit step (a first solve or a verification round, as
+    :func:`solve_step` solves: :func:`_fast_start`, :func:`newton`, :func:`end_state`,
+    :func:`_host_end`) from the host's end state ``u_h`` (K, 3) m/s, ``d_h`` (K,) m and the
+    impulse ``P`` (K, 3) N s it holds: ``P`` becomes the solved impulse, ``dP`` its change,
+    ``d1``, ``u1``, ``loaded``, ``s1`` the end state (all updated in place; ``counters`` +=
+    iterations, force evaluations). Returns -1 where the solve needs the general path (an
+    onset to book, Newton's fallback; nothing but scratch changed), else 1 where ``dP`` has
+    a non-zero entry and 0 where not."""
+    k = d_h.shape[0]
+    Pn, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    dn, un = np.empty(k), np.empty((k, 3))
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    cnt = np.zeros(3, dtype=np.int64)
+    if not (_fast_start(P, u_h, d_h, dt, k, gf, gc, Pn, ue, ed)
+            and newton(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, np.zeros(k), False, rtol,
+                       cnt)):
+        return -1
+    end_state(Pn, ue, d_h, ed, dt, k, gf, gc, dn, un)
+    _host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, dn, F, S1, FN, loaded)
+    for a in range(3):
+        counters[a] += cnt[a]
+    any_dp = 0
+    for i in range(k):
+        d1[i] = dn[i]
+        for a in range(3):
+            dP[i, a] = Pn[i, a] - P[i, a]
+            if dP[i, a] != 0.0:
+                any_dp = 1
+            P[i, a] = Pn[i, a]
+            u1[i, a] = un[i, a]
+            s1[i, a] = S1[i, a]
+    return any_dp
+
+
+@njit
+def side_impulses(dP, cont, sgn, f):
+    """The impulses (3E,) ``f`` of an articulated body's contact sides (contact ``cont`` (E,),
+    sign ``sgn`` (E,): +1 side b, -1 side a) from the contacts' impulses ``dP`` (K, 3), as
+    the general response takes them (``(sign * dP[contact]).ravel()``); whether one is
+    non-zero."""
+    any_f = False
+    for e in range(cont.shape[0]):
+        for a in range(3):
+            f[3 * e + a] = sgn[e] * dP[cont[e], a]
+            any_f = any_f or f[3 * e + a] != 0.0
+    return any_f
+
+
 def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: float,
                gf: np.ndarray, gc: np.ndarray, fn0: np.ndarray, s0: np.ndarray, rtol: float,
                counters: np.ndarray) -> tuple[np.ndarray, ...] | None:

@@ -1,0 +1,523 @@
+"""One kinematic tree's implicit step in compiled code: the lean path of a MuJoCo robot's
+host step (:class:`~mbplugin.hosts.step.HostStep` with its host hooks
+``articulated_delassus`` and ``verify_rounds``, as :mod:`mbplugin.bullet.lean` for PyBullet).
+
+For a model whose managed rows are one articulated kinematic tree (floating or fixed base)
+owning every degree of freedom, with static other sides (a robot's feet on the ground), the
+two articulated parts of the general path are each one compiled call that makes MuJoCo's C
+calls itself (:mod:`mbplugin.mujoco.capi`, through ``_address``):
+
+* :func:`tree_block` before the host step: W's block of the tree (the general path's
+  :meth:`MujocoTrees.blocks <mbplugin.mujoco.trees.MujocoTrees.blocks>` and
+  :meth:`~mbplugin.mujoco.trees.MujocoTrees.update_matrix`): the point Jacobians ``mj_jac``
+  at each contact point, the joint-space mass matrix ``mj_fullM``, then
+  :func:`~mbplugin.pipeline.delassus.articulated_w` (W = J M^-1 J^T and the response
+  M^-1 J^T) and each contact's n . W n;
+* :func:`tree_rounds` after it: the read of MuJoCo's end state (``mj_kinematics``,
+  ``mj_comPos``, ``mj_comVel`` on the scratch ``MjData``, :func:`.kernels.row_state`,
+  :func:`~mbplugin.hosts.detection.host_plane_spheres`), the solve (the kernels of
+  :func:`mbplugin.pipeline.implicit_kernel.solve_step`, the general path's compiled solve),
+  the response (``qvel`` += M^-1 J^T dP, ``qpos`` of MuJoCo's ``mj_integratePos`` from the
+  step's start) and the verification rounds of :meth:`ContactIntegrator.after
+  <mbplugin.hosts.integrator.ContactIntegrator.after>`.
+
+The general path's arithmetic in its order; no formula is written here. What the general
+path's mass matrix adds to M (joint damping of the Euler integrator, implicit actuators, soft
+equality and limit constraints: :meth:`MujocoTrees.update_matrix`) is not built here: such
+models or steps (``nefc`` with an equality or limit row) keep the general path, as do an
+onset or Newton's fallback met by a solve (the first solve hands the whole step back, a
+later round hands its read back), free rows and any other contact.
+Units: SI (m, m/s, N s, kg).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from numba.core import types
+from numba.experimental import structref
+
+from mbplugin._jit import njit
+from mbplugin.contact import ContactBatch
+from mbplugin.contact import kernels as ck
+from mbplugin.hosts.detection import host_plane_spheres, margin_of, plane_sphere_contacts
+from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off, lean_result
+from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
+from mbplugin.mujoco import capi
+from mbplugin.mujoco.kernels import row_state
+from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.delassus import articulated_w
+
+#: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
+#: is handed back, or the step's first solve (MuJoCo's data unchanged)
+DONE, HANDOVER, FIRST = 0, 1, 2
+
+#: the fields of :class:`TreeArrays`: MuJoCo's C functions and addresses, the user's and the
+#: scratch ``mjData``'s arrays (views, bound once), the tree's and the rows' constants, the
+#: contact model's shape arrays
+FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxipos", "sxquat",
+          "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
+          "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext")
+
+
+@structref.register
+class TreeArraysType(types.StructRef):
+    """numba's type of :class:`TreeArrays` (its fields' types without literal values)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class TreeArrays(structref.StructRefProxy):
+    """The constant arrays of one :class:`LeanTree` (:data:`FIELDS`) as one argument of
+    :func:`tree_rounds`: one unboxing per call instead of one per array (:mod:`.lean`'s
+    ``LeanArrays``)."""
+
+
+structref.define_proxy(TreeArrays, TreeArraysType, list(FIELDS))
+
+
+@njit
+def tree_arrays(*values):
+    """A :class:`TreeArrays` of ``values`` (:data:`FIELDS`' order), built by a cached compiled
+    call (the proxy's own constructor is compiled afresh in every process)."""
+    return TreeArrays(*values)
+
+
+@njit
+def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
+    """W's block of the one tree (module docstring) added into ``W`` (3K, 3K) and n . W n
+    into ``wnn`` (K,): the contacts' sides ``a``, ``b`` (rows; ``art`` (N,) True for the
+    tree's rows, ``body`` (N,) their MuJoCo bodies), ``point`` / ``normal`` (K, 3) world;
+    ``fns`` the addresses of :data:`.capi.TREE_NAMES` then ``mjModel*``, ``mjData*``.
+    The entries are the general path's: the sides a on the tree, then the sides b, in contact
+    order (sign -1, +1). Returns (ok, jac (E, 3, nv), mass matrix (nv, nv), contact (E,),
+    sign (E,), response (nv, 3E)); not ok where a contact has no side or both sides on the
+    tree (W untouched)."""
+    k = a.shape[0]
+    ne = 0
+    for i in range(k):
+        if art[a[i]] == art[b[i]]:
+            ne = -1
+            break
+        ne += 1
+    cont = np.empty(max(ne, 0), dtype=np.int64)
+    sgn = np.empty(max(ne, 0))
+    jac = np.zeros((max(ne, 0), 3, nv))
+    mm = np.empty((nv, nv))
+    if ne < 0:
+        return False, jac, mm, cont, sgn, np.empty((nv, 0))
+    e = 0
+    for side in range(2):
+        for i in range(k):
+            r = a[i] if side == 0 else b[i]
+            if art[r]:
+                cont[e] = i
+                sgn[e] = -1.0 if side == 0 else 1.0
+                e += 1
+    m, d = fns[-2], fns[-1]
+    pt = np.empty(3)
+    base = jac.ctypes.data
+    for e in range(ne):
+        i = cont[e]
+        pt[0], pt[1], pt[2] = point[i, 0], point[i, 1], point[i, 2]
+        r = a[i] if sgn[e] < 0 else b[i]
+        capi.call_jac(fns[capi.JAC], m, d, base + np.uint64(e * 3 * nv * 8), np.uint64(0),
+                      pt.ctypes.data, body[r])
+    capi.call3(fns[capi.FULL_M], m, d, mm.ctypes.data)
+    resp = articulated_w(jac, mm, np.empty(0, dtype=np.int64), cont, sgn, W)
+    for i in range(k):  # (normal_entries: the diagonal blocks' n . B n, row-major)
+        s = 0.0
+        for p in range(3):
+            for q in range(3):
+                s += normal[i, p] * W[3 * i + p, 3 * i + q] * normal[i, q]
+        wnn[i] = s
+    return True, jac, mm, cont, sgn, resp
+
+
+@njit
+def tree_start(A, fns, sa, sb, a, b, art, pos, quat, vel, om, margin, nv):
+    """The start of a host step of the lean case after ``mj_step1`` (:meth:`LeanTree.step`):
+    the rows' state (``pos`` ... of :func:`row_state`) checked as ``BodyState.validate``
+    checks it, the plane-sphere contacts of the managed pairs (``sa``, ``sb``; sides ``a``,
+    ``b``) with delta > -``margin`` (:func:`~mbplugin.hosts.detection.plane_sphere_contacts`,
+    the world-frame inverse inertia of the contact layer's kernels: the general detection's
+    batch) and W's block of the tree (:func:`tree_block`, ``fns`` with the user's data).
+    Returns (ok, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra, rb, W,
+    wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found ones; not
+    ok where the state is not valid, no pair is found or :func:`tree_block` does not apply
+    (nothing changed)."""
+    k = sa.shape[0]
+    idx = np.empty(k, dtype=np.int64)
+    point, normal, vt, ra, rb = (np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3)),
+                                 np.empty((k, 3)), np.empty((k, 3)))
+    delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
+    found = 0
+    if ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia):
+        inv_i_w = ck.world_inverse_inertia_of(quat, A.inv_inertia, A.fixed)
+        found = plane_sphere_contacts(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p,
+                                      A.radius, pos, quat, vel, om, A.inv_m_ext, inv_i_w,
+                                      margin, idx, point, normal, delta, ddelta, vt, m_eff,
+                                      ra, rb)
+    W = np.zeros((3 * found, 3 * found))
+    wnn = np.empty(found)
+    ok = found > 0
+    if ok:
+        ok, jac, mm, cont, sgn, resp = tree_block(
+            fns, a[idx[:found]], b[idx[:found]], art, A.body, point[:found], normal[:found],
+            nv, W, wnn)
+    else:
+        jac, mm, cont = np.empty((0, 3, nv)), np.empty((nv, nv)), np.empty(0, dtype=np.int64)
+        sgn, resp = np.empty(0), np.empty((nv, 0))
+    f = found
+    return (ok, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
+            ra[:f], rb[:f], W, wnn, jac, mm, cont, sgn, resp)
+
+
+@njit
+def _read(A, sa, sb, margin, u0, d_h, u_h, found):
+    """MuJoCo's state (``A.qpos``, ``A.qvel``) on the scratch data (``A.fns[-1]``; its arrays
+    ``A.sqpos`` ...), its kinematics and velocities, the rows' state (:func:`row_state`) and
+    the contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
+    <mbplugin.mujoco.host.MujocoHost.end_state>` and :class:`HostContacts.read
+    <mbplugin.hosts.detection.HostContacts>`). Returns the rows' (pos, quat, vel, omega)."""
+    A.sqpos[:] = A.qpos
+    A.sqvel[:] = A.qvel
+    fns = A.fns
+    m, s = fns[-3], fns[-1]
+    capi.call(fns[capi.KINEMATICS], m, s)
+    capi.call(fns[capi.COM_POS], m, s)
+    capi.call(fns[capi.COM_VEL], m, s)
+    pos, quat, vel, om = row_state(A.sxipos, A.sxquat, A.scvel, A.scom, A.body, A.root,
+                                   A.iquat, A.iquat_unit)
+    host_plane_spheres(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p, A.radius, pos,
+                       quat, vel, om, margin, u0, d_h, u_h, found)
+    return pos, quat, vel, om
+
+
+@njit
+def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1,
+                u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h, found, out):
+    """Up to ``rounds`` verification rounds of the implicit step from the last solve (``P``,
+    ``d1``, ``u1``, ``loaded``, ``s1``, updated in place), its correction ``dP`` and the spin
+    its response saw, as :meth:`ContactIntegrator.after
+    <mbplugin.hosts.integrator.ContactIntegrator.after>` takes them: stop when max |W dP|
+    (dt spin + ``tol``) <= ``du``; the read (:func:`_read`); stop when no found contact is off
+    the solved one; the solve (:func:`~mbplugin.pipeline.implicit_kernel.solve_step`'s
+    kernels); the response (:meth:`MujocoHost.respond
+    <mbplugin.mujoco.host.MujocoHost.respond>`: ``qvel`` += ``resp`` times the sides'
+    impulses, the tree's ``qadr`` of ``mj_integratePos(qpos0, qvel, dt)``, the spin the
+    largest |qvel| of ``rot``). ``first`` 1: the step's read, first solve (from ``P`` =
+    P_lin) and response come first. ``A`` the :class:`TreeArrays` (``A.fns``:
+    :data:`.capi.TREE_NAMES`' addresses, then ``mjModel*``, the user's ``mjData*`` and the
+    scratch ``mjData*``), ``sa``, ``sb`` the contacts' plane and sphere shapes.
+
+    ``out`` (3,): the rounds begun, the last spin, whether MuJoCo's state was moved. Returns
+    DONE, HANDOVER (the round's read in ``d_h``, ``u_h``, ``found``; the rows' state
+    returned) or FIRST (the first solve needs the general path; MuJoCo's data unchanged)."""
+    k = d1.shape[0]
+    m = 3 * k
+    nd = resp.shape[0]
+    x, wx = np.empty(m), np.empty(m)
+    f = np.empty(3 * cont.shape[0])
+    qbuf = np.empty(A.qpos.shape[0])
+    fns, qpos, qvel, qpos0, qadr, rot = A.fns, A.qpos, A.qvel, A.qpos0, A.qadr, A.rot
+    state = (np.empty((0, 3)), np.empty((0, 4)), np.empty((0, 3)), np.empty((0, 3)))
+    for r in range(0 if first else 1, rounds + 1):
+        out[0] = r - 1 if r > 0 else 0
+        out[1] = spin
+        if r > 0:  # the correction's first-order error (the general loop's test)
+            for i in range(k):
+                for a in range(3):
+                    x[3 * i + a] = dP[i, a]
+            ik._w_times(gf, 0, m, x, wx)
+            big = 0.0
+            for i in range(m):
+                big = max(big, abs(wx[i]))
+            if big * (dt * spin + tol) <= du:
+                return DONE, state
+        state = _read(A, sa, sb, margin, u0, d_h, u_h, found)
+        if r > 0:
+            if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
+                return DONE, state
+            out[0] = r
+        # the solve (solve_step's kernels), from the last impulse
+        got = ik.round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded,
+                             s1, dP)
+        if got < 0:
+            return (HANDOVER if r > 0 else FIRST), state
+        # the response (HostStep._respond, MujocoHost.respond)
+        spin = 0.0
+        if got == 0 or not ik.side_impulses(dP, cont, sgn, f):
+            continue
+        dq = np.dot(resp, f)
+        for i in range(nd):
+            qvel[i] += dq[i]
+        for i in range(rot.shape[0]):
+            spin = max(spin, abs(qvel[rot[i]]))
+        qbuf[:] = qpos0
+        capi.call_integrate_pos(fns[capi.INTEGRATE_POS], fns[-3], qbuf.ctypes.data,
+                                qvel.ctypes.data, dt)
+        for i in range(qadr.shape[0]):
+            qpos[qadr[i]] = qbuf[qadr[i]]
+        out[2] = 1.0
+    out[0] = rounds
+    out[1] = spin
+    return DONE, state
+
+
+def _plain_update(mj: Any, m: Any) -> bool:
+    """Whether the matrix of MuJoCo's velocity update of the model's dofs is its mass matrix
+    M alone (:meth:`MujocoTrees.update_matrix
+    <mbplugin.mujoco.trees.MujocoTrees.update_matrix>` without its other terms): the Euler
+    integrator without joint damping or with ``mjDSBL_EULERDAMP``, or an implicit one without
+    actuators and damping (MuJoCo's constraints are checked per step)."""
+    euler = int(m.opt.integrator) == int(mj.mjtIntegrator.mjINT_EULER)
+    eulerdamp_off = bool(m.opt.disableflags & int(mj.mjtDisableBit.mjDSBL_EULERDAMP))
+    if np.any(m.dof_damping) and not (euler and eulerdamp_off):
+        return False
+    return euler or not m.nu
+
+
+class LeanTree:
+    """The lean path of one MuJoCo kinematic tree (module docstring), the hooks
+    ``articulated_delassus`` (:meth:`block`) and ``verify_rounds`` (:meth:`rounds`) of its
+    :class:`~mbplugin.mujoco.host.MujocoHost` ``host``; made by :meth:`of`."""
+
+    def __init__(self, host: Any, fns: np.ndarray, root: int) -> None:
+        m, d = host.m, host.d
+        self.host = host
+        self.root = root
+        self._fns = np.append(fns, np.array([m._address, d._address], dtype=np.uint64))
+        self._art = np.ascontiguousarray(host.kind == ARTICULATED)
+        self._body = np.ascontiguousarray(host.body, dtype=np.int64)
+        self._qadr = np.ascontiguousarray(host.trees.tree_qpos[root], dtype=np.int64)
+        self._rot = np.ascontiguousarray(host.trees.tree_rot[root], dtype=np.int64)
+        self._iquat = np.ascontiguousarray(host.iquat, dtype=float)
+        self._tree_arrays: tuple[Any, Any] | None = None
+        loop = host.loop
+        fixed = np.asarray(loop._fixed, dtype=np.bool_)
+        self._mass1 = np.ascontiguousarray(loop._mass1, dtype=float)
+        self._inv_inertia = np.ascontiguousarray(loop.inv_inertia, dtype=float)
+        self._fixed = np.ascontiguousarray(fixed)
+        self._inv_m_ext = np.zeros(len(fixed) + 1)  # (BodyState.inv_mass_ext)
+        self._inv_m_ext[:-1][~fixed] = 1.0 / self._mass1[~fixed]
+        self._work_k: tuple[int, tuple[np.ndarray, ...]] | None = None
+        cn = host.mj.mjtConstraint
+        self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
+                               int(cn.mjCNSTR_LIMIT_TENDON)])
+        self._opt = (m.opt.integrator, m.opt.disableflags)
+        #: W blocks built here; implicit steps whose read, solves and responses ran here (all
+        #: rounds, or up to a handed-back round); first solves handed to the general path
+        self.blocks = self.steps = self.first_handed = 0
+
+    @classmethod
+    def of(cls, host: Any) -> LeanTree | None:
+        """The lean path of ``host``'s rows where they qualify: MuJoCo's C library usable
+        (:func:`.capi.load_tree`; ``mj_fullM`` of argument order (m, d, dst)), no free row,
+        every other row static, one kinematic tree owning all ``nv`` degrees of freedom,
+        and a velocity update matrix that is M itself (the Euler integrator without joint
+        damping, or with ``mjDSBL_EULERDAMP``; the implicit ones without actuators and
+        damping); else None."""
+        mj, m, d = host.mj, host.m, host.d
+        fns = capi.load_tree(mj)
+        kind = host.kind
+        trees = host.trees.tree_dofs
+        if (fns is None or len(trees) != 1 or np.any((kind != ARTICULATED) & (kind != STATIC))
+                or not np.any(kind == ARTICULATED)):
+            return None
+        root, dofs = next(iter(trees.items()))
+        if len(dofs) != m.nv or not _plain_update(mj, m):
+            return None
+        try:  # MuJoCo's argument order (m, d, dst) of mj_fullM (the C call's)
+            mj.mj_fullM(m, d, np.zeros((m.nv, m.nv)))
+        except TypeError:
+            return None
+        return cls(host, fns, int(root))
+
+    def _applies(self) -> bool:
+        """Whether this step qualifies on the model's side: MuJoCo's velocity update still M
+        itself (the options and damping as :meth:`of` found them; a user may change them
+        between steps) and no equality or limit constraint of MuJoCo in the step."""
+        host = self.host
+        m, d = host.m, host.d
+        opt = m.opt
+        if (opt.integrator, opt.disableflags) != self._opt or np.any(m.dof_damping):
+            if not _plain_update(host.mj, m):
+                return False
+            self._opt = (opt.integrator, opt.disableflags)
+        return not (d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any())
+
+    def block(self, batch: Any, bodies: Any,
+              W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
+        """The tree's :class:`~mbplugin.hosts.protocol.ArticulatedBlock` (its response set) and
+        n . W n (K,), its part of W added into ``W`` (:func:`tree_block`); None where the
+        step does not qualify (an equality or limit constraint of MuJoCo in this step, a
+        contact not between the tree and a static row): W untouched."""
+        if not self._applies():
+            return None
+        k = len(batch)
+        wnn = np.empty(k)
+        ok, jac, mm, cont, sgn, resp = tree_block(
+            self._fns, batch.a, batch.b, self._art, self._body,
+            np.ascontiguousarray(batch.point, dtype=float),
+            np.ascontiguousarray(batch.normal, dtype=float), int(self.host.m.nv), W, wnn)
+        if not ok:
+            return None
+        self.blocks += 1
+        blk = ArticulatedBlock(cont, sgn, jac, mm, tag=self.root)
+        blk.response = resp
+        return blk, wnn
+
+    def rounds(self, blk: ArticulatedBlock, space: Any, res: Any, dP: np.ndarray | None,
+               spin: float, left: int, stats: Any, pairs: tuple[np.ndarray, np.ndarray],
+               shapes: Any, margin: float, u0: np.ndarray, dt: float,
+               start: tuple[Any, ...] | None = None) -> tuple[Any, int, Any] | None:
+        """The implicit step's read, solves, responses and rounds of
+        :meth:`ContactIntegrator.after <mbplugin.hosts.integrator.ContactIntegrator.after>`
+        by :func:`tree_rounds` (the hook's arguments as
+        :func:`mbplugin.bullet.lean.lean_rounds` takes them): with ``start`` = (P_lin,) from
+        the host's end state (None where the first solve needs the general path: nothing
+        changed); without, the rounds after the general path's first solve ``res``. Returns
+        (the solve's result, the rounds the general loop still takes, the read of the first
+        of them or None) or None."""
+        host = self.host
+        if blk.tag != self.root or not space.compiled:
+            return None
+        fresh = start is not None
+        k = len(u0)
+        if fresh:
+            P = np.array(start[0], dtype=float)
+            d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+            dP, spin = np.zeros((k, 3)), 0.0
+        else:
+            P, d1, u1, loaded = res.impulse, res.delta, res.u, res.loaded
+            if not all(type(a) is np.ndarray and a.flags.c_contiguous
+                       for a in (P, d1, u1, loaded)):
+                return None
+            dP = np.array(dP, dtype=float)
+        A = self._arrays(shapes)
+        d_h, u_h, found, counters, out = self._work(k)
+        counters[:] = 0
+        out[:] = 0.0
+        s1 = np.array(space.s_end if not fresh else space.s0, dtype=float)
+        c = np.ascontiguousarray
+        wall = time.perf_counter()
+        status, (pos, quat, vel, om) = tree_rounds(
+            A, pairs[0], pairs[1], 1 if fresh else 0, int(left), float(dt), float(margin),
+            VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
+            c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, dP, float(spin),
+            c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+            out)
+        if status == FIRST:
+            self.first_handed += 1
+            return None
+        self.steps += fresh
+        res = lean_result(space, None if fresh else res, stats, P, d1, u1, loaded, s1,
+                          counters, dt, wall)
+        if status == DONE:
+            return res, 0, None
+        bodies = host.loop.body_state(pos, quat, vel, om)
+        return res, left - int(out[0]) + 1, (bodies, d_h.copy(), u_h.copy(), found.copy())
+
+    def step(self, c: Any) -> tuple[Any, bool]:
+        """One host step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` (no ``control``
+        callback) by the lean path where it applies: a managed pair is found at the step start
+        (every managed pair a plane-sphere pair), ``articulated="implicit"``, MuJoCo has no
+        equality or limit constraint in this step. Then the step is the general path's calls
+        without their generic parts: :func:`tree_start` (the detection and W's block), the
+        store's commit, the implicit step's begin (:meth:`HostStep._implicit_before
+        <mbplugin.hosts.step.HostStep._implicit_before>`), the forces, ``mj_step2`` and
+        :meth:`HostStep.after <mbplugin.hosts.step.HostStep.after>` (whose rounds are
+        :meth:`rounds`). Returns (the step's info, True), or (None, whether ``mj_step1``
+        ran: the general path continues from there)."""
+        loop, host = c.loop, self.host
+        store, integ = loop.store, loop.integrator
+        det = loop._plane_spheres
+        const = None if det is None else det._const
+        if const is None or det._c is not loop.model.arrays or loop.articulated != "implicit":
+            return None, False
+        a, b, key, law, k_hertz, r_eff = const
+        mj, m, d = host.mj, host.m, host.d
+        mj.mj_step1(m, d)
+        bodies = loop.body_state(*host.state(d))
+        if not self._applies():
+            return None, True
+        dt = float(m.opt.timestep)
+        t = float(d.time)
+        margin = margin_of(bodies, dt, c.gravity())
+        if not (np.isfinite(margin) and margin >= 0.0):
+            return None, True
+        A = self._arrays(loop.model.arrays)
+        (ok, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont, sgn,
+         resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, bodies.pos,
+                            bodies.quat, bodies.vel, bodies.omega, float(margin), int(m.nv))
+        if not ok:
+            return None, True
+        self.blocks += 1
+        if len(i) == len(key):  # (PlaneSphereDetection.detect's batch)
+            batch = ContactBatch(a.copy(), b.copy(), key.copy(), point, normal, delta, ddelta,
+                                 vt, m_eff, r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
+        else:
+            batch = ContactBatch(a[i], b[i], key[i], point, normal, delta, ddelta, vt, m_eff,
+                                 r_eff[i], ra, rb, law[i], k_hertz[i])
+        loop.margin = 2.0 * margin
+        # HostStep.step: the store's commit, W (the hook's bookkeeping), the implicit begin
+        if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+            store.commit(batch, t, aligned=False, compiled=True)
+        loop.pending = None
+        integ.pending = None
+        loop.forced[:] = False
+        blk = ArticulatedBlock(cont, sgn, jac, mm, tag=self.root)
+        blk.response = resp
+        loop._art = [blk]
+        loop._one_body = True
+        loop._w_cache.put(None, W, wnn, False)
+        k = len(batch)
+        m_eff = np.full(k, np.inf)
+        np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
+        batch.m_eff = m_eff
+        u0 = batch.vt - batch.ddelta[:, None] * batch.normal
+        s0 = integ.stick_start(batch)
+        mu = loop.pair_mu(host, batch)
+        info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
+        # MujocoContacts.step: the forces, MuJoCo's step, the implicit step's solve
+        forced = np.zeros(len(c.rows), dtype=bool)
+        host.apply(batch, force, forced)
+        host.settle_warmstart(np.flatnonzero(forced & c._movable))
+        host.step()
+        loop.after(host, dt)
+        c.last = c._info(loop.last if loop.last is not None else info)
+        return c.last, True
+
+    def _arrays(self, shapes: Any) -> Any:
+        """The :class:`TreeArrays` of the contact model's shape arrays ``shapes`` (made once
+        per arrays object; the scratch ``MjData``'s views bound with it)."""
+        hit = self._tree_arrays
+        if hit is not None and hit[0] is shapes:
+            return hit[1]
+        host = self.host
+        s = host._scratch_data()
+        fns = np.append(self._fns, np.uint64(s._address))
+        d = host.d
+        A = tree_arrays(fns, d.qpos, d.qvel, host._qpos0, self._qadr, self._rot, s.qpos,
+                        s.qvel, s.xipos, s.xquat, s.cvel, s.subtree_com, self._body,
+                        np.ascontiguousarray(host.root, dtype=np.int64), self._iquat,
+                        bool(host._iquat_unit), shapes.body, shapes.lpos, shapes.lrot,
+                        shapes.plane_n, shapes.plane_p, shapes.radius, self._mass1,
+                        self._inv_inertia, self._fixed, self._inv_m_ext)
+        self._tree_arrays = (shapes, A)
+        return A
+
+    def _work(self, k: int) -> tuple[np.ndarray, ...]:
+        """:func:`tree_rounds`' read arrays for K contacts (kept between host steps; a read
+        handed back is copied): overlaps (K,), velocities (K, 3), found (K,), counters (3,),
+        outcome (3,)."""
+        hit = self._work_k
+        if hit is None or hit[0] != k:
+            hit = self._work_k = (k, (np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_),
+                                      np.zeros(3, dtype=np.int64), np.zeros(3)))
+        return hit[1]

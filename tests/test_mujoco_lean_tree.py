@@ -1,0 +1,110 @@
+"""The lean path of one kinematic tree (``mbplugin/mujoco/lean_tree.py``) on the A1 quadruped
+of ``examples/mujoco_quadruped.py``: W's block and the implicit step's rounds in compiled
+code through MuJoCo's C API give the general path's stance forces, and the stance is at the
+static Hertz overlap.
+
+Outside-world values: the robot's weight W (its subtree mass times g, from MuJoCo's model)
+carried by the four toes, and the static Hertz overlap (W / (4 k))^(2/3) with
+k = 4/3 E* sqrt(R), 1/E* = (1 - nu1^2)/E1 + (1 - nu2^2)/E2 (Johnson 1985, Contact Mechanics,
+eq. 4.22-4.23), written out here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from mbplugin.mujoco.lean_tree import LeanTree
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mujoco_quadruped.py"
+T_STAND = 0.8  # s: the drop onto the toes has settled by the last 0.2 s
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("mujoco_quadruped", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _stance(q, lean: bool) -> tuple[np.ndarray, np.ndarray, float, LeanTree | None]:
+    """Per step: the toes' normal forces (n, 4) N and overlaps (n, 4) m; the weight (N); the
+    lean path (None: the general path, its hooks answering 'not here')."""
+    m, d, contacts = q.setup(True)
+    host = contacts.host
+    tree = getattr(host.verify_rounds, "__self__", None)
+    if not lean:
+        contacts._tree = None
+        host.articulated_delassus = lambda *a: None
+        host.verify_rounds = lambda *a, **k: None
+    hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+    hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+    dt = m.opt.timestep
+    n = round(T_STAND / dt)
+    force, depth = np.zeros((n, 4)), np.zeros((n, 4))
+    for i in range(n):
+        tau = q.KP * (q.targets(i * dt, T_STAND) - d.qpos[hq]) - q.KD * d.qvel[hv]
+        d.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
+        info = contacts.step()
+        if info.contacts == 4:
+            force[i], depth[i] = info.normal_force, info.delta
+    trunk = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "trunk")
+    weight = float(m.body_subtreemass[trunk] * -m.opt.gravity[2])
+    return force, depth, weight, tree if lean else None
+
+
+def test_a1_lean_tree_stance_equals_the_general_path_and_static_hertz() -> None:
+    q = _example()
+    f_lean, d_lean, w, tree = _stance(q, True)
+    f_gen, d_gen, _, _ = _stance(q, False)
+    assert isinstance(tree, LeanTree)
+    n = len(f_lean)
+    # the lean path took (almost) every step: W's block and the implicit step's rounds
+    assert tree.blocks > 0.95 * n and tree.steps > 0.95 * n
+    # the same stance forces as the general path (to 1e-10 of the weight; bitwise in practice)
+    assert np.max(np.abs(f_lean - f_gen)) <= 1e-10 * w
+    assert np.max(np.abs(d_lean - d_gen)) <= 1e-10 * np.max(np.abs(d_gen))
+    # the settled stance: the toes carry the weight and sink to the static Hertz overlap
+    quiet = slice(round(0.75 * n), n)
+    assert np.all(np.abs(f_lean[quiet].sum(axis=1) / w - 1.0) < 0.02)
+    e_star = 1.0 / ((1 - q.NU_GROUND**2) / q.E_GROUND + (1 - q.NU_TOE**2) / q.E_TOE)
+    k = 4.0 / 3.0 * e_star * math.sqrt(q.TOE_R)
+    hertz = (w / 4 / k) ** (2 / 3)
+    assert abs(float(d_lean[quiet].mean()) / hertz - 1.0) < 0.05
+
+
+def test_lean_tree_steps_aside_when_joint_damping_enters_mujocos_update() -> None:
+    """Joint damping set between steps enters MuJoCo's implicit velocity update (M + dt D):
+    the lean path (whose W is M's) then leaves the steps to the general path, and both runs
+    stay the same to the last bit."""
+    q = _example()
+
+    def run(lean: bool) -> tuple[np.ndarray, LeanTree | None]:
+        m, d, contacts = q.setup(True)
+        tree = contacts._tree
+        if not lean:
+            contacts._tree = None
+            contacts.host.articulated_delassus = lambda *a: None
+            contacts.host.verify_rounds = lambda *a, **k: None
+        hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        out = []
+        for i in range(120):
+            if i == 60:
+                m.dof_damping[hv] = 0.5  # N m s/rad
+                tree_blocks = tree.blocks
+            tau = q.KP * (q.STAND - d.qpos[hq]) - q.KD * d.qvel[hv]
+            d.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
+            contacts.step()
+            out.append(d.qpos.copy())
+        if lean:
+            assert tree_blocks > 30 and tree.blocks == tree_blocks  # none after the change
+        return np.array(out), tree
+
+    q_lean, _ = run(True)
+    q_gen, _ = run(False)
+    assert np.array_equal(q_lean, q_gen)
