@@ -8,7 +8,11 @@ rounds, each ``--steps`` steps after the stack has settled) of three runs in one
 native MuJoCo (``mj_step``, every pair native), the backend with the floor pair managed (and
 the part of its step spent in ``_constrained_acceleration``), and the same backend with the
 constrained part switched off (``qacc_smooth`` alone, the behaviour
-before: wrong numbers, timed only for the ratio).
+before: wrong numbers, timed only for the ratio). Printed last: the fraction of the "fixed"
+run's host steps that were position-corrected and whose end overlaps were read from MuJoCo's
+end state (``ContactLoop.correction``, ``ContactLoop.end_overlaps``; where the step's
+constraint acceleration is the predicted one, the end overlaps are predicted instead,
+``mbplugin.mujoco.native.constraint_error``).
 
     python benchmarks/bench_mujoco_mixed.py
     python benchmarks/bench_mujoco_mixed.py --scene sphere3 --steps 2000 --repeat 5
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import mujoco
 
@@ -37,6 +42,14 @@ def _xml(scene: str) -> str:
             f'<geom name="floor" type="plane" size="5 5 .1"/>{bodies}</worldbody></mujoco>')
 
 
+def _counted(inner: Any, calls: dict[str, int], what: str) -> Any:
+    """``inner`` counting its calls in ``calls[what]``."""
+    def counted(*a: Any) -> Any:
+        calls[what] += 1
+        return inner(*a)
+    return counted
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scene", choices=["box2", "sphere3"], default="box2")
@@ -45,6 +58,7 @@ def main() -> None:
     args = ap.parse_args()
     runs = {}
     spent = [0.0]  # CPU seconds in _constrained_acceleration (the "fixed" run)
+    calls = {"correction": 0, "end_overlaps": 0}  # position corrections, end-state reads
     for name in ("native", "fixed", "smooth only"):
         m = mujoco.MjModel.from_xml_string(_xml(args.scene))
         d = mujoco.MjData(m)
@@ -64,6 +78,8 @@ def main() -> None:
                 return out
 
             c.host._constrained_acceleration = timed
+            for what in ("correction", "end_overlaps"):  # counted (the "fixed" run)
+                setattr(c.loop, what, _counted(getattr(c.loop, what), calls, what))
         runs[name] = c.step
     for step in runs.values():  # settle
         for _ in range(500):
@@ -72,18 +88,22 @@ def main() -> None:
     for _ in range(args.repeat):
         for k, step in runs.items():
             spent[0] = 0.0
+            calls.update(correction=0, end_overlaps=0)
             t0 = time.process_time()
             for _ in range(args.steps):
                 step()
             t = (time.process_time() - t0) / args.steps
             if k == "fixed" and t < best[k]:
                 part = spent[0] / args.steps
+                count = dict(calls)
             best[k] = min(best[k], t)
     for k, t in best.items():
         print(f"{args.scene} {k:12s} {t * 1e6:8.1f} us/step  {t / best['native']:6.2f}x native")
     print(f"of which the constrained acceleration (copy + constraint solve): {part * 1e6:.1f} "
           f"us/step")
     print(f"fixed / smooth only: {best['fixed'] / best['smooth only']:.3f}")
+    print(f"host steps position-corrected: {count['correction'] / args.steps:.2f}, end overlaps "
+          f"read (detected at MuJoCo's end state): {count['end_overlaps'] / args.steps:.2f}")
 
 
 if __name__ == "__main__":
