@@ -8,8 +8,9 @@ rounds, each ``--steps`` steps after the stack has settled) of three runs in one
 native MuJoCo (``mj_step``, every pair native), the backend with the floor pair managed (and
 the part of its step spent in ``_constrained_acceleration``), and the same backend with the
 constrained part switched off (``qacc_smooth`` alone, the behaviour
-before: wrong numbers, timed only for the ratio). Printed last: the fraction of the "fixed"
-run's host steps that were position-corrected and whose end overlaps were read from MuJoCo's
+before: wrong numbers, timed only for the ratio). Printed last: the "fixed" run's CPU after
+``mj_step2`` (what decides and applies the position correction), and the fraction of its
+host steps that were position-corrected and whose end overlaps were read from MuJoCo's
 end state (``ContactLoop.correction``, ``ContactLoop.end_overlaps``; where the step's
 constraint acceleration is the predicted one, the end overlaps are predicted instead,
 ``mbplugin.mujoco.native.constraint_error``).
@@ -59,6 +60,7 @@ def main() -> None:
     runs = {}
     spent = [0.0]  # CPU seconds in _constrained_acceleration (the "fixed" run)
     calls = {"correction": 0, "end_overlaps": 0}  # position corrections, end-state reads
+    after = [0.0, 0.0]  # CPU seconds after mj_step2 (the "fixed" run), the mark
     for name in ("native", "fixed", "smooth only"):
         m = mujoco.MjModel.from_xml_string(_xml(args.scene))
         d = mujoco.MjData(m)
@@ -80,6 +82,20 @@ def main() -> None:
             c.host._constrained_acceleration = timed
             for what in ("correction", "end_overlaps"):  # counted (the "fixed" run)
                 setattr(c.loop, what, _counted(getattr(c.loop, what), calls, what))
+            host_step = c.host.step
+
+            def marked(host_step=host_step):  # mj_step2 ends: the after-step part begins
+                host_step()
+                after[1] = time.process_time()
+
+            c.host.step = marked
+
+            def whole(step=c.step):  # the part after mj_step2 summed into after[0]
+                step()
+                after[0] += time.process_time() - after[1]
+
+            runs[name] = whole
+            continue
         runs[name] = c.step
     for step in runs.values():  # settle
         for _ in range(500):
@@ -87,7 +103,7 @@ def main() -> None:
     best = {k: float("inf") for k in runs}
     for _ in range(args.repeat):
         for k, step in runs.items():
-            spent[0] = 0.0
+            spent[0] = after[0] = 0.0
             calls.update(correction=0, end_overlaps=0)
             t0 = time.process_time()
             for _ in range(args.steps):
@@ -96,12 +112,15 @@ def main() -> None:
             if k == "fixed" and t < best[k]:
                 part = spent[0] / args.steps
                 count = dict(calls)
+                tail = after[0] / args.steps
             best[k] = min(best[k], t)
     for k, t in best.items():
         print(f"{args.scene} {k:12s} {t * 1e6:8.1f} us/step  {t / best['native']:6.2f}x native")
     print(f"of which the constrained acceleration (copy + constraint solve): {part * 1e6:.1f} "
           f"us/step")
     print(f"fixed / smooth only: {best['fixed'] / best['smooth only']:.3f}")
+    print(f"the fixed run's part after mj_step2 (correction, flight, info): {tail * 1e6:.1f} "
+          "us/step")
     print(f"host steps position-corrected: {count['correction'] / args.steps:.2f}, end overlaps "
           f"read (detected at MuJoCo's end state): {count['end_overlaps'] / args.steps:.2f}")
 

@@ -358,6 +358,7 @@ class MujocoHost:
         out = np.zeros(len(self.body), dtype=bool)
         if d.ncon:
             geoms = np.asarray(d.contact.geom[: d.ncon]).ravel()
-            touched = self.m.geom_bodyid[geoms]
-            out = np.isin(self.body, touched)
+            mark = np.zeros(self.m.nbody, dtype=bool)  # (a mask: np.isin costs ~40 us)
+            mark[self.m.geom_bodyid[geoms]] = True
+            out = mark[self.body]
         return out
