@@ -13,7 +13,9 @@ before: wrong numbers, timed only for the ratio). Printed last: the "fixed" run'
 host steps that were position-corrected and whose end overlaps were read from MuJoCo's
 end state (``ContactLoop.correction``, ``ContactLoop.end_overlaps``; where the step's
 constraint acceleration is the predicted one, the end overlaps are predicted instead,
-``mbplugin.mujoco.native.constraint_error``).
+``mbplugin.mujoco.native.constraint_error``), and the rest state at the end of the "fixed"
+run (the lower body's overlap against the static Hertz overlap of every weight it carries,
+shared by a box face's four corners; the largest |qvel|).
 
     python benchmarks/bench_mujoco_mixed.py
     python benchmarks/bench_mujoco_mixed.py --scene sphere3 --steps 2000 --repeat 5
@@ -26,6 +28,7 @@ import time
 from typing import Any
 
 import mujoco
+import numpy as np
 
 from mbplugin.mujoco import MujocoContacts
 
@@ -89,6 +92,7 @@ def main() -> None:
                 after[1] = time.process_time()
 
             c.host.step = marked
+            fixed = (c, d, sum(1.0 if i == 0 else 3.0 for i in range(m.nbody - 1)))
 
             def whole(step=c.step):  # the part after mj_step2 summed into after[0]
                 step()
@@ -121,6 +125,12 @@ def main() -> None:
     print(f"fixed / smooth only: {best['fixed'] / best['smooth only']:.3f}")
     print(f"the fixed run's part after mj_step2 (correction, flight, info): {tail * 1e6:.1f} "
           "us/step")
+    c, d, mass = fixed  # the rest state at the end of the fixed run
+    corners = 4 if args.scene == "box2" else 1
+    ds = (mass * 9.81 / corners / LAW["k"]) ** (2 / 3)  # F = k delta^1.5 at rest
+    print(f"fixed run at the end: lower overlap / static Hertz - 1 = "
+          f"{np.max(np.abs(np.asarray(c.last.delta) / ds - 1.0)):.1e}, "
+          f"max |qvel| {np.max(np.abs(d.qvel)):.1e}")
     print(f"host steps position-corrected: {count['correction'] / args.steps:.2f}, end overlaps "
           f"read (detected at MuJoCo's end state): {count['end_overlaps'] / args.steps:.2f}")
 
