@@ -16,6 +16,14 @@ a managed free body carrying three native spheres. Printed per N, in one process
 
     python benchmarks/bench_bullet_mixed.py [--sizes 100 1000] [--steps 480]
 
+``--box``: instead, the heavy box column of tests/test_bullet_mixed.py (a 1 kg box,
+0.2 x 0.2 x 0.1 m, under a native 20 kg box, only its ground pair managed, Hunt-Crossley
+k = 1e8, 1/240 s): CPU per host step of native PyBullet (every pair native) and of the backend
+over ``--steps`` steps from contact, its four corners' overlap against the static Hertz overlap
+((21 kg) g / (4 k))^(2/3) and both boxes' largest linear and angular speed at the end.
+
+    python benchmarks/bench_bullet_mixed.py --box [--steps 480]
+
 For a before/after comparison run it with ``PYTHONPATH`` set to each tree in turn.
 """
 
@@ -26,6 +34,7 @@ import importlib.util
 import os
 import platform
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -85,13 +94,57 @@ def run(n: int, steps: int) -> dict[str, float]:
             "contacts": float(info.contacts)}
 
 
+def run_box(steps: int) -> dict[str, float]:
+    """Native and backend runs of the 1 kg box under a native 20 kg box (module docstring)."""
+    import pybullet_data
+
+    masses, k, g = [1.0, 20.0], 1e8, 9.81
+    out: dict[str, float] = {}
+    for managed in (False, True):
+        cid = p.connect(p.DIRECT)
+        p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=cid)
+        p.setGravity(0, 0, -g, physicsClientId=cid)
+        plane = p.loadURDF("plane.urdf", physicsClientId=cid)
+        col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.05],
+                                     physicsClientId=cid)
+        bs = [p.createMultiBody(m, col, basePosition=[0, 0, 0.05 + 0.1 * i],
+                                physicsClientId=cid) for i, m in enumerate(masses)]
+        step = partial(p.stepSimulation, physicsClientId=cid)
+        if managed:
+            bk = BulletContacts(cid, manage=[(plane, bs[0])],
+                                law={"name": "hunt_crossley", "cr": 0.5, "k": k})
+            step = bk.step
+        t = time.process_time()
+        for _ in range(steps):
+            info = step()
+        out["ours" if managed else "native"] = (time.process_time() - t) / steps
+        if managed:
+            ds = (sum(masses) * g / 4 / k) ** (2 / 3)
+            out["max"] = float(np.max(np.abs(np.asarray(info.delta) / ds - 1.0)))
+            vel = [np.array(p.getBaseVelocity(b, physicsClientId=cid)) for b in bs]
+            out["v"] = max(float(np.max(np.abs(v[0]))) for v in vel)
+            out["w"] = max(float(np.max(np.abs(v[1]))) for v in vel)
+        p.disconnect(physicsClientId=cid)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     ap.add_argument("--steps", type=int, default=480)
+    ap.add_argument("--box", action="store_true",
+                    help="the 1 kg box under a native 20 kg box instead of the piles")
     args = ap.parse_args()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f}")
+    if args.box:
+        run_box(20)  # warm-up
+        r = run_box(args.steps)
+        print(f"box 1 + 20 kg: native {1e3 * r['native']:.3f} ms, backend {1e3 * r['ours']:.3f} "
+              f"ms ({r['ours'] / r['native']:.1f}x); corners off static Hertz max "
+              f"{r['max']:.1e}; largest speed {r['v']:.1e} m/s, {r['w']:.1e} rad/s")
+        print(f"load {os.getloadavg()[0]:.2f}")
+        return
     run(100, 60)  # warm-up (compiled kernels loaded or compiled)
     for n in args.sizes:
         r = run(n, args.steps)

@@ -24,10 +24,12 @@ M_LOW, M_HIGH = 1.0, 3.0  # kg
 STEPS = 480  # host steps of 1/240 s to settle
 
 
-def _settle(shape: str, masses: list[float]) -> tuple[object, list[np.ndarray]]:
+def _settle(shape: str, masses: list[float],
+            k: float = K) -> tuple[object, list[np.ndarray]]:
     """A stack of ``shape`` bodies (sphere R = 5 cm, box 0.2 x 0.2 x 0.1 m) of ``masses``
-    (kg, lowest first) on the ground, only the lowest body's ground pair managed, after STEPS
-    host steps: (the last step's info, each body's (linear, angular) velocity stacked (2, 3))."""
+    (kg, lowest first) on the ground, only the lowest body's ground pair managed (Hunt-Crossley,
+    ``k`` N/m^1.5), after STEPS host steps: (the last step's info, each body's (linear,
+    angular) velocity stacked (2, 3))."""
     with ground_world(G) as (cid, plane):
         if shape == "box":
             col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.05],
@@ -37,7 +39,7 @@ def _settle(shape: str, masses: list[float]) -> tuple[object, list[np.ndarray]]:
         bs = [p.createMultiBody(m, col, basePosition=[0, 0, 0.05 + 0.1 * i],
                                 physicsClientId=cid) for i, m in enumerate(masses)]
         bk = BulletContacts(cid, manage=[(plane, bs[0])],
-                            law={"name": "hunt_crossley", "cr": 0.5, "k": K})
+                            law={"name": "hunt_crossley", "cr": 0.5, "k": k})
         for _ in range(STEPS):
             info = bk.step()
         return info, [np.array(p.getBaseVelocity(b, physicsClientId=cid)) for b in bs]
@@ -77,6 +79,26 @@ def test_light_managed_sphere_under_a_heavy_native_stack_rests_at_the_static_ove
     assert float(info.normal_force[0]) == pytest.approx(w, rel=1e-3)
     for v in vel:
         assert np.max(np.abs(v[0])) < 1e-3
+
+
+def test_light_managed_box_under_a_heavy_native_box_rests_at_the_static_overlap() -> None:
+    """A 1 kg box (0.2 x 0.2 x 0.1 m) under a native 20 kg box, only its ground pair managed
+    (k = 1e8): W of its four corner contacts is that of the column as one rigid body (mass
+    and inertia about the column's centre of mass, ``NativeColumns.rigid``; with neither the
+    corners rested 8-10 % off at 1.9e-2 m/s, with the column's mass alone the upper box fell
+    off). After 480 host steps: each corner at the static overlap of a quarter of the weight,
+    ((sum m) g / (4 k))^(2/3), within 1 %, the summed normal force the weight within 1e-3, both
+    boxes at rest (|v| < 1e-3 m/s, |omega| < 1e-3 rad/s; native PyBullet's own box-box contact
+    creeps at ~1e-5 m/s)."""
+    masses, k = [1.0, 20.0], 1e8
+    info, vel = _settle("box", masses, k)
+    w = sum(masses) * G
+    assert info.contacts == 4
+    assert np.asarray(info.delta) == pytest.approx(np.full(4, (w / 4 / k) ** (2 / 3)), rel=1e-2)
+    assert float(np.sum(info.normal_force)) == pytest.approx(w, rel=1e-3)
+    for v in vel:
+        assert np.max(np.abs(v[0])) < 1e-3
+        assert np.max(np.abs(v[1])) < 1e-3
 
 
 def test_native_sphere_dropped_on_a_managed_sphere_settles_on_it() -> None:

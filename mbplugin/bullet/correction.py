@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from mbplugin.bullet.columns import Coupling
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
-from mbplugin.hosts.arrays import absmax_rows, nonzero_rows
+from mbplugin.hosts.arrays import absmax_rows, cross_rows, nonzero_rows
 from mbplugin.hosts.correction import MOVE_MIN, candidates, free_displacement
 from mbplugin.hosts.protocol import ARTICULATED, FREE
 
@@ -32,9 +33,10 @@ class PositionCorrection:
         self.kind, self.mass, self.nr = layout.kind, mass, len(layout.rows)
         self.read, self.flight, self.art, self.core = read, flight, art, core
         self.correct_articulated = correct_articulated
-        #: the masses (N,) kg of the last host step's W when rows carried native bodies
-        #: (:meth:`mbplugin.bullet.columns.NativeColumns.couple`), else None (``mass``)
-        self.coupled: np.ndarray | None = None
+        #: the masses of the last host step's W when rows carried native bodies, with the
+        #: rows coupled to theirs as one rigid body (:class:`mbplugin.bullet.columns.Coupling`),
+        #: else None (``mass``)
+        self.coupled: Coupling | None = None
 
     def correct(self, batch: ContactBatch, W: sp.csr_matrix, res: Any, d_now: np.ndarray,
                  bodies: BodyState, host: np.ndarray, raw: BodyState | None = None,
@@ -69,13 +71,25 @@ class PositionCorrection:
         # immediate: the selected bodies leave this step at their exact positions
         synced = (sides[nonzero_rows(self.flight.lag[sides])] if not deferred
                   else sides[:0])
-        mass = self.mass if self.coupled is None else self.coupled
-        out = free_displacement(self.kind, mass, batch, W, res, d_now, sel, wdiag,
-                                lambda: self.read.world_inertia(bodies)[1][:-1])
+        cp = self.coupled
+        mass = self.mass if cp is None else cp.mass
+        stiff = None if cp is None else cp.stiff
+
+        def inv_i_w() -> np.ndarray:
+            inv = self.read.world_inertia(bodies)[1][:-1]
+            if stiff is None:
+                return inv
+            inv = inv.copy()  # a row moved with its column as one rigid body: the column's
+            inv[stiff[0]] = stiff[2]
+            return inv
+
+        out = free_displacement(self.kind, mass, batch, W, res, d_now, sel, wdiag, inv_i_w)
         if out is None:  # every gap within MOVE_MIN: only the immediate syncs
             self.place(synced, np.zeros((nr, 3)), np.zeros((nr, 3)), bodies, host, raw)
             return
         mu, dx, dth = out
+        if stiff is not None:  # turned about the column's centre: its own moves by dth x e
+            dx[stiff[0]] += cross_rows(dth[stiff[0]], stiff[1])
         # bodies moved by more than MOVE_MIN (a resting contact's correction is at the rounding
         # level, ~1e-15 m: resetting its body would cost two PyBullet calls for nothing)
         moved = np.flatnonzero((absmax_rows(dx) > MOVE_MIN) | (absmax_rows(dth) > MOVE_MIN))

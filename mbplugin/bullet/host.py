@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin.bullet.client import drain, vectors
-from mbplugin.bullet.columns import NativeColumns
+from mbplugin.bullet.columns import Coupling, NativeColumns
 from mbplugin.bullet.fast_step import force_calls
 from mbplugin.bullet.lean import lean_block, lean_rounds
 from mbplugin.contact import BodyState, ContactBatch
@@ -104,14 +104,16 @@ class BulletHost:
         ``control``; a managed free row carrying a native column gets the column's mass
         (:meth:`NativeColumns.couple <mbplugin.bullet.columns.NativeColumns.couple>`, reading
         ``getContactPoints`` once when the deferred correction did not: ``points``, then taken
-        by :meth:`native_acceleration`). Returns those masses (N,) kg, or None."""
+        by :meth:`native_acceleration`). Returns those masses (N,) kg with the rows coupled to
+        their column as one rigid body (:class:`~mbplugin.bullet.columns.Coupling`), or None."""
         self.g, self.control = g, control
-        self.columns.inside = None
+        self.columns.inside = self.columns.stiff = None
         if not self.any_free or not len(batch):
             return None
         if self.points is None:
             self.points = self.client("getContactPoints")
-        return self.columns.couple(batch, bodies, self.points)
+        mass = self.columns.couple(batch, bodies, self.points)
+        return None if mass is None else Coupling(mass, self.columns.stiff)
 
     def native_acceleration(self, batch: ContactBatch, bodies: BodyState,
                             a: np.ndarray) -> None:
@@ -151,11 +153,20 @@ class BulletHost:
         if inside is not None and inside[0] is points:  # the forces inside a column: out
             same = inside[1]
             # their forces left out (the column's mass is in W), their torques kept (its
-            # rotation is the row's own)
-            w = self.read.native_wrench(points, bodies.pos, rows)
-            ext = self.read.native_wrench(list(compress(points, ~same)), bodies.pos, rows)
+            # rotation is the row's own) but for a column taken as one rigid body (its torques
+            # about the column's centre of mass: those inside it out too)
+            stiff, pos = self.columns.stiff, bodies.pos
+            if stiff is not None:
+                pos = pos.copy()
+                pos[stiff[0]] -= stiff[1]
+            w = self.read.native_wrench(points, pos, rows)
+            ext = self.read.native_wrench(list(compress(points, ~same)), pos, rows)
             if w is not None:
-                w = (np.zeros_like(w[0]) if ext is None else ext[0], w[1], w[2])
+                torque = w[1]
+                if stiff is not None:
+                    one = np.isin(rows, stiff[0])
+                    torque[one] = 0.0 if ext is None else ext[1][one]
+                w = (np.zeros_like(w[0]) if ext is None else ext[0], torque, w[2])
         else:
             w = self.read.native_wrench(points, bodies.pos, rows)
         held = self._native

@@ -27,6 +27,10 @@ from mbplugin.pipeline.delassus import is_block_pattern, normal_delassus, solve_
 
 #: smallest position correction applied to a free row (m, and rad for its rotation)
 MOVE_MIN = 1e-12
+#: largest motion (m) of a contact point or lever arm over a host step for which the host's end
+#: overlap is predicted rather than detected (:func:`predicted_overlaps`; the second-order
+#: terms left out are then <= PREDICT_MAX^2 / r, 1e-15 m for a radius r of 1 mm)
+PREDICT_MAX = 1e-9
 
 
 def overlap_predicted(batch: ContactBatch, W: Any, res: Any, a_free: np.ndarray,
@@ -53,18 +57,50 @@ def overlap_predicted(batch: ContactBatch, W: Any, res: Any, a_free: np.ndarray,
         a, b, ra, rb, n, vt = a[sel], b[sel], ra[sel], rb[sel], n[sel], vt[sel]
         ddelta, delta, a_free, wp, d_end = (ddelta[sel], delta[sel], a_free[sel], wp[sel],
                                             d_end[sel])
+    u1, pred = _end_overlaps(vt, ddelta, n, delta, a_free, wp, dt)
+    # cheapest test first (a moving contact fails it)
+    if np.max(np.abs(pred - d_end)) > MOVE_MIN:
+        return False
+    return _still(u1, omega, a, b, ra, rb, dt, MOVE_MIN)
+
+
+def _end_overlaps(vt: np.ndarray, ddelta: np.ndarray, n: np.ndarray, delta: np.ndarray,
+                  a_free: np.ndarray, wp: np.ndarray,
+                  dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """The contacts' end velocity u1 = u0 + a_free dt + W P (K, 3) m/s of the host's
+    semi-implicit step and their end overlap delta0 - dt n.u1 (K,) m (:func:`overlap_predicted`)."""
     u0 = vt - ddelta[:, None] * n
     u1 = u0 + a_free * dt + wp
-    pred = delta - dt * np.einsum("ki,ki->k", u1, n)
-    # cheapest test first (a moving contact fails it)
-    if np.max(np.abs(pred - d_end)) > MOVE_MIN or np.max(dt * norm_rows(u1)) > MOVE_MIN:
+    return u1, delta - dt * np.einsum("ki,ki->k", u1, n)
+
+
+def _still(u1: np.ndarray, omega: np.ndarray, a: np.ndarray, b: np.ndarray, ra: np.ndarray,
+           rb: np.ndarray, dt: float, bound: float) -> bool:
+    """True when neither the contact points (dt |u1|) nor the lever arms (dt |omega| |r|, the
+    rows' angular velocity ``omega`` (N, 3) rad/s) move by more than ``bound`` (m)."""
+    if np.max(dt * norm_rows(u1)) > bound:
         return False
     if omega.any():  # (no row turns: every lever arm moves by 0)
         arm = dt * np.maximum(norm_rows(omega[a]) * norm_rows(ra),
                               norm_rows(omega[b]) * norm_rows(rb))
-        if np.max(arm) > MOVE_MIN:
+        if np.max(arm) > bound:
             return False
     return True
+
+
+def predicted_overlaps(batch: ContactBatch, W: Any, res: Any, a_free: np.ndarray,
+                       omega: np.ndarray, dt: float) -> np.ndarray | None:
+    """The host's end overlaps (K,) m of the contacts after its semi-implicit step, predicted
+    as in :func:`overlap_predicted` (delta0 - dt n.u1, u1 = u0 + a_free dt + W P with the
+    host's own acceleration ``a_free`` (K, 3) m/s^2), where that prediction is exact to
+    rounding: every contact point and lever arm moves by at most PREDICT_MAX over the step
+    (the terms it leaves out, a lever arm's turn and a curved surface's slide, are second
+    order: <= PREDICT_MAX^2 / r); else None (the host's overlaps are to be detected)."""
+    wp = (W @ res.impulse.ravel()).reshape(-1, 3)
+    u1, pred = _end_overlaps(batch.vt, batch.ddelta, batch.normal, batch.delta, a_free, wp, dt)
+    if not _still(u1, omega, batch.a, batch.b, batch.ra, batch.rb, dt, PREDICT_MAX):
+        return None
+    return pred
 
 
 @njit_inline

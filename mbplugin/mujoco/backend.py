@@ -41,6 +41,7 @@ from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
 from mbplugin.mujoco.lean import LeanSpheres
 from mbplugin.mujoco.lean_tree import LeanTree
+from mbplugin.mujoco.native import constraint_error
 
 __all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
 
@@ -231,11 +232,18 @@ class MujocoContacts:
         loop.after(host, dt)  # the implicit step: solved from MuJoCo's end state
         forced |= loop.forced
         native = host.touching_native()
+        # (a free row in MuJoCo's own constraints: predictable where its step's constraint
+        # acceleration is the one the free acceleration took)
+        # a free row in MuJoCo's own constraints: its end overlaps predicted where the step's
+        # constraint acceleration is known (.native.constraint_error), else read
+        err = constraint_error(host, batch) if loop.pending is not None else None
+        now = None if err is None else loop.predicted_overlaps(dt, bodies.omega, err)
         if self.correct_positions and loop.pending is not None and not (
-                loop.predictable(dt, bodies.omega)
-                and not (native.any() and (native[batch.a].any() or native[batch.b].any()))):
+                loop.settled(now) if now is not None else (
+                    loop.predictable(dt, bodies.omega) and not (native.any() and (
+                        native[batch.a].any() or native[batch.b].any())))):
             end = host.end_poses(bodies)
-            dx, dth = loop.correction(loop.end_overlaps(end), end)
+            dx, dth = loop.correction(loop.end_overlaps(end) if now is None else now, end)
             forced[host.free_rows.move(dx, dth, end)] = True
         if self.exact_flight and len(host.free):
             host.free_rows.flight(~forced[host.free] & ~native[host.free], g, dt)
