@@ -46,6 +46,7 @@ from mbplugin.bullet.deferral import DEFER_TOL, DeferredCorrection
 from mbplugin.bullet.detection import Detection
 from mbplugin.bullet.filters import NativeFilters
 from mbplugin.bullet.flight import FreeFlight
+from mbplugin.bullet.fused import begin_lean
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows
 from mbplugin.contact import BodyState
@@ -305,7 +306,10 @@ class BulletContacts:
         core, adapter = self.core, self._host
         core.margin = deferral.margin
         deferral.fix.coupled = adapter.start(g, control, batch, bodies)  # (a native column)
-        info, batch, force = core.step(adapter, batch, bodies, self.t, dt)
+        # the common robot case in one compiled call (bullet/fused.py), else the general step
+        got = begin_lean(core, adapter, batch, bodies, self.t, dt)
+        info, batch, force = (core.step(adapter, batch, bodies, self.t, dt) if got is None
+                              else got)
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
             # the implicit step's first guess P_lin / dt, or the integrated impulses' forces
