@@ -276,9 +276,8 @@ class BulletContacts:
         (``applyExternalForce``, consumed by the next ``stepSimulation``).
 
         ``control``: a function that sets the user's per-step inputs (``TORQUE_CONTROL``
-        torques, external forces); it is called here (with ``articulated="substep"`` also again
-        after the probe step of articulated contacts). Inputs that persist (position/velocity
-        motors) need no callback."""
+        torques, external forces); it is called here (``articulated="substep"``: again after
+        the probe step). Inputs that persist (position/velocity motors) need no callback."""
         if control is not None:
             control()
         c = self.client
@@ -306,10 +305,8 @@ class BulletContacts:
         core, adapter = self.core, self._host
         core.margin = deferral.margin
         deferral.fix.coupled = adapter.start(g, control, batch, bodies)  # (a native column)
-        # the common robot case in one compiled call (bullet/fused.py), else the general step
-        got = begin_lean(core, adapter, batch, bodies, self.t, dt)
-        info, batch, force = (core.step(adapter, batch, bodies, self.t, dt) if got is None
-                              else got)
+        info, batch, force = (begin_lean(core, adapter, batch, bodies, self.t, dt)  # fused.py
+                              or core.step(adapter, batch, bodies, self.t, dt))
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
             # the implicit step's first guess P_lin / dt, or the integrated impulses' forces
