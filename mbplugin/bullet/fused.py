@@ -96,7 +96,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     sides = art._sides(batch, core.kind)
     if len(sides) != 1:
         return None
-    body, cont, rows, sgn = sides[0]
+    body, cont, _, sgn = sides[0]
     if len(cont) != k:
         return None
     joints = art.moving_joints(body)
@@ -109,13 +109,15 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     core.pending = None
     integ.pending = None
     core.forced[:] = False
-    # lean_block's reads
+    # lean_block's reads: the joints' positions and the joints whose motor acted
     pb, cid = art.client.p, art.client.id
-    states = pb.getJointStates(body, joints, physicsClientId=cid) if joints else []
-    q = np.array([js[0] for js in states], dtype=float)
-    off = 6 if tree.floating else 0
-    locked = np.array([off + i for i, js in enumerate(states) if js[3] != 0.0],
-                      dtype=np.int64)
+    if joints:
+        cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
+        q = np.array(cols[0], dtype=float)
+        locked = np.flatnonzero(np.array(cols[3], dtype=float) != 0.0) + (
+            6 if tree.floating else 0)
+    else:
+        q, locked = np.zeros(0), np.zeros(0, dtype=np.int64)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
                       else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
     x, y, z, w = base_o
@@ -137,17 +139,16 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     u0, force, _ = v3
     slip = np.empty(k)
     r_base, base_q = np.empty((3, 3)), np.empty(4)
+    tree_args, links, in_order = _constants(art, tree, sides)
     resp, gf, gc, every = lean_begin(
         q, tree.q, tree._moving, np.asarray(base_p, dtype=float), float(x), float(y),
-        float(z), float(w), *tree._kin(), tree.col, tree.floating, tree.mass, tree.inertia,
-        tree.base_mass, tree.base_inertia, *tree._work(), tree._cm, tree._cs, tree._cj,
-        art.rows_arr[rows, 1], c(batch.point[cont]), locked, cont, sgn, c(n, dtype=float),
-        mm, jac, W, W.reshape(-1), wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float),
-        c(batch.delta, dtype=float), P_lin, float(dt), head(friction, None),
-        ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
-        0.0 if friction is None else float(friction.mu),
+        float(z), float(w), *tree_args, links, c(batch.point if in_order else batch.point[cont]),
+        locked, cont, sgn, c(n, dtype=float), mm, jac, W, W.reshape(-1), wnn,
+        c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), c(batch.delta, dtype=float),
+        P_lin, float(dt), head(friction, None), ik._NO_MU if mu_k is None else c(mu_k),
+        friction is not None, 0.0 if friction is None else float(friction.mu),
         0.0 if friction is None else float(friction.static), kk, same, srows, coef, mem, law,
-        blaw, kid, mode, s0, r_base, base_q, m_eff, u0, fn0, fn, slip, force)
+        c(blaw), kid, mode, s0, r_base, base_q, m_eff, u0, fn0, fn, slip, force)
     # HostStep._delassus' and lean_block's state
     blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
     blk.response = resp
@@ -164,3 +165,24 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     core.last = core.make_info(k, SubstepStats(), fn, batch.key.copy(), ab, batch.delta.copy(),
                                slip)
     return core.last, batch, force
+
+
+#: :func:`_constants`' last answer: (tree, sides, (tree arguments, links, in order))
+_CONST: list[Any] = [None, None, None]
+
+
+def _constants(art: Any, tree: Any, sides: Any) -> tuple[tuple[Any, ...], np.ndarray, bool]:
+    """:func:`lean_begin`'s arguments that stay while the tree and the contacts' sides do (a
+    robot standing or walking on the same feet): the joint tree's arrays from its parents to
+    its work arrays, the contacts' links, and whether the contacts' order is the batch's
+    (their points then need no gather); kept for the last (tree, ``sides``) (``sides`` is
+    ``art._sides``' kept list while the batch's sides are the same)."""
+    if _CONST[0] is tree and _CONST[1] is sides:
+        return _CONST[2]
+    _, cont, rows, _ = sides[0]
+    args = (*tree._kin(), tree.col, tree.floating, tree.mass, tree.inertia, tree.base_mass,
+            tree.base_inertia, *tree._work(), tree._cm, tree._cs, tree._cj)
+    links = np.ascontiguousarray(art.rows_arr[rows, 1])
+    hit = (args, links, bool(np.array_equal(cont, np.arange(len(cont)))))
+    _CONST[:] = [tree, sides, hit]
+    return hit
