@@ -1,4 +1,4 @@
-"""A robot's implicit step begun in one compiled call (the lean case of
+"""A robot's implicit step begun in two compiled calls (the lean case of
 :meth:`mbplugin.hosts.HostStep.step` before the host step).
 
 Before the host step, :meth:`HostStep.step <mbplugin.hosts.HostStep.step>` books the detected
@@ -10,11 +10,12 @@ warm-started impulse P_lin, the implicit step's group arrays and its start
 :class:`~mbplugin.pipeline.implicit.ImplicitStep`) and the step's info: about twenty Python
 frames and NumPy calls around six compiled calls. For the common robot case (every contact on
 one articulated body whose joint tree is modelled, no free row, no ball joint, compiled laws,
-no stick spring) :func:`begin_lean` does the same in one compiled call (:func:`lean_begin`:
-the same kernels, :func:`~mbplugin.bullet.fast_step.body_delassus`,
+no stick spring) :func:`begin_lean` does the same in two compiled calls: W of the body
+(:func:`~mbplugin.bullet.fast_step.body_delassus`, as :func:`~mbplugin.bullet.lean.lean_block`
+calls it) and :func:`lean_begin` (the kernels of the rest,
 :func:`~mbplugin.pipeline.implicit_kernel._fill_group`,
 :func:`~mbplugin.pipeline.implicit_kernel._begin_rows`,
-:func:`~mbplugin.hosts.integrator._info_arrays`, in the same order: the same bits) and sets
+:func:`~mbplugin.hosts.integrator._info_arrays`, in the same order: the same bits), and sets
 the same state on the step's objects; every other case (checked before anything is changed)
 takes the general path. No formula is written here.
 
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.bullet.fast_step import body_delassus, bullet_matrix
+from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.integrator import _info_arrays
 from mbplugin.hosts.protocol import ArticulatedBlock
@@ -39,29 +40,19 @@ from mbplugin.pipeline.substep import SubstepStats
 
 
 @njit
-def lean_begin(q, tq, moving, base_p, ox, oy, oz, ow, parent, jtype, axis, pf_pos, pf_quat,
-               inert_pos, inert_rot_t, col, floating, mass, inertia, base_mass, base_inertia,
-               com_quat, com_rot, com_pos, pivot, axis_w, cm, cs, cj, links, point, locked,
-               cont, sgn, normal, mm, jac, W, w_flat, wnn, vt, ddelta, delta, P_lin, dt, hd,
-               mu, has_fr, fr_mu, fr_static, k, same, rows, coef, mem, law, blaw, kid, mode, s0,
-               r_base, base_q, m_eff, u0, fn0, fn, slip, force):
-    """:func:`begin_lean`'s arithmetic in one call: the base's rotation ``r_base`` (3, 3) of
-    its orientation (``ox``, ``oy``, ``oz``, ``ow``; :func:`~mbplugin.bullet.fast_step.
-    base_rotation`), W of the body (:func:`~mbplugin.bullet.fast_step.body_delassus` into
-    ``W`` zeros, ``mm``, ``jac``, ``wnn``), each contact's effective mass ``m_eff`` (K,) kg
+def lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat, mu, has_fr, fr_mu,
+               fr_static, same, rows, coef, mem, law, blaw, kid, mode, s0, m_eff, u0, fn0, fn,
+               slip, force):
+    """:func:`begin_lean`'s arithmetic after W (``wnn`` (K,) each contact's n . W n, W
+    row-major in ``w_flat``) in one call: each contact's effective mass ``m_eff`` (K,) kg
     (1 / n.W n, inf where n.W n <= 0) and velocity ``u0`` (K, 3) m/s (vt - ddelta n), the
     implicit step's group arrays (:func:`~mbplugin.pipeline.implicit_kernel._fill_group`) and
     its start (:func:`~mbplugin.pipeline.implicit_kernel._begin_rows`: the store's rows, the
     normal force ``fn0`` (K,) N at the start), the info's mean normal force ``fn`` (K,) N and
     slip ``slip`` (K,) m/s of P_lin (:func:`~mbplugin.hosts.integrator._info_arrays`) and the
-    force P_lin / dt (K, 3) N. Returns (the response M^-1 J^T, gf, gc, every contact
-    active)."""
-    bullet_matrix(ox, oy, oz, ow, r_base)
-    base_q[0], base_q[1], base_q[2], base_q[3] = ow, ox, oy, oz
-    resp = body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos,
-                         pf_quat, inert_pos, inert_rot_t, col, floating, mass, inertia,
-                         base_mass, base_inertia, com_quat, com_rot, com_pos, pivot, axis_w, cm,
-                         cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W, wnn)
+    force P_lin / dt (K, 3) N. Returns (gf, gc, every contact active). (W itself,
+    :func:`~mbplugin.bullet.fast_step.body_delassus`, is called on its own: compiled into this
+    call it would add ~7 s to its first, cold compile.)"""
     for i in range(k):
         m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
         for a in range(3):
@@ -73,7 +64,7 @@ def lean_begin(q, tq, moving, base_p, ox, oy, oz, ow, parent, jtype, axis, pf_po
     for i in range(k):
         for a in range(3):
             force[i, a] = P_lin[i, a] / dt
-    return resp, gf, gc, every
+    return gf, gc, every
 
 
 def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: Any,
@@ -82,7 +73,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     contacts ``batch`` at the rows' state ``bodies`` over [t, t + dt] with the
     :class:`~mbplugin.bullet.host.BulletHost` ``host``, for the case of the module docstring:
     the same result and state (the store's commit, W and its block, the pending implicit
-    step, the info) with its arithmetic in one compiled call (:func:`lean_begin`). Returns
+    step, the info) with its arithmetic in two compiled calls (W, :func:`lean_begin`). Returns
     (info, batch, force P_lin / dt (K, 3) N), or None with nothing changed where the case
     does not hold (then call ``core.step``)."""
     k = len(batch)
@@ -127,7 +118,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     friction = integ.friction if (integ.friction is not None and integ.friction.active) \
         else None
     mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
-    kk, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
+    _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
     c = np.ascontiguousarray
     n = batch.normal
     ncol = tree.ncol
@@ -138,17 +129,20 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     wnn, m_eff, fn0, fn = v1
     u0, force, _ = v3
     slip = np.empty(k)
-    r_base, base_q = np.empty((3, 3)), np.empty(4)
     tree_args, links, in_order = _constants(art, tree, sides)
-    resp, gf, gc, every = lean_begin(
-        q, tree.q, tree._moving, np.asarray(base_p, dtype=float), float(x), float(y),
-        float(z), float(w), *tree_args, links, c(batch.point if in_order else batch.point[cont]),
-        locked, cont, sgn, c(n, dtype=float), mm, jac, W, W.reshape(-1), wnn,
-        c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), c(batch.delta, dtype=float),
-        P_lin, float(dt), head(friction, None), ik._NO_MU if mu_k is None else c(mu_k),
-        friction is not None, 0.0 if friction is None else float(friction.mu),
-        0.0 if friction is None else float(friction.static), kk, same, srows, coef, mem, law,
-        c(blaw), kid, mode, s0, r_base, base_q, m_eff, u0, fn0, fn, slip, force)
+    r_base = base_rotation(base_o)
+    nc = c(n, dtype=float)
+    resp = body_delassus(q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
+                         np.array([w, x, y, z]), r_base, *tree_args, links,
+                         c(batch.point if in_order else batch.point[cont]), locked, cont, sgn,
+                         nc, mm, jac, W, wnn)
+    gf, gc, every = lean_begin(
+        k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), nc,
+        c(batch.delta, dtype=float), P_lin, float(dt), head(friction, None), W.reshape(-1),
+        ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
+        0.0 if friction is None else float(friction.mu),
+        0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
+        c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
     # HostStep._delassus' and lean_block's state
     blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
     blk.response = resp
@@ -172,7 +166,7 @@ _CONST: list[Any] = [None, None, None]
 
 
 def _constants(art: Any, tree: Any, sides: Any) -> tuple[tuple[Any, ...], np.ndarray, bool]:
-    """:func:`lean_begin`'s arguments that stay while the tree and the contacts' sides do (a
+    """``body_delassus``' arguments that stay while the tree and the contacts' sides do (a
     robot standing or walking on the same feet): the joint tree's arrays from its parents to
     its work arrays, the contacts' links, and whether the contacts' order is the batch's
     (their points then need no gather); kept for the last (tree, ``sides``) (``sides`` is
