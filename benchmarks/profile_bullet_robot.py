@@ -297,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     bc = backend.BulletContacts
     for n in ("before_step", "after_step", "body_state"):
         _wrap(bc, n, f"BulletContacts.{n}", acc, cnt)
+    _wrap(backend, "begin_lean", "fused.begin_lean", acc, cnt)  # (HostStep.step's lean case)
     for n in ("step", "_delassus", "_implicit_before", "after", "_respond"):
         _wrap(step.HostStep, n, f"HostStep.{n}", acc, cnt)
     for n in ("begin", "after"):

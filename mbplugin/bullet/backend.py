@@ -46,6 +46,7 @@ from mbplugin.bullet.deferral import DEFER_TOL, DeferredCorrection
 from mbplugin.bullet.detection import Detection
 from mbplugin.bullet.filters import NativeFilters
 from mbplugin.bullet.flight import FreeFlight
+from mbplugin.bullet.fused import begin_lean
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows
 from mbplugin.contact import BodyState
@@ -275,9 +276,8 @@ class BulletContacts:
         (``applyExternalForce``, consumed by the next ``stepSimulation``).
 
         ``control``: a function that sets the user's per-step inputs (``TORQUE_CONTROL``
-        torques, external forces); it is called here (with ``articulated="substep"`` also again
-        after the probe step of articulated contacts). Inputs that persist (position/velocity
-        motors) need no callback."""
+        torques, external forces); it is called here (``articulated="substep"``: again after
+        the probe step). Inputs that persist (position/velocity motors) need no callback."""
         if control is not None:
             control()
         c = self.client
@@ -305,7 +305,8 @@ class BulletContacts:
         core, adapter = self.core, self._host
         core.margin = deferral.margin
         deferral.fix.coupled = adapter.start(g, control, batch, bodies)  # (a native column)
-        info, batch, force = core.step(adapter, batch, bodies, self.t, dt)
+        info, batch, force = (begin_lean(core, adapter, batch, bodies, self.t, dt)  # fused.py
+                              or core.step(adapter, batch, bodies, self.t, dt))
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
             # the implicit step's first guess P_lin / dt, or the integrated impulses' forces

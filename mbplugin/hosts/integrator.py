@@ -132,6 +132,17 @@ class ContactIntegrator:
         """The implicit step's start (:mod:`mbplugin.pipeline.implicit`): returns the impulse
         P_lin (K, 3) N s the host steps with (each contact's impulse of the last step, zero
         for a new contact); :meth:`after` solves the step from the host's end state."""
+        P_lin = self.warm_start(batch)
+        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
+                             compiled=self.solver != "scipy", mu=mu)
+        space.begin(t, batch.delta, u0)
+        self.pending = (batch, space, P_lin, u0)
+        return P_lin
+
+    def warm_start(self, batch: ContactBatch) -> np.ndarray:
+        """The impulse P_lin (K, 3) N s an implicit step of ``batch`` starts from: each
+        contact's impulse of the last implicit step (by key), zero for a new contact (a new
+        array)."""
         P_lin = np.zeros((len(batch), 3))
         if self._warm is not None:
             keys, imp = self._warm
@@ -144,10 +155,6 @@ class ContactIntegrator:
                     P_lin = imp[pos]
                 else:
                     P_lin[hit] = imp[pos[hit]]
-        space = ImplicitStep(self.store, batch, W, self.friction, self.rtol, self.stick, s0,
-                             compiled=self.solver != "scipy", mu=mu)
-        space.begin(t, batch.delta, u0)
-        self.pending = (batch, space, P_lin, u0)
         return P_lin
 
     def after(self, dt: float, read: Read, respond: Respond,

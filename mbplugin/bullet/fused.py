@@ -1,0 +1,182 @@
+"""A robot's implicit step begun in two compiled calls (the lean case of
+:meth:`mbplugin.hosts.HostStep.step` before the host step).
+
+Before the host step, :meth:`HostStep.step <mbplugin.hosts.HostStep.step>` books the detected
+contacts in the store, builds W of the articulated body that carries them
+(:meth:`HostStep._delassus <mbplugin.hosts.HostStep._delassus>`, for one body
+:func:`mbplugin.bullet.lean.lean_block`), each contact's effective mass and velocity, the
+warm-started impulse P_lin, the implicit step's group arrays and its start
+(:meth:`ContactIntegrator.begin <mbplugin.hosts.ContactIntegrator.begin>`,
+:class:`~mbplugin.pipeline.implicit.ImplicitStep`) and the step's info: about twenty Python
+frames and NumPy calls around six compiled calls. For the common robot case (every contact on
+one articulated body whose joint tree is modelled, no free row, no ball joint, compiled laws,
+no stick spring) :func:`begin_lean` does the same in two compiled calls: W of the body
+(:func:`~mbplugin.bullet.fast_step.body_delassus`, as :func:`~mbplugin.bullet.lean.lean_block`
+calls it) and :func:`lean_begin` (the kernels of the rest,
+:func:`~mbplugin.pipeline.implicit_kernel._fill_group`,
+:func:`~mbplugin.pipeline.implicit_kernel._begin_rows`,
+:func:`~mbplugin.hosts.integrator._info_arrays`, in the same order: the same bits), and sets
+the same state on the step's objects; every other case (checked before anything is changed)
+takes the general path. No formula is written here.
+
+Units: SI (m, m/s, kg, N s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin._jit import njit
+from mbplugin.bullet.fast_step import base_rotation, body_delassus
+from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.hosts.integrator import _info_arrays
+from mbplugin.hosts.protocol import ArticulatedBlock
+from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.layout import head
+from mbplugin.pipeline.substep import SubstepStats
+
+
+@njit
+def lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat, mu, has_fr, fr_mu,
+               fr_static, same, rows, coef, mem, law, blaw, kid, mode, s0, m_eff, u0, fn0, fn,
+               slip, force):
+    """:func:`begin_lean`'s arithmetic after W (``wnn`` (K,) each contact's n . W n, W
+    row-major in ``w_flat``) in one call: each contact's effective mass ``m_eff`` (K,) kg
+    (1 / n.W n, inf where n.W n <= 0) and velocity ``u0`` (K, 3) m/s (vt - ddelta n), the
+    implicit step's group arrays (:func:`~mbplugin.pipeline.implicit_kernel._fill_group`) and
+    its start (:func:`~mbplugin.pipeline.implicit_kernel._begin_rows`: the store's rows, the
+    normal force ``fn0`` (K,) N at the start), the info's mean normal force ``fn`` (K,) N and
+    slip ``slip`` (K,) m/s of P_lin (:func:`~mbplugin.hosts.integrator._info_arrays`) and the
+    force P_lin / dt (K, 3) N. Returns (gf, gc, every contact active). (W itself,
+    :func:`~mbplugin.bullet.fast_step.body_delassus`, is called on its own: compiled into this
+    call it would add ~7 s to its first, cold compile.)"""
+    for i in range(k):
+        m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
+        for a in range(3):
+            u0[i, a] = vt[i, a] - ddelta[i] * normal[i, a]
+    gf, gc = ik._fill_group(hd, k, normal, w_flat, mu, has_fr, fr_mu, fr_static)
+    every = ik._begin_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode, delta, u0, s0,
+                           fn0)
+    _info_arrays(P_lin, vt, normal, dt, fn, slip)
+    for i in range(k):
+        for a in range(3):
+            force[i, a] = P_lin[i, a] / dt
+    return gf, gc, every
+
+
+def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: Any,
+               dt: float) -> tuple[Any, ContactBatch, np.ndarray] | None:
+    """:meth:`HostStep.step <mbplugin.hosts.HostStep.step>` (``core``) of the detected
+    contacts ``batch`` at the rows' state ``bodies`` over [t, t + dt] with the
+    :class:`~mbplugin.bullet.host.BulletHost` ``host``, for the case of the module docstring:
+    the same result and state (the store's commit, W and its block, the pending implicit
+    step, the info) with its arithmetic in two compiled calls (W, :func:`lean_begin`). Returns
+    (info, batch, force P_lin / dt (K, 3) N), or None with nothing changed where the case
+    does not hold (then call ``core.step``)."""
+    k = len(batch)
+    integ = core.integrator
+    store = core.store
+    art = getattr(host, "art", None)
+    if (k == 0 or type(t) is not float or core.articulated != "implicit" or core._any_free
+            or art is None or integ.stick is not None or integ.solver == "scipy"
+            or not ik.compiled_laws(store)):
+        return None
+    sides = art._sides(batch, core.kind)
+    if len(sides) != 1:
+        return None
+    body, cont, _, sgn = sides[0]
+    if len(cont) != k:
+        return None
+    joints = art.moving_joints(body)
+    tree = art._trees.get(body)
+    if any(art._sph[body]) or tree is None or not tree.supported:
+        return None
+    # the case holds (lean_block would take it): HostStep.step's commit
+    if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+        store.commit(batch, t, aligned=False, compiled=True)
+    core.pending = None
+    integ.pending = None
+    core.forced[:] = False
+    # lean_block's reads: the joints' positions and the joints whose motor acted
+    pb, cid = art.client.p, art.client.id
+    if joints:
+        cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
+        q = np.array(cols[0], dtype=float)
+        locked = np.flatnonzero(np.array(cols[3], dtype=float) != 0.0) + (
+            6 if tree.floating else 0)
+    else:
+        q, locked = np.zeros(0), np.zeros(0, dtype=np.int64)
+    base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
+                      else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
+    x, y, z, w = base_o
+    # ContactIntegrator.begin's warm start and ImplicitStep's arguments
+    mu = core.pair_mu(host, batch)
+    P_lin = integ.warm_start(batch)
+    friction = integ.friction if (integ.friction is not None and integ.friction.active) \
+        else None
+    mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
+    _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
+    c = np.ascontiguousarray
+    n = batch.normal
+    ncol = tree.ncol
+    mm, jac = np.zeros((ncol, ncol)), np.zeros((k, 3, ncol))
+    W = np.zeros((3 * k, 3 * k))
+    s0 = np.zeros((k, 3))
+    v1, v3 = np.empty((4, k)), np.empty((3, k, 3))
+    wnn, m_eff, fn0, fn = v1
+    u0, force, _ = v3
+    slip = np.empty(k)
+    tree_args, links, in_order = _constants(art, tree, sides)
+    r_base = base_rotation(base_o)
+    nc = c(n, dtype=float)
+    resp = body_delassus(q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
+                         np.array([w, x, y, z]), r_base, *tree_args, links,
+                         c(batch.point if in_order else batch.point[cont]), locked, cont, sgn,
+                         nc, mm, jac, W, wnn)
+    gf, gc, every = lean_begin(
+        k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), nc,
+        c(batch.delta, dtype=float), P_lin, float(dt), head(friction, None), W.reshape(-1),
+        ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
+        0.0 if friction is None else float(friction.mu),
+        0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
+        c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
+    # HostStep._delassus' and lean_block's state
+    blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
+    blk.response = resp
+    core._art = [blk]
+    core._one_body = True
+    core._w_cache.put(None, W, wnn, False)
+    batch.m_eff = m_eff
+    # the pending implicit step (ContactIntegrator.begin) and the step's info
+    space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, s0, mu_k, gf, gc, t,
+                               bool(every), fn0)
+    integ.pending = (batch, space, P_lin, u0)
+    ab = np.empty((k, 2), dtype=np.int64)
+    ab[:, 0], ab[:, 1] = batch.a, batch.b
+    core.last = core.make_info(k, SubstepStats(), fn, batch.key.copy(), ab, batch.delta.copy(),
+                               slip)
+    return core.last, batch, force
+
+
+#: :func:`_constants`' last answer: (tree, sides, (tree arguments, links, in order))
+_CONST: list[Any] = [None, None, None]
+
+
+def _constants(art: Any, tree: Any, sides: Any) -> tuple[tuple[Any, ...], np.ndarray, bool]:
+    """``body_delassus``' arguments that stay while the tree and the contacts' sides do (a
+    robot standing or walking on the same feet): the joint tree's arrays from its parents to
+    its work arrays, the contacts' links, and whether the contacts' order is the batch's
+    (their points then need no gather); kept for the last (tree, ``sides``) (``sides`` is
+    ``art._sides``' kept list while the batch's sides are the same)."""
+    if _CONST[0] is tree and _CONST[1] is sides:
+        return _CONST[2]
+    _, cont, rows, _ = sides[0]
+    args = (*tree._kin(), tree.col, tree.floating, tree.mass, tree.inertia, tree.base_mass,
+            tree.base_inertia, *tree._work(), tree._cm, tree._cs, tree._cj)
+    links = np.ascontiguousarray(art.rows_arr[rows, 1])
+    hit = (args, links, bool(np.array_equal(cont, np.arange(len(cont)))))
+    _CONST[:] = [tree, sides, hit]
+    return hit
