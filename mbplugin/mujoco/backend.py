@@ -166,6 +166,9 @@ class MujocoContacts:
             shape_names=[names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
         check_hertz(self.loop.model, spairs, lambda s: names.geom(int(geoms[s])))
         self.host.loop = self.loop
+        # a one-contact group moving along its normal only takes explicit steps (friction's
+        # slope left out of its stiffness rate: GroupedContactSpace's normal_only)
+        self.loop.integrator.normal_only = True
         #: "mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"; the
         #: friction law (with "mujoco" its regularisation; None: frictionless); the contact
         #: store (per-contact law state, onsets, separations); the contact layer's

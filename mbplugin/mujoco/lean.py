@@ -399,7 +399,8 @@ class LeanSpheres:
         fast = loop.store._fast_law()  # (a store's laws never change)
         kid_l, mode_l, nst_l, mem_l = _law_tables(loop.store.laws)
         self.layout = (lay.gptr, lay.goff)
-        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL)
+        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL,
+                       bool(self.integ.normal_only))
         # the C functions, then the model's and the data's addresses
         self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
                      np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
@@ -522,9 +523,9 @@ class LeanSpheres:
                                                self.arrays)
         if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
             gptr, goff = self.layout
-            rtol, explicit, tol = self.solver
+            rtol, explicit, tol, normal_only = self.solver
             cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
-                                loaded, counters, explicit, mg, tol)
+                                loaded, counters, explicit, mg, tol, normal_only)
             out, ddelta1, fn, slip, predicted, flying = lean_finish(
                 fns, status, yptr, GC, Y, s, ode, store.coef, imp, dt, a_free, om, loop.forced,
                 self.arrays)
