@@ -76,7 +76,16 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           "sa", "sb", "sbody", "lpos", "lrot", "plane_n", "plane_p", "radius", "a", "b", "keys",
           "n_shapes", "geoms", "pair_mu", "kid", "mode", "order", "gptr", "goff", "widx", "fr",
           "kid_l", "mode_l", "nst_l", "mem_l", "move_min", "point", "normal", "delta", "ddelta",
-          "vt", "m_eff", "ra", "rb", "blocks", "wnn", "d", "u", "forced", "muk")
+          "vt", "m_eff", "ra", "rb", "blocks", "wnn", "d", "u", "forced", "muk",
+          # the step's own arrays (STEP_FIELDS): written in place, so that the compiled calls
+          # return scalars (numba boxes every array it returns: ~0.45 us each)
+          "pos", "quat", "vel", "om", "a_free", "tg", "status", "imp", "loaded", "counters",
+          "yptr", "Y", "GF", "GC", "ode", "s")
+
+#: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
+#: (the rows' state, the free acceleration, the groups' arrays and their integration's
+#: outputs)
+STEP_FIELDS = FIELDS[FIELDS.index("pos"):]
 
 
 @structref.register
@@ -132,8 +141,10 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     5. the groups' arrays (one group a contact: :func:`~.substep_compiled.group_start` with
        the carried first steps ``h0`` and solvers ``m0``, ``pack``).
 
-    Returns (outcome, pos, quat, vel, omega, a_free, margin, tg, hg, mg, status, impulse,
-    loaded, counters, yptr, Y, GF, GC, ode, s): CONTACTS for :func:`lean_finish` after
+    The rows' state ``pos``, ``quat``, ``vel``, ``om``, the free acceleration ``a_free`` and
+    the groups' arrays (``tg``, ``status``, ``imp``, ``loaded``, ``counters``, ``yptr``,
+    ``Y``, ``GF``, ``GC``, ``ode``, ``s``) are written into ``A``'s (:data:`STEP_FIELDS`).
+    Returns (outcome, margin, hg, mg): CONTACTS for :func:`lean_finish` after
     ``integrate_groups``; HANDOVER where a condition of the lean case fails (nothing outside
     the work arrays changed but the forward stages ``mj_step2`` computes again)."""
     xipos, xquat, cvel, subtree_com = A.xipos, A.xquat, A.cvel, A.subtree_com
@@ -150,14 +161,14 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     ra, rb, blocks, wnn, d, u, muk = A.ra, A.rb, A.blocks, A.wnn, A.d, A.u, A.muk
     pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
                                       iquat_unit)
+    A.pos[:] = pos
+    A.quat[:] = quat
+    A.vel[:] = vel
+    A.om[:] = om
     k = sa.shape[0]
-    z3 = np.zeros((0, 3))
     z1 = np.zeros(0)
     zi = np.zeros(0, dtype=np.int64)
-    zb = np.zeros(0, dtype=np.bool_)
-    zc = np.zeros(0, dtype=CONTACT)
-    bad = (HANDOVER, pos, quat, vel, om, z3, 0.0, z1, z1, zi, zi, z3, zb, zi, zi, z1, z1, zc,
-           np.zeros((0, 0)), z3)
+    bad = (HANDOVER, 0.0, z1, zi)
     if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
         return bad
     vmax = _max_norm_rows(vel)
@@ -185,9 +196,9 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
         if c_api:
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
-        return (NO_CONTACT, pos, quat, vel, om, z3, margin, z1, z1, zi, zi, z3, zb, zi, zi, z1,
-                z1, zc, np.zeros((0, 0)), z3)
-    if found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
+        return NO_CONTACT, margin, z1, zi
+    if (found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_))
+            or ode_src.shape[0] != k):
         return bad
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
@@ -223,14 +234,28 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
                               coef, mem, muk, np.ones(k, dtype=np.bool_), law,
                               np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
                               s, 0, ode)
-    return (CONTACTS, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded,
-            counters, yptr, Y, GF, GC, ode, s)
+    if Y.shape[0] != A.Y.shape[0] or GF.shape[0] != A.GF.shape[0]:
+        return bad
+    A.a_free[:] = a_free
+    A.tg[:] = tg
+    A.status[:] = status
+    A.imp[:] = imp
+    A.loaded[:] = loaded
+    A.counters[:] = counters
+    A.yptr[:] = yptr
+    A.Y[:] = Y
+    A.GF[:] = GF
+    for i in range(k):
+        A.GC[i] = GC[i]
+    A.ode[:] = ode
+    A.s[:] = s
+    return CONTACTS, margin, hg, mg
 
 
 @njit
-def lean_finish(fns, status, yptr, GC, Y, s, ode, coef, imp, dt, a_free, om, loop_forced, A):
+def lean_finish(fns, coef, dt, loop_forced, A):
     """The rest of a host step of the lean case after :func:`lean_start` and the groups'
-    ``integrate_groups`` (``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
+    ``integrate_groups`` (``A``'s ``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
     did not reach the step's end (an event, a failure) or its state is not finite
     (``unpack``) or a contact ends at the end state (the store's end test); else the end
     state into ``d``, ``u``, the impulse-equivalent forces P / dt added to ``xfrc``
@@ -248,6 +273,8 @@ def lean_finish(fns, status, yptr, GC, Y, s, ode, coef, imp, dt, a_free, om, loo
     static, free, a, b, point, normal = A.static, A.free, A.a, A.b, A.point, A.normal
     delta, ddelta, vt, ra, rb, blocks, d = A.delta, A.ddelta, A.vt, A.ra, A.rb, A.blocks, A.d
     u, forced = A.u, A.forced
+    status, yptr, GC, Y, s, ode, imp = A.status, A.yptr, A.GC, A.Y, A.s, A.ode, A.imp
+    a_free, om = A.a_free, A.om
     k = d.shape[0]
     z1 = np.zeros(0)
     bad = (HANDOVER, z1, z1, z1, False, 0)
@@ -424,6 +451,18 @@ class LeanSpheres:
         for name, x in zip(("point", "normal", "delta", "ddelta", "vt", "m_eff", "ra", "rb",
                             "blocks", "wnn", "d", "u"), self.work, strict=True):
             values[name] = x
+        # the step's arrays (STEP_FIELDS; one group a contact, 4 states each: a stateless law)
+        nr = len(host.body)
+        step_arrays = dict(
+            pos=np.empty((nr, 3)), quat=np.empty((nr, 4)), vel=np.empty((nr, 3)),
+            om=np.empty((nr, 3)), a_free=np.empty((k, 3)), tg=np.empty(k),
+            status=np.empty(k, dtype=np.int64), imp=np.empty((k, 3)),
+            loaded=np.empty(k, dtype=np.bool_), counters=np.empty(4, dtype=np.int64),
+            yptr=np.empty(k + 1, dtype=np.int64), Y=np.empty(4 * k), GF=np.empty(lay.goff[-1]),
+            GC=np.zeros(k, dtype=CONTACT), ode=np.empty((k, NODE_MAX)), s=np.empty((k, 3)))
+        values.update(step_arrays)
+        #: :data:`STEP_FIELDS`' arrays (those of :attr:`arrays`)
+        self.step_arrays = tuple(step_arrays[name] for name in STEP_FIELDS)
         #: the compiled calls' arrays and constants (:class:`LeanArrays`)
         self.arrays = lean_arrays(*(values[name] for name in FIELDS))
         self._none = _empty_events()
@@ -517,18 +556,17 @@ class LeanSpheres:
         wall = time.perf_counter()
         h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
         fns = self._fns if c_api else self._no_fns
-        (out, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded, counters,
-         yptr, Y, GF, GC, ode, s) = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef,
-                                               store.mem, store.law, store.ode, loop.forced,
-                                               self.arrays)
+        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef, store.mem,
+                                         store.law, store.ode, loop.forced, self.arrays)
+        (pos, quat, vel, om, a_free, tg, status, imp, loaded, counters, yptr, Y, GF, GC, _ode,
+         _s) = self.step_arrays
         if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
             gptr, goff = self.layout
             rtol, explicit, tol, normal_only = self.solver
             cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                                 loaded, counters, explicit, mg, tol, normal_only)
-            out, ddelta1, fn, slip, predicted, flying = lean_finish(
-                fns, status, yptr, GC, Y, s, ode, store.coef, imp, dt, a_free, om, loop.forced,
-                self.arrays)
+            out, ddelta1, fn, slip, predicted, flying = lean_finish(fns, store.coef, dt,
+                                                                    loop.forced, self.arrays)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -588,9 +626,11 @@ class LeanSpheres:
                                  m_eff.copy(), r_eff.copy(), ra.copy(), rb.copy(),
                                  law.copy(), k_hertz.copy())
             W = block_diagonal_w(k, blocks.copy())
-            res = StepResult(imp, dd.copy(), u.copy(), loaded, stats, h_min, hg, mg)
-            loop.pending = (batch, W, res, a_free, wnn.copy())
-            bodies = BodyState(pos, quat, vel, om, loop._mass1, loop.inv_inertia, loop._fixed)
+            res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min, hg,
+                             mg)
+            loop.pending = (batch, W, res, a_free.copy(), wnn.copy())
+            bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
+                               loop.inv_inertia, loop._fixed)
             end = host.end_poses(bodies)
             dx, dth = loop.correction(loop.end_overlaps(end), end)
             forced[host.free_rows.move(dx, dth, end)] = True
