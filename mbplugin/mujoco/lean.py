@@ -253,7 +253,7 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
 
 
 @njit
-def lean_finish(fns, coef, dt, loop_forced, A):
+def lean_finish(fns, coef, dt, hg, loop_forced, A):
     """The rest of a host step of the lean case after :func:`lean_start` and the groups'
     ``integrate_groups`` (``A``'s ``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
     did not reach the step's end (an event, a failure) or its state is not finite
@@ -265,9 +265,9 @@ def lean_finish(fns, coef, dt, loop_forced, A):
     ``fns``: ``mj_step2`` and ``xfrc`` back to the user's.
 
     Returns (outcome, ddelta1, normal force (K,) N, slip (K,) m/s, predicted, free rows not
-    pushed). The normal force n . P / dt and the slip |u - (n . u) n| are
-    :class:`~mbplugin.hosts.step.HostStep`'s, its ``einsum("ki,ki->k")`` summed as NumPy 2
-    sums it, (x0 y0 + x2 y2) + x1 y1."""
+    pushed, the shortest of the groups' next steps ``hg`` (s)). The normal force n . P / dt
+    and the slip |u - (n . u) n| are :class:`~mbplugin.hosts.step.HostStep`'s, its
+    ``einsum("ki,ki->k")`` summed as NumPy 2 sums it, (x0 y0 + x2 y2) + x1 y1."""
     order, gptr, kid, mode, move_min, xfrc = A.order, A.gptr, A.kid, A.mode, A.move_min, A.xfrc
     qpos, qpos0, user_xfrc, xipos, body = A.qpos, A.qpos0, A.user_xfrc, A.xipos, A.body
     static, free, a, b, point, normal = A.static, A.free, A.a, A.b, A.point, A.normal
@@ -277,7 +277,7 @@ def lean_finish(fns, coef, dt, loop_forced, A):
     a_free, om = A.a_free, A.om
     k = d.shape[0]
     z1 = np.zeros(0)
-    bad = (HANDOVER, z1, z1, z1, False, 0)
+    bad = (HANDOVER, z1, z1, z1, False, 0, 0.0)
     for g in range(status.shape[0]):
         if status[g] != cm.DONE:
             return bad
@@ -308,7 +308,7 @@ def lean_finish(fns, coef, dt, loop_forced, A):
         qpos0[:] = qpos
         capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         xfrc[:] = user_xfrc
-    return CONTACTS, ddelta1, fn, slip, predicted, flying
+    return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min()
 
 
 #: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
@@ -432,6 +432,7 @@ class LeanSpheres:
         self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
                      np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
         self._opt = m.opt
+        self._gravity = m.opt.gravity  # (a view of the model's option: its values as they are)
         values = dict(
             xipos=d.xipos, xquat=d.xquat, cvel=d.cvel, subtree_com=d.subtree_com,
             qacc_smooth=d.qacc_smooth, xmat=d.xmat, xpos=d.xpos, qpos=d.qpos, qpos0=host._qpos0,
@@ -523,8 +524,7 @@ class LeanSpheres:
         """MuJoCo's gravity (3,) m/s^2 (:meth:`MujocoContacts.gravity
         <mbplugin.mujoco.MujocoContacts.gravity>`) and its norm (as ``np.linalg.norm``), kept
         while the option's bytes and flags are the same."""
-        opt = self._opt
-        raw = (opt.disableflags, opt.gravity.tobytes())
+        raw = (self._opt.disableflags, self._gravity.tobytes())
         if self._g is None or self._g[0] != raw:
             g = self.c.gravity()
             self._g = (raw, g, float(np.linalg.norm(g)))
@@ -565,8 +565,8 @@ class LeanSpheres:
             rtol, explicit, tol, normal_only = self.solver
             cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                                 loaded, counters, explicit, mg, tol, normal_only)
-            out, ddelta1, fn, slip, predicted, flying = lean_finish(fns, store.coef, dt,
-                                                                    loop.forced, self.arrays)
+            out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
+                fns, store.coef, dt, hg, loop.forced, self.arrays)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -601,7 +601,6 @@ class LeanSpheres:
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
         integ._warm = None
-        h_min = float(hg.min())
         integ._h, integ._keys = h_min, self.keys
         integ._p_of = None
         integ._h_of = self._h_ok = (self.keys, hg, mg)
