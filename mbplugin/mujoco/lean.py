@@ -35,6 +35,7 @@ Units: SI (m, s, kg, N).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -80,12 +81,26 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           # the step's own arrays (STEP_FIELDS): written in place, so that the compiled calls
           # return scalars (numba boxes every array it returns: ~0.45 us each)
           "pos", "quat", "vel", "om", "a_free", "tg", "status", "imp", "loaded", "counters",
-          "yptr", "Y", "GF", "GC", "ode", "s")
+          "yptr", "Y", "GF", "GC", "ode", "s",
+          # each contact's last lever-arm cross matrix, world inverse inertia and their triple
+          # product (W's rotational part: kept while its factors are the same to the bit)
+          "sk_last", "iw_last", "p_last")
 
 #: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
 #: (the rows' state, the free acceleration, the groups' arrays and their integration's
 #: outputs)
-STEP_FIELDS = FIELDS[FIELDS.index("pos"):]
+STEP_FIELDS = FIELDS[FIELDS.index("pos"):FIELDS.index("sk_last")]
+
+
+@njit
+def _same_bits(x, y):
+    """Whether the arrays ``x`` and ``y`` (of one shape) hold the same floats to the bit (a
+    NaN never; 0.0 and -0.0 apart)."""
+    for i in range(x.size):
+        a, b = x.flat[i], y.flat[i]
+        if not (a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))):
+            return False
+    return True
 
 
 @structref.register
@@ -203,11 +218,16 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
-    t, p = np.empty((3, 3)), np.empty((3, 3))
+    t = np.empty((3, 3))
+    sk_last, iw_last, p_last = A.sk_last, A.iw_last, A.p_last
     for e in range(k):
-        np.dot(sk[e], inv_i_w[b[e]], t)
-        np.dot(t, sk[e], p)
-        blocks[e] -= p
+        # (a BLAS call each, ~0.1 us: the last product where its factors are the same bits)
+        if not (_same_bits(sk[e], sk_last[e]) and _same_bits(inv_i_w[b[e]], iw_last[e])):
+            np.dot(sk[e], inv_i_w[b[e]], t)
+            np.dot(t, sk[e], p_last[e])
+            sk_last[e] = sk[e]
+            iw_last[e] = inv_i_w[b[e]]
+        blocks[e] -= p_last[e]
     _block_normal_diagonal(blocks, normal, wnn)
     for i in range(k):
         m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
@@ -462,6 +482,8 @@ class LeanSpheres:
             yptr=np.empty(k + 1, dtype=np.int64), Y=np.empty(4 * k), GF=np.empty(lay.goff[-1]),
             GC=np.zeros(k, dtype=CONTACT), ode=np.empty((k, NODE_MAX)), s=np.empty((k, 3)))
         values.update(step_arrays)
+        values.update(sk_last=np.full((k, 3, 3), np.nan), iw_last=np.full((k, 3, 3), np.nan),
+                      p_last=np.zeros((k, 3, 3)))
         #: :data:`STEP_FIELDS`' arrays (those of :attr:`arrays`)
         self.step_arrays = tuple(step_arrays[name] for name in STEP_FIELDS)
         #: the compiled calls' arrays and constants (:class:`LeanArrays`)
