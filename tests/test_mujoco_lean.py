@@ -7,6 +7,10 @@ spheres on a plane in compiled code) against outside references.
   balls stay put (< 1 um over 0.5 s).
 * A ball dropped onto the floor bounces the same on the lean path as on the general path (the
   lean path off): every bounce's times, speeds and c_r, and every step's qpos, within 1e-12.
+* A ball dropped straight onto the floor: MuJoCo's friction does no work (the slip stays
+  exactly 0), so it bounces as the frictionless ball does, every step's qpos and qvel within
+  1e-12, on the sub-stepper's explicit steps (``normal_only``: the friction regularisation's
+  stiffness, which never acts, no longer sends the contact to Radau).
 * Without MuJoCo's C library (the loader finds none, or one of another version), or with a
   Python callback installed in MuJoCo, the lean path makes MuJoCo's calls through the
   bindings, with the same result.
@@ -97,6 +101,31 @@ def test_lean_and_general_paths_give_the_same_bounces() -> None:
     for f in ("t_in", "v_in", "t_out", "v_out", "cr"):
         assert np.asarray(a[f]) == pytest.approx(np.asarray(b[f]), rel=1e-12, abs=0.0)
     assert np.max(np.abs(q_lean - q_general)) <= 1e-12 * np.max(np.abs(q_general))
+
+
+def test_a_straight_drop_bounces_with_friction_as_without_it() -> None:
+    runs = []
+    for friction in (None, "none"):  # MuJoCo's (mu = 1 here), frictionless
+        m, d = world(balls_xml([("ball", 0.01, 0.05, (0.0, 0.0, 0.012))]))  # 2 mm up
+        contacts = MujocoContacts(m, d, manage=["floor"], friction=friction,
+                                  law={"name": "hunt_crossley", "cr": 0.5, "k": 1e5})
+        q, v, explicit, steps = [], [], 0, 0
+        for _ in range(150):  # 0.3 s: two bounces, then the ringing contact
+            info = contacts.step()
+            explicit += info.stats.explicit
+            steps += info.stats.steps
+            q.append(d.qpos.copy())
+            v.append(d.qvel.copy())
+        runs.append((contacts, np.array(q), np.array(v), explicit, steps))
+    (fric, q_f, v_f, ex_f, st_f), (free, q_0, v_0, _, _) = runs
+    assert fric.friction_mode == "mujoco" and fric.friction is not None
+    assert np.all(v_f[:, :2] == 0.0) and np.all(v_f[:, 3:] == 0.0)  # no slip, no spin
+    assert np.max(np.abs(q_f - q_0)) <= 1e-12 * np.max(np.abs(q_0))
+    assert np.max(np.abs(v_f - v_0)) <= 1e-12 * np.max(np.abs(v_0))
+    a, b = fric.bounces(), free.bounces()
+    assert len(a) == len(b) >= 1
+    assert np.asarray(a["cr"]) == pytest.approx(np.asarray(b["cr"]), rel=1e-12, abs=0.0)
+    assert ex_f == st_f > 0  # every sub-step explicit (DOP853), none Radau's
 
 
 def test_without_the_c_library_the_lean_path_calls_the_bindings(monkeypatch) -> None:

@@ -63,6 +63,8 @@ class ContactIntegrator:
         self.store = store
         self.friction, self.rtol, self.stick = friction, rtol, stick
         self.solver, self.large_groups, self.verify = solver, large_groups, verify
+        #: :class:`~mbplugin.pipeline.substep.GroupedContactSpace`'s ``normal_only`` (the host's)
+        self.normal_only = False
         self._h: float | None = None
         self._keys: np.ndarray | None = None
         # (keys, next step per key, its solver: 1 explicit, 0 / 2 Radau, -1 unknown)
@@ -104,7 +106,8 @@ class ContactIntegrator:
             pos = lookup(self._p_of[0], batch.key)
             p0 = np.where((pos >= 0)[:, None], self._p_of[1][np.maximum(pos, 0)], 0.0)
         space = contact_space(store, batch, W, a_free, self.friction, self.rtol,
-                              self.stick, s0, self.solver, self.large_groups, p0, mu)
+                              self.stick, s0, self.solver, self.large_groups, p0, mu,
+                              self.normal_only)
         h0 = m0 = None
         if self._h_of is not None:  # the compiled path: each contact's next step and solver
             keys, h_of, m_of = self._h_of

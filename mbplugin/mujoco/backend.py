@@ -173,6 +173,9 @@ class MujocoContacts:
         if self._tree is not None:  # W's block and the implicit step's rounds compiled
             self.host.articulated_delassus = self._tree.block
             self.host.verify_rounds = self._tree.rounds
+        # a one-contact group moving along its normal only takes explicit steps (friction's
+        # slope left out of its stiffness rate: GroupedContactSpace's normal_only)
+        self.loop.integrator.normal_only = True
         #: "mujoco" (each pair's coefficient from MuJoCo's geoms), "none" or "given"; the
         #: friction law (with "mujoco" its regularisation; None: frictionless); the contact
         #: store (per-contact law state, onsets, separations); the contact layer's

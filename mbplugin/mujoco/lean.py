@@ -35,6 +35,7 @@ Units: SI (m, s, kg, N).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -76,7 +77,30 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           "sa", "sb", "sbody", "lpos", "lrot", "plane_n", "plane_p", "radius", "a", "b", "keys",
           "n_shapes", "geoms", "pair_mu", "kid", "mode", "order", "gptr", "goff", "widx", "fr",
           "kid_l", "mode_l", "nst_l", "mem_l", "move_min", "point", "normal", "delta", "ddelta",
-          "vt", "m_eff", "ra", "rb", "blocks", "wnn", "d", "u", "forced", "muk")
+          "vt", "m_eff", "ra", "rb", "blocks", "wnn", "d", "u", "forced", "muk",
+          # the step's own arrays (STEP_FIELDS): written in place, so that the compiled calls
+          # return scalars (numba boxes every array it returns: ~0.45 us each)
+          "pos", "quat", "vel", "om", "a_free", "tg", "status", "imp", "loaded", "counters",
+          "yptr", "Y", "GF", "GC", "ode", "s",
+          # each contact's last lever-arm cross matrix, world inverse inertia and their triple
+          # product (W's rotational part: kept while its factors are the same to the bit)
+          "sk_last", "iw_last", "p_last")
+
+#: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
+#: (the rows' state, the free acceleration, the groups' arrays and their integration's
+#: outputs)
+STEP_FIELDS = FIELDS[FIELDS.index("pos"):FIELDS.index("sk_last")]
+
+
+@njit
+def _same_bits(x, y):
+    """Whether the arrays ``x`` and ``y`` (of one shape) hold the same floats to the bit (a
+    NaN never; 0.0 and -0.0 apart)."""
+    for i in range(x.size):
+        a, b = x.flat[i], y.flat[i]
+        if not (a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))):
+            return False
+    return True
 
 
 @structref.register
@@ -132,8 +156,10 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     5. the groups' arrays (one group a contact: :func:`~.substep_compiled.group_start` with
        the carried first steps ``h0`` and solvers ``m0``, ``pack``).
 
-    Returns (outcome, pos, quat, vel, omega, a_free, margin, tg, hg, mg, status, impulse,
-    loaded, counters, yptr, Y, GF, GC, ode, s): CONTACTS for :func:`lean_finish` after
+    The rows' state ``pos``, ``quat``, ``vel``, ``om``, the free acceleration ``a_free`` and
+    the groups' arrays (``tg``, ``status``, ``imp``, ``loaded``, ``counters``, ``yptr``,
+    ``Y``, ``GF``, ``GC``, ``ode``, ``s``) are written into ``A``'s (:data:`STEP_FIELDS`).
+    Returns (outcome, margin, hg, mg): CONTACTS for :func:`lean_finish` after
     ``integrate_groups``; HANDOVER where a condition of the lean case fails (nothing outside
     the work arrays changed but the forward stages ``mj_step2`` computes again)."""
     xipos, xquat, cvel, subtree_com = A.xipos, A.xquat, A.cvel, A.subtree_com
@@ -150,14 +176,14 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     ra, rb, blocks, wnn, d, u, muk = A.ra, A.rb, A.blocks, A.wnn, A.d, A.u, A.muk
     pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
                                       iquat_unit)
+    A.pos[:] = pos
+    A.quat[:] = quat
+    A.vel[:] = vel
+    A.om[:] = om
     k = sa.shape[0]
-    z3 = np.zeros((0, 3))
     z1 = np.zeros(0)
     zi = np.zeros(0, dtype=np.int64)
-    zb = np.zeros(0, dtype=np.bool_)
-    zc = np.zeros(0, dtype=CONTACT)
-    bad = (HANDOVER, pos, quat, vel, om, z3, 0.0, z1, z1, zi, zi, z3, zb, zi, zi, z1, z1, zc,
-           np.zeros((0, 0)), z3)
+    bad = (HANDOVER, 0.0, z1, zi)
     if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
         return bad
     vmax = _max_norm_rows(vel)
@@ -185,18 +211,23 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
         if c_api:
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
-        return (NO_CONTACT, pos, quat, vel, om, z3, margin, z1, z1, zi, zi, z3, zb, zi, zi, z1,
-                z1, zc, np.zeros((0, 0)), z3)
-    if found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
+        return NO_CONTACT, margin, z1, zi
+    if (found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_))
+            or ode_src.shape[0] != k):
         return bad
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
-    t, p = np.empty((3, 3)), np.empty((3, 3))
+    t = np.empty((3, 3))
+    sk_last, iw_last, p_last = A.sk_last, A.iw_last, A.p_last
     for e in range(k):
-        np.dot(sk[e], inv_i_w[b[e]], t)
-        np.dot(t, sk[e], p)
-        blocks[e] -= p
+        # (a BLAS call each, ~0.1 us: the last product where its factors are the same bits)
+        if not (_same_bits(sk[e], sk_last[e]) and _same_bits(inv_i_w[b[e]], iw_last[e])):
+            np.dot(sk[e], inv_i_w[b[e]], t)
+            np.dot(t, sk[e], p_last[e])
+            sk_last[e] = sk[e]
+            iw_last[e] = inv_i_w[b[e]]
+        blocks[e] -= p_last[e]
     _block_normal_diagonal(blocks, normal, wnn)
     for i in range(k):
         m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
@@ -223,14 +254,28 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
                               coef, mem, muk, np.ones(k, dtype=np.bool_), law,
                               np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
                               s, 0, ode)
-    return (CONTACTS, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded,
-            counters, yptr, Y, GF, GC, ode, s)
+    if Y.shape[0] != A.Y.shape[0] or GF.shape[0] != A.GF.shape[0]:
+        return bad
+    A.a_free[:] = a_free
+    A.tg[:] = tg
+    A.status[:] = status
+    A.imp[:] = imp
+    A.loaded[:] = loaded
+    A.counters[:] = counters
+    A.yptr[:] = yptr
+    A.Y[:] = Y
+    A.GF[:] = GF
+    for i in range(k):
+        A.GC[i] = GC[i]
+    A.ode[:] = ode
+    A.s[:] = s
+    return CONTACTS, margin, hg, mg
 
 
 @njit
-def lean_finish(fns, status, yptr, GC, Y, s, ode, coef, imp, dt, a_free, om, loop_forced, A):
+def lean_finish(fns, coef, dt, hg, loop_forced, A):
     """The rest of a host step of the lean case after :func:`lean_start` and the groups'
-    ``integrate_groups`` (``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
+    ``integrate_groups`` (``A``'s ``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
     did not reach the step's end (an event, a failure) or its state is not finite
     (``unpack``) or a contact ends at the end state (the store's end test); else the end
     state into ``d``, ``u``, the impulse-equivalent forces P / dt added to ``xfrc``
@@ -240,17 +285,19 @@ def lean_finish(fns, status, yptr, GC, Y, s, ode, coef, imp, dt, a_free, om, loo
     ``fns``: ``mj_step2`` and ``xfrc`` back to the user's.
 
     Returns (outcome, ddelta1, normal force (K,) N, slip (K,) m/s, predicted, free rows not
-    pushed). The normal force n . P / dt and the slip |u - (n . u) n| are
-    :class:`~mbplugin.hosts.step.HostStep`'s, its ``einsum("ki,ki->k")`` summed as NumPy 2
-    sums it, (x0 y0 + x2 y2) + x1 y1."""
+    pushed, the shortest of the groups' next steps ``hg`` (s)). The normal force n . P / dt
+    and the slip |u - (n . u) n| are :class:`~mbplugin.hosts.step.HostStep`'s, its
+    ``einsum("ki,ki->k")`` summed as NumPy 2 sums it, (x0 y0 + x2 y2) + x1 y1."""
     order, gptr, kid, mode, move_min, xfrc = A.order, A.gptr, A.kid, A.mode, A.move_min, A.xfrc
     qpos, qpos0, user_xfrc, xipos, body = A.qpos, A.qpos0, A.user_xfrc, A.xipos, A.body
     static, free, a, b, point, normal = A.static, A.free, A.a, A.b, A.point, A.normal
     delta, ddelta, vt, ra, rb, blocks, d = A.delta, A.ddelta, A.vt, A.ra, A.rb, A.blocks, A.d
     u, forced = A.u, A.forced
+    status, yptr, GC, Y, s, ode, imp = A.status, A.yptr, A.GC, A.Y, A.s, A.ode, A.imp
+    a_free, om = A.a_free, A.om
     k = d.shape[0]
     z1 = np.zeros(0)
-    bad = (HANDOVER, z1, z1, z1, False, 0)
+    bad = (HANDOVER, z1, z1, z1, False, 0, 0.0)
     for g in range(status.shape[0]):
         if status[g] != cm.DONE:
             return bad
@@ -281,7 +328,7 @@ def lean_finish(fns, status, yptr, GC, Y, s, ode, coef, imp, dt, a_free, om, loo
         qpos0[:] = qpos
         capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         xfrc[:] = user_xfrc
-    return CONTACTS, ddelta1, fn, slip, predicted, flying
+    return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min()
 
 
 #: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
@@ -399,11 +446,13 @@ class LeanSpheres:
         fast = loop.store._fast_law()  # (a store's laws never change)
         kid_l, mode_l, nst_l, mem_l = _law_tables(loop.store.laws)
         self.layout = (lay.gptr, lay.goff)
-        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL)
+        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL,
+                       bool(self.integ.normal_only))
         # the C functions, then the model's and the data's addresses
         self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
                      np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
         self._opt = m.opt
+        self._gravity = m.opt.gravity  # (a view of the model's option: its values as they are)
         values = dict(
             xipos=d.xipos, xquat=d.xquat, cvel=d.cvel, subtree_com=d.subtree_com,
             qacc_smooth=d.qacc_smooth, xmat=d.xmat, xpos=d.xpos, qpos=d.qpos, qpos0=host._qpos0,
@@ -423,6 +472,20 @@ class LeanSpheres:
         for name, x in zip(("point", "normal", "delta", "ddelta", "vt", "m_eff", "ra", "rb",
                             "blocks", "wnn", "d", "u"), self.work, strict=True):
             values[name] = x
+        # the step's arrays (STEP_FIELDS; one group a contact, 4 states each: a stateless law)
+        nr = len(host.body)
+        step_arrays = dict(
+            pos=np.empty((nr, 3)), quat=np.empty((nr, 4)), vel=np.empty((nr, 3)),
+            om=np.empty((nr, 3)), a_free=np.empty((k, 3)), tg=np.empty(k),
+            status=np.empty(k, dtype=np.int64), imp=np.empty((k, 3)),
+            loaded=np.empty(k, dtype=np.bool_), counters=np.empty(4, dtype=np.int64),
+            yptr=np.empty(k + 1, dtype=np.int64), Y=np.empty(4 * k), GF=np.empty(lay.goff[-1]),
+            GC=np.zeros(k, dtype=CONTACT), ode=np.empty((k, NODE_MAX)), s=np.empty((k, 3)))
+        values.update(step_arrays)
+        values.update(sk_last=np.full((k, 3, 3), np.nan), iw_last=np.full((k, 3, 3), np.nan),
+                      p_last=np.zeros((k, 3, 3)))
+        #: :data:`STEP_FIELDS`' arrays (those of :attr:`arrays`)
+        self.step_arrays = tuple(step_arrays[name] for name in STEP_FIELDS)
         #: the compiled calls' arrays and constants (:class:`LeanArrays`)
         self.arrays = lean_arrays(*(values[name] for name in FIELDS))
         self._none = _empty_events()
@@ -483,8 +546,7 @@ class LeanSpheres:
         """MuJoCo's gravity (3,) m/s^2 (:meth:`MujocoContacts.gravity
         <mbplugin.mujoco.MujocoContacts.gravity>`) and its norm (as ``np.linalg.norm``), kept
         while the option's bytes and flags are the same."""
-        opt = self._opt
-        raw = (opt.disableflags, opt.gravity.tobytes())
+        raw = (self._opt.disableflags, self._gravity.tobytes())
         if self._g is None or self._g[0] != raw:
             g = self.c.gravity()
             self._g = (raw, g, float(np.linalg.norm(g)))
@@ -516,18 +578,17 @@ class LeanSpheres:
         wall = time.perf_counter()
         h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
         fns = self._fns if c_api else self._no_fns
-        (out, pos, quat, vel, om, a_free, margin, tg, hg, mg, status, imp, loaded, counters,
-         yptr, Y, GF, GC, ode, s) = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef,
-                                               store.mem, store.law, store.ode, loop.forced,
-                                               self.arrays)
+        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef, store.mem,
+                                         store.law, store.ode, loop.forced, self.arrays)
+        (pos, quat, vel, om, a_free, tg, status, imp, loaded, counters, yptr, Y, GF, GC, _ode,
+         _s) = self.step_arrays
         if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
             gptr, goff = self.layout
-            rtol, explicit, tol = self.solver
+            rtol, explicit, tol, normal_only = self.solver
             cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
-                                loaded, counters, explicit, mg, tol)
-            out, ddelta1, fn, slip, predicted, flying = lean_finish(
-                fns, status, yptr, GC, Y, s, ode, store.coef, imp, dt, a_free, om, loop.forced,
-                self.arrays)
+                                loaded, counters, explicit, mg, tol, normal_only)
+            out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
+                fns, store.coef, dt, hg, loop.forced, self.arrays)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -562,7 +623,6 @@ class LeanSpheres:
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
         integ._warm = None
-        h_min = float(hg.min())
         integ._h, integ._keys = h_min, self.keys
         integ._p_of = None
         integ._h_of = self._h_ok = (self.keys, hg, mg)
@@ -587,9 +647,11 @@ class LeanSpheres:
                                  m_eff.copy(), r_eff.copy(), ra.copy(), rb.copy(),
                                  law.copy(), k_hertz.copy())
             W = block_diagonal_w(k, blocks.copy())
-            res = StepResult(imp, dd.copy(), u.copy(), loaded, stats, h_min, hg, mg)
-            loop.pending = (batch, W, res, a_free, wnn.copy())
-            bodies = BodyState(pos, quat, vel, om, loop._mass1, loop.inv_inertia, loop._fixed)
+            res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min, hg,
+                             mg)
+            loop.pending = (batch, W, res, a_free.copy(), wnn.copy())
+            bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
+                               loop.inv_inertia, loop._fixed)
             end = host.end_poses(bodies)
             dx, dth = loop.correction(loop.end_overlaps(end), end)
             forced[host.free_rows.move(dx, dth, end)] = True

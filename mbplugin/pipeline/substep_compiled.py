@@ -139,18 +139,25 @@ def _forces(y, k, gf, gc):
 
 @njit_inline
 def _rhs_one(y, out, gf, gc):
-    """dy/dt of a group of one contact without friction, stick spring or ODE states (a sphere on
-    the ground): :func:`_group_rhs` written out for it, the same operations in the same order
+    """dy/dt of a group of one contact without stick spring or ODE states (a sphere on the
+    ground): :func:`_group_rhs` written out for it, the same operations in the same order
     (2.5x faster than the loops over k, measured), the force left in the group's force buffer
-    as :func:`_forces` leaves it."""
+    as :func:`_forces` leaves it (with the regularised friction where ``fr_on``)."""
     c = gc[0]
     nv = c.normal
     n0, n1, n2 = nv[0], nv[1], nv[2]
-    un = y[1] * n0 + y[2] * n1 + y[3] * n2
+    u0, u1, u2 = y[1], y[2], y[3]
+    un = u0 * n0 + u1 * n1 + u2 * n2
     fn = 0.0
     if c.active:
         fn = applied(c.mode, force(c.kid, y[0], -un, coef_tuple(c), state_tuple(y, c)))
     f0, f1, f2 = fn * n0, fn * n1, fn * n2
+    if c.fr_on:
+        t0, t1, t2 = friction_scalar(u0 - un * n0, u1 - un * n1, u2 - un * n2, fn, c.mu,
+                                     c.mu_s, c.fr_v_s, c.fr_v_eps, c.fr_viscous, c.fr_linear)
+        f0 += t0
+        f1 += t1
+        f2 += t2
     fb = forces_at(1)
     gf[fb], gf[fb + 1], gf[fb + 2], gf[fb + 3] = f0, f1, f2, fn
     af = c.a_free
@@ -166,7 +173,7 @@ def _group_rhs(y, out, P):
     in the group's force buffer (:func:`_forces`)."""
     k, gf, gc = P
     c = gc[0]
-    if k == 1 and not c.fr_on and not c.st_on and c.n_states == 0:
+    if k == 1 and not c.st_on and c.n_states == 0:
         _rhs_one(y, out, gf, gc)
         return
     fb = _forces(y, k, gf, gc)
@@ -297,15 +304,45 @@ def _scan(ga, gb, y, k, gc, raw):
     return hit
 
 
+@njit_inline
+def _tangential_zero(x0, x1, x2, n0, n1, n2):
+    """Whether the vector x has no part off the unit normal n: x - (x . n) n is exactly 0
+    (in floating point, as the right-hand side computes the slip)."""
+    xn = x0 * n0 + x1 * n1 + x2 * n2
+    return x0 - xn * n0 == 0.0 and x1 - xn * n1 == 0.0 and x2 - xn * n2 == 0.0
+
+
+@njit_inline
+def _normal_only(y, gf, c):
+    """Whether a one-contact group (state ``y``, W at gf[0:9], record ``c``) moves along its
+    normal only: its slip at ``y``, the tangential part of its free acceleration and of W n
+    all exactly 0. Then every stage of a step keeps the slip exactly 0 while the normal is
+    axis-aligned (the friction force is exactly 0: it does no work and no explicit stage
+    sees its regularisation's slope), the 1-DOF problem of a ball dropped straight onto a
+    plane; a rounding-level slip brings the slope back into :func:`_group_rate` at the next
+    step's test."""
+    nv = c.normal
+    n0, n1, n2 = nv[0], nv[1], nv[2]
+    af = c.a_free
+    return (_tangential_zero(y[1], y[2], y[3], n0, n1, n2)
+            and _tangential_zero(af[0], af[1], af[2], n0, n1, n2)
+            and _tangential_zero(gf[0] * n0 + gf[1] * n1 + gf[2] * n2,
+                                 gf[3] * n0 + gf[4] * n1 + gf[5] * n2,
+                                 gf[6] * n0 + gf[7] * n1 + gf[8] * n2, n0, n1, n2))
+
+
 @njit
-def _group_rate(y, k, gf, gc):
+def _group_rate(y, k, gf, gc, normal_only):
     """Stiffness rate of a group (1/s): the largest over its active contacts of
     sqrt(k_n w) + c_n w, with the law's local stiffness k_n = dF/d delta and damping
     c_n = dF/d ddelta by central differences (:func:`mbplugin.pipeline.stiffness.law_slopes`)
     and w the normal diagonal n . W_ii n (1 / effective mass), plus, with friction, the slope of the
     regularised friction force, (max(mu, mu_s) F_N / v_eps + viscous), times W_ii's largest
     diagonal entry, or with the stick option the spring's sqrt(k_t w_t) + c_t w_t (w_t that
-    entry). h x rate is the step's h omega of the explicit-method stability test."""
+    entry). h x rate is the step's h omega of the explicit-method stability test.
+    ``normal_only``: the friction's slope is left out for a one-contact group that moves along
+    its normal only (:func:`_normal_only`: its tangential state stays exactly zero, so the
+    regularisation's stiffness never acts on it)."""
     m = 3 * k
     best = 0.0
     for i in range(k):
@@ -333,7 +370,7 @@ def _group_rate(y, k, gf, gc):
         if c.st_on:
             # the stick spring (k_t, c_t) on the tangential motion
             rt += math.sqrt(c.st_k_t * wmax) + c.st_c_t * wmax
-        elif c.fr_on:
+        elif c.fr_on and not (normal_only and k == 1 and _normal_only(y, gf, c)):
             fn = max(force(kid, d, v, cf, st), 0.0)
             rt += (max(c.mu, c.mu_s) * fn / c.fr_v_eps + c.fr_viscous) * wmax
         if not math.isfinite(rt):
@@ -443,7 +480,7 @@ QUAD_HW = 1.0
 
 @njit
 def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp, loaded,
-                     counters, auto, mg, tol_e):
+                     counters, auto, mg, tol_e, normal_only):
     """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
 
     Group g: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated
@@ -465,7 +502,11 @@ def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
     run the group goes to Radau and stays there (``mg[g]`` 2) until none of its contacts is
     active. The explicit steps are controlled at
     ``tol_e`` times the tolerances (``rtol``, the absolute ones; see
-    :data:`mbplugin.pipeline.substep.EXPLICIT_TOL`)."""
+    :data:`mbplugin.pipeline.substep.EXPLICIT_TOL`). ``normal_only``: the stiffness rate of a
+    one-contact group that moves along its normal only leaves friction's slope out
+    (:func:`_group_rate`): a ball dropped straight onto a plane takes DOP853's few explicit
+    steps instead of Radau's many (the host's choice; see
+    :class:`~mbplugin.pipeline.substep.GroupedContactSpace`)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     # (the arrays passed to compiled calls in the group loop are borrowed views; their owners,
@@ -535,7 +576,7 @@ def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                 sticky = not explicit
             else:
                 explicit = (mg[g] != 0 or hg[g] <= 0.0
-                            or hg[g] * _group_rate(y, k, gf, gc) <= STIFF_HW)
+                            or hg[g] * _group_rate(y, k, gf, gc, normal_only) <= STIFF_HW)
         h_try = hg[g]
         if explicit:
             if rest != MOVING_F:  # else _at_rest left dy/dt at y in f
@@ -615,7 +656,7 @@ def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                 # step in sub-intervals of h x rate <= QUAD_HW)
                 nsub = 1
                 if explicit:
-                    rt = _group_rate(y_new, k, gf, gc)
+                    rt = _group_rate(y_new, k, gf, gc, normal_only)
                     x = (t_end - t) * rt / QUAD_HW
                     nsub = max(1, math.ceil(x)) if x < 64.0 else 64
                 if explicit and not have_dense:
@@ -651,7 +692,7 @@ def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                     # rate does not see, e.g. a stick spring near its Coulomb cap: Radau
                     # until the group's contacts are all inactive)
                     if rt < 0.0:
-                        rt = _group_rate(y_new, k, gf, gc)
+                        rt = _group_rate(y_new, k, gf, gc, normal_only)
                     stiff = stiff + 1 if h * rt > STIFF_HW else 0
                     if n_explicit >= SWITCH_STEPS:
                         sticky = True
