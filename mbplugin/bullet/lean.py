@@ -37,10 +37,9 @@ from mbplugin.bullet.fast_step import base_rotation, body_delassus, respond_body
 from mbplugin.bullet.kinematics import tree_link_states
 from mbplugin.contact import BodyState
 from mbplugin.hosts.detection import host_plane_spheres
-from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off
+from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off, lean_result
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
-from mbplugin.pipeline.substep import StepResult, SubstepStats
 
 #: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), the
 #: general path takes the solve of the round whose read is handed back, or the step's first
@@ -348,13 +347,8 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
             art._held_v[body] = (b[7:10], b[10:13])
         art.pending[body] = (joints, floating)
     host.reads += int(out[0]) + fresh
-    if fresh:
-        stats = SubstepStats()
-        res = StepResult(P, d1, u1, loaded, stats, dt, None)
-    stats.steps += int(counters[0])
-    stats.nfev += int(counters[1])
-    res.stats.wall = time.perf_counter() - wall
-    space.s_end = s1 if space.stick is not None else space.s0
+    res = lean_result(space, None if fresh else res, stats, P, d1, u1, loaded, s1, counters,
+                      dt, wall)
     if status == DONE:
         return res, 0, None
     # the read handed over (copies: the scratch arrays are the next call's)
