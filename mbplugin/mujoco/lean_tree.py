@@ -43,12 +43,15 @@ from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.contact import kernels as ck
 from mbplugin.hosts.detection import host_plane_spheres, margin_of, plane_sphere_contacts
+from mbplugin.hosts.fused_kernels import begun_step, lean_begin, warm_start
 from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off, lean_result
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
 from mbplugin.mujoco.kernels import row_state
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.delassus import articulated_w
+from mbplugin.pipeline.layout import head
+from mbplugin.pipeline.substep import SubstepStats
 
 #: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
 #: is handed back, or the step's first solve (MuJoCo's data unchanged)
@@ -476,14 +479,17 @@ class LeanTree:
         loop._art = [blk]
         loop._one_body = True
         loop._w_cache.put(None, W, wnn, False)
-        k = len(batch)
-        m_eff = np.full(k, np.inf)
-        np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
-        batch.m_eff = m_eff
-        u0 = batch.vt - batch.ddelta[:, None] * batch.normal
         s0 = integ.stick_start(batch)
         mu = loop.pair_mu(host, batch)
-        info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
+        if integ.solver != "scipy" and ik.compiled_laws(store):
+            info, force = self._begin(loop, integ, store, batch, W, wnn, s0, mu, t, dt)
+        else:
+            k = len(batch)
+            m_eff = np.full(k, np.inf)
+            np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
+            batch.m_eff = m_eff
+            u0 = batch.vt - batch.ddelta[:, None] * batch.normal
+            info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
         # MujocoContacts.step: the forces, MuJoCo's step, the implicit step's solve
         forced = np.zeros(len(c.rows), dtype=bool)
         host.apply(batch, force, forced)
@@ -492,6 +498,47 @@ class LeanTree:
         loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
+
+    @staticmethod
+    def _begin(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,
+               wnn: np.ndarray, s0: np.ndarray | None, mu: np.ndarray | None, t: float,
+               dt: float) -> tuple[Any, np.ndarray]:
+        """The implicit step's begin of :meth:`step` (``loop``'s
+        :meth:`HostStep._implicit_before <mbplugin.hosts.step.HostStep._implicit_before>` with
+        the batch's effective masses and velocities before it) by one compiled call
+        (:func:`~mbplugin.hosts.fused_kernels.lean_begin`, the same kernels: the same bits)
+        for compiled laws: the pending step of ``integ`` and ``loop``'s info set. Returns (the
+        info, the force P_lin / dt (K, 3) N)."""
+        k = len(batch)
+        friction = integ.friction
+        if friction is not None and not friction.active:
+            friction = None
+        stick = integ.stick
+        s0 = np.zeros((k, 3)) if s0 is None else np.ascontiguousarray(s0, dtype=float)
+        mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
+        P_lin = warm_start(integ, batch.key)
+        _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
+        c = np.ascontiguousarray
+        n = c(batch.normal, dtype=float)
+        v1, v3 = np.empty((4, k)), np.empty((2, k, 3))
+        m_eff, fn0, fn, slip = v1
+        u0, force = v3
+        gf, gc, every = lean_begin(
+            k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), n,
+            c(batch.delta, dtype=float), P_lin, float(dt), head(friction, stick),
+            W.reshape(-1), ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
+            0.0 if friction is None else float(friction.mu),
+            0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
+            c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
+        batch.m_eff = m_eff
+        space = begun_step(store, batch, W, friction, integ.rtol, stick, s0, mu_k, gf, gc, t,
+                           every, fn0)
+        integ.pending = (batch, space, P_lin, u0)
+        ab = np.empty((k, 2), dtype=np.int64)
+        ab[:, 0], ab[:, 1] = batch.a, batch.b
+        loop.last = loop.make_info(k, SubstepStats(), fn, batch.key.copy(), ab,
+                                   batch.delta.copy(), slip)
+        return loop.last, force
 
     def _arrays(self, shapes: Any) -> Any:
         """The :class:`TreeArrays` of the contact model's shape arrays ``shapes`` (made once
