@@ -44,7 +44,14 @@ from mbplugin.contact import ContactBatch
 from mbplugin.contact import kernels as ck
 from mbplugin.hosts.detection import host_plane_spheres, margin_of, plane_sphere_contacts
 from mbplugin.hosts.fused_kernels import begun_step, lean_begin, warm_start
-from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off, lean_result
+from mbplugin.hosts.integrator import (
+    LOST_MARGIN,
+    VERIFY_DU,
+    VERIFY_TOL,
+    _verify_off,
+    lean_result,
+    step_info,
+)
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
 from mbplugin.mujoco.kernels import row_state
@@ -56,6 +63,8 @@ from mbplugin.pipeline.substep import SubstepStats
 #: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
 #: is handed back, or the step's first solve (MuJoCo's data unchanged)
 DONE, HANDOVER, FIRST = 0, 1, 2
+#: :meth:`LeanTree.step`'s first solve handed to the general path
+_FIRST = object()
 
 #: the fields of :class:`TreeArrays`: MuJoCo's C functions and addresses, the user's and the
 #: scratch ``mjData``'s arrays (views, bound once), the tree's and the rows' constants, the
@@ -271,6 +280,16 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     return DONE, state
 
 
+def _no_read() -> Any:
+    """The read of :meth:`LeanTree._after`'s ended rounds (never called)."""
+    raise AssertionError("the lean rounds ended: no read")
+
+
+def _no_respond(*args: Any) -> float:
+    """The response of :meth:`LeanTree._after`'s ended rounds (never called)."""
+    raise AssertionError("the lean rounds ended: no response")
+
+
 def _plain_update(mj: Any, m: Any) -> bool:
     """Whether the matrix of MuJoCo's velocity update of the model's dofs is its mass matrix
     M alone (:meth:`MujocoTrees.update_matrix
@@ -315,6 +334,8 @@ class LeanTree:
         #: W blocks built here; implicit steps whose read, solves and responses ran here (all
         #: rounds, or up to a handed-back round); first solves handed to the general path
         self.blocks = self.steps = self.first_handed = 0
+        #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
+        self._pre: Any = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -390,6 +411,9 @@ class LeanTree:
         if blk.tag != self.root or not space.compiled:
             return None
         fresh = start is not None
+        if fresh and self._pre is not None:  # :meth:`step`'s own rounds, handed over
+            pre, self._pre = self._pre, None
+            return None if pre is _FIRST else pre
         k = len(u0)
         if fresh:
             P = np.array(start[0], dtype=float)
@@ -495,7 +519,8 @@ class LeanTree:
         host.apply(batch, force, forced)
         host.settle_warmstart(np.flatnonzero(forced & c._movable))
         host.step()
-        loop.after(host, dt)
+        if not self._after(loop, integ, host, dt):
+            loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
 
@@ -539,6 +564,61 @@ class LeanTree:
         loop.last = loop.make_info(k, SubstepStats(), fn, batch.key.copy(), ab,
                                    batch.delta.copy(), slip)
         return loop.last, force
+
+    def _after(self, loop: Any, integ: Any, host: Any, dt: float) -> bool:
+        """:meth:`step`'s implicit solve after ``mj_step2``: the pending step's read, solves,
+        responses and rounds by :func:`tree_rounds` (:meth:`rounds` with its start, from the
+        arrays :meth:`_begin` made), the step's end by :meth:`ContactIntegrator.after
+        <mbplugin.hosts.integrator.ContactIntegrator.after>` (its ``rounds`` the outcome)
+        and :func:`~mbplugin.hosts.integrator.step_info`, as :meth:`HostStep.after
+        <mbplugin.hosts.step.HostStep.after>` does it. A first solve or round that needs the
+        general path is handed to it (``loop.after``; :meth:`rounds` returns what ran here).
+        Returns False, nothing run, where :meth:`HostStep.after`'s lean rounds do not
+        apply (then call ``loop.after``)."""
+        pend = integ.pending
+        if pend is None or loop._any_free or not loop.plain_redetect():
+            return False
+        batch, space, P_lin, u0 = pend
+        pairs = loop._reads._pairs(batch.key)
+        blk = loop._art[0]
+        if pairs is None or not space.compiled or blk.tag != self.root:
+            return False
+        k = len(u0)
+        P = P_lin.copy()
+        d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+        A = self._arrays(loop.model.arrays)
+        d_h, u_h, found, counters, out = self._work(k)
+        counters[:] = 0
+        out[:] = 0.0
+        s1 = space.s0.copy()
+        left = int(integ.verify)
+        c = np.ascontiguousarray
+        wall = time.perf_counter()
+        status, state = tree_rounds(
+            A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
+            VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
+            c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
+            0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+            out)
+        if status == FIRST:
+            self.first_handed += 1
+            self._pre = _FIRST
+        else:
+            self.steps += 1
+            res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
+            if status == DONE:
+                _, res, stats = integ.after(dt, _no_read, _no_respond,
+                                            lambda *args, **kw: (res, 0, None))
+                step_info(loop.last, res, stats, batch.normal, dt)
+                return True
+            self._pre = (res, left - int(out[0]) + 1,
+                         (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))
+        try:
+            loop.after(host, dt)
+        finally:
+            self._pre = None
+        return True
 
     def _arrays(self, shapes: Any) -> Any:
         """The :class:`TreeArrays` of the contact model's shape arrays ``shapes`` (made once
