@@ -42,7 +42,8 @@ from numba.experimental import structref
 from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.contact import kernels as ck
-from mbplugin.hosts.detection import host_plane_spheres, margin_of, plane_sphere_contacts
+from mbplugin.hosts.arrays import _max_norm_rows
+from mbplugin.hosts.detection import host_plane_spheres, margin_value, plane_sphere_contacts
 from mbplugin.hosts.fused_kernels import begun_step, lean_begin, warm_start
 from mbplugin.hosts.integrator import (
     LOST_MARGIN,
@@ -71,7 +72,8 @@ _FIRST = object()
 #: contact model's shape arrays
 FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxipos", "sxquat",
           "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
-          "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext")
+          "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext",
+          "xipos", "xquat", "cvel", "subtree_com")
 
 
 @structref.register
@@ -150,24 +152,31 @@ def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
 
 
 @njit
-def tree_start(A, fns, sa, sb, a, b, art, pos, quat, vel, om, margin, nv):
+def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv):
     """The start of a host step of the lean case after ``mj_step1`` (:meth:`LeanTree.step`):
-    the rows' state (``pos`` ... of :func:`row_state`) checked as ``BodyState.validate``
-    checks it, the plane-sphere contacts of the managed pairs (``sa``, ``sb``; sides ``a``,
-    ``b``) with delta > -``margin`` (:func:`~mbplugin.hosts.detection.plane_sphere_contacts`,
+    the rows' state in the user's data (``A.xipos`` ... of :func:`row_state`, as
+    :meth:`MujocoHost.state <mbplugin.mujoco.host.MujocoHost.state>`) checked as
+    ``BodyState.validate`` checks it, the step's margin (m) of
+    :func:`~mbplugin.hosts.detection.margin_of` (``dt`` s, gravity's magnitude ``g_norm``
+    m/s^2), the plane-sphere contacts of the managed pairs (``sa``, ``sb``; sides ``a``,
+    ``b``) with delta > -margin (:func:`~mbplugin.hosts.detection.plane_sphere_contacts`,
     the world-frame inverse inertia of the contact layer's kernels: the general detection's
     batch) and W's block of the tree (:func:`tree_block`, ``fns`` with the user's data).
-    Returns (ok, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra, rb, W,
-    wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found ones; not
-    ok where the state is not valid, no pair is found or :func:`tree_block` does not apply
-    (nothing changed)."""
+    Returns (ok, margin, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra,
+    rb, W, wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found
+    ones; not ok where the state or the margin (finite, >= 0) is not valid, no pair is found
+    or :func:`tree_block` does not apply (nothing changed)."""
+    pos, quat, vel, om = row_state(A.xipos, A.xquat, A.cvel, A.subtree_com, A.body, A.root,
+                                   A.iquat, A.iquat_unit)
+    margin = margin_value(_max_norm_rows(vel), _max_norm_rows(om), dt, g_norm)
     k = sa.shape[0]
     idx = np.empty(k, dtype=np.int64)
     point, normal, vt, ra, rb = (np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3)),
                                  np.empty((k, 3)), np.empty((k, 3)))
     delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
     found = 0
-    if ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia):
+    if (np.isfinite(margin) and margin >= 0.0
+            and ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia)):
         inv_i_w = ck.world_inverse_inertia_of(quat, A.inv_inertia, A.fixed)
         found = plane_sphere_contacts(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p,
                                       A.radius, pos, quat, vel, om, A.inv_m_ext, inv_i_w,
@@ -184,7 +193,7 @@ def tree_start(A, fns, sa, sb, a, b, art, pos, quat, vel, om, margin, nv):
         jac, mm, cont = np.empty((0, 3, nv)), np.empty((nv, nv)), np.empty(0, dtype=np.int64)
         sgn, resp = np.empty(0), np.empty((nv, 0))
     f = found
-    return (ok, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
+    return (ok, margin, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
             ra[:f], rb[:f], W, wnn, jac, mm, cont, sgn, resp)
 
 
@@ -331,11 +340,14 @@ class LeanTree:
         self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
                                int(cn.mjCNSTR_LIMIT_TENDON)])
         self._opt = (m.opt.integrator, m.opt.disableflags)
+        #: the model's joint damping (MuJoCo's array, a view: a user's change is seen)
+        self._damping = m.dof_damping
         #: W blocks built here; implicit steps whose read, solves and responses ran here (all
         #: rounds, or up to a handed-back round); first solves handed to the general path
         self.blocks = self.steps = self.first_handed = 0
         #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
         self._pre: Any = None
+        self._gn: tuple[bytes, float] | None = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -368,7 +380,7 @@ class LeanTree:
         host = self.host
         m, d = host.m, host.d
         opt = m.opt
-        if (opt.integrator, opt.disableflags) != self._opt or np.any(m.dof_damping):
+        if (opt.integrator, opt.disableflags) != self._opt or self._damping.any():
             if not _plain_update(host.mj, m):
                 return False
             self._opt = (opt.integrator, opt.disableflags)
@@ -470,18 +482,14 @@ class LeanTree:
         a, b, key, law, k_hertz, r_eff = const
         mj, m, d = host.mj, host.m, host.d
         mj.mj_step1(m, d)
-        bodies = loop.body_state(*host.state(d))
         if not self._applies():
             return None, True
         dt = float(m.opt.timestep)
         t = float(d.time)
-        margin = margin_of(bodies, dt, c.gravity())
-        if not (np.isfinite(margin) and margin >= 0.0):
-            return None, True
         A = self._arrays(loop.model.arrays)
-        (ok, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont, sgn,
-         resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, bodies.pos,
-                            bodies.quat, bodies.vel, bodies.omega, float(margin), int(m.nv))
+        (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
+         sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
+                                 self._g_norm(c), int(m.nv))
         if not ok:
             return None, True
         self.blocks += 1
@@ -620,6 +628,16 @@ class LeanTree:
             self._pre = None
         return True
 
+    def _g_norm(self, c: Any) -> float:
+        """|g| (m/s^2) of ``c``'s gravity (:func:`~mbplugin.hosts.detection.margin_of`'s
+        ``np.linalg.norm``), kept while the gravity is bitwise the same."""
+        g = c.gravity()
+        key = g.tobytes()
+        hit = self._gn
+        if hit is None or hit[0] != key:
+            hit = self._gn = (key, float(np.linalg.norm(g)))
+        return hit[1]
+
     def _arrays(self, shapes: Any) -> Any:
         """The :class:`TreeArrays` of the contact model's shape arrays ``shapes`` (made once
         per arrays object; the scratch ``MjData``'s views bound with it)."""
@@ -635,7 +653,8 @@ class LeanTree:
                         np.ascontiguousarray(host.root, dtype=np.int64), self._iquat,
                         bool(host._iquat_unit), shapes.body, shapes.lpos, shapes.lrot,
                         shapes.plane_n, shapes.plane_p, shapes.radius, self._mass1,
-                        self._inv_inertia, self._fixed, self._inv_m_ext)
+                        self._inv_inertia, self._fixed, self._inv_m_ext, d.xipos, d.xquat,
+                        d.cvel, d.subtree_com)
         self._tree_arrays = (shapes, A)
         return A
 
