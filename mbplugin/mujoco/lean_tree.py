@@ -290,12 +290,12 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
 
 
 def _no_read() -> Any:
-    """The read of :meth:`LeanTree._after`'s ended rounds (never called)."""
+    """The read of :func:`after_step`'s ended rounds (never called)."""
     raise AssertionError("the lean rounds ended: no read")
 
 
 def _no_respond(*args: Any) -> float:
-    """The response of :meth:`LeanTree._after`'s ended rounds (never called)."""
+    """The response of :func:`after_step`'s ended rounds (never called)."""
     raise AssertionError("the lean rounds ended: no response")
 
 
@@ -514,7 +514,7 @@ class LeanTree:
         s0 = integ.stick_start(batch)
         mu = loop.pair_mu(host, batch)
         if integ.solver != "scipy" and ik.compiled_laws(store):
-            info, force = self._begin(loop, integ, store, batch, W, wnn, s0, mu, t, dt)
+            info, force = begin_step(loop, integ, store, batch, W, wnn, s0, mu, t, dt)
         else:
             k = len(batch)
             m_eff = np.full(k, np.inf)
@@ -525,108 +525,13 @@ class LeanTree:
         # MujocoContacts.step: the forces, MuJoCo's step, the implicit step's solve
         forced = np.zeros(len(c.rows), dtype=bool)
         host.apply(batch, force, forced)
-        host.settle_warmstart(np.flatnonzero(forced & c._movable))
+        if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
+            host.settle_warmstart(np.flatnonzero(forced & c._movable))
         host.step()
-        if not self._after(loop, integ, host, dt):
+        if not after_step(self, loop, integ, host, dt):
             loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
-
-    @staticmethod
-    def _begin(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,
-               wnn: np.ndarray, s0: np.ndarray | None, mu: np.ndarray | None, t: float,
-               dt: float) -> tuple[Any, np.ndarray]:
-        """The implicit step's begin of :meth:`step` (``loop``'s
-        :meth:`HostStep._implicit_before <mbplugin.hosts.step.HostStep._implicit_before>` with
-        the batch's effective masses and velocities before it) by one compiled call
-        (:func:`~mbplugin.hosts.fused_kernels.lean_begin`, the same kernels: the same bits)
-        for compiled laws: the pending step of ``integ`` and ``loop``'s info set. Returns (the
-        info, the force P_lin / dt (K, 3) N)."""
-        k = len(batch)
-        friction = integ.friction
-        if friction is not None and not friction.active:
-            friction = None
-        stick = integ.stick
-        s0 = np.zeros((k, 3)) if s0 is None else np.ascontiguousarray(s0, dtype=float)
-        mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
-        P_lin = warm_start(integ, batch.key)
-        _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
-        c = np.ascontiguousarray
-        n = c(batch.normal, dtype=float)
-        v1, v3 = np.empty((4, k)), np.empty((2, k, 3))
-        m_eff, fn0, fn, slip = v1
-        u0, force = v3
-        gf, gc, every = lean_begin(
-            k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), n,
-            c(batch.delta, dtype=float), P_lin, float(dt), head(friction, stick),
-            W.reshape(-1), ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
-            0.0 if friction is None else float(friction.mu),
-            0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
-            c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
-        batch.m_eff = m_eff
-        space = begun_step(store, batch, W, friction, integ.rtol, stick, s0, mu_k, gf, gc, t,
-                           every, fn0)
-        integ.pending = (batch, space, P_lin, u0)
-        ab = np.empty((k, 2), dtype=np.int64)
-        ab[:, 0], ab[:, 1] = batch.a, batch.b
-        loop.last = loop.make_info(k, SubstepStats(), fn, batch.key.copy(), ab,
-                                   batch.delta.copy(), slip)
-        return loop.last, force
-
-    def _after(self, loop: Any, integ: Any, host: Any, dt: float) -> bool:
-        """:meth:`step`'s implicit solve after ``mj_step2``: the pending step's read, solves,
-        responses and rounds by :func:`tree_rounds` (:meth:`rounds` with its start, from the
-        arrays :meth:`_begin` made), the step's end by :meth:`ContactIntegrator.after
-        <mbplugin.hosts.integrator.ContactIntegrator.after>` (its ``rounds`` the outcome)
-        and :func:`~mbplugin.hosts.integrator.step_info`, as :meth:`HostStep.after
-        <mbplugin.hosts.step.HostStep.after>` does it. A first solve or round that needs the
-        general path is handed to it (``loop.after``; :meth:`rounds` returns what ran here).
-        Returns False, nothing run, where :meth:`HostStep.after`'s lean rounds do not
-        apply (then call ``loop.after``)."""
-        pend = integ.pending
-        if pend is None or loop._any_free or not loop.plain_redetect():
-            return False
-        batch, space, P_lin, u0 = pend
-        pairs = loop._reads._pairs(batch.key)
-        blk = loop._art[0]
-        if pairs is None or not space.compiled or blk.tag != self.root:
-            return False
-        k = len(u0)
-        P = P_lin.copy()
-        d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-        A = self._arrays(loop.model.arrays)
-        d_h, u_h, found, counters, out = self._work(k)
-        counters[:] = 0
-        out[:] = 0.0
-        s1 = space.s0.copy()
-        left = int(integ.verify)
-        c = np.ascontiguousarray
-        wall = time.perf_counter()
-        status, state = tree_rounds(
-            A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
-            VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
-            c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
-            0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
-            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
-            out)
-        if status == FIRST:
-            self.first_handed += 1
-            self._pre = _FIRST
-        else:
-            self.steps += 1
-            res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
-            if status == DONE:
-                _, res, stats = integ.after(dt, _no_read, _no_respond,
-                                            lambda *args, **kw: (res, 0, None))
-                step_info(loop.last, res, stats, batch.normal, dt)
-                return True
-            self._pre = (res, left - int(out[0]) + 1,
-                         (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))
-        try:
-            loop.after(host, dt)
-        finally:
-            self._pre = None
-        return True
 
     def _g_norm(self, c: Any) -> float:
         """|g| (m/s^2) of ``c``'s gravity (:func:`~mbplugin.hosts.detection.margin_of`'s
@@ -667,3 +572,101 @@ class LeanTree:
             hit = self._work_k = (k, (np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_),
                                       np.zeros(3, dtype=np.int64), np.zeros(3)))
         return hit[1]
+
+
+def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,
+               wnn: np.ndarray, s0: np.ndarray | None, mu: np.ndarray | None, t: float,
+               dt: float) -> tuple[Any, np.ndarray]:
+    """The implicit step's begin of :meth:`LeanTree.step` (``loop``'s
+    :meth:`HostStep._implicit_before <mbplugin.hosts.step.HostStep._implicit_before>` with
+    the batch's effective masses and velocities before it) by one compiled call
+    (:func:`~mbplugin.hosts.fused_kernels.lean_begin`, the same kernels: the same bits)
+    for compiled laws: the pending step of ``integ`` and ``loop``'s info set. Returns (the
+    info, the force P_lin / dt (K, 3) N)."""
+    k = len(batch)
+    friction = integ.friction
+    if friction is not None and not friction.active:
+        friction = None
+    stick = integ.stick
+    s0 = np.zeros((k, 3)) if s0 is None else np.ascontiguousarray(s0, dtype=float)
+    mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
+    P_lin = warm_start(integ, batch.key)
+    _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
+    c = np.ascontiguousarray
+    n = c(batch.normal, dtype=float)
+    v1, v3 = np.empty((4, k)), np.empty((2, k, 3))
+    m_eff, fn0, fn, slip = v1
+    u0, force = v3
+    gf, gc, every = lean_begin(
+        k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), n,
+        c(batch.delta, dtype=float), P_lin, float(dt), head(friction, stick),
+        W.reshape(-1), ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
+        0.0 if friction is None else float(friction.mu),
+        0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
+        c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
+    batch.m_eff = m_eff
+    space = begun_step(store, batch, W, friction, integ.rtol, stick, s0, mu_k, gf, gc, t,
+                       every, fn0)
+    integ.pending = (batch, space, P_lin, u0)
+    ab = np.empty((k, 2), dtype=np.int64)
+    ab[:, 0], ab[:, 1] = batch.a, batch.b
+    loop.last = loop.make_info(k, SubstepStats(), fn, batch.key.copy(), ab,
+                               batch.delta.copy(), slip)
+    return loop.last, force
+
+
+def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float) -> bool:
+    """:meth:`LeanTree.step`'s implicit solve after ``mj_step2`` (``tree`` the
+    :class:`LeanTree`): the pending step's read, solves, responses and rounds by
+    :func:`tree_rounds` (:meth:`LeanTree.rounds` with its start, from the arrays
+    :func:`begin_step` made), the step's end by :meth:`ContactIntegrator.after
+    <mbplugin.hosts.integrator.ContactIntegrator.after>` (its ``rounds`` the outcome) and
+    :func:`~mbplugin.hosts.integrator.step_info`, as :meth:`HostStep.after
+    <mbplugin.hosts.step.HostStep.after>` does it. A first solve or round that needs the
+    general path is handed to it (``loop.after``; :meth:`LeanTree.rounds` returns what ran
+    here). Returns False, nothing run, where :meth:`HostStep.after`'s lean rounds do not
+    apply (then call ``loop.after``)."""
+    pend = integ.pending
+    if pend is None or loop._any_free or not loop.plain_redetect():
+        return False
+    batch, space, P_lin, u0 = pend
+    pairs = loop._reads._pairs(batch.key)
+    blk = loop._art[0]
+    if pairs is None or not space.compiled or blk.tag != tree.root:
+        return False
+    k = len(u0)
+    P = P_lin.copy()
+    d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    A = tree._arrays(loop.model.arrays)
+    d_h, u_h, found, counters, out = tree._work(k)
+    counters[:] = 0
+    out[:] = 0.0
+    s1 = space.s0.copy()
+    left = int(integ.verify)
+    c = np.ascontiguousarray
+    wall = time.perf_counter()
+    status, state = tree_rounds(
+        A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
+        VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
+        c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
+        0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+        np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+        out)
+    if status == FIRST:
+        tree.first_handed += 1
+        tree._pre = _FIRST
+    else:
+        tree.steps += 1
+        res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
+        if status == DONE:
+            _, res, stats = integ.after(dt, _no_read, _no_respond,
+                                        lambda *args, **kw: (res, 0, None))
+            step_info(loop.last, res, stats, batch.normal, dt)
+            return True
+        tree._pre = (res, left - int(out[0]) + 1,
+                     (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))
+    try:
+        loop.after(host, dt)
+    finally:
+        tree._pre = None
+    return True
