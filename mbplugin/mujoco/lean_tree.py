@@ -26,7 +26,11 @@ path's mass matrix adds to M (joint damping of the Euler integrator, implicit ac
 equality and limit constraints: :meth:`MujocoTrees.update_matrix`) is not built here: such
 models or steps (``nefc`` with an equality or limit row) keep the general path, as do an
 onset or Newton's fallback met by a solve (the first solve hands the whole step back, a
-later round hands its read back), free rows and any other contact.
+later round hands its read back), free rows and any other contact. :meth:`LeanTree.step`
+takes a whole host step this way: :func:`tree_start` (with the rows' state and the margin),
+:func:`begin_step` (the implicit begin in one compiled call,
+:func:`mbplugin.hosts.fused_kernels.lean_begin`), ``mj_step2`` and :func:`after_step`
+(:func:`tree_rounds` called directly).
 Units: SI (m, m/s, N s, kg).
 """
 
@@ -467,12 +471,14 @@ class LeanTree:
         callback) by the lean path where it applies: a managed pair is found at the step start
         (every managed pair a plane-sphere pair), ``articulated="implicit"``, MuJoCo has no
         equality or limit constraint in this step. Then the step is the general path's calls
-        without their generic parts: :func:`tree_start` (the detection and W's block), the
-        store's commit, the implicit step's begin (:meth:`HostStep._implicit_before
-        <mbplugin.hosts.step.HostStep._implicit_before>`), the forces, ``mj_step2`` and
-        :meth:`HostStep.after <mbplugin.hosts.step.HostStep.after>` (whose rounds are
-        :meth:`rounds`). Returns (the step's info, True), or (None, whether ``mj_step1``
-        ran: the general path continues from there)."""
+        without their generic parts: :func:`tree_start` (the rows' state, the margin, the
+        detection and W's block), the store's commit, the implicit step's begin
+        (:func:`begin_step`, one compiled call for compiled laws; else
+        :meth:`HostStep._implicit_before <mbplugin.hosts.step.HostStep._implicit_before>`),
+        the forces, ``mj_step2`` and the solve (:func:`after_step`, or :meth:`HostStep.after
+        <mbplugin.hosts.step.HostStep.after>` whose rounds are :meth:`rounds`). Returns (the
+        step's info, True), or (None, whether ``mj_step1`` ran: the general path continues
+        from there)."""
         loop, host = c.loop, self.host
         store, integ = loop.store, loop.integrator
         det = loop._plane_spheres
