@@ -65,6 +65,8 @@ def test_a1_lean_tree_stance_equals_the_general_path_and_static_hertz() -> None:
     n = len(f_lean)
     # the lean path took (almost) every step: W's block and the implicit step's rounds
     assert tree.blocks > 0.95 * n and tree.steps > 0.95 * n
+    # the landing's onset: a first solve handed to the general path (after_step, loop.after)
+    assert tree.first_handed >= 1
     # the same stance forces as the general path (to 1e-10 of the weight; bitwise in practice)
     assert np.max(np.abs(f_lean - f_gen)) <= 1e-10 * w
     assert np.max(np.abs(d_lean - d_gen)) <= 1e-10 * np.max(np.abs(d_gen))

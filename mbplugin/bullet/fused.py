@@ -28,43 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from mbplugin._jit import njit
 from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
-from mbplugin.hosts.integrator import _info_arrays
+from mbplugin.hosts.fused_kernels import lean_begin
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.layout import head
 from mbplugin.pipeline.substep import SubstepStats
-
-
-@njit
-def lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat, mu, has_fr, fr_mu,
-               fr_static, same, rows, coef, mem, law, blaw, kid, mode, s0, m_eff, u0, fn0, fn,
-               slip, force):
-    """:func:`begin_lean`'s arithmetic after W (``wnn`` (K,) each contact's n . W n, W
-    row-major in ``w_flat``) in one call: each contact's effective mass ``m_eff`` (K,) kg
-    (1 / n.W n, inf where n.W n <= 0) and velocity ``u0`` (K, 3) m/s (vt - ddelta n), the
-    implicit step's group arrays (:func:`~mbplugin.pipeline.implicit_kernel._fill_group`) and
-    its start (:func:`~mbplugin.pipeline.implicit_kernel._begin_rows`: the store's rows, the
-    normal force ``fn0`` (K,) N at the start), the info's mean normal force ``fn`` (K,) N and
-    slip ``slip`` (K,) m/s of P_lin (:func:`~mbplugin.hosts.integrator._info_arrays`) and the
-    force P_lin / dt (K, 3) N. Returns (gf, gc, every contact active). (W itself,
-    :func:`~mbplugin.bullet.fast_step.body_delassus`, is called on its own: compiled into this
-    call it would add ~7 s to its first, cold compile.)"""
-    for i in range(k):
-        m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
-        for a in range(3):
-            u0[i, a] = vt[i, a] - ddelta[i] * normal[i, a]
-    gf, gc = ik._fill_group(hd, k, normal, w_flat, mu, has_fr, fr_mu, fr_static)
-    every = ik._begin_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode, delta, u0, s0,
-                           fn0)
-    _info_arrays(P_lin, vt, normal, dt, fn, slip)
-    for i in range(k):
-        for a in range(3):
-            force[i, a] = P_lin[i, a] / dt
-    return gf, gc, every
 
 
 def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: Any,

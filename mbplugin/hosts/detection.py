@@ -26,7 +26,15 @@ def margin_of(bodies: BodyState, dt: float, g: np.ndarray) -> float:
     v_max m/s and omega_max rad/s the rows' largest speeds, ``g`` (3,) m/s^2)."""
     vmax = max_norm_rows(bodies.vel)
     wr = max_norm_rows(bodies.omega)  # (0 for omega = 0, as before)
-    return dt * (2.0 * vmax + 0.1 * wr) + dt * dt * float(np.linalg.norm(g)) + 1e-6
+    return margin_value(vmax, wr, float(dt), float(np.linalg.norm(g)))
+
+
+@njit
+def margin_value(vmax, wr, dt, g_norm):
+    """:func:`margin_of`'s margin (m) of the rows' largest speeds ``vmax`` m/s and ``wr``
+    rad/s, the step ``dt`` s and gravity's magnitude ``g_norm`` m/s^2 (also called from
+    compiled code)."""
+    return dt * (2.0 * vmax + 0.1 * wr) + dt * dt * g_norm + 1e-6
 
 
 def prune(batch: ContactBatch, bodies: BodyState, kind: np.ndarray, store: Any, dt: float,

@@ -26,7 +26,11 @@ path's mass matrix adds to M (joint damping of the Euler integrator, implicit ac
 equality and limit constraints: :meth:`MujocoTrees.update_matrix`) is not built here: such
 models or steps (``nefc`` with an equality or limit row) keep the general path, as do an
 onset or Newton's fallback met by a solve (the first solve hands the whole step back, a
-later round hands its read back), free rows and any other contact.
+later round hands its read back), free rows and any other contact. :meth:`LeanTree.step`
+takes a whole host step this way: :func:`tree_start` (with the rows' state and the margin),
+:func:`begin_step` (the implicit begin in one compiled call,
+:func:`mbplugin.hosts.fused_kernels.lean_begin`), ``mj_step2`` and :func:`after_step`
+(:func:`tree_rounds` called directly).
 Units: SI (m, m/s, N s, kg).
 """
 
@@ -42,24 +46,39 @@ from numba.experimental import structref
 from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.contact import kernels as ck
-from mbplugin.hosts.detection import host_plane_spheres, margin_of, plane_sphere_contacts
-from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off, lean_result
+from mbplugin.hosts.arrays import _max_norm_rows
+from mbplugin.hosts.detection import host_plane_spheres, margin_value, plane_sphere_contacts
+from mbplugin.hosts.fused_kernels import lean_begin
+from mbplugin.hosts.integrator import (
+    LOST_MARGIN,
+    VERIFY_DU,
+    VERIFY_TOL,
+    _verify_off,
+    lean_result,
+    step_info,
+)
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
 from mbplugin.mujoco.kernels import row_state
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.delassus import articulated_w
+from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.layout import head
+from mbplugin.pipeline.substep import SubstepStats
 
 #: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
 #: is handed back, or the step's first solve (MuJoCo's data unchanged)
 DONE, HANDOVER, FIRST = 0, 1, 2
+#: :meth:`LeanTree.step`'s first solve handed to the general path
+_FIRST = object()
 
 #: the fields of :class:`TreeArrays`: MuJoCo's C functions and addresses, the user's and the
 #: scratch ``mjData``'s arrays (views, bound once), the tree's and the rows' constants, the
 #: contact model's shape arrays
 FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxipos", "sxquat",
           "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
-          "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext")
+          "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext",
+          "xipos", "xquat", "cvel", "subtree_com")
 
 
 @structref.register
@@ -138,24 +157,31 @@ def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
 
 
 @njit
-def tree_start(A, fns, sa, sb, a, b, art, pos, quat, vel, om, margin, nv):
+def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv):
     """The start of a host step of the lean case after ``mj_step1`` (:meth:`LeanTree.step`):
-    the rows' state (``pos`` ... of :func:`row_state`) checked as ``BodyState.validate``
-    checks it, the plane-sphere contacts of the managed pairs (``sa``, ``sb``; sides ``a``,
-    ``b``) with delta > -``margin`` (:func:`~mbplugin.hosts.detection.plane_sphere_contacts`,
+    the rows' state in the user's data (``A.xipos`` ... of :func:`row_state`, as
+    :meth:`MujocoHost.state <mbplugin.mujoco.host.MujocoHost.state>`) checked as
+    ``BodyState.validate`` checks it, the step's margin (m) of
+    :func:`~mbplugin.hosts.detection.margin_of` (``dt`` s, gravity's magnitude ``g_norm``
+    m/s^2), the plane-sphere contacts of the managed pairs (``sa``, ``sb``; sides ``a``,
+    ``b``) with delta > -margin (:func:`~mbplugin.hosts.detection.plane_sphere_contacts`,
     the world-frame inverse inertia of the contact layer's kernels: the general detection's
     batch) and W's block of the tree (:func:`tree_block`, ``fns`` with the user's data).
-    Returns (ok, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra, rb, W,
-    wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found ones; not
-    ok where the state is not valid, no pair is found or :func:`tree_block` does not apply
-    (nothing changed)."""
+    Returns (ok, margin, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra,
+    rb, W, wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found
+    ones; not ok where the state or the margin (finite, >= 0) is not valid, no pair is found
+    or :func:`tree_block` does not apply (nothing changed)."""
+    pos, quat, vel, om = row_state(A.xipos, A.xquat, A.cvel, A.subtree_com, A.body, A.root,
+                                   A.iquat, A.iquat_unit)
+    margin = margin_value(_max_norm_rows(vel), _max_norm_rows(om), dt, g_norm)
     k = sa.shape[0]
     idx = np.empty(k, dtype=np.int64)
     point, normal, vt, ra, rb = (np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3)),
                                  np.empty((k, 3)), np.empty((k, 3)))
     delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
     found = 0
-    if ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia):
+    if (np.isfinite(margin) and margin >= 0.0
+            and ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia)):
         inv_i_w = ck.world_inverse_inertia_of(quat, A.inv_inertia, A.fixed)
         found = plane_sphere_contacts(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p,
                                       A.radius, pos, quat, vel, om, A.inv_m_ext, inv_i_w,
@@ -172,7 +198,7 @@ def tree_start(A, fns, sa, sb, a, b, art, pos, quat, vel, om, margin, nv):
         jac, mm, cont = np.empty((0, 3, nv)), np.empty((nv, nv)), np.empty(0, dtype=np.int64)
         sgn, resp = np.empty(0), np.empty((nv, 0))
     f = found
-    return (ok, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
+    return (ok, margin, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
             ra[:f], rb[:f], W, wnn, jac, mm, cont, sgn, resp)
 
 
@@ -268,6 +294,16 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     return DONE, state
 
 
+def _no_read() -> Any:
+    """The read of :func:`after_step`'s ended rounds (never called)."""
+    raise AssertionError("the lean rounds ended: no read")
+
+
+def _no_respond(*args: Any) -> float:
+    """The response of :func:`after_step`'s ended rounds (never called)."""
+    raise AssertionError("the lean rounds ended: no response")
+
+
 def _plain_update(mj: Any, m: Any) -> bool:
     """Whether the matrix of MuJoCo's velocity update of the model's dofs is its mass matrix
     M alone (:meth:`MujocoTrees.update_matrix
@@ -309,9 +345,14 @@ class LeanTree:
         self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
                                int(cn.mjCNSTR_LIMIT_TENDON)])
         self._opt = (m.opt.integrator, m.opt.disableflags)
+        #: the model's joint damping (MuJoCo's array, a view: a user's change is seen)
+        self._damping = m.dof_damping
         #: W blocks built here; implicit steps whose read, solves and responses ran here (all
         #: rounds, or up to a handed-back round); first solves handed to the general path
         self.blocks = self.steps = self.first_handed = 0
+        #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
+        self._pre: Any = None
+        self._gn: tuple[bytes, float] | None = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -344,7 +385,7 @@ class LeanTree:
         host = self.host
         m, d = host.m, host.d
         opt = m.opt
-        if (opt.integrator, opt.disableflags) != self._opt or np.any(m.dof_damping):
+        if (opt.integrator, opt.disableflags) != self._opt or self._damping.any():
             if not _plain_update(host.mj, m):
                 return False
             self._opt = (opt.integrator, opt.disableflags)
@@ -387,6 +428,9 @@ class LeanTree:
         if blk.tag != self.root or not space.compiled:
             return None
         fresh = start is not None
+        if fresh and self._pre is not None:  # :meth:`step`'s own rounds, handed over
+            pre, self._pre = self._pre, None
+            return None if pre is _FIRST else pre
         k = len(u0)
         if fresh:
             P = np.array(start[0], dtype=float)
@@ -428,12 +472,14 @@ class LeanTree:
         callback) by the lean path where it applies: a managed pair is found at the step start
         (every managed pair a plane-sphere pair), ``articulated="implicit"``, MuJoCo has no
         equality or limit constraint in this step. Then the step is the general path's calls
-        without their generic parts: :func:`tree_start` (the detection and W's block), the
-        store's commit, the implicit step's begin (:meth:`HostStep._implicit_before
-        <mbplugin.hosts.step.HostStep._implicit_before>`), the forces, ``mj_step2`` and
-        :meth:`HostStep.after <mbplugin.hosts.step.HostStep.after>` (whose rounds are
-        :meth:`rounds`). Returns (the step's info, True), or (None, whether ``mj_step1``
-        ran: the general path continues from there)."""
+        without their generic parts: :func:`tree_start` (the rows' state, the margin, the
+        detection and W's block), the store's commit, the implicit step's begin
+        (:func:`begin_step`, one compiled call for compiled laws; else
+        :meth:`HostStep._implicit_before <mbplugin.hosts.step.HostStep._implicit_before>`),
+        the forces, ``mj_step2`` and the solve (:func:`after_step`, or :meth:`HostStep.after
+        <mbplugin.hosts.step.HostStep.after>` whose rounds are :meth:`rounds`). Returns (the
+        step's info, True), or (None, whether ``mj_step1`` ran: the general path continues
+        from there)."""
         loop, host = c.loop, self.host
         store, integ = loop.store, loop.integrator
         det = loop._plane_spheres
@@ -443,18 +489,14 @@ class LeanTree:
         a, b, key, law, k_hertz, r_eff = const
         mj, m, d = host.mj, host.m, host.d
         mj.mj_step1(m, d)
-        bodies = loop.body_state(*host.state(d))
         if not self._applies():
             return None, True
         dt = float(m.opt.timestep)
         t = float(d.time)
-        margin = margin_of(bodies, dt, c.gravity())
-        if not (np.isfinite(margin) and margin >= 0.0):
-            return None, True
         A = self._arrays(loop.model.arrays)
-        (ok, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont, sgn,
-         resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, bodies.pos,
-                            bodies.quat, bodies.vel, bodies.omega, float(margin), int(m.nv))
+        (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
+         sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
+                                 self._g_norm(c), int(m.nv))
         if not ok:
             return None, True
         self.blocks += 1
@@ -476,22 +518,37 @@ class LeanTree:
         loop._art = [blk]
         loop._one_body = True
         loop._w_cache.put(None, W, wnn, False)
-        k = len(batch)
-        m_eff = np.full(k, np.inf)
-        np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
-        batch.m_eff = m_eff
-        u0 = batch.vt - batch.ddelta[:, None] * batch.normal
         s0 = integ.stick_start(batch)
         mu = loop.pair_mu(host, batch)
-        info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
+        if integ.solver != "scipy" and ik.compiled_laws(store):
+            info, force = begin_step(loop, integ, store, batch, W, wnn, s0, mu, t, dt)
+        else:
+            k = len(batch)
+            m_eff = np.full(k, np.inf)
+            np.divide(1.0, wnn, out=m_eff, where=wnn > 0)
+            batch.m_eff = m_eff
+            u0 = batch.vt - batch.ddelta[:, None] * batch.normal
+            info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
         # MujocoContacts.step: the forces, MuJoCo's step, the implicit step's solve
         forced = np.zeros(len(c.rows), dtype=bool)
         host.apply(batch, force, forced)
-        host.settle_warmstart(np.flatnonzero(forced & c._movable))
+        if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
+            host.settle_warmstart(np.flatnonzero(forced & c._movable))
         host.step()
-        loop.after(host, dt)
+        if not after_step(self, loop, integ, host, dt):
+            loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
+
+    def _g_norm(self, c: Any) -> float:
+        """|g| (m/s^2) of ``c``'s gravity (:func:`~mbplugin.hosts.detection.margin_of`'s
+        ``np.linalg.norm``), kept while the gravity is bitwise the same."""
+        g = c.gravity()
+        key = g.tobytes()
+        hit = self._gn
+        if hit is None or hit[0] != key:
+            hit = self._gn = (key, float(np.linalg.norm(g)))
+        return hit[1]
 
     def _arrays(self, shapes: Any) -> Any:
         """The :class:`TreeArrays` of the contact model's shape arrays ``shapes`` (made once
@@ -508,7 +565,8 @@ class LeanTree:
                         np.ascontiguousarray(host.root, dtype=np.int64), self._iquat,
                         bool(host._iquat_unit), shapes.body, shapes.lpos, shapes.lrot,
                         shapes.plane_n, shapes.plane_p, shapes.radius, self._mass1,
-                        self._inv_inertia, self._fixed, self._inv_m_ext)
+                        self._inv_inertia, self._fixed, self._inv_m_ext, d.xipos, d.xquat,
+                        d.cvel, d.subtree_com)
         self._tree_arrays = (shapes, A)
         return A
 
@@ -521,3 +579,101 @@ class LeanTree:
             hit = self._work_k = (k, (np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_),
                                       np.zeros(3, dtype=np.int64), np.zeros(3)))
         return hit[1]
+
+
+def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,
+               wnn: np.ndarray, s0: np.ndarray | None, mu: np.ndarray | None, t: float,
+               dt: float) -> tuple[Any, np.ndarray]:
+    """The implicit step's begin of :meth:`LeanTree.step` (``loop``'s
+    :meth:`HostStep._implicit_before <mbplugin.hosts.step.HostStep._implicit_before>` with
+    the batch's effective masses and velocities before it) by one compiled call
+    (:func:`~mbplugin.hosts.fused_kernels.lean_begin`, the same kernels: the same bits)
+    for compiled laws: the pending step of ``integ`` and ``loop``'s info set. Returns (the
+    info, the force P_lin / dt (K, 3) N)."""
+    k = len(batch)
+    friction = integ.friction
+    if friction is not None and not friction.active:
+        friction = None
+    stick = integ.stick
+    s0 = np.zeros((k, 3)) if s0 is None else np.ascontiguousarray(s0, dtype=float)
+    mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
+    P_lin = integ.warm_start(batch)
+    _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
+    c = np.ascontiguousarray
+    n = c(batch.normal, dtype=float)
+    v1, v3 = np.empty((4, k)), np.empty((2, k, 3))
+    m_eff, fn0, fn, slip = v1
+    u0, force = v3
+    gf, gc, every = lean_begin(
+        k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), n,
+        c(batch.delta, dtype=float), P_lin, float(dt), head(friction, stick),
+        W.reshape(-1), ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
+        0.0 if friction is None else float(friction.mu),
+        0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
+        c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
+    batch.m_eff = m_eff
+    space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, s0, mu_k, gf, gc, t,
+                               bool(every), fn0, stick=stick)
+    integ.pending = (batch, space, P_lin, u0)
+    ab = np.empty((k, 2), dtype=np.int64)
+    ab[:, 0], ab[:, 1] = batch.a, batch.b
+    loop.last = loop.make_info(k, SubstepStats(), fn, batch.key.copy(), ab,
+                               batch.delta.copy(), slip)
+    return loop.last, force
+
+
+def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float) -> bool:
+    """:meth:`LeanTree.step`'s implicit solve after ``mj_step2`` (``tree`` the
+    :class:`LeanTree`): the pending step's read, solves, responses and rounds by
+    :func:`tree_rounds` (:meth:`LeanTree.rounds` with its start, from the arrays
+    :func:`begin_step` made), the step's end by :meth:`ContactIntegrator.after
+    <mbplugin.hosts.integrator.ContactIntegrator.after>` (its ``rounds`` the outcome) and
+    :func:`~mbplugin.hosts.integrator.step_info`, as :meth:`HostStep.after
+    <mbplugin.hosts.step.HostStep.after>` does it. A first solve or round that needs the
+    general path is handed to it (``loop.after``; :meth:`LeanTree.rounds` returns what ran
+    here). Returns False, nothing run, where :meth:`HostStep.after`'s lean rounds do not
+    apply (then call ``loop.after``)."""
+    pend = integ.pending
+    if pend is None or loop._any_free or not loop.plain_redetect():
+        return False
+    batch, space, P_lin, u0 = pend
+    pairs = loop._reads._pairs(batch.key)
+    blk = loop._art[0]
+    if pairs is None or not space.compiled or blk.tag != tree.root:
+        return False
+    k = len(u0)
+    P = P_lin.copy()
+    d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    A = tree._arrays(loop.model.arrays)
+    d_h, u_h, found, counters, out = tree._work(k)
+    counters[:] = 0
+    out[:] = 0.0
+    s1 = space.s0.copy()
+    left = int(integ.verify)
+    c = np.ascontiguousarray
+    wall = time.perf_counter()
+    status, state = tree_rounds(
+        A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
+        VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
+        c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
+        0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+        np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+        out)
+    if status == FIRST:
+        tree.first_handed += 1
+        tree._pre = _FIRST
+    else:
+        tree.steps += 1
+        res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
+        if status == DONE:
+            _, res, stats = integ.after(dt, _no_read, _no_respond,
+                                        lambda *args, **kw: (res, 0, None))
+            step_info(loop.last, res, stats, batch.normal, dt)
+            return True
+        tree._pre = (res, left - int(out[0]) + 1,
+                     (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))
+    try:
+        loop.after(host, dt)
+    finally:
+        tree._pre = None
+    return True

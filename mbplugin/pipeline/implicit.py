@@ -113,17 +113,17 @@ class ImplicitStep:
     def begun(cls, store: ContactStore, batch: ContactBatch, W: np.ndarray,
               friction: Friction | None, rtol: float, s0: np.ndarray, mu: np.ndarray | None,
               gf: np.ndarray, gc: np.ndarray, t0: float, all_active: bool,
-              fn0: np.ndarray) -> ImplicitStep:
-        """The compiled step of ``batch`` (no stick spring) after :meth:`begin` at ``t0``, from
-        what ``__init__`` and :meth:`begin` compute, computed by the caller with the same
-        kernels (:func:`mbplugin.bullet.fused.lean_begin`): W (3K, 3K) float, ``friction``
-        active or None, ``s0`` (K, 3) zeros, ``mu`` (K, 2) or None, the group arrays ``gf``,
-        ``gc`` with the store's rows read, whether every contact is active and the start's
-        normal force ``fn0`` (K,) N."""
+              fn0: np.ndarray, stick: Stick | None = None) -> ImplicitStep:
+        """The compiled step of ``batch`` after :meth:`begin` at ``t0``, from what ``__init__``
+        and :meth:`begin` compute, computed by the caller with the same kernels
+        (:func:`mbplugin.hosts.fused_kernels.lean_begin`): W (3K, 3K) float, ``friction``
+        active or None, ``s0`` (K, 3) the stick springs (m; zeros without ``stick``), ``mu``
+        (K, 2) or None, the group arrays ``gf``, ``gc`` with the store's rows read, whether
+        every contact is active and the start's normal force ``fn0`` (K,) N."""
         self = cls.__new__(cls)
         self.store, self.batch, self.k = store, batch, len(batch)
         self.W, self.n = W, batch.normal
-        self.friction, self.rtol, self.stick, self.s0, self.mu = friction, float(rtol), None, \
+        self.friction, self.rtol, self.stick, self.s0, self.mu = friction, float(rtol), stick, \
             s0, mu
         self.compiled = True
         self.gf, self.gc = gf, gc
