@@ -1,0 +1,134 @@
+"""The MuJoCo robot matrix: the robots of the PyBullet matrix (``tests/robot_rig.py``) loaded by
+MuJoCo's URDF importer (``tests/mujoco_robot_rig.py``), MuJoCo's default 2 ms step, every
+foot-floor pair managed (Hunt-Crossley cr = 0.3, Hertz's k), the rig's joint PD; what
+``tests/test_mujoco_robots.py`` checks with shorter runs, here on every robot with the full
+durations, plus the cost per host step against native MuJoCo.
+
+Per robot:
+
+* ``stance``: 5 s of stance on rubber-like ground (E = 10 MPa) with hard toes (1 GPa); over
+  the last 0.5 s the summed foot force over the weight within 1 % at every step and every
+  loaded foot's overlap in MuJoCo (R - z of its sphere) within 5 % of the static Hertz overlap
+  of its force (F / k)^(2/3), k = 4/3 E* sqrt(R) (Johnson 1985, Eq. 4.22-4.23, written out in
+  tests/robot_rig.py); the lean tree path's counters (lean steps / host steps, first solves
+  handed to the general path);
+* ``steel``: the same on steel feet and steel ground (E = 2e11), 3 s;
+* ``general``: the rubber stance, 3 s, with the lean tree path off (mbplugin/mujoco/trees.py);
+* ``gait``: dropped from 5 cm onto the feet, 1 s of stance, 5 s of the open-loop gait: no
+  exception, not fallen where native MuJoCo (the same run with MuJoCo's contact) is not;
+* ``cost``: thread CPU time per host step of 1 s of stance and 2 s of gait with the backend
+  (the lean path where it applies) over native MuJoCo's, the two alternated ``--repeat``
+  times in this process (the least of each side); the general path's the same way.
+
+Prints one line per robot and check with the figures and PASS / FAIL, then the cost table;
+exit 1 if a check fails.
+
+    python benchmarks/robots_matrix_mujoco.py [--robots a1,...] [--repeat 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import mujoco_robot_rig as mr
+import robot_rig as rr
+
+
+def _stance(spec: rr.Spec, r: mr.Robot, seconds: float, materials: tuple,
+            general: bool = False) -> tuple[list[str], str]:
+    rec = mr.run(spec, r, seconds, record_from=seconds - 0.5, materials=materials,
+                 general=general)
+    fig = mr.stance_figures(rec, materials)
+    fails = []
+    if fig["loaded"] != len(r.feet):
+        fails.append(f"{fig['loaded']} of {len(r.feet)} feet loaded")
+    if not fig["sum_f_worst"] <= rr.SUM_F:
+        fails.append(f"sum F / W off by {fig['sum_f_worst']:.3g}")
+    if not fig["hertz"] <= rr.HERTZ:
+        fails.append(f"host vs static Hertz {fig['hertz']:.3g}")
+    text = (f"sum F / W {fig['sum_f']:.5f} (worst step off {fig['sum_f_worst']:.2e}), host "
+            f"overlap vs static Hertz worst {fig['hertz']:.2e}, {fig['loaded']} feet loaded")
+    if rec["lean"] is not None:
+        steps, _, handed = rec["lean"]
+        text += f"; lean tree {steps}/{rec['steps']} steps, {handed} first solves handed"
+    return fails, text
+
+
+def _gait(spec: rr.Spec, r: mr.Robot) -> tuple[list[str], str]:
+    kw = {"lift": 0.05, "t_gait": 1.0}
+    native = mr.run(spec, r, 6.0, ours=False, **kw)
+    ours = mr.run(spec, r, 6.0, **kw)
+    fell, fell_native = mr.fell(ours), mr.fell(native)
+    start = round(1.0 / mr.DT)
+    fwd = ours["base"][-1, 0] - ours["base"][start, 0]
+    fwd_n = native["base"][-1, 0] - native["base"][start, 0]
+    steps, _, handed = ours["lean"] if ours["lean"] is not None else (0, 0, 0)
+    fails = ["fell where native did not"] if fell and not fell_native else []
+    return fails, (f"fallen {fell} (native {fell_native}), forward {fwd:+.3f} m (native "
+                   f"{fwd_n:+.3f} m); lean tree {steps}/{ours['steps']} steps, {handed} "
+                   "first solves handed")
+
+
+def _cost(spec: rr.Spec, r: mr.Robot, repeat: int) -> tuple[float, float, float]:
+    """CPU per host step (s): native, ours (lean where it applies), ours on the general path;
+    alternated ``repeat`` times, the least of each."""
+    best = [float("inf")] * 3
+    for _ in range(repeat):
+        for i, kw in enumerate(({"ours": False}, {}, {"general": True})):
+            rec = mr.run(spec, r, 3.0, t_gait=1.0, **kw)
+            best[i] = min(best[i], rec["cpu"] / rec["steps"])
+    return best[0], best[1], best[2]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--robots", default=",".join(mr.ROBOTS), help="comma-separated")
+    ap.add_argument("--repeat", type=int, default=2, help="cost rounds (1 .. 20)")
+    args = ap.parse_args(argv)
+    names = args.robots.split(",")
+    unknown = [n for n in names if n not in mr.ROBOTS]
+    if unknown:
+        print(f"error: --robots: unknown {unknown[0]!r} (known: {', '.join(mr.ROBOTS)})",
+              file=sys.stderr)
+        return 2
+    if not 1 <= args.repeat <= 20:
+        print(f"error: --repeat = {args.repeat}: allowed 1 .. 20", file=sys.stderr)
+        return 2
+    ok = True
+    print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    costs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            spec = mr.ROBOTS[name]
+            r = mr.model(spec, Path(tmp))
+            checks = {"stance": (_stance, (5.0, mr.RUBBER)), "steel": (_stance, (3.0, rr.STEEL)),
+                      "general": (_stance, (3.0, mr.RUBBER, True)), "gait": (_gait, ())}
+            for check, (fn, extra) in checks.items():
+                try:
+                    fails, text = fn(spec, r, *extra)
+                except Exception as exc:  # a robot's exception is a failed check, not a stop
+                    fails, text = [f"{type(exc).__name__}: {exc}"], ""
+                    traceback.print_exc()
+                ok &= not fails
+                verdict = "PASS" if not fails else "FAIL: " + "; ".join(fails)
+                print(f"{name:13s} {check:8s} {text} -> {verdict}", flush=True)
+            costs[name] = _cost(spec, r, args.repeat)
+    print(f"\ncost per host step (CPU, least of {args.repeat} alternated rounds of 1 s stance "
+          f"+ 2 s gait; load average {os.getloadavg()[0]:.2f})")
+    print(f"{'robot':13s} {'native us':>10s} {'ours us':>8s} {'ratio':>6s} {'general us':>11s} "
+          f"{'ratio':>6s}")
+    for name, (nat, lean, gen) in costs.items():
+        print(f"{name:13s} {nat * 1e6:10.1f} {lean * 1e6:8.1f} {lean / nat:6.2f} "
+              f"{gen * 1e6:11.1f} {gen / nat:6.2f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
