@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -43,6 +43,13 @@ DT = 0.002  # MuJoCo's default step (s)
 CLEARANCE = 0.005
 
 
+#: what MuJoCo models of robots often carry (MuJoCo Menagerie's quadrupeds: joint damping,
+#: friction loss and armature, position actuators, the implicitfast integrator), with the knees
+#: pressed on their joint limits (:func:`model`'s options)
+MENAGERIE = {"joints": {"damping": 0.5, "frictionloss": 0.2, "armature": 0.01},
+             "position": True, "integrator": "implicitfast", "knee_stop": 0.02}
+
+
 @dataclass
 class Robot:
     """A robot loaded into MuJoCo: the model, its hinges' qpos and dof addresses, their
@@ -59,6 +66,9 @@ class Robot:
     feet: list[int]
     radius: np.ndarray
     weight: float
+    position: bool = False  # position actuators: ctrl is the joint target
+    capsule: float = 0.0  # the feet capsules of this half length (m), not spheres
+    free: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))  # qpos adr
 
 
 def _urdf(spec: rr.Spec, directory: Path) -> tuple[Path, dict[str, float] | None, int]:
@@ -70,10 +80,26 @@ def _urdf(spec: rr.Spec, directory: Path) -> tuple[Path, dict[str, float] | None
     return made.path, dict(zip(made.names, made.targets, strict=True)), made.joints_per_leg
 
 
-def model(spec: rr.Spec, directory: Path) -> Robot:
+def model(spec: rr.Spec, directory: Path, *, joints: dict[str, float] | None = None,
+          position: bool = False, integrator: str = "euler", capsule: float = 0.0,
+          knee_stop: float = 0.0, copies: int = 1) -> Robot:
     """``spec``'s robot as MuJoCo's URDF importer loads it (module docstring); meshes from the
     URDF's folder; ``balanceinertia`` (the Mini Cheetah's thighs break the triangle inequality
-    A + B >= C that MuJoCo's compiler checks; PyBullet loads them as they are)."""
+    A + B >= C that MuJoCo's compiler checks; PyBullet loads them as they are).
+
+    What MuJoCo models of robots often add (MuJoCo Menagerie's quadrupeds): ``joints`` every
+    hinge's ``damping`` (N m s / rad), ``frictionloss`` (N m), ``armature`` (kg m^2);
+    ``position`` position actuators (MuJoCo's own PD: ``ctrl`` the target, kp and kd the rig's
+    gains, its force range the rig's torque limit) instead of torque motors; ``integrator``
+    ``"euler"``, ``"implicit"`` or ``"implicitfast"``; ``capsule`` > 0: every foot sphere
+    turned into a capsule of that half length (m) along its calf (from the body's origin, the
+    knee, to the sphere), its lower cap's centre where the sphere's was (the same contact in
+    the standing pose, but a shape whose orientation counts: the geom's frame against the
+    body's inertial frame); ``knee_stop`` > 0: every knee's joint limit this far (rad) short
+    of its standing target, so that the PD presses each knee on its limit in the stance (a
+    MuJoCo limit constraint active in every step); ``copies`` > 1: that many of the robot side
+    by side (1 m apart along y, attached to one model by ``MjSpec``: several kinematic trees;
+    the mesh-free robots only)."""
     path, named, per = _urdf(spec, directory)
     urdf = path.read_text()
     links = re.findall(r'<link\s+name="([^"]+)"', urdf)
@@ -86,12 +112,33 @@ def model(spec: rr.Spec, directory: Path) -> Robot:
            'discardvisual="true"/></mujoco>')
     urdf = re.sub(r"(<robot[^>]*>)", lambda x: x.group(1) + ext, urdf, count=1)
     mspec = mujoco.MjSpec.from_string(urdf)
+    if copies > 1:
+        one, mspec = mspec, mujoco.MjSpec()
+        for i in range(copies):
+            frame = mspec.worldbody.add_frame(pos=[0.0, float(i), 0.0])
+            frame.attach_body((one if i == 0 else mujoco.MjSpec.from_string(urdf)).body(root),
+                              f"r{i}_", "")
     mspec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[20, 20, 0.1])
     hinges = [j for j in mspec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE]
     for j in hinges:
-        mspec.add_actuator(name=j.name, target=j.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        a = mspec.add_actuator(name=j.name, target=j.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        if position:
+            a.set_to_position(kp=1.0, kv=1.0)  # the gains per kg of robot, scaled below
     m = mspec.compile()
+    roots = np.flatnonzero((m.body_parentid == 0) & (np.arange(m.nbody) > 0))
+    if position:
+        mass = float(m.body_subtreemass[roots[0]])
+        kp, kv = spec.kp * mass, spec.kd * mass
+        m.actuator_gainprm[:, 0], m.actuator_biasprm[:, 1:3] = kp, (-kp, -kv)
+        m.actuator_forcelimited[:] = 1
+        m.actuator_forcerange[:] = (-spec.torque * mass, spec.torque * mass)
     m.opt.timestep = DT
+    m.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+    if joints:
+        dofs = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        for k, v in joints.items():
+            getattr(m, f"dof_{k}")[dofs] = v
+        mujoco.mj_setConst(m, mujoco.MjData(m))  # what the armature changes
     # no self-collision (PyBullet's loadURDF default, which the PyBullet rig keeps): the robot's
     # geoms collide with the floor only
     robot = m.geom_bodyid != 0
@@ -101,12 +148,35 @@ def model(spec: rr.Spec, directory: Path) -> Robot:
     if named is None:
         targets = np.array(list(spec.pose) * (len(hinge) // per))
     else:
-        targets = np.array([named[n] for n in names])
+        targets = np.array([named[n.split("_", 1)[1] if copies > 1 else n] for n in names])
+    knees = list(range(per - 1, len(hinge), per))
+    if knee_stop > 0.0:
+        for k in knees:
+            t, j = float(targets[k]), int(hinge[k])
+            m.jnt_limited[j] = 1
+            m.jnt_range[j] = (t + knee_stop, 3.0) if t < 0.0 else (-3.0, t - knee_stop)
     feet = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE]
+    if capsule > 0.0:
+        # in the compiled model (its foot links fused into the calves: a sphere's position is
+        # then along its calf from the calf's origin, the knee)
+        for g in feet:
+            axis = np.array(m.geom_pos[g], dtype=float)
+            axis /= np.linalg.norm(axis)
+            quat = np.zeros(4)
+            mujoco.mju_quatZ2Vec(quat, axis)  # the capsule's z along the calf
+            r_foot = float(m.geom_size[g][0])
+            m.geom_type[g] = mujoco.mjtGeom.mjGEOM_CAPSULE
+            m.geom_size[g] = (r_foot, capsule, 0.0)
+            m.geom_pos[g] -= capsule * axis
+            m.geom_quat[g] = quat
+            m.geom_rbound[g] = r_foot + capsule
+            m.geom_aabb[g] = (0.0, 0.0, 0.0, r_foot, r_foot, r_foot + capsule)
+            m.geom_sameframe[g] = 0  # its frame no longer the body's or inertial frame
     return Robot(m, m.jnt_qposadr[hinge], m.jnt_dofadr[hinge], targets,
-                 list(range(per - 2, len(hinge), per)), list(range(per - 1, len(hinge), per)),
-                 feet, np.array([m.geom_size[g][0] for g in feet]),
-                 float(m.body_subtreemass[1]) * rr.G)
+                 list(range(per - 2, len(hinge), per)), knees, feet,
+                 np.array([m.geom_size[g][0] for g in feet]),
+                 float(np.sum(m.body_subtreemass[roots])) * rr.G, position, capsule,
+                 m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_FREE])
 
 
 def setup(r: Robot, ours: bool, lift: float = 0.0,
@@ -120,9 +190,9 @@ def setup(r: Robot, ours: bool, lift: float = 0.0,
     d = mujoco.MjData(m)
     d.qpos[r.qadr] = r.targets
     mujoco.mj_forward(m, d)
-    low = min(float(d.geom_xpos[g][2]) - float(m.geom_size[g][0]) for g in r.feet)
-    height = float(d.qpos[2]) - low
-    d.qpos[2] = height + CLEARANCE + lift
+    low = float(np.min(-overlaps(r, d)))
+    height = float(d.qpos[r.free[0] + 2]) - low
+    d.qpos[r.free + 2] = height + CLEARANCE + lift
     mujoco.mj_forward(m, d)
     contacts = None
     if ours:
@@ -133,6 +203,15 @@ def setup(r: Robot, ours: bool, lift: float = 0.0,
             materials={"floor": ground, **{geom(g): toe for g in r.feet}},
             **{"friction": FRICTION, "rtol": 1e-6, **backend})
     return d, contacts, height
+
+
+def overlaps(r: Robot, d: Any) -> np.ndarray:
+    """Each foot's overlap with the floor (m, > 0 into it) in MuJoCo's state: R less the height
+    of its sphere's centre, or of its capsule's lower end (the centre less the half length
+    along the geom's z, ``geom_xmat``'s third column)."""
+    feet = np.array(r.feet)
+    z = d.geom_xpos[feet, 2] - r.capsule * np.abs(d.geom_xmat[feet, 8])
+    return r.radius - z
 
 
 def run(spec: rr.Spec, r: Robot, seconds: float, *, ours: bool = True,
@@ -154,22 +233,27 @@ def run(spec: rr.Spec, r: Robot, seconds: float, *, ours: bool = True,
         contacts._tree = None
         contacts.host.articulated_delassus = lambda *a: None
         contacts.host.verify_rounds = lambda *a, **k: None
-    mass = r.weight / rr.G
+    mass = r.weight / rr.G / len(r.free)  # one robot's
     kp, kd, limit = spec.kp * mass, spec.kd * mass, spec.torque * mass
-    h = SimpleNamespace(targets=r.targets, hips=r.hips, knees=r.knees)
+    copies = len(r.free)
+    one = len(r.targets) // copies  # one robot's hinges (the copies' in turn)
+    h = SimpleNamespace(targets=r.targets[:one], hips=r.hips[:len(r.hips) // copies],
+                        knees=r.knees[:len(r.knees) // copies])
     n, n0 = round(seconds / DT), round(record_from / DT)
     nf = len(r.feet)
     col = {g: k for k, g in enumerate(r.feet)}
     force, depth = np.zeros((n - n0, nf)), np.zeros((n - n0, nf))
     base, tilt = np.zeros((n - n0, 3)), np.zeros((n - n0, 2))
     buf = np.zeros(6)
-    feet = np.array(r.feet)
     cpu = time.thread_time()
     try:
         for i in range(n):
-            tgt = rr.gait_targets(spec, h, i * DT, t_gait)
-            tau = kp * (tgt - d.qpos[r.qadr]) - kd * d.qvel[r.vadr]
-            d.ctrl[:] = np.clip(tau, -limit, limit)
+            tgt = np.tile(rr.gait_targets(spec, h, i * DT, t_gait), copies)
+            if r.position:
+                d.ctrl[:] = tgt
+            else:
+                tau = kp * (tgt - d.qpos[r.qadr]) - kd * d.qvel[r.vadr]
+                d.ctrl[:] = np.clip(tau, -limit, limit)
             if contacts is not None:
                 st = contacts.step()
             else:
@@ -187,9 +271,9 @@ def run(spec: rr.Spec, r: Robot, seconds: float, *, ours: bool = True,
                     if g in col:
                         mujoco.mj_contactForce(m, d, c, buf)
                         force[j, col[g]] += buf[0]
-            depth[j] = r.radius - d.geom_xpos[feet, 2]
-            base[j] = d.qpos[0:3]
-            w, x, y, z = d.qpos[3:7]
+            depth[j] = overlaps(r, d)
+            base[j] = d.qpos[r.free[0]:r.free[0] + 3]  # the first robot's
+            w, x, y, z = d.qpos[r.free[0] + 3:r.free[0] + 7]
             tilt[j] = (math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y)),
                        math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x)))))
         cpu = time.thread_time() - cpu
