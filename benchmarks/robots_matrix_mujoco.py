@@ -16,9 +16,14 @@ Per robot:
 * ``general``: the rubber stance, 3 s, with the lean tree path off (mbplugin/mujoco/trees.py);
 * ``gait``: dropped from 5 cm onto the feet, 1 s of stance, 5 s of the open-loop gait: no
   exception, not fallen where native MuJoCo (the same run with MuJoCo's contact) is not;
+* ``menagerie``, ``capsule``, ``two``: the 3 s rubber stance of the robot as MuJoCo models
+  often are (tests/mujoco_robot_rig.py: ``MENAGERIE``: joint damping, friction loss and
+  armature, position actuators, implicitfast, knees pressed on their limits), on capsule
+  feet, and two of it in one model;
 * ``cost``: thread CPU time per host step of 1 s of stance and 2 s of gait with the backend
   (the lean path where it applies) over native MuJoCo's, the two alternated ``--repeat``
-  times in this process (the least of each side); the general path's the same way.
+  times in this process (the least of each side); the general path's the same way; and for
+  the ``menagerie`` and ``two`` models against native MuJoCo on the same model.
 
 Prints one line per robot and check with the figures and PASS / FAIL, then the cost table;
 exit 1 if a check fails.
@@ -76,15 +81,22 @@ def _gait(spec: rr.Spec, r: mr.Robot) -> tuple[list[str], str]:
                    "first solves handed")
 
 
-def _cost(spec: rr.Spec, r: mr.Robot, repeat: int) -> tuple[float, float, float]:
-    """CPU per host step (s): native, ours (lean where it applies), ours on the general path;
-    alternated ``repeat`` times, the least of each."""
-    best = [float("inf")] * 3
+#: the model variants of the matrix (:func:`mujoco_robot_rig.model`'s options)
+VARIANTS = {"menagerie": mr.MENAGERIE, "capsule": {"capsule": 0.01}, "two": {"copies": 2}}
+
+
+def _cost(spec: rr.Spec, models: list[mr.Robot], repeat: int) -> list[float]:
+    """CPU per host step (s) of 1 s stance + 2 s gait: per model of ``models`` native and ours
+    (the first model also on the general path); alternated ``repeat`` times, the least of
+    each."""
+    runs = [(r, kw) for r in models for kw in ({"ours": False}, {})]
+    runs.insert(2, (models[0], {"general": True}))
+    best = [float("inf")] * len(runs)
     for _ in range(repeat):
-        for i, kw in enumerate(({"ours": False}, {}, {"general": True})):
+        for i, (r, kw) in enumerate(runs):
             rec = mr.run(spec, r, 3.0, t_gait=1.0, **kw)
             best[i] = min(best[i], rec["cpu"] / rec["steps"])
-    return best[0], best[1], best[2]
+    return best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,23 +122,37 @@ def main(argv: list[str] | None = None) -> int:
             r = mr.model(spec, Path(tmp))
             checks = {"stance": (_stance, (5.0, mr.RUBBER)), "steel": (_stance, (3.0, rr.STEEL)),
                       "general": (_stance, (3.0, mr.RUBBER, True)), "gait": (_gait, ())}
+            variants = {}
+            for v, kw in VARIANTS.items():
+                try:
+                    variants[v] = mr.model(spec, Path(tmp), **kw)
+                    checks[v] = (_stance, (3.0, mr.RUBBER))
+                except Exception as exc:  # a model MuJoCo cannot build: said, not a failure
+                    print(f"{name:13s} {v:8s} not built: {type(exc).__name__}: {exc}")
             for check, (fn, extra) in checks.items():
                 try:
-                    fails, text = fn(spec, r, *extra)
+                    fails, text = fn(spec, variants.get(check, r), *extra)
                 except Exception as exc:  # a robot's exception is a failed check, not a stop
                     fails, text = [f"{type(exc).__name__}: {exc}"], ""
                     traceback.print_exc()
                 ok &= not fails
                 verdict = "PASS" if not fails else "FAIL: " + "; ".join(fails)
                 print(f"{name:13s} {check:8s} {text} -> {verdict}", flush=True)
-            costs[name] = _cost(spec, r, args.repeat)
-    print(f"\ncost per host step (CPU, least of {args.repeat} alternated rounds of 1 s stance "
-          f"+ 2 s gait; load average {os.getloadavg()[0]:.2f})")
-    print(f"{'robot':13s} {'native us':>10s} {'ours us':>8s} {'ratio':>6s} {'general us':>11s} "
-          f"{'ratio':>6s}")
-    for name, (nat, lean, gen) in costs.items():
-        print(f"{name:13s} {nat * 1e6:10.1f} {lean * 1e6:8.1f} {lean / nat:6.2f} "
-              f"{gen * 1e6:11.1f} {gen / nat:6.2f}")
+            models = [r] + [variants[v] for v in ("menagerie", "two") if v in variants]
+            costs[name] = _cost(spec, models, args.repeat)
+    print(f"\ncost per host step (CPU us, least of {args.repeat} alternated rounds of 1 s stance "
+          f"+ 2 s gait; load average {os.getloadavg()[0]:.2f}); ratio to native on the same "
+          "model")
+    print(f"{'robot':13s} {'native':>7s} {'ours':>7s} {'ratio':>6s} {'general':>8s} {'ratio':>6s}"
+          f" | {'menagerie: native':>17s} {'ours':>7s} {'ratio':>6s} | {'two: native':>11s} "
+          f"{'ours':>7s} {'ratio':>6s}")
+    for name, c in costs.items():
+        us = [x * 1e6 for x in c]
+        line = (f"{name:13s} {us[0]:7.1f} {us[1]:7.1f} {c[1] / c[0]:6.2f} {us[2]:8.1f} "
+                f"{c[2] / c[0]:6.2f}")
+        for k in range(3, len(c), 2):
+            line += f" | {us[k]:17.1f} {us[k + 1]:7.1f} {c[k + 1] / c[k]:6.2f}"
+        print(line)
     return 0 if ok else 1
 
 
