@@ -20,6 +20,13 @@ Per robot:
   often are (tests/mujoco_robot_rig.py: ``MENAGERIE``: joint damping, friction loss and
   armature, position actuators, implicitfast, knees pressed on their limits), on capsule
   feet, and two of it in one model;
+* ``fixed``: the base welded to the world 3 mm below its standing height (each leg its own
+  kinematic tree), the legs lowered onto the floor by the PD, 2 s: a foot per leg loaded at
+  least (the biped's heel or toe: the PD's joint error tilts its feet), every loaded foot's
+  overlap within 5 % of the static Hertz overlap of its force; where native MuJoCo's run of
+  the same model does not hold the pose (the rig's PD gains, per kg of the whole robot, on a
+  fixed base's light legs: joint error > 0.2 rad at the end) the check is reported, not
+  counted;
 * ``cost``: thread CPU time per host step of 1 s of stance and 2 s of gait with the backend
   (the lean path where it applies) over native MuJoCo's, the two alternated ``--repeat``
   times in this process (the least of each side); the general path's the same way; and for
@@ -66,6 +73,21 @@ def _stance(spec: rr.Spec, r: mr.Robot, seconds: float, materials: tuple,
     return fails, text
 
 
+def _fixed(spec: rr.Spec, r: mr.Robot) -> tuple[list[str], str]:
+    native = mr.run(spec, r, 2.0, ours=False, record_from=1.5)
+    rec = mr.run(spec, r, 2.0, record_from=1.5)
+    fig = mr.stance_figures(rec)
+    held = native["joint_error"] <= 0.2
+    fails = []
+    if held and fig["loaded"] < spec.legs:  # a foot per leg (a biped's heel or toe: the PD's
+        fails.append(f"{fig['loaded']} of {len(r.feet)} feet loaded")  # error tilts it)
+    if held and not fig["hertz"] <= rr.HERTZ:
+        fails.append(f"host vs static Hertz {fig['hertz']:.3g}")
+    return fails, (f"host overlap vs static Hertz worst {fig['hertz']:.2e}, {fig['loaded']} "
+                   f"feet loaded; joint error at the end {rec['joint_error']:.3f} rad (native "
+                   f"{native['joint_error']:.3f}{'' if held else ': not held, not counted'})")
+
+
 def _gait(spec: rr.Spec, r: mr.Robot) -> tuple[list[str], str]:
     kw = {"lift": 0.05, "t_gait": 1.0}
     native = mr.run(spec, r, 6.0, ours=False, **kw)
@@ -82,7 +104,8 @@ def _gait(spec: rr.Spec, r: mr.Robot) -> tuple[list[str], str]:
 
 
 #: the model variants of the matrix (:func:`mujoco_robot_rig.model`'s options)
-VARIANTS = {"menagerie": mr.MENAGERIE, "capsule": {"capsule": 0.01}, "two": {"copies": 2}}
+VARIANTS = {"menagerie": mr.MENAGERIE, "capsule": {"capsule": 0.01}, "two": {"copies": 2},
+            "fixed": {"fixed_press": 0.003}}
 
 
 def _cost(spec: rr.Spec, models: list[mr.Robot], repeat: int) -> list[float]:
@@ -126,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             for v, kw in VARIANTS.items():
                 try:
                     variants[v] = mr.model(spec, Path(tmp), **kw)
-                    checks[v] = (_stance, (3.0, mr.RUBBER))
+                    checks[v] = (_fixed, ()) if v == "fixed" else (_stance, (3.0, mr.RUBBER))
                 except Exception as exc:  # a model MuJoCo cannot build: said, not a failure
                     print(f"{name:13s} {v:8s} not built: {type(exc).__name__}: {exc}")
             for check, (fn, extra) in checks.items():

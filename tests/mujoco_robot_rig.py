@@ -80,9 +80,19 @@ def _urdf(spec: rr.Spec, directory: Path) -> tuple[Path, dict[str, float] | None
     return made.path, dict(zip(made.names, made.targets, strict=True)), made.joints_per_leg
 
 
+def _targets(spec: rr.Spec, m: Any, named: dict[str, float] | None, per: int) -> np.ndarray:
+    """The standing targets of model ``m``'s hinges in its order: ``spec.pose`` per leg, or by
+    joint name (``named``; an attached copy's prefix ``r<i>_`` dropped)."""
+    hinge = np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE)
+    if named is None:
+        return np.array(list(spec.pose) * (len(hinge) // per))
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, int(j)) for j in hinge]
+    return np.array([named[n] if n in named else named[n.split("_", 1)[1]] for n in names])
+
+
 def model(spec: rr.Spec, directory: Path, *, joints: dict[str, float] | None = None,
           position: bool = False, integrator: str = "euler", capsule: float = 0.0,
-          knee_stop: float = 0.0, copies: int = 1) -> Robot:
+          knee_stop: float = 0.0, copies: int = 1, fixed_press: float | None = None) -> Robot:
     """``spec``'s robot as MuJoCo's URDF importer loads it (module docstring); meshes from the
     URDF's folder; ``balanceinertia`` (the Mini Cheetah's thighs break the triangle inequality
     A + B >= C that MuJoCo's compiler checks; PyBullet loads them as they are).
@@ -99,7 +109,9 @@ def model(spec: rr.Spec, directory: Path, *, joints: dict[str, float] | None = N
     of its standing target, so that the PD presses each knee on its limit in the stance (a
     MuJoCo limit constraint active in every step); ``copies`` > 1: that many of the robot side
     by side (1 m apart along y, attached to one model by ``MjSpec``: several kinematic trees;
-    the mesh-free robots only)."""
+    the mesh-free robots only); ``fixed_press`` (m): the base welded to the world (no free
+    joint: a fixed-base tree) that far below its standing height, so that the PD presses the
+    feet into the floor."""
     path, named, per = _urdf(spec, directory)
     urdf = path.read_text()
     links = re.findall(r'<link\s+name="([^"]+)"', urdf)
@@ -118,6 +130,18 @@ def model(spec: rr.Spec, directory: Path, *, joints: dict[str, float] | None = N
             frame = mspec.worldbody.add_frame(pos=[0.0, float(i), 0.0])
             frame.attach_body((one if i == 0 else mujoco.MjSpec.from_string(urdf)).body(root),
                               f"r{i}_", "")
+    if fixed_press is not None:
+        m0 = mspec.compile()
+        d0 = mujoco.MjData(m0)
+        hinge0 = m0.jnt_type == mujoco.mjtJoint.mjJNT_HINGE
+        d0.qpos[m0.jnt_qposadr[hinge0]] = _targets(spec, m0, named, per)
+        mujoco.mj_forward(m0, d0)
+        spheres = m0.geom_type == mujoco.mjtGeom.mjGEOM_SPHERE
+        low = float(np.min(d0.geom_xpos[spheres, 2] - m0.geom_size[spheres, 0]))
+        for j in list(mspec.joints):
+            if j.type == mujoco.mjtJoint.mjJNT_FREE:
+                mspec.delete(j)
+        mspec.body(root).pos = [0.0, 0.0, float(d0.qpos[2]) - low - fixed_press]
     mspec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[20, 20, 0.1])
     hinges = [j for j in mspec.joints if j.type == mujoco.mjtJoint.mjJNT_HINGE]
     for j in hinges:
@@ -144,11 +168,7 @@ def model(spec: rr.Spec, directory: Path, *, joints: dict[str, float] | None = N
     robot = m.geom_bodyid != 0
     m.geom_contype[robot], m.geom_conaffinity[robot] = 1, 0
     hinge = np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE)
-    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, int(j)) for j in hinge]
-    if named is None:
-        targets = np.array(list(spec.pose) * (len(hinge) // per))
-    else:
-        targets = np.array([named[n.split("_", 1)[1] if copies > 1 else n] for n in names])
+    targets = _targets(spec, m, named, per)
     knees = list(range(per - 1, len(hinge), per))
     if knee_stop > 0.0:
         for k in knees:
@@ -191,8 +211,15 @@ def setup(r: Robot, ours: bool, lift: float = 0.0,
     d.qpos[r.qadr] = r.targets
     mujoco.mj_forward(m, d)
     low = float(np.min(-overlaps(r, d)))
-    height = float(d.qpos[r.free[0] + 2]) - low
-    d.qpos[r.free + 2] = height + CLEARANCE + lift
+    height = float("nan")  # a fixed base: built in place
+    if len(r.free):
+        height = float(d.qpos[r.free[0] + 2]) - low
+        d.qpos[r.free + 2] = height + CLEARANCE + lift
+    else:
+        # the legs bent 15 % beyond the stance (every robot's toes rise so, by 1-2 cm): the PD
+        # then lowers them onto the floor (a contact that starts at rest already overlapped
+        # has no impact velocity, which Hunt-Crossley's damping divides by)
+        d.qpos[r.qadr] = 1.15 * r.targets
     mujoco.mj_forward(m, d)
     contacts = None
     if ours:
@@ -223,19 +250,20 @@ def run(spec: rr.Spec, r: Robot, seconds: float, *, ours: bool = True,
     open-loop gait from ``t_gait``); records from ``record_from`` (s) on: per foot the normal
     force (ours: the backend's; native: ``mj_contactForce``), the host's overlap (R - z of the
     sphere's centre), and the base's position and roll / pitch. Also the thread CPU time of the
-    loop (s), the steps, the standing height and the lean tree path's counters (``lean``:
+    loop (s), the steps, the standing height, the largest joint error at the end (rad:
+    ``joint_error``) and the lean tree path's counters (``lean``:
     steps, W blocks, first solves handed back; None without the path). ``general``: the lean
     tree path off (its hooks answering 'not here', as tests/test_mujoco_lean_tree.py turns it
     off): every step on the general path (:mod:`mbplugin.mujoco.trees`)."""
     m = r.m
+    copies = max(len(r.free), 1)
+    mass = r.weight / rr.G / copies  # one robot's
+    kp, kd, limit = spec.kp * mass, spec.kd * mass, spec.torque * mass
     d, contacts, height = setup(r, ours, lift, materials, **backend)
     if contacts is not None and general:
         contacts._tree = None
         contacts.host.articulated_delassus = lambda *a: None
         contacts.host.verify_rounds = lambda *a, **k: None
-    mass = r.weight / rr.G / len(r.free)  # one robot's
-    kp, kd, limit = spec.kp * mass, spec.kd * mass, spec.torque * mass
-    copies = len(r.free)
     one = len(r.targets) // copies  # one robot's hinges (the copies' in turn)
     h = SimpleNamespace(targets=r.targets[:one], hips=r.hips[:len(r.hips) // copies],
                         knees=r.knees[:len(r.knees) // copies])
@@ -272,6 +300,8 @@ def run(spec: rr.Spec, r: Robot, seconds: float, *, ours: bool = True,
                         mujoco.mj_contactForce(m, d, c, buf)
                         force[j, col[g]] += buf[0]
             depth[j] = overlaps(r, d)
+            if not len(r.free):
+                continue
             base[j] = d.qpos[r.free[0]:r.free[0] + 3]  # the first robot's
             w, x, y, z = d.qpos[r.free[0] + 3:r.free[0] + 7]
             tilt[j] = (math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y)),
@@ -284,7 +314,7 @@ def run(spec: rr.Spec, r: Robot, seconds: float, *, ours: bool = True,
     lean = None if tree is None else (tree.steps, tree.blocks, tree.first_handed)
     return {"force": force, "depth": depth, "base": base, "tilt": tilt, "cpu": cpu,
             "steps": n, "height": height, "weight": r.weight, "lean": lean,
-            "radius": r.radius}
+            "radius": r.radius, "joint_error": float(np.max(np.abs(tgt - d.qpos[r.qadr])))}
 
 
 def stance_figures(rec: dict[str, Any],
