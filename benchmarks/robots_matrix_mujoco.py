@@ -32,10 +32,17 @@ Per robot:
   times in this process (the least of each side); the general path's the same way; and for
   the ``menagerie`` and ``two`` models against native MuJoCo on the same model.
 
+With ``--whole-floor`` (not a check: a cost figure): every floor pair of the robot managed
+(``manage=["floor"]``, the natural first try; a law with ``k`` = 2e6 N/m^1.5, the boxes,
+cylinders and meshes having no Hertz radius), the robot standing 0.6 s, then its legs
+collapsed (targets x 0.2) so that its body lands on the floor: the largest number of managed
+contacts in a step, and CPU per host step over the last 0.4 s of 2.4 s (at rest on the body)
+with the backend and natively.
+
 Prints one line per robot and check with the figures and PASS / FAIL, then the cost table;
 exit 1 if a check fails.
 
-    python benchmarks/robots_matrix_mujoco.py [--robots a1,...] [--repeat 2]
+    python benchmarks/robots_matrix_mujoco.py [--robots a1,...] [--repeat 2] [--whole-floor]
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import mujoco_robot_rig as mr
+import numpy as np
 import robot_rig as rr
 
 
@@ -122,10 +130,51 @@ def _cost(spec: rr.Spec, models: list[mr.Robot], repeat: int) -> list[float]:
     return best
 
 
+def _whole_floor(spec: rr.Spec, r: mr.Robot) -> str:
+    """The ``--whole-floor`` figures (module docstring) of one robot."""
+    import time
+
+    import mujoco
+
+    from mbplugin.mujoco import MujocoContacts
+
+    out = []
+    mass = r.weight / rr.G
+    for ours in (False, True):
+        d, _, _ = mr.setup(r, False)
+        c = MujocoContacts(r.m, d, manage=["floor"],
+                           law={"name": "hunt_crossley", "cr": 0.3, "k": 2e6},
+                           friction=mr.FRICTION) if ours else None
+        most, cpu = 0, 0.0
+        try:
+            for i in range(1200):
+                tgt = r.targets * (1.0 if i < 300 else 0.2)
+                tau = spec.kp * mass * (tgt - d.qpos[r.qadr]) - spec.kd * mass * d.qvel[r.vadr]
+                d.ctrl[:] = np.clip(tau, -spec.torque * mass, spec.torque * mass)
+                if i == 1000:
+                    cpu = time.thread_time()
+                if c is not None:
+                    most = max(most, c.step().contacts)
+                else:
+                    mujoco.mj_step(r.m, d)
+                    most = max(most, d.ncon)
+            cpu = (time.thread_time() - cpu) / 200
+        finally:
+            if c is not None:
+                c.release()
+        out.append((most, cpu))
+    (n_nat, c_nat), (n_ours, c_ours) = out
+    return (f"whole floor: at most {n_ours} managed contacts in a step (native {n_nat}); at "
+            f"rest on the body {c_ours * 1e6:.0f} us per host step (native {c_nat * 1e6:.0f} "
+            f"us, {c_ours / c_nat:.0f}x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--robots", default=",".join(mr.ROBOTS), help="comma-separated")
     ap.add_argument("--repeat", type=int, default=2, help="cost rounds (1 .. 20)")
+    ap.add_argument("--whole-floor", action="store_true",
+                    help="also every floor pair managed: the body landing (figures only)")
     args = ap.parse_args(argv)
     names = args.robots.split(",")
     unknown = [n for n in names if n not in mr.ROBOTS]
@@ -161,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                 ok &= not fails
                 verdict = "PASS" if not fails else "FAIL: " + "; ".join(fails)
                 print(f"{name:13s} {check:8s} {text} -> {verdict}", flush=True)
+            if args.whole_floor:
+                print(f"{name:13s} {_whole_floor(spec, r)}", flush=True)
             models = [r] + [variants[v] for v in ("menagerie", "two") if v in variants]
             costs[name] = _cost(spec, models, args.repeat)
     print(f"\ncost per host step (CPU us, least of {args.repeat} alternated rounds of 1 s stance "
