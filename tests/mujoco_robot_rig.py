@@ -11,8 +11,9 @@ generated robot's foot link becomes a sphere of its calf, as PyBullet's
 ``URDF_MERGE_FIXED_LINKS`` does for the hexapod) and drops visual geoms. The robot's stance,
 PD gains and gait are the PyBullet rig's (:func:`robot_rig.gait_targets`).
 
-:func:`run` records per host step what the user sees in MuJoCo: every foot sphere's overlap
-with the floor from its geom's position (``geom_xpos``: R - z, the floor at z = 0), the
+:func:`run` records per host step what the user sees in MuJoCo: every foot's overlap with
+the floor from its geom's pose (:func:`overlaps`: R - z of a sphere's centre, the floor at z =
+0), the
 backend's normal force per foot, the base's position and roll / pitch; and the lean tree
 path's counters. Nothing of mbplugin computes an expected value here.
 """
@@ -55,7 +56,8 @@ class Robot:
     """A robot loaded into MuJoCo: the model, its hinges' qpos and dof addresses, their
     standing targets (MuJoCo's joint order), the hips' and knees' indices among them, the foot
     sphere geoms (a sphere geom of the robot: every robot's feet are its only spheres) and
-    their radii (m), the weight (N: the root's subtree mass times g)."""
+    their radii (m), the weight (N: the root bodies' subtree masses times g), the qpos
+    addresses of the free joints (one per copy; none with a fixed base)."""
 
     m: Any
     qadr: np.ndarray
