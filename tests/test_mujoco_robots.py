@@ -14,9 +14,11 @@ convex hulls, and adjacent links' hulls overlap: the rig turns self-collision of
 default); the Mini Cheetah's thigh inertias, which MuJoCo's compiler refuses unless
 ``balanceinertia``; turned link frames and offset inertial frames; foot links MuJoCo fuses
 into the calves (the hexapod; the biped with two spheres per calf); a heavy robot on steel.
-Short runs here; the full matrix (longer stance and gait, steel, the general path, the lean
-tree path's counters, the cost ratio to native MuJoCo) is
-``python benchmarks/robots_matrix_mujoco.py``.
+And what MuJoCo models bring beyond a URDF: joint damping, friction loss, armature, position
+actuators, implicitfast, joint limits in use; capsule feet; two robots in one model; a base
+welded to the world (each leg its own tree). Short runs here; the full matrix (longer stance
+and gait, steel, the general path, the lean tree path's counters, the cost ratio to native
+MuJoCo) is ``python benchmarks/robots_matrix_mujoco.py``.
 """
 
 from __future__ import annotations
