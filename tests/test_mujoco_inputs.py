@@ -164,6 +164,17 @@ def test_step_after_release_is_refused() -> None:
         contacts.step()
 
 
+def test_a_second_backend_on_taken_pairs_says_to_release_the_first() -> None:
+    """A model managed twice over the same pairs: the second backend finds MuJoCo's response
+    to them off and says which call gives them back; after release() it builds."""
+    m, d = world(BALL)
+    first = MujocoContacts(m, d, manage=["floor"], law=LAW)
+    with pytest.raises(ParameterError, match=r"another MujocoContacts.*release\(\) first"):
+        MujocoContacts(m, d, manage=["floor"], law=LAW)
+    first.release()
+    MujocoContacts(m, d, manage=["floor"], law=LAW).release()
+
+
 def test_mbplugin_imports_without_mujoco_and_names_the_extra() -> None:
     """With ``mujoco`` not importable, ``import mbplugin`` and ``import mbplugin.mujoco`` work
     and the backend raises an ImportError naming the extra."""
