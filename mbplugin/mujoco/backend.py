@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,9 +46,9 @@ from mbplugin.mujoco.native import constraint_error
 
 __all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
 
-#: per model (by ``mjModel._address``), how many unreleased :class:`MujocoContacts` have
-#: taken pairs from MuJoCo's response: named in the error of one more that finds none left
-_TAKEN: dict[int, int] = {}
+#: per model (weakly held), how many unreleased :class:`MujocoContacts` have taken pairs from
+#: MuJoCo's response: named in the error of one more that finds none left
+_TAKEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -144,7 +145,7 @@ class MujocoContacts:
             raise ParameterError("manage: name at least one body, geom or pair to manage")
         pairs = names.pairs(items)
         if not len(pairs):
-            if _TAKEN.get(getattr(model, "_address", 0)):
+            if _TAKEN.get(model):
                 raise ParameterError(
                     f"manage: {items!r}: their pairs are already managed by another "
                     "MujocoContacts of this model (MuJoCo's response to them is off); call "
@@ -193,8 +194,7 @@ class MujocoContacts:
         self.store, self.contact_model = self.loop.store, self.loop.model
         # everything is valid: switch MuJoCo's response off for the managed pairs
         self.host.disable_native(pairs)
-        addr = getattr(model, "_address", 0)
-        _TAKEN[addr] = _TAKEN.get(addr, 0) + 1
+        _TAKEN[model] = _TAKEN.get(model, 0) + 1
         self.pairs = pairs
         self.rows = bodies
         self.kind = kind
@@ -294,8 +294,7 @@ class MujocoContacts:
         if not self._released:
             self.host.restore_native()
             self._released = True
-            addr = getattr(self.mj_model, "_address", 0)
-            _TAKEN[addr] = _TAKEN.get(addr, 1) - 1
+            _TAKEN[self.mj_model] = _TAKEN.get(self.mj_model, 1) - 1
 
     @property
     def free_rows(self) -> np.ndarray:
