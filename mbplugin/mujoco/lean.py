@@ -50,13 +50,14 @@ from mbplugin.hosts.arrays import _max_norm_rows
 from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks
 from mbplugin.hosts.detection import host_plane_spheres, plane_sphere_contacts
 from mbplugin.hosts.protocol import FREE, STATIC
-from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
 from mbplugin.mujoco import capi
 from mbplugin.mujoco import kernels as _k
 from mbplugin.pipeline import layout
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
 from mbplugin.pipeline.layout import CONTACT
+from mbplugin.pipeline.rules import starts
 from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows
 from mbplugin.pipeline.substep import (
@@ -204,17 +205,21 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
                                   np.empty(k, dtype=np.int64), point, normal, delta, ddelta,
                                   vt, m_eff, ra, rb)
     c_api = fns.shape[0] > 0
-    if expect == 0:
-        if found:
-            return bad
+    if expect != 1 and not found:
         loop_forced[:] = False
         if c_api:
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         return NO_CONTACT, margin, z1, zi
-    if (found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_))
-            or ode_src.shape[0] != k):
+    if found != k or expect == 0 or ode_src.shape[0] != k:
         return bad
+    if expect == 1:
+        if _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
+            return bad
+    else:  # candidates: every pair apart (the store's start booking: no onset)
+        for i in range(k):
+            if starts(delta[i]):
+                return bad
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
@@ -249,11 +254,14 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     s = np.zeros((k, 3))
     tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
                                                                m0)
-    # every contact a row of the store (active), none latched (no candidate)
+    # every contact a row of the store (active), none latched (no candidate); or (expect 2)
+    # every contact a free pair watched for its onset (the sub-stepper's _candidates: 1)
+    rows = expect == 1
+    act = np.full(k, rows, dtype=np.bool_)
+    cand = np.full(k, 0 if rows else 1, dtype=np.int64)
     yptr, Y, GF, GC = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
-                              coef, mem, muk, np.ones(k, dtype=np.bool_), law,
-                              np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
-                              s, 0, ode)
+                              coef, mem, muk, act, law, cand, kid_l, mode_l, nst_l, mem_l, d,
+                              u, s, 0, ode)
     if Y.shape[0] != A.Y.shape[0] or GF.shape[0] != A.GF.shape[0]:
         return bad
     A.a_free[:] = a_free
@@ -273,7 +281,7 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
 
 
 @njit
-def lean_finish(fns, coef, dt, hg, loop_forced, A):
+def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True):
     """The rest of a host step of the lean case after :func:`lean_start` and the groups'
     ``integrate_groups`` (``A``'s ``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
     did not reach the step's end (an event, a failure) or its state is not finite
@@ -304,8 +312,13 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A):
     if not cm.unpack(order, gptr, yptr, GC, Y, d, u, s, 0, ode):
         return bad
     ddelta1 = cm.relative_at(u, normal)[0]
-    if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
-        return bad
+    if rows:
+        if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
+            return bad
+    else:  # candidates: none touching at the end (else the store's end booking: an onset)
+        for i in range(k):
+            if starts(d[i]):
+                return bad
     force = imp / dt
     fn, slip = np.empty(k), np.empty(k)
     for i in range(k):
@@ -493,6 +506,10 @@ class LeanSpheres:
         self._keys_ok: Any = None
         self._h_ok: Any = None
         self._none_h, self._none_m = np.zeros(0), np.zeros(0, dtype=np.int64)
+        # a step of candidates only (expect 2): their coefficients, memory, laws and ODE
+        # states as the empty store aligns them (ContactStore.aligned: zeros, the batch's laws)
+        self._cand = (np.zeros((k, NC_MAX)), np.zeros((k, NMEM_MAX)),
+                      np.ascontiguousarray(law, dtype=np.int64), np.zeros((k, NODE_MAX)))
         #: host steps taken by the lean path, and of them with MuJoCo's C calls
         self.steps = self.c_steps = 0
         self._no_fns = np.zeros(0, dtype=np.uint64)
@@ -522,12 +539,17 @@ class LeanSpheres:
         return cls(contacts, det)
 
     def _expect(self) -> int:
-        """1: the store's rows are every pair and the integrator carries each one's step; 0:
-        no row; -1: neither (the general path)."""
+        """1: the store's rows are every pair and the integrator carries each one's step; 2:
+        no row, and the integrator carries each pair's step or none (the pairs may be
+        candidates: within the margin, apart); 0: no row (a free flight only); -1: none of
+        these (the general path)."""
         store = self.store
         if len(store.latched_keys):
             return -1
         if not len(store):
+            h = self.integ._h_of
+            if h is None or h is self._h_ok or np.array_equal(h[0], self.keys):
+                return 2
             return 0
         if store.keys is not self._keys_ok:
             if not np.array_equal(store.keys, self.keys):
@@ -576,10 +598,15 @@ class LeanSpheres:
         dt = float(self._opt.timestep)
         g, gnorm = self.gravity()
         wall = time.perf_counter()
-        h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
+        h = integ._h_of
+        h0, m0 = (h[1], h[2]) if expect and h is not None else (self._none_h, self._none_m)
         fns = self._fns if c_api else self._no_fns
-        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef, store.mem,
-                                         store.law, store.ode, loop.forced, self.arrays)
+        rows = expect == 1
+        # the candidates' coefficients, memory and ODE states: the store's aligned zeros
+        coef, mem, law, ode = ((store.coef, store.mem, store.law, store.ode) if rows
+                               else self._cand)
+        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode,
+                                         loop.forced, self.arrays)
         (pos, quat, vel, om, a_free, tg, status, imp, loaded, counters, yptr, Y, GF, GC, _ode,
          _s) = self.step_arrays
         if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
@@ -588,7 +615,7 @@ class LeanSpheres:
             cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                                 loaded, counters, explicit, mg, tol, normal_only)
             out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
-                fns, store.coef, dt, hg, loop.forced, self.arrays)
+                fns, coef, dt, hg, loop.forced, self.arrays, rows)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -619,11 +646,14 @@ class LeanSpheres:
         # integrator's carries (ContactIntegrator.integrate's)
         store.last_onsets = store.last_separations = self._none
         store._seq += 2
-        store._delta_last, store._ddelta_last = dd.copy(), ddelta1
+        if rows:
+            store._delta_last, store._ddelta_last = dd.copy(), ddelta1
+        else:  # (the rows' last overlaps and rates: no row)
+            store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
         integ._warm = None
-        integ._h, integ._keys = h_min, self.keys
+        integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
         integ._p_of = None
         integ._h_of = self._h_ok = (self.keys, hg, mg)
         info = self.info_cls(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip,
