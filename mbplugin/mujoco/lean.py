@@ -220,6 +220,13 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
         for i in range(k):
             if starts(delta[i]):
                 return bad
+    # a contact that ends, or a pair that touches, within the step by the free flight's
+    # overlap delta + ddelta dt + |g| dt^2 / 2 (gravity pressing: an estimate, which only
+    # chooses the path): the general path's event steps at once (the lean integration would
+    # stop at the event and be done again there: ~330 us for a separation at N = 10)
+    for i in range(k):
+        if (delta[i] + ddelta[i] * dt + 0.5 * gnorm * dt * dt > 0.0) != (expect == 1):
+            return bad
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
