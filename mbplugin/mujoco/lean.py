@@ -528,8 +528,7 @@ class LeanSpheres:
     def of(cls, contacts: Any) -> LeanSpheres | bool:
         """The lean path of ``contacts``; False where there is none: its managed pairs are not
         all plane (static) - free sphere pairs of distinct spheres, its law not one stateless
-        compiled law, its options not the compiled sub-stepper without ``stick``; True: not
-        known yet (the pairs' constant fields come with the general path's first detection)."""
+        compiled law, its options not the compiled sub-stepper without ``stick``."""
         loop = contacts.loop
         det = loop._plane_spheres
         if (det is None or loop.solver != "compiled"
@@ -537,7 +536,13 @@ class LeanSpheres:
                 or loop.any_art or len(loop.store.laws) != 1):
             return False
         if det._const is None:
-            return True
+            # the pairs' constant fields (sides, keys, laws, Hertz's k, r_eff: none depends on
+            # the state) before the first step, so that the first step may be lean too
+            n = len(loop.kind)
+            quat = np.zeros((n, 4))
+            quat[:, 0] = 1.0
+            det._constants(loop.body_state(np.zeros((n, 3)), quat, np.zeros((n, 3)),
+                                           np.zeros((n, 3))))
         a, b = det._const[0], det._const[1]
         kind = loop.kind
         if (not len(b) or len(np.unique(b)) != len(b) or np.any(b < 0)
