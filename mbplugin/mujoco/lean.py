@@ -15,12 +15,16 @@ sub-stepper's own compiled integration, the same kernels in the same order:
   <mbplugin.pipeline.store.ContactStore.commit_same>`' case), the compiled sub-stepper, no
   ``stick``, no user ``control`` callback;
 * at the step: either every pair in contact (within the margin) and the store's rows exactly
-  those pairs, or none of them and an empty store; no separated latch; no MuJoCo constraint
-  (``nefc = 0``, ``ncon = 0``); no contact ending at the step's start or end; every group
+  those pairs, or every pair within the margin but apart and an empty store (candidates: the
+  sub-stepper watches each for its onset; their carried steps are the integrator's), or none
+  of them and an empty store; no separated latch; no MuJoCo constraint (``nefc = 0``,
+  ``ncon = 0``); no contact ending (no pair touching) at the step's start or end; every group
   integrated to the step's end without an event.
 
 Anything else (an onset, a separation, an event inside the step, a user callback, a native
-contact) hands the step back to the general path after ``mj_step1``: the lean core changes
+contact) hands the step back to the general path after ``mj_step1``; a step whose free-flight
+estimate (delta + ddelta dt + |g| dt^2 / 2) has a contact end or a pair touch goes there
+before the lean integration (which would stop at the event). The lean core changes
 nothing that path does not compute again in the same way, so the step is the same. The
 kernels are :mod:`mbplugin.mujoco.kernels` (state, free acceleration, forces),
 :mod:`mbplugin.hosts.detection` (plane-sphere contacts), :mod:`mbplugin.pipeline.delassus`
