@@ -13,9 +13,10 @@ spheres on a plane in compiled code) against outside references.
   stiffness, which never acts, no longer sends the contact to Radau).
 * Three balls dropped side by side (Zhang & Sharf's law, c_r 0.8): the steps in which every
   pair is within the detection margin but apart (candidates, no onset within the step) are
-  the lean path's; lean and general paths give every step's qpos, qvel, forces and overlaps
-  to the bit, and every bounce with v_in > 0.15 m/s the c_r of the exact impact analyser
-  (``impact(..., press=m g)``) within 1e-3.
+  the lean path's, as are those with an onset or an end of contact (the sub-stepper's own
+  integration and bookings of the lean step's contacts); lean and general paths give every
+  step's qpos, qvel, forces and overlaps to the bit, and every bounce with v_in > 0.15 m/s
+  the c_r of the exact impact analyser (``impact(..., press=m g)``) within 1e-3.
 * Without MuJoCo's C library (the loader finds none, or one of another version), or with a
   Python callback installed in MuJoCo, the lean path makes MuJoCo's calls through the
   bindings, with the same result.
@@ -157,6 +158,7 @@ def test_steps_of_candidates_only_are_lean_and_bitwise_the_general_paths() -> No
         runs.append((contacts, out, candidate_steps))
     (lean, a, cand), (general, b, _) = runs
     assert cand >= 8  # before and after the landings (on land before mjland2: none)
+    assert _lean_steps(lean) == len(a)  # the onsets and separations too (their events booked)
     assert _lean_steps(general) == 0
     for x, y in zip(a, b, strict=True):
         for u, v in zip(x, y, strict=True):

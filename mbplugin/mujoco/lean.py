@@ -134,8 +134,10 @@ def lean_arrays(*values):
 
 #: :func:`lean_start`'s and :func:`lean_finish`'s outcomes: the step's contacts integrated and
 #: their forces added to ``xfrc_applied``; no contact (a free flight); the general path takes
-#: the step
-CONTACTS, NO_CONTACT, HANDOVER = 0, 1, 2
+#: the step; an event within the step (an onset, an end of contact): the sub-stepper's own
+#: integration (:meth:`ContactIntegrator.integrate <mbplugin.hosts.integrator.ContactIntegrator.
+#: integrate>`, which books the events in the store) of the lean step's contacts
+CONTACTS, NO_CONTACT, HANDOVER, EVENTS = 0, 1, 2, 3
 
 
 @njit
@@ -226,11 +228,12 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
                 return bad
     # a contact that ends, or a pair that touches, within the step by the free flight's
     # overlap delta + ddelta dt + |g| dt^2 / 2 (gravity pressing: an estimate, which only
-    # chooses the path): the general path's event steps at once (the lean integration would
-    # stop at the event and be done again there: ~330 us for a separation at N = 10)
+    # chooses the path): EVENTS, the sub-stepper's integration at once (the groups' would
+    # stop at the event: ~330 us for a separation at N = 10)
+    event = False
     for i in range(k):
         if (delta[i] + ddelta[i] * dt + 0.5 * gnorm * dt * dt > 0.0) != (expect == 1):
-            return bad
+            event = True
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
@@ -261,6 +264,9 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
         for i in range(k):
             muk[i, 0] = mu[i]
             muk[i, 1] = mu[i]
+    A.a_free[:] = a_free
+    if event:
+        return EVENTS, margin, z1, zi
     ode = ode_src.copy()
     s = np.zeros((k, 3))
     tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
@@ -275,7 +281,6 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
                               u, s, 0, ode)
     if Y.shape[0] != A.Y.shape[0] or GF.shape[0] != A.GF.shape[0]:
         return bad
-    A.a_free[:] = a_free
     A.tg[:] = tg
     A.status[:] = status
     A.imp[:] = imp
@@ -292,7 +297,7 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
 
 
 @njit
-def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True):
+def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True, booked=False):
     """The rest of a host step of the lean case after :func:`lean_start` and the groups'
     ``integrate_groups`` (``A``'s ``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
     did not reach the step's end (an event, a failure) or its state is not finite
@@ -317,19 +322,26 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True):
     k = d.shape[0]
     z1 = np.zeros(0)
     bad = (HANDOVER, z1, z1, z1, False, 0, 0.0)
-    for g in range(status.shape[0]):
-        if status[g] != cm.DONE:
-            return bad
-    if not cm.unpack(order, gptr, yptr, GC, Y, d, u, s, 0, ode):
-        return bad
-    ddelta1 = cm.relative_at(u, normal)[0]
-    if rows:
-        if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
-            return bad
-    else:  # candidates: none touching at the end (else the store's end booking: an onset)
-        for i in range(k):
-            if starts(d[i]):
+    ddelta1 = z1
+    if not booked:
+        worst = cm.DONE
+        for g in range(status.shape[0]):
+            if status[g] == cm.FAILED or (status[g] != cm.DONE and status[g] != cm.EVENT):
                 return bad
+            if status[g] == cm.EVENT:
+                worst = cm.EVENT
+        if worst == cm.EVENT:
+            return (EVENTS, z1, z1, z1, False, 0, 0.0)
+        if not cm.unpack(order, gptr, yptr, GC, Y, d, u, s, 0, ode):
+            return bad
+        ddelta1 = cm.relative_at(u, normal)[0]
+        if rows:
+            if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
+                return bad
+        else:  # candidates: none touching at the end (else the store's end booking: an onset)
+            for i in range(k):
+                if starts(d[i]):
+                    return bad
     force = imp / dt
     fn, slip = np.empty(k), np.empty(k)
     for i in range(k):
@@ -352,7 +364,7 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True):
         qpos0[:] = qpos
         capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         xfrc[:] = user_xfrc
-    return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min()
+    return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min() if hg.shape[0] else 0.0
 
 
 #: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
@@ -632,6 +644,11 @@ class LeanSpheres:
                                 loaded, counters, explicit, mg, tol, normal_only)
             out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
                 fns, coef, dt, hg, loop.forced, self.arrays, rows)
+        event = None
+        if out == EVENTS:  # the sub-stepper's integration, its events booked in the store
+            event = _events(self, float(d.time), dt)
+            out, _, fn, slip, predicted, flying, _ = lean_finish(
+                fns, coef, dt, hg, loop.forced, self.arrays, rows, True)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -654,24 +671,27 @@ class LeanSpheres:
                 host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
             c.last = c._info(loop.last)
             return c.last, True
-        point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, dd, u = self.work
+        blocks, wnn, dd, u = self.work[8:]
         forced = self.forced
         k = self.k
         # the store's two bookings (start and end: the same rows, no event: ContactStore._close
         # of no onset and no separation, twice; the last overlaps and rates the end's), the
         # integrator's carries (ContactIntegrator.integrate's)
-        store.last_onsets = store.last_separations = self._none
-        store._seq += 2
-        if rows:
-            store._delta_last, store._ddelta_last = dd.copy(), ddelta1
-        else:  # (the rows' last overlaps and rates: no row)
-            store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
-        stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
-                             time.perf_counter() - wall, int(counters[3]))
-        integ._warm = None
-        integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
-        integ._p_of = None
-        integ._h_of = self._h_ok = (self.keys, hg, mg)
+        if event is not None:  # (booked by the store and the integrator)
+            stats = event[2].stats
+        else:
+            store.last_onsets = store.last_separations = self._none
+            store._seq += 2
+            if rows:
+                store._delta_last, store._ddelta_last = dd.copy(), ddelta1
+            else:  # (the rows' last overlaps and rates: no row)
+                store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
+            stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
+                                 time.perf_counter() - wall, int(counters[3]))
+            integ._warm = None
+            integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
+            integ._p_of = None
+            integ._h_of = self._h_ok = (self.keys, hg, mg)
         info = self.info_cls(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip,
                              self.bodies_of.copy(), self.geoms_of.copy())
         loop.last = info  # (a StepInfo with MuJoCo's ids)
@@ -687,15 +707,13 @@ class LeanSpheres:
             if out == CORRECTED:
                 flying = fly
         if out != CORRECTED and c.correct_positions and not predicted:
-            law, k_hertz, r_eff = self.const
-            batch = ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
-                                 normal.copy(), delta.copy(), ddelta.copy(), vt.copy(),
-                                 m_eff.copy(), r_eff.copy(), ra.copy(), rb.copy(),
-                                 law.copy(), k_hertz.copy())
-            W = block_diagonal_w(k, blocks.copy())
-            res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min, hg,
-                             mg)
-            loop.pending = (batch, W, res, a_free.copy(), wnn.copy())
+            if event is not None:
+                batch, W, res, af = event
+            else:
+                batch, W, af = _batch(self), block_diagonal_w(k, blocks.copy()), a_free.copy()
+                res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min,
+                                 hg, mg)
+            loop.pending = (batch, W, res, af, wnn.copy())
             bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
                                loop.inv_inertia, loop._fixed)
             end = host.end_poses(bodies)
@@ -706,3 +724,39 @@ class LeanSpheres:
             host.free_rows.flight(~forced[host.free], g, dt)
         c.last = info
         return info, True
+
+
+def _batch(self: LeanSpheres) -> ContactBatch:
+    """A lean step's contacts (:class:`LeanSpheres` ``self``) as the general path's detection
+    gives them (a new batch of copies of its ``work`` arrays; ``m_eff`` 1 / n.W n, as the host
+    step sets it)."""
+    point, normal, delta, ddelta, vt, m_eff, ra, rb = self.work[:8]
+    law, k_hertz, r_eff = self.const
+    return ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
+                        normal.copy(), delta.copy(), ddelta.copy(), vt.copy(), m_eff.copy(),
+                        r_eff.copy(), ra.copy(), rb.copy(), law.copy(), k_hertz.copy())
+
+
+def _events(self: LeanSpheres, t: float, dt: float
+            ) -> tuple[ContactBatch, Any, StepResult, np.ndarray]:
+    """A lean step with an event (an onset, an end of contact) from :func:`lean_start`'s
+    contacts, W and free acceleration: the host step's bookings and integration
+    (:meth:`HostStep.step <mbplugin.hosts.step.HostStep.step>`: the store's start booking,
+    :meth:`ContactIntegrator.integrate <mbplugin.hosts.integrator.ContactIntegrator.
+    integrate>`, which books the events and the end) over [``t``, ``t`` + ``dt``] (s); the
+    end state, impulses and loads into ``self.arrays`` for :func:`lean_finish` (``booked``).
+    Returns (contacts, W, the sub-stepper's result, free acceleration (K, 3) m/s^2)."""
+    store, integ, loop = self.store, self.integ, self.loop
+    batch = _batch(self)
+    if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+        store.commit(batch, t, aligned=False, compiled=True)
+    W = block_diagonal_w(self.k, self.work[8].copy())
+    a_free = self.step_arrays[4].copy()
+    u0 = batch.vt - batch.ddelta[:, None] * batch.normal
+    res = integ.integrate(batch, W, a_free, u0, integ.stick_start(batch), t, dt,
+                          loop.pair_mu(self.host, batch))
+    self.work[10][:] = res.delta
+    self.work[11][:] = res.u
+    self.step_arrays[7][:] = res.impulse
+    self.step_arrays[8][:] = res.loaded
+    return batch, W, res, a_free
