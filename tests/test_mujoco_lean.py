@@ -11,6 +11,12 @@ spheres on a plane in compiled code) against outside references.
   exactly 0), so it bounces as the frictionless ball does, every step's qpos and qvel within
   1e-12, on the sub-stepper's explicit steps (``normal_only``: the friction regularisation's
   stiffness, which never acts, no longer sends the contact to Radau).
+* Three balls dropped side by side (Zhang & Sharf's law, c_r 0.8): the steps in which every
+  pair is within the detection margin but apart (candidates, no onset within the step) are
+  the lean path's, as are those with an onset or an end of contact (the sub-stepper's own
+  integration and bookings of the lean step's contacts); lean and general paths give every
+  step's qpos, qvel, forces and overlaps to the bit, and every bounce with v_in > 0.15 m/s
+  the c_r of the exact impact analyser (``impact(..., press=m g)``) within 1e-3.
 * Without MuJoCo's C library (the loader finds none, or one of another version), or with a
   Python callback installed in MuJoCo, the lean path makes MuJoCo's calls through the
   bindings, with the same result.
@@ -23,6 +29,8 @@ import numpy as np
 import pytest
 from mujoco_world import balls_xml, body_z, world
 
+from mbplugin.impact.bounces import cr_errors
+from mbplugin.laws import make_law
 from mbplugin.mujoco import MujocoContacts, capi
 from mbplugin.mujoco.lean import LeanSpheres
 
@@ -126,6 +134,40 @@ def test_a_straight_drop_bounces_with_friction_as_without_it() -> None:
     assert len(a) == len(b) >= 1
     assert np.asarray(a["cr"]) == pytest.approx(np.asarray(b["cr"]), rel=1e-12, abs=0.0)
     assert ex_f == st_f > 0  # every sub-step explicit (DOP853), none Radau's
+
+
+def test_steps_of_candidates_only_are_lean_and_bitwise_the_general_paths() -> None:
+    R, M, h, K = 0.01, 0.05, 0.03, 1e5
+    law = {"name": "zhang_sharf", "cr": 0.8, "k": K}
+    balls = [(f"b{i}", R, M, (0.03 * i, 0.0, R + h)) for i in range(3)]
+    runs = []
+    for lean in (True, False):
+        m, d = world(balls_xml(balls))
+        contacts = MujocoContacts(m, d, manage=["floor"], law=law)
+        if not lean:
+            contacts._lean = False  # the general path for every step
+        out, candidate_steps = [], 0
+        for _ in range(200):  # 0.4 s: five bounces
+            before = _lean_steps(contacts)
+            info = contacts.step()
+            if (_lean_steps(contacts) > before and info.contacts
+                    and not len(contacts.loop.store)):
+                candidate_steps += 1  # every pair within the margin, none touching
+            out.append((d.qpos.copy(), d.qvel.copy(), info.normal_force.copy(),
+                        info.delta.copy()))
+        runs.append((contacts, out, candidate_steps))
+    (lean, a, cand), (general, b, _) = runs
+    assert cand >= 8  # before and after the landings (on land before mjland2: none)
+    assert _lean_steps(lean) == len(a)  # the onsets and separations too (their events booked)
+    assert _lean_steps(general) == 0
+    for x, y in zip(a, b, strict=True):
+        for u, v in zip(x, y, strict=True):
+            assert np.array_equal(u, v)
+    rows = lean.bounces()
+    assert np.array_equal(rows, general.bounces())
+    errors = cr_errors(rows, make_law("zhang_sharf", k=K, cr=0.8), M, G)
+    assert len(errors) >= 9  # three balls, three bounces each with v_in > 0.15 m/s
+    assert np.all(errors < 1e-3)
 
 
 def test_without_the_c_library_the_lean_path_calls_the_bindings(monkeypatch) -> None:

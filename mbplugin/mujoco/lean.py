@@ -15,12 +15,16 @@ sub-stepper's own compiled integration, the same kernels in the same order:
   <mbplugin.pipeline.store.ContactStore.commit_same>`' case), the compiled sub-stepper, no
   ``stick``, no user ``control`` callback;
 * at the step: either every pair in contact (within the margin) and the store's rows exactly
-  those pairs, or none of them and an empty store; no separated latch; no MuJoCo constraint
-  (``nefc = 0``, ``ncon = 0``); no contact ending at the step's start or end; every group
+  those pairs, or every pair within the margin but apart and an empty store (candidates: the
+  sub-stepper watches each for its onset; their carried steps are the integrator's), or none
+  of them and an empty store; no separated latch; no MuJoCo constraint (``nefc = 0``,
+  ``ncon = 0``); no contact ending (no pair touching) at the step's start or end; every group
   integrated to the step's end without an event.
 
 Anything else (an onset, a separation, an event inside the step, a user callback, a native
-contact) hands the step back to the general path after ``mj_step1``: the lean core changes
+contact) hands the step back to the general path after ``mj_step1``; a step whose free-flight
+estimate (delta + ddelta dt + |g| dt^2 / 2) has a contact end or a pair touch goes there
+before the lean integration (which would stop at the event). The lean core changes
 nothing that path does not compute again in the same way, so the step is the same. The
 kernels are :mod:`mbplugin.mujoco.kernels` (state, free acceleration, forces),
 :mod:`mbplugin.hosts.detection` (plane-sphere contacts), :mod:`mbplugin.pipeline.delassus`
@@ -50,13 +54,14 @@ from mbplugin.hosts.arrays import _max_norm_rows
 from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks
 from mbplugin.hosts.detection import host_plane_spheres, plane_sphere_contacts
 from mbplugin.hosts.protocol import FREE, STATIC
-from mbplugin.laws.kernels import NODE_MAX
+from mbplugin.laws.kernels import NC_MAX, NMEM_MAX, NODE_MAX
 from mbplugin.mujoco import capi
 from mbplugin.mujoco import kernels as _k
 from mbplugin.pipeline import layout
 from mbplugin.pipeline import substep_compiled as cm
 from mbplugin.pipeline.delassus import _block_normal_diagonal, _side_parts, block_diagonal_w
 from mbplugin.pipeline.layout import CONTACT
+from mbplugin.pipeline.rules import starts
 from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows
 from mbplugin.pipeline.substep import (
@@ -129,8 +134,10 @@ def lean_arrays(*values):
 
 #: :func:`lean_start`'s and :func:`lean_finish`'s outcomes: the step's contacts integrated and
 #: their forces added to ``xfrc_applied``; no contact (a free flight); the general path takes
-#: the step
-CONTACTS, NO_CONTACT, HANDOVER = 0, 1, 2
+#: the step; an event within the step (an onset, an end of contact): the sub-stepper's own
+#: integration (:meth:`ContactIntegrator.integrate <mbplugin.hosts.integrator.ContactIntegrator.
+#: integrate>`, which books the events in the store) of the lean step's contacts
+CONTACTS, NO_CONTACT, HANDOVER, EVENTS = 0, 1, 2, 3
 
 
 @njit
@@ -204,17 +211,29 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
                                   np.empty(k, dtype=np.int64), point, normal, delta, ddelta,
                                   vt, m_eff, ra, rb)
     c_api = fns.shape[0] > 0
-    if expect == 0:
-        if found:
-            return bad
+    if expect != 1 and not found:
         loop_forced[:] = False
         if c_api:
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         return NO_CONTACT, margin, z1, zi
-    if (found != k or _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_))
-            or ode_src.shape[0] != k):
+    if found != k or expect == 0 or ode_src.shape[0] != k:
         return bad
+    if expect == 1:
+        if _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
+            return bad
+    else:  # candidates: every pair apart (the store's start booking: no onset)
+        for i in range(k):
+            if starts(delta[i]):
+                return bad
+    # a contact that ends, or a pair that touches, within the step by the free flight's
+    # overlap delta + ddelta dt + |g| dt^2 / 2 (gravity pressing: an estimate, which only
+    # chooses the path): EVENTS, the sub-stepper's integration at once (the groups' would
+    # stop at the event: ~330 us for a separation at N = 10)
+    event = False
+    for i in range(k):
+        if (delta[i] + ddelta[i] * dt + 0.5 * gnorm * dt * dt > 0.0) != (expect == 1):
+            event = True
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
     sk = np.empty((k, 3, 3))
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
@@ -245,18 +264,23 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
         for i in range(k):
             muk[i, 0] = mu[i]
             muk[i, 1] = mu[i]
+    A.a_free[:] = a_free
+    if event:
+        return EVENTS, margin, z1, zi
     ode = ode_src.copy()
     s = np.zeros((k, 3))
     tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
                                                                m0)
-    # every contact a row of the store (active), none latched (no candidate)
+    # every contact a row of the store (active), none latched (no candidate); or (expect 2)
+    # every contact a free pair watched for its onset (the sub-stepper's _candidates: 1)
+    rows = expect == 1
+    act = np.full(k, rows, dtype=np.bool_)
+    cand = np.full(k, 0 if rows else 1, dtype=np.int64)
     yptr, Y, GF, GC = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
-                              coef, mem, muk, np.ones(k, dtype=np.bool_), law,
-                              np.zeros(k, dtype=np.int64), kid_l, mode_l, nst_l, mem_l, d, u,
-                              s, 0, ode)
+                              coef, mem, muk, act, law, cand, kid_l, mode_l, nst_l, mem_l, d,
+                              u, s, 0, ode)
     if Y.shape[0] != A.Y.shape[0] or GF.shape[0] != A.GF.shape[0]:
         return bad
-    A.a_free[:] = a_free
     A.tg[:] = tg
     A.status[:] = status
     A.imp[:] = imp
@@ -273,7 +297,7 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
 
 
 @njit
-def lean_finish(fns, coef, dt, hg, loop_forced, A):
+def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True, booked=False):
     """The rest of a host step of the lean case after :func:`lean_start` and the groups'
     ``integrate_groups`` (``A``'s ``status``, ``Y``, the impulses ``imp``): HANDOVER where a group
     did not reach the step's end (an event, a failure) or its state is not finite
@@ -298,14 +322,26 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A):
     k = d.shape[0]
     z1 = np.zeros(0)
     bad = (HANDOVER, z1, z1, z1, False, 0, 0.0)
-    for g in range(status.shape[0]):
-        if status[g] != cm.DONE:
+    ddelta1 = z1
+    if not booked:
+        worst = cm.DONE
+        for g in range(status.shape[0]):
+            if status[g] == cm.FAILED or (status[g] != cm.DONE and status[g] != cm.EVENT):
+                return bad
+            if status[g] == cm.EVENT:
+                worst = cm.EVENT
+        if worst == cm.EVENT:
+            return (EVENTS, z1, z1, z1, False, 0, 0.0)
+        if not cm.unpack(order, gptr, yptr, GC, Y, d, u, s, 0, ode):
             return bad
-    if not cm.unpack(order, gptr, yptr, GC, Y, d, u, s, 0, ode):
-        return bad
-    ddelta1 = cm.relative_at(u, normal)[0]
-    if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
-        return bad
+        ddelta1 = cm.relative_at(u, normal)[0]
+        if rows:
+            if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
+                return bad
+        else:  # candidates: none touching at the end (else the store's end booking: an onset)
+            for i in range(k):
+                if starts(d[i]):
+                    return bad
     force = imp / dt
     fn, slip = np.empty(k), np.empty(k)
     for i in range(k):
@@ -328,7 +364,7 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A):
         qpos0[:] = qpos
         capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         xfrc[:] = user_xfrc
-    return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min()
+    return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min() if hg.shape[0] else 0.0
 
 
 #: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
@@ -493,6 +529,10 @@ class LeanSpheres:
         self._keys_ok: Any = None
         self._h_ok: Any = None
         self._none_h, self._none_m = np.zeros(0), np.zeros(0, dtype=np.int64)
+        # a step of candidates only (expect 2): their coefficients, memory, laws and ODE
+        # states as the empty store aligns them (ContactStore.aligned: zeros, the batch's laws)
+        self._cand = (np.zeros((k, NC_MAX)), np.zeros((k, NMEM_MAX)),
+                      np.ascontiguousarray(law, dtype=np.int64), np.zeros((k, NODE_MAX)))
         #: host steps taken by the lean path, and of them with MuJoCo's C calls
         self.steps = self.c_steps = 0
         self._no_fns = np.zeros(0, dtype=np.uint64)
@@ -504,8 +544,7 @@ class LeanSpheres:
     def of(cls, contacts: Any) -> LeanSpheres | bool:
         """The lean path of ``contacts``; False where there is none: its managed pairs are not
         all plane (static) - free sphere pairs of distinct spheres, its law not one stateless
-        compiled law, its options not the compiled sub-stepper without ``stick``; True: not
-        known yet (the pairs' constant fields come with the general path's first detection)."""
+        compiled law, its options not the compiled sub-stepper without ``stick``."""
         loop = contacts.loop
         det = loop._plane_spheres
         if (det is None or loop.solver != "compiled"
@@ -513,7 +552,13 @@ class LeanSpheres:
                 or loop.any_art or len(loop.store.laws) != 1):
             return False
         if det._const is None:
-            return True
+            # the pairs' constant fields (sides, keys, laws, Hertz's k, r_eff: none depends on
+            # the state) before the first step, so that the first step may be lean too
+            n = len(loop.kind)
+            quat = np.zeros((n, 4))
+            quat[:, 0] = 1.0
+            det._constants(loop.body_state(np.zeros((n, 3)), quat, np.zeros((n, 3)),
+                                           np.zeros((n, 3))))
         a, b = det._const[0], det._const[1]
         kind = loop.kind
         if (not len(b) or len(np.unique(b)) != len(b) or np.any(b < 0)
@@ -522,12 +567,17 @@ class LeanSpheres:
         return cls(contacts, det)
 
     def _expect(self) -> int:
-        """1: the store's rows are every pair and the integrator carries each one's step; 0:
-        no row; -1: neither (the general path)."""
+        """1: the store's rows are every pair and the integrator carries each one's step; 2:
+        no row, and the integrator carries each pair's step or none (the pairs may be
+        candidates: within the margin, apart); 0: no row (a free flight only); -1: none of
+        these (the general path)."""
         store = self.store
         if len(store.latched_keys):
             return -1
         if not len(store):
+            h = self.integ._h_of
+            if h is None or h is self._h_ok or np.array_equal(h[0], self.keys):
+                return 2
             return 0
         if store.keys is not self._keys_ok:
             if not np.array_equal(store.keys, self.keys):
@@ -576,10 +626,15 @@ class LeanSpheres:
         dt = float(self._opt.timestep)
         g, gnorm = self.gravity()
         wall = time.perf_counter()
-        h0, m0 = (integ._h_of[1], integ._h_of[2]) if expect else (self._none_h, self._none_m)
+        h = integ._h_of
+        h0, m0 = (h[1], h[2]) if expect and h is not None else (self._none_h, self._none_m)
         fns = self._fns if c_api else self._no_fns
-        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, store.coef, store.mem,
-                                         store.law, store.ode, loop.forced, self.arrays)
+        rows = expect == 1
+        # the candidates' coefficients, memory and ODE states: the store's aligned zeros
+        coef, mem, law, ode = ((store.coef, store.mem, store.law, store.ode) if rows
+                               else self._cand)
+        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode,
+                                         loop.forced, self.arrays)
         (pos, quat, vel, om, a_free, tg, status, imp, loaded, counters, yptr, Y, GF, GC, _ode,
          _s) = self.step_arrays
         if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
@@ -588,7 +643,12 @@ class LeanSpheres:
             cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
                                 loaded, counters, explicit, mg, tol, normal_only)
             out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
-                fns, store.coef, dt, hg, loop.forced, self.arrays)
+                fns, coef, dt, hg, loop.forced, self.arrays, rows)
+        event = None
+        if out == EVENTS:  # the sub-stepper's integration, its events booked in the store
+            event = _events(self, float(d.time), dt)
+            out, _, fn, slip, predicted, flying, _ = lean_finish(
+                fns, coef, dt, hg, loop.forced, self.arrays, rows, True)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -611,21 +671,27 @@ class LeanSpheres:
                 host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
             c.last = c._info(loop.last)
             return c.last, True
-        point, normal, delta, ddelta, vt, m_eff, ra, rb, blocks, wnn, dd, u = self.work
+        blocks, wnn, dd, u = self.work[8:]
         forced = self.forced
         k = self.k
         # the store's two bookings (start and end: the same rows, no event: ContactStore._close
         # of no onset and no separation, twice; the last overlaps and rates the end's), the
         # integrator's carries (ContactIntegrator.integrate's)
-        store.last_onsets = store.last_separations = self._none
-        store._seq += 2
-        store._delta_last, store._ddelta_last = dd.copy(), ddelta1
-        stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
-                             time.perf_counter() - wall, int(counters[3]))
-        integ._warm = None
-        integ._h, integ._keys = h_min, self.keys
-        integ._p_of = None
-        integ._h_of = self._h_ok = (self.keys, hg, mg)
+        if event is not None:  # (booked by the store and the integrator)
+            stats = event[2].stats
+        else:
+            store.last_onsets = store.last_separations = self._none
+            store._seq += 2
+            if rows:
+                store._delta_last, store._ddelta_last = dd.copy(), ddelta1
+            else:  # (the rows' last overlaps and rates: no row)
+                store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
+            stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
+                                 time.perf_counter() - wall, int(counters[3]))
+            integ._warm = None
+            integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
+            integ._p_of = None
+            integ._h_of = self._h_ok = (self.keys, hg, mg)
         info = self.info_cls(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip,
                              self.bodies_of.copy(), self.geoms_of.copy())
         loop.last = info  # (a StepInfo with MuJoCo's ids)
@@ -641,15 +707,13 @@ class LeanSpheres:
             if out == CORRECTED:
                 flying = fly
         if out != CORRECTED and c.correct_positions and not predicted:
-            law, k_hertz, r_eff = self.const
-            batch = ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
-                                 normal.copy(), delta.copy(), ddelta.copy(), vt.copy(),
-                                 m_eff.copy(), r_eff.copy(), ra.copy(), rb.copy(),
-                                 law.copy(), k_hertz.copy())
-            W = block_diagonal_w(k, blocks.copy())
-            res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min, hg,
-                             mg)
-            loop.pending = (batch, W, res, a_free.copy(), wnn.copy())
+            if event is not None:
+                batch, W, res, af = event
+            else:
+                batch, W, af = _batch(self), block_diagonal_w(k, blocks.copy()), a_free.copy()
+                res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min,
+                                 hg, mg)
+            loop.pending = (batch, W, res, af, wnn.copy())
             bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
                                loop.inv_inertia, loop._fixed)
             end = host.end_poses(bodies)
@@ -660,3 +724,39 @@ class LeanSpheres:
             host.free_rows.flight(~forced[host.free], g, dt)
         c.last = info
         return info, True
+
+
+def _batch(self: LeanSpheres) -> ContactBatch:
+    """A lean step's contacts (:class:`LeanSpheres` ``self``) as the general path's detection
+    gives them (a new batch of copies of its ``work`` arrays; ``m_eff`` 1 / n.W n, as the host
+    step sets it)."""
+    point, normal, delta, ddelta, vt, m_eff, ra, rb = self.work[:8]
+    law, k_hertz, r_eff = self.const
+    return ContactBatch(self.a.copy(), self.b.copy(), self.keys.copy(), point.copy(),
+                        normal.copy(), delta.copy(), ddelta.copy(), vt.copy(), m_eff.copy(),
+                        r_eff.copy(), ra.copy(), rb.copy(), law.copy(), k_hertz.copy())
+
+
+def _events(self: LeanSpheres, t: float, dt: float
+            ) -> tuple[ContactBatch, Any, StepResult, np.ndarray]:
+    """A lean step with an event (an onset, an end of contact) from :func:`lean_start`'s
+    contacts, W and free acceleration: the host step's bookings and integration
+    (:meth:`HostStep.step <mbplugin.hosts.step.HostStep.step>`: the store's start booking,
+    :meth:`ContactIntegrator.integrate <mbplugin.hosts.integrator.ContactIntegrator.
+    integrate>`, which books the events and the end) over [``t``, ``t`` + ``dt``] (s); the
+    end state, impulses and loads into ``self.arrays`` for :func:`lean_finish` (``booked``).
+    Returns (contacts, W, the sub-stepper's result, free acceleration (K, 3) m/s^2)."""
+    store, integ, loop = self.store, self.integ, self.loop
+    batch = _batch(self)
+    if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+        store.commit(batch, t, aligned=False, compiled=True)
+    W = block_diagonal_w(self.k, self.work[8].copy())
+    a_free = self.step_arrays[4].copy()
+    u0 = batch.vt - batch.ddelta[:, None] * batch.normal
+    res = integ.integrate(batch, W, a_free, u0, integ.stick_start(batch), t, dt,
+                          loop.pair_mu(self.host, batch))
+    self.work[10][:] = res.delta
+    self.work[11][:] = res.u
+    self.step_arrays[7][:] = res.impulse
+    self.step_arrays[8][:] = res.loaded
+    return batch, W, res, a_free
