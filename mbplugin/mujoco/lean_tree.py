@@ -21,12 +21,13 @@ calls itself (:mod:`mbplugin.mujoco.capi`, through ``_address``):
   step's start) and the verification rounds of :meth:`ContactIntegrator.after
   <mbplugin.hosts.integrator.ContactIntegrator.after>`.
 
-The general path's arithmetic in its order; no formula is written here. What the general
-path's mass matrix adds to M (joint damping of the Euler integrator, implicit actuators, soft
-equality and limit constraints: :meth:`MujocoTrees.update_matrix`) is not built here: such
-models or steps (``nefc`` with an equality or limit row) keep the general path, as do an
-onset or Newton's fallback met by a solve (the first solve hands the whole step back, a
-later round hands its read back), free rows and any other contact. :meth:`LeanTree.step`
+The general path's arithmetic in its order; no formula is written here. Where MuJoCo's
+velocity update is not M alone (joint damping, the implicit integrators' actuator term, soft
+equality and limit constraints in the step: MuJoCo Menagerie's models), W's block is made
+from the general path's own matrix (:meth:`MujocoTrees.update_matrix`, called per step by
+:meth:`LeanTree._update`) in place of ``mj_fullM``'s M. An onset or Newton's fallback met
+by a solve (the first solve hands the whole step back, a later round hands its read back),
+free rows and any other contact keep the general path. :meth:`LeanTree.step`
 takes a whole host step this way: :func:`tree_start` (with the rows' state and the margin),
 :func:`begin_step` (the implicit begin in one compiled call,
 :func:`mbplugin.hosts.fused_kernels.lean_begin`), ``mj_step2`` and :func:`after_step`
@@ -73,7 +74,6 @@ DONE, HANDOVER, FIRST = 0, 1, 2
 _FIRST = object()
 #: :func:`tree_block`'s velocity update matrix where it is M itself (``mj_fullM`` there)
 _M = np.empty((0, 0))
-HELD_LEAN = True
 
 #: the fields of :class:`TreeArrays`: MuJoCo's C functions and addresses, the user's and the
 #: scratch ``mjData``'s arrays (views, bound once), the tree's and the rows' constants, the
@@ -368,10 +368,8 @@ class LeanTree:
     def of(cls, host: Any) -> LeanTree | None:
         """The lean path of ``host``'s rows where they qualify: MuJoCo's C library usable
         (:func:`.capi.load_tree`; ``mj_fullM`` of argument order (m, d, dst)), no free row,
-        every other row static, one kinematic tree owning all ``nv`` degrees of freedom,
-        and a velocity update matrix that is M itself (the Euler integrator without joint
-        damping, or with ``mjDSBL_EULERDAMP``; the implicit ones without actuators and
-        damping); else None."""
+        every other row static, one kinematic tree owning all ``nv`` degrees of freedom (any
+        velocity update: :meth:`_update`); else None."""
         mj, m, d = host.mj, host.m, host.d
         fns = capi.load_tree(mj)
         kind = host.kind
@@ -388,18 +386,18 @@ class LeanTree:
             return None
         return cls(host, fns, int(root))
 
-    def _update(self) -> np.ndarray | None:
+    def _update(self) -> np.ndarray:
         """The matrix H of MuJoCo's velocity update of the tree in this step for
         :func:`tree_block`: (0, 0) where it is M itself (:func:`_plain_update`, no equality or
         limit row of MuJoCo in the step: ``mj_fullM`` in compiled code), else the general
         path's :meth:`MujocoHost.update_matrix <mbplugin.mujoco.host.MujocoHost.update_matrix>`
         (joint damping, the implicit integrators' actuator term, the constraint rows); the
-        options and damping are read each step (a user may change them between steps)."""
+        options, damping and rows are read each step (a user may change them between steps)."""
         host = self.host
         m, d = host.m, host.d
         opt = m.opt
         if d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any():
-            return None if not HELD_LEAN else host.update_matrix(self._dofs)
+            return host.update_matrix(self._dofs)
         if (opt.integrator, opt.disableflags) == self._opt and not self._damping.any():
             return _M
         if _plain_update(host.mj, m):
@@ -411,11 +409,9 @@ class LeanTree:
               W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
         """The tree's :class:`~mbplugin.hosts.protocol.ArticulatedBlock` (its response set) and
         n . W n (K,), its part of W added into ``W`` (:func:`tree_block`); None where the
-        step does not qualify (an equality or limit constraint of MuJoCo in this step, a
-        contact not between the tree and a static row): W untouched."""
+        step does not qualify (a contact not between the tree and a static row): W
+        untouched."""
         H = self._update()
-        if H is None:
-            return None
         k = len(batch)
         wnn = np.empty(k)
         ok, jac, mm, cont, sgn, resp = tree_block(
@@ -487,8 +483,8 @@ class LeanTree:
     def step(self, c: Any) -> tuple[Any, bool]:
         """One host step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` (no ``control``
         callback) by the lean path where it applies: a managed pair is found at the step start
-        (every managed pair a plane-sphere pair), ``articulated="implicit"``, MuJoCo has no
-        equality or limit constraint in this step. Then the step is the general path's calls
+        (every managed pair a plane-sphere pair), ``articulated="implicit"`` (W's block from
+        :meth:`_update`'s matrix). Then the step is the general path's calls
         without their generic parts: :func:`tree_start` (the rows' state, the margin, the
         detection and W's block), the store's commit, the implicit step's begin
         (:func:`begin_step`, one compiled call for compiled laws; else
@@ -507,8 +503,6 @@ class LeanTree:
         mj, m, d = host.mj, host.m, host.d
         mj.mj_step1(m, d)
         H = self._update()
-        if H is None:
-            return None, True
         dt = float(m.opt.timestep)
         t = float(d.time)
         A = self._arrays(loop.model.arrays)
