@@ -82,6 +82,18 @@ def test_a1_lean_tree_stance_equals_the_general_path_and_static_hertz() -> None:
     assert abs(float(d_lean[quiet].mean()) / hertz - 1.0) < 0.05
 
 
+def _setup(q, lean: bool):
+    """The example's ``setup(True)`` and its lean path; with ``lean`` False the lean path off
+    (its hooks answering 'not here': every step on the general path)."""
+    m, d, contacts = q.setup(True)
+    tree = contacts._tree
+    if not lean:
+        contacts._tree = None
+        contacts.host.articulated_delassus = lambda *a: None
+        contacts.host.verify_rounds = lambda *a, **k: None
+    return m, d, contacts, tree
+
+
 def _menagerie(q, m: mujoco.MjModel) -> mujoco.MjModel:
     """``m`` (the example's A1) as MuJoCo Menagerie's quadrupeds are modelled: every hinge's
     joint damping 0.5 N m s/rad, friction loss 0.2 N m and armature 0.01 kg m^2, position
@@ -117,12 +129,7 @@ def test_menagerie_style_a1_stays_lean_equals_the_general_path_at_static_hertz()
     limit = int(mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT)
 
     def run(lean: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, LeanTree]:
-        m, d, contacts = q.setup(True)
-        tree = contacts._tree
-        if not lean:
-            contacts._tree = None
-            contacts.host.articulated_delassus = lambda *a: None
-            contacts.host.verify_rounds = lambda *a, **k: None
+        m, d, contacts, tree = _setup(q, lean)
         hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
         n = round(T_STAND / m.opt.timestep)
         force, depth, pos = np.zeros((n, 4)), np.zeros((n, 4)), np.zeros((n, m.nq))
@@ -164,12 +171,7 @@ def test_lean_tree_takes_joint_damping_set_between_steps() -> None:
     q = _example()
 
     def run(lean: bool) -> tuple[np.ndarray, LeanTree | None]:
-        m, d, contacts = q.setup(True)
-        tree = contacts._tree
-        if not lean:
-            contacts._tree = None
-            contacts.host.articulated_delassus = lambda *a: None
-            contacts.host.verify_rounds = lambda *a, **k: None
+        m, d, contacts, tree = _setup(q, lean)
         hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
         hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
         out = []
