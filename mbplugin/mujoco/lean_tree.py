@@ -348,9 +348,6 @@ class LeanTree:
         self._inv_m_ext = np.zeros(len(fixed) + 1)  # (BodyState.inv_mass_ext)
         self._inv_m_ext[:-1][~fixed] = 1.0 / self._mass1[~fixed]
         self._work_k: tuple[int, tuple[np.ndarray, ...]] | None = None
-        cn = host.mj.mjtConstraint
-        self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
-                               int(cn.mjCNSTR_LIMIT_TENDON)])
         #: the options of a velocity update that was M itself (None: it was not)
         self._opt = ((m.opt.integrator, m.opt.disableflags) if _plain_update(host.mj, m)
                      else None)
@@ -396,7 +393,7 @@ class LeanTree:
         host = self.host
         m, d = host.m, host.d
         opt = m.opt
-        if d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any():
+        if d.nefc and len(host.trees.held_rows()):
             return host.update_matrix(self._dofs)
         if (opt.integrator, opt.disableflags) == self._opt and not self._damping.any():
             return _M

@@ -132,9 +132,7 @@ class MujocoTrees:
                 mom = mom if n == m.nv else mom[:, dofs]
                 H -= dt * (mom.T * dfdv) @ mom
         if d.nefc:
-            eq, lj, lt = self._held
-            kind = d.efc_type[:d.nefc]
-            rows = np.flatnonzero((kind == eq) | (kind == lj) | (kind == lt))
+            rows = self.held_rows()
             if len(rows):
                 jc = self._efc_jacobian(rows)
                 jc = jc if n == m.nv else jc[:, dofs]
@@ -143,6 +141,13 @@ class MujocoTrees:
                     jc = jc[on]
                     H += (jc.T * np.asarray(d.efc_D)[rows[on]]) @ jc
         return H
+
+    def held_rows(self) -> np.ndarray:
+        """The rows of MuJoCo's equality and limit constraints in this step (``efc_type``; the
+        rows :meth:`update_matrix` adds)."""
+        eq, lj, lt = self._held
+        kind = self.d.efc_type[:self.d.nefc]
+        return np.flatnonzero((kind == eq) | (kind == lj) | (kind == lt))
 
     def _mass_matrix(self) -> np.ndarray:
         """MuJoCo's joint-space mass matrix (nv, nv) of the current step, dense (``mj_fullM``;
