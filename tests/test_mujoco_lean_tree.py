@@ -3,6 +3,9 @@ of ``examples/mujoco_quadruped.py``: W's block and the implicit step's rounds in
 code through MuJoCo's C API give the general path's stance forces, and the stance is at the
 static Hertz overlap.
 
+A Menagerie-style A1 (joint damping, friction loss, armature, position actuators, implicitfast,
+knees on their limits) takes the lean path too, bitwise the general path's.
+
 Outside-world values: the robot's weight W (its subtree mass times g, from MuJoCo's model)
 carried by the four toes, and the static Hertz overlap (W / (4 k))^(2/3) with
 k = 4/3 E* sqrt(R), 1/E* = (1 - nu1^2)/E1 + (1 - nu2^2)/E2 (Johnson 1985, Contact Mechanics,
@@ -79,19 +82,96 @@ def test_a1_lean_tree_stance_equals_the_general_path_and_static_hertz() -> None:
     assert abs(float(d_lean[quiet].mean()) / hertz - 1.0) < 0.05
 
 
-def test_lean_tree_steps_aside_when_joint_damping_enters_mujocos_update() -> None:
-    """Joint damping set between steps enters MuJoCo's implicit velocity update (M + dt D):
-    the lean path (whose W is M's) then leaves the steps to the general path, and both runs
-    stay the same to the last bit."""
+def _setup(q, lean: bool):
+    """The example's ``setup(True)`` and its lean path; with ``lean`` False the lean path off
+    (its hooks answering 'not here': every step on the general path)."""
+    m, d, contacts = q.setup(True)
+    tree = contacts._tree
+    if not lean:
+        contacts._tree = None
+        contacts.host.articulated_delassus = lambda *a: None
+        contacts.host.verify_rounds = lambda *a, **k: None
+    return m, d, contacts, tree
+
+
+def _menagerie(q, m: mujoco.MjModel) -> mujoco.MjModel:
+    """``m`` (the example's A1) as MuJoCo Menagerie's quadrupeds are modelled: every hinge's
+    joint damping 0.5 N m s/rad, friction loss 0.2 N m and armature 0.01 kg m^2, position
+    actuators (the example's PD gains: ``ctrl`` the joint target, |tau| <= MAX_TORQUE), the
+    implicitfast integrator, and each knee's joint limit 0.02 rad short of its standing bend
+    (the actuator presses the knees on their limits: a limit row in every step)."""
+    hinge = np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE)
+    dofs = m.jnt_dofadr[hinge]
+    m.dof_damping[dofs], m.dof_frictionloss[dofs], m.dof_armature[dofs] = 0.5, 0.2, 0.01
+    mujoco.mj_setConst(m, mujoco.MjData(m))  # what the armature changes
+    m.actuator_gainprm[:, 0] = q.KP
+    m.actuator_biastype[:] = mujoco.mjtBias.mjBIAS_AFFINE
+    m.actuator_biasprm[:, 1], m.actuator_biasprm[:, 2] = -q.KP, -q.KD
+    m.actuator_forcelimited[:] = 1
+    m.actuator_forcerange[:] = (-q.MAX_TORQUE, q.MAX_TORQUE)
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    knees = hinge[2::3]
+    m.jnt_limited[knees] = 1
+    m.jnt_range[knees] = (q.STAND[2] + 0.02, 3.0)
+    return m
+
+
+def test_menagerie_style_a1_stays_lean_equals_the_general_path_at_static_hertz() -> None:
+    """Joint damping, friction loss, armature, position actuators with the implicitfast
+    integrator and knees on their limits: MuJoCo's velocity update is then not M alone
+    ((M + dt D - dt D_act + J_c^T D_c J_c), trees.py's ``update_matrix``); the lean path takes
+    it (W's block from that matrix) and gives the general path's stance to the last bit, also
+    after the user changes the damping between steps; the stance carries the weight, each toe
+    at the static Hertz overlap of its own force (Johnson 1985, eq. 4.22-4.23)."""
+    q = _example()
+    a1 = q.a1_model
+    q.a1_model = lambda: _menagerie(q, a1())
+    limit = int(mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT)
+
+    def run(lean: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, LeanTree]:
+        m, d, contacts, tree = _setup(q, lean)
+        hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        n = round(T_STAND / m.opt.timestep)
+        force, depth, pos = np.zeros((n, 4)), np.zeros((n, 4)), np.zeros((n, m.nq))
+        for i in range(n):
+            if i == n // 2:
+                m.dof_damping[hv] = 1.0  # N m s/rad: seen from the next step on
+            d.ctrl[:] = q.targets(i * m.opt.timestep, T_STAND)
+            info = contacts.step()
+            assert limit in d.efc_type[:d.nefc]  # a knee on its limit
+            if info.contacts == 4:
+                force[i], depth[i] = info.normal_force, info.delta
+            pos[i] = d.qpos
+        trunk = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "trunk")
+        return force, depth, pos, float(m.body_subtreemass[trunk] * -m.opt.gravity[2]), tree
+
+    try:
+        f_lean, d_lean, q_lean, w, tree = run(True)
+        f_gen, d_gen, q_gen, _, _ = run(False)
+    finally:
+        q.a1_model = a1
+    n = len(f_lean)
+    assert isinstance(tree, LeanTree)
+    assert tree.blocks > 0.95 * n and tree.steps > 0.95 * n
+    assert np.array_equal(q_lean, q_gen) and np.array_equal(f_lean, f_gen)
+    assert np.array_equal(d_lean, d_gen)
+    quiet = slice(round(0.75 * n), n)
+    assert np.all(np.abs(f_lean[quiet].sum(axis=1) / w - 1.0) < 0.02)
+    e_star = 1.0 / ((1 - q.NU_GROUND**2) / q.E_GROUND + (1 - q.NU_TOE**2) / q.E_TOE)
+    k = 4.0 / 3.0 * e_star * math.sqrt(q.TOE_R)
+    hertz = (f_lean[quiet] / k) ** (2 / 3)  # each toe's static overlap under its force
+    assert np.all(f_lean[quiet] > 0.1 * w / 4)
+    assert np.max(np.abs(d_lean[quiet] / hertz - 1.0)) < 0.05
+
+
+def test_lean_tree_takes_joint_damping_set_between_steps() -> None:
+    """Joint damping set between steps enters MuJoCo's implicit velocity update (M + dt D,
+    the Euler integrator): the lean path takes it from then on (W's block from that matrix)
+    and both runs stay the same to the last bit."""
     q = _example()
 
     def run(lean: bool) -> tuple[np.ndarray, LeanTree | None]:
-        m, d, contacts = q.setup(True)
-        tree = contacts._tree
-        if not lean:
-            contacts._tree = None
-            contacts.host.articulated_delassus = lambda *a: None
-            contacts.host.verify_rounds = lambda *a, **k: None
+        m, d, contacts, tree = _setup(q, lean)
         hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
         hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
         out = []
@@ -104,7 +184,7 @@ def test_lean_tree_steps_aside_when_joint_damping_enters_mujocos_update() -> Non
             contacts.step()
             out.append(d.qpos.copy())
         if lean:
-            assert tree_blocks > 30 and tree.blocks == tree_blocks  # none after the change
+            assert tree_blocks > 30 and tree.blocks > tree_blocks + 50  # lean after the change
         return np.array(out), tree
 
     q_lean, _ = run(True)

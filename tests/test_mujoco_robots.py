@@ -70,7 +70,7 @@ def test_quiet_stance_of_mujoco_models(name, variant, tmp_path) -> None:
     """The stance figures on what MuJoCo users' models bring beyond the URDF: joint damping,
     friction loss and armature, position actuators, the implicitfast integrator and the knees
     pressed on their joint limits (MuJoCo's velocity update is then not M alone: the lean tree
-    path steps aside, the general path's ``update_matrix`` in mbplugin/mujoco/trees.py; its
+    path takes it from the general path's ``update_matrix`` in mbplugin/mujoco/trees.py; its
     verification rounds read MuJoCo's end state, so a term missing there costs rounds rather
     than accuracy: dropping the limit term still passes here); capsule feet along turned
     calves (the geom's frame against the body's inertial frame: geometry.py's pose without the

@@ -21,12 +21,13 @@ calls itself (:mod:`mbplugin.mujoco.capi`, through ``_address``):
   step's start) and the verification rounds of :meth:`ContactIntegrator.after
   <mbplugin.hosts.integrator.ContactIntegrator.after>`.
 
-The general path's arithmetic in its order; no formula is written here. What the general
-path's mass matrix adds to M (joint damping of the Euler integrator, implicit actuators, soft
-equality and limit constraints: :meth:`MujocoTrees.update_matrix`) is not built here: such
-models or steps (``nefc`` with an equality or limit row) keep the general path, as do an
-onset or Newton's fallback met by a solve (the first solve hands the whole step back, a
-later round hands its read back), free rows and any other contact. :meth:`LeanTree.step`
+The general path's arithmetic in its order; no formula is written here. Where MuJoCo's
+velocity update is not M alone (joint damping, the implicit integrators' actuator term, soft
+equality and limit constraints in the step: MuJoCo Menagerie's models), W's block is made
+from the general path's own matrix (:meth:`MujocoTrees.update_matrix`, called per step by
+:meth:`LeanTree._update`) in place of ``mj_fullM``'s M. An onset or Newton's fallback met
+by a solve (the first solve hands the whole step back, a later round hands its read back),
+free rows and any other contact keep the general path. :meth:`LeanTree.step`
 takes a whole host step this way: :func:`tree_start` (with the rows' state and the margin),
 :func:`begin_step` (the implicit begin in one compiled call,
 :func:`mbplugin.hosts.fused_kernels.lean_begin`), ``mj_step2`` and :func:`after_step`
@@ -71,6 +72,8 @@ from mbplugin.pipeline.substep import SubstepStats
 DONE, HANDOVER, FIRST = 0, 1, 2
 #: :meth:`LeanTree.step`'s first solve handed to the general path
 _FIRST = object()
+#: :func:`tree_block`'s velocity update matrix where it is M itself (``mj_fullM`` there)
+_M = np.empty((0, 0))
 
 #: the fields of :class:`TreeArrays`: MuJoCo's C functions and addresses, the user's and the
 #: scratch ``mjData``'s arrays (views, bound once), the tree's and the rows' constants, the
@@ -106,11 +109,13 @@ def tree_arrays(*values):
 
 
 @njit
-def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
+def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
     """W's block of the one tree (module docstring) added into ``W`` (3K, 3K) and n . W n
     into ``wnn`` (K,): the contacts' sides ``a``, ``b`` (rows; ``art`` (N,) True for the
     tree's rows, ``body`` (N,) their MuJoCo bodies), ``point`` / ``normal`` (K, 3) world;
-    ``fns`` the addresses of :data:`.capi.TREE_NAMES` then ``mjModel*``, ``mjData*``.
+    ``fns`` the addresses of :data:`.capi.TREE_NAMES` then ``mjModel*``, ``mjData*``;
+    ``H`` (nv, nv) the matrix of MuJoCo's velocity update (:meth:`MujocoTrees.update_matrix
+    <mbplugin.mujoco.trees.MujocoTrees.update_matrix>`), or (0, 0): M itself (``mj_fullM``).
     The entries are the general path's: the sides a on the tree, then the sides b, in contact
     order (sign -1, +1). Returns (ok, jac (E, 3, nv), mass matrix (nv, nv), contact (E,),
     sign (E,), response (nv, 3E)); not ok where a contact has no side or both sides on the
@@ -125,7 +130,7 @@ def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
     cont = np.empty(max(ne, 0), dtype=np.int64)
     sgn = np.empty(max(ne, 0))
     jac = np.zeros((max(ne, 0), 3, nv))
-    mm = np.empty((nv, nv))
+    mm = H if H.shape[0] == nv else np.empty((nv, nv))
     if ne < 0:
         return False, jac, mm, cont, sgn, np.empty((nv, 0))
     e = 0
@@ -145,7 +150,8 @@ def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
         r = a[i] if sgn[e] < 0 else b[i]
         capi.call_jac(fns[capi.JAC], m, d, base + np.uint64(e * 3 * nv * 8), np.uint64(0),
                       pt.ctypes.data, body[r])
-    capi.call3(fns[capi.FULL_M], m, d, mm.ctypes.data)
+    if H.shape[0] != nv:
+        capi.call3(fns[capi.FULL_M], m, d, mm.ctypes.data)
     resp = articulated_w(jac, mm, np.empty(0, dtype=np.int64), cont, sgn, W)
     for i in range(k):  # (normal_entries: the diagonal blocks' n . B n, row-major)
         s = 0.0
@@ -157,7 +163,7 @@ def tree_block(fns, a, b, art, body, point, normal, nv, W, wnn):
 
 
 @njit
-def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv):
+def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
     """The start of a host step of the lean case after ``mj_step1`` (:meth:`LeanTree.step`):
     the rows' state in the user's data (``A.xipos`` ... of :func:`row_state`, as
     :meth:`MujocoHost.state <mbplugin.mujoco.host.MujocoHost.state>`) checked as
@@ -166,7 +172,8 @@ def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv):
     m/s^2), the plane-sphere contacts of the managed pairs (``sa``, ``sb``; sides ``a``,
     ``b``) with delta > -margin (:func:`~mbplugin.hosts.detection.plane_sphere_contacts`,
     the world-frame inverse inertia of the contact layer's kernels: the general detection's
-    batch) and W's block of the tree (:func:`tree_block`, ``fns`` with the user's data).
+    batch) and W's block of the tree (:func:`tree_block`, ``fns`` with the user's data,
+    ``H`` its velocity update matrix).
     Returns (ok, margin, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra,
     rb, W, wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found
     ones; not ok where the state or the margin (finite, >= 0) is not valid, no pair is found
@@ -193,7 +200,7 @@ def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv):
     if ok:
         ok, jac, mm, cont, sgn, resp = tree_block(
             fns, a[idx[:found]], b[idx[:found]], art, A.body, point[:found], normal[:found],
-            nv, W, wnn)
+            nv, H, W, wnn)
     else:
         jac, mm, cont = np.empty((0, 3, nv)), np.empty((nv, nv)), np.empty(0, dtype=np.int64)
         sgn, resp = np.empty(0), np.empty((nv, 0))
@@ -341,10 +348,10 @@ class LeanTree:
         self._inv_m_ext = np.zeros(len(fixed) + 1)  # (BodyState.inv_mass_ext)
         self._inv_m_ext[:-1][~fixed] = 1.0 / self._mass1[~fixed]
         self._work_k: tuple[int, tuple[np.ndarray, ...]] | None = None
-        cn = host.mj.mjtConstraint
-        self._held = np.array([int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
-                               int(cn.mjCNSTR_LIMIT_TENDON)])
-        self._opt = (m.opt.integrator, m.opt.disableflags)
+        #: the options of a velocity update that was M itself (None: it was not)
+        self._opt = ((m.opt.integrator, m.opt.disableflags) if _plain_update(host.mj, m)
+                     else None)
+        self._dofs = host.trees.tree_dofs[root]
         #: the model's joint damping (MuJoCo's array, a view: a user's change is seen)
         self._damping = m.dof_damping
         #: W blocks built here; implicit steps whose read, solves and responses ran here (all
@@ -358,10 +365,8 @@ class LeanTree:
     def of(cls, host: Any) -> LeanTree | None:
         """The lean path of ``host``'s rows where they qualify: MuJoCo's C library usable
         (:func:`.capi.load_tree`; ``mj_fullM`` of argument order (m, d, dst)), no free row,
-        every other row static, one kinematic tree owning all ``nv`` degrees of freedom,
-        and a velocity update matrix that is M itself (the Euler integrator without joint
-        damping, or with ``mjDSBL_EULERDAMP``; the implicit ones without actuators and
-        damping); else None."""
+        every other row static, one kinematic tree owning all ``nv`` degrees of freedom (any
+        velocity update: :meth:`_update`); else None."""
         mj, m, d = host.mj, host.m, host.d
         fns = capi.load_tree(mj)
         kind = host.kind
@@ -370,7 +375,7 @@ class LeanTree:
                 or not np.any(kind == ARTICULATED)):
             return None
         root, dofs = next(iter(trees.items()))
-        if len(dofs) != m.nv or not _plain_update(mj, m):
+        if len(dofs) != m.nv:
             return None
         try:  # MuJoCo's argument order (m, d, dst) of mj_fullM (the C call's)
             mj.mj_fullM(m, d, np.zeros((m.nv, m.nv)))
@@ -378,33 +383,38 @@ class LeanTree:
             return None
         return cls(host, fns, int(root))
 
-    def _applies(self) -> bool:
-        """Whether this step qualifies on the model's side: MuJoCo's velocity update still M
-        itself (the options and damping as :meth:`of` found them; a user may change them
-        between steps) and no equality or limit constraint of MuJoCo in the step."""
+    def _update(self) -> np.ndarray:
+        """The matrix H of MuJoCo's velocity update of the tree in this step for
+        :func:`tree_block`: (0, 0) where it is M itself (:func:`_plain_update`, no equality or
+        limit row of MuJoCo in the step: ``mj_fullM`` in compiled code), else the general
+        path's :meth:`MujocoHost.update_matrix <mbplugin.mujoco.host.MujocoHost.update_matrix>`
+        (joint damping, the implicit integrators' actuator term, the constraint rows); the
+        options, damping and rows are read each step (a user may change them between steps)."""
         host = self.host
         m, d = host.m, host.d
         opt = m.opt
-        if (opt.integrator, opt.disableflags) != self._opt or self._damping.any():
-            if not _plain_update(host.mj, m):
-                return False
+        if d.nefc and len(host.trees.held_rows()):
+            return host.update_matrix(self._dofs)
+        if (opt.integrator, opt.disableflags) == self._opt and not self._damping.any():
+            return _M
+        if _plain_update(host.mj, m):
             self._opt = (opt.integrator, opt.disableflags)
-        return not (d.nefc and np.isin(d.efc_type[:d.nefc], self._held).any())
+            return _M
+        return host.update_matrix(self._dofs)
 
     def block(self, batch: Any, bodies: Any,
               W: np.ndarray) -> tuple[ArticulatedBlock, np.ndarray] | None:
         """The tree's :class:`~mbplugin.hosts.protocol.ArticulatedBlock` (its response set) and
         n . W n (K,), its part of W added into ``W`` (:func:`tree_block`); None where the
-        step does not qualify (an equality or limit constraint of MuJoCo in this step, a
-        contact not between the tree and a static row): W untouched."""
-        if not self._applies():
-            return None
+        step does not qualify (a contact not between the tree and a static row): W
+        untouched."""
+        H = self._update()
         k = len(batch)
         wnn = np.empty(k)
         ok, jac, mm, cont, sgn, resp = tree_block(
             self._fns, batch.a, batch.b, self._art, self._body,
             np.ascontiguousarray(batch.point, dtype=float),
-            np.ascontiguousarray(batch.normal, dtype=float), int(self.host.m.nv), W, wnn)
+            np.ascontiguousarray(batch.normal, dtype=float), int(self.host.m.nv), H, W, wnn)
         if not ok:
             return None
         self.blocks += 1
@@ -470,8 +480,8 @@ class LeanTree:
     def step(self, c: Any) -> tuple[Any, bool]:
         """One host step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` (no ``control``
         callback) by the lean path where it applies: a managed pair is found at the step start
-        (every managed pair a plane-sphere pair), ``articulated="implicit"``, MuJoCo has no
-        equality or limit constraint in this step. Then the step is the general path's calls
+        (every managed pair a plane-sphere pair), ``articulated="implicit"`` (W's block from
+        :meth:`_update`'s matrix). Then the step is the general path's calls
         without their generic parts: :func:`tree_start` (the rows' state, the margin, the
         detection and W's block), the store's commit, the implicit step's begin
         (:func:`begin_step`, one compiled call for compiled laws; else
@@ -489,14 +499,13 @@ class LeanTree:
         a, b, key, law, k_hertz, r_eff = const
         mj, m, d = host.mj, host.m, host.d
         mj.mj_step1(m, d)
-        if not self._applies():
-            return None, True
+        H = self._update()
         dt = float(m.opt.timestep)
         t = float(d.time)
         A = self._arrays(loop.model.arrays)
         (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
          sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
-                                 self._g_norm(c), int(m.nv))
+                                 self._g_norm(c), int(m.nv), H)
         if not ok:
             return None, True
         self.blocks += 1

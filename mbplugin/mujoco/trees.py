@@ -35,6 +35,9 @@ class MujocoTrees:
         self.mj, self.m, self.d = mj, m, d
         self.body, self.root = body, root
         self._full: np.ndarray | None = None  # the dense mass matrix's buffer
+        cn = mj.mjtConstraint  # the constraint rows of update_matrix
+        self._held = (int(cn.mjCNSTR_EQUALITY), int(cn.mjCNSTR_LIMIT_JOINT),
+                      int(cn.mjCNSTR_LIMIT_TENDON))
         # the degrees of freedom of each kinematic tree (by root body) of articulated rows
         dof_root = np.asarray(m.body_rootid[m.dof_bodyid], dtype=np.int64)
         self.tree_dofs = {int(r): np.flatnonzero(dof_root == r)
@@ -110,7 +113,7 @@ class MujocoTrees:
         damp = np.asarray(m.dof_damping[dofs], dtype=float)
         if damp.any() and not (euler and m.opt.disableflags
                                & int(mj.mjtDisableBit.mjDSBL_EULERDAMP)):
-            H[np.arange(n), np.arange(n)] += dt * damp
+            H.flat[::n + 1] += dt * damp  # the diagonal
         if not euler and m.nu:
             dfdv = np.zeros(m.nu)
             aff_g = m.actuator_gaintype == int(mj.mjtGain.mjGAIN_AFFINE)
@@ -125,21 +128,26 @@ class MujocoTrees:
             dfdv += np.where(aff_g, m.actuator_gainprm[:, 2] * drive, 0.0)
             dfdv += np.where(aff_b, m.actuator_biasprm[:, 2], 0.0)
             if dfdv.any():
-                mom = self._moments()[:, dofs]
+                mom = self._moments()
+                mom = mom if n == m.nv else mom[:, dofs]
                 H -= dt * (mom.T * dfdv) @ mom
         if d.nefc:
-            cn = mj.mjtConstraint
-            kind = np.asarray(d.efc_type[:d.nefc])
-            rows = np.flatnonzero((kind == int(cn.mjCNSTR_EQUALITY))
-                                  | (kind == int(cn.mjCNSTR_LIMIT_JOINT))
-                                  | (kind == int(cn.mjCNSTR_LIMIT_TENDON)))
+            rows = self.held_rows()
             if len(rows):
-                jc = self._efc_jacobian(rows)[:, dofs]
+                jc = self._efc_jacobian(rows)
+                jc = jc if n == m.nv else jc[:, dofs]
                 on = np.flatnonzero(np.any(jc != 0, axis=1))
                 if len(on):
                     jc = jc[on]
                     H += (jc.T * np.asarray(d.efc_D)[rows[on]]) @ jc
         return H
+
+    def held_rows(self) -> np.ndarray:
+        """The rows of MuJoCo's equality and limit constraints in this step (``efc_type``; the
+        rows :meth:`update_matrix` adds)."""
+        eq, lj, lt = self._held
+        kind = self.d.efc_type[:self.d.nefc]
+        return np.flatnonzero((kind == eq) | (kind == lj) | (kind == lt))
 
     def _mass_matrix(self) -> np.ndarray:
         """MuJoCo's joint-space mass matrix (nv, nv) of the current step, dense (``mj_fullM``;
@@ -154,12 +162,12 @@ class MujocoTrees:
         return self._full
 
     def _moments(self) -> np.ndarray:
-        """The actuators' moment arms (nu, nv), dense (MuJoCo keeps them sparse)."""
+        """The actuators' moment arms (nu, nv), dense (MuJoCo keeps them sparse:
+        ``mju_sparse2dense``)."""
         m, d = self.m, self.d
         out = np.zeros((m.nu, m.nv))
-        for i in range(m.nu):
-            a, n = int(d.moment_rowadr[i]), int(d.moment_rownnz[i])
-            out[i, d.moment_colind[a:a + n]] = d.actuator_moment[a:a + n]
+        self.mj.mju_sparse2dense(out, d.actuator_moment, d.moment_rownnz, d.moment_rowadr,
+                                 d.moment_colind)
         return out
 
     def _efc_jacobian(self, rows: np.ndarray) -> np.ndarray:
