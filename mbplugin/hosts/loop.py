@@ -48,7 +48,7 @@ from mbplugin.hosts.correction import (
     overlap_predicted,
     predicted_overlaps,
 )
-from mbplugin.hosts.detection import PlaneSphereDetection, margin_of
+from mbplugin.hosts.detection import PlaneSphereDetection, margin_of, prune
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged, keep_managed
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
@@ -193,6 +193,8 @@ class ContactLoop(HostStep):
         has stepped."""
         margin = self.margin_of(bodies, dt, g)
         batch = self.detect(bodies, margin)
+        if self._plane_spheres is None:  # (spheres on planes: a few contacts, all kept)
+            batch = prune(batch, bodies, self.kind, self.store, dt, g, static=True)
         self.margin = 2.0 * margin
         return HostStep.step(self, host, batch, bodies, t, dt)
 
