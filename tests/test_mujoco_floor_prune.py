@@ -93,3 +93,36 @@ def test_a_fast_body_far_away_does_not_change_a_landing() -> None:
     with_ball, alone = _drop(True), _drop(False)
     assert float(np.min(alone[:, 2])) < R * math.cos(math.pi / CYLINDER_SECTIONS)  # it landed
     np.testing.assert_allclose(with_ball, alone, rtol=0, atol=1e-9)
+
+
+def test_a_face_landing_records_free_fall_at_its_corners_and_later_corners_on_their_own() -> None:
+    """The bounce record of a face landing (``bounces()``: one row per contact, i.e. per
+    corner). Dropped h = 2 cm onto its side face, the face's four corners touch at free fall's
+    t = sqrt(2 h / g) with v = sqrt(2 g h); the four neighbouring rim corners, r (cos(pi / n) -
+    cos(3 pi / n)) = 0.48 mm higher, touch later and slower: no sooner than the face needs to
+    sink that far at no more than free-fall speed, and once the contact has braked the body."""
+    h = 0.02
+    xml = _scene()
+    m, d = world(xml[:xml.index('<body name="ball"')] + "</worldbody></mujoco>")
+    d.qpos[2] = R * math.cos(math.pi / CYLINDER_SECTIONS) + h
+    contacts = MujocoContacts(m, d, manage=["floor"],
+                              law={"name": "hunt_crossley", "cr": 0.3, "k": K})
+    try:
+        for _ in range(40):  # 0.08 s: landed (0.064 s) and lifted off
+            contacts.step()
+        b = contacts.bounces()
+    finally:
+        contacts.release()
+    t0, v0 = math.sqrt(2.0 * h / G), math.sqrt(2.0 * G * h)
+    assert len(b) == 8
+    face = b[b["t_in"] < b["t_in"].min() + 1e-9]  # (one onset, to rounding)
+    assert len(face) == 4
+    np.testing.assert_allclose(face["v_in"], v0, rtol=1e-3)
+    np.testing.assert_allclose(face["t_in"], t0, rtol=0, atol=1e-5)  # 1/200 of the 2 ms step
+    later = b[b["t_in"] > t0 + 1e-5]
+    assert len(later) == 4
+    rise = R * (math.cos(math.pi / CYLINDER_SECTIONS) - math.cos(3.0 * math.pi / CYLINDER_SECTIONS))
+    dt = later["t_in"] - t0
+    assert np.all(dt * (v0 + G * dt) >= rise)
+    assert np.all(later["v_in"] < v0 * (1.0 - 1e-3))
+    assert np.all(np.diff(b["t_out"]) >= 0)  # the rows in order of separation

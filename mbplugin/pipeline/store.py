@@ -737,7 +737,18 @@ class ContactStore:
         self._close(_empty_events(), [self._end_rows(float(t), mask, d, v)])
 
     def bounces(self) -> np.ndarray:
-        """One row per completed contact (onset then separation of the same key), in time order.
+        """One row per completed contact (onset then separation of the same key), in order of
+        separation (``t_out``).
+
+        A row is one contact key: for a mesh or convex body, one corner (vertex) against the
+        other side, not one body. ``t_in`` (s) and ``v_in`` (m/s) are that contact's onset
+        time and its own normal approach speed ``ddelta`` at the onset; ``t_out``, ``v_out`` its
+        separation and separation speed. A face landing flat gives one row per face corner,
+        each with the free-fall ``v_in``; corners that touch only after the body has sunk
+        (e.g. the neighbouring rim corners of a prism, ``r (cos(pi/n) - cos(3 pi/n))`` higher)
+        get their own later rows, with the slower speed of the body by then, and, separating
+        first, come first. For the body's landing take the earliest ``t_in`` (its rows' common
+        ``v_in``), not row 0.
 
         ``cr = v_out / v_in`` is Newton's coefficient of restitution of that bounce (review
         Corral et al. 2021, Eq. 2.2), meaningful for a collinear impact.
