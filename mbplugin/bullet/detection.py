@@ -19,6 +19,10 @@ from mbplugin.hosts.detection import prune
 from mbplugin.hosts.model import keep_managed
 from mbplugin.hosts.protocol import FREE
 
+#: above this many detected contacts a host step also prunes the gaps to static geometry that
+#: cannot close (the common steps of a robot on its feet, a few contacts, skip the prune's cost)
+STATIC_PRUNE_MIN = 32
+
 
 class Detection:
     """The detection of a backend's rows (module docstring): ``layout`` the build
@@ -188,7 +192,11 @@ class Detection:
                g: np.ndarray) -> ContactBatch:
         """The detected contacts without those between two free bodies that cannot close in
         the coming host step (:func:`mbplugin.hosts.detection.prune`; without a free row,
-        e.g. a robot on the ground, ``batch`` itself: no pair has two free sides)."""
-        if not self._any_free:
+        e.g. a robot on the ground, ``batch`` itself: no pair has two free sides). A batch of
+        more than :data:`STATIC_PRUNE_MIN` contacts is also pruned of the gaps between a moving
+        row and static geometry that cannot close (``prune(static=True)``: a robot's body
+        lying on a fully managed plane brings every hull corner within the global margin)."""
+        many = len(batch) > STATIC_PRUNE_MIN
+        if not (self._any_free or many):
             return batch
-        return prune(batch, bodies, self.kind, self.store, dt, g)
+        return prune(batch, bodies, self.kind, self.store, dt, g, static=many)
