@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                     roll = not bad and not fig["rest"] < fr.REST
                     passed[(h, mg)] += not bad and not roll
                     rolled[(h, mg)] += roll
-                    margin[(h, mg)] += bool(bad) and all(b.startswith("margin") for b in bad)
+                    margin[(h, mg)] += bool(bad) and all(b.startswith(("margin", "prism")) for b in bad)
                     word = "FAIL" if bad else "ROLL" if roll else "PASS"
                     extra = ("" if fig.get("exception") else
                              f" sumF/W {fig['sum_f']:.4f} ovl {fig['overlap']:.2e}"
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     for (h, mg), k in passed.items():
         print(f"{h} {mg}: {k} / {len(seeds)} pass, {rolled[(h, mg)]} roll as natively, "
               f"{len(seeds) - k - rolled[(h, mg)]} fail ({margin[(h, mg)]} of them only on "
-              "PyBullet's collision margin of boxes and hulls)")
+              "PyBullet's collision margin of boxes and hulls or MuJoCo's cylinders as prisms)")
     return 0
 
 
