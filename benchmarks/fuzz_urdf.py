@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import urdf_fuzz_rig as fr  # noqa: E402
+import urdf_fuzz_rig as fr
 
 
 def _seeds(text: str) -> list[int]:
@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
                     roll = not bad and not fig["rest"] < fr.REST
                     passed[(h, mg)] += not bad and not roll
                     rolled[(h, mg)] += roll
-                    margin[(h, mg)] += bool(bad) and all(b.startswith(("margin", "prism")) for b in bad)
+                    named = all(b.startswith(("margin", "prism")) for b in bad)
+                    margin[(h, mg)] += bool(bad) and named
                     word = "FAIL" if bad else "ROLL" if roll else "PASS"
                     extra = ("" if fig.get("exception") else
                              f" sumF/W {fig['sum_f']:.4f} ovl {fig['overlap']:.2e}"

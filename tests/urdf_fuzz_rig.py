@@ -126,7 +126,7 @@ def run(host: str, made: Made, manage: str, seconds: float = SECONDS) -> dict[st
             # still moving: at rest natively (PyBullet's or MuJoCo's own contact)?
             fig["native_rest"] = run_host(made, manage, seconds, ours=False)["rest"]
         return fig
-    except Exception as exc:  # noqa: BLE001 - the sweep reports it
+    except Exception as exc:  # the sweep reports it
         tb = traceback.extract_tb(exc.__traceback__)[-1]
         return {"exception": f"{type(exc).__name__}: {exc} "
                              f"[{Path(tb.filename).name}:{tb.lineno}]"}
@@ -245,7 +245,7 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
         fig["overlap"], fig["overlap_at"] = worst, at
         fig["margin_gap"], fig["margin_at"] = gap, gap_at
         worst, at, fig["hertz_n"] = 0.0, "", 0
-        for j, r in spheres.items():
+        for j in spheres:
             f = float(np.mean(force_w[j]))
             if f <= 1e-3 * weight:
                 continue
@@ -314,7 +314,8 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
     weight = mass * G
     pairs = [("floor", geom(g)) for g in robot] if manage == "pairs" else ["floor"]
     caps = {g: float(m.geom_size[g][0]) for g in robot
-            if m.geom_type[g] in (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_CAPSULE)}
+            if int(m.geom_type[g]) in (int(mujoco.mjtGeom.mjGEOM_SPHERE),
+                                       int(mujoco.mjtGeom.mjGEOM_CAPSULE))}
     if not ours:
         energy, kes = [], []
         probe = mujoco.MjData(m)
@@ -377,7 +378,7 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
                                       f"ours {ours:.4g}")
         fig["overlap"], fig["overlap_at"] = worst, at
         worst, at, fig["hertz_n"] = 0.0, "", 0
-        for g, r in caps.items():
+        for g in caps:
             f = float(np.mean(force_w[g]))
             if f <= 1e-3 * weight or max(count_w[g]) != 1:
                 continue  # unloaded, or a capsule on its side (two contacts: a line)
