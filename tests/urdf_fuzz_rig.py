@@ -25,11 +25,8 @@ outside world:
 - ``sum_f``: mean over the window of the summed normal force / weight, within 1 %;
 - ``overlap``: per link (PyBullet) or geom (MuJoCo) with loaded contacts at the last step, the
   host's deepest overlap (PyBullet ``getClosestPoints``, MuJoCo ``mj_geomDistance``) against
-  the backend's deepest integrated overlap there, within 2 %. PyBullet: links of spheres and
-  capsules only; a link with a box or a convex hull (mesh, URDF cylinder) is checked apart
-  (``margin``): PyBullet's URDF importer gives those shapes a 1 mm collision margin (a hull
-  inflated by 1 mm, a box's edges and corners rounded by 1 mm: measured, host - integrated
-  overlap = +1.00 mm on hulls resting on a face), which the backend does not model. MuJoCo:
+  the backend's deepest integrated overlap there, within 2 % (PyBullet's boxes and hulls with
+  its 1 mm collision margin, as the host collides them: :mod:`mbplugin.bullet.geometry`). MuJoCo:
   a cylinder geom whose overlap is off by more than 2 % is checked apart (``prism``): the
   backend takes a 64-sided prism for it (:mod:`mbplugin.mujoco.geometry`), off the exact
   cylinder MuJoCo collides by up to r (1 - cos(pi / 64)) on its rim and side;
@@ -97,9 +94,6 @@ def verdict(fig: dict[str, Any]) -> list[str]:
         out.append(f"host vs integrated overlap {fig['overlap']:.3g} ({fig['overlap_at']})")
     if fig.get("prism"):
         out.append(f"prism: cylinder off by {fig['prism']:.3g} of r (1 - cos(pi / 64))")
-    if fig.get("margin_links"):
-        out.append(f"margin: host - integrated overlap {fig['margin_gap'] * 1e3:.3g} mm on a "
-                   f"box / hull link ({fig['margin_at']})")
     if not fig["hertz"] <= HERTZ:
         out.append(f"host vs static Hertz {fig['hertz']:.3g} ({fig['hertz_at']})")
     return out
@@ -160,11 +154,8 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
                                         forces=[20.0 * weight] * len(moving),
                                         physicsClientId=cid)
         spheres = {}  # link -> radius: links whose only shape is a sphere
-        round_links = set()  # links of spheres and capsules only (no collision margin)
         for j in links:
             sd = p.getCollisionShapeData(b, j, physicsClientId=cid)
-            if all(x[2] in (p.GEOM_SPHERE, p.GEOM_CAPSULE) for x in sd):
-                round_links.add(j)
             if len(sd) == 1 and sd[0][2] == p.GEOM_SPHERE:
                 spheres[j] = float(sd[0][3][0])
         pairs = [(plane, (b, j)) for j in links] if manage == "pairs" else [plane]
@@ -220,7 +211,7 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
         fig["nan"] = bool(not np.all(np.isfinite(np.concatenate([np.ravel(x) for x in q])))
                           or not np.all(np.isfinite(energy)))
         fig["sum_f"] = float(np.mean(sums)) if sums else float("nan")
-        worst, at, gap, gap_at = 0.0, "", 0.0, ""
+        worst, at = 0.0, ""
         loaded = _loaded(st.normal_force, st.delta, weight)
         lk = st.links[:, 1, 1] if len(st.normal_force) else np.zeros(0, int)
         for j in links:
@@ -231,19 +222,9 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
             host = max([-c[8] for c in cps], default=-1.0)
             ours = float(np.max(st.delta[sel]))
             err = abs(host - ours) / ours
-            if j not in round_links:
-                # a box or a convex hull (mesh, URDF cylinder): PyBullet collides it with a
-                # collision margin (module docstring); the difference kept apart
-                if abs(host - ours) > abs(gap):
-                    gap, gap_at = host - ours, f"link {j} host {host:.4g} ours {ours:.4g}"
-                if err <= OVERLAP:
-                    continue
-                fig["margin_links"] = fig.get("margin_links", 0) + 1
-                continue
             if err > worst:
                 worst, at = err, f"link {j} host {host:.4g} ours {ours:.4g}"
         fig["overlap"], fig["overlap_at"] = worst, at
-        fig["margin_gap"], fig["margin_at"] = gap, gap_at
         worst, at, fig["hertz_n"] = 0.0, "", 0
         for j in spheres:
             f = float(np.mean(force_w[j]))

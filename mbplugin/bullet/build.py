@@ -160,7 +160,7 @@ def build_layout(c: Any, manage: list[Any], law: Any, material: dict[str, float]
             name = _MAT
         mats[bl] = name
         for s in shapes_of[bl]:
-            sid = model.add_shape(s.shape, index[bl], name, s.pos, s.quat)
+            sid = model.add_shape(s.shape, index[bl], name, s.pos, s.quat, skin=s.skin)
             first_shape.setdefault(index[bl], sid)
     # links with a fallback shape: every pair of theirs comes from getClosestPoints
     fb_radius: dict[int, float] = {}

@@ -44,6 +44,17 @@ R). Either way each rim vertex is a corner contact (:mod:`mbplugin.contact.mesh`
 its end face rests on its rim's corners (each with the full law), on its side on the two ends of
 its lowest generator or face.
 
+**Collision margin.** PyBullet collides a box and a convex hull (a dynamic body's mesh, a URDF
+cylinder's hull) with a collision margin of 1 mm (:data:`MARGIN`): a box is its core of half
+extents less 1 mm grown by a 1 mm ball (faces where the URDF puts them, edges and corners
+rounded by 1 mm), a hull is grown by 1 mm all round. ``getClosestPoints`` and native contact
+see those grown shapes; so does the backend: such a shape is added to the model with
+``skin`` = 1 mm (:meth:`mbplugin.contact.ContactModel.add_shape`; a hull of a mesh file rests
+1 mm higher than its vertices, a box on an edge or corner up to 0.73 mm lower than its sharp
+corner). Spheres, capsules and planes are exact in PyBullet (no skin), so are a static body's
+triangle meshes here (not measured); a margin changed by ``changeDynamics(collisionMargin=)``
+cannot be read back and is not followed.
+
 Fallback (``fallback=True``): a shape the contact layer cannot model (ellipsoid, heightfield),
 and with it a ``GEOM_CYLINDER`` (the user's choice), is kept as a :class:`LinkShape` with
 ``fallback`` set and a stand-in :class:`Sphere` of its bounding radius that only carries the
@@ -71,6 +82,12 @@ from mbplugin.contact.mesh import mesh_problems
 from mbplugin.errors import ParameterError
 
 GEOM_SPHERE, GEOM_BOX, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE, GEOM_CAPSULE = 2, 3, 4, 5, 6, 7
+#: PyBullet's collision margin (m) of boxes and convex hulls, its default for ``loadURDF`` and
+#: ``createCollisionShape`` (bullet3's URDF importer: ``gUrdfDefaultCollisionMargin``); PyBullet
+#: cannot report it. Measured (``getClosestPoints`` against a plane): a hull's distance 1.000 mm
+#: less than its lowest vertex's, a box on a corner 1 mm (n_x + n_y + n_z - 1) above its sharp
+#: corner (n the plane normal in the box frame), to 1e-15 m.
+MARGIN = 1e-3
 #: Sides of the prism that stands for an implicit cylinder (``GEOM_CYLINDER``).
 CYLINDER_SECTIONS = 64
 _NAMES = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: "capsule", 8: "ellipsoid",
@@ -87,6 +104,7 @@ class LinkShape:
     quat: np.ndarray
     fallback: bool = False  # not modelled: contacts from PyBullet's getClosestPoints
     radius: float = float("nan")  # fallback shapes: the radius PyBullet reports (m), else NaN
+    skin: float = 0.0  # PyBullet's collision margin the shape is grown by (m; module docstring)
 
 
 def xyzw_to_wxyz(q: Any) -> np.ndarray:
@@ -120,6 +138,10 @@ def link_shapes(
             if static and np.all(top >= flat_box):
                 # ground slab: the half-space under its top face (local +z)
                 shape = Plane(normal=(0.0, 0.0, 1.0), point=(0.0, 0.0, float(half[2])))
+            elif np.all(half > MARGIN):
+                # PyBullet's box: its core (half - margin) grown by the margin (module docstring)
+                out.append(LinkShape(Box(tuple(half - MARGIN)), pos, quat, skin=MARGIN))
+                continue
             else:
                 shape = Box(tuple(half))
         elif gtype == GEOM_CAPSULE:
@@ -130,10 +152,11 @@ def link_shapes(
             # vertices PyBullet made itself (a URDF cylinder, a shape from vertices): read them,
             # in the inertial frame with the shape's pose applied
             out.append(LinkShape(_simulated_mesh(client, body, link, idx, where, mesh_radius),
-                                 np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])))
+                                 np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), skin=MARGIN))
             continue
         elif gtype == GEOM_MESH:
-            out.extend(LinkShape(part, pos, quat)
+            # a dynamic body's hulls grown by PyBullet's margin; a static body's triangles not
+            out.extend(LinkShape(part, pos, quat, skin=0.0 if static else MARGIN)
                        for part in _mesh(path, dims, where, mesh_radius, static))
             continue
         elif gtype == GEOM_CYLINDER and not fallback:

@@ -123,6 +123,7 @@ class _ShapeEntry:
     material: str | None
     pos: np.ndarray
     rot: np.ndarray
+    skin: float = 0.0
 
 
 class ContactModel:
@@ -159,9 +160,18 @@ class ContactModel:
         material: str | None = None,
         pos: Any = (0.0, 0.0, 0.0),
         quat: Any = (1.0, 0.0, 0.0, 0.0),
+        skin: float = 0.0,
     ) -> int:
         """Attach ``shape`` to ``body`` (-1: static world) at the local pose ``pos`` (m) /
-        ``quat`` [w, x, y, z] relative to the body's centre of mass; returns the shape id."""
+        ``quat`` [w, x, y, z] relative to the body's centre of mass; returns the shape id.
+
+        ``skin`` (m, >= 0; Box and Mesh only): the shape is ``shape`` grown by a ball of this
+        radius (its Minkowski sum: faces moved out by ``skin``, edges and corners rounded), as
+        a host with a collision margin collides it (PyBullet: :mod:`mbplugin.bullet.geometry`).
+        Every contact of the shape is its core's, its overlap deeper by ``skin`` along the same
+        normal and its point moved by half of it: exact for the depth along the contact normal
+        of two convex shapes (the support function of a sum is the sum of the support
+        functions)."""
         from mbplugin.contact.mesh import Mesh
 
         kinds = {Sphere: SPHERE, Capsule: CAPSULE, Box: BOX, Mesh: MESH, Plane: PLANE,
@@ -175,6 +185,11 @@ class ContactModel:
         if isinstance(body, bool) or not isinstance(body, int | np.integer) or body < -1:
             raise ParameterError(f"body = {body!r} must be an integer >= -1 (-1 = static world)")
         self._check_material(material)
+        skin = float(skin)
+        if not (math.isfinite(skin) and skin >= 0.0) or (skin > 0.0 and kind not in (BOX, MESH)):
+            raise ParameterError(
+                f"shape skin = {skin!r} m is outside its allowed range: [0, inf) for a Box or a "
+                "Mesh, 0 for other shapes")
         p = np.asarray(pos, dtype=float)
         q = np.asarray(quat, dtype=float)
         if p.shape != (3,) or not np.all(np.isfinite(p)):
@@ -182,7 +197,7 @@ class ContactModel:
         if q.shape != (4,) or not np.all(np.isfinite(q)) or np.linalg.norm(q) < 1e-12:
             raise ParameterError(f"shape quat = {quat!r} must be a finite non-zero [w, x, y, z]")
         self._shapes.append(
-            _ShapeEntry(shape, kind, int(body), material, p, quat_to_matrix(q[None])[0])
+            _ShapeEntry(shape, kind, int(body), material, p, quat_to_matrix(q[None])[0], skin)
         )
         self._c = None
         return len(self._shapes) - 1
@@ -350,8 +365,9 @@ class ContactModel:
             )
         geo, kin = self._world(c, bodies)
         self.broad_phase_calls += 1
-        sa, sb = c.candidates(geo, margin)
-        return self._finish(c, kin, bodies, c.narrow(geo, sa, sb, margin), margin, None)
+        grown = margin + 2.0 * c.skin_max if c.skin_max else margin  # the cores' margin
+        sa, sb = c.candidates(geo, grown)
+        return self._finish(c, kin, bodies, c.narrow(geo, sa, sb, grown), margin, None)
 
     def candidate_keys(self, bodies: BodyState, margin: float = 0.0) -> np.ndarray:
         """The broad phase alone: one key (feature 0) per candidate shape pair whose bounds
@@ -367,7 +383,7 @@ class ContactModel:
             )
         geo, _ = self._world(c, bodies)
         self.broad_phase_calls += 1
-        sa, sb = c.candidates(geo, margin)
+        sa, sb = c.candidates(geo, margin + 2.0 * c.skin_max if c.skin_max else margin)
         return np.unique(_k.encode_keys(sa, sb, np.zeros(len(sa), dtype=np.int64), c.n))
 
     #: How many times :meth:`detect` or :meth:`candidate_keys` ran the broad phase (a
@@ -411,7 +427,8 @@ class ContactModel:
             c.pair_plans[tag] = plan
         calls, uk = plan
         geo, kin = self._world(c, bodies)
-        parts = [p for call in calls for p in call(geo, margin)]
+        grown = margin + 2.0 * c.skin_max if c.skin_max else margin  # the cores' margin
+        parts = [p for call in calls for p in call(geo, grown)]
         return self._finish(c, kin, bodies, parts, margin, None if all_features else uk)
 
     @property
@@ -446,6 +463,12 @@ class ContactModel:
         else:
             cat = {f: np.concatenate([getattr(p, f) for p in parts])
                    for f in _Part.__dataclass_fields__}
+        if c.skin_max:
+            # the shapes' skins (add_shape): deeper along the normal (from a to b), the point
+            # midway between the grown surfaces
+            ska, skb = c.skin[cat["sa"]], c.skin[cat["sb"]]
+            cat["delta"] = cat["delta"] + (ska + skb)
+            cat["point"] = cat["point"] + (0.5 * (ska - skb))[:, None] * cat["normal"]
         keep = cat["delta"] > -margin
         if keys is not None:
             key = _k.encode_keys(cat["sa"], cat["sb"], cat["feature"], c.n)
@@ -486,6 +509,9 @@ class _Compiled:
         self.max_body = int(self.body.max()) if n else -1
         self.lpos = np.array([e.pos for e in shapes]).reshape(n, 3)
         self.lrot = np.array([e.rot for e in shapes]).reshape(n, 3, 3)
+        #: each shape's skin (m, ContactModel.add_shape) and the largest (0: none, no cost)
+        self.skin = np.array([e.skin for e in shapes], dtype=float).reshape(n)
+        self.skin_max = float(self.skin.max()) if n else 0.0
         self.pair_plans: dict[bytes, list] = {}  # detect_pairs: key set -> narrow-phase calls
         #: detect: the last candidate pairs (sa, sb) and their narrow-phase calls
         self.last_plan: tuple[np.ndarray, np.ndarray, list] | None = None
