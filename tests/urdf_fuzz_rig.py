@@ -75,6 +75,24 @@ def _loaded(force: np.ndarray, delta: np.ndarray, weight: float) -> np.ndarray:
     return (force > 1e-9 * weight) & (delta > 0)
 
 
+def _hertz(fig: dict[str, Any], contacts: dict[int, tuple[list[float], list[float], str]],
+           weight: float) -> None:
+    """Into ``fig``: ``hertz`` the largest |host overlap / (F / K)^(2/3) - 1| over the sphere-plane
+    ``contacts`` (per key: the window's normal forces (N), host overlaps (m) and a name), each
+    averaged over the window, of those carrying more than 1e-3 of the weight; ``hertz_at`` the
+    worst one's name, ``hertz_n`` how many were checked."""
+    worst, at, n = 0.0, "", 0
+    for force, host, name in contacts.values():
+        f = float(np.mean(force))
+        if f <= 1e-3 * weight:
+            continue
+        err = abs(float(np.mean(host)) / (f / K) ** (2.0 / 3.0) - 1.0)
+        n += 1
+        if err > worst:
+            worst, at = err, name
+    fig["hertz"], fig["hertz_at"], fig["hertz_n"] = worst, at, n
+
+
 def verdict(fig: dict[str, Any]) -> list[str]:
     """The checks ``fig`` (:func:`run`'s figures) misses (empty: passes)."""
     if fig.get("exception"):
@@ -225,17 +243,7 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
             if err > worst:
                 worst, at = err, f"link {j} host {host:.4g} ours {ours:.4g}"
         fig["overlap"], fig["overlap_at"] = worst, at
-        worst, at, fig["hertz_n"] = 0.0, "", 0
-        for j in spheres:
-            f = float(np.mean(force_w[j]))
-            if f <= 1e-3 * weight:
-                continue
-            static = (f / K) ** (2.0 / 3.0)
-            err = abs(float(np.mean(host_w[j])) / static - 1.0)
-            fig["hertz_n"] += 1
-            if err > worst:
-                worst, at = err, f"sphere link {j}"
-        fig["hertz"], fig["hertz_at"] = worst, at
+        _hertz(fig, {j: (force_w[j], host_w[j], f"sphere link {j}") for j in spheres}, weight)
         return _finish(fig, energy, kes, mass, nw)
 
 
@@ -358,17 +366,9 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
                     worst, at = err, (f"geom {g} type {int(m.geom_type[g])} host {host:.4g} "
                                       f"ours {ours:.4g}")
         fig["overlap"], fig["overlap_at"] = worst, at
-        worst, at, fig["hertz_n"] = 0.0, "", 0
-        for g in caps:
-            f = float(np.mean(force_w[g]))
-            if f <= 1e-3 * weight or max(count_w[g]) != 1:
-                continue  # unloaded, or a capsule on its side (two contacts: a line)
-            static = (f / K) ** (2.0 / 3.0)
-            err = abs(float(np.mean(host_w[g])) / static - 1.0)
-            fig["hertz_n"] += 1
-            if err > worst:
-                worst, at = err, f"geom {g} type {int(m.geom_type[g])}"
-        fig["hertz"], fig["hertz_at"] = worst, at
+        # a capsule on its side (two contacts: a line) left out
+        _hertz(fig, {g: (force_w[g], host_w[g], f"geom {g} type {int(m.geom_type[g])}")
+                     for g in caps if max(count_w[g]) == 1}, weight)
     finally:
         contacts.release()
     return _finish(fig, energy, kes, mass, nw)
