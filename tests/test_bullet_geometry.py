@@ -227,3 +227,18 @@ def test_box_and_hull_overlaps_are_pybullets_with_its_margin(client, tmp_path, k
         ours = bk.model.detect(bk.body_state()).delta.max()
         assert host == pytest.approx(3e-4, abs=1e-9)
         assert ours == pytest.approx(host, abs=1e-9), rpy
+
+
+@pytest.mark.parametrize(("shape", "skin"), [("sphere", 1e-3), ("box", -1e-3),
+                                             ("box", float("nan"))])
+def test_skin_outside_its_range_is_a_clear_error(shape, skin) -> None:
+    """ContactModel.add_shape's skin: a Box or a Mesh only, >= 0 and finite; else an error
+    naming the parameter and the allowed range."""
+    from mbplugin.contact import Box, ContactModel, Sphere
+    from mbplugin.errors import ParameterError
+
+    model = ContactModel()
+    model.add_material("m", E=1e9, nu=0.3)
+    s = Sphere(0.01) if shape == "sphere" else Box((0.01, 0.01, 0.01))
+    with pytest.raises(ParameterError, match=r"skin = .* allowed range: \[0, inf\) for a Box"):
+        model.add_shape(s, 0, "m", skin=skin)
