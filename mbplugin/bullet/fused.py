@@ -76,8 +76,9 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     if joints:
         cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
         q = np.array(cols[0], dtype=float)
-        locked = np.flatnonzero(np.array(cols[3], dtype=float) != 0.0) + (
-            6 if tree.floating else 0)
+        off = 6 if tree.floating else 0  # (the motors that acted, in a Python loop: 12 joints)
+        locked = np.array([off + i for i, tau in enumerate(cols[3]) if tau != 0.0],
+                          dtype=np.int64)
     else:
         q, locked = np.zeros(0), np.zeros(0, dtype=np.int64)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
