@@ -46,7 +46,7 @@ from mbplugin.bullet.deferral import DEFER_TOL, DeferredCorrection
 from mbplugin.bullet.detection import Detection
 from mbplugin.bullet.filters import NativeFilters
 from mbplugin.bullet.flight import FreeFlight
-from mbplugin.bullet.fused import begin_lean
+from mbplugin.bullet.fused import after_lean, begin_lean
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows
 from mbplugin.contact import BodyState
@@ -323,7 +323,7 @@ class BulletContacts:
         articulated contacts (solved from the host's end state), the time."""
         dt = self.client.time_step() if dt is None else float(dt)
         pend = self._deferral.begin_after()
-        self._host.solve(self.core, dt)  # the implicit step: solved from the host's end state
+        _ = after_lean(self.core, self._host, dt) or self._host.solve(self.core, dt)  # fused.py
         self._host.points = self._deferral.after(pend, dt)  # (native points it read)
         self.t += dt
 

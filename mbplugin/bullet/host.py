@@ -55,6 +55,9 @@ class BulletHost:
         self.points: list[tuple[Any, ...]] | None = None
         self.g = np.zeros(3)
         self.reads = 0  # end states read in this host step's solve (see begin_solve)
+        #: the lean rounds' outcome of this host step's solve, for the general path to go on
+        #: from (:func:`mbplugin.bullet.fused.after_lean`; None: none)
+        self._pre: tuple[Any, ...] | None = None
         self.control: Callable[[], None] | None = None
         # the last friction's sides (bytes of a, b) and coefficients (see friction)
         self._mu: tuple[tuple[bytes, bytes], np.ndarray] | None = None
@@ -268,7 +271,12 @@ class BulletHost:
                       start: Any = None) -> tuple[Any, int, Any] | None:
         """The implicit step's solves and responses in one compiled call where they qualify
         (:func:`mbplugin.bullet.lean.lean_rounds`: a robot's feet on the ground); None: the
-        general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`."""
+        general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`. With ``start``, the
+        outcome :func:`mbplugin.bullet.fused.after_lean` already had (``_pre``), taken once."""
+        pre = self._pre
+        if pre is not None and start is not None:
+            self._pre = None
+            return pre[0]
         return lean_rounds(self, blk, space, res, dP, spin, left, stats, pairs, shapes, margin,
                            u0, dt, start)
 

@@ -290,8 +290,8 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         dP, spin = np.zeros((k, 3)), 0.0
         c = art.client
         pb, cid = c.p, c.id
-        st = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid))) if joints \
-            else ((), ())
+        st = (tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
+              if joints else ((), ()))
         qh, vh = np.array(st[0], dtype=float), np.array(st[1], dtype=float)
         if floating:  # position, [x, y, z, w], velocity, angular velocity: one flat read
             bh = np.fromiter(chain.from_iterable(chain(
