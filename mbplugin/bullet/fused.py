@@ -30,6 +30,8 @@ import numpy as np
 
 from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.hosts.arrays import max_norm_rows
+from mbplugin.hosts.detection import margin_value
 from mbplugin.hosts.fused_kernels import lean_begin
 from mbplugin.hosts.integrator import LOST_MARGIN, step_info
 from mbplugin.hosts.protocol import ArticulatedBlock
@@ -174,6 +176,22 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     finally:
         host.art.flush()
     return True
+
+
+def step_margin(bodies: BodyState, dt: float, g: np.ndarray) -> float:
+    """:func:`mbplugin.hosts.detection.margin_of` (the host step's predictive margin, m, of the
+    rows' state ``bodies``, the step ``dt`` s and gravity ``g`` (3,) m/s^2; the same value)
+    with gravity's magnitude kept while ``g`` is bitwise the last call's (a host step's
+    ``np.linalg.norm`` of three numbers costs more than the rest of the margin)."""
+    key = g.tobytes()
+    if _G_NORM[0] != key:
+        _G_NORM[:] = [key, float(np.linalg.norm(g))]
+    return margin_value(max_norm_rows(bodies.vel), max_norm_rows(bodies.omega), float(dt),
+                        _G_NORM[1])
+
+
+#: :func:`step_margin`'s gravity (its bytes) and magnitude (m/s^2)
+_G_NORM: list[Any] = [None, 0.0]
 
 
 def _no_read() -> Any:
