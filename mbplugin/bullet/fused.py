@@ -17,7 +17,9 @@ calls it) and :func:`lean_begin` (the kernels of the rest,
 :func:`~mbplugin.pipeline.implicit_kernel._begin_rows`,
 :func:`~mbplugin.hosts.integrator._info_arrays`, in the same order: the same bits), and sets
 the same state on the step's objects; every other case (checked before anything is changed)
-takes the general path. No formula is written here.
+takes the general path. After the host step, :func:`after_lean` takes the host's lean rounds
+and the step's end without :meth:`HostStep.after <mbplugin.hosts.HostStep.after>`'s general
+closures (the same calls in the same order). No formula is written here.
 
 Units: SI (m, m/s, kg, N s).
 """
