@@ -46,13 +46,12 @@ from mbplugin.bullet.deferral import DEFER_TOL, DeferredCorrection
 from mbplugin.bullet.detection import Detection
 from mbplugin.bullet.filters import NativeFilters
 from mbplugin.bullet.flight import FreeFlight
-from mbplugin.bullet.fused import begin_lean
+from mbplugin.bullet.fused import after_lean, begin_lean, step_margin
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows
 from mbplugin.contact import BodyState
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import step as _hstep
-from mbplugin.hosts.detection import margin_of
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import ARTICULATED, FREE
 from mbplugin.hosts.step import HostStep
@@ -296,7 +295,7 @@ class BulletContacts:
         else:  # no free body (a robot on the ground): no lag, flight or deferred correction
             host = bodies.pos
         flight.due = self._any_free and self.exact_flight  # booked at the next read
-        margin = margin_of(bodies, dt, g)
+        margin = step_margin(bodies, dt, g)  # (margin_of's)
         batch = self._detection.prune(self._detection.detect(bodies, margin), bodies, dt, g)
         if self._any_free:
             flight.land(batch, bodies, host, dt)
@@ -323,7 +322,7 @@ class BulletContacts:
         articulated contacts (solved from the host's end state), the time."""
         dt = self.client.time_step() if dt is None else float(dt)
         pend = self._deferral.begin_after()
-        self._host.solve(self.core, dt)  # the implicit step: solved from the host's end state
+        _ = after_lean(self.core, self._host, dt) or self._host.solve(self.core, dt)  # fused.py
         self._host.points = self._deferral.after(pend, dt)  # (native points it read)
         self.t += dt
 

@@ -105,19 +105,16 @@ def link_points(quat, point, origin, out):
 
 
 @njit
-def force_calls(force, a, b, point, lag, kind, rows_arr, forced, static):
+def force_calls(force, a, b, point, lag, kind, rows_arr, forced, static, body, link, f, pt):
     """The ``applyExternalForce`` calls of the contacts' forces ``force`` (K, 3) N on side b
     (minus on side a; ``a``, ``b`` (K,) rows, -1 none): per contact with a nonzero force,
     first every side b, then every side a, in contact order, those not of kind ``static``:
-    (M, the rows' body (2K,) and link (2K,), the force (2K, 3) and the point (2K, 3): the
-    contact point ``point`` minus the row's ``lag`` (N, 3), where PyBullet has the body),
-    the first M entries filled. Both sides' rows (>= 0) of such contacts are marked in
-    ``forced`` (N,)."""
+    the rows' body and link into ``body``, ``link`` (>= 2K,), the force and the point (the
+    contact point ``point`` minus the row's ``lag`` (N, 3), where PyBullet has the body) into
+    ``f``, ``pt`` (>= 2K, 3), the first M entries filled (the caller's kept arrays: no array
+    made or returned per host step). Both sides' rows (>= 0) of such contacts are marked in
+    ``forced`` (N,). Returns M."""
     k = force.shape[0]
-    body = np.empty(2 * k, dtype=np.int64)
-    link = np.empty(2 * k, dtype=np.int64)
-    f = np.empty((2 * k, 3))
-    pt = np.empty((2 * k, 3))
     nlag = lag.shape[0]
     m = 0
     for side in range(2):
@@ -139,7 +136,7 @@ def force_calls(force, a, b, point, lag, kind, rows_arr, forced, static):
                 f[m, j] = sgn * force[i, j]
                 pt[m, j] = point[i, j] - (lag[rl, j] if rl < nlag else 0.0)
             m += 1
-    return m, body, link, f, pt
+    return m
 
 
 #: a link state's centre-of-mass position, orientation, frame origin, velocity, angular velocity

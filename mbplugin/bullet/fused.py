@@ -17,7 +17,9 @@ calls it) and :func:`lean_begin` (the kernels of the rest,
 :func:`~mbplugin.pipeline.implicit_kernel._begin_rows`,
 :func:`~mbplugin.hosts.integrator._info_arrays`, in the same order: the same bits), and sets
 the same state on the step's objects; every other case (checked before anything is changed)
-takes the general path. No formula is written here.
+takes the general path. After the host step, :func:`after_lean` takes the host's lean rounds
+and the step's end without :meth:`HostStep.after <mbplugin.hosts.HostStep.after>`'s general
+closures (the same calls in the same order). No formula is written here.
 
 Units: SI (m, m/s, kg, N s).
 """
@@ -30,7 +32,10 @@ import numpy as np
 
 from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.hosts.arrays import max_norm_rows
+from mbplugin.hosts.detection import margin_value
 from mbplugin.hosts.fused_kernels import lean_begin
+from mbplugin.hosts.integrator import LOST_MARGIN, step_info
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
@@ -76,8 +81,9 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     if joints:
         cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
         q = np.array(cols[0], dtype=float)
-        locked = np.flatnonzero(np.array(cols[3], dtype=float) != 0.0) + (
-            6 if tree.floating else 0)
+        off = 6 if tree.floating else 0  # (the motors that acted, in a Python loop: 12 joints)
+        locked = np.array([off + i for i, tau in enumerate(cols[3]) if tau != 0.0],
+                          dtype=np.int64)
     else:
         q, locked = np.zeros(0), np.zeros(0, dtype=np.int64)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
@@ -130,6 +136,72 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     core.last = core.make_info(k, SubstepStats(), fn, batch.key.copy(), ab, batch.delta.copy(),
                                slip)
     return core.last, batch, force
+
+
+def after_lean(core: Any, host: Any, dt: float) -> bool:
+    """:meth:`BulletHost.solve <mbplugin.bullet.host.BulletHost.solve>` of ``core`` (the
+    :class:`~mbplugin.hosts.HostStep`) with one articulated block of W, no free row and
+    plane-sphere contacts read by the host's compiled read (the case of
+    :meth:`HostStep._lean_rounds <mbplugin.hosts.step.HostStep._lean_rounds>`: a robot's feet
+    on the ground), without :meth:`HostStep.after <mbplugin.hosts.step.HostStep.after>`'s
+    general read and response closures: the host's lean rounds (``host.verify_rounds`` with
+    its start, :func:`mbplugin.bullet.lean.lean_rounds`) and, where they took the whole step,
+    :meth:`ContactIntegrator.after <mbplugin.hosts.integrator.ContactIntegrator.after>`'s end
+    of the step (the store's commit, the warm start) given their outcome, and
+    :func:`~mbplugin.hosts.integrator.step_info`: the same calls in the same order as the
+    general path (the same bits). Anything else goes on in :meth:`HostStep.after` from what
+    ran here (``host._pre``: the lean rounds' outcome, taken once). The articulated bodies'
+    deferred resets are flushed at the end, as ``BulletHost.solve`` does. Returns False,
+    nothing run, where the case does not hold (then call ``host.solve``)."""
+    integ = core.integrator
+    pend = integ.pending
+    if pend is None or core._any_free or len(core._art) != 1 or not core.plain_redetect():
+        return False
+    batch, space, P_lin, u0 = pend
+    pairs = core._reads._pairs(batch.key)
+    if pairs is None:
+        return False
+    host.begin_solve()
+    try:
+        lean = host.verify_rounds(core._art[0], space, None, None, 0.0, integ.verify, None,
+                                  pairs, core.model.arrays, max(core.margin, LOST_MARGIN), u0,
+                                  dt, (P_lin,))
+        if lean is not None and lean[1] == 0 and lean[2] is None:  # the whole step here
+            _, res, stats = integ.after(dt, _no_read, _no_respond, lambda *a, **k: lean)
+            step_info(core.last, res, stats, batch.normal, dt)
+        else:  # the general path goes on from the rounds' outcome
+            host._pre = (lean,)
+            try:
+                core.after(host, dt)
+            finally:
+                host._pre = None
+    finally:
+        host.art.flush()
+    return True
+
+
+def step_margin(bodies: BodyState, dt: float, g: np.ndarray) -> float:
+    """:func:`mbplugin.hosts.detection.margin_of` (the host step's predictive margin, m, of the
+    rows' state ``bodies``, the step ``dt`` s and gravity ``g`` (3,) m/s^2; the same value)
+    with gravity's magnitude kept while ``g`` is bitwise the last call's (a host step's
+    ``np.linalg.norm`` of three numbers costs more than the rest of the margin)."""
+    key = g.tobytes()
+    if _G_NORM[0] != key:
+        _G_NORM[:] = [key, float(np.linalg.norm(g))]
+    return margin_value(max_norm_rows(bodies.vel), max_norm_rows(bodies.omega), float(dt),
+                        _G_NORM[1])
+
+
+#: :func:`step_margin`'s gravity (its bytes) and magnitude (m/s^2)
+_G_NORM: list[Any] = [None, 0.0]
+
+
+def _no_read() -> Any:
+    raise AssertionError("after_lean: the lean rounds took the read")  # pragma: no cover
+
+
+def _no_respond(*args: Any) -> float:
+    raise AssertionError("after_lean: the lean rounds took the response")  # pragma: no cover
 
 
 #: :func:`_constants`' last answer: (tree, sides, (tree arguments, links, in order))

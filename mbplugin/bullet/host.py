@@ -55,6 +55,13 @@ class BulletHost:
         self.points: list[tuple[Any, ...]] | None = None
         self.g = np.zeros(3)
         self.reads = 0  # end states read in this host step's solve (see begin_solve)
+        #: the lean rounds' outcome of this host step's solve, for the general path to go on
+        #: from (:func:`mbplugin.bullet.fused.after_lean`; None: none)
+        self._pre: tuple[Any, ...] | None = None
+        #: :meth:`apply`'s kept arrays of the ``applyExternalForce`` calls (bodies, links,
+        #: forces, points)
+        self._force_out: tuple[np.ndarray, ...] = (np.empty(0, dtype=np.int64),) * 2 + (
+            np.empty((0, 3)),) * 2
         self.control: Callable[[], None] | None = None
         # the last friction's sides (bytes of a, b) and coefficients (see friction)
         self._mu: tuple[tuple[bytes, bytes], np.ndarray] | None = None
@@ -268,7 +275,12 @@ class BulletHost:
                       start: Any = None) -> tuple[Any, int, Any] | None:
         """The implicit step's solves and responses in one compiled call where they qualify
         (:func:`mbplugin.bullet.lean.lean_rounds`: a robot's feet on the ground); None: the
-        general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`."""
+        general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`. With ``start``, the
+        outcome :func:`mbplugin.bullet.fused.after_lean` already had (``_pre``), taken once."""
+        pre = self._pre
+        if pre is not None and start is not None:
+            self._pre = None
+            return pre[0]
         return lean_rounds(self, blk, space, res, dP, spin, left, stats, pairs, shapes, margin,
                            u0, dt, start)
 
@@ -278,9 +290,14 @@ class BulletHost:
         one minus its lag), consumed by the next ``stepSimulation``; the pushed rows are
         marked ``forced`` (no free flight booked for this step)."""
         c = self.client
-        m, body, link, f, pt = force_calls(
-            force, batch.a, batch.b, batch.point, self.flight.lag, self.kind, self.rows_arr,
-            self.flight.forced, STATIC)
+        k2 = 2 * len(force)
+        out = self._force_out
+        if len(out[0]) < k2:  # the calls' arrays, kept (a robot: the same size every step)
+            out = self._force_out = (np.empty(k2, dtype=np.int64), np.empty(k2, dtype=np.int64),
+                                     np.empty((k2, 3)), np.empty((k2, 3)))
+        body, link, f, pt = out
+        m = force_calls(force, batch.a, batch.b, batch.point, self.flight.lag, self.kind,
+                        self.rows_arr, self.flight.forced, STATIC, body, link, f, pt)
         if m:
             # one PyBullet call per contact side, mapped in C (no Python frame per call)
             drain(map(c.p.applyExternalForce, body[:m].tolist(), link[:m].tolist(),

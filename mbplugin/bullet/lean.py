@@ -290,9 +290,9 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         dP, spin = np.zeros((k, 3)), 0.0
         c = art.client
         pb, cid = c.p, c.id
-        st = pb.getJointStates(body, joints, physicsClientId=cid) if joints else ()
-        qh = np.array([x[0] for x in st], dtype=float)
-        vh = np.array([x[1] for x in st], dtype=float)
+        st = (tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
+              if joints else ((), ()))
+        qh, vh = np.array(st[0], dtype=float), np.array(st[1], dtype=float)
         if floating:  # position, [x, y, z, w], velocity, angular velocity: one flat read
             bh = np.fromiter(chain.from_iterable(chain(
                 pb.getBasePositionAndOrientation(body, physicsClientId=cid),
