@@ -95,10 +95,12 @@ def call(typingctx, fn, m, d):
 #: const mjtNum point[3], int body)``, ``void mj_fullM(const mjModel*, const mjData*,
 #: mjtNum* dst)`` (MuJoCo >= 3.3's argument order), ``void mj_integratePos(const mjModel*,
 #: mjtNum* qpos, const mjtNum* qvel, mjtNum dt)``, and ``void f(const mjModel*, mjData*)``
-#: of the kinematics stages
+#: of the kinematics stages, and ``void mj_solveM(const mjModel*, mjData*, mjtNum* x, const
+#: mjtNum* y, int n)`` (x = M^-1 y for n rows of nv, by the factor ``qLD`` that ``mj_step1``'s
+#: ``mj_factorM`` left)
 TREE_NAMES = ("mj_jac", "mj_fullM", "mj_integratePos", "mj_kinematics", "mj_comPos",
-              "mj_comVel")
-JAC, FULL_M, INTEGRATE_POS, KINEMATICS, COM_POS, COM_VEL = range(len(TREE_NAMES))
+              "mj_comVel", "mj_solveM")
+JAC, FULL_M, INTEGRATE_POS, KINEMATICS, COM_POS, COM_VEL, SOLVE_M = range(len(TREE_NAMES))
 _LOADED_TREE: dict[str, np.ndarray | None] = {}
 
 
@@ -167,6 +169,27 @@ def call_integrate_pos(typingctx, fn, m, qpos, qvel, dt):
         fnty = ir.FunctionType(ir.VoidType(), [ptr] * 3 + [ir.DoubleType()])
         f = builder.inttoptr(a[0], fnty.as_pointer())
         builder.call(f, [_ptr(builder, v) for v in a[1:4]] + [a[4]])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def call_solve_m(typingctx, fn, m, d, x, y, n):
+    """``mj_solveM(m, d, x, y, n)`` in compiled code: every argument but ``n`` an address
+    (unsigned 64-bit integer), ``n`` an integer (the rows of x and y, each ``nv`` long)."""
+    args = (fn, m, d, x, y, n)
+    if not all(isinstance(v, types.Integer) for v in args):
+        return None
+    sig = types.void(*args)
+
+    def codegen(context, builder, signature, a):
+        ptr = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 4 + [i32])
+        f = builder.inttoptr(a[0], fnty.as_pointer())
+        k = builder.trunc(a[5], i32) if a[5].type.width > 32 else a[5]
+        builder.call(f, [_ptr(builder, v) for v in a[1:5]] + [k])
         return context.get_dummy_value()
 
     return sig, codegen

@@ -10,9 +10,11 @@ calls itself (:mod:`mbplugin.mujoco.capi`, through ``_address``):
 * :func:`tree_block` before the host step: W's block of the tree (the general path's
   :meth:`MujocoTrees.blocks <mbplugin.mujoco.trees.MujocoTrees.blocks>` and
   :meth:`~mbplugin.mujoco.trees.MujocoTrees.update_matrix`): the point Jacobians ``mj_jac``
-  at each contact point, the joint-space mass matrix ``mj_fullM``, then
-  :func:`~mbplugin.pipeline.delassus.articulated_w` (W = J M^-1 J^T and the response
-  M^-1 J^T) and each contact's n . W n;
+  at each contact point, the joint-space mass matrix ``mj_fullM``, the response M^-1 J^T by
+  ``mj_solveM`` on the factor ``qLD`` that ``mj_step1`` left (where the velocity update is M
+  alone; else :func:`~mbplugin.pipeline.delassus.articulated_w`'s dense solve of the update
+  matrix), W = J M^-1 J^T (:func:`~mbplugin.pipeline.delassus.articulated_add`) and each
+  contact's n . W n;
 * :func:`tree_rounds` after it: the read of MuJoCo's end state (``mj_kinematics``,
   ``mj_comPos``, ``mj_comVel`` on the scratch ``MjData``, :func:`.kernels.row_state`,
   :func:`~mbplugin.hosts.detection.host_plane_spheres`), the solve (the kernels of
@@ -62,7 +64,7 @@ from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
 from mbplugin.mujoco.kernels import row_state
 from mbplugin.pipeline import implicit_kernel as ik
-from mbplugin.pipeline.delassus import articulated_w
+from mbplugin.pipeline.delassus import articulated_add, articulated_w
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.layout import head
 from mbplugin.pipeline.substep import SubstepStats
@@ -115,7 +117,8 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
     tree's rows, ``body`` (N,) their MuJoCo bodies), ``point`` / ``normal`` (K, 3) world;
     ``fns`` the addresses of :data:`.capi.TREE_NAMES` then ``mjModel*``, ``mjData*``;
     ``H`` (nv, nv) the matrix of MuJoCo's velocity update (:meth:`MujocoTrees.update_matrix
-    <mbplugin.mujoco.trees.MujocoTrees.update_matrix>`), or (0, 0): M itself (``mj_fullM``).
+    <mbplugin.mujoco.trees.MujocoTrees.update_matrix>`), or (0, 0): M itself (``mj_fullM``;
+    M^-1 J^T by ``mj_solveM``: the general path's at roundoff).
     The entries are the general path's: the sides a on the tree, then the sides b, in contact
     order (sign -1, +1). Returns (ok, jac (E, 3, nv), mass matrix (nv, nv), contact (E,),
     sign (E,), response (nv, 3E)); not ok where a contact has no side or both sides on the
@@ -150,9 +153,15 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
         r = a[i] if sgn[e] < 0 else b[i]
         capi.call_jac(fns[capi.JAC], m, d, base + np.uint64(e * 3 * nv * 8), np.uint64(0),
                       pt.ctypes.data, body[r])
-    if H.shape[0] != nv:
+    if H.shape[0] == nv:
+        resp = articulated_w(jac, mm, np.empty(0, dtype=np.int64), cont, sgn, W)
+    else:  # M^-1 J^T by MuJoCo's own factor of M (qLD of mj_step1's mj_factorM)
         capi.call3(fns[capi.FULL_M], m, d, mm.ctypes.data)
-    resp = articulated_w(jac, mm, np.empty(0, dtype=np.int64), cont, sgn, W)
+        jrows = jac.reshape(3 * ne, nv)
+        x = np.empty((3 * ne, nv))
+        capi.call_solve_m(fns[capi.SOLVE_M], m, d, x.ctypes.data, jrows.ctypes.data, 3 * ne)
+        resp = np.ascontiguousarray(x.T)
+        articulated_add(jrows, resp, cont, sgn, W)
     for i in range(k):  # (normal_entries: the diagonal blocks' n . B n, row-major)
         s = 0.0
         for p in range(3):
