@@ -310,16 +310,6 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     return DONE, state
 
 
-def _no_read() -> Any:
-    """The read of :func:`after_step`'s ended rounds (never called)."""
-    raise AssertionError("the lean rounds ended: no read")
-
-
-def _no_respond(*args: Any) -> float:
-    """The response of :func:`after_step`'s ended rounds (never called)."""
-    raise AssertionError("the lean rounds ended: no response")
-
-
 def _plain_update(mj: Any, m: Any) -> bool:
     """Whether the matrix of MuJoCo's velocity update of the model's dofs is its mass matrix
     M alone (:meth:`MujocoTrees.update_matrix
@@ -553,7 +543,7 @@ class LeanTree:
         if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
             host.settle_warmstart(np.flatnonzero(forced & c._movable))
         host.step()
-        if not after_step(self, loop, integ, host, dt):
+        if not after_step(self, loop, integ, host, dt, A):
             loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
@@ -640,7 +630,20 @@ def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.nda
     return loop.last, force
 
 
-def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float) -> bool:
+@njit
+def _rate(u, n, out):
+    """The overlaps' rate -n . u (K,) m/s of the velocities ``u`` (K, 3) m/s along the normals
+    ``n`` (K, 3) into ``out``, as :meth:`ImplicitStep.finish
+    <mbplugin.pipeline.implicit.ImplicitStep.finish>` takes it: ``np.einsum("ij,ij->i")``'s
+    sum in its order (its two-lane loop: x z first, then y; NumPy 2.4 on x86-64, checked by
+    tests/test_mujoco_lean_tree.py; another order would move the store's rates at roundoff)."""
+    for i in range(u.shape[0]):
+        x, y, z = u[i, 0] * n[i, 0], u[i, 1] * n[i, 1], u[i, 2] * n[i, 2]
+        out[i] = -((x + z) + y)
+
+
+def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
+               A: Any = None) -> bool:
     """:meth:`LeanTree.step`'s implicit solve after ``mj_step2`` (``tree`` the
     :class:`LeanTree`): the pending step's read, solves, responses and rounds by
     :func:`tree_rounds` (:meth:`LeanTree.rounds` with its start, from the arrays
@@ -662,11 +665,13 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float) -> b
     k = len(u0)
     P = P_lin.copy()
     d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-    A = tree._arrays(loop.model.arrays)
+    if A is None:
+        A = tree._arrays(loop.model.arrays)
     d_h, u_h, found, counters, out = tree._work(k)
     counters[:] = 0
     out[:] = 0.0
     s1 = space.s0.copy()
+    store = integ.store
     left = int(integ.verify)
     c = np.ascontiguousarray
     wall = time.perf_counter()
@@ -683,10 +688,14 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float) -> b
     else:
         tree.steps += 1
         res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
-        if status == DONE:
-            _, res, stats = integ.after(dt, _no_read, _no_respond,
-                                        lambda *args, **kw: (res, 0, None))
-            step_info(loop.last, res, stats, batch.normal, dt)
+        if status == DONE:  # ContactIntegrator.after's end (ImplicitStep.finish's commit)
+            integ.pending = None
+            rate = np.empty(k)
+            _rate(u1, batch.normal, rate)
+            if not store.commit_rows(batch, d1, rate, space.t0 + dt):
+                space.finish(res)
+            integ.booked(batch, space, res, dt)
+            step_info(loop.last, res, res.stats, batch.normal, dt)
             return True
         tree._pre = (res, left - int(out[0]) + 1,
                      (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))
