@@ -358,7 +358,7 @@ class LeanTree:
         self.blocks = self.steps = self.first_handed = 0
         #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
         self._pre: Any = None
-        self._gn: tuple[bytes, float] | None = None
+        self._gn: tuple[tuple[bytes, int], float] | None = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -493,7 +493,8 @@ class LeanTree:
         store, integ = loop.store, loop.integrator
         det = loop._plane_spheres
         const = None if det is None else det._const
-        if const is None or det._c is not loop.model.arrays or loop.articulated != "implicit":
+        shapes = loop.model.arrays
+        if const is None or det._c is not shapes or loop.articulated != "implicit":
             return None, False
         a, b, key, law, k_hertz, r_eff = const
         mj, m, d = host.mj, host.m, host.d
@@ -501,7 +502,7 @@ class LeanTree:
         H = self._update()
         dt = float(m.opt.timestep)
         t = float(d.time)
-        A = self._arrays(loop.model.arrays)
+        A = self._arrays(shapes)
         (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
          sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
                                  self._g_norm(c), int(m.nv), H)
@@ -511,9 +512,11 @@ class LeanTree:
         if len(i) == len(key):  # (PlaneSphereDetection.detect's batch)
             batch = ContactBatch(a.copy(), b.copy(), key.copy(), point, normal, delta, ddelta,
                                  vt, m_eff, r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
+            pairs = (det.sa, det.sb)
         else:
             batch = ContactBatch(a[i], b[i], key[i], point, normal, delta, ddelta, vt, m_eff,
                                  r_eff[i], ra, rb, law[i], k_hertz[i])
+            pairs = (det.sa[i], det.sb[i])
         loop.margin = 2.0 * margin
         # HostStep.step: the store's commit, W (the hook's bookkeeping), the implicit begin
         if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
@@ -543,7 +546,7 @@ class LeanTree:
         if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
             host.settle_warmstart(np.flatnonzero(forced & c._movable))
         host.step()
-        if not after_step(self, loop, integ, host, dt, A):
+        if not after_step(self, loop, integ, host, dt, A, pairs):
             loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
@@ -551,11 +554,11 @@ class LeanTree:
     def _g_norm(self, c: Any) -> float:
         """|g| (m/s^2) of ``c``'s gravity (:func:`~mbplugin.hosts.detection.margin_of`'s
         ``np.linalg.norm``), kept while the gravity is bitwise the same."""
-        g = c.gravity()
-        key = g.tobytes()
+        opt = self.host.m.opt
+        key = (opt.gravity.tobytes(), opt.disableflags)  # (what c.gravity() reads)
         hit = self._gn
         if hit is None or hit[0] != key:
-            hit = self._gn = (key, float(np.linalg.norm(g)))
+            hit = self._gn = (key, float(np.linalg.norm(c.gravity())))
         return hit[1]
 
     def _arrays(self, shapes: Any) -> Any:
@@ -643,7 +646,7 @@ def _rate(u, n, out):
 
 
 def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
-               A: Any = None) -> bool:
+               A: Any = None, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
     """:meth:`LeanTree.step`'s implicit solve after ``mj_step2`` (``tree`` the
     :class:`LeanTree`): the pending step's read, solves, responses and rounds by
     :func:`tree_rounds` (:meth:`LeanTree.rounds` with its start, from the arrays
@@ -653,12 +656,14 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
     <mbplugin.hosts.step.HostStep.after>` does it. A first solve or round that needs the
     general path is handed to it (``loop.after``; :meth:`LeanTree.rounds` returns what ran
     here). Returns False, nothing run, where :meth:`HostStep.after`'s lean rounds do not
-    apply (then call ``loop.after``)."""
+    apply (then call ``loop.after``). ``A``, ``pairs``: the step's :class:`TreeArrays` and
+    its contacts' plane and sphere shapes, where known."""
     pend = integ.pending
     if pend is None or loop._any_free or not loop.plain_redetect():
         return False
     batch, space, P_lin, u0 = pend
-    pairs = loop._reads._pairs(batch.key)
+    if pairs is None:  # (the pending batch's plane and sphere shapes: step's own)
+        pairs = loop._reads._pairs(batch.key)
     blk = loop._art[0]
     if pairs is None or not space.compiled or blk.tag != tree.root:
         return False
