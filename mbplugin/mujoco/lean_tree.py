@@ -62,7 +62,7 @@ from mbplugin.hosts.integrator import (
 )
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
-from mbplugin.mujoco.kernels import row_state
+from mbplugin.mujoco.kernels import add_forces, row_state
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.delassus import articulated_add, articulated_w
 from mbplugin.pipeline.implicit import ImplicitStep
@@ -83,7 +83,8 @@ _M = np.empty((0, 0))
 FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxipos", "sxquat",
           "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
           "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext",
-          "xipos", "xquat", "cvel", "subtree_com")
+          "xipos", "xquat", "cvel", "subtree_com", "xfrc", "xfrc_user", "hbody", "hstatic",
+          "step2")
 
 
 @structref.register
@@ -347,6 +348,8 @@ class LeanTree:
         self._inv_m_ext = np.zeros(len(fixed) + 1)  # (BodyState.inv_mass_ext)
         self._inv_m_ext[:-1][~fixed] = 1.0 / self._mass1[~fixed]
         self._work_k: tuple[int, tuple[np.ndarray, ...]] | None = None
+        steps = capi.load(host.mj)  # mj_step2 from compiled code (tree_after), where usable
+        self._step2 = np.array([0 if steps is None else steps[capi.STEP2]], dtype=np.uint64)
         #: the options of a velocity update that was M itself (None: it was not)
         self._opt = ((m.opt.integrator, m.opt.disableflags) if _plain_update(host.mj, m)
                      else None)
@@ -541,13 +544,15 @@ class LeanTree:
             u0 = batch.vt - batch.ddelta[:, None] * batch.normal
             info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
         # MujocoContacts.step: the forces, MuJoCo's step, the implicit step's solve
-        forced = np.zeros(len(c.rows), dtype=bool)
-        host.apply(batch, force, forced)
-        if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
-            host.settle_warmstart(np.flatnonzero(forced & c._movable))
-        host.step()
-        if not after_step(self, loop, integ, host, dt, A, pairs):
-            loop.after(host, dt)
+        fused = not d.nefc and host._user_xfrc is None and self._step2[0] != 0
+        if not (fused and after_step(self, loop, integ, host, dt, A, pairs, force)):
+            forced = np.zeros(len(c.rows), dtype=bool)
+            host.apply(batch, force, forced)
+            if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
+                host.settle_warmstart(np.flatnonzero(forced & c._movable))
+            host.step()
+            if not after_step(self, loop, integ, host, dt, A, pairs):
+                loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
 
@@ -577,7 +582,9 @@ class LeanTree:
                         bool(host._iquat_unit), shapes.body, shapes.lpos, shapes.lrot,
                         shapes.plane_n, shapes.plane_p, shapes.radius, self._mass1,
                         self._inv_inertia, self._fixed, self._inv_m_ext, d.xipos, d.xquat,
-                        d.cvel, d.subtree_com)
+                        d.cvel, d.subtree_com, d.xfrc_applied, np.empty_like(d.xfrc_applied),
+                        np.ascontiguousarray(host.body, dtype=np.int64),
+                        np.ascontiguousarray(host._static, dtype=np.bool_), self._step2)
         self._tree_arrays = (shapes, A)
         return A
 
@@ -634,6 +641,30 @@ def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.nda
 
 
 @njit
+def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
+               rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h, found,
+               out):
+    """MuJoCo's host step and the implicit step's rounds in one call (:meth:`LeanTree.step`
+    without a MuJoCo constraint row): the contacts' forces ``force`` (K, 3) N (sides ``a``,
+    ``b``, ``point`` (K, 3)) added to ``xfrc_applied`` (:func:`.kernels.add_forces`, as
+    :meth:`MujocoHost.apply <mbplugin.mujoco.host.MujocoHost.apply>`; the user's values kept
+    in ``A.xfrc_user``), ``qpos0`` the state before it, ``mj_step2`` (``A.step2``), the user's
+    ``xfrc_applied`` back (:meth:`MujocoHost.step <mbplugin.mujoco.host.MujocoHost.step>`),
+    then :func:`tree_rounds` from its first solve (the other arguments are its own). Returns
+    :func:`tree_rounds`' outcome."""
+    A.xfrc_user[:] = A.xfrc
+    forced = np.zeros(A.hbody.shape[0], dtype=np.bool_)
+    add_forces(A.xfrc, A.xipos, A.hbody, A.hstatic, a, b, point, force, forced)
+    A.qpos0[:] = A.qpos
+    fns = A.fns
+    capi.call(A.step2[0], fns[-3], fns[-2])
+    A.xfrc[:] = A.xfrc_user
+    return tree_rounds(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1,
+                       u1, loaded, s1, np.zeros(d1.shape[0] * 3).reshape(-1, 3), 0.0, resp,
+                       cont, sgn, u0, counters, d_h, u_h, found, out)
+
+
+@njit
 def _rate(u, n, out):
     """The overlaps' rate -n . u (K,) m/s of the velocities ``u`` (K, 3) m/s along the normals
     ``n`` (K, 3) into ``out``, as :meth:`ImplicitStep.finish
@@ -646,7 +677,8 @@ def _rate(u, n, out):
 
 
 def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
-               A: Any = None, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
+               A: Any = None, pairs: tuple[np.ndarray, np.ndarray] | None = None,
+               force: np.ndarray | None = None) -> bool:
     """:meth:`LeanTree.step`'s implicit solve after ``mj_step2`` (``tree`` the
     :class:`LeanTree`): the pending step's read, solves, responses and rounds by
     :func:`tree_rounds` (:meth:`LeanTree.rounds` with its start, from the arrays
@@ -657,7 +689,9 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
     general path is handed to it (``loop.after``; :meth:`LeanTree.rounds` returns what ran
     here). Returns False, nothing run, where :meth:`HostStep.after`'s lean rounds do not
     apply (then call ``loop.after``). ``A``, ``pairs``: the step's :class:`TreeArrays` and
-    its contacts' plane and sphere shapes, where known."""
+    its contacts' plane and sphere shapes, where known. With ``force`` (K, 3) N, MuJoCo's
+    host step is not taken yet: :func:`tree_after` applies it, steps MuJoCo and takes the
+    rounds in one call (False: nothing done, MuJoCo not stepped)."""
     pend = integ.pending
     if pend is None or loop._any_free or not loop.plain_redetect():
         return False
@@ -680,13 +714,25 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
     left = int(integ.verify)
     c = np.ascontiguousarray
     wall = time.perf_counter()
-    status, state = tree_rounds(
-        A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
-        VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
-        c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
-        0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
-        np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
-        out)
+    if force is not None:  # (the wall time then includes mj_step2's)
+        f = c(force, dtype=float)
+        status, state = tree_after(
+            A, batch.a, batch.b, c(batch.point, dtype=float), f, pairs[0], pairs[1], left,
+            float(dt), max(loop.margin, LOST_MARGIN), VERIFY_TOL, VERIFY_DU, space.gf, space.gc,
+            c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded,
+            s1, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+            out)
+        host._predictor, host._applied = (batch, f), None  # (MujocoHost.apply, .step)
+        host._predictor_time = host.d.time
+    else:
+        status, state = tree_rounds(
+            A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
+            VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
+            c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
+            0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+            out)
     if status == FIRST:
         tree.first_handed += 1
         tree._pre = _FIRST
