@@ -84,7 +84,7 @@ FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxip
           "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
           "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext",
           "xipos", "xquat", "cvel", "subtree_com", "xfrc", "xfrc_user", "hbody", "hstatic",
-          "step2")
+          "step2", "hpos", "hquat", "hvel", "hom")
 
 
 @structref.register
@@ -584,7 +584,8 @@ class LeanTree:
                         self._inv_inertia, self._fixed, self._inv_m_ext, d.xipos, d.xquat,
                         d.cvel, d.subtree_com, d.xfrc_applied, np.empty_like(d.xfrc_applied),
                         np.ascontiguousarray(host.body, dtype=np.int64),
-                        np.ascontiguousarray(host._static, dtype=np.bool_), self._step2)
+                        np.ascontiguousarray(host._static, dtype=np.bool_), self._step2,
+                        *(np.empty((len(host.body), w)) for w in (3, 4, 3, 3)))
         self._tree_arrays = (shapes, A)
         return A
 
@@ -651,7 +652,8 @@ def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, g
     in ``A.xfrc_user``), ``qpos0`` the state before it, ``mj_step2`` (``A.step2``), the user's
     ``xfrc_applied`` back (:meth:`MujocoHost.step <mbplugin.mujoco.host.MujocoHost.step>`),
     then :func:`tree_rounds` from its first solve (the other arguments are its own). Returns
-    :func:`tree_rounds`' outcome."""
+    :func:`tree_rounds`' outcome; its rows' state of a HANDOVER in ``A.hpos``, ``A.hquat``,
+    ``A.hvel``, ``A.hom`` (returned arrays would cost their boxing in every step)."""
     A.xfrc_user[:] = A.xfrc
     forced = np.zeros(A.hbody.shape[0], dtype=np.bool_)
     add_forces(A.xfrc, A.xipos, A.hbody, A.hstatic, a, b, point, force, forced)
@@ -659,9 +661,13 @@ def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, g
     fns = A.fns
     capi.call(A.step2[0], fns[-3], fns[-2])
     A.xfrc[:] = A.xfrc_user
-    return tree_rounds(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1,
-                       u1, loaded, s1, np.zeros(d1.shape[0] * 3).reshape(-1, 3), 0.0, resp,
-                       cont, sgn, u0, counters, d_h, u_h, found, out)
+    status, state = tree_rounds(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
+                                rtol, P, d1, u1, loaded, s1,
+                                np.zeros(d1.shape[0] * 3).reshape(-1, 3), 0.0, resp, cont, sgn,
+                                u0, counters, d_h, u_h, found, out)
+    if status == HANDOVER:
+        A.hpos[:], A.hquat[:], A.hvel[:], A.hom[:] = state
+    return status
 
 
 @njit
@@ -716,7 +722,7 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
     wall = time.perf_counter()
     if force is not None:  # (the wall time then includes mj_step2's)
         f = c(force, dtype=float)
-        status, state = tree_after(
+        status = tree_after(
             A, batch.a, batch.b, c(batch.point, dtype=float), f, pairs[0], pairs[1], left,
             float(dt), max(loop.margin, LOST_MARGIN), VERIFY_TOL, VERIFY_DU, space.gf, space.gc,
             c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded,
@@ -725,6 +731,8 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
             out)
         host._predictor, host._applied = (batch, f), None  # (MujocoHost.apply, .step)
         host._predictor_time = host.d.time
+        if status == HANDOVER:
+            state = (A.hpos.copy(), A.hquat.copy(), A.hvel.copy(), A.hom.copy())
     else:
         status, state = tree_rounds(
             A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
