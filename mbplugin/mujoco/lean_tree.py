@@ -66,10 +66,8 @@ from mbplugin.mujoco.kernels import add_forces, row_state
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.delassus import articulated_add, articulated_w
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.layout import CONTACT, head
-from mbplugin.pipeline.store import _empty_events
-from mbplugin.pipeline.store_kernel import same_rows
-from mbplugin.pipeline.substep import SubstepStats, _law_tables
+from mbplugin.pipeline.layout import head
+from mbplugin.pipeline.substep import SubstepStats
 
 #: :func:`tree_rounds`' outcomes: the rounds ended, the general path takes the round whose read
 #: is handed back, or the step's first solve (MuJoCo's data unchanged)
@@ -219,51 +217,6 @@ def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
     f = found
     return (ok, margin, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
             ra[:f], rb[:f], W, wnn, jac, mm, cont, sgn, resp)
-
-
-@njit
-def tree_begin(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H, key, law, skeys, fast, coef, mem,
-               slaw, kid, mode, wkeys, wimp, hd, no_mu, fr, s0, P_lin, m_eff, u0, fn0, fn,
-               slip, force):
-    """:func:`tree_start` and, in a steady step, the store's commit test and the implicit
-    step's begin in the same call (:meth:`LeanTree.step`'s :func:`_steady`): where the found
-    pairs' keys ``key[idx]`` are the store's rows ``skeys`` in order, every law index
-    ``law[idx]`` 0 and no row ends (:func:`~mbplugin.pipeline.store_kernel.same_rows` with
-    the store's one law ``fast`` = (kernel id, mode) and coefficients ``coef``: the test of
-    :meth:`ContactStore.commit_rows <mbplugin.pipeline.store.ContactStore.commit_rows>`),
-    the warm start P_lin (K, 3) N s (each contact's impulse of the last step by key in
-    ``wkeys`` / ``wimp``, zero for a new one: :meth:`ContactIntegrator.warm_start
-    <mbplugin.hosts.integrator.ContactIntegrator.warm_start>`) and
-    :func:`~mbplugin.hosts.fused_kernels.lean_begin` with the store's rows (``mem``,
-    ``slaw``, law tables ``kid``, ``mode``), header ``hd``, no per-pair mu (``no_mu`` (0,
-    2)), the Friction's ``fr`` (on, mu, mu_s), springs ``s0`` (zeros) into the K first rows
-    of ``P_lin`` ... ``force``.
-    Returns :func:`tree_start`'s outcome, then (begun, gf, gc, every contact active); not
-    begun: nothing but :func:`tree_start`'s work done."""
-    out = tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H)
-    ok, idx, W, wnn = out[0], out[2], out[11], out[12]
-    f = idx.shape[0]
-    gf, gc = np.empty(0), np.empty(0, dtype=CONTACT)
-    if not ok or f != skeys.shape[0]:
-        return out, False, gf, gc, False
-    bk, bl = key[idx], law[idx]
-    end = np.empty(f, dtype=np.bool_)
-    if same_rows(skeys, bk, bl, fast[0], fast[1], out[5], out[6], coef, end) != 0:
-        return out, False, gf, gc, False
-    for i in range(f):
-        for a3 in range(3):
-            P_lin[i, a3] = 0.0
-        for j in range(wkeys.shape[0]):
-            if wkeys[j] == bk[i]:
-                for a3 in range(3):
-                    P_lin[i, a3] = wimp[j, a3]
-                break
-    gf, gc, every = lean_begin(f, wnn, out[7], out[6], out[4], out[5], P_lin[:f], dt, hd,
-                               W.reshape(-1), no_mu, fr[0] != 0.0, fr[1], fr[2], True,
-                               np.empty(0, dtype=np.int64), coef, mem, slaw, bl, kid, mode,
-                               s0[:f], m_eff[:f], u0[:f], fn0[:f], fn[:f], slip[:f],
-                               force[:f])
-    return out, True, gf, gc, every
 
 
 @njit
@@ -553,17 +506,9 @@ class LeanTree:
         dt = float(m.opt.timestep)
         t = float(d.time)
         A = self._arrays(shapes)
-        pre = _steady(loop, integ, store, len(key))
-        if pre is None:
-            (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm,
-             cont, sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
-                                           self._g_norm(c), int(m.nv), H)
-            begun = False
-        else:
-            ((ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm,
-              cont, sgn, resp), begun, gf, gc, every) = tree_begin(
-                A, self._fns, det.sa, det.sb, a, b, self._art, dt, self._g_norm(c), int(m.nv),
-                H, key, law, *pre[0])
+        (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
+         sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
+                                 self._g_norm(c), int(m.nv), H)
         if not ok:
             return None, True
         self.blocks += 1
@@ -577,11 +522,7 @@ class LeanTree:
             pairs = (det.sa[i], det.sb[i])
         loop.margin = 2.0 * margin
         # HostStep.step: the store's commit, W (the hook's bookkeeping), the implicit begin
-        if begun:  # (ContactStore.commit_rows of the same rows, none ending: tested above)
-            store._delta_last = batch.delta.copy()
-            store._ddelta_last = batch.ddelta.copy()
-            store._close(_empty_events(), [])
-        elif not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+        if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
             store.commit(batch, t, aligned=False, compiled=True)
         loop.pending = None
         integ.pending = None
@@ -593,13 +534,7 @@ class LeanTree:
         loop._w_cache.put(None, W, wnn, False)
         s0 = integ.stick_start(batch)
         mu = loop.pair_mu(host, batch)
-        if begun:
-            k = len(batch)
-            s0, P_lin, m_eff, u0, fn0, fn, slip, force = (
-                pre[1] if k == len(key) else (x[:k] for x in pre[1]))
-            info = begun_step(loop, integ, store, batch, W, s0, None, gf, gc, t, every, P_lin,
-                              m_eff, u0, fn0, fn, slip)
-        elif integ.solver != "scipy" and ik.compiled_laws(store):
+        if integ.solver != "scipy" and ik.compiled_laws(store):
             info, force = begin_step(loop, integ, store, batch, W, wnn, s0, mu, t, dt)
         else:
             k = len(batch)
@@ -695,63 +630,15 @@ def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.nda
         0.0 if friction is None else float(friction.mu),
         0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
         c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
-    return begun_step(loop, integ, store, batch, W, s0, mu_k, gf, gc, t, every, P_lin, m_eff,
-                      u0, fn0, fn, slip), force
-
-
-def begun_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,
-               s0: np.ndarray, mu_k: np.ndarray | None, gf: np.ndarray, gc: np.ndarray,
-               t: float, every: bool, P_lin: np.ndarray, m_eff: np.ndarray, u0: np.ndarray,
-               fn0: np.ndarray, fn: np.ndarray, slip: np.ndarray) -> Any:
-    """:func:`begin_step`'s end after :func:`~mbplugin.hosts.fused_kernels.lean_begin` (its
-    outputs): the batch's effective masses ``m_eff`` (kg), the pending step of ``integ``
-    (:meth:`ImplicitStep.begun <mbplugin.pipeline.implicit.ImplicitStep.begun>`) and
-    ``loop``'s info (returned)."""
-    k = len(batch)
-    friction = integ.friction
-    if friction is not None and not friction.active:
-        friction = None
     batch.m_eff = m_eff
     space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, s0, mu_k, gf, gc, t,
-                               bool(every), fn0, stick=integ.stick)
+                               bool(every), fn0, stick=stick)
     integ.pending = (batch, space, P_lin, u0)
     ab = np.empty((k, 2), dtype=np.int64)
     ab[:, 0], ab[:, 1] = batch.a, batch.b
     loop.last = loop.make_info(k, SubstepStats(), fn, batch.key.copy(), ab,
                                batch.delta.copy(), slip)
-    return loop.last
-
-
-def _steady(loop: Any, integ: Any, store: Any, kp: int) -> tuple[tuple, tuple] | None:
-    """:func:`tree_begin`'s arguments after ``law`` and its buffers for ``kp`` pairs (s0,
-    P_lin, m_eff, u0, fn0, fn, slip, force), where a steady step's begin can be fused: the
-    compiled sub-stepper with compiled laws, no stick spring, the Friction's coefficients
-    (no per-pair mu), the store's one law compiled without memory or ODE state and no latch
-    (:meth:`ContactStore.commit_rows <mbplugin.pipeline.store.ContactStore.commit_rows>`'s
-    own conditions); else None (:func:`tree_start` and the general begin)."""
-    if (integ.solver == "scipy" or integ.stick is not None or len(store.latched_keys)
-            or loop.friction_mode not in ("given", "none") or len(store.laws) != 1
-            or not ik.compiled_laws(store)):
-        return None
-    fast = store._fast_law()
-    if fast is None or store.keys.dtype != np.int64:
-        return None
-    friction = integ.friction
-    if friction is not None and not friction.active:
-        friction = None
-    fr = np.array([0.0, 0.0, 0.0] if friction is None
-                  else [1.0, float(friction.mu), float(friction.static)])
-    warm = integ._warm
-    wkeys, wimp = ((np.empty(0, dtype=np.int64), np.empty((0, 3))) if warm is None
-                   else warm)
-    kid, mode = _law_tables(store.laws)[:2]
-    c = np.ascontiguousarray
-    v1, v3 = np.empty((4, kp)), np.empty((3, kp, 3))
-    s0 = np.zeros((kp, 3))
-    out = (v3[0], v1[0], v3[1], v1[1], v1[2], v1[3], v3[2])
-    return ((c(store.keys), np.array(fast, dtype=np.int64), c(store.coef, dtype=float),
-             store.mem, c(store.law, dtype=np.int64), kid, mode, c(wkeys, dtype=np.int64),
-             c(wimp, dtype=float), head(friction, None), ik._NO_MU, fr, s0, *out), (s0, *out))
+    return loop.last, force
 
 
 @njit
