@@ -124,18 +124,19 @@ def call_jac(typingctx, fn, m, d, jacp, jacr, point, body):
     args = (fn, m, d, jacp, jacr, point, body)
     if not all(isinstance(x, types.Integer) for x in args):
         return None
-    sig = types.void(*args)
+    return types.void(*args), _ptrs_int
 
-    def codegen(context, builder, signature, a):
-        ptr = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 5 + [i32])
-        f = builder.inttoptr(a[0], fnty.as_pointer())
-        b = builder.trunc(a[6], i32) if a[6].type.width > 32 else a[6]
-        builder.call(f, [_ptr(builder, x) for x in a[1:6]] + [b])
-        return context.get_dummy_value()
 
-    return sig, codegen
+def _ptrs_int(context, builder, signature, a):
+    """The code of a call ``a[0](a[1], ..., a[-2], a[-1])`` of a ``void`` C function whose
+    arguments are pointers (the addresses ``a[1:-1]``) and a last ``int`` (``a[-1]``)."""
+    ptr = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [ptr] * (len(a) - 2) + [i32])
+    f = builder.inttoptr(a[0], fnty.as_pointer())
+    last = builder.trunc(a[-1], i32) if a[-1].type.width > 32 else a[-1]
+    builder.call(f, [_ptr(builder, x) for x in a[1:-1]] + [last])
+    return context.get_dummy_value()
 
 
 @intrinsic
@@ -181,15 +182,4 @@ def call_solve_m(typingctx, fn, m, d, x, y, n):
     args = (fn, m, d, x, y, n)
     if not all(isinstance(v, types.Integer) for v in args):
         return None
-    sig = types.void(*args)
-
-    def codegen(context, builder, signature, a):
-        ptr = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 4 + [i32])
-        f = builder.inttoptr(a[0], fnty.as_pointer())
-        k = builder.trunc(a[5], i32) if a[5].type.width > 32 else a[5]
-        builder.call(f, [_ptr(builder, v) for v in a[1:5]] + [k])
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return types.void(*args), _ptrs_int
