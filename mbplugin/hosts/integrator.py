@@ -216,6 +216,13 @@ class ContactIntegrator:
             spin = respond(batch, dP, bodies)
         space.finish(res)
         stats.wall = res.stats.wall
+        self.booked(batch, space, res, dt)
+        return batch, res, stats
+
+    def booked(self, batch: ContactBatch, space: Any, res: Any, dt: float) -> None:
+        """:meth:`after`'s end after the store booked the step of ``dt`` s
+        (``space.finish(res)``): each contact's next first step, warm-start impulse and (with
+        ``stick``) spring by key."""
         keys = self.store.keys
         self._h, self._keys = dt, keys.copy()
         self._h_of = None
@@ -228,7 +235,6 @@ class ContactIntegrator:
         if self.stick is not None:
             self._stick_keys, self._stick_s = key, space.s_end[keep].copy()
         self._warm = (key, res.impulse[keep].copy())
-        return batch, res, stats
 
 
 def verify_off(d_h: np.ndarray, d: np.ndarray, u_h: np.ndarray, u: np.ndarray,

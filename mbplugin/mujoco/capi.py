@@ -95,10 +95,12 @@ def call(typingctx, fn, m, d):
 #: const mjtNum point[3], int body)``, ``void mj_fullM(const mjModel*, const mjData*,
 #: mjtNum* dst)`` (MuJoCo >= 3.3's argument order), ``void mj_integratePos(const mjModel*,
 #: mjtNum* qpos, const mjtNum* qvel, mjtNum dt)``, and ``void f(const mjModel*, mjData*)``
-#: of the kinematics stages
+#: of the kinematics stages, and ``void mj_solveM(const mjModel*, mjData*, mjtNum* x, const
+#: mjtNum* y, int n)`` (x = M^-1 y for n rows of nv, by the factor ``qLD`` that ``mj_step1``'s
+#: ``mj_factorM`` left)
 TREE_NAMES = ("mj_jac", "mj_fullM", "mj_integratePos", "mj_kinematics", "mj_comPos",
-              "mj_comVel")
-JAC, FULL_M, INTEGRATE_POS, KINEMATICS, COM_POS, COM_VEL = range(len(TREE_NAMES))
+              "mj_comVel", "mj_solveM")
+JAC, FULL_M, INTEGRATE_POS, KINEMATICS, COM_POS, COM_VEL, SOLVE_M = range(len(TREE_NAMES))
 _LOADED_TREE: dict[str, np.ndarray | None] = {}
 
 
@@ -122,18 +124,19 @@ def call_jac(typingctx, fn, m, d, jacp, jacr, point, body):
     args = (fn, m, d, jacp, jacr, point, body)
     if not all(isinstance(x, types.Integer) for x in args):
         return None
-    sig = types.void(*args)
+    return types.void(*args), _ptrs_int
 
-    def codegen(context, builder, signature, a):
-        ptr = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr] * 5 + [i32])
-        f = builder.inttoptr(a[0], fnty.as_pointer())
-        b = builder.trunc(a[6], i32) if a[6].type.width > 32 else a[6]
-        builder.call(f, [_ptr(builder, x) for x in a[1:6]] + [b])
-        return context.get_dummy_value()
 
-    return sig, codegen
+def _ptrs_int(context, builder, signature, a):
+    """The code of a call ``a[0](a[1], ..., a[-2], a[-1])`` of a ``void`` C function whose
+    arguments are pointers (the addresses ``a[1:-1]``) and a last ``int`` (``a[-1]``)."""
+    ptr = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [ptr] * (len(a) - 2) + [i32])
+    f = builder.inttoptr(a[0], fnty.as_pointer())
+    last = builder.trunc(a[-1], i32) if a[-1].type.width > 32 else a[-1]
+    builder.call(f, [_ptr(builder, x) for x in a[1:-1]] + [last])
+    return context.get_dummy_value()
 
 
 @intrinsic
@@ -170,3 +173,13 @@ def call_integrate_pos(typingctx, fn, m, qpos, qvel, dt):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def call_solve_m(typingctx, fn, m, d, x, y, n):
+    """``mj_solveM(m, d, x, y, n)`` in compiled code: every argument but ``n`` an address
+    (unsigned 64-bit integer), ``n`` an integer (the rows of x and y, each ``nv`` long)."""
+    args = (fn, m, d, x, y, n)
+    if not all(isinstance(v, types.Integer) for v in args):
+        return None
+    return types.void(*args), _ptrs_int

@@ -10,9 +10,11 @@ calls itself (:mod:`mbplugin.mujoco.capi`, through ``_address``):
 * :func:`tree_block` before the host step: W's block of the tree (the general path's
   :meth:`MujocoTrees.blocks <mbplugin.mujoco.trees.MujocoTrees.blocks>` and
   :meth:`~mbplugin.mujoco.trees.MujocoTrees.update_matrix`): the point Jacobians ``mj_jac``
-  at each contact point, the joint-space mass matrix ``mj_fullM``, then
-  :func:`~mbplugin.pipeline.delassus.articulated_w` (W = J M^-1 J^T and the response
-  M^-1 J^T) and each contact's n . W n;
+  at each contact point, the joint-space mass matrix ``mj_fullM``, the response M^-1 J^T by
+  ``mj_solveM`` on the factor ``qLD`` that ``mj_step1`` left (where the velocity update is M
+  alone; else :func:`~mbplugin.pipeline.delassus.articulated_w`'s dense solve of the update
+  matrix), W = J M^-1 J^T (:func:`~mbplugin.pipeline.delassus.articulated_add`) and each
+  contact's n . W n;
 * :func:`tree_rounds` after it: the read of MuJoCo's end state (``mj_kinematics``,
   ``mj_comPos``, ``mj_comVel`` on the scratch ``MjData``, :func:`.kernels.row_state`,
   :func:`~mbplugin.hosts.detection.host_plane_spheres`), the solve (the kernels of
@@ -60,9 +62,9 @@ from mbplugin.hosts.integrator import (
 )
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
-from mbplugin.mujoco.kernels import row_state
+from mbplugin.mujoco.kernels import add_forces, row_state
 from mbplugin.pipeline import implicit_kernel as ik
-from mbplugin.pipeline.delassus import articulated_w
+from mbplugin.pipeline.delassus import articulated_add, articulated_w
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.layout import head
 from mbplugin.pipeline.substep import SubstepStats
@@ -81,7 +83,8 @@ _M = np.empty((0, 0))
 FIELDS = ("fns", "qpos", "qvel", "qpos0", "qadr", "rot", "sqpos", "sqvel", "sxipos", "sxquat",
           "scvel", "scom", "body", "root", "iquat", "iquat_unit", "sbody", "lpos", "lrot",
           "plane_n", "plane_p", "radius", "mass1", "inv_inertia", "fixed", "inv_m_ext",
-          "xipos", "xquat", "cvel", "subtree_com")
+          "xipos", "xquat", "cvel", "subtree_com", "xfrc", "xfrc_user", "hbody", "hstatic",
+          "step2", "hpos", "hquat", "hvel", "hom")
 
 
 @structref.register
@@ -115,7 +118,8 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
     tree's rows, ``body`` (N,) their MuJoCo bodies), ``point`` / ``normal`` (K, 3) world;
     ``fns`` the addresses of :data:`.capi.TREE_NAMES` then ``mjModel*``, ``mjData*``;
     ``H`` (nv, nv) the matrix of MuJoCo's velocity update (:meth:`MujocoTrees.update_matrix
-    <mbplugin.mujoco.trees.MujocoTrees.update_matrix>`), or (0, 0): M itself (``mj_fullM``).
+    <mbplugin.mujoco.trees.MujocoTrees.update_matrix>`), or (0, 0): M itself (``mj_fullM``;
+    M^-1 J^T by ``mj_solveM``: the general path's at roundoff).
     The entries are the general path's: the sides a on the tree, then the sides b, in contact
     order (sign -1, +1). Returns (ok, jac (E, 3, nv), mass matrix (nv, nv), contact (E,),
     sign (E,), response (nv, 3E)); not ok where a contact has no side or both sides on the
@@ -150,9 +154,15 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
         r = a[i] if sgn[e] < 0 else b[i]
         capi.call_jac(fns[capi.JAC], m, d, base + np.uint64(e * 3 * nv * 8), np.uint64(0),
                       pt.ctypes.data, body[r])
-    if H.shape[0] != nv:
+    if H.shape[0] == nv:
+        resp = articulated_w(jac, mm, np.empty(0, dtype=np.int64), cont, sgn, W)
+    else:  # M^-1 J^T by MuJoCo's own factor of M (qLD of mj_step1's mj_factorM)
         capi.call3(fns[capi.FULL_M], m, d, mm.ctypes.data)
-    resp = articulated_w(jac, mm, np.empty(0, dtype=np.int64), cont, sgn, W)
+        jrows = jac.reshape(3 * ne, nv)
+        x = np.empty((3 * ne, nv))
+        capi.call_solve_m(fns[capi.SOLVE_M], m, d, x.ctypes.data, jrows.ctypes.data, 3 * ne)
+        resp = np.ascontiguousarray(x.T)
+        articulated_add(jrows, resp, cont, sgn, W)
     for i in range(k):  # (normal_entries: the diagonal blocks' n . B n, row-major)
         s = 0.0
         for p in range(3):
@@ -301,16 +311,6 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     return DONE, state
 
 
-def _no_read() -> Any:
-    """The read of :func:`after_step`'s ended rounds (never called)."""
-    raise AssertionError("the lean rounds ended: no read")
-
-
-def _no_respond(*args: Any) -> float:
-    """The response of :func:`after_step`'s ended rounds (never called)."""
-    raise AssertionError("the lean rounds ended: no response")
-
-
 def _plain_update(mj: Any, m: Any) -> bool:
     """Whether the matrix of MuJoCo's velocity update of the model's dofs is its mass matrix
     M alone (:meth:`MujocoTrees.update_matrix
@@ -348,6 +348,8 @@ class LeanTree:
         self._inv_m_ext = np.zeros(len(fixed) + 1)  # (BodyState.inv_mass_ext)
         self._inv_m_ext[:-1][~fixed] = 1.0 / self._mass1[~fixed]
         self._work_k: tuple[int, tuple[np.ndarray, ...]] | None = None
+        steps = capi.load(host.mj)  # mj_step2 from compiled code (tree_after), where usable
+        self._step2 = np.array([0 if steps is None else steps[capi.STEP2]], dtype=np.uint64)
         #: the options of a velocity update that was M itself (None: it was not)
         self._opt = ((m.opt.integrator, m.opt.disableflags) if _plain_update(host.mj, m)
                      else None)
@@ -359,7 +361,7 @@ class LeanTree:
         self.blocks = self.steps = self.first_handed = 0
         #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
         self._pre: Any = None
-        self._gn: tuple[bytes, float] | None = None
+        self._gn: tuple[tuple[bytes, int], float] | None = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -494,7 +496,8 @@ class LeanTree:
         store, integ = loop.store, loop.integrator
         det = loop._plane_spheres
         const = None if det is None else det._const
-        if const is None or det._c is not loop.model.arrays or loop.articulated != "implicit":
+        shapes = loop.model.arrays
+        if const is None or det._c is not shapes or loop.articulated != "implicit":
             return None, False
         a, b, key, law, k_hertz, r_eff = const
         mj, m, d = host.mj, host.m, host.d
@@ -502,7 +505,7 @@ class LeanTree:
         H = self._update()
         dt = float(m.opt.timestep)
         t = float(d.time)
-        A = self._arrays(loop.model.arrays)
+        A = self._arrays(shapes)
         (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
          sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
                                  self._g_norm(c), int(m.nv), H)
@@ -512,9 +515,11 @@ class LeanTree:
         if len(i) == len(key):  # (PlaneSphereDetection.detect's batch)
             batch = ContactBatch(a.copy(), b.copy(), key.copy(), point, normal, delta, ddelta,
                                  vt, m_eff, r_eff.copy(), ra, rb, law.copy(), k_hertz.copy())
+            pairs = (det.sa, det.sb)
         else:
             batch = ContactBatch(a[i], b[i], key[i], point, normal, delta, ddelta, vt, m_eff,
                                  r_eff[i], ra, rb, law[i], k_hertz[i])
+            pairs = (det.sa[i], det.sb[i])
         loop.margin = 2.0 * margin
         # HostStep.step: the store's commit, W (the hook's bookkeeping), the implicit begin
         if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
@@ -539,24 +544,26 @@ class LeanTree:
             u0 = batch.vt - batch.ddelta[:, None] * batch.normal
             info, batch, force = loop._implicit_before(batch, W, u0, s0, t, dt, mu)
         # MujocoContacts.step: the forces, MuJoCo's step, the implicit step's solve
-        forced = np.zeros(len(c.rows), dtype=bool)
-        host.apply(batch, force, forced)
-        if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
-            host.settle_warmstart(np.flatnonzero(forced & c._movable))
-        host.step()
-        if not after_step(self, loop, integ, host, dt):
-            loop.after(host, dt)
+        fused = not d.nefc and host._user_xfrc is None and self._step2[0] != 0
+        if not (fused and after_step(self, loop, integ, host, dt, A, pairs, force)):
+            forced = np.zeros(len(c.rows), dtype=bool)
+            host.apply(batch, force, forced)
+            if d.nefc:  # (settle_warmstart's work: none without a MuJoCo constraint)
+                host.settle_warmstart(np.flatnonzero(forced & c._movable))
+            host.step()
+            if not after_step(self, loop, integ, host, dt, A, pairs):
+                loop.after(host, dt)
         c.last = c._info(loop.last if loop.last is not None else info)
         return c.last, True
 
     def _g_norm(self, c: Any) -> float:
         """|g| (m/s^2) of ``c``'s gravity (:func:`~mbplugin.hosts.detection.margin_of`'s
         ``np.linalg.norm``), kept while the gravity is bitwise the same."""
-        g = c.gravity()
-        key = g.tobytes()
+        opt = self.host.m.opt
+        key = (opt.gravity.tobytes(), opt.disableflags)  # (what c.gravity() reads)
         hit = self._gn
         if hit is None or hit[0] != key:
-            hit = self._gn = (key, float(np.linalg.norm(g)))
+            hit = self._gn = (key, float(np.linalg.norm(c.gravity())))
         return hit[1]
 
     def _arrays(self, shapes: Any) -> Any:
@@ -575,7 +582,10 @@ class LeanTree:
                         bool(host._iquat_unit), shapes.body, shapes.lpos, shapes.lrot,
                         shapes.plane_n, shapes.plane_p, shapes.radius, self._mass1,
                         self._inv_inertia, self._fixed, self._inv_m_ext, d.xipos, d.xquat,
-                        d.cvel, d.subtree_com)
+                        d.cvel, d.subtree_com, d.xfrc_applied, np.empty_like(d.xfrc_applied),
+                        np.ascontiguousarray(host.body, dtype=np.int64),
+                        np.ascontiguousarray(host._static, dtype=np.bool_), self._step2,
+                        *(np.empty((len(host.body), w)) for w in (3, 4, 3, 3)))
         self._tree_arrays = (shapes, A)
         return A
 
@@ -631,7 +641,50 @@ def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.nda
     return loop.last, force
 
 
-def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float) -> bool:
+@njit
+def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
+               rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h, found,
+               out):
+    """MuJoCo's host step and the implicit step's rounds in one call (:meth:`LeanTree.step`
+    without a MuJoCo constraint row): the contacts' forces ``force`` (K, 3) N (sides ``a``,
+    ``b``, ``point`` (K, 3)) added to ``xfrc_applied`` (:func:`.kernels.add_forces`, as
+    :meth:`MujocoHost.apply <mbplugin.mujoco.host.MujocoHost.apply>`; the user's values kept
+    in ``A.xfrc_user``), ``qpos0`` the state before it, ``mj_step2`` (``A.step2``), the user's
+    ``xfrc_applied`` back (:meth:`MujocoHost.step <mbplugin.mujoco.host.MujocoHost.step>`),
+    then :func:`tree_rounds` from its first solve (the other arguments are its own). Returns
+    :func:`tree_rounds`' outcome; its rows' state of a HANDOVER in ``A.hpos``, ``A.hquat``,
+    ``A.hvel``, ``A.hom`` (returned arrays would cost their boxing in every step)."""
+    A.xfrc_user[:] = A.xfrc
+    forced = np.zeros(A.hbody.shape[0], dtype=np.bool_)
+    add_forces(A.xfrc, A.xipos, A.hbody, A.hstatic, a, b, point, force, forced)
+    A.qpos0[:] = A.qpos
+    fns = A.fns
+    capi.call(A.step2[0], fns[-3], fns[-2])
+    A.xfrc[:] = A.xfrc_user
+    status, state = tree_rounds(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
+                                rtol, P, d1, u1, loaded, s1,
+                                np.zeros(d1.shape[0] * 3).reshape(-1, 3), 0.0, resp, cont, sgn,
+                                u0, counters, d_h, u_h, found, out)
+    if status == HANDOVER:
+        A.hpos[:], A.hquat[:], A.hvel[:], A.hom[:] = state
+    return status
+
+
+@njit
+def _rate(u, n, out):
+    """The overlaps' rate -n . u (K,) m/s of the velocities ``u`` (K, 3) m/s along the normals
+    ``n`` (K, 3) into ``out``, as :meth:`ImplicitStep.finish
+    <mbplugin.pipeline.implicit.ImplicitStep.finish>` takes it: ``np.einsum("ij,ij->i")``'s
+    sum in its order (its two-lane loop: x z first, then y; NumPy 2.4 on x86-64, checked by
+    tests/test_mujoco_lean_tree.py; another order would move the store's rates at roundoff)."""
+    for i in range(u.shape[0]):
+        x, y, z = u[i, 0] * n[i, 0], u[i, 1] * n[i, 1], u[i, 2] * n[i, 2]
+        out[i] = -((x + z) + y)
+
+
+def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
+               A: Any = None, pairs: tuple[np.ndarray, np.ndarray] | None = None,
+               force: np.ndarray | None = None) -> bool:
     """:meth:`LeanTree.step`'s implicit solve after ``mj_step2`` (``tree`` the
     :class:`LeanTree`): the pending step's read, solves, responses and rounds by
     :func:`tree_rounds` (:meth:`LeanTree.rounds` with its start, from the arrays
@@ -641,43 +694,67 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float) -> b
     <mbplugin.hosts.step.HostStep.after>` does it. A first solve or round that needs the
     general path is handed to it (``loop.after``; :meth:`LeanTree.rounds` returns what ran
     here). Returns False, nothing run, where :meth:`HostStep.after`'s lean rounds do not
-    apply (then call ``loop.after``)."""
+    apply (then call ``loop.after``). ``A``, ``pairs``: the step's :class:`TreeArrays` and
+    its contacts' plane and sphere shapes, where known. With ``force`` (K, 3) N, MuJoCo's
+    host step is not taken yet: :func:`tree_after` applies it, steps MuJoCo and takes the
+    rounds in one call (False: nothing done, MuJoCo not stepped)."""
     pend = integ.pending
     if pend is None or loop._any_free or not loop.plain_redetect():
         return False
     batch, space, P_lin, u0 = pend
-    pairs = loop._reads._pairs(batch.key)
+    if pairs is None:  # (the pending batch's plane and sphere shapes: step's own)
+        pairs = loop._reads._pairs(batch.key)
     blk = loop._art[0]
     if pairs is None or not space.compiled or blk.tag != tree.root:
         return False
     k = len(u0)
     P = P_lin.copy()
     d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-    A = tree._arrays(loop.model.arrays)
+    if A is None:
+        A = tree._arrays(loop.model.arrays)
     d_h, u_h, found, counters, out = tree._work(k)
     counters[:] = 0
     out[:] = 0.0
     s1 = space.s0.copy()
+    store = integ.store
     left = int(integ.verify)
     c = np.ascontiguousarray
     wall = time.perf_counter()
-    status, state = tree_rounds(
-        A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
-        VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
-        c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
-        0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
-        np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
-        out)
+    if force is not None:  # (the wall time then includes mj_step2's)
+        f = c(force, dtype=float)
+        status = tree_after(
+            A, batch.a, batch.b, c(batch.point, dtype=float), f, pairs[0], pairs[1], left,
+            float(dt), max(loop.margin, LOST_MARGIN), VERIFY_TOL, VERIFY_DU, space.gf, space.gc,
+            c(space.fn0, dtype=float), c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded,
+            s1, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+            out)
+        host._predictor, host._applied = (batch, f), None  # (MujocoHost.apply, .step)
+        host._predictor_time = host.d.time
+        if status == HANDOVER:
+            state = (A.hpos.copy(), A.hquat.copy(), A.hvel.copy(), A.hom.copy())
+    else:
+        status, state = tree_rounds(
+            A, pairs[0], pairs[1], 1, left, float(dt), max(loop.margin, LOST_MARGIN),
+            VERIFY_TOL, VERIFY_DU, space.gf, space.gc, c(space.fn0, dtype=float),
+            c(space.s0, dtype=float), space.rtol, P, d1, u1, loaded, s1, np.zeros((k, 3)),
+            0.0, c(blk.response, dtype=float), np.asarray(blk.contact, dtype=np.int64),
+            np.asarray(blk.sign, dtype=float), c(u0, dtype=float), counters, d_h, u_h, found,
+            out)
     if status == FIRST:
         tree.first_handed += 1
         tree._pre = _FIRST
     else:
         tree.steps += 1
         res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
-        if status == DONE:
-            _, res, stats = integ.after(dt, _no_read, _no_respond,
-                                        lambda *args, **kw: (res, 0, None))
-            step_info(loop.last, res, stats, batch.normal, dt)
+        if status == DONE:  # ContactIntegrator.after's end (ImplicitStep.finish's commit)
+            integ.pending = None
+            rate = np.empty(k)
+            _rate(u1, batch.normal, rate)
+            if not store.commit_rows(batch, d1, rate, space.t0 + dt):
+                space.finish(res)
+            integ.booked(batch, space, res, dt)
+            step_info(loop.last, res, res.stats, batch.normal, dt)
             return True
         tree._pre = (res, left - int(out[0]) + 1,
                      (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))

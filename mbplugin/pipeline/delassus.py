@@ -375,13 +375,22 @@ def articulated_w(jac, mm, locked, cont, sgn, W):
             for j in range(3 * ne):
                 rs[i, j] = resp[locked[i], j]
         minv_jt = np.ascontiguousarray(resp - cs @ np.ascontiguousarray(np.linalg.solve(ss, rs)))
+    articulated_add(jrows, minv_jt, cont, sgn, W)
+    return minv_jt
+
+
+@njit
+def articulated_add(jrows, minv_jt, cont, sgn, W):
+    """:func:`articulated_w`'s sum into ``W`` (3K, 3K) of the body's J M^-1 J^T from the
+    point Jacobians' rows ``jrows`` (3E, n_dof) and the response ``minv_jt`` (n_dof, 3E) by
+    whatever solve it was made (``cont``, ``sgn`` as there)."""
+    ne = jrows.shape[0] // 3
     full = jrows @ minv_jt
     for i in range(3 * ne):
         si = sgn[i // 3]
         ri = 3 * cont[i // 3] + i % 3
         for j in range(3 * ne):
             W[ri, 3 * cont[j // 3] + j % 3] += si * sgn[j // 3] * full[i, j]
-    return minv_jt
 
 
 def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
