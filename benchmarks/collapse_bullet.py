@@ -42,18 +42,11 @@ def run(spec: rr.Spec, ours: bool, limit: float) -> dict[str, float]:
             from mbplugin.bullet import BulletContacts
 
             c = BulletContacts(cid, manage=[plane], law=LAW)
-        kp, kd, lim = spec.kp * h.mass, spec.kd * h.mass, spec.torque * h.mass
         n, cpu = np.zeros(STEPS, dtype=int), np.zeros(STEPS)
         ratio = float("nan")
         done = STEPS
         for i in range(STEPS):
-            tgt = h.targets * (1.0 if i < CUT else 0.2)
-            st = p.getJointStates(h.body, h.joints, physicsClientId=cid)
-            q = np.array([s[0] for s in st])
-            v = np.array([s[1] for s in st])
-            tau = np.clip(kp * (tgt - q) - kd * v, -lim, lim)
-            p.setJointMotorControlArray(h.body, h.joints, p.TORQUE_CONTROL,
-                                        forces=tau.tolist(), physicsClientId=cid)
+            rr.collapse_torques(cid, spec, h, i, CUT)
             t0 = time.thread_time()
             if c is not None:
                 info = c.step()

@@ -35,15 +35,8 @@ def test_a1_collapsed_on_a_fully_managed_plane_comes_to_rest(tmp_path) -> None:
     with ground_world(rr.G, 1 / 240) as (cid, plane):
         h = rr.load(cid, spec, tmp_path)
         c = BulletContacts(cid, manage=[plane], law=LAW)
-        kp, kd, lim = spec.kp * h.mass, spec.kd * h.mass, spec.torque * h.mass
         for i in range(1200):
-            tgt = h.targets * (1.0 if i < 300 else 0.2)
-            st = p.getJointStates(h.body, h.joints, physicsClientId=cid)
-            q = np.array([s[0] for s in st])
-            v = np.array([s[1] for s in st])
-            tau = np.clip(kp * (tgt - q) - kd * v, -lim, lim)
-            p.setJointMotorControlArray(h.body, h.joints, p.TORQUE_CONTROL,
-                                        forces=tau.tolist(), physicsClientId=cid)
+            rr.collapse_torques(cid, spec, h, i)
             info = c.step()
         c.sync()
         v_base = np.linalg.norm(p.getBaseVelocity(h.body, physicsClientId=cid)[0])
