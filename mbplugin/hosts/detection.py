@@ -110,7 +110,10 @@ def prune(batch: ContactBatch, bodies: BodyState, kind: np.ndarray, store: Any, 
             w = kick[on_art[loaded]]
             if momentum is not None:  # the momentum a loaded contact passes on (docstring)
                 p_max = float(np.max(batch.m_eff[loaded][on_art[loaded]] * w))
-                share = np.minimum(w.max(), p_max / np.asarray(momentum, dtype=float)[rows])
+                m = np.asarray(momentum, dtype=float)[rows]
+                pos = m > 0.0  # a massless row: the whole kick
+                share = np.full(len(rows), float(w.max()))
+                share[pos] = np.minimum(share[pos], p_max / m[pos])
                 push[rows] = np.maximum(push[rows], share)
             else:
                 push[rows] = np.maximum(push[rows], w.max())
