@@ -166,6 +166,20 @@ def load(cid: int, spec: Spec, directory: Path, lift: float = 0.0) -> Handle:
                   {j: np.array(v, dtype=float) for j, v in toes.items()})
 
 
+def collapse_torques(cid: int, spec: Spec, h: Handle, i: int, cut: int = 300) -> None:
+    """Set step ``i``'s joint torques of the collapse probe (issue 18): the PD controller on
+    the standing targets until step ``cut``, then on 20 % of them, so that the robot folds
+    and falls onto its body (``TORQUE_CONTROL``, torques clipped to the spec's limits)."""
+    tgt = h.targets * (1.0 if i < cut else 0.2)
+    st = p.getJointStates(h.body, h.joints, physicsClientId=cid)
+    q = np.array([s[0] for s in st])
+    v = np.array([s[1] for s in st])
+    kp, kd, lim = spec.kp * h.mass, spec.kd * h.mass, spec.torque * h.mass
+    tau = np.clip(kp * (tgt - q) - kd * v, -lim, lim)
+    p.setJointMotorControlArray(h.body, h.joints, p.TORQUE_CONTROL, forces=tau.tolist(),
+                                physicsClientId=cid)
+
+
 def toe_positions(cid: int, h: Handle) -> np.ndarray:
     """The world positions (T, 3) of every foot sphere's centre (the feet's links in order,
     each link's spheres in order): the link's centre-of-mass pose (``getLinkState``) applied

@@ -17,11 +17,13 @@ from mbplugin.contact.kernels import state_all_valid
 from mbplugin.contact.model import PLANE, SPHERE
 from mbplugin.hosts.detection import prune
 from mbplugin.hosts.model import keep_managed
-from mbplugin.hosts.protocol import FREE
+from mbplugin.hosts.protocol import ARTICULATED, FREE
 
 #: above this many detected contacts a host step also prunes the gaps to static geometry that
 #: cannot close (the common steps of a robot on its feet, a few contacts, skip the prune's cost)
 STATIC_PRUNE_MIN = 32
+#: PyBullet's joint type of a fixed joint (``getJointInfo``)
+JOINT_FIXED = 4
 
 
 class Detection:
@@ -44,6 +46,7 @@ class Detection:
         #: the managed plane-sphere pairs of :meth:`lean` (False: not yet known; None: the
         #: general detection)
         self._lean: Any = False
+        self._welded: np.ndarray | None = None
 
     def plain(self) -> bool:
         """True when every managed pair is the contact model's (no ``getClosestPoints``
@@ -199,4 +202,34 @@ class Detection:
         many = len(batch) > STATIC_PRUNE_MIN
         if not (self._any_free or many):
             return batch
-        return prune(batch, bodies, self.kind, self.store, dt, g, static=many)
+        return prune(batch, bodies, self.kind, self.store, dt, g, static=many,
+                     momentum=self.welded_mass() if many else None)
+
+    def welded_mass(self) -> np.ndarray:
+        """(N,) kg: each row's mass against a push through the joints (the static prune's
+        ``momentum``): an articulated row's link with every link welded to it by fixed joints
+        (PyBullet's ``getJointInfo`` type ``JOINT_FIXED`` = 4; the A1's massless
+        ``thigh_shoulder`` moves with its thigh), any other row its own mass (``getDynamicsInfo``).
+        Read once (the layout is fixed until the backend is rebuilt)."""
+        if self._welded is not None:
+            return self._welded
+        c = self.client
+        out = np.zeros(len(self.rows))
+        groups: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for i, (b, link) in enumerate(self.rows):
+            if self.kind[i] != ARTICULATED:
+                out[i] = float(c("getDynamicsInfo", b, link)[0])
+                continue
+            if b not in groups:  # each link's root through fixed joints, and the masses
+                nj = int(c("getNumJoints", b))
+                root = np.arange(-1, nj)  # index j + 1: link j
+                mass = np.array([float(c("getDynamicsInfo", b, j)[0]) for j in range(-1, nj)])
+                for j in range(nj):  # a parent's index is below its child's
+                    info = c("getJointInfo", b, j)
+                    if int(info[2]) == JOINT_FIXED:
+                        root[j + 1] = root[int(info[16]) + 1]
+                groups[b] = (root, mass)
+            root, mass = groups[b]
+            out[i] = float(mass[root == root[link + 1]].sum())
+        self._welded = out
+        return out
