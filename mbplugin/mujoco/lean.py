@@ -89,7 +89,12 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           "yptr", "Y", "GF", "GC", "ode", "s",
           # each contact's last lever-arm cross matrix, world inverse inertia and their triple
           # product (W's rotational part: kept while its factors are the same to the bit)
-          "sk_last", "iw_last", "p_last")
+          "sk_last", "iw_last", "p_last",
+          # the host step's own ``forced`` (bound once: written in place), the carried steps
+          # and solvers of the groups in two buffers (one the integrator's carry of the last
+          # step, the other this step's: a handed-over step leaves the carry as it was), and
+          # :func:`lean_step`'s outputs (the normal forces, slips and end rates)
+          "loop_forced", "hg2", "mg2", "fn", "slip", "dd1")
 
 #: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
 #: (the rows' state, the free acceleration, the groups' arrays and their integration's
@@ -367,6 +372,48 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True, booked=False):
     return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min() if hg.shape[0] else 0.0
 
 
+@njit
+def lean_step(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, A, which, rtol, auto,
+              tol_e, normal_only, correct):
+    """A whole host step of the lean case after ``mj_step1`` in one compiled call (one
+    unboxing of ``A`` and of the store's arrays instead of one per call and array, no array
+    returned): :func:`lean_start`, the groups' ``integrate_groups`` (``rtol``, ``auto``,
+    ``tol_e``, ``normal_only``: the sub-stepper's options) from the carried steps and
+    solvers into ``A.hg2[which]``, ``A.mg2[which]``, :func:`lean_finish` (its normal forces,
+    slips and end rates into ``A.fn``, ``A.slip``, ``A.dd1``) and, with MuJoCo's C calls
+    (``fns``) and ``correct`` where the end overlaps are not predicted, :func:`lean_correct`
+    (margin twice the detection's, as the host step's); the same kernels in the same order
+    as the separate calls. Returns (outcome, margin, predicted, free rows not pushed, the
+    shortest next step (s), :func:`lean_correct`'s outcome (-1: not run),
+    and the integration's counters: steps, right-hand sides, events, explicit steps); an
+    outcome other than CONTACTS as :func:`lean_start`'s or :func:`lean_finish`'s (EVENTS:
+    the caller's sub-stepper takes the step from ``A``'s contacts)."""
+    out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src,
+                                     A.loop_forced, A)
+    if out != CONTACTS:
+        return out, margin, False, 0, 0.0, -1, 0, 0, 0, 0
+    hv, mv = A.hg2[which], A.mg2[which]
+    hv[:] = hg
+    mv[:] = mg
+    cm.integrate_groups(A.gptr, A.yptr, A.goff, A.GF, A.GC, A.Y, A.tg, A.status, hv, dt, rtol,
+                        A.imp, A.loaded, A.counters, auto, mv, tol_e, normal_only)
+    out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
+        fns, coef, dt, hv, A.loop_forced, A, expect == 1)
+    n = A.counters
+    if out != CONTACTS:
+        return out, margin, False, 0, 0.0, -1, n[0], n[1], n[2], n[3]
+    A.fn[:] = fn
+    A.slip[:] = slip
+    if expect == 1:
+        A.dd1[:] = ddelta1
+    done = -1
+    if correct and fns.shape[0] > 0 and not predicted:
+        done, fly = lean_correct(A.pos, A.quat, A.vel, A.om, 2.0 * margin, A.loaded, A.d, A)
+        if done == CORRECTED:
+            flying = fly
+    return out, margin, predicted, flying, h_min, done, n[0], n[1], n[2], n[3]
+
+
 #: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
 #: correction's code takes it (nothing changed), an orientation that is zero or not finite
 CORRECTED, GENERAL, BAD_POSE = 0, 1, 2
@@ -481,7 +528,6 @@ class LeanSpheres:
         self.forced = np.zeros(len(fixed), dtype=np.bool_)
         fast = loop.store._fast_law()  # (a store's laws never change)
         kid_l, mode_l, nst_l, mem_l = _law_tables(loop.store.laws)
-        self.layout = (lay.gptr, lay.goff)
         self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL,
                        bool(self.integ.normal_only))
         # the C functions, then the model's and the data's addresses
@@ -519,7 +565,14 @@ class LeanSpheres:
             GC=np.zeros(k, dtype=CONTACT), ode=np.empty((k, NODE_MAX)), s=np.empty((k, 3)))
         values.update(step_arrays)
         values.update(sk_last=np.full((k, 3, 3), np.nan), iw_last=np.full((k, 3, 3), np.nan),
-                      p_last=np.zeros((k, 3, 3)))
+                      p_last=np.zeros((k, 3, 3)), loop_forced=loop.forced,
+                      hg2=np.zeros((2, k)), mg2=np.zeros((2, k), dtype=np.int64),
+                      fn=np.zeros(k), slip=np.zeros(k), dd1=np.zeros(k))
+        #: the two buffers of the groups' carried steps and solvers (:func:`lean_step`)
+        self._hv = (values["hg2"][0], values["hg2"][1])
+        self._mv = (values["mg2"][0], values["mg2"][1])
+        #: :func:`lean_step`'s normal forces, slips and end rates
+        self.outputs = (values["fn"], values["slip"], values["dd1"])
         #: :data:`STEP_FIELDS`' arrays (those of :attr:`arrays`)
         self.step_arrays = tuple(step_arrays[name] for name in STEP_FIELDS)
         #: the compiled calls' arrays and constants (:class:`LeanArrays`)
@@ -628,27 +681,20 @@ class LeanSpheres:
         wall = time.perf_counter()
         h = integ._h_of
         h0, m0 = (h[1], h[2]) if expect and h is not None else (self._none_h, self._none_m)
+        which = 1 if h0 is self._hv[0] else 0  # (the carry buffer not in the integrator)
         fns = self._fns if c_api else self._no_fns
         rows = expect == 1
         # the candidates' coefficients, memory and ODE states: the store's aligned zeros
         coef, mem, law, ode = ((store.coef, store.mem, store.law, store.ode) if rows
                                else self._cand)
-        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode,
-                                         loop.forced, self.arrays)
-        (pos, quat, vel, om, a_free, tg, status, imp, loaded, counters, yptr, Y, GF, GC, _ode,
-         _s) = self.step_arrays
-        if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
-            gptr, goff = self.layout
-            rtol, explicit, tol, normal_only = self.solver
-            cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
-                                loaded, counters, explicit, mg, tol, normal_only)
-            out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
-                fns, coef, dt, hg, loop.forced, self.arrays, rows)
+        out, margin, predicted, flying, h_min, done, *count = lean_step(
+            fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode, self.arrays, which,
+            *self.solver, c.correct_positions)
         event = None
         if out == EVENTS:  # the sub-stepper's integration, its events booked in the store
             event = _events(self, float(d.time), dt)
             out, _, fn, slip, predicted, flying, _ = lean_finish(
-                fns, coef, dt, hg, loop.forced, self.arrays, rows, True)
+                fns, coef, dt, self._hv[which], loop.forced, self.arrays, rows, True)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -657,43 +703,15 @@ class LeanSpheres:
         self.steps += 1
         self.c_steps += c_api
         if out == NO_CONTACT:
-            store.last_onsets = store.last_separations = self._none  # (_close: no event)
-            store._seq += 1
-            integ.forget_warm()
-            empty = ContactBatch.empty()
-            loop.last = loop.make_info(0, SubstepStats(), np.zeros(0), empty.key,
-                                       np.zeros((0, 2), dtype=np.int64), np.zeros(0),
-                                       np.zeros(0))
-            if not c_api:
-                host._qpos0[:] = d.qpos
-                mj.mj_step2(m, d)
-            if c.exact_flight and len(host.free):
-                host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
-            c.last = c._info(loop.last)
-            return c.last, True
-        blocks, wnn, dd, u = self.work[8:]
-        forced = self.forced
-        k = self.k
-        # the store's two bookings (start and end: the same rows, no event: ContactStore._close
-        # of no onset and no separation, twice; the last overlaps and rates the end's), the
-        # integrator's carries (ContactIntegrator.integrate's)
+            return _no_contact(self, c_api, g, dt), True
         if event is not None:  # (booked by the store and the integrator)
             stats = event[2].stats
         else:
-            store.last_onsets = store.last_separations = self._none
-            store._seq += 2
-            if rows:
-                store._delta_last, store._ddelta_last = dd.copy(), ddelta1
-            else:  # (the rows' last overlaps and rates: no row)
-                store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
-            stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
-                                 time.perf_counter() - wall, int(counters[3]))
-            integ._warm = None
-            integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
-            integ._p_of = None
-            integ._h_of = self._h_ok = (self.keys, hg, mg)
-        info = self.info_cls(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip,
-                             self.bodies_of.copy(), self.geoms_of.copy())
+            fn, slip = self.outputs[0].copy(), self.outputs[1].copy()
+            stats = _book(self, rows, which, h_min, count, time.perf_counter() - wall)
+        dd = self.work[10]
+        info = self.info_cls(self.k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(),
+                             slip, self.bodies_of.copy(), self.geoms_of.copy())
         loop.last = info  # (a StepInfo with MuJoCo's ids)
         if not c_api:
             host._qpos0[:] = d.qpos
@@ -701,29 +719,86 @@ class LeanSpheres:
                 mj.mj_step2(m, d)
             finally:
                 d.xfrc_applied[:] = self.user_xfrc
-        out = GENERAL
-        if c.correct_positions and not predicted:
-            out, fly = lean_correct(pos, quat, vel, om, loop.margin, loaded, dd, self.arrays)
-            if out == CORRECTED:
-                flying = fly
-        if out != CORRECTED and c.correct_positions and not predicted:
-            if event is not None:
-                batch, W, res, af = event
-            else:
-                batch, W, af = _batch(self), block_diagonal_w(k, blocks.copy()), a_free.copy()
-                res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min,
-                                 hg, mg)
-            loop.pending = (batch, W, res, af, wnn.copy())
-            bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
-                               loop.inv_inertia, loop._fixed)
-            end = host.end_poses(bodies)
-            dx, dth = loop.correction(loop.end_overlaps(end), end)
-            forced[host.free_rows.move(dx, dth, end)] = True
-            flying = int(np.count_nonzero(~forced[host.free]))
+        if c.correct_positions and not predicted and done != CORRECTED:
+            flying = _correct(self, event, done, flying, h_min, which, stats)
         if c.exact_flight and flying:
-            host.free_rows.flight(~forced[host.free], g, dt)
+            host.free_rows.flight(~self.forced[host.free], g, dt)
         c.last = info
         return info, True
+
+
+def _no_contact(self: LeanSpheres, c_api: bool, g: np.ndarray, dt: float) -> Any:
+    """The rest of a lean step without contact (:func:`lean_start`'s NO_CONTACT): the store's
+    and the integrator's bookings of a step without contact (``_close``: no event), the info,
+    ``mj_step2`` through the bindings (without ``c_api``), the free flight. Returns the info."""
+    c, loop, host, store, integ = self.c, self.loop, self.host, self.store, self.integ
+    store.last_onsets = store.last_separations = self._none  # (_close: no event)
+    store._seq += 1
+    integ.forget_warm()
+    empty = ContactBatch.empty()
+    loop.last = loop.make_info(0, SubstepStats(), np.zeros(0), empty.key,
+                               np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0))
+    if not c_api:
+        d = c.mj_data
+        host._qpos0[:] = d.qpos
+        c.mj.mj_step2(c.mj_model, d)
+    if c.exact_flight and len(host.free):
+        host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
+    c.last = c._info(loop.last)
+    return c.last
+
+
+def _book(self: LeanSpheres, rows: bool, which: int, h_min: float, count: list[int],
+          wall: float) -> SubstepStats:
+    """The store's two bookings of a lean step without event (start and end: the same rows,
+    no event: ``ContactStore._close`` of no onset and no separation, twice; the last overlaps
+    and rates the end's) and the integrator's carries (``ContactIntegrator.integrate``'s: the
+    groups' next steps and solvers, buffer ``which``, the shortest ``h_min`` s). Returns the
+    step's counters (``count``: steps, right-hand sides, events, explicit steps; ``wall`` s)."""
+    store, integ = self.store, self.integ
+    store.last_onsets = store.last_separations = self._none
+    store._seq += 2
+    if rows:
+        store._delta_last, store._ddelta_last = self.work[10].copy(), self.outputs[2].copy()
+    else:  # (the rows' last overlaps and rates: no row)
+        store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
+    integ._warm = None
+    integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
+    integ._p_of = None
+    integ._h_of = self._h_ok = (self.keys, self._hv[which], self._mv[which])
+    return SubstepStats(count[0], count[1], count[2], wall, count[3])
+
+
+def _correct(self: LeanSpheres, event: Any, done: int, flying: int, h_min: float, which: int,
+             stats: SubstepStats) -> int:
+    """The position correction of a lean step whose end overlaps the host's step does not
+    predict, after ``mj_step2``: :func:`lean_correct` unless :func:`lean_step` ran it
+    (``done`` >= 0), else the general correction (:meth:`ContactLoop.correction
+    <mbplugin.hosts.ContactLoop.correction>`) from the step's contacts (``event``: those of
+    :func:`_events`), W and result. Returns the free rows not pushed (``flying`` where
+    nothing moved)."""
+    loop, host = self.loop, self.host
+    pos, quat, vel, om, a_free = self.step_arrays[:5]
+    imp, loaded = self.step_arrays[7:9]
+    blocks, wnn, dd, u = self.work[8:]
+    if done < 0:
+        done, fly = lean_correct(pos, quat, vel, om, loop.margin, loaded, dd, self.arrays)
+        if done == CORRECTED:
+            return fly
+    if event is not None:
+        batch, W, res, af = event
+    else:
+        batch, W, af = _batch(self), block_diagonal_w(self.k, blocks.copy()), a_free.copy()
+        res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min,
+                         self._hv[which].copy(), self._mv[which].copy())
+    loop.pending = (batch, W, res, af, wnn.copy())
+    bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
+                       loop.inv_inertia, loop._fixed)
+    end = host.end_poses(bodies)
+    dx, dth = loop.correction(loop.end_overlaps(end), end)
+    forced = self.forced
+    forced[host.free_rows.move(dx, dth, end)] = True
+    return int(np.count_nonzero(~forced[host.free]))
 
 
 def _batch(self: LeanSpheres) -> ContactBatch:
