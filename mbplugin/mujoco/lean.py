@@ -47,7 +47,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from mbplugin._jit import njit
+from mbplugin._jit import borrowed, njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact import kernels as ck
 from mbplugin.hosts.arrays import _max_norm_rows
@@ -94,7 +94,13 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           # and solvers of the groups in two buffers (one the integrator's carry of the last
           # step, the other this step's: a handed-over step leaves the carry as it was), and
           # :func:`lean_step`'s outputs (the normal forces, slips and end rates)
-          "loop_forced", "hg2", "mg2", "fn", "slip", "dd1")
+          "loop_forced", "hg2", "mg2", "fn", "slip", "dd1",
+          # MuJoCo's C functions with the model's and data's addresses (:func:`.capi.load`;
+          # none: empty), the law rows of a step without store rows (zero coefficients,
+          # memory and ODE states, the pairs' law: the store's too, its one law) and the
+          # sub-stepper's options
+          "fns_c", "fns_none", "coef0", "mem0", "law", "ode0", "rtol", "auto", "tol_e",
+          "normal_only")
 
 #: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
 #: (the rows' state, the free acceleration, the groups' arrays and their integration's
@@ -124,7 +130,10 @@ class LeanArraysType(types.StructRef):
 class LeanArrays(structref.StructRefProxy):
     """The arrays and constants of one :class:`LeanSpheres` (:data:`FIELDS`) as one argument
     of its compiled calls: one unboxing per call instead of one per array (~60: ~4 us a
-    step)."""
+    step). Its arrays are borrowed views (:func:`~mbplugin._jit.borrowed`: no reference
+    count; their owners are kept by the :class:`LeanSpheres`), so that reading a field and
+    passing it to a kernel costs no atomic reference-count update (two per array and call:
+    ~300 a step of 10 spheres, ~3 us, before); compiled code only (never boxed)."""
 
 
 structref.define_proxy(LeanArrays, LeanArraysType, list(FIELDS))
@@ -132,9 +141,10 @@ structref.define_proxy(LeanArrays, LeanArraysType, list(FIELDS))
 
 @njit
 def lean_arrays(*values):
-    """A :class:`LeanArrays` of ``values`` (:data:`FIELDS`' order), built by a cached compiled
-    call (the proxy's own constructor is compiled afresh in every process: ~0.6 s)."""
-    return LeanArrays(*values)
+    """A :class:`LeanArrays` of borrowed views of ``values`` (:data:`FIELDS`' order; the
+    caller keeps the arrays alive as long as the result), built by a cached compiled call
+    (the proxy's own constructor is compiled afresh in every process: ~0.6 s)."""
+    return LeanArrays(*borrowed(values))
 
 
 #: :func:`lean_start`'s and :func:`lean_finish`'s outcomes: the step's contacts integrated and
@@ -373,30 +383,36 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True, booked=False):
 
 
 @njit
-def lean_step(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, A, which, rtol, auto,
-              tol_e, normal_only, correct):
+def lean_step(A, coef, expect, dt, gnorm, src, which, c_api, correct):
     """A whole host step of the lean case after ``mj_step1`` in one compiled call (one
-    unboxing of ``A`` and of the store's arrays instead of one per call and array, no array
-    returned): :func:`lean_start`, the groups' ``integrate_groups`` (``rtol``, ``auto``,
-    ``tol_e``, ``normal_only``: the sub-stepper's options) from the carried steps and
-    solvers into ``A.hg2[which]``, ``A.mg2[which]``, :func:`lean_finish` (its normal forces,
-    slips and end rates into ``A.fn``, ``A.slip``, ``A.dd1``) and, with MuJoCo's C calls
-    (``fns``) and ``correct`` where the end overlaps are not predicted, :func:`lean_correct`
-    (margin twice the detection's, as the host step's); the same kernels in the same order
-    as the separate calls. Returns (outcome, margin, predicted, free rows not pushed, the
-    shortest next step (s), :func:`lean_correct`'s outcome (-1: not run),
-    and the integration's counters: steps, right-hand sides, events, explicit steps); an
-    outcome other than CONTACTS as :func:`lean_start`'s or :func:`lean_finish`'s (EVENTS:
-    the caller's sub-stepper takes the step from ``A``'s contacts)."""
-    out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src,
-                                     A.loop_forced, A)
+    unboxing of ``A`` and of the store's coefficients instead of one per call and array, no
+    array returned): :func:`lean_start` (with MuJoCo's C calls ``A.fns_c`` where ``c_api``;
+    the law rows ``coef``: the store's, or ``A.coef0`` for candidates; ``A.mem0``, ``A.law``,
+    ``A.ode0`` the memory, laws and ODE states: the store's one law has no memory and no ODE
+    state, so those the store holds are zeros and unread), the groups' ``integrate_groups``
+    (``A.rtol``, ``A.auto``, ``A.tol_e``, ``A.normal_only``: the sub-stepper's options) from
+    the carried steps and solvers ``A.hg2[src]``, ``A.mg2[src]`` (``src`` -1: none) into
+    ``A.hg2[which]``, ``A.mg2[which]``, :func:`lean_finish` (its normal forces, slips and end
+    rates into ``A.fn``, ``A.slip``, ``A.dd1``) and, with ``c_api`` and ``correct`` where the
+    end overlaps are not predicted, :func:`lean_correct` (margin twice the detection's, as
+    the host step's); the same kernels in the same order as the separate calls. Returns
+    (outcome, margin, predicted, free rows not pushed, the shortest next step (s),
+    :func:`lean_correct`'s outcome (-1: not run), and the integration's counters: steps,
+    right-hand sides, events, explicit steps); an outcome other than CONTACTS as
+    :func:`lean_start`'s or :func:`lean_finish`'s (EVENTS: the caller's sub-stepper takes
+    the step from ``A``'s contacts)."""
+    fns = A.fns_c if c_api else A.fns_none
+    h0, m0 = (A.hg2[src], A.mg2[src]) if src >= 0 else (A.hg2[0][:0], A.mg2[0][:0])
+    out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, A.mem0, A.law,
+                                     A.ode0, A.loop_forced, A)
     if out != CONTACTS:
         return out, margin, False, 0, 0.0, -1, 0, 0, 0, 0
     hv, mv = A.hg2[which], A.mg2[which]
     hv[:] = hg
     mv[:] = mg
-    cm.integrate_groups(A.gptr, A.yptr, A.goff, A.GF, A.GC, A.Y, A.tg, A.status, hv, dt, rtol,
-                        A.imp, A.loaded, A.counters, auto, mv, tol_e, normal_only)
+    cm.integrate_groups(A.gptr, A.yptr, A.goff, A.GF, A.GC, A.Y, A.tg, A.status, hv, dt,
+                        A.rtol, A.imp, A.loaded, A.counters, A.auto, mv, A.tol_e,
+                        A.normal_only)
     out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
         fns, coef, dt, hv, A.loop_forced, A, expect == 1)
     n = A.counters
@@ -407,7 +423,7 @@ def lean_step(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, A, which,
     if expect == 1:
         A.dd1[:] = ddelta1
     done = -1
-    if correct and fns.shape[0] > 0 and not predicted:
+    if correct and c_api and not predicted:
         done, fly = lean_correct(A.pos, A.quat, A.vel, A.om, 2.0 * margin, A.loaded, A.d, A)
         if done == CORRECTED:
             flying = fly
@@ -528,8 +544,6 @@ class LeanSpheres:
         self.forced = np.zeros(len(fixed), dtype=np.bool_)
         fast = loop.store._fast_law()  # (a store's laws never change)
         kid_l, mode_l, nst_l, mem_l = _law_tables(loop.store.laws)
-        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL,
-                       bool(self.integ.normal_only))
         # the C functions, then the model's and the data's addresses
         self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
                      np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
@@ -567,7 +581,12 @@ class LeanSpheres:
         values.update(sk_last=np.full((k, 3, 3), np.nan), iw_last=np.full((k, 3, 3), np.nan),
                       p_last=np.zeros((k, 3, 3)), loop_forced=loop.forced,
                       hg2=np.zeros((2, k)), mg2=np.zeros((2, k), dtype=np.int64),
-                      fn=np.zeros(k), slip=np.zeros(k), dd1=np.zeros(k))
+                      fn=np.zeros(k), slip=np.zeros(k), dd1=np.zeros(k), fns_c=self._fns,
+                      fns_none=np.zeros(0, dtype=np.uint64), coef0=np.zeros((k, NC_MAX)),
+                      mem0=np.zeros((k, NMEM_MAX)), law=np.ascontiguousarray(law, dtype=np.int64),
+                      ode0=np.zeros((k, NODE_MAX)), rtol=float(self.integ.rtol),
+                      auto=self.integ.solver == "compiled", tol_e=float(EXPLICIT_TOL),
+                      normal_only=bool(self.integ.normal_only))
         #: the two buffers of the groups' carried steps and solvers (:func:`lean_step`)
         self._hv = (values["hg2"][0], values["hg2"][1])
         self._mv = (values["mg2"][0], values["mg2"][1])
@@ -575,20 +594,20 @@ class LeanSpheres:
         self.outputs = (values["fn"], values["slip"], values["dd1"])
         #: :data:`STEP_FIELDS`' arrays (those of :attr:`arrays`)
         self.step_arrays = tuple(step_arrays[name] for name in STEP_FIELDS)
-        #: the compiled calls' arrays and constants (:class:`LeanArrays`)
+        #: the compiled calls' arrays and constants (:class:`LeanArrays`: borrowed views of
+        #: ``values``' arrays, kept alive by :attr:`_owners`)
         self.arrays = lean_arrays(*(values[name] for name in FIELDS))
+        self._owners = values
         self._none = _empty_events()
         self._g: tuple[bytes, np.ndarray, float] | None = None
         self._keys_ok: Any = None
         self._h_ok: Any = None
-        self._none_h, self._none_m = np.zeros(0), np.zeros(0, dtype=np.int64)
-        # a step of candidates only (expect 2): their coefficients, memory, laws and ODE
-        # states as the empty store aligns them (ContactStore.aligned: zeros, the batch's laws)
-        self._cand = (np.zeros((k, NC_MAX)), np.zeros((k, NMEM_MAX)),
-                      np.ascontiguousarray(law, dtype=np.int64), np.zeros((k, NODE_MAX)))
+        # a step of candidates only (expect 2): their coefficients as the empty store aligns
+        # them (ContactStore.aligned: zeros)
+        self._coef0 = values["coef0"]
         #: host steps taken by the lean path, and of them with MuJoCo's C calls
         self.steps = self.c_steps = 0
-        self._no_fns = np.zeros(0, dtype=np.uint64)
+        self._no_fns = values["fns_none"]
         geoms, bodies = _k.contact_ids(key, loop.model.n_shapes, contacts.geoms, contacts.rows,
                                        self.sides)
         self.geoms_of, self.bodies_of = geoms, bodies
@@ -679,22 +698,18 @@ class LeanSpheres:
         dt = float(self._opt.timestep)
         g, gnorm = self.gravity()
         wall = time.perf_counter()
-        h = integ._h_of
-        h0, m0 = (h[1], h[2]) if expect and h is not None else (self._none_h, self._none_m)
-        which = 1 if h0 is self._hv[0] else 0  # (the carry buffer not in the integrator)
-        fns = self._fns if c_api else self._no_fns
+        src = _carry(self, expect)
+        which = 1 if src == 0 else 0  # (the carry buffer not in the integrator)
         rows = expect == 1
-        # the candidates' coefficients, memory and ODE states: the store's aligned zeros
-        coef, mem, law, ode = ((store.coef, store.mem, store.law, store.ode) if rows
-                               else self._cand)
+        coef = store.coef if rows else self._coef0
         out, margin, predicted, flying, h_min, done, *count = lean_step(
-            fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode, self.arrays, which,
-            *self.solver, c.correct_positions)
+            self.arrays, coef, expect, dt, gnorm, src, which, c_api, c.correct_positions)
         event = None
         if out == EVENTS:  # the sub-stepper's integration, its events booked in the store
             event = _events(self, float(d.time), dt)
             out, _, fn, slip, predicted, flying, _ = lean_finish(
-                fns, coef, dt, self._hv[which], loop.forced, self.arrays, rows, True)
+                self._fns if c_api else self._no_fns, coef, dt, self._hv[which], loop.forced,
+                self.arrays, rows, True)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -725,6 +740,20 @@ class LeanSpheres:
             host.free_rows.flight(~self.forced[host.free], g, dt)
         c.last = info
         return info, True
+
+
+def _carry(self: LeanSpheres, expect: int) -> int:
+    """The buffer (0, 1) of the integrator's carried steps and solvers of the pairs for
+    :func:`lean_step` (those of another path copied into buffer 1), -1: none carried."""
+    h = self.integ._h_of
+    if not expect or h is None:
+        return -1
+    if h[1] is self._hv[0]:
+        return 0
+    if h[1] is not self._hv[1]:
+        self._hv[1][:] = h[1]
+        self._mv[1][:] = h[2]
+    return 1
 
 
 def _no_contact(self: LeanSpheres, c_api: bool, g: np.ndarray, dt: float) -> Any:
