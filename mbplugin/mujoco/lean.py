@@ -100,7 +100,9 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           # memory and ODE states, the pairs' law: the store's too, its one law) and the
           # sub-stepper's options
           "fns_c", "fns_none", "coef0", "mem0", "law", "ode0", "rtol", "auto", "tol_e",
-          "normal_only")
+          "normal_only",
+          # the groups' integration's work arrays (:func:`.substep_compiled.group_work`)
+          "gwork")
 
 #: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
 #: (the rows' state, the free acceleration, the groups' arrays and their integration's
@@ -390,7 +392,8 @@ def lean_step(A, coef, expect, dt, gnorm, src, which, c_api, correct):
     the law rows ``coef``: the store's, or ``A.coef0`` for candidates; ``A.mem0``, ``A.law``,
     ``A.ode0`` the memory, laws and ODE states: the store's one law has no memory and no ODE
     state, so those the store holds are zeros and unread), the groups' ``integrate_groups``
-    (``A.rtol``, ``A.auto``, ``A.tol_e``, ``A.normal_only``: the sub-stepper's options) from
+    (``A.rtol``, ``A.auto``, ``A.tol_e``, ``A.normal_only``: the sub-stepper's options; the
+    kept work arrays ``A.gwork``, :func:`~.substep_compiled.integrate_groups_in`) from
     the carried steps and solvers ``A.hg2[src]``, ``A.mg2[src]`` (``src`` -1: none) into
     ``A.hg2[which]``, ``A.mg2[which]``, :func:`lean_finish` (its normal forces, slips and end
     rates into ``A.fn``, ``A.slip``, ``A.dd1``) and, with ``c_api`` and ``correct`` where the
@@ -410,9 +413,9 @@ def lean_step(A, coef, expect, dt, gnorm, src, which, c_api, correct):
     hv, mv = A.hg2[which], A.mg2[which]
     hv[:] = hg
     mv[:] = mg
-    cm.integrate_groups(A.gptr, A.yptr, A.goff, A.GF, A.GC, A.Y, A.tg, A.status, hv, dt,
-                        A.rtol, A.imp, A.loaded, A.counters, A.auto, mv, A.tol_e,
-                        A.normal_only)
+    cm.integrate_groups_in(A.gptr, A.yptr, A.goff, A.GF, A.GC, A.Y, A.tg, A.status, hv, dt,
+                           A.rtol, A.imp, A.loaded, A.counters, A.auto, mv, A.tol_e,
+                           A.normal_only, A.gwork)
     out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
         fns, coef, dt, hv, A.loop_forced, A, expect == 1)
     n = A.counters
@@ -586,7 +589,7 @@ class LeanSpheres:
                       mem0=np.zeros((k, NMEM_MAX)), law=np.ascontiguousarray(law, dtype=np.int64),
                       ode0=np.zeros((k, NODE_MAX)), rtol=float(self.integ.rtol),
                       auto=self.integ.solver == "compiled", tol_e=float(EXPLICIT_TOL),
-                      normal_only=bool(self.integ.normal_only))
+                      normal_only=bool(self.integ.normal_only), gwork=cm.group_work())
         #: the two buffers of the groups' carried steps and solvers (:func:`lean_step`)
         self._hv = (values["hg2"][0], values["hg2"][1])
         self._mv = (values["mg2"][0], values["mg2"][1])
