@@ -101,8 +101,12 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           # sub-stepper's options
           "fns_c", "fns_none", "coef0", "mem0", "law", "ode0", "rtol", "auto", "tol_e",
           "normal_only",
-          # the groups' integration's work arrays (:func:`.substep_compiled.group_work`)
-          "gwork")
+          # the groups' integration's work arrays (:func:`.substep_compiled.group_work`), and
+          # the step's other work arrays (rotations, world inverse inertias, detection indices,
+          # end flags, lever-arm cross matrices, a 3 x 3 product, active and candidate flags,
+          # the rows' accelerations)
+          "gwork", "rot_w", "iiw_w", "idx_w", "end_w", "sk_w", "t_w", "act_w", "cand_w",
+          "acc_w")
 
 #: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
 #: (the rows' state, the free acceleration, the groups' arrays and their integration's
@@ -198,51 +202,44 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     widx, fr, kid_l, mode_l, nst_l, mem_l = A.widx, A.fr, A.kid_l, A.mode_l, A.nst_l, A.mem_l
     point, normal, delta, ddelta, vt, m_eff = A.point, A.normal, A.delta, A.ddelta, A.vt, A.m_eff
     ra, rb, blocks, wnn, d, u, muk = A.ra, A.rb, A.blocks, A.wnn, A.d, A.u, A.muk
-    pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
-                                      iquat_unit)
-    A.pos[:] = pos
-    A.quat[:] = quat
-    A.vel[:] = vel
-    A.om[:] = om
+    pos, quat, vel, om = A.pos, A.quat, A.vel, A.om
+    _k.row_state_into(xipos, xquat, cvel, subtree_com, body, root, iquat, iquat_unit, pos, quat,
+                      vel, om)
     k = sa.shape[0]
-    z1 = np.zeros(0)
-    zi = np.zeros(0, dtype=np.int64)
-    bad = (HANDOVER, 0.0, z1, zi)
     if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
-        return bad
+        return _bad()
     vmax = _max_norm_rows(vel)
     wr = _max_norm_rows(om)
     margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * gnorm + 1e-6
     if not (np.isfinite(margin) and margin >= 0.0):
-        return bad
+        return _bad()
     n = pos.shape[0]
-    rot = np.empty((n + 1, 3, 3))
+    rot = A.rot_w
     ck.quat_matrices(quat, rot[:n])
     for i in range(3):
         for j in range(3):
             rot[n, i, j] = 1.0 if i == j else 0.0
-    inv_i_w = np.empty((n + 1, 3, 3))
+    inv_i_w = A.iiw_w
     ck.world_inverse_inertia_ext(rot, inv_inertia, fixed, inv_i_w)
     found = plane_sphere_contacts(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos,
-                                  quat, vel, om, inv_m_ext, inv_i_w, margin,
-                                  np.empty(k, dtype=np.int64), point, normal, delta, ddelta,
-                                  vt, m_eff, ra, rb)
+                                  quat, vel, om, inv_m_ext, inv_i_w, margin, A.idx_w, point,
+                                  normal, delta, ddelta, vt, m_eff, ra, rb)
     c_api = fns.shape[0] > 0
     if expect != 1 and not found:
         loop_forced[:] = False
         if c_api:
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
-        return NO_CONTACT, margin, z1, zi
+        return NO_CONTACT, margin, np.zeros(0), np.zeros(0, dtype=np.int64)
     if found != k or expect == 0 or ode_src.shape[0] != k:
-        return bad
+        return _bad()
     if expect == 1:
-        if _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
-            return bad
+        if _ends_rows(kid, mode, delta, ddelta, coef, A.end_w):
+            return _bad()
     else:  # candidates: every pair apart (the store's start booking: no onset)
         for i in range(k):
             if starts(delta[i]):
-                return bad
+                return _bad()
     # a contact that ends, or a pair that touches, within the step by the free flight's
     # overlap delta + ddelta dt + |g| dt^2 / 2 (gravity pressing: an estimate, which only
     # chooses the path): EVENTS, the sub-stepper's integration at once (the groups' would
@@ -252,9 +249,9 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
         if (delta[i] + ddelta[i] * dt + 0.5 * gnorm * dt * dt > 0.0) != (expect == 1):
             event = True
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
-    sk = np.empty((k, 3, 3))
+    sk = A.sk_w
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
-    t = np.empty((3, 3))
+    t = A.t_w
     sk_last, iw_last, p_last = A.sk_last, A.iw_last, A.p_last
     for e in range(k):
         # (a BLAS call each, ~0.1 us: the last product where its factors are the same bits)
@@ -273,31 +270,33 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     if c_api:
         capi.call(fns[capi.FWD_ACTUATION], fns[-2], fns[-1])
         capi.call(fns[capi.FWD_ACCELERATION], fns[-2], fns[-1])
-    a_free = _k.free_point_acceleration(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b,
-                                        point)
+    a_free = A.a_free
+    _k.free_point_acceleration_into(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b, point,
+                                    A.acc_w, a_free)
     if pair_mu:
         mu = _k.pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority,
                               geom_condim)
         for i in range(k):
             muk[i, 0] = mu[i]
             muk[i, 1] = mu[i]
-    A.a_free[:] = a_free
     if event:
-        return EVENTS, margin, z1, zi
-    ode = ode_src.copy()
-    s = np.zeros((k, 3))
+        return EVENTS, margin, np.zeros(0), np.zeros(0, dtype=np.int64)
+    ode = ode_src
+    s = A.s
+    s[:] = 0.0
     tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
                                                                m0)
     # every contact a row of the store (active), none latched (no candidate); or (expect 2)
     # every contact a free pair watched for its onset (the sub-stepper's _candidates: 1)
     rows = expect == 1
-    act = np.full(k, rows, dtype=np.bool_)
-    cand = np.full(k, 0 if rows else 1, dtype=np.int64)
+    act, cand = A.act_w, A.cand_w
+    act[:] = rows
+    cand[:] = 0 if rows else 1
     yptr, Y, GF, GC = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
                               coef, mem, muk, act, law, cand, kid_l, mode_l, nst_l, mem_l, d,
                               u, s, 0, ode)
     if Y.shape[0] != A.Y.shape[0] or GF.shape[0] != A.GF.shape[0]:
-        return bad
+        return _bad()
     A.tg[:] = tg
     A.status[:] = status
     A.imp[:] = imp
@@ -309,8 +308,13 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     for i in range(k):
         A.GC[i] = GC[i]
     A.ode[:] = ode
-    A.s[:] = s
     return CONTACTS, margin, hg, mg
+
+
+@njit
+def _bad():
+    """:func:`lean_start`'s HANDOVER outcome."""
+    return HANDOVER, 0.0, np.zeros(0), np.zeros(0, dtype=np.int64)
 
 
 @njit
@@ -353,7 +357,7 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True, booked=False):
             return bad
         ddelta1 = cm.relative_at(u, normal)[0]
         if rows:
-            if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
+            if _ends_rows(kid, mode, d, ddelta1, coef, A.end_w):
                 return bad
         else:  # candidates: none touching at the end (else the store's end booking: an onset)
             for i in range(k):
@@ -589,7 +593,12 @@ class LeanSpheres:
                       mem0=np.zeros((k, NMEM_MAX)), law=np.ascontiguousarray(law, dtype=np.int64),
                       ode0=np.zeros((k, NODE_MAX)), rtol=float(self.integ.rtol),
                       auto=self.integ.solver == "compiled", tol_e=float(EXPLICIT_TOL),
-                      normal_only=bool(self.integ.normal_only), gwork=cm.group_work())
+                      normal_only=bool(self.integ.normal_only), gwork=cm.group_work(),
+                      rot_w=np.empty((nr + 1, 3, 3)), iiw_w=np.empty((nr + 1, 3, 3)),
+                      idx_w=np.empty(k, dtype=np.int64), end_w=np.empty(k, dtype=np.bool_),
+                      sk_w=np.empty((k, 3, 3)), t_w=np.empty((3, 3)),
+                      act_w=np.empty(k, dtype=np.bool_), cand_w=np.empty(k, dtype=np.int64),
+                      acc_w=np.empty((3, nr + 1, 3)))
         #: the two buffers of the groups' carried steps and solvers (:func:`lean_step`)
         self._hv = (values["hg2"][0], values["hg2"][1])
         self._mv = (values["mg2"][0], values["mg2"][1])
