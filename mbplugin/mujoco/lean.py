@@ -6,8 +6,9 @@ A host step of the general path (:meth:`MujocoContacts.step`, :class:`~mbplugin.
 ``mj_step2``: the rows' state, detection, the store's booking at the step start, W, the
 free acceleration, the sub-stepper's set-up, its compiled integration, the booking at the step
 end, the forces. For the case most steps of a scene of balls on the ground are in, these are
-done here by two compiled calls (:func:`lean_start`, :func:`lean_finish`) around the
-sub-stepper's own compiled integration, the same kernels in the same order:
+done here by one compiled call after ``mj_step1`` (:func:`lean_step`: :func:`lean_start`, the
+sub-stepper's own compiled integration, :func:`lean_finish`, :func:`lean_correct`), the same
+kernels in the same order, over arrays kept from step to step (:class:`LeanArrays`):
 
 * every managed pair a plane (static) and a free sphere, no sphere in two pairs (W block
   diagonal, :func:`mbplugin.hosts.wmatrix.free_rows_delassus`' ``side_blocks`` case), one
