@@ -691,7 +691,8 @@ class LeanSpheres:
         """One host step by the lean path: (the step's info, True), or (None, whether
         ``mj_step1`` ran: the general path continues from there)."""
         expect = self._expect()
-        if expect < 0:
+        # (LeanArrays holds the host step's ``forced``: a replaced one, the general path)
+        if expect < 0 or self.loop.forced is not self._owners["loop_forced"]:
             return None, False
         c, loop, host, store, integ = self.c, self.loop, self.host, self.store, self.integ
         mj, m, d = c.mj, c.mj_model, c.mj_data
