@@ -43,7 +43,16 @@ def row_state(xipos, xquat, cvel, subtree_com, body, root, iquat, iquat_unit):
     quat = np.empty((n, 4))
     vel = np.empty((n, 3))
     om = np.empty((n, 3))
-    for i in range(n):
+    row_state_into(xipos, xquat, cvel, subtree_com, body, root, iquat, iquat_unit, pos, quat,
+                   vel, om)
+    return pos, quat, vel, om
+
+
+@njit
+def row_state_into(xipos, xquat, cvel, subtree_com, body, root, iquat, iquat_unit, pos, quat,
+                   vel, om):
+    """:func:`row_state` into the arrays ``pos``, ``quat``, ``vel``, ``om`` (N, 3 / 4)."""
+    for i in range(body.shape[0]):
         b = body[i]
         r = root[i]
         x0, x1, x2 = xipos[b, 0], xipos[b, 1], xipos[b, 2]
@@ -62,7 +71,6 @@ def row_state(xipos, xquat, cvel, subtree_com, body, root, iquat, iquat_unit):
         vel[i, 0] = cvel[b, 3] + (w1 * r2 - w2 * r1)
         vel[i, 1] = cvel[b, 4] + (w2 * r0 - w0 * r2)
         vel[i, 2] = cvel[b, 5] + (w0 * r1 - w1 * r0)
-    return pos, quat, vel, om
 
 
 @njit
@@ -74,9 +82,23 @@ def free_point_acceleration(qacc_smooth, xmat, xpos, fbody, frow, vadr, nrows, a
     joint's linear dofs) and world angular acceleration (``xmat`` times the joint's local
     angular dofs) about the origin ``xpos``; every other row (of ``nrows``, and the world row
     -1) none. acc_b + alpha_b x (P - o_b) - acc_a - alpha_a x (P - o_a)."""
-    acc = np.zeros((nrows + 1, 3))
-    alpha = np.zeros((nrows + 1, 3))
-    origin = np.zeros((nrows + 1, 3))
+    out = np.empty((a.shape[0], 3))
+    free_point_acceleration_into(qacc_smooth, xmat, xpos, fbody, frow, vadr, nrows, a, b,
+                                 point, np.empty((3, nrows + 1, 3)), out)
+    return out
+
+
+@njit
+def free_point_acceleration_into(qacc_smooth, xmat, xpos, fbody, frow, vadr, nrows, a, b,
+                                 point, work, out):
+    """:func:`free_point_acceleration` into ``out`` (K, 3), ``work`` (3, >= nrows + 1, 3)
+    its rows' accelerations, angular accelerations and origins (zeroed here)."""
+    acc, alpha, origin = work[0], work[1], work[2]
+    for r in range(nrows + 1):
+        for i in range(3):
+            acc[r, i] = 0.0
+            alpha[r, i] = 0.0
+            origin[r, i] = 0.0
     for j in range(frow.shape[0]):
         r = frow[j]
         v = vadr[j]
@@ -87,10 +109,8 @@ def free_point_acceleration(qacc_smooth, xmat, xpos, fbody, frow, vadr, nrows, a
             alpha[r, i] = ((xmat[bd, 3 * i] * e0 + xmat[bd, 3 * i + 2] * e2)
                            + xmat[bd, 3 * i + 1] * e1)
         origin[r, 0], origin[r, 1], origin[r, 2] = xpos[bd, 0], xpos[bd, 1], xpos[bd, 2]
-    k = a.shape[0]
-    out = np.empty((k, 3))
     n1 = nrows + 1
-    for c in range(k):
+    for c in range(a.shape[0]):
         ia = a[c] + n1 if a[c] < 0 else a[c]
         ib = b[c] + n1 if b[c] < 0 else b[c]
         pa0 = point[c, 0] - origin[ia, 0]
@@ -104,7 +124,6 @@ def free_point_acceleration(qacc_smooth, xmat, xpos, fbody, frow, vadr, nrows, a
         out[c, 0] = acc[ib, 0] + (lb1 * pb2 - lb2 * pb1) - acc[ia, 0] - (la1 * pa2 - la2 * pa1)
         out[c, 1] = acc[ib, 1] + (lb2 * pb0 - lb0 * pb2) - acc[ia, 1] - (la2 * pa0 - la0 * pa2)
         out[c, 2] = acc[ib, 2] + (lb0 * pb1 - lb1 * pb0) - acc[ia, 2] - (la0 * pa1 - la1 * pa0)
-    return out
 
 
 @njit

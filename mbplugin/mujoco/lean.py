@@ -6,8 +6,9 @@ A host step of the general path (:meth:`MujocoContacts.step`, :class:`~mbplugin.
 ``mj_step2``: the rows' state, detection, the store's booking at the step start, W, the
 free acceleration, the sub-stepper's set-up, its compiled integration, the booking at the step
 end, the forces. For the case most steps of a scene of balls on the ground are in, these are
-done here by two compiled calls (:func:`lean_start`, :func:`lean_finish`) around the
-sub-stepper's own compiled integration, the same kernels in the same order:
+done here by one compiled call after ``mj_step1`` (:func:`lean_step`: :func:`lean_start`, the
+sub-stepper's own compiled integration, :func:`lean_finish`, :func:`lean_correct`), the same
+kernels in the same order, over arrays kept from step to step (:class:`LeanArrays`):
 
 * every managed pair a plane (static) and a free sphere, no sphere in two pairs (W block
   diagonal, :func:`mbplugin.hosts.wmatrix.free_rows_delassus`' ``side_blocks`` case), one
@@ -47,7 +48,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from mbplugin._jit import njit
+from mbplugin._jit import borrowed, njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact import kernels as ck
 from mbplugin.hosts.arrays import _max_norm_rows
@@ -89,7 +90,24 @@ FIELDS = ("xipos", "xquat", "cvel", "subtree_com", "qacc_smooth", "xmat", "xpos"
           "yptr", "Y", "GF", "GC", "ode", "s",
           # each contact's last lever-arm cross matrix, world inverse inertia and their triple
           # product (W's rotational part: kept while its factors are the same to the bit)
-          "sk_last", "iw_last", "p_last")
+          "sk_last", "iw_last", "p_last",
+          # the host step's own ``forced`` (bound once: written in place), the carried steps
+          # and solvers of the groups in two buffers (one the integrator's carry of the last
+          # step, the other this step's: a handed-over step leaves the carry as it was), and
+          # :func:`lean_step`'s outputs (the normal forces, slips and end rates)
+          "loop_forced", "hg2", "mg2", "fn", "slip", "dd1",
+          # MuJoCo's C functions with the model's and data's addresses (:func:`.capi.load`;
+          # none: empty), the law rows of a step without store rows (zero coefficients,
+          # memory and ODE states, the pairs' law: the store's too, its one law) and the
+          # sub-stepper's options
+          "fns_c", "fns_none", "coef0", "mem0", "law", "ode0", "rtol", "auto", "tol_e",
+          "normal_only",
+          # the groups' integration's work arrays (:func:`.substep_compiled.group_work`), and
+          # the step's other work arrays (rotations, world inverse inertias, detection indices,
+          # end flags, lever-arm cross matrices, a 3 x 3 product, active and candidate flags,
+          # the rows' accelerations)
+          "gwork", "rot_w", "iiw_w", "idx_w", "end_w", "sk_w", "t_w", "act_w", "cand_w",
+          "acc_w")
 
 #: the fields of :data:`FIELDS` that :func:`lean_start` fills for :meth:`LeanSpheres.step`
 #: (the rows' state, the free acceleration, the groups' arrays and their integration's
@@ -119,7 +137,10 @@ class LeanArraysType(types.StructRef):
 class LeanArrays(structref.StructRefProxy):
     """The arrays and constants of one :class:`LeanSpheres` (:data:`FIELDS`) as one argument
     of its compiled calls: one unboxing per call instead of one per array (~60: ~4 us a
-    step)."""
+    step). Its arrays are borrowed views (:func:`~mbplugin._jit.borrowed`: no reference
+    count; their owners are kept by the :class:`LeanSpheres`), so that reading a field and
+    passing it to a kernel costs no atomic reference-count update (two per array and call:
+    ~300 a step of 10 spheres, ~3 us, before); compiled code only (never boxed)."""
 
 
 structref.define_proxy(LeanArrays, LeanArraysType, list(FIELDS))
@@ -127,9 +148,10 @@ structref.define_proxy(LeanArrays, LeanArraysType, list(FIELDS))
 
 @njit
 def lean_arrays(*values):
-    """A :class:`LeanArrays` of ``values`` (:data:`FIELDS`' order), built by a cached compiled
-    call (the proxy's own constructor is compiled afresh in every process: ~0.6 s)."""
-    return LeanArrays(*values)
+    """A :class:`LeanArrays` of borrowed views of ``values`` (:data:`FIELDS`' order; the
+    caller keeps the arrays alive as long as the result), built by a cached compiled call
+    (the proxy's own constructor is compiled afresh in every process: ~0.6 s)."""
+    return LeanArrays(*borrowed(values))
 
 
 #: :func:`lean_start`'s and :func:`lean_finish`'s outcomes: the step's contacts integrated and
@@ -181,51 +203,44 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     widx, fr, kid_l, mode_l, nst_l, mem_l = A.widx, A.fr, A.kid_l, A.mode_l, A.nst_l, A.mem_l
     point, normal, delta, ddelta, vt, m_eff = A.point, A.normal, A.delta, A.ddelta, A.vt, A.m_eff
     ra, rb, blocks, wnn, d, u, muk = A.ra, A.rb, A.blocks, A.wnn, A.d, A.u, A.muk
-    pos, quat, vel, om = _k.row_state(xipos, xquat, cvel, subtree_com, body, root, iquat,
-                                      iquat_unit)
-    A.pos[:] = pos
-    A.quat[:] = quat
-    A.vel[:] = vel
-    A.om[:] = om
+    pos, quat, vel, om = A.pos, A.quat, A.vel, A.om
+    _k.row_state_into(xipos, xquat, cvel, subtree_com, body, root, iquat, iquat_unit, pos, quat,
+                      vel, om)
     k = sa.shape[0]
-    z1 = np.zeros(0)
-    zi = np.zeros(0, dtype=np.int64)
-    bad = (HANDOVER, 0.0, z1, zi)
     if not ck.state_all_valid(pos, quat, vel, om, mass1, inv_inertia):
-        return bad
+        return _bad()
     vmax = _max_norm_rows(vel)
     wr = _max_norm_rows(om)
     margin = dt * (2.0 * vmax + 0.1 * wr) + dt * dt * gnorm + 1e-6
     if not (np.isfinite(margin) and margin >= 0.0):
-        return bad
+        return _bad()
     n = pos.shape[0]
-    rot = np.empty((n + 1, 3, 3))
+    rot = A.rot_w
     ck.quat_matrices(quat, rot[:n])
     for i in range(3):
         for j in range(3):
             rot[n, i, j] = 1.0 if i == j else 0.0
-    inv_i_w = np.empty((n + 1, 3, 3))
+    inv_i_w = A.iiw_w
     ck.world_inverse_inertia_ext(rot, inv_inertia, fixed, inv_i_w)
     found = plane_sphere_contacts(sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, pos,
-                                  quat, vel, om, inv_m_ext, inv_i_w, margin,
-                                  np.empty(k, dtype=np.int64), point, normal, delta, ddelta,
-                                  vt, m_eff, ra, rb)
+                                  quat, vel, om, inv_m_ext, inv_i_w, margin, A.idx_w, point,
+                                  normal, delta, ddelta, vt, m_eff, ra, rb)
     c_api = fns.shape[0] > 0
     if expect != 1 and not found:
         loop_forced[:] = False
         if c_api:
             qpos0[:] = qpos
             capi.call(fns[capi.STEP2], fns[-2], fns[-1])
-        return NO_CONTACT, margin, z1, zi
+        return NO_CONTACT, margin, np.zeros(0), np.zeros(0, dtype=np.int64)
     if found != k or expect == 0 or ode_src.shape[0] != k:
-        return bad
+        return _bad()
     if expect == 1:
-        if _ends_rows(kid, mode, delta, ddelta, coef, np.empty(k, dtype=np.bool_)):
-            return bad
+        if _ends_rows(kid, mode, delta, ddelta, coef, A.end_w):
+            return _bad()
     else:  # candidates: every pair apart (the store's start booking: no onset)
         for i in range(k):
             if starts(delta[i]):
-                return bad
+                return _bad()
     # a contact that ends, or a pair that touches, within the step by the free flight's
     # overlap delta + ddelta dt + |g| dt^2 / 2 (gravity pressing: an estimate, which only
     # chooses the path): EVENTS, the sub-stepper's integration at once (the groups' would
@@ -235,9 +250,9 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
         if (delta[i] + ddelta[i] * dt + 0.5 * gnorm * dt * dt > 0.0) != (expect == 1):
             event = True
     # W's blocks (side_blocks: I/m and [r]x, then (sk @ I_w) @ sk per block) and n.W n
-    sk = np.empty((k, 3, 3))
+    sk = A.sk_w
     _side_parts(b, rb, inv_m_ext[:n], blocks, sk)
-    t = np.empty((3, 3))
+    t = A.t_w
     sk_last, iw_last, p_last = A.sk_last, A.iw_last, A.p_last
     for e in range(k):
         # (a BLAS call each, ~0.1 us: the last product where its factors are the same bits)
@@ -256,31 +271,33 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     if c_api:
         capi.call(fns[capi.FWD_ACTUATION], fns[-2], fns[-1])
         capi.call(fns[capi.FWD_ACCELERATION], fns[-2], fns[-1])
-    a_free = _k.free_point_acceleration(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b,
-                                        point)
+    a_free = A.a_free
+    _k.free_point_acceleration_into(qacc_smooth, xmat, xpos, fbody, free, vadr, n, a, b, point,
+                                    A.acc_w, a_free)
     if pair_mu:
         mu = _k.pair_friction(keys, n_shapes, geoms, geom_friction, geom_priority,
                               geom_condim)
         for i in range(k):
             muk[i, 0] = mu[i]
             muk[i, 1] = mu[i]
-    A.a_free[:] = a_free
     if event:
-        return EVENTS, margin, z1, zi
-    ode = ode_src.copy()
-    s = np.zeros((k, 3))
+        return EVENTS, margin, np.zeros(0), np.zeros(0, dtype=np.int64)
+    ode = ode_src
+    s = A.s
+    s[:] = 0.0
     tg, hg, mg, status, imp, loaded, counters = cm.group_start(k, k, True, order, gptr, h0,
                                                                m0)
     # every contact a row of the store (active), none latched (no candidate); or (expect 2)
     # every contact a free pair watched for its onset (the sub-stepper's _candidates: 1)
     rows = expect == 1
-    act = np.full(k, rows, dtype=np.bool_)
-    cand = np.full(k, 0 if rows else 1, dtype=np.int64)
+    act, cand = A.act_w, A.cand_w
+    act[:] = rows
+    cand[:] = 0 if rows else 1
     yptr, Y, GF, GC = cm.pack(order, gptr, goff, widx, blocks.ravel(), fr, normal, a_free,
                               coef, mem, muk, act, law, cand, kid_l, mode_l, nst_l, mem_l, d,
                               u, s, 0, ode)
     if Y.shape[0] != A.Y.shape[0] or GF.shape[0] != A.GF.shape[0]:
-        return bad
+        return _bad()
     A.tg[:] = tg
     A.status[:] = status
     A.imp[:] = imp
@@ -292,8 +309,13 @@ def lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode_src, loop_for
     for i in range(k):
         A.GC[i] = GC[i]
     A.ode[:] = ode
-    A.s[:] = s
     return CONTACTS, margin, hg, mg
+
+
+@njit
+def _bad():
+    """:func:`lean_start`'s HANDOVER outcome."""
+    return HANDOVER, 0.0, np.zeros(0), np.zeros(0, dtype=np.int64)
 
 
 @njit
@@ -336,7 +358,7 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True, booked=False):
             return bad
         ddelta1 = cm.relative_at(u, normal)[0]
         if rows:
-            if _ends_rows(kid, mode, d, ddelta1, coef, np.empty(k, dtype=np.bool_)):
+            if _ends_rows(kid, mode, d, ddelta1, coef, A.end_w):
                 return bad
         else:  # candidates: none touching at the end (else the store's end booking: an onset)
             for i in range(k):
@@ -365,6 +387,55 @@ def lean_finish(fns, coef, dt, hg, loop_forced, A, rows=True, booked=False):
         capi.call(fns[capi.STEP2], fns[-2], fns[-1])
         xfrc[:] = user_xfrc
     return CONTACTS, ddelta1, fn, slip, predicted, flying, hg.min() if hg.shape[0] else 0.0
+
+
+@njit
+def lean_step(A, coef, expect, dt, gnorm, src, which, c_api, correct):
+    """A whole host step of the lean case after ``mj_step1`` in one compiled call (one
+    unboxing of ``A`` and of the store's coefficients instead of one per call and array, no
+    array returned): :func:`lean_start` (with MuJoCo's C calls ``A.fns_c`` where ``c_api``;
+    the law rows ``coef``: the store's, or ``A.coef0`` for candidates; ``A.mem0``, ``A.law``,
+    ``A.ode0`` the memory, laws and ODE states: the store's one law has no memory and no ODE
+    state, so those the store holds are zeros and unread), the groups' ``integrate_groups``
+    (``A.rtol``, ``A.auto``, ``A.tol_e``, ``A.normal_only``: the sub-stepper's options; the
+    kept work arrays ``A.gwork``, :func:`~.substep_compiled.integrate_groups_in`) from
+    the carried steps and solvers ``A.hg2[src]``, ``A.mg2[src]`` (``src`` -1: none) into
+    ``A.hg2[which]``, ``A.mg2[which]``, :func:`lean_finish` (its normal forces, slips and end
+    rates into ``A.fn``, ``A.slip``, ``A.dd1``) and, with ``c_api`` and ``correct`` where the
+    end overlaps are not predicted, :func:`lean_correct` (margin twice the detection's, as
+    the host step's); the same kernels in the same order as the separate calls. Returns
+    (outcome, margin, predicted, free rows not pushed, the shortest next step (s),
+    :func:`lean_correct`'s outcome (-1: not run), and the integration's counters: steps,
+    right-hand sides, events, explicit steps); an outcome other than CONTACTS as
+    :func:`lean_start`'s or :func:`lean_finish`'s (EVENTS: the caller's sub-stepper takes
+    the step from ``A``'s contacts)."""
+    fns = A.fns_c if c_api else A.fns_none
+    h0, m0 = (A.hg2[src], A.mg2[src]) if src >= 0 else (A.hg2[0][:0], A.mg2[0][:0])
+    out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, A.mem0, A.law,
+                                     A.ode0, A.loop_forced, A)
+    if out != CONTACTS:
+        return out, margin, False, 0, 0.0, -1, 0, 0, 0, 0
+    hv, mv = A.hg2[which], A.mg2[which]
+    hv[:] = hg
+    mv[:] = mg
+    cm.integrate_groups_in(A.gptr, A.yptr, A.goff, A.GF, A.GC, A.Y, A.tg, A.status, hv, dt,
+                           A.rtol, A.imp, A.loaded, A.counters, A.auto, mv, A.tol_e,
+                           A.normal_only, A.gwork)
+    out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
+        fns, coef, dt, hv, A.loop_forced, A, expect == 1)
+    n = A.counters
+    if out != CONTACTS:
+        return out, margin, False, 0, 0.0, -1, n[0], n[1], n[2], n[3]
+    A.fn[:] = fn
+    A.slip[:] = slip
+    if expect == 1:
+        A.dd1[:] = ddelta1
+    done = -1
+    if correct and c_api and not predicted:
+        done, fly = lean_correct(A.pos, A.quat, A.vel, A.om, 2.0 * margin, A.loaded, A.d, A)
+        if done == CORRECTED:
+            flying = fly
+    return out, margin, predicted, flying, h_min, done, n[0], n[1], n[2], n[3]
 
 
 #: :func:`lean_correct`'s outcomes: done (the rows moved marked in ``forced``), the general
@@ -481,9 +552,6 @@ class LeanSpheres:
         self.forced = np.zeros(len(fixed), dtype=np.bool_)
         fast = loop.store._fast_law()  # (a store's laws never change)
         kid_l, mode_l, nst_l, mem_l = _law_tables(loop.store.laws)
-        self.layout = (lay.gptr, lay.goff)
-        self.solver = (float(self.integ.rtol), self.integ.solver == "compiled", EXPLICIT_TOL,
-                       bool(self.integ.normal_only))
         # the C functions, then the model's and the data's addresses
         self._fns = (np.zeros(0, dtype=np.uint64) if fns is None else
                      np.append(fns, np.array([m._address, d._address], dtype=np.uint64)))
@@ -519,23 +587,40 @@ class LeanSpheres:
             GC=np.zeros(k, dtype=CONTACT), ode=np.empty((k, NODE_MAX)), s=np.empty((k, 3)))
         values.update(step_arrays)
         values.update(sk_last=np.full((k, 3, 3), np.nan), iw_last=np.full((k, 3, 3), np.nan),
-                      p_last=np.zeros((k, 3, 3)))
+                      p_last=np.zeros((k, 3, 3)), loop_forced=loop.forced,
+                      hg2=np.zeros((2, k)), mg2=np.zeros((2, k), dtype=np.int64),
+                      fn=np.zeros(k), slip=np.zeros(k), dd1=np.zeros(k), fns_c=self._fns,
+                      fns_none=np.zeros(0, dtype=np.uint64), coef0=np.zeros((k, NC_MAX)),
+                      mem0=np.zeros((k, NMEM_MAX)), law=np.ascontiguousarray(law, dtype=np.int64),
+                      ode0=np.zeros((k, NODE_MAX)), rtol=float(self.integ.rtol),
+                      auto=self.integ.solver == "compiled", tol_e=float(EXPLICIT_TOL),
+                      normal_only=bool(self.integ.normal_only), gwork=cm.group_work(),
+                      rot_w=np.empty((nr + 1, 3, 3)), iiw_w=np.empty((nr + 1, 3, 3)),
+                      idx_w=np.empty(k, dtype=np.int64), end_w=np.empty(k, dtype=np.bool_),
+                      sk_w=np.empty((k, 3, 3)), t_w=np.empty((3, 3)),
+                      act_w=np.empty(k, dtype=np.bool_), cand_w=np.empty(k, dtype=np.int64),
+                      acc_w=np.empty((3, nr + 1, 3)))
+        #: the two buffers of the groups' carried steps and solvers (:func:`lean_step`)
+        self._hv = (values["hg2"][0], values["hg2"][1])
+        self._mv = (values["mg2"][0], values["mg2"][1])
+        #: :func:`lean_step`'s normal forces, slips and end rates
+        self.outputs = (values["fn"], values["slip"], values["dd1"])
         #: :data:`STEP_FIELDS`' arrays (those of :attr:`arrays`)
         self.step_arrays = tuple(step_arrays[name] for name in STEP_FIELDS)
-        #: the compiled calls' arrays and constants (:class:`LeanArrays`)
+        #: the compiled calls' arrays and constants (:class:`LeanArrays`: borrowed views of
+        #: ``values``' arrays, kept alive by :attr:`_owners`)
         self.arrays = lean_arrays(*(values[name] for name in FIELDS))
+        self._owners = values
         self._none = _empty_events()
         self._g: tuple[bytes, np.ndarray, float] | None = None
         self._keys_ok: Any = None
         self._h_ok: Any = None
-        self._none_h, self._none_m = np.zeros(0), np.zeros(0, dtype=np.int64)
-        # a step of candidates only (expect 2): their coefficients, memory, laws and ODE
-        # states as the empty store aligns them (ContactStore.aligned: zeros, the batch's laws)
-        self._cand = (np.zeros((k, NC_MAX)), np.zeros((k, NMEM_MAX)),
-                      np.ascontiguousarray(law, dtype=np.int64), np.zeros((k, NODE_MAX)))
+        # a step of candidates only (expect 2): their coefficients as the empty store aligns
+        # them (ContactStore.aligned: zeros)
+        self._coef0 = values["coef0"]
         #: host steps taken by the lean path, and of them with MuJoCo's C calls
         self.steps = self.c_steps = 0
-        self._no_fns = np.zeros(0, dtype=np.uint64)
+        self._no_fns = values["fns_none"]
         geoms, bodies = _k.contact_ids(key, loop.model.n_shapes, contacts.geoms, contacts.rows,
                                        self.sides)
         self.geoms_of, self.bodies_of = geoms, bodies
@@ -606,7 +691,8 @@ class LeanSpheres:
         """One host step by the lean path: (the step's info, True), or (None, whether
         ``mj_step1`` ran: the general path continues from there)."""
         expect = self._expect()
-        if expect < 0:
+        # (LeanArrays holds the host step's ``forced``: a replaced one, the general path)
+        if expect < 0 or self.loop.forced is not self._owners["loop_forced"]:
             return None, False
         c, loop, host, store, integ = self.c, self.loop, self.host, self.store, self.integ
         mj, m, d = c.mj, c.mj_model, c.mj_data
@@ -626,29 +712,18 @@ class LeanSpheres:
         dt = float(self._opt.timestep)
         g, gnorm = self.gravity()
         wall = time.perf_counter()
-        h = integ._h_of
-        h0, m0 = (h[1], h[2]) if expect and h is not None else (self._none_h, self._none_m)
-        fns = self._fns if c_api else self._no_fns
+        src = _carry(self, expect)
+        which = 1 if src == 0 else 0  # (the carry buffer not in the integrator)
         rows = expect == 1
-        # the candidates' coefficients, memory and ODE states: the store's aligned zeros
-        coef, mem, law, ode = ((store.coef, store.mem, store.law, store.ode) if rows
-                               else self._cand)
-        out, margin, hg, mg = lean_start(fns, expect, dt, gnorm, h0, m0, coef, mem, law, ode,
-                                         loop.forced, self.arrays)
-        (pos, quat, vel, om, a_free, tg, status, imp, loaded, counters, yptr, Y, GF, GC, _ode,
-         _s) = self.step_arrays
-        if out == CONTACTS:  # the groups' integration (the sub-stepper's entry)
-            gptr, goff = self.layout
-            rtol, explicit, tol, normal_only = self.solver
-            cm.integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
-                                loaded, counters, explicit, mg, tol, normal_only)
-            out, ddelta1, fn, slip, predicted, flying, h_min = lean_finish(
-                fns, coef, dt, hg, loop.forced, self.arrays, rows)
+        coef = store.coef if rows else self._coef0
+        out, margin, predicted, flying, h_min, done, *count = lean_step(
+            self.arrays, coef, expect, dt, gnorm, src, which, c_api, c.correct_positions)
         event = None
         if out == EVENTS:  # the sub-stepper's integration, its events booked in the store
             event = _events(self, float(d.time), dt)
             out, _, fn, slip, predicted, flying, _ = lean_finish(
-                fns, coef, dt, hg, loop.forced, self.arrays, rows, True)
+                self._fns if c_api else self._no_fns, coef, dt, self._hv[which], loop.forced,
+                self.arrays, rows, True)
         if out == HANDOVER:
             return None, True
         loop.margin = 2.0 * margin
@@ -657,43 +732,15 @@ class LeanSpheres:
         self.steps += 1
         self.c_steps += c_api
         if out == NO_CONTACT:
-            store.last_onsets = store.last_separations = self._none  # (_close: no event)
-            store._seq += 1
-            integ.forget_warm()
-            empty = ContactBatch.empty()
-            loop.last = loop.make_info(0, SubstepStats(), np.zeros(0), empty.key,
-                                       np.zeros((0, 2), dtype=np.int64), np.zeros(0),
-                                       np.zeros(0))
-            if not c_api:
-                host._qpos0[:] = d.qpos
-                mj.mj_step2(m, d)
-            if c.exact_flight and len(host.free):
-                host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
-            c.last = c._info(loop.last)
-            return c.last, True
-        blocks, wnn, dd, u = self.work[8:]
-        forced = self.forced
-        k = self.k
-        # the store's two bookings (start and end: the same rows, no event: ContactStore._close
-        # of no onset and no separation, twice; the last overlaps and rates the end's), the
-        # integrator's carries (ContactIntegrator.integrate's)
+            return _no_contact(self, c_api, g, dt), True
         if event is not None:  # (booked by the store and the integrator)
             stats = event[2].stats
         else:
-            store.last_onsets = store.last_separations = self._none
-            store._seq += 2
-            if rows:
-                store._delta_last, store._ddelta_last = dd.copy(), ddelta1
-            else:  # (the rows' last overlaps and rates: no row)
-                store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
-            stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
-                                 time.perf_counter() - wall, int(counters[3]))
-            integ._warm = None
-            integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
-            integ._p_of = None
-            integ._h_of = self._h_ok = (self.keys, hg, mg)
-        info = self.info_cls(k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(), slip,
-                             self.bodies_of.copy(), self.geoms_of.copy())
+            fn, slip = self.outputs[0].copy(), self.outputs[1].copy()
+            stats = _book(self, rows, which, h_min, count, time.perf_counter() - wall)
+        dd = self.work[10]
+        info = self.info_cls(self.k, stats, fn, self.keys.copy(), self.sides.copy(), dd.copy(),
+                             slip, self.bodies_of.copy(), self.geoms_of.copy())
         loop.last = info  # (a StepInfo with MuJoCo's ids)
         if not c_api:
             host._qpos0[:] = d.qpos
@@ -701,29 +748,100 @@ class LeanSpheres:
                 mj.mj_step2(m, d)
             finally:
                 d.xfrc_applied[:] = self.user_xfrc
-        out = GENERAL
-        if c.correct_positions and not predicted:
-            out, fly = lean_correct(pos, quat, vel, om, loop.margin, loaded, dd, self.arrays)
-            if out == CORRECTED:
-                flying = fly
-        if out != CORRECTED and c.correct_positions and not predicted:
-            if event is not None:
-                batch, W, res, af = event
-            else:
-                batch, W, af = _batch(self), block_diagonal_w(k, blocks.copy()), a_free.copy()
-                res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min,
-                                 hg, mg)
-            loop.pending = (batch, W, res, af, wnn.copy())
-            bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
-                               loop.inv_inertia, loop._fixed)
-            end = host.end_poses(bodies)
-            dx, dth = loop.correction(loop.end_overlaps(end), end)
-            forced[host.free_rows.move(dx, dth, end)] = True
-            flying = int(np.count_nonzero(~forced[host.free]))
+        if c.correct_positions and not predicted and done != CORRECTED:
+            flying = _correct(self, event, done, flying, h_min, which, stats)
         if c.exact_flight and flying:
-            host.free_rows.flight(~forced[host.free], g, dt)
+            host.free_rows.flight(~self.forced[host.free], g, dt)
         c.last = info
         return info, True
+
+
+def _carry(self: LeanSpheres, expect: int) -> int:
+    """The buffer (0, 1) of the integrator's carried steps and solvers of the pairs for
+    :func:`lean_step` (those of another path copied into buffer 1), -1: none carried."""
+    h = self.integ._h_of
+    if not expect or h is None:
+        return -1
+    if h[1] is self._hv[0]:
+        return 0
+    if h[1] is not self._hv[1]:
+        self._hv[1][:] = h[1]
+        self._mv[1][:] = h[2]
+    return 1
+
+
+def _no_contact(self: LeanSpheres, c_api: bool, g: np.ndarray, dt: float) -> Any:
+    """The rest of a lean step without contact (:func:`lean_start`'s NO_CONTACT): the store's
+    and the integrator's bookings of a step without contact (``_close``: no event), the info,
+    ``mj_step2`` through the bindings (without ``c_api``), the free flight. Returns the info."""
+    c, loop, host, store, integ = self.c, self.loop, self.host, self.store, self.integ
+    store.last_onsets = store.last_separations = self._none  # (_close: no event)
+    store._seq += 1
+    integ.forget_warm()
+    empty = ContactBatch.empty()
+    loop.last = loop.make_info(0, SubstepStats(), np.zeros(0), empty.key,
+                               np.zeros((0, 2), dtype=np.int64), np.zeros(0), np.zeros(0))
+    if not c_api:
+        d = c.mj_data
+        host._qpos0[:] = d.qpos
+        c.mj.mj_step2(c.mj_model, d)
+    if c.exact_flight and len(host.free):
+        host.free_rows.flight(np.ones(len(host.free), dtype=bool), g, dt)
+    c.last = c._info(loop.last)
+    return c.last
+
+
+def _book(self: LeanSpheres, rows: bool, which: int, h_min: float, count: list[int],
+          wall: float) -> SubstepStats:
+    """The store's two bookings of a lean step without event (start and end: the same rows,
+    no event: ``ContactStore._close`` of no onset and no separation, twice; the last overlaps
+    and rates the end's) and the integrator's carries (``ContactIntegrator.integrate``'s: the
+    groups' next steps and solvers, buffer ``which``, the shortest ``h_min`` s). Returns the
+    step's counters (``count``: steps, right-hand sides, events, explicit steps; ``wall`` s)."""
+    store, integ = self.store, self.integ
+    store.last_onsets = store.last_separations = self._none
+    store._seq += 2
+    if rows:
+        store._delta_last, store._ddelta_last = self.work[10].copy(), self.outputs[2].copy()
+    else:  # (the rows' last overlaps and rates: no row)
+        store._delta_last, store._ddelta_last = np.zeros(0), np.zeros(0)
+    integ._warm = None
+    integ._h, integ._keys = h_min, (self.keys if rows else store.keys.copy())
+    integ._p_of = None
+    integ._h_of = self._h_ok = (self.keys, self._hv[which], self._mv[which])
+    return SubstepStats(count[0], count[1], count[2], wall, count[3])
+
+
+def _correct(self: LeanSpheres, event: Any, done: int, flying: int, h_min: float, which: int,
+             stats: SubstepStats) -> int:
+    """The position correction of a lean step whose end overlaps the host's step does not
+    predict, after ``mj_step2``: :func:`lean_correct` unless :func:`lean_step` ran it
+    (``done`` >= 0), else the general correction (:meth:`ContactLoop.correction
+    <mbplugin.hosts.ContactLoop.correction>`) from the step's contacts (``event``: those of
+    :func:`_events`), W and result. Returns the free rows not pushed (``flying`` where
+    nothing moved)."""
+    loop, host = self.loop, self.host
+    pos, quat, vel, om, a_free = self.step_arrays[:5]
+    imp, loaded = self.step_arrays[7:9]
+    blocks, wnn, dd, u = self.work[8:]
+    if done < 0:
+        done, fly = lean_correct(pos, quat, vel, om, loop.margin, loaded, dd, self.arrays)
+        if done == CORRECTED:
+            return fly
+    if event is not None:
+        batch, W, res, af = event
+    else:
+        batch, W, af = _batch(self), block_diagonal_w(self.k, blocks.copy()), a_free.copy()
+        res = StepResult(imp.copy(), dd.copy(), u.copy(), loaded.copy(), stats, h_min,
+                         self._hv[which].copy(), self._mv[which].copy())
+    loop.pending = (batch, W, res, af, wnn.copy())
+    bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), loop._mass1,
+                       loop.inv_inertia, loop._fixed)
+    end = host.end_poses(bodies)
+    dx, dth = loop.correction(loop.end_overlaps(end), end)
+    forced = self.forced
+    forced[host.free_rows.move(dx, dth, end)] = True
+    return int(np.count_nonzero(~forced[host.free]))
 
 
 def _batch(self: LeanSpheres) -> ContactBatch:

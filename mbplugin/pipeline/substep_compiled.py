@@ -479,8 +479,24 @@ QUAD_HW = 1.0
 
 
 @njit
+def group_work():
+    """The work arrays of one :func:`integrate_groups` call before its first group (those of
+    a one-contact group, :func:`_group_work`, Radau's controller, W^-1 and a velocity
+    change): kept by a caller of :func:`integrate_groups_in` from call to call."""
+    return (_group_work(1, 4), np.zeros(1, dtype=RADAU_CONTROL), np.empty(9), np.empty(3))
+
+
+@njit
 def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp, loaded,
                      counters, auto, mg, tol_e, normal_only):
+    """:func:`integrate_groups_in` with work arrays of its own (:func:`group_work`)."""
+    integrate_groups_in(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp, loaded,
+                        counters, auto, mg, tol_e, normal_only, group_work())
+
+
+@njit
+def integrate_groups_in(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp, loaded,
+                        counters, auto, mg, tol_e, normal_only, work):
     """Integrate every ``PENDING`` group over [tg[g], dt] (see the module docstring).
 
     Group g: contacts gptr[g]:gptr[g+1] (in group order), state Y[yptr[g]:yptr[g+1]] (updated
@@ -506,21 +522,29 @@ def integrate_groups(gptr, yptr, goff, GF, GC, Y, tg, status, hg, dt, rtol, imp,
     one-contact group that moves along its normal only leaves friction's slope out
     (:func:`_group_rate`): a ball dropped straight onto a plane takes DOP853's few explicit
     steps instead of Radau's many (the host's choice; see
-    :class:`~mbplugin.pipeline.substep.GroupedContactSpace`)."""
+    :class:`~mbplugin.pipeline.substep.GroupedContactSpace`).
+
+    ``work``: the work arrays (:func:`group_work`: a caller may keep them from call to call
+    instead of ~35 allocations a call); their values at the call's start are those of new
+    ones (Radau's first Z and controller zero, the Jacobian scales 1e-6)."""
     ng = gptr.shape[0] - 1
     # work arrays, reallocated only when the group size changes (groups of one size are many)
     # (the arrays passed to compiled calls in the group loop are borrowed views; their owners,
     # wk, ctl_o, wi_o, dv_o, stay referenced until the end)
     k_ws, nn_ws = 1, 4
-    wk = _group_work(k_ws, nn_ws)
+    wk, ctl_o, wi_o, dv_o = work
     ws, atol, jscale, f, ga, gb, y, K, Fd, atol_e, raw = borrowed(wk)
     Dq, y_new, y_old, ytmp, kbuf, f_new = ws[6], ws[7], ws[8], ws[9], ws[11], ws[12]
-    ctl_o = np.zeros(1, dtype=RADAU_CONTROL)
+    for i in range(3):
+        for j in range(nn_ws):
+            ws[1][i, j] = 0.0
+    for j in range(nn_ws):
+        jscale[j] = 1e-6
+    z = np.zeros(1, dtype=RADAU_CONTROL)
+    ctl_o[0] = z[0]
     ctl = borrowed(ctl_o)
     newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, rtol ** 0.5))
     rtol_e = tol_e * rtol
-    wi_o = np.empty(9)
-    dv_o = np.empty(3)
     Wi = borrowed(wi_o)
     dv = borrowed(dv_o)
     for g in range(ng):
