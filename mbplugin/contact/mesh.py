@@ -243,6 +243,13 @@ ROUND_MIN = 0.1
 #: either end; a plane along it touches its two ends apart, so two members of one smooth
 #: region at its ends become corners (the region is split there).
 BRIDGE_EDGES = 3.0
+#: A smooth region's member is modelled by its fitted sphere only when that sphere's radius is
+#: at most this many times the mesh's size (the diagonal of its bounding box); a larger one is
+#: a nearly flat patch, a corner: the sphere's point at the edge of its cone of normals lies up
+#: to r sin(half-angle) off the vertex, metres for the 70 m spheres fitted on the nearly flat
+#: vertices of the Mini Cheetah's 9 cm abduction link (``mini_abad.obj`` of ``pybullet_data``:
+#: an overlap of 5.03 m reported against a plane the link was 5 cm above, issue 18).
+SPHERE_MAX_SIZE = 1.0
 
 
 def vertex_spheres(m: trimesh.Trimesh, tol: float | None = SPHERE_TOL
@@ -336,7 +343,7 @@ def plane_features(
     ea, eb = edges[:, 0], edges[:, 1]
     with np.errstate(invalid="ignore"):
         sph = (corners & fit & np.isfinite(vertex_radius) & (vertex_radius > 0)
-               & (roundness >= ROUND_MIN))
+               & (roundness >= ROUND_MIN) & (r <= SPHERE_MAX_SIZE * float(m.scale)))
         # links: mesh edges between two finely tessellated vertices (every neighbour's sphere
         # normal within SMOOTH_LINK_DEG) or between two vertices on one sphere (any
         # tessellation)
