@@ -14,7 +14,7 @@ import numpy as np
 from mbplugin.bullet.fast_step import plane_sphere_contacts
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import state_all_valid
-from mbplugin.contact.model import PLANE, SPHERE
+from mbplugin.contact.model import BOX, PLANE, SPHERE
 from mbplugin.hosts.detection import prune
 from mbplugin.hosts.model import keep_managed
 from mbplugin.hosts.protocol import ARTICULATED, FREE
@@ -69,39 +69,54 @@ class Detection:
         return keep_managed(batch, self.managed)
 
     def _lean_pairs(self, bodies: BodyState) -> tuple[np.ndarray, ...] | None:
-        """The managed plane-sphere pairs (planes, spheres, and the bodies, keys, laws,
-        effective radii and Hertz k the contact layer's ``finish`` gives them), in the order
-        of the model's detection, where :meth:`lean` applies (no free row, no fallback pair,
-        every shape a plane or a sphere, no managed sphere-sphere pair); else None. Read
-        once (the layout is fixed until the backend is rebuilt)."""
+        """The managed plane-sphere and plane-box pairs (planes, spheres or boxes, each box's
+        8 corners as 8 rows, and the bodies, keys, laws, effective radii and Hertz k the
+        contact layer's ``finish`` gives them), in the order of the model's detection (per
+        plane its spheres, then its boxes' corners), where :meth:`lean` applies (no fallback
+        pair, every shape a plane, a sphere or a box, no managed pair of two spheres or
+        boxes, no free row unless a box is managed: free spheres keep the model's
+        detection); else None. Read once (the layout is fixed until the backend is
+        rebuilt)."""
         self._lean = None
         c = self.model.arrays
         kind = np.asarray(c.kind)
-        if (len(self.fb_pairs) or bool(np.any(self.kind == FREE))
-                or not bool(np.all((kind == PLANE) | (kind == SPHERE)))
+        if (len(self.fb_pairs) or not bool(np.all((kind == PLANE) | (kind == SPHERE)
+                                                  | (kind == BOX)))
                 or bool(np.any(np.asarray(c.body) < 0))):
             return None
-        planes, spheres = np.flatnonzero(kind == PLANE), np.flatnonzero(kind == SPHERE)
+        planes = np.flatnonzero(kind == PLANE)
+        spheres, boxes = np.flatnonzero(kind == SPHERE), np.flatnonzero(kind == BOX)
         fixed_ext = np.append(np.asarray(bodies.fixed, dtype=bool), True)
-        i, j = np.triu_indices(len(spheres), 1)
-        si, sj = spheres[i], spheres[j]
+        solid = np.concatenate([spheres, boxes])
+        i, j = np.triu_indices(len(solid), 1)
+        si, sj = solid[i], solid[j]
         if bool(np.any(c._allowed(si, sj, fixed_ext) & self.managed[c.body[si], c.body[sj]])):
-            return None  # a managed sphere-sphere pair: the model's detection
-        sa, sb = np.repeat(planes, len(spheres)), np.tile(spheres, len(planes))
-        ok = c._allowed(sa, sb, fixed_ext) & self.managed[c.body[sa], c.body[sb]]
-        sa, sb = sa[ok].astype(np.int64), sb[ok].astype(np.int64)
-        if not len(sa):
+            return None  # a managed pair of two spheres or boxes: the model's detection
+        sa_l, sb_l, corner_l = [], [], []
+        for p in planes:  # the model's narrow-phase plan: per plane, spheres then boxes
+            for ids, n_f in ((spheres, 1), (boxes, 8)):
+                pa = np.full(len(ids), p)
+                ok = c._allowed(pa, ids, fixed_ext) & self.managed[c.body[pa], c.body[ids]]
+                sa_l.append(np.repeat(pa[ok], n_f))
+                sb_l.append(np.repeat(ids[ok], n_f))
+                corner_l.append(np.tile(np.arange(n_f) if n_f == 8 else [-1], int(ok.sum())))
+        sa = np.concatenate(sa_l).astype(np.int64)
+        sb = np.concatenate(sb_l).astype(np.int64)
+        corner = np.concatenate(corner_l).astype(np.int64)
+        if not len(sa) or (bool(np.any(self.kind == FREE)) and not bool(np.any(corner >= 0))):
             return None
         k = len(sa)
+        box = corner >= 0
         cat = {"sa": sa, "sb": sb, "point": np.zeros((k, 3)),
                "normal": np.tile([0.0, 0.0, 1.0], (k, 1)), "delta": np.zeros(k),
-               "r_eff": np.asarray(c.radius, dtype=float)[sb].copy(),
-               "feature": np.zeros(k, dtype=np.int64)}
+               "r_eff": np.where(box, np.asarray(c.user_radius, dtype=float)[sb],
+                                 np.asarray(c.radius, dtype=float)[sb]),
+               "feature": np.where(box, corner, 0).astype(np.int64)}
         ref = c.finish(cat, bodies, bodies.rotations_ext(), *bodies.kinematics_ext())
         ints = np.stack([ref.a, ref.b, ref.key, ref.law]).astype(np.int64)
         floats = np.stack([ref.r_eff, ref.k_hertz]).astype(float)
         self._lean = (sa, sb, ref.a, ref.b, ref.key, ref.law, ref.r_eff, ref.k_hertz, ints,
-                      floats)
+                      floats, corner)
         return self._lean
 
     def lean(self, bodies: BodyState, margin: float,
@@ -119,7 +134,7 @@ class Detection:
                 break
         if not (plain and state_all_valid(*arrs)):
             bodies.validate()  # the contact layer's checks (its error for a bad state)
-        sa, sb, ints, floats = pairs[0], pairs[1], pairs[8], pairs[9]
+        sa, sb, ints, floats, corner = pairs[0], pairs[1], pairs[8], pairs[9], pairs[10]
         c = self.model.arrays
         k = len(sa)
         # the outputs as views of two blocks (two allocations instead of nine)
@@ -131,7 +146,8 @@ class Detection:
                                   c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
                                   np.asarray(bodies.mass, dtype=float), bodies.inv_inertia,
                                   np.asarray(bodies.fixed, dtype=np.bool_), float(margin),
-                                  point, normal, delta, ra, rb, ddelta, vt, m_eff, idx)
+                                  point, normal, delta, ra, rb, ddelta, vt, m_eff, idx,
+                                  corner, c.half, c.skin, bool(c.skin_max))
         if m == 0:
             return ContactBatch.empty()
         sel = idx[:m]

@@ -290,7 +290,7 @@ def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf
 @njit
 def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
                           omega, mass, inv_inertia, fixed, margin, point, normal, delta, ra, rb,
-                          ddelta, vt, m_eff, idx):
+                          ddelta, vt, m_eff, idx, corner, half, skin, skinned):
     """The contacts of the plane-sphere shape pairs (``sa``, ``sb``; the contact model's
     shape arrays ``body``, ``lpos``, ``lrot``, ``plane_n``, ``plane_p``, ``radius``) whose
     overlap exceeds -``margin`` (m), at the rows' state (``pos``, ``quat`` [w, x, y, z],
@@ -298,7 +298,16 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
     contact layer's detection and ``finish`` give them (its scalar kernels: the shape poses,
     :func:`~mbplugin.contact.kernels.plane_sphere`, the contact kinematics and effective mass
     with the world-frame inverse inertias), the first M rows of the outputs written (pair
-    ``idx[m]`` at row m). Returns M."""
+    ``idx[m]`` at row m). Returns M.
+
+    ``corner`` (K,) int64, ``half`` (S, 3) m and ``skin`` (S,) m (the model's box half
+    extents and shape skins): a pair with ``corner[k]`` >= 0 is a plane-box pair's corner of
+    that index (:func:`~mbplugin.contact.kernels.box_corner`,
+    :func:`~mbplugin.contact.kernels.plane_point`, as
+    :func:`~mbplugin.contact.kernels.plane_box_batch`), -1 a plane-sphere pair; with
+    ``skinned`` (the model has a skin) every contact is grown by the two shapes' skins as
+    the contact layer's detection grows it (delta + (s_a + s_b), the point moved by
+    (s_a - s_b) / 2 along the normal)."""
     nb = pos.shape[0]
     R = np.empty((nb + 1, 3, 3))
     for i in range(nb):
@@ -326,7 +335,16 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
         cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
         q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
         cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
-        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        if corner[k] < 0:
+            t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        else:
+            x = _k.box_corner(cs[0], cs[1], cs[2], Rs, half[s, 0], half[s, 1], half[s, 2],
+                              corner[k])
+            t = _k.plane_point(q0, q1, q2, n0, n1, n2, x[0], x[1], x[2])
+        if skinned:  # the contact layer's skins (ContactModel._finish's arithmetic)
+            g = skin[p] + skin[s]
+            h = 0.5 * (skin[p] - skin[s])
+            t = (t[0] + h * t[3], t[1] + h * t[4], t[2] + h * t[5], t[3], t[4], t[5], t[6] + g)
         if not t[6] > -margin:
             continue
         kin = _k.contact_kinematics(body[p], body[s], t[0], t[1], t[2], t[3], t[4], t[5],
