@@ -290,7 +290,7 @@ def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf
 @njit
 def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
                           omega, mass, inv_inertia, fixed, margin, point, normal, delta, ra, rb,
-                          ddelta, vt, m_eff, idx, corner, half, skin, skinned):
+                          ddelta, vt, m_eff, idx, corner, half, skin, skinned, feat, ms, vert):
     """The contacts of the plane-sphere shape pairs (``sa``, ``sb``; the contact model's
     shape arrays ``body``, ``lpos``, ``lrot``, ``plane_n``, ``plane_p``, ``radius``) whose
     overlap exceeds -``margin`` (m), at the rows' state (``pos``, ``quat`` [w, x, y, z],
@@ -304,7 +304,11 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
     extents and shape skins): a pair with ``corner[k]`` >= 0 is a plane-box pair's corner of
     that index (:func:`~mbplugin.contact.kernels.box_corner`,
     :func:`~mbplugin.contact.kernels.plane_point`, as
-    :func:`~mbplugin.contact.kernels.plane_box_batch`), -1 a plane-sphere pair; with
+    :func:`~mbplugin.contact.kernels.plane_box_batch`), -2 a plane-mesh pair's plane feature
+    ``feat[k]`` (a global feature row of the mesh tuple ``ms``,
+    :func:`~mbplugin.contact.kernels.mesh_feature_point`, as
+    :func:`~mbplugin.contact.kernels.plane_mesh_batch`; its deciding vertex row written to
+    ``vert[m]``), -1 a plane-sphere pair; with
     ``skinned`` (the model has a skin) every contact is grown by the two shapes' skins as
     the contact layer's detection grows it (delta + (s_a + s_b), the point moved by
     (s_a - s_b) / 2 along the normal)."""
@@ -335,8 +339,13 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
         cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
         q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
         cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
-        if corner[k] < 0:
+        if corner[k] == -1:
             t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        elif corner[k] == -2:
+            tm = _k.mesh_feature_point(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], Rs, ms,
+                                       feat[k])
+            t = (tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6])
+            vert[m] = tm[7]
         else:
             x = _k.box_corner(cs[0], cs[1], cs[2], Rs, half[s, 0], half[s, 1], half[s, 2],
                               corner[k])
