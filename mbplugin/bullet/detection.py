@@ -130,8 +130,11 @@ class Detection:
         # a mesh row's radius is its deciding vertex's (read per step): its E* kept for k
         e_star = (np.broadcast_to(c.e_star[c.mat[0], c.mat[0]], k) if c.one_material
                   else c.e_star[c.mat[sa], c.mat[sb]]).astype(float)
+        # a radius about each shape's centre holding it (its bound about its bound's centre)
+        reach = np.asarray(c.bound, dtype=float) + np.linalg.norm(c.bound_center, axis=1)
         self._lean = (sa, sb, ref.a, ref.b, ref.key, ref.law, ref.r_eff, ref.k_hertz, ints,
-                      floats, corner, feat, mesh if mesh.any() else None, e_star)
+                      floats, corner, feat, mesh if mesh.any() else None, e_star,
+                      np.ascontiguousarray(reach))
         return self._lean
 
     def lean(self, bodies: BodyState, margin: float,
@@ -164,7 +167,7 @@ class Detection:
                                   np.asarray(bodies.fixed, dtype=np.bool_), float(margin),
                                   point, normal, delta, ra, rb, ddelta, vt, m_eff, idx,
                                   corner, c.half, c.skin, bool(c.skin_max), feat,
-                                  c.mesh.kernel_arrays, vert)
+                                  c.mesh.kernel_arrays, vert, pairs[14])
         if m == 0:
             return ContactBatch.empty()
         sel = idx[:m]
@@ -225,9 +228,17 @@ class Detection:
 
     def redetect(self, bodies: BodyState, keys: np.ndarray, margin: float) -> ContactBatch:
         """The contacts ``keys`` in the state ``bodies`` within ``margin`` (m) (the implicit
-        step's read after the host step; the fallback pairs' through ``getClosestPoints``)."""
-        return (self.model.detect_pairs(bodies, keys, margin)
-                if not len(self.fb_pairs) else self.detect(bodies, margin))
+        step's read after the host step; the fallback pairs' through ``getClosestPoints``;
+        where :meth:`lean` applies, its contacts of ``keys``: the model's ``detect_pairs``,
+        the same rows in the same order)."""
+        if len(self.fb_pairs):
+            return self.detect(bodies, margin)
+        lean = self._lean
+        if lean is None or lean is False:
+            return self.model.detect_pairs(bodies, keys, margin)
+        batch = self.lean(bodies, margin, lean)
+        keep = np.isin(batch.key, keys)
+        return batch if keep.all() else batch.take(np.flatnonzero(keep))
 
     def prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
                g: np.ndarray) -> ContactBatch:

@@ -287,10 +287,15 @@ def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf
     return resp
 
 
+#: m: the slack of :func:`plane_sphere_contacts`' skip of shapes beyond the margin
+REACH_SLACK = 1e-7
+
+
 @njit
 def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
                           omega, mass, inv_inertia, fixed, margin, point, normal, delta, ra, rb,
-                          ddelta, vt, m_eff, idx, corner, half, skin, skinned, feat, ms, vert):
+                          ddelta, vt, m_eff, idx, corner, half, skin, skinned, feat, ms, vert,
+                          reach):
     """The contacts of the plane-sphere shape pairs (``sa``, ``sb``; the contact model's
     shape arrays ``body``, ``lpos``, ``lrot``, ``plane_n``, ``plane_p``, ``radius``) whose
     overlap exceeds -``margin`` (m), at the rows' state (``pos``, ``quat`` [w, x, y, z],
@@ -308,7 +313,9 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
     ``feat[k]`` (a global feature row of the mesh tuple ``ms``,
     :func:`~mbplugin.contact.kernels.mesh_feature_point`, as
     :func:`~mbplugin.contact.kernels.plane_mesh_batch`; its deciding vertex row written to
-    ``vert[m]``), -1 a plane-sphere pair; with
+    ``vert[m]``), -1 a plane-sphere pair. A box or mesh row whose shape lies farther from the
+    plane than ``reach`` (S,) m (a radius about the shape's centre holding it) + ``margin``
+    + its skins is skipped unevaluated (its overlap would be below -``margin``). With
     ``skinned`` (the model has a skin) every contact is grown by the two shapes' skins as
     the contact layer's detection grows it (delta + (s_a + s_b), the point moved by
     (s_a - s_b) / 2 along the normal)."""
@@ -339,6 +346,9 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
         cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
         q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
         cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
+        if corner[k] != -1 and ((cs[0] - q0) * n0 + (cs[1] - q1) * n1 + (cs[2] - q2) * n2
+                                - reach[s] > margin + skin[p] + skin[s] + REACH_SLACK):
+            continue  # the whole shape beyond the margin (no contact the model would keep)
         if corner[k] == -1:
             t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
         elif corner[k] == -2:
