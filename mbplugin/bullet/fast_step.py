@@ -341,13 +341,21 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
     Rp = np.empty((3, 3))
     Rs = np.empty((3, 3))
     m = 0
+    last_p, last_s, far = -1, -1, False
+    q0 = q1 = q2 = n0 = n1 = n2 = 0.0
+    cs = (0.0, 0.0, 0.0)
     for k in range(sa.shape[0]):
         p, s = sa[k], sb[k]
-        cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
-        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
-        cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
-        if corner[k] != -1 and ((cs[0] - q0) * n0 + (cs[1] - q1) * n1 + (cs[2] - q2) * n2
-                                - reach[s] > margin + skin[p] + skin[s] + REACH_SLACK):
+        if p != last_p or s != last_s:  # a new pair (a box's or hull's rows share its pose)
+            cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
+            q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p],
+                                                    plane_p[p])
+            cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
+            far = corner[k] != -1 and ((cs[0] - q0) * n0 + (cs[1] - q1) * n1
+                                       + (cs[2] - q2) * n2 - reach[s]
+                                       > margin + skin[p] + skin[s] + REACH_SLACK)
+            last_p, last_s = p, s
+        if far:
             continue  # the whole shape beyond the margin (no contact the model would keep)
         if corner[k] == -1:
             t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
