@@ -86,6 +86,8 @@ class Detection:
                 or bool(np.any(np.asarray(c.body) < 0))):
             return None
         planes = np.flatnonzero(kind == PLANE)
+        if not len(planes):
+            return None
         spheres, boxes = np.flatnonzero(kind == SPHERE), np.flatnonzero(kind == BOX)
         meshes = np.flatnonzero(kind == MESH)
         fixed_ext = np.append(np.asarray(bodies.fixed, dtype=bool), True)
