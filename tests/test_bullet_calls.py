@@ -203,3 +203,44 @@ def test_lean_detection_gives_the_contact_layers_contacts(robot, tmp_path) -> No
                       "k_hertz"):
                 x, y = np.asarray(getattr(ours, f)), np.asarray(getattr(ref, f))
                 assert np.abs(x - y).max() <= 1e-12 * max(np.abs(y).max(), 1e-3), f
+
+
+@pytest.mark.parametrize("shape", ["box", "hull"])
+def test_lean_detection_of_a_resting_box_and_hull(shape: str) -> None:
+    """A free 1 kg box (or a cube given as a convex mesh hull) at rest on a managed plane
+    (Hunt-Crossley k = 1e7, 1/240 s) takes the compiled lean detection (its 8 corners or its
+    hull's plane features, with PyBullet's 1 mm collision margin as the model's skin): its
+    4 lower corners each at the static Hertz overlap (m g / (4 k))^(2/3) (the closed form)
+    to 1e-5 after 1 s, and its contacts those of the contact model's own detection at a wide
+    and a narrow margin, every field to the bit (NaN radii of sharp corners alike)."""
+    import trimesh
+
+    from mbplugin.hosts.model import keep_managed
+
+    k, m, g = 1e7, 1.0, 9.81
+    with ground_world(g, 1 / 240) as (cid, plane):
+        if shape == "box":
+            col = p.createCollisionShape(p.GEOM_BOX, halfExtents=[0.1, 0.1, 0.05],
+                                         physicsClientId=cid)
+        else:
+            v = trimesh.creation.box(extents=[0.1, 0.1, 0.1]).vertices
+            col = p.createCollisionShape(p.GEOM_MESH, vertices=v.tolist(), physicsClientId=cid)
+        p.createMultiBody(m, col, basePosition=[0, 0, 0.05], physicsClientId=cid)
+        contacts = BulletContacts(cid, manage=[plane],
+                                  law={"name": "hunt_crossley", "cr": 0.5, "k": k})
+        for _ in range(240):
+            info = contacts.step()
+        det = contacts._detection
+        assert det._lean is not None  # the lean detection ran
+        ds = (m * g / 4 / k) ** (2 / 3)
+        assert info.contacts == 4
+        assert np.allclose(np.asarray(info.delta), ds, rtol=1e-5, atol=0)
+        bodies = contacts.body_state()
+        for margin in (1.0, 1e-4):
+            ours = det.lean(bodies, margin, det._lean)
+            ref = keep_managed(contacts.model.detect(bodies, margin=margin), det.managed)
+            assert len(ours) == len(ref) >= 4
+            for f in ("a", "b", "key", "law", "point", "normal", "delta", "ddelta", "vt",
+                      "m_eff", "r_eff", "ra", "rb", "k_hertz"):
+                x, y = np.asarray(getattr(ours, f)), np.asarray(getattr(ref, f))
+                assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f

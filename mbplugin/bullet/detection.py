@@ -14,10 +14,11 @@ import numpy as np
 from mbplugin.bullet.fast_step import plane_sphere_contacts
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import state_all_valid
-from mbplugin.contact.model import PLANE, SPHERE
+from mbplugin.contact.model import BOX, MESH, PLANE, SPHERE
 from mbplugin.hosts.detection import prune
 from mbplugin.hosts.model import keep_managed
 from mbplugin.hosts.protocol import ARTICULATED, FREE
+from mbplugin.laws.power import hertz_k
 
 #: above this many detected contacts a host step also prunes the gaps to static geometry that
 #: cannot close (the common steps of a robot on its feet, a few contacts, skip the prune's cost)
@@ -69,39 +70,73 @@ class Detection:
         return keep_managed(batch, self.managed)
 
     def _lean_pairs(self, bodies: BodyState) -> tuple[np.ndarray, ...] | None:
-        """The managed plane-sphere pairs (planes, spheres, and the bodies, keys, laws,
-        effective radii and Hertz k the contact layer's ``finish`` gives them), in the order
-        of the model's detection, where :meth:`lean` applies (no free row, no fallback pair,
-        every shape a plane or a sphere, no managed sphere-sphere pair); else None. Read
-        once (the layout is fixed until the backend is rebuilt)."""
+        """The managed plane-sphere and plane-box pairs (planes, spheres or boxes, each box's
+        8 corners as 8 rows, and the bodies, keys, laws, effective radii and Hertz k the
+        contact layer's ``finish`` gives them), in the order of the model's detection (per
+        plane its spheres, then its boxes' corners), where :meth:`lean` applies (no fallback
+        pair, every shape a plane, a sphere or a box, no managed pair of two spheres or
+        boxes, no free row unless a box is managed: free spheres keep the model's
+        detection); else None. Read once (the layout is fixed until the backend is
+        rebuilt)."""
         self._lean = None
         c = self.model.arrays
         kind = np.asarray(c.kind)
-        if (len(self.fb_pairs) or bool(np.any(self.kind == FREE))
-                or not bool(np.all((kind == PLANE) | (kind == SPHERE)))
+        if (len(self.fb_pairs) or not bool(np.all((kind == PLANE) | (kind == SPHERE)
+                                                  | (kind == BOX) | (kind == MESH)))
                 or bool(np.any(np.asarray(c.body) < 0))):
             return None
-        planes, spheres = np.flatnonzero(kind == PLANE), np.flatnonzero(kind == SPHERE)
+        planes = np.flatnonzero(kind == PLANE)
+        if not len(planes):
+            return None
+        spheres, boxes = np.flatnonzero(kind == SPHERE), np.flatnonzero(kind == BOX)
+        meshes = np.flatnonzero(kind == MESH)
         fixed_ext = np.append(np.asarray(bodies.fixed, dtype=bool), True)
-        i, j = np.triu_indices(len(spheres), 1)
-        si, sj = spheres[i], spheres[j]
+        solid = np.concatenate([spheres, boxes, meshes])
+        i, j = np.triu_indices(len(solid), 1)
+        si, sj = solid[i], solid[j]
         if bool(np.any(c._allowed(si, sj, fixed_ext) & self.managed[c.body[si], c.body[sj]])):
-            return None  # a managed sphere-sphere pair: the model's detection
-        sa, sb = np.repeat(planes, len(spheres)), np.tile(spheres, len(planes))
-        ok = c._allowed(sa, sb, fixed_ext) & self.managed[c.body[sa], c.body[sb]]
-        sa, sb = sa[ok].astype(np.int64), sb[ok].astype(np.int64)
-        if not len(sa):
+            return None  # a managed pair of two spheres or boxes: the model's detection
+        ms = c.mesh
+        sa_l, sb_l, corner_l, local_l = [], [], [], []
+        for p in planes:  # the model's narrow-phase plan: per plane spheres, boxes, meshes
+            for ids, code in ((spheres, -1), (boxes, 0), (meshes, -2)):
+                pa = np.full(len(ids), p)
+                ok = c._allowed(pa, ids, fixed_ext) & self.managed[c.body[pa], c.body[ids]]
+                ids = ids[ok]
+                nf = (np.ones(len(ids), dtype=np.int64) if code == -1 else
+                      np.full(len(ids), 8) if code == 0 else ms.n_feat[ids])
+                sid = np.repeat(ids, nf)
+                local = np.arange(len(sid)) - np.repeat(np.cumsum(nf) - nf, nf)
+                sa_l.append(np.full(len(sid), p))
+                sb_l.append(sid)
+                corner_l.append(local if code == 0 else np.full(len(sid), code))
+                local_l.append(local if code != -1 else np.zeros(len(sid), dtype=np.int64))
+        sa = np.concatenate(sa_l).astype(np.int64)
+        sb = np.concatenate(sb_l).astype(np.int64)
+        corner = np.concatenate(corner_l).astype(np.int64)
+        feature = np.concatenate(local_l).astype(np.int64)
+        if not len(sa) or (bool(np.any(self.kind == FREE)) and not bool(np.any(corner != -1))):
             return None
         k = len(sa)
+        mesh = corner == -2
+        #: each row's global mesh feature (-1: not a mesh)
+        feat = np.where(mesh, ms.feat0[sb] + feature, -1).astype(np.int64)
         cat = {"sa": sa, "sb": sb, "point": np.zeros((k, 3)),
                "normal": np.tile([0.0, 0.0, 1.0], (k, 1)), "delta": np.zeros(k),
-               "r_eff": np.asarray(c.radius, dtype=float)[sb].copy(),
-               "feature": np.zeros(k, dtype=np.int64)}
+               "r_eff": np.where(corner == -1, np.asarray(c.radius, dtype=float)[sb],
+                                 np.asarray(c.user_radius, dtype=float)[sb]),
+               "feature": feature}
         ref = c.finish(cat, bodies, bodies.rotations_ext(), *bodies.kinematics_ext())
         ints = np.stack([ref.a, ref.b, ref.key, ref.law]).astype(np.int64)
         floats = np.stack([ref.r_eff, ref.k_hertz]).astype(float)
+        # a mesh row's radius is its deciding vertex's (read per step): its E* kept for k
+        e_star = (np.broadcast_to(c.e_star[c.mat[0], c.mat[0]], k) if c.one_material
+                  else c.e_star[c.mat[sa], c.mat[sb]]).astype(float)
+        # a radius about each shape's centre holding it (its bound about its bound's centre)
+        reach = np.asarray(c.bound, dtype=float) + np.linalg.norm(c.bound_center, axis=1)
         self._lean = (sa, sb, ref.a, ref.b, ref.key, ref.law, ref.r_eff, ref.k_hertz, ints,
-                      floats)
+                      floats, corner, feat, mesh if mesh.any() else None, e_star,
+                      np.ascontiguousarray(reach))
         return self._lean
 
     def lean(self, bodies: BodyState, margin: float,
@@ -120,23 +155,31 @@ class Detection:
         if not (plain and state_all_valid(*arrs)):
             bodies.validate()  # the contact layer's checks (its error for a bad state)
         sa, sb, ints, floats = pairs[0], pairs[1], pairs[8], pairs[9]
+        corner, feat, mesh = pairs[10], pairs[11], pairs[12]
         c = self.model.arrays
         k = len(sa)
         # the outputs as views of two blocks (two allocations instead of nine)
         v3, v1 = np.empty((5, k, 3)), np.empty((3, k))
         point, normal, ra, rb, vt = v3
         delta, ddelta, m_eff = v1
-        idx = np.empty(k, dtype=np.int64)
+        idx, vert = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
         m = plane_sphere_contacts(sa, sb, c.body, c.lpos, c.lrot, c.plane_n, c.plane_p,
                                   c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
                                   np.asarray(bodies.mass, dtype=float), bodies.inv_inertia,
                                   np.asarray(bodies.fixed, dtype=np.bool_), float(margin),
-                                  point, normal, delta, ra, rb, ddelta, vt, m_eff, idx)
+                                  point, normal, delta, ra, rb, ddelta, vt, m_eff, idx,
+                                  corner, c.half, c.skin, bool(c.skin_max), feat,
+                                  c.mesh.kernel_arrays, vert, pairs[14])
         if m == 0:
             return ContactBatch.empty()
         sel = idx[:m]
         # the pairs' sides, keys, laws (int64) and radii, Hertz k (float) in two gathers
         (a, b, key, law), (r_eff, k_hertz) = ints[:, sel], floats[:, sel]
+        if mesh is not None:  # a mesh row: its deciding vertex's radius and its Hertz k
+            on = np.flatnonzero(mesh[sel])
+            if len(on):
+                r_eff[on] = c.mesh._radius(vert[:m][on], sb[sel[on]])
+                k_hertz[on] = hertz_k.py_func(pairs[13][sel[on]], r_eff[on])
         return ContactBatch(a, b, key, point[:m], normal[:m], delta[:m], ddelta[:m], vt[:m],
                             m_eff[:m], r_eff, ra[:m], rb[:m], law, k_hertz)
 
@@ -187,9 +230,17 @@ class Detection:
 
     def redetect(self, bodies: BodyState, keys: np.ndarray, margin: float) -> ContactBatch:
         """The contacts ``keys`` in the state ``bodies`` within ``margin`` (m) (the implicit
-        step's read after the host step; the fallback pairs' through ``getClosestPoints``)."""
-        return (self.model.detect_pairs(bodies, keys, margin)
-                if not len(self.fb_pairs) else self.detect(bodies, margin))
+        step's read after the host step; the fallback pairs' through ``getClosestPoints``;
+        where :meth:`lean` applies, its contacts of ``keys``: the model's ``detect_pairs``,
+        the same rows in the same order)."""
+        if len(self.fb_pairs):
+            return self.detect(bodies, margin)
+        lean = self._lean
+        if lean is None or lean is False:
+            return self.model.detect_pairs(bodies, keys, margin)
+        batch = self.lean(bodies, margin, lean)
+        keep = np.isin(batch.key, keys)
+        return batch if keep.all() else batch.take(np.flatnonzero(keep))
 
     def prune(self, batch: ContactBatch, bodies: BodyState, dt: float,
                g: np.ndarray) -> ContactBatch:

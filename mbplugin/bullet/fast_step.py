@@ -287,10 +287,15 @@ def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf
     return resp
 
 
+#: m: the slack of :func:`plane_sphere_contacts`' skip of shapes beyond the margin
+REACH_SLACK = 1e-7
+
+
 @njit
 def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat, vel,
                           omega, mass, inv_inertia, fixed, margin, point, normal, delta, ra, rb,
-                          ddelta, vt, m_eff, idx):
+                          ddelta, vt, m_eff, idx, corner, half, skin, skinned, feat, ms, vert,
+                          reach):
     """The contacts of the plane-sphere shape pairs (``sa``, ``sb``; the contact model's
     shape arrays ``body``, ``lpos``, ``lrot``, ``plane_n``, ``plane_p``, ``radius``) whose
     overlap exceeds -``margin`` (m), at the rows' state (``pos``, ``quat`` [w, x, y, z],
@@ -298,7 +303,22 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
     contact layer's detection and ``finish`` give them (its scalar kernels: the shape poses,
     :func:`~mbplugin.contact.kernels.plane_sphere`, the contact kinematics and effective mass
     with the world-frame inverse inertias), the first M rows of the outputs written (pair
-    ``idx[m]`` at row m). Returns M."""
+    ``idx[m]`` at row m). Returns M.
+
+    ``corner`` (K,) int64, ``half`` (S, 3) m and ``skin`` (S,) m (the model's box half
+    extents and shape skins): a pair with ``corner[k]`` >= 0 is a plane-box pair's corner of
+    that index (:func:`~mbplugin.contact.kernels.box_corner`,
+    :func:`~mbplugin.contact.kernels.plane_point`, as
+    :func:`~mbplugin.contact.kernels.plane_box_batch`), -2 a plane-mesh pair's plane feature
+    ``feat[k]`` (a global feature row of the mesh tuple ``ms``,
+    :func:`~mbplugin.contact.kernels.mesh_feature_point`, as
+    :func:`~mbplugin.contact.kernels.plane_mesh_batch`; its deciding vertex row written to
+    ``vert[m]``), -1 a plane-sphere pair. A box or mesh row whose shape lies farther from the
+    plane than ``reach`` (S,) m (a radius about the shape's centre holding it) + ``margin``
+    + its skins is skipped unevaluated (its overlap would be below -``margin``). With
+    ``skinned`` (the model has a skin) every contact is grown by the two shapes' skins as
+    the contact layer's detection grows it (delta + (s_a + s_b), the point moved by
+    (s_a - s_b) / 2 along the normal)."""
     nb = pos.shape[0]
     R = np.empty((nb + 1, 3, 3))
     for i in range(nb):
@@ -321,12 +341,37 @@ def plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, po
     Rp = np.empty((3, 3))
     Rs = np.empty((3, 3))
     m = 0
+    last_p, last_s, far = -1, -1, False
+    q0 = q1 = q2 = n0 = n1 = n2 = 0.0
+    cs = (0.0, 0.0, 0.0)
     for k in range(sa.shape[0]):
         p, s = sa[k], sb[k]
-        cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
-        q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p], plane_p[p])
-        cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
-        t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        if p != last_p or s != last_s:  # a new pair (a box's or hull's rows share its pose)
+            cp = _k.shape_pose(p, body, lpos, lrot, pos_e, R, Rp)
+            q0, q1, q2, n0, n1, n2 = _k.plane_frame(Rp, cp[0], cp[1], cp[2], plane_n[p],
+                                                    plane_p[p])
+            cs = _k.shape_pose(s, body, lpos, lrot, pos_e, R, Rs)
+            far = corner[k] != -1 and ((cs[0] - q0) * n0 + (cs[1] - q1) * n1
+                                       + (cs[2] - q2) * n2 - reach[s]
+                                       > margin + skin[p] + skin[s] + REACH_SLACK)
+            last_p, last_s = p, s
+        if far:
+            continue  # the whole shape beyond the margin (no contact the model would keep)
+        if corner[k] == -1:
+            t = _k.plane_sphere(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], radius[s])
+        elif corner[k] == -2:
+            tm = _k.mesh_feature_point(q0, q1, q2, n0, n1, n2, cs[0], cs[1], cs[2], Rs, ms,
+                                       feat[k])
+            t = (tm[0], tm[1], tm[2], tm[3], tm[4], tm[5], tm[6])
+            vert[m] = tm[7]
+        else:
+            x = _k.box_corner(cs[0], cs[1], cs[2], Rs, half[s, 0], half[s, 1], half[s, 2],
+                              corner[k])
+            t = _k.plane_point(q0, q1, q2, n0, n1, n2, x[0], x[1], x[2])
+        if skinned:  # the contact layer's skins (ContactModel._finish's arithmetic)
+            g = skin[p] + skin[s]
+            h = 0.5 * (skin[p] - skin[s])
+            t = (t[0] + h * t[3], t[1] + h * t[4], t[2] + h * t[5], t[3], t[4], t[5], t[6] + g)
         if not t[6] > -margin:
             continue
         kin = _k.contact_kinematics(body[p], body[s], t[0], t[1], t[2], t[3], t[4], t[5],
