@@ -247,13 +247,54 @@ def _blend(u0, u1, u2, v, vgeo, vface_start, vface, ftri, fnbr):
 
 
 @njit_helper
+def _vertex_support(u0, u1, u2, vgeo, v):
+    """u . x_v of member vertex row ``v`` in the shape frame (m): its vertex x_v = c + r m
+    (centre, radius and normal of its sphere; a corner's centre, r = 0)."""
+    r = vgeo[v, 3]
+    return ((vgeo[v, 0] + r * vgeo[v, 4]) * u0 + (vgeo[v, 1] + r * vgeo[v, 5]) * u1
+            + (vgeo[v, 2] + r * vgeo[v, 6]) * u2)
+
+
+@njit_helper
+def _region_support(u0, u1, u2, vgeo, fvert, lo, hi, nbr_start, nbr, climb, bv, v0):
+    """The support of a smooth region's vertices in the direction ``u`` (shape frame, unit):
+    max over its members of u . x_v (m). A scanned region (``climb`` False) over its members
+    ``fvert[lo:hi]``; a climbed one by a steepest ascent along its edges (``nbr``) from member
+    ``bv`` (the deepest member of the sphere model, next to the deepest vertex)."""
+    if not climb:
+        s = -np.inf
+        for i in range(lo, hi):
+            d = _vertex_support(u0, u1, u2, vgeo, fvert[i])
+            if d > s:
+                s = d
+        return s
+    best = -np.inf
+    for start in (bv, v0):
+        at = start
+        s = _vertex_support(u0, u1, u2, vgeo, at)
+        while True:
+            nxt = at
+            for i in range(nbr_start[at], nbr_start[at + 1]):
+                d = _vertex_support(u0, u1, u2, vgeo, nbr[i])
+                if d > s:
+                    s = d
+                    nxt = nbr[i]
+            if nxt == at:
+                break
+            at = nxt
+        if s > best:
+            best = s
+    return best
+
+
+@njit_helper
 def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     """Mesh plane feature ``g`` (a global feature row) against the half-space (surface point q,
     outward unit normal n): (point (3), normal (3), delta, vertex row) as an 8-tuple.
 
     ``ms`` = (first feature row per shape, fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start,
-    nbr, vface_start, vface, ftri, fnbr) (:class:`mbplugin.contact.mesh.MeshSet`). Each member
-    vertex row v of ``vgeo`` (V, 9) holds the vertex's local surface model in the shape frame:
+    nbr, vface_start, vface, ftri, fnbr, fslack) (:class:`mbplugin.contact.mesh.MeshSet`).
+    Each member vertex row v of ``vgeo`` (V, 9) holds the vertex's local surface model in the shape frame:
     centre (3) and radius r of a sphere, its unit normal (3), and the cosine and sine of the
     half-angle of the cone of normals it covers. A sharp corner has r = 0 and its centre at the
     vertex: a point, placed as :func:`box_corner` (x = c + Rb v), with :func:`plane_point`. A
@@ -269,7 +310,13 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     ``ftri`` with their neighbours ``fnbr`` and the faces around each vertex ``vface``): its
     overlap and lowest point move continuously as the body turns (the deepest member's own
     sphere, on a surface that is no sphere, would jump by up to an edge between members); the
-    member's sphere where no region face spans -n.
+    member's sphere where no region face spans -n. A region that is no tessellated sphere
+    (``fslack[g]`` finite, :func:`mbplugin.contact.mesh.region_slack`: a free-form patch
+    whose fitted spheres bulge beyond its faces) is then never deeper than its deepest vertex
+    plus that slack, its chordal error (the hull the host collides with; the point is moved
+    along n by the excess): the vertices' support
+    in -n, a scan of its members or, climbed, the better of two steepest ascents along its
+    edges, from the deepest member and from the table's start.
     """
     fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start, nbr = (ms[1], ms[2], ms[3], ms[4],
                                                                ms[5], ms[6], ms[7], ms[8])
@@ -278,6 +325,7 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     u0 = -(Rb[0, 0] * n0 + Rb[1, 0] * n1 + Rb[2, 0] * n2)
     u1 = -(Rb[0, 1] * n0 + Rb[1, 1] * n1 + Rb[2, 1] * n2)
     u2 = -(Rb[0, 2] * n0 + Rb[1, 2] * n1 + Rb[2, 2] * n2)
+    v0 = -1
     if ct < 0:
         _, b0, b1, b2, bv = _deepest(fvert, fstart[g], fstart[g + 1], q0, q1, q2, n0, n1, n2,
                                      c0, c1, c2, Rb, vgeo, -np.inf, 0.0, 0.0, 0.0, -1)
@@ -292,6 +340,7 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
                 dmax = dd
                 kd = k
         bv = dtab[ct + kd]
+        v0 = bv
         best, b0, b1, b2 = _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, bv)
         while True:
             at = bv
@@ -309,6 +358,20 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
             b0 = y0 - r * n0
             b1 = y1 - r * n1
             b2 = y2 - r * n2
+        slack = ms[13][g]
+        if slack < np.inf:
+            # a free-form region (no tessellated sphere): never deeper than its deepest vertex
+            # (the hull the host collides with) plus its chordal error: its fitted spheres
+            # bulge r (1 - cos a) beyond the faces at an angle a from a vertex's normal (up to
+            # 8 mm on the hulls of pybullet_data's robot links, issue 18)
+            cap = ((q0 - c0) * n0 + (q1 - c1) * n1 + (q2 - c2) * n2 + slack
+                   + _region_support(u0, u1, u2, vgeo, fvert, fstart[g], fstart[g + 1],
+                                     nbr_start, nbr, ct >= 0, bv, v0))
+            over = (q0 - b0) * n0 + (q1 - b1) * n1 + (q2 - b2) * n2 - cap
+            if over > 0.0:
+                b0 += over * n0
+                b1 += over * n1
+                b2 += over * n2
     t = plane_point(q0, q1, q2, n0, n1, n2, b0, b1, b2)
     return t[0], t[1], t[2], t[3], t[4], t[5], t[6], bv
 

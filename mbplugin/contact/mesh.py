@@ -417,6 +417,41 @@ def plane_features(
     return start, members, kind, vgeo
 
 
+def region_slack(start: np.ndarray, members: np.ndarray, kind: np.ndarray, vgeo: np.ndarray,
+                 edges: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+    """Per plane feature (:func:`plane_features`' start, members, kind, vgeo; the mesh's
+    ``edges`` and ``vertices``): how far (m) its smooth model may reach beyond the region's
+    deepest vertex (:func:`mbplugin.contact.kernels.mesh_feature_point` caps it there).
+
+    A smooth region that tessellates one sphere (its members' fitted spheres agree: centres
+    and radii within ``SPHERE_AGREE`` of the radius; a mesh ball, a capsule's cap) is that
+    sphere: no cap (inf). Any other region (a free-form patch: an ellipsoid, a robot link's
+    rounded side) is only modelled by its fitted spheres, which bulge r (1 - cos a) beyond its
+    faces at an angle a from a vertex's normal (millimetres on coarse robot hulls, issue 18):
+    its slack is the chordal error of its tessellation, the largest sagitta of a smooth surface
+    through a region edge's ends with their normals, s = (|d.n_i| + |d.n_j|) / 6 for the edge
+    d = x_j - x_i (a circle's arc of chord L and radius r: |d.n| = L^2 / (2 r) at each end,
+    s = L^2 / (6 r), the sagitta rho^2 / (2 r) at the centre of an equilateral face of side L,
+    rho = L / sqrt(3)). Corners: 0 (never used)."""
+    out = np.zeros(len(kind))
+    fid = np.full(len(vertices), -1, dtype=np.int64)
+    fid[members] = np.repeat(np.arange(len(kind)), np.diff(start))
+    ea, eb = edges[:, 0], edges[:, 1]
+    inner = (fid[ea] >= 0) & (fid[ea] == fid[eb]) & (kind[np.maximum(fid[ea], 0)] == 1)
+    d = vertices[eb[inner]] - vertices[ea[inner]]
+    sag = (np.abs(np.einsum("ij,ij->i", d, vgeo[ea[inner], 4:7]))
+           + np.abs(np.einsum("ij,ij->i", d, vgeo[eb[inner], 4:7]))) / 6.0
+    np.maximum.at(out, fid[ea[inner]], sag)
+    for f in np.flatnonzero(kind == 1):
+        g = vgeo[members[start[f]:start[f + 1]]]
+        r = float(np.median(g[:, 3]))
+        c = np.median(g[:, :3], axis=0)
+        if (np.all(np.linalg.norm(g[:, :3] - c, axis=1) <= SPHERE_AGREE * r)
+                and np.all(np.abs(g[:, 3] - r) <= SPHERE_AGREE * r)):
+            out[f] = np.inf
+    return out
+
+
 #: Smooth plane features (regions) with more members than this are searched by a climb
 #: (:func:`mbplugin.contact.kernels.mesh_feature_point`), smaller ones scanned.
 CLIMB_MIN = 48
@@ -664,6 +699,11 @@ class Mesh:
         if radius is not None:
             r_feat = np.where(np.isnan(r_feat), radius, r_feat)
         self.sharp = not bool(np.all(np.isfinite(r_feat) & (r_feat > 0)))
+        #: per plane feature: how far (m) its contact may reach beyond its deepest vertex
+        #: (:func:`region_slack`)
+        self.feature_slack = region_slack(self.feature_start, self.feature_vertices,
+                                          self.feature_kind, self.vertex_geometry, self.edges,
+                                          self.vertices)
         #: the climb over large smooth features (:func:`climb_tables`)
         self.climb = climb_tables(self.feature_start, self.feature_vertices, self.feature_kind,
                                   self.edges, self.vertices)
@@ -775,9 +815,11 @@ class MeshSet:
             self.fvert = np.concatenate([shapes[i].feature_vertices + self.v_start[i]
                                          for i in ids]).astype(np.int64)
             self.fsmooth = np.concatenate([shapes[i].feature_kind > 0 for i in ids])
+            fslack = np.concatenate([shapes[i].feature_slack for i in ids])
         else:
             self.fvert = np.zeros(0, dtype=np.int64)
             self.fsmooth = np.zeros(0, dtype=bool)
+            fslack = np.zeros(0)
         #: feature rows whose deepest vertex can change (smooth regions of more than one corner)
         self.fvarying = self.fsmooth & (np.diff(self.fstart) > 1)
         # the climb's tables, global rows
@@ -819,6 +861,7 @@ class MeshSet:
             np.concatenate([np.zeros(0, dtype=i64), *nbr]).astype(i64),
             vface_start, (order // 3).astype(i64), np.ascontiguousarray(tri_all),
             np.ascontiguousarray(np.concatenate(fnbr), dtype=i64),
+            np.ascontiguousarray(fslack, dtype=float),
         )
         self.convex = np.array([bool(s is not None and s.is_convex) for s in shapes], dtype=bool)
         #: hull polygons of the meshes and boxes of face contacts, by shape id (local frame)
