@@ -16,13 +16,17 @@ from __future__ import annotations
 import numpy as np
 import pybullet as p
 import pybullet_data
+import pytest
 import robot_rig as rr
+import trimesh
 from bullet_world import ground_world
 from scipy.spatial import ConvexHull
+from scipy.spatial.transform import Rotation
 
 from mbplugin.bullet import BulletContacts
 from mbplugin.bullet.geometry import PLANE_CORNER_TOL, _mesh, plane_corners
 from mbplugin.contact import BodyState, ContactModel
+from mbplugin.contact.mesh import Mesh
 from mbplugin.contact.shapes import Plane
 
 K = 2e6  # N/m^1.5
@@ -104,16 +108,33 @@ def test_a_ball_bouncing_far_away_does_not_change_a_body_s_candidates() -> None:
         assert keys[impact] == keys[impact - 1]
 
 
-def test_mesh_plane_overlap_is_the_hull_s_depth_at_any_orientation() -> None:
-    """The Mini Cheetah's abduction link (``mini_abad.obj``, 9 cm) against a plane at 300
-    random orientations: 5 cm above the plane no overlap; the hull 1 mm into it, the deepest
-    overlap reported is the depth of the lowest vertex of the link's convex hull (the hull
-    PyBullet collides with) to within the plane corners' tolerance below and 6 mm above (the
-    smooth region's spheres: measured 5.1 mm). Land: nearly flat vertices modelled by
-    fitted spheres of up to 70 m reported 0.47-5.2 m of overlap (5.03 m for the link 5 cm
-    above the plane in the collapse of issue 18)."""
-    path = f"{pybullet_data.getDataPath()}/mini_cheetah/meshes/mini_abad.obj"
-    (mesh,) = _mesh(path, np.ones(3), "abad", None)
+def _rotations(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """n random unit quaternions (w, x, y, z) and their rotation matrices."""
+    q = np.random.default_rng(seed).normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    return q, Rotation.from_quat(q[:, [1, 2, 3, 0]]).as_matrix()
+
+
+#: Hull meshes of pybullet_data's robots (file, test orientations), and how far above the hull's
+#: depth the overlap may reach: the chordal error of a smooth surface through their hulls (edges
+#: of 1-2 cm on a curvature radius of ~5-10 cm: L^2 / (6 r) below 0.5 mm). Land reported up to
+#: +5.06 mm (abduction link), +8.08 mm (Laikago's lower leg): the fitted spheres' bulge.
+HULLS = [("mini_cheetah/meshes/mini_abad.obj", 300), ("laikago/lower_leg_3.stl", 100)]
+CHORD_TOL = 5e-4
+
+
+@pytest.mark.parametrize("path,count", HULLS)
+def test_mesh_plane_overlap_is_the_hull_s_depth_at_any_orientation(path: str, count: int
+                                                                   ) -> None:
+    """A robot link's hull (the Mini Cheetah's abduction link ``mini_abad.obj``, 9 cm;
+    Laikago's lower leg) against a plane at random orientations: 5 cm above the plane no
+    overlap; the hull 1 mm into it, the deepest overlap reported is the depth of the lowest
+    vertex of the link's convex hull (the hull PyBullet collides with) to within the plane
+    corners' tolerance below and the hull's chordal error above (``CHORD_TOL``; land: +5.06 mm
+    on the abduction link, +8.08 mm on the lower leg, the bulge of spheres fitted on coarse
+    patches; before: 0.47-5.2 m of overlap from fitted spheres of up to 70 m, 5.03 m for the
+    link 5 cm above the plane in the collapse of issue 18)."""
+    (mesh,) = _mesh(f"{pybullet_data.getDataPath()}/{path}", np.ones(3), "link", None)
     m = ContactModel()
     m.add_shape(Plane(), -1)
     m.add_shape(mesh, 0)
@@ -121,16 +142,10 @@ def test_mesh_plane_overlap_is_the_hull_s_depth_at_any_orientation() -> None:
     v = np.asarray(mesh.vertices, dtype=float)
     # the plane corners' tolerance (corners within it of the hull are left out)
     corner_tol = PLANE_CORNER_TOL * float(np.linalg.norm(v.max(axis=0) - v.min(axis=0)))
-    rng = np.random.default_rng(18)
-    q = rng.normal(size=(300, 4))
-    q /= np.linalg.norm(q, axis=1)[:, None]
+    q, R = _rotations(count, 18)
     for gap, want in ((-1e-3, 1e-3), (0.05, None)):
-        for qi in q:
-            w, x, y, z = qi
-            R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-            low = float((v @ R.T)[:, 2].min())  # the hull's lowest point (shape frame origin 0)
+        for qi, Ri in zip(q, R, strict=True):
+            low = float((v @ Ri.T)[:, 2].min())  # the hull's lowest point (shape frame origin 0)
             st = BodyState.create([[0.0, 0.0, gap - low]], quat=[qi], mass=1.0,
                                   inertia=[1.0] * 3)
             b = m.detect(st, margin=0.1)
@@ -138,7 +153,24 @@ def test_mesh_plane_overlap_is_the_hull_s_depth_at_any_orientation() -> None:
             if want is None:
                 assert deepest < 0.0, (qi, deepest)
             else:
-                assert want - corner_tol <= deepest <= want + 6e-3, (qi, deepest)
+                assert want - corner_tol <= deepest <= want + CHORD_TOL, (qi, deepest)
+
+
+def test_mesh_ball_keeps_its_sphere_against_a_plane() -> None:
+    """A mesh ball (a trimesh icosphere, r = 2 cm, 642 vertices: one sphere) 1 mm into a plane
+    at 100 random orientations: its overlap is the sphere's, 1 mm (r minus the centre's height)
+    to 1e-9 m, not its hull's (which is up to the chordal error less): the sphere is what a
+    mesh ball stands for, and its Hertz behaviour (tests/test_mesh_plane.py) rests on it."""
+    r = 0.02
+    m = ContactModel()
+    m.add_shape(Plane(), -1)
+    m.add_shape(Mesh(trimesh.creation.icosphere(3, radius=r)), 0)
+    m.set_default_law({"name": "hooke", "k": 1.0})
+    q, _ = _rotations(100, 7)
+    for qi in q:
+        st = BodyState.create([[0.0, 0.0, r - 1e-3]], quat=[qi], mass=1.0, inertia=[1.0] * 3)
+        b = m.detect(st, margin=0.1)
+        assert len(b) == 1 and float(b.delta[0]) == pytest.approx(1e-3, abs=1e-9)
 
 
 def test_mini_cheetah_collapsed_on_a_fully_managed_plane_carries_its_weight(tmp_path) -> None:

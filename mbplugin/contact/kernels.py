@@ -293,30 +293,29 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     outward unit normal n): (point (3), normal (3), delta, vertex row) as an 8-tuple.
 
     ``ms`` = (first feature row per shape, fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start,
-    nbr, vface_start, vface, ftri, fnbr, fslack) (:class:`mbplugin.contact.mesh.MeshSet`).
-    Each member vertex row v of ``vgeo`` (V, 9) holds the vertex's local surface model in the shape frame:
-    centre (3) and radius r of a sphere, its unit normal (3), and the cosine and sine of the
-    half-angle of the cone of normals it covers. A sharp corner has r = 0 and its centre at the
-    vertex: a point, placed as :func:`box_corner` (x = c + Rb v), with :func:`plane_point`. A
-    smooth vertex is the sphere of centre x_c = c + Rb v_c, radius r (as :func:`plane_sphere`:
-    delta = r - (x_c - q).n) while the direction -n lies in its cone; beyond, the sphere's
-    point at the edge of the cone nearest -n (continuous at the edge). A corner feature is its
-    vertex. A smooth region's member of largest delta is found over ``fvert[fstart[g]:fstart[g
-    + 1]]``, or, for a large region (``fclimb[g]`` >= 0), by a steepest ascent along the
-    region's edges (``nbr``) from the support vertex (``dtab``) of the nearest of the table
-    directions ``dirs`` to -n in the shape frame: on a convex region the same member, in a few
-    dozen evaluations instead of all. The region's contact is then the sphere blended from the
-    spheres of the face whose vertex normals span -n (:func:`_blend`, the region faces
-    ``ftri`` with their neighbours ``fnbr`` and the faces around each vertex ``vface``): its
-    overlap and lowest point move continuously as the body turns (the deepest member's own
-    sphere, on a surface that is no sphere, would jump by up to an edge between members); the
-    member's sphere where no region face spans -n. A region that is no tessellated sphere
-    (``fslack[g]`` finite, :func:`mbplugin.contact.mesh.region_slack`: a free-form patch
-    whose fitted spheres bulge beyond its faces) is then never deeper than its deepest vertex
-    plus that slack, its chordal error (the hull the host collides with; the point is moved
-    along n by the excess): the vertices' support
-    in -n, a scan of its members or, climbed, the better of two steepest ascents along its
-    edges, from the deepest member and from the table's start.
+    nbr, vface_start, vface, ftri, fnbr, fslack) (:class:`mbplugin.contact.mesh.MeshSet`). Each
+    member vertex row v of ``vgeo`` (V, 9) holds the vertex's local surface model in the shape
+    frame: centre (3) and radius r of a sphere, its unit normal (3), and the cosine and sine of
+    the half-angle of the cone of normals it covers. A sharp corner has r = 0 and its centre at
+    the vertex: a point, placed as :func:`box_corner` (x = c + Rb v), with :func:`plane_point`.
+    A smooth vertex is the sphere of centre x_c = c + Rb v_c, radius r (as :func:`plane_sphere`:
+    delta = r - (x_c - q).n) while the direction -n lies in its cone; beyond, the sphere's point
+    at the edge of the cone nearest -n (continuous at the edge). A corner feature is its vertex.
+    A smooth region's member of largest delta is found over ``fvert[fstart[g]:fstart[g + 1]]``,
+    or, for a large region (``fclimb[g]`` >= 0), by a steepest ascent along the region's edges
+    (``nbr``) from the support vertex (``dtab``) of the nearest of the table directions ``dirs``
+    to -n in the shape frame: on a convex region the same member, in a few dozen evaluations
+    instead of all. The region's contact is then the sphere blended from the spheres of the face
+    whose vertex normals span -n (:func:`_blend`, the region faces ``ftri`` with their
+    neighbours ``fnbr`` and the faces around each vertex ``vface``): its overlap and lowest
+    point move continuously as the body turns (the deepest member's own sphere, on a surface
+    that is no sphere, would jump by up to an edge between members); the member's sphere where
+    no region face spans -n. A region that is no tessellated sphere (``fslack[g]`` finite,
+    :func:`mbplugin.contact.mesh.region_slack`: a free-form patch whose fitted spheres bulge
+    beyond its faces) is then never deeper than its deepest vertex plus that slack, its chordal
+    error (the hull the host collides with; the point is moved along n by the excess): the
+    vertices' support in -n, a scan of its members or, climbed, the better of two steepest
+    ascents along its edges, from the deepest member and from the table's start.
     """
     fstart, fvert, vgeo, fclimb, dtab, dirs, nbr_start, nbr = (ms[1], ms[2], ms[3], ms[4],
                                                                ms[5], ms[6], ms[7], ms[8])
