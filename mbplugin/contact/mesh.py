@@ -27,7 +27,11 @@ Pairs (all in :class:`MeshSet`, used by :class:`~mbplugin.contact.model.ContactM
   continuous as the body turns on any smooth surface (the deepest vertex alone, or its own
   sphere, would jump by up to an edge between members and rock the body), so a mesh ball rolls
   and rests like the primitive ``Sphere``; large regions are searched by a climb from a table
-  of start vertices (:func:`climb_tables`). Nearly cylindrical vertices (a capsule's or a
+  of start vertices (:func:`climb_tables`). A region that tessellates no single sphere (a
+  free-form patch: an ellipsoid, a robot link's rounded side) is never deeper than its deepest
+  vertex plus its chordal error (:func:`region_slack`): spheres fitted on a coarse patch bulge
+  beyond its faces (up to 8 mm on the hulls of ``pybullet_data``'s robot links, against the
+  hull the host collides with). Nearly cylindrical vertices (a capsule's or a
   fillet's side, which rests on a line) are corners, and a region is split where a long hull
   edge bridges two of its members (a concave mesh resting on two bumps of one region).
   Features are fixed per mesh, so contact keys are stable while a contact lasts.
