@@ -438,6 +438,8 @@ def region_slack(start: np.ndarray, members: np.ndarray, kind: np.ndarray, vgeo:
     s = L^2 / (6 r), the sagitta rho^2 / (2 r) at the centre of an equilateral face of side L,
     rho = L / sqrt(3)). Corners: 0 (never used)."""
     out = np.zeros(len(kind))
+    if not np.any(kind == 1):  # no smooth region (a polyhedron; a part with no plane feature)
+        return out
     fid = np.full(len(vertices), -1, dtype=np.int64)
     fid[members] = np.repeat(np.arange(len(kind)), np.diff(start))
     ea, eb = edges[:, 0], edges[:, 1]
