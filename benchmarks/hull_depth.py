@@ -14,37 +14,28 @@ sphere). Meshes: the Mini Cheetah's abduction link, Laikago's lower leg, the A1'
 
 from __future__ import annotations
 
+import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pybullet_data
 import trimesh
-from scipy.spatial.transform import Rotation
 
-from mbplugin.bullet.geometry import PLANE_CORNER_TOL, _mesh
-from mbplugin.contact import BodyState, ContactModel
-from mbplugin.contact.shapes import Plane
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import hull_probe
+
+from mbplugin.bullet.geometry import _mesh
 
 
 def excess(path: str) -> str:
     """One line per hull of the mesh file ``path`` (module docstring)."""
     lines = []
     for mesh in _mesh(path, np.ones(3), path, None):
-        m = ContactModel()
-        m.add_shape(Plane(), -1)
-        m.add_shape(mesh, 0)
-        m.set_default_law({"name": "hooke", "k": 1.0})
         v = np.asarray(mesh.vertices, dtype=float)
-        tol = PLANE_CORNER_TOL * float(np.linalg.norm(v.max(axis=0) - v.min(axis=0)))
-        q = np.random.default_rng(18).normal(size=(300, 4))
-        q /= np.linalg.norm(q, axis=1)[:, None]
-        ex = []
-        for qi, R in zip(q, Rotation.from_quat(q[:, [1, 2, 3, 0]]).as_matrix(), strict=True):
-            low = float((v @ R.T)[:, 2].min())
-            st = BodyState.create([[0.0, 0.0, -1e-3 - low]], quat=[qi], mass=1.0,
-                                  inertia=[1.0] * 3)
-            b = m.detect(st, margin=0.1)
-            ex.append((float(np.max(b.delta)) if len(b) else -np.inf) - 1e-3)
+        tol = hull_probe.corner_tol(mesh)
+        q, R = hull_probe.rotations(300, 18)
+        ex = list(hull_probe.deepest(mesh, q, R, -1e-3) - 1e-3)
         slack = getattr(mesh, "feature_slack", None)
         sl = ("-" if slack is None
               else np.array2string(slack[mesh.feature_kind == 1] * 1e3, precision=3))

@@ -13,6 +13,7 @@ same collapse.
 
 from __future__ import annotations
 
+import hull_probe
 import numpy as np
 import pybullet as p
 import pybullet_data
@@ -21,10 +22,9 @@ import robot_rig as rr
 import trimesh
 from bullet_world import ground_world
 from scipy.spatial import ConvexHull
-from scipy.spatial.transform import Rotation
 
 from mbplugin.bullet import BulletContacts
-from mbplugin.bullet.geometry import PLANE_CORNER_TOL, _mesh, plane_corners
+from mbplugin.bullet.geometry import _mesh, plane_corners
 from mbplugin.contact import BodyState, ContactModel
 from mbplugin.contact.mesh import Mesh
 from mbplugin.contact.shapes import Plane
@@ -69,7 +69,7 @@ def test_plane_corners_within_the_tolerance() -> None:
     m = trimesh.load(f"{pybullet_data.getDataPath()}/laikago/lower_leg_3.stl",
                      force="mesh", process=False)
     v = np.asarray(m.vertices, dtype=float)
-    tol = PLANE_CORNER_TOL * float(np.linalg.norm(v.max(axis=0) - v.min(axis=0)))
+    tol = hull_probe.corner_tol(m)
     kept = plane_corners(v, tol)
     full = len(ConvexHull(v).vertices)
     assert len(kept) < full / 2
@@ -108,13 +108,6 @@ def test_a_ball_bouncing_far_away_does_not_change_a_body_s_candidates() -> None:
         assert keys[impact] == keys[impact - 1]
 
 
-def _rotations(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """n random unit quaternions (w, x, y, z) and their rotation matrices."""
-    q = np.random.default_rng(seed).normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1)[:, None]
-    return q, Rotation.from_quat(q[:, [1, 2, 3, 0]]).as_matrix()
-
-
 #: Hull meshes of pybullet_data's robots (file, test orientations), and how far above the hull's
 #: depth the overlap may reach: the chordal error of a smooth surface through their hulls (edges
 #: of 1-2 cm on a curvature radius of ~5-10 cm: L^2 / (6 r) below 0.5 mm). Land reported up to
@@ -135,25 +128,15 @@ def test_mesh_plane_overlap_is_the_hull_s_depth_at_any_orientation(path: str, co
     patches; before: 0.47-5.2 m of overlap from fitted spheres of up to 70 m, 5.03 m for the
     link 5 cm above the plane in the collapse of issue 18)."""
     (mesh,) = _mesh(f"{pybullet_data.getDataPath()}/{path}", np.ones(3), "link", None)
-    m = ContactModel()
-    m.add_shape(Plane(), -1)
-    m.add_shape(mesh, 0)
-    m.set_default_law({"name": "hooke", "k": 1.0})
-    v = np.asarray(mesh.vertices, dtype=float)
-    # the plane corners' tolerance (corners within it of the hull are left out)
-    corner_tol = PLANE_CORNER_TOL * float(np.linalg.norm(v.max(axis=0) - v.min(axis=0)))
-    q, R = _rotations(count, 18)
+    tol = hull_probe.corner_tol(mesh)
+    q, R = hull_probe.rotations(count, 18)
     for gap, want in ((-1e-3, 1e-3), (0.05, None)):
-        for qi, Ri in zip(q, R, strict=True):
-            low = float((v @ Ri.T)[:, 2].min())  # the hull's lowest point (shape frame origin 0)
-            st = BodyState.create([[0.0, 0.0, gap - low]], quat=[qi], mass=1.0,
-                                  inertia=[1.0] * 3)
-            b = m.detect(st, margin=0.1)
-            deepest = float(np.max(b.delta)) if len(b) else -np.inf
+        got = hull_probe.deepest(mesh, q, R, gap)
+        for qi, d in zip(q, got, strict=True):
             if want is None:
-                assert deepest < 0.0, (qi, deepest)
+                assert d < 0.0, (qi, d)
             else:
-                assert want - corner_tol <= deepest <= want + CHORD_TOL, (qi, deepest)
+                assert want - tol <= d <= want + CHORD_TOL, (qi, d)
 
 
 def test_mesh_ball_keeps_its_sphere_against_a_plane() -> None:
@@ -166,7 +149,7 @@ def test_mesh_ball_keeps_its_sphere_against_a_plane() -> None:
     m.add_shape(Plane(), -1)
     m.add_shape(Mesh(trimesh.creation.icosphere(3, radius=r)), 0)
     m.set_default_law({"name": "hooke", "k": 1.0})
-    q, _ = _rotations(100, 7)
+    q, _ = hull_probe.rotations(100, 7)
     for qi in q:
         st = BodyState.create([[0.0, 0.0, r - 1e-3]], quat=[qi], mass=1.0, inertia=[1.0] * 3)
         b = m.detect(st, margin=0.1)
