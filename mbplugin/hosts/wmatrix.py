@@ -19,6 +19,7 @@ from mbplugin.hosts.arrays import diagonal_blocks
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
 from mbplugin.pipeline.delassus import (
     block_diagonal_w,
+    _free_body_csr,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
@@ -52,6 +53,10 @@ def free_rows_delassus(kind: np.ndarray, batch: ContactBatch, inv_m: np.ndarray,
         obj, r = (batch.b, batch.rb) if one == 1 else (batch.a, batch.ra)
         blocks = side_blocks(obj, r, inv_m, inv_i_w)
         return block_diagonal_w(k, blocks), blocks, np.zeros(2 * k, dtype=bool)
+    if k:  # free and static sides only, no free row alone on its contacts: one compiled call
+        csr = _free_static_csr(kind, batch, inv_m, inv_i_w)
+        if csr is not None:
+            return csr, None, np.zeros(2 * k, dtype=bool)
     contact, side, sign, r = contact_sides(batch)
     free = kind[side] == FREE
     art = kind[side] == ARTICULATED
@@ -66,6 +71,118 @@ def free_rows_delassus(kind: np.ndarray, batch: ContactBatch, inv_m: np.ndarray,
     W = (free_body_delassus(k, contact[free], sign[free], side[free], r[free], inv_m,
                             inv_i_w).toarray() if free.any() else np.zeros((3 * k, 3 * k)))
     return W, None, art
+
+
+def _free_static_csr(kind: np.ndarray, batch: ContactBatch, inv_m: np.ndarray,
+                     inv_i_w: np.ndarray) -> sp.csr_matrix | None:
+    """W of :func:`free_rows_delassus` as :func:`free_body_delassus` builds it in its general
+    case (the same entries in the same order into the same compiled assembly,
+    :func:`_free_body_csr`: the same bits), taken when every side is a FREE or STATIC row, no
+    free side is the ground (-1) and W is not block diagonal (a row a side of two contacts:
+    a box or a hull on its corners); else None (the general path). One compiled call
+    (:func:`_free_static_kernel`); the CSR matrix is a shallow copy of the last one built on
+    the same pattern (:func:`csr_on_pattern`), without SciPy's constructor and its format
+    checks (~40 us at 12 x 12)."""
+    a, b = batch.a, batch.b
+    if a.dtype != np.int64 or b.dtype != np.int64:
+        return None
+    indptr, indices, data = _free_static_kernel(
+        kind, a, b, np.ascontiguousarray(batch.ra, dtype=float),
+        np.ascontiguousarray(batch.rb, dtype=float), np.ascontiguousarray(inv_m, dtype=float),
+        np.ascontiguousarray(inv_i_w, dtype=float))
+    if not len(indptr):
+        return None
+    return csr_on_pattern(data, indices, indptr, 3 * len(batch))
+
+
+@njit
+def _free_static_kernel(kind, a, b, ra, rb, inv_m, inv_i):
+    """(indptr, indices, data) of :func:`_free_static_csr`'s W: the free sides of the
+    contacts (a, b) in :func:`contact_sides`' order (sides a, then sides b) as
+    :func:`free_body_delassus`' entries (contact, sign, row, lever arm) into
+    :func:`_free_body_csr` (32-bit indices; its first ``max row + 1`` rows' masses and
+    inertias); empty arrays when a side is neither FREE nor STATIC, a free side is the ground
+    (-1), no row is a side of two contacts (:func:`free_body_blocks`' case: block diagonal),
+    or the indices would need 64 bits."""
+    k = a.shape[0]
+    n = kind.shape[0]
+    none = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+    count = np.zeros(n, dtype=np.int64)
+    ne = 0
+    for s in range(2):
+        side = a if s == 0 else b
+        for i in range(k):
+            row = side[i]
+            kd = kind[row if row >= 0 else n + row]
+            if kd == FREE:
+                if row < 0:
+                    return none
+                count[row] += 1
+                ne += 1
+            elif kd != STATIC:
+                return none
+    twice = False
+    deg2 = 0.0
+    nb = 0
+    for row in range(n):
+        if count[row] > 1:
+            twice = True
+        if count[row] > 0:
+            nb = row + 1
+        deg2 += float(count[row]) * float(count[row])
+    if not twice or 9.0 * deg2 >= 2.0**31:
+        return none
+    contact = np.empty(ne, dtype=np.int64)
+    sign = np.empty(ne)
+    obj = np.empty(ne, dtype=np.int64)
+    r = np.empty((ne, 3))
+    e = 0
+    for s in range(2):
+        side = a if s == 0 else b
+        rs = ra if s == 0 else rb
+        for i in range(k):
+            row = side[i]
+            if kind[row if row >= 0 else n + row] == FREE:
+                contact[e] = i
+                sign[e] = -1.0 if s == 0 else 1.0
+                obj[e] = row
+                r[e, 0], r[e, 1], r[e, 2] = rs[i, 0], rs[i, 1], rs[i, 2]
+                e += 1
+    return _free_body_csr(k, contact, sign, obj, r, inv_m[:nb], inv_i[:nb], nb,
+                          np.zeros(0, dtype=np.int32))
+
+
+_SHELL = object.__new__
+
+#: the last CSR W built by :func:`csr_on_pattern` per size 3K, its index arrays read-only
+_ON_PATTERN: dict[int, sp.csr_matrix] = {}
+
+
+def csr_on_pattern(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray,
+                   n: int) -> sp.csr_matrix:
+    """The canonical CSR matrix (n, n) of (``data``, ``indices``, ``indptr``) (as
+    :func:`_free_body_csr` returns them: sorted, no duplicates): a shallow copy of the last
+    one of this size when its pattern is bitwise the same (a body at rest: every step),
+    ``data`` its own; else SciPy's constructor, kept as that size's template."""
+    tpl = _ON_PATTERN.get(n)
+    if (tpl is not None and tpl.indices.dtype == indices.dtype
+            and tpl.indptr.tobytes() == indptr.tobytes()
+            and tpl.indices.tobytes() == indices.tobytes()):
+        W = _SHELL(sp.csr_matrix)  # a shallow copy (the pattern's arrays shared, read-only;
+        W.__dict__.update(tpl.__dict__)  # its shape and format flags)
+        W.data = data
+        return W
+    W = sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    if W.indices.dtype == indices.dtype:
+        tpl = _SHELL(sp.csr_matrix)
+        tpl.__dict__.update(W.__dict__)
+        tpl.indices, tpl.indptr = W.indices.copy(), W.indptr.copy()
+        tpl.indices.flags.writeable = tpl.indptr.flags.writeable = False
+        _ = tpl.has_canonical_format  # (SciPy's check once, its flag kept by the copies)
+        if len(_ON_PATTERN) > 64:
+            _ON_PATTERN.clear()
+        _ON_PATTERN[n] = tpl
+    return W
 
 
 @njit
