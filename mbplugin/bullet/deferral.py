@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.bullet.correction import PositionCorrection
 from mbplugin.contact import BodyState
 from mbplugin.hosts.arrays import absmax_rows, lookup, nonzero_rows
@@ -92,8 +93,14 @@ class DeferredCorrection:
         exp = self.expect
         self.expect = None
         if exp is not None and exp[1].shape == host.shape:
-            want = exp[1] + exp[2] * bodies.vel if exp[0] == "pre" else exp[1]
-            user = free & (absmax_rows(host - want) > HOST_TOL)
+            vel = bodies.vel
+            if (exp[1].dtype == host.dtype == vel.dtype == np.float64
+                    and vel.shape == host.shape):  # one compiled pass, the same test
+                _moved(host, exp[1], float(exp[2]), vel, exp[0] == "pre", free, HOST_TOL,
+                       user)
+            else:
+                want = exp[1] + exp[2] * vel if exp[0] == "pre" else exp[1]
+                user = free & (absmax_rows(host - want) > HOST_TOL)
             user |= free & self.flight.turned(bodies, exp[3], exp[2])
         native = np.zeros(n, dtype=bool)
         native[self.native_rows[self.native_rows < n]] = True
@@ -264,3 +271,21 @@ class DeferredCorrection:
             if touching & mine:
                 return True
         return False
+
+
+@njit
+def _moved(host, x, dt, vel, pre, free, tol, out):
+    """out[i] (N,) True for a free row whose host position ``host`` differs from the predicted
+    one (``pre``: x + dt v with the velocity read, else x) by more than ``tol`` (m) in a
+    coordinate (:meth:`DeferredCorrection.take`'s test; NaN: False, as NumPy's comparison)."""
+    for i in range(host.shape[0]):
+        m = 0.0
+        nan = False
+        for c in range(3):
+            want = x[i, c] + dt * vel[i, c] if pre else x[i, c]
+            d = abs(host[i, c] - want)
+            if d != d:
+                nan = True
+            elif d > m:
+                m = d
+        out[i] = free[i] and not nan and m > tol

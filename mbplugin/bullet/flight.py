@@ -8,16 +8,18 @@ position).
 
 from __future__ import annotations
 
+import math
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.rotation import quat_from_rotvec, quat_multiply
 from mbplugin.hosts.arrays import nonzero_rows, norm_rows
-from mbplugin.hosts.flight import ballistic, flight_offset
+from mbplugin.hosts.flight import BALLISTIC_TOL, ballistic, flight_offset
 from mbplugin.hosts.protocol import ARTICULATED, FREE
 
 #: a host orientation (rad) the last step does not predict was set by the
@@ -78,6 +80,17 @@ class FreeFlight:
         clears it (the integrated state is exact). Detection and the contact-space integration
         use ``pos + lag``; :meth:`land` moves a body to that position when it comes within
         the predictive margin of a managed contact."""
+        vel, lag, vprev = bodies.vel, self.lag, self.vprev
+        if (isinstance(vel, np.ndarray) and vel.dtype == np.float64 and vel.shape == lag.shape
+                and vel.flags.c_contiguous and vprev.flags.c_contiguous
+                and lag.flags.c_contiguous):
+            # one compiled pass, the same elementwise operations (flight_offset, ballistic)
+            gd = g * dt
+            _book(vel, lag, vprev, self.forced, self.kind == FREE, np.ascontiguousarray(gd),
+                  flight_offset(g, dt), BALLISTIC_TOL * float(np.linalg.norm(gd)) + 1e-12)
+            self.vprev = vel.copy()
+            self.forced[:] = False
+            return
         free = self.kind == FREE
         gd = g * dt
         known = np.isfinite(self.vprev)
@@ -140,21 +153,18 @@ class FreeFlight:
         """(N,) True where the host orientation read is not ``quat`` (wxyz) turned over ``dt``
         by the angular velocity read (PyBullet's update of a base: q+ = exp(dt omega+) q, world
         frame) within HOST_ANGLE_TOL, i.e. something else turned the body (a user's reset of
-        the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False."""
-        spin = dt * bodies.omega
-        turning = np.flatnonzero(nonzero_rows(spin))
-        read = bodies.quat
-        if not len(turning) and read.shape == quat.shape and np.array_equal(read, quat):
-            return np.zeros(len(read), dtype=bool)  # nothing turns, nothing turned
-        if len(turning):
-            quat = quat.copy()
-            quat[turning] = quat_multiply(quat_from_rotvec(spin[turning]), quat[turning])
-        # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
-        # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
-        d, e = read - quat, read + quat
-        chord2 = np.minimum(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", e, e))
-        slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
-        return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
+        the orientation alone). Rows spinning faster than HOST_SPIN_MAX per step: False.
+        One compiled loop (:func:`_turned`) for float64 (N, 4) / (N, 3) arrays, else NumPy's
+        (:func:`_turned_numpy`)."""
+        read, omega = bodies.quat, bodies.omega
+        if (isinstance(read, np.ndarray) and isinstance(quat, np.ndarray)
+                and isinstance(omega, np.ndarray) and read.shape == quat.shape
+                and read.ndim == 2 and read.shape[1] == 4 and omega.shape == (len(read), 3)
+                and read.dtype == quat.dtype == omega.dtype == np.float64):
+            out = np.empty(len(read), dtype=bool)
+            _turned(omega, read, quat, float(dt), HOST_ANGLE_TOL, HOST_SPIN_MAX, out)
+            return out
+        return _turned_numpy(bodies, quat, dt)
 
     def row_mask(self, batch: ContactBatch) -> np.ndarray:
         """(N,) True for the free rows that are a side of one of the batch's contacts."""
@@ -163,3 +173,66 @@ class FreeFlight:
         mask[batch.a] = True
         mask[batch.b] = True
         return mask[:nr] & (self.kind == FREE)
+
+
+def _turned_numpy(bodies: BodyState, quat: np.ndarray, dt: float) -> np.ndarray:
+    """:meth:`FreeFlight.turned` in NumPy (any input arrays)."""
+    spin = dt * bodies.omega
+    turning = np.flatnonzero(nonzero_rows(spin))
+    read = bodies.quat
+    if not len(turning) and read.shape == quat.shape and np.array_equal(read, quat):
+        return np.zeros(len(read), dtype=bool)  # nothing turns, nothing turned
+    if len(turning):
+        quat = quat.copy()
+        quat[turning] = quat_multiply(quat_from_rotvec(spin[turning]), quat[turning])
+    # angle between two unit quaternions q1, q2 (either sign): 4 asin(|q1 -+ q2| / 2),
+    # ~2 |q1 -+ q2| when small (resolved to ~1e-16 rad, unlike one from q1 . q2)
+    d, e = read - quat, read + quat
+    chord2 = np.minimum(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", e, e))
+    slow = np.einsum("ij,ij->i", spin, spin) <= HOST_SPIN_MAX**2
+    return slow & (4.0 * chord2 > HOST_ANGLE_TOL**2)
+
+
+@njit
+def _turned(omega, read, quat, dt, tol, spin_max, out):
+    """out[i] of :meth:`FreeFlight.turned` per row, the operations of :func:`_turned_numpy`
+    (quat_from_rotvec of dt omega, its Hamilton product with ``quat``, the chords to the
+    quaternion read): a row that does not turn is compared with ``quat`` as it is."""
+    for i in range(read.shape[0]):
+        s0, s1, s2 = dt * omega[i, 0], dt * omega[i, 1], dt * omega[i, 2]
+        qw, qx, qy, qz = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
+        if s0 != 0.0 or s1 != 0.0 or s2 != 0.0:
+            angle = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+            half = 0.5 * angle
+            k = 0.5 - angle * angle / 48.0 if angle < 1e-8 else math.sin(half) / angle
+            pw, px, py, pz = math.cos(half), s0 * k, s1 * k, s2 * k
+            qw, qx, qy, qz = (pw * qw - px * qx - py * qy - pz * qz,
+                              pw * qx + px * qw + py * qz - pz * qy,
+                              pw * qy - px * qz + py * qw + pz * qx,
+                              pw * qz + px * qy - py * qx + pz * qw)
+        d0, d1, d2, d3 = read[i, 0] - qw, read[i, 1] - qx, read[i, 2] - qy, read[i, 3] - qz
+        e0, e1, e2, e3 = read[i, 0] + qw, read[i, 1] + qx, read[i, 2] + qy, read[i, 3] + qz
+        chord2 = min(d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3, e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3)
+        slow = s0 * s0 + s1 * s1 + s2 * s2 <= spin_max * spin_max
+        out[i] = slow and 4.0 * chord2 > tol * tol
+
+
+@njit
+def _book(vel, lag, vprev, forced, free, gd, off, tol):
+    """:meth:`FreeFlight.book`'s lag update per row, the NumPy path's operations: a free,
+    not forced row with a finite last velocity whose velocity change minus ``gd`` (3,) has
+    norm sqrt((x^2 + y^2) + z^2) <= ``tol`` takes ``off`` (3,) off its lag; one whose change
+    is not ballistic gets a zero lag."""
+    for i in range(vel.shape[0]):
+        if not free[i] or forced[i]:
+            continue
+        p0, p1, p2 = vprev[i, 0], vprev[i, 1], vprev[i, 2]
+        if not (np.isfinite(p0) and np.isfinite(p1) and np.isfinite(p2)):
+            continue
+        x, y, z = (vel[i, 0] - p0) - gd[0], (vel[i, 1] - p1) - gd[1], (vel[i, 2] - p2) - gd[2]
+        if math.sqrt(x * x + y * y + z * z) <= tol:
+            lag[i, 0] = lag[i, 0] - off[0]
+            lag[i, 1] = lag[i, 1] - off[1]
+            lag[i, 2] = lag[i, 2] - off[2]
+        else:
+            lag[i, 0] = lag[i, 1] = lag[i, 2] = 0.0

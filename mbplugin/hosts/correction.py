@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from mbplugin._jit import njit, njit_inline
 from mbplugin.contact import ContactBatch
@@ -51,6 +52,13 @@ def overlap_predicted(batch: ContactBatch, W: Any, res: Any, a_free: np.ndarray,
                                  np.ascontiguousarray(a_free, dtype=float), a, b, ra, rb,
                                  np.ascontiguousarray(omega, dtype=float), float(dt),
                                  MOVE_MIN)
+    if sel is None and sp.isspmatrix_csr(W) and W.shape == (3 * len(n), 3 * len(n)):
+        # W sparse (a box or a hull on its corners): the same test in one compiled loop
+        return _predicted_csr(W.indptr, W.indices, W.data,
+                              np.ascontiguousarray(res.impulse, dtype=float), vt, ddelta, n,
+                              delta, res.delta, np.ascontiguousarray(a_free, dtype=float), a,
+                              b, ra, rb, np.ascontiguousarray(omega, dtype=float), float(dt),
+                              MOVE_MIN)
     wp = (W @ res.impulse.ravel()).reshape(-1, 3)
     d_end = res.delta
     if sel is not None:
@@ -145,6 +153,66 @@ def _predicted_blocks(wdata, imp, vt, ddelta, n, delta, d_end, a_free, a, b, ra,
                 rb[i, 0], rb[i, 1], rb[i, 2])
             if dt * max(pa, pb) > move_min:
                 return False
+    return True
+
+
+@njit
+def _nan_max(m, x):
+    """max(m, x) as NumPy's maximum reduction takes it: NaN once either is NaN."""
+    if m != m or x != x:
+        return math.nan
+    return x if x > m else m
+
+
+@njit
+def _predicted_csr(indptr, indices, wdata, imp, vt, ddelta, n, delta, d_end, a_free, a, b,
+                   ra, rb, omega, dt, move_min):
+    """:func:`overlap_predicted` of every contact with W (3K, 3K) in CSR (``indptr``,
+    ``indices``, ``wdata``): W P row by row, each row's terms summed from 0 in stored order
+    as SciPy's CSR product, u1 = (u0 + a_free dt) + W P, and the three tests of
+    :func:`_end_overlaps` and :func:`_still` with their reductions' NaN (a NaN maximum passes
+    its test, as ``np.max(...) > bound`` does)."""
+    k = n.shape[0]
+    u1 = np.empty((k, 3))
+    gap = 0.0
+    for i in range(k):
+        for c in range(3):
+            row = 3 * i + c
+            wp = 0.0
+            for q in range(indptr[row], indptr[row + 1]):
+                col = indices[q]
+                wp += wdata[q] * imp[col // 3, col % 3]
+            u1[i, c] = ((vt[i, c] - ddelta[i] * n[i, c]) + a_free[i, c] * dt) + wp
+        un = u1[i, 0] * n[i, 0] + u1[i, 1] * n[i, 1] + u1[i, 2] * n[i, 2]
+        gap = _nan_max(gap, abs((delta[i] - dt * un) - d_end[i])) if i else abs(
+            (delta[i] - dt * un) - d_end[i])
+    if k and gap > move_min:
+        return False
+    step = 0.0
+    for i in range(k):
+        x = dt * _norm3(u1[i, 0], u1[i, 1], u1[i, 2])
+        step = _nan_max(step, x) if i else x
+    if k and step > move_min:
+        return False
+    turning = False
+    for r in range(omega.shape[0]):
+        if omega[r, 0] != 0.0 or omega[r, 1] != 0.0 or omega[r, 2] != 0.0:
+            turning = True
+    if turning:
+        nr = omega.shape[0]
+        arm = 0.0
+        for i in range(k):
+            # (a side -1 reads the last row, as NumPy's omega[a] does)
+            ia = a[i] if a[i] >= 0 else nr + a[i]
+            ib = b[i] if b[i] >= 0 else nr + b[i]
+            pa = _norm3(omega[ia, 0], omega[ia, 1], omega[ia, 2]) * _norm3(
+                ra[i, 0], ra[i, 1], ra[i, 2])
+            pb = _norm3(omega[ib, 0], omega[ib, 1], omega[ib, 2]) * _norm3(
+                rb[i, 0], rb[i, 1], rb[i, 2])
+            x = dt * _nan_max(pa, pb)
+            arm = _nan_max(arm, x) if i else x
+        if k and arm > move_min:
+            return False
     return True
 
 

@@ -18,8 +18,8 @@ from mbplugin.contact import ContactBatch
 from mbplugin.hosts.arrays import diagonal_blocks
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
 from mbplugin.pipeline.delassus import (
-    block_diagonal_w,
     _free_body_csr,
+    block_diagonal_w,
     block_normal_diagonal,
     free_body_blocks,
     free_body_delassus,
