@@ -102,6 +102,8 @@ class DeferredCorrection:
                 want = exp[1] + exp[2] * vel if exp[0] == "pre" else exp[1]
                 user = free & (absmax_rows(host - want) > HOST_TOL)
             user |= free & self.flight.turned(bodies, exp[3], exp[2])
+        if self.deferred is None and not len(self.native_rows) and not user.any():
+            return host  # nothing moved, touched or deferred (a body at rest): nothing to book
         native = np.zeros(n, dtype=bool)
         native[self.native_rows[self.native_rows < n]] = True
         self.native_rows = np.zeros(0, dtype=np.int64)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.bullet.fast_step import plane_sphere_contacts
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import state_all_valid
@@ -253,6 +254,8 @@ class Detection:
         many = len(batch) > STATIC_PRUNE_MIN
         if not (self._any_free or many):
             return batch
+        if not many and not _free_pair(self.kind, batch.a, batch.b):
+            return batch  # no pair of two free rows (boxes on the ground): nothing to prune
         return prune(batch, bodies, self.kind, self.store, dt, g, static=many,
                      momentum=self.welded_mass() if many else None)
 
@@ -284,3 +287,16 @@ class Detection:
             out[i] = float(mass[root == root[link + 1]].sum())
         self._welded = out
         return out
+
+
+@njit
+def _free_pair(kind, a, b):
+    """True when a contact (a, b) has two FREE rows as its sides (a side -1, the world, is
+    not a free row): :func:`~mbplugin.hosts.detection.prune` without ``static`` prunes no
+    other contact."""
+    n = kind.shape[0]
+    for i in range(a.shape[0]):
+        if a[i] >= 0 and b[i] >= 0 and a[i] < n and b[i] < n:
+            if kind[a[i]] == FREE and kind[b[i]] == FREE:
+                return True
+    return False

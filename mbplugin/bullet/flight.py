@@ -109,8 +109,8 @@ class FreeFlight:
         motion over one host step while that is below REST_MOVE (settling: a body at rest
         shows its exact position), or when the batch holds a contact on an articulated link
         (the probe steps read the host's positions). ``host`` is updated."""
-        if not len(batch):
-            return
+        if not len(batch) or not _any_lagged(self.kind, self.lag, batch.a, batch.b):
+            return  # no free row of the batch carries a lag (a body at rest): nothing to land
         mine = self.row_mask(batch)
         rows = np.flatnonzero(mine & nonzero_rows(self.lag))
         if not len(rows):
@@ -236,3 +236,19 @@ def _book(vel, lag, vprev, forced, free, gd, off, tol):
             lag[i, 2] = lag[i, 2] - off[2]
         else:
             lag[i, 0] = lag[i, 1] = lag[i, 2] = 0.0
+
+
+@njit
+def _any_lagged(kind, lag, a, b):
+    """True when a FREE row that is a side of a contact (a, b) has a nonzero lag (a side
+    -1 reads the last row, as :meth:`FreeFlight.row_mask`'s spare entry does not: -1 is the
+    world there, never a free row)."""
+    n = kind.shape[0]
+    for s in range(2):
+        side = a if s == 0 else b
+        for i in range(side.shape[0]):
+            r = side[i]
+            if 0 <= r < n and kind[r] == FREE and (
+                    lag[r, 0] != 0.0 or lag[r, 1] != 0.0 or lag[r, 2] != 0.0):
+                return True
+    return False
