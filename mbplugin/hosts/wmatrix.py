@@ -18,6 +18,7 @@ from mbplugin.contact import ContactBatch
 from mbplugin.hosts.arrays import diagonal_blocks
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
 from mbplugin.pipeline.delassus import (
+    _csr_normal_diagonal,
     _free_body_csr,
     block_diagonal_w,
     block_normal_diagonal,
@@ -214,6 +215,10 @@ def normal_entries(W: Any, blocks: np.ndarray | None, normal: np.ndarray) -> np.
     when W is block diagonal."""
     if blocks is not None:
         return block_normal_diagonal(blocks, normal)
+    if W.__dict__.get("_has_canonical_format") and type(W) is sp.csr_matrix:
+        # (a canonical CSR W, e.g. csr_on_pattern's: normal_diagonal's compiled sum directly)
+        return _csr_normal_diagonal(W.indptr, W.indices, W.data,
+                                    np.ascontiguousarray(normal, dtype=float), len(normal))
     if sp.issparse(W):
         return normal_diagonal(W, normal)
     # (the sum einsum("ki,kij,kj->k", n, B, n) takes: row-major from 0, the same bits)

@@ -506,6 +506,17 @@ def _all_compiled(laws: tuple[Law, ...]) -> bool:
 
 #: the last W pattern's groups (one entry: consecutive host steps of a backend at rest)
 _GROUPS_CACHE: dict[str, Any] = {}
+
+
+def _pattern_of(W: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """W's (indices, indptr) when both are read-only arrays that own their data (a pattern
+    shared by the W of successive steps, :func:`mbplugin.hosts.wmatrix.csr_on_pattern`: their
+    identity is their content), else None."""
+    ind, ptr = W.indices, W.indptr
+    if (ind.flags.writeable or ptr.flags.writeable or ind.base is not None
+            or ptr.base is not None):
+        return None
+    return ind, ptr
 #: the group layout of block-diagonal W's on the shared pattern, per (K, states per contact)
 _BLOCK_GROUPS: dict[tuple[int, int], Any] = {}
 #: W's with more stored entries than this are not cached (their key alone costs a copy)
@@ -652,12 +663,21 @@ class GroupedContactSpace:
             self.wdata = W.data  # (read only)
             return
         key = None
+        hit = _GROUPS_CACHE.get("last")
+        if (hit is not None and hit[2] is not None and hit[2][0] is W.indices
+                and hit[2][1] is W.indptr and hit[0][:3] == (k, per, W.shape)):
+            # the same read-only pattern arrays as the last W (hosts.wmatrix.csr_on_pattern:
+            # a box at rest): the same key without its bytes
+            (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
+             self.ident, self.big, wsel) = hit[1]
+            self.wdata = W.data.copy() if wsel is None else W.data[wsel]
+            return
         canonical_csr = sp.issparse(W) and W.format == "csr" and W.has_canonical_format
         if canonical_csr:
             if W.nnz <= CACHE_NNZ:
                 key = (k, per, W.shape, W.indptr.tobytes(), W.indices.tobytes())
-                hit = _GROUPS_CACHE.get("last")
                 if hit is not None and hit[0] == key:
+                    _GROUPS_CACHE["last"] = (key, hit[1], _pattern_of(W))
                     (self.widx, self.labels, self.order, self.sizes, self.gptr, self.goff,
                      self.ident, self.big, wsel) = hit[1]
                     # canonical CSR: COO order = CSR order
@@ -698,7 +718,8 @@ class GroupedContactSpace:
         self.ident = ng == k and bool(np.all(order == np.arange(k)))
         if canonical:
             _GROUPS_CACHE["last"] = (key, (self.widx, self.labels, order, sizes, self.gptr,
-                                           self.goff, self.ident, self.big, None))
+                                           self.goff, self.ident, self.big, None),
+                                     _pattern_of(W))
 
     def _split(self, W: sp.csr_matrix, labels: np.ndarray, sizes: np.ndarray,
                large: np.ndarray) -> None:
