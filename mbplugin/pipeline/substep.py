@@ -878,8 +878,11 @@ class GroupedContactSpace:
             else:
                 t_of[order] = tg[labels[order]]
                 t_c = t_of
-            store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False,
-                         compiled=True)
+            end = batch_at(self.batch, d, u)
+            if not (ode_rows is None and t_of is None and len(t_c)
+                    and t_c.min() == t_c.max()  # every group at one instant (a body at rest)
+                    and store.commit_rows(end, end.delta, end.ddelta, float(t0 + t_c[0]))):
+                store.commit(end, t0 + t_c, ode_rows, aligned=False, compiled=True)
             if worst != cm.EVENT:
                 break
             status[status == cm.EVENT] = cm.PENDING
