@@ -517,6 +517,8 @@ def _pattern_of(W: Any) -> tuple[np.ndarray, np.ndarray] | None:
             or ptr.base is not None):
         return None
     return ind, ptr
+
+
 #: the group layout of block-diagonal W's on the shared pattern, per (K, states per contact)
 _BLOCK_GROUPS: dict[tuple[int, int], Any] = {}
 #: W's with more stored entries than this are not cached (their key alone costs a copy)
