@@ -215,7 +215,7 @@ def normal_entries(W: Any, blocks: np.ndarray | None, normal: np.ndarray) -> np.
     when W is block diagonal."""
     if blocks is not None:
         return block_normal_diagonal(blocks, normal)
-    if W.__dict__.get("_has_canonical_format") and type(W) is sp.csr_matrix:
+    if type(W) is sp.csr_matrix and W.__dict__.get("_has_canonical_format"):
         # (a canonical CSR W, e.g. csr_on_pattern's: normal_diagonal's compiled sum directly)
         return _csr_normal_diagonal(W.indptr, W.indices, W.data,
                                     np.ascontiguousarray(normal, dtype=float), len(normal))
