@@ -880,11 +880,16 @@ class GroupedContactSpace:
             else:
                 t_of[order] = tg[labels[order]]
                 t_c = t_of
-            end = batch_at(self.batch, d, u)
-            if not (ode_rows is None and t_of is None and len(t_c)
-                    and t_c.min() == t_c.max()  # every group at one instant (a body at rest)
-                    and store.commit_rows(end, end.delta, end.ddelta, float(t0 + t_c[0]))):
-                store.commit(end, t0 + t_c, ode_rows, aligned=False, compiled=True)
+            booked = False
+            if ode_rows is None and t_of is None and len(t_c) and t_c.min() == t_c.max():
+                # every group at one instant (a body at rest): the store's compiled commit of
+                # the same rows (it reads the batch's keys and laws only; the end overlaps d
+                # and rates -n.u as batch_at has them)
+                ddelta = cm.relative_at(u, nrm)[0]
+                booked = store.commit_rows(self.batch, d, ddelta, float(t0 + t_c[0]))
+            if not booked:
+                store.commit(batch_at(self.batch, d, u), t0 + t_c, ode_rows, aligned=False,
+                             compiled=True)
             if worst != cm.EVENT:
                 break
             status[status == cm.EVENT] = cm.PENDING
@@ -918,8 +923,14 @@ class GroupedContactSpace:
                               float(hpos.min()) if len(hpos) else float(dt), h_of, m_of,
                               implicit)
         if not ident:
-            inv = np.empty(k, dtype=np.int64)
-            inv[order] = np.arange(k)
+            hit = _GROUPS_CACHE.get("inv")
+            if hit is not None and hit[0] is order:  # the groups kept (a body at rest)
+                inv = hit[1]
+            else:
+                inv = np.empty(k, dtype=np.int64)
+                inv[order] = np.arange(k)
+                inv.flags.writeable = False
+                _GROUPS_CACHE["inv"] = (order, inv)
             imp, loaded, hg, mg = imp[inv], loaded[inv], hg[labels], mg[labels]
         # d and u are this call's own arrays (the batches given to the store are dropped)
         return StepResult(imp, d, u, loaded, stats, float(hg.min()), hg, mg)
