@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import max_norm_rows
@@ -39,8 +40,9 @@ from mbplugin.hosts.integrator import LOST_MARGIN, step_info
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.layout import head
-from mbplugin.pipeline.substep import SubstepStats
+from mbplugin.pipeline.layout import CONTACT, head
+from mbplugin.pipeline.store_kernel import same_rows
+from mbplugin.pipeline.substep import SubstepStats, _law_tables
 
 
 def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: Any,
@@ -70,9 +72,11 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     tree = art._trees.get(body)
     if any(art._sph[body]) or tree is None or not tree.supported:
         return None
-    # the case holds (lean_block would take it): HostStep.step's commit
-    if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
-        store.commit(batch, t, aligned=False, compiled=True)
+    # the case holds (lean_block would take it): HostStep.step's commit, its common case
+    # tested in the compiled call below (test: that test's arguments)
+    test = store.rows_test_args(batch)
+    if test is None:
+        _commit(store, batch, t)
     core.pending = None
     integ.pending = None
     core.forced[:] = False
@@ -95,7 +99,6 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     friction = integ.friction if (integ.friction is not None and integ.friction.active) \
         else None
     mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
-    _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
     c = np.ascontiguousarray
     n = batch.normal
     ncol = tree.ncol
@@ -109,17 +112,31 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     tree_args, links, in_order = _constants(art, tree, sides)
     r_base = base_rotation(base_o)
     nc = c(n, dtype=float)
-    resp = body_delassus(q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
-                         np.array([w, x, y, z]), r_base, *tree_args, links,
-                         c(batch.point if in_order else batch.point[cont]), locked, cont, sgn,
-                         nc, mm, jac, W, wnn)
-    gf, gc, every = lean_begin(
-        k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), nc,
-        c(batch.delta, dtype=float), P_lin, float(dt), head(friction, None), W.reshape(-1),
-        ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
-        0.0 if friction is None else float(friction.mu),
-        0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
-        c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
+    kid, mode = _law_tables(store.laws)[:2]
+    delassus = (q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
+                np.array([w, x, y, z]), r_base, *tree_args, links,
+                c(batch.point if in_order else batch.point[cont]), locked, cont, sgn, nc, mm,
+                jac, W, wnn)
+    delta, ddelta = c(batch.delta, dtype=float), c(batch.ddelta, dtype=float)
+    begin = (c(batch.vt, dtype=float), ddelta, delta, P_lin, float(dt), head(friction, None),
+             ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
+             0.0 if friction is None else float(friction.mu),
+             0.0 if friction is None else float(friction.static), store.mem, store.law, kid,
+             mode, s0, m_eff, u0, fn0, fn, slip, force)
+    if test is not None:  # the commit's test, W and the begin in one call
+        hit, resp, gf, gc, every = begin_body(
+            *test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), *delassus, *begin)
+        if hit == 0:  # the common commit (commit_rows' own booking)
+            store.rows_booked(batch.delta, batch.ddelta)
+        else:  # a row ends or the keys changed: the commit first (nothing else changed)
+            _commit(store, batch, t)
+            test = None
+    if test is None:
+        _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
+        resp = body_delassus(*delassus)
+        gf, gc, every = lean_begin(
+            k, wnn, begin[0], ddelta, nc, delta, P_lin, float(dt), begin[5], W.reshape(-1),
+            *begin[6:10], same, srows, coef, mem, law, c(blaw), kid, mode, *begin[14:])
     # HostStep._delassus' and lean_block's state
     blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
     blk.response = resp
@@ -136,6 +153,46 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     core.last = core.make_info(k, SubstepStats(), fn, batch.key.copy(), ab, batch.delta.copy(),
                                slip)
     return core.last, batch, force
+
+
+def _commit(store: Any, batch: ContactBatch, t: float) -> None:
+    """:meth:`HostStep.step <mbplugin.hosts.HostStep.step>`'s commit of ``batch`` at ``t``
+    (s)."""
+    if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+        store.commit(batch, t, aligned=False, compiled=True)
+
+
+@njit
+def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, q, tq, moving, base_p, base_q,
+               r_base, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t, col,
+               floating, mass, inertia, base_mass, base_inertia, com_quat, com_rot, com_pos,
+               pivot, axis_w, cm, cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W,
+               wnn, vt, ddelta, delta, P_lin, dt, hd, mu, has_fr, fr_mu, fr_static, mem, slaw,
+               kid, mode, s0, m_eff, u0, fn0, fn, slip, force):
+    """:func:`begin_lean`'s compiled calls in one: the store's commit test
+    (:func:`~mbplugin.pipeline.store_kernel.same_rows` of the store's keys ``skeys``, the
+    batch's ``bkeys`` and law indices ``blaw``, the law's kernel id ``fkid`` and mode
+    ``fmode``, the overlaps ``delta`` (K,) m and rates ``ddelta`` (K,) m/s, the store's
+    ``coef``, its ends into ``end``), then, where it found the keys the store's rows in order
+    and no row ending, W of the body (:func:`~mbplugin.bullet.fast_step.body_delassus`, its
+    arguments ``q`` ... ``wnn``) and the implicit step's begin
+    (:func:`~mbplugin.hosts.fused_kernels.lean_begin` with contact i the store's row i, the
+    store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
+    ``mode``; its other arguments as there). Returns (the test's outcome: 0 where the rest
+    ran, else -1 or 1 with nothing else done, the body's response M^-1 J^T, gf, gc, every
+    contact active)."""
+    hit = same_rows(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end)
+    if hit != 0:
+        return hit, np.empty((0, 0)), np.empty(0), np.zeros(0, dtype=CONTACT), False
+    resp = body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos,
+                         pf_quat, inert_pos, inert_rot_t, col, floating, mass, inertia,
+                         base_mass, base_inertia, com_quat, com_rot, com_pos, pivot, axis_w, cm,
+                         cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W, wnn)
+    gf, gc, every = lean_begin(bkeys.shape[0], wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
+                               W.reshape(W.size), mu, has_fr, fr_mu, fr_static, True,
+                               np.empty(0, dtype=np.int64), coef, mem, slaw, blaw, kid, mode,
+                               s0, m_eff, u0, fn0, fn, slip, force)
+    return 0, resp, gf, gc, every
 
 
 def after_lean(core: Any, host: Any, dt: float) -> bool:
@@ -163,12 +220,21 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
         return False
     host.begin_solve()
     try:
+        test = core.store.rows_test_args(batch)
+        k = len(u0)
+        end = None if test is None else (
+            *test, core.store.coef, np.empty(k, dtype=np.bool_),
+            np.ascontiguousarray(batch.normal, dtype=float), np.empty(k), np.empty(k),
+            np.empty(k), np.full(1, -2, dtype=np.int64))
         lean = host.verify_rounds(core._art[0], space, None, None, 0.0, integ.verify, None,
                                   pairs, core.model.arrays, max(core.margin, LOST_MARGIN), u0,
-                                  dt, (P_lin,))
+                                  dt, (P_lin,), end)
         if lean is not None and lean[1] == 0 and lean[2] is None:  # the whole step here
-            _, res, stats = integ.after(dt, _no_read, _no_respond, lambda *a, **k: lean)
-            step_info(core.last, res, stats, batch.normal, dt)
+            if end is not None and end[-1][0] == 0:  # and its end's common commit: booked
+                _booked(core, batch, space, lean[0], end[-4:-1], dt)
+            else:
+                _, res, stats = integ.after(dt, _no_read, _no_respond, lambda *a, **k: lean)
+                step_info(core.last, res, stats, batch.normal, dt)
         else:  # the general path goes on from the rounds' outcome
             host._pre = (lean,)
             try:
@@ -178,6 +244,27 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     finally:
         host.art.flush()
     return True
+
+
+def _booked(core: Any, batch: ContactBatch, space: Any, res: Any,
+            end: tuple[np.ndarray, ...], dt: float) -> None:
+    """:meth:`ContactIntegrator.after <mbplugin.hosts.integrator.ContactIntegrator.after>`'s
+    end and :func:`~mbplugin.hosts.integrator.step_info` where the lean rounds took the whole
+    step and found its end's commit the common one (:func:`mbplugin.bullet.lean.rounds_end`:
+    ``end`` its end rates (K,) m/s, mean normal forces (K,) N and slips (K,) m/s): the
+    store's booking (:meth:`ContactStore.rows_booked
+    <mbplugin.pipeline.store.ContactStore.rows_booked>`, as :meth:`ImplicitStep.finish
+    <mbplugin.pipeline.implicit.ImplicitStep.finish>` books it), the integrator's carries
+    (:meth:`~mbplugin.hosts.integrator.ContactIntegrator.booked`) and the step's info: the
+    same state."""
+    integ = core.integrator
+    integ.pending = None
+    core.store.rows_booked(res.delta, end[0])
+    integ.booked(batch, space, res, dt)
+    info = core.last
+    info.stats = res.stats
+    info.normal_force, info.slip = end[1], end[2]
+    info.delta = res.delta.copy()
 
 
 def step_margin(bodies: BodyState, dt: float, g: np.ndarray) -> float:
