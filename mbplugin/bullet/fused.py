@@ -33,7 +33,7 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
-from mbplugin.hosts.arrays import max_norm_rows
+from mbplugin.hosts.arrays import _max_norm_rows, max_norm_rows
 from mbplugin.hosts.detection import margin_value
 from mbplugin.hosts.fused_kernels import lean_begin
 from mbplugin.hosts.integrator import LOST_MARGIN, step_info
@@ -54,7 +54,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     step, the info) with its arithmetic in two compiled calls (W, :func:`lean_begin`). Returns
     (info, batch, force P_lin / dt (K, 3) N), or None with nothing changed where the case
     does not hold (then call ``core.step``)."""
-    k = len(batch)
+    k = batch.delta.shape[0]  # (len(batch))
     integ = core.integrator
     store = core.store
     art = getattr(host, "art", None)
@@ -225,7 +225,7 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
         end = None if test is None else (
             *test, core.store.coef, np.empty(k, dtype=np.bool_),
             np.ascontiguousarray(batch.normal, dtype=float), np.empty(k), np.empty(k),
-            np.empty(k), np.full(1, -2, dtype=np.int64))
+            np.empty(k), np.array([-2], dtype=np.int64))
         lean = host.verify_rounds(core._art[0], space, None, None, 0.0, integ.verify, None,
                                   pairs, core.model.arrays, max(core.margin, LOST_MARGIN), u0,
                                   dt, (P_lin,), end)
@@ -275,8 +275,19 @@ def step_margin(bodies: BodyState, dt: float, g: np.ndarray) -> float:
     key = g.tobytes()
     if _G_NORM[0] != key:
         _G_NORM[:] = [key, float(np.linalg.norm(g))]
-    return margin_value(max_norm_rows(bodies.vel), max_norm_rows(bodies.omega), float(dt),
-                        _G_NORM[1])
+    v, w = bodies.vel, bodies.omega
+    if (type(v) is np.ndarray and type(w) is np.ndarray and v.dtype == w.dtype == np.float64
+            and v.ndim == w.ndim == 2 and v.shape[1] == w.shape[1] == 3):
+        return _margin_rows(v, w, float(dt), _G_NORM[1])  # (one call, the same operations)
+    return margin_value(max_norm_rows(v), max_norm_rows(w), float(dt), _G_NORM[1])
+
+
+@njit
+def _margin_rows(vel, omega, dt, g_norm):
+    """:func:`step_margin`'s margin (m) of float64 rows ``vel`` (N, 3) m/s and ``omega`` (N,
+    3) rad/s: :func:`~mbplugin.hosts.detection.margin_value` of their
+    :func:`~mbplugin.hosts.arrays.max_norm_rows`."""
+    return margin_value(_max_norm_rows(vel), _max_norm_rows(omega), dt, g_norm)
 
 
 #: :func:`step_margin`'s gravity (its bytes) and magnitude (m/s^2)
