@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         elif event == "c_call":
             counts["c"] += 1
             if args.by_name:
-                names[f"C {getattr(arg, '__qualname__', None) or getattr(arg, '__name__', arg)}"] += 1
+                name = getattr(arg, "__qualname__", None) or getattr(arg, "__name__", arg)
+                names[f"C {name}"] += 1
 
     step = BulletContacts.step
 

@@ -41,7 +41,7 @@ from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.layout import CONTACT, head
-from mbplugin.pipeline.store_kernel import same_rows
+from mbplugin.pipeline.store_kernel import quiet_rows
 from mbplugin.pipeline.substep import SubstepStats, _law_tables
 
 
@@ -123,12 +123,17 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
              0.0 if friction is None else float(friction.mu),
              0.0 if friction is None else float(friction.static), store.mem, store.law, kid,
              mode, s0, m_eff, u0, fn0, fn, slip, force)
-    if test is not None:  # the commit's test, W and the begin in one call
+    if test is not None:  # the commit's tests, W and the begin in one call
+        m = len(test[0])
+        where, rows_dv = np.empty(m, dtype=np.int64), np.empty((2, m))
         hit, resp, gf, gc, every = begin_body(
-            *test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), *delassus, *begin)
+            *test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), where, *rows_dv,
+            *delassus, *begin)
         if hit == 0:  # the common commit (commit_rows' own booking)
             store.rows_booked(batch.delta, batch.ddelta)
-        else:  # a row ends or the keys changed: the commit first (nothing else changed)
+        elif hit == 2:  # the store's rows among pairs apart (a swing foot near the ground)
+            store.apart_booked(*rows_dv)
+        else:  # a row ends or an onset: the commit first (nothing else changed)
             _commit(store, batch, t)
             test = None
     if test is None:
@@ -163,36 +168,44 @@ def _commit(store: Any, batch: ContactBatch, t: float) -> None:
 
 
 @njit
-def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, q, tq, moving, base_p, base_q,
-               r_base, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t, col,
-               floating, mass, inertia, base_mass, base_inertia, com_quat, com_rot, com_pos,
-               pivot, axis_w, cm, cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W,
-               wnn, vt, ddelta, delta, P_lin, dt, hd, mu, has_fr, fr_mu, fr_static, mem, slaw,
-               kid, mode, s0, m_eff, u0, fn0, fn, slip, force):
-    """:func:`begin_lean`'s compiled calls in one: the store's commit test
-    (:func:`~mbplugin.pipeline.store_kernel.same_rows` of the store's keys ``skeys``, the
+def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows, q, tq,
+               moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat, inert_pos,
+               inert_rot_t, col, floating, mass, inertia, base_mass, base_inertia, com_quat,
+               com_rot, com_pos, pivot, axis_w, cm, cs, cj, links, point, locked, cont, sgn,
+               normal, mm, jac, W, wnn, vt, ddelta, delta, P_lin, dt, hd, mu, has_fr, fr_mu,
+               fr_static, mem, slaw, kid, mode, s0, m_eff, u0, fn0, fn, slip, force):
+    """:func:`begin_lean`'s compiled calls in one: the store's commit tests
+    (:func:`~mbplugin.pipeline.store_kernel.quiet_rows` of the store's keys ``skeys``, the
     batch's ``bkeys`` and law indices ``blaw``, the law's kernel id ``fkid`` and mode
     ``fmode``, the overlaps ``delta`` (K,) m and rates ``ddelta`` (K,) m/s, the store's
-    ``coef``, its ends into ``end``), then, where it found the keys the store's rows in order
-    and no row ending, W of the body (:func:`~mbplugin.bullet.fast_step.body_delassus`, its
-    arguments ``q`` ... ``wnn``) and the implicit step's begin
-    (:func:`~mbplugin.hosts.fused_kernels.lean_begin` with contact i the store's row i, the
-    store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
-    ``mode``; its other arguments as there). Returns (the test's outcome: 0 where the rest
-    ran, else -1 or 1 with nothing else done, the body's response M^-1 J^T, gf, gc, every
-    contact active)."""
-    hit = same_rows(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end)
-    if hit != 0:
+    ``coef``, its work arrays ``end``, ``where``, ``d_rows``, ``v_rows``), then where they
+    found a quiet commit (0: the keys the store's rows in order; 2: those rows among pairs
+    apart) W of the body (:func:`~mbplugin.bullet.fast_step.body_delassus`, its arguments
+    ``q`` ... ``wnn``) and the implicit step's begin
+    (:func:`~mbplugin.hosts.fused_kernels.lean_begin` with each contact's row of the store,
+    the store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
+    ``mode``; its other arguments as there). Returns (the tests' outcome: 0 or 2 where the
+    rest ran, else -1 or 1 with nothing else done, the body's response M^-1 J^T, gf, gc,
+    every contact active)."""
+    hit = quiet_rows(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end, where, d_rows,
+                     v_rows)
+    if hit != 0 and hit != 2:
         return hit, np.empty((0, 0)), np.empty(0), np.zeros(0, dtype=CONTACT), False
+    k = bkeys.shape[0]
+    rows = np.empty(0, dtype=np.int64)
+    if hit == 2:  # contact i: the store's row j where where[j] = i, else none (-1)
+        rows = np.full(k, -1, dtype=np.int64)
+        for j in range(skeys.shape[0]):
+            rows[where[j]] = j
     resp = body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos,
                          pf_quat, inert_pos, inert_rot_t, col, floating, mass, inertia,
                          base_mass, base_inertia, com_quat, com_rot, com_pos, pivot, axis_w, cm,
                          cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W, wnn)
-    gf, gc, every = lean_begin(bkeys.shape[0], wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
-                               W.reshape(W.size), mu, has_fr, fr_mu, fr_static, True,
-                               np.empty(0, dtype=np.int64), coef, mem, slaw, blaw, kid, mode,
-                               s0, m_eff, u0, fn0, fn, slip, force)
-    return 0, resp, gf, gc, every
+    gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
+                               W.reshape(W.size), mu, has_fr, fr_mu, fr_static, hit == 0, rows,
+                               coef, mem, slaw, blaw, kid, mode, s0, m_eff, u0, fn0, fn, slip,
+                               force)
+    return hit, resp, gf, gc, every
 
 
 def after_lean(core: Any, host: Any, dt: float) -> bool:
@@ -222,16 +235,17 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     try:
         test = core.store.rows_test_args(batch)
         k = len(u0)
+        m = 0 if test is None else len(test[0])
         end = None if test is None else (
-            *test, core.store.coef, np.empty(k, dtype=np.bool_),
-            np.ascontiguousarray(batch.normal, dtype=float), np.empty(k), np.empty(k),
-            np.empty(k), np.array([-2], dtype=np.int64))
+            *test, core.store.coef, np.empty(k, dtype=np.bool_), np.empty(m, dtype=np.int64),
+            *np.empty((2, m)), np.ascontiguousarray(batch.normal, dtype=float), *np.empty((3, k)),
+            np.array([-2], dtype=np.int64))
         lean = host.verify_rounds(core._art[0], space, None, None, 0.0, integ.verify, None,
                                   pairs, core.model.arrays, max(core.margin, LOST_MARGIN), u0,
                                   dt, (P_lin,), end)
         if lean is not None and lean[1] == 0 and lean[2] is None:  # the whole step here
-            if end is not None and end[-1][0] == 0:  # and its end's common commit: booked
-                _booked(core, batch, space, lean[0], end[-4:-1], dt)
+            if end is not None and end[-1][0] in (0, 2):  # and its end's commit quiet: booked
+                _booked(core, batch, space, lean[0], end, dt)
             else:
                 _, res, stats = integ.after(dt, _no_read, _no_respond, lambda *a, **k: lean)
                 step_info(core.last, res, stats, batch.normal, dt)
@@ -246,24 +260,29 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     return True
 
 
-def _booked(core: Any, batch: ContactBatch, space: Any, res: Any,
-            end: tuple[np.ndarray, ...], dt: float) -> None:
+def _booked(core: Any, batch: ContactBatch, space: Any, res: Any, end: tuple[Any, ...],
+            dt: float) -> None:
     """:meth:`ContactIntegrator.after <mbplugin.hosts.integrator.ContactIntegrator.after>`'s
     end and :func:`~mbplugin.hosts.integrator.step_info` where the lean rounds took the whole
-    step and found its end's commit the common one (:func:`mbplugin.bullet.lean.rounds_end`:
-    ``end`` its end rates (K,) m/s, mean normal forces (K,) N and slips (K,) m/s): the
-    store's booking (:meth:`ContactStore.rows_booked
-    <mbplugin.pipeline.store.ContactStore.rows_booked>`, as :meth:`ImplicitStep.finish
+    step and found its end's commit quiet (``end``: :func:`mbplugin.bullet.lean.rounds_end`'s
+    arguments before the rounds', filled: the tests' work arrays, the end rates (K,) m/s,
+    mean normal forces (K,) N and slips (K,) m/s, the outcome): the store's booking
+    (:meth:`ContactStore.rows_booked <mbplugin.pipeline.store.ContactStore.rows_booked>` or
+    :meth:`~mbplugin.pipeline.store.ContactStore.apart_booked`, as :meth:`ImplicitStep.finish
     <mbplugin.pipeline.implicit.ImplicitStep.finish>` books it), the integrator's carries
     (:meth:`~mbplugin.hosts.integrator.ContactIntegrator.booked`) and the step's info: the
     same state."""
     integ = core.integrator
     integ.pending = None
-    core.store.rows_booked(res.delta, end[0])
+    *_, d_rows, v_rows, _, ddelta, fn, slip, hit = end
+    if hit[0] == 0:
+        core.store.rows_booked(res.delta, ddelta)
+    else:
+        core.store.apart_booked(d_rows, v_rows)
     integ.booked(batch, space, res, dt)
     info = core.last
     info.stats = res.stats
-    info.normal_force, info.slip = end[1], end[2]
+    info.normal_force, info.slip = fn, slip
     info.delta = res.delta.copy()
 
 

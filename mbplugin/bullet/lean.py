@@ -46,7 +46,7 @@ from mbplugin.hosts.integrator import (
 )
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
-from mbplugin.pipeline.store_kernel import same_rows
+from mbplugin.pipeline.store_kernel import quiet_rows
 
 #: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), the
 #: general path takes the solve of the round whose read is handed back, or the step's first
@@ -166,7 +166,8 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, 
 
 
 @njit
-def rounds_end(skeys, bkeys, blaw, fkid, fmode, coef, ends, normal, ddelta, fn, slip, hit,
+def rounds_end(skeys, bkeys, blaw, fkid, fmode, coef, ends, where, d_rows, v_rows, normal,
+               ddelta, fn, slip, hit,
                first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1, u1, loaded, s1,
                dP, spin, resp, cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q,
                moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
@@ -177,11 +178,12 @@ def rounds_end(skeys, bkeys, blaw, fkid, fmode, coef, ends, normal, ddelta, fn, 
     there (DONE), the step's end in the same call: each contact's end rate ``ddelta`` (K,)
     m/s = -n . u1 (``normal`` (K, 3); NumPy's ``einsum("ij,ij->i")`` sum, ((x0 + x2) + x1)
     + 0, the bits of :meth:`ImplicitStep.finish
-    <mbplugin.pipeline.implicit.ImplicitStep.finish>`), the store's commit test of the end
-    state (:func:`~mbplugin.pipeline.store_kernel.same_rows` of the store's keys ``skeys``,
+    <mbplugin.pipeline.implicit.ImplicitStep.finish>`), the store's commit tests of the end
+    state (:func:`~mbplugin.pipeline.store_kernel.quiet_rows` of the store's keys ``skeys``,
     the batch's ``bkeys`` and law indices ``blaw``, the law's kernel id ``fkid`` and mode
-    ``fmode``, the store's ``coef``, the ends into ``ends``; its outcome into ``hit[0]``, -2
-    where not run) and the info's mean normal force ``fn`` (K,) N and slip ``slip`` (K,) m/s
+    ``fmode``, the store's ``coef``, the work arrays ``ends``, ``where``, ``d_rows``,
+    ``v_rows``; its outcome into ``hit[0]``, -2 where not run) and the info's mean normal
+    force ``fn`` (K,) N and slip ``slip`` (K,) m/s
     (:func:`~mbplugin.hosts.integrator._info_arrays` of P, u1). Returns the rounds'
     outcome."""
     status = verify_rounds(first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1, u1,
@@ -197,7 +199,8 @@ def rounds_end(skeys, bkeys, blaw, fkid, fmode, coef, ends, normal, ddelta, fn, 
     for i in range(d1.shape[0]):
         x0, x1, x2 = u1[i, 0] * normal[i, 0], u1[i, 1] * normal[i, 1], u1[i, 2] * normal[i, 2]
         ddelta[i] = -(((x0 + x2) + x1) + 0.0)
-    hit[0] = same_rows(skeys, bkeys, blaw, fkid, fmode, d1, ddelta, coef, ends)
+    hit[0] = quiet_rows(skeys, bkeys, blaw, fkid, fmode, d1, ddelta, coef, ends, where, d_rows,
+                        v_rows)
     _info_arrays(P, u1, normal, dt, fn, slip)
     return status
 

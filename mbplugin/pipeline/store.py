@@ -591,13 +591,23 @@ class ContactStore:
             return False
         d_rows, v_rows = delta[where], ddelta[where]
         end_rows = store_kernel.ends_rows(fast[0], fast[1], d_rows, v_rows, self.coef)
+        if not end_rows.any():
+            self.apart_booked(d_rows, v_rows)
+            return True
         self._delta_last = d_rows.copy()
         self._ddelta_last = v_rows.copy()
-        sep_chunks: list[np.ndarray] = []
-        if end_rows.any():
-            sep_chunks.append(self._end_rows(t, end_rows, d_rows[end_rows], v_rows[end_rows]))
+        sep_chunks = [self._end_rows(t, end_rows, d_rows[end_rows], v_rows[end_rows])]
         self._close(_empty_events(), sep_chunks)
         return True
+
+    def apart_booked(self, d_rows: np.ndarray, v_rows: np.ndarray) -> None:
+        """:meth:`_commit_apart`'s booking where no row ends (a caller may run its tests in
+        its own compiled call: :func:`store_kernel.superset_rows` and the end test of the
+        rows' overlaps ``d_rows`` (M,) m and rates ``v_rows`` (M,) m/s, the store's rows in
+        order): copies of them kept, no event."""
+        self._delta_last = d_rows.copy()
+        self._ddelta_last = v_rows.copy()
+        self._close(_empty_events(), [])
 
     def _fast_law(self) -> tuple[int, int] | None:
         """(kernel id, contact mode) of the store's one law when it has a compiled kernel, no
