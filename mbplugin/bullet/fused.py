@@ -235,11 +235,12 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     try:
         test = core.store.rows_test_args(batch)
         k = len(u0)
-        m = 0 if test is None else len(test[0])
         end = None if test is None else (
-            *test, core.store.coef, np.empty(k, dtype=np.bool_), np.empty(m, dtype=np.int64),
-            *np.empty((2, m)), np.ascontiguousarray(batch.normal, dtype=float), *np.empty((3, k)),
-            np.array([-2], dtype=np.int64))
+            *test, core.store.coef, *_end_scratch(k, len(test[0])),
+            np.ascontiguousarray(batch.normal, dtype=float), *_end_work[2], *np.empty((2, k)),
+            _end_work[3])
+        if end is not None:
+            end[-1][0] = -2  # (rounds_end's outcome: not run)
         lean = host.verify_rounds(core._art[0], space, None, None, 0.0, integ.verify, None,
                                   pairs, core.model.arrays, max(core.margin, LOST_MARGIN), u0,
                                   dt, (P_lin,), end)
@@ -258,6 +259,22 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     finally:
         host.art.flush()
     return True
+
+
+#: :func:`_end_scratch`' kept work arrays: ((K, M), (the end flags (K,), each row's contact
+#: (M,), its overlap and rate (M,) each), (the end rates (K,),), the tests' outcome (1,))
+_end_work: list[Any] = [None, (), (), None]
+
+
+def _end_scratch(k: int, m: int) -> tuple[np.ndarray, ...]:
+    """The work arrays of :func:`after_lean`'s end tests for K contacts and M rows of the
+    store, kept between host steps in ``_end_work`` (none outlives the step's end: the store
+    copies what it keeps); returns the first four."""
+    if _end_work[0] != (k, m):
+        _end_work[:] = [(k, m), (np.empty(k, dtype=np.bool_), np.empty(m, dtype=np.int64),
+                                 *np.empty((2, m))), (np.empty(k),),
+                        np.empty(1, dtype=np.int64)]
+    return _end_work[1]
 
 
 def _booked(core: Any, batch: ContactBatch, space: Any, res: Any, end: tuple[Any, ...],
