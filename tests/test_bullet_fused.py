@@ -5,6 +5,7 @@ they replace, and taken at the steps they are for."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import robot_rig as rr
 
 from mbplugin.bullet import backend
@@ -74,8 +75,11 @@ def test_end_rates_are_numpys_einsum_to_the_bit() -> None:
         assert np.array_equal(np.signbit(out), np.signbit(ref))
 
 
-def test_quiet_commits_book_the_store_as_the_general_commit(tmp_path, monkeypatch) -> None:
-    """The A1 standing then trotting (0.25 s each) at 1/240 s: the store's commits tested
+@pytest.mark.parametrize("robot", ["a1", "biped"])
+def test_quiet_commits_book_the_store_as_the_general_commit(robot, tmp_path,
+                                                            monkeypatch) -> None:
+    """The A1 standing then trotting (0.25 s each) at 1/240 s, and the biped on its
+    heel-and-toe feet (onsets booked inside the lean rounds): the store's commits tested
     inside the fused calls (begin_body, rounds_end) and booked quietly (rows_booked; with a
     swing foot within the margin, apart_booked) leave the store's events (onsets,
     separations), its bounces and each step's contacts, forces, overlaps and slips bitwise
@@ -83,7 +87,7 @@ def test_quiet_commits_book_the_store_as_the_general_commit(tmp_path, monkeypatc
     bookings took most commits, the swing-foot case among them."""
     from mbplugin.pipeline.store import ContactStore
 
-    spec = rr.ROBOTS["a1"]
+    spec = rr.ROBOTS[robot]
     booked: dict[str, int] = {"rows": 0, "apart": 0}
     stores: list[ContactStore] = []
     rows_booked, apart_booked = ContactStore.rows_booked, ContactStore.apart_booked

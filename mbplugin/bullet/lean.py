@@ -397,6 +397,7 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         if attempt or not _book_onsets(space, P, d_h, u_h, dt):
             return None  # Newton's fallback, or an onset the store does not book: general
         mode = 1  # the onsets booked: the solve again from the same read
+        end = None  # (the store's rows changed: the end's tests were of the old ones)
     # the kept state back (the general path's lists)
     if out[2]:
         if joints:
