@@ -11,8 +11,14 @@ process for the ratio to native. The results of the two settings are bitwise the
 host pins); only the Python around the compiled calls differs. The machine is shared: the
 settings alternate run by run so that both see the same load.
 
+``--toggle commits``: instead, "off" declines the store's commit tests inside the fused
+compiled calls (``ContactStore.rows_test_args`` None: ``begin_lean`` then commits through
+``ContactStore.commit_rows`` and calls ``body_delassus`` and ``lean_begin`` apart,
+``after_lean`` ends the step through ``ContactIntegrator.after`` and ``step_info``: the path
+before branch pba1's ``begin_body`` and ``rounds_end``).
+
     python benchmarks/bullet_lean_toggle.py [--robots a1,aliengo] [--stance 2] [--trot 2]
-        [--repeat 5]
+        [--repeat 5] [--toggle after|commits]
 """
 
 from __future__ import annotations
@@ -29,12 +35,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import robot_rig
 
+#: the package's own ``ContactStore.rows_test_args`` (put back by the "commits" toggle's "on")
+_ROWS_TEST: list[Any] = []
 
-def _setting(on: bool) -> None:
-    """Switch the lean after-step path on (the package's own functions) or off."""
+
+def _setting(on: bool, toggle: str = "after") -> None:
+    """Switch the lean after-step path (``toggle`` "after") or the fused commit tests
+    ("commits") on (the package's own functions) or off."""
     from mbplugin.bullet import backend, fused
     from mbplugin.hosts.detection import margin_of
+    from mbplugin.pipeline.store import ContactStore
 
+    if toggle == "commits":
+        if not _ROWS_TEST:
+            _ROWS_TEST.append(ContactStore.rows_test_args)
+        ContactStore.rows_test_args = (  # type: ignore[method-assign]
+            _ROWS_TEST[0] if on else (lambda self, batch: None))
+        return
     backend.after_lean = fused.after_lean if on else (lambda *a: False)
     backend.step_margin = fused.step_margin if on else margin_of
 
@@ -45,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stance", type=float, default=2.0, help="stance time (s)")
     ap.add_argument("--trot", type=float, default=2.0, help="gait time (s)")
     ap.add_argument("--repeat", type=int, default=5, help="runs of each setting (1-50)")
+    ap.add_argument("--toggle", choices=("after", "commits"), default="after",
+                    help="what is switched off (module docstring)")
     args = ap.parse_args(argv)
     names = args.robots.split(",")
     bad = [r for r in names if r not in robot_rig.ROBOTS]
@@ -66,11 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for key in ("native", False, True):
                 if key != "native":
-                    _setting(key)
+                    _setting(key, args.toggle)
                 rec = robot_rig.run(spec, d, dt, secs, ours=key != "native", t_gait=args.stance,
                                     record=False)
                 got[key].append(rec["cpu"] / rec["steps"] * 1e6)
-        _setting(True)
+        _setting(True, args.toggle)
         mn = {k: min(v) for k, v in got.items()}
         md = {k: statistics.median(v) for k, v in got.items()}
         print(f"{name:13s} " + " ".join(f"{mn[k]:6.1f}/{md[k]:6.1f}" for k in ("native", False,

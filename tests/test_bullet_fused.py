@@ -5,6 +5,7 @@ they replace, and taken at the steps they are for."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import robot_rig as rr
 
 from mbplugin.bullet import backend
@@ -53,3 +54,78 @@ def test_fused_begin_gives_the_general_run_to_the_bit(tmp_path, monkeypatch) -> 
             assert np.array_equal(a, b), name
     for name in ("base", "feet", "tilt"):
         assert np.array_equal(fast[name], ref[name]), name
+
+
+def test_end_rates_are_numpys_einsum_to_the_bit() -> None:
+    """The end's overlap rates computed inside the lean rounds' call (lean.end_rates) are
+    NumPy's -einsum("ij,ij->i", u, n) of ImplicitStep.finish, bit for bit: random velocities
+    over eleven decades and unit normals, rows of signed zeros included."""
+    from mbplugin.bullet.lean import end_rates
+
+    rng = np.random.default_rng(7)
+    for k in (1, 4, 8, 1000):
+        u = rng.standard_normal((k, 3)) * 10.0 ** rng.integers(-9, 3, (k, 3))
+        n = rng.standard_normal((k, 3))
+        n /= np.linalg.norm(n, axis=1)[:, None]
+        u[0] = (-0.0, 0.0, -0.0)
+        out = np.empty(k)
+        end_rates(u, n, out)
+        ref = -np.einsum("ij,ij->i", u, n)
+        assert np.array_equal(out, ref)
+        assert np.array_equal(np.signbit(out), np.signbit(ref))
+
+
+@pytest.mark.parametrize("robot", ["a1", "biped"])
+def test_quiet_commits_book_the_store_as_the_general_commit(robot, tmp_path,
+                                                            monkeypatch) -> None:
+    """The A1 standing then trotting (0.25 s each) at 1/240 s, and the biped on its
+    heel-and-toe feet (onsets booked inside the lean rounds): the store's commits tested
+    inside the fused calls (begin_body, rounds_end) and booked quietly (rows_booked; with a
+    swing foot within the margin, apart_booked) leave the store's events (onsets,
+    separations), its bounces and each step's contacts, forces, overlaps and slips bitwise
+    those of the run in which every commit goes through ContactStore.commit_rows; the quiet
+    bookings took most commits, the swing-foot case among them."""
+    from mbplugin.pipeline.store import ContactStore
+
+    spec = rr.ROBOTS[robot]
+    booked: dict[str, int] = {"rows": 0, "apart": 0}
+    stores: list[ContactStore] = []
+    rows_booked, apart_booked = ContactStore.rows_booked, ContactStore.apart_booked
+    test_args = ContactStore.rows_test_args
+
+    def counted(name: str, f: object) -> object:
+        def wrapped(self: ContactStore, *a: object) -> None:
+            booked[name] += 1
+            f(self, *a)  # type: ignore[operator]
+        return wrapped
+
+    def kept(general: bool) -> object:
+        def wrapped(self: ContactStore, batch: object) -> object:
+            if not stores or stores[-1] is not self:
+                stores.append(self)
+            return None if general else test_args(self, batch)
+        return wrapped
+
+    def run() -> tuple[dict, ContactStore]:
+        stores.clear()
+        rec = rr.run(spec, tmp_path, 1 / 240, 0.5, t_gait=0.25)
+        return rec, stores[-1]
+
+    monkeypatch.setattr(ContactStore, "rows_booked", counted("rows", rows_booked))
+    monkeypatch.setattr(ContactStore, "apart_booked", counted("apart", apart_booked))
+    monkeypatch.setattr(ContactStore, "rows_test_args", kept(False))
+    fast, store_fast = run()
+    quiet = dict(booked)
+    with monkeypatch.context() as m:
+        m.setattr(ContactStore, "rows_test_args", kept(True))
+        ref, store_ref = run()
+    assert quiet["rows"] + quiet["apart"] > 1.6 * fast["steps"]  # two commits per step
+    assert quiet["apart"] > 0
+    assert len(store_fast.onsets) > 0  # the feet touched down (the events are not empty)
+    for a, b in ((store_fast.onsets, store_ref.onsets),
+                 (store_fast.separations, store_ref.separations),
+                 (store_fast.bounces(), store_ref.bounces())):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    for name in ("keys", "force", "delta", "slip"):
+        for a, b in zip(fast[name], ref[name], strict=True):
+            assert np.array_equal(a, b), name

@@ -214,15 +214,20 @@ def test_compiled_and_reference_newton_agree_on_a_quadruped(tangential, monkeypa
 
     from mbplugin.bullet import lean
 
-    lean_step = lean.verify_rounds
+    lean_step, lean_end = lean.verify_rounds, lean.rounds_end
 
     def counted_lean(*args, **kwargs):
         calls.append(1)
         return lean_step(*args, **kwargs)
 
+    def counted_end(*args, **kwargs):
+        calls.append(1)
+        return lean_end(*args, **kwargs)
+
     monkeypatch.setattr(implicit_mod.ik, "solve", counted)
     monkeypatch.setattr(implicit_mod.ik, "solve_step", counted_step)
     monkeypatch.setattr(lean, "verify_rounds", counted_lean)
+    monkeypatch.setattr(lean, "rounds_end", counted_end)
     ref, base_ref = a1_steps("scipy", 0.5, **tangential)
     assert not calls  # the reference ran in NumPy
     fast, base_fast = a1_steps("compiled", 0.5, **tangential)

@@ -76,9 +76,9 @@ class BulletArticulated:
         pending is set first."""
         if self.pending:
             self.flush()
-        self._held.clear()
-        self._held_v.clear()
-        self._pose.clear()
+        for held in (self._held, self._held_v, self._pose):
+            if held:
+                held.clear()
 
     def flush(self) -> None:
         """Set PyBullet onto the state the deferred rounds of :meth:`respond` kept: per body

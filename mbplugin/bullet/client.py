@@ -62,7 +62,7 @@ class Client:
     def time_step_gravity(self) -> tuple[float, np.ndarray]:
         """:meth:`time_step` (s) and :meth:`gravity` (m/s^2) from one PyBullet call (the time
         step also kept as ``last_dt``)."""
-        prm = self("getPhysicsEngineParameters")
+        prm = self.p.getPhysicsEngineParameters(physicsClientId=self.id)
         self.last_dt = float(prm["fixedTimeStep"])
         return self.last_dt, _gravity(prm)
 

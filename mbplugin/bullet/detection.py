@@ -251,7 +251,7 @@ class Detection:
         more than :data:`STATIC_PRUNE_MIN` contacts is also pruned of the gaps between a moving
         row and static geometry that cannot close (``prune(static=True)``: a robot's body
         lying on a fully managed plane brings every hull corner within the global margin)."""
-        many = len(batch) > STATIC_PRUNE_MIN
+        many = len(batch.key) > STATIC_PRUNE_MIN
         if not (self._any_free or many):
             return batch
         if not many and not _free_pair(self.kind, batch.a, batch.b):

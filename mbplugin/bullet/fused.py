@@ -30,17 +30,19 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin._jit import njit
 from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
-from mbplugin.hosts.arrays import max_norm_rows
+from mbplugin.hosts.arrays import _max_norm_rows, max_norm_rows
 from mbplugin.hosts.detection import margin_value
 from mbplugin.hosts.fused_kernels import lean_begin
 from mbplugin.hosts.integrator import LOST_MARGIN, step_info
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.layout import head
-from mbplugin.pipeline.substep import SubstepStats
+from mbplugin.pipeline.layout import CONTACT, head
+from mbplugin.pipeline.store_kernel import quiet_rows
+from mbplugin.pipeline.substep import SubstepStats, _law_tables
 
 
 def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: Any,
@@ -52,7 +54,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     step, the info) with its arithmetic in two compiled calls (W, :func:`lean_begin`). Returns
     (info, batch, force P_lin / dt (K, 3) N), or None with nothing changed where the case
     does not hold (then call ``core.step``)."""
-    k = len(batch)
+    k = batch.delta.shape[0]  # (len(batch))
     integ = core.integrator
     store = core.store
     art = getattr(host, "art", None)
@@ -70,9 +72,11 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     tree = art._trees.get(body)
     if any(art._sph[body]) or tree is None or not tree.supported:
         return None
-    # the case holds (lean_block would take it): HostStep.step's commit
-    if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
-        store.commit(batch, t, aligned=False, compiled=True)
+    # the case holds (lean_block would take it): HostStep.step's commit, its common case
+    # tested in the compiled call below (test: that test's arguments)
+    test = store.rows_test_args(batch)
+    if test is None:
+        _commit(store, batch, t)
     core.pending = None
     integ.pending = None
     core.forced[:] = False
@@ -95,7 +99,6 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     friction = integ.friction if (integ.friction is not None and integ.friction.active) \
         else None
     mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
-    _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
     c = np.ascontiguousarray
     n = batch.normal
     ncol = tree.ncol
@@ -109,17 +112,36 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     tree_args, links, in_order = _constants(art, tree, sides)
     r_base = base_rotation(base_o)
     nc = c(n, dtype=float)
-    resp = body_delassus(q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
-                         np.array([w, x, y, z]), r_base, *tree_args, links,
-                         c(batch.point if in_order else batch.point[cont]), locked, cont, sgn,
-                         nc, mm, jac, W, wnn)
-    gf, gc, every = lean_begin(
-        k, wnn, c(batch.vt, dtype=float), c(batch.ddelta, dtype=float), nc,
-        c(batch.delta, dtype=float), P_lin, float(dt), head(friction, None), W.reshape(-1),
-        ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
-        0.0 if friction is None else float(friction.mu),
-        0.0 if friction is None else float(friction.static), same, srows, coef, mem, law,
-        c(blaw), kid, mode, s0, m_eff, u0, fn0, fn, slip, force)
+    kid, mode = _law_tables(store.laws)[:2]
+    delassus = (q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
+                np.array([w, x, y, z]), r_base, *tree_args, links,
+                c(batch.point if in_order else batch.point[cont]), locked, cont, sgn, nc, mm,
+                jac, W, wnn)
+    delta, ddelta = c(batch.delta, dtype=float), c(batch.ddelta, dtype=float)
+    begin = (c(batch.vt, dtype=float), ddelta, delta, P_lin, float(dt), head(friction, None),
+             ik._NO_MU if mu_k is None else c(mu_k), friction is not None,
+             0.0 if friction is None else float(friction.mu),
+             0.0 if friction is None else float(friction.static), store.mem, store.law, kid,
+             mode, s0, m_eff, u0, fn0, fn, slip, force)
+    if test is not None:  # the commit's tests, W and the begin in one call
+        m = len(test[0])
+        where, rows_dv = np.empty(m, dtype=np.int64), np.empty((2, m))
+        hit, resp, gf, gc, every = begin_body(
+            *test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), where, *rows_dv,
+            *delassus, *begin)
+        if hit == 0:  # the common commit (commit_rows' own booking)
+            store.rows_booked(batch.delta, batch.ddelta)
+        elif hit == 2:  # the store's rows among pairs apart (a swing foot near the ground)
+            store.apart_booked(*rows_dv)
+        else:  # a row ends or an onset: the commit first (nothing else changed)
+            _commit(store, batch, t)
+            test = None
+    if test is None:
+        _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
+        resp = body_delassus(*delassus)
+        gf, gc, every = lean_begin(
+            k, wnn, begin[0], ddelta, nc, delta, P_lin, float(dt), begin[5], W.reshape(-1),
+            *begin[6:10], same, srows, coef, mem, law, c(blaw), kid, mode, *begin[14:])
     # HostStep._delassus' and lean_block's state
     blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
     blk.response = resp
@@ -136,6 +158,54 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     core.last = core.make_info(k, SubstepStats(), fn, batch.key.copy(), ab, batch.delta.copy(),
                                slip)
     return core.last, batch, force
+
+
+def _commit(store: Any, batch: ContactBatch, t: float) -> None:
+    """:meth:`HostStep.step <mbplugin.hosts.HostStep.step>`'s commit of ``batch`` at ``t``
+    (s)."""
+    if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
+        store.commit(batch, t, aligned=False, compiled=True)
+
+
+@njit
+def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows, q, tq,
+               moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat, inert_pos,
+               inert_rot_t, col, floating, mass, inertia, base_mass, base_inertia, com_quat,
+               com_rot, com_pos, pivot, axis_w, cm, cs, cj, links, point, locked, cont, sgn,
+               normal, mm, jac, W, wnn, vt, ddelta, delta, P_lin, dt, hd, mu, has_fr, fr_mu,
+               fr_static, mem, slaw, kid, mode, s0, m_eff, u0, fn0, fn, slip, force):
+    """:func:`begin_lean`'s compiled calls in one: the store's commit tests
+    (:func:`~mbplugin.pipeline.store_kernel.quiet_rows` of the store's keys ``skeys``, the
+    batch's ``bkeys`` and law indices ``blaw``, the law's kernel id ``fkid`` and mode
+    ``fmode``, the overlaps ``delta`` (K,) m and rates ``ddelta`` (K,) m/s, the store's
+    ``coef``, its work arrays ``end``, ``where``, ``d_rows``, ``v_rows``), then where they
+    found a quiet commit (0: the keys the store's rows in order; 2: those rows among pairs
+    apart) W of the body (:func:`~mbplugin.bullet.fast_step.body_delassus`, its arguments
+    ``q`` ... ``wnn``) and the implicit step's begin
+    (:func:`~mbplugin.hosts.fused_kernels.lean_begin` with each contact's row of the store,
+    the store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
+    ``mode``; its other arguments as there). Returns (the tests' outcome: 0 or 2 where the
+    rest ran, else -1 or 1 with nothing else done, the body's response M^-1 J^T, gf, gc,
+    every contact active)."""
+    hit = quiet_rows(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end, where, d_rows,
+                     v_rows)
+    if hit != 0 and hit != 2:
+        return hit, np.empty((0, 0)), np.empty(0), np.zeros(0, dtype=CONTACT), False
+    k = bkeys.shape[0]
+    rows = np.empty(0, dtype=np.int64)
+    if hit == 2:  # contact i: the store's row j where where[j] = i, else none (-1)
+        rows = np.full(k, -1, dtype=np.int64)
+        for j in range(skeys.shape[0]):
+            rows[where[j]] = j
+    resp = body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos,
+                         pf_quat, inert_pos, inert_rot_t, col, floating, mass, inertia,
+                         base_mass, base_inertia, com_quat, com_rot, com_pos, pivot, axis_w, cm,
+                         cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W, wnn)
+    gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
+                               W.reshape(W.size), mu, has_fr, fr_mu, fr_static, hit == 0, rows,
+                               coef, mem, slaw, blaw, kid, mode, s0, m_eff, u0, fn0, fn, slip,
+                               force)
+    return hit, resp, gf, gc, every
 
 
 def after_lean(core: Any, host: Any, dt: float) -> bool:
@@ -163,12 +233,23 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
         return False
     host.begin_solve()
     try:
+        test = core.store.rows_test_args(batch)
+        k = len(u0)
+        end = None if test is None else (
+            *test, core.store.coef, *_end_scratch(k, len(test[0])),
+            np.ascontiguousarray(batch.normal, dtype=float), *_end_work[2], *np.empty((2, k)),
+            _end_work[3])
+        if end is not None:
+            end[-1][0] = -2  # (rounds_end's outcome: not run)
         lean = host.verify_rounds(core._art[0], space, None, None, 0.0, integ.verify, None,
                                   pairs, core.model.arrays, max(core.margin, LOST_MARGIN), u0,
-                                  dt, (P_lin,))
+                                  dt, (P_lin,), end)
         if lean is not None and lean[1] == 0 and lean[2] is None:  # the whole step here
-            _, res, stats = integ.after(dt, _no_read, _no_respond, lambda *a, **k: lean)
-            step_info(core.last, res, stats, batch.normal, dt)
+            if end is not None and end[-1][0] in (0, 2):  # and its end's commit quiet: booked
+                _booked(core, batch, space, lean[0], end, dt)
+            else:
+                _, res, stats = integ.after(dt, _no_read, _no_respond, lambda *a, **k: lean)
+                step_info(core.last, res, stats, batch.normal, dt)
         else:  # the general path goes on from the rounds' outcome
             host._pre = (lean,)
             try:
@@ -180,6 +261,48 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     return True
 
 
+#: :func:`_end_scratch`' kept work arrays: ((K, M), (the end flags (K,), each row's contact
+#: (M,), its overlap and rate (M,) each), (the end rates (K,),), the tests' outcome (1,))
+_end_work: list[Any] = [None, (), (), None]
+
+
+def _end_scratch(k: int, m: int) -> tuple[np.ndarray, ...]:
+    """The work arrays of :func:`after_lean`'s end tests for K contacts and M rows of the
+    store, kept between host steps in ``_end_work`` (none outlives the step's end: the store
+    copies what it keeps); returns the first four."""
+    if _end_work[0] != (k, m):
+        _end_work[:] = [(k, m), (np.empty(k, dtype=np.bool_), np.empty(m, dtype=np.int64),
+                                 *np.empty((2, m))), (np.empty(k),),
+                        np.empty(1, dtype=np.int64)]
+    return _end_work[1]
+
+
+def _booked(core: Any, batch: ContactBatch, space: Any, res: Any, end: tuple[Any, ...],
+            dt: float) -> None:
+    """:meth:`ContactIntegrator.after <mbplugin.hosts.integrator.ContactIntegrator.after>`'s
+    end and :func:`~mbplugin.hosts.integrator.step_info` where the lean rounds took the whole
+    step and found its end's commit quiet (``end``: :func:`mbplugin.bullet.lean.rounds_end`'s
+    arguments before the rounds', filled: the tests' work arrays, the end rates (K,) m/s,
+    mean normal forces (K,) N and slips (K,) m/s, the outcome): the store's booking
+    (:meth:`ContactStore.rows_booked <mbplugin.pipeline.store.ContactStore.rows_booked>` or
+    :meth:`~mbplugin.pipeline.store.ContactStore.apart_booked`, as :meth:`ImplicitStep.finish
+    <mbplugin.pipeline.implicit.ImplicitStep.finish>` books it), the integrator's carries
+    (:meth:`~mbplugin.hosts.integrator.ContactIntegrator.booked`) and the step's info: the
+    same state."""
+    integ = core.integrator
+    integ.pending = None
+    *_, d_rows, v_rows, _, ddelta, fn, slip, hit = end
+    if hit[0] == 0:
+        core.store.rows_booked(res.delta, ddelta)
+    else:
+        core.store.apart_booked(d_rows, v_rows)
+    integ.booked(batch, space, res, dt)
+    info = core.last
+    info.stats = res.stats
+    info.normal_force, info.slip = fn, slip
+    info.delta = res.delta.copy()
+
+
 def step_margin(bodies: BodyState, dt: float, g: np.ndarray) -> float:
     """:func:`mbplugin.hosts.detection.margin_of` (the host step's predictive margin, m, of the
     rows' state ``bodies``, the step ``dt`` s and gravity ``g`` (3,) m/s^2; the same value)
@@ -188,8 +311,19 @@ def step_margin(bodies: BodyState, dt: float, g: np.ndarray) -> float:
     key = g.tobytes()
     if _G_NORM[0] != key:
         _G_NORM[:] = [key, float(np.linalg.norm(g))]
-    return margin_value(max_norm_rows(bodies.vel), max_norm_rows(bodies.omega), float(dt),
-                        _G_NORM[1])
+    v, w = bodies.vel, bodies.omega
+    if (type(v) is np.ndarray and type(w) is np.ndarray and v.dtype == w.dtype == np.float64
+            and v.ndim == w.ndim == 2 and v.shape[1] == w.shape[1] == 3):
+        return _margin_rows(v, w, float(dt), _G_NORM[1])  # (one call, the same operations)
+    return margin_value(max_norm_rows(v), max_norm_rows(w), float(dt), _G_NORM[1])
+
+
+@njit
+def _margin_rows(vel, omega, dt, g_norm):
+    """:func:`step_margin`'s margin (m) of float64 rows ``vel`` (N, 3) m/s and ``omega`` (N,
+    3) rad/s: :func:`~mbplugin.hosts.detection.margin_value` of their
+    :func:`~mbplugin.hosts.arrays.max_norm_rows`."""
+    return margin_value(_max_norm_rows(vel), _max_norm_rows(omega), dt, g_norm)
 
 
 #: :func:`step_margin`'s gravity (its bytes) and magnitude (m/s^2)

@@ -271,18 +271,19 @@ class BulletHost:
 
     def verify_rounds(self, blk: ArticulatedBlock, space: Any, res: Any, dP: np.ndarray,
                       spin: float, left: int, stats: Any, pairs: Any, shapes: Any,
-                      margin: float, u0: np.ndarray, dt: float,
-                      start: Any = None) -> tuple[Any, int, Any] | None:
+                      margin: float, u0: np.ndarray, dt: float, start: Any = None,
+                      end: Any = None) -> tuple[Any, int, Any] | None:
         """The implicit step's solves and responses in one compiled call where they qualify
         (:func:`mbplugin.bullet.lean.lean_rounds`: a robot's feet on the ground); None: the
         general rounds of :meth:`mbplugin.hosts.ContactIntegrator.after`. With ``start``, the
-        outcome :func:`mbplugin.bullet.fused.after_lean` already had (``_pre``), taken once."""
+        outcome :func:`mbplugin.bullet.fused.after_lean` already had (``_pre``), taken once;
+        ``end``: :func:`~mbplugin.bullet.lean.lean_rounds`' (the step's end in the same call)."""
         pre = self._pre
         if pre is not None and start is not None:
             self._pre = None
             return pre[0]
         return lean_rounds(self, blk, space, res, dP, spin, left, stats, pairs, shapes, margin,
-                           u0, dt, start)
+                           u0, dt, start, end)
 
     def apply(self, batch: ContactBatch, force: np.ndarray) -> None:
         """``applyExternalForce`` of the contacts' forces (K, 3) on side b (minus on side a)

@@ -37,9 +37,16 @@ from mbplugin.bullet.fast_step import base_rotation, body_delassus, respond_body
 from mbplugin.bullet.kinematics import tree_link_states
 from mbplugin.contact import BodyState
 from mbplugin.hosts.detection import host_plane_spheres
-from mbplugin.hosts.integrator import VERIFY_DU, VERIFY_TOL, _verify_off, lean_result
+from mbplugin.hosts.integrator import (
+    VERIFY_DU,
+    VERIFY_TOL,
+    _info_arrays,
+    _verify_off,
+    lean_result,
+)
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.store_kernel import quiet_rows
 
 #: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), the
 #: general path takes the solve of the round whose read is handed back, or the step's first
@@ -158,6 +165,55 @@ def verify_rounds(first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, 
     return DONE
 
 
+@njit
+def rounds_end(skeys, bkeys, blaw, fkid, fmode, coef, ends, where, d_rows, v_rows, normal,
+               ddelta, fn, slip, hit,
+               first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1, u1, loaded, s1,
+               dP, spin, resp, cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q,
+               moving, tq, tqd, parent, jtype, axis, pf_pos, pf_quat, inert_pos, inert_rot_t,
+               com_quat, com_rot, com_pos, pivot, axis_w, lin, ang, links, rows, pos0, quat0,
+               vel0, om0, frame, sa, sb, sbody, lpos, lrot, plane_n, plane_p, radius, u0,
+               counters, d_h, u_h, found, pos, quat, vel, om, out):
+    """:func:`verify_rounds` (its arguments from ``first`` on) and, where the rounds ended
+    there (DONE), the step's end in the same call: each contact's end rate ``ddelta`` (K,)
+    m/s = -n . u1 (``normal`` (K, 3); :func:`end_rates`), the store's commit tests of the end
+    state (:func:`~mbplugin.pipeline.store_kernel.quiet_rows` of the store's keys ``skeys``,
+    the batch's ``bkeys`` and law indices ``blaw``, the law's kernel id ``fkid`` and mode
+    ``fmode``, the store's ``coef``, the work arrays ``ends``, ``where``, ``d_rows``,
+    ``v_rows``; its outcome into ``hit[0]``, -2 where not run) and the info's mean normal
+    force ``fn`` (K,) N and slip ``slip`` (K,) m/s
+    (:func:`~mbplugin.hosts.integrator._info_arrays` of P, u1). Returns the rounds'
+    outcome."""
+    status = verify_rounds(first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1, u1,
+                           loaded, s1, dP, spin, resp, cont, sgn, floating, r_base, qh, vh, bh,
+                           fixed_p, fixed_q, moving, tq, tqd, parent, jtype, axis, pf_pos,
+                           pf_quat, inert_pos, inert_rot_t, com_quat, com_rot, com_pos, pivot,
+                           axis_w, lin, ang, links, rows, pos0, quat0, vel0, om0, frame, sa, sb,
+                           sbody, lpos, lrot, plane_n, plane_p, radius, u0, counters, d_h, u_h,
+                           found, pos, quat, vel, om, out)
+    hit[0] = -2
+    if status != DONE:
+        return status
+    end_rates(u1, normal, ddelta)
+    hit[0] = quiet_rows(skeys, bkeys, blaw, fkid, fmode, d1, ddelta, coef, ends, where, d_rows,
+                        v_rows)
+    _info_arrays(P, u1, normal, dt, fn, slip)
+    return status
+
+
+@njit
+def end_rates(u, normal, out):
+    """Each contact's overlap rate -n . u (K,) m/s of its velocity ``u`` (K, 3) m/s and unit
+    normal ``normal`` (K, 3) into ``out``, with the bits of NumPy's
+    ``-np.einsum("ij,ij->i", u, normal)`` (:meth:`ImplicitStep.finish
+    <mbplugin.pipeline.implicit.ImplicitStep.finish>`): its sum of a row of three,
+    ((x0 + x2) + x1) added to a zero (NumPy 2.4's pairwise order; a -0.0 sum gives -0.0
+    negated from +0.0)."""
+    for i in range(u.shape[0]):
+        x0, x1, x2 = u[i, 0] * normal[i, 0], u[i, 1] * normal[i, 1], u[i, 2] * normal[i, 2]
+        out[i] = -(((x0 + x2) + x1) + 0.0)
+
+
 def _book_onsets(space: Any, P_lin: np.ndarray, d_h: np.ndarray, u_h: np.ndarray,
                  dt: float) -> bool:
     """The onsets of the first solve from the host's end state (``d_h`` (K,) m, ``u_h``
@@ -247,7 +303,8 @@ def _read(floating, qh, vh, bh, fixed_p, fixed_q, moving, tq, tqd, parent, jtype
 def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None,
                 spin: float, left: int, stats: Any, pairs: tuple[np.ndarray, np.ndarray],
                 shapes: Any, margin: float, u0: np.ndarray, dt: float,
-                start: tuple[Any, ...] | None = None) -> tuple[Any, int, Any] | None:
+                start: tuple[Any, ...] | None = None,
+                end: tuple[Any, ...] | None = None) -> tuple[Any, int, Any] | None:
     """The implicit step's solves and responses of :meth:`ContactIntegrator.after
     <mbplugin.hosts.ContactIntegrator.after>` by :func:`verify_rounds` where they qualify
     (module docstring): ``host`` the :class:`~mbplugin.bullet.host.BulletHost`, ``blk`` the
@@ -264,7 +321,10 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     ``spin``, ``stats`` None). Returns None where they do not qualify or the first solve
     needs the general path (nothing changed in PyBullet or the backend's state), else (the
     solve's result, the rounds the general loop still takes, the read of the first of them
-    or None: (res, 0, None) when the rounds ended here)."""
+    or None: (res, 0, None) when the rounds ended here). ``end`` (with ``start``): the
+    arguments of :func:`rounds_end` before the rounds' (the store's commit test and the
+    info's arrays, filled where the rounds ended here: :func:`mbplugin.bullet.fused.after_lean`
+    books the step's end from them)."""
     art, read = host.art, host.read
     body, r_base, joints = blk.tag
     tree = art._trees.get(body)
@@ -324,19 +384,20 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     sgn, r_base, u0 = np.asarray(blk.sign, dtype=float), c(r_base, dtype=float), c(u0, dtype=float)
     kin, work = tree._kin(), tree._work()
     for attempt in range(2):
-        status = verify_rounds(
-            mode, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf,
-            space.gc, fn0, s0, space.rtol, P, d1, u1, loaded, s1, dP, float(spin), resp,
-            cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q,
-            tree.qd, *kin, *work, tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
-            read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
-            shapes.plane_n, shapes.plane_p, shapes.radius, u0, counters, d_h, u_h, found,
-            pos, quat, vel, om, out)
+        args = (mode, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf,
+                space.gc, fn0, s0, space.rtol, P, d1, u1, loaded, s1, dP, float(spin), resp,
+                cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q,
+                tree.qd, *kin, *work, tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
+                read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
+                shapes.plane_n, shapes.plane_p, shapes.radius, u0, counters, d_h, u_h, found,
+                pos, quat, vel, om, out)
+        status = verify_rounds(*args) if end is None else rounds_end(*end, *args)
         if status != FIRST:
             break
         if attempt or not _book_onsets(space, P, d_h, u_h, dt):
             return None  # Newton's fallback, or an onset the store does not book: general
         mode = 1  # the onsets booked: the solve again from the same read
+        end = None  # (the store's rows changed: the end's tests were of the old ones)
     # the kept state back (the general path's lists)
     if out[2]:
         if joints:

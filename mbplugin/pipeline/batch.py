@@ -56,7 +56,8 @@ class ContactBatch:
     k_hertz: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        n = int(np.shape(self.delta)[0])
+        d = self.delta
+        n = d.shape[0] if type(d) is np.ndarray else int(np.shape(d)[0])
         if self.law is None:
             self.law = np.zeros(n, dtype=np.int64)
         if self.k_hertz is None:

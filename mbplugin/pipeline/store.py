@@ -552,6 +552,30 @@ class ContactStore:
         self._close_quiet()
         return True
 
+    def rows_test_args(self, batch: ContactBatch) -> tuple | None:
+        """The arguments of :func:`store_kernel.same_rows` before the overlaps (the store's
+        keys, the batch's keys and law indices, the law's kernel id and contact mode) where
+        :meth:`commit_rows` would take its compiled test (no latch, one compiled stateless
+        law, int64 keys and law indices), for a caller that runs that test inside its own
+        compiled call and books a quiet result with :meth:`rows_booked`; else None (call
+        :meth:`commit_rows`)."""
+        if len(self.latched_keys) or len(self.laws) != 1:
+            return None
+        fast = self._fast_law()
+        keys, bk, law = self.keys, batch.key, batch.law
+        if fast is None or not (keys.dtype == bk.dtype == law.dtype == np.int64):
+            return None
+        return keys, bk, law, fast[0], fast[1]
+
+    def rows_booked(self, delta: np.ndarray, ddelta: np.ndarray) -> None:
+        """:meth:`commit_rows`' booking where its test (run by the caller with
+        :meth:`rows_test_args`) found the batch's keys the store's rows in order and no row
+        ending: copies of the overlaps ``delta`` (K,) m and rates ``ddelta`` (K,) m/s kept, no
+        event (the same state as :meth:`commit_rows`)."""
+        self._delta_last = delta.copy()
+        self._ddelta_last = ddelta.copy()
+        self._close_quiet()
+
     def _commit_apart(self, batch: ContactBatch, delta: np.ndarray, ddelta: np.ndarray,
                       t: float, fast: tuple[int, int]) -> bool:
         """:meth:`commit` (``compiled``) of a batch that holds the store's rows in order and
@@ -567,13 +591,23 @@ class ContactStore:
             return False
         d_rows, v_rows = delta[where], ddelta[where]
         end_rows = store_kernel.ends_rows(fast[0], fast[1], d_rows, v_rows, self.coef)
+        if not end_rows.any():
+            self.apart_booked(d_rows, v_rows)
+            return True
         self._delta_last = d_rows.copy()
         self._ddelta_last = v_rows.copy()
-        sep_chunks: list[np.ndarray] = []
-        if end_rows.any():
-            sep_chunks.append(self._end_rows(t, end_rows, d_rows[end_rows], v_rows[end_rows]))
+        sep_chunks = [self._end_rows(t, end_rows, d_rows[end_rows], v_rows[end_rows])]
         self._close(_empty_events(), sep_chunks)
         return True
+
+    def apart_booked(self, d_rows: np.ndarray, v_rows: np.ndarray) -> None:
+        """:meth:`_commit_apart`'s booking where no row ends (a caller may run its tests in
+        its own compiled call: :func:`store_kernel.superset_rows` and the end test of the
+        rows' overlaps ``d_rows`` (M,) m and rates ``v_rows`` (M,) m/s, the store's rows in
+        order): copies of them kept, no event."""
+        self._delta_last = d_rows.copy()
+        self._ddelta_last = v_rows.copy()
+        self._close(_empty_events(), [])
 
     def _fast_law(self) -> tuple[int, int] | None:
         """(kernel id, contact mode) of the store's one law when it has a compiled kernel, no

@@ -84,3 +84,24 @@ def superset_rows(keys, bkeys, law, d, where):
         elif d[i] > 0.0:  # an onset: the general commit books it
             return False
     return j == n
+
+
+@njit
+def quiet_rows(keys, bkeys, law, kid, mode, d, v, coef, out, where, d_rows, v_rows):
+    """:meth:`mbplugin.pipeline.store.ContactStore.commit_rows`' tests in one call, for a
+    caller that books a quiet commit itself: 0 where :func:`same_rows` finds the batch's
+    keys ``bkeys`` (K,) the store's rows ``keys`` (M,) in order and no row ending (the
+    overlaps ``d`` (K,) m, rates ``v`` (K,) m/s: :meth:`ContactStore.rows_booked
+    <mbplugin.pipeline.store.ContactStore.rows_booked>`); 2 where instead
+    :func:`superset_rows` finds them in the batch among pairs apart (each row's contact in
+    ``where`` (M,), its overlap and rate in ``d_rows``, ``v_rows`` (M,)) and no row ending
+    (:meth:`ContactStore.apart_booked
+    <mbplugin.pipeline.store.ContactStore.apart_booked>`); else 1 (a row ends) or -1
+    (neither case: the general commit). ``out`` (>= M,) the end flags' work array."""
+    hit = same_rows(keys, bkeys, law, kid, mode, d, v, coef, out)
+    if hit >= 0 or not superset_rows(keys, bkeys, law, d, where):
+        return hit
+    for j in range(keys.shape[0]):
+        d_rows[j] = d[where[j]]
+        v_rows[j] = v[where[j]]
+    return 1 if _ends_rows(kid, mode, d_rows, v_rows, coef, out[:keys.shape[0]]) else 2
