@@ -46,6 +46,7 @@ from mbplugin.pipeline.layout import (
     put_law_row,
     state_tuple,
 )
+from mbplugin.pipeline.lowrank import lowrank_cap, lowrank_direction, psd_factor
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
@@ -310,6 +311,10 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
             np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3)),
             np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)), np.empty(m))
     d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, rhs, trial, wstep = borrowed(work)
+    # a large group: W's low-rank factor for the direction (pipeline/lowrank.py), found at
+    # the first iteration that needs one (rank -2: not yet tried; -1: W not of low rank)
+    ct = np.empty((lowrank_cap(k), m))
+    rank = -2 if ct.shape[0] > 0 else -1
     end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
     step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
     counters[1] += 1
@@ -342,19 +347,28 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                     dFu[i, a, j] = (Fp[i, a] - F[i, a]) / EPS_U
         counters[1] += 4
         # A = I - dt D W, D block-diagonal: D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T
-        for i in range(k):
-            nv = gc[i].normal
-            for a in range(3):
-                row = 3 * i + a
-                for col in range(m):
-                    acc = 0.0
-                    for b in range(3):
-                        dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
-                        acc += dab * gf[w0 + (3 * i + b) * m + col]
-                    A[row, col] = (1.0 if row == col else 0.0) - dt * acc
-                rhs[row] = -(P[i, a] - dt * F[i, a])
-        step = np.linalg.solve(A, rhs)
-        ok = True
+        if rank == -2:
+            rank = psd_factor(gf, w0, m, ct)
+        if rank >= 0:  # W = C C^T of low rank: A's solve by Woodbury (pipeline/lowrank.py)
+            for i in range(k):
+                for a in range(3):
+                    rhs[3 * i + a] = -(P[i, a] - dt * F[i, a])
+            step = wstep.copy()
+            ok = lowrank_direction(ct, rank, dFu, dFd, gc, dt, k, rhs, step)
+        else:
+            for i in range(k):
+                nv = gc[i].normal
+                for a in range(3):
+                    row = 3 * i + a
+                    for col in range(m):
+                        acc = 0.0
+                        for b in range(3):
+                            dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
+                            acc += dab * gf[w0 + (3 * i + b) * m + col]
+                        A[row, col] = (1.0 if row == col else 0.0) - dt * acc
+                    rhs[row] = -(P[i, a] - dt * F[i, a])
+            step = np.linalg.solve(A, rhs)
+            ok = True
         for j in range(m):
             if not np.isfinite(step[j]):
                 ok = False
