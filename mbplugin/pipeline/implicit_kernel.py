@@ -276,6 +276,35 @@ def _slope(P, F, dt, k, wstep):
 
 
 @njit
+def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, rhs, ct, rank):
+    """:func:`newton`'s direction: the solve of A dP = -R, R = P - dt F (K, 3), A = I - dt D W
+    with D block-diagonal, D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T (``dFu`` (K, 3, 3),
+    ``dFd`` (K, 3); W (3K, 3K) row-major in ``gf`` from ``w0``); with W's low-rank factor
+    (``rank`` >= 0, ``ct``: :func:`mbplugin.pipeline.lowrank.psd_factor`) by the Woodbury
+    identity (:func:`~mbplugin.pipeline.lowrank.lowrank_direction`), else dense into ``A``
+    (3K, 3K). ``rhs`` (3K,) gets -R. Returns (dP (3K,), whether it is finite so far)."""
+    m = 3 * k
+    if rank >= 0:
+        for i in range(k):
+            for a in range(3):
+                rhs[3 * i + a] = -(P[i, a] - dt * F[i, a])
+        step = np.empty(m)
+        return step, lowrank_direction(ct, rank, dFu, dFd, gc, dt, k, rhs, step)
+    for i in range(k):
+        nv = gc[i].normal
+        for a in range(3):
+            row = 3 * i + a
+            for col in range(m):
+                acc = 0.0
+                for b in range(3):
+                    dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
+                    acc += dab * gf[w0 + (3 * i + b) * m + col]
+                A[row, col] = (1.0 if row == col else 0.0) - dt * acc
+            rhs[row] = -(P[i, a] - dt * F[i, a])
+    return np.linalg.solve(A, rhs), True
+
+
+@njit
 def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
     :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
@@ -346,29 +375,9 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                 for a in range(3):
                     dFu[i, a, j] = (Fp[i, a] - F[i, a]) / EPS_U
         counters[1] += 4
-        # A = I - dt D W, D block-diagonal: D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T
-        if rank == -2:
+        if rank == -2:  # (W's low-rank factor, once per solve: pipeline/lowrank.py)
             rank = psd_factor(gf, w0, m, ct)
-        if rank >= 0:  # W = C C^T of low rank: A's solve by Woodbury (pipeline/lowrank.py)
-            for i in range(k):
-                for a in range(3):
-                    rhs[3 * i + a] = -(P[i, a] - dt * F[i, a])
-            step = wstep.copy()
-            ok = lowrank_direction(ct, rank, dFu, dFd, gc, dt, k, rhs, step)
-        else:
-            for i in range(k):
-                nv = gc[i].normal
-                for a in range(3):
-                    row = 3 * i + a
-                    for col in range(m):
-                        acc = 0.0
-                        for b in range(3):
-                            dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
-                            acc += dab * gf[w0 + (3 * i + b) * m + col]
-                        A[row, col] = (1.0 if row == col else 0.0) - dt * acc
-                    rhs[row] = -(P[i, a] - dt * F[i, a])
-            step = np.linalg.solve(A, rhs)
-            ok = True
+        step, ok = direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, rhs, ct, rank)
         for j in range(m):
             if not np.isfinite(step[j]):
                 ok = False
