@@ -96,7 +96,7 @@ def psd_factor(gf, w0, m, ct):
 def lowrank_direction(ct, r, dFu, dFd, gc, dt, k, rhs, step):
     """The solve of (I - dt D C C^T) ``step`` = ``rhs`` (m,) by the Woodbury identity (module
     docstring): C = ``ct[:r].T``, D_i = ``dFu[i]`` - dt ``dFd[i]`` n_i^T (``dFu`` (K, 3, 3)
-    1/(s kg)... the force's derivatives in velocity, ``dFd`` (K, 3) in overlap, n_i the
+    N s/m the force's derivatives in velocity, ``dFd`` (K, 3) N/m in overlap, n_i the
     records' ``gc`` normals); ``step`` (m,) written. Returns False where the r x r system is
     singular (then A is: the caller's fallback direction)."""
     m = 3 * k
