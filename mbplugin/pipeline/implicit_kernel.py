@@ -46,6 +46,7 @@ from mbplugin.pipeline.layout import (
     put_law_row,
     state_tuple,
 )
+from mbplugin.pipeline.lowrank import lowrank_cap, lowrank_direction, psd_factor
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
@@ -275,6 +276,35 @@ def _slope(P, F, dt, k, wstep):
 
 
 @njit
+def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, rhs, ct, rank):
+    """:func:`newton`'s direction: the solve of A dP = -R, R = P - dt F (K, 3), A = I - dt D W
+    with D block-diagonal, D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T (``dFu`` (K, 3, 3),
+    ``dFd`` (K, 3); W (3K, 3K) row-major in ``gf`` from ``w0``); with W's low-rank factor
+    (``rank`` >= 0, ``ct``: :func:`mbplugin.pipeline.lowrank.psd_factor`) by the Woodbury
+    identity (:func:`~mbplugin.pipeline.lowrank.lowrank_direction`), else dense into ``A``
+    (3K, 3K). ``rhs`` (3K,) gets -R. Returns (dP (3K,), whether it is finite so far)."""
+    m = 3 * k
+    if rank >= 0:
+        for i in range(k):
+            for a in range(3):
+                rhs[3 * i + a] = -(P[i, a] - dt * F[i, a])
+        step = np.empty(m)
+        return step, lowrank_direction(ct, rank, dFu, dFd, gc, dt, k, rhs, step)
+    for i in range(k):
+        nv = gc[i].normal
+        for a in range(3):
+            row = 3 * i + a
+            for col in range(m):
+                acc = 0.0
+                for b in range(3):
+                    dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
+                    acc += dab * gf[w0 + (3 * i + b) * m + col]
+                A[row, col] = (1.0 if row == col else 0.0) - dt * acc
+            rhs[row] = -(P[i, a] - dt * F[i, a])
+    return np.linalg.solve(A, rhs), True
+
+
+@njit
 def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
     :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
@@ -310,6 +340,10 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
             np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3)),
             np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)), np.empty(m))
     d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, rhs, trial, wstep = borrowed(work)
+    # a large group: W's low-rank factor for the direction (pipeline/lowrank.py), found at
+    # the first iteration that needs one (rank -2: not yet tried; -1: W not of low rank)
+    ct = np.empty((lowrank_cap(k), m))
+    rank = -2 if ct.shape[0] > 0 else -1
     end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
     step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
     counters[1] += 1
@@ -341,20 +375,9 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                 for a in range(3):
                     dFu[i, a, j] = (Fp[i, a] - F[i, a]) / EPS_U
         counters[1] += 4
-        # A = I - dt D W, D block-diagonal: D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T
-        for i in range(k):
-            nv = gc[i].normal
-            for a in range(3):
-                row = 3 * i + a
-                for col in range(m):
-                    acc = 0.0
-                    for b in range(3):
-                        dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
-                        acc += dab * gf[w0 + (3 * i + b) * m + col]
-                    A[row, col] = (1.0 if row == col else 0.0) - dt * acc
-                rhs[row] = -(P[i, a] - dt * F[i, a])
-        step = np.linalg.solve(A, rhs)
-        ok = True
+        if rank == -2:  # (W's low-rank factor, once per solve: pipeline/lowrank.py)
+            rank = psd_factor(gf, w0, m, ct)
+        step, ok = direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, rhs, ct, rank)
         for j in range(m):
             if not np.isfinite(step[j]):
                 ok = False
