@@ -362,6 +362,10 @@ class LeanTree:
         #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
         self._pre: Any = None
         self._gn: tuple[tuple[bytes, int], float] | None = None
+        from mbplugin.mujoco import tree_step  # (it imports this module's kernels)
+
+        #: the common step after tree_start in one compiled call (:mod:`.tree_step`)
+        self._ts = tree_step
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -521,6 +525,11 @@ class LeanTree:
                                  r_eff[i], ra, rb, law[i], k_hertz[i])
             pairs = (det.sa[i], det.sb[i])
         loop.margin = 2.0 * margin
+        if self._ts.applies(self, c):  # the common step in one call (.tree_step)
+            info = self._ts.common_step(self, c, A, batch, pairs,
+                                        (margin, W, wnn, jac, mm, cont, sgn, resp), t, dt)
+            if info is not None:
+                return info, True
         # HostStep.step: the store's commit, W (the hook's bookkeeping), the implicit begin
         if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
             store.commit(batch, t, aligned=False, compiled=True)
