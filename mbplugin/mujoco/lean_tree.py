@@ -366,6 +366,8 @@ class LeanTree:
 
         #: the common step after tree_start in one compiled call (:mod:`.tree_step`)
         self._ts = tree_step
+        self._nv = int(m.nv)
+        self._step_const: tuple[Any, ...] | None = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -510,6 +512,11 @@ class LeanTree:
         dt = float(m.opt.timestep)
         t = float(d.time)
         A = self._arrays(shapes)
+        if self._ts.applies(self, c):  # the common step in one call (.tree_step)
+            info, stepped = self._ts.fused_step(self, c, A, self._const(c, det, const), H, t, dt,
+                                                self._g_norm(c))
+            if stepped:
+                return info, True
         (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
          sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
                                  self._g_norm(c), int(m.nv), H)
@@ -525,11 +532,6 @@ class LeanTree:
                                  r_eff[i], ra, rb, law[i], k_hertz[i])
             pairs = (det.sa[i], det.sb[i])
         loop.margin = 2.0 * margin
-        if self._ts.applies(self, c):  # the common step in one call (.tree_step)
-            info = self._ts.common_step(self, c, A, batch, pairs,
-                                        (margin, W, wnn, jac, mm, cont, sgn, resp), t, dt)
-            if info is not None:
-                return info, True
         # HostStep.step: the store's commit, W (the hook's bookkeeping), the implicit begin
         if not store.commit_rows(batch, batch.delta, batch.ddelta, t):
             store.commit(batch, t, aligned=False, compiled=True)
@@ -597,6 +599,19 @@ class LeanTree:
                         *(np.empty((len(host.body), w)) for w in (3, 4, 3, 3)))
         self._tree_arrays = (shapes, A)
         return A
+
+    def _const(self, c: Any, det: Any, const: tuple[np.ndarray, ...]) -> Any:
+        """The :class:`.tree_step.StepConst` of the detection's constants ``const`` (made once
+        per tuple; MuJoCo's geom arrays bound as views)."""
+        hit = self._step_const
+        if hit is None or hit[0] is not const or hit[1] is not det.sa:
+            a, b, key, law, k_hertz, r_eff = const
+            m, cg = self.host.m, np.ascontiguousarray
+            hit = self._step_const = (const, det.sa, self._ts.step_const(
+                det.sa, det.sb, a, b, key, law, r_eff, k_hertz, self._art,
+                int(c.loop.model.n_shapes), cg(c.geoms, dtype=np.int64),
+                cg(c.rows, dtype=np.int64), m.geom_friction, m.geom_priority, m.geom_condim))
+        return hit[2]
 
     def _work(self, k: int) -> tuple[np.ndarray, ...]:
         """:func:`tree_rounds`' read arrays for K contacts (kept between host steps; a read

@@ -29,11 +29,15 @@ Units: SI (m, m/s, N, N s, kg).
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from numba.core import types
+from numba.experimental import structref
 
 from mbplugin._jit import njit
+from mbplugin.contact import ContactBatch
 from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.fused_kernels import lean_begin
 from mbplugin.hosts.integrator import (
@@ -45,7 +49,9 @@ from mbplugin.hosts.integrator import (
     step_info,
 )
 from mbplugin.hosts.protocol import ArticulatedBlock
-from mbplugin.mujoco.lean_tree import _FIRST, _rate, tree_after
+from mbplugin.mujoco.backend import MujocoStepInfo
+from mbplugin.mujoco.kernels import contact_ids, pair_friction
+from mbplugin.mujoco.lean_tree import _FIRST, _rate, tree_after, tree_start
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.layout import CONTACT, head
@@ -58,6 +64,10 @@ from mbplugin.pipeline.substep import SubstepStats
 #: a round needs the general path (FIRST, HANDOVER: :func:`~.lean_tree.tree_rounds`'), the
 #: end's commit is not the common one (END)
 DONE, HANDOVER, FIRST, START, END = 0, 1, 2, 3, 4
+#: :func:`tree_fused`'s outcome where :func:`~.lean_tree.tree_start` does not apply
+NOT_OK = 5
+#: no warm-start impulse (0, 3)
+_NO_P = np.empty((0, 3))
 
 
 @njit
@@ -104,11 +114,12 @@ def _commit_test(skeys, bkey, blaw, kid, mode, d, v, coef):
 
 
 @njit
-def tree_common(A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelta, vt, W, wnn,
+def tree_common(go, A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelta, vt, W, wnn,
                 resp, cont, sgn, skeys, scoef, smem, slaw, fkid, fmode, kid_t, mode_t,
                 have_warm, wkeys, wimp, hd, mu, has_fr, fr_mu, fr_static, dt, rounds,
                 margin_r, tol, du, rtol, counters, d_h, u_h, found, out):
-    """The common host step after :func:`~.lean_tree.tree_start` (module docstring) of the
+    """With ``go``: the common host step after :func:`~.lean_tree.tree_start` (module
+    docstring; else nothing, START) of the
     batch (keys ``bkey``, law indices ``blaw``, sides ``ba``, ``bb``, plane and sphere
     shapes ``psa``, ``psb``, ``point`` ... ``vt``; W (3K, 3K), ``wnn``, the tree's response
     ``resp``, ``cont``, ``sgn``) against the store's rows (``skeys``, ``scoef``, ``smem``,
@@ -132,7 +143,9 @@ def tree_common(A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelta, v
     end_case, d_last, v_last, same_end = -1, z1, z1, False
     wk, wi, fn, slip, d_info = skeys[:0].copy(), z3, z1, z1, z1
     status = START
-    start_case, _, _ = _commit_test(skeys, bkey, blaw, fkid, fmode, delta, ddelta, scoef)
+    start_case = -1
+    if go:
+        start_case, _, _ = _commit_test(skeys, bkey, blaw, fkid, fmode, delta, ddelta, scoef)
     if start_case >= 0:
         # the warm start (ContactIntegrator.warm_start) and the store's rows (_rows_args)
         P_lin = np.zeros((k, 3))
@@ -199,6 +212,132 @@ def tree_common(A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelta, v
             d_info)
 
 
+#: the fields of :class:`StepConst`: the detection's constant pair arrays (plane and sphere
+#: shapes, sides, keys, law indices, effective radii, Hertz stiffnesses), the tree's rows,
+#: the contact model's shape count, the managed geoms and the rows' bodies (``MujocoContacts``'
+#: ``geoms``, ``rows``) and MuJoCo's geom friction, priority and condim (views)
+CONST_FIELDS = ("sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art", "n_shapes",
+                "geoms", "rows", "gfric", "gprio", "gcondim")
+#: the fields of :class:`TreeOut` (:func:`tree_fused`'s arrays of the rare outcomes)
+OUT_FIELDS = ("a", "b", "key", "point", "normal", "delta", "ddelta", "vt", "m_eff", "r_eff",
+              "ra", "rb", "law", "k_hertz", "W", "wnn", "jac", "mm", "cont", "sgn", "resp",
+              "force", "mu", "s0", "gf", "gc", "every", "P_lin", "u0", "fn0", "fn_b", "slip_b",
+              "P", "d1", "u1", "loaded", "s1", "counters", "out", "d_h", "u_h", "found",
+              "start_case")
+
+
+@structref.register
+class StepConstType(types.StructRef):
+    """numba's type of :class:`StepConst` (its fields' types without literal values)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StepConst(structref.StructRefProxy):
+    """The constants of :func:`tree_fused` (:data:`CONST_FIELDS`) as one argument."""
+
+
+structref.define_proxy(StepConst, StepConstType, list(CONST_FIELDS))
+
+
+@structref.register
+class TreeOutType(types.StructRef):
+    """numba's type of :class:`TreeOut` (its fields' types without literal values)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class TreeOut(structref.StructRefProxy):
+    """:func:`tree_fused`'s arrays for the rare outcomes (:data:`OUT_FIELDS`: the batch's,
+    W's block, the implicit step's begin and solve), one object returned: read by Python only
+    off the common step: :meth:`fields`, or a field by name)."""
+
+    def fields(self) -> dict[str, Any]:
+        """Every field by name (one compiled call)."""
+        return dict(zip(OUT_FIELDS, _out_fields(self), strict=True))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OUT_FIELDS:
+            return _out_fields(self)[OUT_FIELDS.index(name)]
+        raise AttributeError(name)
+
+
+structref.define_proxy(TreeOut, TreeOutType, list(OUT_FIELDS))
+
+
+@njit
+def _out_fields(o):
+    """The fields of the :class:`TreeOut` ``o`` in :data:`OUT_FIELDS`' order."""
+    return (o.a, o.b, o.key, o.point, o.normal, o.delta, o.ddelta, o.vt, o.m_eff, o.r_eff, o.ra,
+            o.rb, o.law, o.k_hertz, o.W, o.wnn, o.jac, o.mm, o.cont, o.sgn, o.resp, o.force,
+            o.mu, o.s0, o.gf, o.gc, o.every, o.P_lin, o.u0, o.fn0, o.fn_b, o.slip_b, o.P, o.d1,
+            o.u1, o.loaded, o.s1, o.counters, o.out, o.d_h, o.u_h, o.found, o.start_case)
+
+
+@njit
+def step_const(*values):
+    """A :class:`StepConst` of ``values`` (:data:`CONST_FIELDS`' order) by a cached compiled
+    call."""
+    return StepConst(*values)
+
+
+@njit
+def tree_fused(A, C, fns, dt, g_norm, nv, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
+               mode_t, have_warm, wkeys, wimp, hd, mj_mu, has_fr, fr_mu, fr_static, rounds,
+               tol, du, rtol):
+    """The lean tree path's host step after ``mj_step1`` in one call:
+    :func:`~.lean_tree.tree_start` (``A``, ``fns``, ``dt``, ``g_norm``, ``nv``, ``H`` its
+    own; the pairs of :class:`StepConst` ``C``), the batch gathered as
+    :meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` gathers it, each
+    contact's friction coefficients with ``mj_mu`` (MuJoCo's geoms':
+    :meth:`MujocoHost.friction <mbplugin.mujoco.host.MujocoHost.friction>` as
+    :meth:`HostStep.pair_mu <mbplugin.hosts.step.HostStep.pair_mu>` pairs them), then
+    :func:`tree_common` (the other arguments its own) and the info's geoms and bodies
+    (:func:`.kernels.contact_ids`). Returns (outcome (NOT_OK where ``tree_start`` does not
+    apply), margin (m), the :class:`TreeOut`, the force P_lin / dt (K, 3) N, the keys (K,),
+    sides (K, 2), the info's normal force, slip and end overlaps, geoms and bodies (K, 2),
+    the store's last overlaps and rates, a copy of the store's keys, the warm start's keys
+    and impulses, the rounds' iterations and force evaluations, the start's and end's commit
+    cases, whether the store's rows are the batch's)."""
+    (ok, margin, i, point, normal, delta, ddelta, vt, _m0, ra, rb, W, wnn, jac, mm, cont,
+     sgn, resp) = tree_start(A, fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, nv, H)
+    k = i.shape[0]
+    a, b, key, law = C.a[i], C.b[i], C.key[i], C.law[i]
+    r_eff, k_hertz, psa, psb = C.r_eff[i], C.k_hertz[i], C.sa[i], C.sb[i]
+    mu = np.zeros((0, 2))
+    if ok and mj_mu:
+        m1 = pair_friction(key, C.n_shapes, C.geoms, C.gfric, C.gprio, C.gcondim)
+        mu = np.empty((k, 2))
+        for j in range(k):
+            mu[j, 0] = m1[j]
+            mu[j, 1] = m1[j]
+    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
+    (status, start_case, P_lin, gf, gc, every, m_eff, u0, fn0, force, fn_b, slip_b, P, d1, u1,
+     loaded, s0, s1, end_case, d_last, v_last, same_end, wk, wi, fn, slip,
+     d_info) = tree_common(ok, A, key, law, a, b, psa, psb, point, normal, delta, ddelta, vt, W,
+                           wnn, resp, cont, sgn, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
+                           mode_t, have_warm, wkeys, wimp, hd, mu, has_fr, fr_mu, fr_static,
+                           dt, rounds, max(2.0 * margin, LOST_MARGIN), tol, du, rtol, counters,
+                           d_h, u_h, found, out)
+    if not ok:
+        status = NOT_OK
+    ab = np.empty((k, 2), dtype=np.int64)
+    for j in range(k):
+        ab[j, 0], ab[j, 1] = a[j], b[j]
+    geoms, bodies = ab[:0].copy(), ab[:0].copy()
+    if status == DONE:
+        geoms, bodies = contact_ids(key, C.n_shapes, C.geoms, C.rows, ab)
+    o = TreeOut(a, b, key, point, normal, delta, ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
+                W, wnn, jac, mm, cont, sgn, resp, force, mu, s0, gf, gc, every, P_lin, u0, fn0,
+                fn_b, slip_b, P, d1, u1, loaded, s1, counters, out, d_h, u_h, found,
+                start_case)
+    return (status, margin, o, force, key, ab, fn, slip, d_info, geoms, bodies, d_last, v_last,
+            skeys.copy(), wk, wi, counters[0], counters[1], start_case, end_case, same_end)
+
+
 def applies(tree: Any, c: Any) -> bool:
     """Whether the step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` may take
     :func:`tree_common` (module docstring; checked after ``mj_step1``): the store with no
@@ -214,97 +353,122 @@ def applies(tree: Any, c: Any) -> bool:
             and not loop._any_free and loop.plain_redetect())
 
 
-def common_step(tree: Any, c: Any, A: Any, batch: Any, pairs: tuple[np.ndarray, np.ndarray],
-                start: tuple[Any, ...], t: float, dt: float) -> Any:
-    """:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` after
-    :func:`~.lean_tree.tree_start` (its outputs ``start``: margin, W, wnn, jac, mass matrix,
-    contact, sign, response; the batch ``batch`` and its plane and sphere shapes ``pairs``;
-    the :class:`~.lean_tree.TreeArrays` ``A``; time ``t`` s, step ``dt`` s) by
-    :func:`tree_common` and the booking of its outputs, the rare outcomes by the lean tree
-    path's own code (module docstring). Returns the step's info, or None where the start's
-    commit is not the common one (nothing changed: the caller's path continues)."""
+def fused_step(tree: Any, c: Any, A: Any, C: Any, H: np.ndarray, t: float, dt: float,
+               g_norm: float) -> tuple[Any, bool]:
+    """:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` after ``mj_step1`` and
+    its velocity update matrix ``H`` by :func:`tree_fused` (the
+    :class:`~.lean_tree.TreeArrays` ``A``, the detection's constants :class:`StepConst`
+    ``C``; time ``t`` s, step ``dt`` s, gravity's magnitude ``g_norm`` m/s^2) and the booking
+    of its outputs, the rare outcomes by the lean tree path's own code (module docstring).
+    Returns (the step's info, True); (None, True) where :func:`~.lean_tree.tree_start` does
+    not apply (the general path continues after ``mj_step1``); (None, False) where the
+    start's commit is not the common one (nothing changed: the caller's lean path runs)."""
     loop, host = c.loop, tree.host
     store, integ = loop.store, loop.integrator
-    margin, W, wnn, jac, mm, cont, sgn, resp = start
     friction = integ.friction
     if friction is not None and not friction.active:
         friction = None
-    mu = loop.pair_mu(host, batch)
-    k = len(batch)
-    mu_k = None if mu is None else np.asarray(mu, dtype=float).reshape(k, 2)
     fast = store._fast_law()
     kid_t, mode_t = ik._law_tables(store.laws)[:2]
     warm = integ._warm
-    wkeys, wimp = (store.keys[:0], np.empty((0, 3))) if warm is None else warm
-    d_h, u_h, found, counters, out = tree._work(k)
-    counters[:] = 0
-    out[:] = 0.0
+    wkeys, wimp = (store.keys[:0], _NO_P) if warm is None else warm
     left = int(integ.verify)
-    c_ = np.ascontiguousarray
     wall = time.perf_counter()
-    (status, start_case, P_lin, gf, gc, every, m_eff, u0, fn0, force, fn_b, slip_b, P, d1, u1,
-     loaded, s0, s1, end_case, d_last, v_last, same_end, wk, wi, fn, slip, d_info) = tree_common(
-        A, batch.key, batch.law, batch.a, batch.b, pairs[0], pairs[1], batch.point,
-        batch.normal, batch.delta, batch.ddelta, batch.vt, W, wnn, resp, cont, sgn, store.keys,
-        c_(store.coef, dtype=float), store.mem, store.law, fast[0], fast[1], kid_t, mode_t,
-        warm is not None, wkeys, wimp, head(friction, None),
-        ik._NO_MU if mu_k is None else c_(mu_k), friction is not None,
+    (status, margin, o, force, keys, ab, fn, slip, d_info, geoms, bodies, d_last, v_last, skeys,
+     wk, wi, steps, nfev, start_case, end_case, same_end) = tree_fused(
+        A, C, tree._fns, dt, g_norm, tree._nv, H, store.keys,
+        np.ascontiguousarray(store.coef, dtype=float), store.mem, store.law, fast[0], fast[1],
+        kid_t, mode_t, warm is not None, wkeys, wimp, head(friction, None),
+        loop.friction_mode == "mujoco", friction is not None,
         0.0 if friction is None else float(friction.mu),
-        0.0 if friction is None else float(friction.static), dt, left,
-        max(2.0 * margin, LOST_MARGIN), VERIFY_TOL, VERIFY_DU, float(integ.rtol), counters,
-        d_h, u_h, found, out)
+        0.0 if friction is None else float(friction.static), left, VERIFY_TOL, VERIFY_DU,
+        float(integ.rtol))
+    if status == NOT_OK:
+        return None, True
     if status == START:
-        return None
-    # the start's commit (ContactStore.commit_rows: its overlaps are the batch's)
+        return None, False
+    tree.blocks += 1
+    loop.margin = 2.0 * margin
+    if status != DONE:
+        return _rare(tree, c, A, o, status, wall, t, dt, friction), True
+    # the start's commit (ContactStore.commit_rows), then the end's (the last overlaps its)
     if start_case == 0:
-        store._delta_last, store._ddelta_last = batch.delta.copy(), batch.ddelta.copy()
         store._close_quiet()
-    else:  # (the overlaps of the store's rows; overwritten by the end's commit)
-        if status != DONE:
-            where = lookup(batch.key, store.keys)
-            store._delta_last, store._ddelta_last = batch.delta[where], batch.ddelta[where]
+    else:
         store._close(_empty_events(), [])
     loop.pending = None
     integ.pending = None
     loop.forced[:] = False
-    blk = ArticulatedBlock(cont, sgn, jac, mm, tag=tree.root)
-    blk.response = resp
+    loop._art = []  # (the block is read only by a pending step's solve: none after DONE)
+    loop._one_body = True
+    loop._w_cache.put(None, None, None, False)
+    host._predictor, host._applied = (o, force), None  # (MujocoHost.apply, .step)
+    host._predictor_time = host.d.time
+    tree.steps += 1
+    stats = SubstepStats()
+    stats.steps += steps
+    stats.nfev += nfev
+    stats.wall = time.perf_counter() - wall
+    store._delta_last, store._ddelta_last = d_last, v_last
+    if end_case == 0:
+        store._close_quiet()
+    else:
+        store._close(_empty_events(), [])
+    integ._h, integ._keys, integ._h_of = dt, skeys, None
+    integ._warm = (skeys, wi) if same_end else (wk, wi)
+    k = len(fn)
+    loop.last = loop.make_info(k, stats, fn, keys, ab, d_info, slip)
+    c.last = MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies, geoms)
+    return c.last, True
+
+
+def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
+          dt: float, friction: Any) -> Any:
+    """:func:`fused_step`'s outcomes FIRST, HANDOVER and END from :func:`tree_fused`'s
+    :class:`TreeOut` ``o``: the pending step as :func:`~.lean_tree.begin_step` makes it, then
+    :func:`~.lean_tree.after_step`'s end (the general path's ``loop.after`` where the step is
+    handed to it). Returns the step's info."""
+    loop, host = c.loop, tree.host
+    store, integ = loop.store, loop.integrator
+    o = SimpleNamespace(**o.fields())
+    batch = ContactBatch(o.a, o.b, o.key, o.point, o.normal, o.delta, o.ddelta, o.vt, o.m_eff,
+                         o.r_eff, o.ra, o.rb, o.law, o.k_hertz)
+    k = len(batch)
+    if int(o.start_case) == 0:  # the start's commit
+        store._delta_last, store._ddelta_last = batch.delta.copy(), batch.ddelta.copy()
+        store._close_quiet()
+    else:
+        where = lookup(batch.key, store.keys)
+        store._delta_last, store._ddelta_last = batch.delta[where], batch.ddelta[where]
+        store._close(_empty_events(), [])
+    loop.pending = None
+    integ.pending = None
+    loop.forced[:] = False
+    W, wnn = o.W, o.wnn
+    blk = ArticulatedBlock(o.cont, o.sgn, o.jac, o.mm, tag=tree.root)
+    blk.response = o.resp
     loop._art = [blk]
     loop._one_body = True
     loop._w_cache.put(None, W, wnn, False)
-    batch.m_eff = m_eff
+    force = o.force
     host._predictor, host._applied = (batch, force), None  # (MujocoHost.apply, .step)
     host._predictor_time = host.d.time
     ab = np.empty((k, 2), dtype=np.int64)
     ab[:, 0], ab[:, 1] = batch.a, batch.b
-    if status == DONE:
-        tree.steps += 1
-        stats = SubstepStats()
-        stats.steps += int(counters[0])
-        stats.nfev += int(counters[1])
-        stats.wall = time.perf_counter() - wall
-        store._delta_last, store._ddelta_last = d_last, v_last
-        if end_case == 0:
-            store._close_quiet()
-        else:
-            store._close(_empty_events(), [])
-        keys = store.keys.copy()
-        integ._h, integ._keys, integ._h_of = dt, keys, None
-        integ._warm = (keys, wi) if same_end else (wk, wi)
-        loop.last = loop.make_info(k, stats, fn, batch.key.copy(), ab, d_info, slip)
-        c.last = c._info(loop.last)
-        return c.last
-    # the rare outcomes: the pending step as begin_step makes it, then after_step's end
-    space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, s0, mu_k, gf, gc, t,
-                               bool(every), fn0, stick=None)
+    mu_k = o.mu if len(o.mu) else None
+    space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, o.s0, mu_k, o.gf, o.gc,
+                               t, bool(o.every), o.fn0, stick=None)
+    P_lin, u0 = o.P_lin, o.u0
     integ.pending = (batch, space, P_lin, u0)
-    info = loop.last = loop.make_info(k, SubstepStats(), fn_b, batch.key.copy(), ab,
-                                      batch.delta.copy(), slip_b)
+    info = loop.last = loop.make_info(k, SubstepStats(), o.fn_b, batch.key.copy(), ab,
+                                      batch.delta.copy(), o.slip_b)
+    left = int(integ.verify)
     if status == FIRST:
         tree.first_handed += 1
         tree._pre = _FIRST
     else:
         tree.steps += 1
+        P, d1, u1, loaded, s1, counters = o.P, o.d1, o.u1, o.loaded, o.s1, o.counters
         res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
         if status == END:  # ContactIntegrator.after's end (ImplicitStep.finish's commit)
             integ.pending = None
@@ -318,8 +482,8 @@ def common_step(tree: Any, c: Any, A: Any, batch: Any, pairs: tuple[np.ndarray, 
             return c.last
         assert status == HANDOVER
         state = (A.hpos.copy(), A.hquat.copy(), A.hvel.copy(), A.hom.copy())
-        tree._pre = (res, left - int(out[0]) + 1,
-                     (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))
+        tree._pre = (res, left - int(o.out[0]) + 1,
+                     (loop.body_state(*state), o.d_h.copy(), o.u_h.copy(), o.found.copy()))
     try:
         loop.after(host, dt)
     finally:
