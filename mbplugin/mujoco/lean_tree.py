@@ -601,16 +601,18 @@ class LeanTree:
         return A
 
     def _const(self, c: Any, det: Any, const: tuple[np.ndarray, ...]) -> Any:
-        """The :class:`.tree_step.StepConst` of the detection's constants ``const`` (made once
-        per tuple; MuJoCo's geom arrays bound as views)."""
+        """The :class:`.tree_step.StepConst` of the detection's constants ``const`` and its
+        kept arrays (made once per tuple; MuJoCo's geom arrays bound as views)."""
         hit = self._step_const
         if hit is None or hit[0] is not const or hit[1] is not det.sa:
             a, b, key, law, k_hertz, r_eff = const
             m, cg = self.host.m, np.ascontiguousarray
-            hit = self._step_const = (const, det.sa, self._ts.step_const(
+            kept = self._ts.kept_arrays(len(key))
+            hit = self._step_const = (const, det.sa, (self._ts.step_const(
                 det.sa, det.sb, a, b, key, law, r_eff, k_hertz, self._art,
                 int(c.loop.model.n_shapes), cg(c.geoms, dtype=np.int64),
-                cg(c.rows, dtype=np.int64), m.geom_friction, m.geom_priority, m.geom_condim))
+                cg(c.rows, dtype=np.int64), m.geom_friction, m.geom_priority, m.geom_condim,
+                *kept), kept))
         return hit[2]
 
     def _work(self, k: int) -> tuple[np.ndarray, ...]:

@@ -217,7 +217,18 @@ def tree_common(go, A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelt
 #: the contact model's shape count, the managed geoms and the rows' bodies (``MujocoContacts``'
 #: ``geoms``, ``rows``) and MuJoCo's geom friction, priority and condim (views)
 CONST_FIELDS = ("sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art", "n_shapes",
-                "geoms", "rows", "gfric", "gprio", "gcondim")
+                "geoms", "rows", "gfric", "gprio", "gcondim", "dl", "vl", "sk", "wk", "wi", "fb")
+#: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
+#: the end of a common step and held by the store and the integrator until the next one (the
+#: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
+#: and by the host (the force of MuJoCo's step, its predictor for the next step)
+KEPT = ("dl", "vl", "sk", "wk", "wi", "fb")
+
+
+def kept_arrays(n: int) -> tuple[np.ndarray, ...]:
+    """:data:`KEPT`'s arrays for ``n`` managed pairs (at most ``n`` contacts a step)."""
+    return (np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.empty((n, 3)), np.empty((n, 3)))
 #: the fields of :class:`TreeOut` (:func:`tree_fused`'s arrays of the rare outcomes)
 OUT_FIELDS = ("a", "b", "key", "point", "normal", "delta", "ddelta", "vt", "m_eff", "r_eff",
               "ra", "rb", "law", "k_hertz", "W", "wnn", "jac", "mm", "cont", "sgn", "resp",
@@ -235,7 +246,8 @@ class StepConstType(types.StructRef):
 
 
 class StepConst(structref.StructRefProxy):
-    """The constants of :func:`tree_fused` (:data:`CONST_FIELDS`) as one argument."""
+    """The constants of :func:`tree_fused` (:data:`CONST_FIELDS`) as one argument, and its
+    kept arrays (:data:`KEPT`)."""
 
 
 structref.define_proxy(StepConst, StepConstType, list(CONST_FIELDS))
@@ -296,11 +308,13 @@ def tree_fused(A, C, fns, dt, g_norm, nv, H, skeys, scoef, smem, slaw, fkid, fmo
     :meth:`HostStep.pair_mu <mbplugin.hosts.step.HostStep.pair_mu>` pairs them), then
     :func:`tree_common` (the other arguments its own) and the info's geoms and bodies
     (:func:`.kernels.contact_ids`). Returns (outcome (NOT_OK where ``tree_start`` does not
-    apply), margin (m), the :class:`TreeOut`, the force P_lin / dt (K, 3) N, the keys (K,),
-    sides (K, 2), the info's normal force, slip and end overlaps, geoms and bodies (K, 2),
-    the store's last overlaps and rates, a copy of the store's keys, the warm start's keys
-    and impulses, the rounds' iterations and force evaluations, the start's and end's commit
-    cases, whether the store's rows are the batch's)."""
+    apply), margin (m), the :class:`TreeOut`, the keys (K,), the info's normal force, slip
+    and end overlaps (3, K), its sides, geoms and bodies (3, K, 2), the store's row count M
+    and the warm start's count, the rounds' iterations and force evaluations, the start's
+    and end's commit cases, whether the store's rows are the batch's); a common step's ends
+    in ``C``'s kept arrays (:data:`KEPT`: the store's last overlaps and rates and a copy of
+    its keys (M,), the warm start's keys (where the store's rows are not the batch's) and
+    impulses, the force P_lin / dt (K, 3) N): an array returned costs its boxing, ~1 us."""
     (ok, margin, i, point, normal, delta, ddelta, vt, _m0, ra, rb, W, wnn, jac, mm, cont,
      sgn, resp) = tree_start(A, fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, nv, H)
     k = i.shape[0]
@@ -327,15 +341,27 @@ def tree_fused(A, C, fns, dt, g_norm, nv, H, skeys, scoef, smem, slaw, fkid, fmo
     ab = np.empty((k, 2), dtype=np.int64)
     for j in range(k):
         ab[j, 0], ab[j, 1] = a[j], b[j]
-    geoms, bodies = ab[:0].copy(), ab[:0].copy()
+    fo = np.empty((3, k))  # the info's normal force, slip, end overlaps
+    io = np.empty((3, k, 2), dtype=np.int64)  # its sides, geoms, bodies
+    io[0] = ab
+    m, nw = 0, 0
     if status == DONE:
         geoms, bodies = contact_ids(key, C.n_shapes, C.geoms, C.rows, ab)
+        io[1], io[2] = geoms, bodies
+        fo[0], fo[1], fo[2] = fn, slip, d_info
+        m = d_last.shape[0]
+        C.dl[:m], C.vl[:m], C.sk[:m] = d_last, v_last, skeys
+        nw = wi.shape[0]
+        C.wi[:nw] = wi
+        if not same_end:
+            C.wk[:nw] = wk
+        C.fb[:k] = force
     o = TreeOut(a, b, key, point, normal, delta, ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
                 W, wnn, jac, mm, cont, sgn, resp, force, mu, s0, gf, gc, every, P_lin, u0, fn0,
                 fn_b, slip_b, P, d1, u1, loaded, s1, counters, out, d_h, u_h, found,
                 start_case)
-    return (status, margin, o, force, key, ab, fn, slip, d_info, geoms, bodies, d_last, v_last,
-            skeys.copy(), wk, wi, counters[0], counters[1], start_case, end_case, same_end)
+    return (status, margin, o, key, fo, io, m, nw, counters[0], counters[1], start_case,
+            end_case, same_end)
 
 
 def applies(tree: Any, c: Any) -> bool:
@@ -353,18 +379,20 @@ def applies(tree: Any, c: Any) -> bool:
             and not loop._any_free and loop.plain_redetect())
 
 
-def fused_step(tree: Any, c: Any, A: Any, C: Any, H: np.ndarray, t: float, dt: float,
-               g_norm: float) -> tuple[Any, bool]:
+def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ...]],
+               H: np.ndarray, t: float, dt: float, g_norm: float) -> tuple[Any, bool]:
     """:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` after ``mj_step1`` and
     its velocity update matrix ``H`` by :func:`tree_fused` (the
-    :class:`~.lean_tree.TreeArrays` ``A``, the detection's constants :class:`StepConst`
-    ``C``; time ``t`` s, step ``dt`` s, gravity's magnitude ``g_norm`` m/s^2) and the booking
-    of its outputs, the rare outcomes by the lean tree path's own code (module docstring).
+    :class:`~.lean_tree.TreeArrays` ``A``, the detection's constants ``const``: the
+    :class:`StepConst` and its kept arrays; time ``t`` s, step ``dt`` s, gravity's magnitude
+    ``g_norm`` m/s^2) and the booking of its outputs, the rare outcomes by the lean tree
+    path's own code (module docstring).
     Returns (the step's info, True); (None, True) where :func:`~.lean_tree.tree_start` does
     not apply (the general path continues after ``mj_step1``); (None, False) where the
     start's commit is not the common one (nothing changed: the caller's lean path runs)."""
     loop, host = c.loop, tree.host
     store, integ = loop.store, loop.integrator
+    C, kept = const
     friction = integ.friction
     if friction is not None and not friction.active:
         friction = None
@@ -374,8 +402,8 @@ def fused_step(tree: Any, c: Any, A: Any, C: Any, H: np.ndarray, t: float, dt: f
     wkeys, wimp = (store.keys[:0], _NO_P) if warm is None else warm
     left = int(integ.verify)
     wall = time.perf_counter()
-    (status, margin, o, force, keys, ab, fn, slip, d_info, geoms, bodies, d_last, v_last, skeys,
-     wk, wi, steps, nfev, start_case, end_case, same_end) = tree_fused(
+    (status, margin, o, keys, fo, io, m, nw, steps, nfev, start_case, end_case,
+     same_end) = tree_fused(
         A, C, tree._fns, dt, g_norm, tree._nv, H, store.keys,
         np.ascontiguousarray(store.coef, dtype=float), store.mem, store.law, fast[0], fast[1],
         kid_t, mode_t, warm is not None, wkeys, wimp, head(friction, None),
@@ -402,21 +430,25 @@ def fused_step(tree: Any, c: Any, A: Any, C: Any, H: np.ndarray, t: float, dt: f
     loop._art = []  # (the block is read only by a pending step's solve: none after DONE)
     loop._one_body = True
     loop._w_cache.put(None, None, None, False)
-    host._predictor, host._applied = (o, force), None  # (MujocoHost.apply, .step)
+    k = len(keys)
+    dl, vl, sk, wk, wi, fb = kept
+    host._predictor, host._applied = (o, fb[:k]), None  # (MujocoHost.apply, .step)
     host._predictor_time = host.d.time
     tree.steps += 1
     stats = SubstepStats()
     stats.steps += steps
     stats.nfev += nfev
     stats.wall = time.perf_counter() - wall
-    store._delta_last, store._ddelta_last = d_last, v_last
+    store._delta_last, store._ddelta_last = dl[:m], vl[:m]
     if end_case == 0:
         store._close_quiet()
     else:
         store._close(_empty_events(), [])
+    skeys = sk[:m]
     integ._h, integ._keys, integ._h_of = dt, skeys, None
-    integ._warm = (skeys, wi) if same_end else (wk, wi)
-    k = len(fn)
+    integ._warm = (skeys if same_end else wk[:nw], wi[:nw])
+    fn, slip, d_info = fo
+    ab, geoms, bodies = io
     loop.last = loop.make_info(k, stats, fn, keys, ab, d_info, slip)
     c.last = MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies, geoms)
     return c.last, True
