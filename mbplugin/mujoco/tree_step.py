@@ -212,12 +212,15 @@ def tree_common(go, A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelt
             d_info)
 
 
-#: the fields of :class:`StepConst`: the detection's constant pair arrays (plane and sphere
-#: shapes, sides, keys, law indices, effective radii, Hertz stiffnesses), the tree's rows,
-#: the contact model's shape count, the managed geoms and the rows' bodies (``MujocoContacts``'
-#: ``geoms``, ``rows``) and MuJoCo's geom friction, priority and condim (views)
-CONST_FIELDS = ("sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art", "n_shapes",
-                "geoms", "rows", "gfric", "gprio", "gcondim", "dl", "vl", "sk", "wk", "wi", "fb")
+#: the fields of :class:`StepConst`: the step's :class:`~.lean_tree.TreeArrays`, MuJoCo's C
+#: functions (:func:`~.lean_tree.tree_start`'s ``fns``) and ``nv``, the detection's constant
+#: pair arrays (plane and sphere shapes, sides, keys, law indices, effective radii, Hertz
+#: stiffnesses), the tree's rows, the contact model's shape count, the managed geoms and the
+#: rows' bodies (``MujocoContacts``' ``geoms``, ``rows``) and MuJoCo's geom friction, priority
+#: and condim (views)
+CONST_FIELDS = ("A", "fns", "nv", "sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art",
+                "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "dl", "vl", "sk", "wk",
+                "wi", "fb")
 #: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
 #: the end of a common step and held by the store and the integrator until the next one (the
 #: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
@@ -296,12 +299,12 @@ def step_const(*values):
 
 
 @njit
-def tree_fused(A, C, fns, dt, g_norm, nv, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
+def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
                mode_t, have_warm, wkeys, wimp, hd, mj_mu, has_fr, fr_mu, fr_static, rounds,
                tol, du, rtol):
     """The lean tree path's host step after ``mj_step1`` in one call:
-    :func:`~.lean_tree.tree_start` (``A``, ``fns``, ``dt``, ``g_norm``, ``nv``, ``H`` its
-    own; the pairs of :class:`StepConst` ``C``), the batch gathered as
+    :func:`~.lean_tree.tree_start` (``dt``, ``g_norm``, ``H`` its own; ``A``, ``fns``,
+    ``nv`` and the pairs :class:`StepConst` ``C``'s), the batch gathered as
     :meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` gathers it, each
     contact's friction coefficients with ``mj_mu`` (MuJoCo's geoms':
     :meth:`MujocoHost.friction <mbplugin.mujoco.host.MujocoHost.friction>` as
@@ -315,8 +318,9 @@ def tree_fused(A, C, fns, dt, g_norm, nv, H, skeys, scoef, smem, slaw, fkid, fmo
     in ``C``'s kept arrays (:data:`KEPT`: the store's last overlaps and rates and a copy of
     its keys (M,), the warm start's keys (where the store's rows are not the batch's) and
     impulses, the force P_lin / dt (K, 3) N): an array returned costs its boxing, ~1 us."""
+    A = C.A
     (ok, margin, i, point, normal, delta, ddelta, vt, _m0, ra, rb, W, wnn, jac, mm, cont,
-     sgn, resp) = tree_start(A, fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, nv, H)
+     sgn, resp) = tree_start(A, C.fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, C.nv, H)
     k = i.shape[0]
     a, b, key, law = C.a[i], C.b[i], C.key[i], C.law[i]
     r_eff, k_hertz, psa, psb = C.r_eff[i], C.k_hertz[i], C.sa[i], C.sb[i]
@@ -364,6 +368,25 @@ def tree_fused(A, C, fns, dt, g_norm, nv, H, skeys, scoef, smem, slaw, fkid, fmo
             end_case, same_end)
 
 
+def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...]]:
+    """The :class:`StepConst` of :class:`~.lean_tree.LeanTree` ``tree`` with the
+    :class:`~.lean_tree.TreeArrays` ``A`` and the constants of the detection ``det`` of
+    :class:`~mbplugin.mujoco.MujocoContacts` ``c``, and its kept arrays (made once per pair,
+    kept on ``tree``; MuJoCo's geom arrays bound as views)."""
+    const = det._const
+    hit = tree._step_const
+    if hit is None or hit[0] is not const or hit[1] is not det.sa or hit[3] is not A:
+        a, b, key, law, k_hertz, r_eff = const
+        m, cg = tree.host.m, np.ascontiguousarray
+        kept = kept_arrays(len(key))
+        hit = tree._step_const = (const, det.sa, (step_const(
+            A, tree._fns, tree._nv, det.sa, det.sb, a, b, key, law, r_eff, k_hertz, tree._art,
+            int(c.loop.model.n_shapes), cg(c.geoms, dtype=np.int64),
+            cg(c.rows, dtype=np.int64), m.geom_friction, m.geom_priority, m.geom_condim,
+            *kept), kept), A)
+    return hit[2]
+
+
 def applies(tree: Any, c: Any) -> bool:
     """Whether the step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` may take
     :func:`tree_common` (module docstring; checked after ``mj_step1``): the store with no
@@ -396,17 +419,19 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     friction = integ.friction
     if friction is not None and not friction.active:
         friction = None
-    fast = store._fast_law()
-    kid_t, mode_t = ik._law_tables(store.laws)[:2]
+    laws = tree._laws  # (the store's law tables and header, kept per laws and friction)
+    if laws is None or laws[0] is not store.laws or laws[1] is not friction:
+        laws = tree._laws = (store.laws, friction, store._fast_law(),
+                             *ik._law_tables(store.laws)[:2], head(friction, None))
+    _, _, fast, kid_t, mode_t, hd = laws
     warm = integ._warm
     wkeys, wimp = (store.keys[:0], _NO_P) if warm is None else warm
     left = int(integ.verify)
     wall = time.perf_counter()
     (status, margin, o, keys, fo, io, m, nw, steps, nfev, start_case, end_case,
      same_end) = tree_fused(
-        A, C, tree._fns, dt, g_norm, tree._nv, H, store.keys,
-        np.ascontiguousarray(store.coef, dtype=float), store.mem, store.law, fast[0], fast[1],
-        kid_t, mode_t, warm is not None, wkeys, wimp, head(friction, None),
+        C, dt, g_norm, H, store.keys, store.coef, store.mem, store.law, fast[0], fast[1],
+        kid_t, mode_t, warm is not None, wkeys, wimp, hd,
         loop.friction_mode == "mujoco", friction is not None,
         0.0 if friction is None else float(friction.mu),
         0.0 if friction is None else float(friction.static), left, VERIFY_TOL, VERIFY_DU,
