@@ -220,18 +220,17 @@ def tree_common(go, A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelt
 #: and condim (views)
 CONST_FIELDS = ("A", "fns", "nv", "sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art",
                 "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "dl", "vl", "sk", "wk",
-                "wi", "fb")
+                "wi")
 #: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
 #: the end of a common step and held by the store and the integrator until the next one (the
 #: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
-#: and by the host (the force of MuJoCo's step, its predictor for the next step)
-KEPT = ("dl", "vl", "sk", "wk", "wi", "fb")
+KEPT = ("dl", "vl", "sk", "wk", "wi")
 
 
 def kept_arrays(n: int) -> tuple[np.ndarray, ...]:
     """:data:`KEPT`'s arrays for ``n`` managed pairs (at most ``n`` contacts a step)."""
     return (np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-            np.empty((n, 3)), np.empty((n, 3)))
+            np.empty((n, 3)))
 #: the fields of :class:`TreeOut` (:func:`tree_fused`'s arrays of the rare outcomes)
 OUT_FIELDS = ("a", "b", "key", "point", "normal", "delta", "ddelta", "vt", "m_eff", "r_eff",
               "ra", "rb", "law", "k_hertz", "W", "wnn", "jac", "mm", "cont", "sgn", "resp",
@@ -311,13 +310,14 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
     :meth:`HostStep.pair_mu <mbplugin.hosts.step.HostStep.pair_mu>` pairs them), then
     :func:`tree_common` (the other arguments its own) and the info's geoms and bodies
     (:func:`.kernels.contact_ids`). Returns (outcome (NOT_OK where ``tree_start`` does not
-    apply), margin (m), the :class:`TreeOut`, the keys (K,), the info's normal force, slip
+    apply), margin (m), the :class:`TreeOut` (None after DONE: its boxing costs ~3 us), the
+    keys (K,), the info's normal force, slip
     and end overlaps (3, K), its sides, geoms and bodies (3, K, 2), the store's row count M
     and the warm start's count, the rounds' iterations and force evaluations, the start's
     and end's commit cases, whether the store's rows are the batch's); a common step's ends
     in ``C``'s kept arrays (:data:`KEPT`: the store's last overlaps and rates and a copy of
     its keys (M,), the warm start's keys (where the store's rows are not the batch's) and
-    impulses, the force P_lin / dt (K, 3) N): an array returned costs its boxing, ~1 us."""
+    impulses): an array returned costs its boxing, ~1 us."""
     A = C.A
     (ok, margin, i, point, normal, delta, ddelta, vt, _m0, ra, rb, W, wnn, jac, mm, cont,
      sgn, resp) = tree_start(A, C.fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, C.nv, H)
@@ -359,13 +359,12 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
         C.wi[:nw] = wi
         if not same_end:
             C.wk[:nw] = wk
-        C.fb[:k] = force
     o = TreeOut(a, b, key, point, normal, delta, ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
                 W, wnn, jac, mm, cont, sgn, resp, force, mu, s0, gf, gc, every, P_lin, u0, fn0,
                 fn_b, slip_b, P, d1, u1, loaded, s1, counters, out, d_h, u_h, found,
                 start_case)
-    return (status, margin, o, key, fo, io, m, nw, counters[0], counters[1], start_case,
-            end_case, same_end)
+    return (status, margin, None if status == DONE else o, key, fo, io, m, nw, counters[0],
+            counters[1], start_case, end_case, same_end)
 
 
 def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...]]:
@@ -451,14 +450,15 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
         store._close(_empty_events(), [])
     loop.pending = None
     integ.pending = None
-    loop.forced[:] = False
+    loop.forced.fill(False)
     loop._art = []  # (the block is read only by a pending step's solve: none after DONE)
     loop._one_body = True
     loop._w_cache.put(None, None, None, False)
     k = len(keys)
-    dl, vl, sk, wk, wi, fb = kept
-    host._predictor, host._applied = (o, fb[:k]), None  # (MujocoHost.apply, .step)
-    host._predictor_time = host.d.time
+    dl, vl, sk, wk, wi = kept
+    # (MujocoHost.apply, .step: the force is the predictor of the next step's constrained
+    # acceleration of free rows; a LeanTree's model has none, it is never read)
+    host._predictor, host._applied = None, None
     tree.steps += 1
     stats = SubstepStats()
     stats.steps += steps
@@ -472,8 +472,8 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     skeys = sk[:m]
     integ._h, integ._keys, integ._h_of = dt, skeys, None
     integ._warm = (skeys if same_end else wk[:nw], wi[:nw])
-    fn, slip, d_info = fo
-    ab, geoms, bodies = io
+    fn, slip, d_info = fo[0], fo[1], fo[2]  # (indexing: iterating costs ~1 us a view)
+    ab, geoms, bodies = io[0], io[1], io[2]
     loop.last = loop.make_info(k, stats, fn, keys, ab, d_info, slip)
     c.last = MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies, geoms)
     return c.last, True
