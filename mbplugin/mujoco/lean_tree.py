@@ -368,9 +368,8 @@ class LeanTree:
         self._ts = tree_step
         self._nv = int(m.nv)
         self._mopt = m.opt  # (the model's options, the same live object at every access)
-        #: (.tree_step's) StepConst per detection constants, law tables per laws
+        #: (.tree_step's) StepConst per detection constants, laws, friction and options
         self._step_const: tuple[Any, ...] | None = None
-        self._laws: tuple[Any, ...] | None = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:

@@ -216,11 +216,13 @@ def tree_common(go, A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelt
 #: functions (:func:`~.lean_tree.tree_start`'s ``fns``) and ``nv``, the detection's constant
 #: pair arrays (plane and sphere shapes, sides, keys, law indices, effective radii, Hertz
 #: stiffnesses), the tree's rows, the contact model's shape count, the managed geoms and the
-#: rows' bodies (``MujocoContacts``' ``geoms``, ``rows``) and MuJoCo's geom friction, priority
-#: and condim (views)
+#: rows' bodies (``MujocoContacts``' ``geoms``, ``rows``), MuJoCo's geom friction, priority
+#: and condim (views), the store's law (kernel id, mode, tables), the implicit step's header
+#: and friction, the rounds' options (:func:`tree_common`'s arguments of those names)
 CONST_FIELDS = ("A", "fns", "nv", "sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art",
-                "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "dl", "vl", "sk", "wk",
-                "wi")
+                "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "fkid", "fmode", "kid_t",
+                "mode_t", "hd", "mj_mu", "has_fr", "fr_mu", "fr_static", "rounds", "tol", "du",
+                "rtol", "dl", "vl", "sk", "wk", "wi")
 #: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
 #: the end of a common step and held by the store and the integrator until the next one (the
 #: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
@@ -298,17 +300,15 @@ def step_const(*values):
 
 
 @njit
-def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
-               mode_t, have_warm, wkeys, wimp, hd, mj_mu, has_fr, fr_mu, fr_static, rounds,
-               tol, du, rtol):
+def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wimp):
     """The lean tree path's host step after ``mj_step1`` in one call:
     :func:`~.lean_tree.tree_start` (``dt``, ``g_norm``, ``H`` its own; ``A``, ``fns``,
     ``nv`` and the pairs :class:`StepConst` ``C``'s), the batch gathered as
     :meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` gathers it, each
-    contact's friction coefficients with ``mj_mu`` (MuJoCo's geoms':
+    contact's friction coefficients with ``C.mj_mu`` (MuJoCo's geoms':
     :meth:`MujocoHost.friction <mbplugin.mujoco.host.MujocoHost.friction>` as
     :meth:`HostStep.pair_mu <mbplugin.hosts.step.HostStep.pair_mu>` pairs them), then
-    :func:`tree_common` (the other arguments its own) and the info's geoms and bodies
+    :func:`tree_common` (the other arguments its own, or ``C``'s) and the info's geoms and bodies
     (:func:`.kernels.contact_ids`). Returns (outcome (NOT_OK where ``tree_start`` does not
     apply), margin (m), the :class:`TreeOut` (None after DONE: its boxing costs ~3 us), the
     keys (K,), the info's normal force, slip
@@ -325,7 +325,7 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
     a, b, key, law = C.a[i], C.b[i], C.key[i], C.law[i]
     r_eff, k_hertz, psa, psb = C.r_eff[i], C.k_hertz[i], C.sa[i], C.sb[i]
     mu = np.zeros((0, 2))
-    if ok and mj_mu:
+    if ok and C.mj_mu:
         m1 = pair_friction(key, C.n_shapes, C.geoms, C.gfric, C.gprio, C.gcondim)
         mu = np.empty((k, 2))
         for j in range(k):
@@ -336,10 +336,10 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
     (status, start_case, P_lin, gf, gc, every, m_eff, u0, fn0, force, fn_b, slip_b, P, d1, u1,
      loaded, s0, s1, end_case, d_last, v_last, same_end, wk, wi, fn, slip,
      d_info) = tree_common(ok, A, key, law, a, b, psa, psb, point, normal, delta, ddelta, vt, W,
-                           wnn, resp, cont, sgn, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
-                           mode_t, have_warm, wkeys, wimp, hd, mu, has_fr, fr_mu, fr_static,
-                           dt, rounds, max(2.0 * margin, LOST_MARGIN), tol, du, rtol, counters,
-                           d_h, u_h, found, out)
+                           wnn, resp, cont, sgn, skeys, scoef, smem, slaw, C.fkid, C.fmode,
+                           C.kid_t, C.mode_t, have_warm, wkeys, wimp, C.hd, mu, C.has_fr,
+                           C.fr_mu, C.fr_static, dt, C.rounds, max(2.0 * margin, LOST_MARGIN),
+                           C.tol, C.du, C.rtol, counters, d_h, u_h, found, out)
     if not ok:
         status = NOT_OK
     ab = np.empty((k, 2), dtype=np.int64)
@@ -367,22 +367,36 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, fkid, fmode, kid_t,
             counters[1], start_case, end_case, same_end)
 
 
-def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...]]:
+def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...], Any]:
     """The :class:`StepConst` of :class:`~.lean_tree.LeanTree` ``tree`` with the
     :class:`~.lean_tree.TreeArrays` ``A`` and the constants of the detection ``det`` of
     :class:`~mbplugin.mujoco.MujocoContacts` ``c``, and its kept arrays (made once per pair,
-    kept on ``tree``; MuJoCo's geom arrays bound as views)."""
-    const = det._const
+    kept on ``tree`` with the store's laws, the friction and the options they hold; MuJoCo's
+    geom arrays bound as views), and the step's friction (None where not active)."""
+    const, loop = det._const, c.loop
+    store, integ = loop.store, loop.integrator
+    opts = (integ.verify, integ.rtol, loop.friction_mode)
     hit = tree._step_const
-    if hit is None or hit[0] is not const or hit[1] is not det.sa or hit[3] is not A:
+    if (hit is None or hit[0] is not const or hit[1] is not det.sa or hit[3] is not A
+            or hit[4] is not integ.friction or hit[5] is not store.laws or hit[6] != opts):
         a, b, key, law, k_hertz, r_eff = const
         m, cg = tree.host.m, np.ascontiguousarray
         kept = kept_arrays(len(key))
+        friction = integ.friction
+        if friction is not None and not friction.active:
+            friction = None
+        fast = store._fast_law()
+        kid_t, mode_t = ik._law_tables(store.laws)[:2]
         hit = tree._step_const = (const, det.sa, (step_const(
             A, tree._fns, tree._nv, det.sa, det.sb, a, b, key, law, r_eff, k_hertz, tree._art,
-            int(c.loop.model.n_shapes), cg(c.geoms, dtype=np.int64),
+            int(loop.model.n_shapes), cg(c.geoms, dtype=np.int64),
             cg(c.rows, dtype=np.int64), m.geom_friction, m.geom_priority, m.geom_condim,
-            *kept), kept), A)
+            fast[0], fast[1], kid_t, mode_t, head(friction, None),
+            loop.friction_mode == "mujoco", friction is not None,
+            0.0 if friction is None else float(friction.mu),
+            0.0 if friction is None else float(friction.static), int(integ.verify), VERIFY_TOL,
+            VERIFY_DU, float(integ.rtol), *kept), kept, friction), A, integ.friction,
+            store.laws, opts)
     return hit[2]
 
 
@@ -401,40 +415,26 @@ def applies(tree: Any, c: Any) -> bool:
             and not loop._any_free and loop.plain_redetect())
 
 
-def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ...]],
+def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ...], Any],
                H: np.ndarray, t: float, dt: float, g_norm: float) -> tuple[Any, bool]:
     """:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` after ``mj_step1`` and
     its velocity update matrix ``H`` by :func:`tree_fused` (the
     :class:`~.lean_tree.TreeArrays` ``A``, the detection's constants ``const``: the
-    :class:`StepConst` and its kept arrays; time ``t`` s, step ``dt`` s, gravity's magnitude
-    ``g_norm`` m/s^2) and the booking of its outputs, the rare outcomes by the lean tree
-    path's own code (module docstring).
+    :class:`StepConst`, its kept arrays and the friction (:func:`const_of`); time ``t`` s,
+    step ``dt`` s, gravity's magnitude ``g_norm`` m/s^2) and the booking of its outputs,
+    the rare outcomes by the lean tree path's own code (module docstring).
     Returns (the step's info, True); (None, True) where :func:`~.lean_tree.tree_start` does
     not apply (the general path continues after ``mj_step1``); (None, False) where the
     start's commit is not the common one (nothing changed: the caller's lean path runs)."""
     loop, host = c.loop, tree.host
     store, integ = loop.store, loop.integrator
-    C, kept = const
-    friction = integ.friction
-    if friction is not None and not friction.active:
-        friction = None
-    laws = tree._laws  # (the store's law tables and header, kept per laws and friction)
-    if laws is None or laws[0] is not store.laws or laws[1] is not friction:
-        laws = tree._laws = (store.laws, friction, store._fast_law(),
-                             *ik._law_tables(store.laws)[:2], head(friction, None))
-    _, _, fast, kid_t, mode_t, hd = laws
+    C, kept, friction = const
     warm = integ._warm
     wkeys, wimp = (store.keys[:0], _NO_P) if warm is None else warm
-    left = int(integ.verify)
     wall = time.perf_counter()
     (status, margin, o, keys, fo, io, m, nw, steps, nfev, start_case, end_case,
-     same_end) = tree_fused(
-        C, dt, g_norm, H, store.keys, store.coef, store.mem, store.law, fast[0], fast[1],
-        kid_t, mode_t, warm is not None, wkeys, wimp, hd,
-        loop.friction_mode == "mujoco", friction is not None,
-        0.0 if friction is None else float(friction.mu),
-        0.0 if friction is None else float(friction.static), left, VERIFY_TOL, VERIFY_DU,
-        float(integ.rtol))
+     same_end) = tree_fused(C, dt, g_norm, H, store.keys, store.coef, store.mem, store.law,
+                            warm is not None, wkeys, wimp)
     if status == NOT_OK:
         return None, True
     if status == START:
