@@ -1,5 +1,5 @@
-"""The common host step of a MuJoCo kinematic tree after detection in one compiled call (the
-lean tree path of :mod:`.lean_tree` without its Python frames between the compiled calls).
+"""The common host step of a MuJoCo kinematic tree after ``mj_step1`` in one compiled call
+(the lean tree path of :mod:`.lean_tree` without its Python frames between compiled calls).
 
 :meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` makes its step from
 :func:`~mbplugin.mujoco.lean_tree.tree_start` (the rows' state, the margin, the detection and
@@ -11,17 +11,18 @@ W's block), the store's commit (:meth:`ContactStore.commit_rows
 (:func:`~mbplugin.mujoco.lean_tree.tree_after`), the end's commit, the integrator's booking
 (:meth:`ContactIntegrator.booked <mbplugin.hosts.integrator.ContactIntegrator.booked>`) and the
 info's arrays (:func:`~mbplugin.hosts.integrator.info_arrays`,
-:func:`.kernels.contact_ids`): some 150 Python calls around six compiled ones. Where the step
+:func:`.kernels.contact_ids`): some 190 Python calls around six compiled ones. Where the step
 is the common one (the store's rows met again with no onset, end or latch, one compiled law
-without state, no stick, no MuJoCo constraint row, no user ``xfrc_applied`` kept aside),
-:func:`tree_common` does all of it after ``tree_start`` in one call, the same kernels in the
-same order (the same bits), and :func:`common_step` books its outputs on the Python objects
-(the store's last overlaps and sequence, the integrator's warm start, the info). Every other
-case leaves the call at the point it meets it, nothing changed there, and continues by the
-lean tree path's own Python code from that point: an onset, end or latch at the start
-(:data:`START`: the general commit), a first solve or a round handed to the general path
-(:data:`FIRST`, :data:`HANDOVER`), a row that ends at the step's end (:data:`END`: the store's
-end booking). No formula is written here.
+without state, no stick, no MuJoCo constraint row, no user ``xfrc_applied`` kept aside:
+:func:`applies`), :func:`tree_fused` does all of it in one call (:func:`tree_common` after
+``tree_start``), the same kernels in the same order (the same bits), and :func:`fused_step`
+books its outputs on the Python objects (the store's last overlaps and sequence, the
+integrator's warm start, the info; ~56 Python calls a step). Every other case leaves the
+call at the point it meets it, nothing changed there, and continues by the lean tree path's
+own Python code from that point: an onset, end or latch at the start (:data:`START`: the
+general commit), a first solve or a round handed to the general path (:data:`FIRST`,
+:data:`HANDOVER`), a row that ends at the step's end (:data:`END`: the store's end booking),
+from the call's :class:`TreeOut`. No formula is written here.
 
 Units: SI (m, m/s, N, N s, kg).
 """
