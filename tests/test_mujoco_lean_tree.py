@@ -3,6 +3,11 @@ of ``examples/mujoco_quadruped.py``: W's block and the implicit step's rounds in
 code through MuJoCo's C API give the general path's stance forces, and the stance is at the
 static Hertz overlap.
 
+Over a stance and a trot (feet landing and lifting) most host steps are one compiled call
+after ``mj_step1`` (``mbplugin/mujoco/tree_step.py``), the rare ones keep the lean tree
+path's Python, and every step's info, the store's events and the warm start are the general
+path's (to roundoff).
+
 A Menagerie-style A1 (joint damping, friction loss, armature, position actuators, implicitfast,
 knees on their limits) takes the lean path too, bitwise the general path's.
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -205,3 +211,79 @@ def test_lean_tree_rate_is_numpys_einsum_to_the_bit() -> None:
             out = np.empty(k)
             _rate(u, n, out)
             assert np.array_equal(out, -np.einsum("ij,ij->i", u, n))
+
+
+def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
+    """0.8 s stance then 0.4 s trot (feet lifting and landing: onsets, ends, swing feet
+    within the margin): most host steps are one compiled call after ``mj_step1``
+    (:func:`mbplugin.mujoco.tree_step.tree_fused`, outcome DONE), the rare outcomes (a first
+    solve handed to the general path, a row that ends) are met, and every step's info, the
+    store's events and bounces and the integrator's warm start are the general path's (keys
+    and ids equal, values to roundoff); the stance carries the robot's weight (its subtree
+    mass times g)."""
+    from mbplugin.mujoco import tree_step
+
+    q = _example()
+    t_trot = 0.4
+    outcomes: list[int] = []
+    fused = tree_step.tree_fused
+
+    def counted(*args):
+        out = fused(*args)
+        outcomes.append(int(out[0]))
+        return out
+
+    def run(lean: bool) -> tuple[list[tuple[np.ndarray, ...]], Any, float]:
+        m, d, contacts, _ = _setup(q, lean)
+        hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+        dt = m.opt.timestep
+        rec = []
+        for i in range(round((T_STAND + t_trot) / dt)):
+            tau = q.KP * (q.targets(i * dt, T_STAND) - d.qpos[hq]) - q.KD * d.qvel[hv]
+            d.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
+            info = contacts.step()
+            rec.append((info.normal_force.copy(), info.delta.copy(), info.slip.copy(),
+                        info.keys.copy(), info.sides.copy(), info.bodies.copy(),
+                        info.geoms.copy(), d.qpos.copy(), d.qvel.copy()))
+        trunk = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "trunk")
+        return rec, contacts, float(m.body_subtreemass[trunk] * -m.opt.gravity[2])
+
+    tree_step.tree_fused = counted
+    try:
+        lean, c_lean, weight = run(True)
+    finally:
+        tree_step.tree_fused = fused
+    general, c_gen, _ = run(False)
+    n = len(lean)
+    assert outcomes.count(tree_step.DONE) > 0.9 * n
+    assert tree_step.FIRST in outcomes and tree_step.END in outcomes
+    def same(x: np.ndarray, y: np.ndarray) -> bool:
+        """Integers equal; floats to 1e-9 of their scale (the lean tree path's sums differ
+        from the general path's at roundoff: the host pins compare it bitwise)."""
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if x.dtype.kind != "f":
+            return bool(np.array_equal(x, y))
+        return bool(np.all(np.abs(x - y) <= 1e-9 * max(1.0, float(np.max(np.abs(y),
+                                                                           initial=0.0)))))
+
+    for a, b in zip(lean, general, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert same(x, y)
+    s_lean, s_gen = c_lean.store, c_gen.store
+    assert np.array_equal(s_lean.keys, s_gen.keys)
+    assert s_lean._seq == s_gen._seq
+    b_lean, b_gen = c_lean.bounces(), c_gen.bounces()
+    assert len(b_lean) == len(b_gen)
+    for name in b_gen.dtype.names:
+        assert same(b_lean[name], b_gen[name])
+    for name in ("last_onsets", "last_separations"):
+        assert len(getattr(s_lean, name)) == len(getattr(s_gen, name))
+    for name in ("_delta_last", "_ddelta_last"):
+        assert same(getattr(s_lean, name), getattr(s_gen, name))
+    w_lean, w_gen = c_lean.loop.integrator._warm, c_gen.loop.integrator._warm
+    assert np.array_equal(w_lean[0], w_gen[0]) and same(w_lean[1], w_gen[1])
+    # the settled stance (before the trot) carries the weight
+    stance = [r[0].sum() for r in lean[round(0.75 * T_STAND / 0.002):round(T_STAND / 0.002)]]
+    assert abs(float(np.mean(stance)) / weight - 1.0) < 0.02

@@ -362,6 +362,14 @@ class LeanTree:
         #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
         self._pre: Any = None
         self._gn: tuple[tuple[bytes, int], float] | None = None
+        from mbplugin.mujoco import tree_step  # (it imports this module's kernels)
+
+        #: the common step after tree_start in one compiled call (:mod:`.tree_step`)
+        self._ts = tree_step
+        self._nv = int(m.nv)
+        self._mopt = m.opt  # (the model's options, the same live object at every access)
+        #: (.tree_step's) StepConst per detection constants, laws, friction and options
+        self._step_const: tuple[Any, ...] | None = None
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -394,10 +402,11 @@ class LeanTree:
         options, damping and rows are read each step (a user may change them between steps)."""
         host = self.host
         m, d = host.m, host.d
-        opt = m.opt
+        opt = self._mopt
         if d.nefc and len(host.trees.held_rows()):
             return host.update_matrix(self._dofs)
-        if (opt.integrator, opt.disableflags) == self._opt and not self._damping.any():
+        if (opt.integrator, opt.disableflags) == self._opt and not np.count_nonzero(
+                self._damping):  # (count_nonzero: ~0.3 us, ndarray.any ~2 us on this view)
             return _M
         if _plain_update(host.mj, m):
             self._opt = (opt.integrator, opt.disableflags)
@@ -506,6 +515,11 @@ class LeanTree:
         dt = float(m.opt.timestep)
         t = float(d.time)
         A = self._arrays(shapes)
+        if self._ts.applies(self, c):  # the common step in one call (.tree_step)
+            info, stepped = self._ts.fused_step(self, c, A, self._ts.const_of(self, c, det, A),
+                                                H, t, dt, self._g_norm(c))
+            if stepped:
+                return info, True
         (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
          sgn, resp) = tree_start(A, self._fns, det.sa, det.sb, a, b, self._art, dt,
                                  self._g_norm(c), int(m.nv), H)
@@ -559,7 +573,7 @@ class LeanTree:
     def _g_norm(self, c: Any) -> float:
         """|g| (m/s^2) of ``c``'s gravity (:func:`~mbplugin.hosts.detection.margin_of`'s
         ``np.linalg.norm``), kept while the gravity is bitwise the same."""
-        opt = self.host.m.opt
+        opt = self._mopt
         key = (opt.gravity.tobytes(), opt.disableflags)  # (what c.gravity() reads)
         hit = self._gn
         if hit is None or hit[0] != key:

@@ -1,0 +1,550 @@
+"""The common host step of a MuJoCo kinematic tree after ``mj_step1`` in one compiled call
+(the lean tree path of :mod:`.lean_tree` without its Python frames between compiled calls).
+
+:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` makes its step from
+:func:`~mbplugin.mujoco.lean_tree.tree_start` (the rows' state, the margin, the detection and
+W's block), the store's commit (:meth:`ContactStore.commit_rows
+<mbplugin.pipeline.store.ContactStore.commit_rows>`), the warm start
+(:meth:`ContactIntegrator.warm_start
+<mbplugin.hosts.integrator.ContactIntegrator.warm_start>`), the implicit begin
+(:func:`~mbplugin.hosts.fused_kernels.lean_begin`), MuJoCo's step and the rounds
+(:func:`~mbplugin.mujoco.lean_tree.tree_after`), the end's commit, the integrator's booking
+(:meth:`ContactIntegrator.booked <mbplugin.hosts.integrator.ContactIntegrator.booked>`) and the
+info's arrays (:func:`~mbplugin.hosts.integrator.info_arrays`,
+:func:`.kernels.contact_ids`): some 190 Python calls around six compiled ones. Where the step
+is the common one (the store's rows met again with no onset, end or latch, one compiled law
+without state, no stick, no MuJoCo constraint row, no user ``xfrc_applied`` kept aside:
+:func:`applies`), :func:`tree_fused` does all of it in one call (:func:`tree_common` after
+``tree_start``), the same kernels in the same order (the same bits), and :func:`fused_step`
+books its outputs on the Python objects (the store's last overlaps and sequence, the
+integrator's warm start, the info; ~56 Python calls a step). Every other case leaves the
+call at the point it meets it, nothing changed there, and continues by the lean tree path's
+own Python code from that point: an onset, end or latch at the start (:data:`START`: the
+general commit), a first solve or a round handed to the general path (:data:`FIRST`,
+:data:`HANDOVER`), a row that ends at the step's end (:data:`END`: the store's end booking),
+from the call's :class:`TreeOut`. No formula is written here.
+
+Units: SI (m, m/s, N, N s, kg).
+"""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from numba.core import types
+from numba.experimental import structref
+
+from mbplugin._jit import njit
+from mbplugin.contact import ContactBatch
+from mbplugin.hosts.arrays import lookup
+from mbplugin.hosts.fused_kernels import lean_begin
+from mbplugin.hosts.integrator import (
+    LOST_MARGIN,
+    VERIFY_DU,
+    VERIFY_TOL,
+    _info_arrays,
+    lean_result,
+    step_info,
+)
+from mbplugin.hosts.protocol import ArticulatedBlock
+from mbplugin.mujoco.backend import MujocoStepInfo
+from mbplugin.mujoco.kernels import contact_ids, pair_friction
+from mbplugin.mujoco.lean_tree import _FIRST, _rate, tree_after, tree_start
+from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.layout import CONTACT, head
+from mbplugin.pipeline.store import _empty_events
+from mbplugin.pipeline.store_kernel import _ends_rows, same_rows, superset_rows
+from mbplugin.pipeline.substep import SubstepStats
+
+#: :func:`tree_common`'s outcomes past the start: the rounds ended and the step is booked
+#: (DONE), the start's commit is not the common one (START, nothing done), the first solve or
+#: a round needs the general path (FIRST, HANDOVER: :func:`~.lean_tree.tree_rounds`'), the
+#: end's commit is not the common one (END)
+DONE, HANDOVER, FIRST, START, END = 0, 1, 2, 3, 4
+#: :func:`tree_fused`'s outcome where :func:`~.lean_tree.tree_start` does not apply
+NOT_OK = 5
+#: no warm-start impulse (0, 3)
+_NO_P = np.empty((0, 3))
+
+
+@njit
+def _find(keys, key):
+    """The index of ``key`` in the distinct ``keys``, -1 where absent
+    (:func:`mbplugin.hosts.arrays.lookup` of one key)."""
+    for j in range(keys.shape[0]):
+        if keys[j] == key:
+            return j
+    return -1
+
+
+@njit
+def _same(x, y):
+    """Whether the int64 arrays ``x`` and ``y`` are equal (shape and values)."""
+    if x.shape[0] != y.shape[0]:
+        return False
+    for i in range(x.shape[0]):
+        if x[i] != y[i]:
+            return False
+    return True
+
+
+@njit
+def _commit_test(skeys, bkey, blaw, kid, mode, d, v, coef):
+    """:meth:`ContactStore.commit_rows <mbplugin.pipeline.store.ContactStore.commit_rows>`'
+    common cases at overlaps ``d`` (K,) m and rates ``v`` (K,) m/s without their booking:
+    (0: the batch is the store's rows ``skeys`` in order and none ends; 1: the batch holds
+    the store's rows and besides them pairs apart, none ends (``_commit_apart``); -1:
+    neither, the general commit books it), the rows' overlaps and rates (the store's
+    ``_delta_last``, ``_ddelta_last``)."""
+    n = skeys.shape[0]
+    end = np.empty(n, dtype=np.bool_)
+    hit = same_rows(skeys, bkey, blaw, kid, mode, d, v, coef, end)
+    if hit == 0:
+        return 0, d.copy(), v.copy()
+    if hit < 0:
+        where = np.empty(n, dtype=np.int64)
+        if superset_rows(skeys, bkey, blaw, d, where):
+            dr, vr = d[where], v[where]
+            if not _ends_rows(kid, mode, dr, vr, coef, end):
+                return 1, dr, vr
+    return -1, d[:0].copy(), v[:0].copy()
+
+
+@njit
+def tree_common(go, A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelta, vt, W, wnn,
+                resp, cont, sgn, skeys, scoef, smem, slaw, fkid, fmode, kid_t, mode_t,
+                have_warm, wkeys, wimp, hd, mu, has_fr, fr_mu, fr_static, dt, rounds,
+                margin_r, tol, du, rtol, counters, d_h, u_h, found, out):
+    """With ``go``: the common host step after :func:`~.lean_tree.tree_start` (module
+    docstring; else nothing, START) of the
+    batch (keys ``bkey``, law indices ``blaw``, sides ``ba``, ``bb``, plane and sphere
+    shapes ``psa``, ``psb``, ``point`` ... ``vt``; W (3K, 3K), ``wnn``, the tree's response
+    ``resp``, ``cont``, ``sgn``) against the store's rows (``skeys``, ``scoef``, ``smem``,
+    ``slaw``; its one law's kernel id and mode ``fkid``, ``fmode``; the law tables
+    ``kid_t``, ``mode_t``), the integrator's warm start (``wkeys``, ``wimp``; ``have_warm``),
+    the implicit step's header ``hd`` and friction (``mu`` (K, 2) or none, ``has_fr``,
+    ``fr_mu``, ``fr_static``), ``dt`` s, the rounds' options (``rounds``, ``margin_r`` m,
+    ``tol``, ``du`` m/s, ``rtol``) and work arrays (``counters`` ... ``out``:
+    :func:`~.lean_tree.tree_rounds`'). Returns (outcome, the start's commit case (0 same rows,
+    1 rows and pairs apart), P_lin, gf, gc, every contact active, m_eff, u0, fn0, the force
+    P_lin / dt, the begin's normal force and slip, P, d1, u1, loaded, s0, s1, the end's
+    commit case, the rows' end overlaps and rates, whether the store's rows are the batch's,
+    the warm start's keys and impulses, the info's normal force (K,) N and slip (K,) m/s, its
+    end overlaps (K,) m, geoms, bodies) (module docstring: the arrays of the outcomes
+    reached, empty otherwise)."""
+    k = bkey.shape[0]
+    z1, z3 = np.empty(0), np.empty((0, 3))
+    P_lin, m_eff, u0, fn0, force, fn_b, slip_b = z3, z1, z3, z1, z3, z1, z1
+    gf, gc, every = z1, np.zeros(0, dtype=CONTACT), False
+    P, d1, u1, loaded, s0, s1 = z3, z1, z3, np.zeros(0, dtype=np.bool_), z3, z3
+    end_case, d_last, v_last, same_end = -1, z1, z1, False
+    wk, wi, fn, slip, d_info = skeys[:0].copy(), z3, z1, z1, z1
+    status = START
+    start_case = -1
+    if go:
+        start_case, _, _ = _commit_test(skeys, bkey, blaw, fkid, fmode, delta, ddelta, scoef)
+    if start_case >= 0:
+        # the warm start (ContactIntegrator.warm_start) and the store's rows (_rows_args)
+        P_lin = np.zeros((k, 3))
+        if have_warm:
+            if _same(wkeys, bkey):
+                P_lin = wimp.copy()
+            else:
+                for i in range(k):
+                    j = _find(wkeys, bkey[i])
+                    if j >= 0:
+                        for a in range(3):
+                            P_lin[i, a] = wimp[j, a]
+        same = _same(skeys, bkey)
+        rows = np.zeros(0, dtype=np.int64)
+        if not same:
+            rows = np.empty(k, dtype=np.int64)
+            for i in range(k):
+                rows[i] = _find(skeys, bkey[i])
+        s0 = np.zeros((k, 3))
+        m_eff, fn0, fn_b, slip_b = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
+        u0, force = np.empty((k, 3)), np.empty((k, 3))
+        gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
+                                   W.reshape(-1), mu, has_fr, fr_mu, fr_static, same, rows,
+                                   scoef, smem, slaw, blaw, kid_t, mode_t, s0, m_eff, u0, fn0,
+                                   fn_b, slip_b, force)
+        # MuJoCo's step and the rounds (after_step's tree_after)
+        P = P_lin.copy()
+        d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+        s1 = s0.copy()
+        status = tree_after(A, ba, bb, point, force, psa, psb, rounds, dt, margin_r, tol, du,
+                            gf, gc, fn0, s0, rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0,
+                            counters, d_h, u_h, found, out)
+    if status == DONE:
+        rate = np.empty(k)
+        for i in range(k):  # (lean_tree._rate: einsum's order)
+            x, y, z = u1[i, 0] * normal[i, 0], u1[i, 1] * normal[i, 1], u1[i, 2] * normal[i, 2]
+            rate[i] = -((x + z) + y)
+        end_case, d_last, v_last = _commit_test(skeys, bkey, blaw, fkid, fmode, d1, rate,
+                                                scoef)
+        if end_case < 0:
+            status = END
+        else:  # ContactIntegrator.booked (the store's rows unchanged), step_info
+            same_end = _same(skeys, bkey)
+            if same_end:
+                wi = P.copy()
+            else:
+                n = 0
+                for i in range(k):
+                    if _find(skeys, bkey[i]) >= 0:
+                        n += 1
+                wk, wi = np.empty(n, dtype=np.int64), np.empty((n, 3))
+                n = 0
+                for i in range(k):
+                    if _find(skeys, bkey[i]) >= 0:
+                        wk[n] = bkey[i]
+                        for a in range(3):
+                            wi[n, a] = P[i, a]
+                        n += 1
+            fn, slip = np.empty(k), np.empty(k)
+            _info_arrays(P, u1, normal, dt, fn, slip)
+            d_info = d1.copy()
+    return (status, start_case, P_lin, gf, gc, every, m_eff, u0, fn0, force, fn_b, slip_b, P,
+            d1, u1, loaded, s0, s1, end_case, d_last, v_last, same_end, wk, wi, fn, slip,
+            d_info)
+
+
+#: the fields of :class:`StepConst`: the step's :class:`~.lean_tree.TreeArrays`, MuJoCo's C
+#: functions (:func:`~.lean_tree.tree_start`'s ``fns``) and ``nv``, the detection's constant
+#: pair arrays (plane and sphere shapes, sides, keys, law indices, effective radii, Hertz
+#: stiffnesses), the tree's rows, the contact model's shape count, the managed geoms and the
+#: rows' bodies (``MujocoContacts``' ``geoms``, ``rows``), MuJoCo's geom friction, priority
+#: and condim (views), the store's law (kernel id, mode, tables), the implicit step's header
+#: and friction, the rounds' options (:func:`tree_common`'s arguments of those names)
+CONST_FIELDS = ("A", "fns", "nv", "sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art",
+                "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "fkid", "fmode", "kid_t",
+                "mode_t", "hd", "mj_mu", "has_fr", "fr_mu", "fr_static", "rounds", "tol", "du",
+                "rtol", "dl", "vl", "sk", "wk", "wi")
+#: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
+#: the end of a common step and held by the store and the integrator until the next one (the
+#: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
+KEPT = ("dl", "vl", "sk", "wk", "wi")
+
+
+def kept_arrays(n: int) -> tuple[np.ndarray, ...]:
+    """:data:`KEPT`'s arrays for ``n`` managed pairs (at most ``n`` contacts a step)."""
+    return (np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.empty((n, 3)))
+#: the fields of :class:`TreeOut` (:func:`tree_fused`'s arrays of the rare outcomes)
+OUT_FIELDS = ("a", "b", "key", "point", "normal", "delta", "ddelta", "vt", "m_eff", "r_eff",
+              "ra", "rb", "law", "k_hertz", "W", "wnn", "jac", "mm", "cont", "sgn", "resp",
+              "force", "mu", "s0", "gf", "gc", "every", "P_lin", "u0", "fn0", "fn_b", "slip_b",
+              "P", "d1", "u1", "loaded", "s1", "counters", "out", "d_h", "u_h", "found",
+              "start_case")
+
+
+@structref.register
+class StepConstType(types.StructRef):
+    """numba's type of :class:`StepConst` (its fields' types without literal values)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class StepConst(structref.StructRefProxy):
+    """The constants of :func:`tree_fused` (:data:`CONST_FIELDS`) as one argument, and its
+    kept arrays (:data:`KEPT`)."""
+
+
+structref.define_proxy(StepConst, StepConstType, list(CONST_FIELDS))
+
+
+@structref.register
+class TreeOutType(types.StructRef):
+    """numba's type of :class:`TreeOut` (its fields' types without literal values)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class TreeOut(structref.StructRefProxy):
+    """:func:`tree_fused`'s arrays for the rare outcomes (:data:`OUT_FIELDS`: the batch's,
+    W's block, the implicit step's begin and solve), one object returned: read by Python only
+    off the common step: :meth:`fields`, or a field by name)."""
+
+    def fields(self) -> dict[str, Any]:
+        """Every field by name (one compiled call)."""
+        return dict(zip(OUT_FIELDS, _out_fields(self), strict=True))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OUT_FIELDS:
+            return _out_fields(self)[OUT_FIELDS.index(name)]
+        raise AttributeError(name)
+
+
+structref.define_proxy(TreeOut, TreeOutType, list(OUT_FIELDS))
+
+
+@njit
+def _out_fields(o):
+    """The fields of the :class:`TreeOut` ``o`` in :data:`OUT_FIELDS`' order."""
+    return (o.a, o.b, o.key, o.point, o.normal, o.delta, o.ddelta, o.vt, o.m_eff, o.r_eff, o.ra,
+            o.rb, o.law, o.k_hertz, o.W, o.wnn, o.jac, o.mm, o.cont, o.sgn, o.resp, o.force,
+            o.mu, o.s0, o.gf, o.gc, o.every, o.P_lin, o.u0, o.fn0, o.fn_b, o.slip_b, o.P, o.d1,
+            o.u1, o.loaded, o.s1, o.counters, o.out, o.d_h, o.u_h, o.found, o.start_case)
+
+
+@njit
+def step_const(*values):
+    """A :class:`StepConst` of ``values`` (:data:`CONST_FIELDS`' order) by a cached compiled
+    call."""
+    return StepConst(*values)
+
+
+@njit
+def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wimp):
+    """The lean tree path's host step after ``mj_step1`` in one call:
+    :func:`~.lean_tree.tree_start` (``dt``, ``g_norm``, ``H`` its own; ``A``, ``fns``,
+    ``nv`` and the pairs :class:`StepConst` ``C``'s), the batch gathered as
+    :meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` gathers it, each
+    contact's friction coefficients with ``C.mj_mu`` (MuJoCo's geoms':
+    :meth:`MujocoHost.friction <mbplugin.mujoco.host.MujocoHost.friction>` as
+    :meth:`HostStep.pair_mu <mbplugin.hosts.step.HostStep.pair_mu>` pairs them), then
+    :func:`tree_common` (the other arguments its own, or ``C``'s) and the info's geoms and bodies
+    (:func:`.kernels.contact_ids`). Returns (outcome (NOT_OK where ``tree_start`` does not
+    apply), margin (m), the :class:`TreeOut` (None after DONE: its boxing costs ~3 us), the
+    keys (K,), the info's normal force, slip
+    and end overlaps (3, K), its sides, geoms and bodies (3, K, 2), the store's row count M
+    and the warm start's count, the rounds' iterations and force evaluations, the start's
+    and end's commit cases, whether the store's rows are the batch's); a common step's ends
+    in ``C``'s kept arrays (:data:`KEPT`: the store's last overlaps and rates and a copy of
+    its keys (M,), the warm start's keys (where the store's rows are not the batch's) and
+    impulses): an array returned costs its boxing, ~1 us."""
+    A = C.A
+    (ok, margin, i, point, normal, delta, ddelta, vt, _m0, ra, rb, W, wnn, jac, mm, cont,
+     sgn, resp) = tree_start(A, C.fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, C.nv, H)
+    k = i.shape[0]
+    a, b, key, law = C.a[i], C.b[i], C.key[i], C.law[i]
+    r_eff, k_hertz, psa, psb = C.r_eff[i], C.k_hertz[i], C.sa[i], C.sb[i]
+    mu = np.zeros((0, 2))
+    if ok and C.mj_mu:
+        m1 = pair_friction(key, C.n_shapes, C.geoms, C.gfric, C.gprio, C.gcondim)
+        mu = np.empty((k, 2))
+        for j in range(k):
+            mu[j, 0] = m1[j]
+            mu[j, 1] = m1[j]
+    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
+    counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
+    (status, start_case, P_lin, gf, gc, every, m_eff, u0, fn0, force, fn_b, slip_b, P, d1, u1,
+     loaded, s0, s1, end_case, d_last, v_last, same_end, wk, wi, fn, slip,
+     d_info) = tree_common(ok, A, key, law, a, b, psa, psb, point, normal, delta, ddelta, vt, W,
+                           wnn, resp, cont, sgn, skeys, scoef, smem, slaw, C.fkid, C.fmode,
+                           C.kid_t, C.mode_t, have_warm, wkeys, wimp, C.hd, mu, C.has_fr,
+                           C.fr_mu, C.fr_static, dt, C.rounds, max(2.0 * margin, LOST_MARGIN),
+                           C.tol, C.du, C.rtol, counters, d_h, u_h, found, out)
+    if not ok:
+        status = NOT_OK
+    ab = np.empty((k, 2), dtype=np.int64)
+    for j in range(k):
+        ab[j, 0], ab[j, 1] = a[j], b[j]
+    fo = np.empty((3, k))  # the info's normal force, slip, end overlaps
+    io = np.empty((3, k, 2), dtype=np.int64)  # its sides, geoms, bodies
+    io[0] = ab
+    m, nw = 0, 0
+    if status == DONE:
+        geoms, bodies = contact_ids(key, C.n_shapes, C.geoms, C.rows, ab)
+        io[1], io[2] = geoms, bodies
+        fo[0], fo[1], fo[2] = fn, slip, d_info
+        m = d_last.shape[0]
+        C.dl[:m], C.vl[:m], C.sk[:m] = d_last, v_last, skeys
+        nw = wi.shape[0]
+        C.wi[:nw] = wi
+        if not same_end:
+            C.wk[:nw] = wk
+    o = TreeOut(a, b, key, point, normal, delta, ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
+                W, wnn, jac, mm, cont, sgn, resp, force, mu, s0, gf, gc, every, P_lin, u0, fn0,
+                fn_b, slip_b, P, d1, u1, loaded, s1, counters, out, d_h, u_h, found,
+                start_case)
+    return (status, margin, None if status == DONE else o, key, fo, io, m, nw, counters[0],
+            counters[1], start_case, end_case, same_end)
+
+
+def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...], Any]:
+    """The :class:`StepConst` of :class:`~.lean_tree.LeanTree` ``tree`` with the
+    :class:`~.lean_tree.TreeArrays` ``A`` and the constants of the detection ``det`` of
+    :class:`~mbplugin.mujoco.MujocoContacts` ``c``, and its kept arrays (made once per pair,
+    kept on ``tree`` with the store's laws, the friction and the options they hold; MuJoCo's
+    geom arrays bound as views), and the step's friction (None where not active)."""
+    const, loop = det._const, c.loop
+    store, integ = loop.store, loop.integrator
+    opts = (integ.verify, integ.rtol, loop.friction_mode)
+    hit = tree._step_const
+    if (hit is None or hit[0] is not const or hit[1] is not det.sa or hit[3] is not A
+            or hit[4] is not integ.friction or hit[5] is not store.laws or hit[6] != opts):
+        a, b, key, law, k_hertz, r_eff = const
+        m, cg = tree.host.m, np.ascontiguousarray
+        kept = kept_arrays(len(key))
+        friction = integ.friction
+        if friction is not None and not friction.active:
+            friction = None
+        fast = store._fast_law()
+        kid_t, mode_t = ik._law_tables(store.laws)[:2]
+        hit = tree._step_const = (const, det.sa, (step_const(
+            A, tree._fns, tree._nv, det.sa, det.sb, a, b, key, law, r_eff, k_hertz, tree._art,
+            int(loop.model.n_shapes), cg(c.geoms, dtype=np.int64),
+            cg(c.rows, dtype=np.int64), m.geom_friction, m.geom_priority, m.geom_condim,
+            fast[0], fast[1], kid_t, mode_t, head(friction, None),
+            loop.friction_mode == "mujoco", friction is not None,
+            0.0 if friction is None else float(friction.mu),
+            0.0 if friction is None else float(friction.static), int(integ.verify), VERIFY_TOL,
+            VERIFY_DU, float(integ.rtol), *kept), kept, friction), A, integ.friction,
+            store.laws, opts)
+    return hit[2]
+
+
+def applies(tree: Any, c: Any) -> bool:
+    """Whether the step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` may take
+    :func:`tree_common` (module docstring; checked after ``mj_step1``): the store with no
+    latch and its one compiled law without state or memory, no stick, a compiled implicit
+    step, the fused MuJoCo step of :func:`~.lean_tree.tree_after` (no constraint row, no
+    user ``xfrc_applied`` kept aside), the plain re-detection."""
+    loop, host = c.loop, tree.host
+    store, integ = loop.store, loop.integrator
+    return (not len(store.latched_keys) and len(store.laws) == 1
+            and store.keys.dtype == np.int64 and store._fast_law() is not None
+            and integ.stick is None and integ.solver != "scipy" and ik.compiled_laws(store)
+            and not host.d.nefc and host._user_xfrc is None and tree._step2[0] != 0
+            and not loop._any_free and loop.plain_redetect())
+
+
+def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ...], Any],
+               H: np.ndarray, t: float, dt: float, g_norm: float) -> tuple[Any, bool]:
+    """:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` after ``mj_step1`` and
+    its velocity update matrix ``H`` by :func:`tree_fused` (the
+    :class:`~.lean_tree.TreeArrays` ``A``, the detection's constants ``const``: the
+    :class:`StepConst`, its kept arrays and the friction (:func:`const_of`); time ``t`` s,
+    step ``dt`` s, gravity's magnitude ``g_norm`` m/s^2) and the booking of its outputs,
+    the rare outcomes by the lean tree path's own code (module docstring).
+    Returns (the step's info, True); (None, True) where :func:`~.lean_tree.tree_start` does
+    not apply (the general path continues after ``mj_step1``); (None, False) where the
+    start's commit is not the common one (nothing changed: the caller's lean path runs)."""
+    loop, host = c.loop, tree.host
+    store, integ = loop.store, loop.integrator
+    C, kept, friction = const
+    warm = integ._warm
+    wkeys, wimp = (store.keys[:0], _NO_P) if warm is None else warm
+    wall = time.perf_counter()
+    (status, margin, o, keys, fo, io, m, nw, steps, nfev, start_case, end_case,
+     same_end) = tree_fused(C, dt, g_norm, H, store.keys, store.coef, store.mem, store.law,
+                            warm is not None, wkeys, wimp)
+    if status == NOT_OK:
+        return None, True
+    if status == START:
+        return None, False
+    tree.blocks += 1
+    loop.margin = 2.0 * margin
+    if status != DONE:
+        return _rare(tree, c, A, o, status, wall, t, dt, friction), True
+    # the start's commit (ContactStore.commit_rows), then the end's (the last overlaps its)
+    if start_case == 0:
+        store._close_quiet()
+    else:
+        store._close(_empty_events(), [])
+    loop.pending = None
+    integ.pending = None
+    loop.forced.fill(False)
+    loop._art = []  # (the block is read only by a pending step's solve: none after DONE)
+    loop._one_body = True
+    loop._w_cache.put(None, None, None, False)
+    k = len(keys)
+    dl, vl, sk, wk, wi = kept
+    # (MujocoHost.apply, .step: the force is the predictor of the next step's constrained
+    # acceleration of free rows; a LeanTree's model has none, it is never read)
+    host._predictor, host._applied = None, None
+    tree.steps += 1
+    stats = SubstepStats()
+    stats.steps += steps
+    stats.nfev += nfev
+    stats.wall = time.perf_counter() - wall
+    store._delta_last, store._ddelta_last = dl[:m], vl[:m]
+    if end_case == 0:
+        store._close_quiet()
+    else:
+        store._close(_empty_events(), [])
+    skeys = sk[:m]
+    integ._h, integ._keys, integ._h_of = dt, skeys, None
+    integ._warm = (skeys if same_end else wk[:nw], wi[:nw])
+    fn, slip, d_info = fo[0], fo[1], fo[2]  # (indexing: iterating costs ~1 us a view)
+    ab, geoms, bodies = io[0], io[1], io[2]
+    loop.last = loop.make_info(k, stats, fn, keys, ab, d_info, slip)
+    c.last = MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies, geoms)
+    return c.last, True
+
+
+def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
+          dt: float, friction: Any) -> Any:
+    """:func:`fused_step`'s outcomes FIRST, HANDOVER and END from :func:`tree_fused`'s
+    :class:`TreeOut` ``o``: the pending step as :func:`~.lean_tree.begin_step` makes it, then
+    :func:`~.lean_tree.after_step`'s end (the general path's ``loop.after`` where the step is
+    handed to it). Returns the step's info."""
+    loop, host = c.loop, tree.host
+    store, integ = loop.store, loop.integrator
+    o = SimpleNamespace(**o.fields())
+    batch = ContactBatch(o.a, o.b, o.key, o.point, o.normal, o.delta, o.ddelta, o.vt, o.m_eff,
+                         o.r_eff, o.ra, o.rb, o.law, o.k_hertz)
+    k = len(batch)
+    if int(o.start_case) == 0:  # the start's commit
+        store._delta_last, store._ddelta_last = batch.delta.copy(), batch.ddelta.copy()
+        store._close_quiet()
+    else:
+        where = lookup(batch.key, store.keys)
+        store._delta_last, store._ddelta_last = batch.delta[where], batch.ddelta[where]
+        store._close(_empty_events(), [])
+    loop.pending = None
+    integ.pending = None
+    loop.forced[:] = False
+    W, wnn = o.W, o.wnn
+    blk = ArticulatedBlock(o.cont, o.sgn, o.jac, o.mm, tag=tree.root)
+    blk.response = o.resp
+    loop._art = [blk]
+    loop._one_body = True
+    loop._w_cache.put(None, W, wnn, False)
+    force = o.force
+    host._predictor, host._applied = (batch, force), None  # (MujocoHost.apply, .step)
+    host._predictor_time = host.d.time
+    ab = np.empty((k, 2), dtype=np.int64)
+    ab[:, 0], ab[:, 1] = batch.a, batch.b
+    mu_k = o.mu if len(o.mu) else None
+    space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, o.s0, mu_k, o.gf, o.gc,
+                               t, bool(o.every), o.fn0, stick=None)
+    P_lin, u0 = o.P_lin, o.u0
+    integ.pending = (batch, space, P_lin, u0)
+    info = loop.last = loop.make_info(k, SubstepStats(), o.fn_b, batch.key.copy(), ab,
+                                      batch.delta.copy(), o.slip_b)
+    left = int(integ.verify)
+    if status == FIRST:
+        tree.first_handed += 1
+        tree._pre = _FIRST
+    else:
+        tree.steps += 1
+        P, d1, u1, loaded, s1, counters = o.P, o.d1, o.u1, o.loaded, o.s1, o.counters
+        res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
+        if status == END:  # ContactIntegrator.after's end (ImplicitStep.finish's commit)
+            integ.pending = None
+            rate = np.empty(k)
+            _rate(u1, batch.normal, rate)
+            if not store.commit_rows(batch, d1, rate, space.t0 + dt):
+                space.finish(res)
+            integ.booked(batch, space, res, dt)
+            step_info(loop.last, res, res.stats, batch.normal, dt)
+            c.last = c._info(loop.last)
+            return c.last
+        assert status == HANDOVER
+        state = (A.hpos.copy(), A.hquat.copy(), A.hvel.copy(), A.hom.copy())
+        tree._pre = (res, left - int(o.out[0]) + 1,
+                     (loop.body_state(*state), o.d_h.copy(), o.u_h.copy(), o.found.copy()))
+    try:
+        loop.after(host, dt)
+    finally:
+        tree._pre = None
+    c.last = c._info(loop.last if loop.last is not None else info)
+    return c.last
