@@ -4,7 +4,8 @@ Compiled kernels are cached on disk by numba (``cache=True``) next to their sour
 only checks the time stamp of the file that holds the cached function, not of the kernels it
 calls in other modules, so a changed kernel could be served from a stale cache. On import this
 module hashes every source file that holds compiled code and, when the hash changed, deletes
-the package's numba cache files before anything is compiled.
+the package's numba cache files before anything is compiled: in ``__pycache__``, under
+``NUMBA_CACHE_DIR`` when it is set, and in numba's user-wide cache (:func:`_refresh_cache`).
 
 It also holds the decorators (:data:`njit`, :data:`njit_inline`, :data:`njit_helper`),
 for hot loops of compiled calls :func:`borrowed` (array views that carry no reference count,
@@ -38,7 +39,39 @@ from numba.extending import intrinsic
 _PKG = Path(__file__).resolve().parent
 
 
+def _cache_dirs(source_dirs: list[Path]) -> list[tuple[Path, bool]]:
+    """The directories numba may keep the cache of a source file of ``source_dirs`` in, with
+    whether to create a missing one: ``__pycache__`` beside it (numba's default), the
+    directory numba maps it to under ``NUMBA_CACHE_DIR`` when that is set, and its user-wide
+    cache (used where the package's own directory is not writable; taken only if present or
+    if that is the case). The mapping is numba's own (``numba.core.caching``: the source
+    directory's name and the SHA-1 of its path)."""
+    from numba.core import caching, config
+
+    out: list[tuple[Path, bool]] = []
+    try:
+        user_root = Path(caching.AppDirs(appname="numba", appauthor=False).user_cache_dir)
+    except Exception:  # numba's internals moved: the in-tree and NUMBA_CACHE_DIR ones remain
+        user_root = None
+    for d in source_dirs:
+        probe = str(d / "__init__.py")  # the mapping depends on the directory only
+        out.append((d / "__pycache__", True))
+        if config.CACHE_DIR:
+            sub = caching.UserProvidedCacheLocator.get_suitable_cache_subpath(probe)
+            out.append((Path(config.CACHE_DIR) / sub, True))
+        if user_root is not None:
+            sub = caching.UserWideCacheLocator.get_suitable_cache_subpath(probe)
+            out.append((user_root / sub, not os.access(d, os.W_OK)))
+    return out
+
+
 def _refresh_cache() -> None:
+    """Delete the package's numba cache files wherever numba keeps them when the sources of the
+    compiled code changed since they were written (one stamp, the SHA-1 of those sources, per
+    cache directory): numba checks only the stamp of the file that holds a cached function,
+    so a caller cached before its callee in another module changed would run the old callee.
+    ``NUMBA_CACHE_DIR`` and the user-wide cache of a read-only install are covered too, not only
+    ``__pycache__``."""
     if os.environ.get("NUMBA_DISABLE_JIT") == "1":
         return
     sources = sorted(p for p in _PKG.rglob("*.py") if "__pycache__" not in p.parts)
@@ -51,20 +84,24 @@ def _refresh_cache() -> None:
         if b"njit" in text:
             digest.update(p.relative_to(_PKG).as_posix().encode())
             digest.update(text)
-    stamp_dir = _PKG / "__pycache__"
-    stamp = stamp_dir / "numba-sources.sha1"
     new = digest.hexdigest()
-    try:
-        if stamp.exists() and stamp.read_text().strip() == new:
-            return
-        for cache_file in _PKG.rglob("__pycache__/*.nb[ic]"):
-            cache_file.unlink(missing_ok=True)
-        stamp_dir.mkdir(exist_ok=True)
-        tmp = stamp.with_suffix(".tmp")
-        tmp.write_text(new)
-        tmp.replace(stamp)
-    except OSError:  # read-only install: numba falls back to its user-wide cache
-        return
+    dirs = sorted({p.parent for p in sources})
+    for cache_dir, create in _cache_dirs(dirs):
+        stamp = cache_dir / "mbplugin-sources.sha1"
+        try:
+            if not cache_dir.is_dir():
+                if not create:
+                    continue
+                cache_dir.mkdir(parents=True, exist_ok=True)
+            elif stamp.exists() and stamp.read_text().strip() == new:
+                continue
+            for cache_file in cache_dir.glob("*.nb[ic]"):
+                cache_file.unlink(missing_ok=True)
+            tmp = stamp.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(new)
+            tmp.replace(stamp)
+        except OSError:  # not writable: numba does not use it either
+            continue
 
 
 _refresh_cache()
