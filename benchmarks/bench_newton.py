@@ -8,7 +8,8 @@ subprocess compiles with ``MBPLUGIN_JIT=plain`` into a temporary numba cache: it
 kernels never reach the package's cache). The replay calls ``newton`` on each recorded start
 from one compiled loop (no Python between solves) and reports per host: solves, contacts per
 solve, Newton iterations (``counters[0]``: the converged test included) and force evaluations
-(``counters[1]``) per solve, and the time per solve (the fastest of ``--repeat`` passes).
+(``counters[1]``) per solve, and the thread CPU time per solve (the fastest of ``--repeat``
+passes).
 
 ``--against TREE``: the same replay with TREE's ``mbplugin/pipeline/implicit_kernel.py`` (e.g.
 ``/work/main``; loaded under another module name, the rest of the package this tree's) in the
@@ -169,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for name, fn in kernels.items():
                 cnt = np.zeros((n, 3), dtype=np.int64)
-                t = time.perf_counter()
+                t = time.thread_time()
                 replay(fn, *arrays, roots[name], cnt)
-                best[name] = min(best[name], (time.perf_counter() - t) / n)
+                best[name] = min(best[name], (time.thread_time() - t) / n)
         ks = np.array([r["k"] for r in sel])
         print(f"{host}: {n} solves, K mean {ks.mean():.2f} (max {ks.max()})")
         for name in kernels:

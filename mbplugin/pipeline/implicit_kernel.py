@@ -8,12 +8,23 @@ The host step's impulse P (K, 3) solves R(P) = P - dt F(state(P)) = 0 with
 (the module docstring of :mod:`mbplugin.pipeline.implicit`; ``ue`` = u0 + a_free dt plus the
 host's velocity defect, ``ed`` its overlap defect). :func:`newton` is the compiled
 counterpart of the NumPy reference (:meth:`ImplicitStep._solve
-<mbplugin.pipeline.implicit.ImplicitStep>`): the same iteration from the same start, the same
-finite-difference derivatives and backtracking, so both give the same impulse to rounding
-(tests/test_bullet_implicit.py). It is the solve of a whole host step: ~10 iterations of ~3 us
-for the A1's four feet, ~28 us per solve (34 us with reference-counted arguments, before the
-borrowed views of :func:`mbplugin._jit.borrowed`; the NumPy one: ~80 us per force evaluation,
-~5 per iteration).
+<mbplugin.pipeline.implicit.ImplicitStep>`): the same iteration from the same start and the
+same line search, but with the force's derivatives evaluated with the force
+(:func:`step_slopes`: the law's and the friction's own, :func:`mbplugin.laws.kernels.slopes`,
+:func:`mbplugin.pipeline.friction.friction_slopes`) where the reference takes forward
+differences (4 more evaluations per iteration), so both reach the same root to the
+tolerance (tests/test_bullet_implicit.py: the A1's normal forces within 1e-9 of its weight).
+
+What a solve costs (``benchmarks/bench_newton.py``, the A1's recorded solves replayed, thread
+CPU time; BENCHMARKS.md): on PyBullet at 1/240 s (3.25 contacts per solve, ~1.7 solves per host
+step with the verification rounds) 4.97 iterations per solve, the converged test included (a
+quiet stance step starts ~20% off in the residual: the friction's regularised slope mu F_N /
+v_eps makes the tangential velocity swing by about its own size for a 0.4% change of the
+impulse, three Newton steps), 9.2 force evaluations and ~6 us per solve (26.8 evaluations,
+~12 us with finite differences and LAPACK's solve); on MuJoCo at 2 ms 3.59 iterations, 4.9
+evaluations. Per iteration: one evaluation with its derivatives (~0.45 us for 4 contacts),
+the Newton matrix, its LU (:func:`lu_solve`, ~0.6 us for 12 x 12) and, where the full step
+overshoots, the line search.
 
 Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
 the contacts are one group of :mod:`.substep_compiled` (their records ``gc`` of
@@ -327,35 +338,44 @@ def step_slopes(d, u, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu):
 def lu_solve(A, b, m):
     """Solve A x = b in place (A (m, m) overwritten by its LU factors, ``b`` (m,) by x):
     Gaussian elimination with partial pivoting (Golub & Van Loan, *Matrix Computations*, 4th
-    ed. 2013, Alg. 3.4.1), no allocation. False where a pivot is zero or x not finite."""
+    ed. 2013, Alg. 3.4.1), no allocation (``np.linalg.solve`` copies A and b for LAPACK: 1.8 us
+    against 0.6 us for m = 12). False where a pivot is zero or x is not finite."""
     for c in range(m):
         piv = c
         big = abs(A[c, c])
         for r in range(c + 1, m):
-            if abs(A[r, c]) > big:
-                big = abs(A[r, c])
+            v = abs(A[r, c])
+            if v > big:
+                big = v
                 piv = r
         if not big > 0.0:
             return False
         if piv != c:
-            for j in range(m):
-                A[c, j], A[piv, j] = A[piv, j], A[c, j]
-            b[c], b[piv] = b[piv], b[c]
+            for j in range(c, m):
+                t = A[c, j]
+                A[c, j] = A[piv, j]
+                A[piv, j] = t
+            t = b[c]
+            b[c] = b[piv]
+            b[piv] = t
         inv = 1.0 / A[c, c]
+        bc = b[c]
         for r in range(c + 1, m):
             f = A[r, c] * inv
             if f != 0.0:
                 for j in range(c + 1, m):
                     A[r, j] -= f * A[c, j]
-                b[r] -= f * b[c]
+                b[r] -= f * bc
     for r in range(m - 1, -1, -1):
         acc = b[r]
         for j in range(r + 1, m):
             acc -= A[r, j] * b[j]
         b[r] = acc / A[r, r]
+    ok = True
+    for r in range(m):
         if not np.isfinite(b[r]):
-            return False
-    return True
+            ok = False
+    return ok
 
 
 @njit
@@ -399,9 +419,13 @@ def _slope(P, F, dt, k, wstep):
 def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
     :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
-    iteration): each contact's force depends on its own (delta, u), its derivatives by forward
-    differences (EPS_D, EPS_U), the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W, and a
-    line search that cannot stall for a monotone law (below). Converged when
+    iteration; the derivatives here analytic): each contact's force depends on its own
+    (delta, u), its derivatives come with each evaluation (:func:`step_slopes`: analytic, by
+    forward differences (EPS_D, EPS_U) for a tangential spring or a law without its own), the
+    Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W is solved by :func:`lu_solve`, and a
+    line search that cannot stall for a monotone law (below) follows; an evaluation the line
+    search accepts (the full step, or its Wolfe point) gives the next iteration its force and
+    derivatives. Converged when
     max |R| <= rtol (max |P| + 1e-12), or, with ``frozen`` limits, when a step no longer
     changes P (by 4 ulp of its largest entry: the root to rounding). Returns False after
     MAX_NEWTON iterations or such a stall with the trapezoidal limits; counters +=
@@ -427,12 +451,23 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     # the compiled calls below get borrowed views (mbplugin._jit.borrowed: no reference-count
     # updates per call); owners: the arguments and ``work``, kept alive to every return
     P, ue, d0, ed, gf, gc, fn0, s0, lim = borrowed((P, ue, d0, ed, gf, gc, fn0, s0, lim))
-    work = (np.empty(k), np.empty((k, 3)), np.empty(k), np.empty((k, 3)), np.empty((k, 3)),
-            np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3)),
-            np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)), np.empty(m),
-            np.empty((k, 3)), np.empty((k, 3, 3)))
-    d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, step, trial, wstep, dFdp, dFup = \
-        borrowed(work)
+    # one allocation for the scratch (3 K + 16 (3K) + (3K)^2 doubles)
+    work = np.empty(3 * k + 16 * m + m * m)
+    d1, dp, FN = work[:k], work[k:2 * k], work[2 * k:3 * k]
+    o = 3 * k
+    u1, up, F, Fp = (work[o:o + m].reshape((k, 3)), work[o + m:o + 2 * m].reshape((k, 3)),
+                     work[o + 2 * m:o + 3 * m].reshape((k, 3)),
+                     work[o + 3 * m:o + 4 * m].reshape((k, 3)))
+    S1, dFd, trial, dFdp = (work[o + 4 * m:o + 5 * m].reshape((k, 3)),
+                            work[o + 5 * m:o + 6 * m].reshape((k, 3)),
+                            work[o + 6 * m:o + 7 * m].reshape((k, 3)),
+                            work[o + 7 * m:o + 8 * m].reshape((k, 3)))
+    step, wstep = work[o + 8 * m:o + 9 * m], work[o + 9 * m:o + 10 * m]
+    dFu = work[o + 10 * m:o + 13 * m].reshape((k, 3, 3))
+    dFup = work[o + 13 * m:o + 16 * m].reshape((k, 3, 3))
+    A = work[o + 16 * m:o + 16 * m + m * m].reshape((m, m))
+    d1, dp, FN, u1, up, F, Fp, S1, dFd, trial, dFdp, step, wstep, dFu, dFup, A = borrowed(
+        (d1, dp, FN, u1, up, F, Fp, S1, dFd, trial, dFdp, step, wstep, dFu, dFup, A))
     end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
     step_slopes(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu)
     counters[1] += 1
@@ -482,7 +517,8 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                 counters[1] += 1
                 continue
         # phi'(1) (with the derivatives there: the next iteration's when the full step is
-        # taken); the full step when phi' has not turned positive
+        # taken, as every evaluation of the line search's); the full step when phi' has not
+        # turned positive
         lo, hi, glo, ghi = 0.0, 1.0, g0, 0.0
         alpha = 1.0
         for i in range(k):
@@ -505,7 +541,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                     for a in range(3):
                         trial[i, a] = P[i, a] + c * step[3 * i + a]
                 end_state(trial, ue, d0, ed, dt, k, gf, gc, dp, up)
-                step_forces(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
+                step_slopes(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN, dFdp, dFup)
                 counters[1] += 1
                 gm = _slope(trial, Fp, dt, k, wstep)
                 if gm <= 0.0:
@@ -526,6 +562,8 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
             alpha = lo
             if not found and alpha == 0.0:
                 alpha = hi  # no point with phi' <= 0 resolved: the smallest bracket end
+            # found: the last evaluation was at alpha (the same trial point, bit for bit)
+            full = found
             for i in range(k):
                 for a in range(3):
                     trial[i, a] = P[i, a] + alpha * step[3 * i + a]
