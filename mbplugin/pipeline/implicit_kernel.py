@@ -20,11 +20,14 @@ CPU time; BENCHMARKS.md): on PyBullet at 1/240 s (3.25 contacts per solve, ~1.7 
 step with the verification rounds) 4.97 iterations per solve, the converged test included (a
 quiet stance step starts ~20% off in the residual: the friction's regularised slope mu F_N /
 v_eps makes the tangential velocity swing by about its own size for a 0.4% change of the
-impulse, three Newton steps), 9.2 force evaluations and ~6 us per solve (26.8 evaluations,
-~12 us with finite differences and LAPACK's solve); on MuJoCo at 2 ms 3.59 iterations, 4.9
-evaluations. Per iteration: one evaluation with its derivatives (~0.45 us for 4 contacts),
-the Newton matrix, its LU (:func:`lu_solve`, ~0.6 us for 12 x 12) and, where the full step
-overshoots, the line search.
+impulse, three Newton steps; starts 10% or more off, half the solves, take 5.7-8.7
+iterations with line searches), 9.2 force evaluations per solve (26.8 with finite differences)
+and 0.63-0.69 of the time of finite differences and LAPACK's solve (7.5-10.7 against
+10.8-17.0 us per solve, load 7-13); on MuJoCo at 2 ms 3.59 iterations, 4.9 evaluations (16.1),
+0.67-0.70 of the time (4.7-4.8 against 6.8-7.2 us). Per iteration: one evaluation with its
+derivatives (~0.45 us for 4 contacts), the Newton matrix, its LU (:func:`lu_solve`, ~0.6 us
+for 12 x 12 against ~1.8 us for ``np.linalg.solve``) and, where the full step overshoots, the
+line search.
 
 Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
 the contacts are one group of :mod:`.substep_compiled` (their records ``gc`` of
