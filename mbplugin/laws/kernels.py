@@ -16,6 +16,9 @@ do no reference counting):
     The ``NODE_MAX`` ODE state derivatives (zeros beyond the law's own states).
 ``update(d, v, c, s) -> tuple``
     The ``NMEM_MAX`` memory values after an accepted step (unchanged for laws without memory).
+``slopes(kid, d, v, c, s, hd, hv) -> (f, df/dd, df/dv)``
+    The force and its partial derivatives (the power kernel's analytic ones, else forward
+    differences): the implicit step's Newton matrix.
 
 Each law module names its slots of these tuples next to its ``coefficients`` builder (``C_*``
 coefficient slots, ``S_*`` state slots, ``M_*`` memory columns; units in the module's
@@ -56,6 +59,17 @@ def force(kid, d, v, c, s):
     if kid == _ids.JIAN:
         return jian.jian_force(d, v, c, s)
     return np.nan
+
+
+@njit
+def slopes(kid, d, v, c, s, hd, hv):
+    """Raw force of kernel ``kid`` and its partial derivatives (f, df/dd, df/dv): the law's own
+    (:func:`mbplugin.laws.power.power_slopes`) where it has them, else forward differences of
+    :func:`force` with the steps ``hd`` (m) and ``hv`` (m/s) at the state ``s``."""
+    if kid == _ids.POWER:
+        return power.power_slopes(d, v, c, s)
+    f = force(kid, d, v, c, s)
+    return f, (force(kid, d + hd, v, c, s) - f) / hd, (force(kid, d, v + hv, c, s) - f) / hv
 
 
 @njit

@@ -121,6 +121,42 @@ def power_force(d: float, v: float, c: tuple, s: tuple) -> float:
 
 
 @njit
+def power_slopes(d: float, v: float, c: tuple, s: tuple) -> tuple:
+    """:func:`power_force` (N, the same bits) and its partial derivatives: (f, df/dd (N/m),
+    df/dv (N s/m)), one-sided at the branch points (d = 0, v = 0, the floor rc * fel)."""
+    f = power_force(d, v, c, s)
+    k = c[C_K]
+    n = c[C_N]
+    lam = c[C_LAM]
+    ad = abs(d)
+    dfel = k * n * _abs_pow(ad, n - 1.0) if n != 0.0 else 0.0
+    rc = c[C_RC]
+    if rc > 0.0:
+        fel = k * _abs_pow(ad, n) if d >= 0.0 else -k * _abs_pow(ad, n)
+        if f == rc * fel:  # on the floor
+            return f, rc * dfel, 0.0
+    if lam == 0.0 or (c[C_MODE] == 1.0 and v <= 0.0):
+        return f, dfel, 0.0
+    m = c[C_M]
+    q = c[C_Q]
+    dm = _abs_pow(ad, m)
+    ddm = m * _abs_pow(ad, m - 1.0) if m != 0.0 else 0.0
+    if d < 0.0:
+        ddm = -ddm
+    av = abs(v)
+    if q == 1.0:
+        vq, dvq = v, 1.0
+    elif v >= 0.0:
+        vq, dvq = v**q, q * av ** (q - 1.0)
+    elif c[C_MODE] == 2.0:
+        vq = av**q * math.cos(math.pi * q)
+        dvq = -q * av ** (q - 1.0) * math.cos(math.pi * q)
+    else:
+        vq, dvq = -(av**q), q * av ** (q - 1.0)
+    return f, dfel + lam * ddm * vq, lam * dm * dvq
+
+
+@njit
 def power_row(k: float, n: float, lam: float, m: float, q: float, mode: float,
               rc: float) -> tuple:
     """The kernel's coefficient tuple (``NC_MAX`` floats, zero padded) of one contact, each

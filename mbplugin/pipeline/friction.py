@@ -104,19 +104,61 @@ def _check(name: str, value: float, lo: float, hi: float, lo_open: bool) -> None
 
 
 @njit
-def friction_scalar(v0, v1, v2, fn, mu, mu_s, v_s, v_eps, viscous, linear):
-    """Friction force (f0, f1, f2) on body b for the slip velocity (v0, v1, v2) (see module doc)."""
-    s = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+def _curve(s, mu, mu_s, v_s, v_eps, linear):
+    """The pieces of the law at slip speed ``s`` (m/s) (see module doc): (x = s / v_eps,
+    r(x) / x, tanh x (tanh regularisation, x >= 1e-6; else 0), mu(s), exp(-(s / v_s)^2) (0
+    without a Stribeck drop, mu_s = mu))."""
     x = s / v_eps
+    t = 0.0
     if linear:
         r_over_x = 1.0 if x < 1.0 else 1.0 / x
     elif x < 1e-6:
         r_over_x = 1.0 - x * x / 3.0
     else:
-        r_over_x = math.tanh(x) / x
-    mu_eff = mu + (mu_s - mu) * math.exp(-((s / v_s) ** 2))
+        t = math.tanh(x)
+        r_over_x = t / x
+    ex = math.exp(-((s / v_s) ** 2)) if mu_s != mu else 0.0
+    return x, r_over_x, t, mu + (mu_s - mu) * ex, ex
+
+
+@njit
+def friction_scalar(v0, v1, v2, fn, mu, mu_s, v_s, v_eps, viscous, linear):
+    """Friction force (f0, f1, f2) on body b for the slip velocity (v0, v1, v2) (see module doc)."""
+    s = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    _, r_over_x, _, mu_eff, _ = _curve(s, mu, mu_s, v_s, v_eps, linear)
     g = mu_eff * max(fn, 0.0) * r_over_x / v_eps + viscous
     return -g * v0, -g * v1, -g * v2
+
+
+@njit
+def friction_slopes(v0, v1, v2, fn, mu, mu_s, v_s, v_eps, viscous, linear):
+    """:func:`friction_scalar`'s force (f0, f1, f2) (N, the same bits) and its derivatives:
+    (f0, f1, f2, g, h, e0, e1, e2) with dF_t/dv_t = -g I - h v_t v_t^T (g N s/m, h N s^3/m^3)
+    and dF_t/dF_N = (e0, e1, e2) (-, zero where F_N <= 0). From F_t = -g(s) v_t,
+    g = mu(s) F_N rho(x) / v_eps + c_v, x = s / v_eps, rho = r(x) / x:
+    h = g'(s) / s = F_N / v_eps (mu'(s) / s rho + mu(s) rho'(x) / x / v_eps^2), finite at
+    s = 0 (mu'(s) / s = -2 (mu_s - mu) exp(-(s / v_s)^2) / v_s^2; tanh: rho'(x) / x =
+    (x (1 - tanh^2 x) - tanh x) / x^3, its series -2/3 + 8 x^2 / 15 - 34 x^4 / 105 below
+    x = 0.01; linear: 0 inside the band, -1 / x^3 outside)."""
+    s = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
+    x, r_over_x, t, mu_eff, ex = _curve(s, mu, mu_s, v_s, v_eps, linear)
+    g = mu_eff * max(fn, 0.0) * r_over_x / v_eps + viscous
+    h = 0.0
+    e = 0.0
+    if fn > 0.0:
+        rho = r_over_x
+        if linear:
+            drho_x = 0.0 if x < 1.0 else -1.0 / (x * x * x)
+        elif x < 1e-2:
+            x2 = x * x
+            rho = 1.0 - x2 / 3.0 + 2.0 * x2 * x2 / 15.0
+            drho_x = -2.0 / 3.0 + 8.0 * x2 / 15.0 - 34.0 * x2 * x2 / 105.0
+        else:
+            drho_x = (x * (1.0 - t * t) - t) / (x * x * x)
+        dmu_s = -2.0 * (mu_s - mu) * ex / (v_s * v_s)
+        h = fn / v_eps * (dmu_s * rho + mu_eff * drho_x / (v_eps * v_eps))
+        e = -mu_eff * rho / v_eps
+    return -g * v0, -g * v1, -g * v2, g, h, e * v0, e * v1, e * v2
 
 
 @njit

@@ -8,12 +8,26 @@ The host step's impulse P (K, 3) solves R(P) = P - dt F(state(P)) = 0 with
 (the module docstring of :mod:`mbplugin.pipeline.implicit`; ``ue`` = u0 + a_free dt plus the
 host's velocity defect, ``ed`` its overlap defect). :func:`newton` is the compiled
 counterpart of the NumPy reference (:meth:`ImplicitStep._solve
-<mbplugin.pipeline.implicit.ImplicitStep>`): the same iteration from the same start, the same
-finite-difference derivatives and backtracking, so both give the same impulse to rounding
-(tests/test_bullet_implicit.py). It is the solve of a whole host step: ~10 iterations of ~3 us
-for the A1's four feet, ~28 us per solve (34 us with reference-counted arguments, before the
-borrowed views of :func:`mbplugin._jit.borrowed`; the NumPy one: ~80 us per force evaluation,
-~5 per iteration).
+<mbplugin.pipeline.implicit.ImplicitStep>`): the same iteration from the same start and the
+same line search, but with the force's derivatives evaluated with the force
+(:func:`step_slopes`: the law's and the friction's own, :func:`mbplugin.laws.kernels.slopes`,
+:func:`mbplugin.pipeline.friction.friction_slopes`) where the reference takes forward
+differences (4 more evaluations per iteration), so both reach the same root to the
+tolerance (tests/test_bullet_implicit.py: the A1's normal forces within 1e-9 of its weight).
+
+What a solve costs (``benchmarks/bench_newton.py``, the A1's recorded solves replayed, thread
+CPU time; BENCHMARKS.md): on PyBullet at 1/240 s (3.25 contacts per solve, ~1.7 solves per host
+step with the verification rounds) 4.97 iterations per solve, the converged test included (a
+quiet stance step starts ~20% off in the residual: the friction's regularised slope mu F_N /
+v_eps makes the tangential velocity swing by about its own size for a 0.4% change of the
+impulse, three Newton steps; starts 10% or more off, half the solves, take 5.7-8.7
+iterations with line searches), 9.2 force evaluations per solve (26.8 with finite differences)
+and 0.63-0.69 of the time of finite differences and LAPACK's solve (7.5-10.7 against
+10.8-17.0 us per solve, load 7-13); on MuJoCo at 2 ms 3.59 iterations, 4.9 evaluations (16.1),
+0.67-0.70 of the time (4.7-4.8 against 6.8-7.2 us). Per iteration: one evaluation with its
+derivatives (~0.45 us for 4 contacts), the Newton matrix, its LU (:func:`lu_solve`, ~0.6 us
+for 12 x 12 against ~1.8 us for ``np.linalg.solve``) and, where the full step overshoots, the
+line search.
 
 Every force is evaluated by the compiled machinery of the sub-stepper, with its data layout:
 the contacts are one group of :mod:`.substep_compiled` (their records ``gc`` of
@@ -34,9 +48,9 @@ import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.laws.base import Law
-from mbplugin.laws.kernels import force
+from mbplugin.laws.kernels import force, slopes
 from mbplugin.pipeline.batch import ContactBatch
-from mbplugin.pipeline.friction import Friction, friction_scalar
+from mbplugin.pipeline.friction import Friction, friction_scalar, friction_slopes
 from mbplugin.pipeline.layout import (
     CONTACT,
     coef_tuple,
@@ -238,6 +252,136 @@ def step_forces(d, u, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN):
         S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
 
 
+@njit_inline
+def end_slopes(d, i, u0, u1, u2, gc, fn0, lim, dFd, dFu):
+    """:func:`end_force` of contact i without a tangential spring (force on body b (f0, f1, f2),
+    normal force) and its derivatives into ``dFd[i]`` (3,) = dF/ddelta (N/m) and ``dFu[i]``
+    (3, 3) = dF/du (N s/m) by the chain rule: the law's slopes
+    (:func:`mbplugin.laws.kernels.slopes`; zero where the rules clip the force or the contact
+    is apart) along F_N n, the friction's (:func:`mbplugin.pipeline.friction.friction_slopes`)
+    on v_t = (I - n n^T) u and, with the trapezoidal limit, on (F_N0 + F_N1) / 2. The force
+    is :func:`end_force`'s to the bit."""
+    r = gc[i]
+    nv = r.normal
+    n0, n1, n2 = nv[0], nv[1], nv[2]
+    un = u0 * n0 + u1 * n1 + u2 * n2
+    fn = 0.0
+    sd = 0.0
+    sv = 0.0  # dF_N/ddelta, dF_N/dv with v = -n . u
+    if r.active and d[i] > 0.0:  # apart at the step's end: no force
+        raw, sd, sv = slopes(r.kid, d[i], -un, coef_tuple(r), state_tuple(d, r), EPS_D, EPS_U)
+        fn = applied(r.mode, raw)
+        if fn != raw:  # clipped
+            sd = 0.0
+            sv = 0.0
+    v0, v1, v2 = u0 - un * n0, u1 - un * n1, u2 - un * n2
+    limit = lim if lim >= 0.0 else 0.5 * (fn + fn0)
+    half = 0.0 if lim >= 0.0 else 0.5  # dlimit/dF_N
+    f0, f1, f2 = fn * n0, fn * n1, fn * n2
+    g = 0.0
+    h = 0.0
+    e0, e1, e2 = 0.0, 0.0, 0.0
+    if r.fr_on:
+        t0, t1, t2, g, h, e0, e1, e2 = friction_slopes(v0, v1, v2, limit, r.mu, r.mu_s,
+                                                        r.fr_v_s, r.fr_v_eps, r.fr_viscous,
+                                                        r.fr_linear)
+        f0 += t0
+        f1 += t1
+        f2 += t2
+    # dF/dF_N = n + dlimit/dF_N dF_t/dlimit; dF_N/du = -sv n^T; dF_t/du = -g (I - n n^T)
+    # - h v v^T (v . n = 0)
+    c0, c1, c2 = n0 + half * e0, n1 + half * e1, n2 + half * e2
+    dFd[i, 0], dFd[i, 1], dFd[i, 2] = sd * c0, sd * c1, sd * c2
+    vt = (v0, v1, v2)
+    nn = (n0, n1, n2)
+    cc = (c0, c1, c2)
+    for a in range(3):
+        for b in range(3):
+            dFu[i, a, b] = (-sv * cc[a] * nn[b] - g * ((1.0 if a == b else 0.0) - nn[a] * nn[b])
+                            - h * vt[a] * vt[b])
+    return f0, f1, f2, fn
+
+
+@njit
+def step_slopes(d, u, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu):
+    """:func:`step_forces` (the same bits) and the derivatives of each contact's force in its
+    own end state: ``dFd`` (K, 3) = dF_i/ddelta_i (N/m), ``dFu`` (K, 3, 3) = dF_i/du_i
+    (N s/m); :func:`end_slopes`, or for a contact with the tangential spring forward
+    differences of :func:`end_force` (EPS_D, EPS_U; ``d`` is perturbed and restored)."""
+    for i in range(k):
+        li = lim[i] if frozen else -1.0
+        if not gc[i].st_on:
+            f0, f1, f2, fn = end_slopes(d, i, u[i, 0], u[i, 1], u[i, 2], gc, fn0[i], li, dFd,
+                                        dFu)
+            FN[i] = fn
+            F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
+            S1[i, 0], S1[i, 1], S1[i, 2] = s0[i, 0], s0[i, 1], s0[i, 2]
+            continue
+        a0, a1, a2 = s0[i, 0], s0[i, 1], s0[i, 2]
+        x0, x1, x2 = u[i, 0], u[i, 1], u[i, 2]
+        f0, f1, f2, a, b, c, fn = end_force(d, i, x0, x1, x2, dt, gc, fn0[i], a0, a1, a2, li)
+        FN[i] = fn
+        F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
+        S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
+        di = d[i]
+        d[i] = di + EPS_D
+        g0, g1, g2, _, _, _, _ = end_force(d, i, x0, x1, x2, dt, gc, fn0[i], a0, a1, a2, li)
+        d[i] = di
+        dFd[i, 0], dFd[i, 1], dFd[i, 2] = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
+        for j in range(3):
+            y0 = x0 + EPS_U if j == 0 else x0
+            y1 = x1 + EPS_U if j == 1 else x1
+            y2 = x2 + EPS_U if j == 2 else x2
+            g0, g1, g2, _, _, _, _ = end_force(d, i, y0, y1, y2, dt, gc, fn0[i], a0, a1, a2, li)
+            dFu[i, 0, j] = (g0 - f0) / EPS_U
+            dFu[i, 1, j] = (g1 - f1) / EPS_U
+            dFu[i, 2, j] = (g2 - f2) / EPS_U
+
+
+@njit
+def lu_solve(A, b, m):
+    """Solve A x = b in place (A (m, m) overwritten by its LU factors, ``b`` (m,) by x):
+    Gaussian elimination with partial pivoting (Golub & Van Loan, *Matrix Computations*, 4th
+    ed. 2013, Alg. 3.4.1), no allocation (``np.linalg.solve`` copies A and b for LAPACK: 1.8 us
+    against 0.6 us for m = 12). False where a pivot is zero or x is not finite."""
+    for c in range(m):
+        piv = c
+        big = abs(A[c, c])
+        for r in range(c + 1, m):
+            v = abs(A[r, c])
+            if v > big:
+                big = v
+                piv = r
+        if not big > 0.0:
+            return False
+        if piv != c:
+            for j in range(c, m):
+                t = A[c, j]
+                A[c, j] = A[piv, j]
+                A[piv, j] = t
+            t = b[c]
+            b[c] = b[piv]
+            b[piv] = t
+        inv = 1.0 / A[c, c]
+        bc = b[c]
+        for r in range(c + 1, m):
+            f = A[r, c] * inv
+            if f != 0.0:
+                for j in range(c + 1, m):
+                    A[r, j] -= f * A[c, j]
+                b[r] -= f * bc
+    for r in range(m - 1, -1, -1):
+        acc = b[r]
+        for j in range(r + 1, m):
+            acc -= A[r, j] * b[j]
+        b[r] = acc / A[r, r]
+    ok = True
+    for r in range(m):
+        if not np.isfinite(b[r]):
+            ok = False
+    return ok
+
+
 @njit
 def end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1):
     """The step's end state for impulse P (K, 3): u1 = ue + W P, d1 = d0 - dt n . u1 + ed."""
@@ -276,20 +420,24 @@ def _slope(P, F, dt, k, wstep):
 
 
 @njit
-def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, rhs, ct, rank):
+def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank):
     """:func:`newton`'s direction: the solve of A dP = -R, R = P - dt F (K, 3), A = I - dt D W
     with D block-diagonal, D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T (``dFu`` (K, 3, 3),
     ``dFd`` (K, 3); W (3K, 3K) row-major in ``gf`` from ``w0``); with W's low-rank factor
     (``rank`` >= 0, ``ct``: :func:`mbplugin.pipeline.lowrank.psd_factor`) by the Woodbury
     identity (:func:`~mbplugin.pipeline.lowrank.lowrank_direction`), else dense into ``A``
-    (3K, 3K). ``rhs`` (3K,) gets -R. Returns (dP (3K,), whether it is finite so far)."""
+    (3K, 3K) by :func:`lu_solve`. dP goes into ``step`` (3K,). Returns whether it is finite."""
     m = 3 * k
     if rank >= 0:
+        rhs = np.empty(m)
         for i in range(k):
             for a in range(3):
                 rhs[3 * i + a] = -(P[i, a] - dt * F[i, a])
-        step = np.empty(m)
-        return step, lowrank_direction(ct, rank, dFu, dFd, gc, dt, k, rhs, step)
+        ok = lowrank_direction(ct, rank, dFu, dFd, gc, dt, k, rhs, step)
+        for j in range(m):
+            if not np.isfinite(step[j]):
+                ok = False
+        return ok
     for i in range(k):
         nv = gc[i].normal
         for a in range(3):
@@ -300,17 +448,21 @@ def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, rhs, ct, rank):
                     dab = dFu[i, a, b] - dt * (dFd[i, a] * nv[b])
                     acc += dab * gf[w0 + (3 * i + b) * m + col]
                 A[row, col] = (1.0 if row == col else 0.0) - dt * acc
-            rhs[row] = -(P[i, a] - dt * F[i, a])
-    return np.linalg.solve(A, rhs), True
+            step[row] = -(P[i, a] - dt * F[i, a])
+    return lu_solve(A, step, m)
 
 
 @njit
 def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
     :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
-    iteration): each contact's force depends on its own (delta, u), its derivatives by forward
-    differences (EPS_D, EPS_U), the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W, and a
-    line search that cannot stall for a monotone law (below). Converged when
+    iteration; the derivatives here analytic): each contact's force depends on its own
+    (delta, u), its derivatives come with each evaluation (:func:`step_slopes`: analytic, by
+    forward differences (EPS_D, EPS_U) for a tangential spring or a law without its own), the
+    Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W is solved by :func:`lu_solve`, and a
+    line search that cannot stall for a monotone law (below) follows; an evaluation the line
+    search accepts (the full step, or its Wolfe point) gives the next iteration its force and
+    derivatives. Converged when
     max |R| <= rtol (max |P| + 1e-12), or, with ``frozen`` limits, when a step no longer
     changes P (by 4 ulp of its largest entry: the root to rounding). Returns False after
     MAX_NEWTON iterations or such a stall with the trapezoidal limits; counters +=
@@ -336,16 +488,29 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     # the compiled calls below get borrowed views (mbplugin._jit.borrowed: no reference-count
     # updates per call); owners: the arguments and ``work``, kept alive to every return
     P, ue, d0, ed, gf, gc, fn0, s0, lim = borrowed((P, ue, d0, ed, gf, gc, fn0, s0, lim))
-    work = (np.empty(k), np.empty((k, 3)), np.empty(k), np.empty((k, 3)), np.empty((k, 3)),
-            np.empty((k, 3)), np.empty((k, 3)), np.empty(k), np.empty((k, 3)),
-            np.empty((k, 3, 3)), np.empty((m, m)), np.empty(m), np.empty((k, 3)), np.empty(m))
-    d1, u1, dp, up, F, Fp, S1, FN, dFd, dFu, A, rhs, trial, wstep = borrowed(work)
+    # one allocation for the scratch (3 K + 16 (3K) + (3K)^2 doubles)
+    work = np.empty(3 * k + 16 * m + m * m)
+    d1, dp, FN = work[:k], work[k:2 * k], work[2 * k:3 * k]
+    o = 3 * k
+    u1, up, F, Fp = (work[o:o + m].reshape((k, 3)), work[o + m:o + 2 * m].reshape((k, 3)),
+                     work[o + 2 * m:o + 3 * m].reshape((k, 3)),
+                     work[o + 3 * m:o + 4 * m].reshape((k, 3)))
+    S1, dFd, trial, dFdp = (work[o + 4 * m:o + 5 * m].reshape((k, 3)),
+                            work[o + 5 * m:o + 6 * m].reshape((k, 3)),
+                            work[o + 6 * m:o + 7 * m].reshape((k, 3)),
+                            work[o + 7 * m:o + 8 * m].reshape((k, 3)))
+    step, wstep = work[o + 8 * m:o + 9 * m], work[o + 9 * m:o + 10 * m]
+    dFu = work[o + 10 * m:o + 13 * m].reshape((k, 3, 3))
+    dFup = work[o + 13 * m:o + 16 * m].reshape((k, 3, 3))
+    A = work[o + 16 * m:o + 16 * m + m * m].reshape((m, m))
+    d1, dp, FN, u1, up, F, Fp, S1, dFd, trial, dFdp, step, wstep, dFu, dFup, A = borrowed(
+        (d1, dp, FN, u1, up, F, Fp, S1, dFd, trial, dFdp, step, wstep, dFu, dFup, A))
     # a large group: W's low-rank factor for the direction (pipeline/lowrank.py), found at
     # the first iteration that needs one (rank -2: not yet tried; -1: W not of low rank)
     ct = np.empty((lowrank_cap(k), m))
     rank = -2 if ct.shape[0] > 0 else -1
     end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
-    step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
+    step_slopes(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu)
     counters[1] += 1
     for _ in range(MAX_NEWTON):
         counters[0] += 1
@@ -358,37 +523,19 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
         if rmax <= rtol * (pmax + 1e-12):
             keep_alive(work)
             return True
-        # each contact's force depends on its own (delta, u): 4 evaluations for all
-        for i in range(k):
-            dp[i] = d1[i] + EPS_D
-        step_forces(dp, u1, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
-        for i in range(k):
-            for a in range(3):
-                dFd[i, a] = (Fp[i, a] - F[i, a]) / EPS_D
-        for j in range(3):
-            for i in range(k):
-                for a in range(3):
-                    up[i, a] = u1[i, a]
-                up[i, j] = u1[i, j] + EPS_U
-            step_forces(d1, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
-            for i in range(k):
-                for a in range(3):
-                    dFu[i, a, j] = (Fp[i, a] - F[i, a]) / EPS_U
-        counters[1] += 4
         if rank == -2:  # (W's low-rank factor, once per solve: pipeline/lowrank.py)
             rank = psd_factor(gf, w0, m, ct)
-        step, ok = direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, rhs, ct, rank)
-        for j in range(m):
-            if not np.isfinite(step[j]):
-                ok = False
+        # the direction from the derivatives of the last evaluation (step_slopes)
+        ok = direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank)
         # W dP and phi'(0); not a descent direction: dP = -R
         g0 = 1.0
         if ok:
             _w_times(gf, w0, m, step, wstep)
             g0 = _slope(P, F, dt, k, wstep)
         if not g0 < 0.0:
-            for j in range(m):
-                step[j] = rhs[j]
+            for i in range(k):
+                for a in range(3):
+                    step[3 * i + a] = -(P[i, a] - dt * F[i, a])
             _w_times(gf, w0, m, step, wstep)
             g0 = _slope(P, F, dt, k, wstep)
             if not g0 < 0.0:
@@ -397,20 +544,23 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                     for a in range(3):
                         P[i, a] = dt * F[i, a]
                 end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
-                step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
+                step_slopes(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu)
                 counters[1] += 1
                 continue
-        # phi'(1); the full step when phi' has not turned positive
+        # phi'(1) (with the derivatives there: the next iteration's when the full step is
+        # taken, as every evaluation of the line search's); the full step when phi' has not
+        # turned positive
         lo, hi, glo, ghi = 0.0, 1.0, g0, 0.0
         alpha = 1.0
         for i in range(k):
             for a in range(3):
                 trial[i, a] = P[i, a] + step[3 * i + a]
         end_state(trial, ue, d0, ed, dt, k, gf, gc, dp, up)
-        step_forces(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
+        step_slopes(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN, dFdp, dFup)
         counters[1] += 1
         ghi = _slope(trial, Fp, dt, k, wstep)
-        if ghi > 0.0:
+        full = not ghi > 0.0
+        if not full:
             # bracketed: Illinois to a point with phi' <= 0 and |phi'| <= |phi'(0)| / 4
             side = 0
             found = False
@@ -422,7 +572,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                     for a in range(3):
                         trial[i, a] = P[i, a] + c * step[3 * i + a]
                 end_state(trial, ue, d0, ed, dt, k, gf, gc, dp, up)
-                step_forces(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN)
+                step_slopes(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN, dFdp, dFup)
                 counters[1] += 1
                 gm = _slope(trial, Fp, dt, k, wstep)
                 if gm <= 0.0:
@@ -443,6 +593,8 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
             alpha = lo
             if not found and alpha == 0.0:
                 alpha = hi  # no point with phi' <= 0 resolved: the smallest bracket end
+            # found: the last evaluation was at alpha (the same trial point, bit for bit)
+            full = found
             for i in range(k):
                 for a in range(3):
                     trial[i, a] = P[i, a] + alpha * step[3 * i + a]
@@ -458,12 +610,15 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
             keep_alive(work)
             return frozen
         end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
-        if alpha == 1.0:
+        if full:
             for i in range(k):
                 for a in range(3):
                     F[i, a] = Fp[i, a]
+                    dFd[i, a] = dFdp[i, a]
+                    for b in range(3):
+                        dFu[i, a, b] = dFup[i, a, b]
         else:
-            step_forces(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN)
+            step_slopes(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu)
             counters[1] += 1
     keep_alive(work)
     return False
