@@ -81,6 +81,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import trimesh
 
 from mbplugin.contact import Box, Capsule, Cylinder, Mesh, Plane, Sphere
 from mbplugin.contact.mesh import mesh_problems
@@ -102,6 +103,9 @@ CYLINDER_SECTIONS = 64
 PLANE_CORNER_TOL = 2e-3
 #: a hull with at most this many corner features keeps every corner as a plane contact
 PLANE_CORNER_MIN = 32
+#: the directions along which :func:`plane_corners` checks the simplified hull's reach (the
+#: 642 vertices of a subdivided icosahedron, about 8 degrees apart)
+PLANE_DIRS = np.ascontiguousarray(trimesh.creation.icosphere(3).vertices, dtype=float)
 _NAMES = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: "capsule", 8: "ellipsoid",
           9: "heightfield"}
 
@@ -229,7 +233,6 @@ def _mesh(path: str, scale: np.ndarray, where: str, radius: float | None,
           static: bool = False) -> list[Mesh]:
     """The shapes of a mesh file as PyBullet collides with it (module docstring): the convex
     hull of each connected part for a dynamic body, the file's closed mesh for a static one."""
-    import trimesh
 
     if not os.path.isfile(path):
         raise ParameterError(
@@ -278,12 +281,22 @@ def plane_corners(points: np.ndarray, tol: float) -> np.ndarray:
     """The corners (k, 3) of an approximate convex hull of ``points`` (n, 3) m: qhull's
     hull with option ``W`` = ``tol`` (m; Barber, Dobkin & Huhdanpaa 1996, Qhull's "min
     distance above plane for outside points": a point within ``tol`` of a facet is not made
-    a vertex), so that every point lies at most ``tol`` outside the hull of the corners kept
-    (measured: the A1's thigh.obj, 463 hull corners -> 190 at tol 0.57 mm)."""
+    a vertex), so that every point lies about ``tol`` at most outside the hull of the corners
+    kept (measured: the A1's thigh.obj, 463 hull corners -> 190 at tol 0.57 mm), and the
+    extreme point along each direction of :data:`PLANE_DIRS` where the kept corners fall
+    more than ``tol`` / 2 short of it (qhull's option is a heuristic: the A1's calf.obj kept
+    a vertex 0.85 mm out at tol 0.52 mm)."""
     from scipy.spatial import ConvexHull
 
     pts = np.asarray(points, dtype=float).reshape(-1, 3)
-    return pts[ConvexHull(pts, qhull_options=f"W{float(tol):.17g}").vertices]
+    keep = ConvexHull(pts, qhull_options=f"W{float(tol):.17g}").vertices
+    # qhull's W is a heuristic: a point may stay further out (measured: the A1's calf.obj,
+    # 0.85 mm at tol 0.52 mm); the extreme point along each of PLANE_DIRS whose support
+    # reaches more than half the tolerance beyond the kept corners' is kept too
+    sup = pts @ PLANE_DIRS.T  # (n, D) m
+    short = sup.max(axis=0) - sup[keep].max(axis=0) > 0.5 * float(tol)
+    extra = np.unique(np.argmax(sup[:, short], axis=0))
+    return pts[np.union1d(keep, extra)]
 
 
 def _plane_reduced(hull: Any, radius: float | None, outer: np.ndarray | None) -> Mesh:
