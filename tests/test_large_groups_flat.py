@@ -31,7 +31,7 @@ def _cylinder(z: float, tilt_deg: float = 0.0, friction: float = 1.0,
     """A free cylinder (radius R, half-height H, MASS) above the floor at height ``z`` (m),
     its axis tilted ``tilt_deg`` about x: MuJoCo's exact ``cylinder`` geom, or with ``prism``
     a mesh geom of its 64-sided prism."""
-    geom = (f'type="mesh" mesh="prism"' if prism else f'type="cylinder" size="{R} {H}"')
+    geom = ('type="mesh" mesh="prism"' if prism else f'type="cylinder" size="{R} {H}"')
     asset = prism_asset("prism", R, H, CYLINDER_SECTIONS) if prism else ""
     return (f'<mujoco><option timestep="{DT}" gravity="0 0 {-G}"/>{asset}<worldbody>'
             f'<geom name="floor" type="plane" size="5 5 .1" friction="{friction}"/>'

@@ -25,7 +25,6 @@ is undefined (a sharp edge): the Mesh's ``radius`` (here ``edge_radius``) or a l
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
