@@ -163,3 +163,30 @@ def test_pybullet_implicit_cylinder_rests_at_static_hertz(name: str, euler: floa
         assert np.linalg.norm(v) + R * np.linalg.norm(w) < 1e-4  # at rest
     finally:
         p.disconnect(cid)
+
+
+def test_cylinder_mass_properties_are_mujocos() -> None:
+    """The exact cylinder's mass and inertia at MuJoCo's default density (1000 kg/m^3) are
+    those MuJoCo computes for its cylinder geom (``body_mass``, ``body_inertia``)."""
+    from mbplugin.contact import Cylinder
+
+    m, _ = world('<mujoco><worldbody><body name="c"><freejoint/><geom type="cylinder" '
+                 f'size="{R} {HALF}"/></body></worldbody></mujoco>')
+    mass, com, inertia = Cylinder(R, HALF).mass_properties(1000.0)
+    assert mass == pytest.approx(float(m.body_mass[1]), rel=1e-9)
+    np.testing.assert_allclose(com, 0.0, atol=1e-15)
+    np.testing.assert_allclose(np.diag(inertia), m.body_inertia[1], rtol=1e-9)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"radius": -0.1, "half_length": 0.1}, "'radius' = -0.1 m is outside its allowed range"),
+    ({"radius": 0.1, "half_length": 0.0}, "'half_length' = 0 m is outside"),
+    ({"radius": 0.1, "half_length": 0.1, "sections": 4}, "'sections' = 4 is outside"),
+    ({"radius": 0.1, "half_length": 0.1, "edge_radius": -1.0}, "'edge_radius' = -1 m"),
+])
+def test_cylinder_rejects_bad_input(kwargs, match) -> None:
+    from mbplugin.contact import Cylinder
+    from mbplugin.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=match):
+        Cylinder(**kwargs)

@@ -52,6 +52,8 @@ class Cylinder(Mesh):
 
         r = _positive("Cylinder", "radius", radius)
         h = _positive("Cylinder", "half_length", half_length)
+        if edge_radius is not None:
+            edge_radius = _positive("Cylinder", "edge_radius", edge_radius)
         if isinstance(sections, bool) or not isinstance(sections, int | np.integer) or not (
                 6 <= int(sections) <= 4096):
             raise ParameterError(
