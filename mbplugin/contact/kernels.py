@@ -355,7 +355,8 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     the vertex: a point, placed as :func:`box_corner` (x = c + Rb v), with :func:`plane_point`.
     A smooth vertex is the sphere of centre x_c = c + Rb v_c, radius r (as :func:`plane_sphere`:
     delta = r - (x_c - q).n) while the direction -n lies in its cone; beyond, the sphere's point
-    at the edge of the cone nearest -n (continuous at the edge). A corner feature is its vertex.
+    at the edge of the cone nearest -n (continuous at the edge). A member with r < 0 is a point
+    of an exact cylinder's rim (:func:`_rim_member`). A corner feature is its vertex.
     A smooth region's member of largest delta is found over ``fvert[fstart[g]:fstart[g + 1]]``,
     or, for a large region (``fclimb[g]`` >= 0), by a steepest ascent along the region's edges
     (``nbr``) from the support vertex (``dtab``) of the nearest of the table directions ``dirs``
