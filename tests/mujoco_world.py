@@ -47,3 +47,17 @@ def hertz_column(n: int, r: float, mass: float, k: float, g: float = 9.81
         if i + 1 < n:
             z += 2 * r - d_static[i + 1]
     return balls, d_static
+
+
+def prism_asset(name: str, r: float, half: float, sections: int) -> str:
+    """An MJCF ``<asset>`` with a mesh ``name``: a right prism of ``sections`` sides inscribed in
+    the cylinder of radius ``r`` and half length ``half`` about z (its rim vertices only, the
+    first at angle 0), which MuJoCo collides as its convex hull: a polyhedral cylinder, unlike
+    MuJoCo's exact ``cylinder`` geom."""
+    import math
+
+    pts = [(r * math.cos(2 * math.pi * i / sections), r * math.sin(2 * math.pi * i / sections), z)
+           for i in range(sections) for z in (-half, half)]
+    vert = " ".join(f"{x:.17g} {y:.17g} {z:.17g}" for x, y, z in pts)
+    return f'<asset><mesh name="{name}" vertex="{vert}"/></asset>'
+

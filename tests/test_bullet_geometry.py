@@ -53,8 +53,9 @@ def test_capsule_lying_on_plane_urdf(client) -> None:
 
 
 def test_cylinder_through_the_closest_points_fallback(client) -> None:
-    """A cylinder standing on its flat face: without a fallback it is a 64-sided prism whose
-    64 rim corners each carry m g / 64 (linear law: overlap m g / (64 k)); with
+    """A cylinder standing on its flat face: without a fallback it is an exact cylinder that
+    rests on three points of its rim, each carrying m g / 3 (linear law: overlap m g / (3 k);
+    three equal forces on an equilateral triangle about the axis: no torque); with
     ``fallback="closest_points"`` PyBullet's getClosestPoints supplies the contact and the
     cylinder rests at the static overlap of a linear law, m g / k (rotation held by a large
     inertia: PyBullet reports one closest point, not necessarily under the centre of mass)."""
@@ -71,8 +72,9 @@ def test_cylinder_through_the_closest_points_fallback(client) -> None:
     for _ in range(180):
         info = bk.step()
     overlap = h / 2 - p.getBasePositionAndOrientation(cyl, physicsClientId=client)[0][2]
-    assert len(info.normal_force) == 64
-    assert overlap == pytest.approx(m * G / 64 / k, rel=0.01)
+    assert len(info.normal_force) == 3
+    assert overlap == pytest.approx(m * G / 3 / k, rel=0.01)
+    np.testing.assert_allclose(info.normal_force, m * G / 3, rtol=0.01)
     assert info.normal_force.sum() == pytest.approx(m * G, rel=0.01)
     bk.release()
     p.resetBasePositionAndOrientation(cyl, [0, 0, h / 2 + 1e-3], [0, 0, 0, 1],

@@ -1,7 +1,9 @@
 """A flat face on a managed floor: many coplanar contacts of one body (a large group).
 
-MuJoCo's cylinder is a 64-sided prism (:data:`mbplugin.mujoco.geometry.CYLINDER_SECTIONS`);
-standing on its face it touches the floor at its 64 rim corners, a group too large for the
+A 64-sided prism (a ``mesh`` geom of a cylinder's rim vertices in MuJoCo, a hull of them in
+PyBullet; MuJoCo's ``cylinder`` geom and PyBullet's ``GEOM_CYLINDER`` are exact cylinders, which
+rest on three rim points: :mod:`mbplugin.contact.cylinder`) standing on its face touches the
+floor at its 64 rim corners, a group too large for the
 compiled sub-stepper, solved by :mod:`mbplugin.pipeline.large_groups`. Its Gauss-Seidel sweeps
 stall there (W of rank 6 for 192 unknowns, each corner's regularised friction stiff: the
 module's :func:`~mbplugin.pipeline.large_groups._dense`); the step used to raise
@@ -14,22 +16,27 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from mujoco_world import world
+from mujoco_world import prism_asset, world
 
 from mbplugin.mujoco import MujocoContacts
-from mbplugin.mujoco.geometry import CYLINDER_SECTIONS
+
+CYLINDER_SECTIONS = 64
 
 G, MASS, R, H, K, DT = 9.81, 1.0, 0.05, 0.05, 1e6, 0.002
 LAW = {"name": "hunt_crossley", "cr": 0.3, "k": K}
 
 
-def _cylinder(z: float, tilt_deg: float = 0.0, friction: float = 1.0) -> str:
+def _cylinder(z: float, tilt_deg: float = 0.0, friction: float = 1.0,
+              prism: bool = False) -> str:
     """A free cylinder (radius R, half-height H, MASS) above the floor at height ``z`` (m),
-    its axis tilted ``tilt_deg`` about x."""
-    return (f'<mujoco><option timestep="{DT}" gravity="0 0 {-G}"/><worldbody>'
+    its axis tilted ``tilt_deg`` about x: MuJoCo's exact ``cylinder`` geom, or with ``prism``
+    a mesh geom of its 64-sided prism."""
+    geom = ('type="mesh" mesh="prism"' if prism else f'type="cylinder" size="{R} {H}"')
+    asset = prism_asset("prism", R, H, CYLINDER_SECTIONS) if prism else ""
+    return (f'<mujoco><option timestep="{DT}" gravity="0 0 {-G}"/>{asset}<worldbody>'
             f'<geom name="floor" type="plane" size="5 5 .1" friction="{friction}"/>'
             f'<body name="cyl" pos="0 0 {z}" euler="{tilt_deg} 0 0"><freejoint/>'
-            f'<geom type="cylinder" size="{R} {H}" mass="{MASS}" friction="{friction}"/>'
+            f'<geom {geom} mass="{MASS}" friction="{friction}"/>'
             "</body></worldbody></mujoco>")
 
 
@@ -39,8 +46,8 @@ def _static_overlap() -> float:
     return (MASS * G / CYLINDER_SECTIONS / K) ** (2 / 3)
 
 
-def test_cylinder_rests_on_its_face_at_the_static_overlap() -> None:
-    m, d = world(_cylinder(H))
+def test_prism_rests_on_its_face_at_the_static_overlap() -> None:
+    m, d = world(_cylinder(H, prism=True))
     c = MujocoContacts(m, d, manage=["floor"], law=LAW, material={"E": 1e8, "nu": 0.4})
     for _ in range(150):
         c.step()
@@ -88,28 +95,34 @@ def test_tipped_cylinder_drop_settles_as_native_mujoco() -> None:
     assert abs(axis_native[2]) < 1e-3  # native: on its side
     assert abs(axis[2]) < 1e-3
     # at rest over the last 100 steps: no point faster than a tenth of the regularised
-    # friction's v_eps = 1e-4 m/s (its stick band; the 64-sided prism keeps a rocking of
-    # ~1e-6 m/s between its flats there, which the band allows)
+    # friction's v_eps = 1e-4 m/s (its stick band)
     assert max(speed) < 1e-5
 
 
-def test_pybullet_implicit_cylinder_rests_on_its_face_at_the_static_overlap() -> None:
-    """The same class in PyBullet: ``GEOM_CYLINDER`` is a prism of 64 sides too
-    (:data:`mbplugin.bullet.geometry.CYLINDER_SECTIONS`); PyBullet's lateral friction (the
-    default) on its face's 64 corners."""
+def test_pybullet_prism_rests_on_its_face_at_the_static_overlap() -> None:
+    """The same class in PyBullet: a convex hull of the 64-sided prism's vertices
+    (``GEOM_MESH`` from vertices), grown by PyBullet's 1 mm collision margin
+    (:data:`mbplugin.bullet.geometry.MARGIN`); PyBullet's lateral friction (the default) on its
+    face's 64 corners."""
+    import math
+
     import pybullet as p
 
     from mbplugin.bullet import BulletContacts
-    from mbplugin.bullet.geometry import CYLINDER_SECTIONS as SECTIONS
+    from mbplugin.bullet.geometry import MARGIN
+
+    SECTIONS = CYLINDER_SECTIONS
+    rim = [(R * math.cos(2 * math.pi * i / SECTIONS), R * math.sin(2 * math.pi * i / SECTIONS),
+            z) for i in range(SECTIONS) for z in (-H, H)]
 
     cid = p.connect(p.DIRECT)
     try:
         p.setGravity(0, 0, -G, physicsClientId=cid)
         plane = p.createMultiBody(0, p.createCollisionShape(p.GEOM_PLANE, physicsClientId=cid),
                                   physicsClientId=cid)
-        col = p.createCollisionShape(p.GEOM_CYLINDER, radius=R, height=2 * H,
-                                     physicsClientId=cid)
-        body = p.createMultiBody(MASS, col, basePosition=[0, 0, H], physicsClientId=cid)
+        col = p.createCollisionShape(p.GEOM_MESH, vertices=rim, physicsClientId=cid)
+        body = p.createMultiBody(MASS, col, basePosition=[0, 0, H + MARGIN],
+                                 physicsClientId=cid)
         c = BulletContacts(cid, manage=[plane], law=LAW, material={"E": 1e8, "nu": 0.4})
         for _ in range(120):
             c.step()
@@ -118,6 +131,6 @@ def test_pybullet_implicit_cylinder_rests_on_its_face_at_the_static_overlap() ->
         assert len(c.last.delta) == SECTIONS
         assert np.max(np.abs(c.last.delta / ds - 1)) < 0.01
         z = p.getBasePositionAndOrientation(body, physicsClientId=cid)[0][2]
-        assert z == pytest.approx(H - ds, abs=0.01 * ds)
+        assert z == pytest.approx(H + MARGIN - ds, abs=0.01 * ds)
     finally:
         p.disconnect(cid)

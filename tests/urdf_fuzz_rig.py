@@ -26,10 +26,8 @@ outside world:
 - ``overlap``: per link (PyBullet) or geom (MuJoCo) with loaded contacts at the last step, the
   host's deepest overlap (PyBullet ``getClosestPoints``, MuJoCo ``mj_geomDistance``) against
   the backend's deepest integrated overlap there, within 2 % (PyBullet's boxes and hulls with
-  its 1 mm collision margin, as the host collides them: :mod:`mbplugin.bullet.geometry`). MuJoCo:
-  a cylinder geom whose overlap is off by more than 2 % is checked apart (``prism``): the
-  backend takes a 64-sided prism for it (:mod:`mbplugin.mujoco.geometry`), off the exact
-  cylinder MuJoCo collides by up to r (1 - cos(pi / 64)) on its rim and side;
+  its 1 mm collision margin, as the host collides them: :mod:`mbplugin.bullet.geometry`; MuJoCo's
+  cylinder geoms exact, as MuJoCo collides them: :mod:`mbplugin.contact.cylinder`);
 - ``hertz``: each sphere-plane contact (PyBullet: a link whose only shape is a sphere; MuJoCo:
   a sphere geom, or a capsule geom with one loaded contact: its cap) whose host overlap averaged
   over the window equals (F / k)^(2/3) of its mean force within 5 % (Hertz's static overlap of a
@@ -110,8 +108,6 @@ def verdict(fig: dict[str, Any]) -> list[str]:
         out.append(f"sum F / W = {fig['sum_f']:.4f}")
     if not fig["overlap"] <= OVERLAP:
         out.append(f"host vs integrated overlap {fig['overlap']:.3g} ({fig['overlap_at']})")
-    if fig.get("prism"):
-        out.append(f"prism: cylinder off by {fig['prism']:.3g} of r (1 - cos(pi / 64))")
     if not fig["hertz"] <= HERTZ:
         out.append(f"host vs static Hertz {fig['hertz']:.3g} ({fig['hertz_at']})")
     return out
@@ -356,12 +352,6 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
                 host = -dist(g, 0.01)
                 ours = float(np.max(st.delta[sel]))
                 err = abs(host - ours) / ours
-                if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CYLINDER and err > OVERLAP:
-                    # the backend's 64-sided prism (mbplugin.mujoco.geometry's documented
-                    # stand-in) against MuJoCo's exact cylinder: kept apart, with its bound
-                    chord = float(m.geom_size[g][0]) * (1.0 - math.cos(math.pi / 64))
-                    fig["prism"] = max(fig.get("prism", 0.0), abs(host - ours) / chord)
-                    continue
                 if err > worst:
                     worst, at = err, (f"geom {g} type {int(m.geom_type[g])} host {host:.4g} "
                                       f"ours {ours:.4g}")

@@ -18,9 +18,9 @@ PyBullet type           dimensions                                 contact-layer
 ``GEOM_MESH`` (5)       file ``unknown_file``: a URDF cylinder      :class:`Mesh`: the convex hull
                         loaded without the implicit-cylinder       of the vertices PyBullet
                         flag, a shape made from vertices           simulates (``getMeshData``)
-``GEOM_CYLINDER`` (4)   (height, radius, .): URDF cylinders with   :class:`Mesh`: a prism of
-                        ``URDF_USE_IMPLICIT_CYLINDER``,            ``CYLINDER_SECTIONS`` sides
-                        ``createCollisionShape(GEOM_CYLINDER)``    inscribed in the cylinder
+``GEOM_CYLINDER`` (4)   (height, radius, .): URDF cylinders with   :class:`Cylinder`: exact
+                        ``URDF_USE_IMPLICIT_CYLINDER``,            on a plane, grown by the
+                        ``createCollisionShape(GEOM_CYLINDER)``    margin (below)
 ======================  =========================================  ===========================
 
 **Meshes as PyBullet simulates them.** A dynamic body's mesh file is, in PyBullet, a convex
@@ -38,11 +38,16 @@ hull is what PyBullet collides with too. A static body (mass 0) keeps its file a
 hull of 32 points per rim (reported as ``GEOM_MESH`` with file ``unknown_file``): the vertices
 are read with ``getMeshData`` (in the inertial frame, the shape's pose applied) and their convex
 hull is the shape - the same prism PyBullet simulates, inscribed in the URDF cylinder with a
-chordal error R (1 - cos(pi / 32)) = 0.48 % of R. An implicit cylinder (``GEOM_CYLINDER``,
-exact in PyBullet) becomes a prism of ``CYLINDER_SECTIONS`` = 64 sides (chordal error 0.12 % of
-R). Either way each rim vertex is a corner contact (:mod:`mbplugin.contact.mesh`): a cylinder on
-its end face rests on its rim's corners (each with the full law), on its side on the two ends of
-its lowest generator or face.
+chordal error R (1 - cos(pi / 32)) = 0.48 % of R; each rim vertex is a corner contact
+(:mod:`mbplugin.contact.mesh`): it rests on its end face on the rim's corners (each with the
+full law), on its side on the corners of its lowest face. An implicit cylinder
+(``GEOM_CYLINDER``) is an exact cylinder in PyBullet (``btCylinderShape``: a core of radius and
+half height less the margin, grown by it): here a :class:`Cylinder` of that core with the margin
+as ``skin`` (measured: ``getClosestPoints`` against a plane at 60 orientations, to 2e-15 m). On
+a plane it touches at its rims' lowest points (tilted: one; on its side: the two ends of its
+lowest generator) or, an end face flat on the plane, at three points of the rim
+(:mod:`mbplugin.contact.cylinder`); against other shapes it is the inscribed prism of
+``CYLINDER_SECTIONS`` = 64 sides (chordal error 0.12 % of R).
 
 **Collision margin.** PyBullet collides a box and a convex hull (a dynamic body's mesh, a URDF
 cylinder's hull) with a collision margin of 1 mm (:data:`MARGIN`): a box is its core of half
@@ -76,8 +81,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import trimesh
 
-from mbplugin.contact import Box, Capsule, Mesh, Plane, Sphere
+from mbplugin.contact import Box, Capsule, Cylinder, Mesh, Plane, Sphere
 from mbplugin.contact.mesh import mesh_problems
 from mbplugin.errors import ParameterError
 
@@ -88,7 +94,8 @@ GEOM_SPHERE, GEOM_BOX, GEOM_CYLINDER, GEOM_MESH, GEOM_PLANE, GEOM_CAPSULE = 2, 3
 #: less than its lowest vertex's, a box on a corner 1 mm (n_x + n_y + n_z - 1) above its sharp
 #: corner (n the plane normal in the box frame), to 1e-15 m.
 MARGIN = 1e-3
-#: Sides of the prism that stands for an implicit cylinder (``GEOM_CYLINDER``).
+#: Sides of the prism that stands for an implicit cylinder (``GEOM_CYLINDER``) against shapes
+#: other than a plane.
 CYLINDER_SECTIONS = 64
 #: the tolerance of a dynamic mesh file's plane corners, relative to the diagonal of its
 #: bounding box (:func:`_plane_reduced`: 0.57 mm on the A1's thigh, 0.64 mm on the Laikago's
@@ -96,6 +103,9 @@ CYLINDER_SECTIONS = 64
 PLANE_CORNER_TOL = 2e-3
 #: a hull with at most this many corner features keeps every corner as a plane contact
 PLANE_CORNER_MIN = 32
+#: the directions along which :func:`plane_corners` checks the simplified hull's reach (the
+#: 642 vertices of a subdivided icosahedron, about 8 degrees apart)
+PLANE_DIRS = np.ascontiguousarray(trimesh.creation.icosphere(3).vertices, dtype=float)
 _NAMES = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: "capsule", 8: "ellipsoid",
           9: "heightfield"}
 
@@ -166,11 +176,14 @@ def link_shapes(
                        for part in _mesh(path, dims, where, mesh_radius, static))
             continue
         elif gtype == GEOM_CYLINDER and not fallback:
-            import trimesh
-
-            prism = trimesh.creation.cylinder(radius=float(dims[1]), height=float(dims[0]),
-                                              sections=CYLINDER_SECTIONS)
-            shape = Mesh(prism, radius=mesh_radius)
+            # PyBullet's implicit cylinder: its core (radius and half height less the margin)
+            # grown by the margin (module docstring)
+            r, h = float(dims[1]), 0.5 * float(dims[0])
+            if min(r, h) > MARGIN:
+                out.append(LinkShape(Cylinder(r - MARGIN, h - MARGIN, CYLINDER_SECTIONS,
+                                              edge_radius=mesh_radius), pos, quat, skin=MARGIN))
+                continue
+            shape = Cylinder(r, h, CYLINDER_SECTIONS, edge_radius=mesh_radius)
         elif fallback:
             out.append(_stand_in(gtype, dims, pos, quat))
             continue
@@ -220,7 +233,6 @@ def _mesh(path: str, scale: np.ndarray, where: str, radius: float | None,
           static: bool = False) -> list[Mesh]:
     """The shapes of a mesh file as PyBullet collides with it (module docstring): the convex
     hull of each connected part for a dynamic body, the file's closed mesh for a static one."""
-    import trimesh
 
     if not os.path.isfile(path):
         raise ParameterError(
@@ -269,12 +281,22 @@ def plane_corners(points: np.ndarray, tol: float) -> np.ndarray:
     """The corners (k, 3) of an approximate convex hull of ``points`` (n, 3) m: qhull's
     hull with option ``W`` = ``tol`` (m; Barber, Dobkin & Huhdanpaa 1996, Qhull's "min
     distance above plane for outside points": a point within ``tol`` of a facet is not made
-    a vertex), so that every point lies at most ``tol`` outside the hull of the corners kept
-    (measured: the A1's thigh.obj, 463 hull corners -> 190 at tol 0.57 mm)."""
+    a vertex), so that every point lies about ``tol`` at most outside the hull of the corners
+    kept (measured: the A1's thigh.obj, 463 hull corners -> 190 at tol 0.57 mm), and the
+    extreme point along each direction of :data:`PLANE_DIRS` where the kept corners fall
+    more than ``tol`` / 2 short of it (qhull's option is a heuristic: the A1's calf.obj kept
+    a vertex 0.85 mm out at tol 0.52 mm)."""
     from scipy.spatial import ConvexHull
 
     pts = np.asarray(points, dtype=float).reshape(-1, 3)
-    return pts[ConvexHull(pts, qhull_options=f"W{float(tol):.17g}").vertices]
+    keep = ConvexHull(pts, qhull_options=f"W{float(tol):.17g}").vertices
+    # qhull's W is a heuristic: a point may stay further out (measured: the A1's calf.obj,
+    # 0.85 mm at tol 0.52 mm); the extreme point along each of PLANE_DIRS whose support
+    # reaches more than half the tolerance beyond the kept corners' is kept too
+    sup = pts @ PLANE_DIRS.T  # (n, D) m
+    short = sup.max(axis=0) - sup[keep].max(axis=0) > 0.5 * float(tol)
+    extra = np.unique(np.argmax(sup[:, short], axis=0))
+    return pts[np.union1d(keep, extra)]
 
 
 def _plane_reduced(hull: Any, radius: float | None, outer: np.ndarray | None) -> Mesh:

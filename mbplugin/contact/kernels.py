@@ -134,6 +134,59 @@ def plane_point(q0, q1, q2, n0, n1, n2, x0, x1, x2):
     return x0 + 0.5 * dl * n0, x1 + 0.5 * dl * n1, x2 + 0.5 * dl * n2, n0, n1, n2, dl
 
 
+#: A cylinder's rim (:func:`_rim_member`) takes a direction fixed in the body for its points
+#: once its axis is within this sine of the plane's normal (a face flat on the plane, where the
+#: lowest rim point is undefined); the deepest point is then off by at most 2 r RIM_UPRIGHT.
+RIM_UPRIGHT = 1e-9
+
+
+@njit_helper
+def _rim_member(q0, q1, q2, n0, n1, n2, Rb, vgeo, v, y0, y1, y2):
+    """A point of the rim of an exact cylinder (:class:`mbplugin.contact.cylinder.Cylinder`)
+    against the half-space (q, n): its overlap and the point (4-tuple, as
+    :func:`_mesh_member`).
+
+    Member row ``v`` holds the rim: its centre (vgeo[v, 0:3], shape frame; ``y`` in the world),
+    minus its radius R (vgeo[v, 3] < 0), the cylinder's unit axis a (vgeo[v, 4:7]) and the
+    cosine and sine of the point's angle phi about the axis (vgeo[v, 7:9]) from the rim's
+    lowest point. With A = Rb a and w = -n + (n.A) A the part of -n across the axis, u = w / |w|
+    is the direction of the rim's lowest point (the support of a circle of radius R in the
+    direction -n: y + R u, exact), and the point is y + R (cos phi u + sin phi (A x u)). When
+    |w| <= :data:`RIM_UPRIGHT` (the face flat on the plane: every rim point equally low), u
+    is a direction across the axis fixed in the body, so the points keep their places on the
+    rim."""
+    R = -vgeo[v, 3]
+    a0 = Rb[0, 0] * vgeo[v, 4] + Rb[0, 1] * vgeo[v, 5] + Rb[0, 2] * vgeo[v, 6]
+    a1 = Rb[1, 0] * vgeo[v, 4] + Rb[1, 1] * vgeo[v, 5] + Rb[1, 2] * vgeo[v, 6]
+    a2 = Rb[2, 0] * vgeo[v, 4] + Rb[2, 1] * vgeo[v, 5] + Rb[2, 2] * vgeo[v, 6]
+    na = n0 * a0 + n1 * a1 + n2 * a2
+    w0 = -n0 + na * a0
+    w1 = -n1 + na * a1
+    w2 = -n2 + na * a2
+    wn = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if wn > RIM_UPRIGHT:
+        u0 = w0 / wn
+        u1 = w1 / wn
+        u2 = w2 / wn
+    else:  # a fixed direction across the axis: local x (or y) less its part along the axis
+        ex = 1.0 if abs(vgeo[v, 4]) < 0.9 else 0.0
+        ey = 1.0 - ex
+        ea = ex * vgeo[v, 4] + ey * vgeo[v, 5]
+        p0 = ex - ea * vgeo[v, 4]
+        p1 = ey - ea * vgeo[v, 5]
+        p2 = -ea * vgeo[v, 6]
+        pn = math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+        u0 = (Rb[0, 0] * p0 + Rb[0, 1] * p1 + Rb[0, 2] * p2) / pn
+        u1 = (Rb[1, 0] * p0 + Rb[1, 1] * p1 + Rb[1, 2] * p2) / pn
+        u2 = (Rb[2, 0] * p0 + Rb[2, 1] * p1 + Rb[2, 2] * p2) / pn
+    c = vgeo[v, 7]
+    s = vgeo[v, 8]
+    x0 = y0 + R * (c * u0 + s * (a1 * u2 - a2 * u1))
+    x1 = y1 + R * (c * u1 + s * (a2 * u0 - a0 * u2))
+    x2 = y2 + R * (c * u2 + s * (a0 * u1 - a1 * u0))
+    return -((x0 - q0) * n0 + (x1 - q1) * n1 + (x2 - q2) * n2), x0, x1, x2
+
+
 @njit_helper
 def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
     """One member vertex row ``v`` of a mesh plane feature against the half-space (q, n): its
@@ -149,6 +202,8 @@ def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
     h = (y0 - q0) * n0 + (y1 - q1) * n1 + (y2 - q2) * n2
     if r == 0.0:  # a corner: the point itself
         return -h, y0, y1, y2
+    if r < 0.0:  # a rim point of an exact cylinder
+        return _rim_member(q0, q1, q2, n0, n1, n2, Rb, vgeo, v, y0, y1, y2)
     m0 = Rb[0, 0] * vgeo[v, 4] + Rb[0, 1] * vgeo[v, 5] + Rb[0, 2] * vgeo[v, 6]
     m1 = Rb[1, 0] * vgeo[v, 4] + Rb[1, 1] * vgeo[v, 5] + Rb[1, 2] * vgeo[v, 6]
     m2 = Rb[2, 0] * vgeo[v, 4] + Rb[2, 1] * vgeo[v, 5] + Rb[2, 2] * vgeo[v, 6]
@@ -300,7 +355,8 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     the vertex: a point, placed as :func:`box_corner` (x = c + Rb v), with :func:`plane_point`.
     A smooth vertex is the sphere of centre x_c = c + Rb v_c, radius r (as :func:`plane_sphere`:
     delta = r - (x_c - q).n) while the direction -n lies in its cone; beyond, the sphere's point
-    at the edge of the cone nearest -n (continuous at the edge). A corner feature is its vertex.
+    at the edge of the cone nearest -n (continuous at the edge). A member with r < 0 is a point
+    of an exact cylinder's rim (:func:`_rim_member`). A corner feature is its vertex.
     A smooth region's member of largest delta is found over ``fvert[fstart[g]:fstart[g + 1]]``,
     or, for a large region (``fclimb[g]`` >= 0), by a steepest ascent along the region's edges
     (``nbr``) from the support vertex (``dtab``) of the nearest of the table directions ``dirs``

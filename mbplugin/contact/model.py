@@ -172,14 +172,16 @@ class ContactModel:
         normal and its point moved by half of it: exact for the depth along the contact normal
         of two convex shapes (the support function of a sum is the sum of the support
         functions)."""
+        from mbplugin.contact.cylinder import Cylinder
         from mbplugin.contact.mesh import Mesh
 
-        kinds = {Sphere: SPHERE, Capsule: CAPSULE, Box: BOX, Mesh: MESH, Plane: PLANE,
+        kinds = {Sphere: SPHERE, Capsule: CAPSULE, Box: BOX, Mesh: MESH, Cylinder: MESH,
+                 Plane: PLANE,
                  SphericalHole: SPHERE_HOLE, CylindricalHole: CYLINDER_HOLE}
         kind = kinds.get(type(shape))
         if kind is None:
             raise ParameterError(
-                f"unknown shape {shape!r}; allowed: Sphere, Plane, Box, Capsule, Mesh, "
+                f"unknown shape {shape!r}; allowed: Sphere, Plane, Box, Capsule, Mesh, Cylinder, "
                 "SphericalHole, CylindricalHole"
             )
         if isinstance(body, bool) or not isinstance(body, int | np.integer) or body < -1:

@@ -16,18 +16,23 @@ MuJoCo geom        size                                         contact-layer sh
 ``mesh``           vertices ``mesh_vert``, faces ``mesh_face``  :class:`Mesh` (trimesh) of the
                                                                 convex hull, as MuJoCo collides
                                                                 it
-``cylinder``       (radius, half length)                        :class:`Mesh` of a prism with
+``cylinder``       (radius, half length)                        :class:`Cylinder`: exact on a
+                                                                plane (its rims), a prism of
                                                                 ``CYLINDER_SECTIONS`` sides
+                                                                against other shapes
 ``ellipsoid``      (semi-axes)                                  :class:`Mesh` of an icosphere
                                                                 (``ELLIPSOID_SUBDIVISIONS``)
                                                                 scaled to the semi-axes
 ``hfield``, ``sdf``                                             an error naming the geom
 =================  ===========================================  ==================================
 
-The cylinder and the ellipsoid are polyhedral approximations: the cylinder's side is off by at
-most r (1 - cos(pi / sections)) (1.2e-3 r for 64 sides), the ellipsoid's surface by about
-1.2e-3 of its largest semi-axis; a contact on their curved parts uses the mesh's curvature
-estimate (:mod:`mbplugin.contact.mesh`) for Hertz's effective radius.
+A cylinder against a plane is MuJoCo's exact cylinder (:mod:`mbplugin.contact.cylinder`: the
+lowest point of each rim, and a face flat on the plane on three rim points; its deepest overlap
+is ``mj_geomDistance``'s to rounding). Against any other shape it is the inscribed prism, its
+side off by at most r (1 - cos(pi / sections)) (1.2e-3 r for 64 sides). The ellipsoid is a
+polyhedral approximation, its surface off by about 1.2e-3 of its largest semi-axis; a contact on
+its curved part uses the mesh's curvature estimate (:mod:`mbplugin.contact.mesh`) for Hertz's
+effective radius.
 """
 
 from __future__ import annotations
@@ -38,10 +43,11 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import Box, Capsule, Mesh, Plane, Sphere
+from mbplugin.contact.cylinder import Cylinder
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import RowShape
 
-#: sides of the prism that stands in for a cylinder geom
+#: sides of the prism that stands in for a cylinder geom against shapes other than a plane
 CYLINDER_SECTIONS = 64
 #: subdivisions of the icosphere that stands in for an ellipsoid geom (2562 vertices)
 ELLIPSOID_SUBDIVISIONS = 4
@@ -82,9 +88,7 @@ def geom_shape(m: Any, g: int, where: str) -> Any:
     if kind == gt.mjGEOM_BOX:
         return Box(tuple(size))
     if kind == gt.mjGEOM_CYLINDER:
-        tm = trimesh.creation.cylinder(radius=size[0], height=2.0 * size[1],
-                                       sections=CYLINDER_SECTIONS)
-        return Mesh(tm)
+        return Cylinder(size[0], size[1], sections=CYLINDER_SECTIONS)
     if kind == gt.mjGEOM_ELLIPSOID:
         tm = trimesh.creation.icosphere(subdivisions=ELLIPSOID_SUBDIVISIONS, radius=1.0)
         tm.apply_scale(size)
