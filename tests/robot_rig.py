@@ -424,3 +424,21 @@ def stance_failures(fig: dict[str, float]) -> list[str]:
     if not fig["slip"] <= SLIP:
         out.append(f"slip off by {fig['slip']:.3g} m/s beyond 2 %")
     return out
+
+
+def implicit_root(store: Any, batch: Any, W: np.ndarray, friction: Any, stick: Any,
+                  compiled: bool, dt: float, d0: np.ndarray, d_lin: np.ndarray,
+                  u0: np.ndarray, u_lin: np.ndarray) -> tuple[np.ndarray, float]:
+    """The implicit step's impulse (K, 3) N s from the state (``d0`` (K,) m, ``u0`` (K, 3) m/s;
+    linear prediction ``d_lin``, ``u_lin``), checked to be a root of R(P) = P - dt F(P) within
+    1e-8 of its largest entry (an independent evaluation of the end force), and that scale."""
+    from mbplugin.pipeline.implicit import ImplicitStep
+
+    k = len(d0)
+    step = ImplicitStep(store, batch, W, friction, 1e-10, stick, None, compiled=compiled)
+    step.begin(0.0, d0, u0)
+    res = step.solve(dt, d_lin, u_lin, np.zeros((k, 3)))
+    F, _ = step._end_force(res.delta, res.u, dt)
+    scale = float(np.max(np.abs(res.impulse))) + 1e-12
+    assert np.max(np.abs(res.impulse - dt * F)) <= 1e-8 * scale
+    return res.impulse, scale

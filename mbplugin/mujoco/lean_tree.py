@@ -684,6 +684,21 @@ def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, g
     return status
 
 
+def book_end(loop: Any, integ: Any, store: Any, space: Any, batch: ContactBatch, res: Any,
+             d1: np.ndarray, u1: np.ndarray, dt: float) -> None:
+    """The end of a lean tree step as ContactIntegrator.after's (ImplicitStep.finish's commit):
+    the store's rows committed at the end overlaps ``d1`` (K,) m and rates -n . ``u1`` (the
+    integrator's finish where a row ends), the integrator's booking and the step's info
+    (``loop.last``)."""
+    integ.pending = None
+    rate = np.empty(len(batch))
+    _rate(u1, batch.normal, rate)
+    if not store.commit_rows(batch, d1, rate, space.t0 + dt):
+        space.finish(res)
+    integ.booked(batch, space, res, dt)
+    step_info(loop.last, res, res.stats, batch.normal, dt)
+
+
 @njit
 def _rate(u, n, out):
     """The overlaps' rate -n . u (K,) m/s of the velocities ``u`` (K, 3) m/s along the normals
@@ -761,14 +776,8 @@ def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,
     else:
         tree.steps += 1
         res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
-        if status == DONE:  # ContactIntegrator.after's end (ImplicitStep.finish's commit)
-            integ.pending = None
-            rate = np.empty(k)
-            _rate(u1, batch.normal, rate)
-            if not store.commit_rows(batch, d1, rate, space.t0 + dt):
-                space.finish(res)
-            integ.booked(batch, space, res, dt)
-            step_info(loop.last, res, res.stats, batch.normal, dt)
+        if status == DONE:
+            book_end(loop, integ, store, space, batch, res, d1, u1, dt)
             return True
         tree._pre = (res, left - int(out[0]) + 1,
                      (loop.body_state(*state), d_h.copy(), u_h.copy(), found.copy()))

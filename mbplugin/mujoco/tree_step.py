@@ -47,12 +47,11 @@ from mbplugin.hosts.integrator import (
     VERIFY_TOL,
     _info_arrays,
     lean_result,
-    step_info,
 )
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.mujoco.backend import MujocoStepInfo
 from mbplugin.mujoco.kernels import contact_ids, pair_friction
-from mbplugin.mujoco.lean_tree import _FIRST, _rate, tree_after, tree_start
+from mbplugin.mujoco.lean_tree import _FIRST, book_end, tree_after, tree_start
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.layout import CONTACT, head
@@ -529,13 +528,7 @@ def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
         P, d1, u1, loaded, s1, counters = o.P, o.d1, o.u1, o.loaded, o.s1, o.counters
         res = lean_result(space, None, None, P, d1, u1, loaded, s1, counters, dt, wall)
         if status == END:  # ContactIntegrator.after's end (ImplicitStep.finish's commit)
-            integ.pending = None
-            rate = np.empty(k)
-            _rate(u1, batch.normal, rate)
-            if not store.commit_rows(batch, d1, rate, space.t0 + dt):
-                space.finish(res)
-            integ.booked(batch, space, res, dt)
-            step_info(loop.last, res, res.stats, batch.normal, dt)
+            book_end(loop, integ, store, space, batch, res, d1, u1, dt)
             c.last = c._info(loop.last)
             return c.last
         assert status == HANDOVER

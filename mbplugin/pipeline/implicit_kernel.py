@@ -61,6 +61,7 @@ from mbplugin.pipeline.layout import (
     state_tuple,
 )
 from mbplugin.pipeline.lowrank import lowrank_cap, lowrank_direction, psd_factor
+from mbplugin.pipeline.radau import _lu_factor, _lu_solve
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
@@ -340,46 +341,21 @@ def step_slopes(d, u, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu):
 
 @njit
 def lu_solve(A, b, m):
-    """Solve A x = b in place (A (m, m) overwritten by its LU factors, ``b`` (m,) by x):
-    Gaussian elimination with partial pivoting (Golub & Van Loan, *Matrix Computations*, 4th
-    ed. 2013, Alg. 3.4.1), no allocation (``np.linalg.solve`` copies A and b for LAPACK: 1.8 us
-    against 0.6 us for m = 12). False where a pivot is zero or x is not finite."""
+    """Solve A x = b in place (A (m, m) overwritten by its LU factors, ``b`` (m,) by x) by the
+    package's one in-place LU with partial pivoting (:func:`mbplugin.pipeline.radau._lu_factor`
+    and ``_lu_solve``, Radau's; Golub & Van Loan, *Matrix Computations*, 4th ed. 2013,
+    Alg. 3.4.1): ``np.linalg.solve`` copies A and b for LAPACK (1.8 us against 0.6 us for
+    m = 12). False where a pivot is zero or x is not finite."""
+    piv = np.empty(m, np.int64)
+    _lu_factor(A, piv)
     for c in range(m):
-        piv = c
-        big = abs(A[c, c])
-        for r in range(c + 1, m):
-            v = abs(A[r, c])
-            if v > big:
-                big = v
-                piv = r
-        if not big > 0.0:
+        if not abs(A[c, c]) > 0.0:
             return False
-        if piv != c:
-            for j in range(c, m):
-                t = A[c, j]
-                A[c, j] = A[piv, j]
-                A[piv, j] = t
-            t = b[c]
-            b[c] = b[piv]
-            b[piv] = t
-        inv = 1.0 / A[c, c]
-        bc = b[c]
-        for r in range(c + 1, m):
-            f = A[r, c] * inv
-            if f != 0.0:
-                for j in range(c + 1, m):
-                    A[r, j] -= f * A[c, j]
-                b[r] -= f * bc
-    for r in range(m - 1, -1, -1):
-        acc = b[r]
-        for j in range(r + 1, m):
-            acc -= A[r, j] * b[j]
-        b[r] = acc / A[r, r]
-    ok = True
+    _lu_solve(A, piv, b)
     for r in range(m):
         if not np.isfinite(b[r]):
-            ok = False
-    return ok
+            return False
+    return True
 
 
 @njit
