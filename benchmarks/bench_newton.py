@@ -11,10 +11,11 @@ solve, Newton iterations (``counters[0]``: the converged test included) and forc
 (``counters[1]``) per solve, and the thread CPU time per solve (the fastest of ``--repeat``
 passes).
 
-``--against TREE``: the same replay with TREE's ``mbplugin/pipeline/implicit_kernel.py`` (e.g.
-``/work/main``; loaded under another module name, the rest of the package this tree's) in the
-same process, passes interleaved, with the ratio of the times and the largest difference of
-the roots relative to each solve's largest impulse.
+``--against TREE``: the same replay with TREE's ``mbplugin/pipeline/implicit_kernel.py`` (a
+checkout of another commit, e.g. ``git worktree add ../other <rev>``; loaded under another
+module name, the rest of the package this tree's) in the same process, passes interleaved,
+with the ratio of the times and the largest difference of the roots relative to each solve's
+largest impulse.
 
     python benchmarks/bench_newton.py [--data FILE] [--record FILE] [--against TREE]
         [--repeat 5] [--stance 2] [--trot 2]
