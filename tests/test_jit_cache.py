@@ -21,9 +21,14 @@ PKG = Path(mbplugin.__file__).resolve().parent
 
 
 def _import_in(env_cache: Path) -> None:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(env_cache))
+    # the package this test inspects, not whichever one the interpreter would import from
+    # ``cwd`` (a non-editable install in site-packages, as in CI)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(env_cache),
+               PYTHONPATH=os.pathsep.join([str(PKG.parent), os.environ.get("PYTHONPATH", "")]))
     env.pop("NUMBA_DISABLE_JIT", None)
-    subprocess.run([sys.executable, "-c", "import mbplugin._jit"], env=env, check=True,
+    script = ("import pathlib, sys, mbplugin._jit as j; "
+              f"sys.exit(j._PKG != pathlib.Path({str(PKG)!r}))")  # the same package, or fail
+    subprocess.run([sys.executable, "-c", script], env=env, check=True,
                    cwd=str(env_cache))
 
 
