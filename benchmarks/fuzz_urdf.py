@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                     extra = ("" if fig.get("exception") else
                              f" sumF/W {fig['sum_f']:.4f} ovl {fig['overlap']:.2e}"
                              f" hertz {fig['hertz']:.2e} (n={fig['hertz_n']})"
-                             f" rest {fig['rest']:.1e}")
+                             f" rest {fig['rest']:.1e} energy {fig['energy']:+.1e}"
+                             + (f" (KE+PE alone {fig['energy_mech']:+.1e})"
+                                if "energy_mech" in fig else ""))
                     print(f"seed {s:3d} links {len(made.links)} {h:6s} {mg:5s} "
                           f"{word}{extra} [{kinds}]"
                           + ("" if not bad else "  <- " + "; ".join(bad)), flush=True)

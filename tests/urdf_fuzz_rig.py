@@ -40,6 +40,7 @@ Nothing of mbplugin computes an expected value here.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import traceback
@@ -310,27 +311,40 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
             energy.append(float(probe.energy.sum())), kes.append(float(probe.energy[1]))
             mujoco.mj_step(m, d)
         return _finish({}, energy, kes, mass, round(WINDOW / m.opt.timestep))
+    # a copy of the model as loaded: MuJoCo collides the managed pairs there (their overlaps)
+    collide = copy.deepcopy(m)
     contacts = MujocoContacts(m, d, manage=pairs, law=LAW, friction=FRICTION, rtol=1e-6)
     dt = m.opt.timestep
     n, nw = round(seconds / dt), round(WINDOW / dt)
-    energy, kes, sums = [], [], []
+    energy, kes, sums, mech = [], [], [], []
     host_w: dict[int, list[float]] = {g: [] for g in caps}
     force_w: dict[int, list[float]] = {g: [] for g in caps}
     count_w: dict[int, list[int]] = {g: [] for g in caps}
     st = None
-    probe = mujoco.MjData(m)
+    probe = mujoco.MjData(collide)
+    kp = np.asarray(m.actuator_gainprm[:, 0], dtype=float)
+    native_work = 0.0  # J: the work of MuJoCo's own constraint forces (the joints' limits)
 
     def energies() -> None:
         # on a copy of the state: after mj_step, d's kinematics are the step start's
         probe.qpos[:], probe.qvel[:] = d.qpos, d.qvel
-        mujoco.mj_forward(m, probe)
-        energy.append(float(probe.energy.sum())), kes.append(float(probe.energy[1]))
+        mujoco.mj_forward(collide, probe)
+        e = float(probe.energy.sum())
+        mech.append(e), kes.append(float(probe.energy[1]))
+        dist = np.array([probe.contact[j].dist for j in range(probe.ncon)
+                         if floor in probe.contact[j].geom])
+        stored = float(np.sum(K * np.clip(-dist, 0.0, None) ** 2.5) / 2.5)  # F = K delta^1.5
+        stored += 0.5 * float(np.sum(kp * np.asarray(probe.actuator_length) ** 2))
+        energy.append(e + stored - native_work)
 
     try:
         energies()
         for i in range(n):
             d.ctrl[:] = 0.0
+            v0 = d.qvel.copy()
             st = contacts.step()
+            # qfrc_constraint: MuJoCo's constraint force of the step's mj_step2 (N or N m)
+            native_work += dt * float(np.dot(d.qfrc_constraint, 0.5 * (v0 + d.qvel)))
             energies()
             if i >= n - nw:
                 sums.append(float(np.sum(st.normal_force)) / weight)
@@ -361,6 +375,7 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
                      for g in caps if max(count_w[g]) == 1}, weight)
     finally:
         contacts.release()
+    fig["energy_mech"] = _finish({}, mech, kes, mass, nw)["energy"]
     return _finish(fig, energy, kes, mass, nw)
 
 
