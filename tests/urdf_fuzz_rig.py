@@ -17,7 +17,13 @@ outside world:
 - ``nan``: a NaN in the host's state;
 - ``energy``: the mechanical energy (kinetic + gravity's potential, from the host's link states
   and masses / ``mj_energyPos/Vel``) rose above its start by more than 1 % of the drop's m g h,
-  or over the rest window;
+  or over the rest window. On MuJoCo it counts what the robot stores and what MuJoCo's own
+  constraints do, a robot still rocking trades energy with them: the managed contacts' elastic
+  energy K delta^2.5 / 2.5 (the law's F = K delta^1.5) at the overlaps MuJoCo finds for the
+  managed pairs (``mj_forward`` on a copy of the model as loaded, the pairs colliding there),
+  the held joints' servo springs kp q^2 / 2 (``mj_energyPos`` leaves actuators out), minus the
+  work of MuJoCo's constraint forces (soft joint limits: ``qfrc_constraint`` times the step's
+  mean velocity times dt); ``energy_mech`` is the kinetic + gravitational energy's figure alone;
 - ``rest``: the bodies' rms speed sqrt(2 KE / M) over the last ``WINDOW`` s (m/s); the checks
   below need rest (< ``REST``): a body still moving there fails ``rest`` if it comes to rest
   natively (the host's own contact, ``native_rest``), else it rolls as natively and the checks
