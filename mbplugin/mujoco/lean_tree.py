@@ -62,7 +62,7 @@ from mbplugin.hosts.integrator import (
 )
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
-from mbplugin.mujoco.kernels import add_forces, row_state
+from mbplugin.mujoco.kernels import add_forces, row_state_into
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.delassus import articulated_add, articulated_w
 from mbplugin.pipeline.implicit import ImplicitStep
@@ -204,17 +204,17 @@ def block_into(fns, a, b, art, body, point, normal, nv, H, W, wnn, wf, wi):
 
 
 @njit
-def start_sizes(k, nv):
+def start_sizes(k, nv, nrows):
     """The float and integer scratch lengths of :func:`start_into` for ``k`` managed pairs
-    on ``nv`` degrees of freedom."""
+    on ``nv`` degrees of freedom and ``nrows`` host rows."""
     bf, bi = block_sizes(k, nv)
-    return 19 * k + 9 * k * k + bf, 3 * k + bi
+    return 19 * k + 9 * k * k + 13 * nrows + bf, 3 * k + bi
 
 
 @njit
 def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
     """The start of a host step of the lean case after ``mj_step1`` (:meth:`LeanTree.step`):
-    the rows' state in the user's data (``A.xipos`` ... of :func:`row_state`, as
+    the rows' state in the user's data (``A.xipos`` ... of :func:`.kernels.row_state`, as
     :meth:`MujocoHost.state <mbplugin.mujoco.host.MujocoHost.state>`) checked as
     ``BodyState.validate`` checks it, the step's margin (m) of
     :func:`~mbplugin.hosts.detection.margin_of` (``dt`` s, gravity's magnitude ``g_norm``
@@ -228,7 +228,7 @@ def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
     ones; not ok where the state or the margin (finite, >= 0) is not valid, no pair is found
     or :func:`tree_block` does not apply (nothing changed). Its arrays are fresh
     (:func:`start_into` on new scratch)."""
-    nf, ni = start_sizes(sa.shape[0], nv)
+    nf, ni = start_sizes(sa.shape[0], nv, A.body.shape[0])
     return start_into(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H, np.empty(nf),
                       np.empty(ni, dtype=np.int64))
 
@@ -237,10 +237,11 @@ def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
 def start_into(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H, wf, wi):
     """:func:`tree_start` with its arrays views of the scratch ``wf`` (float64) and ``wi``
     (int64) of :func:`start_sizes`' lengths or more (:func:`block_into`)."""
-    pos, quat, vel, om = row_state(A.xipos, A.xquat, A.cvel, A.subtree_com, A.body, A.root,
-                                   A.iquat, A.iquat_unit)
-    margin = margin_value(_max_norm_rows(vel), _max_norm_rows(om), dt, g_norm)
     k = sa.shape[0]
+    pos, quat, vel, om = _rows_view(wf[19 * k + 9 * k * k:], A.body.shape[0])
+    row_state_into(A.xipos, A.xquat, A.cvel, A.subtree_com, A.body, A.root, A.iquat,
+                   A.iquat_unit, pos, quat, vel, om)
+    margin = margin_value(_max_norm_rows(vel), _max_norm_rows(om), dt, g_norm)
     idx = wi[:k]
     o = 0
     point = wf[o:o + 3 * k].reshape(k, 3)
@@ -271,7 +272,7 @@ def start_into(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H, wf, wi):
             ab[0, j], ab[1, j] = a[idx[j]], b[idx[j]]
         ok, jac, mm, cont, sgn, resp = block_into(
             fns, ab[0, :f], ab[1, :f], art, A.body, point[:f], normal[:f], nv, H, W, wnn,
-            wf[o:], wi[3 * k:])
+            wf[o + 13 * A.body.shape[0]:], wi[3 * k:])
     else:
         jac, mm, cont = np.empty((0, 3, nv)), np.empty((nv, nv)), np.empty(0, dtype=np.int64)
         sgn, resp = np.empty(0), np.empty((nv, 0))
@@ -280,10 +281,19 @@ def start_into(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H, wf, wi):
 
 
 @njit
-def _read(A, sa, sb, margin, u0, d_h, u_h, found):
+def _rows_view(st, n):
+    """The rows' pos (N, 3), quat (N, 4), vel (N, 3), omega (N, 3) as views of the float
+    scratch ``st`` (13 N or more) for ``n`` = N rows."""
+    return (st[:3 * n].reshape(n, 3), st[3 * n:7 * n].reshape(n, 4),
+            st[7 * n:10 * n].reshape(n, 3), st[10 * n:13 * n].reshape(n, 3))
+
+
+@njit
+def _read(A, sa, sb, margin, u0, d_h, u_h, found, st):
     """MuJoCo's state (``A.qpos``, ``A.qvel``) on the scratch data (``A.fns[-1]``; its arrays
-    ``A.sqpos`` ...), its kinematics and velocities, the rows' state (:func:`row_state`) and
-    the contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
+    ``A.sqpos`` ...), its kinematics and velocities, the rows' state
+    (:func:`.kernels.row_state`, into the scratch ``st``: :func:`_rows_view`) and the
+    contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
     <mbplugin.mujoco.host.MujocoHost.end_state>` and :class:`HostContacts.read
     <mbplugin.hosts.detection.HostContacts>`). Returns the rows' (pos, quat, vel, omega)."""
     A.sqpos[:] = A.qpos
@@ -293,18 +303,19 @@ def _read(A, sa, sb, margin, u0, d_h, u_h, found):
     capi.call(fns[capi.KINEMATICS], m, s)
     capi.call(fns[capi.COM_POS], m, s)
     capi.call(fns[capi.COM_VEL], m, s)
-    pos, quat, vel, om = row_state(A.sxipos, A.sxquat, A.scvel, A.scom, A.body, A.root,
-                                   A.iquat, A.iquat_unit)
+    pos, quat, vel, om = _rows_view(st, A.body.shape[0])
+    row_state_into(A.sxipos, A.sxquat, A.scvel, A.scom, A.body, A.root, A.iquat,
+                   A.iquat_unit, pos, quat, vel, om)
     host_plane_spheres(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p, A.radius, pos,
                        quat, vel, om, margin, u0, d_h, u_h, found)
     return pos, quat, vel, om
 
 
 @njit
-def rounds_size(k, ne, nq):
-    """The float scratch length of :func:`rounds_into` for ``k`` contacts, ``ne`` tree sides
-    and ``nq`` position coordinates."""
-    return 6 * k + 3 * ne + nq
+def rounds_size(k, ne, nq, nrows):
+    """The float scratch length of :func:`rounds_into` for ``k`` contacts, ``ne`` tree sides,
+    ``nq`` position coordinates and ``nrows`` host rows."""
+    return 6 * k + 3 * ne + nq + 13 * nrows
 
 
 @njit
@@ -314,7 +325,7 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     return rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P,
                        d1, u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h,
                        found, out, np.empty(rounds_size(d1.shape[0], cont.shape[0],
-                                                        A.qpos.shape[0])))
+                                                        A.qpos.shape[0], A.body.shape[0])))
 
 
 @njit
@@ -348,6 +359,7 @@ def rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     x, wx = wf[:m], wf[m:2 * m]
     f = wf[2 * m:2 * m + ne3]
     qbuf = wf[2 * m + ne3:2 * m + ne3 + A.qpos.shape[0]]
+    st = wf[2 * m + ne3 + A.qpos.shape[0]:]
     fns, qpos, qvel, qpos0, qadr, rot = A.fns, A.qpos, A.qvel, A.qpos0, A.qadr, A.rot
     e0 = wf[:0]
     state = (e0.reshape(0, 3), e0.reshape(0, 4), e0.reshape(0, 3), e0.reshape(0, 3))
@@ -364,7 +376,7 @@ def rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
                 big = max(big, abs(wx[i]))
             if big * (dt * spin + tol) <= du:
                 return DONE, state
-        state = _read(A, sa, sb, margin, u0, d_h, u_h, found)
+        state = _read(A, sa, sb, margin, u0, d_h, u_h, found, st)
         if r > 0:
             if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
                 return DONE, state
@@ -742,7 +754,7 @@ def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.nda
 def after_sizes(k, ne, nq, nrows):
     """The float and bool scratch lengths of :func:`after_into` for ``k`` contacts, ``ne``
     tree sides, ``nq`` position coordinates and ``nrows`` host rows."""
-    return 3 * k + rounds_size(k, ne, nq), nrows
+    return 3 * k + rounds_size(k, ne, nq, nrows), nrows
 
 
 @njit

@@ -227,7 +227,7 @@ def work_sizes(n, nv, nq, nrows):
     contacts), ``nv`` degrees of freedom, ``nq`` position coordinates, ``nrows`` host rows:
     :func:`~.lean_tree.start_into`'s, then the step's own, then
     :func:`~.lean_tree.after_into`'s."""
-    sf, si = start_sizes(n, nv)
+    sf, si = start_sizes(n, nv, nrows)
     af, ab = after_sizes(n, n, nq, nrows)
     return sf + 35 * n + 3 + af, si + 7 * n + 3, 3 * n + ab
 
@@ -262,7 +262,7 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     A = C.A
     wf, wi, wb = C.wsf, C.wsi, C.wsb
     n, nv = C.sa.shape[0], C.nv
-    sf, si = start_sizes(n, nv)
+    sf, si = start_sizes(n, nv, A.body.shape[0])
     (ok, margin, i, point, normal, delta, ddelta, vt, _m0, ra, rb, W, wnn, jac, mm, cont,
      sgn, resp) = start_into(A, C.fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, nv, H, wf, wi)
     k = i.shape[0]
