@@ -4,7 +4,8 @@ MuJoCo, same process (the A1 case of ``benchmarks/bench_mujoco.py`` alone, repea
 The A1 of ``examples/mujoco_quadruped.py`` (its URDF as MuJoCo loads it, 2 ms Euler step):
 1 s of stance and 1 s of trot under the example's PD controller, the controller code timed
 with each step; native MuJoCo contacts (``mj_step``) vs the backend's implicit step on the
-four toes (``contacts.step()``). Runs alternate native / ours ``--repeat`` times; the cost is
+four toes (``contacts.step()``), after one untimed run of ours (the compile and numba's cache
+loads of every path). Runs alternate native / ours ``--repeat`` times; the cost is
 the process's CPU time per step (``bench_mujoco.timed``), the ratio ours / native of the
 means over all runs, and the median of the per-step wall-clock ratios. Also printed: the
 share of host steps that took the lean tree path (``mbplugin.mujoco.lean_tree``; absent on
@@ -61,7 +62,9 @@ def main() -> None:
     print(f"mbplugin from {Path(mbplugin.__file__).parent}")
     print(f"load average {os.getloadavg()[0]:.2f} (before)")
     q = bm._example()
-    bm.a1_steps(q, True, 0.05, 0.0)  # compile / warm outside the timing
+    # compile / warm outside the timing: a whole run, so that the landings' and lift-offs'
+    # paths (loaded from numba's cache at their first call, ~10 ms) are warm too
+    bm.a1_steps(q, True)
     nat, our = [], []
     for _ in range(args.repeat):
         nat.append(bm.a1_steps(q, False))

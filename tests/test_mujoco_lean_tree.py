@@ -219,8 +219,8 @@ def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
     (:func:`mbplugin.mujoco.tree_step.tree_fused`, outcome DONE), the rare outcomes (a first
     solve handed to the general path, a row that ends) are met, and every step's info, the
     store's events and bounces and the integrator's warm start are the general path's (keys
-    and ids equal, values to roundoff); the stance carries the robot's weight (its subtree
-    mass times g)."""
+    and ids equal, values to roundoff), and no step writes into an earlier step's info; the
+    stance carries the robot's weight (its subtree mass times g)."""
     from mbplugin.mujoco import tree_step
 
     q = _example()
@@ -238,7 +238,7 @@ def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
         hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
         hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
         dt = m.opt.timestep
-        rec = []
+        rec, held = [], []
         for i in range(round((T_STAND + t_trot) / dt)):
             tau = q.KP * (q.targets(i * dt, T_STAND) - d.qpos[hq]) - q.KD * d.qvel[hv]
             d.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
@@ -246,6 +246,13 @@ def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
             rec.append((info.normal_force.copy(), info.delta.copy(), info.slip.copy(),
                         info.keys.copy(), info.sides.copy(), info.bodies.copy(),
                         info.geoms.copy(), d.qpos.copy(), d.qvel.copy()))
+            held.append((info.normal_force, info.delta, info.slip, info.keys, info.sides,
+                         info.bodies, info.geoms))
+        # an info's arrays are the user's: no later step writes into them (the fused step's
+        # work arrays are a kept scratch; what it hands out is fresh)
+        for kept, copied in zip(held, rec, strict=True):
+            for x, y in zip(kept, copied, strict=False):
+                assert np.array_equal(x, y)
         trunk = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "trunk")
         return rec, contacts, float(m.body_subtreemass[trunk] * -m.opt.gravity[2])
 

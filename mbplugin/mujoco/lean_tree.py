@@ -62,7 +62,7 @@ from mbplugin.hosts.integrator import (
 )
 from mbplugin.hosts.protocol import ARTICULATED, STATIC, ArticulatedBlock
 from mbplugin.mujoco import capi
-from mbplugin.mujoco.kernels import add_forces, row_state
+from mbplugin.mujoco.kernels import add_forces, row_state_into
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.delassus import articulated_add, articulated_w
 from mbplugin.pipeline.implicit import ImplicitStep
@@ -112,6 +112,13 @@ def tree_arrays(*values):
 
 
 @njit
+def block_sizes(k, nv):
+    """The float and integer scratch lengths of :func:`block_into` for ``k`` contacts on
+    ``nv`` degrees of freedom (at most ``k`` tree sides)."""
+    return 3 * k * nv * 3 + nv * nv + k + 3, k
+
+
+@njit
 def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
     """W's block of the one tree (module docstring) added into ``W`` (3K, 3K) and n . W n
     into ``wnn`` (K,): the contacts' sides ``a``, ``b`` (rows; ``art`` (N,) True for the
@@ -123,7 +130,17 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
     The entries are the general path's: the sides a on the tree, then the sides b, in contact
     order (sign -1, +1). Returns (ok, jac (E, 3, nv), mass matrix (nv, nv), contact (E,),
     sign (E,), response (nv, 3E)); not ok where a contact has no side or both sides on the
-    tree (W untouched)."""
+    tree (W untouched). Its arrays are fresh (:func:`block_into` on new scratch)."""
+    nf, ni = block_sizes(a.shape[0], nv)
+    return block_into(fns, a, b, art, body, point, normal, nv, H, W, wnn, np.empty(nf),
+                      np.empty(ni, dtype=np.int64))
+
+
+@njit
+def block_into(fns, a, b, art, body, point, normal, nv, H, W, wnn, wf, wi):
+    """:func:`tree_block` with its arrays views of the scratch ``wf`` (float64) and ``wi``
+    (int64) of :func:`block_sizes`' lengths or more (no allocation of its own where H is M:
+    a host step's fixed cost; the views are overwritten by the scratch's next use)."""
     k = a.shape[0]
     ne = 0
     for i in range(k):
@@ -131,12 +148,21 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
             ne = -1
             break
         ne += 1
-    cont = np.empty(max(ne, 0), dtype=np.int64)
-    sgn = np.empty(max(ne, 0))
-    jac = np.zeros((max(ne, 0), 3, nv))
-    mm = H if H.shape[0] == nv else np.empty((nv, nv))
+    e0 = max(ne, 0)
+    cont = wi[:e0]
+    o = 0
+    sgn = wf[o:o + e0]
+    o += e0
+    jac = wf[o:o + e0 * 3 * nv].reshape(e0, 3, nv)
+    o += e0 * 3 * nv
+    jac[:] = 0.0
+    if H.shape[0] == nv:
+        mm = H
+    else:
+        mm = wf[o:o + nv * nv].reshape(nv, nv)
+        o += nv * nv
     if ne < 0:
-        return False, jac, mm, cont, sgn, np.empty((nv, 0))
+        return False, jac, mm, cont, sgn, wf[o:o].reshape(nv, 0)
     e = 0
     for side in range(2):
         for i in range(k):
@@ -146,7 +172,8 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
                 sgn[e] = -1.0 if side == 0 else 1.0
                 e += 1
     m, d = fns[-2], fns[-1]
-    pt = np.empty(3)
+    pt = wf[o:o + 3]
+    o += 3
     base = jac.ctypes.data
     for e in range(ne):
         i = cont[e]
@@ -159,9 +186,13 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
     else:  # M^-1 J^T by MuJoCo's own factor of M (qLD of mj_step1's mj_factorM)
         capi.call3(fns[capi.FULL_M], m, d, mm.ctypes.data)
         jrows = jac.reshape(3 * ne, nv)
-        x = np.empty((3 * ne, nv))
+        x = wf[o:o + 3 * ne * nv].reshape(3 * ne, nv)
+        o += 3 * ne * nv
         capi.call_solve_m(fns[capi.SOLVE_M], m, d, x.ctypes.data, jrows.ctypes.data, 3 * ne)
-        resp = np.ascontiguousarray(x.T)
+        resp = wf[o:o + 3 * ne * nv].reshape(nv, 3 * ne)  # (x.T, C order)
+        for j in range(nv):
+            for r in range(3 * ne):
+                resp[j, r] = x[r, j]
         articulated_add(jrows, resp, cont, sgn, W)
     for i in range(k):  # (normal_entries: the diagonal blocks' n . B n, row-major)
         s = 0.0
@@ -173,9 +204,17 @@ def tree_block(fns, a, b, art, body, point, normal, nv, H, W, wnn):
 
 
 @njit
+def start_sizes(k, nv, nrows):
+    """The float and integer scratch lengths of :func:`start_into` for ``k`` managed pairs
+    on ``nv`` degrees of freedom and ``nrows`` host rows."""
+    bf, bi = block_sizes(k, nv)
+    return 19 * k + 9 * k * k + 13 * nrows + bf, 3 * k + bi
+
+
+@njit
 def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
     """The start of a host step of the lean case after ``mj_step1`` (:meth:`LeanTree.step`):
-    the rows' state in the user's data (``A.xipos`` ... of :func:`row_state`, as
+    the rows' state in the user's data (``A.xipos`` ... of :func:`.kernels.row_state`, as
     :meth:`MujocoHost.state <mbplugin.mujoco.host.MujocoHost.state>`) checked as
     ``BodyState.validate`` checks it, the step's margin (m) of
     :func:`~mbplugin.hosts.detection.margin_of` (``dt`` s, gravity's magnitude ``g_norm``
@@ -187,15 +226,31 @@ def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
     Returns (ok, margin, idx (the pairs found), point, normal, delta, ddelta, vt, m_eff, ra,
     rb, W, wnn, jac, mass matrix, contact, sign, response), the contacts' rows the found
     ones; not ok where the state or the margin (finite, >= 0) is not valid, no pair is found
-    or :func:`tree_block` does not apply (nothing changed)."""
-    pos, quat, vel, om = row_state(A.xipos, A.xquat, A.cvel, A.subtree_com, A.body, A.root,
-                                   A.iquat, A.iquat_unit)
-    margin = margin_value(_max_norm_rows(vel), _max_norm_rows(om), dt, g_norm)
+    or :func:`tree_block` does not apply (nothing changed). Its arrays are fresh
+    (:func:`start_into` on new scratch)."""
+    nf, ni = start_sizes(sa.shape[0], nv, A.body.shape[0])
+    return start_into(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H, np.empty(nf),
+                      np.empty(ni, dtype=np.int64))
+
+
+@njit
+def start_into(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H, wf, wi):
+    """:func:`tree_start` with its arrays views of the scratch ``wf`` (float64) and ``wi``
+    (int64) of :func:`start_sizes`' lengths or more (:func:`block_into`)."""
     k = sa.shape[0]
-    idx = np.empty(k, dtype=np.int64)
-    point, normal, vt, ra, rb = (np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3)),
-                                 np.empty((k, 3)), np.empty((k, 3)))
-    delta, ddelta, m_eff = np.empty(k), np.empty(k), np.empty(k)
+    pos, quat, vel, om = _rows_view(wf[19 * k + 9 * k * k:], A.body.shape[0])
+    row_state_into(A.xipos, A.xquat, A.cvel, A.subtree_com, A.body, A.root, A.iquat,
+                   A.iquat_unit, pos, quat, vel, om)
+    margin = margin_value(_max_norm_rows(vel), _max_norm_rows(om), dt, g_norm)
+    idx = wi[:k]
+    o = 0
+    point = wf[o:o + 3 * k].reshape(k, 3)
+    normal = wf[o + 3 * k:o + 6 * k].reshape(k, 3)
+    vt = wf[o + 6 * k:o + 9 * k].reshape(k, 3)
+    ra = wf[o + 9 * k:o + 12 * k].reshape(k, 3)
+    rb = wf[o + 12 * k:o + 15 * k].reshape(k, 3)
+    delta, ddelta, m_eff = wf[15 * k:16 * k], wf[16 * k:17 * k], wf[17 * k:18 * k]
+    o = 18 * k
     found = 0
     if (np.isfinite(margin) and margin >= 0.0
             and ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia)):
@@ -204,26 +259,41 @@ def tree_start(A, fns, sa, sb, a, b, art, dt, g_norm, nv, H):
                                       A.radius, pos, quat, vel, om, A.inv_m_ext, inv_i_w,
                                       margin, idx, point, normal, delta, ddelta, vt, m_eff,
                                       ra, rb)
-    W = np.zeros((3 * found, 3 * found))
-    wnn = np.empty(found)
+    f = found
+    W = wf[o:o + 9 * f * f].reshape(3 * f, 3 * f)
+    W[:] = 0.0
+    o += 9 * k * k
+    wnn = wf[o:o + f]
+    o += k
     ok = found > 0
     if ok:
-        ok, jac, mm, cont, sgn, resp = tree_block(
-            fns, a[idx[:found]], b[idx[:found]], art, A.body, point[:found], normal[:found],
-            nv, H, W, wnn)
+        ab = wi[k:3 * k].reshape(2, k)
+        for j in range(f):
+            ab[0, j], ab[1, j] = a[idx[j]], b[idx[j]]
+        ok, jac, mm, cont, sgn, resp = block_into(
+            fns, ab[0, :f], ab[1, :f], art, A.body, point[:f], normal[:f], nv, H, W, wnn,
+            wf[o + 13 * A.body.shape[0]:], wi[3 * k:])
     else:
         jac, mm, cont = np.empty((0, 3, nv)), np.empty((nv, nv)), np.empty(0, dtype=np.int64)
         sgn, resp = np.empty(0), np.empty((nv, 0))
-    f = found
     return (ok, margin, idx[:f], point[:f], normal[:f], delta[:f], ddelta[:f], vt[:f], m_eff[:f],
             ra[:f], rb[:f], W, wnn, jac, mm, cont, sgn, resp)
 
 
 @njit
-def _read(A, sa, sb, margin, u0, d_h, u_h, found):
+def _rows_view(st, n):
+    """The rows' pos (N, 3), quat (N, 4), vel (N, 3), omega (N, 3) as views of the float
+    scratch ``st`` (13 N or more) for ``n`` = N rows."""
+    return (st[:3 * n].reshape(n, 3), st[3 * n:7 * n].reshape(n, 4),
+            st[7 * n:10 * n].reshape(n, 3), st[10 * n:13 * n].reshape(n, 3))
+
+
+@njit
+def _read(A, sa, sb, margin, u0, d_h, u_h, found, st):
     """MuJoCo's state (``A.qpos``, ``A.qvel``) on the scratch data (``A.fns[-1]``; its arrays
-    ``A.sqpos`` ...), its kinematics and velocities, the rows' state (:func:`row_state`) and
-    the contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
+    ``A.sqpos`` ...), its kinematics and velocities, the rows' state
+    (:func:`.kernels.row_state`, into the scratch ``st``: :func:`_rows_view`) and the
+    contacts' overlaps ``d_h`` and velocities ``u_h`` there (:meth:`MujocoHost.end_state
     <mbplugin.mujoco.host.MujocoHost.end_state>` and :class:`HostContacts.read
     <mbplugin.hosts.detection.HostContacts>`). Returns the rows' (pos, quat, vel, omega)."""
     A.sqpos[:] = A.qpos
@@ -233,16 +303,35 @@ def _read(A, sa, sb, margin, u0, d_h, u_h, found):
     capi.call(fns[capi.KINEMATICS], m, s)
     capi.call(fns[capi.COM_POS], m, s)
     capi.call(fns[capi.COM_VEL], m, s)
-    pos, quat, vel, om = row_state(A.sxipos, A.sxquat, A.scvel, A.scom, A.body, A.root,
-                                   A.iquat, A.iquat_unit)
+    pos, quat, vel, om = _rows_view(st, A.body.shape[0])
+    row_state_into(A.sxipos, A.sxquat, A.scvel, A.scom, A.body, A.root, A.iquat,
+                   A.iquat_unit, pos, quat, vel, om)
     host_plane_spheres(sa, sb, A.sbody, A.lpos, A.lrot, A.plane_n, A.plane_p, A.radius, pos,
                        quat, vel, om, margin, u0, d_h, u_h, found)
     return pos, quat, vel, om
 
 
 @njit
+def rounds_size(k, ne, nq, nrows):
+    """The float scratch length of :func:`rounds_into` for ``k`` contacts, ``ne`` tree sides,
+    ``nq`` position coordinates and ``nrows`` host rows."""
+    return 6 * k + 3 * ne + nq + 13 * nrows
+
+
+@njit
 def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1,
                 u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h, found, out):
+    """:func:`rounds_into` on new scratch (its arguments but ``wf``)."""
+    return rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P,
+                       d1, u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h,
+                       found, out, np.empty(rounds_size(d1.shape[0], cont.shape[0],
+                                                        A.qpos.shape[0], A.body.shape[0])))
+
+
+@njit
+def rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1,
+                u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h, found, out,
+                wf):
     """Up to ``rounds`` verification rounds of the implicit step from the last solve (``P``,
     ``d1``, ``u1``, ``loaded``, ``s1``, updated in place), its correction ``dP`` and the spin
     its response saw, as :meth:`ContactIntegrator.after
@@ -259,15 +348,21 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
 
     ``out`` (3,): the rounds begun, the last spin, whether MuJoCo's state was moved. Returns
     DONE, HANDOVER (the round's read in ``d_h``, ``u_h``, ``found``; the rows' state
-    returned) or FIRST (the first solve needs the general path; MuJoCo's data unchanged)."""
+    returned) or FIRST (the first solve needs the general path; MuJoCo's data unchanged).
+
+    ``wf``: float64 scratch of :func:`rounds_size` or more (the rounds' work arrays as its
+    views: no allocation of their own)."""
     k = d1.shape[0]
     m = 3 * k
     nd = resp.shape[0]
-    x, wx = np.empty(m), np.empty(m)
-    f = np.empty(3 * cont.shape[0])
-    qbuf = np.empty(A.qpos.shape[0])
+    ne3 = 3 * cont.shape[0]
+    x, wx = wf[:m], wf[m:2 * m]
+    f = wf[2 * m:2 * m + ne3]
+    qbuf = wf[2 * m + ne3:2 * m + ne3 + A.qpos.shape[0]]
+    st = wf[2 * m + ne3 + A.qpos.shape[0]:]
     fns, qpos, qvel, qpos0, qadr, rot = A.fns, A.qpos, A.qvel, A.qpos0, A.qadr, A.rot
-    state = (np.empty((0, 3)), np.empty((0, 4)), np.empty((0, 3)), np.empty((0, 3)))
+    e0 = wf[:0]
+    state = (e0.reshape(0, 3), e0.reshape(0, 4), e0.reshape(0, 3), e0.reshape(0, 3))
     for r in range(0 if first else 1, rounds + 1):
         out[0] = r - 1 if r > 0 else 0
         out[1] = spin
@@ -281,7 +376,7 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
                 big = max(big, abs(wx[i]))
             if big * (dt * spin + tol) <= du:
                 return DONE, state
-        state = _read(A, sa, sb, margin, u0, d_h, u_h, found)
+        state = _read(A, sa, sb, margin, u0, d_h, u_h, found, st)
         if r > 0:
             if not _verify_off(d_h, d1, u_h, u1, found, tol, du):
                 return DONE, state
@@ -656,9 +751,27 @@ def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.nda
 
 
 @njit
+def after_sizes(k, ne, nq, nrows):
+    """The float and bool scratch lengths of :func:`after_into` for ``k`` contacts, ``ne``
+    tree sides, ``nq`` position coordinates and ``nrows`` host rows."""
+    return 3 * k + rounds_size(k, ne, nq, nrows), nrows
+
+
+@njit
 def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
                rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h, found,
                out):
+    """:func:`after_into` on new scratch (its arguments but ``wf``, ``wb``)."""
+    nf, nb = after_sizes(d1.shape[0], cont.shape[0], A.qpos.shape[0], A.hbody.shape[0])
+    return after_into(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc, fn0,
+                      s0, rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h,
+                      u_h, found, out, np.empty(nf), np.empty(nb, dtype=np.bool_))
+
+
+@njit
+def after_into(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
+               rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h, found,
+               out, wf, wb):
     """MuJoCo's host step and the implicit step's rounds in one call (:meth:`LeanTree.step`
     without a MuJoCo constraint row): the contacts' forces ``force`` (K, 3) N (sides ``a``,
     ``b``, ``point`` (K, 3)) added to ``xfrc_applied`` (:func:`.kernels.add_forces`, as
@@ -667,18 +780,23 @@ def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, g
     ``xfrc_applied`` back (:meth:`MujocoHost.step <mbplugin.mujoco.host.MujocoHost.step>`),
     then :func:`tree_rounds` from its first solve (the other arguments are its own). Returns
     :func:`tree_rounds`' outcome; its rows' state of a HANDOVER in ``A.hpos``, ``A.hquat``,
-    ``A.hvel``, ``A.hom`` (returned arrays would cost their boxing in every step)."""
+    ``A.hvel``, ``A.hom`` (returned arrays would cost their boxing in every step).
+    ``wf`` (float64), ``wb`` (bool): scratch of :func:`after_sizes`' lengths or more (the
+    step's work arrays as their views)."""
     A.xfrc_user[:] = A.xfrc
-    forced = np.zeros(A.hbody.shape[0], dtype=np.bool_)
+    forced = wb[:A.hbody.shape[0]]
+    forced[:] = False
     add_forces(A.xfrc, A.xipos, A.hbody, A.hstatic, a, b, point, force, forced)
     A.qpos0[:] = A.qpos
     fns = A.fns
     capi.call(A.step2[0], fns[-3], fns[-2])
     A.xfrc[:] = A.xfrc_user
-    status, state = tree_rounds(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
-                                rtol, P, d1, u1, loaded, s1,
-                                np.zeros(d1.shape[0] * 3).reshape(-1, 3), 0.0, resp, cont, sgn,
-                                u0, counters, d_h, u_h, found, out)
+    k = d1.shape[0]
+    dP = wf[:3 * k].reshape(k, 3)
+    dP[:] = 0.0
+    status, state = rounds_into(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
+                                rtol, P, d1, u1, loaded, s1, dP, 0.0, resp, cont, sgn, u0,
+                                counters, d_h, u_h, found, out, wf[3 * k:])
     if status == HANDOVER:
         A.hpos[:], A.hquat[:], A.hvel[:], A.hom[:] = state
     return status

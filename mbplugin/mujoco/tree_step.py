@@ -14,7 +14,7 @@ info's arrays (:func:`~mbplugin.hosts.integrator.info_arrays`,
 :func:`.kernels.contact_ids`): some 190 Python calls around six compiled ones. Where the step
 is the common one (the store's rows met again with no onset, end or latch, one compiled law
 without state, no stick, no MuJoCo constraint row, no user ``xfrc_applied`` kept aside:
-:func:`applies`), :func:`tree_fused` does all of it in one call (:func:`tree_common` after
+:func:`applies`), :func:`tree_fused` does all of it in one call (after
 ``tree_start``), the same kernels in the same order (the same bits), and :func:`fused_step`
 books its outputs on the Python objects (the store's last overlaps and sequence, the
 integrator's warm start, the info; ~56 Python calls a step). Every other case leaves the
@@ -51,15 +51,22 @@ from mbplugin.hosts.integrator import (
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.mujoco.backend import MujocoStepInfo
 from mbplugin.mujoco.kernels import contact_ids, pair_friction
-from mbplugin.mujoco.lean_tree import _FIRST, book_end, tree_after, tree_start
+from mbplugin.mujoco.lean_tree import (
+    _FIRST,
+    after_into,
+    after_sizes,
+    book_end,
+    start_into,
+    start_sizes,
+)
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.layout import CONTACT, head
+from mbplugin.pipeline.layout import head
 from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows, same_rows, superset_rows
 from mbplugin.pipeline.substep import SubstepStats
 
-#: :func:`tree_common`'s outcomes past the start: the rounds ended and the step is booked
+#: :func:`tree_fused`'s outcomes past the start: the rounds ended and the step is booked
 #: (DONE), the start's commit is not the common one (START, nothing done), the first solve or
 #: a round needs the general path (FIRST, HANDOVER: :func:`~.lean_tree.tree_rounds`'), the
 #: end's commit is not the common one (END)
@@ -91,138 +98,18 @@ def _same(x, y):
     return True
 
 
-@njit
-def _commit_test(skeys, bkey, blaw, kid, mode, d, v, coef):
-    """:meth:`ContactStore.commit_rows <mbplugin.pipeline.store.ContactStore.commit_rows>`'
-    common cases at overlaps ``d`` (K,) m and rates ``v`` (K,) m/s without their booking:
-    (0: the batch is the store's rows ``skeys`` in order and none ends; 1: the batch holds
-    the store's rows and besides them pairs apart, none ends (``_commit_apart``); -1:
-    neither, the general commit books it), the rows' overlaps and rates (the store's
-    ``_delta_last``, ``_ddelta_last``)."""
-    n = skeys.shape[0]
-    end = np.empty(n, dtype=np.bool_)
-    hit = same_rows(skeys, bkey, blaw, kid, mode, d, v, coef, end)
-    if hit == 0:
-        return 0, d.copy(), v.copy()
-    if hit < 0:
-        where = np.empty(n, dtype=np.int64)
-        if superset_rows(skeys, bkey, blaw, d, where):
-            dr, vr = d[where], v[where]
-            if not _ends_rows(kid, mode, dr, vr, coef, end):
-                return 1, dr, vr
-    return -1, d[:0].copy(), v[:0].copy()
-
-
-@njit
-def tree_common(go, A, bkey, blaw, ba, bb, psa, psb, point, normal, delta, ddelta, vt, W, wnn,
-                resp, cont, sgn, skeys, scoef, smem, slaw, fkid, fmode, kid_t, mode_t,
-                have_warm, wkeys, wimp, hd, mu, has_fr, fr_mu, fr_static, dt, rounds,
-                margin_r, tol, du, rtol, counters, d_h, u_h, found, out):
-    """With ``go``: the common host step after :func:`~.lean_tree.tree_start` (module
-    docstring; else nothing, START) of the
-    batch (keys ``bkey``, law indices ``blaw``, sides ``ba``, ``bb``, plane and sphere
-    shapes ``psa``, ``psb``, ``point`` ... ``vt``; W (3K, 3K), ``wnn``, the tree's response
-    ``resp``, ``cont``, ``sgn``) against the store's rows (``skeys``, ``scoef``, ``smem``,
-    ``slaw``; its one law's kernel id and mode ``fkid``, ``fmode``; the law tables
-    ``kid_t``, ``mode_t``), the integrator's warm start (``wkeys``, ``wimp``; ``have_warm``),
-    the implicit step's header ``hd`` and friction (``mu`` (K, 2) or none, ``has_fr``,
-    ``fr_mu``, ``fr_static``), ``dt`` s, the rounds' options (``rounds``, ``margin_r`` m,
-    ``tol``, ``du`` m/s, ``rtol``) and work arrays (``counters`` ... ``out``:
-    :func:`~.lean_tree.tree_rounds`'). Returns (outcome, the start's commit case (0 same rows,
-    1 rows and pairs apart), P_lin, gf, gc, every contact active, m_eff, u0, fn0, the force
-    P_lin / dt, the begin's normal force and slip, P, d1, u1, loaded, s0, s1, the end's
-    commit case, the rows' end overlaps and rates, whether the store's rows are the batch's,
-    the warm start's keys and impulses, the info's normal force (K,) N and slip (K,) m/s, its
-    end overlaps (K,) m, geoms, bodies) (module docstring: the arrays of the outcomes
-    reached, empty otherwise)."""
-    k = bkey.shape[0]
-    z1, z3 = np.empty(0), np.empty((0, 3))
-    P_lin, m_eff, u0, fn0, force, fn_b, slip_b = z3, z1, z3, z1, z3, z1, z1
-    gf, gc, every = z1, np.zeros(0, dtype=CONTACT), False
-    P, d1, u1, loaded, s0, s1 = z3, z1, z3, np.zeros(0, dtype=np.bool_), z3, z3
-    end_case, d_last, v_last, same_end = -1, z1, z1, False
-    wk, wi, fn, slip, d_info = skeys[:0].copy(), z3, z1, z1, z1
-    status = START
-    start_case = -1
-    if go:
-        start_case, _, _ = _commit_test(skeys, bkey, blaw, fkid, fmode, delta, ddelta, scoef)
-    if start_case >= 0:
-        # the warm start (ContactIntegrator.warm_start) and the store's rows (_rows_args)
-        P_lin = np.zeros((k, 3))
-        if have_warm:
-            if _same(wkeys, bkey):
-                P_lin = wimp.copy()
-            else:
-                for i in range(k):
-                    j = _find(wkeys, bkey[i])
-                    if j >= 0:
-                        for a in range(3):
-                            P_lin[i, a] = wimp[j, a]
-        same = _same(skeys, bkey)
-        rows = np.zeros(0, dtype=np.int64)
-        if not same:
-            rows = np.empty(k, dtype=np.int64)
-            for i in range(k):
-                rows[i] = _find(skeys, bkey[i])
-        s0 = np.zeros((k, 3))
-        m_eff, fn0, fn_b, slip_b = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
-        u0, force = np.empty((k, 3)), np.empty((k, 3))
-        gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
-                                   W.reshape(-1), mu, has_fr, fr_mu, fr_static, same, rows,
-                                   scoef, smem, slaw, blaw, kid_t, mode_t, s0, m_eff, u0, fn0,
-                                   fn_b, slip_b, force)
-        # MuJoCo's step and the rounds (after_step's tree_after)
-        P = P_lin.copy()
-        d1, u1, loaded = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-        s1 = s0.copy()
-        status = tree_after(A, ba, bb, point, force, psa, psb, rounds, dt, margin_r, tol, du,
-                            gf, gc, fn0, s0, rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0,
-                            counters, d_h, u_h, found, out)
-    if status == DONE:
-        rate = np.empty(k)
-        for i in range(k):  # (lean_tree._rate: einsum's order)
-            x, y, z = u1[i, 0] * normal[i, 0], u1[i, 1] * normal[i, 1], u1[i, 2] * normal[i, 2]
-            rate[i] = -((x + z) + y)
-        end_case, d_last, v_last = _commit_test(skeys, bkey, blaw, fkid, fmode, d1, rate,
-                                                scoef)
-        if end_case < 0:
-            status = END
-        else:  # ContactIntegrator.booked (the store's rows unchanged), step_info
-            same_end = _same(skeys, bkey)
-            if same_end:
-                wi = P.copy()
-            else:
-                n = 0
-                for i in range(k):
-                    if _find(skeys, bkey[i]) >= 0:
-                        n += 1
-                wk, wi = np.empty(n, dtype=np.int64), np.empty((n, 3))
-                n = 0
-                for i in range(k):
-                    if _find(skeys, bkey[i]) >= 0:
-                        wk[n] = bkey[i]
-                        for a in range(3):
-                            wi[n, a] = P[i, a]
-                        n += 1
-            fn, slip = np.empty(k), np.empty(k)
-            _info_arrays(P, u1, normal, dt, fn, slip)
-            d_info = d1.copy()
-    return (status, start_case, P_lin, gf, gc, every, m_eff, u0, fn0, force, fn_b, slip_b, P,
-            d1, u1, loaded, s0, s1, end_case, d_last, v_last, same_end, wk, wi, fn, slip,
-            d_info)
-
-
 #: the fields of :class:`StepConst`: the step's :class:`~.lean_tree.TreeArrays`, MuJoCo's C
 #: functions (:func:`~.lean_tree.tree_start`'s ``fns``) and ``nv``, the detection's constant
 #: pair arrays (plane and sphere shapes, sides, keys, law indices, effective radii, Hertz
 #: stiffnesses), the tree's rows, the contact model's shape count, the managed geoms and the
 #: rows' bodies (``MujocoContacts``' ``geoms``, ``rows``), MuJoCo's geom friction, priority
 #: and condim (views), the store's law (kernel id, mode, tables), the implicit step's header
-#: and friction, the rounds' options (:func:`tree_common`'s arguments of those names)
+#: and friction, the rounds' options, the kept arrays (:data:`KEPT`) and the step's scratch
+#: (float64, int64, bool: :func:`work_sizes`)
 CONST_FIELDS = ("A", "fns", "nv", "sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art",
                 "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "fkid", "fmode", "kid_t",
                 "mode_t", "hd", "mj_mu", "has_fr", "fr_mu", "fr_static", "rounds", "tol", "du",
-                "rtol", "dl", "vl", "sk", "wk", "wi")
+                "rtol", "dl", "vl", "sk", "wk", "wi", "wsf", "wsi", "wsb")
 #: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
 #: the end of a common step and held by the store and the integrator until the next one (the
 #: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
@@ -233,6 +120,16 @@ def kept_arrays(n: int) -> tuple[np.ndarray, ...]:
     """:data:`KEPT`'s arrays for ``n`` managed pairs (at most ``n`` contacts a step)."""
     return (np.empty(n), np.empty(n), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
             np.empty((n, 3)))
+
+
+def work_arrays(n: int, nv: int, nq: int, nrows: int) -> tuple[np.ndarray, ...]:
+    """:func:`tree_fused`'s scratch (float64, int64, bool) for ``n`` managed pairs, ``nv``
+    degrees of freedom, ``nq`` position coordinates and ``nrows`` host rows
+    (:func:`work_sizes`)."""
+    nf, ni, nb = work_sizes(n, nv, nq, nrows)
+    return np.empty(nf), np.empty(ni, dtype=np.int64), np.empty(nb, dtype=np.bool_)
+
+
 #: the fields of :class:`TreeOut` (:func:`tree_fused`'s arrays of the rare outcomes)
 OUT_FIELDS = ("a", "b", "key", "point", "normal", "delta", "ddelta", "vt", "m_eff", "r_eff",
               "ra", "rb", "law", "k_hertz", "W", "wnn", "jac", "mm", "cont", "sgn", "resp",
@@ -300,6 +197,42 @@ def step_const(*values):
 
 
 @njit
+def _commit_case(skeys, bkey, blaw, kid, mode, d, v, coef, end, where, dl, vl):
+    """:meth:`ContactStore.commit_rows <mbplugin.pipeline.store.ContactStore.commit_rows>`'
+    common cases at overlaps ``d`` (K,) m and rates ``v`` (K,) m/s without their booking
+    (0: the batch is the store's rows ``skeys`` (M,) in order and none ends; 1: the batch
+    holds the store's rows and besides them pairs apart, none ends (``_commit_apart``); -1:
+    neither, the general commit books it), the rows' overlaps and rates (the store's
+    ``_delta_last``, ``_ddelta_last``) written into ``dl``, ``vl`` (M,) where 0 or 1;
+    ``end``, ``where`` (M,) scratch."""
+    n = skeys.shape[0]
+    hit = same_rows(skeys, bkey, blaw, kid, mode, d, v, coef, end)
+    if hit == 0:
+        dl[:n] = d
+        vl[:n] = v
+        return 0
+    if hit < 0:
+        if superset_rows(skeys, bkey, blaw, d, where):
+            for j in range(n):
+                dl[j], vl[j] = d[where[j]], v[where[j]]
+            if not _ends_rows(kid, mode, dl[:n], vl[:n], coef, end):
+                return 1
+    return -1
+
+
+@njit
+def work_sizes(n, nv, nq, nrows):
+    """The float64, int64 and bool scratch lengths of :func:`tree_fused` (its
+    :class:`StepConst`'s ``wsf``, ``wsi``, ``wsb``) for ``n`` managed pairs (at most ``n``
+    contacts), ``nv`` degrees of freedom, ``nq`` position coordinates, ``nrows`` host rows:
+    :func:`~.lean_tree.start_into`'s, then the step's own, then
+    :func:`~.lean_tree.after_into`'s."""
+    sf, si = start_sizes(n, nv, nrows)
+    af, ab = after_sizes(n, n, nq, nrows)
+    return sf + 35 * n + 3 + af, si + 7 * n + 3, 3 * n + ab
+
+
+@njit
 def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wimp):
     """The lean tree path's host step after ``mj_step1`` in one call:
     :func:`~.lean_tree.tree_start` (``dt``, ``g_norm``, ``H`` its own; ``A``, ``fns``,
@@ -307,64 +240,151 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     :meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` gathers it, each
     contact's friction coefficients with ``C.mj_mu`` (MuJoCo's geoms':
     :meth:`MujocoHost.friction <mbplugin.mujoco.host.MujocoHost.friction>` as
-    :meth:`HostStep.pair_mu <mbplugin.hosts.step.HostStep.pair_mu>` pairs them), then
-    :func:`tree_common` (the other arguments its own, or ``C``'s) and the info's geoms and bodies
-    (:func:`.kernels.contact_ids`). Returns (outcome (NOT_OK where ``tree_start`` does not
-    apply), margin (m), the :class:`TreeOut` (None after DONE: its boxing costs ~3 us), the
-    keys (K,), the info's normal force, slip
-    and end overlaps (3, K), its sides, geoms and bodies (3, K, 2), the store's row count M
-    and the warm start's count, the rounds' iterations and force evaluations, the start's
-    and end's commit cases, whether the store's rows are the batch's); a common step's ends
-    in ``C``'s kept arrays (:data:`KEPT`: the store's last overlaps and rates and a copy of
-    its keys (M,), the warm start's keys (where the store's rows are not the batch's) and
-    impulses): an array returned costs its boxing, ~1 us."""
+    :meth:`HostStep.pair_mu <mbplugin.hosts.step.HostStep.pair_mu>` pairs them), then the
+    common step (module docstring) against the store's rows (``skeys``, ``scoef``, ``smem``,
+    ``slaw``; its one law's kernel id and mode ``C.fkid``, ``C.fmode``) and the
+    integrator's warm start (``wkeys``, ``wimp``; ``have_warm``): the start's commit test,
+    the warm start, the implicit begin (:func:`~mbplugin.hosts.fused_kernels.lean_begin`),
+    MuJoCo's step and the rounds (:func:`~.lean_tree.after_into`), the end's commit test, the
+    integrator's booking and the info (:func:`~mbplugin.hosts.integrator._info_arrays`,
+    :func:`.kernels.contact_ids`).
+    The step's work arrays are views of ``C``'s scratch (``wsf``, ``wsi``, ``wsb``: a numba
+    allocation costs ~70 ns with its release, some 150 a step before); what leaves the call
+    is fresh: the returned arrays, and a :class:`TreeOut` of copies off the common step.
+    Returns (outcome (NOT_OK where ``tree_start`` does not apply), margin (m), the
+    :class:`TreeOut` (None after DONE, START and NOT_OK: its boxing costs ~3 us), the keys
+    (K,), the info's normal force, slip and end overlaps (3, K), its sides, geoms and bodies
+    (3, K, 2), the store's row count M and the warm start's count, the rounds' iterations and
+    force evaluations, the start's and end's commit cases, whether the store's rows are the
+    batch's); a common step's ends in ``C``'s kept arrays (:data:`KEPT`: the store's last
+    overlaps and rates and a copy of its keys (M,), the warm start's keys (where the store's
+    rows are not the batch's) and impulses): an array returned costs its boxing, ~1 us."""
     A = C.A
+    wf, wi, wb = C.wsf, C.wsi, C.wsb
+    n, nv = C.sa.shape[0], C.nv
+    sf, si = start_sizes(n, nv, A.body.shape[0])
     (ok, margin, i, point, normal, delta, ddelta, vt, _m0, ra, rb, W, wnn, jac, mm, cont,
-     sgn, resp) = tree_start(A, C.fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, C.nv, H)
+     sgn, resp) = start_into(A, C.fns, C.sa, C.sb, C.a, C.b, C.art, dt, g_norm, nv, H, wf, wi)
     k = i.shape[0]
-    a, b, key, law = C.a[i], C.b[i], C.key[i], C.law[i]
-    r_eff, k_hertz, psa, psb = C.r_eff[i], C.k_hertz[i], C.sa[i], C.sb[i]
-    mu = np.zeros((0, 2))
+    key = C.key[i]
+    # the step's own scratch: floats from sf, integers from si, bools from 0
+    g = wi[si:si + 7 * n + 3]
+    a, b, law = g[:k], g[n:n + k], g[2 * n:2 * n + k]
+    psa, psb = g[3 * n:3 * n + k], g[4 * n:4 * n + k]
+    rows_buf, where = g[5 * n:6 * n], g[6 * n:7 * n]
+    counters = g[7 * n:7 * n + 3]
+    for j in range(k):
+        c = i[j]
+        a[j], b[j], law[j], psa[j], psb[j] = C.a[c], C.b[c], C.law[c], C.sa[c], C.sb[c]
+    h = wf[sf:sf + 35 * n + 3]
+    o = 0
+    mu = h[o:o].reshape(0, 2)
     if ok and C.mj_mu:
         m1 = pair_friction(key, C.n_shapes, C.geoms, C.gfric, C.gprio, C.gcondim)
-        mu = np.empty((k, 2))
+        mu = h[o:o + 2 * k].reshape(k, 2)
         for j in range(k):
             mu[j, 0] = m1[j]
             mu[j, 1] = m1[j]
-    d_h, u_h, found = np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_)
-    counters, out = np.zeros(3, dtype=np.int64), np.zeros(3)
-    (status, start_case, P_lin, gf, gc, every, m_eff, u0, fn0, force, fn_b, slip_b, P, d1, u1,
-     loaded, s0, s1, end_case, d_last, v_last, same_end, wk, wi, fn, slip,
-     d_info) = tree_common(ok, A, key, law, a, b, psa, psb, point, normal, delta, ddelta, vt, W,
-                           wnn, resp, cont, sgn, skeys, scoef, smem, slaw, C.fkid, C.fmode,
-                           C.kid_t, C.mode_t, have_warm, wkeys, wimp, C.hd, mu, C.has_fr,
-                           C.fr_mu, C.fr_static, dt, C.rounds, max(2.0 * margin, LOST_MARGIN),
-                           C.tol, C.du, C.rtol, counters, d_h, u_h, found, out)
-    if not ok:
-        status = NOT_OK
-    ab = np.empty((k, 2), dtype=np.int64)
-    for j in range(k):
-        ab[j, 0], ab[j, 1] = a[j], b[j]
+    o += 2 * n
+    d_h, u_h = h[o:o + k], h[o + n:o + n + 3 * k].reshape(k, 3)
+    o += 4 * n
+    P_lin, s0, u0 = (h[o:o + 3 * k].reshape(k, 3), h[o + 3 * n:o + 3 * n + 3 * k].reshape(k, 3),
+                     h[o + 6 * n:o + 6 * n + 3 * k].reshape(k, 3))
+    o += 9 * n
+    force, P = h[o:o + 3 * k].reshape(k, 3), h[o + 3 * n:o + 3 * n + 3 * k].reshape(k, 3)
+    u1, s1 = (h[o + 6 * n:o + 6 * n + 3 * k].reshape(k, 3),
+              h[o + 9 * n:o + 9 * n + 3 * k].reshape(k, 3))
+    o += 12 * n
+    m_eff, fn0, fn_b, slip_b = h[o:o + k], h[o + n:o + n + k], h[o + 2 * n:o + 2 * n + k], h[
+        o + 3 * n:o + 3 * n + k]
+    o += 4 * n
+    d1, rate = h[o:o + k], h[o + n:o + n + k]
+    o += 2 * n
+    dls, vls = h[o:o + n], h[o + n:o + 2 * n]  # (the start's commit rows: not kept)
+    o += 2 * n
+    out = h[o:o + 3]
+    found, loaded, end = wb[:k], wb[n:n + k], wb[2 * n:3 * n]
+    counters[:] = 0
+    out[:] = 0.0
+    status = NOT_OK if not ok else START
+    start_case = -1
+    if ok and skeys.shape[0] <= n:  # (a store of more rows than pairs: the general commit)
+        start_case = _commit_case(skeys, key, law, C.fkid, C.fmode, delta, ddelta, scoef,
+                                  end[:skeys.shape[0]], where[:skeys.shape[0]], dls, vls)
+    if start_case < 0:
+        return (status, margin, None, key, np.empty((3, k)), np.empty((3, k, 2), dtype=np.int64),
+                0, 0, 0, 0, start_case, -1, False)
+    # the warm start (ContactIntegrator.warm_start) and the store's rows (_rows_args)
+    P_lin[:] = 0.0
+    if have_warm:
+        if _same(wkeys, key):
+            P_lin[:] = wimp
+        else:
+            for j in range(k):
+                r = _find(wkeys, key[j])
+                if r >= 0:
+                    for x in range(3):
+                        P_lin[j, x] = wimp[r, x]
+    same = _same(skeys, key)
+    rows = rows_buf[:0]
+    if not same:
+        rows = rows_buf[:k]
+        for j in range(k):
+            rows[j] = _find(skeys, key[j])
+    s0[:] = 0.0
+    gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, C.hd,
+                               W.reshape(-1), mu, C.has_fr, C.fr_mu, C.fr_static, same, rows,
+                               scoef, smem, slaw, law, C.kid_t, C.mode_t, s0, m_eff, u0, fn0,
+                               fn_b, slip_b, force)
+    # MuJoCo's step and the rounds (after_step's tree_after)
+    P[:] = P_lin
+    s1[:] = s0
+    status = after_into(A, a, b, point, force, psa, psb, C.rounds, dt,
+                        max(2.0 * margin, LOST_MARGIN), C.tol, C.du, gf, gc, fn0, s0, C.rtol,
+                        P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h, found,
+                        out, wf[sf + 35 * n + 3:], wb[3 * n:])
+    end_case, same_end, m, nw = -1, False, 0, 0
+    if status == DONE:
+        for j in range(k):  # (lean_tree._rate: einsum's order)
+            x, y, z = u1[j, 0] * normal[j, 0], u1[j, 1] * normal[j, 1], u1[j, 2] * normal[j, 2]
+            rate[j] = -((x + z) + y)
+        m = skeys.shape[0]
+        end_case = _commit_case(skeys, key, law, C.fkid, C.fmode, d1, rate, scoef, end[:m],
+                                where[:m], dls, vls)
+        if end_case < 0:
+            status, m = END, 0
     fo = np.empty((3, k))  # the info's normal force, slip, end overlaps
     io = np.empty((3, k, 2), dtype=np.int64)  # its sides, geoms, bodies
-    io[0] = ab
-    m, nw = 0, 0
-    if status == DONE:
-        geoms, bodies = contact_ids(key, C.n_shapes, C.geoms, C.rows, ab)
+    for j in range(k):
+        io[0, j, 0], io[0, j, 1] = a[j], b[j]
+    if status == DONE:  # ContactIntegrator.booked (the store's rows unchanged), step_info
+        same_end = _same(skeys, key)
+        if same_end:
+            nw = k
+            C.wi[:k] = P
+        else:
+            for j in range(k):
+                if _find(skeys, key[j]) >= 0:
+                    C.wk[nw] = key[j]
+                    for x in range(3):
+                        C.wi[nw, x] = P[j, x]
+                    nw += 1
+        _info_arrays(P, u1, normal, dt, fo[0], fo[1])
+        fo[2] = d1
+        geoms, bodies = contact_ids(key, C.n_shapes, C.geoms, C.rows, io[0])
         io[1], io[2] = geoms, bodies
-        fo[0], fo[1], fo[2] = fn, slip, d_info
-        m = d_last.shape[0]
-        C.dl[:m], C.vl[:m], C.sk[:m] = d_last, v_last, skeys
-        nw = wi.shape[0]
-        C.wi[:nw] = wi
-        if not same_end:
-            C.wk[:nw] = wk
-    o = TreeOut(a, b, key, point, normal, delta, ddelta, vt, m_eff, r_eff, ra, rb, law, k_hertz,
-                W, wnn, jac, mm, cont, sgn, resp, force, mu, s0, gf, gc, every, P_lin, u0, fn0,
-                fn_b, slip_b, P, d1, u1, loaded, s1, counters, out, d_h, u_h, found,
-                start_case)
-    return (status, margin, None if status == DONE else o, key, fo, io, m, nw, counters[0],
-            counters[1], start_case, end_case, same_end)
+        C.dl[:m], C.vl[:m], C.sk[:m] = dls[:m], vls[:m], skeys
+        return (status, margin, None, key, fo, io, m, nw, counters[0], counters[1], start_case,
+                end_case, same_end)
+    cp = np.copy
+    o_ = TreeOut(cp(a), cp(b), key, cp(point), cp(normal), cp(delta), cp(ddelta), cp(vt),
+                 cp(m_eff), C.r_eff[i], cp(ra), cp(rb), cp(law), C.k_hertz[i], cp(W), cp(wnn),
+                 cp(jac), cp(mm), cp(cont), cp(sgn), cp(resp), cp(force), cp(mu), cp(s0), gf,
+                 gc, every, cp(P_lin), cp(u0), cp(fn0), cp(fn_b), cp(slip_b), cp(P), cp(d1),
+                 cp(u1), cp(loaded), cp(s1), cp(counters), cp(out), cp(d_h), cp(u_h),
+                 cp(found), start_case)
+    return (status, margin, o_, key, fo, io, m, nw, counters[0], counters[1], start_case,
+            end_case, same_end)
 
 
 def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...], Any]:
@@ -395,17 +415,19 @@ def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray
             loop.friction_mode == "mujoco", friction is not None,
             0.0 if friction is None else float(friction.mu),
             0.0 if friction is None else float(friction.static), int(integ.verify), VERIFY_TOL,
-            VERIFY_DU, float(integ.rtol), *kept), kept, friction), A, integ.friction,
+            VERIFY_DU, float(integ.rtol), *kept, *work_arrays(len(key), tree._nv, m.nq,
+                                                           len(tree.host.body))), kept,
+            friction), A, integ.friction,
             store.laws, opts)
     return hit[2]
 
 
 def applies(tree: Any, c: Any) -> bool:
     """Whether the step of :class:`~mbplugin.mujoco.MujocoContacts` ``c`` may take
-    :func:`tree_common` (module docstring; checked after ``mj_step1``): the store with no
-    latch and its one compiled law without state or memory, no stick, a compiled implicit
-    step, the fused MuJoCo step of :func:`~.lean_tree.tree_after` (no constraint row, no
-    user ``xfrc_applied`` kept aside), the plain re-detection."""
+    :func:`tree_fused`'s common step (module docstring; checked after ``mj_step1``): the
+    store with no latch and its one compiled law without state or memory, no stick, a
+    compiled implicit step, the fused MuJoCo step of :func:`~.lean_tree.tree_after` (no
+    constraint row, no user ``xfrc_applied`` kept aside), the plain re-detection."""
     loop, host = c.loop, tree.host
     store, integ = loop.store, loop.integrator
     return (not len(store.latched_keys) and len(store.laws) == 1
