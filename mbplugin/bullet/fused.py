@@ -126,12 +126,13 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     if test is not None:  # the commit's tests, W and the begin in one call
         m = len(test[0])
         where, rows_dv = np.empty(m, dtype=np.int64), np.empty((2, m))
-        gf, gc = _group_arrays(k)
-        resp, flag = np.empty((ncol, 3 * k)), np.empty(1, dtype=np.int64)
+        # the group arrays (zeros: _fill_group's), the response, every contact active
+        gf, gc = np.zeros(group_float_size(k)), np.zeros(k, dtype=CONTACT)
+        resp = np.empty((ncol, 3 * k))
         hit = begin_body(
             *test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), where, *rows_dv,
-            *delassus, *begin, gf, gc, resp, flag)
-        every = flag[0]
+            *delassus, *begin, gf, gc, resp, _EVERY)
+        every = _EVERY[0]
         if hit == 0:  # the common commit (commit_rows' own booking)
             store.rows_booked(batch.delta, batch.ddelta)
         elif hit == 2:  # the store's rows among pairs apart (a swing foot near the ground)
@@ -163,10 +164,8 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     return core.last, batch, force
 
 
-def _group_arrays(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The implicit step's group arrays of K contacts, zeros: gf (group_float_size(K),) and the
-    records gc (K,) CONTACT (:func:`mbplugin.pipeline.implicit_kernel._fill_group`'s)."""
-    return np.zeros(group_float_size(k)), np.zeros(k, dtype=CONTACT)
+#: :func:`begin_body`'s flag "every contact active" (read at once after the call)
+_EVERY = np.zeros(1, dtype=np.int64)
 
 
 def _commit(store: Any, batch: ContactBatch, t: float) -> None:
@@ -196,7 +195,8 @@ def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows
     the store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
     ``mode``; its other arguments as there). The results go into the caller's arrays (an
     array returned to Python costs the dispatcher a boxing, a record array most): the
-    implicit step's group arrays ``gf`` and ``gc`` (zeros, :func:`_group_arrays`), the body's
+    implicit step's group arrays ``gf`` and ``gc`` (zeros: the shapes of
+    :func:`~mbplugin.pipeline.implicit_kernel._fill_group`'s), the body's
     response M^-1 J^T into ``resp`` (n_dof, 3K) and whether every contact is active into
     ``every[0]`` (int64). Returns the tests' outcome: 0 or 2 where the rest ran, else -1 or 1
     with nothing else done."""
