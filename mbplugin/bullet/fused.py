@@ -35,12 +35,12 @@ from mbplugin.bullet.fast_step import base_rotation, body_delassus
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import _max_norm_rows, max_norm_rows
 from mbplugin.hosts.detection import margin_value
-from mbplugin.hosts.fused_kernels import lean_begin, lean_begin_into
+from mbplugin.hosts.fused_kernels import lean_begin
 from mbplugin.hosts.integrator import LOST_MARGIN, step_info
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.layout import CONTACT, group_float_size, head
+from mbplugin.pipeline.layout import CONTACT, head
 from mbplugin.pipeline.store_kernel import quiet_rows
 from mbplugin.pipeline.substep import SubstepStats, _law_tables
 
@@ -126,13 +126,9 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     if test is not None:  # the commit's tests, W and the begin in one call
         m = len(test[0])
         where, rows_dv = np.empty(m, dtype=np.int64), np.empty((2, m))
-        # the group arrays (zeros: _fill_group's), the response, every contact active
-        gf, gc = np.zeros(group_float_size(k)), np.zeros(k, dtype=CONTACT)
-        resp = np.empty((ncol, 3 * k))
-        hit = begin_body(
+        hit, resp, gf, gc, every = begin_body(
             *test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), where, *rows_dv,
-            *delassus, *begin, gf, gc, resp, _EVERY)
-        every = _EVERY[0]
+            *delassus, *begin)
         if hit == 0:  # the common commit (commit_rows' own booking)
             store.rows_booked(batch.delta, batch.ddelta)
         elif hit == 2:  # the store's rows among pairs apart (a swing foot near the ground)
@@ -164,10 +160,6 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     return core.last, batch, force
 
 
-#: :func:`begin_body`'s flag "every contact active" (read at once after the call)
-_EVERY = np.zeros(1, dtype=np.int64)
-
-
 def _commit(store: Any, batch: ContactBatch, t: float) -> None:
     """:meth:`HostStep.step <mbplugin.hosts.HostStep.step>`'s commit of ``batch`` at ``t``
     (s)."""
@@ -181,8 +173,7 @@ def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows
                inert_rot_t, col, floating, mass, inertia, base_mass, base_inertia, com_quat,
                com_rot, com_pos, pivot, axis_w, cm, cs, cj, links, point, locked, cont, sgn,
                normal, mm, jac, W, wnn, vt, ddelta, delta, P_lin, dt, hd, mu, has_fr, fr_mu,
-               fr_static, mem, slaw, kid, mode, s0, m_eff, u0, fn0, fn, slip, force, gf, gc,
-               resp, every):
+               fr_static, mem, slaw, kid, mode, s0, m_eff, u0, fn0, fn, slip, force):
     """:func:`begin_lean`'s compiled calls in one: the store's commit tests
     (:func:`~mbplugin.pipeline.store_kernel.quiet_rows` of the store's keys ``skeys``, the
     batch's ``bkeys`` and law indices ``blaw``, the law's kernel id ``fkid`` and mode
@@ -193,33 +184,28 @@ def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows
     ``q`` ... ``wnn``) and the implicit step's begin
     (:func:`~mbplugin.hosts.fused_kernels.lean_begin` with each contact's row of the store,
     the store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
-    ``mode``; its other arguments as there). The results go into the caller's arrays (an
-    array returned to Python costs the dispatcher a boxing, a record array most): the
-    implicit step's group arrays ``gf`` and ``gc`` (zeros: the shapes of
-    :func:`~mbplugin.pipeline.implicit_kernel._fill_group`'s), the body's
-    response M^-1 J^T into ``resp`` (n_dof, 3K) and whether every contact is active into
-    ``every[0]`` (int64). Returns the tests' outcome: 0 or 2 where the rest ran, else -1 or 1
-    with nothing else done."""
+    ``mode``; its other arguments as there). Returns (the tests' outcome: 0 or 2 where the
+    rest ran, else -1 or 1 with nothing else done, the body's response M^-1 J^T, gf, gc,
+    every contact active)."""
     hit = quiet_rows(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end, where, d_rows,
                      v_rows)
     if hit != 0 and hit != 2:
-        return hit
+        return hit, np.empty((0, 0)), np.empty(0), np.zeros(0, dtype=CONTACT), False
     k = bkeys.shape[0]
     rows = np.empty(0, dtype=np.int64)
     if hit == 2:  # contact i: the store's row j where where[j] = i, else none (-1)
         rows = np.full(k, -1, dtype=np.int64)
         for j in range(skeys.shape[0]):
             rows[where[j]] = j
-    r = body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos,
-                      pf_quat, inert_pos, inert_rot_t, col, floating, mass, inertia, base_mass,
-                      base_inertia, com_quat, com_rot, com_pos, pivot, axis_w, cm, cs, cj, links,
-                      point, locked, cont, sgn, normal, mm, jac, W, wnn)
-    resp[:, :] = r
-    every[0] = lean_begin_into(gf, gc, k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
+    resp = body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos,
+                         pf_quat, inert_pos, inert_rot_t, col, floating, mass, inertia,
+                         base_mass, base_inertia, com_quat, com_rot, com_pos, pivot, axis_w, cm,
+                         cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W, wnn)
+    gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
                                W.reshape(W.size), mu, has_fr, fr_mu, fr_static, hit == 0, rows,
                                coef, mem, slaw, blaw, kid, mode, s0, m_eff, u0, fn0, fn, slip,
                                force)
-    return hit
+    return hit, resp, gf, gc, every
 
 
 def after_lean(core: Any, host: Any, dt: float) -> bool:

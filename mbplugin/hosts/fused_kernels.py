@@ -41,30 +41,15 @@ def lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat, mu, has
     force ``fn`` (K,) N and slip ``slip`` (K,) m/s of P_lin (K, 3) N s
     (:func:`~mbplugin.hosts.integrator._info_arrays`) and the force P_lin / dt (K, 3) N.
     Returns (gf, gc, every contact active)."""
-    gf = np.zeros(ik.group_float_len(k))
-    gc = np.zeros(k, dtype=ik.CONTACT)
-    every = lean_begin_into(gf, gc, k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat,
-                            mu, has_fr, fr_mu, fr_static, same, rows, coef, mem, law, blaw, kid,
-                            mode, s0, m_eff, u0, fn0, fn, slip, force)
-    return gf, gc, every
-
-
-@njit
-def lean_begin_into(gf, gc, k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat, mu,
-                    has_fr, fr_mu, fr_static, same, rows, coef, mem, law, blaw, kid, mode, s0,
-                    m_eff, u0, fn0, fn, slip, force):
-    """:func:`lean_begin` with its group arrays ``gf`` (group_float_len(K),) and ``gc`` (K,)
-    CONTACT given, zeros on entry (a caller that allocates them itself, so that no array is
-    returned to Python: each costs the dispatcher a boxing). Returns every contact active."""
     for i in range(k):
         m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
         for a in range(3):
             u0[i, a] = vt[i, a] - ddelta[i] * normal[i, a]
-    ik._fill_group_into(gf, gc, hd, k, normal, w_flat, mu, has_fr, fr_mu, fr_static)
+    gf, gc = ik._fill_group(hd, k, normal, w_flat, mu, has_fr, fr_mu, fr_static)
     every = ik._begin_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode, delta, u0, s0,
                            fn0)
     _info_arrays(P_lin, vt, normal, dt, fn, slip)
     for i in range(k):
         for a in range(3):
             force[i, a] = P_lin[i, a] / dt
-    return every
+    return gf, gc, every

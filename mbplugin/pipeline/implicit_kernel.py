@@ -122,14 +122,6 @@ def _fill_group(hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
     ``has_fr`` the Friction's); ``gf`` with W (``w``, 9 K^2, row-major) at its start."""
     gf = np.zeros(group_float_len(k))
     gc = np.zeros(k, dtype=CONTACT)
-    _fill_group_into(gf, gc, hd, k, normal, w, mu, has_fr, fr_mu, fr_static)
-    return gf, gc
-
-
-@njit
-def _fill_group_into(gf, gc, hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
-    """:func:`_fill_group` into the caller's zeros ``gf`` (group_float_len(k),) and ``gc``
-    (K,) CONTACT (a caller that allocates them itself: no arrays returned to Python)."""
     for i in range(k):
         c = gc[i]
         put_head(c, hd[0])
@@ -141,6 +133,7 @@ def _fill_group_into(gf, gc, hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
             c.mu, c.mu_s = fr_mu, fr_static
     for j in range(9 * k * k):
         gf[j] = w[j]
+    return gf, gc
 
 
 def refresh_rows(gc: np.ndarray, store: ContactStore,
