@@ -129,3 +129,36 @@ def test_quiet_commits_book_the_store_as_the_general_commit(robot, tmp_path,
     for name in ("keys", "force", "delta", "slip"):
         for a, b in zip(fast[name], ref[name], strict=True):
             assert np.array_equal(a, b), name
+
+
+def test_lean_detection_refuses_a_non_finite_state(tmp_path) -> None:
+    """The lean detection's one compiled call (fast_step.valid_plane_sphere_contacts: the
+    state's fast accept and the contacts) hands a non-finite state to the contact layer's
+    checks: the A1 standing, then its base velocity set to NaN in PyBullet; the next host step
+    raises the contact layer's ParameterError naming the non-finite value, before any force
+    is applied (PyBullet's state is left as the user set it)."""
+    import pybullet as p
+    from bullet_world import ground_world
+
+    from mbplugin.bullet import BulletContacts
+    from mbplugin.bullet.fast_step import valid_plane_sphere_contacts
+    from mbplugin.errors import ParameterError
+
+    spec = rr.ROBOTS["a1"]
+    with ground_world(rr.G, 1 / 240) as (cid, plane):
+        h = rr.load(cid, spec, tmp_path)
+        ground, foot = rr.RUBBER
+        contacts = BulletContacts(cid, manage=[(plane, (h.body, f)) for f in h.feet],
+                                  law={"name": "hunt_crossley", "cr": 0.3},
+                                  materials={plane: ground, h.body: foot}, rtol=1e-8,
+                                  friction=rr.FRICTION)
+        for _ in range(5):
+            contacts.step()
+        assert contacts._detection._lean is not None  # (the lean detection's case)
+        assert valid_plane_sphere_contacts.signatures  # (taken: compiled for this run)
+        p.resetBaseVelocity(h.body, [float("nan"), 0.0, 0.0], [0.0, 0.0, 0.0],
+                            physicsClientId=cid)
+        with pytest.raises(ParameterError, match="not finite"):
+            contacts.step()
+        v, _ = p.getBaseVelocity(h.body, physicsClientId=cid)
+        assert np.isnan(v[0])

@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.bullet.fast_step import plane_sphere_contacts
+from mbplugin.bullet.fast_step import plane_sphere_contacts, valid_plane_sphere_contacts
 from mbplugin.contact import BodyState, ContactBatch
-from mbplugin.contact.kernels import state_all_valid
 from mbplugin.contact.model import BOX, MESH, PLANE, SPHERE
 from mbplugin.hosts.detection import prune
 from mbplugin.hosts.model import keep_managed
@@ -153,8 +152,6 @@ class Detection:
             if type(x) is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
                 plain = False
                 break
-        if not (plain and state_all_valid(*arrs)):
-            bodies.validate()  # the contact layer's checks (its error for a bad state)
         sa, sb, ints, floats = pairs[0], pairs[1], pairs[8], pairs[9]
         corner, feat, mesh = pairs[10], pairs[11], pairs[12]
         c = self.model.arrays
@@ -164,13 +161,16 @@ class Detection:
         point, normal, ra, rb, vt = v3
         delta, ddelta, m_eff = v1
         idx, vert = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
-        m = plane_sphere_contacts(sa, sb, c.body, c.lpos, c.lrot, c.plane_n, c.plane_p,
-                                  c.radius, bodies.pos, bodies.quat, bodies.vel, bodies.omega,
-                                  np.asarray(bodies.mass, dtype=float), bodies.inv_inertia,
-                                  np.asarray(bodies.fixed, dtype=np.bool_), float(margin),
-                                  point, normal, delta, ra, rb, ddelta, vt, m_eff, idx,
-                                  corner, c.half, c.skin, bool(c.skin_max), feat,
-                                  c.mesh.kernel_arrays, vert, pairs[14])
+        args = (sa, sb, c.body, c.lpos, c.lrot, c.plane_n, c.plane_p, c.radius, bodies.pos,
+                bodies.quat, bodies.vel, bodies.omega, np.asarray(bodies.mass, dtype=float),
+                bodies.inv_inertia, np.asarray(bodies.fixed, dtype=np.bool_), float(margin),
+                point, normal, delta, ra, rb, ddelta, vt, m_eff, idx, corner, c.half, c.skin,
+                bool(c.skin_max), feat, c.mesh.kernel_arrays, vert, pairs[14])
+        # the state's fast accept (state_all_valid) and the contacts in one call
+        m = valid_plane_sphere_contacts(*args) if plain else -1
+        if m < 0:
+            bodies.validate()  # the contact layer's checks (its error for a bad state)
+            m = plane_sphere_contacts(*args)
         if m == 0:
             return ContactBatch.empty()
         sel = idx[:m]

@@ -287,6 +287,24 @@ def body_delassus(q, tq, moving, base_p, base_q, r_base, parent, jtype, axis, pf
     return resp
 
 
+@njit
+def valid_plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat,
+                                vel, omega, mass, inv_inertia, fixed, margin, point, normal,
+                                delta, ra, rb, ddelta, vt, m_eff, idx, corner, half, skin,
+                                skinned, feat, ms, vert, reach):
+    """:func:`plane_sphere_contacts` (its arguments) after the rows' state's fast accept
+    (:func:`~mbplugin.contact.kernels.state_all_valid` of ``pos``, ``quat``, ``vel``,
+    ``omega``, ``mass``, ``inv_inertia``) in the same call (one dispatch instead of two):
+    -1 with nothing written where that accept fails (then the detailed checks decide), else
+    the contacts' count M."""
+    if not _k.state_all_valid(pos, quat, vel, omega, mass, inv_inertia):
+        return -1
+    return plane_sphere_contacts(sa, sb, body, lpos, lrot, plane_n, plane_p, radius, pos, quat,
+                                 vel, omega, mass, inv_inertia, fixed, margin, point, normal,
+                                 delta, ra, rb, ddelta, vt, m_eff, idx, corner, half, skin,
+                                 skinned, feat, ms, vert, reach)
+
+
 #: m: the slack of :func:`plane_sphere_contacts`' skip of shapes beyond the margin
 REACH_SLACK = 1e-7
 
