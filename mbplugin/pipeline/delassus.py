@@ -386,7 +386,10 @@ def articulated_add(jrows, minv_jt, cont, sgn, W):
     point Jacobians' rows ``jrows`` (3E, n_dof) and the response ``minv_jt`` (n_dof, 3E) by
     whatever solve it was made (``cont``, ``sgn`` as there)."""
     ne = jrows.shape[0] // 3
-    full = jrows @ minv_jt if ne < LOWRANK_MIN else symmetric_product(jrows, minv_jt)
+    if ne >= LOWRANK_MIN:
+        symmetric_add(jrows, minv_jt, cont, sgn, W)
+        return
+    full = jrows @ minv_jt
     for i in range(3 * ne):
         si = sgn[i // 3]
         ri = 3 * cont[i // 3] + i % 3
@@ -418,6 +421,35 @@ def symmetric_product(jrows, minv_jt):
         for j in range(i):
             full[i, j] = full[j, i]
     return full
+
+
+@njit
+def symmetric_add(jrows, minv_jt, cont, sgn, W):
+    """:func:`articulated_add` of a large group without the intermediate (m, m) product: each
+    entry of the upper triangle of J (M^-1 J^T) (:func:`symmetric_product`'s sum, the same
+    terms in the same order: the same bits) added with its sides' signs into ``W`` at its
+    contacts' rows and, off the diagonal, at the mirrored ones: one pass over W's entries
+    instead of three (the product's zeroing, its fill and mirror, the scatter), and the
+    response read row-wise (its transpose, (m, n_dof), contiguous)."""
+    m, n = jrows.shape
+    rt = np.ascontiguousarray(minv_jt.T)
+    for i in range(m):
+        ri = 3 * cont[i // 3] + i % 3
+        si = sgn[i // 3]
+        ji = jrows[i]
+        for j in range(i, m):
+            rj = rt[j]
+            acc = 0.0
+            for c in range(n):
+                a = ji[c]
+                if a == 0.0:
+                    continue
+                acc += a * rj[c]
+            v = si * sgn[j // 3] * acc
+            cj = 3 * cont[j // 3] + j % 3
+            W[ri, cj] += v
+            if j != i:
+                W[cj, ri] += v
 
 
 def normal_delassus(W: sp.spmatrix, normal: np.ndarray) -> sp.csr_matrix:
