@@ -15,7 +15,7 @@ from mbplugin._jit import njit
 from mbplugin.bullet.fast_step import plane_sphere_contacts, valid_plane_sphere_contacts
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.model import BOX, MESH, PLANE, SPHERE
-from mbplugin.hosts.detection import prune
+from mbplugin.hosts.detection import plane_points, prune
 from mbplugin.hosts.model import keep_managed
 from mbplugin.hosts.protocol import ARTICULATED, FREE
 from mbplugin.laws.power import hertz_k
@@ -256,8 +256,10 @@ class Detection:
             return batch
         if not many and not _free_pair(self.kind, batch.a, batch.b):
             return batch  # no pair of two free rows (boxes on the ground): nothing to prune
+        points = (plane_points(self.model.arrays, batch.key)
+                  if many and not len(self.fb_pairs) else None)
         return prune(batch, bodies, self.kind, self.store, dt, g, static=many,
-                     momentum=self.welded_mass() if many else None)
+                     momentum=self.welded_mass() if many else None, points=points)
 
     def welded_mass(self) -> np.ndarray:
         """(N,) kg: each row's mass against a push through the joints (the static prune's

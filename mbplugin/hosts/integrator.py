@@ -30,6 +30,7 @@ import numpy as np
 from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import cross_rows, lookup, norm_rows
+from mbplugin.pipeline.delassus import w_times
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.substep import StepResult, SubstepStats, contact_space
 
@@ -201,7 +202,7 @@ class ContactIntegrator:
                 # J(q1) M^-1 J(q0)^T, a relative difference of about dt |qd| (the joints' turn
                 # over the step); a correction whose error so estimated is below VERIFY_DU is
                 # not verified
-                if (np.max(np.abs(space.W @ dP.ravel()), initial=0.0)
+                if (np.max(np.abs(w_times(space.W, dP.ravel())), initial=0.0)
                         * (dt * spin + VERIFY_TOL) <= VERIFY_DU):
                     break
                 bodies, d_h, u_h, found = read()

@@ -48,7 +48,7 @@ from mbplugin.hosts.correction import (
     overlap_predicted,
     predicted_overlaps,
 )
-from mbplugin.hosts.detection import PlaneSphereDetection, margin_of, prune
+from mbplugin.hosts.detection import PlaneSphereDetection, margin_of, plane_points, prune
 from mbplugin.hosts.model import check_stateful, exclude_unmanaged, keep_managed
 from mbplugin.hosts.options import as_friction, as_stick, check_options
 from mbplugin.hosts.protocol import (
@@ -194,7 +194,8 @@ class ContactLoop(HostStep):
         margin = self.margin_of(bodies, dt, g)
         batch = self.detect(bodies, margin)
         if self._plane_spheres is None:  # (spheres on planes: a few contacts, all kept)
-            batch = prune(batch, bodies, self.kind, self.store, dt, g, static=True)
+            batch = prune(batch, bodies, self.kind, self.store, dt, g, static=True,
+                          points=plane_points(self.model.arrays, batch.key))
         self.margin = 2.0 * margin
         return HostStep.step(self, host, batch, bodies, t, dt)
 

@@ -68,6 +68,7 @@ import scipy.sparse as sp
 from mbplugin.errors import IntegrationError
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.batch import ContactBatch
+from mbplugin.pipeline.delassus import w_times
 from mbplugin.pipeline.friction import Friction, friction_force
 from mbplugin.pipeline.implicit_kernel import EPS_D, EPS_U, FALLBACK_ROUNDS, MAX_NEWTON
 from mbplugin.pipeline.stick import Stick, stick_force, stick_step
@@ -218,7 +219,7 @@ class ImplicitStep:
                 stats = SubstepStats(steps=int(counters[0]), nfev=int(counters[1]))
                 stats.wall = time.perf_counter() - wall
                 return StepResult(P, d1, u1, loaded, stats, dt, None)
-        wp = (W @ P_lin.ravel()).reshape(k, 3)
+        wp = w_times(W, P_lin.ravel()).reshape(k, 3)
         if self.compiled:  # the same arithmetic in one call
             ue, ed, d_on = ik.host_start(u_lin, wp, d_lin, dt, self.gc)
         else:
@@ -242,7 +243,7 @@ class ImplicitStep:
             raise IntegrationError(f"implicit contact step: Newton's method did not converge "
                                    f"with frozen Coulomb limits ({k} contacts): the contact "
                                    "law or friction is not monotone (a Stribeck drop?)")
-        u1 = ue + (W @ P.ravel()).reshape(k, 3)
+        u1 = ue + w_times(W, P.ravel()).reshape(k, 3)
         if self.compiled:  # the same arithmetic in one call
             d1, f, s1, loaded = ik.host_end(u1, d_lin, ed, dt, self.gf, self.gc, self.fn0,
                                             self.s0)
@@ -321,7 +322,7 @@ class ImplicitStep:
         cols = rows.transpose(0, 2, 1)
 
         def state(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            u1 = ue + (W @ P.ravel()).reshape(k, 3)
+            u1 = ue + w_times(W, P.ravel()).reshape(k, 3)
             return d0 - dt * np.einsum("ij,ij->i", u1, n) + ed, u1
 
         def force(d: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -60,7 +60,13 @@ from mbplugin.pipeline.layout import (
     put_law_row,
     state_tuple,
 )
-from mbplugin.pipeline.lowrank import lowrank_cap, lowrank_direction, psd_factor
+from mbplugin.pipeline.lowrank import (
+    lowrank_cap,
+    lowrank_direction,
+    lowrank_end_state,
+    lowrank_times,
+    psd_factor,
+)
 from mbplugin.pipeline.radau import _lu_factor, _lu_solve
 from mbplugin.pipeline.rules import applied
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
@@ -429,6 +435,27 @@ def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank):
 
 
 @njit
+def _state(P, ue, d0, ed, dt, k, gf, gc, d1, u1, ct, rank, lw):
+    """:func:`newton`'s end state for impulse P: :func:`end_state` with W, or with W's
+    low-rank factor where one was found (``rank`` >= 0: W = C C^T, C = ``ct[:rank].T``,
+    :func:`mbplugin.pipeline.lowrank.lowrank_end_state`; ``lw`` (3K,) scratch)."""
+    if rank >= 0:
+        lowrank_end_state(P, ue, d0, ed, dt, k, ct, rank, gc, d1, u1, lw)
+    else:
+        end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
+
+
+@njit
+def _times(gf, w0, m, x, out, ct, rank):
+    """:func:`newton`'s ``out`` = W ``x``: dense, or C (C^T x) with W's low-rank factor
+    (``rank`` >= 0, as :func:`_state`)."""
+    if rank >= 0:
+        lowrank_times(ct, rank, m, x, out)
+    else:
+        _w_times(gf, w0, m, x, out)
+
+
+@njit
 def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
     :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
@@ -483,9 +510,11 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
         (d1, dp, FN, u1, up, F, Fp, S1, dFd, trial, dFdp, step, wstep, dFu, dFup, A))
     # a large group: W's low-rank factor for the direction (pipeline/lowrank.py), found at
     # the first iteration that needs one (rank -2: not yet tried; -1: W not of low rank)
+    # (once per solve; with it every W product of the evaluations below is C (C^T x), O(K r))
     ct = np.empty((lowrank_cap(k), m))
-    rank = -2 if ct.shape[0] > 0 else -1
-    end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
+    rank = psd_factor(gf, w0, m, ct) if ct.shape[0] > 0 else -1
+    lw = np.empty(m)
+    _state(P, ue, d0, ed, dt, k, gf, gc, d1, u1, ct, rank, lw)
     step_slopes(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu)
     counters[1] += 1
     for _ in range(MAX_NEWTON):
@@ -499,27 +528,25 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
         if rmax <= rtol * (pmax + 1e-12):
             keep_alive(work)
             return True
-        if rank == -2:  # (W's low-rank factor, once per solve: pipeline/lowrank.py)
-            rank = psd_factor(gf, w0, m, ct)
         # the direction from the derivatives of the last evaluation (step_slopes)
         ok = direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank)
         # W dP and phi'(0); not a descent direction: dP = -R
         g0 = 1.0
         if ok:
-            _w_times(gf, w0, m, step, wstep)
+            _times(gf, w0, m, step, wstep, ct, rank)
             g0 = _slope(P, F, dt, k, wstep)
         if not g0 < 0.0:
             for i in range(k):
                 for a in range(3):
                     step[3 * i + a] = -(P[i, a] - dt * F[i, a])
-            _w_times(gf, w0, m, step, wstep)
+            _times(gf, w0, m, step, wstep, ct, rank)
             g0 = _slope(P, F, dt, k, wstep)
             if not g0 < 0.0:
                 # W R = 0: the forces do not depend on P along R; P = dt F is the root
                 for i in range(k):
                     for a in range(3):
                         P[i, a] = dt * F[i, a]
-                end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
+                _state(P, ue, d0, ed, dt, k, gf, gc, d1, u1, ct, rank, lw)
                 step_slopes(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu)
                 counters[1] += 1
                 continue
@@ -531,7 +558,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
         for i in range(k):
             for a in range(3):
                 trial[i, a] = P[i, a] + step[3 * i + a]
-        end_state(trial, ue, d0, ed, dt, k, gf, gc, dp, up)
+        _state(trial, ue, d0, ed, dt, k, gf, gc, dp, up, ct, rank, lw)
         step_slopes(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN, dFdp, dFup)
         counters[1] += 1
         ghi = _slope(trial, Fp, dt, k, wstep)
@@ -547,7 +574,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
                 for i in range(k):
                     for a in range(3):
                         trial[i, a] = P[i, a] + c * step[3 * i + a]
-                end_state(trial, ue, d0, ed, dt, k, gf, gc, dp, up)
+                _state(trial, ue, d0, ed, dt, k, gf, gc, dp, up, ct, rank, lw)
                 step_slopes(dp, up, dt, k, gc, fn0, s0, lim, frozen, Fp, S1, FN, dFdp, dFup)
                 counters[1] += 1
                 gm = _slope(trial, Fp, dt, k, wstep)
@@ -585,7 +612,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
             # (the caller's fallback freezes them)
             keep_alive(work)
             return frozen
-        end_state(P, ue, d0, ed, dt, k, gf, gc, d1, u1)
+        _state(P, ue, d0, ed, dt, k, gf, gc, d1, u1, ct, rank, lw)
         if full:
             for i in range(k):
                 for a in range(3):
