@@ -5,8 +5,9 @@ dispatcher (:class:`mbplugin._dispatcher.Dispatcher`, what ``mbplugin._jit.njit`
 Each case is a function that does (almost) nothing with its arguments, so that the call is all
 there is: 0/10/50/100 float64 array arguments returning a float; one array argument returning
 1 or 5 new arrays (a tuple), a tuple of 10 arrays, a number; and one argument of each special
-kind (a record array, a read-only array, a non-contiguous view, a structref, a tuple of
-arrays). Variants:
+kind (a record array made by Python, one returned by a compiled function of the same variant,
+one of an equal dtype that is another object, a read-only array, a non-contiguous view, a
+structref, a tuple of arrays). Variants:
 
 * ``ours``: the package's dispatcher (the entry variant, as ``_jit.njit`` compiles it, without
   the disk cache);
@@ -19,10 +20,11 @@ arrays). Variants:
 So ``ours - entry`` is numba's type resolution (typeof of each argument, the overload lookup),
 ``entry`` itself the wrappers' unboxing and boxing. Every variant runs ``--batch`` calls per
 measurement, the variants in a rotating order, ``--rounds`` times; printed: the fastest
-measurement per call (us; the machine is shared: the least disturbed batch). ``--cold`` evicts the caches (a pass over a 16 MB buffer, not timed) before
-each timed call instead, the state of a host step's calls (each entry is called once between
-tens of microseconds of other work): medians of single calls. The load average is printed
-before and after.
+measurement per call (us; the machine is shared: the least disturbed batch). ``--cold``
+evicts the caches (a pass over a 16 MB buffer, not timed) before each timed call instead, the
+state of a host step's calls (each entry is called once between tens of microseconds of other
+work): medians of single calls. The load average is printed before and after. Run it with
+another tree's ``PYTHONPATH`` to measure that tree's dispatcher (``ours``).
 
     PYTHONPATH=<tree> python benchmarks/bench_dispatch.py [--rounds 7] [--batch 2000] [--cold]
         [--json]
@@ -34,6 +36,7 @@ import argparse
 import ctypes
 import json
 import os
+import pickle
 import time
 
 import numba
@@ -41,7 +44,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from mbplugin._dispatcher import Dispatcher
+from mbplugin import _jit
 
 OPTIONS = {"nogil": True, "error_model": "numpy"}
 
@@ -58,9 +61,16 @@ class _Box(structref.StructRefProxy):
 structref.define_proxy(_Box, _BoxType, ["a", "x"])
 
 
+#: a record dtype of the size of the contact rows' (pipeline/layout.CONTACT: 24 fields)
+_ROW = np.dtype([(f"v{i}", np.float64, (3,)) for i in range(4)]
+                + [(f"x{i}", np.float64) for i in range(10)]
+                + [(f"k{i}", np.int64) for i in range(5)]
+                + [(f"b{i}", np.bool_) for i in range(5)], align=True)
+
+
 def _function(name: str, params: list[str], body: str):
     """A Python function ``name(params)`` with ``body`` (one line) made by ``exec``."""
-    ns: dict = {"np": np}
+    ns: dict = {"np": np, "ROW": _ROW}
     exec(f"def {name}({', '.join(params)}):\n    {body}\n", ns)
     return ns[name]
 
@@ -82,9 +92,13 @@ def _cases() -> list[tuple[str, object, tuple, bool]]:
     out.append(("1 array -> tuple of 10", _function(
         "rt", ["a"], "return (" + ", ".join(["np.empty(3)"] * 10) + ")"), (a,), False))
     out.append(("1 array -> same array", _function("rs", ["a"], "return a"), (a,), False))
-    rec = np.zeros(3, dtype=[("x", np.float64), ("k", np.int64)])
+    rec = np.zeros(3, dtype=_ROW)
     out.append(("record array -> float", _function("fr", ["a"], "return a[0].x"), (rec,),
                 False))
+    out.append(("record array made compiled", _function("fm", ["a"], "return a[0].x"),
+                "maker", False))
+    out.append(("record array, equal dtype", _function("fe", ["a"], "return a[0].x"),
+                (np.zeros(3, dtype=pickle.loads(pickle.dumps(_ROW))),), False))
     ro = np.zeros(3)
     ro.setflags(write=False)
     out.append(("read-only array -> float", _function("fo", ["a"], "return a[0]"), (ro,),
@@ -141,18 +155,29 @@ def main(argv: list[str] | None = None) -> int:
     measure = _cold if args.cold else _warm
     batch = max(1, args.batch // 10) if args.cold else args.batch
     rows = []
+    if _jit._dispatcher is None:
+        print(f"error: the package compiles with plain numba.njit ({_jit.FALLBACK_REASON})")
+        return 2
+
+    def ours_jit(py):
+        return _jit._dispatcher.Dispatcher(py, locals={}, targetoptions=dict(
+            OPTIONS, nopython=True, no_cfunc_wrapper=True))
+
+    maker = _function("make_rows", [], "return np.zeros(3, dtype=ROW)")
+    made = {"ours": ours_jit(maker)(), "plain": numba.njit(**OPTIONS)(maker)()}
     for label, py, fargs, has_c in _cases():
-        ours = Dispatcher(py, locals={}, targetoptions=dict(OPTIONS, nopython=True,
-                                                            no_cfunc_wrapper=True))
+        ours = ours_jit(py)
         plain = numba.njit(**OPTIONS)(py)
-        ours(*fargs)
-        plain(*fargs)
+        oargs, pargs = ((made["ours"],), (made["plain"],)) if fargs == "maker" else (fargs,
+                                                                                     fargs)
+        ours(*oargs)
+        plain(*pargs)
         (cres,) = ours.overloads.values()
-        variants = {"ours": (ours, fargs), "plain": (plain, fargs),
-                    "entry": (cres.entry_point, fargs)}
+        variants = {"ours": (ours, oargs), "plain": (plain, pargs),
+                    "entry": (cres.entry_point, oargs)}
         if has_c:
-            cf, proto = _cfunc(len(fargs))
-            variants["cfunc"] = (proto, tuple(a.ctypes.data for a in fargs))
+            _, proto = _cfunc(len(oargs))
+            variants["cfunc"] = (proto, tuple(a.ctypes.data for a in oargs))
         times: dict[str, list[float]] = {k: [] for k in variants}
         names = list(variants)
         for r in range(args.rounds):
@@ -165,9 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"cold": args.cold, "load": [load0, load1], "rows": rows}))
         return 0
-    print(f"us per call, {args.rounds} interleaved rounds "
-          f"({'cold: median of single calls after a cache eviction' if args.cold else 'warm: fastest batch'});"
-          f" numba {numba.__version__}; load average {load0:.2f} (before)")
+    how = ("cold: median of single calls after a cache eviction" if args.cold
+           else "warm: fastest batch")
+    print(f"mbplugin from {os.path.dirname(_jit.__file__)}; us per call, {args.rounds} "
+          f"interleaved rounds ({how}); numba {numba.__version__}; load average {load0:.2f}"
+          " (before)")
     print(f"{'case':30s} {'ours':>7s} {'plain':>7s} {'entry':>7s} {'cfunc':>7s}"
           f" {'ours-entry':>10s}")
     for row in rows:

@@ -424,7 +424,9 @@ def fast_box_array() -> bool:
     time). The dtype next to it is read from the function's environment constants, a list
     item (``EnvironmentManager.read_const``). This boxer reads the class from the constants
     too, and is otherwise numba's: the same C function with the same arguments, so the same
-    array objects. Installed only when numba's boxer and its ``nrt_adapt_ndarray_to_python``
+    array objects. It boxes in the wrappers this module's compiles make (:data:`_COMPILING`:
+    the entries); plain ``numba.njit`` code compiled outside them keeps numba's boxer.
+    Installed only when numba's boxer and its ``nrt_adapt_ndarray_to_python``
     are as this expects (their source); arrays of another class (an ndarray subclass's
     ``box_type``) and code without NRT keep numba's path."""
     from llvmlite import ir
@@ -448,7 +450,8 @@ def fast_box_array() -> bool:
     captures = "captures(none)" in adapt_src
 
     def box_array(typ, val, c):
-        if not c.context.enable_nrt or c.env_manager is None or typ.box_type is not np.ndarray:
+        if (not _COMPILING[0] or not c.context.enable_nrt or c.env_manager is None
+                or typ.box_type is not np.ndarray):
             return original(typ, val, c)
         np_dtype = numpy_support.as_dtype(typ.dtype)
         dtypeptr = c.env_manager.read_const(c.env_manager.add_const(np_dtype))
