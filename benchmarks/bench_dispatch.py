@@ -5,8 +5,9 @@ dispatcher (:class:`mbplugin._dispatcher.Dispatcher`, what ``mbplugin._jit.njit`
 Each case is a function that does (almost) nothing with its arguments, so that the call is all
 there is: 0/10/50/100 float64 array arguments returning a float; one array argument returning
 1 or 5 new arrays (a tuple), a tuple of 10 arrays, a number; and one argument of each special
-kind (a record array made by Python, one returned by a compiled function of the same variant,
-one of an equal dtype that is another object, a read-only array, a non-contiguous view, a
+kind (a record array returned by a compiled function of the same variant, one returned by a
+second such function, one made by Python from the same dtype object, one of an equal dtype
+that is another object, a read-only array, a non-contiguous view, a
 structref, a tuple of arrays). Variants:
 
 * ``ours``: the package's dispatcher (the entry variant, as ``_jit.njit`` compiles it, without
@@ -92,12 +93,16 @@ def _cases() -> list[tuple[str, object, tuple, bool]]:
     out.append(("1 array -> tuple of 10", _function(
         "rt", ["a"], "return (" + ", ".join(["np.empty(3)"] * 10) + ")"), (a,), False))
     out.append(("1 array -> same array", _function("rs", ["a"], "return a"), (a,), False))
-    rec = np.zeros(3, dtype=_ROW)
-    out.append(("record array -> float", _function("fr", ["a"], "return a[0].x"), (rec,),
-                False))
-    out.append(("record array made compiled", _function("fm", ["a"], "return a[0].x"),
+    # the rows a compiled function made are typed first (numba keys its record types by the
+    # first dtype object it meets), then Python's array of the same dtype object
+    out.append(("record array made compiled", _function("fm", ["a"], "return a[0].x0"),
                 "maker", False))
-    out.append(("record array, equal dtype", _function("fe", ["a"], "return a[0].x"),
+    out.append(("record array, 2nd compiled", _function("f2", ["a"], "return a[0].x0"),
+                "maker2", False))
+    rec = np.zeros(3, dtype=_ROW)
+    out.append(("record array made by Python", _function("fr", ["a"], "return a[0].x0"),
+                (rec,), False))
+    out.append(("record array, equal dtype", _function("fe", ["a"], "return a[0].x0"),
                 (np.zeros(3, dtype=pickle.loads(pickle.dumps(_ROW))),), False))
     ro = np.zeros(3)
     ro.setflags(write=False)
@@ -164,12 +169,16 @@ def main(argv: list[str] | None = None) -> int:
             OPTIONS, nopython=True, no_cfunc_wrapper=True))
 
     maker = _function("make_rows", [], "return np.zeros(3, dtype=ROW)")
-    made = {"ours": ours_jit(maker)(), "plain": numba.njit(**OPTIONS)(maker)()}
+    maker2 = _function("make_rows2", [], "return np.ones(3, dtype=ROW)")
+    made = {"maker": {"ours": ours_jit(maker)(), "plain": numba.njit(**OPTIONS)(maker)()},
+            "maker2": {"ours": ours_jit(maker2)(), "plain": numba.njit(**OPTIONS)(maker2)()}}
     for label, py, fargs, has_c in _cases():
         ours = ours_jit(py)
         plain = numba.njit(**OPTIONS)(py)
-        oargs, pargs = ((made["ours"],), (made["plain"],)) if fargs == "maker" else (fargs,
-                                                                                     fargs)
+        if isinstance(fargs, str):  # the rows a compiled function of each variant made
+            oargs, pargs = (made[fargs]["ours"],), (made[fargs]["plain"],)
+        else:
+            oargs = pargs = fargs
         ours(*oargs)
         plain(*pargs)
         (cres,) = ours.overloads.values()
