@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             OPTIONS, nopython=True, no_cfunc_wrapper=True))
 
     maker = _function("make_rows", [], "return np.zeros(3, dtype=ROW)")
-    maker2 = _function("make_rows2", [], "return np.ones(3, dtype=ROW)")
+    maker2 = _function("make_rows2", [], "return np.empty(3, dtype=ROW)")
     made = {"maker": {"ours": ours_jit(maker)(), "plain": numba.njit(**OPTIONS)(maker)()},
             "maker2": {"ours": ours_jit(maker2)(), "plain": numba.njit(**OPTIONS)(maker2)()}}
     for label, py, fargs, has_c in _cases():
