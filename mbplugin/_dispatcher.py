@@ -376,9 +376,9 @@ def canonical_dtype(dtype: np.dtype) -> np.dtype:
 
     Why: numba's C typeof finds a structured array's type in a dict keyed by (ndim, layout,
     read-only, dtype object). A dtype that is equal to the key's but another object costs
-    NumPy's field-by-field equivalence test (its casting machinery) at every call, ~3 us warm
-    for the contact rows' 24 fields (benchmarks/bench_dispatch.py, "record array of another
-    equal dtype"), more on a host step's cold caches; and every entry that returns a record
+    NumPy's field-by-field equivalence test (its casting machinery) at every call, ~1 us warm
+    for a 24-field dtype like the contact rows' (benchmarks/bench_dispatch.py: 1.25 against
+    0.25 us per call), more on a host step's cold caches; and every entry that returns a record
     array boxes it with a dtype object of its own (numba makes one per entry from the record
     type, and again when it loads the entry from the disk cache), so the rows an entry returns
     and another entry takes were such a pair on every host step. :meth:`Dispatcher.add_overload`
