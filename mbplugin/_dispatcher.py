@@ -333,10 +333,14 @@ class Dispatcher(CPUDispatcher):
         return self._callee_dispatcher().get_call_template(args, kws)
 
     def add_overload(self, cres) -> None:
-        """numba's, then the environments of the callee variants linked into a freshly
-        compiled entry point set in its machine code (as numba does when it loads a library from
-        the cache)."""
+        """numba's, then the structured dtypes the entry boxes its arrays with made canonical
+        (:func:`canonical_consts`) and the environments of the callee variants linked into a
+        freshly compiled entry point set in its machine code (as numba does when it loads a
+        library from the cache)."""
         super().add_overload(cres)
+        env = getattr(cres, "environment", None)
+        if env is not None:
+            canonical_consts(env.consts)
         module = getattr(cres.library, "_final_module", None)
         if module is None:
             return
@@ -350,6 +354,127 @@ class Dispatcher(CPUDispatcher):
         """The compiled callee variant for ``sig`` (what lowering a call from compiled code
         links to; the Python-callable variants stay in ``overloads``)."""
         return self._callee_dispatcher().get_overload(sig)
+
+    def typeof_pyval(self, val):
+        """numba's (the type of an argument that numba's C typeof could not find in its
+        caches: a first call, a new type), after registering the dtype of a structured array
+        (or of one in a tuple) as its canonical object (:func:`canonical_dtype`)."""
+        _register_dtypes(val)
+        return super().typeof_pyval(val)
+
+
+# ---- the cost of a call from Python: record dtypes, array boxing --------------------------
+
+#: The canonical object of each structured dtype met (:func:`canonical_dtype`), by its repr
+#: (fields, formats, offsets, itemsize, alignment, titles, metadata) and itemsize.
+_DTYPES: dict[tuple[str, int], np.dtype] = {}
+
+
+def canonical_dtype(dtype: np.dtype) -> np.dtype:
+    """One object per structured dtype: the first registered with this repr and size (an equal
+    one, else ``dtype`` itself); any other dtype is returned as it is.
+
+    Why: numba's C typeof finds a structured array's type in a dict keyed by (ndim, layout,
+    read-only, dtype object). A dtype that is equal to the key's but another object costs
+    NumPy's field-by-field equivalence test (its casting machinery) at every call, ~1 us warm
+    for a 24-field dtype like the contact rows' (benchmarks/bench_dispatch.py: 1.25 against
+    0.25 us per call), more on a host step's cold caches; and every entry that returns a record
+    array boxes it with a dtype object of its own (numba makes one per entry from the record
+    type, and again when it loads the entry from the disk cache), so the rows an entry returns
+    and another entry takes were such a pair on every host step. :meth:`Dispatcher.add_overload`
+    gives every entry the canonical objects (:func:`canonical_consts`) and
+    :meth:`Dispatcher.typeof_pyval` registers the dtypes of the arguments numba types first,
+    so the arrays the entries return and the ones Python makes from the same dtype are typed
+    by identity."""
+    if dtype.fields is None:
+        return dtype
+    key = (repr(dtype), dtype.itemsize)
+    got = _DTYPES.get(key)
+    if got is None:
+        _DTYPES[key] = got = dtype
+    return got if got == dtype else dtype
+
+
+def _register_dtypes(val) -> None:
+    """Register the dtype of a structured array ``val`` (or of the arrays in a tuple)."""
+    if isinstance(val, np.ndarray):
+        canonical_dtype(val.dtype)
+    elif isinstance(val, tuple):
+        for x in val:
+            _register_dtypes(x)
+
+
+def canonical_consts(consts: list) -> None:
+    """Replace the structured dtypes in an environment's constants (the dtypes numba's
+    array boxing reads) by their canonical objects (:func:`canonical_dtype`), in place."""
+    for i, c in enumerate(consts):
+        if isinstance(c, np.dtype) and c.fields is not None:
+            consts[i] = canonical_dtype(c)
+
+
+def fast_box_array() -> bool:
+    """Box arrays returned to Python without numba's per-call unpickling; True when installed.
+
+    numba's boxing of an array (``boxing.box_array`` through
+    ``PythonAPI.nrt_adapt_ndarray_to_python``) passes ``NRT_adapt_ndarray_to_python_acqref``
+    the array's Python class (``np.ndarray``) by unpickling it at every call: ``numba_unpickle``
+    makes two bytes objects and an int and calls ``serialize._numba_unpickle``, a Python
+    function that looks the class up in a memo by (address, hash), ~0.3 us warm and more on a
+    host step's cold caches, per array returned (and leaks a reference to the class each
+    time). The dtype next to it is read from the function's environment constants, a list
+    item (``EnvironmentManager.read_const``). This boxer reads the class from the constants
+    too, and is otherwise numba's: the same C function with the same arguments, so the same
+    array objects. It boxes in the wrappers this module's compiles make (:data:`_COMPILING`:
+    the entries); plain ``numba.njit`` code compiled outside them keeps numba's boxer.
+    Installed only when numba's boxer and its ``nrt_adapt_ndarray_to_python``
+    are as this expects (their source); arrays of another class (an ndarray subclass's
+    ``box_type``) and code without NRT keep numba's path."""
+    from llvmlite import ir
+    from numba.core import boxing, cgutils, pythonapi, types
+    from numba.np import numpy_support
+
+    registry = pythonapi._boxers.functions
+    original = registry.get(types.Array)
+    if getattr(original, "_mbplugin", False):
+        return True
+    try:
+        box_src = inspect.getsource(boxing.box_array)
+        adapt_src = inspect.getsource(pythonapi.PythonAPI.nrt_adapt_ndarray_to_python)
+    except (OSError, TypeError):
+        return False
+    if (original is not boxing.box_array
+            or "c.pyapi.nrt_adapt_ndarray_to_python(typ, val, dtypeptr)" not in box_src
+            or "self.unserialize(self.serialize_object(aryty.box_type))" not in adapt_src
+            or '"NRT_adapt_ndarray_to_python_acqref"' not in adapt_src):
+        return False
+    captures = "captures(none)" in adapt_src
+
+    def box_array(typ, val, c):
+        if (not _COMPILING[0] or not c.context.enable_nrt or c.env_manager is None
+                or typ.box_type is not np.ndarray):
+            return original(typ, val, c)
+        np_dtype = numpy_support.as_dtype(typ.dtype)
+        dtypeptr = c.env_manager.read_const(c.env_manager.add_const(np_dtype))
+        pytype = c.env_manager.read_const(c.env_manager.add_const(np.ndarray))
+        pyapi, builder = c.pyapi, c.builder
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(pyapi.pyobj, [pyapi.voidptr, pyapi.pyobj, i32, i32, pyapi.pyobj])
+        fn = pyapi._get_function(fnty, name="NRT_adapt_ndarray_to_python_acqref")
+        if captures:
+            fn.args[0].add_attribute("captures(none)")
+        ndim = c.context.get_constant(types.int32, typ.ndim)
+        writable = c.context.get_constant(types.int32, int(typ.mutable))
+        aryptr = cgutils.alloca_once_value(builder, val)
+        newary = builder.call(fn, [builder.bitcast(aryptr, pyapi.voidptr), pytype, ndim,
+                                   writable, dtypeptr])
+        c.context.nrt.decref(builder, typ, val)  # the C function took its own reference
+        return newary
+
+    box_array._mbplugin = True
+    box_array._original = original
+    box_array.__doc__ = original.__doc__
+    registry[types.Array] = box_array
+    return True
 
 
 def fast_config_values() -> bool:
@@ -484,13 +609,14 @@ def _probe_item(arrays, i, scale):
 @jit(nogil=True, error_model="numpy", no_cfunc_wrapper=True)
 def _probe_sum(arrays, n):
     """An entry (called from Python with a tuple of arrays: a trampoline) calling a callee in a
-    loop (a counter that starts as a literal 0) and raising (the environment)."""
+    loop (a counter that starts as a literal 0), raising (the environment) and returning a view
+    of an argument (an array boxed: :func:`fast_box_array`)."""
     if n > arrays[0].shape[0]:
         raise ValueError("n")
     s = 0.0
     for i in range(n):
         s += _probe_item(arrays, i, 0.5)
-    return s
+    return s, arrays[1][1:]
 
 
 def check() -> None:
@@ -500,9 +626,12 @@ def check() -> None:
     probe computes a wrong number."""
     a = np.arange(4.0)
     b = np.full(4, 2.0)
-    got = _probe_sum((a, b), 4)
+    got, view = _probe_sum((a, b), 4)
     if got != 7.0:  # 0.5 * ((0 + 1 + 2 + 3) + 4 * 2)
         raise AssertionError(f"the dispatcher probe returned {got!r}, not 7.0")
+    if (type(view) is not np.ndarray or view.dtype != b.dtype or view.shape != (3,)
+            or view.ctypes.data != b.ctypes.data + b.itemsize or view.base is None):
+        raise AssertionError("the dispatcher probe returned a wrong view of its argument")
     try:
         _probe_sum((a, b), 5)
     except ValueError:

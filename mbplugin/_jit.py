@@ -261,8 +261,9 @@ def _load_dispatcher():
         from mbplugin import _dispatcher
 
         for speedup in (_dispatcher.fast_config_values, _dispatcher.fast_meminfos,
-                        _dispatcher.memo_arg_packer, _dispatcher.callee_overloads):
-            try:  # a speed-up of numba's compiler only: without it everything works as before
+                        _dispatcher.memo_arg_packer, _dispatcher.callee_overloads,
+                        _dispatcher.fast_box_array):
+            try:  # a speed-up of numba's compiler or of its wrappers: without it, as before
                 speedup()
             except Exception:
                 pass
