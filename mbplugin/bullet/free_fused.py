@@ -32,12 +32,13 @@ import time
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import norm_rows
-from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
-from mbplugin.hosts.wmatrix import _free_static_kernel, csr_on_pattern
+from mbplugin.hosts.protocol import ARTICULATED, STATIC
+from mbplugin.hosts.wmatrix import _ON_PATTERN, _free_static_kernel
 from mbplugin.laws.kernels import NODE_MAX
 from mbplugin.pipeline import layout
 from mbplugin.pipeline import substep as sub
@@ -61,38 +62,57 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     N), or None with nothing changed where the case does not hold (then call ``core.step``)."""
     k = batch.delta.shape[0]
     integ, store = core.integrator, core.store
-    if (k == 0 or type(t) is not float or not core._any_free or integ.stick is not None
-            or integ.solver == "scipy" or not _rows_case(core)):
+    case = core.__dict__.get("_free_case")
+    if case is None or case[0] is not core.kind:  # no articulated row (kept per kind array)
+        case = core._free_case = (core.kind, not bool(np.any(core.kind == ARTICULATED)))
+    if (k == 0 or type(t) is not float or not core._any_free or not case[1]
+            or integ.stick is not None or integ.solver == "scipy"
+            or (host.points is None or host.points)):  # (a native point: its acceleration)
         return None
     test = store.rows_test_args(batch)
     if test is None or not sub._all_compiled(store.laws):
         return None
     kid_l, mode_l, nst_l, mem_l = sub._law_tables(store.laws)
-    if sub._any_odes(nst_l):
-        return None
     hit = sub._GROUPS_CACHE.get("last")
-    if (hit is None or hit[2] is None or hit[1][8] is not None or len(hit[1][7])
-            or hit[0][:3] != (k, 4 + NODE_MAX, (3 * k, 3 * k))):
-        return None
-    widx, labels, order, sizes, gptr, goff, ident = hit[1][:7]
+    tpl = _ON_PATTERN.get(3 * k)
+    if (sub._any_odes(nst_l) or hit is None or hit[2] is None or hit[1][8] is not None
+            or len(hit[1][7]) or hit[0][:3] != (k, 4 + NODE_MAX, (3 * k, 3 * k))
+            or tpl is None or tpl.indices is not hit[2][0] or tpl.indptr is not hit[2][1]):
+        return None  # (the groups of W's pattern: laid out by the general path)
+    widx, labels, order, _, gptr, goff, ident = hit[1][:7]
+    h0, m0 = sub._NONE_F, sub._NONE_I
+    hof = integ._h_of
+    if hof is not None:  # each contact's carried step and solver, the same contacts in order
+        if not (hof[0].shape == batch.key.shape and (hof[0] == batch.key).all()):
+            return None
+        h0, m0 = hof[1], hof[2]
+    mu = core.pair_mu(host, batch)
+    friction = integ.friction if (integ.friction is not None and integ.friction.active) \
+        else None
+    muk = np.zeros((k, 2)) if mu is None else np.ascontiguousarray(mu, dtype=float)
+    if mu is None and friction is not None:
+        muk[:, 0], muk[:, 1] = friction.mu, friction.static
     c = np.ascontiguousarray
     n = c(batch.normal, dtype=float)
-    inv_m = bodies.inv_mass_ext()[:-1]
-    inv_i_w = core.world_inertia(bodies)[1][:-1]
-    g = c(host.g, dtype=float)
-    code, indptr, indices, data, wnn, m_eff, u0, a_free = _begin_kernel(
-        *test, c(batch.delta, dtype=float), c(batch.ddelta, dtype=float),
-        c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), core.kind, batch.a, batch.b,
-        c(batch.ra, dtype=float), c(batch.rb, dtype=float), c(inv_m, dtype=float),
-        c(inv_i_w, dtype=float), n, c(batch.vt, dtype=float), g)
-    if code != 0:  # an onset or an end at the start, or W not free-static CSR
+    d = np.array(batch.delta, dtype=float)
+    wall = time.perf_counter()
+    (code, data, m_eff, u0, a_free, imp, loaded, hg, mg, counters, ddelta, u, ab) = \
+        _free_kernel(*test, c(batch.ddelta, dtype=float), c(store.coef, dtype=float),
+                     np.empty(k, dtype=np.bool_), core.kind, batch.a, batch.b,
+                     c(batch.ra, dtype=float), c(batch.rb, dtype=float),
+                     c(bodies.inv_mass_ext()[:-1], dtype=float),
+                     c(core.world_inertia(bodies)[1][:-1], dtype=float), n,
+                     c(batch.vt, dtype=float), c(host.g, dtype=float), tpl.indptr, tpl.indices,
+                     len(gptr) - 1, ident, order, gptr, c(h0, dtype=float),
+                     c(m0, dtype=np.int64), goff, widx,
+                     layout.head(friction, None, inactive_on=True), store.mem, muk, kid_l,
+                     mode_l, nst_l, mem_l, store.ode, float(dt), float(integ.rtol),
+                     integ.solver == "compiled", EXPLICIT_TOL, bool(integ.normal_only), labels,
+                     store.law, d)
+    if code == 1:  # an onset or an end at the start, or W not on the laid-out pattern
         TAKEN["general"] += 1
         return None
-    W = csr_on_pattern(data, indices, indptr, 3 * k)
-    if W.indices is not hit[2][0] or W.indptr is not hit[2][1]:  # not the laid-out pattern
-        TAKEN["general"] += 1
-        return None
-    # the case holds: HostStep.step's state from here on
+    # HostStep.step's state from here on: the start's quiet commit, W and its carries
     store.rows_booked(batch.delta, batch.ddelta)  # (commit_rows' quiet booking)
     core.pending = None
     integ.pending = None
@@ -100,80 +120,34 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     core._one_body = False
     core._art = []
     batch.m_eff = m_eff
-    _native(host, batch, bodies, a_free)
-    mu = core.pair_mu(host, batch)
-    res = None
-    friction = integ.friction if (integ.friction is not None and integ.friction.active) \
-        else None
-    h0, m0 = sub._NONE_F, sub._NONE_I
-    hof = integ._h_of
-    if hof is not None:
-        if hof[0].shape == batch.key.shape and (hof[0] == batch.key).all():
-            h0, m0 = hof[1], hof[2]
-        else:
-            hof = False  # (the carries by key: the general integration)
-    if hof is not False:
-        muk = (np.zeros((k, 2)) if mu is None else c(mu, dtype=float).reshape(k, 2))
-        if mu is None and friction is not None:
-            muk[:, 0], muk[:, 1] = friction.mu, friction.static
-        wall = time.perf_counter()
-        d, u = np.array(batch.delta, dtype=float), u0.copy()
-        out = _integrate_kernel(
-            k, len(gptr) - 1, ident, order, gptr, c(h0, dtype=float), c(m0, dtype=np.int64),
-            goff, widx, W.data, layout.head(friction, None, inactive_on=True), n, a_free,
-            store.coef, store.mem, muk, store.law, kid_l, mode_l, nst_l, mem_l, d, u,
-            store.ode, float(dt), float(integ.rtol), integ.solver == "compiled",
-            EXPLICIT_TOL, bool(integ.normal_only), test[0], test[1], test[2], test[3],
-            test[4], labels, np.empty(k, dtype=np.bool_))
-        ok, imp, loaded, hg, mg, counters, ddelta = out
-        if ok:
-            stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
-                                 time.perf_counter() - wall, int(counters[3]))
-            res = StepResult(imp, d, u, loaded, stats, float(hg.min()), hg, mg)
-            store.rows_booked(d, ddelta)  # (commit_rows' quiet booking of the end)
-            integ._warm = None
-            integ._h, integ._keys = res.last_step, store.keys.copy()
-            integ._p_of = None
-            integ._h_of = (batch.key.copy(), hg, mg)
-    if res is None:  # an event, an end or an onset inside the step: the general integration
+    host.points = None  # (taken by the native acceleration: none, its low-pass emptied)
+    host._native = None
+    W = _SHELL(sp.csr_matrix)  # W on the pattern (csr_on_pattern's shallow copy)
+    W.__dict__.update(tpl.__dict__)
+    W.data = data
+    if code == 0:  # the whole integration quiet: GroupedContactSpace.integrate's state
+        stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
+                             time.perf_counter() - wall, int(counters[3]))
+        res = StepResult(imp, d, u, loaded, stats, float(hg.min()), hg, mg)
+        store.rows_booked(d, ddelta)  # (commit_rows' quiet booking of the end)
+        integ._warm = None
+        integ._h, integ._keys = res.last_step, store.keys.copy()
+        integ._p_of = None
+        integ._h_of = (batch.key.copy(), hg, mg)
+        TAKEN["fused"] += 1
+    else:  # an event, an end or an onset inside the step: the general integration
         TAKEN["general"] += 1
         res = integ.integrate(batch, W, a_free, u0, None, t, dt, mu)
-    else:
-        TAKEN["fused"] += 1
     force = res.impulse / dt
     un = np.einsum("ki,ki->k", res.u, n)
     core.last = core.make_info(k, res.stats, np.einsum("ki,ki->k", force, n),
-                               batch.key.copy(), np.stack([batch.a, batch.b], axis=1),
-                               res.delta.copy(), norm_rows(res.u - un[:, None] * n))
+                               batch.key.copy(), ab, res.delta.copy(),
+                               norm_rows(res.u - un[:, None] * n))
     core.pending = (batch, W, res, a_free, None)
     return core.last, batch, force
 
 
-def _rows_case(core: Any) -> bool:
-    """Whether ``core``'s rows are FREE or STATIC only (no articulated row), kept per kind
-    array."""
-    kind = core.kind
-    hit = _ROWS.get(id(core))
-    if hit is None or hit[0] is not kind:
-        hit = _ROWS[id(core)] = (kind, not bool(np.any(kind == ARTICULATED)))
-        if len(_ROWS) > 64:
-            _ROWS.clear()
-    return hit[1]
-
-
-_ROWS: dict[int, tuple[np.ndarray, bool]] = {}
-
-
-def _native(host: Any, batch: ContactBatch, bodies: BodyState, a: np.ndarray) -> None:
-    """:meth:`BulletHost.free_acceleration <mbplugin.bullet.host.BulletHost.free_acceleration>`'s
-    native part on the gravity ``a`` (K, 3) m/s^2: nothing when PyBullet reported no contact
-    point (the points read by ``host.start`` taken, the low-pass emptied, as
-    :meth:`~mbplugin.bullet.host.BulletHost.native_acceleration` does then), else that method."""
-    if host.points is not None and not host.points:
-        host.points = None
-        host._native = None
-        return
-    host.native_acceleration(batch, bodies, a)
+_SHELL = object.__new__
 
 
 @njit
@@ -268,3 +242,43 @@ def _integrate_kernel(k, ng, ident, order, gptr, h0, m0, goff, widx, wdata, hd, 
         h_b[i] = hg[labels[i]]
         m_b[i] = mg[labels[i]]
     return True, imp_b, loaded_b, h_b, m_b, counters, ddelta
+
+
+@njit
+def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b, ra, rb, inv_m,
+                 inv_i, normal, vt, g, pat_ptr, pat_ind, ng, ident, order, gptr, h0, m0, goff,
+                 widx, hd, mem, muk, kid_l, mode_l, nst_l, mem_l, ode, dt, rtol, explicit,
+                 tol_e, normal_only, labels, slaw, d):
+    """:func:`free_begin`'s one compiled call: :func:`_begin_kernel` (the start's commit test,
+    W, m_eff, u0, gravity's acceleration; its arguments, ``d`` (K,) m the overlaps), W's
+    pattern against the laid-out one (``pat_ptr``, ``pat_ind``), then :func:`_integrate_kernel`
+    (its arguments; the end state into ``d`` and a new u) and the contacts' sides (K, 2).
+    ``slaw``: the store's law per row. Returns (code, W's data, m_eff, u0, a_free, impulses,
+    loaded, next steps, solvers, counters, end rates, end velocities, sides): code 0 the step
+    taken whole, 2 the start quiet but the integration not (W, m_eff, u0 and a_free valid:
+    the general integration goes on from them), 1 nothing valid (the general step)."""
+    k = bkeys.shape[0]
+    hit, indptr, indices, data, _, m_eff, u0, af = _begin_kernel(
+        skeys, bkeys, blaw, fkid, fmode, d, ddelta, coef, end, kind, a, b, ra, rb, inv_m, inv_i,
+        normal, vt, g)
+    e0, e3 = np.zeros(0), np.zeros((0, 3))
+    ei = np.zeros(0, dtype=np.int64)
+    eb = np.zeros(0, dtype=np.bool_)
+    ab = np.empty((k, 2), dtype=np.int64)
+    same = hit == 0 and indptr.shape[0] == pat_ptr.shape[0] and \
+        indices.shape[0] == pat_ind.shape[0]
+    if same:
+        for i in range(indptr.shape[0]):
+            same = same and indptr[i] == pat_ptr[i]
+        for i in range(indices.shape[0]):
+            same = same and indices[i] == pat_ind[i]
+    if not same:
+        return 1, e0, e0, e3, e3, e3, eb, e0, ei, ei, e0, e3, ab
+    for i in range(k):
+        ab[i, 0], ab[i, 1] = a[i], b[i]
+    u = u0.copy()
+    ok, imp, loaded, hg, mg, counters, dd = _integrate_kernel(
+        k, ng, ident, order, gptr, h0, m0, goff, widx, data, hd, normal, af, coef, mem, muk,
+        slaw, kid_l, mode_l, nst_l, mem_l, d, u, ode, dt, rtol, explicit, tol_e, normal_only,
+        skeys, bkeys, blaw, fkid, fmode, labels, end)
+    return (0 if ok else 2), data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab
