@@ -305,9 +305,8 @@ class BulletContacts:
         core, adapter = self.core, self._host
         core.margin = deferral.margin
         deferral.fix.coupled = adapter.start(g, control, batch, bodies)  # (a native column)
-        info, batch, force = (begin_lean(core, adapter, batch, bodies, self.t, dt)  # fused.py
-                              or free_begin(core, adapter, batch, bodies, self.t, dt)
-                              or core.step(adapter, batch, bodies, self.t, dt))
+        args = (core, adapter, batch, bodies, self.t, dt)  # (fused.py, free_fused.py)
+        info, batch, force = begin_lean(*args) or free_begin(*args) or core.step(*args[1:])
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
             # the implicit step's first guess P_lin / dt, or the integrated impulses' forces
