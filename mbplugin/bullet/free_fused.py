@@ -36,6 +36,7 @@ import scipy.sparse as sp
 
 from mbplugin._jit import njit
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.contact.kernels import world_inverse_inertia_of
 from mbplugin.hosts.arrays import norm_rows
 from mbplugin.hosts.protocol import ARTICULATED, STATIC
 from mbplugin.hosts.wmatrix import _ON_PATTERN, _free_static_kernel
@@ -101,7 +102,9 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
                      np.empty(k, dtype=np.bool_), core.kind, batch.a, batch.b,
                      c(batch.ra, dtype=float), c(batch.rb, dtype=float),
                      c(bodies.inv_mass_ext()[:-1], dtype=float),
-                     c(core.world_inertia(bodies)[1][:-1], dtype=float), n,
+                     c(bodies.quat, dtype=float).reshape(-1, 4),
+                     c(bodies.inv_inertia, dtype=float), np.asarray(bodies.fixed, dtype=np.bool_),
+                     n,
                      c(batch.vt, dtype=float), c(host.g, dtype=float), tpl.indptr, tpl.indices,
                      len(gptr) - 1, ident, order, gptr, c(h0, dtype=float),
                      c(m0, dtype=np.int64), goff, widx,
@@ -246,11 +249,15 @@ def _integrate_kernel(k, ng, ident, order, gptr, h0, m0, goff, widx, wdata, hd, 
 
 @njit
 def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b, ra, rb, inv_m,
-                 inv_i, normal, vt, g, pat_ptr, pat_ind, ng, ident, order, gptr, h0, m0, goff,
-                 widx, hd, mem, muk, kid_l, mode_l, nst_l, mem_l, ode, dt, rtol, explicit,
-                 tol_e, normal_only, labels, slaw, d):
+                 quat, inv_ib, fixed, normal, vt, g, pat_ptr, pat_ind, ng, ident, order, gptr,
+                 h0, m0, goff, widx, hd, mem, muk, kid_l, mode_l, nst_l, mem_l, ode, dt, rtol,
+                 explicit, tol_e, normal_only, labels, slaw, d):
     """:func:`free_begin`'s one compiled call: :func:`_begin_kernel` (the start's commit test,
-    W, m_eff, u0, gravity's acceleration; its arguments, ``d`` (K,) m the overlaps), W's
+    W, m_eff, u0, gravity's acceleration; its arguments, ``d`` (K,) m the overlaps, the rows'
+    world inverse inertia from their orientations ``quat`` (N, 4) [w, x, y, z], body-frame
+    inverse inertias ``inv_ib`` (N, 3, 3) and ``fixed`` (N,):
+    :func:`~mbplugin.contact.kernels.world_inverse_inertia_of`, the same bits as
+    :meth:`BulletRows.world_inertia <mbplugin.bullet.rows.BulletRows.world_inertia>`), W's
     pattern against the laid-out one (``pat_ptr``, ``pat_ind``), then :func:`_integrate_kernel`
     (its arguments; the end state into ``d`` and a new u) and the contacts' sides (K, 2).
     ``slaw``: the store's law per row. Returns (code, W's data, m_eff, u0, a_free, impulses,
@@ -258,6 +265,7 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
     taken whole, 2 the start quiet but the integration not (W, m_eff, u0 and a_free valid:
     the general integration goes on from them), 1 nothing valid (the general step)."""
     k = bkeys.shape[0]
+    inv_i = world_inverse_inertia_of(quat, inv_ib, fixed)[:-1]  # (BulletRows.world_inertia's)
     hit, indptr, indices, data, _, m_eff, u0, af = _begin_kernel(
         skeys, bkeys, blaw, fkid, fmode, d, ddelta, coef, end, kind, a, b, ra, rb, inv_m, inv_i,
         normal, vt, g)
