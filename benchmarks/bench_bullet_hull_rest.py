@@ -13,7 +13,12 @@ their ratio, the managed contacts at the last step and their largest overlap aga
 static Hertz overlap (m g / (n k))^(2/3) of the n corners carrying the body.
 
     python benchmarks/bench_bullet_hull_rest.py [--steps 240] [--rounds 3]
-        [--scenes box1,box10,hull1]
+        [--scenes box1,box10,hull1] [--calls]
+
+``--calls``: also the Python-level calls per host step of the backend at rest (a profile
+hook, ``sys.setprofile``, counting ``call`` events over ``--steps`` steps after settling;
+compiled dispatchers and NumPy's C functions are not Python calls), which does not depend on
+the machine's load.
 
 For a before/after comparison run it with ``PYTHONPATH`` set to each tree in turn and state
 the load (printed).
@@ -85,12 +90,39 @@ def run(scene: str, managed: bool, settle: int, steps: int) -> dict[str, float]:
     return out
 
 
+def python_calls(scene: str, settle: int, steps: int) -> float:
+    """Python-level calls per host step of the backend on ``scene`` at rest (``--calls``)."""
+    from mbplugin.bullet import BulletContacts
+
+    cid, plane, _, _ = world(scene)
+    try:
+        bk = BulletContacts(cid, manage=[plane], law=LAW)
+        for _ in range(settle):
+            bk.step()
+        count = [0]
+
+        def hook(frame: object, event: str, arg: object) -> None:
+            if event == "call":
+                count[0] += 1
+
+        sys.setprofile(hook)
+        try:
+            for _ in range(steps):
+                bk.step()
+        finally:
+            sys.setprofile(None)
+        return count[0] / steps
+    finally:
+        p.disconnect(physicsClientId=cid)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=240)
     ap.add_argument("--settle", type=int, default=240)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scenes", default="box1,box10,hull1")
+    ap.add_argument("--calls", action="store_true", help="Python calls per host step")
     a = ap.parse_args()
     scenes = a.scenes.split(",")
     for s in scenes:
@@ -109,6 +141,9 @@ def main() -> None:
         print(f"{s:6s} native {1e6 * min(nat):7.1f} us  ours {1e6 * min(ours):7.1f} us  "
               f"({min(ours) / min(nat):5.1f}x)  contacts {r['contacts']:.0f}, overlap off "
               f"static Hertz max {r['err']:.1e}", flush=True)
+        if a.calls:
+            print(f"{s:6s} Python calls per host step {python_calls(s, a.settle, a.steps):.0f}",
+                  flush=True)
     print(f"# load {os.getloadavg()}")
 
 

@@ -46,6 +46,7 @@ from mbplugin.bullet.deferral import DEFER_TOL, DeferredCorrection
 from mbplugin.bullet.detection import Detection
 from mbplugin.bullet.filters import NativeFilters
 from mbplugin.bullet.flight import FreeFlight
+from mbplugin.bullet.free_fused import free_begin
 from mbplugin.bullet.fused import after_lean, begin_lean, step_margin
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows
@@ -304,8 +305,8 @@ class BulletContacts:
         core, adapter = self.core, self._host
         core.margin = deferral.margin
         deferral.fix.coupled = adapter.start(g, control, batch, bodies)  # (a native column)
-        info, batch, force = (begin_lean(core, adapter, batch, bodies, self.t, dt)  # fused.py
-                              or core.step(adapter, batch, bodies, self.t, dt))
+        args = (core, adapter, batch, bodies, self.t, dt)  # (fused.py, free_fused.py)
+        info, batch, force = begin_lean(*args) or free_begin(*args) or core.step(*args[1:])
         flight.forced |= core.forced  # the bodies of large groups (moved as the host moves them)
         if force is not None and (not core.implicit or force.any()):
             # the implicit step's first guess P_lin / dt, or the integrated impulses' forces
