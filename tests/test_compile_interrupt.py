@@ -252,8 +252,9 @@ CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("when", ["import", "run"])
 def test_ctrl_c_while_a_cold_run_compiles(when: str, tmp_path: Path) -> None:
     """``mbplugin run`` with an empty numba cache, Ctrl-C while it compiles: exit 130 within
-    2 s, one line, no ``--out`` directory (without the listener the run went on to write its
-    results and exit 0, or failed with a traceback)."""
+    5 s (2 s was exceeded at load 15; a run that goes on takes the whole 20-40 s cold run), one
+    line, no ``--out`` directory (without the listener the run went on to write its results and
+    exit 0, or failed with a traceback)."""
     cache = tmp_path / "numba-cache"
     cache.mkdir()
     out = tmp_path / "out"
@@ -265,7 +266,7 @@ def test_ctrl_c_while_a_cold_run_compiles(when: str, tmp_path: Path) -> None:
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     assert proc.returncode == 130, proc.stderr[-3000:]
     assert lines == ["mbplugin: interrupted"]
-    assert t_end - float(proc.stdout.split()[0]) < 2.0
+    assert t_end - float(proc.stdout.split()[0]) < 5.0
     assert not out.exists()
 
 
