@@ -56,25 +56,6 @@ def test_fused_begin_gives_the_general_run_to_the_bit(tmp_path, monkeypatch) -> 
         assert np.array_equal(fast[name], ref[name]), name
 
 
-def test_end_rates_are_numpys_einsum_to_the_bit() -> None:
-    """The end's overlap rates computed inside the lean rounds' call (lean.end_rates) are
-    NumPy's -einsum("ij,ij->i", u, n) of ImplicitStep.finish, bit for bit: random velocities
-    over eleven decades and unit normals, rows of signed zeros included."""
-    from mbplugin.bullet.lean import end_rates
-
-    rng = np.random.default_rng(7)
-    for k in (1, 4, 8, 1000):
-        u = rng.standard_normal((k, 3)) * 10.0 ** rng.integers(-9, 3, (k, 3))
-        n = rng.standard_normal((k, 3))
-        n /= np.linalg.norm(n, axis=1)[:, None]
-        u[0] = (-0.0, 0.0, -0.0)
-        out = np.empty(k)
-        end_rates(u, n, out)
-        ref = -np.einsum("ij,ij->i", u, n)
-        assert np.array_equal(out, ref)
-        assert np.array_equal(np.signbit(out), np.signbit(ref))
-
-
 @pytest.mark.parametrize("robot", ["a1", "biped"])
 def test_quiet_commits_book_the_store_as_the_general_commit(robot, tmp_path,
                                                             monkeypatch) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from mbplugin.mujoco.lean_tree import LeanTree, _rate
+from mbplugin.mujoco.lean_tree import LeanTree
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mujoco_quadruped.py"
 T_STAND = 0.8  # s: the drop onto the toes has settled by the last 0.2 s
@@ -197,20 +197,6 @@ def test_lean_tree_takes_joint_damping_set_between_steps() -> None:
     q_lean, _ = run(True)
     q_gen, _ = run(False)
     assert np.max(np.abs(q_lean - q_gen)) <= 1e-12
-
-
-def test_lean_tree_rate_is_numpys_einsum_to_the_bit() -> None:
-    """The lean step's overlap rate -n . u (``_rate``) is NumPy's ``einsum("ij,ij->i")`` that
-    the general path's ``ImplicitStep.finish`` books, bit for bit."""
-    rng = np.random.default_rng(7)
-    for k in (1, 2, 3, 4, 5, 8, 13):
-        for _ in range(200):
-            u = rng.normal(size=(k, 3)) * 10.0 ** rng.uniform(-8, 2, size=(k, 1))
-            n = rng.normal(size=(k, 3))
-            n /= np.linalg.norm(n, axis=1)[:, None]
-            out = np.empty(k)
-            _rate(u, n, out)
-            assert np.array_equal(out, -np.einsum("ij,ij->i", u, n))
 
 
 def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:

@@ -46,6 +46,7 @@ from mbplugin.hosts.integrator import (
 )
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.pipeline import implicit_kernel as ik
+from mbplugin.pipeline.implicit_kernel import overlap_rates
 from mbplugin.pipeline.store_kernel import quiet_rows
 
 #: :func:`verify_rounds`' outcomes: the rounds ended (as the general loop ends them), the
@@ -176,7 +177,8 @@ def rounds_end(skeys, bkeys, blaw, fkid, fmode, coef, ends, where, d_rows, v_row
                counters, d_h, u_h, found, pos, quat, vel, om, out):
     """:func:`verify_rounds` (its arguments from ``first`` on) and, where the rounds ended
     there (DONE), the step's end in the same call: each contact's end rate ``ddelta`` (K,)
-    m/s = -n . u1 (``normal`` (K, 3); :func:`end_rates`), the store's commit tests of the end
+    m/s = -n . u1 (``normal`` (K, 3); :func:`~mbplugin.pipeline.implicit_kernel.overlap_rates`),
+    the store's commit tests of the end
     state (:func:`~mbplugin.pipeline.store_kernel.quiet_rows` of the store's keys ``skeys``,
     the batch's ``bkeys`` and law indices ``blaw``, the law's kernel id ``fkid`` and mode
     ``fmode``, the store's ``coef``, the work arrays ``ends``, ``where``, ``d_rows``,
@@ -194,24 +196,11 @@ def rounds_end(skeys, bkeys, blaw, fkid, fmode, coef, ends, where, d_rows, v_row
     hit[0] = -2
     if status != DONE:
         return status
-    end_rates(u1, normal, ddelta)
+    overlap_rates(u1, normal, ddelta)
     hit[0] = quiet_rows(skeys, bkeys, blaw, fkid, fmode, d1, ddelta, coef, ends, where, d_rows,
                         v_rows)
     _info_arrays(P, u1, normal, dt, fn, slip)
     return status
-
-
-@njit
-def end_rates(u, normal, out):
-    """Each contact's overlap rate -n . u (K,) m/s of its velocity ``u`` (K, 3) m/s and unit
-    normal ``normal`` (K, 3) into ``out``, with the bits of NumPy's
-    ``-np.einsum("ij,ij->i", u, normal)`` (:meth:`ImplicitStep.finish
-    <mbplugin.pipeline.implicit.ImplicitStep.finish>`): its sum of a row of three,
-    ((x0 + x2) + x1) added to a zero (NumPy 2.4's pairwise order; a -0.0 sum gives -0.0
-    negated from +0.0)."""
-    for i in range(u.shape[0]):
-        x0, x1, x2 = u[i, 0] * normal[i, 0], u[i, 1] * normal[i, 1], u[i, 2] * normal[i, 2]
-        out[i] = -(((x0 + x2) + x1) + 0.0)
 
 
 def _book_onsets(space: Any, P_lin: np.ndarray, d_h: np.ndarray, u_h: np.ndarray,

@@ -810,23 +810,11 @@ def book_end(loop: Any, integ: Any, store: Any, space: Any, batch: ContactBatch,
     (``loop.last``)."""
     integ.pending = None
     rate = np.empty(len(batch))
-    _rate(u1, batch.normal, rate)
+    ik.overlap_rates(u1, batch.normal, rate)
     if not store.commit_rows(batch, d1, rate, space.t0 + dt):
         space.finish(res)
     integ.booked(batch, space, res, dt)
     step_info(loop.last, res, res.stats, batch.normal, dt)
-
-
-@njit
-def _rate(u, n, out):
-    """The overlaps' rate -n . u (K,) m/s of the velocities ``u`` (K, 3) m/s along the normals
-    ``n`` (K, 3) into ``out``, as :meth:`ImplicitStep.finish
-    <mbplugin.pipeline.implicit.ImplicitStep.finish>` takes it: ``np.einsum("ij,ij->i")``'s
-    sum in its order (its two-lane loop: x z first, then y; NumPy 2.4 on x86-64, checked by
-    tests/test_mujoco_lean_tree.py; another order would move the store's rates at roundoff)."""
-    for i in range(u.shape[0]):
-        x, y, z = u[i, 0] * n[i, 0], u[i, 1] * n[i, 1], u[i, 2] * n[i, 2]
-        out[i] = -((x + z) + y)
 
 
 def after_step(tree: LeanTree, loop: Any, integ: Any, host: Any, dt: float,

@@ -61,6 +61,7 @@ from mbplugin.mujoco.lean_tree import (
 )
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
+from mbplugin.pipeline.implicit_kernel import overlap_rates
 from mbplugin.pipeline.layout import head
 from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows, same_rows, superset_rows
@@ -345,9 +346,7 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
                         out, wf[sf + 35 * n + 3:], wb[3 * n:])
     end_case, same_end, m, nw = -1, False, 0, 0
     if status == DONE:
-        for j in range(k):  # (lean_tree._rate: einsum's order)
-            x, y, z = u1[j, 0] * normal[j, 0], u1[j, 1] * normal[j, 1], u1[j, 2] * normal[j, 2]
-            rate[j] = -((x + z) + y)
+        overlap_rates(u1, normal, rate)
         m = skeys.shape[0]
         end_case = _commit_case(skeys, key, law, C.fkid, C.fmode, d1, rate, scoef, end[:m],
                                 where[:m], dls, vls)

@@ -309,40 +309,50 @@ def end_slopes(d, i, u0, u1, u2, gc, fn0, lim, dFd, dFu):
     return f0, f1, f2, fn
 
 
+@njit_inline
+def contact_slopes(d, i, u0, u1, u2, dt, gc, fn0, a0, a1, a2, lim, dFd, dFu):
+    """Contact i's end-of-step force on body b (f0, f1, f2), spring end displacement
+    (a, b, c) and normal force (:func:`end_force`'s, to the bit) at overlap ``d[i]`` (m) and
+    velocity (u0, u1, u2) (m/s), with the force's derivatives in that state into ``dFd[i]``
+    (3,) = dF/ddelta (N/m) and ``dFu[i]`` (3, 3) = dF/du (N s/m): :func:`end_slopes` (the
+    law's and the friction's analytic slopes), or for a contact with the tangential spring
+    forward differences of :func:`end_force` (EPS_D, EPS_U; ``d[i]`` is perturbed and
+    restored). ``fn0`` (N), (a0, a1, a2) (m): the normal force and spring displacement at the
+    step's start; ``lim`` as :func:`end_force`'s. The one place of these derivatives: the
+    implicit step's Newton method (:func:`step_slopes`) and the large groups' Gauss-Seidel
+    and Newton fallbacks (:mod:`mbplugin.pipeline.large_groups`) call it."""
+    if not gc[i].st_on:
+        f0, f1, f2, fn = end_slopes(d, i, u0, u1, u2, gc, fn0, lim, dFd, dFu)
+        return f0, f1, f2, a0, a1, a2, fn
+    f0, f1, f2, a, b, c, fn = end_force(d, i, u0, u1, u2, dt, gc, fn0, a0, a1, a2, lim)
+    di = d[i]
+    d[i] = di + EPS_D
+    g0, g1, g2, _, _, _, _ = end_force(d, i, u0, u1, u2, dt, gc, fn0, a0, a1, a2, lim)
+    d[i] = di
+    dFd[i, 0], dFd[i, 1], dFd[i, 2] = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
+    for j in range(3):
+        y0 = u0 + EPS_U if j == 0 else u0
+        y1 = u1 + EPS_U if j == 1 else u1
+        y2 = u2 + EPS_U if j == 2 else u2
+        g0, g1, g2, _, _, _, _ = end_force(d, i, y0, y1, y2, dt, gc, fn0, a0, a1, a2, lim)
+        dFu[i, 0, j] = (g0 - f0) / EPS_U
+        dFu[i, 1, j] = (g1 - f1) / EPS_U
+        dFu[i, 2, j] = (g2 - f2) / EPS_U
+    return f0, f1, f2, a, b, c, fn
+
+
 @njit
 def step_slopes(d, u, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu):
     """:func:`step_forces` (the same bits) and the derivatives of each contact's force in its
     own end state: ``dFd`` (K, 3) = dF_i/ddelta_i (N/m), ``dFu`` (K, 3, 3) = dF_i/du_i
-    (N s/m); :func:`end_slopes`, or for a contact with the tangential spring forward
-    differences of :func:`end_force` (EPS_D, EPS_U; ``d`` is perturbed and restored)."""
+    (N s/m), per contact :func:`contact_slopes`."""
     for i in range(k):
-        li = lim[i] if frozen else -1.0
-        if not gc[i].st_on:
-            f0, f1, f2, fn = end_slopes(d, i, u[i, 0], u[i, 1], u[i, 2], gc, fn0[i], li, dFd,
-                                        dFu)
-            FN[i] = fn
-            F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
-            S1[i, 0], S1[i, 1], S1[i, 2] = s0[i, 0], s0[i, 1], s0[i, 2]
-            continue
-        a0, a1, a2 = s0[i, 0], s0[i, 1], s0[i, 2]
-        x0, x1, x2 = u[i, 0], u[i, 1], u[i, 2]
-        f0, f1, f2, a, b, c, fn = end_force(d, i, x0, x1, x2, dt, gc, fn0[i], a0, a1, a2, li)
+        f0, f1, f2, a, b, c, fn = contact_slopes(d, i, u[i, 0], u[i, 1], u[i, 2], dt, gc,
+                                                 fn0[i], s0[i, 0], s0[i, 1], s0[i, 2],
+                                                 lim[i] if frozen else -1.0, dFd, dFu)
         FN[i] = fn
         F[i, 0], F[i, 1], F[i, 2] = f0, f1, f2
         S1[i, 0], S1[i, 1], S1[i, 2] = a, b, c
-        di = d[i]
-        d[i] = di + EPS_D
-        g0, g1, g2, _, _, _, _ = end_force(d, i, x0, x1, x2, dt, gc, fn0[i], a0, a1, a2, li)
-        d[i] = di
-        dFd[i, 0], dFd[i, 1], dFd[i, 2] = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
-        for j in range(3):
-            y0 = x0 + EPS_U if j == 0 else x0
-            y1 = x1 + EPS_U if j == 1 else x1
-            y2 = x2 + EPS_U if j == 2 else x2
-            g0, g1, g2, _, _, _, _ = end_force(d, i, y0, y1, y2, dt, gc, fn0[i], a0, a1, a2, li)
-            dFu[i, 0, j] = (g0 - f0) / EPS_U
-            dFu[i, 1, j] = (g1 - f1) / EPS_U
-            dFu[i, 2, j] = (g2 - f2) / EPS_U
 
 
 @njit
@@ -844,3 +854,18 @@ def solve_step(P_lin: np.ndarray, u_lin: np.ndarray, d_lin: np.ndarray, dt: floa
     loaded = np.empty(k, dtype=np.bool_)
     _host_end(u1, d_lin, ed, float(dt), k, gf, gc, fn0, s0, d1, F, S1, FN, loaded)
     return P, ue, ed, d1, u1, F, S1, loaded
+
+
+@njit
+def overlap_rates(u, n, out):
+    """Each contact's overlap rate -n . u (K,) m/s from its velocity ``u`` (K, 3) m/s and unit
+    normal ``n`` (K, 3) into ``out``, with the bits of NumPy's ``-np.einsum("ij,ij->i", u, n)``
+    (the rate :meth:`ImplicitStep.finish <mbplugin.pipeline.implicit.ImplicitStep.finish>`
+    books): its sum of a row of three, ((x0 + x2) + x1) added to a zero (NumPy 2.4's order on
+    x86-64; a -0.0 sum gives +0.0, negated -0.0). The one copy of this rule: the compiled
+    host steps (:mod:`mbplugin.bullet.lean`, :mod:`mbplugin.mujoco.lean_tree`,
+    :mod:`mbplugin.mujoco.tree_step`) call it, so that their booked rates are the general
+    path's to the bit (another order would move the store's rates at roundoff)."""
+    for i in range(u.shape[0]):
+        x0, x1, x2 = u[i, 0] * n[i, 0], u[i, 1] * n[i, 1], u[i, 2] * n[i, 2]
+        out[i] = -(((x0 + x2) + x1) + 0.0)

@@ -76,7 +76,7 @@ from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
 from mbplugin.errors import IntegrationError
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.batch import ContactBatch
-from mbplugin.pipeline.implicit_kernel import EPS_D, EPS_U, end_force
+from mbplugin.pipeline.implicit_kernel import contact_slopes, end_force
 from mbplugin.pipeline.layout import CONTACT, group_float_size, put_head
 from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep import batch_at
@@ -119,6 +119,23 @@ def _force_at(d, i, dv, u0, u1, u2, dt, gc, fn0, s0):
     return f0, f1, f2
 
 
+@njit
+def _slopes_at(d, i, dv, u0, u1, u2, dt, gc, fn0, s0, dFd, dFu, D):
+    """Contact i's force derivative D = dF/du - dt dF/ddelta n^T (3, 3) (N s/m) at overlap
+    ``dv`` (m) and velocity u (m/s) into ``D``: the derivatives of
+    :func:`mbplugin.pipeline.implicit_kernel.contact_slopes` (the law's and the friction's
+    analytic slopes, as the implicit step's Newton method takes them; ``dFd`` (m, 3), ``dFu``
+    (m, 3, 3) its scratch rows), the overlap's dependence on u (d = d0 - dt n . u) by the
+    chain rule. Compiled once for this module, as :func:`_end`."""
+    d[i] = dv
+    contact_slopes(d, i, u0, u1, u2, dt, gc, fn0[i], s0[i, 0], s0[i, 1], s0[i, 2], -1.0, dFd,
+                   dFu)
+    nv = gc[i].normal
+    for a in range(3):
+        for j in range(3):
+            D[a, j] = dFu[i, a, j] - dt * dFd[i, a] * nv[j]
+
+
 @njit_inline
 def _solve3(a, r0, r1, r2):
     """x with A x = r for the 3x3 row-major ``a`` (Cramer's rule); ok False when singular."""
@@ -135,12 +152,12 @@ def _solve3(a, r0, r1, r2):
 
 
 @njit
-def _local(i, P, U, d0, dt, gc, fn0, s0, wd, d, A, normal_only, tol, counters):
+def _local(i, P, U, d0, dt, gc, fn0, s0, wd, d, A, D, dFd, dFu, tol, counters):
     """Contact i's impulse with the others fixed: Newton's method on
     R(p) = p - dt F(d0_i - dt n . u(p), u(p)), u(p) = b + W_ii p (b: its velocity without its
-    own impulse), with finite-difference force derivatives (EPS_D, EPS_U as the implicit step),
-    the Newton matrix I - dt (dF/du - dt dF/ddelta n^T) W_ii and backtracking on |R|. Returns
-    the new impulse (three floats)."""
+    own impulse), with the implicit step's force derivatives (:func:`_slopes_at`; ``D``
+    (3, 3), ``dFd``, ``dFu`` scratch), the Newton matrix I - dt (dF/du - dt dF/ddelta n^T)
+    W_ii and backtracking on |R|. Returns the new impulse (three floats)."""
     nv = gc[i].normal
     n0, n1, n2 = nv[0], nv[1], nv[2]
     w = 9 * i
@@ -159,39 +176,15 @@ def _local(i, P, U, d0, dt, gc, fn0, s0, wd, d, A, normal_only, tol, counters):
         if max(abs(r0), abs(r1), abs(r2)) <= tol:
             break
         counters[1] += 1
-        # D = dF/du - dt dF/ddelta n^T (per column j of u)
-        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gc, fn0, s0)
-        e0, e1, e2 = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
-        if normal_only:
-            # F = F_N n depends on u through n . u only: dF/du = (dF/d(n . u)) n^T
-            h0, h1, h2 = _force_at(d, i, dv, u0 + EPS_U * n0, u1 + EPS_U * n1,
-                                   u2 + EPS_U * n2, dt, gc, fn0, s0)
-            counters[2] += 2
-            q0 = (h0 - f0) / EPS_U - dt * e0
-            q1 = (h1 - f1) / EPS_U - dt * e1
-            q2 = (h2 - f2) / EPS_U - dt * e2
-            # D[a, j] = q_a n_j
-            for a in range(3):
-                qa = q0 if a == 0 else (q1 if a == 1 else q2)
-                A[3 * a] = qa * n0
-                A[3 * a + 1] = qa * n1
-                A[3 * a + 2] = qa * n2
-        else:
-            counters[2] += 4
-            for j in range(3):
-                h0, h1, h2 = _force_at(d, i, dv, u0 + (EPS_U if j == 0 else 0.0),
-                                       u1 + (EPS_U if j == 1 else 0.0),
-                                       u2 + (EPS_U if j == 2 else 0.0), dt, gc, fn0, s0)
-                nj = n0 if j == 0 else (n1 if j == 1 else n2)
-                A[j] = (h0 - f0) / EPS_U - dt * e0 * nj
-                A[3 + j] = (h1 - f1) / EPS_U - dt * e1 * nj
-                A[6 + j] = (h2 - f2) / EPS_U - dt * e2 * nj
+        # D = dF/du - dt dF/ddelta n^T
+        _slopes_at(d, i, dv, u0, u1, u2, dt, gc, fn0, s0, dFd, dFu, D)
+        counters[2] += 1
         # Newton matrix M = I - dt D W_ii (into A[9:18])
         for a in range(3):
             for j in range(3):
                 acc = 0.0
                 for q in range(3):
-                    acc += A[3 * a + q] * wd[w + 3 * q + j]
+                    acc += D[a, q] * wd[w + 3 * q + j]
                 A[9 + 3 * a + j] = (1.0 if a == j else 0.0) - dt * acc
         x0, x1, x2, ok = _solve3(A[9:18], -r0, -r1, -r2)
         if not ok:
@@ -232,7 +225,7 @@ def _matvec(P, ustar, wptr, widx, wval, U):
 
 @njit
 def gauss_seidel(P, U, ustar, d0, dt, gc, fn0, s0, wptr, widx, wval, wd, rtol,
-                 normal_only, skip_free, counters, max_sweeps, predict, resume):
+                 skip_free, counters, max_sweeps, predict, resume):
     """Nonlinear block Gauss-Seidel on the step's impulses ``P`` (m, 3; updated in place) from
     their current values; ``U`` (3m) receives u1 = ustar + W P. ``skip_free``: a contact that
     is not active and carries no impulse has no force (no viscous friction) and is not visited.
@@ -245,8 +238,8 @@ def gauss_seidel(P, U, ustar, d0, dt, gc, fn0, s0, wptr, widx, wval, wd, rtol,
     False, ``U`` is the sweeps' own (not recomputed), so that a solve resumed to a larger
     ``max_sweeps`` is the uninterrupted one bit for bit."""
     m = P.shape[0]
-    work = (np.empty(m), np.empty(18))
-    d, A = borrowed(work)
+    work = (np.empty(m), np.empty(18), np.empty((3, 3)), np.empty((m, 3)), np.empty((m, 3, 3)))
+    d, A, D, dFd, dFu = borrowed(work)
     P, U, ustar, d0, gc, fn0, s0, wptr, widx, wval, wd = borrowed(
         (P, U, ustar, d0, gc, fn0, s0, wptr, widx, wval, wd))
     for i in range(m):
@@ -270,7 +263,7 @@ def gauss_seidel(P, U, ustar, d0, dt, gc, fn0, s0, wptr, widx, wval, wd, rtol,
             if (skip_free and not gc[i].active and P[i, 0] == 0.0 and P[i, 1] == 0.0
                     and P[i, 2] == 0.0):
                 continue
-            n0, n1, n2 = _local(i, P, U, d0, dt, gc, fn0, s0, wd, d, A, normal_only,
+            n0, n1, n2 = _local(i, P, U, d0, dt, gc, fn0, s0, wd, d, A, D, dFd, dFu,
                                 0.1 * tol, counters)
             x0, x1, x2 = n0 - P[i, 0], n1 - P[i, 1], n2 - P[i, 2]
             if x0 == 0.0 and x1 == 0.0 and x2 == 0.0:
@@ -347,10 +340,12 @@ def _diag_blocks(m, wptr, widx, wval, wd):
 @njit
 def _residual(P, U, d0, n, dt, gc, fn0, s0, d, R, D, jac, counters):
     """R = P - dt F(d0 - dt n . u, u) of every contact at u = ``U`` (3m; ustar + W P) into
-    ``R`` (3m); with ``jac`` also each contact's D = dF/du - dt dF/ddelta n^T (m, 3, 3) by the
-    finite differences of :func:`_local` (EPS_D, EPS_U). Returns max |R|."""
+    ``R`` (3m); with ``jac`` also each contact's D = dF/du - dt dF/ddelta n^T (m, 3, 3) by
+    :func:`_slopes_at` (as :func:`_local`). Returns max |R|."""
     m = P.shape[0]
     rmax = 0.0
+    mj = m if jac else 0
+    dFd, dFu = np.empty((mj, 3)), np.empty((mj, 3, 3))
     for i in range(m):
         u0, u1, u2 = U[3 * i], U[3 * i + 1], U[3 * i + 2]
         n0, n1, n2 = n[i, 0], n[i, 1], n[i, 2]
@@ -363,17 +358,8 @@ def _residual(P, U, d0, n, dt, gc, fn0, s0, d, R, D, jac, counters):
         rmax = max(rmax, abs(R[3 * i]), abs(R[3 * i + 1]), abs(R[3 * i + 2]))
         if not jac:
             continue
-        g0, g1, g2 = _force_at(d, i, dv + EPS_D, u0, u1, u2, dt, gc, fn0, s0)
-        e0, e1, e2 = (g0 - f0) / EPS_D, (g1 - f1) / EPS_D, (g2 - f2) / EPS_D
-        counters[2] += 4
-        for j in range(3):
-            nj = n0 if j == 0 else (n1 if j == 1 else n2)
-            h0, h1, h2 = _force_at(d, i, dv, u0 + (EPS_U if j == 0 else 0.0),
-                                   u1 + (EPS_U if j == 1 else 0.0),
-                                   u2 + (EPS_U if j == 2 else 0.0), dt, gc, fn0, s0)
-            D[i, 0, j] = (h0 - f0) / EPS_U - dt * e0 * nj
-            D[i, 1, j] = (h1 - f1) / EPS_U - dt * e1 * nj
-            D[i, 2, j] = (h2 - f2) / EPS_U - dt * e2 * nj
+        _slopes_at(d, i, dv, u0, u1, u2, dt, gc, fn0, s0, dFd, dFu, D[i])
+        counters[2] += 1
         d[i] = dv
     return rmax
 
@@ -527,7 +513,6 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
     U = np.empty(3 * m)
     counters = np.zeros(4, dtype=np.int64)
     h = fr[0]
-    normal_only = bool(not h["fr_on"] and not h["st_on"])
     skip_free = bool(h["st_on"] or not h["fr_on"] or h["fr_viscous"] == 0.0)
     n = batch.normal
     keys = np.ascontiguousarray(batch.key).tobytes()
@@ -555,7 +540,7 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
         again = REMEMBER_STALLS and _STALLED.get(store) == keys
         ok = False if again else gauss_seidel(
             P, U, ustar, d0, float(dt), gc, fn0, s0, wptr, widx, wval, wd, float(rtol),
-            normal_only, skip_free, counters, STALL_SWEEPS, True, resume)
+            skip_free, counters, STALL_SWEEPS, True, resume)
         if not ok:
             # stalled: groups of few bodies and many contacts (a flat face's corners) by
             # dense Newton, else Gauss-Seidel on (resumed: as if never interrupted)
@@ -567,8 +552,8 @@ def solve(store: ContactStore, batch: ContactBatch, W: sp.spmatrix, a_free: np.n
             swept = ok is None
             if swept:
                 ok = gauss_seidel(P, U, ustar, d0, float(dt), gc, fn0, s0, wptr, widx,
-                                  wval, wd, float(rtol), normal_only, skip_free, counters,
-                                  MAX_SWEEPS, False, resume)
+                                  wval, wd, float(rtol), skip_free, counters, MAX_SWEEPS,
+                                  False, resume)
             if not ok:
                 raise IntegrationError(
                     f"implicit step of a large contact group: Gauss-Seidel did not converge "
