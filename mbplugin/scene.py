@@ -614,14 +614,12 @@ def build_scene(doc: dict[str, Any], source: str = "scene",
 
 
 def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
+    """A checked scene document ``doc`` (from ``src``) into its standalone :class:`Scene`:
+    materials, bodies, contact laws, loads, integrator and output, in that order (the first
+    bad field raises a :class:`SceneError` naming it)."""
     from mbplugin.contact import ContactModel
-    from mbplugin.dynamics.bodies import Bodies
-    from mbplugin.dynamics.contacts import EngineContacts
-    from mbplugin.dynamics.integrators import IntegratorSettings
     from mbplugin.dynamics.loads import Loads
-    from mbplugin.dynamics.preflight import check_body_count
-    from mbplugin.dynamics.rotation import quat_from_euler_xyz, quat_normalize, quat_to_matrix
-    from mbplugin.dynamics.simulation import FORMATS, RecordSettings, Simulation
+    from mbplugin.dynamics.simulation import Simulation
     from mbplugin.dynamics.world import World
 
     sc = doc["scene"]
@@ -639,9 +637,27 @@ def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
             model.add_material(name, m["E"], m["nu"], m.get("density"))
         except ParameterError as exc:
             raise _err(f"{src}: materials.{name}", str(exc)) from None
+    specs = _body_specs(doc, src, materials)
+    names = [s.name for s in specs]
+    bodies, shape_owner = _bodies(specs, model, materials, src, base_dir)
+    engine_contacts = _engine_contacts(doc, src, model, bodies, materials, names)
+    loads = Loads(len(specs))
+    for i, ld in enumerate(doc.get("loads", [])):
+        loads.add(_load(ld, names, f"{src}: loads[{i}]"))
+    world = World(bodies, gravity=gravity, loads=loads, contacts=engine_contacts)
+    settings, fmt, plots, record, analysis = _run_settings(doc, src, names)
+    name = sc.get("name", Path(src).stem)
+    sim = Simulation(world, duration, settings, record, name=name)
+    return Scene(path=src, name=name, description=sc.get("description", ""), duration=duration,
+                 doc=doc, simulation=sim, output_format=fmt, plots=list(plots),
+                 analysis=analysis, shape_owner=shape_owner)
 
-    # -- bodies (with count/grid expansion) --
-    from mbplugin.dynamics.preflight import announce_build
+
+def _body_specs(doc: dict[str, Any], src: str, materials: dict[str, Any]) -> list[BodySpec]:
+    """The scene's ``[[bodies]]`` tables, each ``count`` or ``grid`` expanded into its bodies
+    (positions m: ``position`` plus the ``spacing`` offsets and the seeded ``jitter``), checked:
+    shape and its fields, material, counts, unique names."""
+    from mbplugin.dynamics.preflight import announce_build, check_body_count
 
     announce_build(sum(math.prod(b["grid"]) if isinstance(b.get("grid"), list)
                        else max(b.get("count", 1), 1) if isinstance(b.get("count"), int)
@@ -692,13 +708,23 @@ def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
                 if k in b:
                     raise _err(where, f"'{k}' needs 'count' or 'grid'")
             specs.append(BodySpec(b["name"], shape, b, where, pos0))
-    names = [s.name for s in specs]
     seen: set[str] = set()
     for s in specs:
         if s.name in seen:
             raise _err(s.where, f"body name '{s.name}' is used twice")
         seen.add(s.name)
+    return specs
 
+
+def _bodies(specs: list[BodySpec], model: Any, materials: dict[str, Any], src: str,
+            base_dir: Path) -> tuple[Any, list[str]]:
+    """The bodies of ``specs`` (:class:`~mbplugin.dynamics.bodies.Bodies`: pose, twist, mass
+    kg, inertia kg m^2, from ``mass``, ``density`` or the material's density) with their shapes
+    added to ``model``; and each shape's owner (body name)."""
+    from mbplugin.dynamics.bodies import Bodies
+    from mbplugin.dynamics.rotation import quat_from_euler_xyz, quat_normalize, quat_to_matrix
+
+    names = [s.name for s in specs]
     n = len(specs)
     shapes_cache: dict[int, Any] = {}
     mass = np.zeros(n)
@@ -744,110 +770,122 @@ def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
             com = np.asarray(shp.mass_properties(1.0)[1], dtype=float)
         model.add_shape(shp, body=i, material=b.get("material"), pos=tuple(-com))
         shape_owner.append(s.name)
-        # mass properties
-        if fixed[i]:
-            mass[i] = math.inf
-            inertia[i] = np.eye(3)
-            if "mass" in b or "density" in b:
-                raise _err(where, "a fixed body takes no 'mass' or 'density'")
-            continue
-        if "mass" in b and "density" in b:
-            raise _err(where, "give either 'mass' or 'density', not both")
-        rho = b.get("density")
-        if rho is None and "mass" not in b:
-            mat = materials.get(b.get("material", ""), {})
-            rho = mat.get("density")
-            if rho is None:
-                raise _err(where, "missing field 'mass' (or 'density', or a material with a "
-                                  "density)")
-        if s.shape == "hole" and "mass" not in b:
-            raise _err(where, "a hole (a cavity) has no volume of its own: give its 'mass' "
-                              "(and 'inertia'), or make it fixed")
-        if s.shape == "hole":
-            m1, i1 = 1.0, np.eye(3) * (0.4 * float(b["radius"]) ** 2)
-        else:
-            m1, _, i1 = shp.mass_properties(1.0)
-        if "mass" in b:
-            mass[i] = float(b["mass"])
-            if not (math.isfinite(mass[i]) and mass[i] > 0):
-                raise _err(f"{where}.mass", f"{mass[i]:g} kg is outside its allowed range (0, inf)")
-        else:
-            if not (rho is not None and rho > 0):
-                raise _err(f"{where}.density", f"{rho} kg/m^3 is outside its allowed range "
-                                               "(0, inf)")
-            mass[i] = m1 * float(rho)
-        if "inertia" in b:
-            iv = np.array(b["inertia"], dtype=float)
-            inertia[i] = np.diag(iv) if iv.ndim == 1 else iv
-        else:
-            inertia[i] = i1 * (mass[i] / m1)
+        mass[i], inertia[i] = _mass_properties(s, shp, bool(fixed[i]), materials)
     try:
         bodies = Bodies(names=names, mass=mass, inertia=inertia, fixed=fixed,
                         gravity_scale=gscale, pos=pos, quat=quat, vel=vel, omega=omega)
     except ParameterError as exc:
         raise _err(f"{src}: bodies", str(exc)) from None
+    return bodies, shape_owner
 
-    # -- contact laws --
+
+def _mass_properties(s: BodySpec, shp: Any, fixed: bool,
+                     materials: dict[str, Any]) -> tuple[float, np.ndarray]:
+    """Body ``s``'s mass (kg) and inertia (3, 3) (kg m^2) about its centre of mass: from its
+    ``mass`` or ``density`` (else its material's density) and its shape ``shp``'s unit-density
+    mass properties, or a given ``inertia``; a fixed body's mass is infinite."""
+    b, where = s.data, s.where
+    if fixed:
+        if "mass" in b or "density" in b:
+            raise _err(where, "a fixed body takes no 'mass' or 'density'")
+        return math.inf, np.eye(3)
+    if "mass" in b and "density" in b:
+        raise _err(where, "give either 'mass' or 'density', not both")
+    rho = b.get("density")
+    if rho is None and "mass" not in b:
+        mat = materials.get(b.get("material", ""), {})
+        rho = mat.get("density")
+        if rho is None:
+            raise _err(where, "missing field 'mass' (or 'density', or a material with a "
+                              "density)")
+    if s.shape == "hole" and "mass" not in b:
+        raise _err(where, "a hole (a cavity) has no volume of its own: give its 'mass' "
+                          "(and 'inertia'), or make it fixed")
+    if s.shape == "hole":
+        m1, i1 = 1.0, np.eye(3) * (0.4 * float(b["radius"]) ** 2)
+    else:
+        m1, _, i1 = shp.mass_properties(1.0)
+    if "mass" in b:
+        mass = float(b["mass"])
+        if not (math.isfinite(mass) and mass > 0):
+            raise _err(f"{where}.mass", f"{mass:g} kg is outside its allowed range (0, inf)")
+    else:
+        if not (rho is not None and rho > 0):
+            raise _err(f"{where}.density", f"{rho} kg/m^3 is outside its allowed range "
+                                           "(0, inf)")
+        mass = m1 * float(rho)
+    if "inertia" in b:
+        iv = np.array(b["inertia"], dtype=float)
+        return mass, np.diag(iv) if iv.ndim == 1 else iv
+    return mass, i1 * (mass / m1)
+
+
+def _engine_contacts(doc: dict[str, Any], src: str, model: Any, bodies: Any,
+                     materials: dict[str, Any], names: list[str]) -> Any:
+    """The scene's contact laws (``[contact]``: the default law and friction; ``[[pairs]]``:
+    per pair of materials or bodies) set in ``model``, and the engine's contacts over
+    ``bodies`` (None: fewer than two bodies, or no contact table)."""
+    from mbplugin.dynamics.contacts import EngineContacts
 
     contact = doc.get("contact")
     pairs = doc.get("pairs", [])
     frictions: list[Any] = []
-    engine_contacts = None
-    if n >= 2 and (contact is not None or pairs):
-        if contact is None or "law" not in contact:
-            raise _err(f"{src}: contact", "missing field 'law': the default law of every pair "
-                                          "(add [contact] law = \"...\")")
-        model.set_default_law(_law_entry(contact, f"{src}: contact"))
-        frictions.append(_friction(contact, f"{src}: contact"))
-        mat_pairs = [(i, p) for i, p in enumerate(pairs) if "materials" in p]
-        body_pairs = [(i, p) for i, p in enumerate(pairs) if "bodies" in p]
-        seen_pairs: set[tuple[str, ...]] = set()
-        for i, p in enumerate(pairs):
-            where = f"{src}: pairs[{i}]"
-            if ("materials" in p) == ("bodies" in p):
-                raise _err(where, "give exactly one of 'bodies' or 'materials'")
-            sel = p.get("materials", p.get("bodies"))
-            if len(sel) != 2:
-                raise _err(where, f"expected 2 names, got {len(sel)}")
-            key = ("m" if "materials" in p else "b", *sorted(sel))
-            if key in seen_pairs:
-                raise _err(where, f"the pair {sel} is given twice")
-            seen_pairs.add(key)
-            if "law" not in p:
-                raise _err(where, "missing field 'law'")
-        for i, p in mat_pairs:
-            where = f"{src}: pairs[{i}]"
-            for m in p["materials"]:
-                if m not in materials:
-                    raise _err(f"{where}.materials", f"unknown material '{m}'")
-            model.set_pair_law(_law_entry(p, where), materials=tuple(p["materials"]))
-            frictions.append(_friction(p, where))
-        for i, p in body_pairs:
-            where = f"{src}: pairs[{i}]"
-            idx = []
-            for nm in p["bodies"]:
-                if nm not in names:
-                    raise _err(f"{where}.bodies", f"unknown body '{nm}'; bodies: "
-                                                  f"{_list(names)}")
-                idx.append(names.index(nm))
-            model.set_pair_law(_law_entry(p, where), bodies=(idx[0], idx[1]))
-            frictions.append(_friction(p, where))
-        margin = contact.get("margin")
-        try:
-            engine_contacts = EngineContacts(model, bodies, frictions, margin=margin)
-        except ParameterError as exc:
-            raise _err(f"{src}: contact", str(exc)) from None
-        if len(engine_contacts.laws) != len(frictions):
-            raise _err(f"{src}: pairs", "internal: law table and friction table disagree")
+    if not (len(names) >= 2 and (contact is not None or pairs)):
+        return None
+    if contact is None or "law" not in contact:
+        raise _err(f"{src}: contact", "missing field 'law': the default law of every pair "
+                                      "(add [contact] law = \"...\")")
+    model.set_default_law(_law_entry(contact, f"{src}: contact"))
+    frictions.append(_friction(contact, f"{src}: contact"))
+    mat_pairs = [(i, p) for i, p in enumerate(pairs) if "materials" in p]
+    body_pairs = [(i, p) for i, p in enumerate(pairs) if "bodies" in p]
+    seen_pairs: set[tuple[str, ...]] = set()
+    for i, p in enumerate(pairs):
+        where = f"{src}: pairs[{i}]"
+        if ("materials" in p) == ("bodies" in p):
+            raise _err(where, "give exactly one of 'bodies' or 'materials'")
+        sel = p.get("materials", p.get("bodies"))
+        if len(sel) != 2:
+            raise _err(where, f"expected 2 names, got {len(sel)}")
+        key = ("m" if "materials" in p else "b", *sorted(sel))
+        if key in seen_pairs:
+            raise _err(where, f"the pair {sel} is given twice")
+        seen_pairs.add(key)
+        if "law" not in p:
+            raise _err(where, "missing field 'law'")
+    for i, p in mat_pairs:
+        where = f"{src}: pairs[{i}]"
+        for m in p["materials"]:
+            if m not in materials:
+                raise _err(f"{where}.materials", f"unknown material '{m}'")
+        model.set_pair_law(_law_entry(p, where), materials=tuple(p["materials"]))
+        frictions.append(_friction(p, where))
+    for i, p in body_pairs:
+        where = f"{src}: pairs[{i}]"
+        idx = []
+        for nm in p["bodies"]:
+            if nm not in names:
+                raise _err(f"{where}.bodies", f"unknown body '{nm}'; bodies: "
+                                              f"{_list(names)}")
+            idx.append(names.index(nm))
+        model.set_pair_law(_law_entry(p, where), bodies=(idx[0], idx[1]))
+        frictions.append(_friction(p, where))
+    margin = contact.get("margin")
+    try:
+        engine_contacts = EngineContacts(model, bodies, frictions, margin=margin)
+    except ParameterError as exc:
+        raise _err(f"{src}: contact", str(exc)) from None
+    if len(engine_contacts.laws) != len(frictions):
+        raise _err(f"{src}: pairs", "internal: law table and friction table disagree")
+    return engine_contacts
 
-    # -- loads --
-    loads = Loads(n)
-    for i, ld in enumerate(doc.get("loads", [])):
-        loads.add(_load(ld, names, f"{src}: loads[{i}]"))
 
-    world = World(bodies, gravity=gravity, loads=loads, contacts=engine_contacts)
+def _run_settings(doc: dict[str, Any], src: str, names: list[str]) -> tuple[Any, ...]:
+    """The scene's ``[integrator]``, ``[output]`` and ``[analysis]`` tables, checked:
+    (integrator settings, output format, plots, record settings, analysis table)."""
+    from mbplugin.dynamics.integrators import IntegratorSettings
+    from mbplugin.dynamics.simulation import FORMATS, RecordSettings
 
-    # -- integrator / output --
     integ = doc.get("integrator", {})
     try:
         settings = IntegratorSettings(**{k: v for k, v in integ.items()})
@@ -870,11 +908,7 @@ def _build(doc: dict[str, Any], src: str, base_dir: Path = Path(".")) -> Scene:
     for nm in analysis.get("report_bodies", []):
         if nm not in names:
             raise _err(f"{src}: analysis.report_bodies", f"unknown body '{nm}'")
-    name = sc.get("name", Path(src).stem)
-    sim = Simulation(world, duration, settings, record, name=name)
-    return Scene(path=src, name=name, description=sc.get("description", ""), duration=duration,
-                 doc=doc, simulation=sim, output_format=fmt, plots=list(plots),
-                 analysis=analysis, shape_owner=shape_owner)
+    return settings, fmt, plots, record, analysis
 
 
 def _shape(kind: str, b: dict[str, Any], where: str, base_dir: Path) -> Any:

@@ -90,9 +90,20 @@ def power(force, torque_w, vel, omega_w):
     return acc
 
 
-def empty_like_bodies(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Work arrays (R (n,3,3), omega_w (n,3))."""
-    return np.empty((n, 3, 3)), np.empty((n, 3))
+def unpack_state(y: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    """The bodies' part of the engine's flat state ``y`` (:meth:`World.pack
+    <mbplugin.dynamics.world.World.pack>`: [pos, quat, vel, omega, ...]) of ``n`` bodies:
+    pos (n, 3) m, quat (n, 4), vel (n, 3) m/s, omega (n, 3) rad/s (body frame) as contiguous
+    views of ``y`` where it is contiguous, and their :func:`kinematics`: R (n, 3, 3) and
+    omega_w (n, 3) rad/s (world frame). The one place of that layout on the Python paths."""
+    pos = np.ascontiguousarray(y[: 3 * n]).reshape(n, 3)
+    quat = np.ascontiguousarray(y[3 * n : 7 * n]).reshape(n, 4)
+    vel = np.ascontiguousarray(y[7 * n : 10 * n]).reshape(n, 3)
+    omega = np.ascontiguousarray(y[10 * n : 13 * n]).reshape(n, 3)
+    R = np.empty((n, 3, 3))
+    omega_w = np.empty((n, 3))
+    kinematics(quat, omega, R, omega_w)
+    return pos, quat, vel, omega, R, omega_w
 
 
 @njit

@@ -31,7 +31,7 @@ coefficients latched at onset, ODE state, memory, onset/separation events).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -203,15 +203,21 @@ class EngineContacts:
         b = self.bodies
         return BodyState(pos, quat, vel, omega_w, b.mass, b.inv_inertia, b.fixed)
 
+    def _by_law(self, rows: np.ndarray, ode: np.ndarray) -> Iterator[tuple[Any, ...]]:
+        """Per law among the store's rows ``rows``: (the law, its mask over ``rows``, its rows,
+        their coefficients (n_coef columns), their law state: ODE states of ``ode`` then
+        memory), the one place of that row selection for the NumPy paths."""
+        s = self.store
+        lw = s.law[rows]
+        for li in np.unique(lw):
+            law = self.laws[li]
+            sel = lw == li
+            rr = rows[sel]
+            yield (law, sel, rr, s.coef[rr, : law.n_coef],
+                   np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1))
+
     def state_from_y(self, y: np.ndarray) -> BodyState:
-        n = len(self.bodies)
-        pos = y[: 3 * n].reshape(n, 3)
-        quat = y[3 * n : 7 * n].reshape(n, 4)
-        vel = y[7 * n : 10 * n].reshape(n, 3)
-        omega = y[10 * n : 13 * n].reshape(n, 3)
-        R = np.empty((n, 3, 3))
-        omega_w = np.empty((n, 3))
-        _k.kinematics(np.ascontiguousarray(quat), np.ascontiguousarray(omega), R, omega_w)
+        pos, quat, vel, _, _, omega_w = _k.unpack_state(y, len(self.bodies))
         return self.body_state(pos, quat, vel, omega_w)
 
     def _ode_view(self, ode_flat: np.ndarray) -> np.ndarray:
@@ -340,14 +346,7 @@ class EngineContacts:
         return a, b, d, v, nrm, vt, ra, rb
 
     def _kin_from_y(self, y: np.ndarray) -> tuple[np.ndarray, ...]:
-        n = len(self.bodies)
-        pos = np.ascontiguousarray(y[: 3 * n]).reshape(n, 3)
-        quat = np.ascontiguousarray(y[3 * n : 7 * n]).reshape(n, 4)
-        vel = np.ascontiguousarray(y[7 * n : 10 * n]).reshape(n, 3)
-        omega = np.ascontiguousarray(y[10 * n : 13 * n]).reshape(n, 3)
-        R = np.empty((n, 3, 3))
-        omega_w = np.empty((n, 3))
-        _k.kinematics(quat, omega, R, omega_w)
+        pos, _, vel, _, R, omega_w = _k.unpack_state(y, len(self.bodies))
         return pos, R, vel, omega_w
 
     def _friction(self, kb: ContactBatch, fn: np.ndarray) -> np.ndarray:
@@ -916,11 +915,7 @@ class EngineContacts:
         if not len(r):
             return 0.0
         ode = self._ode_of(y)
-        for li in np.unique(s.law[r]):
-            law = self.laws[li]
-            sel = s.law[r] == li
-            rr = r[sel]
-            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
+        for law, sel, rr, _, state in self._by_law(r, ode):
             u = stored_energy(law, d[sel], s.coef[rr], state)
             if np.any(np.isnan(u)):
                 self.unknown_potential = True
@@ -945,12 +940,8 @@ class EngineContacts:
                 "key": s.keys[rows], "a": ab[0], "b": ab[1], "delta": d, "ddelta": v,
                 "force": fn, "state": ode[rows, : self.ns],
             }
-        for li in np.unique(s.law[rows]):
-            law = self.laws[li]
-            sel = s.law[rows] == li
-            rr = rows[sel]
-            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
-            fn[sel] = law.force(d[sel], v[sel], s.coef[rr, : law.n_coef], state)
+        for law, sel, _, coef, state in self._by_law(rows, ode):
+            fn[sel] = law.force(d[sel], v[sel], coef, state)
         return {
             "key": s.keys[rows], "a": ab[0], "b": ab[1], "delta": d, "ddelta": v, "force": fn,
             "state": ode[rows, : self.ns],
@@ -1093,12 +1084,7 @@ class EngineContacts:
         ode = self._ode_of(y)
         m_eff = s.m_eff[rows]
         rate = 0.0
-        for li in np.unique(s.law[rows]):
-            law = self.laws[li]
-            sel = s.law[rows] == li
-            rr = rows[sel]
-            coef = s.coef[rr, : law.n_coef]
-            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
+        for law, sel, _, coef, state in self._by_law(rows, ode):
             k, c = law_slopes_batch(law, d[sel], v[sel], coef, state)
             m = m_eff[sel]
             r = np.sqrt(np.maximum(k, 0.0) / m) + np.maximum(c, 0.0) / m
@@ -1122,14 +1108,8 @@ class EngineContacts:
         k = np.zeros(len(rows))
         c = np.zeros(len(rows))
         fn = np.zeros(len(rows))
-        for li in np.unique(s.law[rows]):
-            law = self.laws[li]
-            sel = s.law[rows] == li
-            rr = rows[sel]
-            coef = s.coef[rr, : law.n_coef]
-            state = np.concatenate([ode[rr, : law.n_state], s.mem[rr, : law.n_memory]], axis=1)
-            ds, vs = d[sel], v[sel]
-            k[sel], c[sel], fn[sel] = law_slopes_force_batch(law, ds, vs, coef, state)
+        for law, sel, _, coef, state in self._by_law(rows, ode):
+            k[sel], c[sel], fn[sel] = law_slopes_force_batch(law, d[sel], v[sel], coef, state)
         h = stable_step(k, c, m_eff, method)
         if self._has_friction:
             li = s.law[rows]

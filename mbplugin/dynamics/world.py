@@ -80,13 +80,7 @@ class World:
         n = self.n
         b = self.bodies
         n_ode = self.n_ode
-        pos = y[: 3 * n].reshape(n, 3)
-        quat = y[3 * n : 7 * n].reshape(n, 4)
-        vel = y[7 * n : 10 * n].reshape(n, 3)
-        omega = y[10 * n : 13 * n].reshape(n, 3)
-        R = np.empty((n, 3, 3))
-        omega_w = np.empty((n, 3))
-        _k.kinematics(quat, omega, R, omega_w)
+        pos, quat, vel, omega, R, omega_w = _k.unpack_state(y, n)
         force, torque = self.loads.evaluate(t)
         p_ext = 0.0 if self.loads.empty else _k.power(force, torque, vel, omega_w)
         out = np.empty_like(y)
