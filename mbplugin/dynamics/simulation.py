@@ -58,7 +58,7 @@ import math
 import os
 import shutil
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -581,16 +581,7 @@ class Simulation:
                                  records)
         stats.step_times = np.array(step_times)
         advice = self._finish_advice(advice, fixed, warn) if advise else {}
-        ns = contacts.ns if contacts is not None else 0
-        contacts_out: dict[str, np.ndarray] = {}
-        if rec_contacts:
-            for k, parts in c_rows.items():
-                if k == "state":
-                    contacts_out[k] = (np.concatenate(parts) if parts else np.zeros((0, ns)))
-                else:
-                    dt = np.int64 if k in ("key", "a", "b") else float
-                    contacts_out[k] = np.concatenate(parts).astype(dt) if parts else np.zeros(
-                        0, dtype=dt)
+        contacts_out = (_contact_records(c_rows, contacts.ns) if rec_contacts else {})
         Y = (np.concatenate(rec_y) if rec_y else np.zeros((0, 13 * n))) if rec_bodies else (
             np.zeros((len(rec_t), 13 * n)))
         K = len(rec_t)
@@ -603,14 +594,7 @@ class Simulation:
         v_rest = rest_speed(v_char, float(np.linalg.norm(w.gravity)),
                             self.integrator.dt if fixed else None)
         bounces, at_rest = self._bounces(v_rest)
-        state_names: list[str] = []
-        if contacts is not None:
-            for law in contacts.laws:
-                for j, nm in enumerate(law.state_names):
-                    if j >= len(state_names):
-                        state_names.append(nm)
-                    elif state_names[j] != nm:
-                        state_names[j] = f"state{j}"
+        state_names = _state_names(contacts.laws) if contacts is not None else []
         final_contacts = self._final_contacts(y_end)
         result = SimulationResult(
             body_names=list(w.bodies.names), t=np.array(rec_t), pos=pos, quat=quat, vel=vel,
@@ -623,18 +607,7 @@ class Simulation:
         deep = preflight.overlap_warning(peak)
         if deep:
             warn.append(deep)
-        hint = (f" (the advisor recommends dt <= {advice['recommended_dt']:.3g} s)"
-                if fixed and "recommended_dt" in advice else "")
-        if result.diverged:
-            warn.append(
-                f"the mechanical energy rose by {result.energy_rise:.3g} of the run's energy "
-                f"({result.energy_scale:.4g} J): the integration creates energy (diverging or "
-                f"too large a step); use a smaller step" + hint)
-        elif result.energy_drift > DRIFT_WARN:
-            warn.append(
-                f"the energy balance closes only to {result.energy_drift:.3g} of the run's "
-                f"energy ({result.energy_scale:.4g} J): the dissipated energy is inaccurate "
-                f"(first order in the step for fixed steps); use a smaller step" + hint)
+        warn.extend(_energy_warnings(result, advice, fixed))
         for msg in warn:
             warnings.warn(msg, SimulationWarning, stacklevel=2)
         return result
@@ -744,3 +717,48 @@ class Simulation:
                 row["cr"] = float(r["cr"])
                 out.append(row)
         return out, rest
+
+
+def _contact_records(c_rows: dict[str, list[np.ndarray]], ns: int) -> dict[str, np.ndarray]:
+    """The recorded contact rows (per field, the blocks of :meth:`Simulation.run`'s records)
+    as one array per field: key, a, b (int64), t, delta, ddelta, force (float) and the law
+    states (rows, ``ns``)."""
+    out: dict[str, np.ndarray] = {}
+    for k, parts in c_rows.items():
+        if k == "state":
+            out[k] = (np.concatenate(parts) if parts else np.zeros((0, ns)))
+        else:
+            dt = np.int64 if k in ("key", "a", "b") else float
+            out[k] = np.concatenate(parts).astype(dt) if parts else np.zeros(0, dtype=dt)
+    return out
+
+
+def _state_names(laws: Sequence[Any]) -> list[str]:
+    """The names of the law-state columns of the records: each law's own where the laws
+    agree, ``state{j}`` where they differ."""
+    names: list[str] = []
+    for law in laws:
+        for j, nm in enumerate(law.state_names):
+            if j >= len(names):
+                names.append(nm)
+            elif names[j] != nm:
+                names[j] = f"state{j}"
+    return names
+
+
+def _energy_warnings(result: SimulationResult, advice: dict[str, Any],
+                     fixed: bool) -> list[str]:
+    """The run's energy-balance warnings: energy created (diverging, or too large a step), or
+    a balance that closes only to more than DRIFT_WARN of the run's energy; with the advisor's
+    recommended step for a fixed-step run."""
+    hint = (f" (the advisor recommends dt <= {advice['recommended_dt']:.3g} s)"
+            if fixed and "recommended_dt" in advice else "")
+    if result.diverged:
+        return [f"the mechanical energy rose by {result.energy_rise:.3g} of the run's energy "
+                f"({result.energy_scale:.4g} J): the integration creates energy (diverging or "
+                f"too large a step); use a smaller step" + hint]
+    if result.energy_drift > DRIFT_WARN:
+        return [f"the energy balance closes only to {result.energy_drift:.3g} of the run's "
+                f"energy ({result.energy_scale:.4g} J): the dissipated energy is inaccurate "
+                f"(first order in the step for fixed steps); use a smaller step" + hint]
+    return []

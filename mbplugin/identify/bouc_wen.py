@@ -123,6 +123,39 @@ def _predict_many(bases: list[BaseParams | None], data: ImpactData, use: Sequenc
     return out
 
 
+def _box_bounds(free: Sequence[str], inner: Sequence[str], vals: dict[str, float],
+                bounds: Mapping[str, Sequence[float]] | None, mk: str,
+                use_g: bool) -> tuple[list[float], list[float]]:
+    """The box (lo, hi) of the fitted parameters ``inner`` (the ``free`` base parameters, Gb
+    as g = Gb / Bb in [-1, 1] where ``use_g``): the paper's ranges (Eq. 60; sigma_b > 0 for
+    the Maxwell model), |Gb| <= Bb, narrowed by the user's ``bounds``; each must hold its start
+    value in ``vals``."""
+    lo: list[float] = []
+    hi: list[float] = []
+    for name, key in zip(free, inner, strict=True):
+        a, b = (-1.0, 1.0) if key == "g" else _RANGES[name]
+        if name == "sigma_b" and mk == "mcm":
+            a = 1e-300
+        if name == "Bb" and not use_g:
+            a = max(a, abs(vals["Gb"]))
+        if name == "Gb" and not use_g:
+            a, b = -vals["Bb"], vals["Bb"]
+        if bounds and name in bounds:
+            ub = [float(v) for v in bounds[name]]
+            if len(ub) != 2 or not ub[0] < ub[1]:
+                raise ParameterError(f"bounds of {name!r}: expected LO < HI, got {bounds[name]}")
+            if key == "g":
+                raise ParameterError("bounds of 'Gb': with Bb free too, Gb is bounded by "
+                                     "|Gb| <= Bb (Eq. 60); bound Bb instead")
+            a, b = max(a, ub[0]), min(b, ub[1])
+        if not a <= vals[key] <= b:
+            raise ParameterError(f"bounds of {name!r} = [{a:g}, {b:g}] exclude its start value "
+                                 f"{vals[name]:g} (paper's range Eq. 60)")
+        lo.append(a)
+        hi.append(b)
+    return lo, hi
+
+
 def fit_bouc_wen_base(
     model: str,
     data: ImpactData,
@@ -201,28 +234,7 @@ def fit_bouc_wen_base(
             raise ParameterError(f"start: |Gb| = {abs(vals['Gb']):g} exceeds Bb = "
                                  f"{vals['Bb']:g} (Eq. 60: |Gamma_b| <= B_b)")
         vals["g"] = vals["Gb"] / vals["Bb"] if vals["Bb"] > 0 else 0.0
-    lo, hi = [], []
-    for name, key in zip(free, inner, strict=True):
-        a, b = (-1.0, 1.0) if key == "g" else _RANGES[name]
-        if name == "sigma_b" and mk == "mcm":
-            a = 1e-300
-        if name == "Bb" and not use_g:
-            a = max(a, abs(vals["Gb"]))
-        if name == "Gb" and not use_g:
-            a, b = -vals["Bb"], vals["Bb"]
-        if bounds and name in bounds:
-            ub = [float(v) for v in bounds[name]]
-            if len(ub) != 2 or not ub[0] < ub[1]:
-                raise ParameterError(f"bounds of {name!r}: expected LO < HI, got {bounds[name]}")
-            if key == "g":
-                raise ParameterError("bounds of 'Gb': with Bb free too, Gb is bounded by "
-                                     "|Gb| <= Bb (Eq. 60); bound Bb instead")
-            a, b = max(a, ub[0]), min(b, ub[1])
-        if not a <= vals[key] <= b:
-            raise ParameterError(f"bounds of {name!r} = [{a:g}, {b:g}] exclude its start value "
-                                 f"{vals[name]:g} (paper's range Eq. 60)")
-        lo.append(a)
-        hi.append(b)
+    lo, hi = _box_bounds(free, inner, vals, bounds, mk, use_g)
     w = _parse_weights(weights, use)
     residual, n_res = _impact_residual(data, use, w)
     if n_res < len(free):
