@@ -34,6 +34,7 @@ from pathlib import Path
 import numba
 import numba.core.errors
 import numba.core.event
+import numpy as np
 from numba.extending import intrinsic
 
 _PKG = Path(__file__).resolve().parent
@@ -467,6 +468,18 @@ def keep_alive(*owners):
     """Nothing: a use of the owners of :func:`borrowed` views at the end of a function, so that
     numba does not release them (it releases a variable after its last use) while the views
     are in use. Compiled code only."""
+
+
+@njit
+def grow_rows(buf, nb, k):
+    """The 2-D buffer ``buf`` holding ``nb`` rows with room for ``k`` more: itself, or where it
+    is full a new one of max(2 len, nb + k) rows holding the same first ``nb`` rows (the
+    growing records of the compiled loops; amortised O(1) per row). Compiled code only."""
+    if nb + k <= buf.shape[0]:
+        return buf
+    bigger = np.empty((max(2 * buf.shape[0], nb + k), buf.shape[1]))
+    copy_rows(bigger, buf, nb)
+    return bigger
 
 
 @njit

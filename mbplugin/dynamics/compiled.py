@@ -45,7 +45,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from mbplugin._jit import borrowed, copy_rows, keep_alive, njit
+from mbplugin._jit import borrowed, copy_rows, grow_rows, keep_alive, njit
 from mbplugin.contact import kernels as ck
 from mbplugin.contact import pairs as cpairs
 from mbplugin.dynamics._kernels import dynamics as _dyn
@@ -321,10 +321,7 @@ register_events(_is_engine_events, _engine_event_at)
 
 @njit
 def _record(rec, nrec, t, kind, y, n):
-    if nrec >= rec.shape[0]:
-        bigger = np.empty((2 * rec.shape[0], rec.shape[1]))
-        copy_rows(bigger, rec, rec.shape[0])
-        rec = bigger
+    rec = grow_rows(rec, nrec, 1)
     rec[nrec, 0] = t
     rec[nrec, 1] = kind
     for i in range(y.shape[0]):
@@ -604,10 +601,7 @@ def _work(W, m):
 def _append(buf, nb, src):
     """Append the rows of ``src`` to the growing buffer ``buf`` holding ``nb`` rows."""
     k = src.shape[0]
-    if nb + k > buf.shape[0]:
-        bigger = np.empty((max(2 * buf.shape[0], nb + k), buf.shape[1]))
-        copy_rows(bigger, buf, nb)
-        buf = bigger
+    buf = grow_rows(buf, nb, k)
     copy_rows(buf[nb:], src, k)
     return buf, nb + k
 

@@ -338,6 +338,68 @@ def _book(contacts: Any, kind: float, ends: np.ndarray, onsets: np.ndarray,
         booked[1] += 1
 
 
+def _step_limits(settings: IntegratorSettings, current: str,
+                 contacts: Any) -> tuple[float, float]:
+    """The absolute tolerance and the largest step (s) of the next steps of solver
+    ``current``: ``settings.atol``, else 1e-3 rtol (with a floor for the implicit solvers);
+    ``settings.max_step``, for an explicit solver with contacts active at most their time
+    scale."""
+    rtol = settings.rtol
+    if settings.atol is not None:
+        atol = settings.atol
+    elif current in IMPLICIT:
+        # Newton's iteration cannot resolve increments far below the finite-difference
+        # Jacobian's noise: a floor on the absolute tolerance of the stiff (resting) phases
+        atol = max(1e-3 * rtol, IMPLICIT_ATOL_FLOOR)
+    else:
+        atol = 1e-3 * rtol
+    max_step = settings.max_step
+    if contacts is not None and current not in IMPLICIT and contacts.n_active:
+        # an explicit step never spans more than a contact time: a step that jumps over
+        # the whole contact can pass the error test with every stage outside the overlap
+        max_step = min(max_step, contacts.time_scale())
+    return atol, max_step
+
+
+def _deliver_records(seg: Any, contacts: Any, callback: StepCallback | None,
+                     records: RecordsCallback | None, stats: RunStats) -> None:
+    """A compiled segment's records (``seg.records``: t, kind, state) to the driver: each
+    contact event the segment located and continued past booked (:func:`_book`, counted in
+    ``stats``) before its own record; with ``records`` and ``callback`` in blocks between those
+    events, else one ``callback`` call per record. A COMMIT segment's last record is the
+    caller's (recorded after the commit)."""
+    recs = seg.records
+    if seg.status == COMMIT and len(recs):
+        recs = recs[:-1]  # recorded below, after the commit
+    ends = seg.ends if seg.ends is not None else np.zeros((0, 3))
+    ons = seg.onsets if seg.onsets is not None else np.zeros(0, dtype=ONSET)
+    booked = [0, 0]  # ends, onsets booked so far
+    if records is not None and callback is not None:
+        # blocks of records between the contact events the segment continued
+        # past; each event is booked before its own record
+        start = 0
+        kinds = recs[:, 1]
+        for j in np.flatnonzero(kinds >= 2.0) if len(recs) else ():
+            if j > start:
+                records(recs[start:j, 0], recs[start:j, 2:], kinds[start:j])
+            _book(contacts, float(kinds[j]), ends, ons, booked)
+            stats.events += 1
+            kinds[j] = 2.0  # an event record
+            start = j
+        if start < len(recs):
+            records(recs[start:, 0], recs[start:, 2:], kinds[start:])
+        return
+    for row in recs:
+        if row[1] >= 2.0:
+            # a contact event the segment located and continued past: booked now
+            _book(contacts, float(row[1]), ends, ons, booked)
+            stats.events += 1
+            if callback is not None:
+                callback(float(row[0]), row[2:].copy(), "event")
+        elif callback is not None:
+            callback(float(row[0]), row[2:].copy(), "sample" if row[1] else "")
+
+
 def run_adaptive(
     world: World,
     y0: np.ndarray,
@@ -380,19 +442,7 @@ def run_adaptive(
         return v
 
     while t < t_end:
-        if settings.atol is not None:
-            atol = settings.atol
-        elif current in IMPLICIT:
-            # Newton's iteration cannot resolve increments far below the finite-difference
-            # Jacobian's noise: a floor on the absolute tolerance of the stiff (resting) phases
-            atol = max(1e-3 * rtol, IMPLICIT_ATOL_FLOOR)
-        else:
-            atol = 1e-3 * rtol
-        max_step = settings.max_step
-        if contacts is not None and current not in IMPLICIT and contacts.n_active:
-            # an explicit step never spans more than a contact time: a step that jumps over
-            # the whole contact can pass the error test with every stage outside the overlap
-            max_step = min(max_step, contacts.time_scale())
+        atol, max_step = _step_limits(settings, current, contacts)
         g_ready = None
         if (contacts is not None and compiled_path
                 and (current == "DOP853"
@@ -422,36 +472,7 @@ def run_adaptive(
                 if seg.status == FAILED:
                     raise IntegrationError(
                         f"the {current} solver failed at t = {seg.t:.9g} s: step size too small")
-                recs = seg.records
-                if seg.status == COMMIT and len(recs):
-                    recs = recs[:-1]  # recorded below, after the commit
-                ends = seg.ends if seg.ends is not None else np.zeros((0, 3))
-                ons = seg.onsets if seg.onsets is not None else np.zeros(0, dtype=ONSET)
-                booked = [0, 0]  # ends, onsets booked so far
-                if records is not None and callback is not None:
-                    # blocks of records between the contact events the segment continued
-                    # past; each event is booked before its own record
-                    start = 0
-                    kinds = recs[:, 1]
-                    for j in np.flatnonzero(kinds >= 2.0) if len(recs) else ():
-                        if j > start:
-                            records(recs[start:j, 0], recs[start:j, 2:], kinds[start:j])
-                        _book(contacts, float(kinds[j]), ends, ons, booked)
-                        stats.events += 1
-                        kinds[j] = 2.0  # an event record
-                        start = j
-                    if start < len(recs):
-                        records(recs[start:, 0], recs[start:, 2:], kinds[start:])
-                    recs = recs[:0]
-                for row in recs:
-                    if row[1] >= 2.0:
-                        # a contact event the segment located and continued past: booked now
-                        _book(contacts, float(row[1]), ends, ons, booked)
-                        stats.events += 1
-                        if callback is not None:
-                            callback(float(row[0]), row[2:].copy(), "event")
-                    elif callback is not None:
-                        callback(float(row[0]), row[2:].copy(), "sample" if row[1] else "")
+                _deliver_records(seg, contacts, callback, records, stats)
                 t, y = seg.t, seg.y
                 if seg.status == PAUSED:
                     # the budget is spent: report, check the limits, go on from the carry

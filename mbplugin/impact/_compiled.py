@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from mbplugin._jit import copy_rows, njit, njit_inline
+from mbplugin._jit import grow_rows, njit, njit_inline
 from mbplugin.laws import kernels
 from mbplugin.laws.kernels import MEM0, MEM1, MEM2, MEM3
 from mbplugin.pipeline import dop853 as dop
@@ -215,10 +215,7 @@ def _golden_max(lo, hi, y_old, Fd, tmp, kid, mode, c, n_ode, mem):
 
 @njit
 def _record(rec, nrec, t, y, f, n_ode):
-    if nrec >= rec.shape[0]:
-        bigger = np.empty((2 * rec.shape[0], rec.shape[1]))
-        copy_rows(bigger, rec, rec.shape[0])
-        rec = bigger
+    rec = grow_rows(rec, nrec, 1)
     rec[nrec, 0] = t
     rec[nrec, 1] = y[Y_DELTA]
     rec[nrec, 2] = y[Y_DDELTA]
