@@ -293,6 +293,56 @@ def _as_law(law: Any) -> Law:
                          f"{type(law).__name__}")
 
 
+def _overlap_closing(ds: float, vs: float, press: float, m_eff: float) -> float:
+    """The time (s) after separation until a residual overlap ``ds`` (m) closes in free
+    flight at the separation speed ``vs`` (m/s, negative: opening) under the constant
+    ``press`` (N) on ``m_eff`` (kg): the root of ds + vs tau + (press / m) tau^2 / 2 = 0
+    (inf where it never closes)."""
+    a = 0.5 * press / m_eff
+    if a == 0.0:
+        return ds / abs(vs) if vs < 0 else math.inf
+    disc = vs * vs - 4.0 * a * ds
+    return (-vs - math.sqrt(disc)) / (2.0 * a) if disc >= 0 else math.inf
+
+
+def _compiled_impact(name: str, args: tuple, limit: int,
+                     cutoff: float) -> tuple[np.ndarray, Any, np.ndarray]:
+    """:func:`impact`'s compiled integration (``args``: :func:`cc.impact_core`'s leading
+    arguments) in calls of a bounded number of steps, each going on from the last one's carry;
+    returns (its result record array, the law state at the end, the records of all calls).
+    More than ``limit`` accepted steps raise an :class:`IntegrationError` (``name``: the
+    law's, ``cutoff`` the cut-off time (s), for its message)."""
+    # calls of a bounded number of steps (Ctrl-C is seen between them), each going on
+    # from the last one's carry: the same steps as one uninterrupted call (an ordinary
+    # impact ends within the first call: no budget bookkeeping for it)
+    budget: StepBudget | None = None
+    n_steps = min(first_budget(), limit)
+    carry = _NO_CARRY
+    parts = []
+    done = 0
+    while True:
+        wall = time.perf_counter()
+        try:
+            res_arr, s_end, rec, carry = cc.impact_core(*args, n_steps, carry)
+        except SystemError as exc:  # a Ctrl-C seen inside the compiled call
+            reraise_interrupt(exc)
+            raise
+        parts.append(rec)
+        r = res_arr[0]
+        if r["status"] != cc.PAUSED:
+            break
+        steps_now = int(r["steps"])
+        if steps_now >= limit:
+            raise IntegrationError(_step_limit_text(name, limit, float(r["t_s"]), cutoff))
+        budget = budget or StepBudget()
+        budget.update(steps_now - done, time.perf_counter() - wall)
+        done = steps_now
+        n_steps = budget.steps(limit - done)
+    if len(parts) > 1:
+        rec = np.concatenate(parts)
+    return res_arr, s_end, rec
+
+
 def impact(
     law: Law | Any,
     mass: float,
@@ -377,34 +427,7 @@ def impact(
         args = (law.kernel, law.contact_mode, kernels.ctuple(coef, 0),
                 kernels.stuple_law(s_init, 0, n_ode, n_mem), n_ode, m_eff, v0f, p, tc, cutoff,
                 rtol, scale[0], record)
-        # calls of a bounded number of steps (Ctrl-C is seen between them), each going on
-        # from the last one's carry: the same steps as one uninterrupted call (an ordinary
-        # impact ends within the first call: no budget bookkeeping for it)
-        budget: StepBudget | None = None
-        n_steps = min(first_budget(), limit)
-        carry = _NO_CARRY
-        parts = []
-        done = 0
-        while True:
-            wall = time.perf_counter()
-            try:
-                res_arr, s_end, rec, carry = cc.impact_core(*args, n_steps, carry)
-            except SystemError as exc:  # a Ctrl-C seen inside the compiled call
-                reraise_interrupt(exc)
-                raise
-            parts.append(rec)
-            r = res_arr[0]
-            if r["status"] != cc.PAUSED:
-                break
-            steps_now = int(r["steps"])
-            if steps_now >= limit:
-                raise IntegrationError(_step_limit_text(law.name, limit, float(r["t_s"]), cutoff))
-            budget = budget or StepBudget()
-            budget.update(steps_now - done, time.perf_counter() - wall)
-            done = steps_now
-            n_steps = budget.steps(limit - done)
-        if len(parts) > 1:
-            rec = np.concatenate(parts)
+        res_arr, s_end, rec = _compiled_impact(law.name, args, limit, cutoff)
         state_end = (kernels.unpack_state(np.array([s_end]), n_ode, n_mem)[0] if n_ode + n_mem
                      else np.zeros(0))
         res = dict(zip(res_arr.dtype.names, res_arr[0].item(), strict=True))  # Python scalars
@@ -420,13 +443,7 @@ def impact(
     series = None
     overlap = duration
     if force_ext is None and not captured and ds > 0.0:
-        # free flight after separation: ds + vs*tau + (press/m) tau^2 / 2 = 0
-        a = 0.5 * p / m_eff
-        if a == 0.0:
-            overlap += ds / abs(vs) if vs < 0 else math.inf
-        else:
-            disc = vs * vs - 4.0 * a * ds
-            overlap += (-vs - math.sqrt(disc)) / (2.0 * a) if disc >= 0 else math.inf
+        overlap += _overlap_closing(ds, vs, p, m_eff)
     if record:
         series = ImpactSeries(
             t=rec[:, 0], delta=rec[:, 1], ddelta=rec[:, 2], force=rec[:, 3],
