@@ -519,8 +519,9 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         kc.pv_hi = pv_hi
         kc.steps = steps
         kc.nfev = nfev
+        km = kc.mem  # (a view: ``kc.mem[j] = ...`` wrote into a copy, the carry kept zeros)
         for j in range(4):
-            kc.mem[j] = mem[j]
+            km[j] = mem[j]
         kc.t_m = res.t_m
         kc.p_c = res.p_c
         kc.w_c = res.w_c
