@@ -519,7 +519,7 @@ def impact_core(kid, mode, c, s_init, n_ode, m, v0, press, tc, t_max, rtol, stat
         kc.pv_hi = pv_hi
         kc.steps = steps
         kc.nfev = nfev
-        km = kc.mem  # (a view: ``kc.mem[j] = ...`` wrote into a copy, the carry kept zeros)
+        km = kc.mem  # (through a view: ``kc.mem[j] = mem[j]`` here left the carry's zeros)
         for j in range(4):
             km[j] = mem[j]
         kc.t_m = res.t_m
