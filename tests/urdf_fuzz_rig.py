@@ -245,6 +245,7 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True,
         energy.append(ke + pe), kes.append(ke), mech.append(ke + pe)
         st = None
         motor_work = 0.0  # J: the work of PyBullet's joint motors
+        stores, works = [0.0], [0.0]  # per step: the contacts' elastic energy, the motors' work
         limit = 0.0  # the joints' largest excursion towards a limit, as a fraction of it
         q, v, _ = joints()
         for i in range(n):
@@ -263,7 +264,7 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True,
                 limit = max(limit, float(np.max(np.maximum(q / upper, q / lower))))
             # the contacts' elastic energy: the law's F = K delta^1.5 stores K delta^2.5 / 2.5
             stored = float(np.sum(k * np.clip(st.delta, 0.0, None) ** 2.5) / 2.5)
-            mech.append(ke + pe), kes.append(ke)
+            mech.append(ke + pe), kes.append(ke), stores.append(stored), works.append(motor_work)
             energy.append(ke + pe + stored - motor_work)
             if i >= n - nw:
                 sums.append(float(np.sum(st.normal_force)) / weight)
@@ -297,6 +298,8 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True,
         fig["overlap"], fig["overlap_at"] = worst, at
         _hertz(fig, {j: (force_w[j], host_w[j], f"sphere link {j}") for j in spheres}, weight, k)
         fig["limit"], fig["fixed_base"] = limit, made.fixed_base
+        # J per step from the start: KE + PE, the contacts' elastic energy, the motors' work
+        fig["series"] = np.array([mech, stores, works])
         fig["energy_mech"] = _finish({}, mech, kes, mass, nw)["energy"]
         return _finish(fig, energy, kes, mass, nw)
 
