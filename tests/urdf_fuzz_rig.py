@@ -296,6 +296,10 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True,
             if err > worst:
                 worst, at = err, f"link {j} host {host:.4g} ours {ours:.4g}"
         fig["overlap"], fig["overlap_at"] = worst, at
+        # the most loaded contacts on one link at the last step (a box foot flat: 4)
+        ids, counts = np.unique(lk[loaded], return_counts=True)
+        fig["per_link"] = int(np.max(counts, initial=0))
+        fig["per_link_at"] = int(ids[np.argmax(counts)]) if len(ids) else None
         _hertz(fig, {j: (force_w[j], host_w[j], f"sphere link {j}") for j in spheres}, weight, k)
         fig["limit"], fig["fixed_base"] = limit, made.fixed_base
         # J per step from the start: KE + PE, the contacts' elastic energy, the motors' work

@@ -195,9 +195,13 @@ def random_urdf(directory: Path, seed: int, *, links: int | None = None,
 KINDS = ("feet", "light", "steel", "arm")
 
 
-def _inertial(rng: np.random.Generator, mass: float) -> str:
+def _inertial(rng: np.random.Generator, mass: float, turned: bool = True) -> str:
+    """An inertial element of ``mass`` (kg) at a random origin, turned by a random rpy or not
+    (PyBullet puts a base's inertial frame upright at ``loadURDF``: a turned one tilts the
+    robot)."""
     tensor = inertia(rng, mass)
-    return (f'<inertial><origin xyz="{_f(rng.uniform(-0.01, 0.01, 3))}" rpy="{_f(_rpy(rng))}"/>'
+    rpy = _rpy(rng) if turned else np.zeros(3)
+    return (f'<inertial><origin xyz="{_f(rng.uniform(-0.01, 0.01, 3))}" rpy="{_f(rpy)}"/>'
             f'<mass value="{mass:.6g}"/>'
             f'<inertia ixx="{tensor[0, 0]:.8g}" ixy="{tensor[0, 1]:.8g}" '
             f'ixz="{tensor[0, 2]:.8g}" iyy="{tensor[1, 1]:.8g}" iyz="{tensor[1, 2]:.8g}" '
@@ -219,7 +223,8 @@ def random_robot(directory: Path, seed: int, kind: str) -> Made:
       horizontally, its shoulder a free revolute joint on a horizontal axis (no motor), the
       others held: the arm swings down onto the ground and rests on it and on the shoulder.
 
-    Joints' origins, axes and the inertial frames random as in :func:`random_urdf`."""
+    Joints' origins and axes and the links' inertial frames random as in :func:`random_urdf`,
+    but the base's inertial frame not turned: the robot starts upright."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     rng = np.random.default_rng(seed)
@@ -233,7 +238,7 @@ def random_robot(directory: Path, seed: int, kind: str) -> Made:
              ) -> int:
         # shapes: (kind, geometry XML, size, origin xyz, origin rpy)
         i = len(made.links)
-        body = [f'<link name="l{i}">', _inertial(rng, mass)]
+        body = [f'<link name="l{i}">', _inertial(rng, mass, turned=i > 0)]
         for _, geo, _, xyz, rpy in shapes:
             body.append(f'<collision><origin xyz="{_f(xyz)}" rpy="{_f(rpy)}"/>'
                         f'<geometry>{geo}</geometry></collision>')
