@@ -9,9 +9,11 @@ point ``DROP`` above the ground (the host's own distance query), every moving jo
 (PyBullet: its POSITION_CONTROL motors; MuJoCo: position actuators of ~8 Hz on each dof's own
 inertia, ``dof_M0``). The ground's pairs with every link / geom are managed (``manage="pairs"``)
 or the ground whole (``manage="whole"``): Hunt-Crossley cr = 0.3, Hertz's k from rubber-like
-ground and hard bodies, regularised friction mu = 0.8; each host at its usual step (PyBullet
-1/240 s, MuJoCo 2 ms). :func:`run` returns the figures of :func:`CHECKS`, each against the
-outside world:
+ground and hard bodies (steel on steel for :func:`urdf_gen.random_robot`'s ``steel`` feet),
+regularised friction mu = 0.8; each host at its usual step (PyBullet 1/240 s, MuJoCo 2 ms) or
+``dt``. A fixed base (:func:`urdf_gen.random_robot`'s arms, PyBullet only) is loaded fixed and
+its free joints (:attr:`urdf_gen.Made.free`) left without a motor. :func:`run` returns the
+figures below, each against the outside world:
 
 - ``exception``: the run raised (its type and message);
 - ``nan``: a NaN in the host's state;
@@ -23,12 +25,23 @@ outside world:
   managed pairs (``mj_forward`` on a copy of the model as loaded, the pairs colliding there),
   the held joints' servo springs kp q^2 / 2 (``mj_energyPos`` leaves actuators out), minus the
   work of MuJoCo's constraint forces (soft joint limits: ``qfrc_constraint`` times the step's
-  mean velocity times dt); ``energy_mech`` is the kinetic + gravitational energy's figure alone;
+  mean velocity times dt). On PyBullet likewise: the managed contacts' elastic energy
+  K delta^2.5 / 2.5 at their integrated overlaps (PyBullet's ``getClosestPoints`` gives one
+  point per shape pair, not a box's four corners; ``overlap`` below holds those overlaps to the
+  host's), minus the work of the joint motors (``getJointStates``' applied motor torque or
+  force times the step's mean joint speed times dt; a POSITION_CONTROL motor is a velocity
+  constraint, not a spring: its work is what it puts in). Joint limits are not counted: the
+  held joints stay far from them (``limit``: the largest joint excursion as a fraction of its
+  limit, 0.08 for the arms' free shoulders). ``energy_mech`` is the kinetic + gravitational
+  energy's figure alone (the check before issue 18's accounting); on PyBullet ``series`` holds
+  per step the kinetic + gravitational energy, the contacts' elastic energy and the motors'
+  work (J);
 - ``rest``: the bodies' rms speed sqrt(2 KE / M) over the last ``WINDOW`` s (m/s); the checks
   below need rest (< ``REST``): a body still moving there fails ``rest`` if it comes to rest
   natively (the host's own contact, ``native_rest``), else it rolls as natively and the checks
   below do not apply (:func:`verdict`; the sweep counts it as ``ROLL``);
-- ``sum_f``: mean over the window of the summed normal force / weight, within 1 %;
+- ``sum_f``: mean over the window of the summed normal force / weight, within 1 % (not on a
+  fixed base, which carries part of the weight);
 - ``overlap``: per link (PyBullet) or geom (MuJoCo) with loaded contacts at the last step, the
   host's deepest overlap (PyBullet ``getClosestPoints``, MuJoCo ``mj_geomDistance``) against
   the backend's deepest integrated overlap there, within 2 % (PyBullet's boxes and hulls with
