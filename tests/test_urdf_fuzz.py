@@ -90,9 +90,10 @@ def test_bullet_rebound_counts_the_contacts_elastic_energy(tmp_path):
 def test_widened_robot_lands_as_the_host_shows(tmp_path, kind, seed):
     """Where users go and :func:`urdf_gen.random_urdf` does not (:func:`urdf_gen.random_robot`),
     on PyBullet at 1/240 s: a legged body on box, mesh and sphere feet at rest on its box body
-    and feet (several contacts on one link), 1-10 g feet under a 10-50 kg body, steel feet on steel (a contact ~1000x stiffer:
-    a sphere foot at Hertz's static overlap, micrometres), a fixed-base arm whose free shoulder
-    lets it swing onto the ground (the base carries part of the weight: no sum F = m g). At
+    and feet (several contacts on one link), 1-10 g feet under a 10-50 kg body, steel feet on
+    steel (a contact ~1000x stiffer: a sphere foot at Hertz's static overlap, micrometres), a
+    fixed-base arm whose free shoulder lets it swing onto the ground (the base carries part of
+    the weight: no sum F = m g). At
     rest, each against the host: sum F = m g, the host's own overlap (``getClosestPoints``),
     Hertz; the energy not growing."""
     made = random_robot(tmp_path, seed, kind)
