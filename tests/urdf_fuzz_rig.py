@@ -33,9 +33,9 @@ figures below, each against the outside world:
   constraint, not a spring: its work is what it puts in). Joint limits are not counted: the
   held joints stay far from them (``limit``: the largest joint excursion as a fraction of its
   limit, <= 0.01 for :func:`urdf_gen.random_urdf`'s robots, up to 0.16 for the arms' free
-  shoulders). ``energy_mech`` is the kinetic + gravitational energy's figure alone (the check before issue 18's accounting); on PyBullet ``series`` holds
-  per step the kinetic + gravitational energy, the contacts' elastic energy and the motors'
-  work (J);
+  shoulders). ``energy_mech`` is the kinetic + gravitational energy's figure alone (the
+  check before issue 18's accounting); on PyBullet ``series`` holds per step the kinetic +
+  gravitational energy, the contacts' elastic energy and the motors' work (J);
 - ``rest``: the bodies' rms speed sqrt(2 KE / M) over the last ``WINDOW`` s (m/s); the checks
   below need rest (< ``REST``): a body still moving there fails ``rest`` if it comes to rest
   natively (the host's own contact, ``native_rest``), else it rolls as natively and the checks
