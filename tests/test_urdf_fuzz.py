@@ -21,9 +21,10 @@ cylinders exact (:mod:`mbplugin.contact.cylinder`). The sweep over
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import urdf_fuzz_rig as fr
-from urdf_gen import random_urdf
+from urdf_gen import random_robot, random_urdf
 
 
 def test_seed_zero_has_every_kind(tmp_path):
@@ -64,3 +65,47 @@ def test_rocking_robot_gains_no_energy_counting_what_it_stores(tmp_path, seed):
     assert fig["energy_mech"] > fr.ENERGY, fig  # the exchange with the stores is real
     assert fig["energy"] <= fr.ENERGY, fig
     assert fr.verdict(fig) == [], fig
+
+
+def test_bullet_rebound_counts_the_contacts_elastic_energy(tmp_path):
+    """Seed 0 on PyBullet, 0.5 s: over the last 0.25 s the robot rebounds off its compliant
+    contacts, and its kinetic + gravitational energy alone rises by 3.6 % of M g h (the rig
+    before issue 18 flagged it as a gain). Energy is conserved counting what the contacts store
+    (F = k delta^1.5 stores k delta^2.5 / 2.5) and the work of PyBullet's joint motors: the
+    rise is paid for by the elastic energy given back, and the total does not grow."""
+    fig = fr.run("bullet", random_urdf(tmp_path, 0), "pairs", seconds=0.5)
+    assert fig["exception"] is None, fig
+    assert fig["energy_mech"] > fr.ENERGY, fig  # the exchange with the contacts is real
+    assert fig["energy"] <= fr.ENERGY, fig
+    mech, stored, work = fig["series"]
+    nw = round(fr.WINDOW * 240)
+    i = int(np.argmax(mech[-nw:]))  # the window's highest kinetic + gravitational energy
+    rise = mech[-nw:][i] - mech[-nw]
+    given = stored[-nw] - stored[-nw:][i] + (work[-nw:][i] - work[-nw])
+    assert rise > 0.0 and given >= rise, (rise, given)
+
+
+@pytest.mark.parametrize(("kind", "seed"), [
+    ("feet", 2), ("light", 0), ("steel", 5), ("arm", 0)])
+def test_widened_robot_lands_as_the_host_shows(tmp_path, kind, seed):
+    """Where users go and :func:`urdf_gen.random_urdf` does not (:func:`urdf_gen.random_robot`),
+    on PyBullet at 1/240 s: a legged body on box, mesh and sphere feet at rest on its box body
+    and feet (several contacts on one link), 1-10 g feet under a 10-50 kg body, steel feet on
+    steel (a contact ~1000x stiffer: a sphere foot at Hertz's static overlap, micrometres), a
+    fixed-base arm whose free shoulder lets it swing onto the ground (the base carries part of
+    the weight: no sum F = m g). At
+    rest, each against the host: sum F = m g, the host's own overlap (``getClosestPoints``),
+    Hertz; the energy not growing."""
+    made = random_robot(tmp_path, seed, kind)
+    fig = fr.run("bullet", made, "pairs")
+    assert fig["exception"] is None, fig
+    assert fig["rest"] < fr.REST, fig
+    assert fr.verdict(fig) == [], fig
+    if kind == "feet":
+        assert fig["per_link"] >= 2, fig  # several loaded contacts on one link (a box)
+    if kind == "light":
+        assert min(made.mass) <= 0.01 and max(made.mass) / min(made.mass) >= 1e3, made.mass
+    if kind == "steel":
+        assert fig["hertz_n"] >= 1, fig
+    if kind == "arm":
+        assert made.fixed_base and made.free == ["j1"] and fig["overlap_at"], fig

@@ -9,9 +9,11 @@ point ``DROP`` above the ground (the host's own distance query), every moving jo
 (PyBullet: its POSITION_CONTROL motors; MuJoCo: position actuators of ~8 Hz on each dof's own
 inertia, ``dof_M0``). The ground's pairs with every link / geom are managed (``manage="pairs"``)
 or the ground whole (``manage="whole"``): Hunt-Crossley cr = 0.3, Hertz's k from rubber-like
-ground and hard bodies, regularised friction mu = 0.8; each host at its usual step (PyBullet
-1/240 s, MuJoCo 2 ms). :func:`run` returns the figures of :func:`CHECKS`, each against the
-outside world:
+ground and hard bodies (steel on steel for :func:`urdf_gen.random_robot`'s ``steel`` feet),
+regularised friction mu = 0.8; each host at its usual step (PyBullet 1/240 s, MuJoCo 2 ms) or
+``dt``. A fixed base (:func:`urdf_gen.random_robot`'s arms, PyBullet only) is loaded fixed and
+its free joints (:attr:`urdf_gen.Made.free`) left without a motor. :func:`run` returns the
+figures below, each against the outside world:
 
 - ``exception``: the run raised (its type and message);
 - ``nan``: a NaN in the host's state;
@@ -23,12 +25,23 @@ outside world:
   managed pairs (``mj_forward`` on a copy of the model as loaded, the pairs colliding there),
   the held joints' servo springs kp q^2 / 2 (``mj_energyPos`` leaves actuators out), minus the
   work of MuJoCo's constraint forces (soft joint limits: ``qfrc_constraint`` times the step's
-  mean velocity times dt); ``energy_mech`` is the kinetic + gravitational energy's figure alone;
+  mean velocity times dt). On PyBullet likewise: the managed contacts' elastic energy
+  K delta^2.5 / 2.5 at their integrated overlaps (PyBullet's ``getClosestPoints`` gives one
+  point per shape pair, not a box's four corners; ``overlap`` below holds those overlaps to the
+  host's), minus the work of the joint motors (``getJointStates``' applied motor torque or
+  force times the step's mean joint speed times dt; a POSITION_CONTROL motor is a velocity
+  constraint, not a spring: its work is what it puts in). Joint limits are not counted: the
+  held joints stay far from them (``limit``: the largest joint excursion as a fraction of its
+  limit, <= 0.01 for :func:`urdf_gen.random_urdf`'s robots, up to 0.16 for the arms' free
+  shoulders). ``energy_mech`` is the kinetic + gravitational energy's figure alone (the
+  check before issue 18's accounting); on PyBullet ``series`` holds per step the kinetic +
+  gravitational energy, the contacts' elastic energy and the motors' work (J);
 - ``rest``: the bodies' rms speed sqrt(2 KE / M) over the last ``WINDOW`` s (m/s); the checks
   below need rest (< ``REST``): a body still moving there fails ``rest`` if it comes to rest
   natively (the host's own contact, ``native_rest``), else it rolls as natively and the checks
   below do not apply (:func:`verdict`; the sweep counts it as ``ROLL``);
-- ``sum_f``: mean over the window of the summed normal force / weight, within 1 %;
+- ``sum_f``: mean over the window of the summed normal force / weight, within 1 % (not on a
+  fixed base, which carries part of the weight);
 - ``overlap``: per link (PyBullet) or geom (MuJoCo) with loaded contacts at the last step, the
   host's deepest overlap (PyBullet ``getClosestPoints``, MuJoCo ``mj_geomDistance``) against
   the backend's deepest integrated overlap there, within 2 % (PyBullet's boxes and hulls with
@@ -65,6 +78,19 @@ FRICTION = rr.FRICTION
 #: such a pair without 'k', naming it)
 K = rr.hertz_k(RUBBER, 0.02)
 LAW = {"name": "hunt_crossley", "cr": 0.3, "k": K}
+#: the same for steel feet on steel (:attr:`urdf_gen.Made.material` ``"steel"``): ~1000x stiffer
+K_STEEL = rr.hertz_k(rr.STEEL, 0.02)
+
+
+def stiffness(made: Made) -> float:
+    """Hertz's k (N/m^1.5) given for every pair of ``made``'s robot: :data:`K` or, for steel
+    feet, :data:`K_STEEL`."""
+    return K_STEEL if made.material == "steel" else K
+
+
+def law(made: Made) -> dict[str, Any]:
+    """The contact law of ``made``'s pairs: :data:`LAW` with :func:`stiffness`'s k."""
+    return {**LAW, "k": stiffness(made)}
 DROP = 0.02  # m: the lowest point above the ground at the start
 SECONDS = 1.5  # s of simulation
 WINDOW = 0.25  # s: the rest window at the end
@@ -81,7 +107,7 @@ def _loaded(force: np.ndarray, delta: np.ndarray, weight: float) -> np.ndarray:
 
 
 def _hertz(fig: dict[str, Any], contacts: dict[int, tuple[list[float], list[float], str]],
-           weight: float) -> None:
+           weight: float, k: float = K) -> None:
     """Into ``fig``: ``hertz`` the largest |host overlap / (F / K)^(2/3) - 1| over the sphere-plane
     ``contacts`` (per key: the window's normal forces (N), host overlaps (m) and a name), each
     averaged over the window, of those carrying more than 1e-3 of the weight; ``hertz_at`` the
@@ -91,7 +117,7 @@ def _hertz(fig: dict[str, Any], contacts: dict[int, tuple[list[float], list[floa
         f = float(np.mean(force))
         if f <= 1e-3 * weight:
             continue
-        err = abs(float(np.mean(host)) / (f / K) ** (2.0 / 3.0) - 1.0)
+        err = abs(float(np.mean(host)) / (f / k) ** (2.0 / 3.0) - 1.0)
         n += 1
         if err > worst:
             worst, at = err, name
@@ -111,7 +137,7 @@ def verdict(fig: dict[str, Any]) -> list[str]:
         if fig["native_rest"] < REST:
             out.append(f"not at rest ({fig['rest']:.3g} m/s; native {fig['native_rest']:.3g})")
         return out  # rolling, as natively: the rest checks do not apply
-    if not abs(fig["sum_f"] - 1.0) <= SUM_F:
+    if not abs(fig["sum_f"] - 1.0) <= SUM_F and not fig.get("fixed_base"):
         out.append(f"sum F / W = {fig['sum_f']:.4f}")
     if not fig["overlap"] <= OVERLAP:
         out.append(f"host vs integrated overlap {fig['overlap']:.3g} ({fig['overlap_at']})")
@@ -130,16 +156,20 @@ def _finish(fig: dict[str, Any], energy: list[float], ke: list[float], mass: flo
     return fig
 
 
-def run(host: str, made: Made, manage: str, seconds: float = SECONDS) -> dict[str, Any]:
+def run(host: str, made: Made, manage: str, seconds: float = SECONDS,
+        dt: float | None = None) -> dict[str, Any]:
     """Drop ``made``'s robot on ``host`` (``"bullet"`` or ``"mujoco"``) with ``manage``
-    (``"pairs"`` or ``"whole"``); the figures of the module docstring. An exception is caught
-    and returned as ``exception``."""
+    (``"pairs"`` or ``"whole"``) for ``seconds`` (s) at the host step ``dt`` (s; None: the
+    host's usual one, PyBullet 1/240 s, MuJoCo 2 ms); the figures of the module docstring. An
+    exception is caught and returned as ``exception``."""
+    if dt is not None and not 0.0 < dt <= 0.01:
+        raise ValueError(f"dt must be in (0, 0.01] s, got {dt}")
     try:
         run_host = _bullet if host == "bullet" else _mujoco
-        fig = run_host(made, manage, seconds)
+        fig = run_host(made, manage, seconds, dt=dt)
         if not fig["rest"] < REST:
             # still moving: at rest natively (PyBullet's or MuJoCo's own contact)?
-            fig["native_rest"] = run_host(made, manage, seconds, ours=False)["rest"]
+            fig["native_rest"] = run_host(made, manage, seconds, ours=False, dt=dt)["rest"]
         return fig
     except Exception as exc:  # the sweep reports it
         tb = traceback.extract_tb(exc.__traceback__)[-1]
@@ -147,15 +177,17 @@ def run(host: str, made: Made, manage: str, seconds: float = SECONDS) -> dict[st
                              f"[{Path(tb.filename).name}:{tb.lineno}]"}
 
 
-def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[str, Any]:
+def _bullet(made: Made, manage: str, seconds: float, ours: bool = True,
+            dt: float | None = None) -> dict[str, Any]:
     import pybullet as p
     from bullet_world import ground_world
 
     from mbplugin.bullet import BulletContacts
 
-    dt = 1.0 / 240.0
+    dt = 1.0 / 240.0 if dt is None else float(dt)
     with ground_world(G, dt) as (cid, plane):
-        b = p.loadURDF(str(made.path), [0, 0, 1.0], physicsClientId=cid)
+        b = p.loadURDF(str(made.path), [0, 0, 1.0], useFixedBase=made.fixed_base,
+                       physicsClientId=cid)
         nj = p.getNumJoints(b, physicsClientId=cid)
         links = list(range(-1, nj))
         low = min(c[8] for c in p.getClosestPoints(b, plane, 10.0, physicsClientId=cid))
@@ -169,18 +201,26 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
         weight = mass * G
         moving = [j for j in range(nj) if p.getJointInfo(b, j, physicsClientId=cid)[2]
                   in (p.JOINT_REVOLUTE, p.JOINT_PRISMATIC)]
-        if moving:
-            p.setJointMotorControlArray(b, moving, p.POSITION_CONTROL,
-                                        targetPositions=[0.0] * len(moving),
-                                        forces=[20.0 * weight] * len(moving),
+        names = [p.getJointInfo(b, j, physicsClientId=cid)[1].decode() for j in moving]
+        held = [j for j, nm in zip(moving, names, strict=True) if nm not in made.free]
+        free = [j for j in moving if j not in held]
+        if held:
+            p.setJointMotorControlArray(b, held, p.POSITION_CONTROL,
+                                        targetPositions=[0.0] * len(held),
+                                        forces=[20.0 * weight] * len(held),
                                         physicsClientId=cid)
+        if free:  # PyBullet's default velocity motor off: the joint swings freely
+            p.setJointMotorControlArray(b, free, p.VELOCITY_CONTROL, forces=[0.0] * len(free),
+                                        physicsClientId=cid)
+        k = stiffness(made)
         spheres = {}  # link -> radius: links whose only shape is a sphere
         for j in links:
             sd = p.getCollisionShapeData(b, j, physicsClientId=cid)
             if len(sd) == 1 and sd[0][2] == p.GEOM_SPHERE:
                 spheres[j] = float(sd[0][3][0])
         pairs = [(plane, (b, j)) for j in links] if manage == "pairs" else [plane]
-        contacts = (BulletContacts(cid, manage=pairs, law=LAW, friction=FRICTION, rtol=1e-8)
+        contacts = (BulletContacts(cid, manage=pairs, law=law(made), friction=FRICTION,
+                                   rtol=1e-8)
                     if ours else None)
 
         def state() -> tuple[float, float]:
@@ -201,13 +241,26 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
             pe = float(G * masses @ np.array(pos)[:, 2])
             return ke, pe
 
+        lower = np.array([p.getJointInfo(b, j, physicsClientId=cid)[8] for j in moving])
+        upper = np.array([p.getJointInfo(b, j, physicsClientId=cid)[9] for j in moving])
+
+        def joints() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            # (q, q-dot, the motor's generalised force of the last step: N m or N)
+            js = p.getJointStates(b, moving, physicsClientId=cid) if moving else []
+            return (np.array([x[0] for x in js]), np.array([x[1] for x in js]),
+                    np.array([x[3] for x in js]))
+
         n, nw = round(seconds / dt), round(WINDOW / dt)
-        energy, kes, sums = [], [], []
+        energy, kes, sums, mech = [], [], [], []
         host_w: dict[int, list[float]] = {j: [] for j in spheres}
         force_w: dict[int, list[float]] = {j: [] for j in spheres}
         ke, pe = state()
-        energy.append(ke + pe), kes.append(ke)
+        energy.append(ke + pe), kes.append(ke), mech.append(ke + pe)
         st = None
+        motor_work = 0.0  # J: the work of PyBullet's joint motors
+        stores, works = [0.0], [0.0]  # per step: the contacts' elastic energy, the motors' work
+        limit = 0.0  # the joints' largest excursion towards a limit, as a fraction of it
+        q, v, _ = joints()
         for i in range(n):
             if contacts is None:
                 p.stepSimulation(physicsClientId=cid)
@@ -216,7 +269,16 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
                 continue
             st = contacts.step()
             ke, pe = state()
-            energy.append(ke + pe), kes.append(ke)
+            v0 = v
+            q, v, tau = joints()
+            # the motors' impulse dt tau on the step's mean joint speed: their work on KE
+            motor_work += dt * float(np.dot(tau, 0.5 * (v0 + v)))
+            if len(q):
+                limit = max(limit, float(np.max(np.maximum(q / upper, q / lower))))
+            # the contacts' elastic energy: the law's F = K delta^1.5 stores K delta^2.5 / 2.5
+            stored = float(np.sum(k * np.clip(st.delta, 0.0, None) ** 2.5) / 2.5)
+            mech.append(ke + pe), kes.append(ke), stores.append(stored), works.append(motor_work)
+            energy.append(ke + pe + stored - motor_work)
             if i >= n - nw:
                 sums.append(float(np.sum(st.normal_force)) / weight)
                 lk = st.links[:, 1, 1] if len(st.normal_force) else np.zeros(0, int)
@@ -231,7 +293,8 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
         q += [p.getJointState(b, j, physicsClientId=cid)[0] for j in moving]
         fig["nan"] = bool(not np.all(np.isfinite(np.concatenate([np.ravel(x) for x in q])))
                           or not np.all(np.isfinite(energy)))
-        fig["sum_f"] = float(np.mean(sums)) if sums else float("nan")
+        # a fixed base carries part of the weight: the sum is checked on floating bases
+        fig["sum_f"] = (float(np.mean(sums)) if sums and not made.fixed_base else float("nan"))
         worst, at = 0.0, ""
         loaded = _loaded(st.normal_force, st.delta, weight)
         lk = st.links[:, 1, 1] if len(st.normal_force) else np.zeros(0, int)
@@ -246,7 +309,15 @@ def _bullet(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
             if err > worst:
                 worst, at = err, f"link {j} host {host:.4g} ours {ours:.4g}"
         fig["overlap"], fig["overlap_at"] = worst, at
-        _hertz(fig, {j: (force_w[j], host_w[j], f"sphere link {j}") for j in spheres}, weight)
+        # the most loaded contacts on one link at the last step (a box foot flat: 4)
+        ids, counts = np.unique(lk[loaded], return_counts=True)
+        fig["per_link"] = int(np.max(counts, initial=0))
+        fig["per_link_at"] = int(ids[np.argmax(counts)]) if len(ids) else None
+        _hertz(fig, {j: (force_w[j], host_w[j], f"sphere link {j}") for j in spheres}, weight, k)
+        fig["limit"], fig["fixed_base"] = limit, made.fixed_base
+        # J per step from the start: KE + PE, the contacts' elastic energy, the motors' work
+        fig["series"] = np.array([mech, stores, works])
+        fig["energy_mech"] = _finish({}, mech, kes, mass, nw)["energy"]
         return _finish(fig, energy, kes, mass, nw)
 
 
@@ -255,6 +326,8 @@ def mujoco_model(made: Made) -> Any:
     ``floor``, position actuators holding every hinge and slide at 0, energy computed."""
     import mujoco
 
+    if made.fixed_base:
+        raise ValueError(f"{made.path.name}: a fixed base (an arm) is PyBullet's only in this rig")
     urdf = made.path.read_text()
     root = made.links[0]
     base = ('<link name="world"/><joint name="floating_base" type="floating">'
@@ -265,7 +338,8 @@ def mujoco_model(made: Made) -> Any:
     spec = mujoco.MjSpec.from_string(urdf)
     spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[20, 20, 0.1])
     held = [j for j in spec.joints if j.type in (mujoco.mjtJoint.mjJNT_HINGE,
-                                                  mujoco.mjtJoint.mjJNT_SLIDE)]
+                                                  mujoco.mjtJoint.mjJNT_SLIDE)
+            and j.name not in made.free]
     for j in held:
         a = spec.add_actuator(name=j.name, target=j.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         a.set_to_position(kp=1.0, kv=1.0)
@@ -284,12 +358,15 @@ def mujoco_model(made: Made) -> Any:
     return m
 
 
-def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[str, Any]:
+def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True,
+            dt: float | None = None) -> dict[str, Any]:
     import mujoco
 
     from mbplugin.mujoco import MujocoContacts, geom
 
     m = mujoco_model(made)
+    if dt is not None:
+        m.opt.timestep = float(dt)
     d = mujoco.MjData(m)
     floor = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "floor")
     robot = [g for g in range(m.ngeom) if m.geom_bodyid[g] != 0]
@@ -319,7 +396,8 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
         return _finish({}, energy, kes, mass, round(WINDOW / m.opt.timestep))
     # a copy of the model as loaded: MuJoCo collides the managed pairs there (their overlaps)
     collide = copy.deepcopy(m)
-    contacts = MujocoContacts(m, d, manage=pairs, law=LAW, friction=FRICTION, rtol=1e-6)
+    k = stiffness(made)
+    contacts = MujocoContacts(m, d, manage=pairs, law=law(made), friction=FRICTION, rtol=1e-6)
     dt = m.opt.timestep
     n, nw = round(seconds / dt), round(WINDOW / dt)
     energy, kes, sums, mech = [], [], [], []
@@ -339,7 +417,7 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
         mech.append(e), kes.append(float(probe.energy[1]))
         dist = np.array([probe.contact[j].dist for j in range(probe.ncon)
                          if floor in probe.contact[j].geom])
-        stored = float(np.sum(K * np.clip(-dist, 0.0, None) ** 2.5) / 2.5)  # F = K delta^1.5
+        stored = float(np.sum(k * np.clip(-dist, 0.0, None) ** 2.5) / 2.5)  # F = k delta^1.5
         stored += 0.5 * float(np.sum(kp * np.asarray(probe.actuator_length) ** 2))
         energy.append(e + stored - native_work)
 
@@ -378,7 +456,7 @@ def _mujoco(made: Made, manage: str, seconds: float, ours: bool = True) -> dict[
         fig["overlap"], fig["overlap_at"] = worst, at
         # a capsule on its side (two contacts: a line) left out
         _hertz(fig, {g: (force_w[g], host_w[g], f"geom {g} type {int(m.geom_type[g])}")
-                     for g in caps if max(count_w[g]) == 1}, weight)
+                     for g in caps if max(count_w[g]) == 1}, weight, k)
     finally:
         contacts.release()
     fig["energy_mech"] = _finish({}, mech, kes, mass, nw)["energy"]
