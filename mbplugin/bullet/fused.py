@@ -86,7 +86,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
         cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
         q = np.array(cols[0], dtype=float)
         # the motors that acted (tau != 0: NaN in, -0.0 out), offset by the base's 6
-        locked = np.flatnonzero(np.array(cols[3], dtype=float))
+        locked = np.array(cols[3], dtype=float).nonzero()[0]  # (a C method: no frame)
         if tree.floating:
             locked += 6
     else:
