@@ -143,3 +143,34 @@ def test_lean_detection_refuses_a_non_finite_state(tmp_path) -> None:
             contacts.step()
         v, _ = p.getBaseVelocity(h.body, physicsClientId=cid)
         assert np.isnan(v[0])
+
+
+def test_fused_base_rotation_is_pybullets_matrix(tmp_path, monkeypatch) -> None:
+    """The base's rotation the fused begin computes inside its compiled call (begin_body,
+    for W's Jacobians and the lean rounds' response) is PyBullet's own
+    ``getMatrixFromQuaternion`` of the base orientation PyBullet holds at that step, to the
+    bit: the A1 standing then trotting (0.25 s each) at 1/240 s, every step the fused begin
+    took (most of them)."""
+    import pybullet as p
+
+    spec = rr.ROBOTS["a1"]
+    fused = backend.begin_lean
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def checked(core: object, host: object, *a: object) -> object:
+        out = fused(core, host, *a)
+        if out is not None:
+            body, r_base, _ = core._art[0].tag  # type: ignore[attr-defined]
+            cid = host.art.client.id  # type: ignore[attr-defined]
+            orn = p.getBasePositionAndOrientation(body, physicsClientId=cid)[1]
+            ref = np.array(p.getMatrixFromQuaternion(orn, physicsClientId=cid)).reshape(3, 3)
+            seen.append((r_base.copy(), ref))
+        return out
+
+    monkeypatch.setattr(backend, "begin_lean", checked)
+    rec = rr.run(spec, tmp_path, 1 / 240, 0.5, t_gait=0.25)
+    assert len(seen) > 0.8 * rec["steps"]
+    for ours, ref in seen:
+        assert np.array_equal(ours, ref)
+    # the base turned over the run (not one orientation checked again and again)
+    assert max(np.abs(o - seen[0][0]).max() for o, _ in seen) > 1e-6

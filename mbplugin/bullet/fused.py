@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin._jit import njit
-from mbplugin.bullet.fast_step import base_rotation, body_delassus
+from mbplugin.bullet.fast_step import body_delassus, bullet_matrix
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import _max_norm_rows, max_norm_rows
 from mbplugin.hosts.detection import margin_value
@@ -85,9 +85,10 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     if joints:
         cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
         q = np.array(cols[0], dtype=float)
-        off = 6 if tree.floating else 0  # (the motors that acted, in a Python loop: 12 joints)
-        locked = np.array([off + i for i, tau in enumerate(cols[3]) if tau != 0.0],
-                          dtype=np.int64)
+        # the motors that acted (tau != 0: NaN in, -0.0 out), offset by the base's 6
+        locked = np.array(cols[3], dtype=float).nonzero()[0]  # (a C method: no frame)
+        if tree.floating:
+            locked += 6
     else:
         q, locked = np.zeros(0), np.zeros(0, dtype=np.int64)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
@@ -110,7 +111,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     u0, force, _ = v3
     slip = np.empty(k)
     tree_args, links, in_order = _constants(art, tree, sides)
-    r_base = base_rotation(base_o)
+    r_base = np.empty((3, 3))  # the base's rotation: filled by begin_body, else below
     nc = c(n, dtype=float)
     kid, mode = _law_tables(store.laws)[:2]
     delassus = (q, tree.q, tree._moving, np.asarray(base_p, dtype=float),
@@ -137,6 +138,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
             _commit(store, batch, t)
             test = None
     if test is None:
+        bullet_matrix(float(x), float(y), float(z), float(w), r_base)  # (base_rotation's)
         _, same, srows, coef, mem, law, blaw, kid, mode = ik._rows_args(store, batch)
         resp = body_delassus(*delassus)
         gf, gc, every = lean_begin(
@@ -181,7 +183,9 @@ def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows
     ``coef``, its work arrays ``end``, ``where``, ``d_rows``, ``v_rows``), then where they
     found a quiet commit (0: the keys the store's rows in order; 2: those rows among pairs
     apart) W of the body (:func:`~mbplugin.bullet.fast_step.body_delassus`, its arguments
-    ``q`` ... ``wnn``) and the implicit step's begin
+    ``q`` ... ``wnn``; the base's rotation ``r_base`` (3, 3) written first, from its
+    orientation ``base_q`` [w, x, y, z], as :func:`~mbplugin.bullet.fast_step.base_rotation`
+    computes it) and the implicit step's begin
     (:func:`~mbplugin.hosts.fused_kernels.lean_begin` with each contact's row of the store,
     the store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
     ``mode``; its other arguments as there). Returns (the tests' outcome: 0 or 2 where the
@@ -191,6 +195,8 @@ def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows
                      v_rows)
     if hit != 0 and hit != 2:
         return hit, np.empty((0, 0)), np.empty(0), np.zeros(0, dtype=CONTACT), False
+    # the base's rotation r_base (fast_step.base_rotation's: base_q is [w, x, y, z])
+    bullet_matrix(base_q[1], base_q[2], base_q[3], base_q[0], r_base)
     k = bkeys.shape[0]
     rows = np.empty(0, dtype=np.int64)
     if hit == 2:  # contact i: the store's row j where where[j] = i, else none (-1)

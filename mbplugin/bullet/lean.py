@@ -371,15 +371,13 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     fn0, s0 = c(space.fn0, dtype=float), c(space.s0, dtype=float)
     resp, cont = c(resp, dtype=float), np.asarray(blk.contact, dtype=np.int64)
     sgn, r_base, u0 = np.asarray(blk.sign, dtype=float), c(r_base, dtype=float), c(u0, dtype=float)
-    kin, work = tree._kin(), tree._work()
+    tree_args, shape_args = _round_constants(tree, links, rows, read.frame_pos, pairs, shapes)
     for attempt in range(2):
         args = (mode, int(left), float(dt), float(margin), VERIFY_TOL, VERIFY_DU, space.gf,
                 space.gc, fn0, s0, space.rtol, P, d1, u1, loaded, s1, dP, float(spin), resp,
-                cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q, tree._moving, tree.q,
-                tree.qd, *kin, *work, tree._lin, tree._ang, links, rows, pos0, quat0, vel0, om0,
-                read.frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
-                shapes.plane_n, shapes.plane_p, shapes.radius, u0, counters, d_h, u_h, found,
-                pos, quat, vel, om, out)
+                cont, sgn, floating, r_base, qh, vh, bh, fixed_p, fixed_q, *tree_args, pos0,
+                quat0, vel0, om0, *shape_args, u0, counters, d_h, u_h, found, pos, quat, vel,
+                om, out)
         status = verify_rounds(*args) if end is None else rounds_end(*end, *args)
         if status != FIRST:
             break
@@ -405,6 +403,33 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
     bodies = BodyState(pos.copy(), quat.copy(), vel.copy(), om.copy(), read._mass_read,
                        read.inv_inertia, read._fixed_read)
     return res, left - int(out[0]) + 1, (bodies, d_h.copy(), u_h.copy(), found.copy())
+
+
+#: :func:`_round_constants`' last answer: (its inputs, (tree arguments, shape arguments))
+_ROUND_CONST: list[Any] = [None, None]
+
+
+def _round_constants(tree: Any, links: np.ndarray, rows: np.ndarray, frame_pos: np.ndarray,
+                     pairs: tuple[np.ndarray, np.ndarray],
+                     shapes: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """:func:`verify_rounds`' arguments that stay while the joint tree ``tree``, the body's
+    ``links`` and ``rows``, the state read's URDF frame origins ``frame_pos``, the contacts'
+    (plane, sphere) ``pairs`` and the contact model's arrays ``shapes`` are the same objects
+    (a robot standing or walking on the same feet): the tree's arrays (moving joints, joint
+    positions and rates, kinematics, work arrays, link velocities) with ``links``, ``rows``,
+    and ``frame_pos`` with the pairs' shape arrays; kept for the last inputs (the tree's
+    arrays are its own, written in place)."""
+    last = _ROUND_CONST[0]
+    if (last is not None and last[0] is tree and last[1] is links and last[2] is rows
+            and last[3] is frame_pos and last[4] is pairs and last[5] is shapes):
+        return _ROUND_CONST[1]
+    key = (tree, links, rows, frame_pos, pairs, shapes)
+    hit = ((tree._moving, tree.q, tree.qd, *tree._kin(), *tree._work(), tree._lin, tree._ang,
+            links, rows),
+           (frame_pos, pairs[0], pairs[1], shapes.body, shapes.lpos, shapes.lrot,
+            shapes.plane_n, shapes.plane_p, shapes.radius))
+    _ROUND_CONST[:] = [key, hit]
+    return hit
 
 
 def _scratch(host: Any, k: int, n: int) -> tuple[np.ndarray, ...]:
