@@ -39,6 +39,7 @@ from numba.experimental import structref
 
 from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
+from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.fused_kernels import lean_begin
 from mbplugin.hosts.integrator import (
@@ -53,7 +54,7 @@ from mbplugin.mujoco.backend import MujocoStepInfo
 from mbplugin.mujoco.kernels import contact_ids, pair_friction
 from mbplugin.mujoco.lean_tree import (
     _FIRST,
-    after_into,
+    after_onset_into,
     after_sizes,
     book_end,
     start_into,
@@ -61,7 +62,7 @@ from mbplugin.mujoco.lean_tree import (
 )
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.layout import head
+from mbplugin.pipeline.layout import NC_MAX, head
 from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows, same_rows, superset_rows
 from mbplugin.pipeline.substep import SubstepStats
@@ -104,12 +105,14 @@ def _same(x, y):
 #: stiffnesses), the tree's rows, the contact model's shape count, the managed geoms and the
 #: rows' bodies (``MujocoContacts``' ``geoms``, ``rows``), MuJoCo's geom friction, priority
 #: and condim (views), the store's law (kernel id, mode, tables), the implicit step's header
-#: and friction, the rounds' options, the kept arrays (:data:`KEPT`) and the step's scratch
-#: (float64, int64, bool: :func:`work_sizes`)
+#: and friction, the rounds' options, the kept arrays (:data:`KEPT`), the step's scratch
+#: (float64, int64, bool: :func:`work_sizes`) and the pairs' compiled onsets
+#: (:func:`onset_templates`: rows, time-scale rules, the law's onset rule)
 CONST_FIELDS = ("A", "fns", "nv", "sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art",
                 "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "fkid", "fmode", "kid_t",
                 "mode_t", "hd", "mj_mu", "has_fr", "fr_mu", "fr_static", "rounds", "tol", "du",
-                "rtol", "dl", "vl", "sk", "wk", "wi", "wsf", "wsi", "wsb")
+                "rtol", "dl", "vl", "sk", "wk", "wi", "wsf", "wsi", "wsb", "otpl", "otsk",
+                "orule")
 #: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
 #: the end of a common step and held by the store and the integrator until the next one (the
 #: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
@@ -135,7 +138,7 @@ OUT_FIELDS = ("a", "b", "key", "point", "normal", "delta", "ddelta", "vt", "m_ef
               "ra", "rb", "law", "k_hertz", "W", "wnn", "jac", "mm", "cont", "sgn", "resp",
               "force", "mu", "s0", "gf", "gc", "every", "P_lin", "u0", "fn0", "fn_b", "slip_b",
               "P", "d1", "u1", "loaded", "s1", "counters", "out", "d_h", "u_h", "found",
-              "start_case")
+              "start_case", "onset", "d_on", "dd_on", "coef_on", "t_c")
 
 
 @structref.register
@@ -186,7 +189,8 @@ def _out_fields(o):
     return (o.a, o.b, o.key, o.point, o.normal, o.delta, o.ddelta, o.vt, o.m_eff, o.r_eff, o.ra,
             o.rb, o.law, o.k_hertz, o.W, o.wnn, o.jac, o.mm, o.cont, o.sgn, o.resp, o.force,
             o.mu, o.s0, o.gf, o.gc, o.every, o.P_lin, o.u0, o.fn0, o.fn_b, o.slip_b, o.P, o.d1,
-            o.u1, o.loaded, o.s1, o.counters, o.out, o.d_h, o.u_h, o.found, o.start_case)
+            o.u1, o.loaded, o.s1, o.counters, o.out, o.d_h, o.u_h, o.found, o.start_case,
+            o.onset, o.d_on, o.dd_on, o.coef_on, o.t_c)
 
 
 @njit
@@ -225,11 +229,11 @@ def work_sizes(n, nv, nq, nrows):
     """The float64, int64 and bool scratch lengths of :func:`tree_fused` (its
     :class:`StepConst`'s ``wsf``, ``wsi``, ``wsb``) for ``n`` managed pairs (at most ``n``
     contacts), ``nv`` degrees of freedom, ``nq`` position coordinates, ``nrows`` host rows:
-    :func:`~.lean_tree.start_into`'s, then the step's own, then
+    :func:`~.lean_tree.start_into`'s, then the step's own (with a compiled onset's), then
     :func:`~.lean_tree.after_into`'s."""
     sf, si = start_sizes(n, nv, nrows)
     af, ab = after_sizes(n, n, nq, nrows)
-    return sf + 35 * n + 3 + af, si + 7 * n + 3, 3 * n + ab
+    return sf + (38 + NC_MAX) * n + 3 + af, si + 7 * n + 3, 4 * n + ab
 
 
 @njit
@@ -276,7 +280,8 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     for j in range(k):
         c = i[j]
         a[j], b[j], law[j], psa[j], psb[j] = C.a[c], C.b[c], C.law[c], C.sa[c], C.sb[c]
-    h = wf[sf:sf + 35 * n + 3]
+    nh = (38 + NC_MAX) * n + 3
+    h = wf[sf:sf + nh]
     o = 0
     mu = h[o:o].reshape(0, 2)
     if ok and C.mj_mu:
@@ -303,7 +308,12 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     dls, vls = h[o:o + n], h[o + n:o + 2 * n]  # (the start's commit rows: not kept)
     o += 2 * n
     out = h[o:o + 3]
-    found, loaded, end = wb[:k], wb[n:n + k], wb[2 * n:3 * n]
+    o += 3
+    d_on, dd_on, t_c = h[o:o + k], h[o + n:o + n + k], h[o + 2 * n:o + 2 * n + k]
+    o += 3 * n
+    coef_on = h[o:o + NC_MAX * k].reshape(k, NC_MAX)
+    found, loaded, end, new = wb[:k], wb[n:n + k], wb[2 * n:3 * n], wb[3 * n:3 * n + k]
+    new[:] = False
     counters[:] = 0
     out[:] = 0.0
     status = NOT_OK if not ok else START
@@ -339,11 +349,17 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     # MuJoCo's step and the rounds (after_step's tree_after)
     P[:] = P_lin
     s1[:] = s0
-    status = after_into(A, a, b, point, force, psa, psb, C.rounds, dt,
-                        max(2.0 * margin, LOST_MARGIN), C.tol, C.du, gf, gc, fn0, s0, C.rtol,
-                        P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h, found,
-                        out, wf[sf + 35 * n + 3:], wb[3 * n:])
+    status = after_onset_into(A, a, b, point, force, psa, psb, C.rounds, dt,
+                              max(2.0 * margin, LOST_MARGIN), C.tol, C.du, gf, gc, fn0, s0,
+                              C.rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters,
+                              d_h, u_h, found, out, wf[sf + nh:], wb[4 * n:], W, m_eff, i,
+                              C.otpl, C.otsk, C.orule, new, d_on, dd_on, coef_on, t_c)
     end_case, same_end, m, nw = -1, False, 0, 0
+    landed = False
+    for j in range(k):
+        landed = landed or new[j]
+    if status == DONE and landed:  # (the onsets' booking and the end's: the END outcome)
+        status = END
     if status == DONE:
         for j in range(k):  # (lean_tree._rate: einsum's order)
             x, y, z = u1[j, 0] * normal[j, 0], u1[j, 1] * normal[j, 1], u1[j, 2] * normal[j, 2]
@@ -382,7 +398,7 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
                  cp(jac), cp(mm), cp(cont), cp(sgn), cp(resp), cp(force), cp(mu), cp(s0), gf,
                  gc, every, cp(P_lin), cp(u0), cp(fn0), cp(fn_b), cp(slip_b), cp(P), cp(d1),
                  cp(u1), cp(loaded), cp(s1), cp(counters), cp(out), cp(d_h), cp(u_h),
-                 cp(found), start_case)
+                 cp(found), start_case, cp(new), cp(d_on), cp(dd_on), cp(coef_on), cp(t_c))
     return (status, margin, o_, key, fo, io, m, nw, counters[0], counters[1], start_case,
             end_case, same_end)
 
@@ -416,10 +432,49 @@ def const_of(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray
             0.0 if friction is None else float(friction.mu),
             0.0 if friction is None else float(friction.static), int(integ.verify), VERIFY_TOL,
             VERIFY_DU, float(integ.rtol), *kept, *work_arrays(len(key), tree._nv, m.nq,
-                                                           len(tree.host.body))), kept,
-            friction), A, integ.friction,
+                                                           len(tree.host.body)),
+            *onset_templates(store, k_hertz, r_eff)), kept, friction), A, integ.friction,
             store.laws, opts)
     return hit[2]
+
+
+def onset_templates(store: Any, k_hertz: np.ndarray,
+                    r_eff: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled onsets of the managed pairs under the one law of ``store`` (their
+    Hertz stiffnesses ``k_hertz`` (N,) N/m^n, effective radii ``r_eff`` (N,) m), as
+    :meth:`ContactStore.start <mbplugin.pipeline.store.ContactStore.start>` computes an
+    onset's row: the law's compiled onset (``Law.onset_rule``: (id, p0, p1) (3,), zeros
+    where it has none) rewrites a pair's row ``tpl`` (N, NC_MAX) (the law's ``coefficients``
+    at v_in = 1 m/s, with the pair's Hertz k where the pair law takes it from the materials)
+    at the impact speed; the contact time scale by the pair's (k, n) of
+    ``Law.timescale_rule`` ``tsk`` (N, 2), NaN where the pair has no compiled onset (the
+    store's own onset then: a lean tree step's FIRST outcome)."""
+    n = len(k_hertz)
+    tpl, tsk, rule = np.zeros((n, NC_MAX)), np.full((n, 2), np.nan), np.zeros(3)
+    law, entry = store.laws[0], store.pair_laws[0]
+    r0 = law.onset_rule()
+    if r0 is None:
+        return tpl, tsk, rule
+    rule[:] = r0
+    one = np.ones(1)
+    for j in range(n):
+        kj = float(k_hertz[j])
+        if entry.hertz_k and not (np.isfinite(kj) and kj > 0):
+            continue
+        law_j = law.replace(k=kj) if entry.hertz_k else law
+        ts = law_j.timescale_rule()
+        if law_j.onset_rule() != r0 or ts is None:
+            continue
+        try:
+            row = np.asarray(law_j.coefficients(one, one, r_eff[j:j + 1]), dtype=float)
+        except (ValueError, TypeError, ParameterError):
+            continue
+        row = row.reshape(-1)
+        if row.shape[0] > NC_MAX or not np.all(np.isfinite(row)):
+            continue
+        tpl[j, :row.shape[0]] = row
+        tsk[j] = ts
+    return tpl, tsk, rule
 
 
 def applies(tree: Any, c: Any) -> bool:
@@ -535,8 +590,16 @@ def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
     ab = np.empty((k, 2), dtype=np.int64)
     ab[:, 0], ab[:, 1] = batch.a, batch.b
     mu_k = o.mu if len(o.mu) else None
+    every = bool(o.every)
+    if o.onset.any():  # the first solve's onsets, solved in the call: the store's booking
+        idx = np.flatnonzero(o.onset)
+        on = batch.take(idx)
+        on.delta, on.ddelta = o.d_on[idx], o.dd_on[idx]  # (batch_at's, the onset's state)
+        store.start(on, t, coef=o.coef_on[idx], t_c=o.t_c[idx])
+        every = bool(o.gc["active"].all())  # (ImplicitStep._prepare's after the onsets)
+        tree.landed += 1
     space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, o.s0, mu_k, o.gf, o.gc,
-                               t, bool(o.every), o.fn0, stick=None)
+                               t, every, o.fn0, stick=None)
     P_lin, u0 = o.P_lin, o.u0
     integ.pending = (batch, space, P_lin, u0)
     info = loop.last = loop.make_info(k, SubstepStats(), o.fn_b, batch.key.copy(), ab,

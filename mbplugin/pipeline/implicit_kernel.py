@@ -47,8 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.laws.base import Law
-from mbplugin.laws.kernels import force, slopes
+from mbplugin.laws.base import Law, power_timescale
+from mbplugin.laws.kernels import force, onset_coefficients, slopes
 from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.friction import Friction, friction_scalar, friction_slopes
 from mbplugin.pipeline.layout import (
@@ -68,7 +68,7 @@ from mbplugin.pipeline.lowrank import (
     psd_factor,
 )
 from mbplugin.pipeline.radau import _lu_factor, _lu_solve
-from mbplugin.pipeline.rules import applied
+from mbplugin.pipeline.rules import applied, onset_speed
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep import _law_tables
@@ -791,6 +791,101 @@ def round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded
     any_dp = 0
     for i in range(k):
         d1[i] = dn[i]
+        for a in range(3):
+            dP[i, a] = Pn[i, a] - P[i, a]
+            if dP[i, a] != 0.0:
+                any_dp = 1
+            P[i, a] = Pn[i, a]
+            u1[i, a] = un[i, a]
+            s1[i, a] = S1[i, a]
+    return any_dp
+
+
+@njit
+def onset_solve(P, u_h, d_h, dt, W, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded, s1, dP,
+                m_eff, pair, tpl, tsk, rule, new, d_on, dd_on, coef_on, t_c):
+    """A first solve with onsets (:meth:`ImplicitStep.solve
+    <mbplugin.pipeline.implicit.ImplicitStep.solve>` from P_lin where :func:`round_solve`
+    meets an onset) in one call, its arithmetic in its order: W P_lin (``np.dot``: BLAS,
+    as ``w_times``), :func:`_host_start`; each contact not active whose end overlap without
+    impulse ``d_on`` is positive starts (the store's onset, :meth:`ContactStore.start
+    <mbplugin.pipeline.store.ContactStore.start>`, for a law with a compiled onset: its
+    row ``tpl[pair[i]]`` (NC_MAX,) with the impact-speed columns rewritten by the rule
+    ``rule`` = (id, p0, p1) of :func:`mbplugin.laws.kernels.onset_coefficients` at v_in =
+    max(ddelta, 0), ddelta = -n . ue), its record in ``gc`` made active with that row
+    (:func:`refresh_rows`' copy); :func:`newton` from P_lin, u1 = ue + W P (``np.dot``),
+    :func:`_host_end`. ``P`` (K, 3) N s: P_lin in, the solved impulse out; ``dP`` its
+    change; ``d1``, ``u1``, ``loaded``, ``s1`` the end state (as :func:`round_solve`).
+    For the store's booking: ``new`` (K,) the contacts started, their overlap ``d_on`` (m),
+    rate ``dd_on`` (m/s), coefficient row ``coef_on`` (K, NC_MAX) and contact time scale
+    ``t_c`` (s: :func:`mbplugin.laws.base.power_timescale` of the effective mass
+    ``m_eff`` (K,) kg with the pair's (k, n) ``tsk`` (P, 2) at max(|ddelta|, 1e-3), inf where not finite and positive: the store's
+    ``_time_scale``). Returns -1 where the solve needs the general path (a new contact
+    whose pair has no compiled onset (``tsk`` NaN) or that does not approach (ddelta <= 0:
+    the store's end test), no onset at all, or Newton's fallback: ``gc`` restored, nothing
+    else but scratch changed), else 1 where ``dP`` has a non-zero entry and 0 where not."""
+    k = d_h.shape[0]
+    m = 3 * k
+    x = np.empty(m)
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = P[i, a]
+    wp = np.dot(W, x).reshape(k, 3)
+    ue, ed = np.empty((k, 3)), np.empty(k)
+    _host_start(u_h, wp, d_h, dt, k, gc, ue, ed, d_on)
+    got = False
+    ok = True
+    for i in range(k):
+        c = gc[i]
+        new[i] = False
+        if c.active or not d_on[i] > 0.0:
+            continue
+        nv = c.normal
+        dd = -(ue[i, 0] * nv[0] + ue[i, 1] * nv[1] + ue[i, 2] * nv[2])
+        p = pair[i]
+        if not (dd > 0.0 and np.isfinite(tsk[p, 0])):
+            ok = False
+            break
+        for j in range(coef_on.shape[1]):
+            coef_on[i, j] = tpl[p, j]
+        if not onset_coefficients(int(rule[0]), rule[1], rule[2], onset_speed(dd), coef_on[i]):
+            ok = False
+            break
+        new[i] = True
+        got = True
+        dd_on[i] = dd
+        for j in range(coef_on.shape[1]):
+            c.coef[j] = coef_on[i, j]
+        c.active = True
+        tc = power_timescale(m_eff[i], tsk[p, 0], tsk[p, 1], max(abs(dd), 1e-3))
+        t_c[i] = tc if np.isfinite(tc) and tc > 0.0 else np.inf
+    Pn = np.empty((k, 3))
+    cnt = np.zeros(3, dtype=np.int64)
+    if ok and got:
+        Pn[:] = P
+        ok = newton(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, np.zeros(k), False, rtol, cnt)
+    if not (ok and got):
+        for i in range(k):
+            if new[i]:
+                for j in range(coef_on.shape[1]):
+                    gc[i].coef[j] = 0.0
+                gc[i].active = False
+                new[i] = False
+        return -1
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = Pn[i, a]
+    wP = np.dot(W, x).reshape(k, 3)
+    un = np.empty((k, 3))
+    for i in range(k):
+        for a in range(3):
+            un[i, a] = ue[i, a] + wP[i, a]
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    _host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, d1, F, S1, FN, loaded)
+    for a in range(3):
+        counters[a] += cnt[a]
+    any_dp = 0
+    for i in range(k):
         for a in range(3):
             dP[i, a] = Pn[i, a] - P[i, a]
             if dP[i, a] != 0.0:
