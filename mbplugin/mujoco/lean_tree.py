@@ -315,7 +315,7 @@ def _read(A, sa, sb, margin, u0, d_h, u_h, found, st):
 def rounds_size(k, ne, nq, nrows):
     """The float scratch length of :func:`rounds_into` for ``k`` contacts, ``ne`` tree sides,
     ``nq`` position coordinates and ``nrows`` host rows."""
-    return 6 * k + 3 * ne + nq + 13 * nrows
+    return 6 * k + 3 * ne + nq + 13 * nrows + ik.round_solve_size(k)
 
 
 @njit
@@ -380,7 +380,9 @@ def rounds_onset_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0
     x, wx = wf[:m], wf[m:2 * m]
     f = wf[2 * m:2 * m + ne3]
     qbuf = wf[2 * m + ne3:2 * m + ne3 + A.qpos.shape[0]]
-    st = wf[2 * m + ne3 + A.qpos.shape[0]:]
+    o = 2 * m + ne3 + A.qpos.shape[0]
+    st = wf[o:o + 13 * A.body.shape[0]]
+    sol = wf[o + 13 * A.body.shape[0]:]  # (round_solve_into's scratch)
     fns, qpos, qvel, qpos0, qadr, rot = A.fns, A.qpos, A.qvel, A.qpos0, A.qadr, A.rot
     e0 = wf[:0]
     state = (e0.reshape(0, 3), e0.reshape(0, 4), e0.reshape(0, 3), e0.reshape(0, 3))
@@ -403,8 +405,8 @@ def rounds_onset_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0
                 return DONE, state
             out[0] = r
         # the solve (solve_step's kernels), from the last impulse
-        got = ik.round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded,
-                             s1, dP)
+        got = ik.round_solve_into(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1,
+                                  loaded, s1, dP, sol)
         if got < 0 and r == 0 and pair.shape[0] > 0:  # an onset: compiled where it can be
             got = ik.onset_solve(P, u_h, d_h, dt, W, gf, gc, fn0, s0, rtol, counters, d1, u1,
                                  loaded, s1, dP, m_eff, pair, tpl, tsk, rule, new, d_on, dd_on,

@@ -41,7 +41,7 @@ from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
-from mbplugin.hosts.fused_kernels import lean_begin
+from mbplugin.hosts.fused_kernels import lean_begin_into
 from mbplugin.hosts.integrator import (
     LOST_MARGIN,
     VERIFY_DU,
@@ -62,7 +62,7 @@ from mbplugin.mujoco.lean_tree import (
 )
 from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
-from mbplugin.pipeline.layout import NC_MAX, head
+from mbplugin.pipeline.layout import CONTACT, NC_MAX, head
 from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows, same_rows, superset_rows
 from mbplugin.pipeline.substep import SubstepStats
@@ -106,13 +106,13 @@ def _same(x, y):
 #: rows' bodies (``MujocoContacts``' ``geoms``, ``rows``), MuJoCo's geom friction, priority
 #: and condim (views), the store's law (kernel id, mode, tables), the implicit step's header
 #: and friction, the rounds' options, the kept arrays (:data:`KEPT`), the step's scratch
-#: (float64, int64, bool: :func:`work_sizes`) and the pairs' compiled onsets
+#: (float64, int64, bool: :func:`work_sizes`; the contact records) and the pairs' compiled onsets
 #: (:func:`onset_templates`: rows, time-scale rules, the law's onset rule)
 CONST_FIELDS = ("A", "fns", "nv", "sa", "sb", "a", "b", "key", "law", "r_eff", "k_hertz", "art",
                 "n_shapes", "geoms", "rows", "gfric", "gprio", "gcondim", "fkid", "fmode", "kid_t",
                 "mode_t", "hd", "mj_mu", "has_fr", "fr_mu", "fr_static", "rounds", "tol", "du",
-                "rtol", "dl", "vl", "sk", "wk", "wi", "wsf", "wsi", "wsb", "otpl", "otsk",
-                "orule")
+                "rtol", "dl", "vl", "sk", "wk", "wi", "wsf", "wsi", "wsb", "wgc", "otpl",
+                "otsk", "orule")
 #: :class:`StepConst`'s kept arrays (:func:`kept_arrays`), written by :func:`tree_fused` at
 #: the end of a common step and held by the store and the integrator until the next one (the
 #: store's last overlaps and rates, a copy of its keys, the warm start's keys and impulses)
@@ -126,11 +126,13 @@ def kept_arrays(n: int) -> tuple[np.ndarray, ...]:
 
 
 def work_arrays(n: int, nv: int, nq: int, nrows: int) -> tuple[np.ndarray, ...]:
-    """:func:`tree_fused`'s scratch (float64, int64, bool) for ``n`` managed pairs, ``nv``
+    """:func:`tree_fused`'s scratch (float64, int64, bool, and the implicit step's contact
+    records :data:`~mbplugin.pipeline.layout.CONTACT`) for ``n`` managed pairs, ``nv``
     degrees of freedom, ``nq`` position coordinates and ``nrows`` host rows
     (:func:`work_sizes`)."""
     nf, ni, nb = work_sizes(n, nv, nq, nrows)
-    return np.empty(nf), np.empty(ni, dtype=np.int64), np.empty(nb, dtype=np.bool_)
+    return (np.empty(nf), np.empty(ni, dtype=np.int64), np.empty(nb, dtype=np.bool_),
+            np.zeros(n, dtype=CONTACT))
 
 
 #: the fields of :class:`TreeOut` (:func:`tree_fused`'s arrays of the rare outcomes)
@@ -229,11 +231,12 @@ def work_sizes(n, nv, nq, nrows):
     """The float64, int64 and bool scratch lengths of :func:`tree_fused` (its
     :class:`StepConst`'s ``wsf``, ``wsi``, ``wsb``) for ``n`` managed pairs (at most ``n``
     contacts), ``nv`` degrees of freedom, ``nq`` position coordinates, ``nrows`` host rows:
-    :func:`~.lean_tree.start_into`'s, then the step's own (with a compiled onset's), then
-    :func:`~.lean_tree.after_into`'s."""
+    :func:`~.lean_tree.start_into`'s, then the step's own (with a compiled onset's), the
+    implicit step's group arrays and begin (:func:`~mbplugin.hosts.fused_kernels.lean_begin_into`),
+    then :func:`~.lean_tree.after_into`'s."""
     sf, si = start_sizes(n, nv, nrows)
     af, ab = after_sizes(n, n, nq, nrows)
-    return sf + (38 + NC_MAX) * n + 3 + af, si + 7 * n + 3, 4 * n + ab
+    return sf + (38 + NC_MAX) * n + 3 + 9 * n * n + 11 * n + af, si + 7 * n + 3, 4 * n + ab
 
 
 @njit
@@ -342,17 +345,20 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
         for j in range(k):
             rows[j] = _find(skeys, key[j])
     s0[:] = 0.0
-    gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, C.hd,
-                               W.reshape(-1), mu, C.has_fr, C.fr_mu, C.fr_static, same, rows,
-                               scoef, smem, slaw, law, C.kid_t, C.mode_t, s0, m_eff, u0, fn0,
-                               fn_b, slip_b, force)
+    ob = sf + nh  # (the group arrays and the begin's work arrays, then after_into's)
+    gf, gc = wf[ob:ob + 9 * k * k + 4 * k], C.wgc[:k]
+    every = lean_begin_into(k, wnn, vt, ddelta, normal, delta, P_lin, dt, C.hd, W.reshape(-1),
+                            mu, C.has_fr, C.fr_mu, C.fr_static, same, rows, scoef, smem, slaw,
+                            law, C.kid_t, C.mode_t, s0, m_eff, u0, fn0, fn_b, slip_b, force, gf,
+                            gc, wf[ob + 9 * n * n + 4 * n:ob + 9 * n * n + 11 * n])
+    oa = ob + 9 * n * n + 11 * n
     # MuJoCo's step and the rounds (after_step's tree_after)
     P[:] = P_lin
     s1[:] = s0
     status = after_onset_into(A, a, b, point, force, psa, psb, C.rounds, dt,
                               max(2.0 * margin, LOST_MARGIN), C.tol, C.du, gf, gc, fn0, s0,
                               C.rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters,
-                              d_h, u_h, found, out, wf[sf + nh:], wb[4 * n:], W, m_eff, i,
+                              d_h, u_h, found, out, wf[oa:], wb[4 * n:], W, m_eff, i,
                               C.otpl, C.otsk, C.orule, new, d_on, dd_on, coef_on, t_c)
     end_case, same_end, m, nw = -1, False, 0, 0
     landed = False
@@ -395,8 +401,8 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     cp = np.copy
     o_ = TreeOut(cp(a), cp(b), key, cp(point), cp(normal), cp(delta), cp(ddelta), cp(vt),
                  cp(m_eff), C.r_eff[i], cp(ra), cp(rb), cp(law), C.k_hertz[i], cp(W), cp(wnn),
-                 cp(jac), cp(mm), cp(cont), cp(sgn), cp(resp), cp(force), cp(mu), cp(s0), gf,
-                 gc, every, cp(P_lin), cp(u0), cp(fn0), cp(fn_b), cp(slip_b), cp(P), cp(d1),
+                 cp(jac), cp(mm), cp(cont), cp(sgn), cp(resp), cp(force), cp(mu), cp(s0), cp(gf),
+                 cp(gc), every, cp(P_lin), cp(u0), cp(fn0), cp(fn_b), cp(slip_b), cp(P), cp(d1),
                  cp(u1), cp(loaded), cp(s1), cp(counters), cp(out), cp(d_h), cp(u_h),
                  cp(found), start_case, cp(new), cp(d_on), cp(dd_on), cp(coef_on), cp(t_c))
     return (status, margin, o_, key, fo, io, m, nw, counters[0], counters[1], start_case,
