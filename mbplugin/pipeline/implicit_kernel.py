@@ -432,9 +432,10 @@ def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank):
 
 @njit
 def direction_into(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank, piv):
-    """:func:`newton`'s direction (``piv`` (3K,) int64 scratch for the LU's pivots): the solve of A dP = -R, R = P - dt F (K, 3), A = I - dt D W
-    with D block-diagonal, D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T (``dFu`` (K, 3, 3),
-    ``dFd`` (K, 3); W (3K, 3K) row-major in ``gf`` from ``w0``); with W's low-rank factor
+    """:func:`newton`'s direction (``piv`` (3K,) int64 scratch for the LU's pivots): the
+    solve of A dP = -R, R = P - dt F (K, 3), A = I - dt D W with D block-diagonal,
+    D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T (``dFu`` (K, 3, 3), ``dFd`` (K, 3); W (3K, 3K)
+    row-major in ``gf`` from ``w0``); with W's low-rank factor
     (``rank`` >= 0, ``ct``: :func:`mbplugin.pipeline.lowrank.psd_factor`) by the Woodbury
     identity (:func:`~mbplugin.pipeline.lowrank.lowrank_direction`), else dense into ``A``
     (3K, 3K) by :func:`lu_solve`. dP goes into ``step`` (3K,). Returns whether it is finite."""
@@ -899,11 +900,12 @@ def onset_solve(P, u_h, d_h, dt, W, gf, gc, fn0, s0, rtol, counters, d1, u1, loa
     For the store's booking: ``new`` (K,) the contacts started, their overlap ``d_on`` (m),
     rate ``dd_on`` (m/s), coefficient row ``coef_on`` (K, NC_MAX) and contact time scale
     ``t_c`` (s: :func:`mbplugin.laws.base.power_timescale` of the effective mass
-    ``m_eff`` (K,) kg with the pair's (k, n) ``tsk`` (P, 2) at max(|ddelta|, 1e-3), inf where not finite and positive: the store's
-    ``_time_scale``). Returns -1 where the solve needs the general path (a new contact
-    whose pair has no compiled onset (``tsk`` NaN) or that does not approach (ddelta <= 0:
-    the store's end test), no onset at all, or Newton's fallback: ``gc`` restored, nothing
-    else but scratch changed), else 1 where ``dP`` has a non-zero entry and 0 where not."""
+    ``m_eff`` (K,) kg with the pair's (k, n) ``tsk`` (P, 2) at max(|ddelta|, 1e-3), inf
+    where not finite and positive: the store's ``_time_scale``). Returns -1 where the solve
+    needs the general path (a new contact whose pair has no compiled onset (``tsk`` NaN) or
+    that does not approach (ddelta <= 0: the store's end test), no onset at all, or Newton's
+    fallback: ``gc`` restored, nothing else but scratch changed), else 1 where ``dP`` has
+    a non-zero entry and 0 where not."""
     k = d_h.shape[0]
     m = 3 * k
     x = np.empty(m)
