@@ -515,7 +515,7 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     warm = integ._warm
     wkeys, wimp = (store.keys[:0], _NO_P) if warm is None else warm
     wall = time.perf_counter()
-    (status, margin, o, keys, fo, io, m, nw, steps, nfev, start_case, end_case,
+    (status, margin, o, keys, fo, io, m, nw, steps, nfev, _start, _end,
      same_end) = tree_fused(C, dt, g_norm, H, store.keys, store.coef, store.mem, store.law,
                             warm is not None, wkeys, wimp)
     if status == NOT_OK:
@@ -526,11 +526,10 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     loop.margin = 2.0 * margin
     if status != DONE:
         return _rare(tree, c, A, o, status, wall, t, dt, friction), True
-    # the start's commit (ContactStore.commit_rows), then the end's (the last overlaps its)
-    if start_case == 0:
-        store._close_quiet()
-    else:
-        store._close(_empty_events(), [])
+    # the start's commit (ContactStore.commit_rows), then the end's (the last overlaps its):
+    # no event in either case (0: the store's rows; 1: with pairs apart, ``apart_booked``'s
+    # empty events: the shared empty arrays of ``_close_quiet``, ~3 us less a step)
+    store._close_quiet()
     loop.pending = None
     integ.pending = None
     loop.forced.fill(False)
@@ -548,10 +547,7 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     stats.nfev += nfev
     stats.wall = time.perf_counter() - wall
     store._delta_last, store._ddelta_last = dl[:m], vl[:m]
-    if end_case == 0:
-        store._close_quiet()
-    else:
-        store._close(_empty_events(), [])
+    store._close_quiet()
     skeys = sk[:m]
     integ._h, integ._keys, integ._h_of = dt, skeys, None
     integ._warm = (skeys if same_end else wk[:nw], wi[:nw])
