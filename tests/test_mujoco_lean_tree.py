@@ -340,3 +340,32 @@ def test_a1_landings_solved_in_the_compiled_call_book_hunt_crossley_onsets() -> 
             booked += 1
     assert tree.landed >= 4 and tree.first_handed == 0
     assert booked >= tree.landed
+
+
+def test_a1_landing_without_compiled_onset_hands_the_first_solve_back_same_steps() -> None:
+    """A pair without a compiled onset (the pairs' onset rows withheld: ``tree_step``'s
+    ``onset_templates`` giving none) hands a landing's first solve back to the general path
+    (FIRST) and the stance is the same, step for step, as with the landings in the call (the
+    same arithmetic: every toe force and overlap bitwise); the settled stance carries the
+    robot's weight (its subtree mass times g)."""
+    from mbplugin.mujoco import tree_step
+
+    q = _example()
+    f_in, d_in, w, tree_in = _stance(q, True)
+    made = tree_step.onset_templates
+
+    def none(*args):
+        tpl, tsk, rule = made(*args)
+        tsk[:] = np.nan  # (no pair with a compiled onset)
+        return tpl, tsk, rule
+
+    tree_step.onset_templates = none
+    try:
+        f_back, d_back, _, tree_back = _stance(q, True)
+    finally:
+        tree_step.onset_templates = made
+    assert tree_in.landed >= 1 and tree_in.first_handed == 0
+    assert tree_back.landed == 0 and tree_back.first_handed >= 1
+    assert np.array_equal(f_in, f_back) and np.array_equal(d_in, d_back)
+    quiet = slice(round(0.75 * len(f_in)), len(f_in))
+    assert np.all(np.abs(f_in[quiet].sum(axis=1) / w - 1.0) < 0.02)
