@@ -22,7 +22,13 @@ call at the point it meets it, nothing changed there, and continues by the lean 
 own Python code from that point: an onset, end or latch at the start (:data:`START`: the
 general commit), a first solve or a round handed to the general path (:data:`FIRST`,
 :data:`HANDOVER`), a row that ends at the step's end (:data:`END`: the store's end booking),
-from the call's :class:`TreeOut`. No formula is written here.
+from the call's :class:`TreeOut`. A landing (an onset met by the step's first solve) stays
+in the call: :func:`~mbplugin.pipeline.implicit_kernel.onset_solve` solves it with the
+onset's coefficient row from the law's compiled onset rule (:func:`onset_templates`), the
+rounds follow, and the call returns END with the onsets, which :func:`_rare` books in the
+store (:meth:`ContactStore.start <mbplugin.pipeline.store.ContactStore.start>`, rows given)
+before the end's booking; a pair without a compiled onset still hands it back (FIRST). No
+formula is written here.
 
 Units: SI (m, m/s, N, N s, kg).
 """
@@ -70,7 +76,7 @@ from mbplugin.pipeline.substep import SubstepStats
 #: :func:`tree_fused`'s outcomes past the start: the rounds ended and the step is booked
 #: (DONE), the start's commit is not the common one (START, nothing done), the first solve or
 #: a round needs the general path (FIRST, HANDOVER: :func:`~.lean_tree.tree_rounds`'), the
-#: end's commit is not the common one (END)
+#: end's commit is not the common one or the first solve booked onsets (END)
 DONE, HANDOVER, FIRST, START, END = 0, 1, 2, 3, 4
 #: :func:`tree_fused`'s outcome where :func:`~.lean_tree.tree_start` does not apply
 NOT_OK = 5
