@@ -74,8 +74,9 @@ def test_a1_lean_tree_stance_equals_the_general_path_and_static_hertz() -> None:
     n = len(f_lean)
     # the lean path took (almost) every step: W's block and the implicit step's rounds
     assert tree.blocks > 0.95 * n and tree.steps > 0.95 * n
-    # the landing's onset: a first solve handed to the general path (after_step, loop.after)
-    assert tree.first_handed >= 1
+    # the landing's onset: solved in the compiled call (implicit_kernel.onset_solve), none
+    # handed to the general path
+    assert tree.landed >= 1 and tree.first_handed == 0
     # the same stance forces as the general path (to 1e-10 of the weight; bitwise in practice)
     assert np.max(np.abs(f_lean - f_gen)) <= 1e-10 * w
     assert np.max(np.abs(d_lean - d_gen)) <= 1e-10 * np.max(np.abs(d_gen))
@@ -202,8 +203,8 @@ def test_lean_tree_takes_joint_damping_set_between_steps() -> None:
 def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
     """0.8 s stance then 0.4 s trot (feet lifting and landing: onsets, ends, swing feet
     within the margin): most host steps are one compiled call after ``mj_step1``
-    (:func:`mbplugin.mujoco.tree_step.tree_fused`, outcome DONE), the rare outcomes (a first
-    solve handed to the general path, a row that ends) are met, and every step's info, the
+    (:func:`mbplugin.mujoco.tree_step.tree_fused`, outcome DONE), the rare outcomes (a
+    landing solved in the call, a row that ends: END) are met, and every step's info, the
     store's events and bounces and the integrator's warm start are the general path's (keys
     and ids equal, values to roundoff), and no step writes into an earlier step's info; the
     stance carries the robot's weight (its subtree mass times g)."""
@@ -250,7 +251,9 @@ def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
     general, c_gen, _ = run(False)
     n = len(lean)
     assert outcomes.count(tree_step.DONE) > 0.9 * n
-    assert tree_step.FIRST in outcomes and tree_step.END in outcomes
+    # the landings (onsets at the first solve) booked by the END outcome, none handed back
+    assert tree_step.END in outcomes and tree_step.FIRST not in outcomes
+    assert c_lean._tree.landed >= 1
     def same(x: np.ndarray, y: np.ndarray) -> bool:
         """Integers equal; floats to 1e-9 of their scale (the lean tree path's sums differ
         from the general path's at roundoff: the host pins compare it bitwise)."""
@@ -280,3 +283,75 @@ def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
     # the settled stance (before the trot) carries the weight
     stance = [r[0].sum() for r in lean[round(0.75 * T_STAND / 0.002):round(T_STAND / 0.002)]]
     assert abs(float(np.mean(stance)) / weight - 1.0) < 0.02
+
+
+def test_a1_landings_solved_in_the_compiled_call_book_hunt_crossley_onsets() -> None:
+    """A toe's landing (its onset at the first solve of the step) stays in the compiled call
+    (:func:`mbplugin.pipeline.implicit_kernel.onset_solve`; ``LeanTree.landed``), none is
+    handed to the general path, and the store books each onset as Hunt and Crossley's law
+    has it: the Hertz stiffness k = 4/3 E* sqrt(R) (Johnson 1985, eqs. 4.22-4.23), the
+    damping lam = k chi / max(v_in, v_min) with chi = 3 (1 - c_r) / 2 (Hunt & Crossley 1975;
+    Corral et al. 2021, Eqs. 5.9-5.12) at the latched impact speed v_in > 0 (the onset
+    event's approach speed), and the contact time scale (m / (k v^(n-1)))^(1/(n+1)) at
+    v = max(v_in, 1e-3) m/s (Hunt & Crossley's time unit), written out here."""
+    from mbplugin.laws.power import C_K, C_LAM, C_N
+
+    q = _example()
+    m, d, contacts, tree = _setup(q, True)
+    assert isinstance(tree, LeanTree)
+    store = contacts.loop.store
+    hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+    hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+    dt = m.opt.timestep
+    e_star = 1.0 / ((1 - q.NU_GROUND**2) / q.E_GROUND + (1 - q.NU_TOE**2) / q.E_TOE)
+    k = 4.0 / 3.0 * e_star * math.sqrt(q.TOE_R)
+    law = store.laws[0]
+    chi = 1.5 * (1.0 - 0.3)  # the example's c_r = 0.3
+    booked = 0
+    for i in range(round((T_STAND + 0.4) / dt)):
+        tau = q.KP * (q.targets(i * dt, T_STAND) - d.qpos[hq]) - q.KD * d.qvel[hv]
+        d.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
+        n_on = len(store.onsets)
+        contacts.step()
+        for ev in store.onsets[n_on:]:  # (this step's onsets; its end commit follows them)
+            r = int(np.flatnonzero(store.keys == ev["key"])[0])
+            v_in = float(store.v_in[r])
+            assert v_in == float(ev["v"]) and v_in > 0.0
+            row = store.coef[r]
+            assert abs(row[C_K] / k - 1.0) < 1e-12
+            assert row[C_N] == 1.5
+            assert abs(row[C_LAM] / (k * chi / max(v_in, float(law.v_min))) - 1.0) < 1e-12
+            t_c = (store.m_eff[r] / (k * max(v_in, 1e-3) ** 0.5)) ** (1.0 / 2.5)
+            assert abs(store.t_c[r] / t_c - 1.0) < 1e-12
+            booked += 1
+    assert tree.landed >= 4 and tree.first_handed == 0
+    assert booked >= tree.landed
+
+
+def test_a1_landing_without_compiled_onset_hands_the_first_solve_back_same_steps() -> None:
+    """A pair without a compiled onset (the pairs' onset rows withheld: ``tree_step``'s
+    ``onset_templates`` giving none) hands a landing's first solve back to the general path
+    (FIRST) and the stance is the same, step for step, as with the landings in the call (the
+    same arithmetic: every toe force and overlap bitwise); the settled stance carries the
+    robot's weight (its subtree mass times g)."""
+    from mbplugin.mujoco import tree_step
+
+    q = _example()
+    f_in, d_in, w, tree_in = _stance(q, True)
+    made = tree_step.onset_templates
+
+    def none(*args):
+        tpl, tsk, rule = made(*args)
+        tsk[:] = np.nan  # (no pair with a compiled onset)
+        return tpl, tsk, rule
+
+    tree_step.onset_templates = none
+    try:
+        f_back, d_back, _, tree_back = _stance(q, True)
+    finally:
+        tree_step.onset_templates = made
+    assert tree_in.landed >= 1 and tree_in.first_handed == 0
+    assert tree_back.landed == 0 and tree_back.first_handed >= 1
+    assert np.array_equal(f_in, f_back) and np.array_equal(d_in, d_back)
+    quiet = slice(round(0.75 * len(f_in)), len(f_in))
+    assert np.all(np.abs(f_in[quiet].sum(axis=1) / w - 1.0) < 0.02)

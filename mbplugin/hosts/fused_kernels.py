@@ -53,3 +53,26 @@ def lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat, mu, has
         for a in range(3):
             force[i, a] = P_lin[i, a] / dt
     return gf, gc, every
+
+
+@njit
+def lean_begin_into(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd, w_flat, mu, has_fr,
+                    fr_mu, fr_static, same, rows, coef, mem, law, blaw, kid, mode, s0, m_eff,
+                    u0, fn0, fn, slip, force, gf, gc, wf):
+    """:func:`lean_begin` into the scratch group arrays ``gf``
+    (:func:`~mbplugin.pipeline.layout.group_float_len` (K) floats) and ``gc`` (K records of
+    :data:`~mbplugin.pipeline.layout.CONTACT`), its work arrays views of ``wf`` (7 K floats
+    or more): no allocation (the same kernels in the same order: the same bits). Returns
+    whether every contact is active."""
+    for i in range(k):
+        m_eff[i] = 1.0 / wnn[i] if wnn[i] > 0 else np.inf
+        for a in range(3):
+            u0[i, a] = vt[i, a] - ddelta[i] * normal[i, a]
+    ik._fill_group_into(hd, k, normal, w_flat, mu, has_fr, fr_mu, fr_static, gf, gc)
+    every = ik._begin_rows_into(gc, k, same, rows, coef, mem, law, blaw, kid, mode, delta, u0,
+                                s0, fn0, wf)
+    _info_arrays(P_lin, vt, normal, dt, fn, slip)
+    for i in range(k):
+        for a in range(3):
+            force[i, a] = P_lin[i, a] / dt
+    return every

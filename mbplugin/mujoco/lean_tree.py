@@ -315,7 +315,7 @@ def _read(A, sa, sb, margin, u0, d_h, u_h, found, st):
 def rounds_size(k, ne, nq, nrows):
     """The float scratch length of :func:`rounds_into` for ``k`` contacts, ``ne`` tree sides,
     ``nq`` position coordinates and ``nrows`` host rows."""
-    return 6 * k + 3 * ne + nq + 13 * nrows
+    return 6 * k + 3 * ne + nq + 13 * nrows + ik.round_solve_size(k)
 
 
 @njit
@@ -332,6 +332,20 @@ def tree_rounds(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
 def rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P, d1,
                 u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h, found, out,
                 wf):
+    """:func:`rounds_onset_into` without a compiled onset (the first solve's onset: FIRST)."""
+    e = wf[:0]  # (empty views: no allocation)
+    return rounds_onset_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
+                             rtol, P, d1, u1, loaded, s1, dP, spin, resp, cont, sgn, u0,
+                             counters, d_h, u_h, found, out, wf, e.reshape(0, 0), e, cont[:0],
+                             e.reshape(0, 0), e.reshape(0, 2), e, found[:0], e, e,
+                             e.reshape(0, 0), e)
+
+
+@njit
+def rounds_onset_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, rtol, P,
+                      d1, u1, loaded, s1, dP, spin, resp, cont, sgn, u0, counters, d_h, u_h,
+                      found, out, wf, W, m_eff, pair, tpl, tsk, rule, new, d_on, dd_on,
+                      coef_on, t_c):
     """Up to ``rounds`` verification rounds of the implicit step from the last solve (``P``,
     ``d1``, ``u1``, ``loaded``, ``s1``, updated in place), its correction ``dP`` and the spin
     its response saw, as :meth:`ContactIntegrator.after
@@ -351,7 +365,14 @@ def rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     returned) or FIRST (the first solve needs the general path; MuJoCo's data unchanged).
 
     ``wf``: float64 scratch of :func:`rounds_size` or more (the rounds' work arrays as its
-    views: no allocation of their own)."""
+    views: no allocation of their own).
+
+    A first solve that meets an onset (``first`` 1, ``pair`` (K,) each contact's managed
+    pair, not empty) is taken here for a law with a compiled onset
+    (:func:`~mbplugin.pipeline.implicit_kernel.onset_solve` with W (3K, 3K), the effective
+    masses ``m_eff`` (K,) and the pairs' onset rows ``tpl``, time-scale rules ``tsk`` and the
+    law's rule ``rule``; the onsets for the store's booking in ``new``, ``d_on``, ``dd_on``,
+    ``coef_on``, ``t_c``); else FIRST."""
     k = d1.shape[0]
     m = 3 * k
     nd = resp.shape[0]
@@ -359,7 +380,9 @@ def rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
     x, wx = wf[:m], wf[m:2 * m]
     f = wf[2 * m:2 * m + ne3]
     qbuf = wf[2 * m + ne3:2 * m + ne3 + A.qpos.shape[0]]
-    st = wf[2 * m + ne3 + A.qpos.shape[0]:]
+    o = 2 * m + ne3 + A.qpos.shape[0]
+    st = wf[o:o + 13 * A.body.shape[0]]
+    sol = wf[o + 13 * A.body.shape[0]:]  # (round_solve_into's scratch)
     fns, qpos, qvel, qpos0, qadr, rot = A.fns, A.qpos, A.qvel, A.qpos0, A.qadr, A.rot
     e0 = wf[:0]
     state = (e0.reshape(0, 3), e0.reshape(0, 4), e0.reshape(0, 3), e0.reshape(0, 3))
@@ -382,8 +405,12 @@ def rounds_into(A, sa, sb, first, rounds, dt, margin, tol, du, gf, gc, fn0, s0, 
                 return DONE, state
             out[0] = r
         # the solve (solve_step's kernels), from the last impulse
-        got = ik.round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded,
-                             s1, dP)
+        got = ik.round_solve_into(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1,
+                                  loaded, s1, dP, sol)
+        if got < 0 and r == 0 and pair.shape[0] > 0:  # an onset: compiled where it can be
+            got = ik.onset_solve(P, u_h, d_h, dt, W, gf, gc, fn0, s0, rtol, counters, d1, u1,
+                                 loaded, s1, dP, m_eff, pair, tpl, tsk, rule, new, d_on, dd_on,
+                                 coef_on, t_c)
         if got < 0:
             return (HANDOVER if r > 0 else FIRST), state
         # the response (HostStep._respond, MujocoHost.respond)
@@ -454,6 +481,8 @@ class LeanTree:
         #: W blocks built here; implicit steps whose read, solves and responses ran here (all
         #: rounds, or up to a handed-back round); first solves handed to the general path
         self.blocks = self.steps = self.first_handed = 0
+        #: steps whose first solve's onsets were solved in compiled code (:mod:`.tree_step`)
+        self.landed = 0
         #: :meth:`step`'s rounds handed to the general path (taken by :meth:`rounds`)
         self._pre: Any = None
         self._gn: tuple[tuple[bytes, int], float] | None = None
@@ -772,6 +801,20 @@ def tree_after(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, g
 def after_into(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
                rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h, found,
                out, wf, wb):
+    """:func:`after_onset_into` without a compiled onset (the first solve's onset: FIRST)."""
+    e = wf[:0]  # (empty views: no allocation)
+    return after_onset_into(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc,
+                            fn0, s0, rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0,
+                            counters, d_h, u_h, found, out, wf, wb, e.reshape(0, 0), e,
+                            cont[:0], e.reshape(0, 0), e.reshape(0, 2), e, found[:0], e, e,
+                            e.reshape(0, 0), e)
+
+
+@njit
+def after_onset_into(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, gc, fn0,
+                     s0, rtol, P, d1, u1, loaded, s1, resp, cont, sgn, u0, counters, d_h, u_h,
+                     found, out, wf, wb, W, m_eff, pair, tpl, tsk, rule, new, d_on, dd_on,
+                     coef_on, t_c):
     """MuJoCo's host step and the implicit step's rounds in one call (:meth:`LeanTree.step`
     without a MuJoCo constraint row): the contacts' forces ``force`` (K, 3) N (sides ``a``,
     ``b``, ``point`` (K, 3)) added to ``xfrc_applied`` (:func:`.kernels.add_forces`, as
@@ -782,7 +825,8 @@ def after_into(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, g
     :func:`tree_rounds`' outcome; its rows' state of a HANDOVER in ``A.hpos``, ``A.hquat``,
     ``A.hvel``, ``A.hom`` (returned arrays would cost their boxing in every step).
     ``wf`` (float64), ``wb`` (bool): scratch of :func:`after_sizes`' lengths or more (the
-    step's work arrays as their views)."""
+    step's work arrays as their views). The arguments from ``W`` on: the first solve's
+    compiled onset (:func:`rounds_onset_into`)."""
     A.xfrc_user[:] = A.xfrc
     forced = wb[:A.hbody.shape[0]]
     forced[:] = False
@@ -794,9 +838,11 @@ def after_into(A, a, b, point, force, sa, sb, rounds, dt, margin, tol, du, gf, g
     k = d1.shape[0]
     dP = wf[:3 * k].reshape(k, 3)
     dP[:] = 0.0
-    status, state = rounds_into(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0, s0,
-                                rtol, P, d1, u1, loaded, s1, dP, 0.0, resp, cont, sgn, u0,
-                                counters, d_h, u_h, found, out, wf[3 * k:])
+    status, state = rounds_onset_into(A, sa, sb, 1, rounds, dt, margin, tol, du, gf, gc, fn0,
+                                      s0, rtol, P, d1, u1, loaded, s1, dP, 0.0, resp, cont,
+                                      sgn, u0, counters, d_h, u_h, found, out, wf[3 * k:], W,
+                                      m_eff, pair, tpl, tsk, rule, new, d_on, dd_on, coef_on,
+                                      t_c)
     if status == HANDOVER:
         A.hpos[:], A.hquat[:], A.hvel[:], A.hom[:] = state
     return status

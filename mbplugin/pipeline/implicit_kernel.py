@@ -47,8 +47,8 @@ from __future__ import annotations
 import numpy as np
 
 from mbplugin._jit import borrowed, keep_alive, njit, njit_inline
-from mbplugin.laws.base import Law
-from mbplugin.laws.kernels import force, slopes
+from mbplugin.laws.base import Law, power_timescale
+from mbplugin.laws.kernels import force, onset_coefficients, slopes
 from mbplugin.pipeline.batch import ContactBatch
 from mbplugin.pipeline.friction import Friction, friction_scalar, friction_slopes
 from mbplugin.pipeline.layout import (
@@ -68,7 +68,7 @@ from mbplugin.pipeline.lowrank import (
     psd_factor,
 )
 from mbplugin.pipeline.radau import _lu_factor, _lu_solve
-from mbplugin.pipeline.rules import applied
+from mbplugin.pipeline.rules import applied, onset_speed
 from mbplugin.pipeline.stick import Stick, stick_force_scalar, stick_step_scalar
 from mbplugin.pipeline.store import ContactStore
 from mbplugin.pipeline.substep import _law_tables
@@ -128,6 +128,16 @@ def _fill_group(hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
     ``has_fr`` the Friction's); ``gf`` with W (``w``, 9 K^2, row-major) at its start."""
     gf = np.zeros(group_float_len(k))
     gc = np.zeros(k, dtype=CONTACT)
+    _fill_group_into(hd, k, normal, w, mu, has_fr, fr_mu, fr_static, gf, gc)
+    return gf, gc
+
+
+@njit
+def _fill_group_into(hd, k, normal, w, mu, has_fr, fr_mu, fr_static, gf, gc):
+    """:func:`_fill_group` into the scratch ``gf`` (:func:`group_float_len` (K) floats) and
+    ``gc`` (K records), both zeroed first."""
+    gf[:] = 0.0
+    gc.view(np.uint8)[:] = 0
     for i in range(k):
         c = gc[i]
         put_head(c, hd[0])
@@ -139,7 +149,6 @@ def _fill_group(hd, k, normal, w, mu, has_fr, fr_mu, fr_static):
             c.mu, c.mu_s = fr_mu, fr_static
     for j in range(9 * k * k):
         gf[j] = w[j]
-    return gf, gc
 
 
 def refresh_rows(gc: np.ndarray, store: ContactStore,
@@ -179,9 +188,17 @@ def begin_rows(gc: np.ndarray, store: ContactStore, batch: ContactBatch,
 @njit
 def _begin_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode, d0, u0, s0, fn0):
     """:func:`begin_rows` into ``gc`` and ``fn0``."""
+    return _begin_rows_into(gc, k, same, rows, coef, mem, law, blaw, kid, mode, d0, u0, s0,
+                            fn0, np.empty(7 * k))
+
+
+@njit
+def _begin_rows_into(gc, k, same, rows, coef, mem, law, blaw, kid, mode, d0, u0, s0, fn0, wf):
+    """:func:`_begin_rows` with its work arrays views of ``wf`` (7 K floats or more)."""
     every = _fill_rows(gc, k, same, rows, coef, mem, law, blaw, kid, mode)
-    F, S1 = np.empty((k, 3)), np.empty((k, 3))
-    z = np.zeros(k)
+    F, S1 = wf[:3 * k].reshape(k, 3), wf[3 * k:6 * k].reshape(k, 3)
+    z = wf[6 * k:7 * k]
+    z[:] = 0.0
     step_forces(d0, u0, 0.0, k, gc, z, s0, z, False, F, S1, fn0)
     return every
 
@@ -362,7 +379,12 @@ def lu_solve(A, b, m):
     and ``_lu_solve``, Radau's; Golub & Van Loan, *Matrix Computations*, 4th ed. 2013,
     Alg. 3.4.1): ``np.linalg.solve`` copies A and b for LAPACK (1.8 us against 0.6 us for
     m = 12). False where a pivot is zero or x is not finite."""
-    piv = np.empty(m, np.int64)
+    return lu_solve_into(A, b, m, np.empty(m, np.int64))
+
+
+@njit
+def lu_solve_into(A, b, m, piv):
+    """:func:`lu_solve` with the pivots in ``piv`` (m,) int64 scratch (no allocation)."""
     _lu_factor(A, piv)
     for c in range(m):
         if not abs(A[c, c]) > 0.0:
@@ -413,9 +435,17 @@ def _slope(P, F, dt, k, wstep):
 
 @njit
 def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank):
-    """:func:`newton`'s direction: the solve of A dP = -R, R = P - dt F (K, 3), A = I - dt D W
-    with D block-diagonal, D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T (``dFu`` (K, 3, 3),
-    ``dFd`` (K, 3); W (3K, 3K) row-major in ``gf`` from ``w0``); with W's low-rank factor
+    """:func:`direction_into` with its pivots on new scratch."""
+    return direction_into(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank,
+                          np.empty(3 * k, np.int64))
+
+
+@njit
+def direction_into(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank, piv):
+    """:func:`newton`'s direction (``piv`` (3K,) int64 scratch for the LU's pivots): the
+    solve of A dP = -R, R = P - dt F (K, 3), A = I - dt D W with D block-diagonal,
+    D_i = dF_i/du_i - dt dF_i/ddelta_i n_i^T (``dFu`` (K, 3, 3), ``dFd`` (K, 3); W (3K, 3K)
+    row-major in ``gf`` from ``w0``); with W's low-rank factor
     (``rank`` >= 0, ``ct``: :func:`mbplugin.pipeline.lowrank.psd_factor`) by the Woodbury
     identity (:func:`~mbplugin.pipeline.lowrank.lowrank_direction`), else dense into ``A``
     (3K, 3K) by :func:`lu_solve`. dP goes into ``step`` (3K,). Returns whether it is finite."""
@@ -441,7 +471,7 @@ def direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank):
                     acc += dab * gf[w0 + (3 * i + b) * m + col]
                 A[row, col] = (1.0 if row == col else 0.0) - dt * acc
             step[row] = -(P[i, a] - dt * F[i, a])
-    return lu_solve(A, step, m)
+    return lu_solve_into(A, step, m, piv)
 
 
 @njit
@@ -466,7 +496,22 @@ def _times(gf, w0, m, x, out, ct, rank):
 
 
 @njit
+def newton_size(k):
+    """The float64 scratch length of :func:`newton_into` for ``k`` contacts (its work
+    arrays, W's low-rank factor, the LU's pivots as an int64 view)."""
+    m = 3 * k
+    return 3 * k + 16 * m + m * m + lowrank_cap(k) * m + m + m
+
+
+@njit
 def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
+    """:func:`newton_into` on new scratch."""
+    return newton_into(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters,
+                       np.empty(newton_size(k)))
+
+
+@njit
+def newton_into(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters, work):
     """Newton's method on R(P) = P - dt F(state(P)) from ``P`` (K, 3; updated in place), as
     :meth:`mbplugin.pipeline.implicit.ImplicitStep._solve` (the NumPy reference, the same
     iteration; the derivatives here analytic): each contact's force depends on its own
@@ -495,14 +540,16 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     decreases at every iteration and the iteration converges to the unique root for a strictly
     monotone law. With the trapezoidal Coulomb limit (F_N0 + F_N1) / 2, friction depends on
     the end normal force and R is not a gradient; the line search is the same, and
-    :func:`solve` falls back to frozen limits where it does not converge."""
+    :func:`solve` falls back to frozen limits where it does not converge.
+
+    ``work``: float64 scratch of :func:`newton_size` or more (every work array a view of it:
+    no allocation of its own)."""
     m = 3 * k
     w0 = 0
     # the compiled calls below get borrowed views (mbplugin._jit.borrowed: no reference-count
     # updates per call); owners: the arguments and ``work``, kept alive to every return
     P, ue, d0, ed, gf, gc, fn0, s0, lim = borrowed((P, ue, d0, ed, gf, gc, fn0, s0, lim))
-    # one allocation for the scratch (3 K + 16 (3K) + (3K)^2 doubles)
-    work = np.empty(3 * k + 16 * m + m * m)
+    # the scratch: 3 K + 16 (3K) + (3K)^2 doubles, W's factor, lw, the pivots
     d1, dp, FN = work[:k], work[k:2 * k], work[2 * k:3 * k]
     o = 3 * k
     u1, up, F, Fp = (work[o:o + m].reshape((k, 3)), work[o + m:o + 2 * m].reshape((k, 3)),
@@ -521,9 +568,13 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
     # a large group: W's low-rank factor for the direction (pipeline/lowrank.py), found at
     # the first iteration that needs one (rank -2: not yet tried; -1: W not of low rank)
     # (once per solve; with it every W product of the evaluations below is C (C^T x), O(K r))
-    ct = np.empty((lowrank_cap(k), m))
+    o = 3 * k + 16 * m + m * m
+    cap = lowrank_cap(k)
+    ct = work[o:o + cap * m].reshape((cap, m))
+    o += cap * m
+    lw = work[o:o + m]
+    piv = work[o + m:o + 2 * m].view(np.int64)
     rank = psd_factor(gf, w0, m, ct) if ct.shape[0] > 0 else -1
-    lw = np.empty(m)
     _state(P, ue, d0, ed, dt, k, gf, gc, d1, u1, ct, rank, lw)
     step_slopes(d1, u1, dt, k, gc, fn0, s0, lim, frozen, F, S1, FN, dFd, dFu)
     counters[1] += 1
@@ -539,7 +590,7 @@ def newton(P, ue, d0, ed, dt, k, gf, gc, fn0, s0, lim, frozen, rtol, counters):
             keep_alive(work)
             return True
         # the direction from the derivatives of the last evaluation (step_slopes)
-        ok = direction(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank)
+        ok = direction_into(P, F, dFu, dFd, dt, k, gf, w0, gc, A, step, ct, rank, piv)
         # W dP and phi'(0); not a descent direction: dP = -R
         g0 = 1.0
         if ok:
@@ -723,11 +774,17 @@ def host_start(u_lin: np.ndarray, wp: np.ndarray, d_lin: np.ndarray, dt: float,
 
 @njit
 def _host_end(u1, d_lin, ed, dt, k, gf, gc, fn0, s0, d1, F, S1, FN, loaded):
+    _host_end_into(u1, d_lin, ed, dt, k, gf, gc, fn0, s0, d1, F, S1, FN, loaded, np.zeros(k))
+
+
+@njit
+def _host_end_into(u1, d_lin, ed, dt, k, gf, gc, fn0, s0, d1, F, S1, FN, loaded, z):
+    """:func:`_host_end` with ``z`` (K,) zeros (its trapezoidal limits' unused argument)."""
     for i in range(k):
         nv = gc[i].normal
         d1[i] = d_lin[i] + ed[i] - dt * (u1[i, 0] * nv[0] + u1[i, 1] * nv[1]
                                          + u1[i, 2] * nv[2])
-    step_forces(d1, u1, dt, k, gc, fn0, s0, np.zeros(k), False, F, S1, FN)
+    step_forces(d1, u1, dt, k, gc, fn0, s0, z, False, F, S1, FN)
     for i in range(k):
         loaded[i] = F[i, 0] != 0.0 or F[i, 1] != 0.0 or F[i, 2] != 0.0
 
@@ -754,9 +811,14 @@ def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gc, P, ue, ed):
     """:func:`host_start` with W P_lin by loops over ``gf``'s W (not BLAS: equal to the last
     bits, not bitwise) into ``ue``, ``ed``, and ``P`` = ``P_lin``; False where a contact not
     active overlaps at the end without impulse (an onset to book: the general path)."""
+    return _fast_start_into(P_lin, u_lin, d_lin, dt, k, gf, gc, P, ue, ed, np.empty(3))
+
+
+@njit
+def _fast_start_into(P_lin, u_lin, d_lin, dt, k, gf, gc, P, ue, ed, w):
+    """:func:`_fast_start` with ``w`` (3,) its scratch."""
     m = 3 * k
     w0 = 0
-    w = np.empty(3)
     for i in range(k):
         nv = gc[i].normal
         n0, n1, n2 = nv[0], nv[1], nv[2]
@@ -776,7 +838,21 @@ def _fast_start(P_lin, u_lin, d_lin, dt, k, gf, gc, P, ue, ed):
 
 
 @njit
+def round_solve_size(k):
+    """The float64 scratch length of :func:`round_solve_into` for ``k`` contacts."""
+    return 19 * k + 6 + newton_size(k)
+
+
+@njit
 def round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded, s1, dP):
+    """:func:`round_solve_into` on new scratch."""
+    return round_solve_into(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded,
+                            s1, dP, np.empty(round_solve_size(d_h.shape[0])))
+
+
+@njit
+def round_solve_into(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded, s1, dP,
+                     wf):
     """One solve of a host's lean implicit step (a first solve or a verification round, as
     :func:`solve_step` solves: :func:`_fast_start`, :func:`newton`, :func:`end_state`,
     :func:`_host_end`) from the host's end state ``u_h`` (K, 3) m/s, ``d_h`` (K,) m and the
@@ -784,23 +860,124 @@ def round_solve(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded
     ``d1``, ``u1``, ``loaded``, ``s1`` the end state (all updated in place; ``counters`` +=
     iterations, force evaluations). Returns -1 where the solve needs the general path (an
     onset to book, Newton's fallback; nothing but scratch changed), else 1 where ``dP`` has
-    a non-zero entry and 0 where not."""
+    a non-zero entry and 0 where not. ``wf``: float64 scratch of :func:`round_solve_size`
+    or more (the work arrays its views: no allocation)."""
     k = d_h.shape[0]
-    Pn, ue, ed = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
-    dn, un = np.empty(k), np.empty((k, 3))
-    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
-    cnt = np.zeros(3, dtype=np.int64)
-    if not (_fast_start(P, u_h, d_h, dt, k, gf, gc, Pn, ue, ed)
-            and newton(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, np.zeros(k), False, rtol,
-                       cnt)):
+    Pn, ue = wf[:3 * k].reshape(k, 3), wf[3 * k:6 * k].reshape(k, 3)
+    un, F, S1 = (wf[6 * k:9 * k].reshape(k, 3), wf[9 * k:12 * k].reshape(k, 3),
+                 wf[12 * k:15 * k].reshape(k, 3))
+    ed, dn, FN, z = wf[15 * k:16 * k], wf[16 * k:17 * k], wf[17 * k:18 * k], wf[18 * k:19 * k]
+    w = wf[19 * k:19 * k + 3]
+    cnt = wf[19 * k + 3:19 * k + 6].view(np.int64)
+    cnt[:] = 0
+    z[:] = 0.0
+    if not (_fast_start_into(P, u_h, d_h, dt, k, gf, gc, Pn, ue, ed, w)
+            and newton_into(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, z, False, rtol, cnt,
+                            wf[19 * k + 6:])):
         return -1
     end_state(Pn, ue, d_h, ed, dt, k, gf, gc, dn, un)
-    _host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, dn, F, S1, FN, loaded)
+    _host_end_into(un, d_h, ed, dt, k, gf, gc, fn0, s0, dn, F, S1, FN, loaded, z)
     for a in range(3):
         counters[a] += cnt[a]
     any_dp = 0
     for i in range(k):
         d1[i] = dn[i]
+        for a in range(3):
+            dP[i, a] = Pn[i, a] - P[i, a]
+            if dP[i, a] != 0.0:
+                any_dp = 1
+            P[i, a] = Pn[i, a]
+            u1[i, a] = un[i, a]
+            s1[i, a] = S1[i, a]
+    return any_dp
+
+
+@njit
+def onset_solve(P, u_h, d_h, dt, W, gf, gc, fn0, s0, rtol, counters, d1, u1, loaded, s1, dP,
+                m_eff, pair, tpl, tsk, rule, new, d_on, dd_on, coef_on, t_c):
+    """A first solve with onsets (:meth:`ImplicitStep.solve
+    <mbplugin.pipeline.implicit.ImplicitStep.solve>` from P_lin where :func:`round_solve`
+    meets an onset) in one call, its arithmetic in its order: W P_lin (``np.dot``: BLAS,
+    as ``w_times``), :func:`_host_start`; each contact not active whose end overlap without
+    impulse ``d_on`` is positive starts (the store's onset, :meth:`ContactStore.start
+    <mbplugin.pipeline.store.ContactStore.start>`, for a law with a compiled onset: its
+    row ``tpl[pair[i]]`` (NC_MAX,) with the impact-speed columns rewritten by the rule
+    ``rule`` = (id, p0, p1) of :func:`mbplugin.laws.kernels.onset_coefficients` at v_in =
+    max(ddelta, 0), ddelta = -n . ue), its record in ``gc`` made active with that row
+    (:func:`refresh_rows`' copy); :func:`newton` from P_lin, u1 = ue + W P (``np.dot``),
+    :func:`_host_end`. ``P`` (K, 3) N s: P_lin in, the solved impulse out; ``dP`` its
+    change; ``d1``, ``u1``, ``loaded``, ``s1`` the end state (as :func:`round_solve`).
+    For the store's booking: ``new`` (K,) the contacts started, their overlap ``d_on`` (m),
+    rate ``dd_on`` (m/s), coefficient row ``coef_on`` (K, NC_MAX) and contact time scale
+    ``t_c`` (s: :func:`mbplugin.laws.base.power_timescale` of the effective mass
+    ``m_eff`` (K,) kg with the pair's (k, n) ``tsk`` (P, 2) at max(|ddelta|, 1e-3), inf
+    where not finite and positive: the store's ``_time_scale``). Returns -1 where the solve
+    needs the general path (a new contact whose pair has no compiled onset (``tsk`` NaN) or
+    that does not approach (ddelta <= 0: the store's end test), no onset at all, or Newton's
+    fallback: ``gc`` restored, nothing else but scratch changed), else 1 where ``dP`` has
+    a non-zero entry and 0 where not."""
+    k = d_h.shape[0]
+    m = 3 * k
+    x = np.empty(m)
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = P[i, a]
+    wp = np.dot(W, x).reshape(k, 3)
+    ue, ed = np.empty((k, 3)), np.empty(k)
+    _host_start(u_h, wp, d_h, dt, k, gc, ue, ed, d_on)
+    got = False
+    ok = True
+    for i in range(k):
+        c = gc[i]
+        new[i] = False
+        if c.active or not d_on[i] > 0.0:
+            continue
+        nv = c.normal
+        dd = -(ue[i, 0] * nv[0] + ue[i, 1] * nv[1] + ue[i, 2] * nv[2])
+        p = pair[i]
+        if not (dd > 0.0 and np.isfinite(tsk[p, 0])):
+            ok = False
+            break
+        for j in range(coef_on.shape[1]):
+            coef_on[i, j] = tpl[p, j]
+        if not onset_coefficients(int(rule[0]), rule[1], rule[2], onset_speed(dd), coef_on[i]):
+            ok = False
+            break
+        new[i] = True
+        got = True
+        dd_on[i] = dd
+        for j in range(coef_on.shape[1]):
+            c.coef[j] = coef_on[i, j]
+        c.active = True
+        tc = power_timescale(m_eff[i], tsk[p, 0], tsk[p, 1], max(abs(dd), 1e-3))
+        t_c[i] = tc if np.isfinite(tc) and tc > 0.0 else np.inf
+    Pn = np.empty((k, 3))
+    cnt = np.zeros(3, dtype=np.int64)
+    if ok and got:
+        Pn[:] = P
+        ok = newton(Pn, ue, d_h, ed, dt, k, gf, gc, fn0, s0, np.zeros(k), False, rtol, cnt)
+    if not (ok and got):
+        for i in range(k):
+            if new[i]:
+                for j in range(coef_on.shape[1]):
+                    gc[i].coef[j] = 0.0
+                gc[i].active = False
+                new[i] = False
+        return -1
+    for i in range(k):
+        for a in range(3):
+            x[3 * i + a] = Pn[i, a]
+    wP = np.dot(W, x).reshape(k, 3)
+    un = np.empty((k, 3))
+    for i in range(k):
+        for a in range(3):
+            un[i, a] = ue[i, a] + wP[i, a]
+    F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
+    _host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, d1, F, S1, FN, loaded)
+    for a in range(3):
+        counters[a] += cnt[a]
+    any_dp = 0
+    for i in range(k):
         for a in range(3):
             dP[i, a] = Pn[i, a] - P[i, a]
             if dP[i, a] != 0.0:
