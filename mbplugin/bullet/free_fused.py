@@ -40,6 +40,7 @@ from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import world_inverse_inertia_of
 from mbplugin.hosts.arrays import norm_rows
+from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks, _predicted_csr
 from mbplugin.hosts.protocol import ARTICULATED, STATIC
 from mbplugin.hosts.wmatrix import _ON_PATTERN, _free_static_kernel
 from mbplugin.laws.kernels import NODE_MAX
@@ -102,7 +103,7 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     wall = time.perf_counter()
     flight = host.flight
     (code, data, m_eff, u0, a_free, imp, loaded, hg, mg, counters, ddelta, u, ab, fn, slip,
-     wrench) = _free_kernel(*test, c(batch.ddelta, dtype=float), c(store.coef, dtype=float),
+     wrench, flags) = _free_kernel(*test, c(batch.ddelta, dtype=float), c(store.coef, dtype=float),
                      np.empty(k, dtype=np.bool_), core.kind, batch.a, batch.b,
                      c(batch.ra, dtype=float), c(batch.rb, dtype=float),
                      c(bodies.inv_mass_ext()[:-1], dtype=float),
@@ -116,7 +117,8 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
                      mode_l, nst_l, mem_l, store.ode, float(dt), float(integ.rtol),
                      integ.solver == "compiled", EXPLICIT_TOL, bool(integ.normal_only), labels,
                      store.law, d, c(batch.point, dtype=float), flight.lag, host.rows_arr,
-                     c(bodies.pos, dtype=float), flight.forced)
+                     c(bodies.pos, dtype=float), flight.forced, c(batch.delta, dtype=float),
+                     c(bodies.omega, dtype=float), _blocks(tpl, k))
     if code == 1:  # an onset or an end at the start, or W not on the laid-out pattern
         TAKEN["general"] += 1
         return None
@@ -137,6 +139,7 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
         res = StepResult(imp, d, u, loaded, stats, float(hg.min()), hg, mg)
+        res.predicted = bool(flags[0])  # (overlap_predicted's: DeferredCorrection reads it)
         store.rows_booked(d, ddelta)  # (commit_rows' quiet booking of the end)
         integ._warm = None
         integ._h, integ._keys = res.last_step, store.keys.copy()
@@ -281,7 +284,7 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
                  quat, inv_ib, fixed, normal, vt, g, pat_ptr, pat_ind, ng, ident, order, gptr,
                  h0, m0, goff, widx, hd, mem, muk, kid_l, mode_l, nst_l, mem_l, ode, dt, rtol,
                  explicit, tol_e, normal_only, labels, slaw, d, point, lag, rows_arr, pos,
-                 forced):
+                 forced, delta0, omega, blockw):
     """:func:`free_begin`'s one compiled call: :func:`_begin_kernel` (the start's commit test,
     W, m_eff, u0, gravity's acceleration; its arguments, ``d`` (K,) m the overlaps, the rows'
     world inverse inertia from their orientations ``quat`` (N, 4) [w, x, y, z], body-frame
@@ -311,8 +314,9 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
         for i in range(indices.shape[0]):
             same = same and indices[i] == pat_ind[i]
     ew = (ei, e3, e3, e3)
+    flags = np.zeros(1, dtype=np.bool_)
     if not same:
-        return 1, e0, e0, e3, e3, e3, eb, e0, ei, ei, e0, e3, ab, e0, e0, ew
+        return 1, e0, e0, e3, e3, e3, eb, e0, ei, ei, e0, e3, ab, e0, e0, ew, flags
     for i in range(k):
         ab[i, 0], ab[i, 1] = a[i], b[i]
     u = u0.copy()
@@ -321,7 +325,8 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
         slaw, kid_l, mode_l, nst_l, mem_l, d, u, ode, dt, rtol, explicit, tol_e, normal_only,
         skeys, bkeys, blaw, fkid, fmode, labels, end)
     if not ok:
-        return 2, data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab, e0, e0, ew
+        return 2, data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab, e0, e0, ew, \
+            flags
     fn, slip = np.empty(k), np.empty(k)
     for i in range(k):  # HostStep.step's info: n . P / dt and |u - (n . u) n|, NumPy's sums
         n0, n1, n2 = normal[i, 0], normal[i, 1], normal[i, 2]
@@ -330,8 +335,17 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
         un = (u[i, 0] * n0 + u[i, 2] * n2) + u[i, 1] * n1
         x, y, z = u[i, 0] - un * n0, u[i, 1] - un * n1, u[i, 2] - un * n2
         slip[i] = np.sqrt((x * x + y * y) + z * z)
+    # overlap_predicted's test of the host's end overlaps (the deferred correction's, for
+    # DeferredCorrection.unpredictable: its W, impulses, start rows' angular velocities)
+    if blockw:
+        pred = _predicted_blocks(data, imp, vt, ddelta, normal, delta0, d, af, a, b, ra, rb,
+                                 omega, dt, MOVE_MIN)
+    else:
+        pred = _predicted_csr(indptr, indices, data, imp, vt, ddelta, normal, delta0, d, af, a,
+                              b, ra, rb, omega, dt, MOVE_MIN)
+    flags[0] = pred
     return 0, data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab, fn, slip, \
-        _wrench(imp, dt, a, b, point, lag, kind, rows_arr, pos, forced)
+        _wrench(imp, dt, a, b, point, lag, kind, rows_arr, pos, forced), flags
 
 
 @njit
@@ -395,3 +409,10 @@ def _wrench(imp, dt, a, b, point, lag, kind, rows_arr, pos, forced):
             t[s, 1] += z * g0 - x * g2
             t[s, 2] += x * g1 - y * g0
     return ids, f, at, t
+
+
+def _blocks(tpl: Any, k: int) -> bool:
+    """Whether W on the pattern ``tpl`` is block diagonal for K = ``k`` contacts
+    (:func:`~mbplugin.pipeline.delassus.is_block_pattern` of W, which copies ``tpl``'s tag and
+    index arrays)."""
+    return getattr(tpl, "_block_pattern_k", -1) == k and not tpl.indices.flags.writeable
