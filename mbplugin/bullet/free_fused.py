@@ -21,7 +21,10 @@ end commit's test): the same kernels in the same order on the same inputs, so th
 Whatever else happens (an onset, an end, an event inside the step, a new W pattern, a native
 contact point) is found by a test before anything is changed, and the general path takes the
 step (or, after the start's quiet commit, the integration) from the same state. No formula is
-written here.
+written here. A step taken whole applies its forces itself, one force at the centre of mass
+and one torque per body (:func:`_wrench`: the sums PyBullet accumulates from one
+``applyExternalForce`` per contact, so the same bits), and hands the deferred correction its
+``overlap_predicted`` test's answer (``res.predicted``).
 
 Units: SI (m, m/s, kg, N s).
 """
@@ -64,7 +67,9 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     :class:`~mbplugin.bullet.host.BulletHost` ``host``, for the case of the module docstring:
     the same result and state (the store's commits, the integrator's carries, the pending
     position correction's W and result, the info). Returns (info, batch, force P / dt (K, 3)
-    N), or None with nothing changed where the case does not hold (then call ``core.step``)."""
+    N; None where it applied the forces itself, one resultant force and torque per body:
+    :func:`_wrench`, :func:`_apply_wrench`), or None with nothing changed where the case does
+    not hold (then call ``core.step``)."""
     k = batch.delta.shape[0]
     integ, store = core.integrator, core.store
     case = core.__dict__.get("_free_case")
