@@ -21,7 +21,10 @@ end commit's test): the same kernels in the same order on the same inputs, so th
 Whatever else happens (an onset, an end, an event inside the step, a new W pattern, a native
 contact point) is found by a test before anything is changed, and the general path takes the
 step (or, after the start's quiet commit, the integration) from the same state. No formula is
-written here.
+written here. A step taken whole applies its forces itself, one force at the centre of mass
+and one torque per body (:func:`_wrench`: the sums PyBullet accumulates from one
+``applyExternalForce`` per contact, so the same bits), and hands the deferred correction its
+``overlap_predicted`` test's answer (``res.predicted``).
 
 Units: SI (m, m/s, kg, N s).
 """
@@ -29,15 +32,18 @@ Units: SI (m, m/s, kg, N s).
 from __future__ import annotations
 
 import time
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from mbplugin._jit import njit
+from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import world_inverse_inertia_of
 from mbplugin.hosts.arrays import norm_rows
+from mbplugin.hosts.correction import MOVE_MIN, _predicted_blocks, _predicted_csr
 from mbplugin.hosts.protocol import ARTICULATED, STATIC
 from mbplugin.hosts.wmatrix import _ON_PATTERN, _free_static_kernel
 from mbplugin.laws.kernels import NODE_MAX
@@ -48,9 +54,10 @@ from mbplugin.pipeline.delassus import _csr_normal_diagonal
 from mbplugin.pipeline.store_kernel import same_rows
 from mbplugin.pipeline.substep import EXPLICIT_TOL, StepResult, SubstepStats
 
-#: how many host steps took :func:`free_begin`'s fused path, and how many it handed back
-#: (counters for tests and benchmarks; never read by the step)
-TAKEN = {"fused": 0, "general": 0}
+#: how many host steps took :func:`free_begin`'s fused path, how many it handed back, and how
+#: many of the fused ones applied one resultant per body (:func:`_wrench`) (counters for tests
+#: and benchmarks; never read by the step)
+TAKEN = {"fused": 0, "general": 0, "wrench": 0}
 
 
 def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: Any,
@@ -60,7 +67,9 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     :class:`~mbplugin.bullet.host.BulletHost` ``host``, for the case of the module docstring:
     the same result and state (the store's commits, the integrator's carries, the pending
     position correction's W and result, the info). Returns (info, batch, force P / dt (K, 3)
-    N), or None with nothing changed where the case does not hold (then call ``core.step``)."""
+    N; None where it applied the forces itself, one resultant force and torque per body:
+    :func:`_wrench`, :func:`_apply_wrench`), or None with nothing changed where the case does
+    not hold (then call ``core.step``)."""
     k = batch.delta.shape[0]
     integ, store = core.integrator, core.store
     case = core.__dict__.get("_free_case")
@@ -97,8 +106,9 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     n = c(batch.normal, dtype=float)
     d = np.array(batch.delta, dtype=float)
     wall = time.perf_counter()
-    (code, data, m_eff, u0, a_free, imp, loaded, hg, mg, counters, ddelta, u, ab) = \
-        _free_kernel(*test, c(batch.ddelta, dtype=float), c(store.coef, dtype=float),
+    flight = host.flight
+    (code, data, m_eff, u0, a_free, imp, loaded, hg, mg, counters, ddelta, u, ab, fn, slip,
+     wrench, flags) = _free_kernel(*test, c(batch.ddelta, dtype=float), c(store.coef, dtype=float),
                      np.empty(k, dtype=np.bool_), core.kind, batch.a, batch.b,
                      c(batch.ra, dtype=float), c(batch.rb, dtype=float),
                      c(bodies.inv_mass_ext()[:-1], dtype=float),
@@ -111,7 +121,9 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
                      layout.head(friction, None, inactive_on=True), store.mem, muk, kid_l,
                      mode_l, nst_l, mem_l, store.ode, float(dt), float(integ.rtol),
                      integ.solver == "compiled", EXPLICIT_TOL, bool(integ.normal_only), labels,
-                     store.law, d)
+                     store.law, d, c(batch.point, dtype=float), flight.lag, host.rows_arr,
+                     c(bodies.pos, dtype=float), flight.forced, c(batch.delta, dtype=float),
+                     c(bodies.omega, dtype=float), _blocks(tpl, k))
     if code == 1:  # an onset or an end at the start, or W not on the laid-out pattern
         TAKEN["general"] += 1
         return None
@@ -132,6 +144,7 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
         stats = SubstepStats(int(counters[0]), int(counters[1]), int(counters[2]),
                              time.perf_counter() - wall, int(counters[3]))
         res = StepResult(imp, d, u, loaded, stats, float(hg.min()), hg, mg)
+        res.predicted = bool(flags[0])  # (overlap_predicted's: DeferredCorrection reads it)
         store.rows_booked(d, ddelta)  # (commit_rows' quiet booking of the end)
         integ._warm = None
         integ._h, integ._keys = res.last_step, store.keys.copy()
@@ -141,6 +154,15 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     else:  # an event, an end or an onset inside the step: the general integration
         TAKEN["general"] += 1
         res = integ.integrate(batch, W, a_free, u0, None, t, dt, mu)
+    if code == 0:  # (the info's arrays from the kernel: HostStep.step's, the same bits)
+        core.last = core.make_info(k, res.stats, fn, batch.key.copy(), ab, res.delta.copy(),
+                                   slip)
+        core.pending = (batch, W, res, a_free, None)
+        if len(wrench[0]):  # each pushed body's resultant, applied here (_wrench)
+            _apply_wrench(host.client, *wrench)
+            TAKEN["wrench"] += 1
+            return core.last, batch, None
+        return core.last, batch, res.impulse / dt
     force = res.impulse / dt
     un = np.einsum("ki,ki->k", res.u, n)
     core.last = core.make_info(k, res.stats, np.einsum("ki,ki->k", force, n),
@@ -148,6 +170,21 @@ def free_begin(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
                                norm_rows(res.u - un[:, None] * n))
     core.pending = (batch, W, res, a_free, None)
     return core.last, batch, force
+
+
+def _apply_wrench(client: Any, ids: np.ndarray, force: np.ndarray, at: np.ndarray,
+                  torque: np.ndarray) -> None:
+    """Per body ``ids`` (M,) (bases) one ``applyExternalForce`` of ``force`` (M, 3) N at its
+    centre of mass ``at`` (M, 3) m as PyBullet has it (no torque from it) and one
+    ``applyExternalTorque`` of ``torque`` (M, 3) N m, both WORLD_FRAME (PyBullet >= 3.1.9:
+    the base torque in the world frame, bullet3 pull 3950), consumed by the next
+    ``stepSimulation``: what the contacts' forces at their points add to the body's force and
+    torque accumulators, the same sums in the same order (:func:`_wrench`)."""
+    pb, cid, ids_l = client.p, client.id, ids.tolist()
+    drain(map(pb.applyExternalForce, ids_l, repeat(-1), vectors(force), vectors(at),
+              repeat(pb.WORLD_FRAME), repeat(cid)))
+    drain(map(pb.applyExternalTorque, ids_l, repeat(-1), vectors(torque),
+              repeat(pb.WORLD_FRAME), repeat(cid)))
 
 
 _SHELL = object.__new__
@@ -251,7 +288,8 @@ def _integrate_kernel(k, ng, ident, order, gptr, h0, m0, goff, widx, wdata, hd, 
 def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b, ra, rb, inv_m,
                  quat, inv_ib, fixed, normal, vt, g, pat_ptr, pat_ind, ng, ident, order, gptr,
                  h0, m0, goff, widx, hd, mem, muk, kid_l, mode_l, nst_l, mem_l, ode, dt, rtol,
-                 explicit, tol_e, normal_only, labels, slaw, d):
+                 explicit, tol_e, normal_only, labels, slaw, d, point, lag, rows_arr, pos,
+                 forced, delta0, omega, blockw):
     """:func:`free_begin`'s one compiled call: :func:`_begin_kernel` (the start's commit test,
     W, m_eff, u0, gravity's acceleration; its arguments, ``d`` (K,) m the overlaps, the rows'
     world inverse inertia from their orientations ``quat`` (N, 4) [w, x, y, z], body-frame
@@ -280,8 +318,10 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
             same = same and indptr[i] == pat_ptr[i]
         for i in range(indices.shape[0]):
             same = same and indices[i] == pat_ind[i]
+    ew = (ei, e3, e3, e3)
+    flags = np.zeros(1, dtype=np.bool_)
     if not same:
-        return 1, e0, e0, e3, e3, e3, eb, e0, ei, ei, e0, e3, ab
+        return 1, e0, e0, e3, e3, e3, eb, e0, ei, ei, e0, e3, ab, e0, e0, ew, flags
     for i in range(k):
         ab[i, 0], ab[i, 1] = a[i], b[i]
     u = u0.copy()
@@ -289,4 +329,95 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
         k, ng, ident, order, gptr, h0, m0, goff, widx, data, hd, normal, af, coef, mem, muk,
         slaw, kid_l, mode_l, nst_l, mem_l, d, u, ode, dt, rtol, explicit, tol_e, normal_only,
         skeys, bkeys, blaw, fkid, fmode, labels, end)
-    return (0 if ok else 2), data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab
+    if not ok:
+        return 2, data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab, e0, e0, ew, \
+            flags
+    fn, slip = np.empty(k), np.empty(k)
+    for i in range(k):  # HostStep.step's info: n . P / dt and |u - (n . u) n|, NumPy's sums
+        n0, n1, n2 = normal[i, 0], normal[i, 1], normal[i, 2]
+        f0, f1, f2 = imp[i, 0] / dt, imp[i, 1] / dt, imp[i, 2] / dt
+        fn[i] = (f0 * n0 + f2 * n2) + f1 * n1  # (einsum("ki,ki->k")'s order)
+        un = (u[i, 0] * n0 + u[i, 2] * n2) + u[i, 1] * n1
+        x, y, z = u[i, 0] - un * n0, u[i, 1] - un * n1, u[i, 2] - un * n2
+        slip[i] = np.sqrt((x * x + y * y) + z * z)
+    # overlap_predicted's test of the host's end overlaps (the deferred correction's, for
+    # DeferredCorrection.unpredictable: its W, impulses, start rows' angular velocities)
+    if blockw:
+        pred = _predicted_blocks(data, imp, vt, ddelta, normal, delta0, d, af, a, b, ra, rb,
+                                 omega, dt, MOVE_MIN)
+    else:
+        pred = _predicted_csr(indptr, indices, data, imp, vt, ddelta, normal, delta0, d, af, a,
+                              b, ra, rb, omega, dt, MOVE_MIN)
+    flags[0] = pred
+    return 0, data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab, fn, slip, \
+        _wrench(imp, dt, a, b, point, lag, kind, rows_arr, pos, forced), flags
+
+
+@njit
+def _wrench(imp, dt, a, b, point, lag, kind, rows_arr, pos, forced):
+    """Each pushed body's resultant force and torque about its centre of mass of the
+    contacts' forces P / dt (``imp`` (K, 3) N s, ``dt`` s) on side b, minus on side a, at the
+    contact points ``point`` (K, 3) m: the sums PyBullet's ``applyExternalForce`` per contact
+    side (:func:`~mbplugin.bullet.fast_step.force_calls`' calls, in their order) adds to a
+    base's accumulators, force += f and torque += (p - x) x f with ``x`` the base's position
+    ``pos`` (N, 3) m as PyBullet has it. Taken where every pushed side not of kind STATIC is a
+    base (link -1 in ``rows_arr`` (N, 2)) without a lag (``lag`` (N, 3): ``pos`` is then
+    PyBullet's own); the rows pushed are marked in ``forced`` (N,), as ``force_calls`` marks
+    them. Returns (bodies (M,), forces (M, 3) N, their points ``pos`` (M, 3) m, torques (M, 3)
+    N m); no rows (nothing marked) where it is not taken (``force_calls`` then)."""
+    k, n = imp.shape[0], kind.shape[0]
+    slot = np.full(n, -1, dtype=np.int64)
+    m = 0
+    for side in range(2):  # the rows pushed, in force_calls' order; each a lag-free base
+        for i in range(k):
+            if imp[i, 0] / dt == 0 and imp[i, 1] / dt == 0 and imp[i, 2] / dt == 0:
+                continue
+            r = b[i] if side == 0 else a[i]
+            rr = r if r >= 0 else r + n
+            if kind[rr] == STATIC:
+                continue
+            if r < 0 or rows_arr[r, 1] != -1 or lag[r, 0] != 0.0 or lag[r, 1] != 0.0 \
+                    or lag[r, 2] != 0.0:
+                return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros((0, 3)), \
+                    np.zeros((0, 3))
+            if slot[r] < 0:
+                slot[r] = m
+                m += 1
+    ids = np.empty(m, dtype=np.int64)
+    f, at, t = np.zeros((m, 3)), np.empty((m, 3)), np.zeros((m, 3))
+    for r in range(n):
+        if slot[r] >= 0:
+            ids[slot[r]] = rows_arr[r, 0]
+            for j in range(3):
+                at[slot[r], j] = pos[r, j]
+    for side in range(2):
+        sgn = 1.0 if side == 0 else -1.0
+        for i in range(k):
+            g0, g1, g2 = imp[i, 0] / dt, imp[i, 1] / dt, imp[i, 2] / dt
+            if g0 == 0 and g1 == 0 and g2 == 0:
+                continue
+            if side == 0:
+                if a[i] >= 0:
+                    forced[a[i]] = True
+                if b[i] >= 0:
+                    forced[b[i]] = True
+            r = b[i] if side == 0 else a[i]
+            if r < 0 or slot[r] < 0:
+                continue
+            s = slot[r]
+            g0, g1, g2 = sgn * g0, sgn * g1, sgn * g2
+            x, y, z = point[i, 0] - pos[r, 0], point[i, 1] - pos[r, 1], point[i, 2] - pos[r, 2]
+            f[s, 0] += g0
+            f[s, 1] += g1
+            f[s, 2] += g2
+            t[s, 0] += y * g2 - z * g1  # (btVector3::cross)
+            t[s, 1] += z * g0 - x * g2
+            t[s, 2] += x * g1 - y * g0
+    return ids, f, at, t
+
+
+def _blocks(tpl: Any, k: int) -> bool:
+    """Whether W on the pattern ``tpl`` is block diagonal for K = ``k`` contacts
+    (:func:`~mbplugin.pipeline.delassus.is_block_pattern` of W, which copies ``tpl``'s tag and
+    index arrays)."""
+    return getattr(tpl, "_block_pattern_k", -1) == k and not tpl.indices.flags.writeable
