@@ -266,6 +266,13 @@ def apply_overrides(doc: dict[str, Any], items: Overrides) -> dict[str, Any]:
         if "." not in key and isinstance(params, dict) and key in params:
             params[key] = value
             continue
+        if "." not in key and key not in SCHEMA:
+            names = sorted(params) if isinstance(params, dict) else []
+            close = _closest(key, [*names, *SCHEMA])
+            hint = f" (did you mean '{close}'?)" if close else ""
+            raise SceneError(f"--set {key}: not a parameter of the scene{hint}; parameters: "
+                             f"{', '.join(names) or '(none)'}; or a dotted path such as "
+                             "integrator.rtol")
         parts = key.split(".")
         node: Any = doc
         for j, part in enumerate(parts):
@@ -357,7 +364,12 @@ def evaluate_expression(expr: str, names: dict[str, Any], where: str) -> Any:
             return -v if isinstance(node.op, ast.USub) else v
         if isinstance(node, ast.Name):
             if node.id in names:
-                return names[node.id]
+                val = names[node.id]
+                if isinstance(val, str):
+                    raise _err(where, f"parameter '{node.id}' = {_clip(val, 40)!r} in "
+                                      f"'= {shown}' is not a number (scene values are SI "
+                                      "numbers without units: m, kg, s, N)")
+                return val
             if node.id in _FUNCS and not callable(_FUNCS[node.id]):
                 return _FUNCS[node.id]
             raise _err(where, f"unknown name '{_clip(node.id, 40)}' in '= {shown}' (parameters: "
@@ -538,6 +550,9 @@ def _toml_error(text: str, exc: Exception) -> str:
             else:
                 table = name
     line = lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+    if line.lstrip().startswith("["):  # the table header itself is broken: name its line
+        return (f"line {lineno} {_clip(line.strip(), 40)!r}: not valid TOML, a broken table "
+                f"header ({_clip(msg, 120)})")
     key = re.match(r"\s*([A-Za-z0-9_\-.\"']+)\s*=\s*(.*?)\s*(#.*)?$", line)
     if key:
         name = key.group(1).replace('"', "").replace("'", "")

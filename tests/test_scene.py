@@ -101,6 +101,18 @@ def test_overrides_parameters_and_paths() -> None:
         apply_overrides(BASE, ["nothing.deeper=1"])
     with pytest.raises(SceneError, match=r"'bodies\.7' is not an index"):
         apply_overrides(BASE, ["bodies.7.mass=1"])
+    # a misspelt parameter names the parameter it resembles, not an unrelated top-level key
+    with pytest.raises(SceneError, match=r"--set hh: not a parameter .*did you mean 'h'"):
+        apply_overrides(BASE, ["hh=0.1"])
+
+
+def test_values_with_units_are_refused_naming_the_parameter() -> None:
+    """Scene values are SI numbers: a parameter written with its unit ('12.7 mm') and used in an
+    expression is named as the culprit (was: Python's "can only concatenate str")."""
+    doc = _doc(parameters={"r": "12.7 mm", "h": 0.05, "law": "hertz"})
+    with pytest.raises(SceneError, match=r"bodies\[1\]\.position\[2\]: parameter 'r' = "
+                                         r"'12\.7 mm' .* is not a number .*without units"):
+        build_scene(doc, "s.toml")
 
 
 def test_shipped_scenes_load() -> None:
@@ -123,3 +135,8 @@ def test_unreadable_and_invalid_toml(tmp_path) -> None:  # type: ignore[no-untyp
     bad.write_text("[scene\nduration = 1\n")
     with pytest.raises(SceneError, match="not valid TOML"):
         load_scene(bad)
+    # a broken header names its own line, not the table before it (was "scene: not valid TOML")
+    bad.write_text("[scene]\nduration = 1\n[world\n")
+    with pytest.raises(SceneError, match=r"line 3 '\[world': not valid TOML") as err:
+        load_scene(bad)
+    assert "scene:" not in str(err.value)
