@@ -28,6 +28,11 @@ from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
 #: no floating base (respond_body's unused base argument)
 _NO_BASE = np.zeros(13)
 
+#: PyBullet's clamp of a multibody's coordinate velocities (``changeDynamics``'
+#: ``maxJointVelocity``, rad/s or m/s; PyBullet's default 100) set on the articulated bodies:
+#: far above any rate a step's contact force gives a light link
+MAX_COORDINATE_VELOCITY = 1e12
+
 
 class BulletArticulated:
     """The articulated bodies ``bodies`` (PyBullet ids) of a backend's rows: ``rows_arr`` (N,
@@ -69,6 +74,7 @@ class BulletArticulated:
         self._pose: dict[int, tuple[list[float], list[float]]] = {}
         self.pending: dict[int, tuple[list[int], bool]] = {}
         self.plain = True
+        lift_velocity_clamp(client, bodies)
 
     def forget(self) -> None:
         """Drop the joint states held from the last :meth:`respond` (called before the host
@@ -329,6 +335,22 @@ class BulletArticulated:
                 dj = (dq[6:] if floating else dq).tolist()
                 new = advance_joints(qs, vs, dj, 1.0, sph)[0]  # dq as a rate over 1 s
                 c("resetJointStatesMultiDof", body, joints, multi_dof(new), multi_dof(vs))
+
+
+def lift_velocity_clamp(c: Any, bodies: list[int]) -> None:
+    """Set PyBullet's coordinate velocity clamp of the articulated ``bodies`` (client ``c``)
+    to :data:`MAX_COORDINATE_VELOCITY`. PyBullet adds a step's accelerations from the applied
+    forces to the coordinates' velocities and clamps each to ``maxJointVelocity`` (100 by
+    default) *before* its constraints (the joints' motors) act. The contact model's force
+    P_lin / dt on a light link (a 3 g foot welded to a 58 g shank under an 11.6 kg body: ~1500
+    rad/s of free joint rate in one 1/240 s step, the motor then holding the joint) is cut
+    there, and the motor's correction from the clamped rate puts an angular impulse the
+    contact never gave into the rigid robot (measured: the step's change of angular momentum
+    5-10x the contact's moment; energy +1.47 M g h, issue 18). The backend's W treats the
+    held joints as locked, as the motors do: the clamp must not act on the free rate in
+    between."""
+    for body in bodies:
+        c("changeDynamics", body, -1, maxJointVelocity=MAX_COORDINATE_VELOCITY)
 
 
 def bullet_jacobians(c: Any, body: int, q: list[float], n: int, lks: np.ndarray | None,
