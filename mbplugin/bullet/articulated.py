@@ -342,13 +342,12 @@ def lift_velocity_clamp(c: Any, bodies: list[int]) -> None:
     to :data:`MAX_COORDINATE_VELOCITY`. PyBullet adds a step's accelerations from the applied
     forces to the coordinates' velocities and clamps each to ``maxJointVelocity`` (100 by
     default) *before* its constraints (the joints' motors) act. The contact model's force
-    P_lin / dt on a light link (a 3 g foot welded to a 58 g shank under an 11.6 kg body: ~1500
-    rad/s of free joint rate in one 1/240 s step, the motor then holding the joint) is cut
-    there, and the motor's correction from the clamped rate puts an angular impulse the
-    contact never gave into the rigid robot (measured: the step's change of angular momentum
-    5-10x the contact's moment; energy +1.47 M g h, issue 18). The backend's W treats the
-    held joints as locked, as the motors do: the clamp must not act on the free rate in
-    between."""
+    P_lin / dt on a light link exceeds it there (a 3 g foot under an 11.6 kg body: 710 N for
+    one 1/240 s step gives its joint 126 rad/s with the motors off); the clamp cuts that free
+    rate and the motor's correction from the clamped rate puts an angular impulse the contact
+    never gave into the held robot (measured: the step's change of angular momentum 5-10x the
+    contact's moment; energy +1.47 M g h, issue 18). The backend's W treats the held joints
+    as locked, as the motors do: the clamp must not act on the free rate in between."""
     for body in bodies:
         c("changeDynamics", body, -1, maxJointVelocity=MAX_COORDINATE_VELOCITY)
 
