@@ -46,8 +46,9 @@ def _momenta(b: int, cid: int, links: list[int], mass: np.ndarray,
 
 def test_force_on_a_light_foot_moves_the_robot_by_newtons_laws(tmp_path):
     """Seed 2's robot (a 3 g foot welded to a 1.3 kg leg, joints held by PyBullet's
-    motors, 11.6 kg body) in zero gravity, PyBullet's clamp lifted as the backend lifts it: one step with 700 N (about
-    five times the robot's weight, the landing's force) on the foot changes the robot's
+    motors, 11.6 kg body) in zero gravity, PyBullet's clamp lifted as the backend lifts it:
+    one step with 700 N (about five times the robot's weight, the landing's force) on the
+    foot changes the robot's
     momentum by F dt and its angular momentum by (x - c) x F dt (nothing else acts; the joints
     are internal): within 5 % and 2 % (measured 1.8 % and 0.09 %; with PyBullet's default
     clamp 8.4 % and 13.6 %)."""
