@@ -8,6 +8,7 @@ the joints its motors hold), and the resets that put them onto the implicit step
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,12 @@ from mbplugin.hosts.protocol import ARTICULATED, ArticulatedBlock
 
 #: no floating base (respond_body's unused base argument)
 _NO_BASE = np.zeros(13)
+
+#: PyBullet's clamp of a multibody's coordinate velocities (``changeDynamics``'
+#: ``maxJointVelocity``, rad/s or m/s; PyBullet's default 100) set on the articulated bodies
+#: whose joints a motor holds (:func:`held`): far above any rate a step's
+#: contact force gives a light link
+MAX_COORDINATE_VELOCITY = 1e12
 
 
 class BulletArticulated:
@@ -153,9 +160,8 @@ class BulletArticulated:
             pb, cid = c.p, c.id
             q, _, motor = read_joints(c, body, joints, self._sph[body])
             tree = self.tree(body, joints, q)
-            # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default
-            # velocity motors) acted in the last step: held by a velocity constraint (every
-            # column of the joint)
+            # joints whose motor (POSITION_CONTROL / VELOCITY_CONTROL, PyBullet's default velocity
+            # motors) acted in the last step: held by a velocity constraint (every column)
             locked = [int(tree.col[e]) for i, j in enumerate(joints) if motor[i]
                       for e in range(int(tree.first[j]), int(tree.node[j]) + 1)]
             # PyBullet's Jacobians and mass matrix are in the base's frame (its coordinates:
@@ -174,6 +180,7 @@ class BulletArticulated:
                 link_points(bodies.quat[rows], point, self.frame_pos[rows], local)
                 jac = bullet_jacobians(c, body, q, mm.shape[0], lks if joints else None,
                                        local, point, r_base, base_p)
+            held(self, body, locked)
             out.append(ArticulatedBlock(cont, sgn, jac, mm, np.array(locked, dtype=np.int64),
                                         tag=(body, r_base, joints)))
         return out
@@ -329,6 +336,38 @@ class BulletArticulated:
                 dj = (dq[6:] if floating else dq).tolist()
                 new = advance_joints(qs, vs, dj, 1.0, sph)[0]  # dq as a rate over 1 s
                 c("resetJointStatesMultiDof", body, joints, multi_dof(new), multi_dof(vs))
+
+
+#: per backend's articulated bodies (:class:`BulletArticulated`), those whose clamp is lifted
+_LIFTED: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
+
+
+def held(art: BulletArticulated, body: int, locked: Any) -> None:
+    """A block of ``art``'s ``body`` was built with its ``locked`` coordinates (joints its
+    motors hold): lift PyBullet's velocity clamp on it, once (:func:`lift_velocity_clamp`)."""
+    lifted = _LIFTED.setdefault(art, set())
+    if len(locked) and body not in lifted:
+        lifted.add(body)
+        lift_velocity_clamp(art.client, [body])
+
+
+def lift_velocity_clamp(c: Any, bodies: list[int]) -> None:
+    """Set PyBullet's coordinate velocity clamp of the articulated ``bodies`` (client ``c``)
+    to :data:`MAX_COORDINATE_VELOCITY`. PyBullet adds a step's accelerations from the applied
+    forces to the coordinates' velocities and clamps each to ``maxJointVelocity`` (100 by
+    default) *before* its constraints (the joints' motors) act. The contact model's force
+    P_lin / dt on a light link exceeds it there (a 3 g foot under an 11.6 kg body: 710 N for
+    one 1/240 s step gives its joint 126 rad/s with the motors off); the clamp cuts that free
+    rate and the motor's correction from the clamped rate puts an angular impulse the contact
+    never gave into the held robot (measured: the step's change of angular momentum 5-10x the
+    contact's moment; energy +1.47 M g h, issue 18). The backend's W treats the held joints
+    as locked, as the motors do: the clamp must not act on the free rate in between. Only on
+    bodies with motor-held joints (:func:`held`): elsewhere the clamp
+    stays PyBullet's, which bounds e.g. an explicit PD torque law unstable on a light link
+    (the hexapod of tests/robot_rig.py, kd = 0.025: its joints run away in free flight,
+    natively too, without the clamp)."""
+    for body in bodies:
+        c("changeDynamics", body, -1, maxJointVelocity=MAX_COORDINATE_VELOCITY)
 
 
 def bullet_jacobians(c: Any, body: int, q: list[float], n: int, lks: np.ndarray | None,

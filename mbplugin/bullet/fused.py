@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin._jit import njit
+from mbplugin.bullet.articulated import held
 from mbplugin.bullet.fast_step import body_delassus, bullet_matrix
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.hosts.arrays import _max_norm_rows, max_norm_rows
@@ -91,6 +92,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
             locked += 6
     else:
         q, locked = np.zeros(0), np.zeros(0, dtype=np.int64)
+    held(art, body, locked)  # (before the host step: PyBullet's clamp lifted)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
                       else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
     x, y, z, w = base_o

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mbplugin._jit import njit
+from mbplugin.bullet.articulated import held
 from mbplugin.bullet.fast_step import base_rotation, body_delassus, respond_body
 from mbplugin.bullet.kinematics import tree_link_states
 from mbplugin.contact import BodyState
@@ -491,6 +492,7 @@ def lean_block(art: Any, batch: Any, bodies: Any, kind: np.ndarray,
                          art.rows_arr[rows, 1], np.ascontiguousarray(batch.point[cont]),
                          locked, cont, sgn, np.ascontiguousarray(batch.normal), mm, jac, W,
                          wnn)
+    held(art, body, locked)
     blk = ArticulatedBlock(cont, sgn, jac, mm, locked, tag=(body, r_base, joints))
     blk.response = resp
     return blk, wnn
