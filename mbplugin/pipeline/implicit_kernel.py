@@ -838,6 +838,26 @@ def _fast_start_into(P_lin, u_lin, d_lin, dt, k, gf, gc, P, ue, ed, w):
 
 
 @njit
+def _take_round(Pn, un, S1, cnt, k, P, dP, u1, s1, counters):
+    """A round's Newton result taken (round_solve_into's and onset_solve's): the counters
+    ``cnt`` (3,) added to ``counters``, the impulse change dP = Pn - P (N s), then P, the end
+    velocities u1 (m/s) and the spring state s1 from Pn, un and S1 (each (k, 3)). Returns 1
+    if any impulse changed, else 0."""
+    for a in range(3):
+        counters[a] += cnt[a]
+    any_dp = 0
+    for i in range(k):
+        for a in range(3):
+            dP[i, a] = Pn[i, a] - P[i, a]
+            if dP[i, a] != 0.0:
+                any_dp = 1
+            P[i, a] = Pn[i, a]
+            u1[i, a] = un[i, a]
+            s1[i, a] = S1[i, a]
+    return any_dp
+
+
+@njit
 def round_solve_size(k):
     """The float64 scratch length of :func:`round_solve_into` for ``k`` contacts."""
     return 19 * k + 6 + newton_size(k)
@@ -877,19 +897,9 @@ def round_solve_into(P, u_h, d_h, dt, gf, gc, fn0, s0, rtol, counters, d1, u1, l
         return -1
     end_state(Pn, ue, d_h, ed, dt, k, gf, gc, dn, un)
     _host_end_into(un, d_h, ed, dt, k, gf, gc, fn0, s0, dn, F, S1, FN, loaded, z)
-    for a in range(3):
-        counters[a] += cnt[a]
-    any_dp = 0
     for i in range(k):
         d1[i] = dn[i]
-        for a in range(3):
-            dP[i, a] = Pn[i, a] - P[i, a]
-            if dP[i, a] != 0.0:
-                any_dp = 1
-            P[i, a] = Pn[i, a]
-            u1[i, a] = un[i, a]
-            s1[i, a] = S1[i, a]
-    return any_dp
+    return _take_round(Pn, un, S1, cnt, k, P, dP, u1, s1, counters)
 
 
 @njit
@@ -974,18 +984,7 @@ def onset_solve(P, u_h, d_h, dt, W, gf, gc, fn0, s0, rtol, counters, d1, u1, loa
             un[i, a] = ue[i, a] + wP[i, a]
     F, S1, FN = np.empty((k, 3)), np.empty((k, 3)), np.empty(k)
     _host_end(un, d_h, ed, dt, k, gf, gc, fn0, s0, d1, F, S1, FN, loaded)
-    for a in range(3):
-        counters[a] += cnt[a]
-    any_dp = 0
-    for i in range(k):
-        for a in range(3):
-            dP[i, a] = Pn[i, a] - P[i, a]
-            if dP[i, a] != 0.0:
-                any_dp = 1
-            P[i, a] = Pn[i, a]
-            u1[i, a] = un[i, a]
-            s1[i, a] = S1[i, a]
-    return any_dp
+    return _take_round(Pn, un, S1, cnt, k, P, dP, u1, s1, counters)
 
 
 @njit
