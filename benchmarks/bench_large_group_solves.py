@@ -8,8 +8,10 @@ after one warm-up run. Printed: the sums over the timed runs of the solves' coun
 wall time inside ``solve``, each run's CPU time (``time.process_time``) and the load average.
 Compare two trees by alternating them, each with its own numba cache:
 
-    PYTHONPATH=/work/main python benchmarks/bench_large_group_solves.py --runs 3
-    PYTHONPATH=/work/wt/cleanup python benchmarks/bench_large_group_solves.py --runs 3
+    PYTHONPATH=<tree A> NUMBA_CACHE_DIR=<its cache> \
+        python benchmarks/bench_large_group_solves.py --runs 3
+    PYTHONPATH=<tree B> NUMBA_CACHE_DIR=<its cache> \
+        python benchmarks/bench_large_group_solves.py --runs 3
 """
 
 from __future__ import annotations
