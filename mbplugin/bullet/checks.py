@@ -307,26 +307,42 @@ def check_joints(client: Any, bodies: Iterable[int]) -> None:
 def check_initial_overlaps(bc: Any) -> None:
     """Refuse (ParameterError) a managed contact of the current state whose overlap exceeds
     :data:`INITIAL_OVERLAP` of the smaller of its two links' sizes
-    (:func:`mbplugin.contact.sizes.body_sizes`: bodies
-    that passed into each other, far outside any law's range), after giving the managed pairs
-    back to PyBullet (the client is left as it was before the constructor)."""
-    from mbplugin.contact.sizes import body_sizes
+    (:func:`mbplugin.contact.sizes.body_sizes`), or half the width of either of its two shapes
+    along the contact normal (:func:`mbplugin.contact.sizes.overlap_limits`: a ball started
+    through a thin slab): bodies that passed into each other, far outside any law's range,
+    after giving the managed pairs back to PyBullet (the client is left as it was before the
+    constructor). The shapes of a ``getClosestPoints`` (fallback) pair have no width here."""
+    from mbplugin.contact.sizes import WIDTH_OVERLAP, body_sizes, overlap_limits
 
     if not len(bc.rows):
         return
-    batch = bc._detection.detect(bc.body_state(), 0.0)
+    bodies = bc.body_state()
+    batch = bc._detection.detect(bodies, 0.0)
     if not len(batch):
         return
     size = np.append(body_sizes(bc.model, len(bc.rows)), np.inf)
     lim = INITIAL_OVERLAP * np.minimum(size[batch.a], size[batch.b])
-    over = batch.delta > lim
+    unknown = np.zeros(len(bc.rows), dtype=bool)
+    unknown[np.asarray(bc._detection.fb_pairs, dtype=np.int64).reshape(-1)] = True
+    wlim, thin = overlap_limits(bc.model, bodies, batch, unknown)  # thin: a row
+    over = (batch.delta > lim) | (batch.delta > wlim)
     if not over.any():
         return
-    j = int(np.argmax(np.where(over, batch.delta / lim, -np.inf)))
+    ratio = batch.delta / np.minimum(lim, wlim)
+    j = int(np.argmax(np.where(over, ratio, -np.inf)))
     bc._filters.restore()  # the pair rules and the masks the build set
     c = bc.client
+    ra, rb = _row(c, bc.rows[batch.a[j]]), _row(c, bc.rows[batch.b[j]])
+    if batch.delta[j] > wlim[j]:
+        raise ParameterError(
+            f"{ra} and {rb} overlap by {batch.delta[j]:.4g} m along their contact normal, "
+            f"more than {WIDTH_OVERLAP:g} of the width of {rb if thin[j] == batch.b[j] else ra} "
+            f"along it ({wlim[j] / WIDTH_OVERLAP:.4g} m; at most {wlim[j]:.4g} m): one is started "
+            "into or through the other (a thin part), where the contact's normal points "
+            "out of the far side and any law pushes it through; move them apart (or place "
+            "the body on the side it should touch) before managing the pair")
     raise ParameterError(
-        f"{_row(c, bc.rows[batch.a[j]])} and {_row(c, bc.rows[batch.b[j]])} overlap by "
+        f"{ra} and {rb} overlap by "
         f"{batch.delta[j]:.4g} m, more than half the smaller one's size ({lim[j]:.4g} m): they "
         "have passed into each other, far outside any contact law's range (the implicit step "
         "cannot resolve the forces of such overlaps); move them apart before managing the "

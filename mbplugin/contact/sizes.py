@@ -22,3 +22,108 @@ def body_sizes(model: Any, n_bodies: int) -> np.ndarray:
     has = np.zeros(n_bodies, dtype=bool)
     has[c.body[own]] = True
     return np.where(has, size, np.inf)
+
+
+#: the fraction of a part's width along the contact normal beyond which an overlap is not a
+#: contact (module docstring of :func:`overlap_limits`): past the mid-plane of the thinner part
+#: the nearest way out is through its far side, the normal flips and the law pushes the wrong way
+WIDTH_OVERLAP = 0.5
+
+
+class ShapeWidths:
+    """The widths of a contact model's shapes along a direction: ``w(n) = h(n) + h(-n)`` (m),
+    ``h`` the support function of the convex shape (of its hull for a mesh). Closed forms:
+    sphere ``2 r``; capsule (axis local z) ``2 (r + l |n_z|)``; box ``2 sum_i a_i |n_i|``;
+    cylinder (:class:`~mbplugin.contact.cylinder.Cylinder`, axis local z)
+    ``2 (l |n_z| + r sqrt(1 - n_z^2))``; any other mesh (a hull, a V-HACD part, MuJoCo's
+    ellipsoid icosphere) ``max_v v.n - min_v v.n`` over its vertices (the shape the contact
+    layer collides); planes and holes (half-spaces, concave): inf. A shape's ``skin``
+    (ContactModel.add_shape) adds ``2 skin``. ``model``: a
+    :class:`~mbplugin.contact.ContactModel` (its arrays as they are now)."""
+
+    def __init__(self, model: Any) -> None:
+        from mbplugin.contact.cylinder import Cylinder
+        from mbplugin.contact.model import BOX, CAPSULE, MESH, SPHERE
+
+        c = model.arrays
+        self.model, self.arrays = model, c
+        n = c.n
+        self.kind = c.kind
+        self.cyl_r = np.full(n, np.nan)
+        self.cyl_l = np.full(n, np.nan)
+        self.meshes = [int(i) for i in np.flatnonzero(c.kind == MESH)]
+        for i in list(self.meshes):
+            s = model.shape(i)
+            if isinstance(s, Cylinder):
+                self.cyl_r[i], self.cyl_l[i] = s.cylinder_radius, s.half_length
+        self.cylinder = np.isfinite(self.cyl_r)
+        self.meshes = [i for i in self.meshes if not self.cylinder[i]]
+        self._codes = (SPHERE, CAPSULE, BOX)
+
+    def along(self, sid: np.ndarray, n_local: np.ndarray) -> np.ndarray:
+        """(K,) the width (m) of shape ``sid[k]`` along the unit direction ``n_local[k]``
+        (K, 3) given in the shape's own frame (class docstring)."""
+        sphere, capsule, box = self._codes
+        c = self.arrays
+        sid = np.asarray(sid, dtype=np.int64)
+        n = np.abs(np.asarray(n_local, dtype=float).reshape(-1, 3))
+        k = self.kind[sid]
+        w = np.full(len(sid), np.inf)
+        m = k == sphere
+        w[m] = 2.0 * c.radius[sid[m]]
+        m = k == capsule
+        w[m] = 2.0 * (c.radius[sid[m]] + c.half_length[sid[m]] * n[m, 2])
+        m = k == box
+        w[m] = 2.0 * np.einsum("ki,ki->k", c.half[sid[m]], n[m])
+        m = self.cylinder[sid]
+        nz = np.minimum(n[m, 2], 1.0)
+        w[m] = 2.0 * (self.cyl_l[sid[m]] * nz + self.cyl_r[sid[m]] * np.sqrt(1.0 - nz * nz))
+        if self.meshes:
+            vs, vert = c.mesh.v_start, c.mesh.vertices
+            nl = np.asarray(n_local, dtype=float).reshape(-1, 3)
+            for i in self.meshes:  # a loop over the mesh shapes, each over its contacts
+                at = np.flatnonzero(sid == i)
+                if len(at):
+                    proj = vert[vs[i]:vs[i + 1]] @ nl[at].T
+                    w[at] = proj.max(axis=0) - proj.min(axis=0)
+        return w + 2.0 * c.skin[sid]
+
+    def of_contacts(self, bodies: Any, batch: Any,
+                    unknown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(wa, wb): the widths (m) of the two shapes of each contact of ``batch`` (a
+        :class:`~mbplugin.pipeline.batch.ContactBatch` of this model's detection, shapes from
+        its keys) along the contact's normal, the shapes posed by ``bodies``
+        (:class:`~mbplugin.contact.BodyState`). ``unknown`` (n_bodies,) bool: bodies whose
+        shapes the model does not hold exactly (a host's fallback shapes): width inf."""
+        from mbplugin.contact.kernels import decode_keys
+
+        c = self.arrays
+        sa, sb, _ = decode_keys(batch.key, c.n)
+        rot = bodies.rotations_ext()
+        out = []
+        for s in (sa, sb):
+            R = np.matmul(rot[c.body[s]], c.lrot[s])  # shape frame -> world
+            n_local = np.einsum("kji,kj->ki", R, batch.normal)
+            w = self.along(s, n_local)
+            if unknown is not None and len(unknown):
+                bad = np.append(np.asarray(unknown, dtype=bool), False)[c.body[s]]
+                w = np.where(bad, np.inf, w)
+            out.append(w)
+        return out[0], out[1]
+
+
+def overlap_limits(model: Any, bodies: Any, batch: Any,
+                   unknown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The largest valid overlap (m) of each contact of ``batch``: :data:`WIDTH_OVERLAP` times
+    the smaller width of its two shapes along its normal (:class:`ShapeWidths`), and the body
+    (the model's index, -1: the world) of the thinner shape. An overlap beyond it is not a
+    contact: the bodies have passed into or through each other (a ball placed 6 mm into a 1 cm
+    slab is past the slab's mid-plane, where the nearest way out is the far side: the normal
+    flips and any law pushes it through). One rule for both hosts' construction checks and the
+    engine's preflight."""
+    from mbplugin.contact.kernels import decode_keys
+
+    wa, wb = ShapeWidths(model).of_contacts(bodies, batch, unknown)
+    c = model.arrays
+    sa, sb, _ = decode_keys(batch.key, c.n)
+    return WIDTH_OVERLAP * np.minimum(wa, wb), np.where(wb < wa, c.body[sb], c.body[sa])
