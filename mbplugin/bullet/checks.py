@@ -324,7 +324,7 @@ def check_initial_overlaps(bc: Any) -> None:
     lim = INITIAL_OVERLAP * np.minimum(size[batch.a], size[batch.b])
     unknown = np.zeros(len(bc.rows), dtype=bool)
     unknown[np.asarray(bc._detection.fb_pairs, dtype=np.int64).reshape(-1)] = True
-    wlim, thin = overlap_limits(bc.model, bodies, batch, unknown)  # thin: a row
+    wlim, thin = overlap_limits(bc.model, bodies, batch, unknown)
     over = (batch.delta > lim) | (batch.delta > wlim)
     if not over.any():
         return
@@ -334,9 +334,10 @@ def check_initial_overlaps(bc: Any) -> None:
     c = bc.client
     ra, rb = _row(c, bc.rows[batch.a[j]]), _row(c, bc.rows[batch.b[j]])
     if batch.delta[j] > wlim[j]:
+        thinner = rb if bc.model.arrays.body[thin[j]] == batch.b[j] else ra
         raise ParameterError(
             f"{ra} and {rb} overlap by {batch.delta[j]:.4g} m along their contact normal, "
-            f"more than {WIDTH_OVERLAP:g} of the width of {rb if thin[j] == batch.b[j] else ra} "
+            f"more than {WIDTH_OVERLAP:g} of the width of {thinner} "
             f"along it ({wlim[j] / WIDTH_OVERLAP:.4g} m; at most {wlim[j]:.4g} m): one is started "
             "into or through the other (a thin part), where the contact's normal points "
             "out of the far side and any law pushes it through; move them apart (or place "

@@ -115,8 +115,8 @@ class ShapeWidths:
 def overlap_limits(model: Any, bodies: Any, batch: Any,
                    unknown: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The largest valid overlap (m) of each contact of ``batch``: :data:`WIDTH_OVERLAP` times
-    the smaller width of its two shapes along its normal (:class:`ShapeWidths`), and the body
-    (the model's index, -1: the world) of the thinner shape. An overlap beyond it is not a
+    the smaller width of its two shapes along its normal (:class:`ShapeWidths`), and the
+    thinner shape's id. An overlap beyond it is not a
     contact: the bodies have passed into or through each other (a ball placed 6 mm into a 1 cm
     slab is past the slab's mid-plane, where the nearest way out is the far side: the normal
     flips and any law pushes it through). One rule for both hosts' construction checks and the
@@ -126,4 +126,4 @@ def overlap_limits(model: Any, bodies: Any, batch: Any,
     wa, wb = ShapeWidths(model).of_contacts(bodies, batch, unknown)
     c = model.arrays
     sa, sb, _ = decode_keys(batch.key, c.n)
-    return WIDTH_OVERLAP * np.minimum(wa, wb), np.where(wb < wa, c.body[sb], c.body[sa])
+    return WIDTH_OVERLAP * np.minimum(wa, wb), np.where(wb < wa, sb, sa)

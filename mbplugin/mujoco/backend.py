@@ -38,6 +38,7 @@ import numpy as np
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
 from mbplugin.mujoco import kernels as _k
+from mbplugin.mujoco.checks import check_initial_overlaps
 from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
 from mbplugin.mujoco.lean import LeanSpheres
@@ -177,6 +178,7 @@ class MujocoContacts:
             names=[names.body(int(b)) for b in bodies.tolist()],
             shape_names=[names.geom(int(g)) for g in geoms.tolist()], host="mujoco")
         check_hertz(self.loop.model, spairs, lambda s: names.geom(int(geoms[s])))
+        check_initial_overlaps(self.host, self.loop, lambda s: names.geom(int(geoms[s])))
         self.host.loop = self.loop
         #: the lean path of one kinematic tree (:mod:`.lean_tree`), or None
         self._tree = LeanTree.of(self.host)

@@ -1,0 +1,53 @@
+"""Construction checks of :class:`~mbplugin.mujoco.MujocoContacts` that read the model's state.
+
+Initial overlaps beyond a part's width
+    A managed contact of the state the backend starts from whose overlap exceeds half the width
+    of either of its two geoms along the contact normal
+    (:func:`mbplugin.contact.sizes.overlap_limits`: the support extent h(n) + h(-n) of the
+    geom's shape) is not a contact: a ball or a box started into or through a thin part (a
+    1 cm plate, a thin cylinder disc, a thin mesh) is past the part's mid-plane, where the
+    contact's normal points out of the far side and any law pushes it through (or, before the
+    mid-plane, with a force the step cannot resolve). It is refused at construction, naming the
+    geoms, the overlap and the allowed width, before MuJoCo's response to the managed pairs is
+    switched off (the model is left as it was). The rule is the PyBullet backend's
+    (:func:`mbplugin.bullet.checks.check_initial_overlaps`); a plane has no width (a half-space).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mbplugin.errors import ParameterError
+
+
+def check_initial_overlaps(host: Any, loop: Any, geom_name: Any) -> None:
+    """Refuse (ParameterError) a managed contact of ``host``'s current ``qpos`` (kinematics on
+    a copy of the user's ``MjData``, left untouched) whose overlap exceeds half the width of
+    either geom along its normal (module docstring). ``loop``: the backend's
+    :class:`~mbplugin.hosts.ContactLoop`, ``geom_name(shape id)``: a geom's name for the
+    message."""
+    from mbplugin.contact.kernels import decode_keys
+    from mbplugin.contact.sizes import WIDTH_OVERLAP, overlap_limits
+
+    s = host._probe_data()  # a copy of the user's data (qpos, mocap poses)
+    host._kinematics(s)
+    bodies = loop.body_state(*host.state(s))
+    batch = loop.detect(bodies, 0.0)
+    if not len(batch):
+        return
+    lim, thin = overlap_limits(loop.model, bodies, batch)
+    over = batch.delta > lim
+    if not over.any():
+        return
+    j = int(np.argmax(np.where(over, batch.delta / lim, -np.inf)))
+    sa, sb, _ = decode_keys(batch.key[j:j + 1], loop.model.n_shapes)
+    ga, gb, gt = (geom_name(int(x)) for x in (sa[0], sb[0], thin[j]))
+    raise ParameterError(
+        f"{ga} and {gb} overlap by {batch.delta[j]:.4g} m along their contact normal in "
+        f"the initial state, more than {WIDTH_OVERLAP:g} of the width of {gt} along "
+        f"it ({lim[j] / WIDTH_OVERLAP:.4g} m; at most {lim[j]:.4g} m): one is started into or "
+        "through the other (a thin part), where the contact's normal points out of the far "
+        "side and any law pushes it through; move them apart (or place the body on the side "
+        "it should touch: set qpos, then mj_forward) before managing the pair")
