@@ -313,7 +313,7 @@ class BulletContacts:
             adapter.apply(batch, force)
         deferral.pending = core.pending
         deferral.omega0 = bodies.omega
-        self.last = info
+        self.last = checks.watch_overlaps(self, info, batch, bodies)  # (once: a warning)
         return info
 
     @checks.host_guard

@@ -409,3 +409,29 @@ def host_error(bc: Any, exc: Exception) -> ParameterError:
             f"(p.removeBody) while BulletContacts manages it; create a new BulletContacts for "
             f"the changed world (or call release() before removing a body)")
     return ParameterError(f"PyBullet call failed during the backend's step: {exc}")
+
+
+def watch_overlaps(bc: Any, info: Any, batch: Any, bodies: Any) -> Any:
+    """``info`` (the step's StepInfo), after the per-step watch of overlaps beyond half a
+    part's width (:class:`mbplugin.contact.sizes.OverlapWatch`: one comparison per step; a
+    :class:`~mbplugin.contact.sizes.PassThroughWarning`, once, when a body went into or through
+    a thin part). ``batch``, ``bodies``: the step's contacts and start state (their normals and
+    poses); the overlaps are the step's integrated end overlaps ``info.delta`` by key."""
+    from mbplugin.contact.sizes import OverlapWatch
+
+    watch = bc.__dict__.get("_overlap_watch")
+    if watch is None:
+        watch = bc.__dict__["_overlap_watch"] = OverlapWatch(bc.model)
+    if not watch.deep(info.delta) or not len(batch):
+        return info
+    keys = np.asarray(info.keys, dtype=np.int64)
+    order = np.argsort(keys)
+    at = np.clip(np.searchsorted(keys[order], batch.key), 0, len(keys) - 1)
+    hit = keys[order][at] == batch.key
+    delta = np.where(hit, np.asarray(info.delta, dtype=float)[order][at], -np.inf)
+    unknown = np.zeros(len(bc.rows), dtype=bool)
+    unknown[np.asarray(bc._detection.fb_pairs, dtype=np.int64).reshape(-1)] = True
+    c = bc.client
+    watch.check(bodies, batch, delta, bc.t, lambda j: (
+        f"{_row(c, bc.rows[batch.a[j]])} and {_row(c, bc.rows[batch.b[j]])}"), unknown)
+    return info

@@ -127,3 +127,89 @@ def overlap_limits(model: Any, bodies: Any, batch: Any,
     c = model.arrays
     sa, sb, _ = decode_keys(batch.key, c.n)
     return WIDTH_OVERLAP * np.minimum(wa, wb), np.where(wb < wa, sb, sa)
+
+
+class PassThroughWarning(UserWarning):
+    """A managed contact's overlap passed half the width of a part mid-run (a body went into or
+    through a thin part): the run goes on as before; its contacts of that pair mean nothing."""
+
+
+def min_widths(model: Any) -> np.ndarray:
+    """(S,) each shape's smallest width over all directions (m): sphere and capsule ``2 r``,
+    box ``2 min(a_i)``, cylinder ``2 min(r, l)``, any other mesh its smallest width along its
+    hull's face normals (where a thin plate's is); planes and holes inf; plus ``2 skin``."""
+    from mbplugin.contact.model import BOX, CAPSULE, MESH, SPHERE
+
+    c = model.arrays
+    w = np.full(c.n, np.inf)
+    k = c.kind
+    m = (k == SPHERE) | (k == CAPSULE)
+    w[m] = 2.0 * c.radius[m]
+    w[k == BOX] = 2.0 * c.half[k == BOX].min(axis=1)
+    widths = ShapeWidths(model)
+    for i in np.flatnonzero(k == MESH).tolist():
+        if widths.cylinder[i]:
+            w[i] = 2.0 * min(widths.cyl_r[i], widths.cyl_l[i])
+            continue
+        hull = model.shape(i).trimesh.convex_hull
+        normals = np.unique(np.round(np.asarray(hull.face_normals), 9), axis=0)
+        proj = np.asarray(hull.vertices) @ normals.T
+        w[i] = float(np.min(proj.max(axis=0) - proj.min(axis=0)))
+    return w + 2.0 * c.skin
+
+
+class OverlapWatch:
+    """The per-step watch of a host backend for overlaps beyond :func:`overlap_limits` (a body
+    driven into or through a thin part mid-run: a contact too soft for the impact, a fast body
+    at the host's step). A step costs one comparison of its largest overlap with a bound (half
+    the smallest width of any managed shape in any direction, computed at the first step);
+    only a step above the bound computes the widths along its contacts' normals, and the
+    first contact beyond its limit is reported once (:class:`PassThroughWarning`), the run
+    left as it is."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.bound: float | None = None
+        self.warned = False
+
+    def deep(self, delta: np.ndarray | None) -> bool:
+        """Whether a step's overlaps ``delta`` (m) need the exact test (cheap)."""
+        if self.warned or delta is None or not len(delta):
+            return False
+        if self.bound is None:
+            self.bound = WIDTH_OVERLAP * float(np.min(min_widths(self.model), initial=np.inf))
+        return bool(np.max(delta) > self.bound)
+
+    def check(self, bodies: Any, batch: Any, delta: np.ndarray, t: float,
+              describe: Any, unknown: np.ndarray | None = None) -> None:
+        """Warn (once) if an overlap ``delta`` (m, aligned with ``batch``: its normals and
+        keys) exceeds its limit; ``describe(j)`` names contact j's two parts, ``t`` (s) the
+        step's time."""
+        import warnings
+
+        lim, _ = overlap_limits(self.model, bodies, batch, unknown)
+        over = delta > lim
+        if not over.any():
+            return
+        j = int(np.argmax(np.where(over, delta / lim, -np.inf)))
+        self.warned = True
+        warnings.warn(
+            f"{describe(j)}: their overlap reached {delta[j]:.4g} m in the host step from t = "
+            f"{t:.6g} s, more than half the width of the thinner part along the contact normal "
+            f"({lim[j]:.4g} m): a body went into or through a thin part (a contact too soft "
+            "for the impact, or a body too fast for the host's step); its contacts from here "
+            "on mean nothing (a stiffer law, a thicker part or a smaller host step; said once)",
+            PassThroughWarning, stacklevel=_user_level())
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` of a warning raised in this function's caller that points at the
+    first frame outside the package (the user's ``step()`` call)."""
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    f, level = sys._getframe(1), 1
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(root):
+        f, level = f.f_back, level + 1
+    return level
