@@ -205,3 +205,33 @@ def test_ball_started_through_a_thin_wall_link_of_a_urdf_is_refused(tmp_path):
         ball = _ball(cid, np.array([0.0, w / 2 + R - 0.6 * w, 0.5]))
         msg = _refused(cid, ball, robot, "hertz", link=0)
         assert "'wall'" in msg
+
+
+@pytest.mark.parametrize(("material", "through"), [(SOFT, True), ({"E": 2e11, "nu": 0.3}, False)])
+def test_a_fast_ball_through_a_thin_slab_mid_run_is_said_once(material, through, tmp_path):
+    """A ball at 50 m/s onto a 1 cm slab at PyBullet's 1/240 s step: a soft contact
+    (E = 1e7 Pa) lets it through (PyBullet's own position ends below the slab) and the run says
+    so once (PassThroughWarning); steel bounces it back, without a word."""
+    import warnings
+
+    from mbplugin.contact.sizes import PassThroughWarning
+
+    n, q = _normal("flat")
+    with world(n) as cid:
+        p.setGravity(0, 0, 0, physicsClientId=cid)
+        slab = _slab(cid, "box", 0.01, q, tmp_path)
+        ball = _ball(cid, n * (0.005 + R + 0.3))
+        p.resetBaseVelocity(ball, [0, 0, -50.0], physicsClientId=cid)
+        contacts = BulletContacts(cid, manage=[(ball, slab)], law="hertz", material=material)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(60):
+                contacts.step()
+        contacts.sync()
+        z = p.getBasePositionAndOrientation(ball, physicsClientId=cid)[0][2]
+        said = [w for w in caught if issubclass(w.category, PassThroughWarning)]
+        assert (z < -0.005 - R) == through and (z > 0.005 + R) == (not through)
+        assert len(said) == (1 if through else 0)
+        if through:
+            assert f"body {ball}" in str(said[0].message) and "0.005 m" in str(said[0].message)
+            assert said[0].filename == __file__  # points at the user's step() call

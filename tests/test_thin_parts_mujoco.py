@@ -160,3 +160,30 @@ def test_ball_started_through_a_thin_wall_of_a_hinged_body_is_refused():
     assert _host_overlap(m, d, "ball", "wall") == pytest.approx(0.6 * t, rel=1e-6)
     msg = _refused(m, d, "ball", "hertz", part="wall")
     assert "'door'" in msg
+
+
+@pytest.mark.parametrize(("material", "through"), [(SOFT, True), ({"E": 2e11, "nu": 0.3}, False)])
+def test_a_fast_ball_through_a_thin_slab_mid_run_is_said_once(material, through):
+    """A ball at 50 m/s onto a 1 cm plate at MuJoCo's 2 ms step: a soft contact (E = 1e7 Pa)
+    lets it through (MuJoCo's qpos ends below the plate) and the run says so once
+    (PassThroughWarning); steel bounces it back, without a word."""
+    import warnings
+
+    from mbplugin.contact.sizes import PassThroughWarning
+
+    up = np.array([0.0, 0.0, 1.0])
+    asset, geom = _plate("box", 0.01, "flat")
+    m, d = _model(asset, geom, BALL, up * (0.005 + R + 0.3), np.zeros(3))
+    d.qvel[2] = -50.0
+    contacts = MujocoContacts(m, d, manage=["plate"], law="hertz", material=material)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(60):
+            contacts.step()
+    said = [w for w in caught if issubclass(w.category, PassThroughWarning)]
+    z = float(d.qpos[2])
+    assert (z < -0.005 - R) == through and (z > 0.005 + R) == (not through)
+    assert len(said) == (1 if through else 0)
+    if through:
+        assert "geom 'plate'" in str(said[0].message) and "0.005 m" in str(said[0].message)
+        assert said[0].filename == __file__

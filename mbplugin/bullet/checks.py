@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from mbplugin.contact.sizes import OverlapWatch
 from mbplugin.errors import ParameterError
 
 #: the keys of a material mapping (``material=`` / ``materials=``): ContactModel.add_material's
@@ -417,8 +418,6 @@ def watch_overlaps(bc: Any, info: Any, batch: Any, bodies: Any) -> Any:
     :class:`~mbplugin.contact.sizes.PassThroughWarning`, once, when a body went into or through
     a thin part). ``batch``, ``bodies``: the step's contacts and start state (their normals and
     poses); the overlaps are the step's integrated end overlaps ``info.delta`` by key."""
-    from mbplugin.contact.sizes import OverlapWatch
-
     watch = bc.__dict__.get("_overlap_watch")
     if watch is None:
         watch = bc.__dict__["_overlap_watch"] = OverlapWatch(bc.model)

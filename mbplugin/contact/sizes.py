@@ -174,11 +174,16 @@ class OverlapWatch:
 
     def deep(self, delta: np.ndarray | None) -> bool:
         """Whether a step's overlaps ``delta`` (m) need the exact test (cheap)."""
-        if self.warned or delta is None or not len(delta):
+        if self.warned or delta is None:
+            return False
+        n = len(delta)
+        if not n:
             return False
         if self.bound is None:
             self.bound = WIDTH_OVERLAP * float(np.min(min_widths(self.model), initial=np.inf))
-        return bool(np.max(delta) > self.bound)
+        # a few contacts (a robot's feet, a ball): the list's max, ~0.2 us against ~1.2 us
+        top = max(delta.tolist()) if n <= 16 else float(delta.max())
+        return top > self.bound
 
     def check(self, bodies: Any, batch: Any, delta: np.ndarray, t: float,
               describe: Any, unknown: np.ndarray | None = None) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import FREE, STATIC, ContactLoop, StepInfo
 from mbplugin.mujoco import kernels as _k
-from mbplugin.mujoco.checks import check_initial_overlaps
+from mbplugin.mujoco.checks import check_initial_overlaps, watch_overlaps
 from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
 from mbplugin.mujoco.lean import LeanSpheres
@@ -274,8 +274,8 @@ class MujocoContacts:
                                            self.rows, sides)
         else:
             geoms, bodies = np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64)
-        return MujocoStepInfo(k, info.stats, info.normal_force, info.keys, sides, info.delta,
-                              info.slip, bodies, geoms)
+        return watch_overlaps(self, MujocoStepInfo(k, info.stats, info.normal_force, info.keys,
+                                                   sides, info.delta, info.slip, bodies, geoms))
 
     def gravity(self) -> np.ndarray:
         """MuJoCo's gravity (m/s^2; zero when disabled)."""

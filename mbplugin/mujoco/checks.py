@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mbplugin.contact.sizes import OverlapWatch
 from mbplugin.errors import ParameterError
 
 
@@ -51,3 +52,29 @@ def check_initial_overlaps(host: Any, loop: Any, geom_name: Any) -> None:
         "through the other (a thin part), where the contact's normal points out of the far "
         "side and any law pushes it through; move them apart (or place the body on the side "
         "it should touch: set qpos, then mj_forward) before managing the pair")
+
+
+def watch_overlaps(c: Any, info: Any) -> Any:
+    """``info`` (a step's MujocoStepInfo), after the per-step watch of overlaps beyond half a
+    part's width (:class:`mbplugin.contact.sizes.OverlapWatch`: one comparison per step; a
+    :class:`~mbplugin.contact.sizes.PassThroughWarning`, once, when a body went into or
+    through a thin part). ``c``: the MujocoContacts; a step above the watch's bound detects
+    its contacts again at the end state (a scratch ``MjData``) for their normals and
+    overlaps."""
+    watch = c.__dict__.get("_overlap_watch")
+    if watch is None:
+        watch = c.__dict__["_overlap_watch"] = OverlapWatch(c.contact_model)
+    if not watch.deep(info.delta):  # (the common step ends here: ~1 us)
+        return info
+    from mbplugin.contact.kernels import decode_keys
+
+    bodies = c.host.end_state()
+    batch = c.loop.detect(bodies, 0.0)
+    if not len(batch):
+        return info
+    sa, sb, _ = decode_keys(batch.key, c.contact_model.n_shapes)
+    name = c._items.geom
+    t0 = float(c.mj_data.time) - float(c.mj_model.opt.timestep)  # the step's start
+    watch.check(bodies, batch, batch.delta, t0, lambda j: (
+        f"{name(int(c.geoms[sa[j]]))} and {name(int(c.geoms[sb[j]]))}"))
+    return info
