@@ -55,6 +55,8 @@ class FreeFlight:
         n = len(rows)
         self.lag, self.vprev = np.zeros((n, 3)), np.full((n, 3), np.nan)
         self.forced = np.zeros(n, dtype=bool)
+        #: PyBullet's velocity clamp lifted on the free rows' bodies (:meth:`lift_clamp`)
+        self.unclamped = False
         if old is not None and old[0]:
             where = {bl: i for i, bl in enumerate(old[0])}
             prev = old[1]
@@ -102,6 +104,21 @@ class FreeFlight:
         self.vprev = bodies.vel.copy()
         self.forced[:] = False
 
+    def lift_clamp(self) -> None:
+        """Lift PyBullet's coordinate velocity clamp (``maxJointVelocity``, 100 m/s and
+        100 rad/s by default) on the bodies of the free rows, once, at their first managed
+        step (:meth:`land`; after the construction's checks, so a refused construction leaves
+        the client as it was). PyBullet clamps a multibody's base velocities too: a managed
+        ball at 150 m/s or spinning at 150 rad/s was slowed to 100 in its first host step with
+        nothing acting on it, natively as well (measured; its momentum not conserved, its
+        exact flight wrong). As :func:`mbplugin.bullet.articulated.lift_velocity_clamp` for
+        motor-held robots; the user's own setting on those bodies is overridden."""
+        from mbplugin.bullet.articulated import lift_velocity_clamp
+
+        free = np.unique(self.rows_arr[self.kind == FREE, 0])
+        lift_velocity_clamp(self.client, [int(b) for b in free])
+        self.unclamped = True
+
     def land(self, batch: ContactBatch, bodies: BodyState, host: np.ndarray,
               dt: float) -> None:
         """Move the free bodies of the batch's contacts to their exact positions (``bodies``:
@@ -109,6 +126,8 @@ class FreeFlight:
         motion over one host step while that is below REST_MOVE (settling: a body at rest
         shows its exact position), or when the batch holds a contact on an articulated link
         (the probe steps read the host's positions). ``host`` is updated."""
+        if not self.unclamped:
+            self.lift_clamp()
         if not len(batch) or not _any_lagged(self.kind, self.lag, batch.a, batch.b):
             return  # no free row of the batch carries a lag (a body at rest): nothing to land
         mine = self.row_mask(batch)
