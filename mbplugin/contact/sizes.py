@@ -201,9 +201,10 @@ class OverlapWatch:
         warnings.warn(
             f"{describe(j)}: their overlap reached {delta[j]:.4g} m in the host step from t = "
             f"{t:.6g} s, more than half the width of the thinner part along the contact normal "
-            f"({lim[j]:.4g} m): a body went into or through a thin part (a contact too soft "
-            "for the impact, or a body too fast for the host's step); its contacts from here "
-            "on mean nothing (a stiffer law, a thicker part or a smaller host step; said once)",
+            f"({lim[j]:.4g} m): a body went into or through the other (a thin part passed, or "
+            "a ball sunk beyond its centre: a contact too soft for the impact, or a body too "
+            "fast for the host's step); its contacts from here on mean nothing (a stiffer law, a "
+            "thicker part or a smaller host step; said once)",
             PassThroughWarning, stacklevel=_user_level())
 
 
