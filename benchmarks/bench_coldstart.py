@@ -12,7 +12,8 @@ ratios are taken between the minima. The load average is printed before and afte
 
 ``--suite`` also times ``python -m pytest -q -x`` from an empty cache (once per tree: minutes).
 ``--command`` replaces the README's command (e.g. ``--command "impact --law hunt_crossley -p
-k=1e9 -p cr=0.8 --mass 1 --v0 1"``). Run::
+k=1e9 -p cr=0.8 --mass 1 --v0 1"``), ``--example NAME`` by ``python examples/NAME.py
+--short``. Run::
 
     python benchmarks/bench_coldstart.py [--repeat 3] [--base /tmp/base] [--suite] [--json]
 """
@@ -61,12 +62,16 @@ def cold_warm(tree: Path, command: list[str]) -> dict:
     with tempfile.TemporaryDirectory(prefix="mbplugin-cold-") as tmp:
         cache = Path(tmp) / "numba"
         cache.mkdir()
-        out = Path(tmp) / "out"
-        argv = ["-m", "mbplugin.cli", *command]
-        if command[:1] == ["run"]:
-            argv += ["--out", str(out)]
-        cold = _child(argv, tree, cache, tree)
-        warm = _child(argv, tree, cache, tree)
+        if command[:1] == ["--example"]:  # examples/NAME.py --short
+            argv = [str(tree / "examples" / f"{command[1]}.py"), "--short"]
+        else:
+            argv = ["-m", "mbplugin.cli", *command]
+        outs = [[], []]
+        if command[:1] == ["run"] or command[:1] == ["--example"]:
+            # one directory per run: a run refuses a directory holding files it does not know
+            outs = [["--out", str(Path(tmp) / name)] for name in ("out_cold", "out_warm")]
+        cold = _child(argv + outs[0], tree, cache, tree)
+        warm = _child(argv + outs[1], tree, cache, tree)
     return {"cold_wall": cold["wall"], "cold_cpu": cold["cpu"], "warm_wall": warm["wall"],
             "warm_cpu": warm["cpu"],
             "notice_cold": "compiling numerical kernels" in cold["stderr"],
@@ -118,12 +123,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", default=None, help="also time the package tree at this path")
     ap.add_argument("--command", default=None,
                     help="mbplugin arguments instead of the README's (quoted, one string)")
+    ap.add_argument("--example", default=None,
+                    help="time examples/NAME.py --short instead of a command")
     ap.add_argument("--suite", action="store_true", help="also the test suite, cold (minutes)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error(f"--repeat must be >= 1, got {args.repeat}")
     command = shlex.split(args.command) if args.command else README_ARGS
+    if args.example:
+        if not (ROOT / "examples" / f"{args.example}.py").is_file():
+            ap.error(f"--example {args.example}: no examples/{args.example}.py")
+        command = ["--example", args.example]
     trees = {"ours": ROOT}
     if args.base:
         base = Path(args.base).resolve()
@@ -137,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             runs[name].append(cold_warm(tree, command))
     result: dict = {name: _summary(r) for name, r in runs.items()}
     result["load_after_cold_warm"] = os.getloadavg()
-    result["command"] = "mbplugin " + " ".join(command)
+    result["command"] = (f"examples/{args.example}.py --short" if args.example
+                         else "mbplugin " + " ".join(command))
     result["cpus"] = os.cpu_count()
     if not args.json:  # the cold/warm table first: the suite takes minutes (and may fail)
         _print_cold_warm(result, trees, args.repeat, load_before)

@@ -4,10 +4,12 @@ Runs an mbplugin command (default: the README's ``run scenes/drop_ball.toml``) i
 process with ``NUMBA_CACHE_DIR`` a fresh empty directory and a listener on numba's
 ``numba:compile`` events (:mod:`numba.core.event`): for every function numba compiles, its
 CPU time exclusive of the compiles nested in it (thread CPU time, so another process's load
-does not count). Prints the total, the largest functions, the functions Python calls (entry
+does not count); ``--example NAME`` runs ``examples/NAME.py --short --out DIR`` instead of a
+command. Prints the total, the largest functions, the functions Python calls (entry
 variants: a module optimisation and machine code each) and groups by module. Run::
 
     python benchmarks/profile_coldstart.py [--command "run scenes/drop_ball.toml"] [--top 30]
+    python benchmarks/profile_coldstart.py --example mesh_scene
 """
 
 from __future__ import annotations
@@ -48,14 +50,23 @@ class L(ev.Listener):
                      "callee": callee, "sig": str(event.data.get("args"))})
 
 ev.register("numba:compile", L())
+out_path = sys.argv[1]
 t0 = time.process_time()
-from mbplugin.cli import main
-try:
-    main(sys.argv[2:])
-except SystemExit:
-    pass
+if sys.argv[2] == "--example":
+    import runpy
+    sys.argv = [sys.argv[3], *sys.argv[4:]]
+    try:
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    except SystemExit:
+        pass
+else:
+    from mbplugin.cli import main
+    try:
+        main(sys.argv[2:])
+    except SystemExit:
+        pass
 cpu = time.process_time() - t0
-json.dump({"rows": rows, "cpu": cpu}, open(sys.argv[1], "w"))
+json.dump({"rows": rows, "cpu": cpu}, open(out_path, "w"))
 """
 
 
@@ -65,7 +76,7 @@ def profile(tree: Path, command: list[str]) -> dict:
         cache = Path(tmp) / "numba"
         cache.mkdir()
         argv = list(command)
-        if argv[:1] == ["run"]:
+        if argv[:1] == ["run"] or argv[:1] == ["--example"]:
             argv += ["--out", str(Path(tmp) / "out")]
         result = Path(tmp) / "events.json"
         env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=str(cache))
@@ -81,12 +92,22 @@ def profile(tree: Path, command: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--command", default="run scenes/drop_ball.toml")
+    ap.add_argument("--example", default=None,
+                    help="profile examples/NAME.py --short instead of a command")
     ap.add_argument("--tree", default=str(ROOT), help="package tree (PYTHONPATH)")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--json", default=None, help="also write the events to this file")
     args = ap.parse_args(argv)
     load = os.getloadavg()
-    data = profile(Path(args.tree).resolve(), shlex.split(args.command))
+    tree = Path(args.tree).resolve()
+    command = shlex.split(args.command)
+    if args.example:
+        script = tree / "examples" / f"{args.example}.py"
+        if not script.is_file():
+            ap.error(f"--example {args.example}: no {script}")
+        command = ["--example", str(script), "--short"]
+        args.command = f"examples/{args.example}.py --short"
+    data = profile(tree, command)
     rows = data["rows"]
     if args.json:
         Path(args.json).write_text(json.dumps(data, indent=1))

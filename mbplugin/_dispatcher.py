@@ -283,7 +283,8 @@ class _EntryCompiler(_FunctionCompiler):
         self._impl = None
 
     def _get_implementation(self, args, kws):
-        if not any(_callee_type(a) is not a for a in args):
+        if (not any(_callee_type(a) is not a for a in args)
+                and not self._disp.callee_shared):
             return self.py_func  # nothing borrowed: the trampoline would only add a compile
         if self._impl is None:
             fn = _trampoline(self.py_func, self._disp._callee_dispatcher())
@@ -313,6 +314,10 @@ class Dispatcher(CPUDispatcher):
     """
 
     _callee: _CalleeDispatcher | None = None
+
+    #: Whether every entry is a trampoline to the callee variant (one front end for a function
+    #: called both from Python and from compiled code), else only those taking borrowed tuples.
+    callee_shared: bool = True
 
     def __init__(self, py_func, locals, targetoptions) -> None:
         super().__init__(py_func, locals=locals, targetoptions=targetoptions)

@@ -490,3 +490,29 @@ def copy_rows(dst, src, n):
     for i in range(n):
         for j in range(src.shape[1]):
             dst[i, j] = src[i, j]
+
+
+# ---- one specialisation per kernel: the read-only flag of the arrays Python passes ----------
+
+
+def readonly_view(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when it is read-only, else a read-only view of it (no copy).
+
+    numba compiles a kernel once per argument type, and an array's read-only flag is part of
+    its type: an index array that is sometimes read-only (a W on a shared, frozen pattern,
+    :func:`mbplugin.hosts.wmatrix.csr_on_pattern`) and sometimes not (a W SciPy built) would
+    have a kernel compiled twice on a first run (~0.2-0.5 s CPU each). Python callers of a
+    kernel that only reads such an array pass it through this, so it always has one type."""
+    if not a.flags.writeable:
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def writable(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when it is writable, else a copy (the same values): for a kernel that
+    compiled code calls with arrays of its own (writable) and Python with a cached, read-only
+    one, so that the two share one compiled variant (see :func:`readonly_view`). For small
+    arrays only (a copy per call)."""
+    return a if a.flags.writeable else a.copy()

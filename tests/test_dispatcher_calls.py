@@ -148,3 +148,84 @@ def test_arrays_are_boxed_as_numpy_objects_without_leaking_references() -> None:
     for _ in range(1000):
         scaled(b, 1.0)
     assert sys.getrefcount(np.ndarray) - before < 10
+
+
+# ---- one front end per function (Dispatcher.callee_shared, mbplugin._jit.readonly_view) -----
+
+
+def _squares_py(a):
+    """The sum of the squares of a 1-D array's elements."""
+    acc_sq = 0.0
+    for v in a:
+        acc_sq += v * v
+    return acc_sq
+
+
+# (not cached on disk: the test reads what numba typed in this process)
+_OPTS = {"nopython": True, "nogil": True, "error_model": "numpy", "no_cfunc_wrapper": True}
+_squares = _dispatcher.Dispatcher(_squares_py, locals={}, targetoptions=_OPTS)
+
+
+def _squares_twice_py(a):
+    """Twice :func:`_squares` (compiled code calling it)."""
+    return 2.0 * _squares(a)
+
+
+_squares_twice = _dispatcher.Dispatcher(_squares_twice_py, locals={}, targetoptions=_OPTS)
+
+
+def test_a_function_called_from_python_and_compiled_code_is_typed_once() -> None:
+    """numba's typemap of the entry Python calls holds the trampoline's variables only: the
+    body (its local ``acc_sq``) is typed once, in the callee variant compiled code links."""
+    a = np.array([1.0, 2.0, 3.0])
+    assert _squares(a) == 14.0  # 1 + 4 + 9
+    assert _squares_twice(a) == 28.0
+    (entry,) = _squares.overloads.values()
+    (callee,) = _squares._callee.overloads.values()
+    assert "acc_sq" in callee.fndesc.typemap
+    assert "acc_sq" not in entry.fndesc.typemap
+    assert callee.library in entry.library._linking_libraries
+
+
+def test_readonly_view_and_writable_keep_the_values_and_set_the_flag() -> None:
+    from mbplugin._jit import readonly_view, writable
+
+    w = np.arange(5, dtype=np.int32)
+    v = readonly_view(w)
+    assert not v.flags.writeable and w.flags.writeable  # the caller's array is left alone
+    assert np.shares_memory(v, w) and np.array_equal(v, w)
+    assert readonly_view(v) is v
+    c = writable(v)
+    assert c.flags.writeable and not np.shares_memory(c, w) and np.array_equal(c, w)
+    assert writable(w) is w
+
+
+def test_csr_kernel_compiles_once_for_frozen_and_scipy_patterns() -> None:
+    """n.W n of a canonical CSR W is NumPy's n_i . W_ii n_i whether W's index arrays are a
+    frozen shared pattern (read-only) or SciPy's own (writeable), from one compiled variant."""
+    import scipy.sparse as sp
+
+    from mbplugin.hosts.wmatrix import csr_on_pattern, normal_entries
+    from mbplugin.pipeline.delassus import _csr_normal_diagonal
+
+    rng = np.random.default_rng(3)
+    k = 3
+    dense = np.zeros((3 * k, 3 * k))
+    for i, j in [(0, 0), (1, 1), (2, 2), (0, 2), (2, 0)]:
+        dense[3 * i:3 * i + 3, 3 * j:3 * j + 3] = rng.normal(size=(3, 3))
+    normal = rng.normal(size=(k, 3))
+    want = np.array([normal[i] @ dense[3 * i:3 * i + 3, 3 * i:3 * i + 3] @ normal[i]
+                     for i in range(k)])
+    S = sp.csr_matrix(dense)
+    n = 3 * k + 1000 * k  # a size no other test keeps a pattern for
+    big = sp.block_diag([S, sp.identity(n - 3 * k)], format="csr")
+    first = csr_on_pattern(big.data.copy(), big.indices, big.indptr, n)  # SciPy's arrays
+    again = csr_on_pattern(big.data.copy(), big.indices, big.indptr, n)  # the frozen pattern
+    assert first.indices.flags.writeable and not again.indices.flags.writeable
+    normal_big = np.vstack([normal, np.ones((n // 3 - k, 3))])
+    got = normal_entries(again, None, normal_big)
+    before = len(_csr_normal_diagonal.overloads)
+    got2 = normal_entries(first, None, normal_big)
+    assert len(_csr_normal_diagonal.overloads) == before
+    np.testing.assert_allclose(got[:k], want, rtol=1e-12)
+    np.testing.assert_array_equal(got, got2)

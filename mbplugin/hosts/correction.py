@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin._jit import njit, njit_inline
+from mbplugin._jit import njit, njit_inline, readonly_view
 from mbplugin.contact import ContactBatch
 from mbplugin.hosts.arrays import assign, cross_rows, norm_rows
 from mbplugin.hosts.protocol import FREE
@@ -54,7 +54,7 @@ def overlap_predicted(batch: ContactBatch, W: Any, res: Any, a_free: np.ndarray,
                                  MOVE_MIN)
     if sel is None and sp.isspmatrix_csr(W) and W.shape == (3 * len(n), 3 * len(n)):
         # W sparse (a box or a hull on its corners): the same test in one compiled loop
-        return _predicted_csr(W.indptr, W.indices, W.data,
+        return _predicted_csr(readonly_view(W.indptr), readonly_view(W.indices), W.data,
                               np.ascontiguousarray(res.impulse, dtype=float), vt, ddelta, n,
                               delta, res.delta, np.ascontiguousarray(a_free, dtype=float), a,
                               b, ra, rb, np.ascontiguousarray(omega, dtype=float), float(dt),

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, readonly_view, writable
 from mbplugin.contact import ContactBatch
 from mbplugin.hosts.arrays import diagonal_blocks
 from mbplugin.hosts.protocol import ARTICULATED, FREE, STATIC
@@ -90,7 +90,7 @@ def _free_static_csr(kind: np.ndarray, batch: ContactBatch, inv_m: np.ndarray,
     indptr, indices, data = _free_static_kernel(
         kind, a, b, np.ascontiguousarray(batch.ra, dtype=float),
         np.ascontiguousarray(batch.rb, dtype=float), np.ascontiguousarray(inv_m, dtype=float),
-        np.ascontiguousarray(inv_i_w, dtype=float))
+        writable(np.ascontiguousarray(inv_i_w, dtype=float)))
     if not len(indptr):
         return None
     return csr_on_pattern(data, indices, indptr, 3 * len(batch))
@@ -217,7 +217,7 @@ def normal_entries(W: Any, blocks: np.ndarray | None, normal: np.ndarray) -> np.
         return block_normal_diagonal(blocks, normal)
     if type(W) is sp.csr_matrix and W.__dict__.get("_has_canonical_format"):
         # (a canonical CSR W, e.g. csr_on_pattern's: normal_diagonal's compiled sum directly)
-        return _csr_normal_diagonal(W.indptr, W.indices, W.data,
+        return _csr_normal_diagonal(readonly_view(W.indptr), readonly_view(W.indices), W.data,
                                     np.ascontiguousarray(normal, dtype=float), len(normal))
     if sp.issparse(W):
         return normal_diagonal(W, normal)

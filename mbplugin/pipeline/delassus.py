@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, readonly_view, writable
 from mbplugin.pipeline.lowrank import LOWRANK_MIN
 
 _EYE = np.eye(3)
@@ -91,7 +91,7 @@ def free_body_delassus(
         int(k), np.ascontiguousarray(contact, dtype=np.int64),
         np.ascontiguousarray(sign, dtype=float), obj, np.ascontiguousarray(r, dtype=float),
         np.ascontiguousarray(inv_mass[:nb], dtype=float),
-        np.ascontiguousarray(inv_inertia_world[:nb], dtype=float), nb,
+        writable(np.ascontiguousarray(inv_inertia_world[:nb], dtype=float)), nb,
         np.zeros(0, dtype=np.int64 if wide else np.int32))
     return sp.csr_matrix((data, indices, indptr), shape=(3 * k, 3 * k))
 
@@ -467,7 +467,7 @@ def normal_diagonal(W: sp.spmatrix, normal: np.ndarray) -> np.ndarray:
     k = normal.shape[0]
     if sp.issparse(W) and W.format == "csr" and W.has_canonical_format:
         # the same products, summed in the same (row-major) order, without the COO copy
-        return _csr_normal_diagonal(W.indptr, W.indices, W.data,
+        return _csr_normal_diagonal(readonly_view(W.indptr), readonly_view(W.indices), W.data,
                                     np.ascontiguousarray(normal, dtype=float), k)
     w = W.tocoo() if sp.issparse(W) else sp.coo_matrix(W)
     own = (w.row // 3) == (w.col // 3)

@@ -55,7 +55,7 @@ import scipy.sparse as sp
 from scipy.integrate import Radau
 from scipy.sparse.csgraph import connected_components
 
-from mbplugin._jit import njit
+from mbplugin._jit import njit, readonly_view
 from mbplugin.errors import IntegrationError, ParameterError
 from mbplugin.laws.base import Law
 from mbplugin.laws.kernels import NODE_MAX
@@ -687,7 +687,7 @@ class GroupedContactSpace:
                     return
             # the components from W's CSR directly (a pile's W: millions of entries, whose
             # COO copy and duplicate sums took seconds); large groups leave the compiled path
-            ng, labels = _block_components(W.indptr, W.indices, k)
+            ng, labels = _block_components(readonly_view(W.indptr), readonly_view(W.indices), k)
             sizes = np.bincount(labels, minlength=ng)
             large = sizes * per > COMPILED_MAX_STATES
             if large.any():

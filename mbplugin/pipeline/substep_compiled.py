@@ -99,7 +99,7 @@ _GW = np.array([5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0])
 LATCHED = 2
 
 
-@njit_inline
+@njit
 def _forces(y, k, gf, gc):
     """Force on body b of every contact of the group at state ``y`` into the group's force
     buffer, and the normal forces after it (returns the buffer's offset in ``gf``)."""
@@ -228,7 +228,7 @@ def _class(c):
     return _ev.NOT_WATCHED
 
 
-@njit_inline
+@njit
 def _watch_raw(y, k, gc, i, cls, slot):
     """Event value of contact i (of class ``cls``, :func:`_class`) in ``slot``
     (:func:`mbplugin.pipeline.events.event_value`; <= 0 once the event happened) and, for the
@@ -281,7 +281,7 @@ def _locate(a, b, ga, gb, t_old, h, y_old, Dq, ytmp, k, gc, i, kind):
     return strict_side(b, t_old + h, E)
 
 
-@njit_inline
+@njit
 def _scan(ga, gb, y, k, gc, raw):
     """Event values of every contact at ``y`` into gb (3k: the slots of
     :func:`mbplugin.pipeline.events.event_value`); returns whether one of them crossed from ga
