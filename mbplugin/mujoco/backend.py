@@ -206,6 +206,8 @@ class MujocoContacts:
         #: the lean path of the common step (:mod:`.lean`): True until known, then the
         #: :class:`~mbplugin.mujoco.lean.LeanSpheres` or False (none for this scene)
         self._lean: Any = True
+        if self._tree is not None:  # (a run's one-time arrays and constants made here)
+            self._tree.prepare(self)
 
     # -- stepping ---------------------------------------------------------------------------------
     def step(self, control: Callable[[], None] | None = None) -> MujocoStepInfo:

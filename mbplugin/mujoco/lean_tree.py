@@ -49,6 +49,7 @@ from numba.experimental import structref
 from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.contact import kernels as ck
+from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import _max_norm_rows
 from mbplugin.hosts.detection import host_plane_spheres, margin_value, plane_sphere_contacts
 from mbplugin.hosts.fused_kernels import lean_begin
@@ -516,6 +517,30 @@ class LeanTree:
         except TypeError:
             return None
         return cls(host, fns, int(root))
+
+    def prepare(self, c: Any) -> None:
+        """Make at construction what the first host steps of :class:`~mbplugin.mujoco.
+        MujocoContacts` ``c`` would make once (a run's fixed cost, ~0.5-3 ms of which was
+        paid inside its first two steps): the host's scratch ``MjData`` (a 14 MB arena on
+        the A1), the detection's pair constants (:meth:`PlaneSphereDetection._constants
+        <mbplugin.hosts.detection.PlaneSphereDetection>`, from the rows' state of the current
+        ``qpos``, ``qvel`` on the scratch data: the constants do not depend on the state),
+        the :class:`TreeArrays` and :mod:`.tree_step`'s ``StepConst`` (its numba typing of
+        44 arguments). Every one is remade as before where its inputs change; where the
+        state cannot be read (not finite) nothing but the scratch data is made."""
+        host, loop = self.host, c.loop
+        host._scratch_data()
+        det = loop._plane_spheres
+        if det is None or loop.articulated != "implicit":
+            return
+        with np.errstate(all="ignore"):
+            try:
+                det._constants(host.end_state())
+            except (ParameterError, ValueError, FloatingPointError):
+                return
+        A = self._arrays(loop.model.arrays)
+        if self._ts.applies(self, c):
+            self._ts.const_of(self, c, det, A)
 
     def _update(self) -> np.ndarray:
         """The matrix H of MuJoCo's velocity update of the tree in this step for
