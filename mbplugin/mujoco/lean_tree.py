@@ -518,30 +518,6 @@ class LeanTree:
             return None
         return cls(host, fns, int(root))
 
-    def prepare(self, c: Any) -> None:
-        """Make at construction what the first host steps of :class:`~mbplugin.mujoco.
-        MujocoContacts` ``c`` would make once (a run's fixed cost, ~0.5-3 ms of which was
-        paid inside its first two steps): the host's scratch ``MjData`` (a 14 MB arena on
-        the A1), the detection's pair constants (:meth:`PlaneSphereDetection._constants
-        <mbplugin.hosts.detection.PlaneSphereDetection>`, from the rows' state of the current
-        ``qpos``, ``qvel`` on the scratch data: the constants do not depend on the state),
-        the :class:`TreeArrays` and :mod:`.tree_step`'s ``StepConst`` (its numba typing of
-        44 arguments). Every one is remade as before where its inputs change; where the
-        state cannot be read (not finite) nothing but the scratch data is made."""
-        host, loop = self.host, c.loop
-        host._scratch_data()
-        det = loop._plane_spheres
-        if det is None or loop.articulated != "implicit":
-            return
-        with np.errstate(all="ignore"):
-            try:
-                det._constants(host.end_state())
-            except (ParameterError, ValueError, FloatingPointError):
-                return
-        A = self._arrays(loop.model.arrays)
-        if self._ts.applies(self, c):
-            self._ts.const_of(self, c, det, A)
-
     def _update(self) -> np.ndarray:
         """The matrix H of MuJoCo's velocity update of the tree in this step for
         :func:`tree_block`: (0, 0) where it is M itself (:func:`_plain_update`, no equality or
@@ -761,6 +737,31 @@ class LeanTree:
             hit = self._work_k = (k, (np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_),
                                       np.zeros(3, dtype=np.int64), np.zeros(3)))
         return hit[1]
+
+
+def prepare(tree: LeanTree, c: Any) -> None:
+    """Make at construction what the first host steps of :class:`~mbplugin.mujoco.
+    MujocoContacts` ``c`` (its :class:`LeanTree` ``tree``) would make once (a run's
+    fixed cost, ~0.5-3 ms of which was paid inside its first two steps): the host's
+    scratch ``MjData`` (a 14 MB arena on the A1), the detection's pair constants
+    (``PlaneSphereDetection._constants``, from the rows' state of the current ``qpos``,
+    ``qvel`` on the scratch data: the constants do not depend on the state), the
+    :class:`TreeArrays` and :mod:`.tree_step`'s ``StepConst`` (its numba typing of 44
+    arguments). Each is remade as before where its inputs change; where the state cannot
+    be read, nothing but the scratch data is made."""
+    host, loop = tree.host, c.loop
+    host._scratch_data()
+    det = loop._plane_spheres
+    if det is None or loop.articulated != "implicit":
+        return
+    with np.errstate(all="ignore"):
+        try:
+            det._constants(host.end_state())
+        except (ParameterError, ValueError, FloatingPointError):
+            return
+    A = tree._arrays(loop.model.arrays)
+    if tree._ts.applies(tree, c):
+        tree._ts.const_of(tree, c, det, A)
 
 
 def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,

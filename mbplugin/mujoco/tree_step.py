@@ -45,6 +45,7 @@ from numba.experimental import structref
 
 from mbplugin._jit import borrowed, njit
 from mbplugin.contact import ContactBatch
+from mbplugin.contact import kernels as ck
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.fused_kernels import lean_begin_into
@@ -56,10 +57,12 @@ from mbplugin.hosts.integrator import (
     lean_result,
 )
 from mbplugin.hosts.protocol import ArticulatedBlock
+from mbplugin.hosts.step import HostStep
 from mbplugin.mujoco.backend import MujocoStepInfo
 from mbplugin.mujoco.kernels import contact_ids, pair_friction
 from mbplugin.mujoco.lean_tree import (
     _FIRST,
+    _rows_view,
     after_onset_into,
     after_sizes,
     book_end,
@@ -81,6 +84,9 @@ from mbplugin.pipeline.substep import SubstepStats
 DONE, HANDOVER, FIRST, START, END = 0, 1, 2, 3, 4
 #: :func:`tree_fused`'s outcome where :func:`~.lean_tree.tree_start` does not apply
 NOT_OK = 5
+#: :func:`tree_fused`'s outcome where no managed pair is within the margin at a valid state
+#: and margin (a flight: :func:`fused_step` books the empty step and takes MuJoCo's step)
+EMPTY = 6
 #: no warm-start impulse (0, 3)
 _NO_P = np.empty((0, 3))
 
@@ -327,6 +333,10 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     counters[:] = 0
     out[:] = 0.0
     status = NOT_OK if not ok else START
+    if not ok and k == 0 and np.isfinite(margin) and margin >= 0.0:  # (start_into's tests)
+        pos, quat, vel, om = _rows_view(wf[19 * n + 9 * n * n:], A.body.shape[0])
+        if ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia):
+            status = EMPTY
     start_case = -1
     if ok and skeys.shape[0] <= n:  # (a store of more rows than pairs: the general commit)
         start_case = _commit_case(skeys, key, law, C.fkid, C.fmode, delta, ddelta, scoef,
@@ -529,6 +539,8 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
                             warm is not None, wkeys, wimp)
     if status == NOT_OK:
         return None, True
+    if status == EMPTY:
+        return _empty(c, host, margin, t, dt), True
     if status == START:
         return None, False
     tree.blocks += 1
@@ -565,6 +577,23 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     loop.last = loop.make_info(k, stats, fn, keys, ab, d_info, slip)
     c.last = MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies, geoms)
     return c.last, True
+
+
+def _empty(c: Any, host: Any, margin: float, t: float, dt: float) -> Any:
+    """:func:`fused_step`'s EMPTY outcome (no managed pair within the step's ``margin`` m at
+    time ``t`` s): the general path's step of an empty batch without its state read,
+    detection and Python after MuJoCo's step (``MujocoContacts.step``: nothing pending, no
+    force, no correction, no free row): :meth:`HostStep.step
+    <mbplugin.hosts.step.HostStep.step>`'s booking of the empty batch (the store's commit,
+    which ends its rows if it has any; the empty info; no warm start), ``mj_step2``
+    (:meth:`MujocoHost.step <mbplugin.mujoco.host.MujocoHost.step>`) and the step's info.
+    Returns the info."""
+    loop = c.loop
+    loop.margin = 2.0 * margin
+    HostStep.step(loop, host, ContactBatch.empty(), None, t, dt)  # (k = 0: no state read)
+    host.step()
+    c.last = c._info(loop.last)
+    return c.last
 
 
 def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
