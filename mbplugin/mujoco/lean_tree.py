@@ -495,6 +495,7 @@ class LeanTree:
         self._mopt = m.opt  # (the model's options, the same live object at every access)
         #: (.tree_step's) StepConst per detection constants, laws, friction and options
         self._step_const: tuple[Any, ...] | None = None
+        self._ready: tuple[Any, ...] | None = None  # (.tree_step.ready's kept tests)
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -637,12 +638,13 @@ class LeanTree:
         mj, m, d = host.mj, host.m, host.d
         mj.mj_step1(m, d)
         H = self._update()
-        dt = float(m.opt.timestep)
+        dt = float(self._mopt.timestep)
         t = float(d.time)
         A = self._arrays(shapes)
-        if self._ts.applies(self, c):  # the common step in one call (.tree_step)
-            info, stepped = self._ts.fused_step(self, c, A, self._ts.const_of(self, c, det, A),
-                                                H, t, dt, self._g_norm(c))
+        ts = self._ts
+        fc = ts.ready(self, c, det, A)
+        if fc is not None:  # the common step in one call (.tree_step)
+            info, stepped = ts.fused_step(self, c, A, fc, H, t, dt, self._g_norm(c))
             if stepped:
                 return info, True
         (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
@@ -759,9 +761,7 @@ def prepare(tree: LeanTree, c: Any) -> None:
             det._constants(host.end_state())
         except (ParameterError, ValueError, FloatingPointError):
             return
-    A = tree._arrays(loop.model.arrays)
-    if tree._ts.applies(tree, c):
-        tree._ts.const_of(tree, c, det, A)
+    tree._ts.ready(tree, c, det, tree._arrays(loop.model.arrays))
 
 
 def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,

@@ -517,6 +517,32 @@ def applies(tree: Any, c: Any) -> bool:
             and not loop._any_free and loop.plain_redetect())
 
 
+def ready(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...], Any] | None:
+    """:func:`applies` then :func:`const_of` (``det``, ``A`` its own) in one call, or None
+    where the step may not take :func:`tree_fused`: the tests that vary from step to step (a
+    latch, MuJoCo's constraint rows, a user's ``xfrc_applied`` kept aside, the store's key
+    type, the re-detection) each call, the others (the store's laws, the integrator's
+    friction, stick, solver and options, the detection's constants, the tree's arrays) kept
+    while the objects they read are the same ones (identity; else both functions again)."""
+    loop, host = c.loop, tree.host
+    store, integ = loop.store, loop.integrator
+    if (len(store.latched_keys) or host.d.nefc or host._user_xfrc is not None
+            or store.keys.dtype != np.int64 or not loop.plain_redetect()):
+        return None
+    hit = tree._ready
+    if (hit is not None and hit[0] is store.laws and hit[1] is integ.friction
+            and hit[2] is det._const and hit[3] is A and hit[4] is integ.stick
+            and hit[5] is integ.solver and hit[6] is integ.verify and hit[7] is integ.rtol
+            and hit[8] is loop.friction_mode and hit[9] is det.sa):
+        return hit[10]
+    if not applies(tree, c):
+        return None
+    const = const_of(tree, c, det, A)
+    tree._ready = (store.laws, integ.friction, det._const, A, integ.stick, integ.solver,
+                   integ.verify, integ.rtol, loop.friction_mode, det.sa, const)
+    return const
+
+
 def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ...], Any],
                H: np.ndarray, t: float, dt: float, g_norm: float) -> tuple[Any, bool]:
     """:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` after ``mj_step1`` and
@@ -563,10 +589,7 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     # acceleration of free rows; a LeanTree's model has none, it is never read)
     host._predictor, host._applied = None, None
     tree.steps += 1
-    stats = SubstepStats()
-    stats.steps += steps
-    stats.nfev += nfev
-    stats.wall = time.perf_counter() - wall
+    stats = SubstepStats(steps, nfev, 0, time.perf_counter() - wall)
     store._delta_last, store._ddelta_last = dl[:m], vl[:m]
     store._close_quiet()
     skeys = sk[:m]
