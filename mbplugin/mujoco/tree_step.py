@@ -73,7 +73,6 @@ from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.implicit_kernel import overlap_rates
 from mbplugin.pipeline.layout import CONTACT, NC_MAX, head
-from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows, same_rows, superset_rows
 from mbplugin.pipeline.substep import SubstepStats
 
@@ -631,13 +630,14 @@ def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
     batch = ContactBatch(o.a, o.b, o.key, o.point, o.normal, o.delta, o.ddelta, o.vt, o.m_eff,
                          o.r_eff, o.ra, o.rb, o.law, o.k_hertz)
     k = len(batch)
-    if int(o.start_case) == 0:  # the start's commit
+    # the start's commit (case 1, pairs apart besides the rows: ``apart_booked``'s empty
+    # events as the shared empty arrays of ``_close_quiet``, as fused_step books it)
+    if int(o.start_case) == 0:
         store._delta_last, store._ddelta_last = batch.delta.copy(), batch.ddelta.copy()
-        store._close_quiet()
     else:
         where = lookup(batch.key, store.keys)
         store._delta_last, store._ddelta_last = batch.delta[where], batch.ddelta[where]
-        store._close(_empty_events(), [])
+    store._close_quiet()
     loop.pending = None
     integ.pending = None
     loop.forced[:] = False
