@@ -7,8 +7,9 @@ example's PD controller), ``contacts.step()`` timed per host step with the threa
 cache pressure does). Printed:
 
 * the outcomes of ``tree_fused`` (DONE split by one or two Newton solves, FIRST, END,
-  NOT_OK; ``none``: no fused call), with the median and mean CPU per step and their share of
-  the run's CPU; the Newton iterations and force evaluations per step;
+  NOT_OK, EMPTY: no pair within the margin; ``none``: no fused call), with the median and
+  mean CPU per step and their share of the run's CPU; the Newton iterations and force
+  evaluations per step;
 * a replay of one recorded trot step (``--step``, default 700): MuJoCo's data restored
   (``mj_copyData``) and ``mj_step1`` run before each call, ``tree_fused`` alone and
   ``contacts.step()`` whole (the 10th percentile and median of ``--calls`` calls, wall
@@ -39,7 +40,7 @@ from mbplugin.mujoco import tree_step
 
 NAMES = {tree_step.DONE: "DONE", tree_step.FIRST: "FIRST", tree_step.END: "END",
          tree_step.HANDOVER: "HANDOVER", tree_step.START: "START",
-         tree_step.NOT_OK: "NOT_OK"}
+         tree_step.NOT_OK: "NOT_OK", tree_step.EMPTY: "EMPTY"}
 
 
 def _controller(q, m, d):

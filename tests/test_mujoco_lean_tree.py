@@ -355,3 +355,52 @@ def test_a1_landing_without_compiled_onset_hands_the_first_solve_back_same_steps
     assert np.array_equal(f_in, f_back) and np.array_equal(d_in, d_back)
     quiet = slice(round(0.75 * len(f_in)), len(f_in))
     assert np.all(np.abs(f_in[quiet].sum(axis=1) / w - 1.0) < 0.02)
+
+
+def test_a1_flight_steps_are_mujocos_own_step_with_an_empty_info() -> None:
+    """The A1's initial fall (toes 5 mm above the floor, no pair within the step's margin):
+    each step is the fused call's EMPTY outcome (:func:`mbplugin.mujoco.tree_step._empty`:
+    no detection, W or solve in Python), its state bitwise MuJoCo's own ``mj_step`` of the
+    same model and data (the managed pairs are off in MuJoCo: free flight, no force of
+    ours), the info empty and the store without rows (outside-world reference: MuJoCo's
+    own step)."""
+    from mbplugin.mujoco import tree_step
+
+    q = _example()
+    m, d, contacts, _ = _setup(q, True)
+    ref = mujoco.MjData(m)
+    mujoco.mj_copyData(ref, m, d)  # (the model as the backend left it: the pairs off)
+    hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+    hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
+    dt = m.opt.timestep
+    outcomes: list[int] = []
+    fused = tree_step.tree_fused
+
+    def counted(*args):
+        out = fused(*args)
+        outcomes.append(int(out[0]))
+        return out
+
+    tree_step.tree_fused = counted
+    try:
+        flights = 0
+        for i in range(40):
+            for x in (d, ref):
+                tau = q.KP * (q.targets(i * dt, 1.0) - x.qpos[hq]) - q.KD * x.qvel[hv]
+                x.ctrl[:] = np.clip(tau, -q.MAX_TORQUE, q.MAX_TORQUE)
+            n_before = len(outcomes)
+            info = contacts.step()
+            if info.contacts:
+                break
+            mujoco.mj_step(m, ref)
+            assert len(outcomes) == n_before + 1
+            assert outcomes[-1] == tree_step.EMPTY
+            assert np.array_equal(d.qpos, ref.qpos) and np.array_equal(d.qvel, ref.qvel)
+            assert d.time == ref.time
+            assert info.normal_force.shape == (0,) and info.bodies.shape == (0, 2)
+            assert len(contacts.store.keys) == 0
+            flights += 1
+    finally:
+        tree_step.tree_fused = fused
+    assert flights >= 5  # (the fall of 5 mm at 2 ms steps: ~14 steps before the margin)
+    assert info.contacts > 0  # (then the toes within the margin: the fused step's own)

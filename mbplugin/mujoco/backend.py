@@ -43,6 +43,7 @@ from mbplugin.mujoco.host import MujocoHost, row_kinds
 from mbplugin.mujoco.items import Items, Ref, body, check_hertz, geom
 from mbplugin.mujoco.lean import LeanSpheres
 from mbplugin.mujoco.lean_tree import LeanTree
+from mbplugin.mujoco.lean_tree import prepare as prepare_tree
 from mbplugin.mujoco.native import constraint_error
 
 __all__ = ["MujocoContacts", "MujocoStepInfo", "Ref", "body", "geom"]
@@ -208,6 +209,8 @@ class MujocoContacts:
         #: the lean path of the common step (:mod:`.lean`): True until known, then the
         #: :class:`~mbplugin.mujoco.lean.LeanSpheres` or False (none for this scene)
         self._lean: Any = True
+        if self._tree is not None:  # (a run's one-time arrays and constants made here)
+            prepare_tree(self._tree, self)
 
     # -- stepping ---------------------------------------------------------------------------------
     def step(self, control: Callable[[], None] | None = None) -> MujocoStepInfo:

@@ -49,6 +49,7 @@ from numba.experimental import structref
 from mbplugin._jit import njit
 from mbplugin.contact import ContactBatch
 from mbplugin.contact import kernels as ck
+from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import _max_norm_rows
 from mbplugin.hosts.detection import host_plane_spheres, margin_value, plane_sphere_contacts
 from mbplugin.hosts.fused_kernels import lean_begin
@@ -494,6 +495,7 @@ class LeanTree:
         self._mopt = m.opt  # (the model's options, the same live object at every access)
         #: (.tree_step's) StepConst per detection constants, laws, friction and options
         self._step_const: tuple[Any, ...] | None = None
+        self._ready: tuple[Any, ...] | None = None  # (.tree_step.ready's kept tests)
 
     @classmethod
     def of(cls, host: Any) -> LeanTree | None:
@@ -636,12 +638,13 @@ class LeanTree:
         mj, m, d = host.mj, host.m, host.d
         mj.mj_step1(m, d)
         H = self._update()
-        dt = float(m.opt.timestep)
+        dt = float(self._mopt.timestep)
         t = float(d.time)
         A = self._arrays(shapes)
-        if self._ts.applies(self, c):  # the common step in one call (.tree_step)
-            info, stepped = self._ts.fused_step(self, c, A, self._ts.const_of(self, c, det, A),
-                                                H, t, dt, self._g_norm(c))
+        ts = self._ts
+        fc = ts.ready(self, c, det, A)
+        if fc is not None:  # the common step in one call (.tree_step)
+            info, stepped = ts.fused_step(self, c, A, fc, H, t, dt, self._g_norm(c))
             if stepped:
                 return info, True
         (ok, margin, i, point, normal, delta, ddelta, vt, m_eff, ra, rb, W, wnn, jac, mm, cont,
@@ -736,6 +739,29 @@ class LeanTree:
             hit = self._work_k = (k, (np.empty(k), np.empty((k, 3)), np.empty(k, dtype=np.bool_),
                                       np.zeros(3, dtype=np.int64), np.zeros(3)))
         return hit[1]
+
+
+def prepare(tree: LeanTree, c: Any) -> None:
+    """Make at construction what the first host steps of :class:`~mbplugin.mujoco.
+    MujocoContacts` ``c`` (its :class:`LeanTree` ``tree``) would make once (a run's
+    fixed cost, ~0.5-3 ms of which was paid inside its first two steps): the host's
+    scratch ``MjData`` (a 14 MB arena on the A1), the detection's pair constants
+    (``PlaneSphereDetection._constants``, from the rows' state of the current ``qpos``,
+    ``qvel`` on the scratch data: the constants do not depend on the state), the
+    :class:`TreeArrays` and :mod:`.tree_step`'s ``StepConst`` (its numba typing of 44
+    arguments). Each is remade as before where its inputs change; where the state cannot
+    be read, nothing but the scratch data is made."""
+    host, loop = tree.host, c.loop
+    host._scratch_data()
+    det = loop._plane_spheres
+    if det is None or loop.articulated != "implicit":
+        return
+    with np.errstate(all="ignore"):
+        try:
+            det._constants(host.end_state())
+        except (ParameterError, ValueError, FloatingPointError):
+            return
+    tree._ts.ready(tree, c, det, tree._arrays(loop.model.arrays))
 
 
 def begin_step(loop: Any, integ: Any, store: Any, batch: ContactBatch, W: np.ndarray,

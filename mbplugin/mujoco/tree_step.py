@@ -45,6 +45,7 @@ from numba.experimental import structref
 
 from mbplugin._jit import borrowed, njit
 from mbplugin.contact import ContactBatch
+from mbplugin.contact import kernels as ck
 from mbplugin.errors import ParameterError
 from mbplugin.hosts.arrays import lookup
 from mbplugin.hosts.fused_kernels import lean_begin_into
@@ -56,10 +57,12 @@ from mbplugin.hosts.integrator import (
     lean_result,
 )
 from mbplugin.hosts.protocol import ArticulatedBlock
+from mbplugin.hosts.step import HostStep
 from mbplugin.mujoco.backend import MujocoStepInfo
 from mbplugin.mujoco.kernels import contact_ids, pair_friction
 from mbplugin.mujoco.lean_tree import (
     _FIRST,
+    _rows_view,
     after_onset_into,
     after_sizes,
     book_end,
@@ -70,7 +73,6 @@ from mbplugin.pipeline import implicit_kernel as ik
 from mbplugin.pipeline.implicit import ImplicitStep
 from mbplugin.pipeline.implicit_kernel import overlap_rates
 from mbplugin.pipeline.layout import CONTACT, NC_MAX, head
-from mbplugin.pipeline.store import _empty_events
 from mbplugin.pipeline.store_kernel import _ends_rows, same_rows, superset_rows
 from mbplugin.pipeline.substep import SubstepStats
 
@@ -81,6 +83,9 @@ from mbplugin.pipeline.substep import SubstepStats
 DONE, HANDOVER, FIRST, START, END = 0, 1, 2, 3, 4
 #: :func:`tree_fused`'s outcome where :func:`~.lean_tree.tree_start` does not apply
 NOT_OK = 5
+#: :func:`tree_fused`'s outcome where no managed pair is within the margin at a valid state
+#: and margin (a flight: :func:`fused_step` books the empty step and takes MuJoCo's step)
+EMPTY = 6
 #: no warm-start impulse (0, 3)
 _NO_P = np.empty((0, 3))
 
@@ -327,6 +332,10 @@ def tree_fused(C, dt, g_norm, H, skeys, scoef, smem, slaw, have_warm, wkeys, wim
     counters[:] = 0
     out[:] = 0.0
     status = NOT_OK if not ok else START
+    if not ok and k == 0 and np.isfinite(margin) and margin >= 0.0:  # (start_into's tests)
+        pos, quat, vel, om = _rows_view(wf[19 * n + 9 * n * n:], A.body.shape[0])
+        if ck.state_all_valid(pos, quat, vel, om, A.mass1, A.inv_inertia):
+            status = EMPTY
     start_case = -1
     if ok and skeys.shape[0] <= n:  # (a store of more rows than pairs: the general commit)
         start_case = _commit_case(skeys, key, law, C.fkid, C.fmode, delta, ddelta, scoef,
@@ -507,6 +516,32 @@ def applies(tree: Any, c: Any) -> bool:
             and not loop._any_free and loop.plain_redetect())
 
 
+def ready(tree: Any, c: Any, det: Any, A: Any) -> tuple[Any, tuple[np.ndarray, ...], Any] | None:
+    """:func:`applies` then :func:`const_of` (``det``, ``A`` its own) in one call, or None
+    where the step may not take :func:`tree_fused`: the tests that vary from step to step (a
+    latch, MuJoCo's constraint rows, a user's ``xfrc_applied`` kept aside, the store's key
+    type, the re-detection) each call, the others (the store's laws, the integrator's
+    friction, stick, solver and options, the detection's constants, the tree's arrays) kept
+    while the objects they read are the same ones (identity; else both functions again)."""
+    loop, host = c.loop, tree.host
+    store, integ = loop.store, loop.integrator
+    if (len(store.latched_keys) or host.d.nefc or host._user_xfrc is not None
+            or store.keys.dtype != np.int64 or not loop.plain_redetect()):
+        return None
+    hit = tree._ready
+    if (hit is not None and hit[0] is store.laws and hit[1] is integ.friction
+            and hit[2] is det._const and hit[3] is A and hit[4] is integ.stick
+            and hit[5] is integ.solver and hit[6] is integ.verify and hit[7] is integ.rtol
+            and hit[8] is loop.friction_mode and hit[9] is det.sa):
+        return hit[10]
+    if not applies(tree, c):
+        return None
+    const = const_of(tree, c, det, A)
+    tree._ready = (store.laws, integ.friction, det._const, A, integ.stick, integ.solver,
+                   integ.verify, integ.rtol, loop.friction_mode, det.sa, const)
+    return const
+
+
 def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ...], Any],
                H: np.ndarray, t: float, dt: float, g_norm: float) -> tuple[Any, bool]:
     """:meth:`LeanTree.step <mbplugin.mujoco.lean_tree.LeanTree.step>` after ``mj_step1`` and
@@ -529,6 +564,8 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
                             warm is not None, wkeys, wimp)
     if status == NOT_OK:
         return None, True
+    if status == EMPTY:
+        return _empty(c, host, margin, t, dt), True
     if status == START:
         return None, False
     tree.blocks += 1
@@ -551,10 +588,7 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     # acceleration of free rows; a LeanTree's model has none, it is never read)
     host._predictor, host._applied = None, None
     tree.steps += 1
-    stats = SubstepStats()
-    stats.steps += steps
-    stats.nfev += nfev
-    stats.wall = time.perf_counter() - wall
+    stats = SubstepStats(steps, nfev, 0, time.perf_counter() - wall)
     store._delta_last, store._ddelta_last = dl[:m], vl[:m]
     store._close_quiet()
     skeys = sk[:m]
@@ -565,6 +599,23 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     loop.last = loop.make_info(k, stats, fn, keys, ab, d_info, slip)
     c.last = MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies, geoms)
     return c.last, True
+
+
+def _empty(c: Any, host: Any, margin: float, t: float, dt: float) -> Any:
+    """:func:`fused_step`'s EMPTY outcome (no managed pair within the step's ``margin`` m at
+    time ``t`` s): the general path's step of an empty batch without its state read,
+    detection and Python after MuJoCo's step (``MujocoContacts.step``: nothing pending, no
+    force, no correction, no free row): :meth:`HostStep.step
+    <mbplugin.hosts.step.HostStep.step>`'s booking of the empty batch (the store's commit,
+    which ends its rows if it has any; the empty info; no warm start), ``mj_step2``
+    (:meth:`MujocoHost.step <mbplugin.mujoco.host.MujocoHost.step>`) and the step's info.
+    Returns the info."""
+    loop = c.loop
+    loop.margin = 2.0 * margin
+    HostStep.step(loop, host, ContactBatch.empty(), None, t, dt)  # (k = 0: no state read)
+    host.step()
+    c.last = c._info(loop.last)
+    return c.last
 
 
 def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
@@ -579,13 +630,14 @@ def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
     batch = ContactBatch(o.a, o.b, o.key, o.point, o.normal, o.delta, o.ddelta, o.vt, o.m_eff,
                          o.r_eff, o.ra, o.rb, o.law, o.k_hertz)
     k = len(batch)
-    if int(o.start_case) == 0:  # the start's commit
+    # the start's commit (case 1, pairs apart besides the rows: ``apart_booked``'s empty
+    # events as the shared empty arrays of ``_close_quiet``, as fused_step books it)
+    if int(o.start_case) == 0:
         store._delta_last, store._ddelta_last = batch.delta.copy(), batch.ddelta.copy()
-        store._close_quiet()
     else:
         where = lookup(batch.key, store.keys)
         store._delta_last, store._ddelta_last = batch.delta[where], batch.ddelta[where]
-        store._close(_empty_events(), [])
+    store._close_quiet()
     loop.pending = None
     integ.pending = None
     loop.forced[:] = False
