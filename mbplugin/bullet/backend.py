@@ -50,6 +50,7 @@ from mbplugin.bullet.free_fused import free_begin
 from mbplugin.bullet.fused import after_lean, begin_lean, step_margin
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows
+from mbplugin.bullet.watch import ClientWatch
 from mbplugin.contact import BodyState
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import step as _hstep
@@ -255,10 +256,16 @@ class BulletContacts:
                                             self.correct_positions, self.correct_articulated)
         if old_def is not None:
             self._deferral.pending, self._deferral.omega0 = old_def.pending, old_def.omega0
+        self._watch = ClientWatch(c, lay.rows)  # bodies added, changeDynamics (watch.py)
 
     def add_body(self, body: int) -> None:
         """Register a body added to the client after the backend was built (its pairs with the
-        managed bodies become managed)."""
+        managed bodies become managed; the next :meth:`step` does it by itself)."""
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the client again (bodies added, the links' mass, inertia, lateral friction
+        after ``changeDynamics``), keeping the contacts' state; see ``watch.py``."""
         self.sync()
         self._build()
         self.integrator.forget_warm()  # keys may have changed
@@ -280,6 +287,8 @@ class BulletContacts:
         the probe step). Inputs that persist (position/velocity motors) need no callback."""
         if control is not None:
             control()
+        if self._watch.poll():  # a body added, a link's dynamics changed
+            self.refresh()
         c = self.client
         dt, g = c.time_step_gravity() if dt is None else (float(dt), c.gravity())
         # (no connection check: the client just answered getPhysicsEngineParameters; a
@@ -288,14 +297,15 @@ class BulletContacts:
         flight, deferral = self._flight, self._deferral
         if self._any_free:
             host = deferral.take(bodies, dt)
-            if self.exact_flight:
-                flight.book(bodies, g, dt)
+            if self.exact_flight:  # the last host step's g and dt (a change is for the next)
+                flight.book(bodies, *flight.taken(g, dt))
             free = self.kind == FREE
             # pos[free] += lag[free], in place (no gathers)
             np.add(bodies.pos, flight.lag, out=bodies.pos, where=free[:, None])
         else:  # no free body (a robot on the ground): no lag, flight or deferred correction
             host = bodies.pos
         flight.due = self._any_free and self.exact_flight  # booked at the next read
+        flight.last = (g, dt)
         margin = step_margin(bodies, dt, g)  # (margin_of's)
         batch = self._detection.prune(self._detection.detect(bodies, margin), bodies, dt, g)
         if self._any_free:
