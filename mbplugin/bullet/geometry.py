@@ -217,12 +217,13 @@ def _stand_in(gtype: int, dims: np.ndarray, pos: np.ndarray, quat: np.ndarray) -
 
 def _unreported(client: Any, body: int, link: int, fallback: bool) -> list[LinkShape]:
     """The shapes of a link for which ``getCollisionShapeData`` reports nothing: none when the
-    link has no collision shape (its bounding box a point), else PyBullet collides with a
+    link has no collision shape (its bounding box a point, grown by the 1 mm margin for a
+    URDF link without ``<collision>``), else PyBullet collides with a
     shape it does not report (``GEOM_HEIGHTFIELD``: its bounding box spans the terrain): a
     fallback stand-in with ``fallback``, otherwise an error (before, such a body named in
     ``manage`` lost its native contacts and got none: a ball fell through a heightfield)."""
     lo, hi = (np.asarray(x, dtype=float) for x in client("getAABB", body, link))
-    if not np.any(hi - lo > 0):
+    if not np.any(hi - lo > 2.0 * MARGIN + 1e-9):  # none: a point grown by the margin
         return []
     if fallback:
         bound = 0.5 * float(np.linalg.norm(hi - lo))
