@@ -290,3 +290,33 @@ def test_two_clients_with_their_own_gravity_and_step() -> None:
     finally:
         for w in worlds:
             w.__exit__(None, None, None)
+
+
+def test_reset_joint_state_mid_contact(tmp_path) -> None:
+    """A fixed-base arm (a revolute hinge at the tip sphere's height, its mass at the tip)
+    resting its tip on the ground carries m g there (torque balance about the hinge); the user
+    lifts it mid-contact with resetJointState (0.4 rad up, at rest): it falls back, lands and
+    rests again with the tip's force m g at the static overlap PyBullet measures."""
+    inertia = '<inertia ixx="1e-5" iyy="1e-5" izz="1e-5" ixy="0" ixz="0" iyz="0"/>'
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        f'<robot name="arm"><link name="base"><inertial><mass value="0"/>{inertia}</inertial>'
+        '</link><link name="arm"><inertial><origin xyz="0.1 0 0"/><mass value="0.2"/>'
+        f'{inertia}</inertial><collision><origin xyz="0.1 0 0"/><geometry><sphere '
+        'radius="0.02"/></geometry></collision></link><joint name="hinge" type="revolute">'
+        '<parent link="base"/><child link="arm"/><origin xyz="0 0 0.02"/><axis xyz="0 1 0"/>'
+        '<limit lower="-3" upper="3" effort="0" velocity="100"/></joint></robot>')
+    with ground_world(G, DT) as (cid, plane):
+        arm = p.loadURDF(str(urdf), useFixedBase=True, physicsClientId=cid)
+        p.setJointMotorControl2(arm, 0, p.VELOCITY_CONTROL, force=0, physicsClientId=cid)
+        p.changeDynamics(arm, 0, linearDamping=0, angularDamping=0, physicsClientId=cid)
+        bk = BulletContacts(cid, manage=[plane], law=LAW, friction="none")
+        m = 0.2
+        assert _rest(bk, 480) == pytest.approx(m * G, rel=1e-6)
+        p.resetJointState(arm, 0, -0.4, 0.0, physicsClientId=cid)  # tip up (about +y)
+        bk.step()
+        tip = p.getLinkState(arm, 0, physicsClientId=cid)[0]
+        assert tip[2] > 0.05  # it was lifted: no contact holds it
+        assert _rest(bk, 1440) == pytest.approx(m * G, rel=1e-6)
+        pts = p.getClosestPoints(arm, plane, 0.01, 0, -1, physicsClientId=cid)
+        assert -min(q[8] for q in pts) == pytest.approx(_static(m), rel=1e-3)

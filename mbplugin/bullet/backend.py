@@ -82,12 +82,10 @@ class BulletContacts:
     ``pair_laws`` ``[(law, (x, y)), ...]`` per pair of bodies / links (wins over ``law``)
     ``friction`` None or ``"pybullet"`` (the default): regularised Coulomb friction with each
                  pair's coefficient from PyBullet, the product of the two links'
-                 ``lateral_friction`` (``getDynamicsInfo``, read when the backend is built) as
-                 PyBullet combines them, bounded by 10; ``0`` or ``"none"``: frictionless (the
-                 default before); a :class:`~mbplugin.dynamics.friction.Friction` (or its
-                 parameters): that law for every managed pair. The attributes
-                 ``friction_mode`` ("pybullet", "none" or "given") and ``friction`` (the law;
-                 with "pybullet" its regularisation, the coefficients being per pair) say which
+                 ``lateral_friction`` as PyBullet combines them, bounded by 10; ``0`` or
+                 ``"none"``: frictionless; a :class:`~mbplugin.dynamics.friction.Friction` (or
+                 its parameters) for every managed pair. ``friction_mode`` ("pybullet", "none"
+                 or "given") and ``friction`` (the law; "pybullet": its regularisation) say which
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
@@ -111,10 +109,8 @@ class BulletContacts:
                  :func:`mbplugin.pipeline.substep.contact_space`. The implicit step of
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
                  reference, :class:`~mbplugin.pipeline.implicit.ImplicitStep`)
-    ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
-                 articulated links with a probe step of the host (see
-                 :meth:`~mbplugin.bullet.host.BulletHost.free_acceleration`);
-                 otherwise gravity only (the implicit step needs no probe)
+    ``probe``    with ``articulated="substep"``: the free acceleration of articulated contacts
+                 by a probe host step (:meth:`~mbplugin.bullet.host.BulletHost.free_acceleration`)
     ``articulated``  how a host step with a contact on a link of an articulated body is
                  solved: ``"implicit"`` (the default; :mod:`mbplugin.pipeline.implicit`, the
                  impulse solved against the host's own semi-implicit update, for every contact
@@ -134,10 +130,9 @@ class BulletContacts:
                  :class:`~mbplugin.bullet.deferral.DeferredCorrection`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
-                 ``defer_tol`` or the body's motion over one host step (at rest), or the body
-                 meets a native contact, an articulated contact or a constraint, and at
-                 :meth:`sync` / :meth:`release`. 0: every correction is applied at the next
-                 step's start (no offset kept, the post-step read still saved)
+                 ``defer_tol`` or the body's motion over one host step (at rest), or it meets
+                 a native or articulated contact or a constraint, and at :meth:`sync` /
+                 :meth:`release`. 0: every correction is applied at the next step's start
     """
 
     def __init__(
@@ -258,24 +253,20 @@ class BulletContacts:
             self._deferral.pending, self._deferral.omega0 = old_def.pending, old_def.omega0
         self._watch = ClientWatch(c, lay.rows)  # bodies added, changeDynamics (watch.py)
 
-    def add_body(self, body: int) -> None:
-        """Register a body added to the client after the backend was built (its pairs with the
-        managed bodies become managed; the next :meth:`step` does it by itself)."""
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Read the client again (bodies added, the links' mass, inertia, lateral friction
-        after ``changeDynamics``), keeping the contacts' state; see ``watch.py``."""
+    def refresh(self, body: int | None = None) -> None:
+        """Read the client again, the contacts' state kept: bodies added (``add_body``: their
+        pairs with managed bodies become managed), the links' mass, inertia and lateral
+        friction after ``changeDynamics``; :meth:`step` finds either by itself (watch.py)."""
         self.sync()
         self._build()
         self.integrator.forget_warm()  # keys may have changed
 
-    # -- state --
+    add_body = refresh
+
     def body_state(self) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities) as a BodyState."""
         return self._read.state()
 
-    # -- stepping --
     @checks.host_guard
     def before_step(self, dt: float | None = None,
                     control: Callable[[], None] | None = None) -> StepInfo:
