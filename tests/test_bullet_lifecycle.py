@@ -320,3 +320,23 @@ def test_reset_joint_state_mid_contact(tmp_path) -> None:
         assert _rest(bk, 1440) == pytest.approx(m * G, rel=1e-6)
         pts = p.getClosestPoints(arm, plane, 0.01, 0, -1, physicsClientId=cid)
         assert -min(q[8] for q in pts) == pytest.approx(_static(m), rel=1e-3)
+
+
+def test_removing_bodies() -> None:
+    """removeBody of a body outside the managed pairs changes nothing (the ball rests with
+    sum F = m g at its static overlap); of a managed one, and resetSimulation, a clear error
+    at the next step saying what to do."""
+    with ground_world(G, DT) as (cid, plane):
+        m, r = 0.1, 0.02
+        b = _body(cid, r, m)
+        other = _body(cid, 0.3, 0.2, "box", x=0.5)
+        bk = BulletContacts(cid, manage=[(plane, b)], law=LAW, friction="none")
+        _rest(bk, 60)
+        p.removeBody(other, physicsClientId=cid)
+        f = _rest(bk, 420)
+        bk.sync()
+        assert f == pytest.approx(m * G, rel=1e-6)
+        assert _z(cid, b) == pytest.approx(r - _static(m), abs=1e-3 * _static(m))
+        p.resetSimulation(physicsClientId=cid)
+        with pytest.raises(ParameterError, match=r"was removed.*create a new BulletContacts"):
+            bk.step()
