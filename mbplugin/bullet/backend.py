@@ -50,6 +50,7 @@ from mbplugin.bullet.free_fused import free_begin
 from mbplugin.bullet.fused import after_lean, begin_lean, step_margin
 from mbplugin.bullet.host import BulletHost
 from mbplugin.bullet.rows import BulletRows
+from mbplugin.bullet.watch import ClientWatch
 from mbplugin.contact import BodyState
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import step as _hstep
@@ -81,12 +82,10 @@ class BulletContacts:
     ``pair_laws`` ``[(law, (x, y)), ...]`` per pair of bodies / links (wins over ``law``)
     ``friction`` None or ``"pybullet"`` (the default): regularised Coulomb friction with each
                  pair's coefficient from PyBullet, the product of the two links'
-                 ``lateral_friction`` (``getDynamicsInfo``, read when the backend is built) as
-                 PyBullet combines them, bounded by 10; ``0`` or ``"none"``: frictionless (the
-                 default before); a :class:`~mbplugin.dynamics.friction.Friction` (or its
-                 parameters): that law for every managed pair. The attributes
-                 ``friction_mode`` ("pybullet", "none" or "given") and ``friction`` (the law;
-                 with "pybullet" its regularisation, the coefficients being per pair) say which
+                 ``lateral_friction`` as PyBullet combines them, bounded by 10; ``0`` or
+                 ``"none"``: frictionless; a :class:`~mbplugin.dynamics.friction.Friction` (or
+                 its parameters) for every managed pair. ``friction_mode`` ("pybullet", "none"
+                 or "given") and ``friction`` (the law; "pybullet": its regularisation) say which
     ``flat_box`` static boxes wider than this (m) are ground half-spaces (see geometry module)
     ``rtol``     relative tolerance of the contact-space integration
     ``correct_positions``  step 4 of the module docstring (free bodies)
@@ -110,10 +109,8 @@ class BulletContacts:
                  :func:`mbplugin.pipeline.substep.contact_space`. The implicit step of
                  articulated contacts solves in compiled code, with ``"scipy"`` in NumPy (its
                  reference, :class:`~mbplugin.pipeline.implicit.ImplicitStep`)
-    ``probe``    with ``articulated="substep"``: measure the free acceleration of contacts on
-                 articulated links with a probe step of the host (see
-                 :meth:`~mbplugin.bullet.host.BulletHost.free_acceleration`);
-                 otherwise gravity only (the implicit step needs no probe)
+    ``probe``    with ``articulated="substep"``: the free acceleration of articulated contacts
+                 by a probe host step (:meth:`~mbplugin.bullet.host.BulletHost.free_acceleration`)
     ``articulated``  how a host step with a contact on a link of an articulated body is
                  solved: ``"implicit"`` (the default; :mod:`mbplugin.pipeline.implicit`, the
                  impulse solved against the host's own semi-implicit update, for every contact
@@ -133,10 +130,9 @@ class BulletContacts:
                  :class:`~mbplugin.bullet.deferral.DeferredCorrection`): a free
                  body's correction is computed from the next host step's state read and booked
                  as an offset of its host position; the host is reset once that offset exceeds
-                 ``defer_tol`` or the body's motion over one host step (at rest), or the body
-                 meets a native contact, an articulated contact or a constraint, and at
-                 :meth:`sync` / :meth:`release`. 0: every correction is applied at the next
-                 step's start (no offset kept, the post-step read still saved)
+                 ``defer_tol`` or the body's motion over one host step (at rest), or it meets
+                 a native or articulated contact or a constraint, and at :meth:`sync` /
+                 :meth:`release`. 0: every correction is applied at the next step's start
     """
 
     def __init__(
@@ -255,20 +251,22 @@ class BulletContacts:
                                             self.correct_positions, self.correct_articulated)
         if old_def is not None:
             self._deferral.pending, self._deferral.omega0 = old_def.pending, old_def.omega0
+        self._watch = ClientWatch(c, lay.rows)  # bodies added, changeDynamics (watch.py)
 
-    def add_body(self, body: int) -> None:
-        """Register a body added to the client after the backend was built (its pairs with the
-        managed bodies become managed)."""
+    def refresh(self, body: int | None = None) -> None:
+        """Read the client again, the contacts' state kept: bodies added (``add_body``: their
+        pairs with managed bodies become managed), the links' mass, inertia and lateral
+        friction after ``changeDynamics``; :meth:`step` finds either by itself (watch.py)."""
         self.sync()
         self._build()
         self.integrator.forget_warm()  # keys may have changed
 
-    # -- state --
+    add_body = refresh
+
     def body_state(self) -> BodyState:
         """The rows' state (centre-of-mass poses and velocities) as a BodyState."""
         return self._read.state()
 
-    # -- stepping --
     @checks.host_guard
     def before_step(self, dt: float | None = None,
                     control: Callable[[], None] | None = None) -> StepInfo:
@@ -280,6 +278,8 @@ class BulletContacts:
         the probe step). Inputs that persist (position/velocity motors) need no callback."""
         if control is not None:
             control()
+        if self._watch.poll():  # a body added, a link's dynamics changed
+            self.refresh()
         c = self.client
         dt, g = c.time_step_gravity() if dt is None else (float(dt), c.gravity())
         # (no connection check: the client just answered getPhysicsEngineParameters; a
@@ -288,14 +288,15 @@ class BulletContacts:
         flight, deferral = self._flight, self._deferral
         if self._any_free:
             host = deferral.take(bodies, dt)
-            if self.exact_flight:
-                flight.book(bodies, g, dt)
+            if self.exact_flight:  # the last host step's g and dt (a change is for the next)
+                flight.book(bodies, *flight.taken(g, dt))
             free = self.kind == FREE
             # pos[free] += lag[free], in place (no gathers)
             np.add(bodies.pos, flight.lag, out=bodies.pos, where=free[:, None])
         else:  # no free body (a robot on the ground): no lag, flight or deferred correction
             host = bodies.pos
         flight.due = self._any_free and self.exact_flight  # booked at the next read
+        flight.last = (g, dt)
         margin = step_margin(bodies, dt, g)  # (margin_of's)
         batch = self._detection.prune(self._detection.detect(bodies, margin), bodies, dt, g)
         if self._any_free:

@@ -36,6 +36,7 @@ class Client:
         self.id = cid
         self.last_dt = 0.0  # see time_step_gravity
         self.check()
+        self.time_step_gravity()  # (refuses a stepping the backend cannot follow)
 
     def check(self) -> None:
         """Raise :class:`ParameterError` if the client is not connected."""
@@ -63,12 +64,29 @@ class Client:
         """:meth:`time_step` (s) and :meth:`gravity` (m/s^2) from one PyBullet call (the time
         step also kept as ``last_dt``)."""
         prm = self.p.getPhysicsEngineParameters(physicsClientId=self.id)
+        if prm["numSubSteps"] > 1 or prm["useRealTimeSimulation"]:
+            raise ParameterError(stepping_error(self.id, prm))
         self.last_dt = float(prm["fixedTimeStep"])
         return self.last_dt, _gravity(prm)
 
     def time_step(self) -> float:
         """The host step (s): ``fixedTimeStep`` of the client (PyBullet default 1/240 s)."""
         return float(self("getPhysicsEngineParameters")["fixedTimeStep"])
+
+
+def stepping_error(cid: int, prm: dict[str, Any]) -> str:
+    """The message for a client whose ``stepSimulation`` is not one semi-implicit step of
+    ``fixedTimeStep`` that the backend starts (``numSubSteps`` > 1, real-time simulation)."""
+    if prm["useRealTimeSimulation"]:
+        return (f"PyBullet client {cid} runs in real time (setRealTimeSimulation(1)): "
+                "BulletContacts must take every host step itself; call "
+                "setRealTimeSimulation(0) and contacts.step() in your loop")
+    n, dt = int(prm["numSubSteps"]), float(prm["fixedTimeStep"])
+    return (f"PyBullet client {cid} has numSubSteps = {n} (setPhysicsEngineParameter): "
+            f"BulletContacts integrates each stepSimulation as one semi-implicit step of "
+            f"fixedTimeStep and would apply its contact forces over {n} sub-steps it does not "
+            f"see; set numSubSteps=0 and instead call setTimeStep({dt:g} / {n}) and "
+            f"contacts.step() {n} times per control step")
 
 
 def _gravity(prm: dict[str, Any]) -> np.ndarray:

@@ -148,7 +148,7 @@ class DeferredCorrection:
         bodies = self.read.state()
         host = self.take(bodies, dt)
         if exact_flight:  # the last host step's flight (the next step then books none)
-            flight.book(bodies, self.client.gravity(), dt)
+            flight.book(bodies, *flight.taken(self.client.gravity(), dt))
         flight.due = False
         rows = np.flatnonzero((self.kind == FREE) & nonzero_rows(flight.lag))
         new = bodies.pos[rows] + flight.lag[rows]

@@ -191,7 +191,9 @@ class Detection:
         radius ``fallback_radius`` (or the fallback shape's radius); keys, laws, Hertz k and
         kinematics as for the model's own contacts (``ContactModel.arrays.finish``). PyBullet
         reports one closest point per link pair (GJK/EPA, no contact manifold): a flat face
-        resting on a plane is carried by that single point."""
+        resting on a plane is carried by that single point. Against a concave shape (a
+        heightfield, a static triangle mesh) it reports one per triangle within reach: the
+        copies of one point (a body over a shared vertex or edge) are taken once."""
         c = self.client
         cols: dict[str, list[Any]] = {k: [] for k in ("sa", "sb", "pa", "pb", "n", "d", "f",
                                                       "r")}
@@ -200,6 +202,8 @@ class Detection:
             res = c("getClosestPoints", ba, bb, float(margin), linkIndexA=la, linkIndexB=lb)
             if not res:
                 continue
+            if len(res) > 1:  # a concave shape: one point per triangle within reach
+                res = [res[i] for i in np.flatnonzero(_distinct(res))]
             m = len(res)
             cols["sa"].append(np.full(m, self.fb_shape[ia]))
             cols["sb"].append(np.full(m, self.fb_shape[ib]))
@@ -302,3 +306,16 @@ def _free_pair(kind, a, b):
             if kind[a[i]] == FREE and kind[b[i]] == FREE:
                 return True
     return False
+
+
+#: two getClosestPoints results whose points on both sides lie this close (m) are one point
+SAME_POINT = 1e-9
+
+
+def _distinct(res: list[Any]) -> np.ndarray:
+    """Mask of the ``getClosestPoints`` results ``res`` that are not a copy of an earlier one
+    (both surface points within :data:`SAME_POINT`: the triangles around a shared vertex or
+    edge of a heightfield each report the same closest point)."""
+    pts = np.array([r[5] + r[6] for r in res], dtype=float)  # (m, 6): on A, on B
+    same = np.abs(pts[:, None, :] - pts[None, :, :]).max(axis=2) <= SAME_POINT
+    return ~np.tril(same, -1).any(axis=1)

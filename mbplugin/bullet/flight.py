@@ -57,6 +57,8 @@ class FreeFlight:
         self.forced = np.zeros(n, dtype=bool)
         #: PyBullet's velocity clamp lifted on the free rows' bodies (:meth:`lift_clamp`)
         self.unclamped = False
+        #: gravity (m/s^2) and dt (s) of the host step whose flight is due (see :meth:`taken`)
+        self.last: tuple[np.ndarray, float] | None = None if old is None else old[1].last
         if old is not None and old[0]:
             where = {bl: i for i, bl in enumerate(old[0])}
             prev = old[1]
@@ -66,6 +68,13 @@ class FreeFlight:
                     self.lag[j], self.vprev[j], self.forced[j] = (prev.lag[i], prev.vprev[i],
                                                                   prev.forced[i])
             self.due = prev.due
+
+    def taken(self, g: np.ndarray, dt: float) -> tuple[np.ndarray, float]:
+        """Gravity and time step of the host step to book: those the backend read for it
+        (``last``), not ``g`` and ``dt`` read now (a ``setGravity`` / ``setTimeStep`` between
+        two steps acts from the next one; booked with the new ones, the step just taken looked
+        non-ballistic and the flight's lag was dropped)."""
+        return (g, dt) if self.last is None else self.last
 
     def book(self, bodies: BodyState, g: np.ndarray, dt: float) -> None:
         """Book the host's free-flight error of free bodies and use the exact positions.

@@ -140,7 +140,10 @@ def link_shapes(
     unless ``fallback``: then such a shape is returned as a fallback stand-in (module docstring).
     """
     out: list[LinkShape] = []
-    for idx, row in enumerate(client("getCollisionShapeData", body, link)):
+    data = client("getCollisionShapeData", body, link)
+    if not data:
+        return _unreported(client, body, link, fallback)
+    for idx, row in enumerate(data):
         gtype, dims, fname = int(row[2]), np.asarray(row[3], dtype=float), row[4]
         pos = np.asarray(row[5], dtype=float)
         quat = xyzw_to_wxyz(row[6])
@@ -167,8 +170,9 @@ def link_shapes(
         elif gtype == GEOM_MESH and path in ("", "unknown_file"):
             # vertices PyBullet made itself (a URDF cylinder, a shape from vertices): read them,
             # in the inertial frame with the shape's pose applied
-            out.append(LinkShape(_simulated_mesh(client, body, link, idx, where, mesh_radius),
-                                 np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), skin=MARGIN))
+            hull = _simulated_mesh(client, body, link, idx, where, mesh_radius, fallback)
+            out.append(LinkShape(hull, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), skin=MARGIN)
+                       if hull is not None else _stand_in(gtype, dims, pos, quat))
             continue
         elif gtype == GEOM_MESH:
             # a dynamic body's hulls grown by PyBullet's margin; a static body's triangles not
@@ -211,21 +215,49 @@ def _stand_in(gtype: int, dims: np.ndarray, pos: np.ndarray, quat: np.ndarray) -
     return LinkShape(Sphere(max(bound, 1e-9)), pos, quat, fallback=True, radius=radius)
 
 
+def _unreported(client: Any, body: int, link: int, fallback: bool) -> list[LinkShape]:
+    """The shapes of a link for which ``getCollisionShapeData`` reports nothing: none when the
+    link has no collision shape (its bounding box a point, grown by the 1 mm margin for a
+    URDF link without ``<collision>``), else PyBullet collides with a
+    shape it does not report (``GEOM_HEIGHTFIELD``: its bounding box spans the terrain): a
+    fallback stand-in with ``fallback``, otherwise an error (before, such a body named in
+    ``manage`` lost its native contacts and got none: a ball fell through a heightfield)."""
+    lo, hi = (np.asarray(x, dtype=float) for x in client("getAABB", body, link))
+    if not np.any(hi - lo > 2.0 * MARGIN + 1e-9):  # none: a point grown by the margin
+        return []
+    if fallback:
+        bound = 0.5 * float(np.linalg.norm(hi - lo))
+        return [LinkShape(Sphere(bound), np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]),
+                          fallback=True, radius=float("nan"))]
+    raise ParameterError(
+        f"body {body} link {link}: PyBullet collides with a shape it does not report "
+        "(getCollisionShapeData gives none: a heightfield, GEOM_HEIGHTFIELD), which the "
+        "contact layer cannot model; leave its pairs to PyBullet (manage the other bodies' "
+        "pairs only), or ask for PyBullet's getClosestPoints with "
+        "BulletContacts(..., fallback='closest_points')")
+
+
 def _simulated_mesh(client: Any, body: int, link: int, index: int, where: str,
-                    radius: float | None) -> Mesh:
+                    radius: float | None, fallback: bool = False) -> Mesh | None:
     """The convex hull of the vertices PyBullet simulates for collision shape ``index`` of
-    ``(body, link)`` (``getMeshData``: inertial frame, the shape's pose applied)."""
+    ``(body, link)`` (``getMeshData``: inertial frame, the shape's pose applied); None where
+    PyBullet gives no vertices (a static triangle mesh made from vertices) and ``fallback``."""
 
     try:
         n, verts = client("getMeshData", body, link, index)
     except Exception:  # older PyBullet: no shape index
         n, verts = client("getMeshData", body, link)
     v = np.asarray(verts, dtype=float).reshape(-1, 3)
+    if (n < 4 or len(v) < 4) and fallback:
+        return None
     if n < 4 or len(v) < 4:
         raise ParameterError(
             f"{where}: PyBullet reports a mesh without a file ('unknown_file') and getMeshData "
-            f"gives {len(v)} vertices; the contact layer cannot rebuild it (leave this pair to "
-            "PyBullet, or load the URDF with p.URDF_USE_IMPLICIT_CYLINDER for a cylinder)")
+            f"gives {len(v)} vertices (a static triangle mesh made from vertices); the contact "
+            "layer cannot rebuild it: leave this pair to PyBullet, give the mesh as a file "
+            "(createCollisionShape(GEOM_MESH, fileName=...)), ask for PyBullet's "
+            "getClosestPoints with BulletContacts(..., fallback='closest_points'), or load "
+            "the URDF with p.URDF_USE_IMPLICIT_CYLINDER for a cylinder")
     return Mesh(convex_hull(v), radius=radius)
 
 
