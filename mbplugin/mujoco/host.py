@@ -39,13 +39,14 @@ from typing import Any
 import numpy as np
 
 from mbplugin.contact import BodyState, ContactBatch
+from mbplugin.errors import IntegrationError
 from mbplugin.hosts import ARTICULATED, FREE, STATIC, ArticulatedBlock, RowShape
 from mbplugin.hosts.protocol import point_velocity
 from mbplugin.mujoco import kernels as _k
 from mbplugin.mujoco.free import MujocoFreeRows
 from mbplugin.mujoco.geometry import row_shapes
 from mbplugin.mujoco.native import NativeFilter
-from mbplugin.mujoco.trees import MujocoTrees
+from mbplugin.mujoco.trees import TURN_MAX, MujocoTrees, turn_message
 
 
 def row_kinds(m: Any, bodies: np.ndarray) -> np.ndarray:
@@ -259,6 +260,8 @@ class MujocoHost:
         spin = self.trees.respond(blocks, dq, qadr)
         if len(rows):
             spin = max(spin, self.free_rows.respond(rows, dv, dw, qadr))
+        if spin * dt > TURN_MAX:
+            raise IntegrationError(turn_message(mj, m, d, self.trees.rot_dof, dt))
         if qadr:
             adr = np.concatenate(qadr)
             q = self._qpos0.copy()
