@@ -89,3 +89,21 @@ def test_recorded_trajectory_bounces_at_the_analysers_cr() -> None:
     assert v_in == pytest.approx(np.sqrt(2 * g * h), rel=1e-9)
     assert v_out / v_in == pytest.approx(impact(scene.law, m, v_in, press=m * g).cr_out,
                                          abs=1e-6)
+
+
+@pytest.mark.parametrize("scene", ["scenes/bullet_drop_ball.toml", "scenes/mujoco_drop_ball.toml"])
+def test_a_host_scene_run_again_into_its_own_out_replaces_it(
+        scene: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The documented rule for ``--out`` (docs/scenes.md): a directory that holds an earlier
+    mbplugin run is reused. A host scene's run (records.csv + summary.json, no engine manifest)
+    was refused as 'not empty' on its second run; a foreign file still refuses it."""
+    for duration in (0.2, 0.3):
+        code, _, err = _run(["run", scene, "--set", f"duration={duration}", "--out",
+                             str(tmp_path)], capsys)
+        assert code == 0, err
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert summary["sim_time"] == pytest.approx(duration)  # this run's, not the first's
+    (tmp_path / "notes.txt").write_text("mine")
+    code, _, err = _run(["run", scene, "--set", "duration=0.2", "--out", str(tmp_path)], capsys)
+    assert code == 2 and "not empty" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "notes.txt").read_text() == "mine"

@@ -37,6 +37,7 @@ MANIFEST = "summary.json"  #: lists the run's files under "output"
 KNOWN_OUTPUTS = frozenset({
     "result.npz", "bodies.csv", "contacts.csv", "energy.csv", "bounces.csv", "summary.json",
     "trajectory.png", "energy.png", "bounces.png", "loops.png",
+    "records.npz", "records.csv",  # a host backend's run (mbplugin.host_scene), no manifest
 })
 
 
