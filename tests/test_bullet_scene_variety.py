@@ -243,3 +243,29 @@ def test_centre_of_mass_outside_the_shape() -> None:
         deepest = np.array(min(pts, key=lambda q: q[8])[5])
         assert np.all(np.sign((deepest - centre)[:2]) == np.sign(off[:2]))
         assert np.linalg.norm(p.getBaseVelocity(b, physicsClientId=cid)[1]) < 1e-6
+
+
+def test_a_maximal_coordinates_body_is_refused_with_what_to_do() -> None:
+    """PyBullet's ``getCollisionShapeData`` cannot read a body made with
+    ``useMaximalCoordinates=True`` (it raised a bare ``pybullet.error``): managing it is one
+    clear ParameterError naming the option, raised before anything is changed, so PyBullet's
+    own contact still holds the ball on the plane (it rests within 1 mm of z = r)."""
+    cid = p.connect(p.DIRECT)
+    try:
+        p.setGravity(0, 0, -9.81, physicsClientId=cid)
+        plane = p.createMultiBody(0, p.createCollisionShape(p.GEOM_PLANE, physicsClientId=cid),
+                                  physicsClientId=cid)
+        r = 0.05
+        ball = p.createMultiBody(1.0, p.createCollisionShape(p.GEOM_SPHERE, radius=r,
+                                                             physicsClientId=cid),
+                                 basePosition=[0, 0, r + 0.01], useMaximalCoordinates=True,
+                                 physicsClientId=cid)
+        with pytest.raises(ParameterError, match="useMaximalCoordinates=False"):
+            BulletContacts(cid, manage=[plane, ball], law={"name": "hunt_crossley", "cr": 0.5,
+                                                           "k": 1e6})
+        for _ in range(240):
+            p.stepSimulation(physicsClientId=cid)
+        z = p.getBasePositionAndOrientation(ball, physicsClientId=cid)[0][2]
+        assert abs(z - r) < 1e-3
+    finally:
+        p.disconnect(cid)

@@ -81,6 +81,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pybullet
 import trimesh
 
 from mbplugin.contact import Box, Capsule, Cylinder, Mesh, Plane, Sphere
@@ -140,7 +141,14 @@ def link_shapes(
     unless ``fallback``: then such a shape is returned as a fallback stand-in (module docstring).
     """
     out: list[LinkShape] = []
-    data = client("getCollisionShapeData", body, link)
+    try:
+        data = client("getCollisionShapeData", body, link)
+    except pybullet.error:
+        raise ParameterError(
+            f"body {body} link {link}: PyBullet reports no collision shapes for it (a body "
+            "created with useMaximalCoordinates=True, whose shapes getCollisionShapeData cannot "
+            "read): create it with useMaximalCoordinates=False (the default) to manage its "
+            "contacts, or leave its pairs to PyBullet") from None
     if not data:
         return _unreported(client, body, link, fallback)
     for idx, row in enumerate(data):
