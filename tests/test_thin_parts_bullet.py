@@ -20,17 +20,11 @@ from pathlib import Path
 import numpy as np
 import pybullet as p
 import pytest
+from thin_ball import DELTA_STATIC, SOFT, G, K, M, R
 
 from mbplugin.bullet import BulletContacts
 from mbplugin.errors import ParameterError
 
-G = 9.81
-R = 0.05  # ball radius (m)
-M = 1.0  # ball mass (kg)
-SOFT = {"E": 1e7, "nu": 0.3}  # static Hertz overlap of the ball ~0.33 mm
-E_STAR = SOFT["E"] / (2.0 * (1.0 - SOFT["nu"] ** 2))
-K = 4.0 / 3.0 * E_STAR * math.sqrt(R)  # Hertz, ball on a flat face (R_eff = R)
-DELTA_STATIC = (M * G / K) ** (2.0 / 3.0)
 #: slab orientations: flat, tilted 30 deg about x, a vertical wall (90 deg about y)
 TILTS = {"flat": (0.0, 0.0, 0.0), "tilted": (math.radians(30), 0.0, 0.0),
          "wall": (0.0, math.pi / 2, 0.0)}
