@@ -20,6 +20,7 @@ import sys
 import pybullet as p
 import pybullet_data
 
+import mbplugin
 from mbplugin import calibrate
 from mbplugin.bullet import BulletContacts
 from mbplugin.contact import effective_modulus
@@ -65,4 +66,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(60):  # a first run compiles (~60 s on 2 cores)
+        sys.exit(main())

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+import mbplugin
 from mbplugin.identify import fit_law, load_data, plot_fit
 from mbplugin.laws import exact_cr, get_law_class
 from mbplugin.sweep import build_spec, plot_cr_map, run_sweep
@@ -75,4 +76,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(25):  # a first run compiles (~25 s on 2 cores)
+        sys.exit(main())

@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import mbplugin
 from mbplugin import calibrate
 from mbplugin.impact import impact
 from mbplugin.laws import make_law
@@ -55,4 +56,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(20):  # a first run compiles (~20 s on 2 cores)
+        sys.exit(main())

@@ -20,6 +20,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+import mbplugin
+
 R, MASS = 0.0127, 0.066
 LAW = {"name": "hunt_crossley", "cr": 0.8}
 STEEL = {"E": 2e11, "nu": 0.3}
@@ -77,4 +79,5 @@ def main(argv: list[str] | None = None) -> int:
                   "native MuJoCo (solref 0.02 0.1)", Path(args.out))
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(100):  # a first run compiles (~100 s on 2 cores)
+        sys.exit(main())

@@ -35,6 +35,7 @@ import mujoco
 import numpy as np
 import pybullet_data
 
+import mbplugin
 from mbplugin.mujoco import MujocoContacts, geom
 
 # the PyBullet example's robot set-up: materials, toe radius, stance, gait, PD gains, the fall
@@ -198,4 +199,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(60):  # a first run compiles (~60 s on 2 cores)
+        sys.exit(main())

@@ -37,6 +37,7 @@ import numpy as np
 import pybullet as p
 import pybullet_data
 
+import mbplugin
 from mbplugin.contact import hertz_stiffness
 
 E_GROUND, NU_GROUND, E_TOE, NU_TOE = 1e7, 0.45, 1e9, 0.4
@@ -259,4 +260,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(55):  # a first run compiles (~55 s on 2 cores)
+        sys.exit(main())

@@ -16,6 +16,7 @@ import argparse
 import math
 import sys
 
+import mbplugin
 from mbplugin.impact import calibrate
 from mbplugin.laws import make_law
 from mbplugin.scene import build_scene
@@ -74,4 +75,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(45):  # a first run compiles (~45 s on 2 cores)
+        sys.exit(main())

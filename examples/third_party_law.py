@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 
+import mbplugin
 from mbplugin.laws import Law, Param, make_law, register
 
 
@@ -99,4 +100,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with mbplugin.compile_notice(15):  # a first run compiles (~15 s on 2 cores)
+        sys.exit(main())

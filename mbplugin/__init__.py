@@ -7,6 +7,8 @@ The main entry points:
   location of the contact events;
 - :func:`mbplugin.calibrate` (also :func:`mbplugin.impact.calibrate`) -- the damping value that
   makes a law reproduce a target c_r in that impact;
+- :func:`mbplugin.compile_notice` -- a one-line notice on stderr while a first run compiles
+  (the command line prints it by itself);
 - the ``mbplugin`` command line (``mbplugin --help``).
 """
 
@@ -21,4 +23,8 @@ def __getattr__(name: str) -> object:
         from mbplugin import impact
 
         return getattr(impact, name)
+    if name == "compile_notice":
+        from mbplugin.cli.notice import compile_notice
+
+        return compile_notice
     raise AttributeError(f"module 'mbplugin' has no attribute {name!r}")

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import numba
+import pytest
 
+import mbplugin
 from mbplugin._jit import on_first_compile
 from mbplugin.cli.notice import DEFAULT_ESTIMATE_S, ESTIMATE_S, MESSAGE
 
@@ -87,3 +89,38 @@ def test_a_notice_inside_a_progress_line_gets_its_own_line(capsys) -> None:
     assert stream.getvalue() == ("[1/2] closed.hertz ...\n[1/2] closed.hertz ... 0.1 s (3 pass)\n"
                                  "[2/2] closed.oscillator ... 0.2 s (1 pass)\n")
     assert ProgressLine.OPEN == []
+
+
+def test_the_library_notice_for_scripts(capsys) -> None:
+    """``mbplugin.compile_notice`` (what the examples wrap their ``main`` in): one line on
+    stderr at the block's first compilation, none for a function already compiled, none after
+    the block; a bad estimate is refused naming the parameter."""
+
+    @numba.njit(cache=False)
+    def twice(x):
+        return 2.0 * x
+
+    @numba.njit(cache=False)
+    def thrice(x):
+        return 3.0 * x
+
+    twice(1.0)  # compiled before the block: says nothing inside it
+    capsys.readouterr()
+    with mbplugin.compile_notice(7):
+        assert twice(2.0) == 4.0
+        assert capsys.readouterr().err == ""
+        assert thrice(2.0) == 6.0
+        assert thrice(1) == 3.0  # a second compilation (int): no second line
+    err = capsys.readouterr().err
+    assert err == MESSAGE.format(s=7) + "\n"
+
+    @numba.njit(cache=False)
+    def four(x):
+        return 4.0 * x
+
+    assert four(1.0) == 4.0  # after the block: nothing
+    assert capsys.readouterr().err == ""
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="seconds"):
+            with mbplugin.compile_notice(bad):
+                pass
