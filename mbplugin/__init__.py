@@ -24,7 +24,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(impact, name)
     if name == "compile_notice":
-        from mbplugin.cli.notice import compile_notice
+        from mbplugin._notice import compile_notice
 
         return compile_notice
     raise AttributeError(f"module 'mbplugin' has no attribute {name!r}")

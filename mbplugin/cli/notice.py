@@ -13,18 +13,17 @@ line is open goes on a line of its own, and the open line is written again below
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, ClassVar, TextIO
+
+from mbplugin._notice import MESSAGE
 
 #: Rough compile time (s) of a first run of each command on a 2-core machine; others: DEFAULT.
 ESTIMATE_S: dict[str, int] = {"run": 20, "impact": 15, "compare": 15, "calibrate": 15}
 DEFAULT_ESTIMATE_S = 30
 
-MESSAGE = ("mbplugin: compiling numerical kernels for the first run (about {s} s; cached "
-           "afterwards)...")
 
 
 class ProgressLine:
@@ -97,19 +96,3 @@ def with_compile_notice(func: Callable[[argparse.Namespace], Any],
 
     return wrapped
 
-
-@contextlib.contextmanager
-def compile_notice(seconds: int = DEFAULT_ESTIMATE_S) -> Iterator[None]:
-    """Inside the block, print :data:`MESSAGE` (with ``seconds``, the expected compile time) on
-    stderr once, when numba starts its first compilation; nothing when every kernel is in the
-    disk cache. The library-level form of the command line's notice, for scripts (the
-    examples): ``with mbplugin.compile_notice(60): main()``."""
-    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 1:
-        raise ValueError(f"seconds = {seconds!r}: a whole number of seconds >= 1")
-    from mbplugin._jit import on_first_compile
-
-    remove = on_first_compile(lambda: _say(MESSAGE.format(s=seconds)))
-    try:
-        yield
-    finally:
-        remove()
