@@ -19,8 +19,10 @@ eq. 4.22-4.23), written out here.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,25 @@ from mbplugin.mujoco.lean_tree import LeanTree
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mujoco_quadruped.py"
 T_STAND = 0.8  # s: the drop onto the toes has settled by the last 0.2 s
 
+
+@contextlib.contextmanager
+def _counted_outcomes() -> Iterator[list[int]]:
+    """Inside the block, every ``tree_step.tree_fused`` call's outcome code, in order."""
+    from mbplugin.mujoco import tree_step
+
+    outcomes: list[int] = []
+    fused = tree_step.tree_fused
+
+    def counted(*args):
+        out = fused(*args)
+        outcomes.append(int(out[0]))
+        return out
+
+    tree_step.tree_fused = counted
+    try:
+        yield outcomes
+    finally:
+        tree_step.tree_fused = fused
 
 def _example():
     spec = importlib.util.spec_from_file_location("mujoco_quadruped", EXAMPLE)
@@ -212,13 +233,6 @@ def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
 
     q = _example()
     t_trot = 0.4
-    outcomes: list[int] = []
-    fused = tree_step.tree_fused
-
-    def counted(*args):
-        out = fused(*args)
-        outcomes.append(int(out[0]))
-        return out
 
     def run(lean: bool) -> tuple[list[tuple[np.ndarray, ...]], Any, float]:
         m, d, contacts, _ = _setup(q, lean)
@@ -243,11 +257,8 @@ def test_a1_trot_common_step_in_one_call_equals_the_general_path() -> None:
         trunk = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "trunk")
         return rec, contacts, float(m.body_subtreemass[trunk] * -m.opt.gravity[2])
 
-    tree_step.tree_fused = counted
-    try:
+    with _counted_outcomes() as outcomes:
         lean, c_lean, weight = run(True)
-    finally:
-        tree_step.tree_fused = fused
     general, c_gen, _ = run(False)
     n = len(lean)
     assert outcomes.count(tree_step.DONE) > 0.9 * n
@@ -373,16 +384,8 @@ def test_a1_flight_steps_are_mujocos_own_step_with_an_empty_info() -> None:
     hq = m.jnt_qposadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
     hv = m.jnt_dofadr[m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE]
     dt = m.opt.timestep
-    outcomes: list[int] = []
-    fused = tree_step.tree_fused
 
-    def counted(*args):
-        out = fused(*args)
-        outcomes.append(int(out[0]))
-        return out
-
-    tree_step.tree_fused = counted
-    try:
+    with _counted_outcomes() as outcomes:
         flights = 0
         for i in range(40):
             for x in (d, ref):
@@ -400,7 +403,5 @@ def test_a1_flight_steps_are_mujocos_own_step_with_an_empty_info() -> None:
             assert info.normal_force.shape == (0,) and info.bodies.shape == (0, 2)
             assert len(contacts.store.keys) == 0
             flights += 1
-    finally:
-        tree_step.tree_fused = fused
     assert flights >= 5  # (the fall of 5 mm at 2 ms steps: ~14 steps before the margin)
     assert info.contacts > 0  # (then the toes within the margin: the fused step's own)
