@@ -4,6 +4,8 @@
 * :mod:`~mbplugin.contact.shapes`  shapes (sphere, plane, box, capsule, holes) and ``Material``
 * :mod:`~mbplugin.contact.mesh`    triangle meshes (trimesh) and the mesh pairs
 * :mod:`~mbplugin.contact.cylinder` the exact cylinder (a mesh whose plane contacts are its rims)
+* :mod:`~mbplugin.contact.ellipsoid` the exact ellipsoid (a mesh whose plane contact is its
+  exact deepest point, Hertz's radius there)
 * :mod:`~mbplugin.contact.narrow`  closed-form narrow phase of the primitive pairs
 * :mod:`~mbplugin.contact.broad`   broad phase (k-d tree on bounding spheres)
 * :mod:`~mbplugin.contact.model`   ``ContactModel``: shapes on bodies, pair laws, ``detect``
@@ -18,6 +20,7 @@ direction, never the reverse: ``tests/test_layering.py``) and are re-exported he
 
 from mbplugin.contact.bodies import BodyState, axis_angle_quat, quat_to_matrix
 from mbplugin.contact.cylinder import Cylinder
+from mbplugin.contact.ellipsoid import Ellipsoid
 from mbplugin.contact.materials import effective_modulus, effective_radius, hertz_stiffness
 from mbplugin.contact.mesh import Mesh
 from mbplugin.contact.model import ContactModel, as_pair_law
@@ -51,6 +54,7 @@ __all__ = [
     "ContactStore",
     "Cylinder",
     "CylindricalHole",
+    "Ellipsoid",
     "Material",
     "Mesh",
     "PairLaw",

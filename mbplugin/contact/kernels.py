@@ -187,6 +187,38 @@ def _rim_member(q0, q1, q2, n0, n1, n2, Rb, vgeo, v, y0, y1, y2):
     return -((x0 - q0) * n0 + (x1 - q1) * n1 + (x2 - q2) * n2), x0, x1, x2
 
 
+#: Column 3 of a member row of ``vgeo`` that holds an exact ellipsoid (:func:`_ellipsoid_member`)
+ELLIPSOID_MARK = -math.inf
+
+
+@njit_helper
+def _ellipsoid_member(q0, q1, q2, n0, n1, n2, Rb, vgeo, v, y0, y1, y2):
+    """The deepest point of an exact ellipsoid (:class:`mbplugin.contact.ellipsoid.Ellipsoid`)
+    against the half-space (q, n): its overlap and the point (4-tuple, as :func:`_mesh_member`).
+
+    Member row ``v`` holds the ellipsoid: its centre (vgeo[v, 0:3], shape frame; ``y`` in the
+    world), :data:`ELLIPSOID_MARK` (vgeo[v, 3]) and its semi-axes (a, b, c) along the shape's
+    x, y, z (vgeo[v, 4:7], m). With A = diag(a, b, c) and u = -Rb^T n the direction into the
+    plane in the shape frame, the support of the ellipsoid in u is h(u) = sqrt(u^T A^2 u),
+    reached at p = A^2 u / h(u) (the point whose outward normal A^-2 p / |A^-2 p| is u: exact,
+    one square root); the point is y + Rb p. For a = b = c = r: p = r u / |u|, a sphere's lowest
+    point (:func:`plane_sphere`, to rounding)."""
+    u0 = -(Rb[0, 0] * n0 + Rb[1, 0] * n1 + Rb[2, 0] * n2)
+    u1 = -(Rb[0, 1] * n0 + Rb[1, 1] * n1 + Rb[2, 1] * n2)
+    u2 = -(Rb[0, 2] * n0 + Rb[1, 2] * n1 + Rb[2, 2] * n2)
+    a2 = vgeo[v, 4] * vgeo[v, 4]
+    b2 = vgeo[v, 5] * vgeo[v, 5]
+    c2 = vgeo[v, 6] * vgeo[v, 6]
+    h = math.sqrt(a2 * u0 * u0 + b2 * u1 * u1 + c2 * u2 * u2)
+    p0 = a2 * u0 / h
+    p1 = b2 * u1 / h
+    p2 = c2 * u2 / h
+    x0 = y0 + Rb[0, 0] * p0 + Rb[0, 1] * p1 + Rb[0, 2] * p2
+    x1 = y1 + Rb[1, 0] * p0 + Rb[1, 1] * p1 + Rb[1, 2] * p2
+    x2 = y2 + Rb[2, 0] * p0 + Rb[2, 1] * p1 + Rb[2, 2] * p2
+    return -((x0 - q0) * n0 + (x1 - q1) * n1 + (x2 - q2) * n2), x0, x1, x2
+
+
 @njit_helper
 def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
     """One member vertex row ``v`` of a mesh plane feature against the half-space (q, n): its
@@ -202,7 +234,10 @@ def _mesh_member(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, vgeo, v):
     h = (y0 - q0) * n0 + (y1 - q1) * n1 + (y2 - q2) * n2
     if r == 0.0:  # a corner: the point itself
         return -h, y0, y1, y2
-    if r < 0.0:  # a rim point of an exact cylinder
+    if r < 0.0:
+        if r == ELLIPSOID_MARK:  # an exact ellipsoid
+            return _ellipsoid_member(q0, q1, q2, n0, n1, n2, Rb, vgeo, v, y0, y1, y2)
+        # a rim point of an exact cylinder
         return _rim_member(q0, q1, q2, n0, n1, n2, Rb, vgeo, v, y0, y1, y2)
     m0 = Rb[0, 0] * vgeo[v, 4] + Rb[0, 1] * vgeo[v, 5] + Rb[0, 2] * vgeo[v, 6]
     m1 = Rb[1, 0] * vgeo[v, 4] + Rb[1, 1] * vgeo[v, 5] + Rb[1, 2] * vgeo[v, 6]
@@ -356,7 +391,8 @@ def mesh_feature_point(q0, q1, q2, n0, n1, n2, c0, c1, c2, Rb, ms, g):
     A smooth vertex is the sphere of centre x_c = c + Rb v_c, radius r (as :func:`plane_sphere`:
     delta = r - (x_c - q).n) while the direction -n lies in its cone; beyond, the sphere's point
     at the edge of the cone nearest -n (continuous at the edge). A member with r < 0 is a point
-    of an exact cylinder's rim (:func:`_rim_member`). A corner feature is its vertex.
+    of an exact cylinder's rim (:func:`_rim_member`), or, r = :data:`ELLIPSOID_MARK`, an exact
+    ellipsoid (:func:`_ellipsoid_member`). A corner feature is its vertex.
     A smooth region's member of largest delta is found over ``fvert[fstart[g]:fstart[g + 1]]``,
     or, for a large region (``fclimb[g]`` >= 0), by a steepest ascent along the region's edges
     (``nbr``) from the support vertex (``dtab``) of the nearest of the table directions ``dirs``

@@ -242,6 +242,10 @@ REGION_MIN = 7
 #: curved (a sphere 1, an ellipsoid of axes 1.5 : 1 : 0.7 at least 0.22); a nearly cylindrical
 #: vertex (a capsule's or a fillet's side, which rests on a line, not a point) stays a corner.
 ROUND_MIN = 0.1
+#: Plane feature kind of an exact curved surface whose contact point moves over it as the body
+#: turns (:class:`mbplugin.contact.ellipsoid.Ellipsoid`: one member row holds the closed form);
+#: the other kinds are 0 (a corner) and 1 (a smooth region of member vertices)
+FEATURE_EXACT = 2
 #: An edge of the convex hull bridges a gap of the surface (a concave mesh: the edge spans two
 #: bumps) when it is no mesh edge and longer than this many times the longest mesh edge at
 #: either end; a plane along it touches its two ends apart, so two members of one smooth
@@ -652,6 +656,10 @@ class Mesh:
     an overlap larger than their depth in it).
     """
 
+    #: True for a shape whose every vertex lies on one smooth surface (an
+    #: :class:`~mbplugin.contact.ellipsoid.Ellipsoid`): its facets give no face contacts
+    smooth_surface = False
+
     def __init__(
         self, mesh: Any, radius: float | None = None, repair: bool = False,
         smooth_angle: float = 30.0, plane_points: Any = None,
@@ -827,7 +835,18 @@ class MeshSet:
             self.fsmooth = np.zeros(0, dtype=bool)
             fslack = np.zeros(0)
         #: feature rows whose deepest vertex can change (smooth regions of more than one corner)
-        self.fvarying = self.fsmooth & (np.diff(self.fstart) > 1)
+        #: or whose point moves over an exact curved surface (an ellipsoid): their radius, so
+        #: their Hertz k, is no constant of the pair
+        exact = (np.concatenate([shapes[i].feature_kind == FEATURE_EXACT for i in ids])
+                 if ids else np.zeros(0, dtype=bool))
+        self.fvarying = self.fsmooth & ((np.diff(self.fstart) > 1) | exact)
+        #: per shape: the semi-axes (m) of an exact ellipsoid (NaN for other shapes), whose
+        #: contacts take their radius at the contact normal (:meth:`exact_radius`)
+        self.ellipsoid_axes = np.full((n, 3), np.nan)
+        for i in ids:
+            if getattr(shapes[i], "semi_axes", None) is not None:
+                self.ellipsoid_axes[i] = shapes[i].semi_axes
+        self.has_ellipsoid = bool(np.isfinite(self.ellipsoid_axes[:, 0]).any())
         # the climb's tables, global rows
         nd = len(CLIMB_DIRS)
         fclimb, dtab, nbr_start, nbr = [], [], [np.zeros(1, dtype=np.int64)], []
@@ -880,6 +899,25 @@ class MeshSet:
         r = self.v_radius[vid]
         return np.where(np.isnan(r), self.user_radius[sid], r)
 
+    def exact_radius(self, r: np.ndarray, sid: np.ndarray, normal: np.ndarray,
+                     rot: np.ndarray) -> np.ndarray:
+        """``r`` (K,) m with the contacts on an exact ellipsoid (shape ``sid``) given the
+        ellipsoid's radius at their world ``normal`` (K, 3) (:func:`mbplugin.contact.
+        ellipsoid.equivalent_radius` in the shape frame, ``rot`` the shapes' world rotations
+        (S, 3, 3)); ``r`` itself for a model without ellipsoids."""
+        if not self.has_ellipsoid:
+            return r
+        axes = self.ellipsoid_axes[sid]
+        on = np.flatnonzero(np.isfinite(axes[:, 0]))
+        if not len(on):
+            return r
+        from mbplugin.contact.ellipsoid import equivalent_radius
+
+        u = np.einsum("kji,kj->ki", rot[sid[on]], normal[on])
+        r = np.array(r, dtype=float)
+        r[on] = equivalent_radius(axes[on], u)
+        return r
+
     # -- mesh-plane ---------------------------------------------------------------------------
     def plane_meshes(
         self, c: Any, w: Any, p: int, mids: np.ndarray, margin: float = 0.0
@@ -908,8 +946,9 @@ class MeshSet:
         if not len(keep):
             return []
         sid, vert = sid[keep], vert[keep]
+        r = self.exact_radius(self._radius(vert, sid), sid, normal[keep], w.R)
         return [_Part(np.full(len(keep), p), sid, point[keep], normal[keep], delta[keep],
-                      self._radius(vert, sid), local[keep].astype(np.int64))]
+                      r, local[keep].astype(np.int64))]
 
     # -- mesh-sphere --------------------------------------------------------------------------
     def mesh_sphere(self, c: Any, w: Any, sa: np.ndarray, sb: np.ndarray,
@@ -973,7 +1012,8 @@ class MeshSet:
             geom = fcl.Sphere(float(c.radius[s]))
         return fcl.CollisionObject(geom, fcl.Transform(w.R[s], w.center[s]))
 
-    def _feature_radius(self, c: Any, w: Any, s: np.ndarray, point: np.ndarray) -> np.ndarray:
+    def _feature_radius(self, c: Any, w: Any, s: np.ndarray, point: np.ndarray,
+                        normal: np.ndarray) -> np.ndarray:
         out = np.full(len(s), np.inf)
         kind = c.kind[s]
         out[kind == 1] = c.radius[s[kind == 1]]
@@ -985,17 +1025,43 @@ class MeshSet:
             v = int(np.argmin(np.linalg.norm(self.shapes[sid].vertices - loc, axis=1)))
             rv = self._radius(np.array([v + self.v_start[sid]]), np.array([sid]))[0]
             out[i] = np.inf if np.isnan(rv) else rv
-        return out
+        return self.exact_radius(out, s, normal, w.R)
 
     def _support(self, c: Any, w: Any, s: int, n: np.ndarray) -> float:
         """max over the shape of x.n (m): its extent along the world direction ``n``."""
         kind = int(c.kind[s])
         R, cen = w.R[s], w.center[s]
         if kind == 3:
+            axes = self.ellipsoid_axes[s]
+            if np.isfinite(axes[0]):  # an exact ellipsoid: cen.n + h(R^T n)
+                from mbplugin.contact.ellipsoid import support
+
+                return float(cen @ n + support(axes, n @ R))
             return float(np.max((self.shapes[s].vertices @ R.T + cen) @ n))
         if kind == 2:
             return float(cen @ n + np.sum(c.half[s] * np.abs(R.T @ n)))
         return float(cen @ n + c.half_length[s] * abs(R[:, 2] @ n) + c.radius[s])
+
+    def _exact_pair(self, c: Any, w: Any, s1: int, s2: int,
+                    nv: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """(point (3,), overlap m) along the unit normal ``nv`` (from s1 to s2; fcl's, of the
+        meshes) of a pair in which s1 or s2 is an exact ellipsoid, else None: the overlap
+        h_1(nv) + h_2(-nv) of the two shapes' support functions (the ellipsoid's exact,
+        :func:`mbplugin.contact.ellipsoid.support`; the other's over its vertices or its
+        closed form: exact along that normal for convex shapes), the point the ellipsoid's
+        exact support point moved along nv to the middle of the overlap."""
+        a1, a2 = self.ellipsoid_axes[s1], self.ellipsoid_axes[s2]
+        e = s2 if np.isfinite(a2[0]) else s1 if np.isfinite(a1[0]) else -1
+        if e < 0:
+            return None
+        from mbplugin.contact.ellipsoid import support_point
+
+        h1, h2 = self._support(c, w, s1, nv), self._support(c, w, s2, -nv)
+        R = w.R[e]
+        d = -nv if e == s2 else nv
+        pos = w.center[e] + R @ support_point(self.ellipsoid_axes[e], d @ R)
+        mid = 0.5 * (h1 - h2)
+        return pos + (mid - pos @ nv) * nv, h1 + h2
 
     def _polys_world(self, c: Any, w: Any, s: int) -> tuple[np.ndarray, ...]:
         """Shape ``s``'s hull polygons in the world: normals, offsets, start, ids, vertices
@@ -1007,7 +1073,7 @@ class MeshSet:
                 mesh = self.shapes[s]
                 n, off, start, ids = mesh.polygons()
                 loc = mesh.vertices
-                curved = np.zeros(len(loc), dtype=bool)
+                curved = np.full(len(loc), bool(mesh.smooth_surface))
                 fs, fv = mesh.feature_start, mesh.feature_vertices
                 for f in np.flatnonzero(mesh.feature_kind == 1):
                     curved[fv[fs[f]:fs[f + 1]]] = True
@@ -1123,6 +1189,14 @@ class MeshSet:
                         dep.append(man[2][k])
                         feat.append(man[3][k])
                     continue
+            exact = self.has_ellipsoid and self._exact_pair(c, w, s1, s2, nv)
+            if exact is not None:  # an ellipsoid: its exact support along fcl's normal
+                out_i.append(idx)
+                pts.append(exact[0])
+                nrm.append(nv)
+                dep.append(exact[1])
+                feat.append(0)
+                continue
             if ct is None:  # the middle of the gap, its overlap the negative distance
                 out_i.append(idx)
                 pts.append(0.5 * (p1 + p2))
@@ -1146,6 +1220,7 @@ class MeshSet:
         normal = np.array(nrm, dtype=float).reshape(-1, 3)
         normal /= np.linalg.norm(normal, axis=1)[:, None]
         a, b = sa[ii], sb[ii]
-        r_eff = _equiv(self._feature_radius(c, w, a, point), self._feature_radius(c, w, b, point))
+        r_eff = _equiv(self._feature_radius(c, w, a, point, normal),
+                       self._feature_radius(c, w, b, point, normal))
         return [_Part(a, b, point, normal, np.array(dep, dtype=float), r_eff,
                       np.array(feat, dtype=np.int64))]

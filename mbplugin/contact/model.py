@@ -33,7 +33,9 @@ surface R < 0, review Eq. 5.3):
   for a sphere against them and undefined (NaN) for a box corner on a plane;
 * spherical hole: -R_hole; cylindrical hole: R' from -R_hole and R'' = R_sphere combined as above;
 * mesh: the local radius of curvature where the surface is smooth, else the mesh's ``radius``,
-  else undefined (see :mod:`mbplugin.contact.mesh`).
+  else undefined (see :mod:`mbplugin.contact.mesh`);
+* ellipsoid: sqrt(R1 R2) = a b c / h(n)^2 of its principal radii at the contact normal n
+  (Johnson 1985, Sect. 4.2; :mod:`mbplugin.contact.ellipsoid`).
 
 Stable keys: ``key = (shape_a * S + shape_b) * 2**20 + feature`` with S the number of shapes and
 ``feature`` 0 for pairs that touch at one place (sphere pairs, sphere-box, convex meshes), the end
@@ -173,16 +175,17 @@ class ContactModel:
         of two convex shapes (the support function of a sum is the sum of the support
         functions)."""
         from mbplugin.contact.cylinder import Cylinder
+        from mbplugin.contact.ellipsoid import Ellipsoid
         from mbplugin.contact.mesh import Mesh
 
         kinds = {Sphere: SPHERE, Capsule: CAPSULE, Box: BOX, Mesh: MESH, Cylinder: MESH,
-                 Plane: PLANE,
+                 Ellipsoid: MESH, Plane: PLANE,
                  SphericalHole: SPHERE_HOLE, CylindricalHole: CYLINDER_HOLE}
         kind = kinds.get(type(shape))
         if kind is None:
             raise ParameterError(
                 f"unknown shape {shape!r}; allowed: Sphere, Plane, Box, Capsule, Mesh, Cylinder, "
-                "SphericalHole, CylindricalHole"
+                "Ellipsoid, SphericalHole, CylindricalHole"
             )
         if isinstance(body, bool) or not isinstance(body, int | np.integer) or body < -1:
             raise ParameterError(f"body = {body!r} must be an integer >= -1 (-1 = static world)")

@@ -35,8 +35,9 @@ class ShapeWidths:
     ``h`` the support function of the convex shape (of its hull for a mesh). Closed forms:
     sphere ``2 r``; capsule (axis local z) ``2 (r + l |n_z|)``; box ``2 sum_i a_i |n_i|``;
     cylinder (:class:`~mbplugin.contact.cylinder.Cylinder`, axis local z)
-    ``2 (l |n_z| + r sqrt(1 - n_z^2))``; any other mesh (a hull, a V-HACD part, MuJoCo's
-    ellipsoid icosphere) ``max_v v.n - min_v v.n`` over its vertices (the shape the contact
+    ``2 (l |n_z| + r sqrt(1 - n_z^2))``; ellipsoid
+    (:class:`~mbplugin.contact.ellipsoid.Ellipsoid`) ``2 sqrt(n^T A^2 n)``; any other mesh (a
+    hull, a V-HACD part) ``max_v v.n - min_v v.n`` over its vertices (the shape the contact
     layer collides); planes and holes (half-spaces, concave): inf. A shape's ``skin``
     (ContactModel.add_shape) adds ``2 skin``. ``model``: a
     :class:`~mbplugin.contact.ContactModel` (its arrays as they are now)."""
@@ -57,7 +58,9 @@ class ShapeWidths:
             if isinstance(s, Cylinder):
                 self.cyl_r[i], self.cyl_l[i] = s.cylinder_radius, s.half_length
         self.cylinder = np.isfinite(self.cyl_r)
-        self.meshes = [i for i in self.meshes if not self.cylinder[i]]
+        self.ell_axes = np.asarray(c.mesh.ellipsoid_axes)
+        self.ellipsoid = np.isfinite(self.ell_axes[:, 0])
+        self.meshes = [i for i in self.meshes if not (self.cylinder[i] or self.ellipsoid[i])]
         self._codes = (SPHERE, CAPSULE, BOX)
 
     def along(self, sid: np.ndarray, n_local: np.ndarray) -> np.ndarray:
@@ -78,6 +81,11 @@ class ShapeWidths:
         m = self.cylinder[sid]
         nz = np.minimum(n[m, 2], 1.0)
         w[m] = 2.0 * (self.cyl_l[sid[m]] * nz + self.cyl_r[sid[m]] * np.sqrt(1.0 - nz * nz))
+        m = self.ellipsoid[sid]
+        if m.any():
+            from mbplugin.contact.ellipsoid import support
+
+            w[m] = 2.0 * support(self.ell_axes[sid[m]], n[m])
         if self.meshes:
             vs, vert = c.mesh.v_start, c.mesh.vertices
             nl = np.asarray(n_local, dtype=float).reshape(-1, 3)

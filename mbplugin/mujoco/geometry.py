@@ -20,19 +20,23 @@ MuJoCo geom        size                                         contact-layer sh
                                                                 plane (its rims), a prism of
                                                                 ``CYLINDER_SECTIONS`` sides
                                                                 against other shapes
-``ellipsoid``      (semi-axes)                                  :class:`Mesh` of an icosphere
-                                                                (``ELLIPSOID_SUBDIVISIONS``)
-                                                                scaled to the semi-axes
+``ellipsoid``      (semi-axes)                                  :class:`Ellipsoid`: exact on a
+                                                                plane (its deepest point), an
+                                                                icosphere of
+                                                                ``ELLIPSOID_SUBDIVISIONS``
+                                                                against other shapes
 ``hfield``, ``sdf``                                             an error naming the geom
 =================  ===========================================  ==================================
 
 A cylinder against a plane is MuJoCo's exact cylinder (:mod:`mbplugin.contact.cylinder`: the
 lowest point of each rim, and a face flat on the plane on three rim points; its deepest overlap
 is ``mj_geomDistance``'s to rounding). Against any other shape it is the inscribed prism, its
-side off by at most r (1 - cos(pi / sections)) (1.2e-3 r for 64 sides). The ellipsoid is a
-polyhedral approximation, its surface off by about 1.2e-3 of its largest semi-axis; a contact on
-its curved part uses the mesh's curvature estimate (:mod:`mbplugin.contact.mesh`) for Hertz's
-effective radius.
+side off by at most r (1 - cos(pi / sections)) (1.2e-3 r for 64 sides). An ellipsoid against a
+plane is exact (:mod:`mbplugin.contact.ellipsoid`: the deepest point -A^2 n / sqrt(n^T A^2 n),
+Hertz's radius sqrt(R1 R2) of its principal radii there); against a box, a mesh, a capsule or
+another ellipsoid its overlap is the exact support function's along the normal fcl finds on the
+icosphere (exact on a box's face), against a sphere the icosphere's, off by at most its
+chordal error 0.29 a_max / 4^s (1.1e-3 of the largest semi-axis at s = 4).
 """
 
 from __future__ import annotations
@@ -44,12 +48,14 @@ import numpy as np
 
 from mbplugin.contact import Box, Capsule, Mesh, Plane, Sphere
 from mbplugin.contact.cylinder import Cylinder
+from mbplugin.contact.ellipsoid import Ellipsoid
 from mbplugin.errors import ParameterError
 from mbplugin.hosts import RowShape
 
 #: sides of the prism that stands in for a cylinder geom against shapes other than a plane
 CYLINDER_SECTIONS = 64
-#: subdivisions of the icosphere that stands in for an ellipsoid geom (2562 vertices)
+#: subdivisions of the icosphere that stands in for an ellipsoid geom against shapes other than
+#: a plane (2562 vertices)
 ELLIPSOID_SUBDIVISIONS = 4
 
 
@@ -90,9 +96,7 @@ def geom_shape(m: Any, g: int, where: str) -> Any:
     if kind == gt.mjGEOM_CYLINDER:
         return Cylinder(size[0], size[1], sections=CYLINDER_SECTIONS)
     if kind == gt.mjGEOM_ELLIPSOID:
-        tm = trimesh.creation.icosphere(subdivisions=ELLIPSOID_SUBDIVISIONS, radius=1.0)
-        tm.apply_scale(size)
-        return Mesh(tm, radius=float(size.min()))
+        return Ellipsoid(tuple(size), subdivisions=ELLIPSOID_SUBDIVISIONS)
     if kind == gt.mjGEOM_MESH:
         mid = int(m.geom_dataid[g])
         va, vn = int(m.mesh_vertadr[mid]), int(m.mesh_vertnum[mid])
