@@ -68,7 +68,7 @@ SCHEMA: dict[str, Any] = {
         "position": VEC3, "orientation": VEC4, "rpy_deg": VEC3, "velocity": VEC3,
         "angular_velocity": VEC3, "fixed": BOOL, "gravity_scale": NUM, "count": INT,
         "spacing": VEC3, "grid": GRID, "jitter": NUM, "seed": INT, "half_length": NUM,
-        "kind": STR, "file": STR, "scale": NUM,
+        "kind": STR, "file": STR, "scale": NUM, "semi_axes": VEC3,
     }],
     "loads": [{"body": STR, "force": VEC3, "torque": VEC3, "profile": TABLE, "t": LIST_NUM,
                "force_table": LIST_VEC3, "torque_table": LIST_VEC3}],
@@ -81,12 +81,14 @@ REQUIRED = {
     "loads[]": ("body",),
     "materials.*": ("E", "nu"),
 }
-SHAPES = ("sphere", "box", "plane", "capsule", "hole", "mesh")
+SHAPES = ("sphere", "box", "plane", "capsule", "hole", "mesh", "ellipsoid")
 #: Fields each shape needs, and the fields that belong to one shape only.
 SHAPE_NEEDS = {"sphere": ("radius",), "box": ("half_extents",), "plane": (),
-               "capsule": ("radius", "half_length"), "hole": ("radius",), "mesh": ("file",)}
+               "capsule": ("radius", "half_length"), "hole": ("radius",), "mesh": ("file",),
+               "ellipsoid": ("semi_axes",)}
 SHAPE_ONLY = {"half_extents": ("box",), "normal": ("plane",), "half_length": ("capsule",),
-              "kind": ("hole",), "file": ("mesh",), "scale": ("mesh",)}
+              "kind": ("hole",), "file": ("mesh",), "scale": ("mesh",),
+              "semi_axes": ("ellipsoid",)}
 HOLE_KINDS = ("spherical", "cylindrical")
 PLOTS = ("trajectory", "energy", "bounces", "loops")
 
@@ -932,6 +934,7 @@ def _shape(kind: str, b: dict[str, Any], where: str, base_dir: Path) -> Any:
         Box,
         Capsule,
         CylindricalHole,
+        Ellipsoid,
         Mesh,
         Plane,
         Sphere,
@@ -952,6 +955,8 @@ def _shape(kind: str, b: dict[str, Any], where: str, base_dir: Path) -> Any:
             if hk not in HOLE_KINDS:
                 raise _err(f"{where}.kind", f"'{hk}' is not one of {{{', '.join(HOLE_KINDS)}}}")
             return (SphericalHole if hk == "spherical" else CylindricalHole)(b["radius"])
+        if kind == "ellipsoid":
+            return Ellipsoid(b["semi_axes"])
         # mesh: a file relative to the scene file's folder
         path = Path(b["file"])
         if not path.is_absolute():

@@ -5,8 +5,8 @@ default Euler integrator at ``world.host_dt``, default 2 ms) and every pair is m
 
 The scene format, its checks, the preflight and the run loop are every host's
 (:mod:`mbplugin.host_scene`); this module is the MuJoCo side of a run, :class:`MujocoWorld`:
-bodies of shape sphere, box, capsule or plane. A body's inertia is MuJoCo's of its geom with
-the body's mass (uniform density, as the standalone engine's default); its
+bodies of shape sphere, box, capsule, ellipsoid or plane. A body's inertia is MuJoCo's of its
+geom with the body's mass (uniform density, as the standalone engine's default); its
 ``angular_velocity`` (world frame) becomes the free joint's body-frame one. A scene without a
 friction table is frictionless, as in the standalone engine (not MuJoCo's geom friction).
 """
@@ -28,7 +28,7 @@ class MujocoWorld:
     (:meth:`read`), the bounces, the events."""
 
     #: the body shapes a MuJoCo scene builds, and MuJoCo's default time step (s)
-    SHAPES = ("sphere", "box", "capsule", "plane")
+    SHAPES = ("sphere", "box", "capsule", "ellipsoid", "plane")
     DEFAULT_DT = 0.002
 
     @staticmethod
@@ -105,6 +105,8 @@ class MujocoWorld:
                 kw.update(type=gt.mjGEOM_BOX, size=list(b["half_extents"]))
             elif shape == "capsule":
                 kw.update(type=gt.mjGEOM_CAPSULE, size=[b["radius"], b["half_length"], 0])
+            elif shape == "ellipsoid":
+                kw.update(type=gt.mjGEOM_ELLIPSOID, size=list(b["semi_axes"]))
             else:
                 n = np.asarray(b.get("normal", [0.0, 0.0, 1.0]), dtype=float)
                 kw.update(type=gt.mjGEOM_PLANE, size=[10.0, 10.0, 0.1],
