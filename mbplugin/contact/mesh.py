@@ -606,6 +606,11 @@ def box_polygons(half: np.ndarray) -> tuple[np.ndarray, ...]:
 #: contact normal (about 25 degrees); otherwise (edges crossing, curved surfaces) the pair
 #: keeps python-fcl's single point.
 FACE_ALIGN = 0.9
+#: An exact ellipsoid against a box or a convex mesh (:meth:`MeshSet._exact_pair`) is a face
+#: contact when a flat face's normal is within this cosine of fcl's normal (1 degree; fcl's
+#: normal on the ellipsoid's icosphere is off a face's by ~1e-6 rad in a face contact) and the
+#: ellipsoid's deepest point below the face's plane projects inside the face
+FACE_SNAP = math.cos(math.radians(1.0))
 
 
 def clip_polygon(poly: np.ndarray, ref: np.ndarray, n: np.ndarray,
@@ -1043,25 +1048,47 @@ class MeshSet:
         return float(cen @ n + c.half_length[s] * abs(R[:, 2] @ n) + c.radius[s])
 
     def _exact_pair(self, c: Any, w: Any, s1: int, s2: int,
-                    nv: np.ndarray) -> tuple[np.ndarray, float] | None:
-        """(point (3,), overlap m) along the unit normal ``nv`` (from s1 to s2; fcl's, of the
-        meshes) of a pair in which s1 or s2 is an exact ellipsoid, else None: the overlap
-        h_1(nv) + h_2(-nv) of the two shapes' support functions (the ellipsoid's exact,
-        :func:`mbplugin.contact.ellipsoid.support`; the other's over its vertices or its
-        closed form: exact along that normal for convex shapes), the point the ellipsoid's
-        exact support point moved along nv to the middle of the overlap."""
+                    nv: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """(point (3,), normal (3,), overlap m) of a pair in which s1 or s2 is an exact
+        ellipsoid, else None; ``nv`` the unit normal from s1 to s2 that fcl finds on the
+        meshes.
+
+        A face contact (the other shape a box or a convex mesh, one of its flat faces within
+        :data:`FACE_SNAP` of the normal, the ellipsoid's deepest point below that face's plane
+        projecting inside the face): the face's normal and the ellipsoid's exact overlap with
+        the face's plane (as against a half-space). Otherwise the overlap h_1(nv) + h_2(-nv) of
+        the two shapes' support functions along nv (the ellipsoid's exact,
+        :func:`mbplugin.contact.ellipsoid.support`; the other's over its vertices or its closed
+        form: exact along that normal for convex shapes). The point: the ellipsoid's exact
+        support point moved along the normal to the middle of the overlap."""
         a1, a2 = self.ellipsoid_axes[s1], self.ellipsoid_axes[s2]
         e = s2 if np.isfinite(a2[0]) else s1 if np.isfinite(a1[0]) else -1
         if e < 0:
             return None
         from mbplugin.contact.ellipsoid import support_point
 
+        axes, R = self.ellipsoid_axes[e], w.R[e]
+        o = s1 if e == s2 else s2
+        out = nv if o == s1 else -nv  # the other shape's outward normal towards the ellipsoid
+        if not np.isfinite(self.ellipsoid_axes[o, 0]) and (
+                int(c.kind[o]) == 2 or (int(c.kind[o]) == 3 and self.convex[o])):
+            fn, off, start, ids, xw, curved = self._polys_world(c, w, o)
+            f = int(np.argmax(fn @ out))
+            ring = ids[start[f]:start[f + 1]]
+            if fn[f] @ out >= FACE_SNAP and not curved[ring].any():
+                nf = fn[f]
+                x = w.center[e] + R @ support_point(axes, -nf @ R)
+                depth = float(off[f] - nf @ x)
+                v = xw[ring]
+                edge = np.roll(v, -1, axis=0) - v
+                if np.all(np.einsum("ij,ij->i", np.cross(edge, x - v), np.tile(nf, (len(v), 1)))
+                          >= 0.0):
+                    return x + 0.5 * depth * nf, (nf if o == s1 else -nf), depth
         h1, h2 = self._support(c, w, s1, nv), self._support(c, w, s2, -nv)
-        R = w.R[e]
         d = -nv if e == s2 else nv
-        pos = w.center[e] + R @ support_point(self.ellipsoid_axes[e], d @ R)
+        pos = w.center[e] + R @ support_point(axes, d @ R)
         mid = 0.5 * (h1 - h2)
-        return pos + (mid - pos @ nv) * nv, h1 + h2
+        return pos + (mid - pos @ nv) * nv, nv, h1 + h2
 
     def _polys_world(self, c: Any, w: Any, s: int) -> tuple[np.ndarray, ...]:
         """Shape ``s``'s hull polygons in the world: normals, offsets, start, ids, vertices
@@ -1189,12 +1216,12 @@ class MeshSet:
                         dep.append(man[2][k])
                         feat.append(man[3][k])
                     continue
-            exact = self.has_ellipsoid and self._exact_pair(c, w, s1, s2, nv)
-            if exact is not None:  # an ellipsoid: its exact support along fcl's normal
+            exact = self._exact_pair(c, w, s1, s2, nv) if self.has_ellipsoid else None
+            if exact is not None:  # an ellipsoid: its exact support (module ellipsoid)
                 out_i.append(idx)
                 pts.append(exact[0])
-                nrm.append(nv)
-                dep.append(exact[1])
+                nrm.append(exact[1])
+                dep.append(exact[2])
                 feat.append(0)
                 continue
             if ct is None:  # the middle of the gap, its overlap the negative distance
