@@ -56,7 +56,7 @@ def support(semi_axes: np.ndarray, u: np.ndarray) -> np.ndarray:
     """h(u) = sqrt(u^T A^2 u) (m): the support of the ellipsoid of ``semi_axes`` (3,) or (K, 3)
     m in the unit directions ``u`` (K, 3) or (3,) (shape frame); rows broadcast."""
     au = np.asarray(semi_axes, dtype=float) * np.asarray(u, dtype=float)
-    return np.sqrt(np.sum(au * au, axis=-1))
+    return np.sqrt((au * au).sum(axis=-1))
 
 
 def support_point(semi_axes: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -72,8 +72,8 @@ def equivalent_radius(semi_axes: np.ndarray, u: np.ndarray) -> np.ndarray:
     point whose outward normal is the unit direction ``u`` (either sign; module docstring:
     Johnson 1985, Sect. 4.2)."""
     a = np.asarray(semi_axes, dtype=float)
-    h = support(a, u)
-    return np.prod(a, axis=-1) / (h * h)
+    au = a * np.asarray(u, dtype=float)
+    return a.prod(axis=-1) / (au * au).sum(axis=-1)
 
 
 def _semi_axes(semi_axes: object) -> tuple[float, float, float]:

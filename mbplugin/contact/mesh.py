@@ -851,7 +851,8 @@ class MeshSet:
         for i in ids:
             if getattr(shapes[i], "semi_axes", None) is not None:
                 self.ellipsoid_axes[i] = shapes[i].semi_axes
-        self.has_ellipsoid = bool(np.isfinite(self.ellipsoid_axes[:, 0]).any())
+        self.is_ellipsoid = np.isfinite(self.ellipsoid_axes[:, 0])
+        self.has_ellipsoid = bool(self.is_ellipsoid.any())
         # the climb's tables, global rows
         nd = len(CLIMB_DIRS)
         fclimb, dtab, nbr_start, nbr = [], [], [np.zeros(1, dtype=np.int64)], []
@@ -912,15 +913,15 @@ class MeshSet:
         (S, 3, 3)); ``r`` itself for a model without ellipsoids."""
         if not self.has_ellipsoid:
             return r
-        axes = self.ellipsoid_axes[sid]
-        on = np.flatnonzero(np.isfinite(axes[:, 0]))
+        on = np.flatnonzero(self.is_ellipsoid[sid])
         if not len(on):
             return r
         from mbplugin.contact.ellipsoid import equivalent_radius
 
-        u = np.einsum("kji,kj->ki", rot[sid[on]], normal[on])
+        s = sid[on]
+        u = (rot[s] * normal[on][:, :, None]).sum(axis=1)  # R^T n, row by row
         r = np.array(r, dtype=float)
-        r[on] = equivalent_radius(axes[on], u)
+        r[on] = equivalent_radius(self.ellipsoid_axes[s], u)
         return r
 
     # -- mesh-plane ---------------------------------------------------------------------------
@@ -1202,6 +1203,14 @@ class MeshSet:
                 nv = gap / np.linalg.norm(gap)
             else:
                 continue
+            exact = self._exact_pair(c, w, s1, s2, nv) if self.has_ellipsoid else None
+            if exact is not None:  # an ellipsoid: its exact support (module ellipsoid)
+                out_i.append(idx)
+                pts.append(exact[0])
+                nrm.append(exact[1])
+                dep.append(exact[2])
+                feat.append(0)
+                continue
             # convex meshes and boxes: a face contact gives its clipped polygon (a box
             # on a box too: fcl's one point let a box resting on a box floor rock)
             if (kind[s1] in (2, 3) and kind[s2] in (2, 3)
@@ -1216,14 +1225,6 @@ class MeshSet:
                         dep.append(man[2][k])
                         feat.append(man[3][k])
                     continue
-            exact = self._exact_pair(c, w, s1, s2, nv) if self.has_ellipsoid else None
-            if exact is not None:  # an ellipsoid: its exact support (module ellipsoid)
-                out_i.append(idx)
-                pts.append(exact[0])
-                nrm.append(exact[1])
-                dep.append(exact[2])
-                feat.append(0)
-                continue
             if ct is None:  # the middle of the gap, its overlap the negative distance
                 out_i.append(idx)
                 pts.append(0.5 * (p1 + p2))
