@@ -26,14 +26,21 @@ overlap for R1/R2 up to 3, a few % at 10.
 :class:`Ellipsoid` is a :class:`~mbplugin.contact.mesh.Mesh` (an icosphere of ``subdivisions``
 scaled to the semi-axes: its vertices lie on the ellipsoid) for the pairs without a closed form
 (sphere, box, mesh, capsule, another ellipsoid, through the mesh pairs), whose one plane
-feature is the exact ellipsoid. Those pairs improve on the plain mesh where it is cheap: their
-depth is measured along the contact normal with the exact support function (:func:`support`;
-the normal itself from the mesh, exact on a box's face), the point is the exact surface point
-and the radius :func:`equivalent_radius` at the normal. Against a sphere the polyhedron stays
-(trimesh's closest point): off by at most its chordal error, 0.29 a_max / 4^s for s
-subdivisions (the sagitta at a face's centre; 1.1e-3 of the largest semi-axis at the default 4,
-7e-5 at 6; the overlaps of a Hertz contact are 1e-5 to 1e-3 of a size: a finer mesh where it
-matters).
+feature is the exact ellipsoid. Those pairs improve on the plain mesh where it is cheap:
+
+* a sphere (or a capsule's end sphere) whose centre lies outside the ellipsoid: the exact
+  nearest surface point (:func:`closest_point`, Newton on Eberly's equation), its normal, the
+  overlap r - distance, and 1/r_eff = 1/R_e + 1/r with R_e = :func:`equivalent_radius` there;
+* a flat face of a box or a convex mesh within 1 degree of fcl's normal, the ellipsoid's
+  deepest point below it inside the face: exact, as against a half-space;
+* otherwise (a capsule's side, a mesh's edge, another ellipsoid): the depth along fcl's normal
+  (found on the icosphere) with the exact support function (:func:`support`), the point the
+  exact support point, the radius :func:`equivalent_radius` at the normal.
+
+What is left of the polyhedron is the normal of that last case and a sphere centre inside the
+ellipsoid (trimesh's closest point on the icosphere), off by at most its chordal error,
+0.29 a_max / 4^s for s subdivisions (the sagitta at a face's centre; 1.1e-3 of the largest
+semi-axis at the default 4, 7e-5 at 6).
 """
 
 from __future__ import annotations
@@ -74,6 +81,41 @@ def equivalent_radius(semi_axes: np.ndarray, u: np.ndarray) -> np.ndarray:
     a = np.asarray(semi_axes, dtype=float)
     au = a * np.asarray(u, dtype=float)
     return a.prod(axis=-1) / (au * au).sum(axis=-1)
+
+
+#: Newton steps at most in :func:`closest_point` (from t = 0 it converges monotonically; a few
+#: steps for a point within a semi-axis of the surface)
+CLOSEST_STEPS = 60
+
+
+def closest_point(semi_axes: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                   np.ndarray]:
+    """The points of the ellipsoid's surface nearest to the points ``y`` (K, 3) outside it
+    (shape frame, m; sum y_i^2 / a_i^2 >= 1): (x (K, 3), unit outward normal at x (K, 3),
+    distance |y - x| (K,) m).
+
+    x = (I + t A^-2)^-1 y for the root t >= 0 of F(t) = sum (a_i y_i / (t + a_i^2))^2 = 1
+    (the Lagrange condition y - x = t A^-2 x; Eberly, "Distance from a point to an ellipse, an
+    ellipsoid, or a hyperellipsoid", 2013): F is decreasing and convex on t >= 0, so Newton
+    from t = 0 climbs to the root monotonically. Then y = x + d n with n = A^-2 x / |A^-2 x|
+    and d = t |A^-2 x|."""
+    a2 = np.asarray(semi_axes, dtype=float) ** 2
+    y = np.asarray(y, dtype=float)
+    ay2 = a2 * y * y
+    t = np.zeros(len(y))
+    scale = a2.max()
+    for _ in range(CLOSEST_STEPS):
+        den = t[:, None] + a2
+        f = (ay2 / (den * den)).sum(axis=1) - 1.0
+        df = -2.0 * (ay2 / (den * den * den)).sum(axis=1)
+        step = np.where(f > 0.0, -f / df, 0.0)
+        t = t + step
+        if not np.any(step > 1e-15 * (t + scale)):
+            break
+    x = a2 * y / (t[:, None] + a2)
+    g = x / a2
+    gn = np.linalg.norm(g, axis=1)
+    return x, g / gn[:, None], t * gn
 
 
 def _semi_axes(semi_axes: object) -> tuple[float, float, float]:

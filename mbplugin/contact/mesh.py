@@ -1001,7 +1001,34 @@ class MeshSet:
             v = corners[np.arange(len(sel)), np.argmin(dv, axis=1)] + self.v_start[mid]
             rm = self._radius(v, np.full(len(sel), mid))
             r_eff[sel] = np.where(np.isnan(rm), rs[sel], _equiv(rs[sel], rm))
+            if self.has_ellipsoid and self.is_ellipsoid[mid]:
+                self._ellipsoid_sphere(w, mid, sel, p_loc, rs, point, normal, delta, r_eff)
         return _Part(sa, sb, point, normal, delta, r_eff, np.zeros(k, dtype=np.int64))
+
+    def _ellipsoid_sphere(self, w: Any, mid: int, sel: np.ndarray, p_loc: np.ndarray,
+                          rs: np.ndarray, point: np.ndarray, normal: np.ndarray,
+                          delta: np.ndarray, r_eff: np.ndarray) -> None:
+        """:meth:`mesh_sphere`'s rows ``sel`` of the exact ellipsoid ``mid`` whose sphere
+        centre (``p_loc``, shape frame) lies outside it, written in place: the nearest surface
+        point (:func:`mbplugin.contact.ellipsoid.closest_point`), its outward normal, the
+        overlap r - distance, the point midway and the radius sqrt(R1 R2) there combined with
+        the sphere's (1/r_eff = 1/R_e + 1/r). A centre inside the ellipsoid (an overlap
+        beyond the sphere's radius) keeps the icosphere's contact."""
+        from mbplugin.contact.ellipsoid import closest_point, equivalent_radius
+
+        axes = self.ellipsoid_axes[mid]
+        out = np.flatnonzero(((p_loc / axes) ** 2).sum(axis=1) >= 1.0)
+        if not len(out):
+            return
+        x, n, dist = closest_point(axes, p_loc[out])
+        R, cm = w.R[mid], w.center[mid]
+        rows = sel[out]
+        n_w = n @ R.T
+        r = rs[rows]
+        normal[rows] = n_w
+        delta[rows] = r - dist
+        point[rows] = cm + (x + 0.5 * (dist - r)[:, None] * n) @ R.T
+        r_eff[rows] = _equiv(r, equivalent_radius(axes, n))
 
     # -- everything else through fcl ------------------------------------------------------------
     def _fcl_object(self, c: Any, w: Any, s: int) -> Any:
