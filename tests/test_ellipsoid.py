@@ -24,7 +24,7 @@ import pytest
 from mujoco_world import world
 from scipy.spatial.transform import Rotation
 
-from mbplugin.contact import BodyState, Box, ContactModel, Plane, Sphere
+from mbplugin.contact import BodyState, Box, Capsule, ContactModel, Plane, Sphere
 from mbplugin.errors import ParameterError
 from mbplugin.mujoco import MujocoContacts
 from mbplugin.mujoco.geometry import geom_pose, geom_shape
@@ -193,40 +193,62 @@ def test_mujoco_ellipsoid_overlap_is_mj_geom_distance(ground: str) -> None:
     assert worst < 1e-6
 
 
-def test_mujoco_ellipsoid_sphere_overlap_is_mj_geom_distance() -> None:
-    """MuJoCo's ellipsoid geom against a sphere geom (r = 1.5 cm) from 40 random directions
-    at random orientations, 0.01-1 % of the largest semi-axis deep: the contact layer's
-    overlap is ``-mj_geomDistance`` within 1e-6 of it (``ccd_tolerance`` 1e-12; the nearest
-    point by Newton on Eberly's equation; the icosphere's closest point was off by its chordal
-    error, up to 3.4e-5 m)."""
-    rs = 0.015
+def _other_ellipsoid():
+    from mbplugin.contact import Ellipsoid
+
+    return Ellipsoid((0.04, 0.025, 0.015))
+
+
+#: MuJoCo geoms against the ellipsoid: (geom, a factory of the contact layer's shape)
+OTHERS = {
+    "sphere": ('<geom name="o" type="sphere" size="0.015"/>', lambda: Sphere(0.015)),
+    "capsule_side": ('<geom name="o" type="capsule" size="0.01 0.2" euler="0 90 0"/>',
+                     lambda: Capsule(0.01, 0.2)),
+    "ellipsoid": ('<geom name="o" type="ellipsoid" size="0.04 0.025 0.015" euler="10 20 30"/>',
+                  _other_ellipsoid),
+}
+
+
+@pytest.mark.parametrize("other", sorted(OTHERS))
+def test_mujoco_ellipsoid_pairs_overlap_is_mj_geom_distance(other: str) -> None:
+    """MuJoCo's ellipsoid geom against a sphere geom (r = 1.5 cm) and another ellipsoid from
+    40 random directions, and against the side of a horizontal capsule (r = 1 cm, half length
+    20 cm) from above, at random orientations, 0.01-1 % of the largest semi-axis deep: the
+    contact layer's overlap is ``-mj_geomDistance`` within 1e-6 of it (``ccd_tolerance``
+    1e-12; the nearest point by Newton on Eberly's equation, along the capsule's axis by
+    bisection, two ellipsoids' least directional overlap by descent; the icosphere was off by
+    its chordal error: ~75 %, 47 % and 49 % of these overlaps at worst)."""
+    xml_other, make = OTHERS[other]
     xml = ('<mujoco><option ccd_tolerance="1e-12" ccd_iterations="500"/><worldbody>'
-           f'<geom name="s" type="sphere" size="{rs}"/><body name="e" pos="0 0 1"><freejoint/>'
+           f'{xml_other}<body name="e" pos="0 0 1"><freejoint/>'
            f'<geom name="e" type="ellipsoid" size="{AXES[0]} {AXES[1]} {AXES[2]}"/></body>'
            '</worldbody></mujoco>')
     m, d = world(xml)
     cm = ContactModel()
-    pos, quat = geom_pose(m, 1)
-    cm.add_shape(geom_shape(m, 1, "e"), 0, pos=pos, quat=quat)
-    cm.add_shape(Sphere(rs), -1)
+    pos, q = geom_pose(m, 1)
+    cm.add_shape(geom_shape(m, 1, "e"), 0, pos=pos, quat=q)
+    cm.add_shape(make(), -1, quat=tuple(m.geom_quat[0]))
     cm.set_default_law({"name": "hooke", "k": 1.0})
     rng = np.random.default_rng(3)
     worst = 0.0
     for i in range(40):
         rot = Rotation.random(random_state=i)
         away = rng.normal(size=3)
+        if other == "capsule_side":
+            away[2] = abs(away[2]) + 1.0
         away /= np.linalg.norm(away)
         depth = rng.uniform(1e-4, 1e-2) * max(AXES)
-        d.qpos[:3] = away * (rs + max(AXES))
+        d.qpos[:3] = away * 0.1
         d.qpos[3:7] = rot.as_quat()[[3, 0, 1, 2]]
-        for _ in range(4):  # along the line of centres to about ``depth``
+        for _ in range(50):  # along ``away`` to about ``depth``
             mujoco.mj_forward(m, d)
-            d.qpos[:3] -= away * (depth + mujoco.mj_geomDistance(m, d, 0, 1, 1.0, None))
-        mujoco.mj_forward(m, d)
-        host = -mujoco.mj_geomDistance(m, d, 0, 1, 1.0, None)
+            host = -mujoco.mj_geomDistance(m, d, 0, 1, 1.0, None)
+            if abs(host - depth) < 0.1 * depth:
+                break
+            d.qpos[:3] -= away * (depth - host)
         batch = cm.detect(_state(d.xipos[1], _mat_quat(d.ximat[1])), margin=0.0)
-        assert host > 0 and len(batch) == 1
-        worst = max(worst, abs(float(batch.delta[0]) - host) / host)
+        assert abs(host - depth) < 0.1 * depth and len(batch) >= 1
+        worst = max(worst, abs(float(np.max(batch.delta)) - host) / host)
     assert worst < 1e-6
 
 

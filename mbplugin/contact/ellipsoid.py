@@ -118,6 +118,45 @@ def closest_point(semi_axes: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.
     return x, g / gn[:, None], t * gn
 
 
+#: Samples along a segment, then bisection steps, of :func:`segment_closest`
+SEGMENT_SAMPLES = 33
+SEGMENT_STEPS = 48
+
+
+def segment_closest(semi_axes: np.ndarray, p0: np.ndarray, p1: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The point of the segment p0-p1 (shape frame, m) nearest to the ellipsoid, when the
+    segment stays outside it: (x the nearest surface point (3,), the unit outward normal there
+    (3,), the distance m), else None.
+
+    The distance to a convex body is convex along a segment, its slope n(x(s)).(p1 - p0)
+    (n the normal at the nearest point x of P(s)): the minimum over :data:`SEGMENT_SAMPLES`
+    samples, then bisection of the slope's sign change around it (:data:`SEGMENT_STEPS`
+    steps); each nearest point by :func:`closest_point`."""
+    a = np.asarray(semi_axes, dtype=float)
+    p0, p1 = np.asarray(p0, dtype=float), np.asarray(p1, dtype=float)
+    s = np.linspace(0.0, 1.0, SEGMENT_SAMPLES)
+    pts = p0 + s[:, None] * (p1 - p0)
+    if np.any(((pts / a) ** 2).sum(axis=1) < 1.0):
+        return None
+    _, _, dist = closest_point(a, pts)
+    i = int(np.argmin(dist))
+    lo, hi = s[max(i - 1, 0)], s[min(i + 1, len(s) - 1)]
+    d = p1 - p0
+    for _ in range(SEGMENT_STEPS):
+        mid = 0.5 * (lo + hi)
+        q = (p0 + mid * d)[None]
+        if ((q / a) ** 2).sum() < 1.0:
+            return None
+        _, n, _ = closest_point(a, q)
+        if float(n[0] @ d) > 0.0:  # the distance grows towards p1
+            hi = mid
+        else:
+            lo = mid
+    x, n, dist = closest_point(a, (p0 + 0.5 * (lo + hi) * d)[None])
+    return x[0], n[0], float(dist[0])
+
+
 def _semi_axes(semi_axes: object) -> tuple[float, float, float]:
     try:
         vals = [float(x) for x in semi_axes]  # type: ignore[attr-defined]
@@ -176,6 +215,24 @@ class Ellipsoid(Mesh):
         self.sharp = False
         self.bounding_center = np.zeros(3)
         self.bounding_radius = float(axes.max())
+        # fcl collides a polytope that contains the ellipsoid (the icosphere pushed out until
+        # every face plane clears the unit sphere, then scaled to the semi-axes: an affine
+        # map keeps the containment), so that it misses no overlap of the exact ellipsoid;
+        # the mesh pairs then measure the exact overlap (MeshSet._exact_pair)
+        tri = unit[tm.faces]
+        fn = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+        plane = np.abs(np.einsum("ij,ij->i", fn, tri[:, 0])) / np.linalg.norm(fn, axis=1)
+        #: the vertices of the polytope fcl collides (m, shape frame; module docstring)
+        self.fcl_vertices = unit * (axes / float(plane.min()))
+
+    def fcl_geometry(self) -> object:
+        """The polytope containing the ellipsoid (``fcl_vertices``) as an ``fcl.Convex``."""
+        if self._fcl is None:
+            import fcl
+
+            faces = np.hstack([np.full((len(self.faces), 1), 3), self.faces]).ravel()
+            self._fcl = fcl.Convex(self.fcl_vertices, len(self.faces), faces)
+        return self._fcl
 
     def __repr__(self) -> str:
         a, b, c = (float(x) for x in self.semi_axes)

@@ -611,6 +611,9 @@ FACE_ALIGN = 0.9
 #: normal on the ellipsoid's icosphere is off a face's by ~1e-6 rad in a face contact) and the
 #: ellipsoid's deepest point below the face's plane projects inside the face
 FACE_SNAP = math.cos(math.radians(1.0))
+#: Gradient steps of :meth:`MeshSet._least_depth` (an exact ellipsoid against a capsule's
+#: side, a mesh's edge or another ellipsoid)
+DEPTH_STEPS = 60
 
 
 def clip_polygon(poly: np.ndarray, ref: np.ndarray, n: np.ndarray,
@@ -1075,28 +1078,92 @@ class MeshSet:
             return float(cen @ n + np.sum(c.half[s] * np.abs(R.T @ n)))
         return float(cen @ n + c.half_length[s] * abs(R[:, 2] @ n) + c.radius[s])
 
-    def _exact_pair(self, c: Any, w: Any, s1: int, s2: int,
-                    nv: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    def _support_point(self, c: Any, w: Any, s: int, n: np.ndarray) -> np.ndarray:
+        """A point of shape ``s`` (a mesh, an exact ellipsoid, a box or a capsule) where
+        x.n is largest (world, m): :meth:`_support`'s."""
+        kind = int(c.kind[s])
+        R, cen = w.R[s], w.center[s]
+        if kind == 3:
+            axes = self.ellipsoid_axes[s]
+            if np.isfinite(axes[0]):
+                from mbplugin.contact.ellipsoid import support_point
+
+                return cen + R @ support_point(axes, n @ R)
+            v = self.shapes[s].vertices
+            return cen + R @ v[int(np.argmax(v @ (n @ R)))]
+        if kind == 2:
+            return cen + R @ (c.half[s] * np.where(n @ R >= 0.0, 1.0, -1.0))
+        axis = R[:, 2]
+        return (cen + (c.half_length[s] if axis @ n >= 0.0 else -c.half_length[s]) * axis
+                + c.radius[s] * n)
+
+    def _least_depth(self, c: Any, w: Any, s1: int, s2: int, nv: np.ndarray,
+                     depth: float) -> tuple[np.ndarray, float]:
+        """The normal and overlap (m) of the overlapping convex pair (s1, s2) refined from
+        (``nv``, ``depth``) = (n, D(n)), D(n) = h_1(n) + h_2(-n) the overlap along n (the
+        support functions, the ellipsoid's exact): the penetration depth is the least D over
+        the unit directions (every D(n) is an upper bound), sought by at most
+        :data:`DEPTH_STEPS` steps down D's gradient on the sphere (x_1 - x_2 less its part
+        along n, x_i the support points; first step 1 / (r_1 + r_2) of the bounding radii, the
+        curvature of D for two balls, then 1.5 times longer after a descent, half after a
+        failure); the least D met and its direction."""
+        step = 1.0 / (float(c.bound[s1]) + float(c.bound[s2]))
+        best_n, best = nv, depth
+        g = None
+        for _ in range(DEPTH_STEPS):
+            if g is None:
+                g = (self._support_point(c, w, s1, best_n)
+                     - self._support_point(c, w, s2, -best_n))
+                g = g - (g @ best_n) * best_n
+            if not np.linalg.norm(g) * step > 1e-15:
+                break
+            n = best_n - step * g
+            n = n / np.linalg.norm(n)
+            d = self._support(c, w, s1, n) + self._support(c, w, s2, -n)
+            if d < best:
+                best_n, best, g = n, d, None
+                step *= 1.5
+            else:
+                step *= 0.5
+        return best_n, best
+
+    def _exact_pair(self, c: Any, w: Any, s1: int, s2: int, nv: np.ndarray,
+                    base: float) -> tuple[np.ndarray, np.ndarray, float] | None:
         """(point (3,), normal (3,), overlap m) of a pair in which s1 or s2 is an exact
-        ellipsoid, else None; ``nv`` the unit normal from s1 to s2 that fcl finds on the
-        meshes.
+        ellipsoid, else None; ``nv`` the unit normal from s1 to s2 and ``base`` the overlap
+        (m; minus the distance when apart) that fcl finds on the meshes (for the ellipsoid the
+        polytope that contains it, ``Ellipsoid.fcl_vertices``: no overlap missed).
 
         A face contact (the other shape a box or a convex mesh, one of its flat faces within
         :data:`FACE_SNAP` of the normal, the ellipsoid's deepest point below that face's plane
         projecting inside the face): the face's normal and the ellipsoid's exact overlap with
-        the face's plane (as against a half-space). Otherwise the overlap h_1(nv) + h_2(-nv) of
-        the two shapes' support functions along nv (the ellipsoid's exact,
-        :func:`mbplugin.contact.ellipsoid.support`; the other's over its vertices or its closed
-        form: exact along that normal for convex shapes). The point: the ellipsoid's exact
-        support point moved along the normal to the middle of the overlap."""
+        the face's plane (as against a half-space). Otherwise fcl's normal, and its overlap
+        less what the polytope reaches beyond the ellipsoid along it, max_v v.d - h(d)
+        (the support functions of the two shapes add along a fixed normal: exact along nv;
+        the other shape's support is not used, which along a normal slightly off a capsule's
+        side or a box's edge would reach to its far end). The point: the ellipsoid's exact
+        support point moved along the normal to the middle of the overlap. A capsule whose
+        axis stays outside the ellipsoid: exact, its axis point nearest the ellipsoid as a
+        sphere (:func:`mbplugin.contact.ellipsoid.segment_closest`). Two ellipsoids: the least
+        overlap over the directions from fcl's (:meth:`_least_depth`)."""
         a1, a2 = self.ellipsoid_axes[s1], self.ellipsoid_axes[s2]
         e = s2 if np.isfinite(a2[0]) else s1 if np.isfinite(a1[0]) else -1
         if e < 0:
             return None
-        from mbplugin.contact.ellipsoid import support_point
+        from mbplugin.contact.ellipsoid import segment_closest, support, support_point
 
         axes, R = self.ellipsoid_axes[e], w.R[e]
         o = s1 if e == s2 else s2
+        if int(c.kind[o]) == 1:  # CAPSULE: its axis's nearest point to the ellipsoid
+            ax = w.R[o][:, 2] * c.half_length[o]
+            near = segment_closest(axes, (w.center[o] - ax - w.center[e]) @ R,
+                                   (w.center[o] + ax - w.center[e]) @ R)
+            if near is not None:
+                x, n, dist = near
+                rc = float(c.radius[o])
+                nw = R @ n
+                return (w.center[e] + R @ (x + 0.5 * (dist - rc) * n),
+                        (nw if e == s1 else -nw), rc - dist)
         out = nv if o == s1 else -nv  # the other shape's outward normal towards the ellipsoid
         if not np.isfinite(self.ellipsoid_axes[o, 0]) and (
                 int(c.kind[o]) == 2 or (int(c.kind[o]) == 3 and self.convex[o])):
@@ -1112,11 +1179,19 @@ class MeshSet:
                 if np.all(np.einsum("ij,ij->i", np.cross(edge, x - v), np.tile(nf, (len(v), 1)))
                           >= 0.0):
                     return x + 0.5 * depth * nf, (nf if o == s1 else -nf), depth
-        h1, h2 = self._support(c, w, s1, nv), self._support(c, w, s2, -nv)
+        depth = base
+        for s_, d in ((s1, nv), (s2, -nv)):
+            if np.isfinite(self.ellipsoid_axes[s_, 0]):
+                loc = d @ w.R[s_]  # the direction in the shape frame
+                depth += float(support(self.ellipsoid_axes[s_], loc)
+                               - np.max(self.shapes[s_].fcl_vertices @ loc))
+        if depth > 0.0 and np.isfinite(self.ellipsoid_axes[o, 0]):
+            # two ellipsoids: from the upper bound D(nv) (fcl's depth is EPA's on polytopes)
+            nv, depth = self._least_depth(
+                c, w, s1, s2, nv, self._support(c, w, s1, nv) + self._support(c, w, s2, -nv))
         d = -nv if e == s2 else nv
         pos = w.center[e] + R @ support_point(axes, d @ R)
-        mid = 0.5 * (h1 - h2)
-        return pos + (mid - pos @ nv) * nv, nv, h1 + h2
+        return pos - 0.5 * depth * d, nv, depth
 
     def _polys_world(self, c: Any, w: Any, s: int) -> tuple[np.ndarray, ...]:
         """Shape ``s``'s hull polygons in the world: normals, offsets, start, ids, vertices
@@ -1230,7 +1305,9 @@ class MeshSet:
                 nv = gap / np.linalg.norm(gap)
             else:
                 continue
-            exact = self._exact_pair(c, w, s1, s2, nv) if self.has_ellipsoid else None
+            exact = (self._exact_pair(c, w, s1, s2, nv, -dist if ct is None
+                                      else float(ct.penetration_depth))
+                     if self.has_ellipsoid else None)
             if exact is not None:  # an ellipsoid: its exact support (module ellipsoid)
                 out_i.append(idx)
                 pts.append(exact[0])
