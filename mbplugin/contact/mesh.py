@@ -980,6 +980,13 @@ class MeshSet:
             cm = w.center[mid]
             centre = at[sel]
             p_loc = (centre - cm) @ R
+            if self.has_ellipsoid and self.is_ellipsoid[mid]:
+                # an exact ellipsoid: the centres outside it exactly, the others below
+                rest = ~self._ellipsoid_sphere(w, mid, sel, p_loc, rs, point, normal, delta,
+                                               r_eff)
+                if not rest.any():
+                    continue
+                sel, centre, p_loc = sel[rest], centre[rest], p_loc[rest]
             q, dist, tri = trimesh.proximity.closest_point(shape.trimesh, p_loc)
             fn = shape.trimesh.face_normals[tri]
             diff = p_loc - q
@@ -1004,25 +1011,25 @@ class MeshSet:
             v = corners[np.arange(len(sel)), np.argmin(dv, axis=1)] + self.v_start[mid]
             rm = self._radius(v, np.full(len(sel), mid))
             r_eff[sel] = np.where(np.isnan(rm), rs[sel], _equiv(rs[sel], rm))
-            if self.has_ellipsoid and self.is_ellipsoid[mid]:
-                self._ellipsoid_sphere(w, mid, sel, p_loc, rs, point, normal, delta, r_eff)
         return _Part(sa, sb, point, normal, delta, r_eff, np.zeros(k, dtype=np.int64))
 
     def _ellipsoid_sphere(self, w: Any, mid: int, sel: np.ndarray, p_loc: np.ndarray,
                           rs: np.ndarray, point: np.ndarray, normal: np.ndarray,
-                          delta: np.ndarray, r_eff: np.ndarray) -> None:
+                          delta: np.ndarray, r_eff: np.ndarray) -> np.ndarray:
         """:meth:`mesh_sphere`'s rows ``sel`` of the exact ellipsoid ``mid`` whose sphere
         centre (``p_loc``, shape frame) lies outside it, written in place: the nearest surface
         point (:func:`mbplugin.contact.ellipsoid.closest_point`), its outward normal, the
         overlap r - distance, the point midway and the radius sqrt(R1 R2) there combined with
         the sphere's (1/r_eff = 1/R_e + 1/r). A centre inside the ellipsoid (an overlap
-        beyond the sphere's radius) keeps the icosphere's contact."""
+        beyond the sphere's radius) is left to the icosphere: returns which rows were
+        written (len(sel),) bool."""
         from mbplugin.contact.ellipsoid import closest_point, equivalent_radius
 
         axes = self.ellipsoid_axes[mid]
-        out = np.flatnonzero(((p_loc / axes) ** 2).sum(axis=1) >= 1.0)
+        done = ((p_loc / axes) ** 2).sum(axis=1) >= 1.0
+        out = np.flatnonzero(done)
         if not len(out):
-            return
+            return done
         x, n, dist = closest_point(axes, p_loc[out])
         R, cm = w.R[mid], w.center[mid]
         rows = sel[out]
@@ -1032,6 +1039,7 @@ class MeshSet:
         delta[rows] = r - dist
         point[rows] = cm + (x + 0.5 * (dist - r)[:, None] * n) @ R.T
         r_eff[rows] = _equiv(r, equivalent_radius(axes, n))
+        return done
 
     # -- everything else through fcl ------------------------------------------------------------
     def _fcl_object(self, c: Any, w: Any, s: int) -> Any:

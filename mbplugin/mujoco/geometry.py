@@ -33,10 +33,10 @@ lowest point of each rim, and a face flat on the plane on three rim points; its 
 is ``mj_geomDistance``'s to rounding). Against any other shape it is the inscribed prism, its
 side off by at most r (1 - cos(pi / sections)) (1.2e-3 r for 64 sides). An ellipsoid against a
 plane is exact (:mod:`mbplugin.contact.ellipsoid`: the deepest point -A^2 n / sqrt(n^T A^2 n),
-Hertz's radius sqrt(R1 R2) of its principal radii there); against a sphere (its centre outside)
-and a face of a box or a convex mesh exact too; against a capsule's side, a mesh edge or another
-ellipsoid its overlap is the exact support function's along the normal fcl finds on the
-icosphere (:mod:`mbplugin.contact.ellipsoid`).
+Hertz's radius sqrt(R1 R2) of its principal radii there); against a sphere, a capsule, another
+ellipsoid and a face of a box or a convex mesh exact too; against a box's or a mesh's edge its
+overlap is the exact support function's along the normal fcl finds on a polytope around it
+(:mod:`mbplugin.contact.ellipsoid`).
 """
 
 from __future__ import annotations
