@@ -180,9 +180,6 @@ class Ellipsoid(Mesh):
     [1, 6]; 10 4^s + 2 vertices, chordal error 0.29 a_max / 4^s).
     """
 
-    #: every vertex lies on one smooth surface: no face contacts on its facets
-    smooth_surface = True
-
     def __init__(self, semi_axes: object, subdivisions: int = SUBDIVISIONS) -> None:
         import trimesh
 

@@ -664,10 +664,6 @@ class Mesh:
     an overlap larger than their depth in it).
     """
 
-    #: True for a shape whose every vertex lies on one smooth surface (an
-    #: :class:`~mbplugin.contact.ellipsoid.Ellipsoid`): its facets give no face contacts
-    smooth_surface = False
-
     def __init__(
         self, mesh: Any, radius: float | None = None, repair: bool = False,
         smooth_angle: float = 30.0, plane_points: Any = None,
@@ -1211,7 +1207,7 @@ class MeshSet:
                 mesh = self.shapes[s]
                 n, off, start, ids = mesh.polygons()
                 loc = mesh.vertices
-                curved = np.full(len(loc), bool(mesh.smooth_surface))
+                curved = np.zeros(len(loc), dtype=bool)
                 fs, fv = mesh.feature_start, mesh.feature_vertices
                 for f in np.flatnonzero(mesh.feature_kind == 1):
                     curved[fv[fs[f]:fs[f + 1]]] = True
