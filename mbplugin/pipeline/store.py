@@ -993,7 +993,8 @@ class ContactStore:
                 ode[sel, : law.n_state] = s0[:, : law.n_state]
                 mem[sel, : law.n_memory] = s0[:, law.n_state :]
         keys = batch.key[idx]
-        t_on = np.broadcast_to(np.asarray(t, dtype=float), (m,)).copy()
+        t_on = (np.full(m, t) if type(t) is float  # (a driver's one time: no broadcast)
+                else np.broadcast_to(np.asarray(t, dtype=float), (m,)).copy())
         new = (keys, law_idx, batch.a[idx], batch.b[idx], coef, ode, mem, batch.ddelta[idx],
                batch.m_eff[idx], batch.r_eff[idx], t_on, k_on, t_c, batch.delta[idx],
                batch.ddelta[idx])
