@@ -576,3 +576,25 @@ def test_commit_rows_with_pairs_apart_is_the_general_commit():
     assert s2._seq == seq and list(s2.keys) == [3, 9]
     assert s2.commit_rows(on, on.delta, on.ddelta, 1e-3) is False  # the general commit books
     assert list(s2.keys) == [3, 9]
+
+
+def test_start_new_books_given_rows_in_key_order():
+    """``start_new`` (a compiled step's onsets, coefficient rows given): the contacts ``idx``
+    of a batch become rows in key order with the given onset overlap, rate, coefficients and
+    time scale, at ``t``; the onset events carry those values; a non-overlap is an error."""
+    store = ContactStore(make_law("hunt_crossley", k=1e9, cr=0.2))
+    store.start(one(1e-6, 0.5, key=5), 0.0)
+    b = ContactBatch.concatenate([one(-1e-9, 0.1, key=2), one(9.0, 9.0, key=9),
+                                  one(-1e-9, 0.1, key=3)])
+    d, v = np.array([3e-7, 2e-7]), np.array([0.7, 0.4])
+    coef = np.array([[1e9, 1.5, 0.3], [2e9, 1.5, 0.6]])
+    store.start_new(b, np.array([1, 2]), d, v, 1e-3, coef, np.array([1e-4, 2e-4]))
+    assert list(store.keys) == [3, 5, 9]
+    assert list(store.v_in) == [0.4, 0.5, 0.7] and list(store.t_c[[0, 2]]) == [2e-4, 1e-4]
+    assert list(store.coef[0, :3]) == [2e9, 1.5, 0.6] and list(store.t_on[[0, 2]]) == [1e-3] * 2
+    on = store.last_onsets
+    assert list(on["key"]) == [9, 3] and list(on["delta"]) == [3e-7, 2e-7]
+    assert list(on["v"]) == [0.7, 0.4] and (on["t"] == 1e-3).all()
+    with pytest.raises(ParameterError, match="overlap"):
+        store.start_new(b, np.array([0]), np.array([-1e-9]), np.array([0.1]), 2e-3,
+                        coef[:1], np.array([1e-4]))

@@ -655,10 +655,8 @@ def _rare(tree: Any, c: Any, A: Any, o: Any, status: int, wall: float, t: float,
     mu_k = o.mu if len(o.mu) else None
     every = bool(o.every)
     if o.onset.any():  # the first solve's onsets, solved in the call: the store's booking
-        idx = np.flatnonzero(o.onset)
-        on = batch.take(idx)
-        on.delta, on.ddelta = o.d_on[idx], o.dd_on[idx]  # (batch_at's, the onset's state)
-        store.start(on, t, coef=o.coef_on[idx], t_c=o.t_c[idx])
+        idx = np.flatnonzero(o.onset)  # (the onset's state: batch_at's; new, not latched)
+        store.start_new(batch, idx, o.d_on[idx], o.dd_on[idx], t, o.coef_on[idx], o.t_c[idx])
         every = bool(o.gc["active"].all())  # (ImplicitStep._prepare's after the onsets)
         tree.landed += 1
     space = ImplicitStep.begun(store, batch, W, friction, integ.rtol, o.s0, mu_k, o.gf, o.gc,

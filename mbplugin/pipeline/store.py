@@ -75,6 +75,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -734,6 +735,30 @@ class ContactStore:
             sep_chunks.append(self._end_rows(t, end_rows, batch.delta[bi], batch.ddelta[bi]))
         self._close(on_chunk, sep_chunks)
 
+    def start_new(self, batch: ContactBatch, idx: np.ndarray, delta: np.ndarray,
+                  ddelta: np.ndarray, t: float, coef: np.ndarray, t_c: np.ndarray) -> None:
+        """:meth:`start` of the contacts ``idx`` (indices) of ``batch`` with their onset
+        overlaps ``delta`` (m) and rates ``ddelta`` (m/s) (len(idx),) at time ``t`` (s), the
+        coefficient rows ``coef`` and time scales ``t_c`` (s) given (one law), for a driver
+        that found them new itself (a compiled step's onsets: neither active nor latched,
+        e.g. :func:`mbplugin.mujoco.tree_step.tree_fused`): the same rows and events as
+        ``start`` of ``batch.take(idx)`` with that state, without the sub-batch and the
+        active / latched tests (the overlap test kept)."""
+        if not rules.starts_batch(delta).all():
+            raise ParameterError("start_new: every contact must overlap (delta > 0)")
+        on = _OnsetRows(batch.key[idx], batch.law[idx], batch.a[idx], batch.b[idx], delta,
+                        ddelta, batch.m_eff[idx], batch.r_eff[idx], batch.k_hertz[idx])
+        t = float(t)
+        every = np.arange(len(on.key))
+        on_chunk = self._onset(on, every, t, coef, t_c)  # type: ignore[arg-type]
+        rows = _lookup(self.keys, on.key)
+        end_rows = self._memory_and_ends(on, every, rows, True)  # type: ignore[arg-type]
+        sep_chunks = []
+        if end_rows.any():
+            bi = _find(on.key, self.keys[end_rows])
+            sep_chunks.append(self._end_rows(t, end_rows, delta[bi], ddelta[bi]))
+        self._close(on_chunk, sep_chunks)
+
     def _close(self, on_chunk: np.ndarray, sep_chunks: list[np.ndarray]) -> None:
         """The events of one booking: latest onsets and separations, appended to all."""
         self.last_onsets = on_chunk
@@ -968,7 +993,8 @@ class ContactStore:
                 ode[sel, : law.n_state] = s0[:, : law.n_state]
                 mem[sel, : law.n_memory] = s0[:, law.n_state :]
         keys = batch.key[idx]
-        t_on = np.broadcast_to(np.asarray(t, dtype=float), (m,)).copy()
+        t_on = (np.full(m, t) if type(t) is float  # (a driver's one time: no broadcast)
+                else np.broadcast_to(np.asarray(t, dtype=float), (m,)).copy())
         new = (keys, law_idx, batch.a[idx], batch.b[idx], coef, ode, mem, batch.ddelta[idx],
                batch.m_eff[idx], batch.r_eff[idx], t_on, k_on, t_c, batch.delta[idx],
                batch.ddelta[idx])
@@ -990,6 +1016,21 @@ class ContactStore:
     def _keep_rows(self, index: np.ndarray) -> None:
         for name in self._ROW_FIELDS:
             setattr(self, name, getattr(self, name)[index])
+
+
+class _OnsetRows(NamedTuple):
+    """The fields of new contacts :meth:`ContactStore.start_new` books (a batch's, by
+    name: :meth:`ContactStore._onset` and ``_memory_and_ends`` read only these)."""
+
+    key: np.ndarray
+    law: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    delta: np.ndarray
+    ddelta: np.ndarray
+    m_eff: np.ndarray
+    r_eff: np.ndarray
+    k_hertz: np.ndarray
 
 
 def _find(keys: np.ndarray, query: np.ndarray, increasing: bool = False) -> np.ndarray:
