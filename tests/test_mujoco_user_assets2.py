@@ -218,3 +218,90 @@ def _com_velocity(m: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
     res = np.zeros(6)
     mujoco.mj_objectVelocity(m, s, mujoco.mjtObj.mjOBJ_BODY, 1, res, 0)
     return res[3:]
+
+
+# -- scene files a user writes ---------------------------------------------------------------
+SCENE = '''[scene]
+name = "user_{shape}"
+duration = 0.3
+[world]
+gravity = [0.0, 0.0, -9.81]
+backend = "mujoco"
+[[bodies]]
+name = "floor"
+shape = "plane"
+fixed = true
+[[bodies]]
+name = "block"
+shape = "{shape}"
+{size}
+mass = 0.2
+position = [0.0, 0.0, {z!r}]
+{turn}
+[contact]
+law = "hunt_crossley"
+params = {{ k = 1e9, cr = 0.7 }}
+'''
+
+
+@pytest.mark.parametrize(("shape", "size", "turn", "half", "corners"), [
+    ("box", "half_extents = [0.03, 0.02, 0.01]", "", 0.01, 4),
+    ("capsule", "radius = 0.01\nhalf_length = 0.03",
+     "orientation = [0.7071067811865476, 0.7071067811865476, 0.0, 0.0]", 0.01, 2)])
+def test_user_scene_file_drops_a_flat_body_as_the_impact_analyser_says(
+        tmp_path, capsys, shape, size, turn, half, corners):
+    """A scene file written as docs/mujoco.md says (``world.backend = "mujoco"``, no
+    ``host_dt``: MuJoCo's 2 ms): a box flat and a capsule lying, dropped 0.2 m. ``mbplugin
+    run --json``: exit 0, the summary's backend and host step; every corner's (box: 4, capsule:
+    its two ends) bounce at the free-fall time sqrt(2 h / g) and speed sqrt(2 g h), and its c_r
+    the exact impact analyser's for the law on the body's mass shared by the corners (a
+    symmetric landing: each carries m / n)."""
+    import json
+    import math
+
+    from mbplugin.cli import main
+    from mbplugin.impact import impact
+    from mbplugin.laws import make_law
+
+    h, m = 0.2, 0.2
+    path = tmp_path / "s.toml"
+    path.write_text(SCENE.format(shape=shape, size=size, turn=turn, z=h + half))
+    assert main(["run", str(path), "--json", "--out", str(tmp_path / "o")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["backend"] == "mujoco" and out["host_dt"] == 0.002
+    assert (tmp_path / "o" / "summary.json").exists()
+    b = out["bounces"]
+    assert len(b) == corners
+    law = make_law("hunt_crossley", k=1e9, cr=0.7)
+    for x in b:
+        assert (x["body"], x["other"]) == ("block", "floor")
+        assert x["t"] == pytest.approx(math.sqrt(2 * h / 9.81), abs=1e-6)
+        assert x["v_in"] == pytest.approx(math.sqrt(2 * 9.81 * h), rel=1e-6)
+        share = m / corners
+        assert x["cr"] == pytest.approx(
+            impact(law, share, x["v_in"], press=share * 9.81).cr_out, abs=1e-6)
+
+
+@pytest.mark.parametrize(("edit", "word"), [
+    (('backend = "mujoco"', 'backend = "Mujoco"'), "world.backend"),
+    (('shape = "box"', 'shape = "cylinder"'), "bodies[1].shape"),
+    (("half_extents", "size"), "'size'"),
+    (("fixed = true", "fixed = false"), "bodies[0]"),
+    (("mass = 0.2", "mass = 0.0"), "bodies[1].mass"),
+    (('backend = "mujoco"', 'backend = "mujoco"\nhost_dt = 0.5'), "world.host_dt"),
+    (('backend = "mujoco"', 'backend = "mujoco"\nintegrator = "rk4"'), "'integrator'"),
+    (("mass = 0.2", "mass = 0.2\nrpy_deg = [90.0, 0.0, 0.0]"), "bodies[1].rpy_deg"),
+])
+def test_user_scene_file_mistakes_are_one_line_exit_2(tmp_path, capsys, edit, word):
+    """The ways a user gets a MuJoCo scene file wrong: each is one line on stderr naming the
+    key, exit 2, no output written."""
+    from mbplugin.cli import main
+
+    text = SCENE.format(shape="box", size="half_extents = [0.03, 0.02, 0.01]", turn="", z=0.21)
+    assert edit[0] in text
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace(edit[0], edit[1], 1))
+    code = main(["run", str(path), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and word in err, err
+    assert not (tmp_path / "o").exists()
