@@ -15,7 +15,7 @@ Initial overlaps beyond a part's width
 A body through a thin part within one step
     The per-step watch (:func:`watch_overlaps`) reads the step's integrated end overlaps and,
     above the watch's bound, detects again at the step's end state. A body that ends the step
-    wholly beyond a thin part (a soft ball at 80-100 m/s barely touching a 1 cm slab at the
+    wholly beyond a thin part (a soft ball at 80-150 m/s barely touching a 1 cm slab at the
     start of a 2 ms step) has no contact there, and was not reported. Such a step (its
     integrated overlap is beyond the bound: it went more than the part's width) now compares
     each contact's two geom centres along the contact's start normal at the step's start and
