@@ -228,6 +228,15 @@ def run(sc: Scene, seconds: float = SECONDS) -> dict[str, Any]:
     hz_d: dict[int, list[float]] = {g: [] for g in feet}
     hz_n: dict[int, list[int]] = {g: [] for g in feet}
     ball_off = 0.0  # m: the unmanaged ball's largest distance from its native twin
+    # MuJoCo's distances at the step's end state: after a step d's kinematics are its start's
+    # (mj_step1's), the backend's overlaps (st.delta) its end's
+    probe = mj.MjData(m)
+
+    def gap(g: int) -> float:
+        probe.qpos[:] = d.qpos
+        mj.mj_kinematics(m, probe)
+        return float(mj.mj_geomDistance(m, probe, ground, g, 0.01, None))
+
     try:
         for i in range(n):
             st = c.step()
@@ -240,7 +249,7 @@ def run(sc: Scene, seconds: float = SECONDS) -> dict[str, Any]:
                 load = _loaded(st.normal_force, st.delta, weight)
                 for g in feet:
                     hz_f[g].append(float(np.sum(st.normal_force[gs == g])))
-                    hz_d[g].append(-float(mj.mj_geomDistance(m, d, ground, g, 0.01, None)))
+                    hz_d[g].append(-gap(g))
                     hz_n[g].append(int(np.sum(load & (gs == g))))
     except Exception as e:  # the sweep reports it
         fig["exception"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
@@ -254,7 +263,7 @@ def run(sc: Scene, seconds: float = SECONDS) -> dict[str, Any]:
         gs = _other(st.geoms, ground)
         load = _loaded(st.normal_force, st.delta, weight)
         for g in np.unique(gs[load]).tolist():
-            host = -float(mj.mj_geomDistance(m, d, ground, g, 0.01, None))
+            host = -gap(g)
             ours = float(np.max(st.delta[load & (gs == g)]))
             err = abs(host - ours) / ours
             if err > worst:
