@@ -213,7 +213,7 @@ def _reread(art: Any, pb: Any, cid: int, body: int, joints: list[int], tree: Any
     matrix, Jacobians and W zeroed again)."""
     q, locked = _joint_read(pb, cid, body, joints, tree.floating)
     held(art, body, locked)
-    i = len(delassus) - 10  # (q, ..., links, point, locked, cont, sgn, normal, mm, jac, W, wnn)
+    i = len(delassus) - 8  # (q, ..., locked, cont, sgn, normal, mm, jac, W, wnn)
     for a in delassus[-4:-1]:
         a[...] = 0.0
     return q, locked, (q, *delassus[1:i], locked, *delassus[i + 1:])
