@@ -180,7 +180,8 @@ def test_fused_base_rotation_is_pybullets_matrix(tmp_path, monkeypatch) -> None:
 def test_kept_joint_state_yields_to_the_users_reset(change, tmp_path, monkeypatch) -> None:
     """The fused begin takes the joint positions the last host step's lean end left in
     PyBullet instead of reading them (fused._KNOWN, checked against the state read's links in
-    begin_body): the A1 standing on PyBullet's position motors; every step's W is built on PyBullet's own mass matrix
+    begin_body): the A1 standing on PyBullet's position motors; every step's W is built on
+    PyBullet's own mass matrix
     (``calculateMassMatrix`` at the joint positions PyBullet holds, each entry within 1e-9 of
     sqrt(M_ii M_jj)), on steps where no joint was read and on the step after the user
     reset a knee by 0.1 rad (``resetJointState``), teleported and turned the base
