@@ -174,3 +174,97 @@ def test_fused_base_rotation_is_pybullets_matrix(tmp_path, monkeypatch) -> None:
         assert np.array_equal(ours, ref)
     # the base turned over the run (not one orientation checked again and again)
     assert max(np.abs(o - seen[0][0]).max() for o, _ in seen) > 1e-6
+
+
+#: the user's call between two host steps -> joint reads the next begin makes (the kept joint
+#: state yields to every reset: 1; a velocity-only reset leaves the positions it keeps: 0;
+#: a base teleport is read again once too: begin_body's link check reports the kept state
+#: stale after ``resetBasePositionAndOrientation`` (measured on the A1), the safe side;
+#: ``refresh()`` after ``changeDynamics`` builds a new articulated model with no kept state,
+#: and its first step takes the general path, which reads the joints itself: 0 here)
+_RESETS = {"joint": 1, "base": 1, "both": 1, "velocity": 0, "multidof": 1, "dynamics": 0}
+
+
+@pytest.mark.parametrize("change", list(_RESETS))
+def test_kept_joint_state_yields_to_the_users_reset(change, tmp_path, monkeypatch) -> None:
+    """The fused begin takes the joint positions the last host step's lean end left in
+    PyBullet instead of reading them (fused._KNOWN, checked against the state read's links in
+    begin_body): the A1 standing on PyBullet's position motors; every step's W is built on
+    PyBullet's own mass matrix
+    (``calculateMassMatrix`` at the joint positions PyBullet holds, each entry within 1e-9 of
+    sqrt(M_ii M_jj)), on steps where no joint was read and on the step after the user, between
+    two steps, reset a knee by 0.1 rad (``resetJointState``; ``resetJointStatesMultiDof``),
+    teleported and turned the base (``resetBasePositionAndOrientation``), both, set a knee's
+    velocity alone (``resetJointState`` at its position) or made a calf 30 % heavier
+    (``changeDynamics``, then ``refresh()``; the reads only): there the joints are read again
+    (_RESETS)."""
+    import pybullet as p
+    from bullet_world import ground_world
+
+    from mbplugin.bullet import BulletContacts, fused
+
+    reads = []
+    joint_read = fused._joint_read
+
+    def counted(*a: object) -> object:
+        reads.append(1)
+        return joint_read(*a)
+
+    monkeypatch.setattr(fused, "_joint_read", counted)
+    spec = rr.ROBOTS["a1"]
+    with ground_world(rr.G, 1 / 240) as (cid, plane):
+        h = rr.load(cid, spec, tmp_path)
+        ground, foot = rr.RUBBER
+        contacts = BulletContacts(cid, manage=[(plane, (h.body, f)) for f in h.feet],
+                                  law={"name": "hunt_crossley", "cr": 0.3},
+                                  materials={plane: ground, h.body: foot}, rtol=1e-8,
+                                  friction=rr.FRICTION)
+        joints = contacts._host.art.moving_joints(h.body)
+        # PyBullet's motors hold the standing pose (their torques: the held joints of W)
+        p.setJointMotorControlArray(h.body, h.joints, p.POSITION_CONTROL,
+                                    targetPositions=h.targets.tolist(),
+                                    forces=[40.0] * len(h.joints), physicsClientId=cid)
+        checked, kept = 0, 0
+        knee = joints[2]
+        for i in range(80):
+            if i == 60:
+                q0 = p.getJointState(h.body, knee, physicsClientId=cid)[0]
+                if change in ("joint", "both"):
+                    p.resetJointState(h.body, knee, q0 + 0.1, physicsClientId=cid)
+                if change == "multidof":
+                    p.resetJointStatesMultiDof(h.body, [knee], [[q0 + 0.1]],
+                                               physicsClientId=cid)
+                if change == "velocity":
+                    p.resetJointState(h.body, knee, q0, 1.0, physicsClientId=cid)
+                    assert p.getJointState(h.body, knee, physicsClientId=cid)[1] == 1.0
+                if change == "dynamics":
+                    m0 = p.getDynamicsInfo(h.body, knee, physicsClientId=cid)[0]
+                    p.changeDynamics(h.body, knee, mass=1.3 * m0, physicsClientId=cid)
+                    contacts.refresh()
+                    assert contacts._host.art not in fused._KNOWN  # (nothing kept)
+                if change in ("base", "both"):
+                    pos, orn = p.getBasePositionAndOrientation(h.body, physicsClientId=cid)
+                    turn = p.getQuaternionFromEuler([0.0, 0.0, 0.3])
+                    _, orn2 = p.multiplyTransforms([0, 0, 0], turn, [0, 0, 0], orn)
+                    p.resetBasePositionAndOrientation(h.body, [pos[0] + 0.2, pos[1], pos[2]],
+                                                      orn2, physicsClientId=cid)
+            n_reads = len(reads)
+            info = contacts.before_step()
+            q = [s[0] for s in p.getJointStates(h.body, joints, physicsClientId=cid)]
+            # (after changeDynamics + refresh() W's mass matrix is off PyBullet's by ~2 %, on
+            # main too, without the kept state: a finding for the lead; the reads checked)
+            if change == "dynamics" and i >= 60:
+                if i == 60:
+                    assert len(reads) == n_reads + _RESETS[change], change
+            elif info.contacts and contacts.core._one_body:
+                theirs = np.array(p.calculateMassMatrix(h.body, q, physicsClientId=cid))
+                ours = contacts.core._art[0].mass_matrix
+                scale = np.sqrt(np.outer(np.diag(theirs), np.diag(theirs)))
+                assert (np.abs(ours - theirs) / scale).max() < 1e-9, i
+                checked += 1
+                kept += len(reads) == n_reads
+                if i == 60:
+                    assert len(reads) == n_reads + _RESETS[change], change
+            p.stepSimulation(physicsClientId=cid)
+            contacts.after_step()
+        assert checked > (40 if change == "dynamics" else 60) and kept > 40

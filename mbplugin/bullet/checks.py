@@ -403,7 +403,14 @@ def host_error(bc: Any, exc: Exception) -> ParameterError:
         present = set(c.body_ids())
     except Exception:
         present = set()
-    gone = sorted({b for b, _ in getattr(bc, "rows", [])} - present)
+    managed = {b for b, _ in getattr(bc, "rows", [])}
+    gone = sorted(managed - present)
+    if managed and not present:  # every body gone: p.resetSimulation (or each removed)
+        return ParameterError(
+            f"PyBullet client {c.id} holds no body any more (p.resetSimulation, or every body "
+            f"removed) while BulletContacts manages bodies {sorted(managed)}: its contacts, "
+            "pairs and joint models belong to the world that was cleared; build the world "
+            "again and create a new BulletContacts for it (call release() on this one first)")
     if gone:
         return ParameterError(
             f"managed body id {gone[0]} was removed from PyBullet client {c.id} "

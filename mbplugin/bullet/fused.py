@@ -26,6 +26,7 @@ Units: SI (m, m/s, kg, N s).
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,7 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     integ = core.integrator
     store = core.store
     art = getattr(host, "art", None)
+    known = None if art is None else _KNOWN.pop(art, None)  # (taken once, here or never)
     if (k == 0 or type(t) is not float or core.articulated != "implicit" or core._any_free
             or art is None or integ.stick is not None or integ.solver == "scipy"
             or not ik.compiled_laws(store)):
@@ -81,17 +83,17 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     core.pending = None
     integ.pending = None
     core.forced[:] = False
-    # lean_block's reads: the joints' positions and the joints whose motor acted
+    # lean_block's reads: the joints' positions and the joints whose motor acted; where the
+    # last host step's lean end left PyBullet's joints at the state it kept (known) and every
+    # moving joint is above a link the state read has, that state, checked in begin_body
     pb, cid = art.client.p, art.client.id
-    if joints:
-        cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
-        q = np.array(cols[0], dtype=float)
-        # the motors that acted (tau != 0: NaN in, -0.0 out), offset by the base's 6
-        locked = np.array(cols[3], dtype=float).nonzero()[0]  # (a C method: no frame)
-        if tree.floating:
-            locked += 6
+    rows_chk = (_known_rows(host.read, body, tree) if known is not None and known[0] == body
+                and known[1] is tree and joints and test is not None else None)
+    if rows_chk is not None:
+        q, locked = known[2], _locked(known[3], tree.floating)
     else:
-        q, locked = np.zeros(0), np.zeros(0, dtype=np.int64)
+        q, locked = _joint_read(pb, cid, body, joints, tree.floating)
+        rows_chk = _NO_CHECK
     held(art, body, locked)  # (before the host step: PyBullet's clamp lifted)
     base_p, base_o = (art.base_state(body, bodies)[:2] if body in art._base_row
                       else pb.getBasePositionAndOrientation(body, physicsClientId=cid))
@@ -129,9 +131,16 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     if test is not None:  # the commit's tests, W and the begin in one call
         m = len(test[0])
         where, rows_dv = np.empty(m, dtype=np.int64), np.empty((2, m))
-        hit, resp, gf, gc, every = begin_body(
-            *test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), where, *rows_dv,
-            *delassus, *begin)
+        head_args = (*test, c(store.coef, dtype=float), np.empty(k, dtype=np.bool_), where,
+                     *rows_dv)
+        hit, resp, gf, gc, every = begin_body(*head_args, *rows_chk, bodies.pos, bodies.quat,
+                                              *delassus, *begin)
+        if hit == STALE:  # PyBullet's joints moved since (the user's resets): read them
+            q, locked, delassus = _reread(art, pb, cid, body, joints, tree, delassus)
+            hit, resp, gf, gc, every = begin_body(*head_args, *_NO_CHECK, bodies.pos,
+                                                  bodies.quat, *delassus, *begin)
+        elif rows_chk is not _NO_CHECK and hit != 0 and hit != 2:  # (nothing checked)
+            q, locked, delassus = _reread(art, pb, cid, body, joints, tree, delassus)
         if hit == 0:  # the common commit (commit_rows' own booking)
             store.rows_booked(batch.delta, batch.ddelta)
         elif hit == 2:  # the store's rows among pairs apart (a swing foot near the ground)
@@ -164,6 +173,79 @@ def begin_lean(core: Any, host: Any, batch: ContactBatch, bodies: BodyState, t: 
     return core.last, batch, force
 
 
+#: :func:`begin_body`'s outcome where the joint state it was given is not PyBullet's
+STALE = -3
+#: m (and quaternion units): :func:`begin_body`'s bound on a link's centre of mass and
+#: orientation from the kept joint state against the state read (the two forward kinematics
+#: agree to ~1e-15; a user's reset moves a link by far more)
+KNOWN_TOL = 1e-12
+#: :func:`begin_body`'s arguments without the check (no link rows)
+_NO_CHECK = (False, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+#: per backend's articulated bodies (:class:`~mbplugin.bullet.articulated.BulletArticulated`):
+#: (body, its tree, the joint positions (n,) PyBullet holds, the joints' motor torques of the
+#: host step) as :func:`after_lean` left PyBullet, taken by the next :func:`begin_lean`
+_KNOWN: weakref.WeakKeyDictionary[Any, tuple[Any, ...]] = weakref.WeakKeyDictionary()
+
+
+def _locked(tau: Any, floating: bool) -> np.ndarray:
+    """The columns whose motor acted (``tau`` the joints' motor torques, N m or N: nonzero;
+    NaN in, -0.0 out), offset by a floating base's 6."""
+    locked = np.array(tau, dtype=float).nonzero()[0]  # (a C method: no frame)
+    if floating:
+        locked += 6
+    return locked
+
+
+def _joint_read(pb: Any, cid: int, body: int, joints: list[int],
+                floating: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``body``'s moving ``joints``' positions (n,) and the columns whose motor acted, read
+    from PyBullet (one ``getJointStates``)."""
+    if not joints:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    cols = tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
+    return np.array(cols[0], dtype=float), _locked(cols[3], floating)
+
+
+def _reread(art: Any, pb: Any, cid: int, body: int, joints: list[int], tree: Any,
+            delassus: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, tuple[Any, ...]]:
+    """The joints read from PyBullet after a kept state was not taken (:data:`STALE`, or the
+    commit's tests failed before the check): (q, locked, ``delassus`` with them, its mass
+    matrix, Jacobians and W zeroed again)."""
+    q, locked = _joint_read(pb, cid, body, joints, tree.floating)
+    held(art, body, locked)
+    i = len(delassus) - 8  # (q, ..., locked, cont, sgn, normal, mm, jac, W, wnn)
+    for a in delassus[-4:-1]:
+        a[...] = 0.0
+    return q, locked, (q, *delassus[1:i], locked, *delassus[i + 1:])
+
+
+def _known_rows(read: Any, body: int, tree: Any) -> tuple[Any, ...] | None:
+    """:func:`begin_body`'s check arguments (True, the body's links and their rows of the
+    state read) where every moving joint of ``tree`` is above one of those links (a joint
+    reset moves one of them), else None; kept per (read's groups, body, tree)."""
+    key = (read._link_groups, body, tree)
+    hit = _ROWS_CHK.get(id(tree))
+    if hit is not None and hit[0][0] is key[0] and hit[0][1] == body and hit[0][2] is tree:
+        return hit[1]
+    out = None
+    for b, lks, rows in read._link_groups:
+        if b != body:
+            continue
+        seen = np.zeros(len(tree.parent), dtype=bool)
+        for lk in lks:
+            while lk >= 0 and not seen[lk]:
+                seen[lk] = True
+                lk = int(tree.parent[lk])
+        if seen[tree._moving].all():
+            out = (True, np.asarray(lks, dtype=np.int64), np.asarray(rows, dtype=np.int64))
+    _ROWS_CHK[id(tree)] = (key, out)
+    return out
+
+
+#: :func:`_known_rows`' answers by tree id: ((groups, body, tree), answer)
+_ROWS_CHK: dict[int, tuple[tuple[Any, ...], Any]] = {}
+
+
 def _commit(store: Any, batch: ContactBatch, t: float) -> None:
     """:meth:`HostStep.step <mbplugin.hosts.HostStep.step>`'s commit of ``batch`` at ``t``
     (s)."""
@@ -172,7 +254,8 @@ def _commit(store: Any, batch: ContactBatch, t: float) -> None:
 
 
 @njit
-def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows, q, tq,
+def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows, check,
+               clinks, crows, cpos, cquat, q, tq,
                moving, base_p, base_q, r_base, parent, jtype, axis, pf_pos, pf_quat, inert_pos,
                inert_rot_t, col, floating, mass, inertia, base_mass, base_inertia, com_quat,
                com_rot, com_pos, pivot, axis_w, cm, cs, cj, links, point, locked, cont, sgn,
@@ -192,7 +275,10 @@ def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows
     the store's ``mem`` and law indices ``slaw``, the laws' kernel ids ``kid`` and modes
     ``mode``; its other arguments as there). Returns (the tests' outcome: 0 or 2 where the
     rest ran, else -1 or 1 with nothing else done, the body's response M^-1 J^T, gf, gc,
-    every contact active)."""
+    every contact active). With ``check``, the joint positions ``q`` are a kept state
+    (:func:`begin_lean`): W's forward kinematics of each of the links ``clinks`` is compared
+    with the state read's rows ``crows`` (``cpos``, ``cquat``; :func:`_links_at`) and where
+    one is off, :data:`STALE` is returned with nothing else done."""
     hit = quiet_rows(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end, where, d_rows,
                      v_rows)
     if hit != 0 and hit != 2:
@@ -209,11 +295,32 @@ def begin_body(skeys, bkeys, blaw, fkid, fmode, coef, end, where, d_rows, v_rows
                          pf_quat, inert_pos, inert_rot_t, col, floating, mass, inertia,
                          base_mass, base_inertia, com_quat, com_rot, com_pos, pivot, axis_w, cm,
                          cs, cj, links, point, locked, cont, sgn, normal, mm, jac, W, wnn)
+    if check and not _links_at(clinks, crows, cpos, cquat, com_pos, com_quat):
+        return STALE, resp, np.empty(0), np.zeros(0, dtype=CONTACT), False
     gf, gc, every = lean_begin(k, wnn, vt, ddelta, normal, delta, P_lin, dt, hd,
                                W.reshape(W.size), mu, has_fr, fr_mu, fr_static, hit == 0, rows,
                                coef, mem, slaw, blaw, kid, mode, s0, m_eff, u0, fn0, fn, slip,
                                force)
     return hit, resp, gf, gc, every
+
+
+@njit
+def _links_at(links, rows, pos, quat, com_pos, com_quat):
+    """Whether each link ``links[e]``'s centre of mass ``com_pos`` and orientation
+    ``com_quat`` [w, x, y, z] (a forward kinematics) are within :data:`KNOWN_TOL` of the
+    state read's row ``rows[e]`` (``pos``, ``quat``; the quaternion up to its sign)."""
+    for e in range(links.shape[0]):
+        lk, r = links[e], rows[e]
+        for a in range(3):
+            if not abs(com_pos[lk, a] - pos[r, a]) <= KNOWN_TOL:
+                return False
+        dp = dm = 0.0
+        for a in range(4):
+            dp = max(dp, abs(com_quat[lk, a] - quat[r, a]))
+            dm = max(dm, abs(com_quat[lk, a] + quat[r, a]))
+        if not min(dp, dm) <= KNOWN_TOL:
+            return False
+    return True
 
 
 def after_lean(core: Any, host: Any, dt: float) -> bool:
@@ -240,6 +347,8 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
     if pairs is None:
         return False
     host.begin_solve()
+    host._end_joints = None
+    whole = False
     try:
         test = core.store.rows_test_args(batch)
         k = len(u0)
@@ -253,6 +362,7 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
                                   pairs, core.model.arrays, max(core.margin, LOST_MARGIN), u0,
                                   dt, (P_lin,), end)
         if lean is not None and lean[1] == 0 and lean[2] is None:  # the whole step here
+            whole = True
             if end is not None and end[-1][0] in (0, 2):  # and its end's commit quiet: booked
                 _booked(core, batch, space, lean[0], end, dt)
             else:
@@ -266,6 +376,8 @@ def after_lean(core: Any, host: Any, dt: float) -> bool:
                 host._pre = None
     finally:
         host.art.flush()
+    if whole and host._end_joints is not None:  # PyBullet's joints now the rounds' kept state
+        _KNOWN[host.art] = host._end_joints
     return True
 
 

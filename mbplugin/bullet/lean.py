@@ -343,6 +343,7 @@ def lean_rounds(host: Any, blk: Any, space: Any, res: Any, dP: np.ndarray | None
         st = (tuple(zip(*pb.getJointStates(body, joints, physicsClientId=cid), strict=True))
               if joints else ((), ()))
         qh, vh = np.array(st[0], dtype=float), np.array(st[1], dtype=float)
+        host._end_joints = (body, tree, qh, st[3] if joints else ())  # (qh: the kept state)
         if floating:  # position, [x, y, z, w], velocity, angular velocity: one flat read
             bh = np.fromiter(chain.from_iterable(chain(
                 pb.getBasePositionAndOrientation(body, physicsClientId=cid),
