@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin._jit import njit
+from mbplugin._jit import as_readonly, njit
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import world_inverse_inertia_of
@@ -346,8 +346,9 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
         pred = _predicted_blocks(data, imp, vt, ddelta, normal, delta0, d, af, a, b, ra, rb,
                                  omega, dt, MOVE_MIN)
     else:
-        pred = _predicted_csr(indptr, indices, data, imp, vt, ddelta, normal, delta0, d, af, a,
-                              b, ra, rb, omega, dt, MOVE_MIN)
+        pred = _predicted_csr(as_readonly(indptr), as_readonly(indices), data, imp, vt,
+                              ddelta, normal, delta0, d, af, a, b, ra, rb, omega, dt,
+                              MOVE_MIN)
     flags[0] = pred
     return 0, data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab, fn, slip, \
         _wrench(imp, dt, a, b, point, lag, kind, rows_arr, pos, forced), flags
