@@ -215,7 +215,7 @@ def _begin_kernel(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end, kin
     indptr, indices, data = _free_static_kernel(kind, a, b, ra, rb, inv_m, inv_i)
     if indptr.shape[0] == 0:
         return 3, ei, ei, e0, e0, e0, e3, e3
-    wnn = _csr_normal_diagonal(indptr, indices, data, normal, k)
+    wnn = _csr_normal_diagonal(as_readonly(indptr), as_readonly(indices), data, normal, k)
     m_eff = np.full(k, np.inf)
     u0 = np.empty((k, 3))
     af = np.empty((k, 3))
