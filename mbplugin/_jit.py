@@ -35,6 +35,7 @@ import numba
 import numba.core.errors
 import numba.core.event
 import numpy as np
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
 _PKG = Path(__file__).resolve().parent
@@ -493,6 +494,22 @@ def copy_rows(dst, src, n):
 
 
 # ---- one specialisation per kernel: the read-only flag of the arrays Python passes ----------
+
+
+@intrinsic
+def as_readonly(typingctx, x):
+    """The array ``x`` typed read-only (the same array: data, shape, strides, a new reference
+    to its memory; no copy). Compiled code only: :func:`readonly_view`'s counterpart for a
+    kernel that compiled code calls with its own (writable) index arrays and Python with
+    read-only ones, so that both share one compiled variant (numba has no read-only cast)."""
+    if not isinstance(x, numba.types.Array):
+        return None
+    ro = x if not x.mutable else x.copy(readonly=True)
+
+    def codegen(context, builder, sig, args):
+        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
+
+    return ro(x), codegen
 
 
 def readonly_view(a: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ import pytest
 
 import mbplugin._jit  # noqa: F401  (installs the dispatcher's speed-ups, as the package does)
 from mbplugin import _dispatcher
+from mbplugin._jit import as_readonly, readonly_view
 
 jit = _dispatcher.jit(nogil=True, error_model="numpy", no_cfunc_wrapper=True)
 
@@ -229,3 +230,25 @@ def test_csr_kernel_compiles_once_for_frozen_and_scipy_patterns() -> None:
     assert len(_csr_normal_diagonal.overloads) == before
     np.testing.assert_allclose(got[:k], want, rtol=1e-12)
     np.testing.assert_array_equal(got, got2)
+
+
+def _squares_of_own_py(n):
+    """:func:`_squares` of 0, 1, ..., n - 1 held in a (writable) array made in compiled code,
+    passed read-only as Python passes it."""
+    return _squares_ro(as_readonly(np.arange(n) * 1.0))
+
+
+_squares_ro = _dispatcher.Dispatcher(_squares_py, locals={}, targetoptions=_OPTS)
+_squares_of_own = _dispatcher.Dispatcher(_squares_of_own_py, locals={}, targetoptions=_OPTS)
+
+
+def test_as_readonly_lets_compiled_code_share_the_read_only_variant() -> None:
+    """A kernel Python calls with a read-only view and compiled code with an array of its own
+    through ``as_readonly`` is typed once; the sums are the closed form (n - 1) n (2n - 1) / 6."""
+    w = np.arange(4.0)
+    assert _squares_ro(readonly_view(w)) == 14.0  # 0 + 1 + 4 + 9
+    assert _squares_of_own(4) == 14.0 and _squares_of_own(10) == 285.0
+    (callee,) = _squares_ro._callee.overloads.values()
+    (arg,) = callee.signature.args
+    assert not arg.mutable
+    assert w.flags.writeable  # the caller's array is left alone

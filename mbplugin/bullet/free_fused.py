@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from mbplugin._jit import njit
+from mbplugin._jit import as_readonly, njit
 from mbplugin.bullet.client import drain, vectors
 from mbplugin.contact import BodyState, ContactBatch
 from mbplugin.contact.kernels import world_inverse_inertia_of
@@ -215,7 +215,7 @@ def _begin_kernel(skeys, bkeys, blaw, fkid, fmode, delta, ddelta, coef, end, kin
     indptr, indices, data = _free_static_kernel(kind, a, b, ra, rb, inv_m, inv_i)
     if indptr.shape[0] == 0:
         return 3, ei, ei, e0, e0, e0, e3, e3
-    wnn = _csr_normal_diagonal(indptr, indices, data, normal, k)
+    wnn = _csr_normal_diagonal(as_readonly(indptr), as_readonly(indices), data, normal, k)
     m_eff = np.full(k, np.inf)
     u0 = np.empty((k, 3))
     af = np.empty((k, 3))
@@ -346,8 +346,9 @@ def _free_kernel(skeys, bkeys, blaw, fkid, fmode, ddelta, coef, end, kind, a, b,
         pred = _predicted_blocks(data, imp, vt, ddelta, normal, delta0, d, af, a, b, ra, rb,
                                  omega, dt, MOVE_MIN)
     else:
-        pred = _predicted_csr(indptr, indices, data, imp, vt, ddelta, normal, delta0, d, af, a,
-                              b, ra, rb, omega, dt, MOVE_MIN)
+        pred = _predicted_csr(as_readonly(indptr), as_readonly(indices), data, imp, vt,
+                              ddelta, normal, delta0, d, af, a, b, ra, rb, omega, dt,
+                              MOVE_MIN)
     flags[0] = pred
     return 0, data, m_eff, u0, af, imp, loaded, hg, mg, counters, dd, u, ab, fn, slip, \
         _wrench(imp, dt, a, b, point, lag, kind, rows_arr, pos, forced), flags
