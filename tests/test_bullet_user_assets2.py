@@ -4,8 +4,9 @@ whose origin lies far from its centroid.
 Outside facts used: a uniform cube resting on a flat floor with its centre of mass above the
 middle of its bottom face stays put, upright, on its four bottom corners (m g / 4 each, static
 overlap (m g / 4 k)^(2/3) for F = k delta^1.5), its centre of mass half an edge plus PyBullet's
-1 mm hull margin minus that overlap above the floor, wherever the file's origin lies; the standalone engine's documented convention that a mesh body's
-``position`` is its centre of mass (docs/scenes.md)."""
+1 mm hull margin minus that overlap above the floor, wherever the file's origin lies; the
+standalone engine's convention that a mesh body's ``position`` is its centre of mass
+(mbplugin/scene.py), which the PyBullet scene path now follows."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ relative to the scene file, and ``scale``: a convex hull per object of the file 
 so in its contacts, :mod:`mbplugin.bullet.geometry`; a mass from a density takes that hull's
 volume; the body's frame and ``position`` at that hull's centre of mass, as in the standalone
 engine, wherever the file's origin lies), ``host_dt`` PyBullet's step (default 1/240 s); a
-scene without a friction table is frictionless, as in the standalone engine (not PyBullet's default friction).
+scene without a friction table is frictionless, as in the standalone engine (not PyBullet's
+default friction).
 """
 
 from __future__ import annotations
