@@ -1,5 +1,5 @@
 """What users bring to the PyBullet scene path (``world.backend = "pybullet"``): a mesh file
-whose origin lies far from its centroid.
+whose origin lies far from its centroid, resting on a face and balanced on an edge.
 
 Outside facts used: a uniform cube resting on a flat floor with its centre of mass above the
 middle of its bottom face stays put, upright, on its four bottom corners (m g / 4 each, static
@@ -25,7 +25,8 @@ G = 9.81
 PB_MARGIN = 1e-3
 
 
-def _scene(tmp_path, offset: tuple[float, float, float]) -> str:
+def _scene(tmp_path, offset: tuple[float, float, float], z: float = HALF + 0.005,
+           quat: str = "[1.0, 0.0, 0.0, 0.0]") -> str:
     m = trimesh.creation.box(extents=[2 * HALF] * 3)
     m.apply_translation(offset)
     m.export(tmp_path / "cube.obj")
@@ -44,7 +45,8 @@ name = "m"
 shape = "mesh"
 file = "cube.obj"
 density = 1000.0
-position = [0.0, 0.0, {HALF + 0.005}]
+position = [0.0, 0.0, {z}]
+orientation = {quat}
 [contact]
 law = "hunt_crossley"
 params = {{ k = {K:g}, cr = 0.5 }}
@@ -66,3 +68,18 @@ def test_mesh_origin_far_from_centroid_rests_upright(tmp_path, offset):
     mass = 1000.0 * (2 * HALF) ** 3
     overlap = (mass * G / 4 / K) ** (2 / 3)
     assert final[2] == pytest.approx(HALF + PB_MARGIN - overlap, abs=1e-6), final
+
+
+def test_mesh_off_origin_lands_on_edge(tmp_path):
+    """The same off-origin cube turned 45 deg about x lands on an edge and balances there
+    (symmetric: two corners carry m g / 2 each): its centre of mass at half the face diagonal
+    plus the 1 mm hull margin minus (m g / 2 k)^(2/3), y and x kept to 0.1 mm. On main it
+    pivoted about the file's origin instead."""
+    z0 = HALF * np.sqrt(2.0) + 0.005
+    res = load_scene(_scene(tmp_path, (0.0, -0.3, 0.2), z0,
+                            "[0.9238795325, 0.3826834324, 0.0, 0.0]")).run()
+    final = np.asarray(res.pos)[-1, list(res.body_names).index("m")]
+    mass = 1000.0 * (2 * HALF) ** 3
+    overlap = (mass * G / 2 / K) ** (2 / 3)
+    assert np.allclose(final[:2], 0.0, atol=1e-4), final
+    assert final[2] == pytest.approx(HALF * np.sqrt(2.0) + PB_MARGIN - overlap, abs=1e-6), final
