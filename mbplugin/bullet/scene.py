@@ -6,8 +6,10 @@ The scene format, its checks, the preflight and the run loop are every host's
 bodies of shape sphere, box (sharp), plane or mesh from the document (a mesh with ``file``,
 relative to the scene file, and ``scale``: a convex hull per object of the file in PyBullet, and
 so in its contacts, :mod:`mbplugin.bullet.geometry`; a mass from a density takes that hull's
-volume), ``host_dt`` PyBullet's step (default 1/240 s); a scene without a friction table is
-frictionless, as in the standalone engine (not PyBullet's default friction).
+volume; the body's frame and ``position`` at that hull's centre of mass, as in the standalone
+engine, wherever the file's origin lies), ``host_dt`` PyBullet's step (default 1/240 s); a
+scene without a friction table is frictionless, as in the standalone engine (not PyBullet's
+default friction).
 """
 
 from __future__ import annotations
@@ -133,11 +135,17 @@ class BulletWorld:
                 import trimesh
 
                 scale = float(b.get("scale", 1.0))
-                geom = p.createCollisionShape(p.GEOM_MESH, fileName=b["file"],
-                                              meshScale=[scale] * 3, physicsClientId=cid)
                 hull = trimesh.load(b["file"], force="mesh").convex_hull
                 hull.apply_scale(scale)
                 solid = hull  # mass below: rho V of the hull PyBullet collides with
+                # the body's frame at the hull's centre of mass, as in the standalone engine
+                # (``position`` is the centre of mass; the file's origin may lie anywhere):
+                # PyBullet puts a body's centre of mass at its shape's origin
+                com = np.asarray(hull.center_mass, dtype=float)
+                geom = p.createCollisionShape(p.GEOM_MESH, fileName=b["file"],
+                                              meshScale=[scale] * 3,
+                                              collisionFramePosition=list(-com),
+                                              physicsClientId=cid)
             else:
                 geom = p.createCollisionShape(p.GEOM_PLANE,
                                               planeNormal=b.get("normal", [0, 0, 1]),
