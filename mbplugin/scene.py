@@ -129,7 +129,8 @@ def _check_type(where: str, v: Any, kind: str) -> None:
         ok = isinstance(v, list) and all(_is_num(x) and math.isfinite(x) for x in v)
     elif kind == LIST_VEC3:
         ok = isinstance(v, list) and all(
-            isinstance(r, list) and len(r) == 3 and all(_is_num(x) for x in r) for r in v)
+            isinstance(r, list) and len(r) == 3
+            and all(_is_num(x) and math.isfinite(x) for x in r) for r in v)
     elif kind == INERTIA:
         ok = (isinstance(v, list) and len(v) == 3 and (
             all(_is_num(x) for x in v)
@@ -139,7 +140,7 @@ def _check_type(where: str, v: Any, kind: str) -> None:
         ok = isinstance(v, list) and len(v) == 3 and all(
             isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
     if not ok:
-        raise _err(where, f"expected {_article(kind)}, got {_show(v)}")
+        raise _err(where, f"expected {_article(kind)}, got {_show(v)}{_nonfinite_note(v)}")
 
 
 def _as_law_object(v: Any) -> Any:
@@ -154,6 +155,16 @@ def _as_law_object(v: Any) -> Any:
 
 def _article(kind: str) -> str:
     return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
+def _nonfinite_note(v: Any) -> str:
+    """' (nan is not a finite number)' when a list (or a list of lists) holds a nan or an inf,
+    else '': a vector of the right length is refused for that alone, so the message says so."""
+    if not isinstance(v, list):
+        return ""
+    flat = [y for x in v for y in (x if isinstance(x, list) else [x])]
+    bad = [x for x in flat if _is_num(x) and not math.isfinite(x)]
+    return f" ({bad[0]!r} is not a finite number)" if bad else ""
 
 
 def _show(v: Any) -> str:
@@ -687,10 +698,11 @@ def _body_specs(doc: dict[str, Any], src: str, materials: dict[str, Any]) -> lis
             raise _err(f"{where}.shape", f"'{shape}' is not one of {{{', '.join(SHAPES)}}}")
         for k in SHAPE_NEEDS[shape]:
             if k not in b:
-                raise _err(where, f"missing field '{k}' (a {shape} needs it)")
+                raise _err(where, f"missing field '{k}' ({_article(shape)} needs it)")
         for k, owners in SHAPE_ONLY.items():
             if k in b and shape not in owners:
-                raise _err(f"{where}.{k}", f"belongs to a {' or '.join(owners)}, not a {shape}")
+                raise _err(f"{where}.{k}", f"belongs to {_article(' or '.join(owners))}, "
+                                           f"not {_article(shape)}")
         if "material" in b and b["material"] not in materials:
             raise _err(f"{where}.material", f"unknown material '{b['material']}'; defined: "
                                             f"{', '.join(materials) or '(none)'}")

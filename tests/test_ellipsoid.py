@@ -349,7 +349,8 @@ def test_ellipsoid_rejects_bad_input(args, match) -> None:
     ({"shape": "ellipsoid"}, "missing field 'semi_axes'"),
     ({"shape": "ellipsoid", "semi_axes": [0.03, 0.0, 0.01]}, r"'semi_axes\[1\]' = 0 m"),
     ({"shape": "ellipsoid", "semi_axes": [0.03, 0.02]}, "semi_axes: expected a vec3"),
-    ({"shape": "sphere", "radius": 0.01, "semi_axes": [0.01] * 3}, "belongs to a ellipsoid"),
+    ({"shape": "sphere", "radius": 0.01, "semi_axes": [0.01] * 3}, "belongs to an ellipsoid, "
+     "not a sphere"),
 ])
 def test_scene_ellipsoid_rejects_bad_input(tmp_path: Path, fields: dict, match: str) -> None:
     from mbplugin.scene import SceneError, build_scene

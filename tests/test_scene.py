@@ -52,6 +52,10 @@ def test_valid_scene_resolves_parameters_and_expressions() -> None:
         ({"bodies__1__radius": "abc"}, "s.toml: bodies[1].radius: expected a number, got str"),
         ({"bodies__1__position": [0.0, 1.0]}, "s.toml: bodies[1].position: expected a vec3"),
         ({"bodies__1__fixed": "yes"}, "s.toml: bodies[1].fixed: expected a boolean"),
+        ({"world": {"gravity": [0.0, 0.0, float("nan")]}},
+         "s.toml: world.gravity: expected a vec3, got a list of 3 items [0.0, 0.0, nan] "
+         "(nan is not a finite number)"),
+        ({"bodies__1__semi_axes": [0.01] * 3}, "semi_axes: belongs to an ellipsoid, not a sphere"),
         ({"scene": {"name": "x"}}, "s.toml: scene: missing field 'duration'"),
         ({"bodies__1__shape": "cone"}, "s.toml: bodies[1].shape: 'cone' is not one of"),
         ({"bodies__1__mass": -1.0}, "s.toml: bodies[1].mass: -1 kg is outside its allowed "
