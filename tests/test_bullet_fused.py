@@ -251,8 +251,9 @@ def test_kept_joint_state_yields_to_the_users_reset(change, tmp_path, monkeypatc
             n_reads = len(reads)
             info = contacts.before_step()
             q = [s[0] for s in p.getJointStates(h.body, joints, physicsClientId=cid)]
-            # (after changeDynamics + refresh() W's mass matrix is off PyBullet's by ~2 %, on
-            # main too, without the kept state: a finding for the lead; the reads checked)
+            # (after changeDynamics, PyBullet's calculateMassMatrix keeps the old masses: its
+            # inverse-dynamics tree is cached; W follows the new ones, as stepSimulation does:
+            # tests/test_bullet_mass_change.py. The reads are checked here)
             if change == "dynamics" and i >= 60:
                 if i == 60:
                     assert len(reads) == n_reads + _RESETS[change], change
