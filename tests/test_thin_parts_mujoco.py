@@ -180,3 +180,51 @@ def test_a_fast_ball_through_a_thin_slab_mid_run_is_said_once(material, through)
     if through:
         assert "geom 'plate'" in str(said[0].message) and "0.005 m" in str(said[0].message)
         assert said[0].filename == __file__
+
+
+def _arm_run(torque: float) -> tuple[list, float, object]:
+    """A hinged arm (fixed base, hinge about y; a 0.5 m rod ending in the soft test ball)
+    resting under gravity on a ground plane (100 steps: the tree path's common step), then
+    driven into it by a hinge torque ``torque`` N m for 20 steps. Returns
+    (PassThroughWarnings, the ball's final height (m), the contacts)."""
+    import warnings
+
+    from mbplugin.contact.sizes import PassThroughWarning
+
+    xml = (f'<mujoco><worldbody>'
+           f'<geom name="plate" type="plane" size="1 1 0.1"/>'
+           f'<body name="arm" pos="0 0 {R}"><joint name="hinge" type="hinge" '
+           f'axis="0 -1 0"/><geom name="rod" type="capsule" fromto="0 0 0 0.45 0 0" size="0.01" '
+           f'mass="0.1" contype="0" conaffinity="0"/>'
+           f'<geom name="ball" type="sphere" size="{R}" pos="0.5 0 0" mass="{M}"/></body>'
+           f'</worldbody></mujoco>')
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    d.qpos[0] = 0.002  # the ball 1 mm above the plate
+    mujoco.mj_forward(m, d)
+    contacts = MujocoContacts(m, d, manage=["plate"], law="hertz", material=SOFT)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(100):
+            contacts.step()
+        d.qfrc_applied[0] = -torque
+        for _ in range(20):
+            contacts.step()
+    said = [w for w in caught if issubclass(w.category, PassThroughWarning)]
+    return said, float(d.geom_xpos[_gid(m, "ball")][2]), contacts
+
+
+@pytest.mark.parametrize(("torque", "through"), [(20000.0, True), (2.0, False)])
+def test_a_hinged_arm_through_a_thin_plate_on_the_tree_path_is_said_once(torque, through):
+    """The robot (one-tree) path's common step (the fused tree step: a plane-sphere pair) runs
+    the same pass-through watch: a soft ball (the thin part: its width 2R) on a hinged arm
+    resting on the ground plane, then driven by a hinge torque of 20000 N m (40 kN at the
+    ball), sinks past its own centre (MuJoCo's end state: the centre below the plane) and the
+    run says so once; a torque of 2 N m presses it a little deeper, without a word."""
+    said, z, contacts = _arm_run(torque)
+    tree = contacts._tree
+    assert tree is not None and tree.steps > 50  # the fused tree step ran
+    assert (z < 0.0) == through and (z > 0.5 * R) == (not through)
+    assert len(said) == (1 if through else 0)
+    if through:
+        assert "'plate'" in str(said[0].message)

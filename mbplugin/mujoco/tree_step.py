@@ -59,6 +59,7 @@ from mbplugin.hosts.integrator import (
 from mbplugin.hosts.protocol import ArticulatedBlock
 from mbplugin.hosts.step import HostStep
 from mbplugin.mujoco.backend import MujocoStepInfo
+from mbplugin.mujoco.checks import watch_overlaps
 from mbplugin.mujoco.kernels import contact_ids, pair_friction
 from mbplugin.mujoco.lean_tree import (
     _FIRST,
@@ -597,7 +598,10 @@ def fused_step(tree: Any, c: Any, A: Any, const: tuple[Any, tuple[np.ndarray, ..
     fn, slip, d_info = fo[0], fo[1], fo[2]  # (indexing: iterating costs ~1 us a view)
     ab, geoms, bodies = io[0], io[1], io[2]
     loop.last = loop.make_info(k, stats, fn, keys, ab, d_info, slip)
-    c.last = MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies, geoms)
+    # the pass-through watch of every path (checks.watch_overlaps: the common step is one
+    # comparison of the largest overlap with the watch's bound, ~1 us)
+    c.last = watch_overlaps(c, MujocoStepInfo(k, stats, fn, keys, ab, d_info, slip, bodies,
+                                              geoms))
     return c.last, True
 
 
