@@ -26,8 +26,9 @@ PB_MARGIN = 1e-3
 
 
 def _scene(tmp_path, offset: tuple[float, float, float], z: float = HALF + 0.005,
-           quat: str = "[1.0, 0.0, 0.0, 0.0]") -> str:
-    m = trimesh.creation.box(extents=[2 * HALF] * 3)
+           quat: str = "[1.0, 0.0, 0.0, 0.0]",
+           extents: tuple[float, float, float] = (2 * HALF,) * 3) -> str:
+    m = trimesh.creation.box(extents=list(extents))
     m.apply_translation(offset)
     m.export(tmp_path / "cube.obj")
     (tmp_path / "s.toml").write_text(f'''[scene]
@@ -55,19 +56,24 @@ friction = {{ mu = 0.5, v_eps = 1e-3 }}
     return str(tmp_path / "s.toml")
 
 
-@pytest.mark.parametrize("offset", [(0.5, 0.0, 0.0), (0.0, -0.3, 0.2)])
-def test_mesh_origin_far_from_centroid_rests_upright(tmp_path, offset):
-    """A cube mesh written 0.36-0.5 m away from its file's origin drops 5 mm and rests upright
+@pytest.mark.parametrize(("offset", "extents"), [
+    ((0.5, 0.0, 0.0), (2 * HALF,) * 3),
+    ((0.0, -0.3, 0.2), (2 * HALF,) * 3),
+    ((-0.2, 0.45, -0.1), (0.3, 0.16, 0.08)),  # a flat slab, another mass and offset
+])
+def test_mesh_origin_far_from_centroid_rests_upright(tmp_path, offset, extents):
+    """A box mesh written 0.36-0.5 m away from its file's origin drops 5 mm and rests upright
     at its centre of mass = ``position`` (x, y kept; z from the statics above to 1 um).
     On main the body's centre of mass was the file's origin (PyBullet's default), 0.5 m
     outside the cube: it toppled off its edge and ended 0.39 m below the floor."""
-    res = load_scene(_scene(tmp_path, offset)).run()
+    half_h = extents[2] / 2
+    res = load_scene(_scene(tmp_path, offset, half_h + 0.005, extents=extents)).run()
     i = list(res.body_names).index("m")
     final = np.asarray(res.pos)[-1, i]
     assert np.allclose(final[:2], 0.0, atol=1e-6), final
-    mass = 1000.0 * (2 * HALF) ** 3
+    mass = 1000.0 * float(np.prod(extents))
     overlap = (mass * G / 4 / K) ** (2 / 3)
-    assert final[2] == pytest.approx(HALF + PB_MARGIN - overlap, abs=1e-6), final
+    assert final[2] == pytest.approx(half_h + PB_MARGIN - overlap, abs=1e-6), final
 
 
 def test_mesh_off_origin_lands_on_edge(tmp_path):
